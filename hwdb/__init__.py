@@ -1,0 +1,1 @@
+"""Hardware database: components with attributes, computational models, system models."""

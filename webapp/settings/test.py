@@ -1,0 +1,14 @@
+"""Settings for the test suite: SQLite unless DATABASE_URL points elsewhere (e.g. PostgreSQL)."""
+
+from __future__ import annotations
+
+import os
+
+from webapp.settings.base import *  # noqa: F403
+from webapp.settings.base import REST_FRAMEWORK
+
+SECRET_KEY = "parasim-test-key"
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "0") == "1"
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"launch": "10000/min"}}
