@@ -1,0 +1,394 @@
+"""System snapshots: the self-contained description of the hardware a simulation runs on.
+
+A snapshot (DESIGN.md, "Contracts") inlines hardware records and computational models and
+holds the system graph: nodes are hardware instances, groups nest nodes, edges connect nodes.
+`validate_graph` holds the graph rules; the REST API of `hwdb` calls it with its own
+reference checks so that the web side and the CLI give the same messages for the same
+mistakes. `load_snapshot` validates a whole snapshot and returns frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.errors import SnapshotError
+
+COMPONENT_TYPES = ("GPU", "CPU", "NETWORK", "MEMORY", "STORAGE")
+MODEL_LANGUAGES = ("javascript",)
+MAX_NAME_LENGTH = 200
+MAX_NODES = 100_000
+MAX_COUNT = 1_000_000
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NODE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+
+MESSAGES = {
+    "object": "Expected an object.",
+    "list": "Expected a list.",
+    "required": "This field is required.",
+    "string": "Expected a non-empty string.",
+    "too_long": f"Ensure this field has no more than {MAX_NAME_LENGTH} characters.",
+    "integer": "Expected a whole number.",
+    "min_one": "Ensure this value is greater than or equal to 1.",
+    "too_large": f"Ensure this value is less than or equal to {MAX_COUNT}.",
+    "boolean": "Expected true or false.",
+    "number": "Expected a finite number.",
+    "node_id": "Node ids are letters, digits, '_', '.' or '-', not starting with '.' or '-'.",
+    "duplicate_id": "Duplicate node id {id!r}.",
+    "too_many_nodes": f"A system holds at most {MAX_NODES} nodes.",
+    "label_name": "Label {label!r} is not an identifier (letters, digits and '_', not starting with a digit).",
+    "unknown_type": "Unknown component type {value!r}; expected one of "
+    + ", ".join(COMPONENT_TYPES)
+    + ".",
+    "unknown_language": "Unknown model language {value!r}; expected one of "
+    + ", ".join(MODEL_LANGUAGES)
+    + ".",
+    "unknown_hardware": "Unknown hardware {ref!r}.",
+    "unknown_model": "Unknown computational model {ref!r}.",
+    "hardware_required": "A node that is not a group needs hardware.",
+    "group_hardware": "A group holds other nodes and has no hardware, model or labels.",
+    "group_count": "A group cannot be repeated; set count on the nodes inside it.",
+    "unknown_parent": "Unknown parent {ref!r}.",
+    "parent_not_group": "Parent {ref!r} is not a group.",
+    "parent_cycle": "Group nesting forms a cycle: {cycle}.",
+    "edge_pair": "An edge is a pair of node ids.",
+    "unknown_node": "Unknown node id {ref!r}.",
+    "edge_group": "Node {ref!r} is a group; edges connect hardware nodes.",
+    "self_loop": "An edge cannot connect a node to itself.",
+    "duplicate_edge": "Duplicate edge between {a!r} and {b!r}.",
+}
+
+Reference = Callable[[object], "str | None"]
+Errors = dict[str, list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Hardware:
+    """A hardware record: what the computational models see as attributes."""
+
+    key: str
+    type: str
+    name: str
+    attributes: Mapping[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A computational model: JavaScript shallow functions."""
+
+    key: str
+    language: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A node of the system graph: `count` instances of one hardware record, or a group."""
+
+    id: str
+    name: str
+    hardware: str | None
+    model: str | None
+    count: int
+    labels: Mapping[str, int]
+    parent: str | None
+    group: bool
+
+    def capacity(self, label: str) -> int:
+        """Return how many processes with `label` the node's instances hold together."""
+        return self.count * self.labels.get(label, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class SystemSnapshot:
+    """A validated system: hardware and models by key, nodes by id in order, edges."""
+
+    name: str
+    hardware: Mapping[str, Hardware]
+    models: Mapping[str, Model]
+    nodes: Mapping[str, Node]
+    edges: tuple[tuple[str, str], ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form of DESIGN.md's snapshot contract."""
+        nodes: list[dict[str, Any]] = []
+        for node in self.nodes.values():
+            item: dict[str, Any] = {"id": node.id, "name": node.name}
+            if node.group:
+                item["group"] = True
+            else:
+                item.update(hardware=node.hardware, model=node.model, count=node.count)
+                item["labels"] = dict(node.labels)
+            if node.parent is not None:
+                item["parent"] = node.parent
+            nodes.append(item)
+        return {
+            "name": self.name,
+            "hardware": {
+                key: {"type": hw.type, "name": hw.name, "attributes": dict(hw.attributes)}
+                for key, hw in self.hardware.items()
+            },
+            "models": {
+                key: {"language": m.language, "source": m.source} for key, m in self.models.items()
+            },
+            "nodes": nodes,
+            "edges": [list(edge) for edge in self.edges],
+        }
+
+
+def _add(errors: Errors, path: str, message: str) -> None:
+    errors.setdefault(path, []).append(message)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_positive_int(errors: Errors, path: str, value: object) -> None:
+    if not _is_int(value):
+        _add(errors, path, MESSAGES["integer"])
+    elif value < 1:  # type: ignore[operator]
+        _add(errors, path, MESSAGES["min_one"])
+    elif value > MAX_COUNT:  # type: ignore[operator]
+        _add(errors, path, MESSAGES["too_large"])
+
+
+def _check_name(errors: Errors, path: str, value: object, *, required: bool) -> None:
+    if value is None and not required:
+        return
+    if not isinstance(value, str) or not value.strip():
+        _add(errors, path, MESSAGES["string"] if value is not None else MESSAGES["required"])
+    elif len(value) > MAX_NAME_LENGTH:
+        _add(errors, path, MESSAGES["too_long"])
+
+
+def validate_graph(
+    nodes: object, edges: object, *, hardware_ok: Reference, model_ok: Reference
+) -> Errors:
+    """Return the graph's errors as {field path: [messages]}; empty when the graph is valid.
+
+    `hardware_ok` and `model_ok` judge a node's references and return a message for a bad
+    one (missing, invisible to the user) or None when it is fine.
+    """
+    errors: Errors = {}
+    if not isinstance(nodes, list):
+        _add(errors, "nodes", MESSAGES["list"])
+        nodes = []
+    if len(nodes) > MAX_NODES:
+        _add(errors, "nodes", MESSAGES["too_many_nodes"])
+        return errors
+    groups: set[str] = set()
+    parents: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        path = f"nodes[{index}]"
+        if not isinstance(node, dict):
+            _add(errors, path, MESSAGES["object"])
+            continue
+        node_id = node.get("id")
+        if node_id is None:
+            _add(errors, f"{path}.id", MESSAGES["required"])
+        elif not isinstance(node_id, str) or not NODE_ID.match(node_id) or len(node_id) > 100:
+            _add(errors, f"{path}.id", MESSAGES["node_id"])
+        elif node_id in seen:
+            _add(errors, f"{path}.id", MESSAGES["duplicate_id"].format(id=node_id))
+        else:
+            seen[node_id] = index
+        _check_name(errors, f"{path}.name", node.get("name"), required=False)
+        is_group = node.get("group", False)
+        if not isinstance(is_group, bool):
+            _add(errors, f"{path}.group", MESSAGES["boolean"])
+            is_group = False
+        if is_group:
+            if isinstance(node_id, str):
+                groups.add(node_id)
+            for key in ("hardware", "model", "labels"):
+                if node.get(key) not in (None, {}):
+                    _add(errors, f"{path}.{key}", MESSAGES["group_hardware"])
+            if node.get("count", 1) != 1:
+                _add(errors, f"{path}.count", MESSAGES["group_count"])
+        else:
+            hardware = node.get("hardware")
+            if hardware is None:
+                _add(errors, f"{path}.hardware", MESSAGES["hardware_required"])
+            else:
+                problem = hardware_ok(hardware)
+                if problem:
+                    _add(errors, f"{path}.hardware", problem)
+            model = node.get("model")
+            if model is not None:
+                problem = model_ok(model)
+                if problem:
+                    _add(errors, f"{path}.model", problem)
+            _check_positive_int(errors, f"{path}.count", node.get("count", 1))
+            labels = node.get("labels", {})
+            if not isinstance(labels, dict):
+                _add(errors, f"{path}.labels", MESSAGES["object"])
+            else:
+                for label, multiplicity in labels.items():
+                    if not isinstance(label, str) or not IDENTIFIER.match(label):
+                        _add(errors, f"{path}.labels", MESSAGES["label_name"].format(label=label))
+                    else:
+                        _check_positive_int(errors, f"{path}.labels.{label}", multiplicity)
+        parent = node.get("parent")
+        if parent is not None and isinstance(node_id, str) and seen.get(node_id) == index:
+            parents[node_id] = parent
+    for node_id, parent in parents.items():
+        path = f"nodes[{seen[node_id]}].parent"
+        if not isinstance(parent, str) or parent not in seen:
+            _add(errors, path, MESSAGES["unknown_parent"].format(ref=parent))
+        elif parent not in groups:
+            _add(errors, path, MESSAGES["parent_not_group"].format(ref=parent))
+    reported: set[str] = set()
+    for start in parents:
+        chain = [start]
+        current = parents.get(start)
+        while isinstance(current, str) and current in parents and current not in chain:
+            chain.append(current)
+            current = parents[current]
+        if current == start and start not in reported:
+            reported.update(chain)
+            cycle = " -> ".join([*chain, start])
+            _add(
+                errors, f"nodes[{seen[start]}].parent", MESSAGES["parent_cycle"].format(cycle=cycle)
+            )
+    if not isinstance(edges, list):
+        _add(errors, "edges", MESSAGES["list"])
+        return errors
+    pairs: set[frozenset[str]] = set()
+    for index, edge in enumerate(edges):
+        path = f"edges[{index}]"
+        if not isinstance(edge, list | tuple) or len(edge) != 2:
+            _add(errors, path, MESSAGES["edge_pair"])
+            continue
+        ends_ok = True
+        for end, ref in enumerate(edge):
+            if not isinstance(ref, str) or ref not in seen:
+                _add(errors, f"{path}[{end}]", MESSAGES["unknown_node"].format(ref=ref))
+                ends_ok = False
+            elif ref in groups:
+                _add(errors, f"{path}[{end}]", MESSAGES["edge_group"].format(ref=ref))
+                ends_ok = False
+        if not ends_ok:
+            continue
+        a, b = edge
+        if a == b:
+            _add(errors, path, MESSAGES["self_loop"])
+        elif frozenset((a, b)) in pairs:
+            _add(errors, path, MESSAGES["duplicate_edge"].format(a=a, b=b))
+        else:
+            pairs.add(frozenset((a, b)))
+    return errors
+
+
+def _validate_hardware(data: object, errors: Errors) -> dict[str, Hardware]:
+    result: dict[str, Hardware] = {}
+    if not isinstance(data, dict):
+        _add(errors, "hardware", MESSAGES["object"])
+        return result
+    for key, record in data.items():
+        path = f"hardware.{key}"
+        if not isinstance(record, dict):
+            _add(errors, path, MESSAGES["object"])
+            continue
+        before = sum(len(v) for v in errors.values())
+        kind = record.get("type")
+        if kind not in COMPONENT_TYPES:
+            _add(errors, f"{path}.type", MESSAGES["unknown_type"].format(value=kind))
+        _check_name(errors, f"{path}.name", record.get("name"), required=True)
+        attributes = record.get("attributes", {})
+        values: dict[str, float] = {}
+        if not isinstance(attributes, dict):
+            _add(errors, f"{path}.attributes", MESSAGES["object"])
+        else:
+            for name, value in attributes.items():
+                number_ok = isinstance(value, int | float) and not isinstance(value, bool)
+                if not number_ok or not math.isfinite(value):
+                    _add(errors, f"{path}.attributes.{name}", MESSAGES["number"])
+                else:
+                    values[str(name)] = value
+        if sum(len(v) for v in errors.values()) == before:
+            result[str(key)] = Hardware(str(key), str(kind), str(record["name"]), values)
+    return result
+
+
+def _validate_models(data: object, errors: Errors) -> dict[str, Model]:
+    result: dict[str, Model] = {}
+    if data is None:
+        return result
+    if not isinstance(data, dict):
+        _add(errors, "models", MESSAGES["object"])
+        return result
+    for key, record in data.items():
+        path = f"models.{key}"
+        if not isinstance(record, dict):
+            _add(errors, path, MESSAGES["object"])
+            continue
+        language = record.get("language", "javascript")
+        source = record.get("source")
+        if language not in MODEL_LANGUAGES:
+            _add(errors, f"{path}.language", MESSAGES["unknown_language"].format(value=language))
+        elif not isinstance(source, str):
+            _add(errors, f"{path}.source", MESSAGES["required"])
+        else:
+            result[str(key)] = Model(str(key), language, source)
+    return result
+
+
+def load_snapshot(data: object) -> SystemSnapshot:
+    """Return the validated snapshot for `data`; raise SnapshotError listing every problem."""
+    if isinstance(data, SystemSnapshot):
+        return data
+    errors: Errors = {}
+    if not isinstance(data, dict):
+        raise SnapshotError({"snapshot": [MESSAGES["object"]]})
+    _check_name(errors, "name", data.get("name"), required=True)
+    raw_hardware = data.get("hardware")
+    raw_models = data.get("models", {})
+    hardware = _validate_hardware(raw_hardware, errors)
+    models = _validate_models(raw_models, errors)
+    hardware_keys = raw_hardware if isinstance(raw_hardware, dict) else {}
+    model_keys = raw_models if isinstance(raw_models, dict) else {}
+
+    def hardware_ok(ref: object) -> str | None:
+        if not isinstance(ref, str) or ref not in hardware_keys:
+            return MESSAGES["unknown_hardware"].format(ref=ref)
+        return None
+
+    def model_ok(ref: object) -> str | None:
+        if not isinstance(ref, str) or ref not in model_keys:
+            return MESSAGES["unknown_model"].format(ref=ref)
+        return None
+
+    raw_nodes = data.get("nodes")
+    raw_edges = data.get("edges", [])
+    errors.update(
+        {
+            path: errors.get(path, []) + messages
+            for path, messages in validate_graph(
+                raw_nodes, raw_edges, hardware_ok=hardware_ok, model_ok=model_ok
+            ).items()
+        }
+    )
+    if errors:
+        raise SnapshotError(errors)
+    assert isinstance(raw_nodes, list) and isinstance(raw_edges, list)
+    nodes: dict[str, Node] = {}
+    for raw in raw_nodes:
+        is_group = bool(raw.get("group", False))
+        nodes[raw["id"]] = Node(
+            id=raw["id"],
+            name=raw.get("name") or raw["id"],
+            hardware=None if is_group else raw["hardware"],
+            model=None if is_group else raw.get("model"),
+            count=1 if is_group else raw.get("count", 1),
+            labels={} if is_group else dict(raw.get("labels", {})),
+            parent=raw.get("parent"),
+            group=is_group,
+        )
+    edges = tuple((str(a), str(b)) for a, b in raw_edges)
+    return SystemSnapshot(str(data["name"]), hardware, models, nodes, edges)
