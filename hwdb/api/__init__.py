@@ -1,0 +1,1 @@
+"""REST API of the hardware database (mounted under /api/ by webapp.urls)."""

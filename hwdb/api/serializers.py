@@ -1,0 +1,215 @@
+"""Serializers of the hardware database API: they check the shape of a request and render
+records; the rules themselves live in `hwdb.validation`, `hwdb.graphs` and the services."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from hwdb.graphs import graph_errors
+from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, SystemModel
+from hwdb.selectors import can_change
+from hwdb.validation import MESSAGES, duplicate_key_errors
+
+GRAPH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "System graph (DESIGN.md 'Contracts'): nodes are hardware instances (`hardware` is a "
+        "component id, `model` a computational model id) or groups (`group: true`); `parent` "
+        "nests a node in a group; edges are pairs of node ids."
+    ),
+    "required": ["nodes"],
+    "properties": {
+        "nodes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "name": {"type": "string"},
+                    "hardware": {"type": "integer"},
+                    "model": {"type": "integer"},
+                    "count": {"type": "integer", "minimum": 1},
+                    "labels": {"type": "object", "additionalProperties": {"type": "integer"}},
+                    "parent": {"type": "string"},
+                    "group": {"type": "boolean"},
+                },
+            },
+        },
+        "edges": {
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+        },
+    },
+}
+
+
+class FiniteFloatField(serializers.FloatField):
+    """A float that must be finite: NaN and +/-infinity are refused, as are booleans."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool):
+            self.fail("invalid")
+        if not isinstance(data, str) or len(data) <= self.MAX_STRING_LENGTH:
+            try:
+                finite = math.isfinite(float(data))
+            except (TypeError, ValueError, OverflowError):
+                finite = True  # not a number at all: the parent class says so
+            if not finite:
+                raise serializers.ValidationError(MESSAGES["not_finite"], code="not_finite")
+        return float(super().to_internal_value(data))
+
+
+class OwnedRecordSerializer(serializers.ModelSerializer):
+    """Read-only fields every record carries: owner, built-in flag, whether I may change it."""
+
+    owner = serializers.SerializerMethodField()
+    can_edit = serializers.SerializerMethodField()
+
+    def get_owner(self, record: OwnedRecord) -> str | None:
+        """Return the owner's username; None for built-in records."""
+        return record.owner.get_username() if record.owner is not None else None
+
+    def get_can_edit(self, record: OwnedRecord) -> bool:
+        """Return True when the requesting user may change the record."""
+        request = self.context.get("request")
+        return request is not None and can_change(user=request.user, record=record)
+
+
+class AttributeSerializer(serializers.ModelSerializer):
+    value = FiniteFloatField()
+
+    class Meta:
+        model = Attribute
+        fields = ["key", "value", "unit", "source"]
+
+
+def _check_duplicate_keys(attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    duplicates = duplicate_key_errors(attributes)
+    if duplicates:
+        # The same shape DRF gives nested list errors: {"<index>": {"<field>": [...]}}.
+        raise serializers.ValidationError(
+            {str(index): {"key": [message]} for index, message in duplicates.items()}
+        )
+    return attributes
+
+
+class ComponentSerializer(OwnedRecordSerializer):
+    attributes = AttributeSerializer(many=True, required=False)
+
+    class Meta:
+        model = Component
+        fields = [
+            "id",
+            "type",
+            "name",
+            "vendor",
+            "comment",
+            "source_url",
+            "shared",
+            "owner",
+            "can_edit",
+            "attributes",
+            "created",
+            "updated",
+        ]
+        read_only_fields = ["id", "created", "updated"]
+
+    def validate_attributes(self, attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return _check_duplicate_keys(attributes)
+
+
+class ComponentImportItemSerializer(serializers.ModelSerializer):
+    attributes = AttributeSerializer(many=True, required=False)
+
+    class Meta:
+        model = Component
+        fields = ["type", "name", "vendor", "comment", "source_url", "attributes"]
+
+    def validate_attributes(self, attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return _check_duplicate_keys(attributes)
+
+
+class ComponentsImportSerializer(serializers.Serializer):
+    components = ComponentImportItemSerializer(many=True)
+    shared = serializers.BooleanField(default=False)
+
+
+class ComponentsExportSerializer(serializers.Serializer):
+    components = ComponentImportItemSerializer(many=True)
+
+
+class ComputationalModelSerializer(OwnedRecordSerializer):
+    class Meta:
+        model = ComputationalModel
+        fields = [
+            "id",
+            "name",
+            "language",
+            "source",
+            "description",
+            "shared",
+            "builtin",
+            "owner",
+            "can_edit",
+            "created",
+            "updated",
+        ]
+        read_only_fields = ["id", "builtin", "created", "updated"]
+
+
+@extend_schema_field(GRAPH_SCHEMA)
+class GraphField(serializers.JSONField):
+    """The system graph; its rules are checked against the database in `validate`."""
+
+
+class SystemModelSerializer(OwnedRecordSerializer):
+    graph = GraphField()
+
+    class Meta:
+        model = SystemModel
+        fields = [
+            "id",
+            "name",
+            "description",
+            "shared",
+            "graph",
+            "owner",
+            "can_edit",
+            "created",
+            "updated",
+        ]
+        read_only_fields = ["id", "created", "updated"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance: SystemModel | None = self.instance
+        owner = instance.owner if instance is not None else self.context["request"].user
+        shared = attrs.get("shared", instance.shared if instance else False)
+        if "graph" in attrs or (instance is not None and shared and not instance.shared):
+            graph = attrs.get("graph", instance.graph if instance else None)
+            errors = graph_errors(graph, owner=owner, shared=shared)
+            if errors:
+                raise serializers.ValidationError({"graph": errors})
+        return attrs
+
+
+class CloneSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+
+
+class SnapshotSerializer(serializers.Serializer):
+    """A self-contained system snapshot (DESIGN.md "Contracts"), hardware and models inlined.
+
+    Documents the shape in the schema; the import service checks the whole snapshot.
+    """
+
+    name = serializers.CharField()
+    description = serializers.CharField(required=False)
+    hardware = serializers.DictField(child=serializers.JSONField())
+    models = serializers.DictField(child=serializers.JSONField(), required=False)
+    nodes = serializers.ListField(child=serializers.JSONField())
+    edges = serializers.ListField(child=serializers.JSONField(), required=False)

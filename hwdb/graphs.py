@@ -1,0 +1,73 @@
+"""System-graph validation against the database: the graph rules of `simulator.snapshot`
+plus references to components and computational models the owner may see.
+
+A shared system model may reference only shared records, so sharing it never exposes
+somebody's private hardware or models.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hwdb.selectors import visible_components, visible_computational_models
+from hwdb.validation import MESSAGES, is_record_id
+from simulator.snapshot import validate_graph
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+GraphErrors = dict[str, list[str]]
+GRAPH_KEYS = frozenset({"nodes", "edges"})
+
+
+def graph_references(graph: object, key: str) -> set[int]:
+    """Return the record ids the graph's nodes hold under `key` ("hardware" or "model")."""
+    nodes = graph.get("nodes") if isinstance(graph, dict) else None
+    if not isinstance(nodes, list):
+        return set()
+    return {node[key] for node in nodes if isinstance(node, dict) and is_record_id(node.get(key))}
+
+
+def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool) -> GraphErrors:
+    """Return {field path: [messages]} for a system graph; empty when it is valid.
+
+    Paths are relative to the graph ("nodes[2].count", "edges[0][1]"). References must be ids
+    of records `owner` may see (None: built-in owner, sees shared records only).
+    """
+    if not isinstance(graph, dict) or "nodes" not in graph:
+        return {"non_field_errors": [MESSAGES["graph_shape"]]}
+    extra = sorted(set(graph) - GRAPH_KEYS)
+    if extra:
+        return {"non_field_errors": [MESSAGES["graph_extra_keys"].format(keys=", ".join(extra))]}
+    hardware_shared = dict(
+        visible_components(user=owner)
+        .filter(pk__in=graph_references(graph, "hardware"))
+        .values_list("pk", "shared")
+    )
+    models_shared = dict(
+        visible_computational_models(user=owner)
+        .filter(pk__in=graph_references(graph, "model"))
+        .values_list("pk", "shared")
+    )
+
+    def hardware_ok(ref: object) -> str | None:
+        if not is_record_id(ref):
+            return MESSAGES["hardware_not_id"]
+        if ref not in hardware_shared:
+            return MESSAGES["hardware_missing"].format(ref=ref)
+        if shared and not hardware_shared[ref]:
+            return MESSAGES["shared_needs_shared_hardware"].format(ref=ref)
+        return None
+
+    def model_ok(ref: object) -> str | None:
+        if not is_record_id(ref):
+            return MESSAGES["model_not_id"]
+        if ref not in models_shared:
+            return MESSAGES["model_missing"].format(ref=ref)
+        if shared and not models_shared[ref]:
+            return MESSAGES["shared_needs_shared_model"].format(ref=ref)
+        return None
+
+    return validate_graph(
+        graph.get("nodes"), graph.get("edges", []), hardware_ok=hardware_ok, model_ok=model_ok
+    )

@@ -1,0 +1,131 @@
+"""Hardware components with attributes, computational models and system models.
+
+Records with no owner are built in (seeded); they are shared and only staff may change them.
+Validation of values lives in `hwdb.validation` and writes go through `hwdb.services`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from hwdb.validation import (
+    ATTRIBUTE_KEY_MAX_LENGTH,
+    NAME_MAX_LENGTH,
+    validate_attribute_key,
+    validate_finite,
+)
+
+
+class ComponentType(models.TextChoices):
+    """Kinds of hardware a system model can be built from."""
+
+    GPU = "GPU", "GPU"
+    CPU = "CPU", "CPU"
+    NETWORK = "NETWORK", "Network"
+    MEMORY = "MEMORY", "Memory"
+    STORAGE = "STORAGE", "Storage"
+
+
+class ModelLanguage(models.TextChoices):
+    """Languages computational models may be written in."""
+
+    JAVASCRIPT = "javascript", "JavaScript"
+
+
+class OwnedRecord(models.Model):
+    """Fields every user-editable record shares: owner, `shared` flag and timestamps."""
+
+    name = models.CharField(max_length=NAME_MAX_LENGTH)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Empty for built-in records.",
+    )
+    shared = models.BooleanField(default=False, help_text="Readable by every signed-in user.")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_builtin(self) -> bool:
+        """Return True for seeded records, which have no owner."""
+        return self.owner_id is None
+
+
+class Component(OwnedRecord):
+    """A hardware component (GPU, CPU, network link, memory, storage) with numeric attributes."""
+
+    type = models.CharField(max_length=16, choices=ComponentType.choices)
+    vendor = models.CharField(max_length=100, blank=True)
+    comment = models.TextField(blank=True)
+    source_url = models.URLField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["type", "name", "id"]
+        indexes = [models.Index(fields=["type", "name"]), models.Index(fields=["vendor"])]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.name}"
+
+
+class Attribute(models.Model):
+    """One numeric property of a component, e.g. SMs = 13 (count), with its unit and source."""
+
+    component = models.ForeignKey(Component, on_delete=models.CASCADE, related_name="attributes")
+    key = models.CharField(max_length=ATTRIBUTE_KEY_MAX_LENGTH, validators=[validate_attribute_key])
+    value = models.FloatField(validators=[validate_finite])
+    unit = models.CharField(max_length=50, blank=True)
+    source = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["key"]
+        constraints = [
+            models.UniqueConstraint(fields=["component", "key"], name="hwdb_attribute_unique_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value:g} {self.unit}".rstrip()
+
+
+class ComputationalModel(OwnedRecord):
+    """A JavaScript "shallow functions" model attached to system-model nodes."""
+
+    language = models.CharField(
+        max_length=16, choices=ModelLanguage.choices, default=ModelLanguage.JAVASCRIPT
+    )
+    source = models.TextField()
+    description = models.TextField(blank=True)
+    builtin = models.BooleanField(default=False, help_text="Shipped with ParaSim Studio.")
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SystemModel(OwnedRecord):
+    """A system graph of hardware instances, groups and edges (DESIGN.md "Contracts").
+
+    `components` and `computational_models` mirror the references held in `graph`; services keep
+    them in step so that a referenced record cannot be deleted from under a system model.
+    """
+
+    description = models.TextField(blank=True)
+    graph = models.JSONField(default=dict)
+    components = models.ManyToManyField(Component, related_name="system_models", blank=True)
+    computational_models = models.ManyToManyField(
+        ComputationalModel, related_name="system_models", blank=True
+    )
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name

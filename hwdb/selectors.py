@@ -1,0 +1,115 @@
+"""Reads of the hardware database, always through the requesting user's eyes.
+
+A user sees their own records, shared records and built-in records; staff see everything.
+Anything else does not exist for them (404, never 403), so private records do not leak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.db.models import Model, Q, QuerySet
+from django.http import Http404
+
+from hwdb.filters import (
+    ComponentFilter,
+    ComputationalModelFilter,
+    OwnedFilterSet,
+    SystemModelFilter,
+)
+from hwdb.models import Component, ComputationalModel, OwnedRecord, SystemModel
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+    User = AbstractBaseUser | AnonymousUser
+
+RecordT = TypeVar("RecordT", bound=Model)
+
+
+def _visible(queryset: QuerySet[RecordT], user: User | None) -> QuerySet[RecordT]:
+    # `None` stands for built-in records' (absent) owner: it sees what is shared.
+    if user is None or not user.is_authenticated:
+        return queryset.filter(shared=True)
+    if getattr(user, "is_staff", False):
+        return queryset
+    return queryset.filter(Q(owner_id=user.pk) | Q(shared=True))
+
+
+def _filtered(
+    queryset: QuerySet[RecordT],
+    filterset_class: type[OwnedFilterSet],
+    filters: Mapping[str, Any] | None,
+    user: User,
+) -> QuerySet[RecordT]:
+    if not filters:
+        return queryset
+    filterset = filterset_class(data=filters, queryset=queryset, user=user)
+    if not filterset.is_valid():
+        raise ValidationError(dict(filterset.errors))
+    return filterset.qs
+
+
+def _get(queryset: QuerySet[RecordT], pk: object) -> RecordT:
+    try:
+        return queryset.get(pk=pk)
+    except (ObjectDoesNotExist, ValueError, TypeError) as error:
+        raise Http404(f"No {queryset.model._meta.verbose_name} with id {pk!r}.") from error
+
+
+def can_change(*, user: User, record: OwnedRecord) -> bool:
+    """Return True when `user` may change or delete `record`: its owner or staff."""
+    if not user.is_authenticated:
+        return False
+    return bool(getattr(user, "is_staff", False)) or (
+        record.owner_id is not None and record.owner_id == user.pk
+    )
+
+
+def component_list(*, user: User, filters: Mapping[str, Any] | None = None) -> QuerySet[Component]:
+    """Return the components `user` may see, filtered (see hwdb.filters.ComponentFilter)."""
+    queryset = _visible(Component.objects.all(), user).prefetch_related("attributes")
+    return _filtered(queryset, ComponentFilter, filters, user)
+
+
+def component_get(*, user: User, component_id: object) -> Component:
+    """Return the component with this id if `user` may see it; raise Http404 otherwise."""
+    return _get(_visible(Component.objects.prefetch_related("attributes"), user), component_id)
+
+
+def computational_model_list(
+    *, user: User, filters: Mapping[str, Any] | None = None
+) -> QuerySet[ComputationalModel]:
+    """Return the computational models `user` may see, filtered."""
+    queryset = _visible(ComputationalModel.objects.all(), user)
+    return _filtered(queryset, ComputationalModelFilter, filters, user)
+
+
+def computational_model_get(*, user: User, model_id: object) -> ComputationalModel:
+    """Return the computational model with this id if `user` may see it; raise Http404."""
+    return _get(_visible(ComputationalModel.objects.all(), user), model_id)
+
+
+def system_model_list(
+    *, user: User, filters: Mapping[str, Any] | None = None
+) -> QuerySet[SystemModel]:
+    """Return the system models `user` may see, filtered."""
+    queryset = _visible(SystemModel.objects.all(), user)
+    return _filtered(queryset, SystemModelFilter, filters, user)
+
+
+def system_model_get(*, user: User, system_model_id: object) -> SystemModel:
+    """Return the system model with this id if `user` may see it; raise Http404."""
+    return _get(_visible(SystemModel.objects.all(), user), system_model_id)
+
+
+def visible_components(*, user: User | None) -> QuerySet[Component]:
+    """Return every component `user` may see (None: only shared and built-in ones)."""
+    return _visible(Component.objects.all(), user)
+
+
+def visible_computational_models(*, user: User | None) -> QuerySet[ComputationalModel]:
+    """Return every computational model `user` may see (None: only shared and built-in ones)."""
+    return _visible(ComputationalModel.objects.all(), user)

@@ -1,0 +1,150 @@
+"""Value rules of the hardware database and the messages they produce, in one place.
+
+Model field validators, the REST serializers and the services all use these so that the
+same mistake gets the same message wherever it is made.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+from django.core.exceptions import ValidationError
+
+NAME_MAX_LENGTH = 200
+ATTRIBUTE_KEY_MAX_LENGTH = 100
+MODEL_SOURCE_MAX_LENGTH = 200_000
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+# Attributes become JavaScript globals inside computational models (DESIGN.md, 2), so a key
+# must not shadow a reserved word or the names the runtime itself provides.
+RESERVED_ATTRIBUTE_KEYS = frozenset(
+    [
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "debugger",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "enum",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "import",
+        "in",
+        "instanceof",
+        "let",
+        "new",
+        "null",
+        "return",
+        "static",
+        "super",
+        "switch",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typeof",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+        "await",
+        "implements",
+        "interface",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "arguments",
+        "eval",
+        "undefined",
+        "NaN",
+        "Infinity",
+        "globalThis",
+        "Math",
+        "JSON",
+        "Object",
+        "Array",
+        "Number",
+        "String",
+        "Boolean",
+        "hw",
+        "params",
+    ]
+)
+
+MESSAGES = {
+    "not_finite": "Enter a finite number; NaN and infinity are not allowed.",
+    "not_a_number": "Enter a number.",
+    "attribute_key": "Attribute keys are identifiers: a letter or '_', then letters, digits or '_'.",
+    "attribute_key_reserved": "{key!r} is reserved inside computational models; choose another key.",
+    "duplicate_attribute_key": "Duplicate attribute key {key!r} (also at attributes[{first}]).",
+    "graph_shape": 'The graph is an object with a "nodes" list and an "edges" list.',
+    "graph_extra_keys": "Unknown graph keys: {keys}.",
+    "hardware_not_id": "Expected a component id (a whole number).",
+    "hardware_missing": "Component {ref} does not exist or is not visible to you.",
+    "model_not_id": "Expected a computational model id (a whole number).",
+    "model_missing": "Computational model {ref} does not exist or is not visible to you.",
+    "shared_needs_shared_hardware": (
+        "A shared system model can reference only shared components; component {ref} is private."
+    ),
+    "shared_needs_shared_model": (
+        "A shared system model can reference only shared computational models; "
+        "model {ref} is private."
+    ),
+    "component_in_use": "Component is used by system models: {names}. Remove it from them first.",
+    "model_in_use": "Computational model is used by system models: {names}. Remove it first.",
+    "unshare_in_use": (
+        "Other users' system models use this record ({names}); it must stay shared."
+    ),
+    "snapshot_object": "A snapshot is a JSON object.",
+}
+
+
+def validate_finite(value: object) -> None:
+    """Raise ValidationError unless `value` is a finite real number (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(MESSAGES["not_a_number"], code="invalid")
+    if not math.isfinite(value):
+        raise ValidationError(MESSAGES["not_finite"], code="not_finite")
+
+
+def validate_attribute_key(key: object) -> None:
+    """Raise ValidationError unless `key` can be a JavaScript global in a computational model."""
+    if not isinstance(key, str) or not IDENTIFIER.match(key):
+        raise ValidationError(MESSAGES["attribute_key"], code="invalid")
+    if key in RESERVED_ATTRIBUTE_KEYS:
+        raise ValidationError(MESSAGES["attribute_key_reserved"].format(key=key), code="reserved")
+
+
+def duplicate_key_errors(attributes: Sequence[Mapping[str, object]]) -> dict[int, str]:
+    """Return {index: message} for every attribute whose key already appeared earlier."""
+    first_seen: dict[object, int] = {}
+    errors: dict[int, str] = {}
+    for index, attribute in enumerate(attributes):
+        key = attribute.get("key")
+        if key in first_seen:
+            errors[index] = MESSAGES["duplicate_attribute_key"].format(
+                key=key, first=first_seen[key]
+            )
+        else:
+            first_seen[key] = index
+    return errors
+
+
+def is_record_id(value: object) -> bool:
+    """Return True when `value` can be a primary key (a positive 64-bit int, not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63

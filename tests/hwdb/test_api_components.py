@@ -1,0 +1,234 @@
+"""REST API of components: CRUD, permissions, filters, pagination, bulk import and export."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from hwdb.api.pagination import MAX_PAGE_SIZE
+from hwdb.api.views import PERMISSION_DENIED
+from hwdb.filters import ATTRIBUTE_FILTER_ERROR
+from hwdb.models import Component
+from hwdb.validation import MESSAGES
+from tests.hwdb.factories import ComponentFactory, GpuFactory, SystemModelFactory
+
+pytestmark = pytest.mark.django_db
+URL = "/api/components/"
+
+
+def body(**overrides: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "type": "GPU",
+        "name": "Lab GPU",
+        "vendor": "NVIDIA",
+        "attributes": [{"key": "SMs", "value": 84, "unit": "count", "source": "datasheet"}],
+    }
+    data.update(overrides)
+    return data
+
+
+def post_raw(client: APIClient, url: str, text: str) -> Any:
+    return client.generic("POST", url, text, content_type="application/json")
+
+
+def test_anonymous_requests_are_refused(api_client: APIClient) -> None:
+    assert api_client.get(URL).status_code in (401, 403)
+    assert api_client.post(URL, body(), format="json").status_code in (401, 403)
+
+
+def test_it_creates_a_private_component_with_nested_attributes(api: APIClient, user: Any) -> None:
+    response = api.post(URL, body(), format="json")
+    assert response.status_code == 201, response.data
+    assert response.data["owner"] == user.username and response.data["shared"] is False
+    assert response.data["can_edit"] is True
+    assert response.data["attributes"] == [
+        {"key": "SMs", "value": 84.0, "unit": "count", "source": "datasheet"}
+    ]
+
+
+def test_a_nan_attribute_value_gets_a_400_naming_the_field(api: APIClient) -> None:
+    text = json.dumps(body()).replace("84", "NaN")
+    response = post_raw(api, URL, text)
+    assert response.status_code == 400
+    assert response.json() == {"attributes": {"0": {"value": [MESSAGES["not_finite"]]}}}
+    assert not Component.objects.exists()
+
+
+@pytest.mark.parametrize("value", ["Infinity", "-Infinity", '"inf"', '"NaN"', "true", '"lots"'])
+def test_it_rejects_attribute_values_that_are_not_finite_numbers(
+    api: APIClient, value: str
+) -> None:
+    text = json.dumps(body()).replace("84", value)
+    response = post_raw(api, URL, text)
+    assert response.status_code == 400
+    assert list(response.json()["attributes"]["0"]) == ["value"]
+
+
+def test_it_rejects_duplicate_attribute_keys_at_the_second_one(api: APIClient) -> None:
+    attributes = [{"key": "SMs", "value": 1}, {"key": "SMs", "value": 2}]
+    response = api.post(URL, body(attributes=attributes), format="json")
+    assert response.status_code == 400
+    assert response.json()["attributes"] == {
+        "1": {"key": [MESSAGES["duplicate_attribute_key"].format(key="SMs", first=0)]}
+    }
+
+
+def test_it_rejects_unknown_types_and_over_long_names(api: APIClient) -> None:
+    response = api.post(URL, body(type="QPU", name="n" * 201), format="json")
+    assert response.status_code == 400
+    assert set(response.json()) == {"type", "name"}
+
+
+def test_it_rejects_a_bad_attribute_key(api: APIClient) -> None:
+    response = api.post(URL, body(attributes=[{"key": "2x", "value": 1}]), format="json")
+    assert response.status_code == 400
+    assert list(response.json()["attributes"]["0"]) == ["key"]
+
+
+def test_a_rejected_update_leaves_the_record_exactly_as_it_was(api: APIClient) -> None:
+    created = api.post(URL, body(), format="json").data
+    url = f"{URL}{created['id']}/"
+    text = json.dumps(body(name="Renamed")).replace("84", "Infinity")
+    response = api.generic("PUT", url, text, content_type="application/json")
+    assert response.status_code == 400
+    assert api.get(url).data == created
+
+
+def test_put_replaces_and_patch_keeps_attributes(api: APIClient) -> None:
+    url = f"{URL}{api.post(URL, body(), format='json').data['id']}/"
+    patched = api.patch(url, {"comment": "measured"}, format="json")
+    assert patched.status_code == 200 and patched.data["attributes"][0]["key"] == "SMs"
+    replaced = api.put(url, body(attributes=[{"key": "CUs", "value": 96}]), format="json")
+    assert [a["key"] for a in replaced.data["attributes"]] == ["CUs"]
+
+
+def test_another_users_private_component_is_invisible(
+    api: APIClient, other_user: Any, client_for: Any
+) -> None:
+    private = GpuFactory(owner=other_user)
+    assert api.get(f"{URL}{private.pk}/").status_code == 404
+    assert api.patch(f"{URL}{private.pk}/", {"name": "x"}, format="json").status_code == 404
+    assert api.delete(f"{URL}{private.pk}/").status_code == 404
+    assert api.post(f"{URL}{private.pk}/clone/").status_code == 404
+    assert private.pk not in [c["id"] for c in api.get(URL).data["results"]]
+    assert client_for(other_user).get(f"{URL}{private.pk}/").status_code == 200
+
+
+def test_a_shared_component_is_readable_but_only_its_owner_may_change_it(
+    api: APIClient, other_user: Any
+) -> None:
+    shared = GpuFactory(owner=other_user, shared=True)
+    url = f"{URL}{shared.pk}/"
+    assert api.get(url).data["can_edit"] is False
+    response = api.patch(url, {"name": "mine now"}, format="json")
+    assert (response.status_code, response.data["detail"]) == (403, PERMISSION_DENIED)
+    assert api.delete(url).status_code == 403
+    assert Component.objects.get(pk=shared.pk).name == shared.name
+
+
+def test_staff_may_change_anything(staff: Any, client_for: Any) -> None:
+    builtin = GpuFactory(owner=None, shared=True)
+    response = client_for(staff).patch(f"{URL}{builtin.pk}/", {"vendor": "x"}, format="json")
+    assert response.status_code == 200
+
+
+def test_built_in_components_are_read_only_for_users(api: APIClient) -> None:
+    builtin = GpuFactory(owner=None, shared=True)
+    assert api.get(f"{URL}{builtin.pk}/").data["owner"] is None
+    assert api.delete(f"{URL}{builtin.pk}/").status_code == 403
+
+
+def test_clone_makes_a_private_editable_copy(api: APIClient, user: Any) -> None:
+    builtin = GpuFactory(owner=None, shared=True)
+    response = api.post(f"{URL}{builtin.pk}/clone/", {"name": "My copy"}, format="json")
+    assert response.status_code == 201
+    assert (response.data["name"], response.data["owner"]) == ("My copy", user.username)
+    assert {a["key"] for a in response.data["attributes"]} == {"SMs", "SMCoreClock"}
+
+
+def test_delete_removes_an_unused_component(api: APIClient, user: Any) -> None:
+    component = GpuFactory(owner=user)
+    assert api.delete(f"{URL}{component.pk}/").status_code == 204
+    assert not Component.objects.filter(pk=component.pk).exists()
+
+
+def test_delete_of_a_component_in_use_is_a_conflict(api: APIClient, user: Any) -> None:
+    component = SystemModelFactory(owner=user).components.get()
+    response = api.delete(f"{URL}{component.pk}/")
+    assert response.status_code == 409
+    assert Component.objects.filter(pk=component.pk).exists()
+
+
+def test_the_attribute_filter_finds_gpus_with_at_least_80_sms(api: APIClient) -> None:
+    big = GpuFactory(owner=None, shared=True, sms=132)
+    GpuFactory(owner=None, shared=True, sms=13)
+    ComponentFactory(type="CPU", owner=None, shared=True)
+    response = api.get(URL, {"type": "GPU", "attr": "SMs__gte:80"})
+    assert [c["id"] for c in response.data["results"]] == [big.pk]
+
+
+def test_attribute_conditions_combine(api: APIClient) -> None:
+    match = GpuFactory(owner=None, shared=True, sms=80)
+    GpuFactory(owner=None, shared=True, sms=100)
+    response = api.get(f"{URL}?attr=SMs__gte:80&attr=SMs__lt:90&attr=SMCoreClock:1253")
+    assert [c["id"] for c in response.data["results"]] == [match.pk]
+
+
+@pytest.mark.parametrize("condition", ["SMs", "SMs__gte:lots", "SMs__gte:nan", "2x:1", ":5"])
+def test_a_malformed_attribute_condition_is_a_400(api: APIClient, condition: str) -> None:
+    response = api.get(URL, {"attr": condition})
+    assert response.status_code == 400
+    assert response.json() == {"attr": [ATTRIBUTE_FILTER_ERROR.format(item=condition)]}
+
+
+def test_vendor_search_and_ordering(api: APIClient) -> None:
+    ComponentFactory(name="b-card", vendor="AMD", owner=None, shared=True)
+    ComponentFactory(name="a-card", vendor="amd", owner=None, shared=True)
+    ComponentFactory(name="a-other", vendor="NVIDIA", owner=None, shared=True)
+    by_vendor = api.get(URL, {"vendor": "AMD", "ordering": "-name"}).data["results"]
+    assert [c["name"] for c in by_vendor] == ["b-card", "a-card"]
+    assert [c["name"] for c in api.get(URL, {"search": "OTHER"}).data["results"]] == ["a-other"]
+    assert api.get(URL, {"ordering": "secret"}).status_code == 400
+    assert api.get(URL, {"type": "TPU"}).status_code == 400
+
+
+def test_the_mine_filter_separates_my_records(api: APIClient, user: Any) -> None:
+    mine = GpuFactory(owner=user)
+    GpuFactory(owner=None, shared=True)
+    assert [c["id"] for c in api.get(URL, {"mine": "true"}).data["results"]] == [mine.pk]
+    assert mine.pk not in [c["id"] for c in api.get(URL, {"mine": "false"}).data["results"]]
+
+
+def test_page_size_is_bounded(api: APIClient) -> None:
+    ComponentFactory.create_batch(3, owner=None, shared=True)
+    page = api.get(URL, {"page_size": 2}).data
+    assert (page["count"], len(page["results"]), page["next"] is not None) == (3, 2, True)
+    assert api.get(URL, {"page_size": 10_000}).status_code == 200
+    from hwdb.api.pagination import BoundedPageNumberPagination
+
+    assert BoundedPageNumberPagination.max_page_size == MAX_PAGE_SIZE == 200
+
+
+def test_export_then_import_gives_my_own_copies(api: APIClient, user: Any) -> None:
+    GpuFactory(owner=None, shared=True, name="Exported GPU")
+    exported = api.get(f"{URL}export/", {"search": "Exported"}).json()
+    assert [c["name"] for c in exported["components"]] == ["Exported GPU"]
+    response = api.post(f"{URL}import/", exported, format="json")
+    assert response.status_code == 201
+    assert [c["owner"] for c in response.data] == [user.username]
+
+
+def test_a_bulk_import_with_a_bad_record_stores_nothing(api: APIClient) -> None:
+    data = {"components": [body(), body(type="QPU")]}
+    response = api.post(f"{URL}import/", data, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"components": {"1": {"type": ['"QPU" is not a valid choice.']}}}
+    assert not Component.objects.exists()
+
+
+def test_a_non_numeric_id_is_not_found(api: APIClient) -> None:
+    assert api.get(f"{URL}abc/").status_code == 404
+    assert api.get(f"{URL}99999999999999999999999/").status_code == 404

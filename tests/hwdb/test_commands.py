@@ -1,0 +1,146 @@
+"""Management commands: seed_hardware (built-in records, idempotent) and ensure_demo_user."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+
+import simulator.models
+from hwdb import services
+from hwdb.management.commands.ensure_demo_user import DEMO_PASSWORD, DEMO_USERNAME
+from hwdb.models import Component, ComputationalModel, SystemModel
+from simulator.snapshot import load_snapshot
+
+pytestmark = pytest.mark.django_db
+
+GTX_970 = {
+    "powerConsumptionLoad": 168,
+    "warpSize": 32,
+    "GMEMThroughput": 13.78,
+    "SMs": 13,
+    "SMCoreClock": 1253,
+    "CUDACores": 128,
+    "schedulers": 4,
+}
+PCIE_3_16X = {
+    "startupDth": 5.1569e-6,
+    "lambdaHTD": 0.689,
+    "lambdaDth": 0.653,
+    "bandwidth": 1.58e10,
+    "startupHTD": 3.9687e-6,
+}
+
+
+def seed() -> str:
+    out = io.StringIO()
+    call_command("seed_hardware", stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def builtin_attributes(type: str, name: str) -> dict[str, float]:
+    component = Component.objects.filter(owner=None, type=type, name=name).order_by("id").first()
+    assert component is not None, name
+    return {a["key"]: a["value"] for a in services.component_attribute_data(component)}
+
+
+def test_the_seeded_gtx_970_carries_fig_5_2_to_the_digit() -> None:
+    seed()
+    stored = builtin_attributes("GPU", "GeForce GTX 970")
+    assert {key: stored[key] for key in GTX_970} == GTX_970
+
+
+def test_the_seeded_pcie_3_16x_carries_exactly_fig_5_2() -> None:
+    seed()
+    assert builtin_attributes("NETWORK", "PCIe 3.0 16x") == PCIE_3_16X
+
+
+def test_seeded_records_are_built_in_shared_and_visible_to_every_user(
+    client_for: Any, user: Any
+) -> None:
+    seed()
+    assert not Component.objects.filter(owner__isnull=False).exists()
+    assert not Component.objects.filter(shared=False).exists()
+    response = client_for(user).get("/api/components/", {"type": "GPU", "attr": "SMs__gte:80"})
+    names = {c["name"] for c in response.data["results"]}
+    assert "H100 SXM5 80GB" in names and "GeForce GTX 970" not in names
+
+
+def test_seeding_twice_changes_nothing() -> None:
+    seed()
+
+    def state() -> list[tuple[Any, ...]]:
+        return sorted(
+            (c.pk, c.updated, tuple(a.value for a in c.attributes.all()))
+            for c in Component.objects.prefetch_related("attributes")
+        ) + sorted(SystemModel.objects.values_list("pk", "updated", "name"))
+
+    before = state()
+    seed()
+    assert state() == before
+
+
+def test_seeding_restores_an_edited_built_in_record() -> None:
+    seed()
+    gtx = Component.objects.filter(owner=None, name="GeForce GTX 970").order_by("id").first()
+    assert gtx is not None
+    services.component_update(component=gtx, fields={}, attributes=[{"key": "SMs", "value": 1}])
+    seed()
+    assert builtin_attributes("GPU", "GeForce GTX 970")["SMs"] == 13
+
+
+def test_the_example_systems_are_seeded_and_export_as_loadable_snapshots() -> None:
+    seed()
+    examples = SystemModel.objects.filter(owner=None)
+    assert examples.exists()
+    for system in examples:
+        assert system.shared
+        load_snapshot(services.system_model_export_snapshot(system_model=system))
+
+
+@dataclass
+class FakeBuiltin:
+    name: str
+    description: str
+    source: str
+
+
+def test_built_in_computational_models_are_seeded_and_kept_up_to_date(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    models = [FakeBuiltin("Latency-bandwidth link", "t_s + size / B", "function p2pTime(s) {}")]
+    monkeypatch.setattr(simulator.models, "builtin_models", lambda: models, raising=False)
+    seed()
+    seed()
+    model = ComputationalModel.objects.get(builtin=True, name="Latency-bandwidth link")
+    assert (model.owner, model.shared, model.source) == (None, True, models[0].source)
+    models[0].source = "function p2pTime(s) { return 1; }"
+    seed()
+    model.refresh_from_db()
+    assert model.source == models[0].source
+    assert ComputationalModel.objects.filter(builtin=True).count() == 1
+
+
+def test_ensure_demo_user_creates_the_account_once_and_prints_a_working_token(
+    api_client: Any,
+) -> None:
+    out = io.StringIO()
+    call_command("ensure_demo_user", stdout=out)
+    call_command("ensure_demo_user", stdout=out)
+    user = get_user_model().objects.get(username=DEMO_USERNAME)
+    assert user.check_password(DEMO_PASSWORD)
+    token = Token.objects.get(user=user).key
+    assert out.getvalue().count(token) == 4 and DEMO_PASSWORD in out.getvalue()
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert api_client.get("/api/components/").status_code == 200
+
+
+def test_the_real_built_in_models_are_seeded() -> None:
+    seed()
+    names = set(ComputationalModel.objects.filter(builtin=True).values_list("name", flat=True))
+    assert {"Volkov GPU", "PCIe link", "Latency-bandwidth link", "Power states"} <= names

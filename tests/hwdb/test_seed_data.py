@@ -1,0 +1,277 @@
+"""Checks on the hardware seed data (hwdb/seed/hardware.json), read as plain JSON.
+
+Every value carries a unit and a source; the papers' reference values (000 Fig. 5.2,
+Tables 6.1 and 6.2, 003 Table I) are reproduced to the printed digit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SEED_PATH = Path(__file__).resolve().parents[2] / "hwdb" / "seed" / "hardware.json"
+KNOWN_TYPES = {"GPU", "CPU", "NETWORK", "MEMORY", "STORAGE"}
+GPU_REQUIRED_KEYS = {
+    "SMs",
+    "SMCoreClock",
+    "CUDACores",
+    "schedulers",
+    "warpSize",
+    "memoryClock",
+    "busWidth",
+    "dataRate",
+    "computeCapability",
+    "maxWarpsPerSM",
+    "maxBlocksPerSM",
+    "registersPerSM",
+    "sharedMemPerSM",
+    "powerConsumptionLoad",
+}
+
+
+def load_components() -> list[dict[str, Any]]:
+    """Return the component records of the seed file."""
+    with SEED_PATH.open(encoding="utf-8") as handle:
+        data = json.load(handle)
+    return list(data["components"])
+
+
+COMPONENTS = load_components()
+
+
+def component(name: str) -> dict[str, Any]:
+    """Return the one component called ``name``."""
+    matches = [c for c in COMPONENTS if c["name"] == name]
+    assert len(matches) == 1, f"expected exactly one component named {name!r}"
+    return matches[0]
+
+
+def attributes(name: str) -> dict[str, float]:
+    """Return the attributes of component ``name`` as a key -> value mapping."""
+    return {attr["key"]: attr["value"] for attr in component(name)["attributes"]}
+
+
+def gpus() -> list[dict[str, Any]]:
+    """Return the GPU records."""
+    return [c for c in COMPONENTS if c["type"] == "GPU"]
+
+
+def test_component_names_are_unique() -> None:
+    names = [c["name"] for c in COMPONENTS]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("record", COMPONENTS, ids=lambda c: c["name"])
+def test_every_component_has_a_known_type_and_a_source(record: dict[str, Any]) -> None:
+    assert record["type"] in KNOWN_TYPES
+    assert isinstance(record["name"], str) and 0 < len(record["name"]) <= 200
+    assert isinstance(record["vendor"], str)
+    assert record["comment"].strip()
+    assert record["source_url"].startswith(("http://", "https://"))
+
+
+@pytest.mark.parametrize("record", COMPONENTS, ids=lambda c: c["name"])
+def test_every_attribute_has_a_finite_value_a_unit_and_a_source(record: dict[str, Any]) -> None:
+    keys = [attr["key"] for attr in record["attributes"]]
+    assert keys, "a component without attributes"
+    assert len(keys) == len(set(keys)), "duplicate attribute keys"
+    for attr in record["attributes"]:
+        assert set(attr) == {"key", "value", "unit", "source"}
+        assert attr["key"].isidentifier()
+        value = attr["value"]
+        assert isinstance(value, int | float) and not isinstance(value, bool)
+        assert math.isfinite(value)
+        assert isinstance(attr["unit"], str)
+        assert attr["source"].strip()
+
+
+@pytest.mark.parametrize("record", gpus(), ids=lambda c: c["name"])
+def test_every_gpu_carries_what_the_kernel_models_need(record: dict[str, Any]) -> None:
+    keys = {attr["key"] for attr in record["attributes"]}
+    assert keys >= GPU_REQUIRED_KEYS
+    values = {attr["key"]: attr["value"] for attr in record["attributes"]}
+    assert values["warpSize"] == 32
+    assert values["maxWarpsPerSM"] * values["warpSize"] <= 2048
+
+
+def test_the_gtx_970_record_carries_fig_5_2_to_the_digit() -> None:
+    values = attributes("GeForce GTX 970")
+    fig_5_2 = {
+        "powerConsumptionLoad": 168.0,
+        "warpSize": 32,
+        "GMEMThroughput": 13.78,
+        "SMs": 13,
+        "SMCoreClock": 1253,
+        "CUDACores": 128,
+        "schedulers": 4,
+    }
+    for key, expected in fig_5_2.items():
+        assert values[key] == expected, key
+    assert "SMS" not in values
+
+
+def test_the_pcie_record_carries_exactly_fig_5_2() -> None:
+    assert attributes("PCIe 3.0 16x") == {
+        "startupDth": 5.1569e-6,
+        "lambdaHTD": 0.689,
+        "lambdaDth": 0.653,
+        "bandwidth": 1.58e10,
+        "startupHTD": 3.9687e-6,
+    }
+    assert component("PCIe 3.0 16x")["type"] == "NETWORK"
+
+
+@pytest.mark.parametrize(
+    ("name", "t_htd_ms", "t_dth_ms", "lambda_htd", "lambda_dth", "bw_gb_s"),
+    [
+        ("PCIe v3.1 x16 (Linux, GTX 970 testbed)", 0.00397, 0.00516, 0.689, 0.653, 15.8),
+        ("PCIe v2.0 x4 (Linux, TITAN X testbed)", 0.00733, 0.01168, 0.844, 0.842, 2),
+        ("PCIe v3.1 x16 (Windows, GTX 1070 testbed)", 0.0244, 0.0283, 0.452, 0.447, 15.8),
+    ],
+)
+def test_the_table_6_2_testbeds_carry_the_measured_values(
+    name: str,
+    t_htd_ms: float,
+    t_dth_ms: float,
+    lambda_htd: float,
+    lambda_dth: float,
+    bw_gb_s: float,
+) -> None:
+    values = attributes(name)
+    assert values["startupHTD"] == pytest.approx(t_htd_ms * 1e-3, rel=1e-12)
+    assert values["startupDth"] == pytest.approx(t_dth_ms * 1e-3, rel=1e-12)
+    assert values["lambdaHTD"] == lambda_htd
+    assert values["lambdaDth"] == lambda_dth
+    assert values["bandwidth"] == pytest.approx(bw_gb_s * 1e9, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("GeForce GTX 970", 13.78),
+        ("GeForce GTX TITAN X (Maxwell)", 13.03),
+        ("GeForce GTX 1070", 8.88),
+    ],
+)
+def test_eq_4_5_reproduces_table_6_1_memory_throughput(name: str, expected: float) -> None:
+    v = attributes(name)
+    gmem_bw = v["memoryClock"] * (v["busWidth"] / 8) * v["dataRate"] / (v["SMs"] * v["SMCoreClock"])
+    assert round(gmem_bw, 2) == expected
+    assert v["GMEMThroughput"] == expected
+
+
+def test_only_the_three_paper_gpus_carry_a_printed_memory_throughput() -> None:
+    carriers = {
+        c["name"] for c in gpus() if any(a["key"] == "GMEMThroughput" for a in c["attributes"])
+    }
+    assert carriers == {"GeForce GTX 970", "GeForce GTX TITAN X (Maxwell)", "GeForce GTX 1070"}
+
+
+@pytest.mark.parametrize(
+    ("name", "sms", "cc", "idle_w", "load_w"),
+    [("Tesla M2075", 14, 2.0, 29.4, 225), ("Tesla K20Xm", 14, 3.5, 19.18, 235)],
+)
+def test_the_003_gpus_carry_table_i_and_their_idle_power(
+    name: str, sms: int, cc: float, idle_w: float, load_w: float
+) -> None:
+    values = attributes(name)
+    assert values["SMs"] == sms
+    assert values["computeCapability"] == cc
+    assert values["powerIdle"] == idle_w
+    assert values["powerConsumptionLoad"] == load_w
+    assert values["busWidth"] == 384
+
+
+def test_the_m2075_carries_its_off_power() -> None:
+    assert attributes("Tesla M2075")["powerOff"] == 10
+
+
+def test_the_seed_has_at_least_12_gpus_over_5_architectures() -> None:
+    majors = {int(attributes(c["name"])["computeCapability"]) for c in gpus()}
+    assert len(gpus()) >= 12
+    assert len(majors) >= 5
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GeForce GTX 970",
+        "GeForce GTX TITAN X (Maxwell)",
+        "GeForce GTX 1070",
+        "Tesla M2075",
+        "Tesla K20Xm",
+        "GeForce GTX 960M",
+        "Tesla V100 SXM2 16GB",
+        "A100 SXM4 40GB",
+        "H100 SXM5 80GB",
+        "H200 SXM 141GB",
+        "GeForce RTX 4090",
+    ],
+)
+def test_every_required_gpu_is_present(name: str) -> None:
+    assert component(name)["type"] == "GPU"
+
+
+@pytest.mark.parametrize(
+    ("name", "published_gb_s"),
+    [
+        ("Tesla M2075", 150),
+        ("Tesla K20Xm", 250),
+        ("GeForce GTX 960M", 80),
+        ("Tesla V100 SXM2 16GB", 900),
+        ("A100 SXM4 40GB", 1555),
+        ("H100 SXM5 80GB", 3350),
+        ("H200 SXM 141GB", 4800),
+        ("GeForce RTX 4090", 1008),
+        ("GeForce RTX 3090", 936),
+        ("GeForce GTX 1080 Ti", 484),
+        ("GeForce RTX 2080 Ti", 616),
+        ("L40S", 864),
+    ],
+)
+def test_memory_clock_bus_and_data_rate_give_the_published_bandwidth(
+    name: str, published_gb_s: float
+) -> None:
+    v = attributes(name)
+    bytes_per_s = v["memoryClock"] * 1e6 * (v["busWidth"] / 8) * v["dataRate"]
+    assert bytes_per_s == pytest.approx(published_gb_s * 1e9, rel=0.03)
+
+
+def test_the_interconnects_of_issue_2_are_present() -> None:
+    networks = [c["name"] for c in COMPONENTS if c["type"] == "NETWORK"]
+    for needle in (
+        "PCIe 4.0 x16",
+        "PCIe 5.0 x16",
+        "NVLink",
+        "InfiniBand HDR",
+        "InfiniBand NDR",
+        "10 Gigabit Ethernet",
+        "100 Gigabit Ethernet",
+    ):
+        assert any(needle in n for n in networks), needle
+
+
+def test_generic_links_carry_latency_and_bandwidth() -> None:
+    for record in COMPONENTS:
+        if record["type"] == "NETWORK" and not record["name"].startswith("PCIe"):
+            keys = {a["key"] for a in record["attributes"]}
+            assert {"latency", "bandwidth"} <= keys, record["name"]
+
+
+def test_cpus_carry_clock_cores_and_peak_flops_inputs() -> None:
+    cpus = [c for c in COMPONENTS if c["type"] == "CPU"]
+    assert len(cpus) >= 3
+    for record in cpus:
+        keys = {a["key"] for a in record["attributes"]}
+        assert {
+            "cores",
+            "clock",
+            "flopsPerCycle",
+            "memoryBandwidth",
+            "powerConsumptionLoad",
+        } <= keys
+        assert "SMCoreClock" not in keys

@@ -1,0 +1,79 @@
+"""Selectors: who sees what, and the attribute condition parser behind `?attr=`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import ValidationError
+from django.http import Http404
+
+from hwdb import selectors
+from hwdb.filters import parse_attribute_condition
+from tests.hwdb.factories import ComponentFactory, GpuFactory, SystemModelFactory
+
+
+@pytest.mark.django_db
+def test_users_see_their_own_shared_and_built_in_records_and_staff_see_all(
+    user: Any, other_user: Any, staff: Any
+) -> None:
+    mine = ComponentFactory(owner=user)
+    theirs_shared = ComponentFactory(owner=other_user, shared=True)
+    theirs_private = ComponentFactory(owner=other_user)
+    builtin = ComponentFactory(owner=None, shared=True)
+    assert set(selectors.component_list(user=user)) == {mine, theirs_shared, builtin}
+    assert set(selectors.component_list(user=staff)) == {
+        mine,
+        theirs_shared,
+        theirs_private,
+        builtin,
+    }
+    assert set(selectors.component_list(user=AnonymousUser())) == {theirs_shared, builtin}
+    assert set(selectors.visible_components(user=None)) == {theirs_shared, builtin}
+
+
+@pytest.mark.django_db
+def test_an_invisible_record_does_not_exist_for_the_user(user: Any, other_user: Any) -> None:
+    private = SystemModelFactory(owner=other_user)
+    with pytest.raises(Http404):
+        selectors.system_model_get(user=user, system_model_id=private.pk)
+    with pytest.raises(Http404):
+        selectors.component_get(user=user, component_id="not a number")
+
+
+@pytest.mark.django_db
+def test_only_the_owner_or_staff_can_change(user: Any, other_user: Any, staff: Any) -> None:
+    shared = GpuFactory(owner=other_user, shared=True)
+    builtin = GpuFactory(owner=None, shared=True)
+    assert selectors.can_change(user=other_user, record=shared)
+    assert not selectors.can_change(user=user, record=shared)
+    assert not selectors.can_change(user=user, record=builtin)
+    assert selectors.can_change(user=staff, record=builtin)
+    assert not selectors.can_change(user=AnonymousUser(), record=shared)
+
+
+@pytest.mark.django_db
+def test_bad_filters_raise_a_validation_error_naming_the_filter(user: Any) -> None:
+    with pytest.raises(ValidationError) as excinfo:
+        selectors.component_list(user=user, filters={"attr": "SMs>=80", "type": "TPU"})
+    assert set(excinfo.value.message_dict) == {"attr", "type"}
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("SMs__gte:80", ("SMs", "gte", 80.0)),
+        ("SMs:13", ("SMs", "exact", 13.0)),
+        ("startupHTD__lt:3.9687e-6", ("startupHTD", "lt", 3.9687e-6)),
+        ("max__warps__lte:-1", ("max__warps", "lte", -1.0)),
+    ],
+)
+def test_attribute_conditions_parse(item: str, expected: tuple[str, str, float]) -> None:
+    assert parse_attribute_condition(item) == expected
+
+
+@pytest.mark.parametrize("item", ["SMs", "SMs__gte:", "SMs__gte:inf", "1x:1", "a b:1"])
+def test_malformed_attribute_conditions_are_refused(item: str) -> None:
+    with pytest.raises(ValidationError):
+        parse_attribute_condition(item)
