@@ -1,0 +1,146 @@
+"""Point-to-point transfer time, e.g. host-device copies over PCIe (000, section 4.3; MODELS.md 3).
+
+    T_c = t_s + n / (bw * lambda_c)                                               (4.6)
+
+t_s (startup time) and lambda_c (bus utilisation) are given per direction; a generic
+latency-bandwidth link is (4.6) with one direction and lambda_c = 1. The three testbeds of
+000's Table 6.2 and the GTX 970 bus record of Fig. 5.2 are built-in data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+Numeric = float | FloatArray
+ArrayLike = float | int | npt.ArrayLike
+
+Direction = Literal["HostToDevice", "DeviceToHost"]
+HOST_TO_DEVICE: Direction = "HostToDevice"
+DEVICE_TO_HOST: Direction = "DeviceToHost"
+MS = 1e-3
+GB = 1e9
+
+TRANSFER_ERRORS: dict[str, str] = {
+    "direction": "direction must be 'HostToDevice' or 'DeviceToHost', got {direction!r}",
+    "missing_attribute": "link attribute {name!r} is required",
+    "negative_size": "message size must be non-negative",
+    "no_direction": (
+        "a non-empty message over a PCIe link needs a direction ('HostToDevice' or 'DeviceToHost')"
+    ),
+}
+
+
+def transfer_time(
+    n_bytes: ArrayLike, *, startup_s: ArrayLike, bandwidth: ArrayLike, lambda_c: ArrayLike = 1.0
+) -> Numeric:
+    """Return T_c (4.6) in seconds for n bytes: t_s + n / (bw * lambda_c), bw in bytes/s."""
+    n = np.asarray(n_bytes, dtype=np.float64)
+    if np.any(n < 0):
+        raise ValueError(TRANSFER_ERRORS["negative_size"])
+    rate = np.asarray(bandwidth, dtype=np.float64) * np.asarray(lambda_c, dtype=np.float64)
+    value = np.asarray(startup_s, dtype=np.float64) + n / rate
+    return float(value) if np.ndim(value) == 0 else value
+
+
+@dataclass(frozen=True)
+class LinkDirection:
+    """Startup time [s] and bandwidth utilisation lambda_c of one direction of a link."""
+
+    startup_s: float
+    lambda_c: float
+
+
+@dataclass(frozen=True)
+class PcieLink:
+    """A host-device bus with (4.6) parameters per direction; bandwidth in bytes/s."""
+
+    name: str
+    bandwidth: float
+    host_to_device: LinkDirection
+    device_to_host: LinkDirection
+
+    def direction(self, direction: str) -> LinkDirection:
+        """Return the parameters of "HostToDevice" or "DeviceToHost"."""
+        if direction == HOST_TO_DEVICE:
+            return self.host_to_device
+        if direction == DEVICE_TO_HOST:
+            return self.device_to_host
+        raise ValueError(TRANSFER_ERRORS["direction"].format(direction=direction))
+
+    def time(self, n_bytes: ArrayLike, direction: str) -> Numeric:
+        """Return the time in seconds to move n bytes in one direction (4.6)."""
+        side = self.direction(direction)
+        return transfer_time(
+            n_bytes, startup_s=side.startup_s, bandwidth=self.bandwidth, lambda_c=side.lambda_c
+        )
+
+    def p2p_time(self, size: float, direction: str | None) -> float:
+        """Return the built-in `pcie_link.js` p2pTime: an empty message with no direction is a
+        pure synchronisation and costs 0; any other message needs a direction."""
+        if direction is None:
+            if size == 0:
+                return 0.0
+            raise ValueError(TRANSFER_ERRORS["no_direction"])
+        return float(self.time(size, direction))
+
+    @classmethod
+    def from_attributes(cls, name: str, attributes: Mapping[str, float]) -> PcieLink:
+        """Return the link from MERPSYS attributes (Fig. 5.2): startupHTD, startupDth [s],
+        lambdaHTD, lambdaDth and bandwidth [B/s]."""
+
+        def get(key: str) -> float:
+            if key not in attributes:
+                raise ValueError(TRANSFER_ERRORS["missing_attribute"].format(name=key))
+            return float(attributes[key])
+
+        return cls(
+            name=name,
+            bandwidth=get("bandwidth"),
+            host_to_device=LinkDirection(get("startupHTD"), get("lambdaHTD")),
+            device_to_host=LinkDirection(get("startupDth"), get("lambdaDth")),
+        )
+
+
+def latency_bandwidth_time(
+    n_bytes: ArrayLike, *, latency_s: ArrayLike, bandwidth: ArrayLike
+) -> Numeric:
+    """Return latency + n / bandwidth in seconds: a generic link, (4.6) with lambda_c = 1."""
+    return transfer_time(n_bytes, startup_s=latency_s, bandwidth=bandwidth)
+
+
+# 000, Table 6.2 (t_s printed in ms).
+TABLE_6_2_TESTBEDS: dict[str, PcieLink] = {
+    "GTX 970": PcieLink(
+        name="PCIe v3.1 x16, Ubuntu 14 (GTX 970)",
+        bandwidth=15.8 * GB,
+        host_to_device=LinkDirection(0.00397 * MS, 0.689),
+        device_to_host=LinkDirection(0.00516 * MS, 0.653),
+    ),
+    "GTX TITAN X": PcieLink(
+        name="PCIe v2.0 x4, Ubuntu 16 (GTX TITAN X)",
+        bandwidth=2 * GB,
+        host_to_device=LinkDirection(0.00733 * MS, 0.844),
+        device_to_host=LinkDirection(0.01168 * MS, 0.842),
+    ),
+    "GTX 1070": PcieLink(
+        name="PCIe v3.1 x16, Windows 10 (GTX 1070)",
+        bandwidth=15.8 * GB,
+        host_to_device=LinkDirection(0.0244 * MS, 0.452),
+        device_to_host=LinkDirection(0.0283 * MS, 0.447),
+    ),
+}
+
+# 000, Fig. 5.2: the GTX 970's bus as stored in MERPSYS (more digits than Table 6.2).
+GTX970_PCIE_ATTRIBUTES: dict[str, float] = {
+    "startupHTD": 3.9687e-6,
+    "startupDth": 5.1569e-6,
+    "lambdaHTD": 0.689,
+    "lambdaDth": 0.653,
+    "bandwidth": 1.58e10,
+}

@@ -1,0 +1,234 @@
+"""The built-in JavaScript models agree with their Python references on random inputs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.errors import ModelEvaluationError
+from simulator.models import builtin_models
+from simulator.models.cpu import computation_time as cpu_time
+from simulator.models.energy import power_for_state
+from simulator.models.occupancy import (
+    architecture_limits,
+    known_compute_capabilities,
+    limits_from_attributes,
+    occupancy_for_limits,
+)
+from simulator.models.reliability import failure_rate_from_attributes
+from simulator.models.transfer import PcieLink
+from simulator.models.volkov import computation_time as volkov_time
+from simulator.shallow import ShallowFunctions
+
+MODELS = {model.name: model for model in builtin_models()}
+REL = 1e-12
+SETTINGS = settings(max_examples=50, deadline=None)
+CCS = [cc for cc in known_compute_capabilities()]
+
+
+def _js(name: str, attributes: dict[str, float]) -> ShallowFunctions:
+    return ShallowFunctions(model_key=name, source=MODELS[name].source, attributes=attributes)
+
+
+def _gpu_attributes(cc: str, draw_numbers: dict[str, float]) -> dict[str, float]:
+    limits = architecture_limits(cc)
+    return {
+        "computeCapability": float(cc),
+        "maxWarpsPerSM": limits.max_warps_per_sm,
+        "maxBlocksPerSM": limits.max_blocks_per_sm,
+        "registersPerSM": limits.registers_per_sm,
+        "sharedMemPerSM": limits.shared_memory_per_sm,
+        **draw_numbers,
+    }
+
+
+def test_every_builtin_model_has_a_name_source_and_reference():
+    assert {
+        "Volkov GPU",
+        "Occupancy calculator",
+        "PCIe link",
+        "Latency-bandwidth link",
+        "CPU",
+        "Power states",
+        "Reliability",
+    } <= set(MODELS)
+    for model in MODELS.values():
+        assert model.source.strip() and model.description and model.reference
+
+
+gpu = st.fixed_dictionaries(
+    {
+        "SMs": st.integers(1, 160),
+        "SMCoreClock": st.floats(300, 2500),
+        "CUDACores": st.sampled_from([32, 64, 128, 192]),
+        "schedulers": st.sampled_from([2, 4]),
+        "memoryClock": st.floats(500, 10000),
+        "busWidth": st.sampled_from([64, 128, 256, 384, 512, 4096, 5120]),
+        "dataRate": st.sampled_from([1, 2, 4, 8]),
+    }
+)
+
+
+@SETTINGS
+@given(
+    cc=st.sampled_from(CCS),
+    numbers=gpu,
+    use_gmem_throughput=st.booleans(),
+    intensity=st.integers(0, 4096),
+    block_size=st.sampled_from([32, 64, 96, 128, 256, 512, 1024]),
+    n=st.integers(1, 10**9),
+    registers=st.integers(1, 63),
+    occupancy=st.one_of(st.none(), st.floats(1, 64)),
+    lam=st.floats(0.1, 2.0),
+    extra=st.lists(st.floats(0, 1000), max_size=3),
+)
+def test_volkov_gpu_js_matches_python(
+    cc, numbers, use_gmem_throughput, intensity, block_size, n, registers, occupancy, lam, extra
+):
+    attributes = _gpu_attributes(cc, numbers)
+    if use_gmem_throughput:
+        attributes["GMEMThroughput"] = 13.78
+    params: dict[str, object] = {
+        "N": n,
+        "blockSize": block_size,
+        "CUDACoreInstructions": 23 + 4 * intensity,
+        "issuedInstructions": 23 + 4 * intensity,
+        "GMEMBytesTransferred": 384,
+        "latencyBound": 942 + 24 * intensity,
+        "kernelExecutionLambda": lam,
+        "extraCyclesPerWarp": extra,
+    }
+    if occupancy is None:
+        params["registersPerThread"] = registers
+        params["sharedMemPerBlock"] = 0
+    else:
+        params["occupancy"] = occupancy
+    expected = volkov_time(attributes, params)
+    assert _js("Volkov GPU", attributes).call("computationTime", params=params) == pytest.approx(
+        expected, rel=REL
+    )
+
+
+@SETTINGS
+@given(
+    cc=st.sampled_from(CCS),
+    block_size=st.integers(1, 1024),
+    registers=st.integers(0, 63),
+    shared=st.integers(0, 48 * 1024),
+)
+def test_occupancy_js_matches_python(cc, block_size, registers, shared):
+    attributes = _gpu_attributes(cc, {})
+    limits = limits_from_attributes(attributes)
+    try:
+        expected: float | None = occupancy_for_limits(
+            limits,
+            block_size=block_size,
+            registers_per_thread=registers,
+            shared_mem_per_block=shared,
+        ).active_warps_per_sm
+    except ValueError:
+        expected = None
+    source = MODELS["Occupancy calculator"].source + (
+        "\nfunction computationTime(params) {"
+        " return activeWarpsPerSM(params.blockSize, params.registers, params.shared); }"
+    )
+    shallow = ShallowFunctions(model_key="occupancy-probe", source=source, attributes=attributes)
+    params = {"blockSize": block_size, "registers": registers, "shared": shared}
+    if expected is None:
+        with pytest.raises(ModelEvaluationError):
+            shallow.call("computationTime", params=params)
+    else:
+        assert shallow.call("computationTime", params=params) == expected
+
+
+link = st.fixed_dictionaries(
+    {
+        "startupHTD": st.floats(0, 1e-3),
+        "startupDth": st.floats(0, 1e-3),
+        "lambdaHTD": st.floats(0.05, 1),
+        "lambdaDth": st.floats(0.05, 1),
+        "bandwidth": st.floats(1e8, 1e12),
+    }
+)
+
+
+@SETTINGS
+@given(
+    attributes=link,
+    size=st.integers(0, 2**34),
+    direction=st.sampled_from(["HostToDevice", "DeviceToHost"]),
+)
+def test_pcie_link_js_matches_python(attributes, size, direction):
+    expected = PcieLink.from_attributes("probe", attributes).p2p_time(size, direction)
+    actual = _js("PCIe link", attributes).call("p2pTime", size, params={"direction": direction})
+    assert actual == pytest.approx(expected, rel=REL)
+
+
+def test_an_empty_pcie_message_without_direction_costs_nothing_in_js():
+    shallow = _js(
+        "PCIe link",
+        {"startupHTD": 1e-6, "startupDth": 1e-6, "lambdaHTD": 1, "lambdaDth": 1, "bandwidth": 1e9},
+    )
+    assert shallow.call("p2pTime", 0, params={}) == 0
+    with pytest.raises(ModelEvaluationError, match=r"needs params\.direction"):
+        shallow.call("p2pTime", 8, params={})
+
+
+@SETTINGS
+@given(latency=st.floats(0, 1e-3), bandwidth=st.floats(1e6, 1e12), size=st.integers(0, 2**40))
+def test_latency_bandwidth_link_js_matches_python(latency, bandwidth, size):
+    from simulator.models.transfer import latency_bandwidth_time
+
+    expected = latency_bandwidth_time(size, latency_s=latency, bandwidth=bandwidth)
+    actual = _js("Latency-bandwidth link", {"latency": latency, "bandwidth": bandwidth}).call(
+        "p2pTime", size, params={}
+    )
+    assert actual == pytest.approx(expected, rel=REL)
+
+
+@SETTINGS
+@given(
+    cores=st.integers(1, 256),
+    clock=st.floats(500, 5000),
+    per_cycle=st.sampled_from([2, 4, 8, 16, 32]),
+    flops=st.floats(0, 1e15),
+    threads=st.one_of(st.none(), st.integers(1, 512)),
+    efficiency=st.floats(0.01, 1),
+)
+def test_cpu_js_matches_python(cores, clock, per_cycle, flops, threads, efficiency):
+    attributes = {"cores": cores, "coreClock": clock, "flopsPerCycle": per_cycle}
+    params: dict[str, float] = {"flops": flops, "efficiency": efficiency}
+    if threads is not None:
+        params["threads"] = threads
+    expected = cpu_time(attributes, params)
+    assert _js("CPU", attributes).call("computationTime", params=params) == pytest.approx(
+        expected, rel=REL, abs=0
+    )
+
+
+@SETTINGS
+@given(
+    idle=st.floats(0, 500),
+    load_w=st.floats(0, 1000),
+    load=st.floats(0, 1),
+    state=st.sampled_from(["idle", "active"]),
+)
+def test_power_js_matches_python(idle, load_w, load, state):
+    attributes = {"powerIdle": idle, "powerConsumptionLoad": max(idle, load_w)}
+    expected = power_for_state(attributes, state, load)
+    actual = _js("Power states", attributes).call("power", state, params={"load": load})
+    assert actual == pytest.approx(expected, rel=REL, abs=1e-300)
+
+
+@SETTINGS
+@given(rate=st.one_of(st.none(), st.floats(0, 1)), mtbf=st.one_of(st.none(), st.floats(1, 1e9)))
+def test_reliability_js_matches_python(rate, mtbf):
+    attributes = {
+        k: v for k, v in {"failuresPerSecond": rate, "mtbf": mtbf}.items() if v is not None
+    }
+    expected = failure_rate_from_attributes(attributes)
+    actual = _js("Reliability", attributes).call("failureRate", params={})
+    assert math.isclose(actual, expected, rel_tol=REL, abs_tol=0)
