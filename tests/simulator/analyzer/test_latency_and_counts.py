@@ -1,0 +1,115 @@
+"""Latency tables (000 Table 4.1 and later families), strides, nesting and ptxas parsing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator.analyzer import analyze_sass
+from simulator.analyzer.compile import parse_ptxas
+from simulator.analyzer.errors import AnalyzerError
+from simulator.analyzer.latency import known_architectures, latency_table, normalise_arch
+from simulator.analyzer.polynomial import Polynomial
+
+LISTING3 = (Path(__file__).parents[3] / "examples" / "kernels" / "listing3.sass").read_text()
+a = Polynomial.symbol("a")
+b = Polynomial.symbol("b")
+
+
+def test_maxwell_table_is_000_table_4_1() -> None:
+    table = latency_table("sm_52")
+    assert table.classes["fp32"] == 6 and table.classes["int"] == 6  # add, sub, mad, shl, shr
+    assert table.classes["move"] == 6  # mov, setp
+    assert (table.branch_taken, table.branch_not_taken) == (12, 10)
+    assert (table.issue_latency, table.dual_issue_latency) == (3, 0)
+    assert table.block_replacement == 150
+    assert table.memory["global"] == 350
+    assert table.dual_issue and table.compute_capability == "5.2"
+    assert "Table 4.1" in table.sources["memory.global"]
+
+
+def test_every_table_entry_names_its_source() -> None:
+    for arch in known_architectures():
+        table = latency_table(arch)
+        assert all(source.strip() for source in table.sources.values()), arch
+    assert not latency_table("sm_80").dual_issue
+    assert latency_table("sm_90").memory["global"] == 400
+
+
+def test_it_normalises_architecture_spellings_and_rejects_unknown_ones() -> None:
+    assert normalise_arch("5.2") == normalise_arch("52") == normalise_arch("compute_52") == "sm_52"
+    assert normalise_arch("sm_90a") == "sm_90a"
+    with pytest.raises(AnalyzerError, match="unsupported architecture 'sm_100'"):
+        latency_table("sm_100")
+    with pytest.raises(AnalyzerError, match="not of the form"):
+        latency_table("volta")
+
+
+@pytest.mark.parametrize(
+    ("stride", "extra_bytes", "reissues"), [(1, 0, 0), (2, 128, 1), (4, 384, 3)]
+)
+def test_strided_loads_move_more_bytes_and_reissue(
+    stride: int, extra_bytes: int, reissues: int
+) -> None:
+    # line 19 holds the first LDG.E of Listing 3 (000 section 4.2: stride 2 -> 256 B, 1 re-issue)
+    analysis = analyze_sass(LISTING3, "sm_52", strides={19: stride})
+    assert analysis.gmem_bytes == 384 + extra_bytes
+    assert analysis.counts.reissues == reissues
+    assert analysis.ins_issued == 24 + 3 * a + reissues
+
+
+def test_a_stride_on_a_line_without_memory_access_is_rejected() -> None:
+    with pytest.raises(AnalyzerError, match="line 1 holds no memory access"):
+        analyze_sass(LISTING3, "sm_52", strides={1: 2})
+
+
+NESTED = """
+MOV R0, RZ;
+MOV R1, RZ;
+IADD32I R1, R1, 0x1;
+FFMA R2, R2, R2, R2;
+MUFU.RCP R3, R2;
+ISETP.LT.AND P1, PT, R1, 0x8, PT;
+@P1 BRA 0x18;
+IADD32I R0, R0, 0x1;
+ISETP.LT.AND P0, PT, R0, 0x4, PT;
+@P0 BRA 0x10;
+DADD R4, R4, R6;
+EXIT;
+"""
+
+
+def test_nested_loops_multiply_their_trip_counts() -> None:
+    analysis = analyze_sass(NESTED, "sm_52", trips={"a": 4, "b": 8})
+    assert analysis.trip_symbols == ["a", "b"]
+    assert analysis.counts.by_class["sfu"] == a * b
+    assert analysis.counts.by_class["fp64"] == 1
+    # CUDA cores: MOV and EXIT outside (DADD is FP64), 4 in the outer loop only (MOV, IADD32I,
+    # ISETP, BRA), 4 in the inner loop (IADD32I, FFMA, ISETP, BRA; MUFU is SFU)
+    assert analysis.ins_cuda == 2 + 4 * a + 4 * a * b
+    assert analysis.values()["INS_sfu"] == 32
+    inner = analysis.graph.loops[1]
+    assert inner.symbol == "b" and inner.multiplier == a * b
+    assert analysis.lat_bound.single is not None
+    assert analysis.lat_bound.single.coefficient("a", "b") == inner.per_iteration.single
+
+
+def test_ptxas_listing_1_gives_8_registers_and_no_shared_memory() -> None:
+    usage = parse_ptxas(
+        "ptxas info: Function properties for saxpy2\n    Used 8 registers , 344 bytes cmem[0]\n"
+    )
+    assert usage["saxpy2"].registers == 8
+    assert usage["saxpy2"].shared_bytes == 0 and usage["saxpy2"].constant_bytes == 344
+
+
+def test_ptxas_reports_shared_memory_and_spills() -> None:
+    text = (
+        "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+        "ptxas info    : Function properties for k\n"
+        "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem, 376 bytes cmem[0]\n"
+    )
+    usage = parse_ptxas(text)["k"]
+    assert (usage.registers, usage.shared_bytes, usage.barriers) == (40, 2048, 1)
+    assert (usage.stack_frame_bytes, usage.spill_store_bytes, usage.spill_load_bytes) == (16, 8, 4)
