@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Run the whole validation on the GPU of this machine and write docs/validation/<gpu>.md.
+#
+# Usage: validation/run_all.sh [--record HARDWARE.json] [--link LINK.json] [--gpu INDEX] [--quick]
+#   --record  the database record of this GPU (JSON with the seed vocabulary: either one
+#             component {"name":..., "attributes": [...]} or the name of a GPU in
+#             hwdb/seed/hardware.json, e.g. --record "H100 SXM5 80GB"); without it the
+#             analysis builds a record from what the CUDA runtime reports.
+#   --link    the host-device bus record (same forms; e.g. "PCIe 3.0 16x"); without it the
+#             transfer parameters are fitted from this run and bandwidth comes from nvidia-smi.
+#   --quick   fewer repetitions and points (a smoke run, minutes instead of tens of minutes).
+# Needs: nvcc (CUDA <= 12.x for sm_52..sm_70), nvidia-smi, python3 with numpy (the project's
+# .venv is used when present). Results go to validation/results/<gpu>-<date>/.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+record="" ; link="" ; gpu=0 ; quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --record) record="$2"; shift 2 ;;
+    --link) link="$2"; shift 2 ;;
+    --gpu) gpu="$2"; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) echo "run_all.sh: unknown argument $1" >&2; exit 1 ;;
+  esac
+done
+python="$root/.venv/bin/python"; [ -x "$python" ] || python=python3
+name="$(nvidia-smi -i "$gpu" --query-gpu=name --format=csv,noheader | head -1)"
+slug="$(echo "$name" | tr '[:upper:]' '[:lower:]' | sed 's/^nvidia //; s/[^a-z0-9]\+/-/g; s/^-//; s/-$//')"
+dir="$here/results/$slug-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$dir"
+"$here/build.sh" "$dir/saxpy2" > "$dir/build.log" 2>&1
+nvidia-smi -i "$gpu" --query-gpu=name,pcie.link.gen.max,pcie.link.width.max,power.limit,driver_version \
+  --format=csv,noheader,nounits > "$dir/nvidia-smi.csv"
+
+reps=10; intensities="1,2,4,8,16,32,64,128,256,512,1024,2048,4096"
+warps="2,4,6,8,12,16,20,24,28,32,40,48,56,64"
+sizes="1000,3000,10000,30000,100000,300000,1000000,3000000,10000000,20000000,50000000,100000000"
+if [ "$quick" = 1 ]; then reps=3; intensities="1,16,256,4096"; warps="4,16,32,64"; sizes="10000,1000000,10000000,30000000"; fi
+
+"$here/power_sampler.sh" "$dir/power.csv" "$gpu" 50 &
+sampler=$!
+trap 'kill "$sampler" 2>/dev/null || true' EXIT
+sleep 3   # idle power before any work (the analysis takes P_s from the first samples)
+echo "$(date +%s.%N)" > "$dir/idle_end_epoch"
+bin="$dir/saxpy2"; csv="$dir/measurements.csv"
+common=(--device "$gpu" --out "$csv" --reps "$reps")
+"$bin" "${common[@]}" --device-info "$dir/device.json" --scenario intensity --n 10000000 --block 256 --a "$intensities"
+"$bin" "${common[@]}" --scenario occupancy --n 10000000 --block 32,64 --a 64 --warps "$warps"
+"$bin" "${common[@]}" --scenario size --n "$sizes" --block 256 --a 1
+"$bin" --device "$gpu" --out "$csv" --reps 1 --scenario energy --block 1024 --a 4096 --grids-auto --energy-window-s 2
+sleep 1
+kill "$sampler" 2>/dev/null || true
+wait "$sampler" 2>/dev/null || true
+trap - EXIT
+
+args=(--measurements "$csv" --device-info "$dir/device.json" --power "$dir/power.csv"
+      --idle-end-epoch "$(cat "$dir/idle_end_epoch")" --nvidia-smi "$dir/nvidia-smi.csv"
+      --report "$root/docs/validation/$slug.md")
+[ -n "$record" ] && args+=(--record "$record")
+[ -n "$link" ] && args+=(--link "$link")
+cd "$root"
+"$python" -m validation.analyze "${args[@]}"
+echo "report: docs/validation/$slug.md (raw data in ${dir#$root/})"
