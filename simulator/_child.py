@@ -1,0 +1,201 @@
+"""Entry point of the sandboxed simulation process started by `simulator.sandbox`.
+
+Runs as: `python -I -c BOOTSTRAP ROOT ENTRY RESULT_FD PAYLOAD_FILE LIMITS_JSON`. In order:
+set the resource limits, import everything the run needs (after dropping privileges the
+interpreter's own files may be unreadable), read the payload, drop root privileges to a
+user id of its own, call the entry with the payload, and write newline-delimited JSON
+messages to RESULT_FD: `{"progress": f}`, then one `{"result": ...}` or `{"error": ...}`.
+Everything before the entry is called is trusted code; the entry runs user code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import importlib
+import json
+import os
+import resource
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+# A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
+# not share a process count (RLIMIT_NPROC is per user) and cannot signal each other.
+DYNAMIC_UID_BASE = 200_000
+FALLBACK_USER_ID = 65534  # nobody
+PROGRESS_INTERVAL_S = 0.1
+# Imported before privileges are dropped, because the entry may import them lazily.
+PRELOAD_MODULES = (
+    "collections",
+    "ctypes",
+    "dataclasses",
+    "decimal",
+    "hashlib",
+    "encodings.idna",
+    "fractions",
+    "functools",
+    "heapq",
+    "itertools",
+    "linecache",
+    "math",
+    "random",
+    "statistics",
+    "traceback",
+    "simulator.errors",
+    "simulator.sandbox",
+    "simulator.shallow",
+)
+PR_SET_PDEATHSIG = 1
+EXIT_OK = 0
+EXIT_ERROR = 3
+
+
+class _Channel:
+    """Newline-delimited JSON messages to the parent over an inherited pipe."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.last_progress = 0.0
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+        view = memoryview(data)
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
+
+    def progress(self, fraction: float) -> None:
+        now = time.monotonic()
+        if fraction >= 1.0 or now - self.last_progress >= PROGRESS_INTERVAL_S:
+            self.last_progress = now
+            self.send({"progress": float(fraction)})
+
+
+def _set_limits(limits: dict[str, int], *, processes: bool) -> None:
+    """Apply the resource limits (soft = hard, so the run cannot raise them again)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    cpu = int(limits["cpu_s"])
+    # SIGXCPU at the soft limit, SIGKILL one second later if it is ignored.
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_DATA, (limits["data_bytes"], limits["data_bytes"]))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize_bytes"], limits["fsize_bytes"]))
+    if processes:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
+
+
+def _drop_privileges() -> None:
+    """Switch from root to an unprivileged user id, or raise OSError."""
+    candidates = [DYNAMIC_UID_BASE + os.getpid(), FALLBACK_USER_ID]
+    error: OSError | None = None
+    for uid in candidates:
+        try:
+            os.chown(".", uid, uid)  # the fresh working directory becomes the run's own
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        except OSError as failure:
+            error = failure
+            continue
+        break
+    if os.getuid() == 0 or os.geteuid() == 0:
+        raise error or OSError("still root")
+    try:
+        os.setuid(0)
+    except PermissionError:
+        return
+    raise OSError("privileges could be regained")
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process if the parent dies (it enforces the wall clock).
+
+    Set after the privilege drop, which clears the setting.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(EXIT_ERROR)
+
+
+def _load_entry(entry: str) -> Callable[..., Any]:
+    module_name, _, function_name = entry.partition(":")
+    module = importlib.import_module(module_name)
+    function: Callable[..., Any] = getattr(module, function_name)
+    return function
+
+
+def _preload() -> None:
+    for name in PRELOAD_MODULES:
+        importlib.import_module(name)
+    try:
+        import py_mini_racer
+    except ImportError:  # pragma: no cover - mini-racer is a runtime dependency
+        return
+    # Load V8 (shared library and ICU data) while the interpreter's files are readable.
+    py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
+
+
+def _error_dict(error: BaseException) -> dict[str, Any]:
+    """Return the JSON form of the error that ended the run."""
+    from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
+
+    if isinstance(error, SimulationError):
+        return error.to_dict()
+    if isinstance(error, MemoryError):
+        return SandboxLimitError("memory", "the run ran out of memory").to_dict()
+    if isinstance(error, OSError) and error.errno == errno.EFBIG:
+        return SandboxLimitError("file size", "the run exceeded the file-size limit").to_dict()
+    if isinstance(error, RecursionError):
+        return UserCodeError(f"RecursionError: {error}").to_dict()
+    message = f"internal error in the simulator: {type(error).__name__}: {error}"
+    return SimulationError(message).to_dict()
+
+
+def main(argv: list[str]) -> None:
+    """Run one sandboxed simulation; never returns (exits the process)."""
+    entry_name, fd_text, payload_path, limits_text = argv
+    channel = _Channel(int(fd_text))
+    parent = os.getppid()
+    from simulator.errors import SimulationError
+
+    status = EXIT_ERROR
+    try:
+        limits = json.loads(limits_text)
+        is_root = os.geteuid() == 0
+        _set_limits(limits, processes=is_root)
+        entry = _load_entry(entry_name)
+        _preload()
+        with open(payload_path, encoding="utf-8") as handle:
+            payload = json.load(handle)
+        os.unlink(payload_path)
+        if is_root:
+            try:
+                _drop_privileges()
+            except OSError as error:
+                from simulator.sandbox import MSG_PRIVILEGES
+
+                raise SimulationError(MSG_PRIVILEGES.format(error=error)) from None
+        _die_with_parent(parent)
+        result = entry(**payload, progress=channel.progress)
+        channel.send({"result": result})
+        status = EXIT_OK
+    except BaseException as error:  # the parent must get an answer, whatever happened
+        with contextlib.suppress(BaseException):
+            channel.send({"error": _error_dict(error)})
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Skip interpreter shutdown: V8 threads or user objects must not delay the exit.
+        os._exit(status)
+
+
+if __name__ == "__main__":  # pragma: no cover - started through sandbox.BOOTSTRAP
+    main(sys.argv[1:])

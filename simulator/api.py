@@ -1,0 +1,573 @@
+"""The `sim` object and the constants an application model sees (DESIGN.md item 4).
+
+Each simulated process runs the application model once with its own globals: `tag`, `rank`,
+`labels`, the launch variables, `ConstVar`, `SoftwareStack`, `OptimizationType`, `HashMap`
+and `sim`, so MERPSYS's Listing 5 (000, section 5.4.2) ports line by line.
+
+Semantics (where MERPSYS leaves a choice, the choice is written here):
+
+* `sim.computation(params)` evaluates the node model's `computationTime(params)` (seconds)
+  and pauses that long; the process's node instance is busy meanwhile.
+* `sim.p2pCommunicationSend(size, target_label, direction=None, target_rank=None)` never
+  blocks. Without `target_rank` the target is rank `rank % labels[target_label]` (the same
+  index, wrapped). The message travels the shortest path of edges; every NETWORK node on it
+  whose model defines `p2pTime` charges `p2pTime(size, params)` with `params.direction` set
+  when a direction was given. Store and forward: a hop starts when the previous one ended.
+  Each network instance serves one transfer at a time per travel direction (the pair of
+  neighbours on the path), first come first served, so contention shows. An intermediate
+  network node with count k carries the message on instance `source instance % k`.
+  Processes on the same node talk for free unless the node's own model defines `p2pTime`.
+* `sim.p2pCommunicationReceive(source_label, source_rank=None)` blocks until a matching
+  message arrived (any rank when None) and returns its size. Time blocked before the
+  message was sent counts as wait, time after as communication.
+* Collectives involve the processes whose label is in `labels` (default: every process),
+  every one of which must make the same call; the root is `(root_label, root_rank)`.
+  `broadcast(size, ...)`: the root sends `size` bytes to each other participant.
+  `scatter(size, ...)`: the root's `size` bytes are split evenly, each other participant
+  receives `size / participants`. `gather(size, ...)`: each other participant sends `size`
+  bytes to the root. Sends are non-blocking, receivers (and the root of a gather) block until
+  their messages arrived. `barrier(labels=None)` blocks until every participant reached it
+  and costs no time of its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from simulator.engine import Engine, EventCount, Mailbox, Resource
+from simulator.errors import ModelEvaluationError
+from simulator.placement import Routes, Slot
+from simulator.results import ProcessFigures, Timeline, Usage
+
+API_MESSAGES = {
+    "size": "{call}: the size must be a finite number of bytes >= 0 (got {value!r})",
+    "label": "{call}: there are no processes of label {label!r} in this launch (labels: {known})",
+    "rank": "{call}: label {label!r} has {count} processes, so rank {rank!r} does not exist",
+    "params": "sim.computation: params must be a dict (or HashMap) of names to values, got {kind}",
+    "root": "{call}: the root {root} is not among the participants (labels {labels})",
+    "not_participant": "{call}: process {process} is not among the participants (labels {labels})",
+    "no_model": "node {node!r} has no computational model",
+    "no_function": "the model does not define {function}()",
+    "bad_time": "returned {value!r}; a time must be a finite number of seconds >= 0",
+}
+
+P2P = "p2p"
+"""Channel of point-to-point messages; collectives use their own channels."""
+
+
+class ApiUsageError(Exception):
+    """The application model called the sim API wrongly; the runner adds the line number."""
+
+
+class ConstVar:
+    """MERPSYS's transfer directions, passed to `p2pTime` as `params.direction`."""
+
+    HostToDevice = "HostToDevice"
+    DeviceToHost = "DeviceToHost"
+
+
+class SoftwareStack:
+    """MERPSYS's software stacks (accepted by `sim.computation`, not used by the models)."""
+
+    Undefined = "Undefined"
+
+
+class OptimizationType:
+    """MERPSYS's optimization types; Python cannot spell `.None`, so it is `None_`."""
+
+    None_ = "None"
+
+
+class HashMap(dict[str, Any]):
+    """A dict with Java's `put` / `get`, so `new HashMap()` and `.put(k, v)` port as they are."""
+
+    def put(self, key: str, value: Any) -> None:
+        """Store `value` under `key` (Java's `Map.put`)."""
+        self[key] = value
+
+
+class Label(str):
+    """A process's label (`tag`), with Java's `equals` so `tag.equals("CPU")` ports as is."""
+
+    __slots__ = ()
+
+    def equals(self, other: object) -> bool:
+        """Return whether the label is `other`."""
+        return str(self) == other
+
+
+class ModelFunctions(Protocol):
+    """A computational model bound to a hardware record (simulator.shallow.ShallowFunctions)."""
+
+    def has(self, function: str) -> bool:
+        """Return whether the model defines `function`."""
+        ...
+
+    def call(self, function: str, *args: object, params: Mapping[str, object]) -> float:
+        """Return the value of `function(*args, params)`."""
+        ...
+
+
+class NodeRuntime:
+    """One node of the system during a run: its model, instances' usage and link FIFOs."""
+
+    __slots__ = (
+        "_links",
+        "engine",
+        "functions",
+        "has_p2p",
+        "id",
+        "is_network",
+        "model_key",
+        "usages",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        node_id: str,
+        *,
+        count: int,
+        capacity: int,
+        is_network: bool,
+        model_key: str | None,
+        functions: ModelFunctions | None,
+    ) -> None:
+        self.engine = engine
+        self.id = node_id
+        self.is_network = is_network
+        self.model_key = model_key
+        self.functions = functions
+        self.has_p2p = functions is not None and functions.has("p2pTime")
+        self.usages = [Usage(node_id, instance, capacity) for instance in range(count)]
+        self._links: dict[tuple[int, str, str], Resource] = {}
+
+    def link(self, instance: int, came_from: str, going_to: str) -> Resource:
+        """Return the FIFO of `instance` for messages travelling from one neighbour to another."""
+        key = (instance, came_from, going_to)
+        link = self._links.get(key)
+        if link is None:
+            link = Resource(self.engine, f"link {self.id}[{instance}] {came_from}->{going_to}")
+            self._links[key] = link
+        return link
+
+    def _time(self, function: str, *args: object, params: Mapping[str, object]) -> float:
+        if self.functions is None:
+            raise ModelEvaluationError(
+                API_MESSAGES["no_model"].format(node=self.id), model="(none)", function=function
+            )
+        if not self.functions.has(function):
+            raise ModelEvaluationError(
+                API_MESSAGES["no_function"].format(function=function),
+                model=str(self.model_key),
+                function=function,
+            )
+        value = self.functions.call(function, *args, params=params)
+        if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            raise ModelEvaluationError(
+                API_MESSAGES["bad_time"].format(value=value),
+                model=str(self.model_key),
+                function=function,
+            )
+        return float(value)
+
+    def computation_time(self, params: Mapping[str, object]) -> float:
+        """Return `computationTime(params)` of the node's model, in seconds."""
+        return self._time("computationTime", params=params)
+
+    def transfer_time(self, size: float, direction: str | None) -> float:
+        """Return `p2pTime(size, params)` with `params.direction` when a direction is given."""
+        params: dict[str, object] = {} if direction is None else {"direction": direction}
+        return self._time("p2pTime", size, params=params)
+
+
+class Message:
+    """A message in flight or delivered: who sent it, how big, on which channel, when."""
+
+    __slots__ = ("channel", "direction", "sent_at", "size", "source")
+
+    def __init__(
+        self, source: ProcessState, size: float, direction: str | None, channel: object, now: float
+    ) -> None:
+        self.source = source
+        self.size = size
+        self.direction = direction
+        self.channel = channel
+        self.sent_at = now
+
+
+class ProcessState:
+    """The world's record of one simulated process: placement, mailbox, figures."""
+
+    __slots__ = ("collectives", "figures", "mailbox", "name", "slot")
+
+    def __init__(self, engine: Engine, slot: Slot) -> None:
+        self.slot = slot
+        self.name = slot.name
+        self.mailbox = Mailbox(engine, f"the mailbox of {slot.name}")
+        self.figures = ProcessFigures(slot.label, slot.rank, slot.node, slot.instance)
+        self.collectives: dict[tuple[object, ...], int] = {}
+
+
+Hop = tuple[NodeRuntime, int, str, str]
+
+
+class _Transfer:
+    """One message crossing its hops, store and forward, one FIFO per hop direction."""
+
+    __slots__ = ("hop_start", "hops", "index", "link", "message", "target", "world")
+
+    def __init__(
+        self, world: World, message: Message, hops: Sequence[Hop], target: ProcessState
+    ) -> None:
+        self.world = world
+        self.message = message
+        self.hops = hops
+        self.target = target
+        self.index = 0
+        self.hop_start = 0.0
+        self.link: Resource | None = None
+
+    def next_hop(self, _arg: object = None) -> None:
+        if self.index == len(self.hops):
+            self.target.mailbox.put(self.message)
+            return
+        node, instance, came_from, going_to = self.hops[self.index]
+        self.link = node.link(instance, came_from, going_to)
+        self.link.request(self._start)
+
+    def _start(self, _arg: object) -> None:
+        node, instance, _, _ = self.hops[self.index]
+        message = self.message
+        duration = node.transfer_time(message.size, message.direction)
+        engine = self.world.engine
+        self.hop_start = engine.now
+        node.usages[instance].start(engine.now)
+        engine.schedule(duration, self._end)
+
+    def _end(self, _arg: object) -> None:
+        node, instance, _, _ = self.hops[self.index]
+        now = self.world.engine.now
+        node.usages[instance].stop(now)
+        assert self.link is not None
+        self.link.release()
+        message = self.message
+        self.world.timeline.add(
+            message.source.name,
+            "transfer",
+            self.hop_start,
+            now,
+            node=node.id,
+            instance=instance,
+            size=message.size,
+            direction=message.direction,
+            to=self.target.name,
+        )
+        self.index += 1
+        self.next_hop()
+
+
+class World:
+    """Everything the processes of one run share: engine, nodes, routes, processes, timeline."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        nodes: Mapping[str, NodeRuntime],
+        routes: Routes,
+        processes: Sequence[ProcessState],
+        timeline: Timeline,
+    ) -> None:
+        self.engine = engine
+        self.nodes = nodes
+        self.routes = routes
+        self.processes = list(processes)
+        self.timeline = timeline
+        self.by_label: dict[str, list[ProcessState]] = {}
+        for state in self.processes:
+            self.by_label.setdefault(state.slot.label, []).append(state)
+        self._hops: dict[tuple[str, int, str, int], tuple[Hop, ...]] = {}
+        self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
+
+    def hops(self, source: Slot, target: Slot) -> tuple[Hop, ...]:
+        """Return the charging hops of a message from `source` to `target` (cached)."""
+        key = (source.node, source.instance, target.node, target.instance)
+        cached = self._hops.get(key)
+        if cached is not None:
+            return cached
+        path = self.routes.path(source.node, target.node)
+        hops: list[Hop] = []
+        if len(path) == 1:
+            node = self.nodes[source.node]
+            if node.has_p2p:
+                hops.append((node, source.instance, "local", "local"))
+        else:
+            for index, node_id in enumerate(path):
+                node = self.nodes[node_id]
+                if not (node.is_network and node.has_p2p):
+                    continue
+                if index == 0:
+                    instance = source.instance
+                elif index == len(path) - 1:
+                    instance = target.instance
+                else:
+                    instance = source.instance % len(node.usages)
+                came_from = path[index - 1] if index > 0 else node_id
+                going_to = path[index + 1] if index + 1 < len(path) else node_id
+                hops.append((node, instance, came_from, going_to))
+        result = tuple(hops)
+        self._hops[key] = result
+        return result
+
+    def send(
+        self,
+        source: ProcessState,
+        target: ProcessState,
+        size: float,
+        direction: str | None,
+        channel: object,
+    ) -> None:
+        """Start a message on its way; it lands in the target's mailbox when it arrives."""
+        message = Message(source, size, direction, channel, self.engine.now)
+        hops = self.hops(source.slot, target.slot)
+        if hops:
+            _Transfer(self, message, hops, target).next_hop()
+        else:
+            target.mailbox.put(message)
+
+    def barrier(self, participants: tuple[str, ...], count: int) -> None:
+        """Block the caller until `count` processes reached the barrier of `participants`."""
+        entry = self._barriers.get(participants)
+        if entry is None:
+            entry = (EventCount(self.engine, f"barrier {'/'.join(participants)}"), [0])
+            self._barriers[participants] = entry
+        event_count, arrived = entry
+        generation = event_count.count + 1
+        arrived[0] += 1
+        if arrived[0] == count:
+            arrived[0] = 0
+            event_count.advance()
+        else:
+            event_count.await_(generation)
+
+
+class Sim:
+    """The `sim` object of one process: MERPSYS's computation and communication calls."""
+
+    __slots__ = ("_engine", "_labels", "_state", "_world", "random")
+
+    def __init__(self, world: World, state: ProcessState, labels: Mapping[str, int]) -> None:
+        self._world = world
+        self._engine = world.engine
+        self._state = state
+        self._labels = labels
+        self.random = world.engine.random
+
+    # -- helpers -------------------------------------------------------------------------------
+    def now(self) -> float:
+        """Return the simulated time in seconds."""
+        return self._engine.now
+
+    def _check_size(self, call: str, size: object) -> float:
+        if (
+            not isinstance(size, int | float)
+            or isinstance(size, bool)
+            or not math.isfinite(size)
+            or size < 0
+        ):
+            raise ApiUsageError(API_MESSAGES["size"].format(call=call, value=size))
+        return float(size)
+
+    def _peers(self, call: str, label: object) -> list[ProcessState]:
+        peers = self._world.by_label.get(label) if isinstance(label, str) else None
+        if not peers:
+            known = ", ".join(sorted(self._world.by_label))
+            raise ApiUsageError(API_MESSAGES["label"].format(call=call, label=label, known=known))
+        return peers
+
+    def _peer(self, call: str, label: object, rank: object) -> ProcessState:
+        peers = self._peers(call, label)
+        if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < len(peers):
+            raise ApiUsageError(
+                API_MESSAGES["rank"].format(call=call, label=label, count=len(peers), rank=rank)
+            )
+        return peers[rank]
+
+    def _receive(self, accept: Callable[[Message], bool], waiting: str) -> Message:
+        started = self._engine.now
+        message: Message = self._state.mailbox.get(accept, waiting)
+        now = self._engine.now
+        if now > started:
+            figures = self._state.figures
+            in_flight_from = max(started, message.sent_at)
+            figures.wait_s += in_flight_from - started
+            figures.comm_s += now - in_flight_from
+            self._world.timeline.add(self._state.name, "receive", started, now)
+        return message
+
+    def _participants(
+        self, call: str, labels: object
+    ) -> tuple[tuple[str, ...], list[ProcessState]]:
+        if labels is None:
+            names = tuple(sorted(self._world.by_label))
+        elif isinstance(labels, str):
+            names = (labels,)
+        elif isinstance(labels, Iterable):
+            names = tuple(sorted({str(label) for label in labels}))
+        else:
+            raise ApiUsageError(f"{call}: labels must be a label or a list of labels")
+        members: list[ProcessState] = []
+        for name in names:
+            members.extend(self._peers(call, name))
+        if self._state not in members:
+            raise ApiUsageError(
+                API_MESSAGES["not_participant"].format(
+                    call=call, process=self._state.name, labels=list(names)
+                )
+            )
+        return names, members
+
+    def _collective_channel(
+        self, kind: str, names: tuple[str, ...], root: str
+    ) -> tuple[object, ...]:
+        key = (kind, names, root)
+        sequence = self._state.collectives.get(key, 0)
+        self._state.collectives[key] = sequence + 1
+        return (*key, sequence)
+
+    # -- computation ---------------------------------------------------------------------------
+    def computation(
+        self,
+        params: Mapping[str, object] | None = None,
+        software_stack: object = None,
+        optimization: object = None,
+    ) -> float:
+        """Run the node model's `computationTime(params)`; return the seconds it took.
+
+        `software_stack` and `optimization` are accepted for MERPSYS compatibility.
+        """
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise ApiUsageError(API_MESSAGES["params"].format(kind=type(params).__name__))
+        state = self._state
+        slot = state.slot
+        node = self._world.nodes[slot.node]
+        duration = node.computation_time(dict(params))
+        engine = self._engine
+        start = engine.now
+        usage = node.usages[slot.instance]
+        usage.start(start)
+        engine.pause(duration)
+        usage.stop(engine.now)
+        state.figures.compute_s += duration
+        self._world.timeline.add(state.name, "compute", start, engine.now)
+        return duration
+
+    # -- point to point ------------------------------------------------------------------------
+    def p2pCommunicationSend(
+        self,
+        size: object,
+        target_label: object,
+        direction: str | None = None,
+        target_rank: object = None,
+    ) -> None:
+        """Send `size` bytes to a process of `target_label` without waiting for delivery."""
+        call = "sim.p2pCommunicationSend"
+        size_b = self._check_size(call, size)
+        if target_rank is None:
+            peers = self._peers(call, target_label)
+            target = peers[self._state.slot.rank % len(peers)]
+        else:
+            target = self._peer(call, target_label, target_rank)
+        self._world.send(self._state, target, size_b, direction, P2P)
+
+    def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> float:
+        """Block until a message from `source_label` (rank `source_rank`, or any) arrived."""
+        call = "sim.p2pCommunicationReceive"
+        if source_rank is None:
+            self._peers(call, source_label)
+            waiting = f"a message from {source_label} (any rank)"
+
+            def accept(message: Message) -> bool:
+                return message.channel == P2P and message.source.slot.label == source_label
+        else:
+            peer = self._peer(call, source_label, source_rank)
+            waiting = f"a message from {peer.name}"
+
+            def accept(message: Message) -> bool:
+                return message.channel == P2P and message.source is peer
+
+        return self._receive(accept, waiting).size
+
+    # -- collectives ---------------------------------------------------------------------------
+    def _rooted(
+        self, call: str, root_label: object, root_rank: object, labels: object
+    ) -> tuple[tuple[str, ...], list[ProcessState], ProcessState]:
+        names, members = self._participants(call, labels)
+        root = self._peer(call, root_label, root_rank)
+        if root not in members:
+            raise ApiUsageError(
+                API_MESSAGES["root"].format(call=call, root=root.name, labels=list(names))
+            )
+        return names, members, root
+
+    def _spread(
+        self,
+        kind: str,
+        size: float,
+        share: float,
+        root_label: object,
+        root_rank: object,
+        labels: object,
+    ) -> None:
+        call = f"sim.{kind}"
+        names, members, root = self._rooted(call, root_label, root_rank, labels)
+        channel = self._collective_channel(kind, names, root.name)
+        if self._state is root:
+            for member in members:
+                if member is not root:
+                    self._world.send(root, member, share, None, channel)
+            return
+        self._receive(lambda message: message.channel == channel, f"the {kind} from {root.name}")
+
+    def broadcast(
+        self, size: object, root_label: object, root_rank: object = 0, labels: object = None
+    ) -> None:
+        """Every participant receives the root's `size` bytes (the root does not block)."""
+        size_b = self._check_size("sim.broadcast", size)
+        self._spread("broadcast", size_b, size_b, root_label, root_rank, labels)
+
+    def scatter(
+        self, size: object, root_label: object, root_rank: object = 0, labels: object = None
+    ) -> None:
+        """The root's `size` bytes are split evenly; each other participant receives its share."""
+        size_b = self._check_size("sim.scatter", size)
+        _, members = self._participants("sim.scatter", labels)
+        self._spread("scatter", size_b, size_b / len(members), root_label, root_rank, labels)
+
+    def gather(
+        self, size: object, root_label: object, root_rank: object = 0, labels: object = None
+    ) -> None:
+        """Each other participant sends `size` bytes to the root, which waits for all of them."""
+        call = "sim.gather"
+        size_b = self._check_size(call, size)
+        names, members, root = self._rooted(call, root_label, root_rank, labels)
+        channel = self._collective_channel("gather", names, root.name)
+        if self._state is not root:
+            self._world.send(self._state, root, size_b, None, channel)
+            return
+        for _ in range(len(members) - 1):
+            self._receive(lambda message: message.channel == channel, "the gather's messages")
+
+    def barrier(self, labels: object = None) -> None:
+        """Block until every participant (processes of `labels`, default all) reached it."""
+        names, members = self._participants("sim.barrier", labels)
+        started = self._engine.now
+        self._world.barrier(names, len(members))
+        now = self._engine.now
+        if now > started:
+            self._state.figures.wait_s += now - started
+            self._world.timeline.add(self._state.name, "barrier", started, now)

@@ -1,0 +1,478 @@
+"""Command line: `python -m simulator run | sweep | analyze`.
+
+`run` simulates one application model on one system snapshot and prints a summary table
+(or the result JSON with `--json -`); `sweep` runs the product of variable lists / ranges
+and hardware swaps and prints one row per run. Runs go through the sandbox
+(simulator.sandbox.run_sandboxed) unless `--no-sandbox` is given. Any simulation error or bad
+argument ends with exit status 2 and a one-line message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from simulator.errors import SimulationError
+from simulator.snapshot import load_snapshot
+
+EXIT_ERROR = 2
+
+CLI_MESSAGES = {
+    "pair": "{option} expects NAME=VALUE, got {text!r}",
+    "count": "--labels: the count of {label!r} must be a whole number, got {text!r}",
+    "range": "{option}: a range is start:stop:step with step > 0, got {text!r}",
+    "read": "cannot read {path}: {reason}",
+    "json": "{path} is not valid JSON: {reason}",
+    "hardware": "{path}: a hardware record is an object with type, name and attributes",
+    "unknown_node": "--hardware: the system has no node {node!r}",
+    "sweep_failed": "{failed} of {total} runs failed",
+}
+
+
+class CliError(Exception):
+    """A bad command-line argument or input file (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and exit with status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(message)
+
+
+# -- parsing -----------------------------------------------------------------------------------
+def parse_value(text: str) -> int | float | bool | str:
+    """Return a variable's value: int, float, bool ("true"/"false") or the string itself."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
+
+
+def _split_pair(option: str, text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise CliError(CLI_MESSAGES["pair"].format(option=option, text=text))
+    return name.strip(), value.strip()
+
+
+def parse_labels(text: str) -> dict[str, int]:
+    """Return label counts from "CPU=1,GPU=2"."""
+    labels: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, value = _split_pair("--labels", part)
+        try:
+            labels[name] = int(value)
+        except ValueError:
+            raise CliError(CLI_MESSAGES["count"].format(label=name, text=value)) from None
+    return labels
+
+
+def parse_variables(items: Sequence[str]) -> dict[str, object]:
+    """Return variables from repeated NAME=VALUE options."""
+    return dict((name, parse_value(value)) for name, value in map(_var_pair, items))
+
+
+def _var_pair(text: str) -> tuple[str, str]:
+    return _split_pair("--var", text)
+
+
+def expand_values(text: str) -> list[object]:
+    """Return a sweep's values: "1,2,4", or "start:stop:step" with stop included, or both."""
+    values: list[object] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if part.count(":") == 2:
+            pieces = [parse_value(p) for p in part.split(":")]
+            if not all(isinstance(p, int | float) and not isinstance(p, bool) for p in pieces):
+                raise CliError(CLI_MESSAGES["range"].format(option="--var", text=part))
+            start, stop, step = (float(p) for p in pieces)
+            if step <= 0:
+                raise CliError(CLI_MESSAGES["range"].format(option="--var", text=part))
+            integral = all(isinstance(p, int) for p in pieces)
+            steps = math.floor((stop - start) / step + 1e-9)
+            for index in range(steps + 1):
+                value = start + index * step
+                values.append(round(value) if integral else value)
+        else:
+            values.append(parse_value(part))
+    return values
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(CLI_MESSAGES["read"].format(path=path, reason=error.strerror)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CliError(CLI_MESSAGES["json"].format(path=path, reason=error)) from None
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(CLI_MESSAGES["read"].format(path=path, reason=error.strerror)) from None
+
+
+# -- running -----------------------------------------------------------------------------------
+Runner = Callable[[Mapping[str, Any], "Callable[[float], None] | None"], dict[str, Any]]
+
+
+def _runner(no_sandbox: bool) -> Runner:
+    """Return a function running one payload (run_simulation's keyword arguments)."""
+    if no_sandbox:
+        from simulator.runner import run_simulation
+
+        def run_in_process(
+            payload: Mapping[str, Any], progress: Callable[[float], None] | None
+        ) -> dict[str, Any]:
+            arguments = dict(payload)
+            snapshot = arguments.pop("snapshot")
+            app_source = arguments.pop("app_source")
+            return run_simulation(snapshot, app_source, progress=progress, **arguments)
+
+        return run_in_process
+
+    from simulator.sandbox import run_sandboxed
+
+    def run_in_sandbox(
+        payload: Mapping[str, Any], progress: Callable[[float], None] | None
+    ) -> dict[str, Any]:
+        return run_sandboxed(payload, progress=progress)
+
+    return run_in_sandbox
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal (nothing when the stream is not a TTY)."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO, label: str = "simulating") -> None:
+        self.stream = stream
+        self.label = label
+        self.enabled = stream.isatty()
+        self.shown = False
+
+    def __call__(self, fraction: float) -> None:
+        if not self.enabled:
+            return
+        filled = round(max(0.0, min(1.0, fraction)) * self.WIDTH)
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {fraction * 100:5.1f}%")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.shown = False
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Return a plain-text table with left-aligned columns."""
+    cells = [[_cell(value) for value in row] for row in rows]
+    widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for row in cells:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "-" if value is None else str(value)
+
+
+def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
+    """Return the readable summary of a result: totals, processes, components, engine."""
+    lines = []
+    if system_name:
+        lines.append(f"System:       {system_name}")
+    overall = result["overall_time_s"]
+    lines.append(f"Overall time: {overall:.9g} s")
+    lines.append(f"Energy:       {result['energy_j']['total']:.6g} J")
+    lines.append(f"Reliability:  P(success) = {result['reliability']['p_success']:.9g}")
+    lines.append("")
+    lines.append("Processes")
+    lines.append(
+        _table(
+            ["process", "node", "instance", "compute_s", "comm_s", "wait_s", "finish_s"],
+            [
+                [
+                    p["process"],
+                    p["node"],
+                    p["instance"],
+                    p["compute_s"],
+                    p["comm_s"],
+                    p["wait_s"],
+                    p["finish_s"],
+                ]
+                for p in result["processes"]
+            ],
+        )
+    )
+    lines.append("")
+    lines.append("Components")
+    lines.append(
+        _table(
+            ["node", "instance", "hardware", "busy_s", "utilisation", "energy_j"],
+            [
+                [
+                    c["node"],
+                    c["instance"],
+                    c["hardware"],
+                    c["busy_s"],
+                    c["utilisation"],
+                    c["energy_j"],
+                ]
+                for c in result["components"]
+            ],
+        )
+    )
+    stats = result["stats"]
+    lines.append("")
+    lines.append(
+        f"Engine: {stats['events']} events in {stats['wall_s']:.3g} s "
+        f"({stats['events_per_s']:.3g} events/s); timeline {len(result['timeline'])} entries, "
+        f"{result.get('timeline_dropped', 0)} dropped"
+    )
+    return "\n".join(lines)
+
+
+def _write_json(data: object, target: str, stdout: TextIO) -> None:
+    text = json.dumps(data, indent=2)
+    if target == "-":
+        stdout.write(text + "\n")
+    else:
+        try:
+            Path(target).write_text(text + "\n", encoding="utf-8")
+        except OSError as error:
+            raise CliError(
+                CLI_MESSAGES["read"].format(path=target, reason=error.strerror)
+            ) from None
+
+
+def _load_inputs(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    snapshot = _read_json(args.system)
+    load_snapshot(snapshot)  # fail fast, before a sandbox is started
+    return snapshot, _read_text(args.app)
+
+
+def command_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run one simulation and print its summary or JSON; return the exit status."""
+    snapshot, app_source = _load_inputs(args)
+    payload = {
+        "snapshot": snapshot,
+        "app_source": app_source,
+        "labels": parse_labels(args.labels),
+        "variables": parse_variables(args.var),
+        "seed": args.seed,
+        "timeline_limit": args.timeline_limit,
+    }
+    bar = ProgressBar(stderr)
+    try:
+        result = _runner(args.no_sandbox)(payload, bar)
+    finally:
+        bar.close()
+    if args.json is not None:
+        _write_json(result, args.json, stdout)
+    if args.json != "-":
+        stdout.write(format_summary(result, system_name=str(snapshot.get("name", ""))) + "\n")
+    return 0
+
+
+def _hardware_choices(
+    specs: Sequence[str], snapshot: Mapping[str, Any]
+) -> list[tuple[str, list[tuple[str, dict[str, Any]]]]]:
+    """Return, per node, the hardware records a sweep swaps in: [(node, [(path, record)])]."""
+    node_ids = {node.get("id") for node in snapshot.get("nodes", []) if isinstance(node, dict)}
+    choices: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = []
+    for spec in specs:
+        node, files = _split_pair("--hardware", spec)
+        if node not in node_ids:
+            raise CliError(CLI_MESSAGES["unknown_node"].format(node=node))
+        records = []
+        for path in filter(None, (p.strip() for p in files.split(","))):
+            record = _read_json(path)
+            if not isinstance(record, dict) or "attributes" not in record:
+                raise CliError(CLI_MESSAGES["hardware"].format(path=path))
+            records.append((path, record))
+        choices.append((node, records))
+    return choices
+
+
+def _swap_hardware(
+    snapshot: Mapping[str, Any], swaps: Sequence[tuple[str, str, dict[str, Any]]]
+) -> dict[str, Any]:
+    """Return a copy of `snapshot` where each (node, path, record) node uses `record`."""
+    copy = json.loads(json.dumps(snapshot))
+    for index, (node_id, _path, record) in enumerate(swaps):
+        key = f"sweep-{index}-{node_id}"
+        copy["hardware"][key] = record
+        for node in copy["nodes"]:
+            if node.get("id") == node_id:
+                node["hardware"] = key
+    return copy
+
+
+def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run the product of swept variables and hardware; print a table or JSON."""
+    snapshot, app_source = _load_inputs(args)
+    labels = parse_labels(args.labels)
+    swept = [(name, expand_values(value)) for name, value in map(_var_pair, args.var)]
+    hardware = _hardware_choices(args.hardware, snapshot)
+    variable_points = list(itertools.product(*(values for _, values in swept)))
+    hardware_points = list(
+        itertools.product(
+            *([(node, path, record) for path, record in records] for node, records in hardware)
+        )
+    )
+    run = _runner(args.no_sandbox)
+    points = list(itertools.product(variable_points, hardware_points))
+    runs: list[dict[str, Any]] = []
+    bar = ProgressBar(stderr, "sweeping")
+    failed = 0
+    try:
+        for number, (values, swaps) in enumerate(points):
+            variables = {name: values[i] for i, (name, _) in enumerate(swept)}
+            system = _swap_hardware(snapshot, swaps) if swaps else snapshot
+            entry: dict[str, Any] = {
+                "variables": variables,
+                "hardware": {node: path for node, path, _ in swaps},
+            }
+            try:
+                entry["result"] = run(
+                    {
+                        "snapshot": system,
+                        "app_source": app_source,
+                        "labels": labels,
+                        "variables": variables,
+                        "seed": args.seed,
+                        "timeline_limit": args.timeline_limit,
+                    },
+                    None,
+                )
+            except SimulationError as error:
+                failed += 1
+                entry["error"] = error.to_dict()
+            runs.append(entry)
+            bar((number + 1) / len(points))
+    finally:
+        bar.close()
+    if args.json is not None:
+        _write_json({"runs": runs}, args.json, stdout)
+    if args.json != "-":
+        headers = [name for name, _ in swept] + [node for node, _ in hardware]
+        headers += ["overall_time_s", "energy_j", "p_success"]
+        rows: list[list[object]] = []
+        for entry in runs:
+            row: list[object] = [*entry["variables"].values(), *entry["hardware"].values()]
+            if "result" in entry:
+                result = entry["result"]
+                row += [
+                    result["overall_time_s"],
+                    result["energy_j"]["total"],
+                    result["reliability"]["p_success"],
+                ]
+            else:
+                row += ["error: " + _one_line(entry["error"]["message"]), None, None]
+            rows.append(row)
+        stdout.write(_table(headers, rows) + "\n")
+    if failed:
+        stderr.write(
+            "error: " + CLI_MESSAGES["sweep_failed"].format(failed=failed, total=len(runs)) + "\n"
+        )
+        return EXIT_ERROR
+    return 0
+
+
+# -- the parser --------------------------------------------------------------------------------
+def _add_common(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
+    parser.add_argument("--system", required=True, help="system snapshot (JSON)")
+    parser.add_argument("--app", required=True, help="application model (Python)")
+    parser.add_argument("--labels", required=True, help="process counts, e.g. CPU=1,GPU=1")
+    parser.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE" if not sweep else "NAME=V1,V2|START:STOP:STEP",
+        help="a launch variable (int, float, true/false or string); repeatable"
+        + ("; lists and inclusive ranges are swept" if sweep else ""),
+    )
+    parser.add_argument("--json", metavar="OUT", help="write the result JSON to OUT ('-': stdout)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--timeline-limit", type=int, default=10_000, help="timeline entries kept (default 10000)"
+    )
+    parser.add_argument(
+        "--no-sandbox", action="store_true", help="run in this process (trusted models only)"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the `python -m simulator` argument parser."""
+    parser = _Parser(prog="python -m simulator", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = subparsers.add_parser("run", help="simulate one application on one system")
+    _add_common(run, sweep=False)
+    run.set_defaults(handler=command_run)
+    sweep = subparsers.add_parser("sweep", help="simulate the product of variables and hardware")
+    _add_common(sweep, sweep=True)
+    sweep.add_argument(
+        "--hardware",
+        action="append",
+        default=[],
+        metavar="NODE=FILE.json,...",
+        help="hardware records (JSON) to swap into NODE, one run each; repeatable",
+    )
+    sweep.set_defaults(handler=command_sweep)
+    try:
+        from simulator.analyzer.cli import register
+    except ImportError:
+        pass
+    else:
+        register(subparsers)
+    return parser
+
+
+def _one_line(message: str) -> str:
+    return "; ".join(line.strip() for line in message.splitlines() if line.strip())
+
+
+def main(
+    argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    """Run the command line; return the exit status (2 with a one-line message on errors)."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+        handler = getattr(args, "handler", None)
+        if handler is not None:
+            return int(handler(args, out, err))
+        func = getattr(args, "func", None)  # subcommands registered by other modules
+        if func is None:  # pragma: no cover - a registered subcommand without a handler
+            raise CliError(f"no handler for command {args.command!r}")
+        return int(func(args) or 0)
+    except (CliError, SimulationError) as error:
+        err.write(f"error: {_one_line(str(error))}\n")
+        return EXIT_ERROR

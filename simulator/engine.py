@@ -1,0 +1,411 @@
+"""Discrete-event kernel: simulated processes run ordinary sequential Python on greenlets.
+
+KnightSim (002, chapter 2) runs every simulated element as a context with its own stack that
+`pause`s for a latency, `await`s an event count and `advance`s one; here a context is a
+greenlet, so an application model is plain Python without `yield`. One event queue ordered
+by (time, sequence) drives everything: an entry is `(time, seq, callback, argument)`, where
+the callback is either a process's `switch` (resume it) or a plain function run in the
+scheduler (link transfers, deliveries). The sequence number makes equal-time events run in
+the order they were scheduled, so a run is deterministic; `Engine.random` is the run's only
+random source. When the queue empties while processes are still blocked, `Engine.run`
+raises `DeadlockError` naming each blocked process and what it waits for.
+
+Primitives: `Engine.pause`, `EventCount` (await / advance), `Mailbox` (put / blocking get
+with a filter) and `Resource` (FIFO server with a capacity, for callbacks or processes).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from collections.abc import Callable
+from heapq import heappop, heappush
+from typing import Any
+
+from greenlet import getcurrent, greenlet
+
+from simulator.errors import DeadlockError
+
+NOT_IN_PROCESS = "{primitive} can only be called from inside a simulated process"
+NEGATIVE_DELAY = "a delay cannot be negative or NaN (got {delay!r})"
+
+Callback = Callable[[Any], object]
+
+
+class Process(greenlet):
+    """A simulated process: a greenlet running `body(*args)` to completion.
+
+    `waiting` describes what a blocked process waits for (None while it runs or pauses);
+    `data` is free for the layer above (the sim API keeps its per-process record there).
+    """
+
+    __slots__ = ("args", "body", "data", "engine", "finish_time", "finished", "name", "waiting")
+
+    def __init__(
+        self, engine: Engine, name: str, body: Callable[..., object], args: tuple[object, ...]
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.name = name
+        self.body = body
+        self.args = args
+        self.waiting: str | None = None
+        self.finished = False
+        self.finish_time: float | None = None
+        self.data: Any = None
+
+    def run(self, _start: object = None) -> None:  # greenlet entry point
+        """Run the body; an exception propagates to the scheduler and ends the run."""
+        self.body(*self.args)
+        engine = self.engine
+        self.finished = True
+        self.finish_time = engine.now
+        engine._live -= 1
+        if engine.on_process_end is not None:
+            engine.on_process_end(self)
+
+    def __repr__(self) -> str:
+        return f"<Process {self.name}>"
+
+
+class Engine:
+    """The event queue, the clock and the scheduler.
+
+    Events are kept as KnightSim keeps contexts (002, section 2.2.1): in batches, one per
+    distinct time, each a flat list `[target, argument, target, argument, ...]` in the
+    order they were scheduled, with a heap of the distinct times. That is exactly the
+    (time, sequence) order, and a batch of many processes waking at the same time costs one
+    heap operation. A target is a Process to resume or a callback to call.
+
+    As in KnightSim, a process that pauses or blocks runs the scheduler itself: it takes the
+    next events and jumps straight to the next process to run (one greenlet switch, none when
+    it is the next to run itself) instead of going through a central loop. The loop in
+    `run` takes over only when a process finishes, a new one starts or the queue runs dry.
+    """
+
+    __slots__ = (
+        "_batch",
+        "_batches",
+        "_failure",
+        "_index",
+        "_live",
+        "_loop",
+        "_start",
+        "_times",
+        "_until",
+        "events",
+        "now",
+        "on_process_end",
+        "processes",
+        "random",
+    )
+
+    def __init__(self, seed: int = 0) -> None:
+        self.now = 0.0
+        self.events = 0
+        self.random = random.Random(seed)
+        self.processes: list[Process] = []
+        self.on_process_end: Callable[[Process], None] | None = None
+        self._batch: list[Any] = []  # the batch at `now`, run from `_index` on
+        self._index = 0
+        self._batches: dict[float, list[Any]] = {}  # later batches by time
+        self._times: list[float] = []  # heap of the keys of `_batches`
+        self._loop: greenlet | None = None
+        self._live = 0
+        self._until = math.inf
+        self._failure: BaseException | None = None
+        self._start: Process | None = None
+
+    # -- scheduling ---------------------------------------------------------------------------
+    def _push(self, when: float, target: object, arg: object) -> None:
+        if when == self.now:
+            batch = self._batch
+        else:
+            batch = self._batches.get(when)  # type: ignore[assignment]
+            if batch is None:
+                batch = self._batches[when] = []
+                heappush(self._times, when)
+        batch.append(target)
+        batch.append(arg)
+
+    @property
+    def pending(self) -> int:
+        """Return how many events are scheduled and not yet run."""
+        waiting = sum(len(batch) for batch in self._batches.values())
+        return (len(self._batch) - self._index + waiting) // 2
+
+    def spawn(self, name: str, body: Callable[..., object], *args: object) -> Process:
+        """Return a new process that starts running `body(*args)` at the current time."""
+        proc = Process(self, name, body, args)
+        if self._loop is not None:
+            proc.parent = self._loop
+        self.processes.append(proc)
+        self._live += 1
+        self._batch.append(proc)
+        self._batch.append(None)
+        return proc
+
+    def schedule(self, delay: float, callback: Callback, arg: object = None) -> None:
+        """Run `callback(arg)` `delay` seconds from now; it must not block."""
+        if not delay >= 0.0:
+            raise ValueError(NEGATIVE_DELAY.format(delay=delay))
+        self._push(self.now + delay, callback, arg)
+
+    def wake(self, proc: Process, value: object = None) -> None:
+        """Resume the blocked process `proc` at the current time; `suspend` returns `value`."""
+        proc.waiting = None
+        self._batch.append(proc)
+        self._batch.append(value)
+
+    # -- called from inside processes --------------------------------------------------------
+    def pause(self, duration: float) -> None:
+        """Let simulated time pass for the calling process (KnightSim `pause`)."""
+        if not duration >= 0.0:
+            raise ValueError(NEGATIVE_DELAY.format(delay=duration))
+        current = getcurrent()
+        if current.__class__ is not Process:
+            raise RuntimeError(NOT_IN_PROCESS.format(primitive="pause"))
+        when = self.now + duration
+        if when == self.now:
+            batch = self._batch
+        else:
+            batch = self._batches.get(when)  # type: ignore[assignment]
+            if batch is None:
+                batch = self._batches[when] = []
+                heappush(self._times, when)
+        batch.append(current)
+        batch.append(None)
+        self._dispatch(current)
+
+    def suspend(self, waiting: str) -> Any:
+        """Block the calling process until someone `wake`s it; return the value it is woken with.
+
+        `waiting` is what the process waits for, reported if the run deadlocks.
+        """
+        current = getcurrent()
+        if current.__class__ is not Process:
+            raise RuntimeError(NOT_IN_PROCESS.format(primitive="a blocking call"))
+        current.waiting = waiting
+        return self._dispatch(current)
+
+    def _dispatch(self, current: Process) -> Any:
+        """Run events from inside `current` until it is resumed; return what it is resumed with."""
+        while True:
+            batch = self._batch
+            index = self._index
+            if index < len(batch):
+                self._index = index + 2
+            else:
+                times = self._times
+                if not times or times[0] > self._until:
+                    break
+                when = heappop(times)
+                batch = self._batch = self._batches.pop(when)
+                index = 0
+                self._index = 2
+                self.now = when
+            target = batch[index]
+            self.events += 1
+            if target is current:
+                return batch[index + 1]
+            if target.__class__ is Process:
+                if target:  # started: jump straight to it
+                    return target.switch(batch[index + 1])
+                # a new greenlet inherits the stack depth of whoever starts it, so starts
+                # go through the loop, whose stack is shallow
+                self._start = target
+                break
+            try:
+                target(batch[index + 1])
+            except BaseException as error:  # a callback failed: the run ends in `run`
+                self._failure = error
+                break
+        assert self._loop is not None
+        return self._loop.switch()
+
+    @property
+    def current(self) -> Process:
+        """Return the process that is running now."""
+        current = getcurrent()
+        if not isinstance(current, Process):
+            raise RuntimeError(NOT_IN_PROCESS.format(primitive="Engine.current"))
+        return current
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run(self, until: float | None = None) -> float:
+        """Run events until the queue is empty (or past `until`); return the final time.
+
+        Raise DeadlockError when the queue runs dry while processes are still blocked; an
+        exception raised by a process or a callback propagates out of here.
+        """
+        loop = getcurrent()
+        self._loop = loop
+        for proc in self.processes:
+            if not proc and not proc.dead and proc.parent is not loop:
+                proc.parent = loop
+        self._until = math.inf if until is None else until
+        while True:
+            batch = self._batch
+            index = self._index
+            if index < len(batch):
+                self._index = index + 2
+            else:
+                times = self._times
+                if not times:
+                    break
+                if times[0] > self._until:
+                    self.now = self._until
+                    return self.now
+                when = heappop(times)
+                batch = self._batch = self._batches.pop(when)
+                index = 0
+                self._index = 2
+                self.now = when
+            target = batch[index]
+            self.events += 1
+            if target.__class__ is Process:
+                target.switch(batch[index + 1])  # back when a process ends, starts or runs dry
+            else:
+                target(batch[index + 1])
+            while self._start is not None:
+                start, self._start = self._start, None
+                start.switch(None)
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                raise failure
+        if until is not None and self._live:
+            self.now = max(self.now, until)
+            return self.now
+        if self._live:
+            blocked = {p.name: p.waiting or "nothing" for p in self.processes if not p.finished}
+            raise DeadlockError(blocked, self.now)
+        return self.now
+
+
+class EventCount:
+    """A KnightSim event count: processes `await_` a value, others `advance` the count."""
+
+    __slots__ = ("_waiters", "count", "engine", "name")
+
+    def __init__(self, engine: Engine, name: str = "event count") -> None:
+        self.engine = engine
+        self.name = name
+        self.count = 0
+        self._waiters: list[tuple[int, Process]] = []
+
+    def await_(self, value: int) -> None:
+        """Block the calling process until the count reaches `value` (return at once if it has)."""
+        if self.count >= value:
+            return
+        self._waiters.append((value, self.engine.current))
+        self.engine.suspend(f"{self.name} to reach {value} (now {self.count})")
+
+    def advance(self) -> None:
+        """Increment the count and wake every process whose awaited value is now reached."""
+        self.count += 1
+        if not self._waiters:
+            return
+        reached = self.count
+        still: list[tuple[int, Process]] = []
+        wake = self.engine.wake
+        for value, proc in self._waiters:
+            if value <= reached:
+                wake(proc)
+            else:
+                still.append((value, proc))
+        self._waiters = still
+
+
+class Mailbox:
+    """Messages for one process: `put` never blocks, `get` blocks until a matching one arrives.
+
+    Waiting getters are served first come, first served; a message no getter accepts is kept
+    in arrival order.
+    """
+
+    __slots__ = ("_getters", "_items", "engine", "name")
+
+    def __init__(self, engine: Engine, name: str = "mailbox") -> None:
+        self.engine = engine
+        self.name = name
+        self._items: deque[Any] = deque()
+        self._getters: list[tuple[Process, Callable[[Any], bool] | None]] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, item: Any) -> None:
+        """Deliver `item`: hand it to the first waiting getter that accepts it, or keep it."""
+        getters = self._getters
+        for index, (proc, accept) in enumerate(getters):
+            if accept is None or accept(item):
+                del getters[index]
+                self.engine.wake(proc, item)
+                return
+        self._items.append(item)
+
+    def get(self, accept: Callable[[Any], bool] | None = None, waiting: str | None = None) -> Any:
+        """Return the oldest message `accept` takes (any when None), blocking until one arrives."""
+        items = self._items
+        if accept is None:
+            if items:
+                return items.popleft()
+        else:
+            for index, item in enumerate(items):
+                if accept(item):
+                    del items[index]
+                    return item
+        self._getters.append((self.engine.current, accept))
+        return self.engine.suspend(waiting or f"a message in {self.name}")
+
+
+class Resource:
+    """A server with `capacity` slots and a FIFO queue (a link direction, a lock).
+
+    `request(grant, arg)` calls `grant(arg)` when a slot is free (at once if one is);
+    `acquire()` is the blocking form for processes. Whoever holds a slot calls `release()`.
+    """
+
+    __slots__ = ("_queue", "capacity", "engine", "name", "users")
+
+    def __init__(self, engine: Engine, name: str = "resource", capacity: int = 1) -> None:
+        if capacity < 1:
+            raise ValueError("a resource needs a capacity of at least 1")
+        self.engine = engine
+        self.name = name
+        self.capacity = capacity
+        self.users = 0
+        self._queue: deque[tuple[Callback, object]] = deque()
+
+    @property
+    def queued(self) -> int:
+        """Return how many requests wait for a slot."""
+        return len(self._queue)
+
+    def request(self, grant: Callback, arg: object = None) -> None:
+        """Call `grant(arg)` once a slot is this requester's (requests are served FIFO)."""
+        if self.users < self.capacity:
+            self.users += 1
+            grant(arg)
+        else:
+            self._queue.append((grant, arg))
+
+    def acquire(self) -> None:
+        """Block the calling process until it holds a slot."""
+        if self.users < self.capacity:
+            self.users += 1
+            return
+        proc = self.engine.current
+        self._queue.append((self.engine.wake, proc))
+        self.engine.suspend(f"{self.name} (FIFO, {len(self._queue)} queued)")
+
+    def release(self) -> None:
+        """Give a slot back; the oldest waiting request gets it."""
+        if self._queue:
+            grant, arg = self._queue.popleft()
+            grant(arg)
+        elif self.users > 0:
+            self.users -= 1
+        else:
+            raise RuntimeError(f"{self.name} released more often than acquired")

@@ -1,0 +1,173 @@
+"""Result assembly: per-process and per-component figures, energy, reliability, timeline.
+
+The result follows DESIGN.md "Result". Energy uses linear power states (SimGrid style,
+MODELS.md 4a): a component instance draws its idle power for the whole run plus
+(loaded - idle) x its load, where load = processes (or transfers) busy on it / its capacity,
+capped at 1. Reliability is exp(-sum lambda_i t_i) over component instances, t_i being the
+time the instance was busy (MODELS.md 6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.models.energy import power_state_energy
+from simulator.models.reliability import success_probability
+
+
+class Usage:
+    """Busy time and load integral of one component instance, updated as work starts and stops."""
+
+    __slots__ = ("_since", "active", "busy_s", "capacity", "instance", "load_s", "node")
+
+    def __init__(self, node: str, instance: int, capacity: int) -> None:
+        self.node = node
+        self.instance = instance
+        self.capacity = max(1, capacity)
+        self.active = 0
+        self.busy_s = 0.0
+        self.load_s = 0.0
+        self._since = 0.0
+
+    def _account(self, now: float) -> None:
+        active = self.active
+        if active:
+            elapsed = now - self._since
+            self.busy_s += elapsed
+            self.load_s += elapsed * (min(active, self.capacity) / self.capacity)
+        self._since = now
+
+    def start(self, now: float) -> None:
+        """Record that one more process or transfer keeps the instance busy from `now`."""
+        self._account(now)
+        self.active += 1
+
+    def stop(self, now: float) -> None:
+        """Record that one process or transfer stopped using the instance at `now`."""
+        self._account(now)
+        self.active -= 1
+
+
+class Timeline:
+    """The run's Gantt entries, at most `limit` of them (the first ones); counts the rest."""
+
+    __slots__ = ("dropped", "entries", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, limit)
+        self.entries: list[dict[str, Any]] = []
+        self.dropped = 0
+
+    def add(self, process: str, kind: str, start_s: float, end_s: float, **extra: Any) -> None:
+        """Record one interval of `kind` ("compute", "transfer", "receive", ...) for `process`."""
+        if len(self.entries) < self.limit:
+            self.entries.append(
+                {"process": process, "kind": kind, "start_s": start_s, "end_s": end_s, **extra}
+            )
+        else:
+            self.dropped += 1
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentFigures:
+    """What the result needs to know about one node besides its instances' usage."""
+
+    node: str
+    name: str
+    hardware: str
+    type: str
+    idle_w: float
+    active_w: float
+    failure_rate: float
+
+
+@dataclass(slots=True)
+class ProcessFigures:
+    """Time one process spent computing, communicating and waiting, and when it finished."""
+
+    label: str
+    rank: int
+    node: str
+    instance: int
+    compute_s: float = 0.0
+    comm_s: float = 0.0
+    wait_s: float = 0.0
+    finish_s: float = 0.0
+
+
+def assemble_result(
+    *,
+    overall_time_s: float,
+    processes: Sequence[ProcessFigures],
+    components: Iterable[tuple[ComponentFigures, Sequence[Usage]]],
+    timeline: Timeline,
+    events: int,
+    wall_s: float,
+    seed: int,
+) -> dict[str, Any]:
+    """Return the result dict of DESIGN.md "Result" for a finished run."""
+    component_rows: list[dict[str, Any]] = []
+    per_component: dict[str, float] = {}
+    exposures: list[tuple[float, float]] = []
+    total_energy = 0.0
+    for figures, usages in components:
+        node_energy = 0.0
+        for usage in usages:
+            loaded_s = min(usage.load_s, overall_time_s)
+            energy = power_state_energy(
+                idle_w=figures.idle_w,
+                active_w=figures.active_w,
+                total_s=overall_time_s,
+                loaded_s=loaded_s,
+            )
+            node_energy += energy
+            exposures.append((figures.failure_rate, usage.busy_s))
+            component_rows.append(
+                {
+                    "node": figures.node,
+                    "name": figures.name,
+                    "hardware": figures.hardware,
+                    "type": figures.type,
+                    "instance": usage.instance,
+                    "busy_s": usage.busy_s,
+                    "utilisation": usage.busy_s / overall_time_s if overall_time_s > 0 else 0.0,
+                    "energy_j": energy,
+                    "power_idle_w": figures.idle_w,
+                    "power_active_w": figures.active_w,
+                    "failure_rate_per_s": figures.failure_rate,
+                }
+            )
+        per_component[figures.node] = node_energy
+        total_energy += node_energy
+    return {
+        "status": "finished",
+        "overall_time_s": overall_time_s,
+        "energy_j": {"total": total_energy, "per_component": per_component},
+        "reliability": {"p_success": success_probability(exposures)},
+        "processes": [
+            {
+                "process": f"{p.label}[{p.rank}]",
+                "label": p.label,
+                "rank": p.rank,
+                "node": p.node,
+                "instance": p.instance,
+                "compute_s": p.compute_s,
+                "comm_s": p.comm_s,
+                "wait_s": p.wait_s,
+                "finish_s": p.finish_s,
+            }
+            for p in processes
+        ],
+        "components": component_rows,
+        "timeline": timeline.entries,
+        "timeline_dropped": timeline.dropped,
+        "stats": {
+            "events": events,
+            "wall_s": wall_s,
+            "events_per_s": events / wall_s if wall_s > 0 else 0.0,
+            "processes": len(processes),
+            "seed": seed,
+        },
+    }

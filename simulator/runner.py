@@ -1,0 +1,219 @@
+"""`run_simulation`: one application model on one system snapshot, start to result.
+
+Trusted code: it runs inside the sandbox child (simulator.sandbox.run_sandboxed) or
+in-process for tests and `--no-sandbox`. The application model is compiled once with the
+sandbox's restricted compiler and run once per simulated process, each with its own globals
+(simulator.api); computational models are JavaScript shallow functions, one
+`ShallowFunctions` per distinct (model, hardware) pair.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from types import CodeType
+from typing import Any
+
+from greenlet import GreenletExit
+
+from simulator.api import (
+    ApiUsageError,
+    ConstVar,
+    HashMap,
+    Label,
+    ModelFunctions,
+    NodeRuntime,
+    OptimizationType,
+    ProcessState,
+    Sim,
+    SoftwareStack,
+    World,
+)
+from simulator.engine import Engine, Process
+from simulator.errors import LaunchError, SimulationError, UserCodeError
+from simulator.models.reliability import failure_rate_from_attributes
+from simulator.placement import Routes, place_processes
+from simulator.results import ComponentFigures, Timeline, assemble_result
+from simulator.sandbox import (
+    DEFAULT_FILENAME,
+    compile_user_code,
+    user_error_from_exception,
+    user_globals,
+)
+from simulator.shallow import ShallowFunctions
+from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
+
+APP_FILENAME = DEFAULT_FILENAME
+PROGRESS_INTERVAL_S = 0.1
+
+RESERVED_GLOBALS = frozenset(
+    {"sim", "tag", "rank", "labels", "ConstVar", "SoftwareStack", "OptimizationType", "HashMap"}
+)
+
+RUNNER_MESSAGES = {
+    "variable_name": "variable names are identifiers (letters, digits, '_'), got {name!r}",
+    "variable_reserved": "{name!r} is a name the application model already has; rename it",
+    "variable_value": "a variable is a number, a boolean or a string, got {kind}",
+    "labels": "labels map label names to process counts",
+}
+
+
+def _check_variables(variables: Mapping[str, object]) -> dict[str, object]:
+    """Return the launch variables after checking names and values (LaunchError otherwise)."""
+    checked: dict[str, object] = {}
+    for name, value in variables.items():
+        field = f"variables.{name}"
+        if not isinstance(name, str) or not IDENTIFIER.match(name):
+            raise LaunchError(field, RUNNER_MESSAGES["variable_name"].format(name=name))
+        if name in RESERVED_GLOBALS:
+            raise LaunchError(field, RUNNER_MESSAGES["variable_reserved"].format(name=name))
+        if not isinstance(value, int | float | str | bool):
+            raise LaunchError(
+                field, RUNNER_MESSAGES["variable_value"].format(kind=type(value).__name__)
+            )
+        checked[name] = value
+    return checked
+
+
+def _run_application(code: CodeType, namespace: dict[str, object], name: str) -> None:
+    """Run the application model as one process; turn its failures into SimulationErrors."""
+    try:
+        exec(code, namespace)
+    except GreenletExit:
+        raise
+    except SimulationError as error:
+        if not isinstance(error, UserCodeError) or error.process is not None:
+            raise
+        # e.g. a forbidden import: the sandbox's guard raised it, the line is in the traceback
+        reported = user_error_from_exception(error, APP_FILENAME)
+        assert isinstance(reported, UserCodeError)
+        raise UserCodeError(reported.detail, line=reported.line, process=name) from None
+    except BaseException as error:  # user code may raise anything, SystemExit included
+        reported = user_error_from_exception(error, APP_FILENAME)
+        if isinstance(reported, UserCodeError) and reported.process is None:
+            detail = str(error) if isinstance(error, ApiUsageError) else reported.detail
+            reported = UserCodeError(detail, line=reported.line, process=name)
+        raise reported from None
+
+
+def _node_power_and_failure(
+    functions: ModelFunctions | None, attributes: Mapping[str, float]
+) -> tuple[float, float, float]:
+    """Return (idle W, active W, failure rate 1/s): the model's functions, else attributes."""
+    idle = float(attributes.get("powerIdle", 0.0))
+    active = float(attributes.get("powerConsumptionLoad", idle))
+    failure = failure_rate_from_attributes(attributes)
+    if functions is not None:
+        if functions.has("power"):
+            idle = functions.call("power", "idle", params={})
+            active = functions.call("power", "active", params={})
+        if functions.has("failureRate"):
+            failure = functions.call("failureRate", params={})
+    return idle, active, failure
+
+
+def run_simulation(
+    snapshot: SystemSnapshot | Mapping[str, Any],
+    app_source: str,
+    *,
+    labels: Mapping[str, int],
+    variables: Mapping[str, object],
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
+    timeline_limit: int = 10_000,
+) -> dict[str, Any]:
+    """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
+
+    Raise SnapshotError, LaunchError, UserCodeError, ModelEvaluationError or DeadlockError.
+    """
+    wall_start = time.perf_counter()
+    system = load_snapshot(snapshot)
+    if not isinstance(labels, Mapping):
+        raise LaunchError("labels", RUNNER_MESSAGES["labels"])
+    slots = place_processes(system, labels)
+    launch_variables = _check_variables(variables)
+    code = compile_user_code(app_source, APP_FILENAME)
+
+    engine = Engine(seed)
+    functions_by_pair: dict[tuple[str, str], ShallowFunctions] = {}
+    nodes: dict[str, NodeRuntime] = {}
+    figures: list[ComponentFigures] = []
+    for node in system.nodes.values():
+        if node.group or node.hardware is None:
+            continue
+        hardware = system.hardware[node.hardware]
+        functions: ShallowFunctions | None = None
+        if node.model is not None:
+            pair = (node.model, node.hardware)
+            functions = functions_by_pair.get(pair)
+            if functions is None:
+                functions = ShallowFunctions(
+                    model_key=node.model,
+                    source=system.models[node.model].source,
+                    attributes=hardware.attributes,
+                )
+                functions_by_pair[pair] = functions
+        nodes[node.id] = NodeRuntime(
+            engine,
+            node.id,
+            count=node.count,
+            capacity=sum(node.labels.values()),
+            is_network=hardware.type == "NETWORK",
+            model_key=node.model,
+            functions=functions,
+        )
+        idle_w, active_w, failure_rate = _node_power_and_failure(functions, hardware.attributes)
+        figures.append(
+            ComponentFigures(
+                node.id, node.name, hardware.name, hardware.type, idle_w, active_w, failure_rate
+            )
+        )
+
+    timeline = Timeline(timeline_limit)
+    states = [ProcessState(engine, slot) for slot in slots]
+    world = World(engine, nodes, Routes(system), states, timeline)
+    label_counts = {label: int(count) for label, count in labels.items()}
+    for state in states:
+        namespace = user_globals(
+            {
+                **launch_variables,
+                "sim": Sim(world, state, label_counts),
+                "tag": Label(state.slot.label),
+                "rank": state.slot.rank,
+                "labels": dict(label_counts),
+                "ConstVar": ConstVar,
+                "SoftwareStack": SoftwareStack,
+                "OptimizationType": OptimizationType,
+                "HashMap": HashMap,
+            }
+        )
+        process = engine.spawn(state.name, _run_application, code, namespace, state.name)
+        process.data = state
+
+    total = len(states)
+    finished = 0
+    last_report = wall_start
+
+    def on_process_end(process: Process) -> None:
+        nonlocal finished, last_report
+        process.data.figures.finish_s = engine.now
+        finished += 1
+        if progress is not None:
+            now = time.perf_counter()
+            if now - last_report >= PROGRESS_INTERVAL_S or finished == total:
+                last_report = now
+                progress(finished / total)
+
+    engine.on_process_end = on_process_end
+    engine.run()
+
+    overall = engine.now
+    return assemble_result(
+        overall_time_s=overall,
+        processes=[state.figures for state in states],
+        components=[(fig, nodes[fig.node].usages) for fig in figures],
+        timeline=timeline,
+        events=engine.events,
+        wall_s=time.perf_counter() - wall_start,
+        seed=seed,
+    )

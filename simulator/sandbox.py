@@ -1,0 +1,688 @@
+"""Running untrusted application models: restricted compilation and a limited child process.
+
+Two layers, so that a hole in one is caught by the other:
+
+1. The code is compiled by RestrictedPython and runs with restricted builtins, guarded
+   attribute access (no `_` names, no frame / code / generator internals, no
+   `str.format`), guarded writes and an import allow-list (`ALLOWED_MODULES`).
+2. The whole simulation runs in a child process (`simulator._child`) with CPU-time, data,
+   file-size, process-count and core-file limits, an empty environment, a fresh temporary
+   directory, a wall-clock timeout enforced here, capped output and a capped result, and,
+   when started as root, a dynamic unprivileged user id of its own.
+
+`run_sandboxed` is what the web side calls; `compile_user_code`, `user_globals` and
+`user_error_from_exception` are what the runner (inside the child) uses.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import operator
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from RestrictedPython import compile_restricted_exec
+from RestrictedPython.Guards import (
+    guarded_iter_unpack_sequence,
+    guarded_unpack_sequence,
+    safe_builtins,
+)
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+
+from simulator.errors import (
+    SandboxLimitError,
+    SimulationError,
+    UserCodeError,
+    error_from_dict,
+)
+
+__all__ = [
+    "ALLOWED_MODULES",
+    "DEFAULT_FILENAME",
+    "Limits",
+    "compile_user_code",
+    "execute_user_code",
+    "printed_output",
+    "run_sandboxed",
+    "user_error_from_exception",
+    "user_globals",
+]
+
+DEFAULT_FILENAME = "<application model>"
+# `__name__` of the user's module: classes defined by the model carry it as `__module__`,
+# which is how the write guard recognises the model's own objects.
+USER_MODULE_NAME = "application_model"
+PRINT_LIMIT_CHARS = 64 * 1024
+MESSAGE_LIMIT_CHARS = 1000
+DEFAULT_ENTRY = "simulator.runner:run_simulation"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+# Modules an application model may import, each with the names it exposes (None: every
+# public name). functools is cut down: update_wrapper / wraps copy arbitrary attributes.
+ALLOWED_MODULES: dict[str, tuple[str, ...] | None] = {
+    "math": None,
+    "itertools": None,
+    "statistics": (
+        "NormalDist",
+        "StatisticsError",
+        "correlation",
+        "covariance",
+        "fmean",
+        "geometric_mean",
+        "harmonic_mean",
+        "linear_regression",
+        "mean",
+        "median",
+        "median_grouped",
+        "median_high",
+        "median_low",
+        "mode",
+        "multimode",
+        "pstdev",
+        "pvariance",
+        "quantiles",
+        "stdev",
+        "variance",
+    ),
+    "functools": ("cache", "cmp_to_key", "lru_cache", "partial", "reduce", "total_ordering"),
+}
+
+MSG_IMPORT_FORBIDDEN = "import of {name!r} is not allowed (allowed: {allowed})"
+MSG_IMPORT_NAME = "cannot import name {name!r} from {module!r}"
+MSG_RELATIVE_IMPORT = "relative imports are not allowed"
+MSG_PRIVATE_ATTRIBUTE = '"{name}" is an invalid attribute name because it starts with "_"'
+MSG_RESTRICTED_ATTRIBUTE = '"{name}" is a restricted name, forbidden in application models'
+MSG_FORMAT = "the format() methods of str are not allowed in application models"
+MSG_WRITE = "cannot modify attributes or items of a {type} object"
+MSG_WALL = "the run exceeded the wall-clock limit of {limit:g} s"
+MSG_CPU = "the run exceeded the CPU-time limit of {limit:g} s"
+MSG_MEMORY = "the run exceeded the memory limit of {limit_mb:g} MB"
+MSG_OUTPUT = "the run wrote more than {limit_kb:g} KB to stdout/stderr"
+MSG_RESULT = "the result exceeds the size limit of {limit_mb:g} MB"
+MSG_CRASH = "the simulation process ended without a result ({how}){stderr}"
+MSG_PRIVILEGES = "cannot drop root privileges for the simulation process: {error}"
+
+
+# --------------------------------------------------------------------------------------
+# Restricted compilation
+
+
+_ERROR_LINE = re.compile(r"^Line (\d+): (.*)$", re.DOTALL)
+
+
+def compile_user_code(source: str, filename: str = DEFAULT_FILENAME) -> types.CodeType:
+    """Return the restricted code object of an application model; raise UserCodeError."""
+    try:
+        result = compile_restricted_exec(source, filename=filename)
+    except (ValueError, SyntaxError) as error:  # e.g. NUL bytes in the source
+        raise UserCodeError(f"cannot compile: {error}") from None
+    if result.errors or result.code is None:
+        first = result.errors[0] if result.errors else "cannot compile"
+        match = _ERROR_LINE.match(first)
+        line, message = (int(match.group(1)), match.group(2)) if match else (None, first)
+        # RestrictedPython appends the whole statement; the line number already locates it.
+        message = message.split(" at statement:", 1)[0].strip()
+        raise UserCodeError(message, line=line)
+    return result.code
+
+
+def user_error_from_exception(
+    exc: BaseException, filename: str = DEFAULT_FILENAME
+) -> SimulationError:
+    """Return the error to report for an exception raised while running user code.
+
+    The line is the innermost traceback frame in the user's file. Our own errors pass
+    through (a UserCodeError gains the line if it had none); MemoryError is a limit.
+    """
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if isinstance(exc, UserCodeError):
+        if exc.line is None and line is not None:
+            return UserCodeError(exc.detail, line=line, process=exc.process)
+        return exc
+    if isinstance(exc, SimulationError):
+        return exc
+    if isinstance(exc, MemoryError):
+        where = f" (application model, line {line})" if line is not None else ""
+        return SandboxLimitError("memory", f"the run ran out of memory{where}")
+    try:
+        text = str(exc)
+    except Exception:  # a broken __str__ of an exception class the model defined
+        text = ""
+    if len(text) > MESSAGE_LIMIT_CHARS:
+        text = text[:MESSAGE_LIMIT_CHARS] + " [...]"
+    message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return UserCodeError(message, line=line)
+
+
+# --------------------------------------------------------------------------------------
+# Restricted globals
+
+
+_RAISE = object()
+_BLOCKED_TYPES = (types.FrameType, types.CodeType, types.TracebackType)
+
+
+def guarded_getattr(obj: object, name: str, default: object = _RAISE) -> Any:
+    """Return `obj.name` unless the name is private, an inspection hook or str.format."""
+    if type(name) is not str:
+        raise TypeError("attribute name must be a string")
+    if name.startswith("_"):
+        raise AttributeError(MSG_PRIVATE_ATTRIBUTE.format(name=name))
+    if name in INSPECT_ATTRIBUTES or isinstance(obj, _BLOCKED_TYPES):
+        raise AttributeError(MSG_RESTRICTED_ATTRIBUTE.format(name=name))
+    if name in ("format", "format_map") and (
+        isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))
+    ):
+        raise AttributeError(MSG_FORMAT)
+    if default is _RAISE:
+        return getattr(obj, name)
+    return getattr(obj, name, default)
+
+
+def guarded_hasattr(obj: object, name: str) -> bool:
+    """Return whether `obj.name` exists and may be read."""
+    try:
+        guarded_getattr(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+_WRITABLE_TYPES = (dict, list, set)
+
+
+def guarded_write(obj: Any) -> Any:
+    """Return `obj` when the model may write its items or attributes, else raise TypeError.
+
+    Allowed: plain dicts, lists and sets, instances of classes the model defined, and
+    objects of trusted classes that declare `_guarded_writes = True` (RestrictedPython's
+    convention; the model cannot set `_` attributes, so it cannot forge it).
+    """
+    cls = type(obj)
+    if cls in _WRITABLE_TYPES or getattr(cls, "_guarded_writes", False) is True:
+        return obj
+    if (
+        not isinstance(obj, type | types.ModuleType | types.FunctionType)
+        and getattr(cls, "__module__", None) == USER_MODULE_NAME
+    ):
+        return obj
+    raise TypeError(MSG_WRITE.format(type=cls.__name__))
+
+
+def guarded_setattr(obj: object, name: str, value: object) -> None:
+    """Set `obj.name` under the write guard and the attribute-name rules."""
+    if type(name) is not str or name.startswith("_"):
+        raise AttributeError(MSG_PRIVATE_ATTRIBUTE.format(name=name))
+    setattr(guarded_write(obj), name, value)
+
+
+def guarded_delattr(obj: object, name: str) -> None:
+    """Delete `obj.name` under the write guard and the attribute-name rules."""
+    if type(name) is not str or name.startswith("_"):
+        raise AttributeError(MSG_PRIVATE_ATTRIBUTE.format(name=name))
+    delattr(guarded_write(obj), name)
+
+
+_INPLACE_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "+=": operator.iadd,
+    "-=": operator.isub,
+    "*=": operator.imul,
+    "/=": operator.itruediv,
+    "//=": operator.ifloordiv,
+    "%=": operator.imod,
+    "**=": operator.ipow,
+    "<<=": operator.ilshift,
+    ">>=": operator.irshift,
+    "&=": operator.iand,
+    "|=": operator.ior,
+    "^=": operator.ixor,
+    "@=": operator.imatmul,
+}
+
+
+def inplace_var(op: str, target: Any, value: Any) -> Any:
+    """Return the result of `target op value` for an augmented assignment (`x += 1`)."""
+    return _INPLACE_OPERATORS[op](target, value)
+
+
+def _apply(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return function(*args, **kwargs)
+
+
+def _getitem(obj: Any, key: Any) -> Any:
+    return obj[key]
+
+
+class _PrintBuffer:
+    """Keep the first PRINT_LIMIT_CHARS characters the model prints, drop the rest."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.dropped = 0
+
+    def write(self, text: str) -> None:
+        room = PRINT_LIMIT_CHARS - self.size
+        if room <= 0:
+            self.dropped += len(text)
+            return
+        self.parts.append(text[:room])
+        self.size += min(len(text), room)
+        self.dropped += max(0, len(text) - room)
+
+    def text(self) -> str:
+        suffix = f"\n[... {self.dropped} characters dropped]" if self.dropped else ""
+        return "".join(self.parts) + suffix
+
+
+class _PrintCollector:
+    """RestrictedPython's `_print_` protocol, writing to a shared bounded buffer."""
+
+    def __init__(self, buffer: _PrintBuffer) -> None:
+        self.buffer = buffer
+
+    def __call__(self) -> str:
+        return self.buffer.text()
+
+    def _call_print(
+        self,
+        *objects: object,
+        sep: str | None = " ",
+        end: str | None = "\n",
+        file: object = None,
+        flush: bool = False,
+    ) -> None:
+        sep = " " if sep is None else str(sep)
+        end = "\n" if end is None else str(end)
+        self.buffer.write(sep.join(str(obj) for obj in objects) + end)
+
+
+_module_proxies: dict[str, types.ModuleType] = {}
+
+
+def _module_proxy(name: str) -> types.ModuleType:
+    """Return a module holding only the allowed, non-module names of module `name`.
+
+    Proxies are shared between runs and processes: the write guard refuses modules, so
+    user code cannot change them.
+    """
+    proxy = _module_proxies.get(name)
+    if proxy is None:
+        proxy = _module_proxies[name] = _new_module_proxy(name)
+    return proxy
+
+
+def _new_module_proxy(name: str) -> types.ModuleType:
+    real = __import__(name)
+    allowed = ALLOWED_MODULES[name]
+    names: Iterable[str] = (
+        allowed if allowed is not None else (n for n in dir(real) if not n.startswith("_"))
+    )
+    proxy = types.ModuleType(name)
+    for attribute in names:
+        value = getattr(real, attribute)
+        if not isinstance(value, types.ModuleType):
+            setattr(proxy, attribute, value)
+    return proxy
+
+
+def _restricted_import(
+    name: str,
+    globals: Mapping[str, object] | None = None,
+    locals: Mapping[str, object] | None = None,
+    fromlist: Iterable[str] | None = (),
+    level: int = 0,
+) -> types.ModuleType:
+    """Return an allowed module (as a restricted proxy); raise UserCodeError otherwise."""
+    if level != 0:
+        raise UserCodeError(MSG_RELATIVE_IMPORT)
+    if name not in ALLOWED_MODULES:
+        allowed = ", ".join(sorted(ALLOWED_MODULES))
+        raise UserCodeError(MSG_IMPORT_FORBIDDEN.format(name=name, allowed=allowed))
+    proxy = _module_proxy(name)
+    for item in fromlist or ():
+        if not hasattr(proxy, item):
+            raise UserCodeError(MSG_IMPORT_NAME.format(name=item, module=name))
+    return proxy
+
+
+_EXTRA_BUILTINS: dict[str, object] = {
+    name: getattr(builtins, name)
+    for name in (
+        "all",
+        "any",
+        "dict",
+        "enumerate",
+        "filter",
+        "frozenset",
+        "iter",
+        "list",
+        "map",
+        "max",
+        "min",
+        "next",
+        "reversed",
+        "set",
+        "sorted",
+        "sum",
+        "tuple",
+        "zip",
+    )
+}
+_REMOVED_BUILTINS = frozenset({"setattr", "delattr", "_getattr_"})
+
+
+def _builtins() -> dict[str, object]:
+    """Return the builtins an application model sees (a fresh dict per run)."""
+    table = {k: v for k, v in safe_builtins.items() if k not in _REMOVED_BUILTINS}
+    table.update(_EXTRA_BUILTINS)
+    table.update(
+        getattr=guarded_getattr,
+        hasattr=guarded_hasattr,
+        setattr=guarded_setattr,
+        delattr=guarded_delattr,
+        __import__=_restricted_import,
+    )
+    return table
+
+
+_PRINT_BUFFER_KEY = "__parasim_print_buffer__"
+
+
+def user_globals(extra: Mapping[str, object]) -> dict[str, object]:
+    """Return globals for running restricted user code: safe builtins, guards, `extra`.
+
+    `extra` supplies the model's API (`sim`, `tag`, `rank`, variables...); names starting
+    with "_" are reserved for the guards and are rejected.
+    """
+    reserved = [name for name in extra if name.startswith("_")]
+    if reserved:
+        raise ValueError(f"names starting with '_' are reserved: {reserved}")
+    buffer = _PrintBuffer()
+    table: dict[str, object] = dict(extra)
+    table.update(
+        {
+            "__builtins__": _builtins(),
+            "__name__": USER_MODULE_NAME,
+            "__metaclass__": type,
+            "_getattr_": guarded_getattr,
+            "_getitem_": _getitem,
+            "_getiter_": iter,
+            "_write_": guarded_write,
+            "_inplacevar_": inplace_var,
+            "_apply_": _apply,
+            "_unpack_sequence_": guarded_unpack_sequence,
+            "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
+            "_print_": lambda _getattr=None: _PrintCollector(buffer),
+            _PRINT_BUFFER_KEY: buffer,
+        }
+    )
+    return table
+
+
+def printed_output(globals_: Mapping[str, object]) -> str:
+    """Return what the user code printed (bounded) in globals made by `user_globals`."""
+    buffer = globals_.get(_PRINT_BUFFER_KEY)
+    return buffer.text() if isinstance(buffer, _PrintBuffer) else ""
+
+
+def execute_user_code(
+    app_source: str,
+    *,
+    variables: Mapping[str, object] | None = None,
+    filename: str = DEFAULT_FILENAME,
+    progress: Callable[[float], None] | None = None,
+    **_ignored: object,
+) -> dict[str, object]:
+    """Return the JSON-able globals and output of running `app_source` once, restricted.
+
+    A minimal stand-in for the runner (same payload keywords), used to test the sandbox
+    and to check a model's code without a system.
+    """
+    code = compile_user_code(app_source, filename)
+    table = user_globals(dict(variables or {}))
+    try:
+        exec(code, table)
+    except BaseException as error:  # user code may raise anything, SystemExit included
+        raise user_error_from_exception(error, filename) from None
+    if progress is not None:
+        progress(1.0)
+    result: dict[str, object] = {"status": "ok", "printed": printed_output(table)}
+    result["globals"] = {
+        name: value
+        for name, value in table.items()
+        if not name.startswith("_") and isinstance(value, int | float | str | bool | None)
+    }
+    return result
+
+
+# --------------------------------------------------------------------------------------
+# The child process
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed run."""
+
+    wall_s: float = 300.0  # wall clock, enforced by the parent
+    cpu_s: int = 300  # RLIMIT_CPU
+    # RLIMIT_DATA, not RLIMIT_AS: V8 reserves large virtual ranges and aborts under AS.
+    data_bytes: int = 2 * 1024**3
+    fsize_bytes: int = 16 * 1024**2  # RLIMIT_FSIZE
+    nproc: int = 128  # RLIMIT_NPROC (threads count too); applied when started as root
+    output_bytes: int = 1024**2  # the child's own stdout + stderr
+    result_bytes: int = 64 * 1024**2  # the JSON messages on the result pipe
+
+
+# -I: ignore PYTHON* variables and user site-packages; the project root comes as argv[1].
+BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from simulator._child import main; main(sys.argv[2:])"
+)
+_READ_CHUNK = 65536
+_STDERR_TAIL_CHARS = 2000
+
+
+class _Run:
+    """The parent's side of one child process: pipes, limits, messages."""
+
+    def __init__(self, process: subprocess.Popen[bytes], result_fd: int, limits: Limits) -> None:
+        self.process = process
+        self.limits = limits
+        self.result_fd = result_fd
+        self.pending = b""
+        self.result_size = 0
+        self.output = bytearray()
+        self.output_size = 0
+        self.final: dict[str, Any] | None = None
+        self.status: int | None = None
+        self.cpu_s = 0.0
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def reap(self, *, block: bool) -> bool:
+        """Return whether the child has exited, recording its status and CPU time."""
+        if self.status is not None:
+            return True
+        try:
+            pid, status, usage = os.wait4(self.process.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            pid, status, usage = self.process.pid, 0, None
+        if pid == 0:
+            return False
+        self.status = os.waitstatus_to_exitcode(status)
+        self.process.returncode = self.status
+        if usage is not None:
+            self.cpu_s = usage.ru_utime + usage.ru_stime
+        return True
+
+    def on_result_bytes(self, data: bytes, progress: Callable[[float], None] | None) -> None:
+        self.result_size += len(data)
+        if self.result_size > self.limits.result_bytes:
+            self.fail("result", MSG_RESULT.format(limit_mb=self.limits.result_bytes / 1e6))
+        self.pending += data
+        *lines, self.pending = self.pending.split(b"\n")
+        for line in lines:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                self.kill()
+                raise SimulationError(MSG_CRASH.format(how="garbled result", stderr="")) from None
+            if "progress" in message:
+                if progress is not None:
+                    progress(min(1.0, max(0.0, float(message["progress"]))))
+            else:
+                self.final = message
+
+    def on_output_bytes(self, data: bytes) -> None:
+        self.output_size += len(data)
+        if len(self.output) < _STDERR_TAIL_CHARS * 4:
+            self.output += data[: _STDERR_TAIL_CHARS * 4]
+        if self.output_size > self.limits.output_bytes:
+            self.fail("output", MSG_OUTPUT.format(limit_kb=self.limits.output_bytes / 1e3))
+
+    def fail(self, limit: str, message: str) -> NoReturn:
+        self.kill()
+        raise SandboxLimitError(limit, message)
+
+    def outcome(self) -> dict[str, Any]:
+        """Return the result, or raise the error the child's messages or exit imply."""
+        if self.final is not None:
+            if "error" in self.final:
+                raise error_from_dict(dict(self.final["error"]))
+            result: dict[str, Any] = self.final["result"]
+            return result
+        status = self.status if self.status is not None else 0
+        if status == -signal.SIGXCPU or (
+            status == -signal.SIGKILL and self.cpu_s >= self.limits.cpu_s
+        ):
+            raise SandboxLimitError("cpu", MSG_CPU.format(limit=self.limits.cpu_s))
+        stderr = self.output.decode("utf-8", "replace")
+        if "out of memory" in stderr.lower() or "MemoryError" in stderr:
+            raise SandboxLimitError(
+                "memory", MSG_MEMORY.format(limit_mb=self.limits.data_bytes / 1e6)
+            )
+        how = f"killed by {signal.Signals(-status).name}" if status < 0 else f"exit {status}"
+        tail = stderr[-_STDERR_TAIL_CHARS:].strip()
+        raise SimulationError(MSG_CRASH.format(how=how, stderr=f":\n{tail}" if tail else ""))
+
+
+def run_sandboxed(
+    payload: Mapping[str, Any],
+    *,
+    limits: Limits | None = None,
+    progress: Callable[[float], None] | None = None,
+    _entry: str = DEFAULT_ENTRY,
+) -> dict[str, Any]:
+    """Return `run_simulation(**payload)` computed in a limited child process.
+
+    `payload` holds run_simulation's keyword arguments, JSON-serialisable (the snapshot as
+    a dict). Raise SandboxLimitError for a limit, UserCodeError for the model's code, and
+    the runner's own SimulationError otherwise. `_entry` ("module:function") replaces the
+    runner in tests.
+    """
+    limits = limits or Limits()
+    try:
+        payload_json = json.dumps(dict(payload))
+    except (TypeError, ValueError) as error:
+        raise SimulationError(f"the run's parameters are not JSON-serialisable: {error}") from None
+    workdir = tempfile.mkdtemp(prefix="parasim-run-")
+    read_fd = write_fd = -1
+    run: _Run | None = None
+    try:
+        read_fd, write_fd = os.pipe()
+        payload_path = os.path.join(workdir, "payload.json")
+        with open(os.open(payload_path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
+            handle.write(payload_json)
+        limits_json = json.dumps(asdict(limits))
+        command = [sys.executable, "-I", "-c", BOOTSTRAP, str(PROJECT_ROOT), _entry]
+        command += [str(write_fd), payload_path, limits_json]
+        process = subprocess.Popen(
+            command,
+            cwd=workdir,
+            env={},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(write_fd,),
+            start_new_session=True,
+        )
+        os.close(write_fd)
+        write_fd = -1
+        run = _Run(process, read_fd, limits)
+        _supervise(run, progress)
+        return run.outcome()
+    finally:
+        for fd in (write_fd, read_fd):
+            if fd >= 0:
+                os.close(fd)
+        if run is not None:
+            run.kill()
+            run.reap(block=True)
+            for stream in (run.process.stdout, run.process.stderr):
+                if stream is not None:
+                    stream.close()
+        _remove_tree(workdir)
+
+
+def _supervise(run: _Run, progress: Callable[[float], None] | None) -> None:
+    """Pump the child's pipes until it exits, enforcing the wall clock and size caps."""
+    process = run.process
+    assert process.stdout is not None and process.stderr is not None
+    deadline = time.monotonic() + run.limits.wall_s
+    selector = selectors.DefaultSelector()
+    selector.register(run.result_fd, selectors.EVENT_READ, "result")
+    selector.register(process.stdout.fileno(), selectors.EVENT_READ, "output")
+    selector.register(process.stderr.fileno(), selectors.EVENT_READ, "output")
+    exited_at: float | None = None
+    try:
+        while selector.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                run.fail("wall", MSG_WALL.format(limit=run.limits.wall_s))
+            if exited_at is None and run.reap(block=False):
+                # Whatever the child left behind (forked processes) goes with it; the
+                # pipes are then drained of what was already written.
+                exited_at = now
+                run.kill()
+            if exited_at is not None and now - exited_at > 1.0:
+                break
+            for key, _ in selector.select(timeout=min(0.2, deadline - now)):
+                fd = key.fd
+                data = os.read(fd, _READ_CHUNK)
+                if not data:
+                    selector.unregister(fd)
+                elif key.data == "result":
+                    run.on_result_bytes(data, progress)
+                else:
+                    run.on_output_bytes(data)
+    finally:
+        selector.close()
+    run.reap(block=True)
+
+
+def _remove_tree(path: str) -> None:
+    """Remove the run's working directory (written by another user id, possibly)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,482 @@
+"""JavaScript computational models ("shallow functions", MERPSYS) evaluated in mini-racer.
+
+A computational model is JavaScript source defining some of the well-known functions
+`computationTime(params)` -> s, `p2pTime(size, params)` -> s, `power(state, params)` -> W and
+`failureRate(params)` -> 1/s. The hardware attributes of the node it is attached to are
+visible as read-only globals (`SMCoreClock`, `SMs`, MERPSYS style) and as the frozen object
+`hw` (`hw.SMs`, or `hw["L2 size"]` for keys that are not JavaScript identifiers). `params`
+is a frozen object readable as `params.x` and `params.get('x')`.
+
+Security: the JavaScript runs in a V8 isolate with a time limit per evaluation and a hard
+heap limit, and nothing from Python is ever exposed to it (no callbacks, no host objects):
+calls go in as JSON text inside one script and only a number comes back. Typed arrays,
+ArrayBuffer, WebAssembly and timers are removed, because their memory lives outside the V8
+heap and would escape the heap limit.
+
+Speed: one V8 context per distinct (source, attributes, limits) is shared through a bounded
+module-level cache, each call is a single evaluation, and results are memoized on
+(model source, attributes, function, arguments, params) so a repeated call is a dict lookup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import queue
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_mini_racer import (
+    JSEvalException,
+    JSOOMException,
+    JSParseException,
+    JSTimeoutException,
+    MiniRacer,
+)
+
+from simulator.errors import ModelEvaluationError
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT_BYTES",
+    "DEFAULT_TIMEOUT_S",
+    "WELL_KNOWN_FUNCTIONS",
+    "ShallowFunctions",
+    "clear_caches",
+]
+
+WELL_KNOWN_FUNCTIONS = ("computationTime", "p2pTime", "power", "failureRate")
+DEFAULT_TIMEOUT_S = 1.0
+DEFAULT_MEMORY_LIMIT_BYTES = 128 * 1024 * 1024
+MAX_CONTEXTS = 32
+MAX_MEMO_ENTRIES = 200_000
+CANCEL_GRACE_S = 5.0
+
+# The script name V8 reports for the user's source (`//# sourceURL=`), so stack frames in the
+# user's code can be told from frames in the prelude and in the call script.
+MODEL_SCRIPT_NAME = "parasim-computational-model.js"
+
+MSG_NOT_DEFINED = "the model does not define function {function}()"
+MSG_TIMEOUT = "evaluation exceeded the time limit of {limit:g} s"
+MSG_OOM = "evaluation exceeded the memory limit of {limit_mib:g} MiB"
+MSG_NOT_NUMBER = "returned {value}, expected a number"
+MSG_NOT_FINITE = "returned {value}, expected a finite number"
+MSG_NEGATIVE = "returned {value}, expected a non-negative number"
+MSG_BAD_ARGUMENTS = "arguments are not JSON-serialisable: {error}"
+
+# JavaScript reserved words and names an attribute must not shadow as a global.
+_JS_RESERVED = frozenset(
+    (
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "debugger",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "enum",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "import",
+        "in",
+        "instanceof",
+        "new",
+        "null",
+        "return",
+        "super",
+        "switch",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typeof",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+        "let",
+        "static",
+        "implements",
+        "interface",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "await",
+        "arguments",
+        "eval",
+        "undefined",
+        "NaN",
+        "Infinity",
+        "hw",
+        "params",
+        "globalThis",
+    )
+)
+_JS_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+# Names a script declares: `function f`, `async function* g`, `var x`, `let y`, `const z`,
+# `class C` (every occurrence; a nested one only costs that attribute its global alias).
+_DECLARATION = re.compile(
+    r"\b(?:function\s*\*?\s*|(?:var|let|const|class)\s+)([A-Za-z_$][A-Za-z0-9_$]*)"
+)
+_FUNCTION_NAME = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+# "parasim-computational-model.js:12: ReferenceError: ..." (the message's own location).
+_HEADER_LOCATION = re.compile(r"^(?P<script>[^\n]*?):(?P<line>\d+): ", re.MULTILINE)
+# "    at f (parasim-computational-model.js:3:9)" or "    at parasim-...js:3:9".
+_FRAME_LOCATION = re.compile(re.escape(MODEL_SCRIPT_NAME) + r":(?P<line>\d+):\d+")
+
+# Runs once per context before the user's source, as its own script, so the user's line
+# numbers need no offset. Everything it defines is non-writable and non-configurable.
+_PRELUDE = """
+(function (attrs, globalNames) {
+  'use strict';
+  const define = (name, value, enumerable) => Object.defineProperty(
+      globalThis, name, {value: value, writable: false, enumerable: enumerable,
+                         configurable: false});
+  for (const name of ['WebAssembly', 'SharedArrayBuffer', 'ArrayBuffer', 'Atomics',
+                      'DataView', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray',
+                      'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
+                      'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array',
+                      'BigUint64Array', 'setTimeout', 'clearTimeout', '__timer_manager']) {
+    if (!Reflect.deleteProperty(globalThis, name)) globalThis[name] = undefined;
+  }
+  const hw = Object.create(null);
+  for (const key of Object.keys(attrs)) hw[key] = attrs[key];
+  define('hw', Object.freeze(hw), false);
+  for (const name of globalNames) {
+    if (!(name in globalThis)) define(name, attrs[name], true);
+  }
+  const hasOwn = (object, name) => Object.prototype.hasOwnProperty.call(object, name);
+  const paramsPrototype = Object.freeze({
+    get(name, fallback) { return hasOwn(this, name) ? this[name] : fallback; },
+    has(name) { return hasOwn(this, name); },
+  });
+  const makeParams = (values) => {
+    const params = Object.create(paramsPrototype);
+    for (const key of Object.keys(values)) {
+      Object.defineProperty(params, key, {value: values[key], enumerable: true});
+    }
+    return Object.freeze(params);
+  };
+  // Only functions the model's source defines count, not builtins such as parseInt.
+  const builtinNames = new Set(Object.getOwnPropertyNames(globalThis));
+  builtinNames.add('__parasim_call').add('__parasim_has');
+  const modelFunction = (name) => (hasOwn(globalThis, name) && !builtinNames.has(name) &&
+                                   typeof globalThis[name] === 'function') ? globalThis[name] : null;
+  define('__parasim_call', function (name, args, params) {
+    const fn = modelFunction(name);
+    if (fn === null) throw new ReferenceError(name + ' is not defined');
+    args.push(makeParams(params));
+    return fn.apply(undefined, args);
+  }, false);
+  define('__parasim_has', function (name) { return modelFunction(name) !== null; }, false);
+})
+"""
+
+
+def _global_names(attributes: Mapping[str, object], source: str) -> list[str]:
+    """Return the attribute keys that can be JavaScript globals (identifiers, not reserved).
+
+    A name the model's source declares itself (`function failureRate`, `var SMs`) stays
+    reachable as `hw.<name>` only: a global of the same name would make the source fail.
+    """
+    declared = set(_DECLARATION.findall(source))
+    return [
+        name
+        for name in attributes
+        if _JS_IDENTIFIER.match(name) and name not in _JS_RESERVED and name not in declared
+    ]
+
+
+def _line_of(message: str, *, loading: bool = False) -> int | None:
+    """Return the line in the user's source that a V8 error message points at, if any.
+
+    While the user's script itself is evaluated (`loading`), the message's own location is
+    in it even when V8 has not read its `sourceURL` yet (syntax errors).
+    """
+    header = _HEADER_LOCATION.search(message)
+    if header and (loading or header.group("script") == MODEL_SCRIPT_NAME):
+        return int(header.group("line"))
+    frame = _FRAME_LOCATION.search(message)
+    if frame:
+        return int(frame.group("line"))
+    return None
+
+
+def _summary(message: str) -> str:
+    """Return the first meaningful line of a V8 error message, without its location prefix."""
+    first = message.strip().splitlines()[0] if message.strip() else "JavaScript error"
+    header = _HEADER_LOCATION.match(first)
+    return first[header.end() :] if header else first
+
+
+class _Evaluator:
+    """Evaluate scripts in one MiniRacer context: one call at a time, with a timeout.
+
+    mini-racer's public `eval` hops through an asyncio loop thread (about 250 us a call);
+    the pinned version (0.14.1) also offers the task API used below, which waits on the
+    result queue directly (about 90 us). If its internals change, the public API is used.
+    """
+
+    def __init__(self, racer: MiniRacer, timeout_s: float) -> None:
+        self.racer = racer
+        self.timeout_s = timeout_s
+        self.lock = threading.Lock()
+        self.broken = False
+        ctx: Any = getattr(racer, "_ctx", None)
+        try:
+            from py_mini_racer import _context
+
+            self._task_id = _context._UNCANCELABLE_TASK_CALLBACK_ID
+            self._dll = ctx._dll
+            self._raw_ctx = ctx._ctx
+            self._results: queue.Queue[Any] = ctx._non_cancelable_mr_task_results_queue
+            self._to_handle = ctx._python_to_value_handle
+            self._to_python = ctx._value_handle_to_python
+            self.fast = True
+        except (AttributeError, ImportError):  # pragma: no cover - other mini-racer versions
+            self.fast = False
+
+    def eval(self, code: str) -> object:
+        """Return the value of `code`; raise mini-racer's exceptions (JSTimeoutException...)."""
+        with self.lock:
+            if not self.fast:  # pragma: no cover - other mini-racer versions
+                return self.racer.eval(code, timeout_sec=self.timeout_s)
+            handle = self._to_handle(code)
+            task = self._dll.mr_eval(self._raw_ctx, handle.raw, self._task_id)
+            try:
+                result = self._results.get(timeout=self.timeout_s)
+            except queue.Empty:
+                self._dll.mr_cancel_task(self._raw_ctx, task)
+                try:
+                    self._to_python_quietly(self._results.get(timeout=CANCEL_GRACE_S))
+                except queue.Empty:
+                    self.broken = True  # V8 did not stop: the context must not be reused
+                raise JSTimeoutException() from None
+            return self._to_python(result)
+
+    def _to_python_quietly(self, handle: object) -> None:
+        with contextlib.suppress(JSEvalException):
+            self._to_python(handle)
+
+
+@dataclass
+class _ModelContext:
+    """A V8 context holding one model's source bound to one attribute set."""
+
+    evaluator: _Evaluator
+    functions: dict[str, bool] = field(default_factory=dict)
+    closed: bool = False
+
+    def close(self) -> None:
+        """Release the V8 isolate; instances holding this context will make a new one."""
+        self.closed = True
+        self.evaluator.racer.close()
+
+
+_contexts: OrderedDict[tuple[str, str, float, int], _ModelContext] = OrderedDict()
+_memos: dict[tuple[str, str], dict[object, float]] = {}
+_cache_lock = threading.Lock()
+
+
+def clear_caches() -> None:
+    """Drop every cached V8 context and memoized result (tests, long-lived workers)."""
+    with _cache_lock:
+        contexts = list(_contexts.values())
+        _contexts.clear()
+        _memos.clear()
+    for context in contexts:
+        context.close()
+
+
+class ShallowFunctions:
+    """One computational model bound to one hardware record's attributes."""
+
+    def __init__(
+        self,
+        *,
+        model_key: str,
+        source: str,
+        attributes: Mapping[str, object],
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT_BYTES,
+    ) -> None:
+        self.model_key = model_key
+        self.source = source
+        self.attributes = dict(attributes)
+        self.timeout_s = timeout_s
+        self.memory_limit_bytes = memory_limit_bytes
+        source_hash = hashlib.sha256(source.encode("utf-8")).hexdigest()
+        try:
+            self._attributes_json = json.dumps(self.attributes, sort_keys=True)
+        except (TypeError, ValueError) as error:
+            raise ModelEvaluationError(
+                f"hardware attributes are not JSON-serialisable: {error}",
+                model=model_key,
+                function="(attributes)",
+            ) from error
+        self._context_key = (source_hash, self._attributes_json, timeout_s, memory_limit_bytes)
+        with _cache_lock:
+            self._memo = _memos.setdefault((source_hash, self._attributes_json), {})
+        self._cached_context: _ModelContext | None = None
+
+    def has(self, function: str) -> bool:
+        """Return whether the model defines `function` (e.g. "p2pTime")."""
+        context = self._context(function)
+        known = context.functions.get(function)
+        if known is None:
+            if not _FUNCTION_NAME.match(function):
+                return False
+            answer = self._evaluate(context, function, f"__parasim_has({json.dumps(function)})")
+            context.functions[function] = known = answer is True
+        return known
+
+    def call(self, function: str, *args: object, params: Mapping[str, object]) -> float:
+        """Return `function(*args, params)` as a float, memoized; raise ModelEvaluationError."""
+        memo = self._memo
+        try:
+            key: object = (function, args, tuple(params.items()))
+            value = memo.get(key)
+        except TypeError:  # unhashable argument or parameter (a list, a dict)
+            key = (function, json.dumps([args, params], sort_keys=True, default=repr))
+            value = memo.get(key)
+        if value is not None:
+            return value
+        value = self._call_uncached(function, args, params)
+        if len(memo) >= MAX_MEMO_ENTRIES:
+            memo.clear()
+        memo[key] = value
+        return value
+
+    def _call_uncached(
+        self, function: str, args: tuple[object, ...], params: Mapping[str, object]
+    ) -> float:
+        """Return the validated value of one evaluation, without the memo."""
+        if not _FUNCTION_NAME.match(function):
+            raise self._error(function, MSG_NOT_DEFINED.format(function=function))
+        try:
+            arguments = json.dumps([function, list(args), dict(params)])
+        except (TypeError, ValueError) as error:
+            raise self._error(function, MSG_BAD_ARGUMENTS.format(error=error)) from error
+        context = self._context(function)
+        if not self.has(function):
+            raise self._error(function, MSG_NOT_DEFINED.format(function=function))
+        value = self._evaluate(context, function, f"__parasim_call({arguments[1:-1]})")
+        return self._checked(function, value)
+
+    def _checked(self, function: str, value: object) -> float:
+        """Return `value` as a float when it is a finite non-negative number."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            shown = "undefined" if type(value).__name__ == "JSUndefinedType" else repr(value)
+            raise self._error(function, MSG_NOT_NUMBER.format(value=shown))
+        number = float(value)
+        if not math.isfinite(number):
+            raise self._error(function, MSG_NOT_FINITE.format(value=value))
+        if number < 0:
+            raise self._error(function, MSG_NEGATIVE.format(value=value))
+        return number
+
+    def _error(self, function: str, message: str, line: int | None = None) -> ModelEvaluationError:
+        """Return the error for `function`, located at `line` or else at its definition."""
+        if line is None:
+            line = self._definition_line(function)
+        return ModelEvaluationError(message, model=self.model_key, function=function, line=line)
+
+    def _definition_line(self, function: str) -> int | None:
+        """Return the line where the source defines `function`, if it can be found."""
+        pattern = re.compile(
+            rf"(?:\bfunction\s+{re.escape(function)}\s*\(|"
+            rf"\b(?:var|let|const)\s+{re.escape(function)}\s*=|"
+            rf"^\s*{re.escape(function)}\s*=)",
+            re.MULTILINE,
+        )
+        match = pattern.search(self.source)
+        return self.source.count("\n", 0, match.start()) + 1 if match else None
+
+    def _context(self, function: str) -> _ModelContext:
+        """Return the shared V8 context for this model, creating it on first use."""
+        cached = self._cached_context
+        if cached is not None and not cached.closed:
+            return cached
+        self._cached_context = context = self._shared_context(function)
+        return context
+
+    def _shared_context(self, function: str) -> _ModelContext:
+        """Return the context from the module-level cache, or a new one put there."""
+        key = self._context_key
+        with _cache_lock:
+            context = _contexts.get(key)
+            if context is not None:
+                _contexts.move_to_end(key)
+                return context
+        context = self._new_context(function)
+        with _cache_lock:
+            _contexts[key] = context
+            while len(_contexts) > MAX_CONTEXTS:
+                _, evicted = _contexts.popitem(last=False)
+                evicted.close()
+        return context
+
+    def _new_context(self, function: str) -> _ModelContext:
+        """Return a fresh context with the prelude and the user's source loaded."""
+        racer = MiniRacer()
+        racer.set_soft_memory_limit(self.memory_limit_bytes // 2)
+        racer.set_hard_memory_limit(self.memory_limit_bytes)
+        context = _ModelContext(_Evaluator(racer, self.timeout_s))
+        names = json.dumps(_global_names(self.attributes, self.source))
+        try:
+            context.evaluator.eval(f"{_PRELUDE}({self._attributes_json}, {names});")
+            source = f"{self.source}\n//# sourceURL={MODEL_SCRIPT_NAME}"
+            self._evaluate(context, function, source, loading=True)
+        except BaseException:
+            racer.close()
+            raise
+        return context
+
+    def _evaluate(
+        self, context: _ModelContext, function: str, code: str, *, loading: bool = False
+    ) -> object:
+        """Return the value of `code` in `context`, turning every failure into our error."""
+        evaluator = context.evaluator
+        try:
+            return evaluator.eval(code)
+        except JSTimeoutException:
+            if evaluator.broken:
+                self._discard(context)
+            message, line = MSG_TIMEOUT.format(limit=self.timeout_s), None
+        except JSOOMException:
+            self._discard(context)
+            limit_mib = self.memory_limit_bytes / (1024 * 1024)
+            message, line = MSG_OOM.format(limit_mib=limit_mib), None
+        except (JSParseException, JSEvalException) as error:
+            if evaluator.racer.was_hard_memory_limit_reached():
+                self._discard(context)
+                limit_mib = self.memory_limit_bytes / (1024 * 1024)
+                message, line = MSG_OOM.format(limit_mib=limit_mib), None
+            else:
+                text = str(error)
+                message, line = _summary(text), _line_of(text, loading=loading)
+        raise self._error(function, message, line)
+
+    def _discard(self, context: _ModelContext) -> None:
+        """Forget a context V8 cannot use any more (after the heap limit was hit)."""
+        with _cache_lock:
+            for key, cached in list(_contexts.items()):
+                if cached is context:
+                    del _contexts[key]
+        context.close()

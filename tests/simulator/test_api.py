@@ -1,0 +1,330 @@
+"""The `sim` API as application models see it: transfers, contention, collectives, globals.
+
+Runs go through run_simulation with small JavaScript models whose times are round numbers:
+a computation takes params.seconds, a link hop takes latency + size / bandwidth = 1 + size s.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+
+from simulator.errors import DeadlockError, ModelEvaluationError, UserCodeError
+from simulator.runner import run_simulation
+
+CPU_MODEL = "function computationTime(params) { return params.get('seconds', 0); }"
+LINK_MODEL = "function p2pTime(size, params) { return latency + size / bandwidth; }"
+DIRECTED_LINK_MODEL = """
+function p2pTime(size, params) {
+  return params.get('direction') === 'HostToDevice' ? 10 + size : 20 + size;
+}
+"""
+
+
+def host_bus_device(
+    *, host_slots: int = 2, device_slots: int = 2, link_model: str = LINK_MODEL
+) -> dict[str, Any]:
+    """Return a host -- bus -- device system; both ends have room for several processes."""
+    return {
+        "name": "host-bus-device",
+        "hardware": {
+            "cpu": {"type": "CPU", "name": "Host", "attributes": {}},
+            "bus": {
+                "type": "NETWORK",
+                "name": "Bus",
+                "attributes": {"latency": 1.0, "bandwidth": 1.0},
+            },
+            "gpu": {"type": "GPU", "name": "Device", "attributes": {}},
+        },
+        "models": {
+            "compute": {"language": "javascript", "source": CPU_MODEL},
+            "link": {"language": "javascript", "source": link_model},
+        },
+        "nodes": [
+            {"id": "host", "hardware": "cpu", "model": "compute", "labels": {"CPU": host_slots}},
+            {"id": "bus", "hardware": "bus", "model": "link"},
+            {"id": "dev", "hardware": "gpu", "model": "compute", "labels": {"GPU": device_slots}},
+        ],
+        "edges": [["host", "bus"], ["bus", "dev"]],
+    }
+
+
+def run(app: str, labels: dict[str, int], system: dict[str, Any] | None = None, **kw: Any) -> dict:
+    return run_simulation(
+        system or host_bus_device(),
+        textwrap.dedent(app),
+        labels=labels,
+        variables=kw.pop("variables", {}),
+        **kw,
+    )
+
+
+def trace(result: dict, kind: str) -> list[tuple]:
+    """Return (process, start, end) of the timeline entries of one kind, in order."""
+    return [
+        (entry["process"], entry["start_s"], entry["end_s"])
+        for entry in result["timeline"]
+        if entry["kind"] == kind
+    ]
+
+
+def finish(result: dict) -> dict[str, float]:
+    return {p["process"]: p["finish_s"] for p in result["processes"]}
+
+
+def test_a_message_costs_the_links_p2p_time_and_receive_returns_its_size() -> None:
+    result = run(
+        """
+        if tag == "CPU":
+            sim.p2pCommunicationSend(4, "GPU")
+        else:
+            size = sim.p2pCommunicationReceive("CPU")
+            sim.computation({"seconds": size})
+        """,
+        {"CPU": 1, "GPU": 1},
+    )
+    assert trace(result, "transfer") == [("CPU[0]", 0.0, 5.0)]
+    assert trace(result, "compute") == [("GPU[0]", 5.0, 9.0)]
+    assert finish(result) == {"CPU[0]": 0.0, "GPU[0]": 9.0}
+    assert result["overall_time_s"] == 9.0
+
+
+def test_two_transfers_in_the_same_direction_serialise_on_a_link() -> None:
+    result = run(
+        """
+        if tag == "CPU":
+            sim.p2pCommunicationSend(2, "GPU")
+        else:
+            sim.p2pCommunicationReceive("CPU", rank)
+        """,
+        {"CPU": 2, "GPU": 2},
+    )
+    assert trace(result, "transfer") == [("CPU[0]", 0.0, 3.0), ("CPU[1]", 3.0, 6.0)]
+    assert finish(result) == {"CPU[0]": 0.0, "CPU[1]": 0.0, "GPU[0]": 3.0, "GPU[1]": 6.0}
+    bus = next(c for c in result["components"] if c["node"] == "bus")
+    assert bus["busy_s"] == 6.0
+
+
+def test_transfers_in_opposite_directions_do_not_wait_for_each_other() -> None:
+    result = run(
+        """
+        if tag == "CPU" and rank == 0:
+            sim.p2pCommunicationSend(2, "GPU", target_rank=0)
+        elif tag == "GPU" and rank == 1:
+            sim.p2pCommunicationSend(2, "CPU", target_rank=1)
+        else:
+            sim.p2pCommunicationReceive("GPU" if tag == "CPU" else "CPU")
+        """,
+        {"CPU": 2, "GPU": 2},
+    )
+    assert sorted(trace(result, "transfer")) == [("CPU[0]", 0.0, 3.0), ("GPU[1]", 0.0, 3.0)]
+    bus = next(c for c in result["components"] if c["node"] == "bus")
+    assert bus["busy_s"] == 3.0
+
+
+def test_the_link_sees_the_direction_given_to_send() -> None:
+    result = run(
+        """
+        if tag == "CPU":
+            sim.p2pCommunicationSend(1, "GPU", ConstVar.HostToDevice)
+            sim.p2pCommunicationReceive("GPU")
+        else:
+            sim.p2pCommunicationReceive("CPU")
+            sim.p2pCommunicationSend(1, "CPU", ConstVar.DeviceToHost)
+        """,
+        {"CPU": 1, "GPU": 1},
+        host_bus_device(link_model=DIRECTED_LINK_MODEL),
+    )
+    assert trace(result, "transfer") == [("CPU[0]", 0.0, 11.0), ("GPU[0]", 11.0, 32.0)]
+    directions = [e["direction"] for e in result["timeline"] if e["kind"] == "transfer"]
+    assert directions == ["HostToDevice", "DeviceToHost"]
+
+
+def test_processes_on_the_same_instance_talk_for_free() -> None:
+    result = run(
+        """
+        if rank == 0:
+            sim.computation({"seconds": 2})
+            sim.p2pCommunicationSend(1000, "CPU", target_rank=1)
+        else:
+            sim.p2pCommunicationReceive("CPU", 0)
+        """,
+        {"CPU": 2},
+    )
+    assert trace(result, "transfer") == []
+    assert finish(result) == {"CPU[0]": 2.0, "CPU[1]": 2.0}
+
+
+def test_without_a_target_rank_a_send_goes_to_the_same_rank_wrapped() -> None:
+    result = run(
+        """
+        if tag == "CPU":
+            sim.p2pCommunicationSend(rank, "GPU")
+        else:
+            sim.p2pCommunicationReceive("CPU", 1)
+        """,
+        {"CPU": 2, "GPU": 1},
+    )
+    transfers = [(e["process"], e["to"]) for e in result["timeline"] if e["kind"] == "transfer"]
+    assert transfers == [("CPU[0]", "GPU[0]"), ("CPU[1]", "GPU[0]")]
+    # GPU[0] asked for CPU[1]'s message, which queued behind CPU[0]'s (1 + 0, then 1 + 1 s)
+    assert finish(result)["GPU[0]"] == 3.0
+
+
+def test_receive_splits_blocked_time_into_wait_and_communication() -> None:
+    result = run(
+        """
+        if tag == "CPU":
+            sim.computation({"seconds": 4})
+            sim.p2pCommunicationSend(2, "GPU")
+        else:
+            sim.p2pCommunicationReceive("CPU")
+        """,
+        {"CPU": 1, "GPU": 1},
+    )
+    gpu = next(p for p in result["processes"] if p["label"] == "GPU")
+    assert (gpu["wait_s"], gpu["comm_s"], gpu["finish_s"]) == (4.0, 3.0, 7.0)
+
+
+def test_broadcast_sends_the_roots_bytes_to_every_participant() -> None:
+    result = run(
+        """
+        sim.broadcast(2, "CPU", 0)
+        """,
+        {"CPU": 1, "GPU": 2},
+    )
+    # the root sends to GPU[0] then GPU[1] over the one bus direction: 3 s each, in a row
+    assert trace(result, "transfer") == [("CPU[0]", 0.0, 3.0), ("CPU[0]", 3.0, 6.0)]
+    assert finish(result) == {"CPU[0]": 0.0, "GPU[0]": 3.0, "GPU[1]": 6.0}
+
+
+def test_scatter_splits_the_roots_bytes_evenly() -> None:
+    result = run(
+        """
+        sim.scatter(9, "CPU")
+        """,
+        {"CPU": 1, "GPU": 2},
+    )
+    sizes = [e["size"] for e in result["timeline"] if e["kind"] == "transfer"]
+    assert sizes == [3.0, 3.0]
+
+
+def test_gather_makes_the_root_wait_for_every_participant() -> None:
+    result = run(
+        """
+        if tag == "GPU":
+            sim.computation({"seconds": 1 + rank})
+        sim.gather(1, "CPU", labels=["CPU", "GPU"])
+        """,
+        {"CPU": 1, "GPU": 2},
+    )
+    assert sorted(trace(result, "transfer")) == [("GPU[0]", 1.0, 3.0), ("GPU[1]", 3.0, 5.0)]
+    assert finish(result)["CPU[0]"] == 5.0
+
+
+def test_barrier_releases_everyone_when_the_last_participant_arrives() -> None:
+    result = run(
+        """
+        sim.computation({"seconds": rank + 1})
+        sim.barrier()
+        sim.computation({"seconds": 1})
+        sim.barrier("CPU")
+        """,
+        {"CPU": 2},
+    )
+    assert finish(result) == {"CPU[0]": 3.0, "CPU[1]": 3.0}
+    assert trace(result, "barrier") == [("CPU[0]", 1.0, 2.0)]
+
+
+def test_the_globals_of_each_process_follow_its_placement() -> None:
+    result = run(
+        """
+        assert labels == {"CPU": 2, "GPU": 1}, labels
+        assert tag.equals(tag) and not tag.equals("nothing")
+        assert ConstVar.HostToDevice == "HostToDevice"
+        assert ConstVar.DeviceToHost == "DeviceToHost"
+        params = HashMap()
+        params.put("seconds", scale * (rank + 1))
+        sim.computation(params, SoftwareStack.Undefined, OptimizationType.None_)
+        assert sim.now() == scale * (rank + 1)
+        """,
+        {"CPU": 2, "GPU": 1},
+        variables={"scale": 2.5},
+    )
+    assert finish(result) == {"CPU[0]": 2.5, "CPU[1]": 5.0, "GPU[0]": 2.5}
+
+
+def test_sim_random_is_seeded_per_run() -> None:
+    app = """
+    sim.computation({"seconds": sim.random.random()})
+    """
+    first = run(app, {"CPU": 2}, seed=3)
+    again = run(app, {"CPU": 2}, seed=3)
+    other = run(app, {"CPU": 2}, seed=4)
+    assert first["processes"] == again["processes"]
+    assert first["timeline"] == again["timeline"]
+    assert first["processes"] != other["processes"]
+
+
+def test_a_receive_nobody_answers_is_reported_as_a_deadlock() -> None:
+    with pytest.raises(DeadlockError) as caught:
+        run(
+            """
+            if tag == "CPU":
+                sim.p2pCommunicationReceive("GPU")
+            else:
+                sim.p2pCommunicationReceive("CPU", 0)
+            """,
+            {"CPU": 1, "GPU": 1},
+        )
+    assert caught.value.waiting == {
+        "CPU[0]": "a message from GPU (any rank)",
+        "GPU[0]": "a message from CPU[0]",
+    }
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            'sim.p2pCommunicationSend(1, "DSP")',
+            "sim.p2pCommunicationSend: there are no processes of label 'DSP' in this launch "
+            "(labels: CPU)",
+        ),
+        (
+            'sim.p2pCommunicationReceive("CPU", 3)',
+            "sim.p2pCommunicationReceive: label 'CPU' has 1 processes, so rank 3 does not exist",
+        ),
+        (
+            'sim.p2pCommunicationSend(-1, "CPU")',
+            "sim.p2pCommunicationSend: the size must be a finite number of bytes >= 0 (got -1)",
+        ),
+        (
+            "sim.computation(5)",
+            "sim.computation: params must be a dict (or HashMap) of names to values, got int",
+        ),
+    ],
+)
+def test_a_wrong_api_call_names_the_call_the_line_and_the_process(call: str, message: str) -> None:
+    with pytest.raises(UserCodeError) as caught:
+        run(f"x = 1\n{call}\n", {"CPU": 1})
+    assert (caught.value.detail, caught.value.line, caught.value.process) == (message, 2, "CPU[0]")
+
+
+def test_a_failing_link_model_ends_the_run_with_a_model_error() -> None:
+    failing = "function p2pTime(size, params) {\n  throw new Error('no direction');\n}"
+    with pytest.raises(ModelEvaluationError) as caught:
+        run(
+            """
+            if tag == "CPU":
+                sim.p2pCommunicationSend(1, "GPU")
+            else:
+                sim.p2pCommunicationReceive("CPU")
+            """,
+            {"CPU": 1, "GPU": 1},
+            host_bus_device(link_model=failing),
+        )
+    assert (caught.value.model, caught.value.function, caught.value.line) == ("link", "p2pTime", 2)
+    assert "no direction" in caught.value.detail

@@ -1,0 +1,119 @@
+"""Placing processes on node instances by label, capacity errors and shortest-path routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from simulator.errors import LaunchError
+from simulator.placement import Routes, Slot, label_capacities, place_processes
+from simulator.snapshot import load_snapshot
+
+
+def _system(nodes: list[dict[str, Any]], edges: list[list[str]]) -> Any:
+    return load_snapshot(
+        {
+            "name": "test",
+            "hardware": {
+                "cpu": {"type": "CPU", "name": "CPU", "attributes": {}},
+                "net": {"type": "NETWORK", "name": "Switch", "attributes": {}},
+            },
+            "nodes": nodes,
+            "edges": edges,
+        }
+    )
+
+
+@pytest.fixture
+def cluster() -> Any:
+    return _system(
+        [
+            {"id": "rack", "group": True},
+            {"id": "big", "hardware": "cpu", "count": 2, "labels": {"W": 2}, "parent": "rack"},
+            {"id": "small", "hardware": "cpu", "count": 1, "labels": {"W": 1, "M": 1}},
+            {"id": "sw", "hardware": "net"},
+            {"id": "sw2", "hardware": "net"},
+            {"id": "far", "hardware": "cpu", "labels": {"F": 1}},
+        ],
+        [["big", "sw"], ["small", "sw"], ["sw", "sw2"], ["sw2", "far"]],
+    )
+
+
+def test_capacity_is_multiplicity_times_count_summed_over_nodes(cluster: Any) -> None:
+    assert label_capacities(cluster) == {"W": 5, "M": 1, "F": 1}
+
+
+def test_it_fills_instances_in_order(cluster: Any) -> None:
+    slots = place_processes(cluster, {"W": 5, "M": 1})
+    assert slots == [
+        Slot("W", 0, "big", 0),
+        Slot("W", 1, "big", 0),
+        Slot("W", 2, "big", 1),
+        Slot("W", 3, "big", 1),
+        Slot("W", 4, "small", 0),
+        Slot("M", 0, "small", 0),
+    ]
+    assert slots[0].name == "W[0]"
+
+
+def test_it_rejects_more_processes_than_label_capacity(cluster: Any) -> None:
+    with pytest.raises(LaunchError) as caught:
+        place_processes(cluster, {"W": 6})
+    assert caught.value.field == "labels.W"
+    assert str(caught.value) == (
+        "labels.W: asked for 6 processes of label 'W' but its capacity is 5 "
+        "(multiplicity x count over the nodes carrying it: big 2 x 2, small 1 x 1)"
+    )
+
+
+def test_it_rejects_a_label_no_node_carries(cluster: Any) -> None:
+    with pytest.raises(LaunchError) as caught:
+        place_processes(cluster, {"GPU": 1})
+    assert str(caught.value) == (
+        "labels.GPU: no node of the system carries label 'GPU'; labels in the system: F, M, W"
+    )
+
+
+@pytest.mark.parametrize("count", [-1, 1.5, "2", True])
+def test_it_rejects_counts_that_are_not_whole_numbers(cluster: Any, count: object) -> None:
+    with pytest.raises(LaunchError, match=r"^labels\.W: the number of processes"):
+        place_processes(cluster, {"W": count})
+
+
+def test_it_rejects_a_launch_without_processes(cluster: Any) -> None:
+    with pytest.raises(LaunchError, match="no processes to run"):
+        place_processes(cluster, {"W": 0})
+
+
+def test_routes_follow_the_shortest_path_of_edges(cluster: Any) -> None:
+    routes = Routes(cluster)
+    assert routes.path("big", "far") == ("big", "sw", "sw2", "far")
+    assert routes.path("far", "small") == ("far", "sw2", "sw", "small")
+    assert routes.path("big", "big") == ("big",)
+
+
+def test_routes_prefer_fewer_hops_over_edge_order() -> None:
+    system = _system(
+        [
+            {"id": "a", "hardware": "cpu", "labels": {"P": 1}},
+            {"id": "s1", "hardware": "net"},
+            {"id": "s2", "hardware": "net"},
+            {"id": "b", "hardware": "cpu", "labels": {"P": 1}},
+        ],
+        [["a", "s1"], ["s1", "s2"], ["s2", "b"], ["a", "b"]],
+    )
+    assert Routes(system).path("a", "b") == ("a", "b")
+
+
+def test_it_reports_nodes_no_path_joins(cluster: Any) -> None:
+    system = _system(
+        [
+            {"id": "a", "hardware": "cpu", "labels": {"P": 1}},
+            {"id": "b", "hardware": "cpu", "labels": {"P": 1}},
+        ],
+        [],
+    )
+    with pytest.raises(LaunchError) as caught:
+        Routes(system).path("a", "b")
+    assert str(caught.value) == "edges: no path of edges joins node 'a' to node 'b'"

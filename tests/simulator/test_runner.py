@@ -1,0 +1,162 @@
+"""run_simulation end to end: energy, reliability, timeline bound, launch and code errors."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+import pytest
+
+from simulator.errors import LaunchError, ModelEvaluationError, SnapshotError, UserCodeError
+from simulator.runner import run_simulation
+
+COMPUTE = "function computationTime(params) { return params.get('seconds'); }"
+
+
+def machine(
+    *, attributes: dict[str, float] | None = None, model: str = COMPUTE, slots: int = 2
+) -> dict[str, Any]:
+    """Return a one-node system with `slots` process slots and the given power attributes."""
+    return {
+        "name": "one machine",
+        "hardware": {"cpu": {"type": "CPU", "name": "CPU", "attributes": attributes or {}}},
+        "models": {"m": {"language": "javascript", "source": model}},
+        "nodes": [{"id": "cpu0", "hardware": "cpu", "model": "m", "labels": {"P": slots}}],
+        "edges": [],
+    }
+
+
+def run(app: str, system: dict[str, Any], labels: dict[str, int], **kw: Any) -> dict:
+    kw.setdefault("variables", {})
+    return run_simulation(system, textwrap.dedent(app), labels=labels, **kw)
+
+
+def test_energy_is_idle_power_plus_linear_load_over_the_run() -> None:
+    # P[0] computes 4 s, P[1] 2 s on a node with room for two: load 1 for 2 s, 0.5 for 2 s
+    system = machine(attributes={"powerIdle": 10.0, "powerConsumptionLoad": 30.0})
+    result = run('sim.computation({"seconds": 4 - 2 * rank})', system, {"P": 2})
+    (component,) = result["components"]
+    assert result["overall_time_s"] == 4.0
+    assert component["busy_s"] == 4.0
+    assert component["utilisation"] == 1.0
+    assert component["energy_j"] == pytest.approx(10 * 4 + (30 - 10) * (2 * 1.0 + 2 * 0.5))
+    assert result["energy_j"] == {"total": component["energy_j"], "per_component": {"cpu0": 100.0}}
+
+
+def test_a_models_power_function_overrides_the_attributes() -> None:
+    model = COMPUTE + "\nfunction power(state, params) { return state === 'idle' ? 5 : 50; }"
+    system = machine(attributes={"powerIdle": 1.0, "powerConsumptionLoad": 2.0}, model=model)
+    result = run('sim.computation({"seconds": 2})', system, {"P": 1}, seed=0)
+    (component,) = result["components"]
+    assert component["energy_j"] == pytest.approx(5 * 2 + 45 * 2 * 0.5)
+
+
+def test_reliability_is_exp_of_minus_failure_rate_times_busy_time() -> None:
+    system = machine(attributes={"failuresPerSecond": 1e-3})
+    result = run('sim.computation({"seconds": 3})', system, {"P": 1})
+    assert result["reliability"]["p_success"] == pytest.approx(math.exp(-1e-3 * 3))
+
+
+def test_a_models_failure_rate_function_is_used_when_defined() -> None:
+    model = COMPUTE + "\nfunction failureRate(params) { return 0.01; }"
+    result = run('sim.computation({"seconds": 10})', machine(model=model), {"P": 1})
+    assert result["reliability"]["p_success"] == pytest.approx(math.exp(-0.1))
+
+
+def test_the_timeline_keeps_at_most_its_limit_and_counts_the_rest() -> None:
+    app = """
+    for step in range(10):
+        sim.computation({"seconds": 1})
+    """
+    result = run(app, machine(), {"P": 2}, timeline_limit=5)
+    assert len(result["timeline"]) == 5
+    assert result["timeline_dropped"] == 15
+    assert result["timeline"][0] == {
+        "process": "P[0]",
+        "kind": "compute",
+        "start_s": 0.0,
+        "end_s": 1.0,
+    }
+
+
+def test_the_result_carries_engine_statistics() -> None:
+    result = run('sim.computation({"seconds": 1})', machine(), {"P": 2}, seed=9)
+    stats = result["stats"]
+    assert stats["events"] == 4  # two starts, two resumptions
+    assert stats["processes"] == 2
+    assert stats["seed"] == 9
+    assert stats["wall_s"] > 0
+    assert stats["events_per_s"] == pytest.approx(stats["events"] / stats["wall_s"])
+    assert result["status"] == "finished"
+
+
+def test_progress_reaches_one_when_every_process_finished() -> None:
+    seen: list[float] = []
+    run('sim.computation({"seconds": rank})', machine(), {"P": 2}, progress=seen.append)
+    assert seen[-1] == 1.0
+
+
+def test_a_runtime_error_reports_the_users_line_and_process() -> None:
+    app = """
+    x = 1
+    if rank == 1:
+        y = x / 0
+    """
+    with pytest.raises(UserCodeError) as caught:
+        run(app, machine(), {"P": 2})
+    assert str(caught.value) == (
+        "application model, line 4: ZeroDivisionError: division by zero (process P[1])"
+    )
+
+
+def test_a_syntax_error_reports_the_users_line() -> None:
+    with pytest.raises(UserCodeError) as caught:
+        run("x = 1\nif x\n", machine(), {"P": 1})
+    assert caught.value.line == 2
+
+
+def test_forbidden_imports_are_refused_in_every_process() -> None:
+    with pytest.raises(UserCodeError) as caught:
+        run("x = 1\nimport os\n", machine(), {"P": 1})
+    assert (caught.value.line, caught.value.process) == (2, "P[0]")
+    assert caught.value.detail.startswith("import of 'os' is not allowed")
+
+
+def test_computing_on_a_node_without_a_model_is_a_model_error() -> None:
+    system = machine()
+    del system["nodes"][0]["model"]
+    with pytest.raises(ModelEvaluationError) as caught:
+        run('sim.computation({"seconds": 1})', system, {"P": 1})
+    assert str(caught.value) == (
+        "computational model '(none)', function computationTime(): "
+        "node 'cpu0' has no computational model"
+    )
+
+
+def test_a_negative_model_time_is_a_model_error() -> None:
+    with pytest.raises(ModelEvaluationError, match="computationTime"):
+        run('sim.computation({"seconds": -1})', machine(), {"P": 1})
+
+
+@pytest.mark.parametrize(
+    ("variables", "field", "message"),
+    [
+        ({"sim": 1}, "variables.sim", "'sim' is a name the application model already has"),
+        ({"2x": 1}, "variables.2x", "variable names are identifiers"),
+        ({"x": [1]}, "variables.x", "a variable is a number, a boolean or a string, got list"),
+    ],
+)
+def test_it_rejects_bad_variables(variables: dict, field: str, message: str) -> None:
+    with pytest.raises(LaunchError) as caught:
+        run("pass", machine(), {"P": 1}, variables=variables)
+    assert caught.value.field == field
+    assert message in str(caught.value)
+
+
+def test_an_invalid_snapshot_is_reported_with_field_paths() -> None:
+    system = machine()
+    system["nodes"][0]["count"] = 0
+    with pytest.raises(SnapshotError) as caught:
+        run("pass", system, {"P": 1})
+    assert "nodes[0].count" in caught.value.errors

@@ -1,0 +1,631 @@
+"""Tests of the application-model sandbox: restricted code and the limited child process.
+
+Each hostile model must end with a clear error while the caller (this test process) lives
+on; the `entry_*` functions below stand in for the runner inside the child to exercise
+limits that restricted code cannot reach (fork, raw output, huge results).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.errors import (
+    LaunchError,
+    SandboxLimitError,
+    SimulationError,
+    UserCodeError,
+)
+from simulator.sandbox import (
+    PRINT_LIMIT_CHARS,
+    Limits,
+    compile_user_code,
+    execute_user_code,
+    printed_output,
+    run_sandboxed,
+    user_globals,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
+THIS = "tests.simulator.test_sandbox"
+USER_CODE = "simulator.sandbox:execute_user_code"
+SMALL = Limits(
+    wall_s=10,
+    cpu_s=2,
+    data_bytes=512 * 1024**2,
+    fsize_bytes=1024**2,
+    nproc=32,
+    output_bytes=64 * 1024,
+    result_bytes=1024**2,
+)
+IS_ROOT = os.geteuid() == 0
+
+
+# --------------------------------------------------------------------------------------
+# Entries run inside the child instead of the runner
+
+
+def entry_identity(**_: object) -> dict[str, Any]:
+    return {
+        "uid": os.getuid(),
+        "gid": os.getgid(),
+        "groups": os.getgroups(),
+        "environment": dict(os.environ),
+        "cwd": os.getcwd(),
+        "cpu": resource.getrlimit(resource.RLIMIT_CPU),
+        "data": resource.getrlimit(resource.RLIMIT_DATA),
+        "fsize": resource.getrlimit(resource.RLIMIT_FSIZE),
+        "core": resource.getrlimit(resource.RLIMIT_CORE),
+        "nproc": resource.getrlimit(resource.RLIMIT_NPROC),
+        "can_read_root_home": os.access("/root", os.R_OK),
+    }
+
+
+def entry_fork_bomb(**_: object) -> dict[str, Any]:
+    forks = 0
+    try:
+        while forks < 10_000:
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            forks += 1
+    except OSError as error:
+        return {"forks": forks, "error": error.strerror, "uid": os.getuid()}
+    return {"forks": forks, "error": None, "uid": os.getuid()}
+
+
+def entry_flood_stdout(**_: object) -> dict[str, Any]:
+    chunk = "x" * 1024 * 1024
+    for _ in range(4096):  # 4 GB unless stopped
+        sys.stdout.write(chunk)
+    return {"status": "flooded"}
+
+
+def entry_huge_result(**_: object) -> dict[str, Any]:
+    return {"status": "ok", "data": "x" * (8 * 1024**2)}
+
+
+def entry_sleep(**_: object) -> dict[str, Any]:
+    time.sleep(60)
+    return {"status": "slept"}
+
+
+def entry_big_file(**_: object) -> dict[str, Any]:
+    with open("big.bin", "wb") as handle:
+        for _ in range(8):
+            handle.write(b"\0" * 1024**2)
+    return {"status": "written"}
+
+
+def entry_progress(*, progress: Any, **_: object) -> dict[str, Any]:
+    for fraction in (0.25, 0.5, 1.0):
+        progress(fraction)
+        time.sleep(0.12)
+    return {"status": "ok"}
+
+
+def entry_launch_error(**_: object) -> dict[str, Any]:
+    raise LaunchError("labels.GPU", "asks for 3 processes, capacity 1")
+
+
+def entry_segfault(**_: object) -> dict[str, Any]:
+    os.kill(os.getpid(), signal.SIGSEGV)
+    return {}
+
+
+def entry_javascript(**_: object) -> dict[str, Any]:
+    from simulator.shallow import ShallowFunctions
+
+    functions = ShallowFunctions(
+        model_key="gpu",
+        source="function computationTime(params) { return params.n / SMs; }",
+        attributes={"SMs": 13},
+    )
+    return {"time": functions.call("computationTime", params={"n": 26})}
+
+
+def run_user_code(source: str, limits: Limits = SMALL, **variables: object) -> dict[str, Any]:
+    payload = {"app_source": source, "variables": variables}
+    return run_sandboxed(payload, limits=limits, _entry=USER_CODE)
+
+
+def run_entry(name: str, limits: Limits = SMALL, **kwargs: Any) -> dict[str, Any]:
+    return run_sandboxed({}, limits=limits, _entry=f"{THIS}:{name}", **kwargs)
+
+
+def assert_caller_lives_on() -> None:
+    assert run_user_code("answer = 6 * 7")["globals"]["answer"] == 42
+
+
+# --------------------------------------------------------------------------------------
+# Restricted compilation and globals (in process)
+
+
+def execute(source: str, **variables: object) -> dict[str, Any]:
+    return execute_user_code(source, variables=variables)
+
+
+def test_it_runs_an_ordinary_model_with_allowed_imports_classes_and_containers() -> None:
+    source = """\
+import math
+from statistics import mean
+from functools import reduce
+import itertools
+
+
+class Block:
+    def __init__(self, size):
+        self.size = size
+
+
+block = Block(4)
+block.size = block.size * 2
+sizes = {}
+sizes["block"] = block.size
+total = reduce(lambda a, b: a + b, [1, 2, 3]) + mean([1, 3]) + math.sqrt(16)
+pairs = len(list(itertools.combinations(range(4), 2)))
+count = 0
+for a, b in [(1, 2), (3, 4)]:
+    count += a * b
+"""
+    result = execute(source, n=3)
+
+    assert result["globals"] == {"n": 3, "total": 12.0, "pairs": 6, "count": 14, "a": 3, "b": 4}
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "detail"),
+    [
+        (
+            "x = 1\nimport os\n",
+            2,
+            "import of 'os' is not allowed (allowed: functools, itertools, math, statistics)",
+        ),
+        (
+            "from subprocess import run",
+            1,
+            "import of 'subprocess' is not allowed (allowed: "
+            "functools, itertools, math, statistics)",
+        ),
+        (
+            "import os.path",
+            1,
+            "import of 'os.path' is not allowed (allowed: functools, itertools, math, statistics)",
+        ),
+        (
+            "from functools import update_wrapper",
+            1,
+            "cannot import name 'update_wrapper' from 'functools'",
+        ),
+        ("open('/etc/passwd')", 1, "NameError: name 'open' is not defined"),
+        ("compile('1', 'f', 'exec')", 1, "NameError: name 'compile' is not defined"),
+        ("type(1)", 1, "NameError: name 'type' is not defined"),
+        ("globals()", 1, "NameError: name 'globals' is not defined"),
+        (
+            "def f():\n    pass\n\ng = getattr(f, '__globals__')",
+            4,
+            'AttributeError: "__globals__" is an invalid attribute name because it starts with "_"',
+        ),
+        (
+            "text = '{0.__class__}'.format(1)",
+            1,
+            "AttributeError: the format() methods of str are not allowed in application models",
+        ),
+        (
+            "text = '{x.__class__}'.format_map({'x': 1})",
+            1,
+            "AttributeError: the format() methods of str are not allowed in application models",
+        ),
+        (
+            "f = getattr(str, 'format')",
+            1,
+            "AttributeError: the format() methods of str are not allowed in application models",
+        ),
+        (
+            "g = (i for i in [1])\nframe = getattr(g, 'gi_frame')",
+            2,
+            'AttributeError: "gi_frame" is a restricted name, forbidden in application models',
+        ),
+        (
+            "import math\nmath.pi = 3",
+            2,
+            "TypeError: cannot modify attributes or items of a module object",
+        ),
+        (
+            "setattr(len, 'x', 1)",
+            1,
+            "TypeError: cannot modify attributes or items of a builtin_function_or_method object",
+        ),
+        ("raise SystemExit(3)", 1, "SystemExit: 3"),
+        ("a = 1\nb = 2\nc = 0\nd = a + b\ne = d / c\n", 5, "ZeroDivisionError: division by zero"),
+        (
+            "def f(n):\n    return f(n + 1)\n\nf(0)",
+            2,
+            "RecursionError: maximum recursion depth exceeded",
+        ),
+    ],
+)
+def test_it_reports_forbidden_operations_and_runtime_errors_at_the_users_line(
+    source: str, line: int, detail: str
+) -> None:
+    with pytest.raises(UserCodeError) as caught:
+        execute(source)
+
+    assert caught.value.line == line
+    assert caught.value.detail == detail
+    assert str(caught.value) == f"application model, line {line}: {detail}"
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "detail"),
+    [
+        ("x = 1\ny = (\n", 2, "SyntaxError: '(' was never closed"),
+        (
+            "__import__('os')",
+            1,
+            '"__import__" is an invalid variable name because it starts with "_"',
+        ),
+        (
+            "x = ().__class__.__bases__[0].__subclasses__()",
+            1,
+            '"__subclasses__" is an invalid attribute name because it starts with "_".',
+        ),
+        ("eval('1 + 1')", 1, "Eval calls are not allowed."),
+        ("x = 1\nexec('import os')", 2, "Exec calls are not allowed."),
+        (
+            "x = f'{len.__self__}'",
+            1,
+            '"__self__" is an invalid attribute name because it starts with "_".',
+        ),
+        (
+            "g = (i for i in [1])\nf = g.gi_frame.f_back",
+            2,
+            '"f_back" is a restricted name, that is forbidden to access in RestrictedPython.',
+        ),
+        ("from math import *", 1, '"*" imports are not allowed.'),
+    ],
+)
+def test_it_rejects_syntax_errors_and_restricted_constructs_when_compiling(
+    source: str, line: int, detail: str
+) -> None:
+    with pytest.raises(UserCodeError) as caught:
+        compile_user_code(source, "<app>")
+
+    assert (caught.value.line, caught.value.detail) == (line, detail)
+
+
+class TrustedCounter:
+    """A class of the simulator's own that opts in to writes from user code."""
+
+    _guarded_writes = True
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+def test_it_lets_the_model_write_to_objects_of_classes_that_opt_in() -> None:
+    counter = TrustedCounter()
+
+    execute("counter.value = 5", counter=counter)
+
+    assert counter.value == 5
+
+
+def test_imported_modules_cannot_be_changed_for_later_runs() -> None:
+    with pytest.raises(UserCodeError):
+        execute("import math\nsetattr(math, 'sqrt', abs)")
+
+    assert execute("import math\nroot = math.sqrt(16)")["globals"]["root"] == 4.0
+
+
+def test_it_keeps_only_a_bounded_prefix_of_printed_output() -> None:
+    table = user_globals({})
+    code = compile_user_code("for i in range(2000):\n    print('x' * 1000)\n")
+
+    exec(code, table)
+
+    output = printed_output(table)
+    assert output.startswith("x" * 1000 + "\n")
+    assert output.endswith(f"[... {2000 * 1001 - PRINT_LIMIT_CHARS} characters dropped]")
+
+
+def test_it_shortens_a_huge_exception_message() -> None:
+    with pytest.raises(UserCodeError) as caught:
+        execute("raise ValueError('x' * 10**6)")
+
+    assert caught.value.detail == "ValueError: " + "x" * 1000 + " [...]"
+
+
+def test_it_refuses_extra_globals_that_would_shadow_the_guards() -> None:
+    with pytest.raises(ValueError, match="reserved"):
+        user_globals({"_getattr_": getattr})
+
+
+# --------------------------------------------------------------------------------------
+# The child process
+
+
+def test_it_returns_the_result_of_restricted_code_run_in_the_child() -> None:
+    result = run_user_code("x = n * 2\nprint('done')", n=21)
+
+    assert result == {"status": "ok", "printed": "done\n", "globals": {"n": 21, "x": 42}}
+
+
+@pytest.mark.parametrize(
+    ("source", "detail"),
+    [
+        (
+            "import os",
+            "import of 'os' is not allowed (allowed: functools, itertools, math, statistics)",
+        ),
+        ("open('/etc/passwd').read()", "NameError: name 'open' is not defined"),
+        (
+            "().__class__.__bases__[0].__subclasses__()",
+            '"__subclasses__" is an invalid attribute name because it starts with "_".',
+        ),
+    ],
+)
+def test_it_reports_hostile_code_from_the_child_and_the_caller_lives_on(
+    source: str, detail: str
+) -> None:
+    with pytest.raises(UserCodeError) as caught:
+        run_user_code(source)
+
+    assert caught.value.detail == detail
+    assert caught.value.line == 1
+    assert_caller_lives_on()
+
+
+def test_it_stops_an_infinite_loop_at_the_cpu_limit() -> None:
+    started = time.monotonic()
+    with pytest.raises(SandboxLimitError) as caught:
+        run_user_code("x = 0\nwhile True:\n    x = x + 1\n", Limits(wall_s=10, cpu_s=1))
+
+    assert caught.value.limit == "cpu"
+    assert str(caught.value) == "the run exceeded the CPU-time limit of 1 s"
+    assert time.monotonic() - started < SMALL.wall_s
+    assert_caller_lives_on()
+
+
+def test_it_stops_a_run_at_the_wall_clock_limit() -> None:
+    with pytest.raises(SandboxLimitError) as caught:
+        run_entry("entry_sleep", Limits(wall_s=1, cpu_s=2))
+
+    assert caught.value.limit == "wall"
+    assert str(caught.value) == "the run exceeded the wall-clock limit of 1 s"
+    assert_caller_lives_on()
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        ("x = 'x' * 10**10", 1),
+        ("hoard = []\nwhile True:\n    hoard.append('x' * 10**6)\n", 3),
+    ],
+)
+def test_it_stops_a_memory_bomb_at_the_data_limit(source: str, line: int) -> None:
+    with pytest.raises(SandboxLimitError) as caught:
+        run_user_code(source, Limits(wall_s=10, cpu_s=5, data_bytes=256 * 1024**2))
+
+    assert caught.value.limit == "memory"
+    assert str(caught.value) == f"the run ran out of memory (application model, line {line})"
+    assert_caller_lives_on()
+
+
+def test_it_drops_gigabytes_of_printed_output_of_the_model() -> None:
+    source = "chunk = 'x' * 10**4\nfor i in range(2 * 10**5):\n    print(chunk)\n"  # 2 GB
+
+    result = run_user_code(source, Limits(wall_s=20, cpu_s=10))
+
+    assert len(result["printed"]) < PRINT_LIMIT_CHARS + 100
+    assert result["printed"].endswith("characters dropped]")
+
+
+def test_it_stops_a_child_that_floods_its_stdout() -> None:
+    with pytest.raises(SandboxLimitError) as caught:
+        run_entry("entry_flood_stdout")
+
+    assert caught.value.limit == "output"
+    assert str(caught.value) == "the run wrote more than 65.536 KB to stdout/stderr"
+    assert_caller_lives_on()
+
+
+def test_it_refuses_a_result_over_the_size_cap() -> None:
+    with pytest.raises(SandboxLimitError) as caught:
+        run_entry("entry_huge_result")
+
+    assert caught.value.limit == "result"
+    assert str(caught.value) == "the result exceeds the size limit of 1.04858 MB"
+    assert_caller_lives_on()
+
+
+def test_it_stops_a_file_over_the_size_limit() -> None:
+    with pytest.raises(SandboxLimitError) as caught:
+        run_entry("entry_big_file")
+
+    assert caught.value.limit == "file size"
+    assert str(caught.value) == "the run exceeded the file-size limit"
+
+
+def test_it_runs_the_child_with_an_empty_environment_limits_and_a_fresh_directory() -> None:
+    identity = run_entry("entry_identity")
+
+    assert set(identity["environment"]) <= {"LC_CTYPE"}  # set by Python's locale coercion
+    assert Path(identity["cwd"]).name.startswith("parasim-run-")
+    assert not Path(identity["cwd"]).exists()  # removed afterwards
+    assert identity["cpu"] == [2, 3]
+    assert identity["data"] == [SMALL.data_bytes] * 2
+    assert identity["fsize"] == [SMALL.fsize_bytes] * 2
+    assert identity["core"] == [0, 0]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="privileges are dropped only when started as root")
+def test_it_drops_root_privileges_to_a_user_of_its_own() -> None:
+    identity = run_entry("entry_identity")
+
+    assert identity["uid"] != 0 and identity["gid"] != 0
+    assert identity["groups"] == []
+    assert identity["nproc"] == [SMALL.nproc] * 2
+    assert not identity["can_read_root_home"]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="RLIMIT_NPROC does not bind root; applied as root only")
+def test_it_stops_a_fork_bomb_at_the_process_limit_and_kills_what_it_forked() -> None:
+    outcome = run_entry("entry_fork_bomb")
+
+    assert outcome["error"] == "Resource temporarily unavailable"
+    assert outcome["forks"] < SMALL.nproc
+    deadline = time.monotonic() + 5
+    while _live_processes_of(outcome["uid"]) and time.monotonic() < deadline:
+        time.sleep(0.05)  # SIGKILLed processes take a moment to go
+    assert _live_processes_of(outcome["uid"]) == []
+
+
+def _live_processes_of(uid: int) -> list[str]:
+    """Return the ids of the processes running as `uid` that are not zombies."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
+            found.append(pid)
+    return found
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="waits for the child's privilege drop as a signal")
+def test_the_child_dies_with_a_killed_parent() -> None:
+    script = (
+        "from simulator.sandbox import Limits, run_sandboxed\n"
+        f"run_sandboxed({{}}, limits=Limits(wall_s=60), _entry='{THIS}:entry_sleep')\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    workdir = None
+    try:
+        child = _wait_for(lambda: _unprivileged_child_of(parent.pid))
+        workdir = os.readlink(f"/proc/{child}/cwd")  # the killed parent cannot remove it
+        time.sleep(0.3)  # the death signal is requested right after the privilege drop
+    finally:
+        parent.kill()
+        parent.wait()
+
+    try:
+        assert _wait_for(lambda: not _is_alive(child))
+    finally:
+        if workdir and Path(workdir).name.startswith("parasim-run-"):
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _wait_for(condition: Any, timeout_s: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def _status_fields(pid: int | str) -> dict[str, str]:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    return {
+        key: value.strip()
+        for key, value in (line.split(":", 1) for line in status.splitlines() if ":" in line)
+    }
+
+
+def _unprivileged_child_of(parent: int) -> int | None:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        fields = _status_fields(pid)
+        if fields.get("PPid") == str(parent) and fields.get("Uid", "0").split()[0] != "0":
+            return int(pid)
+    return None
+
+
+def _is_alive(pid: int) -> bool:
+    state = _status_fields(pid).get("State", "Z")
+    return not state.startswith("Z")
+
+
+def test_it_forwards_progress_from_the_child() -> None:
+    seen: list[float] = []
+
+    assert run_entry("entry_progress", progress=seen.append) == {"status": "ok"}
+    assert seen == [0.25, 0.5, 1.0]
+
+
+def test_it_re_raises_the_runners_errors_with_their_fields() -> None:
+    with pytest.raises(LaunchError) as caught:
+        run_entry("entry_launch_error")
+
+    assert caught.value.field == "labels.GPU"
+    assert str(caught.value) == "labels.GPU: asks for 3 processes, capacity 1"
+
+
+def test_it_reports_a_crashed_child() -> None:
+    with pytest.raises(SimulationError) as caught:
+        run_entry("entry_segfault")
+
+    assert str(caught.value).startswith(
+        "the simulation process ended without a result (killed by SIGSEGV)"
+    )
+    assert_caller_lives_on()
+
+
+def test_it_refuses_a_payload_that_is_not_json() -> None:
+    with pytest.raises(SimulationError, match="not JSON-serialisable"):
+        run_sandboxed({"app_source": object()})
+
+
+def test_it_evaluates_javascript_models_inside_the_limited_child() -> None:
+    # V8 needs a data limit above about 512 MB to start (the default is 2 GB).
+    limits = Limits(wall_s=10, cpu_s=5, data_bytes=1024**3)
+
+    assert run_entry("entry_javascript", limits) == {"time": 2.0}
+
+
+def test_it_runs_the_merpsys_example_through_the_runner_in_the_child() -> None:
+    payload = {
+        "snapshot": json.loads((EXAMPLE / "snapshot.json").read_text()),
+        "app_source": (EXAMPLE / "app.py").read_text(),
+        "labels": {"CPU": 1, "GPU": 1},
+        "variables": {"N": 10**7, "blockSz": 256, "computeIntensity": 1, "occupancy": 64},
+    }
+    seen: list[float] = []
+
+    result = run_sandboxed(payload, limits=Limits(wall_s=60, cpu_s=30), progress=seen.append)
+
+    assert result["status"] == "finished"
+    assert result["overall_time_s"] > 0
+    assert seen[-1] == 1.0
+
+
+def test_it_reports_a_runtime_error_in_the_model_through_the_runner_at_its_line() -> None:
+    payload = {
+        "snapshot": json.loads((EXAMPLE / "snapshot.json").read_text()),
+        "app_source": "x = 1\ny = 2\nz = 0\nw = x + y\nv = w / z\n",
+        "labels": {"CPU": 1, "GPU": 1},
+        "variables": {},
+    }
+
+    with pytest.raises(UserCodeError) as caught:
+        run_sandboxed(payload, limits=Limits(wall_s=60, cpu_s=30))
+
+    assert caught.value.line == 5
+    assert caught.value.detail == "ZeroDivisionError: division by zero"

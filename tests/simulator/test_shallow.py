@@ -1,0 +1,265 @@
+"""Tests of the JavaScript computational-model runtime (shallow functions)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from simulator import shallow
+from simulator.errors import ModelEvaluationError
+from simulator.shallow import ShallowFunctions
+
+GPU_ATTRIBUTES = {"SMs": 13, "SMCoreClock": 1050.0, "L2 size": 1.75, "class": 3}
+
+MODEL = """\
+var scale = 2;
+function computationTime(params) {
+  return params.x * scale / SMs + hw["L2 size"] * 0 + params.get('extra', 0);
+}
+function p2pTime(size, params) {
+  return params.direction === 'HostToDevice' ? size / 1e9 : size / 2e9;
+}
+function power(state, params) {
+  if (state === 'idle') return 10;
+  throw new Error('no power figure for ' + state);
+}
+function failureRate(params) { return hw.SMs * 1e-9; }
+"""
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches() -> Iterator[None]:
+    shallow.clear_caches()
+    yield
+    shallow.clear_caches()
+
+
+def model(source: str = MODEL, **kwargs: object) -> ShallowFunctions:
+    return ShallowFunctions(
+        model_key="gtx970",
+        source=source,
+        attributes=GPU_ATTRIBUTES,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_it_exposes_attributes_as_globals_and_hw_and_params_as_fields_and_get() -> None:
+    functions = model()
+
+    assert functions.call("computationTime", params={"x": 13}) == pytest.approx(2.0)
+    assert functions.call("computationTime", params={"x": 13, "extra": 0.5}) == pytest.approx(2.5)
+    assert functions.call("failureRate", params={}) == pytest.approx(13e-9)
+
+
+def test_it_passes_positional_arguments_and_params_direction() -> None:
+    functions = model()
+
+    assert functions.call("p2pTime", 1e9, params={"direction": "HostToDevice"}) == 1.0
+    assert functions.call("p2pTime", 1e9, params={"direction": "DeviceToHost"}) == 0.5
+    assert functions.call("power", "idle", params={}) == 10.0
+
+
+def test_it_tells_which_well_known_functions_the_model_defines() -> None:
+    functions = ShallowFunctions(
+        model_key="link", source="function p2pTime(size, params) { return 1; }", attributes={}
+    )
+
+    assert functions.has("p2pTime")
+    assert not functions.has("computationTime")
+    assert not functions.has("constructor")
+    assert not functions.has("parseInt")
+    assert not functions.has("not a name")
+
+
+def test_it_makes_non_identifier_attributes_reachable_only_through_hw() -> None:
+    source = (
+        "function computationTime(params) {\n"
+        "  return (typeof L2size === 'undefined' ? 1 : 0) + (typeof hw['class'] === 'number' ? 1 : 0);\n"
+        "}"
+    )
+
+    assert model(source).call("computationTime", params={}) == 2.0
+
+
+def test_it_keeps_attributes_and_params_read_only() -> None:
+    source = """\
+function computationTime(params) {
+  SMs = 1000;
+  try { hw.SMs = 1000; } catch (e) {}
+  try { params.x = 1000; } catch (e) {}
+  return SMs + hw.SMs + params.x;
+}"""
+
+    assert model(source).call("computationTime", params={"x": 1}) == 27.0
+
+
+def test_it_reports_a_javascript_exception_with_model_function_and_line() -> None:
+    with pytest.raises(ModelEvaluationError) as caught:
+        model().call("power", "active", params={})
+
+    error = caught.value
+    assert (error.model, error.function, error.line) == ("gtx970", "power", 10)
+    assert str(error) == (
+        "computational model 'gtx970', function power(), line 10: Error: no power figure for active"
+    )
+
+
+def test_it_reports_a_type_error_deep_in_a_helper_at_the_helper_line() -> None:
+    source = """\
+function helper(params) {
+  var missing = params.nested;
+  return missing.value;
+}
+function computationTime(params) {
+  return helper(params);
+}"""
+
+    with pytest.raises(ModelEvaluationError) as caught:
+        model(source).call("computationTime", params={})
+
+    assert caught.value.line == 3
+    assert "TypeError: Cannot read properties of undefined (reading 'value')" in str(caught.value)
+
+
+def test_it_reports_a_syntax_error_at_the_users_line() -> None:
+    source = "var a = 1;\n\nfunction computationTime(params) {\n  return a +;\n}\n"
+
+    with pytest.raises(ModelEvaluationError) as caught:
+        model(source).call("computationTime", params={})
+
+    assert caught.value.line == 4
+    assert caught.value.detail == "SyntaxError: Unexpected token ';'"
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ("return 'fast';", "returned 'fast', expected a number"),
+        ("return undefined;", "returned undefined, expected a number"),
+        ("return true;", "returned True, expected a number"),
+        ("return -0.5;", "returned -0.5, expected a non-negative number"),
+        ("return 0 / 0;", "returned nan, expected a finite number"),
+        ("return 1 / 0;", "returned inf, expected a finite number"),
+    ],
+)
+def test_it_rejects_results_that_are_not_finite_non_negative_numbers(
+    body: str, detail: str
+) -> None:
+    source = f"// model\nfunction computationTime(params) {{\n  {body}\n}}"
+
+    with pytest.raises(ModelEvaluationError) as caught:
+        model(source).call("computationTime", params={})
+
+    assert caught.value.detail == detail
+    assert caught.value.line == 2  # where the function is defined
+
+
+def test_it_reports_a_function_the_model_does_not_define() -> None:
+    with pytest.raises(ModelEvaluationError) as caught:
+        model().call("memoryTime", params={})
+
+    assert caught.value.detail == "the model does not define function memoryTime()"
+
+
+def test_it_stops_an_infinite_loop_at_the_time_limit_and_stays_usable() -> None:
+    source = "function computationTime(params) {\n  while (params.spin) {}\n  return 1;\n}"
+    functions = model(source, timeout_s=0.2)
+
+    started = time.monotonic()
+    with pytest.raises(ModelEvaluationError) as caught:
+        functions.call("computationTime", params={"spin": True})
+
+    assert time.monotonic() - started < 2.0
+    assert caught.value.detail == "evaluation exceeded the time limit of 0.2 s"
+    assert caught.value.line == 1
+    assert functions.call("computationTime", params={"spin": False}) == 1.0
+
+
+def test_it_stops_a_memory_blow_up_at_the_heap_limit_and_recovers() -> None:
+    source = """\
+function computationTime(params) {
+  var hoard = [];
+  while (params.grow) hoard.push(new Array(100000).fill(1.5));
+  return 1;
+}"""
+    functions = model(source, memory_limit_bytes=32 * 1024 * 1024, timeout_s=10)
+
+    with pytest.raises(ModelEvaluationError) as caught:
+        functions.call("computationTime", params={"grow": True})
+
+    assert caught.value.detail == "evaluation exceeded the memory limit of 32 MiB"
+    assert functions.call("computationTime", params={"grow": False}) == 1.0
+
+
+def test_it_gives_javascript_no_typed_arrays_wasm_or_timers() -> None:
+    source = """\
+function computationTime(params) {
+  var names = ['ArrayBuffer', 'SharedArrayBuffer', 'Float64Array', 'WebAssembly', 'setTimeout'];
+  return names.filter(function (n) { return typeof globalThis[n] !== 'undefined'; }).length;
+}"""
+
+    assert model(source).call("computationTime", params={}) == 0.0
+
+
+def test_it_memoizes_on_function_arguments_and_params() -> None:
+    source = """\
+var calls = 0;
+function computationTime(params) { calls += 1; return calls; }
+function p2pTime(size, params) { calls += 1; return calls; }
+"""
+    functions = model(source)
+
+    first = functions.call("computationTime", params={"x": 1})
+    assert functions.call("computationTime", params={"x": 1}) == first
+    assert functions.call("computationTime", params={"x": 2}) == first + 1
+    assert functions.call("p2pTime", 10, params={"x": 1}) == first + 2
+    assert functions.call("p2pTime", 10, params={"x": 1}) == first + 2
+    assert functions.call("p2pTime", 20, params={"x": 1}) == first + 3
+    assert functions.call("computationTime", params={"x": [1, 2]}) == first + 4
+    assert functions.call("computationTime", params={"x": [1, 2]}) == first + 4
+
+
+def test_it_shares_memo_and_context_between_instances_of_one_model_and_attributes() -> None:
+    source = "var calls = 0;\nfunction computationTime(params) { calls += 1; return calls; }"
+    one, two = model(source), model(source)
+    other = ShallowFunctions(model_key="gtx970", source=source, attributes={"SMs": 16})
+
+    assert one.call("computationTime", params={}) == 1.0
+    assert two.call("computationTime", params={}) == 1.0
+    assert other.call("computationTime", params={}) == 1.0
+    assert two.call("computationTime", params={"y": 1}) == 2.0
+
+
+def test_a_memoized_call_takes_a_few_microseconds() -> None:
+    functions = model()
+    functions.call("computationTime", params={"x": 3})
+    rounds = 20_000
+
+    started = time.perf_counter()
+    for _ in range(rounds):
+        functions.call("computationTime", params={"x": 3})
+    per_call_us = (time.perf_counter() - started) / rounds * 1e6
+
+    assert per_call_us < 20  # target 2 us (bench/bench_shallow.py); slack for a busy CI box
+
+
+def test_it_has_no_bridge_back_to_python() -> None:
+    source = """\
+function computationTime(params) {
+  var found = ['require', 'process', 'python', 'pyimport', 'Deno', 'Bun'].filter(
+      function (n) { return typeof globalThis[n] !== 'undefined'; });
+  return found.length;
+}"""
+
+    assert model(source).call("computationTime", params={}) == 0.0
+
+
+def test_an_attribute_named_like_a_model_function_stays_reachable_through_hw():
+    functions = ShallowFunctions(
+        model_key="reliability",
+        source="function failureRate(params) { return hw.failureRate * 2; }\nvar SMs = 1;",
+        attributes={"failureRate": 1e-6, "SMs": 13, "SMCoreClock": 1253},
+    )
+    assert functions.call("failureRate", params={}) == pytest.approx(2e-6)
