@@ -343,6 +343,32 @@ def computational_model_clone(
     )
 
 
+def computational_model_evaluate(
+    *,
+    model: ComputationalModel,
+    component: Component,
+    function: str,
+    args: Sequence[object],
+    params: Mapping[str, object],
+) -> float:
+    """Return `function(*args, params)` of `model` bound to `component`'s attributes.
+
+    The JavaScript runs in the sandbox's limited child process, never in this one; raise
+    simulator.errors.ModelEvaluationError (with the model's line where known) on failure.
+    """
+    # Imported here like the snapshot import: hwdb uses the simulator, never the reverse.
+    from simulator.evaluate import evaluate_in_sandbox
+
+    return evaluate_in_sandbox(
+        model_key=model.name,
+        source=model.source,
+        attributes={a.key: a.value for a in component.attributes.all()},
+        function=function,
+        args=args,
+        params=params,
+    )
+
+
 @transaction.atomic
 def computational_model_delete(*, model: ComputationalModel) -> None:
     """Delete `model`; raise RecordInUseError while system models reference it."""
@@ -502,14 +528,41 @@ def _snapshot_record_errors(snapshot: Mapping[str, Any]) -> Errors:
     return errors
 
 
+def builtin_component_for(
+    *, type: str, name: str, attributes: Mapping[str, float]
+) -> Component | None:
+    """Return the oldest built-in component of this type and name that carries every one of
+    `attributes` with the same value (it may carry more), or None.
+
+    A computational model reading only those attributes computes the same on either record,
+    so an example snapshot's hardware maps onto the seeded record instead of duplicating it.
+    """
+    candidates = (
+        Component.objects.filter(owner=None, type=type, name=name)
+        .order_by("id")
+        .prefetch_related("attributes")
+    )
+    for candidate in candidates:
+        stored = {a.key: a.value for a in candidate.attributes.all()}
+        if all(key in stored and stored[key] == value for key, value in attributes.items()):
+            return candidate
+    return None
+
+
 def _find_or_create_component(record: Mapping[str, Any], owner: User | None) -> Component:
     attributes = {str(k): float(v) for k, v in record.get("attributes", {}).items()}
+    if owner is None:
+        builtin = builtin_component_for(
+            type=record["type"], name=record["name"], attributes=attributes
+        )
+        if builtin is not None:
+            return builtin
     candidates = (
         visible_components(user=owner)
         .filter(type=record["type"], name=record["name"])
         .prefetch_related("attributes")
     )
-    for candidate in candidates:
+    for candidate in candidates if owner is not None else ():
         if {a.key: a.value for a in candidate.attributes.all()} == attributes:
             return candidate
     units = record.get("units", {})
@@ -530,6 +583,21 @@ def _find_or_create_model(
 ) -> ComputationalModel:
     language = record.get("language", ModelLanguage.JAVASCRIPT)
     name = record.get("name", key)
+    if owner is None:
+        # Built-in imports (seeded examples) reuse a built-in model with the same code,
+        # whatever its name, and never a user's shared record.
+        builtin = (
+            ComputationalModel.objects.filter(
+                owner=None, language=language, source=record["source"]
+            )
+            .order_by("-builtin", "id")
+            .first()
+        )
+        if builtin is not None:
+            return builtin
+        return computational_model_create(
+            owner=None, name=name, source=record["source"], language=language, shared=True
+        )
     found = (
         visible_computational_models(user=owner)
         .filter(language=language, source=record["source"], name=name)
@@ -554,7 +622,9 @@ def system_model_import_snapshot(
 
     A component visible to the owner with the same type, name and attributes is reused, and
     likewise a computational model with the same name, language and source; everything else
-    is created private to the owner (shared and built in when owner is None). `replace` updates
+    is created private to the owner. With owner None (built-in examples) only built-in records
+    are reused: a component of the same type and name carrying the snapshot's attributes
+    (`builtin_component_for`) and a model with the same source; new ones are shared. `replace` updates
     an existing system model instead of creating one. All or nothing.
     """
     # Imported here: the simulator is only needed for imports, and it must stay Django-free.

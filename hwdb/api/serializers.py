@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from django.http import Http404
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from hwdb.graphs import graph_errors
 from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, SystemModel
-from hwdb.selectors import can_change
+from hwdb.selectors import can_change, component_get
 from hwdb.validation import MESSAGES, duplicate_key_errors
 
 GRAPH_SCHEMA: dict[str, Any] = {
@@ -213,3 +214,85 @@ class SnapshotSerializer(serializers.Serializer):
     models = serializers.DictField(child=serializers.JSONField(), required=False)
     nodes = serializers.ListField(child=serializers.JSONField())
     edges = serializers.ListField(child=serializers.JSONField(), required=False)
+
+
+MAX_EVALUATE_ARGS = 8
+MAX_EVALUATE_STRING = 200
+MSG_NOT_IDENTIFIER = "Expected a JavaScript function name, e.g. computationTime."
+MSG_BAD_ARGUMENT = "Expected a finite number or a string of at most {limit} characters."
+MSG_NOT_JSON_VALUE = "Expected JSON values with finite numbers only."
+MSG_NO_COMPONENT = "No component with id {id}."
+
+
+def _finite_json(value: Any) -> bool:
+    """Return whether `value` is JSON made of strings, booleans, null and finite numbers."""
+    if value is None or isinstance(value, bool | str):
+        return True
+    if isinstance(value, int | float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite_json(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _finite_json(v) for k, v in value.items())
+    return False
+
+
+class EvaluateArgumentField(serializers.JSONField):
+    """One positional argument of a model function: a finite number or a short string."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        ok_number = isinstance(data, int | float) and not isinstance(data, bool)
+        ok_number = ok_number and math.isfinite(data)
+        ok_string = isinstance(data, str) and len(data) <= MAX_EVALUATE_STRING
+        if not (ok_number or ok_string):
+            raise serializers.ValidationError(MSG_BAD_ARGUMENT.format(limit=MAX_EVALUATE_STRING))
+        return data
+
+
+class EvaluateSerializer(serializers.Serializer):
+    """A test-run of one function of a computational model against a component I can see."""
+
+    component = serializers.IntegerField(help_text="Id of the component whose attributes to use.")
+    function = serializers.RegexField(
+        r"^[A-Za-z_$][A-Za-z0-9_$]*$",
+        max_length=100,
+        error_messages={"invalid": MSG_NOT_IDENTIFIER},
+        help_text="Function to call, e.g. computationTime, p2pTime, power, failureRate.",
+    )
+    args = serializers.ListField(
+        child=EvaluateArgumentField(),
+        max_length=MAX_EVALUATE_ARGS,
+        required=False,
+        default=list,
+        help_text="Positional arguments before params (p2pTime: [size], power: [state]).",
+    )
+    params = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        default=dict,
+        help_text="The params object the function receives as its last argument.",
+    )
+
+    def validate_component(self, value: int) -> Component:
+        try:
+            return component_get(user=self.context["request"].user, component_id=value)
+        except Http404:
+            raise serializers.ValidationError(MSG_NO_COMPONENT.format(id=value)) from None
+
+    def validate_params(self, value: dict[str, Any]) -> dict[str, Any]:
+        if not _finite_json(value):
+            raise serializers.ValidationError(MSG_NOT_JSON_VALUE)
+        return value
+
+
+class EvaluationResultSerializer(serializers.Serializer):
+    value = serializers.FloatField(help_text="What the function returned.")
+
+
+class EvaluationErrorSerializer(serializers.Serializer):
+    """The model failed: its message, the line of its source and which function it was."""
+
+    detail = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    function = serializers.CharField()
+    model = serializers.CharField()

@@ -26,6 +26,9 @@ from hwdb.api.serializers import (
     ComponentsExportSerializer,
     ComponentsImportSerializer,
     ComputationalModelSerializer,
+    EvaluateSerializer,
+    EvaluationErrorSerializer,
+    EvaluationResultSerializer,
     SnapshotSerializer,
     SystemModelSerializer,
 )
@@ -37,6 +40,7 @@ from hwdb.filters import (
     SystemModelFilter,
 )
 from hwdb.models import Component, ComputationalModel, OwnedRecord, SystemModel
+from simulator.errors import ModelEvaluationError
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -243,6 +247,31 @@ class ComputationalModelViewSet(RecordViewSet):
         data = self.input(CloneSerializer)
         clone = services.computational_model_clone(model=model, owner=self.user, **data)
         return self.output(clone, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=EvaluateSerializer,
+        responses={200: EvaluationResultSerializer, 400: EvaluationErrorSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def evaluate(self, request: Request, pk: str) -> Response:
+        """Return the value of one function of a model I can see, on a component I can see.
+
+        The model's saved source runs in the sandbox's child process (a few seconds at most);
+        a failing model answers 400 with its message and the line of its source.
+        """
+        model = selectors.computational_model_get(user=request.user, model_id=pk)
+        data = self.input(EvaluateSerializer)
+        try:
+            value = services.computational_model_evaluate(model=model, **data)
+        except ModelEvaluationError as error:
+            body = {
+                "detail": error.detail,
+                "line": error.line,
+                "function": error.function,
+                "model": error.model,
+            }
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"value": value})
 
 
 @extend_schema_view(list=extend_schema(parameters=filter_parameters(SystemModelFilter)))

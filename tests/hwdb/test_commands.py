@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
@@ -15,6 +18,7 @@ import simulator.models
 from hwdb import services
 from hwdb.management.commands.ensure_demo_user import DEMO_PASSWORD, DEMO_USERNAME
 from hwdb.models import Component, ComputationalModel, SystemModel
+from simulator.shallow import ShallowFunctions
 from simulator.snapshot import load_snapshot
 
 pytestmark = pytest.mark.django_db
@@ -144,3 +148,66 @@ def test_the_real_built_in_models_are_seeded() -> None:
     seed()
     names = set(ComputationalModel.objects.filter(builtin=True).values_list("name", flat=True))
     assert {"Volkov GPU", "PCIe link", "Latency-bandwidth link", "Power states"} <= names
+
+
+EXAMPLE_SNAPSHOT = Path(settings.BASE_DIR) / "examples" / "merpsys_gtx970" / "snapshot.json"
+KERNEL_PARAMS = {
+    "gridSize": 39063,
+    "blockSize": 256,
+    "CUDACoreInstructions": 27,
+    "issuedInstructions": 27,
+    "GMEMBytesTransferred": 384,
+    "latencyBound": 966,
+    "occupancy": 64,
+    "kernelExecutionLambda": 0.703787,
+}
+
+
+def example_system() -> SystemModel:
+    name = json.loads(EXAMPLE_SNAPSHOT.read_text(encoding="utf-8"))["name"]
+    return SystemModel.objects.get(owner=None, name=name)
+
+
+def test_the_example_reuses_the_seeded_gtx_970_and_pcie_link_instead_of_copying_them() -> None:
+    seed()
+    seed()
+    gtx = Component.objects.get(owner=None, type="GPU", name="GeForce GTX 970")
+    pcie = Component.objects.get(owner=None, type="NETWORK", name="PCIe 3.0 16x")
+    used = {n["hardware"] for n in example_system().graph["nodes"] if "hardware" in n}
+    assert {gtx.pk, pcie.pk} <= used
+    assert set(example_system().components.values_list("pk", flat=True)) == used
+
+
+def test_the_example_models_compute_the_same_on_the_seeded_records_as_on_the_snapshot() -> None:
+    seed()
+    snapshot = json.loads(EXAMPLE_SNAPSHOT.read_text(encoding="utf-8"))
+    exported = services.system_model_export_snapshot(system_model=example_system())
+    calls = {
+        "gpu0": ("computationTime", (), KERNEL_PARAMS),
+        "bus0": ("p2pTime", (4e7,), {"direction": "HostToDevice"}),
+    }
+    for node_id, (function, args, params) in calls.items():
+        values = []
+        for system in (snapshot, exported):
+            node = next(n for n in system["nodes"] if n["id"] == node_id)
+            shallow = ShallowFunctions(
+                model_key=node["model"],
+                source=system["models"][node["model"]]["source"],
+                attributes=system["hardware"][node["hardware"]]["attributes"],
+            )
+            values.append(shallow.call(function, *args, params=params))
+        assert values[0] == values[1] > 0, node_id
+
+
+def test_seeding_removes_unused_duplicates_of_built_in_hardware() -> None:
+    seed()
+    duplicate = services.component_create(
+        owner=None,
+        shared=True,
+        type="GPU",
+        name="GeForce GTX 970",
+        attributes=[{"key": key, "value": value} for key, value in GTX_970.items()],
+    )
+    seed()
+    assert not Component.objects.filter(pk=duplicate.pk).exists()
+    assert Component.objects.filter(owner=None, name="GeForce GTX 970").count() == 1

@@ -2,7 +2,10 @@
 
 Idempotent: built-in records (no owner, shared) are matched by type and name (components),
 name (computational models) or name (example system models) and brought up to date, so
-running it again changes nothing unless the seed files changed.
+running it again changes nothing unless the seed files changed. Example snapshots reuse the
+built-in hardware of the same type and name (when it carries the example's attribute values)
+and built-in models with the same source, so no built-in record is duplicated; duplicates
+left by earlier versions are removed once no system model uses them.
 """
 
 from __future__ import annotations
@@ -140,4 +143,20 @@ class Command(BaseCommand):
             except ValidationError as error:
                 raise CommandError(f"{path}: {error.message_dict}") from error
             count += 1
+        self.remove_unused_duplicates()
         return count
+
+    def remove_unused_duplicates(self) -> int:
+        """Return how many built-in components were deleted because an older built-in one has
+        the same type and name and no system model uses them (copies that earlier versions
+        of this command made when importing the examples)."""
+        removed = 0
+        unused = Component.objects.filter(owner=None, system_models__isnull=True).order_by("id")
+        for component in unused:
+            older = Component.objects.filter(
+                owner=None, type=component.type, name=component.name, id__lt=component.pk
+            )
+            if older.exists():
+                services.component_delete(component=component)
+                removed += 1
+        return removed

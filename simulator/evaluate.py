@@ -1,0 +1,94 @@
+"""Test-running one function of a computational model, in the sandbox's child process.
+
+The web side's "test-run" (POST /api/models/{id}/evaluate/) must not run user JavaScript in
+the web process: `evaluate_in_sandbox` starts `simulator._child` with `evaluate_model` as the
+entry and tight limits (`EVALUATE_LIMITS`), and returns the value or raises the
+ModelEvaluationError / SandboxLimitError the child reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from simulator.errors import ModelEvaluationError, SandboxLimitError, SimulationError
+from simulator.sandbox import Limits, run_sandboxed
+from simulator.shallow import ShallowFunctions
+
+__all__ = [
+    "EVALUATE_ENTRY",
+    "EVALUATE_LIMITS",
+    "EVALUATE_TIMEOUT_S",
+    "evaluate_in_sandbox",
+    "evaluate_model",
+]
+
+EVALUATE_ENTRY = "simulator.evaluate:evaluate_model"
+# V8's own limit on one evaluation; the process limits below are the backstop.
+EVALUATE_TIMEOUT_S = 2.0
+EVALUATE_LIMITS = Limits(
+    wall_s=10.0,
+    cpu_s=5,
+    data_bytes=1024**3,
+    fsize_bytes=1024**2,
+    nproc=64,
+    output_bytes=64 * 1024,
+    result_bytes=64 * 1024,
+)
+
+
+def evaluate_model(
+    *,
+    model_key: str,
+    source: str,
+    attributes: Mapping[str, object],
+    function: str,
+    args: Sequence[object],
+    params: Mapping[str, object],
+    timeout_s: float = EVALUATE_TIMEOUT_S,
+    progress: Callable[[float], None] | None = None,
+) -> dict[str, float]:
+    """Return {"value": function(*args, params)} of the model bound to `attributes`.
+
+    The child's entry (keyword arguments are the JSON payload); raise ModelEvaluationError.
+    """
+    functions = ShallowFunctions(
+        model_key=model_key, source=source, attributes=attributes, timeout_s=timeout_s
+    )
+    value = functions.call(function, *args, params=params)
+    if progress is not None:
+        progress(1.0)
+    return {"value": value}
+
+
+def evaluate_in_sandbox(
+    *,
+    model_key: str,
+    source: str,
+    attributes: Mapping[str, object],
+    function: str,
+    args: Sequence[object],
+    params: Mapping[str, object],
+    limits: Limits = EVALUATE_LIMITS,
+) -> float:
+    """Return `function(*args, params)` computed by `evaluate_model` in a limited child.
+
+    Every failure is a ModelEvaluationError naming the model and function: the model's own
+    (with its line), a process limit (wall clock, CPU, memory) or the child's crash.
+    """
+    payload = {
+        "model_key": model_key,
+        "source": source,
+        "attributes": dict(attributes),
+        "function": function,
+        "args": list(args),
+        "params": dict(params),
+    }
+    try:
+        result = run_sandboxed(payload, limits=limits, _entry=EVALUATE_ENTRY)
+    except ModelEvaluationError:
+        raise
+    except SandboxLimitError as error:
+        raise ModelEvaluationError(error.detail, model=model_key, function=function) from error
+    except SimulationError as error:
+        raise ModelEvaluationError(error.message, model=model_key, function=function) from error
+    return float(result["value"])

@@ -1,0 +1,57 @@
+"""simulator.evaluate: a model function evaluated in the sandbox's child process."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from simulator.errors import ModelEvaluationError
+from simulator.evaluate import EVALUATE_LIMITS, evaluate_in_sandbox, evaluate_model
+from simulator.sandbox import MSG_WALL
+
+SOURCE = "function p2pTime(size, params) { return size / bandwidth + params.latency; }"
+
+
+def test_evaluate_model_returns_the_value_of_the_call() -> None:
+    result = evaluate_model(
+        model_key="link",
+        source=SOURCE,
+        attributes={"bandwidth": 4.0},
+        function="p2pTime",
+        args=[8],
+        params={"latency": 0.5},
+    )
+    assert result == {"value": 2.5}
+
+
+def test_the_child_computes_the_same_value() -> None:
+    value = evaluate_in_sandbox(
+        model_key="link",
+        source=SOURCE,
+        attributes={"bandwidth": 4.0},
+        function="p2pTime",
+        args=[8],
+        params={"latency": 0.5},
+    )
+    assert value == 2.5
+
+
+def test_a_process_limit_becomes_a_model_error_naming_the_function() -> None:
+    limits = dataclasses.replace(EVALUATE_LIMITS, wall_s=0.01)
+    with pytest.raises(ModelEvaluationError) as caught:
+        evaluate_in_sandbox(
+            model_key="link",
+            source=SOURCE,
+            attributes={"bandwidth": 4.0},
+            function="p2pTime",
+            args=[8],
+            params={"latency": 0.5},
+            limits=limits,
+        )
+    assert caught.value.detail == MSG_WALL.format(limit=0.01)
+    assert (caught.value.model, caught.value.function, caught.value.line) == (
+        "link",
+        "p2pTime",
+        None,
+    )
