@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hwdb.selectors import visible_components, visible_computational_models
-from hwdb.validation import MESSAGES, is_record_id
+from hwdb.validation import MESSAGES, is_record_id, null_character_paths
 from simulator.snapshot import validate_graph
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
     extra = sorted(set(graph) - GRAPH_KEYS)
     if extra:
         return {"non_field_errors": [MESSAGES["graph_extra_keys"].format(keys=", ".join(extra))]}
+    null_paths = null_character_paths(graph)
+    if null_paths:
+        # The graph is stored as JSON, and PostgreSQL's jsonb refuses NUL in any string.
+        return {path: [MESSAGES["null_character"]] for path in null_paths}
     hardware_shared = dict(
         visible_components(user=owner)
         .filter(pk__in=graph_references(graph, "hardware"))

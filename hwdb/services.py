@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 
 from hwdb.graphs import graph_errors, graph_references
 from hwdb.models import (
@@ -30,6 +31,7 @@ from hwdb.validation import (
     MODEL_SOURCE_MAX_LENGTH,
     NAME_MAX_LENGTH,
     duplicate_key_errors,
+    null_character_paths,
     validate_attribute_key,
 )
 
@@ -62,11 +64,17 @@ def _raise_if(errors: Errors) -> None:
 
 
 def _field_errors(record: OwnedRecord | Attribute, exclude: Sequence[str]) -> Errors:
+    errors: Errors = {}
     try:
         record.full_clean(exclude=list(exclude), validate_unique=False, validate_constraints=False)
     except ValidationError as error:
-        return {field: list(messages) for field, messages in error.message_dict.items()}
-    return {}
+        errors = {field: list(messages) for field, messages in error.message_dict.items()}
+    # Model fields, unlike form and serializer fields, let NUL through; PostgreSQL refuses it.
+    for field in record._meta.concrete_fields:
+        value = getattr(record, field.attname, None)
+        if field.name not in exclude and isinstance(value, str) and "\x00" in value:
+            errors.setdefault(field.name, []).append(MESSAGES["null_character"])
+    return errors
 
 
 def _copy_name(name: str) -> str:
@@ -75,6 +83,18 @@ def _copy_name(name: str) -> str:
 
 def _names(system_models: Iterable[SystemModel]) -> str:
     return ", ".join(repr(s.name) for s in list(system_models)[:5])
+
+
+def _unshare_errors(users: QuerySet[SystemModel], owner_id: int | None) -> Errors:
+    """Return errors when a record about to become private is still used by system models
+    other users own (they would break) or by shared ones (they would expose it to everyone)."""
+    others = users.exclude(owner_id=owner_id)
+    if others.exists():
+        return {"shared": [MESSAGES["unshare_in_use"].format(names=_names(others))]}
+    shared = users.filter(shared=True)
+    if shared.exists():
+        return {"shared": [MESSAGES["unshare_in_shared"].format(names=_names(shared))]}
+    return {}
 
 
 # --- components --------------------------------------------------------------------------
@@ -174,11 +194,7 @@ def component_update(
         setattr(stored, key, value)
     records, errors = _component_errors(stored, attributes)
     if was_shared and not stored.shared:
-        users = stored.system_models.exclude(owner_id=stored.owner_id)
-        if users.exists():
-            errors.setdefault("shared", []).append(
-                MESSAGES["unshare_in_use"].format(names=_names(users))
-            )
+        _merge(errors, "", _unshare_errors(stored.system_models.all(), stored.owner_id))
     _raise_if(errors)
     stored.save()
     if records is not None:
@@ -319,11 +335,7 @@ def computational_model_update(
         setattr(stored, key, value)
     errors = _model_errors(stored)
     if was_shared and not stored.shared:
-        users = stored.system_models.exclude(owner_id=stored.owner_id)
-        if users.exists():
-            errors.setdefault("shared", []).append(
-                MESSAGES["unshare_in_use"].format(names=_names(users))
-            )
+        _merge(errors, "", _unshare_errors(stored.system_models.all(), stored.owner_id))
     _raise_if(errors)
     stored.save()
     return stored
@@ -525,6 +537,13 @@ def _snapshot_record_errors(snapshot: Mapping[str, Any]) -> Errors:
                 errors[f"models.{key}.name"] = [
                     f"Expected a non-empty string of at most {NAME_MAX_LENGTH} characters."
                 ]
+            source = record.get("source")
+            if isinstance(source, str) and len(source) > MODEL_SOURCE_MAX_LENGTH:
+                errors[f"models.{key}.source"] = [
+                    f"Ensure this field has no more than {MODEL_SOURCE_MAX_LENGTH} characters."
+                ]
+    for path in null_character_paths(snapshot):
+        errors.setdefault(path or "snapshot", []).append(MESSAGES["null_character"])
     return errors
 
 
@@ -596,7 +615,12 @@ def _find_or_create_model(
         if builtin is not None:
             return builtin
         return computational_model_create(
-            owner=None, name=name, source=record["source"], language=language, shared=True
+            owner=None,
+            name=name,
+            source=record["source"],
+            language=language,
+            shared=True,
+            builtin=True,
         )
     found = (
         visible_computational_models(user=owner)

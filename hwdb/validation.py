@@ -110,6 +110,11 @@ MESSAGES = {
     "unshare_in_use": (
         "Other users' system models use this record ({names}); it must stay shared."
     ),
+    "unshare_in_shared": (
+        "Shared system models use this record ({names}); unshare them or remove it from them "
+        "first, or it would stay visible through them."
+    ),
+    "null_character": "Null characters are not allowed.",
     "snapshot_object": "A snapshot is a JSON object.",
 }
 
@@ -143,6 +148,25 @@ def duplicate_key_errors(attributes: Sequence[Mapping[str, object]]) -> dict[int
         else:
             first_seen[key] = index
     return errors
+
+
+def null_character_paths(value: object, path: str = "") -> list[str]:
+    """Return the paths ("nodes[0].name", "labels.<key>") of strings in JSON `value` that
+    hold a NUL character, keys included; PostgreSQL refuses them in text and jsonb."""
+    if isinstance(value, str):
+        return [path] if "\x00" in value else []
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            name = str(key).replace("\x00", "\\u0000")
+            child = f"{path}.{name}" if path else name
+            if "\x00" in str(key):
+                found.append(path or "non_field_errors")
+            found.extend(null_character_paths(item, child))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found.extend(null_character_paths(item, f"{path}[{index}]"))
+    return found
 
 
 def is_record_id(value: object) -> bool:
