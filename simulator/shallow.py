@@ -140,11 +140,15 @@ _HEADER_LOCATION = re.compile(r"^(?P<script>[^\n]*?):(?P<line>\d+): ", re.MULTIL
 # "    at f (parasim-computational-model.js:3:9)" or "    at parasim-...js:3:9".
 _FRAME_LOCATION = re.compile(re.escape(MODEL_SCRIPT_NAME) + r":(?P<line>\d+):\d+")
 
+# Prefix of the description the prelude returns instead of a result that is not a number.
+_BAD_RESULT = "\x00parasim-not-a-number:"
+
 # Runs once per context before the user's source, as its own script, so the user's line
 # numbers need no offset. Everything it defines is non-writable and non-configurable.
 _PRELUDE = """
 (function (attrs, globalNames) {
   'use strict';
+  const BAD_RESULT = String.fromCharCode(0) + 'parasim-not-a-number:';
   const define = (name, value, enumerable) => Object.defineProperty(
       globalThis, name, {value: value, writable: false, enumerable: enumerable,
                          configurable: false});
@@ -162,16 +166,41 @@ _PRELUDE = """
     if (!(name in globalThis)) define(name, attrs[name], true);
   }
   const hasOwn = (object, name) => Object.prototype.hasOwnProperty.call(object, name);
+  // params.x and params.get('x') read the same values; a parameter named "get" or "has"
+  // is reachable through params.get() only, so the methods cannot be shadowed.
+  const paramValues = new WeakMap();
   const paramsPrototype = Object.freeze({
-    get(name, fallback) { return hasOwn(this, name) ? this[name] : fallback; },
-    has(name) { return hasOwn(this, name); },
+    get(name, fallback) {
+      const values = paramValues.get(this);
+      return values !== undefined && hasOwn(values, name) ? values[name] : fallback;
+    },
+    has(name) {
+      const values = paramValues.get(this);
+      return values !== undefined && hasOwn(values, name);
+    },
   });
   const makeParams = (values) => {
     const params = Object.create(paramsPrototype);
+    paramValues.set(params, values);
     for (const key of Object.keys(values)) {
+      if (key === 'get' || key === 'has') continue;
       Object.defineProperty(params, key, {value: values[key], enumerable: true});
     }
+    Object.freeze(values);
     return Object.freeze(params);
+  };
+  // A result that is not a number comes back as a description the error message can show.
+  const describe = (value) => {
+    if (value === null) return 'null';
+    if (Array.isArray(value)) return 'an array';
+    switch (typeof value) {
+      case 'undefined': return 'undefined';
+      case 'boolean': return 'the boolean ' + value;
+      case 'string': return 'the string ' + JSON.stringify(value.slice(0, 60));
+      case 'bigint': return 'the BigInt ' + String(value).slice(0, 60) + 'n';
+      case 'function': return 'a function';
+      default: return 'an object';
+    }
   };
   // Only functions the model's source defines count, not builtins such as parseInt.
   const builtinNames = new Set(Object.getOwnPropertyNames(globalThis));
@@ -182,7 +211,8 @@ _PRELUDE = """
     const fn = modelFunction(name);
     if (fn === null) throw new ReferenceError(name + ' is not defined');
     args.push(makeParams(params));
-    return fn.apply(undefined, args);
+    const value = fn.apply(undefined, args);
+    return typeof value === 'number' ? value : BAD_RESULT + describe(value);
   }, false);
   define('__parasim_has', function (name) { return modelFunction(name) !== null; }, false);
 })
@@ -381,12 +411,15 @@ class ShallowFunctions:
 
     def _checked(self, function: str, value: object) -> float:
         """Return `value` as a float when it is a finite non-negative number."""
+        if isinstance(value, str) and value.startswith(_BAD_RESULT):
+            raise self._error(function, MSG_NOT_NUMBER.format(value=value[len(_BAD_RESULT) :]))
         if isinstance(value, bool) or not isinstance(value, int | float):
             shown = "undefined" if type(value).__name__ == "JSUndefinedType" else repr(value)
             raise self._error(function, MSG_NOT_NUMBER.format(value=shown))
         number = float(value)
         if not math.isfinite(number):
-            raise self._error(function, MSG_NOT_FINITE.format(value=value))
+            shown = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+            raise self._error(function, MSG_NOT_FINITE.format(value=shown))
         if number < 0:
             raise self._error(function, MSG_NEGATIVE.format(value=value))
         return number

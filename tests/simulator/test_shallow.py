@@ -136,12 +136,12 @@ def test_it_reports_a_syntax_error_at_the_users_line() -> None:
 @pytest.mark.parametrize(
     ("body", "detail"),
     [
-        ("return 'fast';", "returned 'fast', expected a number"),
+        ("return 'fast';", "returned the string \"fast\", expected a number"),
         ("return undefined;", "returned undefined, expected a number"),
-        ("return true;", "returned True, expected a number"),
+        ("return true;", "returned the boolean true, expected a number"),
         ("return -0.5;", "returned -0.5, expected a non-negative number"),
-        ("return 0 / 0;", "returned nan, expected a finite number"),
-        ("return 1 / 0;", "returned inf, expected a finite number"),
+        ("return 0 / 0;", "returned NaN, expected a finite number"),
+        ("return 1 / 0;", "returned Infinity, expected a finite number"),
     ],
 )
 def test_it_rejects_results_that_are_not_finite_non_negative_numbers(
@@ -263,3 +263,35 @@ def test_an_attribute_named_like_a_model_function_stays_reachable_through_hw():
         attributes={"failureRate": 1e-6, "SMs": 13, "SMCoreClock": 1253},
     )
     assert functions.call("failureRate", params={}) == pytest.approx(2e-6)
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        ("return {t: 1};", "an object"),
+        ("return [1, 2];", "an array"),
+        ("return 'fast';", 'the string "fast"'),
+        ("return true;", "the boolean true"),
+        ("return 10n;", "the BigInt 10n"),
+        ("return null;", "null"),
+        ("return NaN;", "NaN"),
+        ("return -Infinity;", "-Infinity"),
+    ],
+)
+def test_a_result_that_is_not_a_finite_number_is_described_in_javascript_terms(body, shown):
+    functions = ShallowFunctions(
+        model_key="odd", source=f"function computationTime(params) {{ {body} }}", attributes={}
+    )
+    with pytest.raises(ModelEvaluationError) as info:
+        functions.call("computationTime", params={})
+    assert f"returned {shown}, expected a" in str(info.value)
+    assert "object at 0x" not in str(info.value)
+
+
+def test_a_parameter_named_get_does_not_hide_params_get():
+    functions = ShallowFunctions(
+        model_key="params",
+        source="function computationTime(params) { return params.get('get') + params.x; }",
+        attributes={},
+    )
+    assert functions.call("computationTime", params={"get": 2, "x": 3}) == 5
