@@ -162,6 +162,8 @@ def _error_dict(error: BaseException) -> dict[str, Any]:
 def main(argv: list[str]) -> None:
     """Run one sandboxed simulation; never returns (exits the process)."""
     entry_name, fd_text, payload_path, limits_text = argv
+    # The parent sets only PYTHONHASHSEED (read at start-up); the run sees an empty environment.
+    os.environ.clear()
     channel = _Channel(int(fd_text))
     parent = os.getppid()
     from simulator.errors import SimulationError

@@ -28,6 +28,8 @@ CLI_MESSAGES = {
     "count": "--labels: the count of {label!r} must be a whole number, got {text!r}",
     "range": "{option}: a range is start:stop:step with step > 0, got {text!r}",
     "read": "cannot read {path}: {reason}",
+    "write": "cannot write {path}: {reason}",
+    "encoding": "cannot read {path}: it is not UTF-8 text ({reason})",
     "json": "{path} is not valid JSON: {reason}",
     "hardware": "{path}: a hardware record is an object with type, name and attributes",
     "unknown_node": "--hardware: the system has no node {node!r}",
@@ -113,10 +115,7 @@ def expand_values(text: str) -> list[object]:
 
 
 def _read_json(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise CliError(CLI_MESSAGES["read"].format(path=path, reason=error.strerror)) from None
+    text = _read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -128,6 +127,9 @@ def _read_text(path: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise CliError(CLI_MESSAGES["read"].format(path=path, reason=error.strerror)) from None
+    except UnicodeDecodeError as error:
+        reason = f"byte {error.start}: {error.reason}"
+        raise CliError(CLI_MESSAGES["encoding"].format(path=path, reason=reason)) from None
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -267,7 +269,7 @@ def _write_json(data: object, target: str, stdout: TextIO) -> None:
             Path(target).write_text(text + "\n", encoding="utf-8")
         except OSError as error:
             raise CliError(
-                CLI_MESSAGES["read"].format(path=target, reason=error.strerror)
+                CLI_MESSAGES["write"].format(path=target, reason=error.strerror)
             ) from None
 
 

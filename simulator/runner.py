@@ -53,6 +53,7 @@ RESERVED_GLOBALS = frozenset(
 RUNNER_MESSAGES = {
     "variable_name": "variable names are identifiers (letters, digits, '_'), got {name!r}",
     "variable_reserved": "{name!r} is a name the application model already has; rename it",
+    "variable_private": "{name!r} starts with '_', which application models cannot use; rename it",
     "variable_value": "a variable is a number, a boolean or a string, got {kind}",
     "labels": "labels map label names to process counts",
 }
@@ -65,6 +66,8 @@ def _check_variables(variables: Mapping[str, object]) -> dict[str, object]:
         field = f"variables.{name}"
         if not isinstance(name, str) or not IDENTIFIER.match(name):
             raise LaunchError(field, RUNNER_MESSAGES["variable_name"].format(name=name))
+        if name.startswith("_"):  # reserved for the sandbox's guards, unreadable by the model
+            raise LaunchError(field, RUNNER_MESSAGES["variable_private"].format(name=name))
         if name in RESERVED_GLOBALS:
             raise LaunchError(field, RUNNER_MESSAGES["variable_reserved"].format(name=name))
         if not isinstance(value, int | float | str | bool):

@@ -120,7 +120,8 @@ MSG_PRIVILEGES = "cannot drop root privileges for the simulation process: {error
 # Restricted compilation
 
 
-_ERROR_LINE = re.compile(r"^Line (\d+): (.*)$", re.DOTALL)
+# RestrictedPython prefixes "Line N: ", or "Line None: " when Python gave no line (NUL bytes).
+_ERROR_LINE = re.compile(r"^Line (\d+|None): (.*)$", re.DOTALL)
 
 
 def compile_user_code(source: str, filename: str = DEFAULT_FILENAME) -> types.CodeType:
@@ -132,7 +133,11 @@ def compile_user_code(source: str, filename: str = DEFAULT_FILENAME) -> types.Co
     if result.errors or result.code is None:
         first = result.errors[0] if result.errors else "cannot compile"
         match = _ERROR_LINE.match(first)
-        line, message = (int(match.group(1)), match.group(2)) if match else (None, first)
+        if match:
+            line = int(match.group(1)) if match.group(1).isdigit() else None
+            message = match.group(2)
+        else:
+            line, message = None, first
         # RestrictedPython appends the whole statement; the line number already locates it.
         message = message.split(" at statement:", 1)[0].strip()
         raise UserCodeError(message, line=line)
@@ -492,7 +497,13 @@ class Limits:
     result_bytes: int = 64 * 1024**2  # the JSON messages on the result pipe
 
 
-# -I: ignore PYTHON* variables and user site-packages; the project root comes as argv[1].
+# `-s -P` and an environment holding only PYTHONHASHSEED: what `-I` does (no user
+# site-packages, no script directory on sys.path, no other PYTHON* variable), except that the
+# hash seed is fixed, so iterating a set of strings in an application model visits them in
+# the same order on every run (a run is deterministic). The child removes the variable at
+# start; the project root comes as argv[1].
+CHILD_FLAGS = ("-s", "-P")
+CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0"}
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from simulator._child import main; main(sys.argv[2:])"
@@ -615,12 +626,12 @@ def run_sandboxed(
         with open(os.open(payload_path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
             handle.write(payload_json)
         limits_json = json.dumps(asdict(limits))
-        command = [sys.executable, "-I", "-c", BOOTSTRAP, str(PROJECT_ROOT), _entry]
+        command = [sys.executable, *CHILD_FLAGS, "-c", BOOTSTRAP, str(PROJECT_ROOT), _entry]
         command += [str(write_fd), payload_path, limits_json]
         process = subprocess.Popen(
             command,
             cwd=workdir,
-            env={},
+            env=dict(CHILD_ENVIRONMENT),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -121,6 +121,25 @@ def test_errors_exit_with_status_2_and_one_line(argv: list[str], message: str) -
     assert message in err
 
 
+@pytest.mark.parametrize("option", ["--system", "--app"])
+def test_an_input_file_that_is_not_utf8_is_one_line(tmp_path: Path, option: str) -> None:
+    path = tmp_path / "latin1.bin"
+    path.write_bytes(b"x = 1\n\xff\n")
+    argv = [*LAUNCH, "--var", "computeIntensity=1", "--no-sandbox"]
+    argv[argv.index(option) + 1] = str(path)
+    status, out, err = cli("run", *argv)
+    assert status == 2 and out == ""
+    assert err == f"error: cannot read {path}: it is not UTF-8 text (byte 6: invalid start byte)\n"
+
+
+def test_a_json_file_that_cannot_be_written_says_write(tmp_path: Path) -> None:
+    target = tmp_path / "missing-folder" / "result.json"
+    argv = [*LAUNCH, "--var", "computeIntensity=1", "--no-sandbox", "--json", str(target)]
+    status, _, err = cli("run", *argv)
+    assert status == 2
+    assert err == f"error: cannot write {target}: No such file or directory\n"
+
+
 def test_an_invalid_snapshot_is_one_line_with_field_paths(tmp_path: Path) -> None:
     system = json.loads((EXAMPLE / "snapshot.json").read_text())
     system["nodes"][1]["count"] = 0

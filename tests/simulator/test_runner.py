@@ -145,6 +145,7 @@ def test_a_negative_model_time_is_a_model_error() -> None:
         ({"sim": 1}, "variables.sim", "'sim' is a name the application model already has"),
         ({"2x": 1}, "variables.2x", "variable names are identifiers"),
         ({"x": [1]}, "variables.x", "a variable is a number, a boolean or a string, got list"),
+        ({"_x": 1}, "variables._x", "'_x' starts with '_', which application models cannot use"),
     ],
 )
 def test_it_rejects_bad_variables(variables: dict, field: str, message: str) -> None:

@@ -294,6 +294,7 @@ def test_it_reports_forbidden_operations_and_runtime_errors_at_the_users_line(
             '"f_back" is a restricted name, that is forbidden to access in RestrictedPython.',
         ),
         ("from math import *", 1, '"*" imports are not allowed.'),
+        ("x = 1\0\n", None, "SyntaxError: source code string cannot contain null bytes"),
     ],
 )
 def test_it_rejects_syntax_errors_and_restricted_constructs_when_compiling(
@@ -468,6 +469,24 @@ def test_it_runs_the_child_with_an_empty_environment_limits_and_a_fresh_director
     assert identity["data"] == [SMALL.data_bytes] * 2
     assert identity["fsize"] == [SMALL.fsize_bytes] * 2
     assert identity["core"] == [0, 0]
+
+
+def test_string_hashes_in_the_child_are_the_same_on_every_run() -> None:
+    # Randomised str hashes would make `for name in {"a", "b"}` visit names in a different
+    # order from run to run, and so change the simulated result of identical runs.
+    names = "{'alpha', 'beta', 'gamma', 'delta'}"
+    source = f"h = hash('parasim')\norder = ','.join({names})"
+    expected = subprocess.run(
+        [sys.executable, "-c", f"print(hash('parasim')); print(','.join({names}))"],
+        env={"PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+
+    runs = [run_user_code(source)["globals"] for _ in range(2)]
+
+    assert [[str(run["h"]), run["order"]] for run in runs] == [expected, expected]
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="privileges are dropped only when started as root")
