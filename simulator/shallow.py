@@ -159,6 +159,27 @@ _PRELUDE = """
                       'BigUint64Array', 'setTimeout', 'clearTimeout', '__timer_manager']) {
     if (!Reflect.deleteProperty(globalThis, name)) globalThis[name] = undefined;
   }
+  // Deterministic runs: Math.random is a fixed-seed xorshift32 per context, and the clock is
+  // stopped at the epoch (Date.now() and new Date() without arguments give 0).
+  let randomState = 0x2545f491;
+  Object.defineProperty(Math, 'random', {value: function random() {
+    randomState ^= randomState << 13; randomState >>>= 0;
+    randomState ^= randomState >>> 17;
+    randomState ^= randomState << 5; randomState >>>= 0;
+    return randomState / 4294967296;
+  }, writable: false, configurable: false});
+  const RealDate = Date;
+  const StoppedDate = function Date(...args) {
+    if (!new.target) return new RealDate(0).toString();
+    return args.length === 0 ? new RealDate(0) : new RealDate(...args);
+  };
+  StoppedDate.prototype = RealDate.prototype;
+  StoppedDate.now = () => 0;
+  StoppedDate.parse = RealDate.parse;
+  StoppedDate.UTC = RealDate.UTC;
+  Object.freeze(StoppedDate);
+  Object.defineProperty(globalThis, 'Date', {value: StoppedDate, writable: false,
+                                              configurable: false, enumerable: false});
   const hw = Object.create(null);
   for (const key of Object.keys(attrs)) hw[key] = attrs[key];
   define('hw', Object.freeze(hw), false);
