@@ -10,9 +10,13 @@ HtD copy of x and y, kernel, DtH copy of y). Prints configurations per second (b
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/<file>.py`
 
 from simulator.models.transfer import TABLE_6_2_TESTBEDS, transfer_time
 from simulator.models.volkov import (

@@ -18,10 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 from pathlib import Path
 
 from py_mini_racer import MiniRacer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/<file>.py`
 
 from simulator import shallow
 from simulator.shallow import ShallowFunctions

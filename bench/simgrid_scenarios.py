@@ -1,0 +1,198 @@
+"""The three benchmark scenarios written for SimGrid's Python bindings (run by the system Python).
+
+Debian's `python3-simgrid` installs the bindings for /usr/bin/python3 only, so
+`bench_engine.py` runs this file as a subprocess, once per scenario (a SimGrid engine can be
+created only once per process), and reads one JSON line from its stdout:
+`{"events": ..., "wall_s": ..., "cpu_s": ..., "simulated_s": ..., "simgrid": "3.32.0"}`
+(`cpu_s`: CPU time of the whole process, all of SimGrid's actor threads included).
+
+The platform is an XML file generated into a temporary directory that is removed afterwards.
+`wall_s` is measured inside this process, from creating the actors to the end of
+`Engine.run()` (loading the platform is not timed, as building the world is not timed for
+the other engines either). An event is one finished activity: a computation (`execute`) or a
+delivered message; every engine in the benchmark counts the same ones.
+
+    /usr/bin/python3 bench/simgrid_scenarios.py compute '{"processes": 100, "steps": 10, "distinct": true}'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import simgrid  # system Python only (Debian python3-simgrid)
+from simgrid import Actor, Engine, Host, Mailbox, this_actor
+from workload import step_duration  # bench/ is this script's directory
+
+HOST_SPEED_FLOPS = 1e9
+"""Every host computes 1 Gflop/s, so a computation of d seconds is d * 1e9 flops."""
+
+PLATFORM_HEADER = (
+    '<?xml version="1.0"?>\n'
+    '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+    '<platform version="4.1">\n'
+)
+
+
+def compute_platform(processes: int) -> str:
+    """Return a platform of one host per process (no network is used)."""
+    return (
+        PLATFORM_HEADER
+        + '<zone id="world" routing="None">\n'
+        + "".join(f'<host id="h{i}" speed="1Gf"/>\n' for i in range(processes))
+        + "</zone>\n</platform>\n"
+    )
+
+
+def pairs_platform(pairs: int, bandwidth: float) -> str:
+    """Return 2 x `pairs` hosts whose every route crosses one split-duplex link, the switch."""
+    hosts = "".join(
+        f'<host id="a{i}" speed="1Gf"/><host id="b{i}" speed="1Gf"/>\n' for i in range(pairs)
+    )
+    routes = "".join(
+        f'<route src="a{i}" dst="b{i}" symmetrical="NO"><link_ctn id="switch" direction="UP"/></route>'
+        f'<route src="b{i}" dst="a{i}" symmetrical="NO"><link_ctn id="switch" direction="DOWN"/></route>\n'
+        for i in range(pairs)
+    )
+    link = f'<link id="switch" bandwidth="{bandwidth}Bps" latency="0s" sharing_policy="SPLITDUPLEX"/>\n'
+    return (
+        PLATFORM_HEADER
+        + '<zone id="world" routing="Full">\n'
+        + hosts
+        + link
+        + routes
+        + "</zone>\n</platform>\n"
+    )
+
+
+def cluster_platform(hosts: int, bandwidth: float, latency: float) -> str:
+    """Return a homogeneous cluster of `hosts` hosts (private links and a backbone)."""
+    return (
+        PLATFORM_HEADER
+        + f'<cluster id="cluster" prefix="node-" suffix="" radical="0-{hosts - 1}" speed="1Gf" '
+        f'bw="{bandwidth}Bps" lat="{latency}s" bb_bw="{bandwidth * 10}Bps" bb_lat="{latency}s"/>\n'
+        + "</platform>\n"
+    )
+
+
+def scenario_compute(engine: Engine, args: dict[str, Any], counter: list[int]) -> None:
+    """(a) P actors, each on its own host, each doing K computations one after the other."""
+    processes, steps = args["processes"], args["steps"]
+    sleep, distinct = args.get("sleep", False), args["distinct"]
+
+    def body(process: int) -> None:
+        for step in range(steps):
+            if sleep:
+                this_actor.sleep_for(step_duration(process, step, distinct))
+            else:
+                this_actor.execute(step_duration(process, step, distinct) * HOST_SPEED_FLOPS)
+            counter[0] += 1
+
+    for i in range(processes):
+        Actor.create(f"p{i}", Host.by_name(f"h{i}"), body, i)
+
+
+def scenario_pairs(engine: Engine, args: dict[str, Any], counter: list[int]) -> None:
+    """(b) Pairs playing ping-pong: every message of every pair crosses the one switch."""
+    pairs, rounds, size = args["pairs"], args["rounds"], int(args["message_bytes"])
+
+    def ping(i: int) -> None:
+        mine, theirs = Mailbox.by_name(f"a{i}"), Mailbox.by_name(f"b{i}")
+        for _ in range(rounds):
+            theirs.put(i, size)
+            mine.get()
+            counter[0] += 1
+
+    def pong(i: int) -> None:
+        mine, theirs = Mailbox.by_name(f"b{i}"), Mailbox.by_name(f"a{i}")
+        for _ in range(rounds):
+            mine.get()
+            counter[0] += 1
+            theirs.put(i, size)
+
+    for i in range(pairs):
+        Actor.create(f"a{i}", Host.by_name(f"a{i}"), ping, i)
+        Actor.create(f"b{i}", Host.by_name(f"b{i}"), pong, i)
+
+
+def scenario_master_worker(engine: Engine, args: dict[str, Any], counter: list[int]) -> None:
+    """(c) One master hands `tasks` tasks round-robin to the other hosts and collects results."""
+    hosts, tasks = args["hosts"], args["tasks"]
+    task_bytes, result_bytes = int(args["task_bytes"]), int(args["result_bytes"])
+    workers = hosts - 1
+
+    def master() -> None:
+        results = Mailbox.by_name("master")
+        comms = [
+            Mailbox.by_name(f"w{task % workers}").put_async(task, task_bytes)
+            for task in range(tasks)
+        ]
+        for _ in range(tasks):
+            results.get()
+            counter[0] += 1
+        for comm in comms:
+            comm.wait()
+
+    def worker(index: int) -> None:
+        inbox, results = Mailbox.by_name(f"w{index}"), Mailbox.by_name("master")
+        for _ in range(len(range(index, tasks, workers))):
+            task = inbox.get()
+            counter[0] += 1
+            this_actor.execute(
+                args["task_seconds"][task % len(args["task_seconds"])] * HOST_SPEED_FLOPS
+            )
+            counter[0] += 1
+            results.put(task, result_bytes)
+
+    Actor.create("master", Host.by_name("node-0"), master)
+    for index in range(workers):
+        Actor.create(f"worker{index}", Host.by_name(f"node-{index + 1}"), worker, index)
+
+
+SCENARIOS: dict[str, tuple[Callable[[dict[str, Any]], str], Callable[..., None]]] = {
+    "compute": (lambda a: compute_platform(a["processes"]), scenario_compute),
+    "pairs": (lambda a: pairs_platform(a["pairs"], a["bandwidth"]), scenario_pairs),
+    "master_worker": (
+        lambda a: cluster_platform(a["hosts"], a["bandwidth"], a["latency"]),
+        scenario_master_worker,
+    ),
+}
+
+
+def main(argv: list[str]) -> int:
+    """Run one scenario and print its figures as one JSON line; return the exit status."""
+    name, args = argv[1], json.loads(argv[2])
+    make_platform, build = SCENARIOS[name]
+    with tempfile.TemporaryDirectory(prefix="parasim-simgrid-") as directory:
+        platform = os.path.join(directory, "platform.xml")
+        with open(platform, "w", encoding="utf-8") as handle:
+            handle.write(make_platform(args))
+        # CM02: a transfer takes latency + size / bandwidth, without SimGrid's TCP factors.
+        engine = Engine(["bench", "--log=root.thres:critical", "--cfg=network/model:CM02"])
+        engine.load_platform(platform)
+    counter = [0]
+    started, cpu_started = time.perf_counter(), time.process_time()
+    build(engine, args, counter)
+    engine.run()
+    wall_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
+    print(
+        json.dumps(
+            {
+                "events": counter[0],
+                "wall_s": wall_s,
+                "cpu_s": cpu_s,
+                "simulated_s": engine.clock,
+                "simgrid": simgrid.simgrid_version,
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
