@@ -1,0 +1,64 @@
+"""Fixtures of the studio tests: users, signed-in API clients, captured queueing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.hwdb.factories import UserFactory
+from webapp.studio import services
+from webapp.studio.models import Simulation
+
+
+@pytest.fixture
+def user(db: None) -> Any:
+    """Return an ordinary user."""
+    return UserFactory()
+
+
+@pytest.fixture
+def other_user(db: None) -> Any:
+    """Return a second ordinary user."""
+    return UserFactory()
+
+
+@pytest.fixture
+def client_for(db: None) -> Any:
+    """Return a function giving an API client signed in (forced) as a user."""
+
+    def make(user: Any) -> APIClient:
+        client = APIClient()
+        client.force_authenticate(user=user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def client(user: Any, client_for: Any) -> APIClient:
+    """Return an API client signed in as `user`."""
+    return client_for(user)
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """Return the ids of the runs sent to the broker, one list per send; nothing is sent."""
+    batches: list[list[int]] = []
+
+    def record(simulations: list[Simulation]) -> None:
+        batches.append([simulation.pk for simulation in simulations])
+
+    monkeypatch.setattr(services, "send_runs", record)
+    return batches
+
+
+@pytest.fixture
+def revoked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """Return the (task id, terminate) pairs revoked; no broker is contacted."""
+    calls: list[tuple[str, bool]] = []
+    monkeypatch.setattr(
+        services, "_revoke", lambda task_id, *, terminate: calls.append((task_id, terminate))
+    )
+    return calls

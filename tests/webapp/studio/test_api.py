@@ -1,0 +1,237 @@
+"""Tests of the studio REST API: application models, launches, runs, sweeps, queues."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+from rest_framework.throttling import ScopedRateThrottle
+
+from tests.webapp.studio.factories import (
+    TINY_APP,
+    TINY_VARIABLES,
+    ApplicationModelFactory,
+    SimulationFactory,
+    tiny_snapshot,
+)
+from webapp.studio import selectors
+from webapp.studio.models import Simulation, SimulationStatus
+
+pytestmark = pytest.mark.django_db
+
+
+def launch_body(**overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": "tiny run",
+        "snapshot": tiny_snapshot(),
+        "app_source": TINY_APP,
+        "variables": {"steps": 2, "ops": 1e9},
+        "labels": {"CPU": 2},
+        "queue": "gajgerqueue",
+    }
+    body.update(overrides)
+    return {key: value for key, value in body.items() if value is not None}
+
+
+def test_a_user_creates_and_lists_an_application_model(client: APIClient) -> None:
+    response = client.post(
+        "/api/applications/",
+        {"name": "Listing 5", "source": TINY_APP, "variables": TINY_VARIABLES},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json()["variables"] == TINY_VARIABLES
+    listed = client.get("/api/applications/").json()
+    assert [a["name"] for a in listed["results"]] == ["Listing 5"]
+
+
+def test_a_bad_variable_declaration_is_a_400_naming_the_entry(client: APIClient) -> None:
+    response = client.post(
+        "/api/applications/",
+        {
+            "name": "x",
+            "source": TINY_APP,
+            "variables": [{"name": "n", "type": "int", "default": "a"}],
+        },
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json() == {"variables[0].default": ["Expected a whole number (int), got 'a'."]}
+
+
+def test_only_the_owner_changes_a_shared_application_model(
+    client: APIClient, other_user: Any
+) -> None:
+    application = ApplicationModelFactory(owner=other_user, shared=True)
+    assert client.get(f"/api/applications/{application.pk}/").status_code == 200
+    response = client.patch(f"/api/applications/{application.pk}/", {"name": "mine"}, format="json")
+    assert response.status_code == 403
+    private = ApplicationModelFactory(owner=other_user)
+    assert client.get(f"/api/applications/{private.pk}/").status_code == 404
+
+
+def test_a_launch_answers_201_and_queues_the_run(
+    client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/simulations/", launch_body(), format="json")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["status"], body["queue"], body["progress"]) == ("queued", "gajgerqueue", 0.0)
+    assert body["snapshot"] == tiny_snapshot()
+    assert sent == [[body["id"]]]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"labels": {"CPU": 5}}, "labels.CPU"),
+        ({"queue": "elsewhere"}, "queue"),
+        ({"variables": {"steps": [1]}}, "variables.steps"),
+        ({"snapshot": {"name": "x"}}, "snapshot.hardware"),
+        ({"labels": None}, "labels"),
+        ({"application": 999999, "app_source": None}, "application"),
+    ],
+)
+def test_a_bad_launch_is_a_400_naming_the_field(
+    client: APIClient, sent: list[list[int]], overrides: dict[str, Any], field: str
+) -> None:
+    response = client.post("/api/simulations/", launch_body(**overrides), format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+    assert not Simulation.objects.exists()
+
+
+def test_runs_are_listed_and_filtered_by_status_queue_and_sweep(
+    client: APIClient, user: Any, other_user: Any
+) -> None:
+    done = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED)
+    queued = SimulationFactory(owner=user, queue="gajgerqueue")
+    SimulationFactory(owner=other_user)
+    ids = lambda r: [s["id"] for s in r.json()["results"]]  # noqa: E731
+    assert sorted(ids(client.get("/api/simulations/"))) == sorted([done.pk, queued.pk])
+    assert ids(client.get("/api/simulations/?status=succeeded")) == [done.pk]
+    assert ids(client.get("/api/simulations/?queue=gajgerqueue")) == [queued.pk]
+    assert ids(client.get("/api/simulations/?sweep=123")) == []
+    response = client.get("/api/simulations/?status=lost")
+    assert response.status_code == 400 and "status" in response.json()
+
+
+def test_the_detail_shows_live_progress_and_others_runs_are_404(
+    client: APIClient, user: Any, other_user: Any
+) -> None:
+    running = SimulationFactory(owner=user, status=SimulationStatus.RUNNING, progress=0.4)
+    body = client.get(f"/api/simulations/{running.pk}/").json()
+    assert (body["status"], body["progress"]) == ("running", 0.4)
+    assert (
+        client.get(f"/api/simulations/{SimulationFactory(owner=other_user).pk}/").status_code == 404
+    )
+
+
+def test_cancel_marks_the_run_cancelled_and_a_second_cancel_is_a_400(
+    client: APIClient,
+    user: Any,
+    revoked: list[tuple[str, bool]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    simulation = SimulationFactory(owner=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/api/simulations/{simulation.pk}/cancel/")
+    assert response.status_code == 200
+    assert response.json()["status"] == "cancelled"
+    assert revoked == [(simulation.celery_task_id, False)]
+    again = client.post(f"/api/simulations/{simulation.pk}/cancel/")
+    assert again.status_code == 400 and "status" in again.json()
+
+
+def test_the_result_downloads_as_json_once_the_run_succeeded(client: APIClient, user: Any) -> None:
+    queued = SimulationFactory(owner=user)
+    assert client.get(f"/api/simulations/{queued.pk}/result.json").status_code == 409
+    result = {"status": "finished", "overall_time_s": 2.0}
+    done = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED, result=result)
+    response = client.get(f"/api/simulations/{done.pk}/result.json")
+    assert response.status_code == 200
+    assert json.loads(response.content) == result
+    assert "attachment" in response["Content-Disposition"]
+
+
+def test_a_sweep_is_created_and_its_table_downloads_as_csv(
+    client: APIClient, sent: list[list[int]]
+) -> None:
+    spec = {
+        "snapshot": tiny_snapshot(),
+        "app_source": TINY_APP,
+        "labels": {"CPU": 1},
+        "variables": {"steps": {"start": 1, "stop": 3, "step": 1}},
+    }
+    response = client.post("/api/sweeps/", {"name": "steps", "spec": spec}, format="json")
+    assert response.status_code == 201, response.json()
+    sweep = response.json()
+    assert len(sweep["points"]) == 3 and sweep["aggregate"]["total"] == 3
+    table = client.get(f"/api/sweeps/{sweep['id']}/results.csv")
+    assert table["Content-Type"] == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(table.content.decode())))
+    assert [row["steps"] for row in rows] == ["1", "2", "3"]
+    assert {row["status"] for row in rows} == {"queued"}
+    children = client.get(f"/api/simulations/?sweep={sweep['id']}").json()
+    assert children["count"] == 3
+
+
+def test_an_over_large_sweep_is_a_400_with_its_size_and_the_limit(
+    client: APIClient, settings: Any
+) -> None:
+    settings.PARASIM_MAX_SWEEP = 5
+    spec = {
+        "snapshot": tiny_snapshot(),
+        "app_source": TINY_APP,
+        "labels": {"CPU": 1},
+        "variables": {"steps": [1, 2, 3], "ops": [1.0, 2.0]},
+    }
+    response = client.post("/api/sweeps/", {"spec": spec}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"spec": ["The sweep has 6 points; at most 5 are allowed."]}
+
+
+def test_the_queue_list_shows_configured_queues_with_their_workers(
+    client: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Inspect:
+        def active_queues(self) -> dict[str, list[dict[str, str]]]:
+            return {
+                "w1@a": [{"name": "default"}],
+                "w2@b": [{"name": "default"}, {"name": "gajgerqueue"}],
+            }
+
+    monkeypatch.setattr("webapp.celery.app.control.inspect", lambda timeout: Inspect())
+    body = client.get("/api/queues/").json()
+    assert [(q["name"], q["workers"]) for q in body] == [
+        ("default", ["w1@a", "w2@b"]),
+        ("gajgerqueue", ["w2@b"]),
+    ]
+
+
+def test_the_queue_list_tolerates_an_unreachable_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(timeout: float) -> Any:
+        raise ConnectionError("no broker")
+
+    monkeypatch.setattr("webapp.celery.app.control.inspect", broken)
+    assert [q["workers"] for q in selectors.queue_list()] == [[], []]
+    assert selectors.alive_workers() is None
+
+
+def test_launches_are_rate_limited_per_user(
+    client: APIClient, sent: list[list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache.clear()
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"launch": "2/min"})
+    codes = [
+        client.post("/api/simulations/", launch_body(), format="json").status_code for _ in range(3)
+    ]
+    assert codes == [201, 201, 429]
+    assert client.get("/api/simulations/").status_code == 200
+    cache.clear()

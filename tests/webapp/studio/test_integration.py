@@ -1,0 +1,332 @@
+"""Tests on the real thing: PostgreSQL, Redis and a Celery worker process started here.
+
+They need DATABASE_URL pointing at PostgreSQL and CELERY_BROKER_URL at Redis (a database
+reserved for tests: it is flushed). Without them the tests are skipped, unless
+PARASIM_REQUIRE_SERVICES=1 (CI), where they fail instead. The worker serves every
+configured queue with two prefork processes and reads pytest-django's test database.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+from simulator.runner import run_simulation as run_in_process
+from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
+from webapp.studio import services
+from webapp.studio.models import FINAL_STATUSES, Simulation, SimulationStatus
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[3]
+BUSY_APP = "t = 0\nwhile t < n:\n    t += 1\n"
+ENDLESS_APP = "while True:\n    pass\n"
+SERVICES_MISSING = (
+    "integration tests need DATABASE_URL=postgres://... and CELERY_BROKER_URL=redis://... "
+    "(set PARASIM_REQUIRE_SERVICES=1 to make their absence an error)"
+)
+
+
+def services_configured() -> bool:
+    database = os.environ.get("DATABASE_URL", "")
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    return database.startswith(("postgres://", "postgresql://")) and broker.startswith("redis://")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def real_services() -> None:
+    """Skip (or, when services are required, fail) without PostgreSQL and Redis."""
+    if services_configured():
+        return
+    if os.environ.get("PARASIM_REQUIRE_SERVICES") == "1":
+        pytest.fail(SERVICES_MISSING)
+    pytest.skip(SERVICES_MISSING)
+
+
+def wait_for(condition: Callable[[], Any], *, timeout: float, what: str) -> Any:
+    """Return the first truthy value of `condition`, polling; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+def children(pid: int) -> list[int]:
+    """Return the ids of the direct child processes of `pid` (Linux /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return found
+
+
+class Worker:
+    """A `celery worker` subprocess serving every configured queue."""
+
+    def __init__(self, database_url: str, log: Path, queues: list[str] | None = None) -> None:
+        self.hostname = f"itest-{uuid.uuid4().hex[:8]}@localhost"
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "DJANGO_SETTINGS_MODULE": "webapp.settings.test",
+            "PARASIM_QUEUES": ",".join(settings.PARASIM_QUEUES),
+            "PARASIM_VISIBILITY_TIMEOUT": "60",
+            "CELERY_TASK_ALWAYS_EAGER": "0",
+        }
+        command = [sys.executable, "-m", "celery", "-A", "webapp", "worker", "-P", "prefork"]
+        command += ["--concurrency=2", "-Q", ",".join(queues or settings.PARASIM_QUEUES)]
+        command += ["--hostname", self.hostname, "--loglevel=INFO", "--without-gossip"]
+        command += ["--without-mingle", "--without-heartbeat"]
+        self.log = log
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
+        )
+
+    def pool(self) -> list[int]:
+        """Return the pool processes' ids."""
+        return children(self.process.pid)
+
+    def busy_pool_process(self) -> int | None:
+        """Return a pool process that has a sandbox child (a run in progress), if any."""
+        return next((pid for pid in self.pool() if children(pid)), None)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        for pid in self.pool():  # a pool process left behind would hold the test database
+            os.kill(pid, signal.SIGKILL)
+
+
+def database_url() -> str:
+    """Return the URL of pytest-django's test database (after it was created)."""
+    db = settings.DATABASES["default"]
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def start(worker: Worker) -> Worker:
+    """Return `worker` once it answers a ping; fail with its log if it exits first."""
+    from webapp.celery import app
+
+    wait_for(
+        lambda: (
+            worker.process.poll() is not None
+            or app.control.inspect(destination=[worker.hostname], timeout=1).ping()
+        ),
+        timeout=60,
+        what="the worker to answer a ping",
+    )
+    if worker.process.poll() is not None:
+        pytest.fail(f"the worker exited:\n{worker.log.read_text()[-3000:]}")
+    return worker
+
+
+@pytest.fixture(scope="module")
+def worker(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Worker]:
+    """Start a real worker on the test database and a flushed Redis database; stop it after."""
+    import redis
+
+    from webapp.celery import app
+
+    assert not app.conf.task_always_eager
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker.flushdb()
+    running = Worker(database_url(), tmp_path_factory.mktemp("worker") / "worker.log")
+    try:
+        yield start(running)
+    finally:
+        running.stop()
+        broker.flushdb()
+
+
+def launch(user: Any, app_source: str = TINY_APP, **fields: Any) -> Simulation:
+    values: dict[str, Any] = {
+        "snapshot": tiny_snapshot(),
+        "app_source": app_source,
+        "labels": {"CPU": 1},
+        "variables": {"steps": 2, "ops": 1e9},
+    }
+    values.update(fields)
+    return services.simulation_launch(user=user, **values)
+
+
+def final(simulation: Simulation, timeout: float = 60) -> Simulation:
+    def done() -> Simulation | None:
+        current = Simulation.objects.get(pk=simulation.pk)
+        return current if current.status in FINAL_STATUSES else None
+
+    return wait_for(done, timeout=timeout, what=f"simulation {simulation.pk} to finish")
+
+
+def status_of(simulation: Simulation) -> str:
+    return Simulation.objects.values_list("status", flat=True).get(pk=simulation.pk)
+
+
+@pytest.fixture
+def member(transactional_db: None) -> Any:
+    from tests.hwdb.factories import UserFactory
+
+    return UserFactory()
+
+
+def test_a_run_launched_over_rest_completes_with_the_runners_result(
+    worker: Worker, member: Any
+) -> None:
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(member)
+    queues = {q["name"]: q["workers"] for q in client.get("/api/queues/").json()}
+    assert all(worker.hostname in serving for serving in queues.values())
+    body = {
+        "snapshot": tiny_snapshot(),
+        "app_source": TINY_APP,
+        "variables": {"steps": 3, "ops": 2e9},
+        "labels": {"CPU": 2},
+        "queue": "gajgerqueue",
+        "seed": 11,
+    }
+    response = client.post("/api/simulations/", body, format="json")
+    assert response.status_code == 201, response.json()
+    simulation = final(Simulation.objects.get(pk=response.json()["id"]))
+    assert simulation.status == SimulationStatus.SUCCEEDED, simulation.error
+    assert simulation.worker == worker.hostname
+    downloaded = client.get(f"/api/simulations/{simulation.pk}/result.json").json()
+    expected = run_in_process(
+        tiny_snapshot(), TINY_APP, labels={"CPU": 2}, variables=body["variables"], seed=11
+    )
+    downloaded.pop("stats")
+    expected.pop("stats")
+    assert downloaded == expected
+    assert downloaded["overall_time_s"] == pytest.approx(6.0)
+
+
+def test_a_burst_of_a_hundred_runs_all_complete(worker: Worker, member: Any) -> None:
+    runs = [launch(member, variables={"steps": 1, "ops": float(i + 1)}) for i in range(100)]
+    ids = [run.pk for run in runs]
+    wait_for(
+        lambda: Simulation.objects.filter(pk__in=ids, status__in=FINAL_STATUSES).count() == 100,
+        timeout=170,
+        what="100 runs to finish",
+    )
+    statuses = set(Simulation.objects.filter(pk__in=ids).values_list("status", flat=True))
+    assert statuses == {SimulationStatus.SUCCEEDED}
+    times = dict(Simulation.objects.filter(pk__in=ids).values_list("pk", "overall_time_s"))
+    assert [times[pk] for pk in ids] == pytest.approx([(i + 1) / 1e9 for i in range(100)])
+
+
+def test_killing_the_pool_process_mid_run_retries_the_run(worker: Worker, member: Any) -> None:
+    simulation = launch(member, BUSY_APP, variables={"n": 30_000_000}, time_limit_s=60)
+    victim = wait_for(
+        lambda: status_of(simulation) == "running" and worker.busy_pool_process(),
+        timeout=30,
+        what="the run to start in a pool process",
+    )
+    os.kill(victim, signal.SIGKILL)
+    done = final(simulation, timeout=120)
+    # task_reject_on_worker_lost requeues the message at once; the second attempt finishes.
+    assert (done.status, done.attempts) == (SimulationStatus.SUCCEEDED, 2), done.error
+    assert worker.process.poll() is None
+
+
+def test_an_endless_application_hits_its_limit_while_others_are_served(
+    worker: Worker, member: Any
+) -> None:
+    endless = launch(member, ENDLESS_APP, variables={}, time_limit_s=3)
+    others = [launch(member) for _ in range(3)]
+    for other in others:
+        assert final(other).status == SimulationStatus.SUCCEEDED
+    failed = final(endless, timeout=40)
+    assert failed.status == SimulationStatus.FAILED
+    assert (failed.error["kind"], failed.error["limit"]) == ("limit", "wall")
+    assert "3 s" in failed.error["message"]
+
+
+def test_a_syntax_error_fails_the_run_with_the_line_number(worker: Worker, member: Any) -> None:
+    broken = launch(member, "steps = 1\nfor i in range(steps)\n    pass\n", variables={})
+    failed = final(broken)
+    assert failed.status == SimulationStatus.FAILED
+    assert (failed.error["kind"], failed.error["line"]) == ("user_code", 2)
+
+
+def test_cancelling_a_queued_and_a_running_run(worker: Worker, member: Any) -> None:
+    blockers = [launch(member, ENDLESS_APP, variables={}, time_limit_s=60) for _ in range(2)]
+    wait_for(
+        lambda: all(status_of(b) == "running" for b in blockers),
+        timeout=30,
+        what="both pool processes to be busy",
+    )
+    queued = launch(member)
+    time.sleep(0.5)
+    assert status_of(queued) == "queued"
+    services.simulation_cancel(simulation=queued)
+    for blocker in blockers:
+        services.simulation_cancel(simulation=blocker)
+    wait_for(
+        lambda: not any(children(pid) for pid in worker.pool()),
+        timeout=20,
+        what="the cancelled runs' sandbox processes to end",
+    )
+    after = launch(member)
+    assert final(after, timeout=30).status == SimulationStatus.SUCCEEDED
+    assert {status_of(s) for s in [queued, *blockers]} == {"cancelled"}
+
+
+def test_a_run_whose_whole_worker_was_killed_is_requeued_and_finished_elsewhere(
+    worker: Worker, member: Any, settings: Any, tmp_path: Path
+) -> None:
+    from webapp.studio import tasks
+
+    settings.PARASIM_QUEUES = {**settings.PARASIM_QUEUES, "itest-lost": ""}
+    settings.PARASIM_LOST_AFTER_SECONDS = 1
+    doomed = start(Worker(database_url(), tmp_path / "doomed.log", queues=["itest-lost"]))
+    try:
+        simulation = launch(
+            member, BUSY_APP, variables={"n": 20_000_000}, queue="itest-lost", time_limit_s=60
+        )
+        pool_process = wait_for(
+            lambda: status_of(simulation) == "running" and doomed.busy_pool_process(),
+            timeout=30,
+            what="the run to start on the doomed worker",
+        )
+        sandbox = children(pool_process)
+        for pid in [doomed.process.pid, *doomed.pool(), *sandbox]:
+            os.kill(pid, signal.SIGKILL)
+        doomed.process.wait()
+    finally:
+        doomed.stop()
+    time.sleep(1.5)  # the heartbeat ages past PARASIM_LOST_AFTER_SECONDS
+    assert status_of(simulation) == "running"
+    report = tasks.reap_lost_simulations.apply().get()
+    assert report == {"requeued": [simulation.pk], "failed": []}
+    lost = Simulation.objects.get(pk=simulation.pk)
+    assert lost.status == SimulationStatus.QUEUED
+    assert doomed.hostname in lost.error["message"]
+    rescuer = start(Worker(database_url(), tmp_path / "rescuer.log", queues=["itest-lost"]))
+    try:
+        done = final(simulation, timeout=60)
+    finally:
+        rescuer.stop()
+    assert (done.status, done.attempts, done.worker) == ("succeeded", 2, rescuer.hostname)

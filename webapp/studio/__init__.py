@@ -1,0 +1,1 @@
+"""The studio app: application models, simulations and sweeps, and the Celery tasks running them."""

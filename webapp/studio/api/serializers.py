@@ -1,0 +1,165 @@
+"""Serializers of the studio API: shapes in and out; the rules live in the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from webapp.studio.models import ApplicationModel, Simulation, Sweep
+
+
+class VariableDeclarationSerializer(serializers.Serializer):
+    """One launch variable of an application model (checked by the services)."""
+
+    name = serializers.CharField()
+    type = serializers.ChoiceField(choices=["int", "float", "bool", "str"])
+    default = serializers.JSONField()
+    description = serializers.CharField(required=False)
+
+
+class ApplicationModelSerializer(serializers.ModelSerializer):
+    """An application model; `variables` is a list of {name, type, default}."""
+
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    variables = serializers.JSONField(required=False)
+
+    class Meta:
+        model = ApplicationModel
+        fields = [
+            "id",
+            "name",
+            "source",
+            "variables",
+            "description",
+            "owner",
+            "shared",
+            "created",
+            "updated",
+        ]
+        read_only_fields = ["id", "owner", "created", "updated"]
+        # The services check names and sources; leave their messages to them.
+        extra_kwargs = {"name": {"validators": []}, "source": {"trim_whitespace": False}}
+
+
+class SimulationLaunchSerializer(serializers.Serializer):
+    """What a launch accepts. Either `system_model` or `snapshot`; `application` or `app_source`."""
+
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    system_model = serializers.IntegerField(required=False)
+    snapshot = serializers.JSONField(required=False)
+    application = serializers.IntegerField(required=False)
+    app_source = serializers.CharField(required=False, trim_whitespace=False)
+    variables = serializers.JSONField(required=False)
+    labels = serializers.JSONField()
+    queue = serializers.CharField(required=False)
+    seed = serializers.IntegerField(required=False)
+    time_limit_s = serializers.IntegerField(required=False)
+
+
+class SimulationSerializer(serializers.ModelSerializer):
+    """A simulation with its live progress; the full result is downloaded from `result_url`."""
+
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    result_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Simulation
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "system_model",
+            "application",
+            "variables",
+            "labels",
+            "queue",
+            "seed",
+            "time_limit_s",
+            "status",
+            "progress",
+            "overall_time_s",
+            "energy_j",
+            "error",
+            "attempts",
+            "worker",
+            "created",
+            "started",
+            "finished",
+            "heartbeat",
+            "engine_version",
+            "sweep",
+            "sweep_point",
+            "result_url",
+        ]
+        read_only_fields = fields
+
+    def get_result_url(self, simulation: Simulation) -> str:
+        """Return the path of the run's result download."""
+        return reverse("simulation-result", kwargs={"pk": simulation.pk})
+
+
+class SimulationDetailSerializer(SimulationSerializer):
+    """A simulation with what it froze at launch: the snapshot and the application source."""
+
+    class Meta(SimulationSerializer.Meta):
+        fields = [*SimulationSerializer.Meta.fields, "snapshot", "app_source"]
+        read_only_fields = fields
+
+
+class SweepLaunchSerializer(serializers.Serializer):
+    """A sweep: a name and its specification (see `webapp.studio.services.sweep_launch`)."""
+
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    spec = serializers.JSONField()
+
+
+class SweepSerializer(serializers.ModelSerializer):
+    """A sweep with its aggregate; `points` (detail only) is the table of its children."""
+
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    results_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Sweep
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "spec",
+            "status",
+            "aggregate",
+            "created",
+            "finished",
+            "results_url",
+        ]
+        read_only_fields = fields
+
+    def get_results_url(self, sweep: Sweep) -> str:
+        """Return the path of the sweep's CSV table."""
+        return reverse("sweep-results", kwargs={"pk": sweep.pk})
+
+
+class SweepDetailSerializer(SweepSerializer):
+    """A sweep with one row per point."""
+
+    points = serializers.SerializerMethodField()
+
+    class Meta(SweepSerializer.Meta):
+        fields = [*SweepSerializer.Meta.fields, "points"]
+        read_only_fields = fields
+
+    def get_points(self, sweep: Sweep) -> list[dict[str, Any]]:
+        """Return the sweep's table rows."""
+        from webapp.studio.selectors import sweep_points
+
+        return sweep_points(sweep=sweep)[1]
+
+
+class QueueSerializer(serializers.Serializer):
+    """A configured simulation queue and the workers serving it now."""
+
+    name = serializers.CharField()
+    description = serializers.CharField()
+    workers = serializers.ListField(child=serializers.CharField())

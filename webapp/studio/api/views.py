@@ -1,0 +1,251 @@
+"""API views of the studio: each validates the request, calls one selector or service, serializes.
+
+Records a user may not see answer 404; launches (simulations and sweeps) are rate-limited per
+user with the "launch" throttle scope (settings REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+from rest_framework.views import APIView
+
+from webapp.studio import selectors, services
+from webapp.studio.api.serializers import (
+    ApplicationModelSerializer,
+    QueueSerializer,
+    SimulationDetailSerializer,
+    SimulationLaunchSerializer,
+    SimulationSerializer,
+    SweepDetailSerializer,
+    SweepLaunchSerializer,
+    SweepSerializer,
+)
+from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus, Sweep
+
+NOT_OWNER = "Only the owner or staff may change this application model."
+NO_RESULT = "Simulation {pk} has no result: it is {status}."
+
+
+def _service_call(call: Any, **kwargs: Any) -> Any:
+    """Return call(**kwargs), turning a service's ValidationError into a 400 naming the field."""
+    try:
+        return call(**kwargs)
+    except DjangoValidationError as error:
+        detail = (
+            error.message_dict
+            if hasattr(error, "error_dict")
+            else {"non_field_errors": error.messages}
+        )
+        raise ValidationError(detail) from error
+
+
+class LaunchThrottleMixin:
+    """Throttle `create` with the per-user "launch" scope."""
+
+    throttle_scope = "launch"
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        if getattr(self, "action", None) == "create":
+            return [ScopedRateThrottle()]
+        return []
+
+
+class ApplicationModelViewSet(viewsets.ModelViewSet):
+    """Application models: Python run once per simulated process, with declared variables."""
+
+    serializer_class = ApplicationModelSerializer
+    filter_backends: list[Any] = []
+
+    def get_queryset(self) -> Any:
+        return selectors.application_model_list(user=self.request.user)
+
+    def get_object(self) -> ApplicationModel:
+        try:
+            return selectors.application_model_get(
+                user=self.request.user, application_id=self.kwargs["pk"]
+            )
+        except ApplicationModel.DoesNotExist as error:
+            raise NotFound() from error
+
+    def _changeable(self) -> ApplicationModel:
+        application = self.get_object()
+        if not selectors.can_change_application(user=self.request.user, application=application):
+            raise PermissionDenied(NOT_OWNER)
+        return application
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        application = _service_call(
+            services.application_model_create, owner=request.user, **serializer.validated_data
+        )
+        return Response(self.get_serializer(application).data, status=status.HTTP_201_CREATED)
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        application = self._changeable()
+        partial = kwargs.get("partial", False)
+        serializer = self.get_serializer(application, data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        application = _service_call(
+            services.application_model_update,
+            application=application,
+            fields=serializer.validated_data,
+        )
+        return Response(self.get_serializer(application).data)
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        services.application_model_delete(application=self._changeable())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("status", OpenApiTypes.STR, enum=SimulationStatus.values),
+            OpenApiParameter("queue", OpenApiTypes.STR),
+            OpenApiParameter("sweep", OpenApiTypes.INT),
+        ]
+    ),
+    create=extend_schema(request=SimulationLaunchSerializer, responses=SimulationDetailSerializer),
+)
+class SimulationViewSet(
+    LaunchThrottleMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Simulations: create launches one on a queue; cancel; download the result."""
+
+    filter_backends: list[Any] = []
+
+    def get_serializer_class(self) -> Any:
+        if self.action == "retrieve":
+            return SimulationDetailSerializer
+        if self.action == "create":
+            return SimulationLaunchSerializer
+        return SimulationSerializer
+
+    def get_queryset(self) -> Any:
+        filters = {key: self.request.query_params.get(key) for key in ("status", "queue", "sweep")}
+        return _service_call(selectors.simulation_list, user=self.request.user, filters=filters)
+
+    def get_object(self) -> Simulation:
+        try:
+            return selectors.simulation_get(user=self.request.user, simulation_id=self.kwargs["pk"])
+        except Simulation.DoesNotExist as error:
+            raise NotFound() from error
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = SimulationLaunchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        simulation = _service_call(
+            services.simulation_launch, user=request.user, **serializer.validated_data
+        )
+        return Response(SimulationDetailSerializer(simulation).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=SimulationSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """Cancel a queued or running simulation."""
+        simulation = _service_call(services.simulation_cancel, simulation=self.get_object())
+        return Response(SimulationSerializer(simulation).data)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def result(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """Download the result JSON of a succeeded simulation (409 while it has none)."""
+        simulation = self.get_object()
+        if simulation.status != SimulationStatus.SUCCEEDED or simulation.result is None:
+            return Response(
+                {
+                    "detail": NO_RESULT.format(pk=simulation.pk, status=simulation.status),
+                    "error": simulation.error,
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
+        response = HttpResponse(json.dumps(simulation.result), content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="simulation-{simulation.pk}.json"'
+        return response
+
+
+@extend_schema_view(
+    create=extend_schema(request=SweepLaunchSerializer, responses=SweepDetailSerializer),
+)
+class SweepViewSet(
+    LaunchThrottleMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Sweeps: create expands the specification into queued child simulations."""
+
+    filter_backends: list[Any] = []
+
+    def get_serializer_class(self) -> Any:
+        if self.action == "retrieve":
+            return SweepDetailSerializer
+        if self.action == "create":
+            return SweepLaunchSerializer
+        return SweepSerializer
+
+    def get_queryset(self) -> Any:
+        return selectors.sweep_list(user=self.request.user)
+
+    def get_object(self) -> Sweep:
+        try:
+            return selectors.sweep_get(user=self.request.user, sweep_id=self.kwargs["pk"])
+        except Sweep.DoesNotExist as error:
+            raise NotFound() from error
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = SweepLaunchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        sweep = _service_call(
+            services.sweep_launch,
+            user=request.user,
+            name=serializer.validated_data.get("name", ""),
+            spec=serializer.validated_data["spec"],
+        )
+        return Response(SweepDetailSerializer(sweep).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=SweepSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """Cancel the sweep's queued and running children."""
+        sweep = services.sweep_cancel(sweep=self.get_object())
+        return Response(SweepSerializer(sweep).data)
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    def results(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """Download the sweep's table as CSV, one row per point."""
+        sweep = self.get_object()
+        axes, rows = selectors.sweep_points(sweep=sweep)
+        out = io.StringIO()
+        columns = ["simulation", "status", "hardware", *axes, "overall_time_s", "energy_j", "error"]
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        response = HttpResponse(out.getvalue(), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
+        return response
+
+
+class QueueListView(APIView):
+    """The configured simulation queues with the workers currently serving each."""
+
+    @extend_schema(responses=QueueSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(QueueSerializer(selectors.queue_list(), many=True).data)

@@ -1,0 +1,161 @@
+"""Application models, simulations and sweeps.
+
+A simulation freezes what it runs on at launch (the system snapshot and the application
+source) so that its result stays reproducible after the database changes. Writes go through
+`webapp.studio.services`; reads through `webapp.studio.selectors`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+NAME_MAX_LENGTH = 200
+
+
+class VariableType(models.TextChoices):
+    """Types a launch variable of an application model may have."""
+
+    INT = "int", "Integer"
+    FLOAT = "float", "Floating point"
+    BOOL = "bool", "Boolean"
+    STR = "str", "String"
+
+
+class ApplicationModel(models.Model):
+    """A MERPSYS application model: Python run once per simulated process (000, Listing 5).
+
+    `variables` declares the launch variables: a list of {name, type, default}.
+    """
+
+    name = models.CharField(max_length=NAME_MAX_LENGTH)
+    source = models.TextField()
+    variables = models.JSONField(default=list, blank=True)
+    description = models.TextField(blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="application_models"
+    )
+    shared = models.BooleanField(default=False, help_text="Readable by every signed-in user.")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SimulationStatus(models.TextChoices):
+    """Where a simulation is in its life; the last three are final."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+FINAL_STATUSES = (SimulationStatus.SUCCEEDED, SimulationStatus.FAILED, SimulationStatus.CANCELLED)
+
+
+class SweepStatus(models.TextChoices):
+    """A sweep runs until every child simulation is final."""
+
+    RUNNING = "running", "Running"
+    FINISHED = "finished", "Finished"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Sweep(models.Model):
+    """A family of simulations: variable lists or ranges x hardware substitutions.
+
+    `aggregate` holds the children's counts by status and the best point so far; it is
+    brought up to date each time a child finishes.
+    """
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sweeps"
+    )
+    name = models.CharField(max_length=NAME_MAX_LENGTH)
+    spec = models.JSONField()
+    status = models.CharField(
+        max_length=16, choices=SweepStatus.choices, default=SweepStatus.RUNNING
+    )
+    aggregate = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Simulation(models.Model):
+    """One simulation run on a named queue, with everything it needs frozen at launch."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="simulations"
+    )
+    name = models.CharField(max_length=NAME_MAX_LENGTH, blank=True)
+    system_model = models.ForeignKey(
+        "hwdb.SystemModel",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="simulations",
+    )
+    snapshot = models.JSONField(help_text="The system snapshot frozen at launch.")
+    application = models.ForeignKey(
+        ApplicationModel,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="simulations",
+    )
+    app_source = models.TextField(help_text="The application model's source frozen at launch.")
+    variables = models.JSONField(default=dict, blank=True)
+    labels = models.JSONField(default=dict)
+    queue = models.CharField(max_length=100)
+    seed = models.BigIntegerField(default=0)
+    time_limit_s = models.PositiveIntegerField(help_text="Wall-clock limit of one attempt.")
+    status = models.CharField(
+        max_length=16, choices=SimulationStatus.choices, default=SimulationStatus.QUEUED
+    )
+    progress = models.FloatField(default=0.0)
+    result = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    overall_time_s = models.FloatField(null=True, blank=True)
+    energy_j = models.FloatField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=255, blank=True)
+    celery_task_id = models.CharField(max_length=64, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    engine_version = models.CharField(max_length=32)
+    sweep = models.ForeignKey(
+        Sweep, null=True, blank=True, on_delete=models.CASCADE, related_name="simulations"
+    )
+    sweep_point = models.JSONField(
+        null=True, blank=True, help_text="This child's variables and hardware within its sweep."
+    )
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [
+            models.Index(fields=["owner", "status"]),
+            models.Index(fields=["status", "heartbeat"]),
+            models.Index(fields=["sweep", "status"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.name or f"simulation {self.pk}"
+
+    @property
+    def is_final(self) -> bool:
+        """Return True once the simulation succeeded, failed or was cancelled."""
+        return self.status in FINAL_STATUSES

@@ -1,0 +1,182 @@
+"""Reads of the studio, always through the requesting user's eyes, and the queue overview.
+
+Application models are visible to their owner and, when shared, to everybody signed in;
+simulations and sweeps to their owner only; staff see everything.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
+
+from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus, Sweep
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+    User = AbstractBaseUser | AnonymousUser
+
+logger = logging.getLogger(__name__)
+
+INSPECT_TIMEOUT_S = 1.0
+FILTER_MESSAGES = {
+    "status": "Unknown status {value!r}; expected one of {known}.",
+    "queue": "Unknown queue {value!r}; known queues: {known}.",
+    "sweep": "Expected a sweep id.",
+}
+
+
+def _is_staff(user: User) -> bool:
+    return bool(getattr(user, "is_staff", False))
+
+
+def application_model_list(*, user: User) -> QuerySet[ApplicationModel]:
+    """Return the application models `user` may see: their own and shared ones."""
+    queryset = ApplicationModel.objects.select_related("owner")
+    if _is_staff(user):
+        return queryset
+    return queryset.filter(Q(owner_id=user.pk) | Q(shared=True))
+
+
+def application_model_get(*, user: User, application_id: object) -> ApplicationModel:
+    """Return the application model with this id if `user` may see it (DoesNotExist otherwise)."""
+    try:
+        return application_model_list(user=user).get(pk=cast("int | str", application_id))
+    except (ValueError, TypeError) as error:
+        raise ApplicationModel.DoesNotExist(str(error)) from error
+
+
+def can_change_application(*, user: User, application: ApplicationModel) -> bool:
+    """Return True when `user` may change or delete `application`: its owner or staff."""
+    return _is_staff(user) or application.owner_id == user.pk
+
+
+def simulation_list(
+    *, user: User, filters: Mapping[str, Any] | None = None
+) -> QuerySet[Simulation]:
+    """Return `user`'s simulations, newest first, filtered by status, queue and sweep.
+
+    Raise ValidationError naming the filter for an unknown status or queue.
+    """
+    queryset = Simulation.objects.defer("result", "snapshot", "app_source")
+    if not _is_staff(user):
+        queryset = queryset.filter(owner_id=user.pk)
+    filters = filters or {}
+    status = filters.get("status")
+    if status:
+        if status not in SimulationStatus.values:
+            known = ", ".join(SimulationStatus.values)
+            raise ValidationError(
+                {"status": [FILTER_MESSAGES["status"].format(value=status, known=known)]}
+            )
+        queryset = queryset.filter(status=status)
+    queue = filters.get("queue")
+    if queue:
+        if queue not in settings.PARASIM_QUEUES:
+            known = ", ".join(settings.PARASIM_QUEUES)
+            raise ValidationError(
+                {"queue": [FILTER_MESSAGES["queue"].format(value=queue, known=known)]}
+            )
+        queryset = queryset.filter(queue=queue)
+    sweep = filters.get("sweep")
+    if sweep:
+        if not str(sweep).isdigit():
+            raise ValidationError({"sweep": [FILTER_MESSAGES["sweep"]]})
+        queryset = queryset.filter(sweep_id=int(sweep))
+    return queryset
+
+
+def simulation_get(*, user: User, simulation_id: object) -> Simulation:
+    """Return `user`'s simulation with this id (Simulation.DoesNotExist otherwise)."""
+    queryset = Simulation.objects.all()
+    if not _is_staff(user):
+        queryset = queryset.filter(owner_id=user.pk)
+    try:
+        return queryset.get(pk=cast("int | str", simulation_id))
+    except (ValueError, TypeError) as error:
+        raise Simulation.DoesNotExist(str(error)) from error
+
+
+def sweep_list(*, user: User) -> QuerySet[Sweep]:
+    """Return `user`'s sweeps, newest first."""
+    queryset = Sweep.objects.all()
+    return queryset if _is_staff(user) else queryset.filter(owner_id=user.pk)
+
+
+def sweep_get(*, user: User, sweep_id: object) -> Sweep:
+    """Return `user`'s sweep with this id (Sweep.DoesNotExist otherwise)."""
+    try:
+        return sweep_list(user=user).get(pk=cast("int | str", sweep_id))
+    except (ValueError, TypeError) as error:
+        raise Sweep.DoesNotExist(str(error)) from error
+
+
+def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
+    """Return the sweep's table: its variable names and one row per child simulation.
+
+    Rows hold simulation id, status, hardware name, each swept variable, overall time,
+    energy and the error message of a failed point, in launch order.
+    """
+    axes = list((sweep.spec.get("variables") or {}).keys())
+    rows = []
+    children = sweep.simulations.order_by("pk").values(
+        "pk", "status", "sweep_point", "overall_time_s", "energy_j", "error"
+    )
+    for child in children:
+        point = child["sweep_point"] or {}
+        hardware = point.get("hardware") or {}
+        error = child["error"] or {}
+        row: dict[str, Any] = {
+            "simulation": child["pk"],
+            "status": child["status"],
+            "hardware": hardware.get("name", ""),
+        }
+        for name in axes:
+            row[name] = (point.get("variables") or {}).get(name)
+        row.update(
+            overall_time_s=child["overall_time_s"],
+            energy_j=child["energy_j"],
+            error=error.get("message", "") if child["status"] != SimulationStatus.SUCCEEDED else "",
+        )
+        rows.append(row)
+    return axes, rows
+
+
+def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:
+    """Return the configured queues, each with the workers serving it now.
+
+    Workers are found with Celery's inspection API (`active_queues`); a broker that cannot be
+    reached or no worker answering gives empty worker lists, never an error.
+    """
+    from webapp.celery import app
+
+    try:
+        replies = app.control.inspect(timeout=timeout).active_queues() or {}
+    except Exception:
+        logger.warning("could not inspect the Celery workers", exc_info=True)
+        replies = {}
+    serving: dict[str, list[str]] = {}
+    for worker, queues in replies.items():
+        for queue in queues or []:
+            serving.setdefault(queue.get("name", ""), []).append(worker)
+    return [
+        {"name": name, "description": description, "workers": sorted(serving.get(name, []))}
+        for name, description in settings.PARASIM_QUEUES.items()
+    ]
+
+
+def alive_workers(*, timeout: float = INSPECT_TIMEOUT_S) -> set[str] | None:
+    """Return the hostnames of the workers answering a ping; None when the broker failed."""
+    from webapp.celery import app
+
+    try:
+        replies = app.control.inspect(timeout=timeout).ping() or {}
+    except Exception:
+        logger.warning("could not ping the Celery workers", exc_info=True)
+        return None
+    return set(replies)

@@ -1,0 +1,70 @@
+"""Celery tasks of the studio, thin by design: take an id, call a service, done.
+
+`run_simulation` is acknowledged late and rejected (requeued) when its worker process dies,
+so a run is never lost with a worker; `simulation_start` makes redelivery idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from celery import shared_task
+
+from webapp.studio import selectors, services
+
+logger = logging.getLogger(__name__)
+
+
+@contextmanager
+def sigterm_stops_the_run() -> Iterator[None]:
+    """Turn SIGTERM (a cancel's `revoke(terminate=True)`) into RunCancelled for the duration.
+
+    Celery's pool processes die at once on SIGTERM; raising instead lets the sandbox kill
+    its child process group on the way out, so a cancelled run leaves nothing behind.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise services.RunCancelled("terminated")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@shared_task(
+    bind=True,
+    name="studio.run_simulation",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+)
+def run_simulation(self: Any, simulation_id: int) -> None:
+    """Run one attempt of simulation `simulation_id` and store its outcome."""
+    with sigterm_stops_the_run():
+        services.simulation_run(
+            simulation_id=simulation_id,
+            task_id=str(self.request.id),
+            worker=str(self.request.hostname or ""),
+        )
+
+
+@shared_task(name="studio.reap_lost_simulations", ignore_result=True)
+def reap_lost_simulations() -> dict[str, list[int]]:
+    """Requeue or fail running simulations whose worker vanished (run by celery beat)."""
+    alive = selectors.alive_workers()
+    if alive is None:
+        return {"requeued": [], "failed": []}
+    report = services.simulation_reap_lost(alive_workers=alive)
+    if report.requeued or report.failed:
+        logger.warning("lost simulations: requeued %s, failed %s", report.requeued, report.failed)
+    return {"requeued": report.requeued, "failed": report.failed}

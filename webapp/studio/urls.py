@@ -1,0 +1,34 @@
+"""Routes of the studio API (included under /api/)."""
+
+from __future__ import annotations
+
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from webapp.studio.api.views import (
+    ApplicationModelViewSet,
+    QueueListView,
+    SimulationViewSet,
+    SweepViewSet,
+)
+
+router = SimpleRouter()
+router.register("applications", ApplicationModelViewSet, basename="application-model")
+router.register("simulations", SimulationViewSet, basename="simulation")
+router.register("sweeps", SweepViewSet, basename="sweep")
+
+# Downloads keep their file name in the path, without the router's trailing slash.
+urlpatterns = [
+    path("queues/", QueueListView.as_view(), name="queue-list"),
+    path(
+        "simulations/<int:pk>/result.json",
+        SimulationViewSet.as_view({"get": "result"}),
+        name="simulation-result",
+    ),
+    path(
+        "sweeps/<int:pk>/results.csv",
+        SweepViewSet.as_view({"get": "results"}),
+        name="sweep-results",
+    ),
+    *router.urls,
+]

@@ -1,0 +1,184 @@
+"""Checks of launch input that need no database: variable declarations and values, sweep axes.
+
+Every message lives in MESSAGES so that tests and the front end can rely on the wording.
+Problems are raised as django.core.exceptions.ValidationError keyed by the field path
+("variables.N", "spec.variables.computeIntensity.step"), which the REST layer returns as 400s.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from webapp.studio.models import VariableType
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_VARIABLES = 100
+MAX_STRING_VARIABLE = 10_000
+
+MESSAGES = {
+    "declarations": "Expected a list of {name, type, default} objects.",
+    "declaration": "Expected an object with name, type and default.",
+    "variable_name": "Variable names are identifiers (letters, digits and '_', not starting with a digit).",
+    "duplicate_variable": "Variable {name!r} is declared twice.",
+    "variable_type": "Unknown type {value!r}; expected one of int, float, bool, str.",
+    "too_many_variables": f"An application model declares at most {MAX_VARIABLES} variables.",
+    "not_int": "Expected a whole number (int), got {value!r}.",
+    "not_float": "Expected a finite number (float), got {value!r}.",
+    "not_bool": "Expected true or false (bool), got {value!r}.",
+    "not_str": "Expected a string (str), got {value!r}.",
+    "str_too_long": f"Ensure this string has no more than {MAX_STRING_VARIABLE} characters.",
+    "not_scalar": "Expected a number, true/false or a string, got {value!r}.",
+    "variables_object": "Expected an object mapping variable names to values.",
+    "unknown_variable": "Unknown variable {name!r}; the application model declares: {declared}.",
+    "labels_object": 'Expected an object mapping labels to process counts, e.g. {"GPU": 1}.',
+    "axis": "Expected a value, a list of values or a range {start, stop, step}.",
+    "axis_empty": "Expected at least one value.",
+    "range_number": "Expected a finite number.",
+    "range_step": "The step must be above 0.",
+    "range_order": "The stop must not be below the start.",
+}
+
+
+def _error(field: str, message: str) -> ValidationError:
+    return ValidationError({field: [message]})
+
+
+def validate_variable_declarations(value: object) -> list[dict[str, Any]]:
+    """Return the declarations in normal form; raise ValidationError naming the bad entry."""
+    if not isinstance(value, list):
+        raise _error("variables", MESSAGES["declarations"])
+    if len(value) > MAX_VARIABLES:
+        raise _error("variables", MESSAGES["too_many_variables"])
+    declared: list[dict[str, Any]] = []
+    names: set[str] = set()
+    for index, item in enumerate(value):
+        path = f"variables[{index}]"
+        if not isinstance(item, dict):
+            raise _error(path, MESSAGES["declaration"])
+        name = item.get("name")
+        if not isinstance(name, str) or not IDENTIFIER.match(name):
+            raise _error(f"{path}.name", MESSAGES["variable_name"])
+        if name in names:
+            raise _error(f"{path}.name", MESSAGES["duplicate_variable"].format(name=name))
+        names.add(name)
+        kind = item.get("type")
+        if kind not in VariableType.values:
+            raise _error(f"{path}.type", MESSAGES["variable_type"].format(value=kind))
+        default = coerce_variable(str(kind), item.get("default"), field=f"{path}.default")
+        entry = {"name": name, "type": kind, "default": default}
+        if isinstance(item.get("description"), str):
+            entry["description"] = item["description"]
+        declared.append(entry)
+    return declared
+
+
+def coerce_variable(kind: str, value: object, *, field: str) -> object:
+    """Return `value` as a variable of type `kind` (an int is a float too); raise otherwise."""
+    if kind == VariableType.INT:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _error(field, MESSAGES["not_int"].format(value=value))
+        return value
+    if kind == VariableType.FLOAT:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _error(field, MESSAGES["not_float"].format(value=value))
+        if not math.isfinite(value):
+            raise _error(field, MESSAGES["not_float"].format(value=value))
+        return float(value)
+    if kind == VariableType.BOOL:
+        if not isinstance(value, bool):
+            raise _error(field, MESSAGES["not_bool"].format(value=value))
+        return value
+    if not isinstance(value, str):
+        raise _error(field, MESSAGES["not_str"].format(value=value))
+    if len(value) > MAX_STRING_VARIABLE:
+        raise _error(field, MESSAGES["str_too_long"])
+    return value
+
+
+def resolve_variables(
+    declared: list[dict[str, Any]] | None, given: object, *, field: str = "variables"
+) -> dict[str, object]:
+    """Return the launch's variables: declared defaults overridden by `given`, each type-checked.
+
+    With no declarations (a bare application source) any scalar JSON value is accepted.
+    """
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise _error(field, MESSAGES["variables_object"])
+    if declared is None:
+        values: dict[str, object] = {}
+        for name, value in given.items():
+            if not isinstance(name, str) or not IDENTIFIER.match(name):
+                raise _error(f"{field}.{name}", MESSAGES["variable_name"])
+            if isinstance(value, float) and not math.isfinite(value):
+                raise _error(f"{field}.{name}", MESSAGES["not_float"].format(value=value))
+            if not isinstance(value, int | float | bool | str):
+                raise _error(f"{field}.{name}", MESSAGES["not_scalar"].format(value=value))
+            values[name] = value
+        return values
+    by_name = {item["name"]: item for item in declared}
+    for name in given:
+        if name not in by_name:
+            names = ", ".join(by_name) or "none"
+            raise _error(
+                f"{field}.{name}", MESSAGES["unknown_variable"].format(name=name, declared=names)
+            )
+    return {
+        name: coerce_variable(
+            item["type"], given.get(name, item["default"]), field=f"{field}.{name}"
+        )
+        for name, item in by_name.items()
+    }
+
+
+def axis_size(axis: object, *, field: str) -> int:
+    """Return how many values a sweep axis holds (without listing them); raise if malformed.
+
+    An axis is a single value, a non-empty list, or a range {start, stop, step} running from
+    start to stop inclusive (a stop that the steps miss is not reached).
+    """
+    if isinstance(axis, list):
+        if not axis:
+            raise _error(field, MESSAGES["axis_empty"])
+        return len(axis)
+    if isinstance(axis, dict):
+        numbers = {}
+        for key in ("start", "stop", "step"):
+            value = axis.get(key)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise _error(f"{field}.{key}", MESSAGES["range_number"])
+            if not math.isfinite(value):
+                raise _error(f"{field}.{key}", MESSAGES["range_number"])
+            numbers[key] = value
+        if set(axis) - {"start", "stop", "step"}:
+            raise _error(field, MESSAGES["axis"])
+        if numbers["step"] <= 0:
+            raise _error(f"{field}.step", MESSAGES["range_step"])
+        if numbers["stop"] < numbers["start"]:
+            raise _error(f"{field}.stop", MESSAGES["range_order"])
+        # A tolerance of a millionth of a step keeps 0.1-steps from losing their last point.
+        return math.floor((numbers["stop"] - numbers["start"]) / numbers["step"] + 1e-6) + 1
+    if isinstance(axis, int | float | str | bool):
+        return 1
+    raise _error(field, MESSAGES["axis"])
+
+
+def axis_values(axis: object) -> list[object]:
+    """Return the values of an axis already checked by `axis_size`."""
+    if isinstance(axis, list):
+        return list(axis)
+    if isinstance(axis, dict):
+        count = axis_size(axis, field="axis")
+        start, step = axis["start"], axis["step"]
+        integral = all(isinstance(axis[key], int) for key in ("start", "stop", "step"))
+        if integral:
+            return [start + index * step for index in range(count)]
+        # Rounding to 12 significant digits removes float drift (0.30000000000000004 -> 0.3).
+        return [float(f"{start + index * step:.12g}") for index in range(count)]
+    return [axis]
