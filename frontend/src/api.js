@@ -1,0 +1,106 @@
+// REST client: the same /api/ that external clients use, with the session cookie and CSRF token.
+
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  return meta ? meta.content : "";
+}
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(describe(status, body));
+    this.status = status;
+    this.body = body;
+    this.fields = flattenErrors(body);
+  }
+}
+
+function describe(status, body) {
+  if (body && typeof body === "object" && typeof body.detail === "string") return body.detail;
+  if (status === 400) return "Please correct the highlighted fields.";
+  if (status === 404) return "Not found.";
+  return `The server answered ${status}.`;
+}
+
+// DRF error bodies nest: {"attributes": {"0": {"key": ["..."]}}} or {"graph": {"nodes[2].count": [..]}}.
+// Return a flat map "attributes[0].key" -> ["message"] (graph paths are kept as the API gives them).
+export function flattenErrors(body, prefix = "", out = {}) {
+  if (body == null) return out;
+  if (typeof body === "string") {
+    (out[prefix || "non_field_errors"] ||= []).push(body);
+    return out;
+  }
+  if (Array.isArray(body)) {
+    if (body.every((item) => typeof item === "string")) {
+      if (body.length) (out[prefix || "non_field_errors"] ||= []).push(...body);
+      return out;
+    }
+    body.forEach((item, index) => flattenErrors(item, `${prefix}[${index}]`, out));
+    return out;
+  }
+  if (typeof body === "object") {
+    for (const [key, value] of Object.entries(body)) {
+      let path;
+      if (/^\d+$/.test(key)) path = `${prefix}[${key}]`;
+      else if (key === "graph" || key === "non_field_errors" || key === "detail") path = prefix ? prefix : key === "graph" ? "" : key;
+      else if (key.startsWith("[") || key.startsWith(".")) path = prefix + key;
+      else path = prefix ? `${prefix}.${key}` : key;
+      if (key === "detail" && typeof value === "string") {
+        (out.detail ||= []).push(value);
+        continue;
+      }
+      flattenErrors(value, path, out);
+    }
+  }
+  return out;
+}
+
+export async function api(method, url, body) {
+  const options = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  if (method !== "GET") options.headers["X-CSRFToken"] = csrfToken();
+  const response = await fetch(url, options);
+  if (response.status === 204) return null;
+  const type = response.headers.get("Content-Type") || "";
+  const data = type.includes("json") ? await response.json().catch(() => null) : await response.text();
+  if (response.status === 401 || response.status === 403) {
+    if (response.status === 401 || (data && /credentials were not provided/i.test(data.detail || ""))) {
+      window.location.href = `/accounts/login/?next=${encodeURIComponent(window.location.pathname)}`;
+    }
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+export const get = (url) => api("GET", url);
+export const post = (url, body) => api("POST", url, body ?? {});
+export const put = (url, body) => api("PUT", url, body);
+export const patch = (url, body) => api("PATCH", url, body);
+export const del = (url) => api("DELETE", url);
+
+// Return every item of a paginated list (DRF {results, next}) or a plain list.
+export async function getAll(url, limit = 20) {
+  let data = await get(url);
+  if (Array.isArray(data)) return data;
+  const items = [...data.results];
+  let pages = 1;
+  while (data.next && pages < limit) {
+    data = await get(data.next);
+    items.push(...data.results);
+    pages += 1;
+  }
+  return items;
+}
+
+export function download(filename, text, type = "application/json") {
+  const blob = new Blob([text], { type });
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = filename;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}

@@ -1,0 +1,86 @@
+// ParaSim Studio's browser application: layout, navigation and routes.
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import "./styles.css";
+import { Link, ToastContext, confirmLeave, match, useLocation, useToasts } from "./router.jsx";
+import { HardwareDetail, HardwareList } from "./pages/Hardware.jsx";
+import { ModelEditor, ModelList } from "./pages/Models.jsx";
+import { SystemEditor, SystemList } from "./pages/Systems.jsx";
+import { ApplicationEditor, ApplicationList } from "./pages/Applications.jsx";
+import { Compare, Launch, RunDetail, RunHistory } from "./pages/Runs.jsx";
+import { SweepDetail, SweepList, SweepNew } from "./pages/Sweeps.jsx";
+
+const ROUTES = [
+  ["/", HardwareList],
+  ["/app", HardwareList],
+  ["/app/hardware", HardwareList],
+  ["/app/hardware/:id", HardwareDetail],
+  ["/app/models", ModelList],
+  ["/app/models/:id", ModelEditor],
+  ["/app/systems", SystemList],
+  ["/app/systems/:id", SystemEditor],
+  ["/app/applications", ApplicationList],
+  ["/app/applications/:id", ApplicationEditor],
+  ["/app/launch", Launch],
+  ["/app/runs", RunHistory],
+  ["/app/runs/:id", RunDetail],
+  ["/app/compare", Compare],
+  ["/app/sweeps", SweepList],
+  ["/app/sweeps/new", SweepNew],
+  ["/app/sweeps/:id", SweepDetail],
+];
+
+const NAV = [
+  ["/app/hardware", "Hardware"],
+  ["/app/models", "Computational models"],
+  ["/app/systems", "System models"],
+  ["/app/applications", "Application models"],
+  ["/app/launch", "Launch"],
+  ["/app/runs", "Runs"],
+  ["/app/sweeps", "Sweeps"],
+];
+
+function App() {
+  const { path } = useLocation();
+  const [toasts, toast] = useToasts();
+  const root = document.getElementById("root");
+  let page = <p>No page at {path}. <Link to="/app/hardware">Go to the hardware database</Link>.</p>;
+  for (const [pattern, Component] of ROUTES) {
+    const params = match(pattern, path);
+    if (params) {
+      page = <Component key={pattern} {...params} />;
+      break;
+    }
+  }
+  const signOut = () => {
+    if (confirmLeave()) document.getElementById("logout-form").submit();
+  };
+  return (
+    <ToastContext.Provider value={toast}>
+      <a className="skip" href="#main">Skip to content</a>
+      <header className="topbar">
+        <Link to="/app/hardware" className="brand">ParaSim Studio</Link>
+        <nav aria-label="Main">
+          {NAV.map(([to, label]) => (
+            <Link key={to} to={to} aria-current={path.startsWith(to) || (to === "/app/hardware" && (path === "/" || path === "/app")) ? "page" : undefined}>{label}</Link>
+          ))}
+        </nav>
+        <div className="user">
+          <span aria-label="Signed in as">{root.dataset.user}</span>
+          <a href="/api/docs/">API</a>
+          <button onClick={signOut}>Sign out</button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>{page}</main>
+      <div className="toasts" role="status" aria-live="polite">
+        {toasts.map((t) => <div key={t.id} className={`toast toast-${t.kind}`}>{t.text}</div>)}
+      </div>
+    </ToastContext.Provider>
+  );
+}
+
+createRoot(document.getElementById("root")).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

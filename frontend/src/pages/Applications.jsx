@@ -1,0 +1,149 @@
+// Application models: Python (MERPSYS Listing 5 style) with highlighting and the variables table.
+import { useEffect, useState } from "react";
+import { getAll, get, post, put, del } from "../api.js";
+import { Link, navigate, useToast, useUnsavedGuard } from "../router.jsx";
+import { CodeEditor, ErrorSummary, Field, FieldErrors, Loading } from "../ui.jsx";
+
+export function ApplicationList() {
+  const [apps, setApps] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    getAll("/api/applications/?page_size=200").then(setApps, setError);
+  }, []);
+  return (
+    <section aria-labelledby="apps-title">
+      <header className="page-head">
+        <h1 id="apps-title">Application models</h1>
+        <div className="actions"><button onClick={() => navigate("/app/applications/new")}>New application model</button></div>
+      </header>
+      <ErrorSummary error={error} />
+      {!apps ? <Loading /> : (
+        <table className="grid" aria-label="Application models">
+          <thead><tr><th>Name</th><th>Variables</th><th>Owner</th></tr></thead>
+          <tbody>
+            {apps.map((a) => (
+              <tr key={a.id}>
+                <td><Link to={`/app/applications/${a.id}`}>{a.name}</Link></td>
+                <td>{(a.variables || []).map((v) => v.name).join(", ")}</td>
+                <td>{a.owner}{a.shared ? " · shared" : ""}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+const NEW_APP = {
+  name: "",
+  description: "",
+  shared: false,
+  variables: [{ name: "N", type: "int", default: 1000000, description: "" }],
+  source: '# Run once per simulated process: tag, rank, labels, the variables and sim are globals.\nif tag.equals("CPU"):\n    sim.p2pCommunicationSend(4 * float(N), "GPU", ConstVar.HostToDevice)\nelse:\n    sim.p2pCommunicationReceive("CPU")\n',
+};
+const TYPES = ["int", "float", "bool", "str"];
+
+function parseDefault(type, text) {
+  if (type === "int" || type === "float") return text === "" || Number.isNaN(Number(text)) ? text : Number(text);
+  if (type === "bool") return text === true || text === "true";
+  return text;
+}
+
+export function ApplicationEditor({ id }) {
+  const toast = useToast();
+  const isNew = id === "new";
+  const [app, setApp] = useState(isNew ? NEW_APP : null);
+  const [saved, setSaved] = useState(isNew ? JSON.stringify(NEW_APP) : null);
+  const [error, setError] = useState(null);
+  const dirty = app && saved !== null && JSON.stringify(app) !== saved;
+  useUnsavedGuard(dirty);
+
+  useEffect(() => {
+    if (isNew) return;
+    get(`/api/applications/${id}/`).then((a) => {
+      setApp(a);
+      setSaved(JSON.stringify(a));
+    }, setError);
+  }, [id, isNew]);
+
+  if (!app) return error ? <ErrorSummary error={error} /> : <Loading />;
+  const errors = error?.fields || {};
+  const set = (patch) => setApp({ ...app, ...patch });
+  const setVar = (i, patch) => set({ variables: app.variables.map((v, j) => (j === i ? { ...v, ...patch } : v)) });
+
+  const save = async () => {
+    const body = {
+      name: app.name,
+      description: app.description,
+      shared: app.shared,
+      source: app.source,
+      variables: app.variables.map((v) => ({ ...v, default: parseDefault(v.type, v.default) })),
+    };
+    try {
+      const a = isNew ? await post("/api/applications/", body) : await put(`/api/applications/${id}/`, body);
+      setApp(a);
+      setSaved(JSON.stringify(a));
+      setError(null);
+      toast("Saved.");
+      if (isNew) navigate(`/app/applications/${a.id}`, { replace: true, force: true });
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const remove = async () => {
+    if (!window.confirm(`Delete ${app.name}?`)) return;
+    try {
+      await del(`/api/applications/${id}/`);
+      setSaved(JSON.stringify(app));
+      navigate("/app/applications", { force: true });
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const lineError = error?.body?.line;
+
+  return (
+    <section aria-labelledby="app-title">
+      <header className="page-head">
+        <h1 id="app-title">{isNew ? "New application model" : app.name}{dirty && <span className="unsaved"> · unsaved</span>}</h1>
+        <div className="actions">
+          <button className="primary" onClick={save}>Save</button>
+          {!isNew && <button onClick={() => navigate(`/app/launch?application=${id}`)}>Launch…</button>}
+          {!isNew && <button className="danger" onClick={remove}>Delete</button>}
+        </div>
+      </header>
+      <ErrorSummary error={error} shown={["name", "source", "variables", "description"]} />
+      <div className="form-grid">
+        <Field label="Name" path="name" errors={errors}>
+          <input value={app.name} aria-invalid={Boolean(errors.name)} onChange={(e) => set({ name: e.target.value })} />
+        </Field>
+        <Field label="Description" path="description" errors={errors}>
+          <input value={app.description} onChange={(e) => set({ description: e.target.value })} />
+        </Field>
+        <label className="check"><input type="checkbox" checked={app.shared} onChange={(e) => set({ shared: e.target.checked })} /> Shared with every user</label>
+      </div>
+      <h2>Variables</h2>
+      <FieldErrors errors={errors} path="variables" />
+      <table className="grid" aria-label="Variables">
+        <thead><tr><th>Name</th><th>Type</th><th>Default</th><th>Description</th><th><span className="sr-only">Remove</span></th></tr></thead>
+        <tbody>
+          {app.variables.map((v, i) => (
+            <tr key={i} className={Object.keys(errors).some((p) => p.startsWith(`variables[${i}]`)) ? "invalid" : ""}>
+              <td><input aria-label={`Variable ${i + 1} name`} value={v.name} aria-invalid={Boolean(errors[`variables[${i}].name`])} onChange={(e) => setVar(i, { name: e.target.value })} /><FieldErrors errors={errors} path={`variables[${i}].name`} /><FieldErrors errors={errors} path={`variables[${i}]`} /></td>
+              <td><select aria-label={`Variable ${i + 1} type`} value={v.type} onChange={(e) => setVar(i, { type: e.target.value })}>{TYPES.map((t) => <option key={t}>{t}</option>)}</select><FieldErrors errors={errors} path={`variables[${i}].type`} /></td>
+              <td><input aria-label={`Variable ${i + 1} default`} value={String(v.default ?? "")} aria-invalid={Boolean(errors[`variables[${i}].default`])} onChange={(e) => setVar(i, { default: e.target.value })} /><FieldErrors errors={errors} path={`variables[${i}].default`} /></td>
+              <td><input aria-label={`Variable ${i + 1} description`} value={v.description || ""} onChange={(e) => setVar(i, { description: e.target.value })} /></td>
+              <td><button aria-label={`Remove variable ${i + 1}`} onClick={() => set({ variables: app.variables.filter((_, j) => j !== i) })}>×</button></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <button onClick={() => set({ variables: [...app.variables, { name: "", type: "int", default: 0, description: "" }] })}>Add variable</button>
+      <h2>Source (Python)</h2>
+      <p className="hint">Globals: <code>tag</code>, <code>rank</code>, <code>labels</code>, the variables, <code>ConstVar</code> and <code>sim</code> (computation, p2pCommunicationSend/Receive, broadcast, scatter, gather, barrier, now, random).</p>
+      <FieldErrors errors={errors} path="source" />
+      <CodeEditor language="python" label="Application model source" value={app.source} onChange={(source) => set({ source })} errorLine={lineError} errorMessage={error?.message} />
+    </section>
+  );
+}

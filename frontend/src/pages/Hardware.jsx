@@ -1,0 +1,323 @@
+// Hardware database: list with search, filters and sorting; detail with the attribute table (Fig. 5.2).
+import { useEffect, useRef, useState } from "react";
+import { ApiError, download, get, post, put, del } from "../api.js";
+import { Link, navigate, useLocation, useToast, useUnsavedGuard } from "../router.jsx";
+import { ErrorSummary, Field, FieldErrors, Loading, fmt } from "../ui.jsx";
+
+export const TYPES = ["GPU", "CPU", "NETWORK", "MEMORY", "STORAGE"];
+const OPERATORS = [
+  ["gte", "≥"],
+  ["gt", ">"],
+  ["lte", "≤"],
+  ["lt", "<"],
+  ["exact", "="],
+];
+
+export function HardwareList() {
+  const { query } = useLocation();
+  const toast = useToast();
+  const [search, setSearch] = useState(query.get("search") || "");
+  const [type, setType] = useState(query.get("type") || "");
+  const [vendor, setVendor] = useState(query.get("vendor") || "");
+  const [ordering, setOrdering] = useState(query.get("ordering") || "name");
+  const [conditions, setConditions] = useState(query.getAll("attr").map(parseCondition));
+  const [data, setData] = useState(null);
+  const [error, setError] = useState(null);
+  const fileInput = useRef(null);
+
+  const params = () => {
+    const p = new URLSearchParams();
+    if (search) p.set("search", search);
+    if (type) p.set("type", type);
+    if (vendor) p.set("vendor", vendor);
+    if (ordering) p.set("ordering", ordering);
+    conditions.filter((c) => c.key && c.value !== "").forEach((c) => p.append("attr", `${c.key}__${c.op}:${c.value}`));
+    return p;
+  };
+
+  const load = async () => {
+    const p = params();
+    window.history.replaceState({}, "", `/app/hardware?${p}`);
+    p.set("page_size", "200");
+    try {
+      setData(await get(`/api/components/?${p}`));
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  useEffect(() => {
+    const timer = setTimeout(load, 200);
+    return () => clearTimeout(timer);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [search, type, vendor, ordering, JSON.stringify(conditions)]);
+
+  const sortBy = (field) => setOrdering(ordering === field ? `-${field}` : field);
+  const sortMark = (field) => (ordering === field ? " ▲" : ordering === `-${field}` ? " ▼" : "");
+  const ariaSort = (field) => (ordering === field ? "ascending" : ordering === `-${field}` ? "descending" : "none");
+
+  const exportAll = async () => {
+    const p = params();
+    const body = await get(`/api/components/export/?${p}`);
+    download("hardware.json", JSON.stringify(body, null, 2));
+  };
+
+  const importFile = async (event) => {
+    const file = event.target.files[0];
+    event.target.value = "";
+    if (!file) return;
+    try {
+      const parsed = JSON.parse(await file.text());
+      const body = Array.isArray(parsed) ? { components: parsed } : parsed;
+      const created = await post("/api/components/import/", body);
+      toast(`Imported ${created.length} component(s).`);
+      setError(null);
+      load();
+    } catch (e) {
+      setError(e instanceof ApiError ? e : new ApiError(400, { detail: `The file is not valid JSON: ${e.message}` }));
+    }
+  };
+
+  return (
+    <section aria-labelledby="hw-title">
+      <header className="page-head">
+        <h1 id="hw-title">Hardware database</h1>
+        <div className="actions">
+          <button onClick={() => navigate("/app/hardware/new")}>New component</button>
+          <button onClick={() => fileInput.current.click()}>Import JSON…</button>
+          <input ref={fileInput} type="file" accept="application/json,.json" hidden aria-label="Import hardware JSON file" onChange={importFile} />
+          <button onClick={exportAll}>Export JSON</button>
+        </div>
+      </header>
+      <form className="filters" role="search" aria-label="Filter hardware" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span className="field-label">Search</span>
+          <input type="search" aria-label="Search name or vendor" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="name or vendor" />
+        </label>
+        <label>
+          <span className="field-label">Type</span>
+          <select aria-label="Type" value={type} onChange={(e) => setType(e.target.value)}>
+            <option value="">any</option>
+            {TYPES.map((t) => <option key={t}>{t}</option>)}
+          </select>
+        </label>
+        <label>
+          <span className="field-label">Vendor</span>
+          <input aria-label="Vendor" value={vendor} onChange={(e) => setVendor(e.target.value)} placeholder="e.g. NVIDIA" />
+        </label>
+        <fieldset className="conditions">
+          <legend className="field-label">Attribute ranges</legend>
+          {conditions.map((c, i) => (
+            <div className="condition" key={i}>
+              <input aria-label={`Attribute ${i + 1} key`} placeholder="key, e.g. SMs" value={c.key} onChange={(e) => setConditions(update(conditions, i, { key: e.target.value }))} />
+              <select aria-label={`Attribute ${i + 1} operator`} value={c.op} onChange={(e) => setConditions(update(conditions, i, { op: e.target.value }))}>
+                {OPERATORS.map(([op, sign]) => <option key={op} value={op}>{sign}</option>)}
+              </select>
+              <input aria-label={`Attribute ${i + 1} value`} type="number" step="any" value={c.value} onChange={(e) => setConditions(update(conditions, i, { value: e.target.value }))} />
+              <button type="button" aria-label={`Remove attribute condition ${i + 1}`} onClick={() => setConditions(conditions.filter((_, j) => j !== i))}>×</button>
+            </div>
+          ))}
+          <button type="button" onClick={() => setConditions([...conditions, { key: "", op: "gte", value: "" }])}>Add range</button>
+        </fieldset>
+      </form>
+      <ErrorSummary error={error} />
+      {!data ? (
+        <Loading />
+      ) : (
+        <>
+          <p className="muted" aria-live="polite">{data.count} component(s)</p>
+          <table className="grid" aria-label="Hardware components">
+            <thead>
+              <tr>
+                {["name", "type", "vendor"].map((f) => (
+                  <th key={f} aria-sort={ariaSort(f)}>
+                    <button className="sort" onClick={() => sortBy(f)}>{f[0].toUpperCase() + f.slice(1)}{sortMark(f)}</button>
+                  </th>
+                ))}
+                <th>Key attributes</th>
+                <th>Owner</th>
+                <th aria-sort={ariaSort("updated")}><button className="sort" onClick={() => sortBy("updated")}>Updated{sortMark("updated")}</button></th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.results.map((c) => (
+                <tr key={c.id}>
+                  <td><Link to={`/app/hardware/${c.id}`}>{c.name}</Link></td>
+                  <td><span className={`tag tag-${c.type}`}>{c.type}</span></td>
+                  <td>{c.vendor}</td>
+                  <td className="attrs">{keyAttributes(c.attributes).map((a) => `${a.key}=${fmt(a.value)}${a.unit ? " " + a.unit : ""}`).join(", ")}</td>
+                  <td>{c.owner || "built-in"}{c.shared ? " · shared" : ""}</td>
+                  <td>{new Date(c.updated).toLocaleDateString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </section>
+  );
+}
+
+const KEY_ATTRIBUTES = ["SMs", "SMCoreClock", "CUDACores", "powerConsumptionLoad", "cores", "clock", "bandwidth", "latency", "startupHTD", "lambdaHTD"];
+
+// Return up to four attributes worth a glance, the well-known ones first.
+function keyAttributes(attributes) {
+  const rank = (a) => (KEY_ATTRIBUTES.includes(a.key) ? KEY_ATTRIBUTES.indexOf(a.key) : 100);
+  return [...attributes].sort((a, b) => rank(a) - rank(b)).slice(0, 4);
+}
+
+function parseCondition(text) {
+  const m = /^(.*?)(?:__(gte|gt|lte|lt|exact))?:(.*)$/.exec(text) || [];
+  return { key: m[1] || "", op: m[2] || "exact", value: m[3] || "" };
+}
+
+function update(list, index, patch) {
+  return list.map((item, i) => (i === index ? { ...item, ...patch } : item));
+}
+
+const EMPTY = { type: "GPU", name: "", vendor: "", comment: "", source_url: "", shared: false, attributes: [], can_edit: true };
+
+export function HardwareDetail({ id }) {
+  const toast = useToast();
+  const isNew = id === "new";
+  const [record, setRecord] = useState(isNew ? EMPTY : null);
+  const [saved, setSaved] = useState(isNew ? JSON.stringify(EMPTY) : null);
+  const [error, setError] = useState(null);
+  const dirty = record && saved !== null && JSON.stringify(record) !== saved;
+  useUnsavedGuard(dirty);
+
+  useEffect(() => {
+    if (isNew) return;
+    get(`/api/components/${id}/`).then(
+      (r) => {
+        setRecord(r);
+        setSaved(JSON.stringify(r));
+      },
+      setError,
+    );
+  }, [id, isNew]);
+
+  if (!record) return error ? <ErrorSummary error={error} /> : <Loading />;
+  const errors = error?.fields || {};
+  const readOnly = !record.can_edit;
+  const set = (patch) => setRecord({ ...record, ...patch });
+  const setAttr = (i, patch) => set({ attributes: update(record.attributes, i, patch) });
+
+  const body = () => ({
+    type: record.type,
+    name: record.name,
+    vendor: record.vendor,
+    comment: record.comment,
+    source_url: record.source_url,
+    shared: record.shared,
+    attributes: record.attributes.map((a) => ({ ...a, value: a.value === "" ? "" : Number.isFinite(Number(a.value)) ? Number(a.value) : a.value })),
+  });
+
+  const save = async () => {
+    try {
+      const r = isNew ? await post("/api/components/", body()) : await put(`/api/components/${id}/`, body());
+      setError(null);
+      setRecord(r);
+      setSaved(JSON.stringify(r));
+      toast("Saved.");
+      if (isNew) navigate(`/app/hardware/${r.id}`, { replace: true, force: true });
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  const clone = async () => {
+    try {
+      const r = await post(`/api/components/${id}/clone/`, { name: `${record.name} (copy)` });
+      toast("Cloned: this is your copy.");
+      navigate(`/app/hardware/${r.id}`);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  const remove = async () => {
+    if (!window.confirm(`Delete ${record.name}?`)) return;
+    try {
+      await del(`/api/components/${id}/`);
+      setSaved(JSON.stringify(record));
+      navigate("/app/hardware", { force: true });
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  const exportOne = () => {
+    const { type, name, vendor, comment, source_url, attributes } = record;
+    download(`${name.replace(/[^\w.-]+/g, "_")}.json`, JSON.stringify({ components: [{ type, name, vendor, comment, source_url, attributes }] }, null, 2));
+  };
+
+  return (
+    <section aria-labelledby="hwd-title">
+      <header className="page-head">
+        <h1 id="hwd-title">{isNew ? "New component" : record.name}{dirty && <span className="unsaved"> · unsaved</span>}</h1>
+        <div className="actions">
+          {!readOnly && <button className="primary" onClick={save}>Save</button>}
+          {!isNew && <button onClick={clone}>Clone</button>}
+          {!isNew && <button onClick={exportOne}>Export JSON</button>}
+          {!isNew && !readOnly && <button className="danger" onClick={remove}>Delete</button>}
+        </div>
+      </header>
+      {readOnly && <p className="note">This is a {record.owner ? `record of ${record.owner}` : "built-in record"}: read-only. Clone it to make an editable copy.</p>}
+      <ErrorSummary error={error} shown={["type", "name", "vendor", "comment", "source_url", "attributes"]} />
+      <div className="form-grid">
+        <Field label="Type" path="type" errors={errors}>
+          <select value={record.type} disabled={readOnly} onChange={(e) => set({ type: e.target.value })}>
+            {TYPES.map((t) => <option key={t}>{t}</option>)}
+          </select>
+        </Field>
+        <Field label="Name" path="name" errors={errors}>
+          <input value={record.name} readOnly={readOnly} aria-invalid={Boolean(errors.name)} onChange={(e) => set({ name: e.target.value })} />
+        </Field>
+        <Field label="Vendor" path="vendor" errors={errors}>
+          <input value={record.vendor} readOnly={readOnly} onChange={(e) => set({ vendor: e.target.value })} />
+        </Field>
+        <Field label="Source link" path="source_url" errors={errors}>
+          <input value={record.source_url} readOnly={readOnly} onChange={(e) => set({ source_url: e.target.value })} />
+        </Field>
+        <Field label="Comment" path="comment" errors={errors}>
+          <textarea rows={2} value={record.comment} readOnly={readOnly} onChange={(e) => set({ comment: e.target.value })} />
+        </Field>
+        <label className="check">
+          <input type="checkbox" checked={record.shared} disabled={readOnly} onChange={(e) => set({ shared: e.target.checked })} /> Shared with every user
+        </label>
+      </div>
+      <h2>Attributes</h2>
+      <FieldErrors errors={errors} path="attributes" />
+      <table className="grid attributes" aria-label="Attributes">
+        <thead>
+          <tr><th>Key</th><th>Value</th><th>Unit</th><th>Source</th>{!readOnly && <th><span className="sr-only">Remove</span></th>}</tr>
+        </thead>
+        <tbody>
+          {record.attributes.map((a, i) => (
+            <tr key={i} className={Object.keys(errors).some((p) => p.startsWith(`attributes[${i}]`)) ? "invalid" : ""}>
+              {["key", "value", "unit", "source"].map((f) => (
+                <td key={f}>
+                  <input
+                    aria-label={`Attribute ${i + 1} ${f}`}
+                    value={a[f] ?? ""}
+                    readOnly={readOnly}
+                    aria-invalid={Boolean(errors[`attributes[${i}].${f}`])}
+                    onChange={(e) => setAttr(i, { [f]: e.target.value })}
+                    className={f === "source" ? "wide" : ""}
+                  />
+                  <FieldErrors errors={errors} path={`attributes[${i}].${f}`} />
+                </td>
+              ))}
+              {!readOnly && (
+                <td><button aria-label={`Remove attribute ${i + 1}`} onClick={() => set({ attributes: record.attributes.filter((_, j) => j !== i) })}>×</button></td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {!readOnly && <button onClick={() => set({ attributes: [...record.attributes, { key: "", value: "", unit: "", source: "" }] })}>Add attribute</button>}
+    </section>
+  );
+}

@@ -1,0 +1,218 @@
+// Computational models: JavaScript shallow functions with highlighting, and a test-run panel.
+import { useEffect, useState } from "react";
+import { getAll, get, post, put, del, ApiError } from "../api.js";
+import { Link, navigate, useToast, useUnsavedGuard } from "../router.jsx";
+import { CodeEditor, ErrorSummary, Field, FieldErrors, Loading, fmt } from "../ui.jsx";
+
+export function ModelList() {
+  const [models, setModels] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    getAll("/api/models/?page_size=200").then(setModels, setError);
+  }, []);
+  return (
+    <section aria-labelledby="models-title">
+      <header className="page-head">
+        <h1 id="models-title">Computational models</h1>
+        <div className="actions"><button onClick={() => navigate("/app/models/new")}>New model</button></div>
+      </header>
+      <ErrorSummary error={error} />
+      {!models ? <Loading /> : (
+        <table className="grid" aria-label="Computational models">
+          <thead><tr><th>Name</th><th>Description</th><th>Owner</th></tr></thead>
+          <tbody>
+            {models.map((m) => (
+              <tr key={m.id}>
+                <td><Link to={`/app/models/${m.id}`}>{m.name}</Link></td>
+                <td className="desc">{m.description}</td>
+                <td>{m.builtin ? "built-in" : m.owner}{m.shared ? " · shared" : ""}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+const NEW_MODEL = {
+  name: "",
+  description: "",
+  language: "javascript",
+  shared: false,
+  can_edit: true,
+  source: "// Hardware attributes are globals (SMs, SMCoreClock, ...) and hw.<name>;\n// application parameters arrive as params (params.x, params.get('x')).\nfunction computationTime(params) {\n  return params.get('work') / (SMs * SMCoreClock * 1e6);\n}\n",
+};
+
+export function ModelEditor({ id }) {
+  const toast = useToast();
+  const isNew = id === "new";
+  const [model, setModel] = useState(isNew ? NEW_MODEL : null);
+  const [saved, setSaved] = useState(isNew ? JSON.stringify(NEW_MODEL) : null);
+  const [error, setError] = useState(null);
+  const dirty = model && saved !== null && JSON.stringify(model) !== saved;
+  useUnsavedGuard(dirty);
+
+  useEffect(() => {
+    if (isNew) return;
+    get(`/api/models/${id}/`).then((m) => {
+      setModel(m);
+      setSaved(JSON.stringify(m));
+    }, setError);
+  }, [id, isNew]);
+
+  if (!model) return error ? <ErrorSummary error={error} /> : <Loading />;
+  const errors = error?.fields || {};
+  const readOnly = !model.can_edit;
+  const set = (patch) => setModel({ ...model, ...patch });
+
+  const save = async () => {
+    const body = { name: model.name, description: model.description, language: model.language, source: model.source, shared: model.shared };
+    try {
+      const m = isNew ? await post("/api/models/", body) : await put(`/api/models/${id}/`, body);
+      setModel(m);
+      setSaved(JSON.stringify(m));
+      setError(null);
+      toast("Saved.");
+      if (isNew) navigate(`/app/models/${m.id}`, { replace: true, force: true });
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const clone = async () => {
+    try {
+      const m = await post(`/api/models/${id}/clone/`, { name: `${model.name} (copy)` });
+      navigate(`/app/models/${m.id}`);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const remove = async () => {
+    if (!window.confirm(`Delete ${model.name}?`)) return;
+    try {
+      await del(`/api/models/${id}/`);
+      setSaved(JSON.stringify(model));
+      navigate("/app/models", { force: true });
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <section aria-labelledby="model-title">
+      <header className="page-head">
+        <h1 id="model-title">{isNew ? "New computational model" : model.name}{dirty && <span className="unsaved"> · unsaved</span>}</h1>
+        <div className="actions">
+          {!readOnly && <button className="primary" onClick={save}>Save</button>}
+          {!isNew && <button onClick={clone}>Clone</button>}
+          {!isNew && !readOnly && <button className="danger" onClick={remove}>Delete</button>}
+        </div>
+      </header>
+      {readOnly && <p className="note">{model.builtin ? "Built-in model" : `Model of ${model.owner}`}: read-only. Clone it to edit a copy.</p>}
+      <ErrorSummary error={error} shown={["name", "description", "source"]} />
+      <div className="form-grid">
+        <Field label="Name" path="name" errors={errors}>
+          <input value={model.name} readOnly={readOnly} aria-invalid={Boolean(errors.name)} onChange={(e) => set({ name: e.target.value })} />
+        </Field>
+        <Field label="Description" path="description" errors={errors}>
+          <input value={model.description} readOnly={readOnly} onChange={(e) => set({ description: e.target.value })} />
+        </Field>
+        <label className="check">
+          <input type="checkbox" checked={model.shared} disabled={readOnly} onChange={(e) => set({ shared: e.target.checked })} /> Shared with every user
+        </label>
+      </div>
+      <h2>Source (JavaScript)</h2>
+      <p className="hint">Hardware attributes are globals and <code>hw.&lt;name&gt;</code>; parameters arrive as <code>params</code>. Well-known functions: computationTime(params), p2pTime(size, params), power(state, params), failureRate(params).</p>
+      <FieldErrors errors={errors} path="source" />
+      <CodeEditor language="javascript" label="Computational model source" value={model.source} readOnly={readOnly} onChange={(source) => set({ source })} />
+      {!isNew && <TestRun modelId={id} dirty={dirty} />}
+    </section>
+  );
+}
+
+const FUNCTIONS = [
+  ["computationTime", "computationTime(params) → s"],
+  ["p2pTime", "p2pTime(size, params) → s"],
+  ["power", "power(state, params) → W"],
+  ["failureRate", "failureRate(params) → 1/s"],
+];
+
+function TestRun({ modelId, dirty }) {
+  const [components, setComponents] = useState([]);
+  const [component, setComponent] = useState("");
+  const [fn, setFn] = useState("computationTime");
+  const [arg, setArg] = useState("");
+  const [params, setParams] = useState('{\n  "gridSize": 39063, "blockSize": 256, "CUDACoreInstructions": 27,\n  "issuedInstructions": 27, "GMEMBytesTransferred": 384, "latencyBound": 966,\n  "occupancy": 64, "kernelExecutionLambda": 0.703787\n}');
+  const [result, setResult] = useState(null);
+  const [unavailable, setUnavailable] = useState(false);
+
+  useEffect(() => {
+    getAll("/api/components/?page_size=200&ordering=name").then((list) => {
+      setComponents(list);
+      if (list.length) setComponent(String(list[0].id));
+    });
+  }, []);
+
+  const run = async () => {
+    let parsed;
+    try {
+      parsed = JSON.parse(params || "{}");
+    } catch (e) {
+      setResult({ error: `Sample parameters: not valid JSON (${e.message}).`, field: "params" });
+      return;
+    }
+    const args = fn === "p2pTime" ? [Number(arg || 0)] : fn === "power" ? [arg || "active"] : [];
+    try {
+      const r = await post(`/api/models/${modelId}/evaluate/`, { component: Number(component), function: fn, args, params: parsed });
+      setResult({ value: r.value, raw: r });
+    } catch (e) {
+      if (e instanceof ApiError && (e.status === 405 || (e.status === 404 && !(e.body && e.body.detail)))) {
+        setUnavailable(true);
+        return;
+      }
+      const body = e.body || {};
+      setResult({ error: body.message || body.detail || e.message, line: body.line, fields: e.fields });
+    }
+  };
+
+  return (
+    <section className="panel" aria-labelledby="testrun-title">
+      <h2 id="testrun-title">Test-run a function</h2>
+      {unavailable ? (
+        <p className="note" role="status">Test-running is not available: this server has no evaluate endpoint (POST /api/models/{"{id}"}/evaluate/).</p>
+      ) : (
+        <>
+          {dirty && <p className="hint">The test runs the saved source; save first to test your edits.</p>}
+          <div className="form-row">
+            <label><span className="field-label">Component</span>
+              <select aria-label="Component to test against" value={component} onChange={(e) => setComponent(e.target.value)}>
+                {components.map((c) => <option key={c.id} value={c.id}>{c.type} · {c.name}</option>)}
+              </select>
+            </label>
+            <label><span className="field-label">Function</span>
+              <select aria-label="Function" value={fn} onChange={(e) => setFn(e.target.value)}>
+                {FUNCTIONS.map(([f, l]) => <option key={f} value={f}>{l}</option>)}
+              </select>
+            </label>
+            {(fn === "p2pTime" || fn === "power") && (
+              <label><span className="field-label">{fn === "p2pTime" ? "size (bytes)" : "state"}</span>
+                <input aria-label={fn === "p2pTime" ? "Message size in bytes" : "Power state"} value={arg} onChange={(e) => setArg(e.target.value)} placeholder={fn === "p2pTime" ? "40000000" : "active"} />
+              </label>
+            )}
+          </div>
+          <label className="field"><span className="field-label">Sample parameters (JSON)</span>
+            <textarea className="mono" rows={5} aria-label="Sample parameters JSON" value={params} onChange={(e) => setParams(e.target.value)} />
+          </label>
+          <button onClick={run}>Run</button>
+          {result && (result.error ? (
+            <div className="error-box" role="alert">
+              <strong>{result.line ? `Line ${result.line}: ` : ""}{result.error}</strong>
+            </div>
+          ) : (
+            <p className="result-value" role="status">{fn}(…) = <strong>{fmt(result.value, 6)}</strong></p>
+          ))}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,270 @@
+// Shared building blocks: fields with their errors, the code editor, charts, small helpers.
+import { useEffect, useRef } from "react";
+import { EditorView, basicSetup } from "codemirror";
+import { EditorState, Compartment } from "@codemirror/state";
+import { javascript } from "@codemirror/lang-javascript";
+import { python } from "@codemirror/lang-python";
+import { setDiagnostics } from "@codemirror/lint";
+
+export function fmt(value, digits = 4) {
+  if (value === null || value === undefined || value === "") return "—";
+  if (typeof value !== "number") return String(value);
+  if (value === 0) return "0";
+  const abs = Math.abs(value);
+  if (abs >= 1e6 || abs < 1e-3) return value.toExponential(digits - 1);
+  return Number(value.toPrecision(digits)).toString();
+}
+
+// Seconds with a readable unit: 0.011998 -> "11.998 ms".
+export function fmtTime(seconds) {
+  if (seconds === null || seconds === undefined) return "—";
+  const abs = Math.abs(seconds);
+  if (abs === 0) return "0 s";
+  if (abs < 1e-4) return `${(seconds * 1e6).toFixed(3)} µs`;
+  if (abs < 1) return `${(seconds * 1e3).toFixed(3)} ms`;
+  return `${seconds.toFixed(3)} s`;
+}
+
+export function fmtEnergy(joules) {
+  if (joules === null || joules === undefined) return "—";
+  if (Math.abs(joules) < 1) return `${(joules * 1e3).toFixed(3)} mJ`;
+  return `${joules.toFixed(3)} J`;
+}
+
+export function FieldErrors({ errors, path, id }) {
+  const messages = errors?.[path];
+  if (!messages || !messages.length) return null;
+  return (
+    <div className="field-error" role="alert" id={id} data-error-path={path}>
+      {messages.join(" ")}
+    </div>
+  );
+}
+
+// Errors not shown beside a field: listed at the top of the form.
+export function ErrorSummary({ error, shown = [] }) {
+  if (!error) return null;
+  const fields = error.fields || {};
+  const rest = Object.entries(fields).filter(([path]) => !shown.some((p) => path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}[`)));
+  return (
+    <div className="error-box" role="alert" aria-live="assertive">
+      <strong>{error.message}</strong>
+      {rest.length > 0 && (
+        <ul>
+          {rest.map(([path, messages]) => (
+            <li key={path}>
+              {path && path !== "non_field_errors" && path !== "detail" ? <code>{path}</code> : null} {messages.join(" ")}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+export function Field({ label, path, errors, children, hint }) {
+  const invalid = Boolean(errors?.[path]);
+  return (
+    <div className={`field${invalid ? " invalid" : ""}`}>
+      <label className="field">
+        <span className="field-label">{label}</span>
+        {children}
+      </label>
+      {hint && <span className="hint">{hint}</span>}
+      <FieldErrors errors={errors} path={path} />
+    </div>
+  );
+}
+
+// CodeMirror 6 editor: JavaScript or Python highlighting; `errorLine` marks a line in red.
+export function CodeEditor({ value, onChange, language, label, errorLine, errorMessage, readOnly = false }) {
+  const host = useRef(null);
+  const view = useRef(null);
+  const onChangeRef = useRef(onChange);
+  const readOnlyCompartment = useRef(new Compartment());
+  onChangeRef.current = onChange;
+
+  useEffect(() => {
+    const lang = language === "python" ? python() : javascript();
+    const state = EditorState.create({
+      doc: value || "",
+      extensions: [
+        basicSetup,
+        lang,
+        readOnlyCompartment.current.of([EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)]),
+        EditorView.contentAttributes.of({ "aria-label": label || "Code editor" }),
+        EditorView.updateListener.of((update) => {
+          if (update.docChanged) onChangeRef.current?.(update.state.doc.toString());
+        }),
+      ],
+    });
+    view.current = new EditorView({ state, parent: host.current });
+    return () => view.current.destroy();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [language]);
+
+  useEffect(() => {
+    const v = view.current;
+    if (v && value !== undefined && v.state.doc.toString() !== value) {
+      v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
+    }
+  }, [value]);
+
+  useEffect(() => {
+    view.current?.dispatch({
+      effects: readOnlyCompartment.current.reconfigure([EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)]),
+    });
+  }, [readOnly]);
+
+  useEffect(() => {
+    const v = view.current;
+    if (!v) return;
+    if (errorLine && errorLine >= 1 && errorLine <= v.state.doc.lines) {
+      const line = v.state.doc.line(errorLine);
+      v.dispatch(setDiagnostics(v.state, [{ from: line.from, to: Math.max(line.to, line.from), severity: "error", message: errorMessage || "Error" }]));
+    } else {
+      v.dispatch(setDiagnostics(v.state, []));
+    }
+  }, [errorLine, errorMessage]);
+
+  return <div className="code-editor" ref={host} data-error-line={errorLine || ""} />;
+}
+
+export function Progress({ value, label }) {
+  const pct = Math.round((value || 0) * 100);
+  return (
+    <div className="progress" role="progressbar" aria-label={label || "Progress"} aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct}>
+      <div className="progress-bar" style={{ width: `${pct}%` }} />
+      <span className="progress-text">{pct}%</span>
+    </div>
+  );
+}
+
+const PALETTE = ["#2457c5", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c", "#5c940d", "#364fc7", "#a61e4d"];
+export const color = (i) => PALETTE[i % PALETTE.length];
+
+// Gantt timeline: one row per process; bars coloured by kind (compute, send, receive, wait...).
+export function Gantt({ timeline, width = 900 }) {
+  if (!timeline || !timeline.length) return <p className="muted">No timeline recorded.</p>;
+  const processes = [...new Set(timeline.map((t) => t.process))];
+  const kinds = [...new Set(timeline.map((t) => t.kind))];
+  const end = Math.max(...timeline.map((t) => t.end_s)) || 1;
+  const left = 110;
+  const row = 26;
+  const plotW = width - left - 60;
+  const passive = (kind) => /receive|wait|barrier|idle/.test(kind);
+  const ordered = [...timeline].sort((a, b) => Number(!passive(a.kind)) - Number(!passive(b.kind)));
+  const height = processes.length * row + 50;
+  const x = (t) => left + (t / end) * plotW;
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * end);
+  return (
+    <figure className="chart" aria-label="Gantt timeline of processes">
+      <svg width={width} height={height} role="img" aria-label={`Timeline of ${processes.length} processes over ${fmtTime(end)}`}>
+        {ticks.map((t) => (
+          <g key={t}>
+            <line x1={x(t)} x2={x(t)} y1={10} y2={height - 30} stroke="#e3e7ee" />
+            <text x={x(t)} y={height - 14} fontSize="11" textAnchor="middle">{fmtTime(t)}</text>
+          </g>
+        ))}
+        {processes.map((p, i) => (
+          <text key={p} x={left - 8} y={20 + i * row + row / 2} fontSize="12" textAnchor="end">{p}</text>
+        ))}
+        {ordered.map((t, i) => {
+          const r = processes.indexOf(t.process);
+          const w = Math.max(1.5, x(t.end_s) - x(t.start_s));
+          const thin = passive(t.kind);
+          return (
+            <rect key={i} x={x(t.start_s)} y={14 + r * row + (thin ? 5 : 0)} width={w} height={thin ? row - 20 : row - 10} fill={color(kinds.indexOf(t.kind))} opacity={thin ? 0.55 : 0.9}>
+              <title>{`${t.process}: ${t.kind} ${fmtTime(t.start_s)} – ${fmtTime(t.end_s)} (${fmtTime(t.end_s - t.start_s)})`}</title>
+            </rect>
+          );
+        })}
+      </svg>
+      <figcaption className="legend">
+        {kinds.map((k, i) => (
+          <span key={k}><i style={{ background: color(i) }} />{k}</span>
+        ))}
+      </figcaption>
+    </figure>
+  );
+}
+
+// Horizontal bar chart: [{label, value}] with a unit formatter.
+export function Bars({ items, format = fmt, label, width = 560 }) {
+  if (!items || !items.length) return <p className="muted">Nothing to chart.</p>;
+  const max = Math.max(...items.map((i) => i.value)) || 1;
+  const left = 170;
+  const row = 26;
+  const height = items.length * row + 10;
+  return (
+    <figure className="chart" aria-label={label}>
+      <svg width={width} height={height} role="img" aria-label={label}>
+        {items.map((item, i) => {
+          const w = ((width - left - 110) * item.value) / max;
+          return (
+            <g key={item.label}>
+              <text x={left - 8} y={i * row + 18} fontSize="12" textAnchor="end">{item.label}</text>
+              <rect x={left} y={i * row + 5} width={Math.max(1, w)} height={row - 8} fill={color(i)} />
+              <text x={left + w + 6} y={i * row + 18} fontSize="12">{format(item.value)}</text>
+            </g>
+          );
+        })}
+      </svg>
+    </figure>
+  );
+}
+
+// Line chart: series [{name, points: [[x, y], ...]}], one line each.
+export function LineChart({ series, xLabel, yLabel, yFormat = fmt, width = 1100, height = 360 }) {
+  const all = series.flatMap((s) => s.points);
+  if (!all.length) return <p className="muted">No finished points yet.</p>;
+  const xs = all.map((p) => p[0]);
+  const ys = all.map((p) => p[1]);
+  const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
+  const [y0, y1] = [0, Math.max(...ys) * 1.05 || 1];
+  const m = { l: 80, r: 20, t: 20, b: 50 };
+  const X = (v) => m.l + ((v - x0) / (x1 - x0 || 1)) * (width - m.l - m.r);
+  const Y = (v) => height - m.b - ((v - y0) / (y1 - y0 || 1)) * (height - m.t - m.b);
+  const yTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => y0 + f * (y1 - y0));
+  const xTicks = [...new Set(xs)].sort((a, b) => a - b);
+  const xShown = xTicks.length > 10 ? xTicks.filter((_, i) => i % Math.ceil(xTicks.length / 10) === 0) : xTicks;
+  return (
+    <figure className="chart" aria-label={`${yLabel} against ${xLabel}`}>
+      <svg width={width} height={height} role="img" aria-label={`${yLabel} against ${xLabel}, ${series.length} lines`}>
+        {yTicks.map((t) => (
+          <g key={t}>
+            <line x1={m.l} x2={width - m.r} y1={Y(t)} y2={Y(t)} stroke="#e3e7ee" />
+            <text x={m.l - 6} y={Y(t) + 4} fontSize="11" textAnchor="end">{yFormat(t)}</text>
+          </g>
+        ))}
+        {xShown.map((t) => (
+          <text key={t} x={X(t)} y={height - m.b + 16} fontSize="11" textAnchor="middle">{fmt(t)}</text>
+        ))}
+        <text x={(width + m.l) / 2} y={height - 10} fontSize="12" textAnchor="middle">{xLabel}</text>
+        <text x={14} y={height / 2} fontSize="12" textAnchor="middle" transform={`rotate(-90 14 ${height / 2})`}>{yLabel}</text>
+        {series.map((s, i) => {
+          const pts = [...s.points].sort((a, b) => a[0] - b[0]);
+          return (
+            <g key={s.name} className="series" data-series={s.name}>
+              <polyline fill="none" stroke={color(i)} strokeWidth="2" points={pts.map((p) => `${X(p[0])},${Y(p[1])}`).join(" ")} />
+              {pts.map((p) => (
+                <circle key={p[0]} cx={X(p[0])} cy={Y(p[1])} r="3.5" fill={color(i)}>
+                  <title>{`${s.name}: ${xLabel}=${fmt(p[0])}, ${yFormat(p[1])}`}</title>
+                </circle>
+              ))}
+            </g>
+          );
+        })}
+      </svg>
+      <figcaption className="legend">
+        {series.map((s, i) => (
+          <span key={s.name}><i style={{ background: color(i) }} />{s.name}</span>
+        ))}
+      </figcaption>
+    </figure>
+  );
+}
+
+export function Loading() {
+  return <p className="muted" aria-live="polite">Loading…</p>;
+}

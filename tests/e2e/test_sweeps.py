@@ -1,0 +1,56 @@
+"""A sweep in the browser: compute intensity x two GPUs, its chart, table and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import build_gtx970_testbed, create_listing5
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+GPUS = ("GeForce GTX 970", "GeForce GTX TITAN X (Maxwell)")
+INTENSITIES = (1, 16, 32, 64)
+
+
+def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(page: Any) -> None:
+    application = create_listing5(page, "saxpy2 (sweep)")
+    system = build_gtx970_testbed(page, "GTX 970 testbed (sweep)")
+
+    page.goto(f"/app/sweeps/new?system={system}&application={application}")
+    page.get_by_label("Sweep name").fill("intensity x GPU")
+    page.get_by_label("Sweep values of computeIntensity").fill(",".join(map(str, INTENSITIES)))
+    page.get_by_label("Node to swap").select_option(label="GPU")
+    choices = page.get_by_role("group", name="Hardware choices")
+    for gpu in GPUS:
+        choices.get_by_label(gpu, exact=True).first.check()
+    screenshot(page, "08-sweep-new")
+    page.get_by_role("button", name="Launch sweep").click()
+    page.wait_for_url(re.compile(r"/app/sweeps/\d+$"))
+    page.get_by_test_id("sweep-status").filter(has_text="finished").wait_for(timeout=180_000)
+
+    rows = page.get_by_role("table", name="Sweep points").locator("tbody tr")
+    assert rows.count() == len(GPUS) * len(INTENSITIES)
+    assert rows.filter(has_text="succeeded").count() == rows.count()
+    series = page.locator("figure.chart g.series")
+    assert sorted(series.evaluate_all("gs => gs.map(g => g.dataset.series)")) == sorted(GPUS)
+    assert page.locator("figure.chart g.series").first.locator("circle").count() == len(INTENSITIES)
+    screenshot(page, "09-sweep-chart")
+
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Download CSV").click()
+    table = list(csv.DictReader(io.StringIO(Path(download_info.value.path()).read_text())))
+    assert {row["hardware"] for row in table} == set(GPUS)
+    assert sorted({int(row["computeIntensity"]) for row in table}) == list(INTENSITIES)
+    # The TITAN X has more SMs than the GTX 970: its kernels, hence its runs, are shorter.
+    times = {(r["hardware"], r["computeIntensity"]): float(r["overall_time_s"]) for r in table}
+    assert all(times[(GPUS[1], str(a))] < times[(GPUS[0], str(a))] for a in INTENSITIES)
+
+    page.get_by_label("Metric").select_option("energy_j")
+    screenshot(page, "10-sweep-energy")
