@@ -1,10 +1,13 @@
-"""URL configuration: admin, REST API under /api/, health check."""
+"""URL configuration: admin, REST API under /api/ with token auth and offline docs, health check,
+sign-in pages and the browser application (webapp.accounts)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
-from django.urls import path
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -15,4 +18,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("api/auth/token/", obtain_auth_token, name="api-token"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path("api/", include("hwdb.api.urls")),
+    path("api/", include("webapp.studio.urls")),
+    path("", include("webapp.accounts.urls")),
 ]

@@ -24,7 +24,7 @@ def command_line(service: dict[str, Any]) -> str:
 
 
 def test_it_has_postgres_redis_web_and_a_worker(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"postgres", "redis", "web", "worker"}
+    assert {"postgres", "redis", "web", "worker", "beat"} <= set(compose["services"])
     assert compose["services"]["postgres"]["image"].startswith("postgres:")
     assert compose["services"]["redis"]["image"].startswith("redis:")
 

@@ -22,7 +22,15 @@ def run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProc
     clean = {
         k: v
         for k, v in os.environ.items()
-        if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS"}
+        if k
+        not in {
+            "DATABASE_URL",
+            "CELERY_BROKER_URL",
+            "SECRET_KEY",
+            "DEBUG",
+            "ALLOWED_HOSTS",
+            "DJANGO_ALLOW_ASYNC_UNSAFE",
+        }
     }
     clean.update(PARASIM_DATA_DIR=str(tmp_path), **env)
     return subprocess.run(

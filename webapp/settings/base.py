@@ -47,6 +47,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "hwdb",
+    "webapp.studio",
+    "webapp.accounts",
 ]
 
 MIDDLEWARE = [
@@ -137,6 +139,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "SimulationStatusEnum": "webapp.studio.models.SimulationStatus",
+        "SweepStatusEnum": "webapp.studio.models.SweepStatus",
+    },
 }
 
 # Celery: the filesystem transport needs no service (embedded default); Redis at scale.
@@ -148,10 +154,50 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(BROKER_DIR / "out"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # The transport polls its folder; 1 s (kombu's default) would be each launch's latency.
+        "polling_interval": 0.1,
     }
+    # The transport expects its folders to exist; the web process and the worker both write.
+    for _folder in ("out", "control"):
+        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_IGNORE_RESULT = True
+
+# Simulation queues (MERPSYS: a launch names the queue its simulator listens on, paper 000,
+# sections 2.2 and 5.4). PARASIM_QUEUES="default,gajgerqueue" gives the names; a worker serves
+# some or all of them with `celery -A webapp worker -Q ...`.
+QUEUE_DESCRIPTIONS = {
+    "default": "General simulation queue.",
+    "gajgerqueue": "The simulation queue of the MERPSYS GPU example (paper 000, section 5.4).",
+}
+PARASIM_QUEUES = {
+    name: QUEUE_DESCRIPTIONS.get(name, "")
+    for name in env_list("PARASIM_QUEUES", "default,gajgerqueue")
+}
+PARASIM_MAX_RUN_SECONDS = int(os.environ.get("PARASIM_MAX_RUN_SECONDS", "600"))
+PARASIM_MAX_ATTEMPTS = int(os.environ.get("PARASIM_MAX_ATTEMPTS", "3"))
+PARASIM_MAX_SWEEP = int(os.environ.get("PARASIM_MAX_SWEEP", "1000"))
+# A running simulation whose worker answers no ping and whose heartbeat is older than this
+# is lost: requeued, or failed once PARASIM_MAX_ATTEMPTS starts have been used.
+PARASIM_LOST_AFTER_SECONDS = int(os.environ.get("PARASIM_LOST_AFTER_SECONDS", "60"))
+PARASIM_REAP_EVERY_SECONDS = float(os.environ.get("PARASIM_REAP_EVERY_SECONDS", "30"))
+CELERY_TASK_DEFAULT_QUEUE = next(iter(PARASIM_QUEUES), "default")
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # An unacknowledged run is redelivered after this long: keep it above the hard limit.
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = int(
+        os.environ.get("PARASIM_VISIBILITY_TIMEOUT", str(PARASIM_MAX_RUN_SECONDS + 120))
+    )
+CELERY_BEAT_SCHEDULE = {
+    "studio-reap-lost-simulations": {
+        "task": "studio.reap_lost_simulations",
+        "schedule": PARASIM_REAP_EVERY_SECONDS,
+    }
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
