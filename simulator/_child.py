@@ -49,6 +49,7 @@ PRELOAD_MODULES = (
     "simulator.shallow",
 )
 PR_SET_PDEATHSIG = 1
+SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 EXIT_OK = 0
 EXIT_ERROR = 3
 
@@ -162,8 +163,11 @@ def _error_dict(error: BaseException) -> dict[str, Any]:
 def main(argv: list[str]) -> None:
     """Run one sandboxed simulation; never returns (exits the process)."""
     entry_name, fd_text, payload_path, limits_text = argv
-    # The parent sets only PYTHONHASHSEED (read at start-up); the run sees an empty environment.
+    # The parent sets only PYTHONHASHSEED (read at start-up); the run sees an environment
+    # holding nothing but the thread counts of the numerical libraries: one run is one
+    # thread, so a worker's concurrency is what decides how many cores it uses.
     os.environ.clear()
+    os.environ.update(SINGLE_THREADED)
     channel = _Channel(int(fd_text))
     parent = os.getppid()
     from simulator.errors import SimulationError

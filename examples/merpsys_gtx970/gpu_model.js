@@ -15,7 +15,17 @@ function getWarpsLaunched(gridSize, blockSize) {
 function getThroughputBound(CUDACoreInstructions, issuedInstructions, GMEMBytesTransferred) {
   return 1 / Math.max(warpSize * CUDACoreInstructions / CUDACores,
                       issuedInstructions / schedulers,
-                      GMEMBytesTransferred / GMEMThroughput);
+                      GMEMBytesTransferred / getGMEMThroughput());
+}
+
+// GMem_bw = GMem_clock * (bus_width / 8) * data_rate / (SMs * SM_clock)              (4.5)
+// MERPSYS stored the result as the attribute GMEMThroughput (Fig. 5.2); a GPU record without
+// it (an H100, say) is computed from its memory attributes, so sweeps can swap GPUs in.
+function getGMEMThroughput() {
+  if (hw.GMEMThroughput !== undefined) {
+    return hw.GMEMThroughput;
+  }
+  return hw.memoryClock * (hw.busWidth / 8) * hw.dataRate / (SMs * SMCoreClock);
 }
 
 // T_k = W_L / (W_Th * SMs * SM_clock * lambda_k), W_Th = min(occupancy / Lat_bound, Th_bound)

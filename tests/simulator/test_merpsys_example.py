@@ -164,3 +164,30 @@ def test_the_snapshot_carries_fig_5_2_and_the_shipped_models() -> None:
     assert snapshot["models"]["volkov_gtx970"]["source"] == (EXAMPLE / "gpu_model.js").read_text()
     assert snapshot["models"]["pcie_eq46"]["source"] == (EXAMPLE / "pcie_model.js").read_text()
     assert snapshot["edges"] == [["cpu0", "bus0"], ["bus0", "gpu0"]]
+
+
+def test_the_example_gpu_model_computes_gmem_throughput_for_a_gpu_without_it():
+    """A record without MERPSYS's GMEMThroughput (an H100) gets eq. 4.5 from its memory."""
+    from simulator.shallow import ShallowFunctions
+
+    source = (EXAMPLE / "gpu_model.js").read_text()
+    gtx970 = {"SMs": 13, "SMCoreClock": 1253, "CUDACores": 128, "schedulers": 4, "warpSize": 32}
+    params = {
+        "gridSize": 39063,
+        "blockSize": 256,
+        "CUDACoreInstructions": 27,
+        "issuedInstructions": 27,
+        "GMEMBytesTransferred": 384,
+        "latencyBound": 966,
+        "occupancy": 64,
+        "kernelExecutionLambda": 0.703787,
+    }
+    stored = ShallowFunctions(
+        model_key="a", source=source, attributes={**gtx970, "GMEMThroughput": 1753 * 32 * 4 / 16289}
+    ).call("computationTime", params=params)
+    derived = ShallowFunctions(
+        model_key="b",
+        source=source,
+        attributes={**gtx970, "memoryClock": 1753, "busWidth": 256, "dataRate": 4},
+    ).call("computationTime", params=params)
+    assert derived == pytest.approx(stored, rel=1e-12)

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from simulator._child import SINGLE_THREADED
 from simulator.errors import (
     LaunchError,
     SandboxLimitError,
@@ -462,7 +463,8 @@ def test_it_stops_a_file_over_the_size_limit() -> None:
 def test_it_runs_the_child_with_an_empty_environment_limits_and_a_fresh_directory() -> None:
     identity = run_entry("entry_identity")
 
-    assert set(identity["environment"]) <= {"LC_CTYPE"}  # set by Python's locale coercion
+    # Only the numerical libraries' thread counts (and LC_CTYPE, set by locale coercion).
+    assert set(identity["environment"]) <= {"LC_CTYPE", *SINGLE_THREADED}
     assert Path(identity["cwd"]).name.startswith("parasim-run-")
     assert not Path(identity["cwd"]).exists()  # removed afterwards
     assert identity["cpu"] == [2, 3]
