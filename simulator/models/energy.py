@@ -18,15 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from simulator.models.occupancy import occupancy
 
-FloatArray = npt.NDArray[np.float64]
-Numeric = float | FloatArray
-ArrayLike = float | int | npt.ArrayLike
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+    Numeric = float | FloatArray
+    ArrayLike = float | int | npt.ArrayLike
+
+# NumPy is imported where the block-round model needs it: a simulation run uses only the
+# scalar power-state functions, and a sandboxed run should not pay for importing NumPy.
 
 ENERGY_ERRORS: dict[str, str] = {
     "negative_time": "times must be non-negative",
@@ -88,6 +93,8 @@ def resident_blocks(
 
 def rounds(blocks: ArrayLike, concurrent_blocks: int) -> Numeric:
     """Return ceil(NB / concurrent_blocks): the rounds (waves) needed for NB blocks."""
+    import numpy as np
+
     if concurrent_blocks < 1:
         raise ValueError(ENERGY_ERRORS["concurrent_blocks"])
     nb = np.asarray(blocks, dtype=np.float64)
@@ -126,11 +133,15 @@ class BlockRoundModel:
 
     def linear_time(self, blocks: ArrayLike) -> Numeric:
         """Return T(NB) = a NB + b (1)."""
+        import numpy as np
+
         value = self.slope_s * np.asarray(blocks, dtype=np.float64) + self.intercept_s
         return float(value) if np.ndim(value) == 0 else value
 
     def linear_energy(self, blocks: ArrayLike) -> Numeric:
         """Return E(NB) = E_b NB + P_s T(NB) (3)."""
+        import numpy as np
+
         nb = np.asarray(blocks, dtype=np.float64)
         value = self.block_energy_j * nb + self.static_power_w * np.asarray(self.linear_time(nb))
         return float(value) if np.ndim(value) == 0 else value

@@ -21,10 +21,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 RELIABILITY_ERRORS: dict[str, str] = {
     "negative_exposure": "failure rates and exposure times must be non-negative",
@@ -116,6 +117,8 @@ def monte_carlo_completion(
     See the module docstring for the "abort" and "restart" semantics; in "restart" mode a
     sample that fails `max_attempts` times in a row counts as not completed.
     """
+    import numpy as np  # here, not at the top: a simulation run needs only the closed form
+
     pairs = list(exposures)
     _hazard(pairs)
     if samples < 1:
