@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 from rest_framework.test import APIClient
+
+# Property tests explore new inputs on every local run; in CI they replay a fixed set, so a
+# red CI always means a change broke something, never that the dice found something old.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture
