@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 
 from django.core.exceptions import ValidationError
 
+from simulator.shallow import JS_RESERVED
+
 NAME_MAX_LENGTH = 200
 ATTRIBUTE_KEY_MAX_LENGTH = 100
 MODEL_SOURCE_MAX_LENGTH = 200_000
@@ -19,71 +21,9 @@ MODEL_SOURCE_MAX_LENGTH = 200_000
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Attributes become JavaScript globals inside computational models (DESIGN.md, 2), so a key
-# must not shadow a reserved word or the names the runtime itself provides.
-RESERVED_ATTRIBUTE_KEYS = frozenset(
-    [
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "debugger",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "enum",
-        "export",
-        "extends",
-        "false",
-        "finally",
-        "for",
-        "function",
-        "if",
-        "import",
-        "in",
-        "instanceof",
-        "let",
-        "new",
-        "null",
-        "return",
-        "static",
-        "super",
-        "switch",
-        "this",
-        "throw",
-        "true",
-        "try",
-        "typeof",
-        "var",
-        "void",
-        "while",
-        "with",
-        "yield",
-        "await",
-        "implements",
-        "interface",
-        "package",
-        "private",
-        "protected",
-        "public",
-        "arguments",
-        "eval",
-        "undefined",
-        "NaN",
-        "Infinity",
-        "globalThis",
-        "Math",
-        "JSON",
-        "Object",
-        "Array",
-        "Number",
-        "String",
-        "Boolean",
-        "hw",
-        "params",
-    ]
+# must not be a reserved word, a name the runtime provides, or a builtin it would hide.
+RESERVED_ATTRIBUTE_KEYS = JS_RESERVED | frozenset(
+    ("Math", "JSON", "Object", "Array", "Number", "String", "Boolean")
 )
 
 MESSAGES = {

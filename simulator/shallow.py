@@ -69,8 +69,9 @@ MSG_NOT_FINITE = "returned {value}, expected a finite number"
 MSG_NEGATIVE = "returned {value}, expected a non-negative number"
 MSG_BAD_ARGUMENTS = "arguments are not JSON-serialisable: {error}"
 
-# JavaScript reserved words and names an attribute must not shadow as a global.
-_JS_RESERVED = frozenset(
+# JavaScript reserved words and names an attribute must not shadow as a global (hwdb refuses
+# them as attribute keys).
+JS_RESERVED = frozenset(
     (
         "break",
         "case",
@@ -250,7 +251,7 @@ def _global_names(attributes: Mapping[str, object], source: str) -> list[str]:
     return [
         name
         for name in attributes
-        if _JS_IDENTIFIER.match(name) and name not in _JS_RESERVED and name not in declared
+        if _JS_IDENTIFIER.match(name) and name not in JS_RESERVED and name not in declared
     ]
 
 
