@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 INSPECT_TIMEOUT_S = 1.0
+MAX_ID = 2**63 - 1
 FILTER_MESSAGES = {
     "status": "Unknown status {value!r}; expected one of {known}.",
     "queue": "Unknown queue {value!r}; known queues: {known}.",
@@ -85,7 +86,9 @@ def simulation_list(
         queryset = queryset.filter(queue=queue)
     sweep = filters.get("sweep")
     if sweep:
-        if not str(sweep).isdigit():
+        text = str(sweep)
+        # ASCII digits only ("²" is a digit to str.isdigit) and within a 64-bit id.
+        if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
             raise ValidationError({"sweep": [FILTER_MESSAGES["sweep"]]})
         queryset = queryset.filter(sweep_id=int(sweep))
     return queryset

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 import simulator
@@ -42,6 +43,7 @@ from webapp.studio.models import (
 from webapp.studio.validation import (
     axis_size,
     axis_values,
+    reject_nul,
     resolve_variables,
     validate_variable_declarations,
 )
@@ -103,12 +105,14 @@ def _now() -> datetime:
 def _check_name(name: object, field: str = "name") -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX_LENGTH:
         raise _error(field, MESSAGES["name"])
+    reject_nul(name, field=field)
     return name.strip()
 
 
 def _check_source(source: object, field: str = "source") -> str:
     if not isinstance(source, str) or not source.strip() or len(source) > MAX_SOURCE_LENGTH:
         raise _error(field, MESSAGES["source"])
+    reject_nul(source, field=field)
     return source
 
 
@@ -222,6 +226,7 @@ def _check_snapshot(snapshot: object, field: str) -> dict[str, Any]:
 def _check_labels(snapshot: Mapping[str, Any], labels: object) -> dict[str, int]:
     if not isinstance(labels, Mapping) or not labels:
         raise _error("labels", MESSAGES["required"] if not labels else "Expected an object.")
+    reject_nul(labels, field="labels")
     try:
         place_processes(load_snapshot(snapshot), labels)
     except LaunchError as error:
@@ -279,6 +284,7 @@ def launch_plan(
         name = ""
     elif not isinstance(name, str) or len(name) > NAME_MAX_LENGTH:
         raise _error("name", MESSAGES["name"])
+    reject_nul(name, field="name")
     queue_name = _check_queue(queue)
     if (system_model is None) == (snapshot is None):
         field = "system_model" if system_model is None else "snapshot"
@@ -293,6 +299,7 @@ def launch_plan(
         system_model_id, frozen = _visible_system_snapshot(user, system_model)
         frozen = _check_snapshot(frozen, "system_model")
     else:
+        reject_nul(snapshot, field="snapshot")
         frozen = copy.deepcopy(_check_snapshot(snapshot, "snapshot"))
     if (application is None) == (app_source is None):
         field = "application" if application is None else "app_source"
@@ -444,7 +451,9 @@ def progress_recorder(
     """Return a progress callback writing progress and heartbeat at most every `every_s`.
 
     It raises RunCancelled once the run is no longer this attempt's running run (cancelled,
-    or requeued by the lost-run check), which stops the sandboxed child.
+    or requeued by the lost-run check), which stops the sandboxed child. Stored progress
+    stays within 0..1 and never decreases within an attempt; a non-finite fraction only
+    refreshes the heartbeat.
     """
     last = -math.inf
     pk, task_id = simulation.pk, simulation.celery_task_id
@@ -455,9 +464,13 @@ def progress_recorder(
         if now - last < every_s:
             return
         last = now
+        fields: dict[str, Any] = {"heartbeat": _now()}
+        value = float(fraction)
+        if math.isfinite(value):
+            fields["progress"] = Greatest(F("progress"), min(max(value, 0.0), 1.0))
         updated = Simulation.objects.filter(
             pk=pk, status=SimulationStatus.RUNNING, celery_task_id=task_id
-        ).update(progress=min(max(float(fraction), 0.0), 1.0), heartbeat=_now())
+        ).update(**fields)
         if not updated:
             raise RunCancelled(pk)
 
@@ -475,14 +488,16 @@ def simulation_finish(
     if error is None and result is not None:
         fields.update(
             status=SimulationStatus.SUCCEEDED,
-            result=dict(result),
+            result=_storable(dict(result)),
             error=None,
             progress=1.0,
             overall_time_s=_number(result.get("overall_time_s")),
             energy_j=_number(_energy_total(result.get("energy_j"))),
         )
     else:
-        fields.update(status=SimulationStatus.FAILED, error=dict(error or {}), result=None)
+        fields.update(
+            status=SimulationStatus.FAILED, error=_storable(dict(error or {})), result=None
+        )
     with transaction.atomic():
         updated = Simulation.objects.filter(
             pk=simulation.pk,
@@ -492,6 +507,17 @@ def simulation_finish(
         if updated and simulation.sweep_id is not None:
             sweep_refresh_aggregate(sweep_id=simulation.sweep_id)
     return bool(updated)
+
+
+def _storable(value: Any) -> Any:
+    """Return `value` with NUL characters (which PostgreSQL cannot store) shown as U+FFFD."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, Mapping):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(item) for item in value]
+    return value
 
 
 def _number(value: object) -> float | None:
@@ -545,11 +571,19 @@ def simulation_run(*, simulation_id: int, task_id: str, worker: str) -> Simulati
             simulation=simulation, error={"kind": "limit", "limit": "wall", "message": message}
         )
     except Exception as error:  # an engine bug must not leave the run "running"
-        message = MESSAGES["internal"].format(error=f"{type(error).__name__}: {error}")
-        simulation_finish(simulation=simulation, error={"kind": "internal", "message": message})
+        _finish_internal(simulation, error)
     else:
-        simulation_finish(simulation=simulation, result=result)
+        try:
+            simulation_finish(simulation=simulation, result=result)
+        except Exception as error:  # a result the database refuses must not either
+            _finish_internal(simulation, error)
     return simulation
+
+
+def _finish_internal(simulation: Simulation, error: BaseException) -> None:
+    """Fail the run with an internal error naming `error`."""
+    message = MESSAGES["internal"].format(error=f"{type(error).__name__}: {error}")
+    simulation_finish(simulation=simulation, error={"kind": "internal", "message": message})
 
 
 def sandbox_limits(seconds: int) -> Limits:
@@ -711,7 +745,7 @@ def _sweep_hardware(
         raise _error("spec.hardware", MESSAGES["sweep_object"])
     nodes = {n.get("id"): n for n in snapshot.get("nodes", []) if not n.get("group")}
     node_id = spec.get("node")
-    if node_id not in nodes:
+    if not isinstance(node_id, str) or node_id not in nodes:
         known = ", ".join(str(n) for n in nodes) or "none"
         raise _error("spec.hardware.node", MESSAGES["sweep_node"].format(node=node_id, known=known))
     kind = snapshot["hardware"][nodes[node_id]["hardware"]]["type"]
@@ -769,6 +803,7 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     """
     if not isinstance(spec, Mapping):
         raise _error("spec", MESSAGES["sweep_object"])
+    reject_nul(spec, field="spec")
     sweep_name = _check_name(name) if name not in (None, "") else "sweep"
     size = sweep_size(spec)
     limit = int(settings.PARASIM_MAX_SWEEP)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -41,11 +42,30 @@ MESSAGES = {
     "range_number": "Expected a finite number.",
     "range_step": "The step must be above 0.",
     "range_order": "The stop must not be below the start.",
+    "nul": "Text may not contain NUL (\\x00) characters.",
 }
 
 
 def _error(field: str, message: str) -> ValidationError:
     return ValidationError({field: [message]})
+
+
+def reject_nul(value: object, *, field: str) -> None:
+    """Raise ValidationError naming `field` when a string or key anywhere in `value` holds NUL.
+
+    PostgreSQL's text and jsonb cannot store U+0000, so such input would fail on saving.
+    """
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise _error(field, MESSAGES["nul"])
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                raise _error(field, MESSAGES["nul"])
+            reject_nul(item, field=f"{field}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            reject_nul(item, field=f"{field}[{index}]")
 
 
 def validate_variable_declarations(value: object) -> list[dict[str, Any]]:
@@ -72,6 +92,7 @@ def validate_variable_declarations(value: object) -> list[dict[str, Any]]:
         default = coerce_variable(str(kind), item.get("default"), field=f"{path}.default")
         entry = {"name": name, "type": kind, "default": default}
         if isinstance(item.get("description"), str):
+            reject_nul(item["description"], field=f"{path}.description")
             entry["description"] = item["description"]
         declared.append(entry)
     return declared
@@ -86,9 +107,13 @@ def coerce_variable(kind: str, value: object, *, field: str) -> object:
     if kind == VariableType.FLOAT:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _error(field, MESSAGES["not_float"].format(value=value))
-        if not math.isfinite(value):
+        try:
+            number = float(value)
+        except OverflowError as error:  # an int beyond the float range
+            raise _error(field, MESSAGES["not_float"].format(value=value)) from error
+        if not math.isfinite(number):
             raise _error(field, MESSAGES["not_float"].format(value=value))
-        return float(value)
+        return number
     if kind == VariableType.BOOL:
         if not isinstance(value, bool):
             raise _error(field, MESSAGES["not_bool"].format(value=value))
@@ -97,6 +122,7 @@ def coerce_variable(kind: str, value: object, *, field: str) -> object:
         raise _error(field, MESSAGES["not_str"].format(value=value))
     if len(value) > MAX_STRING_VARIABLE:
         raise _error(field, MESSAGES["str_too_long"])
+    reject_nul(value, field=field)
     return value
 
 
@@ -120,6 +146,7 @@ def resolve_variables(
                 raise _error(f"{field}.{name}", MESSAGES["not_float"].format(value=value))
             if not isinstance(value, int | float | bool | str):
                 raise _error(f"{field}.{name}", MESSAGES["not_scalar"].format(value=value))
+            reject_nul(value, field=f"{field}.{name}")
             values[name] = value
         return values
     by_name = {item["name"]: item for item in declared}
@@ -153,7 +180,7 @@ def axis_size(axis: object, *, field: str) -> int:
             value = axis.get(key)
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise _error(f"{field}.{key}", MESSAGES["range_number"])
-            if not math.isfinite(value):
+            if isinstance(value, float) and not math.isfinite(value):
                 raise _error(f"{field}.{key}", MESSAGES["range_number"])
             numbers[key] = value
         if set(axis) - {"start", "stop", "step"}:
@@ -163,7 +190,15 @@ def axis_size(axis: object, *, field: str) -> int:
         if numbers["stop"] < numbers["start"]:
             raise _error(f"{field}.stop", MESSAGES["range_order"])
         # A tolerance of a millionth of a step keeps 0.1-steps from losing their last point.
-        return math.floor((numbers["stop"] - numbers["start"]) / numbers["step"] + 1e-6) + 1
+        try:
+            steps = (numbers["stop"] - numbers["start"]) / numbers["step"]
+        except OverflowError:  # ints beyond the float range
+            steps = math.inf
+        if math.isfinite(steps):
+            return math.floor(steps + 1e-6) + 1
+        # Beyond the float range (1e308 / 1e-308): count exactly, for the size message.
+        exact = (Fraction(numbers["stop"]) - Fraction(numbers["start"])) / Fraction(numbers["step"])
+        return math.floor(exact) + 1
     if isinstance(axis, int | float | str | bool):
         return 1
     raise _error(field, MESSAGES["axis"])

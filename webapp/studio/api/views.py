@@ -38,6 +38,15 @@ from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus,
 
 NOT_OWNER = "Only the owner or staff may change this application model."
 NO_RESULT = "Simulation {pk} has no result: it is {status}."
+# A spreadsheet runs a cell starting with one of these as a formula (CSV injection, OWASP).
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: object) -> object:
+    """Return `value` for a CSV cell: text a spreadsheet would run as a formula gets a quote."""
+    if isinstance(value, str) and value.startswith(CSV_FORMULA_PREFIXES):
+        return "'" + value
+    return value
 
 
 def _service_call(call: Any, **kwargs: Any) -> Any:
@@ -237,7 +246,7 @@ class SweepViewSet(
         columns = ["simulation", "status", "hardware", *axes, "overall_time_s", "energy_j", "error"]
         writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({key: csv_safe(value) for key, value in row.items()} for row in rows)
         response = HttpResponse(out.getvalue(), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
         return response
