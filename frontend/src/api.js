@@ -5,6 +5,10 @@ function csrfToken() {
   return meta ? meta.content : "";
 }
 
+// Messages for failures that carry no usable body: the network is down, or the server failed.
+export const NETWORK_ERROR = "Could not reach the server. Check the connection and try again; unsaved changes stay on this page.";
+export const SERVER_ERROR = (status) => `The server failed (${status}). Try again; unsaved changes stay on this page.`;
+
 export class ApiError extends Error {
   constructor(status, body) {
     super(describe(status, body));
@@ -14,8 +18,15 @@ export class ApiError extends Error {
   }
 }
 
+// Return true for failures worth retrying later: no connection (status 0) or a server error.
+export function isTransient(error) {
+  return error instanceof ApiError && (error.status === 0 || error.status >= 500);
+}
+
 function describe(status, body) {
+  if (status === 0) return NETWORK_ERROR;
   if (body && typeof body === "object" && typeof body.detail === "string") return body.detail;
+  if (status >= 500) return SERVER_ERROR(status);
   if (status === 400) return "Please correct the highlighted fields.";
   if (status === 404) return "Not found.";
   return `The server answered ${status}.`;
@@ -61,7 +72,12 @@ export async function api(method, url, body) {
     options.body = JSON.stringify(body);
   }
   if (method !== "GET") options.headers["X-CSRFToken"] = csrfToken();
-  const response = await fetch(url, options);
+  let response;
+  try {
+    response = await fetch(url, options);
+  } catch {
+    throw new ApiError(0, null);
+  }
   if (response.status === 204) return null;
   const type = response.headers.get("Content-Type") || "";
   const data = type.includes("json") ? await response.json().catch(() => null) : await response.text();
@@ -70,7 +86,8 @@ export async function api(method, url, body) {
       window.location.href = `/accounts/login/?next=${encodeURIComponent(window.location.pathname)}`;
     }
   }
-  if (!response.ok) throw new ApiError(response.status, data);
+  // A non-JSON error body (an HTML error page) is no message for the user: keep only the status.
+  if (!response.ok) throw new ApiError(response.status, typeof data === "string" ? null : data);
   return data;
 }
 

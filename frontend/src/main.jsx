@@ -48,7 +48,8 @@ function App() {
   for (const [pattern, Component] of ROUTES) {
     const params = match(pattern, path);
     if (params) {
-      page = <Component key={pattern} {...params} />;
+      // Keyed by the path: another record (a clone, a new record once saved) gets a fresh editor.
+      page = <Component key={path} {...params} />;
       break;
     }
   }

@@ -1,5 +1,5 @@
 // Shared building blocks: fields with their errors, the code editor, charts, small helpers.
-import { useEffect, useRef } from "react";
+import { cloneElement, isValidElement, useEffect, useRef } from "react";
 import { EditorView, basicSetup } from "codemirror";
 import { EditorState, Compartment } from "@codemirror/state";
 import { javascript } from "@codemirror/lang-javascript";
@@ -35,19 +35,34 @@ export function FieldErrors({ errors, path, id }) {
   const messages = errors?.[path];
   if (!messages || !messages.length) return null;
   return (
-    <div className="field-error" role="alert" id={id} data-error-path={path}>
+    <div className="field-error" role="alert" id={id || errorId(path)} data-error-path={path}>
       {messages.join(" ")}
     </div>
   );
 }
 
-// Errors not shown beside a field: listed at the top of the form.
+// Return the id of the message element of the API field `path` (for aria-describedby).
+export const errorId = (path) => `error-${String(path).replace(/[^\w-]+/g, "_")}`;
+
+// Move the keyboard focus to the first invalid control of the page, else to the error box.
+export function focusFirstError() {
+  const main = document.getElementById("main");
+  if (!main) return;
+  const target = main.querySelector('[aria-invalid="true"], .field.invalid input, .field.invalid select') || main.querySelector(".error-box");
+  if (target) target.focus({ preventScroll: false });
+}
+
+// Errors not shown beside a field: listed at the top of the form. A new error moves the focus
+// to the first invalid field (or to this box), so keyboard and screen-reader users land on it.
 export function ErrorSummary({ error, shown = [] }) {
+  useEffect(() => {
+    if (error) focusFirstError();
+  }, [error]);
   if (!error) return null;
   const fields = error.fields || {};
   const rest = Object.entries(fields).filter(([path]) => !shown.some((p) => path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}[`)));
   return (
-    <div className="error-box" role="alert" aria-live="assertive">
+    <div className="error-box" role="alert" aria-live="assertive" tabIndex={-1}>
       <strong>{error.message}</strong>
       {rest.length > 0 && (
         <ul>
@@ -64,11 +79,13 @@ export function ErrorSummary({ error, shown = [] }) {
 
 export function Field({ label, path, errors, children, hint }) {
   const invalid = Boolean(errors?.[path]);
+  // The control says it is invalid and names its message, for screen readers.
+  const control = invalid && isValidElement(children) ? cloneElement(children, { "aria-invalid": true, "aria-describedby": errorId(path) }) : children;
   return (
     <div className={`field${invalid ? " invalid" : ""}`}>
       <label className="field">
         <span className="field-label">{label}</span>
-        {children}
+        {control}
       </label>
       {hint && <span className="hint">{hint}</span>}
       <FieldErrors errors={errors} path={path} />
@@ -140,6 +157,17 @@ export function Progress({ value, label }) {
   );
 }
 
+// Return round axis ticks from 0 to the first one at or above `max` (steps of 1, 2, 2.5 or 5 x 10^k).
+export function niceTicks(max, count = 4) {
+  if (!(max > 0) || !Number.isFinite(max)) return [0, 1];
+  const raw = max / count;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw * (1 - 1e-9));
+  const ticks = [0];
+  while (ticks[ticks.length - 1] < max * (1 - 1e-9)) ticks.push(Number((ticks.length * step).toPrecision(12)));
+  return ticks;
+}
+
 const PALETTE = ["#2457c5", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c", "#5c940d", "#364fc7", "#a61e4d"];
 export const color = (i) => PALETTE[i % PALETTE.length];
 
@@ -149,6 +177,7 @@ export function Gantt({ timeline, width = 900 }) {
   const processes = [...new Set(timeline.map((t) => t.process))];
   const kinds = [...new Set(timeline.map((t) => t.kind))];
   const end = Math.max(...timeline.map((t) => t.end_s)) || 1;
+  const ticks = niceTicks(end).filter((t) => t <= end * (1 + 1e-9));
   const left = 110;
   const row = 26;
   const plotW = width - left - 60;
@@ -156,7 +185,6 @@ export function Gantt({ timeline, width = 900 }) {
   const ordered = [...timeline].sort((a, b) => Number(!passive(a.kind)) - Number(!passive(b.kind)));
   const height = processes.length * row + 50;
   const x = (t) => left + (t / end) * plotW;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * end);
   return (
     <figure className="chart" aria-label="Gantt timeline of processes">
       <svg width={width} height={height} role="img" aria-label={`Timeline of ${processes.length} processes over ${fmtTime(end)}`}>
@@ -221,11 +249,11 @@ export function LineChart({ series, xLabel, yLabel, yFormat = fmt, width = 1100,
   const xs = all.map((p) => p[0]);
   const ys = all.map((p) => p[1]);
   const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
-  const [y0, y1] = [0, Math.max(...ys) * 1.05 || 1];
+  const yTicks = niceTicks(Math.max(...ys));
+  const [y0, y1] = [0, yTicks[yTicks.length - 1]];
   const m = { l: 80, r: 20, t: 20, b: 50 };
   const X = (v) => m.l + ((v - x0) / (x1 - x0 || 1)) * (width - m.l - m.r);
   const Y = (v) => height - m.b - ((v - y0) / (y1 - y0 || 1)) * (height - m.t - m.b);
-  const yTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => y0 + f * (y1 - y0));
   const xTicks = [...new Set(xs)].sort((a, b) => a - b);
   const xShown = xTicks.length > 10 ? xTicks.filter((_, i) => i % Math.ceil(xTicks.length / 10) === 0) : xTicks;
   return (

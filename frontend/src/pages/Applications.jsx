@@ -2,7 +2,7 @@
 import { useEffect, useState } from "react";
 import { getAll, get, post, put, del } from "../api.js";
 import { Link, navigate, useToast, useUnsavedGuard } from "../router.jsx";
-import { CodeEditor, ErrorSummary, Field, FieldErrors, Loading } from "../ui.jsx";
+import { CodeEditor, ErrorSummary, Field, FieldErrors, Loading, errorId } from "../ui.jsx";
 
 export function ApplicationList() {
   const [apps, setApps] = useState(null);
@@ -106,7 +106,7 @@ export function ApplicationEditor({ id }) {
   return (
     <section aria-labelledby="app-title">
       <header className="page-head">
-        <h1 id="app-title">{isNew ? "New application model" : app.name}{dirty && <span className="unsaved"> · unsaved</span>}</h1>
+        <h1 id="app-title">{isNew ? "New application model" : app.name || "(unnamed)"}{dirty && <span className="unsaved"> · unsaved</span>}</h1>
         <div className="actions">
           <button className="primary" onClick={save}>Save</button>
           {!isNew && <button onClick={() => navigate(`/app/launch?application=${id}`)}>Launch…</button>}
@@ -130,9 +130,9 @@ export function ApplicationEditor({ id }) {
         <tbody>
           {app.variables.map((v, i) => (
             <tr key={i} className={Object.keys(errors).some((p) => p.startsWith(`variables[${i}]`)) ? "invalid" : ""}>
-              <td><input aria-label={`Variable ${i + 1} name`} value={v.name} aria-invalid={Boolean(errors[`variables[${i}].name`])} onChange={(e) => setVar(i, { name: e.target.value })} /><FieldErrors errors={errors} path={`variables[${i}].name`} /><FieldErrors errors={errors} path={`variables[${i}]`} /></td>
+              <td><input aria-label={`Variable ${i + 1} name`} value={v.name} aria-invalid={Boolean(errors[`variables[${i}].name`])} aria-describedby={errors[`variables[${i}].name`] ? errorId(`variables[${i}].name`) : undefined} onChange={(e) => setVar(i, { name: e.target.value })} /><FieldErrors errors={errors} path={`variables[${i}].name`} /><FieldErrors errors={errors} path={`variables[${i}]`} /></td>
               <td><select aria-label={`Variable ${i + 1} type`} value={v.type} onChange={(e) => setVar(i, { type: e.target.value })}>{TYPES.map((t) => <option key={t}>{t}</option>)}</select><FieldErrors errors={errors} path={`variables[${i}].type`} /></td>
-              <td><input aria-label={`Variable ${i + 1} default`} value={String(v.default ?? "")} aria-invalid={Boolean(errors[`variables[${i}].default`])} onChange={(e) => setVar(i, { default: e.target.value })} /><FieldErrors errors={errors} path={`variables[${i}].default`} /></td>
+              <td><input aria-label={`Variable ${i + 1} default`} value={String(v.default ?? "")} aria-invalid={Boolean(errors[`variables[${i}].default`])} aria-describedby={errors[`variables[${i}].default`] ? errorId(`variables[${i}].default`) : undefined} onChange={(e) => setVar(i, { default: e.target.value })} /><FieldErrors errors={errors} path={`variables[${i}].default`} /></td>
               <td><input aria-label={`Variable ${i + 1} description`} value={v.description || ""} onChange={(e) => setVar(i, { description: e.target.value })} /></td>
               <td><button aria-label={`Remove variable ${i + 1}`} onClick={() => set({ variables: app.variables.filter((_, j) => j !== i) })}>×</button></td>
             </tr>

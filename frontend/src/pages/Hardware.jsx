@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from "react";
 import { ApiError, download, get, post, put, del } from "../api.js";
 import { Link, navigate, useLocation, useToast, useUnsavedGuard } from "../router.jsx";
-import { ErrorSummary, Field, FieldErrors, Loading, fmt } from "../ui.jsx";
+import { ErrorSummary, Field, FieldErrors, Loading, errorId, fmt } from "../ui.jsx";
 
 export const TYPES = ["GPU", "CPU", "NETWORK", "MEMORY", "STORAGE"];
 const OPERATORS = [
@@ -256,7 +256,7 @@ export function HardwareDetail({ id }) {
   return (
     <section aria-labelledby="hwd-title">
       <header className="page-head">
-        <h1 id="hwd-title">{isNew ? "New component" : record.name}{dirty && <span className="unsaved"> · unsaved</span>}</h1>
+        <h1 id="hwd-title">{isNew ? "New component" : record.name || "(unnamed)"}{dirty && <span className="unsaved"> · unsaved</span>}</h1>
         <div className="actions">
           {!readOnly && <button className="primary" onClick={save}>Save</button>}
           {!isNew && <button onClick={clone}>Clone</button>}
@@ -304,6 +304,7 @@ export function HardwareDetail({ id }) {
                     value={a[f] ?? ""}
                     readOnly={readOnly}
                     aria-invalid={Boolean(errors[`attributes[${i}].${f}`])}
+                    aria-describedby={errors[`attributes[${i}].${f}`] ? errorId(`attributes[${i}].${f}`) : undefined}
                     onChange={(e) => setAttr(i, { [f]: e.target.value })}
                     className={f === "source" ? "wide" : ""}
                   />

@@ -50,6 +50,7 @@ export function ModelEditor({ id }) {
   const [model, setModel] = useState(isNew ? NEW_MODEL : null);
   const [saved, setSaved] = useState(isNew ? JSON.stringify(NEW_MODEL) : null);
   const [error, setError] = useState(null);
+  const [testError, setTestError] = useState(null);
   const dirty = model && saved !== null && JSON.stringify(model) !== saved;
   useUnsavedGuard(dirty);
 
@@ -73,6 +74,7 @@ export function ModelEditor({ id }) {
       setModel(m);
       setSaved(JSON.stringify(m));
       setError(null);
+      setTestError(null);
       toast("Saved.");
       if (isNew) navigate(`/app/models/${m.id}`, { replace: true, force: true });
     } catch (e) {
@@ -124,8 +126,16 @@ export function ModelEditor({ id }) {
       <h2>Source (JavaScript)</h2>
       <p className="hint">Hardware attributes are globals and <code>hw.&lt;name&gt;</code>; parameters arrive as <code>params</code>. Well-known functions: computationTime(params), p2pTime(size, params), power(state, params), failureRate(params).</p>
       <FieldErrors errors={errors} path="source" />
-      <CodeEditor language="javascript" label="Computational model source" value={model.source} readOnly={readOnly} onChange={(source) => set({ source })} />
-      {!isNew && <TestRun modelId={id} dirty={dirty} />}
+      <CodeEditor
+        language="javascript"
+        label="Computational model source"
+        value={model.source}
+        readOnly={readOnly}
+        onChange={(source) => set({ source })}
+        errorLine={error?.body?.line || testError?.line}
+        errorMessage={error?.body?.line ? error.message : testError?.message}
+      />
+      {!isNew && <TestRun modelId={id} dirty={dirty} version={saved} onError={setTestError} />}
     </section>
   );
 }
@@ -137,41 +147,63 @@ const FUNCTIONS = [
   ["failureRate", "failureRate(params) → 1/s"],
 ];
 
-function TestRun({ modelId, dirty }) {
+// Evaluate one function of the saved model; a failure's line is marked in the editor (onError).
+function TestRun({ modelId, dirty, version, onError }) {
   const [components, setComponents] = useState([]);
   const [component, setComponent] = useState("");
   const [fn, setFn] = useState("computationTime");
   const [arg, setArg] = useState("");
   const [params, setParams] = useState('{\n  "gridSize": 39063, "blockSize": 256, "CUDACoreInstructions": 27,\n  "issuedInstructions": 27, "GMEMBytesTransferred": 384, "latencyBound": 966,\n  "occupancy": 64, "kernelExecutionLambda": 0.703787\n}');
   const [result, setResult] = useState(null);
+  const [busy, setBusy] = useState(false);
   const [unavailable, setUnavailable] = useState(false);
 
   useEffect(() => {
-    getAll("/api/components/?page_size=200&ordering=name").then((list) => {
-      setComponents(list);
-      if (list.length) setComponent(String(list[0].id));
-    });
+    getAll("/api/components/?page_size=200&ordering=name").then(
+      (list) => {
+        setComponents(list);
+        if (list.length) setComponent(String(list[0].id));
+      },
+      (e) => setResult({ error: `The components could not be loaded. ${e.message}` }),
+    );
   }, []);
 
+  // A save makes the last answer stale: it described the source as it was.
+  useEffect(() => setResult(null), [version]);
+
+  const report = (next) => {
+    setResult(next);
+    onError?.(next && next.line ? { line: next.line, message: next.error } : null);
+  };
+
   const run = async () => {
+    if (busy) return;
     let parsed;
     try {
       parsed = JSON.parse(params || "{}");
     } catch (e) {
-      setResult({ error: `Sample parameters: not valid JSON (${e.message}).`, field: "params" });
+      report({ error: `Sample parameters: not valid JSON (${e.message}).`, field: "params" });
       return;
     }
     const args = fn === "p2pTime" ? [Number(arg || 0)] : fn === "power" ? [arg || "active"] : [];
+    // The previous answer goes away at once: a slow run never shows a stale value as this one's.
+    report(null);
+    setBusy(true);
     try {
       const r = await post(`/api/models/${modelId}/evaluate/`, { component: Number(component), function: fn, args, params: parsed });
-      setResult({ value: r.value, raw: r });
+      report({ value: r.value, fn, raw: r });
     } catch (e) {
       if (e instanceof ApiError && (e.status === 405 || (e.status === 404 && !(e.body && e.body.detail)))) {
         setUnavailable(true);
         return;
       }
       const body = e.body || {};
-      setResult({ error: body.message || body.detail || e.message, line: body.line, fields: e.fields });
+      const fieldMessages = Object.entries(e.fields || {})
+        .filter(([path]) => !["detail", "line", "function", "model", "non_field_errors"].includes(path))
+        .map(([path, messages]) => `${path}: ${messages.join(" ")}`);
+      report({ error: body.message || (typeof body.detail === "string" ? body.detail : "") || [e.message, ...fieldMessages].join(" "), line: body.line, fields: e.fields });
+    } finally {
+      setBusy(false);
     }
   };
 
@@ -203,13 +235,14 @@ function TestRun({ modelId, dirty }) {
           <label className="field"><span className="field-label">Sample parameters (JSON)</span>
             <textarea className="mono" rows={5} aria-label="Sample parameters JSON" value={params} onChange={(e) => setParams(e.target.value)} />
           </label>
-          <button onClick={run}>Run</button>
+          <button onClick={run} aria-busy={busy}>Run</button>
+          {busy && <p className="muted" role="status">Running {fn}…</p>}
           {result && (result.error ? (
             <div className="error-box" role="alert">
               <strong>{result.line ? `Line ${result.line}: ` : ""}{result.error}</strong>
             </div>
           ) : (
-            <p className="result-value" role="status">{fn}(…) = <strong>{fmt(result.value, 6)}</strong></p>
+            <p className="result-value" role="status">{result.fn}(…) = <strong>{fmt(result.value, 6)}</strong></p>
           ))}
         </>
       )}

@@ -1,8 +1,8 @@
 // Launch screen, live progress, results, run history and the side-by-side comparison.
 import { useEffect, useMemo, useState } from "react";
-import { get, getAll, post } from "../api.js";
-import { Link, navigate, useLocation } from "../router.jsx";
-import { Bars, CodeEditor, ErrorSummary, FieldErrors, Gantt, Loading, Progress, fmt, fmtEnergy, fmtTime } from "../ui.jsx";
+import { get, getAll, isTransient, post } from "../api.js";
+import { Link, navigate, useLocation, useToast } from "../router.jsx";
+import { Bars, CodeEditor, ErrorSummary, FieldErrors, Gantt, Loading, Progress, errorId, fmt, fmtEnergy, fmtTime } from "../ui.jsx";
 
 const FINAL = ["succeeded", "failed", "cancelled"];
 
@@ -30,21 +30,22 @@ export function useLaunchChoices(query) {
   const [queues, setQueues] = useState([]);
   const [systemId, setSystemId] = useState(query.get("system") || "");
   const [appId, setAppId] = useState(query.get("application") || "");
+  const [error, setError] = useState(null);
   useEffect(() => {
     getAll("/api/systems/?page_size=200").then((s) => {
       setSystems(s);
       if (!query.get("system") && s.length) setSystemId(String(s[0].id));
-    });
+    }, setError);
     getAll("/api/applications/?page_size=200").then((a) => {
       setApps(a);
       if (!query.get("application") && a.length) setAppId(String(a[0].id));
-    });
+    }, setError);
     get("/api/queues/").then(setQueues, () => setQueues([]));
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   const system = systems?.find((s) => String(s.id) === String(systemId));
   const app = apps?.find((a) => String(a.id) === String(appId));
-  return { systems, apps, queues, systemId, setSystemId, appId, setAppId, system, app };
+  return { systems, apps, queues, systemId, setSystemId, appId, setAppId, system, app, error };
 }
 
 export function Launch() {
@@ -68,6 +69,7 @@ export function Launch() {
     if (c.queues.length && !c.queues.some((q) => q.name === queue)) setQueue(c.queues[0].name);
   }, [c.queues, queue]);
 
+  if (c.error) return <ErrorSummary error={c.error} />;
   if (!c.systems || !c.apps) return <Loading />;
   const errors = error?.fields || {};
   const caps = graphLabels(c.system?.graph);
@@ -135,7 +137,7 @@ export function Launch() {
             {(c.app?.variables || []).map((v) => (
               <label key={v.name} className={`field inline${errors[`variables.${v.name}`] ? " invalid" : ""}`}>
                 <span className="field-label">{v.name} <span className="muted">({v.type})</span></span>
-                <input aria-label={`Variable ${v.name}`} value={variables[v.name] ?? ""} aria-invalid={Boolean(errors[`variables.${v.name}`])} onChange={(e) => setVariables({ ...variables, [v.name]: e.target.value })} />
+                <input aria-label={`Variable ${v.name}`} value={variables[v.name] ?? ""} aria-invalid={Boolean(errors[`variables.${v.name}`])} aria-describedby={errors[`variables.${v.name}`] ? errorId(`variables.${v.name}`) : undefined} onChange={(e) => setVariables({ ...variables, [v.name]: e.target.value })} />
                 <FieldErrors errors={errors} path={`variables.${v.name}`} />
               </label>
             ))}
@@ -147,7 +149,7 @@ export function Launch() {
             {Object.keys(labels).map((l) => (
               <label key={l} className={`field inline${errors[`labels.${l}`] ? " invalid" : ""}`}>
                 <span className="field-label">{l} <span className="muted">(capacity {caps[l]})</span></span>
-                <input aria-label={`Processes with label ${l}`} value={labels[l]} aria-invalid={Boolean(errors[`labels.${l}`])} onChange={(e) => setLabels({ ...labels, [l]: e.target.value })} />
+                <input aria-label={`Processes with label ${l}`} value={labels[l]} aria-invalid={Boolean(errors[`labels.${l}`])} aria-describedby={errors[`labels.${l}`] ? errorId(`labels.${l}`) : undefined} onChange={(e) => setLabels({ ...labels, [l]: e.target.value })} />
                 <FieldErrors errors={errors} path={`labels.${l}`} />
               </label>
             ))}
@@ -160,25 +162,36 @@ export function Launch() {
   );
 }
 
+// Poll one simulation until it is final. A lost connection or a server error does not end the
+// live view: it is reported as `retrying` and polled again, slower, until the server answers.
 export function useSimulation(id) {
   const [sim, setSim] = useState(null);
   const [result, setResult] = useState(null);
   const [error, setError] = useState(null);
+  const [retrying, setRetrying] = useState(null);
   useEffect(() => {
     let stop = false;
     let timer;
+    let failures = 0;
     const poll = async () => {
       try {
         const s = await get(`/api/simulations/${id}/`);
         if (stop) return;
         setSim(s);
-        if (s.status === "succeeded") {
-          setResult(await get(s.result_url));
-          return;
-        }
+        if (s.status === "succeeded") setResult(await get(s.result_url));
+        if (stop) return;
+        failures = 0;
+        setRetrying(null);
         if (FINAL.includes(s.status)) return;
       } catch (e) {
-        if (!stop) setError(e);
+        if (stop) return;
+        if (!isTransient(e)) {
+          setError(e);
+          return;
+        }
+        failures += 1;
+        setRetrying(e);
+        timer = setTimeout(poll, Math.min(600 * 2 ** failures, 8000));
         return;
       }
       timer = setTimeout(poll, 600);
@@ -189,7 +202,13 @@ export function useSimulation(id) {
       clearTimeout(timer);
     };
   }, [id]);
-  return { sim, result, error };
+  return { sim, result, error, retrying };
+}
+
+// Say that the live view lost the server and keeps trying.
+export function Retrying({ error }) {
+  if (!error) return null;
+  return <p className="note" role="status" data-testid="retrying">{error.message} Retrying…</p>;
 }
 
 // Kernel (compute) and transfer intervals of the timeline, the figures the MERPSYS tour reads.
@@ -200,9 +219,10 @@ export function phases(result) {
 }
 
 export function RunDetail({ id }) {
-  const { sim, result, error } = useSimulation(id);
+  const toast = useToast();
+  const { sim, result, error, retrying } = useSimulation(id);
   if (error) return <ErrorSummary error={error} />;
-  if (!sim) return <Loading />;
+  if (!sim) return retrying ? <Retrying error={retrying} /> : <Loading />;
   const failed = sim.status === "failed";
   const err = sim.error || {};
   return (
@@ -210,7 +230,7 @@ export function RunDetail({ id }) {
       <header className="page-head">
         <h1 id="run-title">{sim.name || `Simulation ${sim.id}`}</h1>
         <div className="actions">
-          {!FINAL.includes(sim.status) && <button onClick={() => post(`/api/simulations/${id}/cancel/`)}>Cancel</button>}
+          {!FINAL.includes(sim.status) && <button onClick={() => post(`/api/simulations/${id}/cancel/`).catch((e) => toast(e.message, "error"))}>Cancel</button>}
           {result && <a className="button" href={sim.result_url} download>Download result JSON</a>}
           {sim.application && <button onClick={() => navigate(`/app/applications/${sim.application}`)}>Edit application model</button>}
           <button onClick={() => navigate(`/app/runs?compare=${id}`)}>Compare with…</button>
@@ -219,6 +239,7 @@ export function RunDetail({ id }) {
       <p className="muted">
         <span className={`status status-${sim.status}`} data-testid="run-status">{sim.status}</span> · queue {sim.queue} · labels {Object.entries(sim.labels).map(([k, v]) => `${k}=${v}`).join(", ")} · variables {Object.entries(sim.variables).map(([k, v]) => `${k}=${v}`).join(", ")}
       </p>
+      <Retrying error={retrying} />
       {!FINAL.includes(sim.status) && <Progress value={sim.progress} label="Simulation progress" />}
       {failed && (
         <div className="error-box" role="alert">
@@ -235,7 +256,7 @@ export function RunDetail({ id }) {
 function FrozenSource({ id, line, message }) {
   const [source, setSource] = useState(null);
   useEffect(() => {
-    get(`/api/simulations/${id}/`).then((s) => setSource(s.app_source));
+    get(`/api/simulations/${id}/`).then((s) => setSource(s.app_source), () => setSource(null));
   }, [id]);
   if (source === null) return null;
   return (

@@ -1,9 +1,9 @@
 // Sweeps: variable ranges x GPUs; a chart of time or energy against the variable, one line per GPU.
 import { useEffect, useMemo, useState } from "react";
-import { get, getAll, post } from "../api.js";
-import { Link, navigate, useLocation } from "../router.jsx";
+import { get, getAll, isTransient, post } from "../api.js";
+import { Link, navigate, useLocation, useToast } from "../router.jsx";
 import { ErrorSummary, FieldErrors, LineChart, Loading, Progress, fmtEnergy, fmtTime } from "../ui.jsx";
-import { coerce, graphLabels, useLaunchChoices } from "./Runs.jsx";
+import { Retrying, coerce, graphLabels, useLaunchChoices } from "./Runs.jsx";
 
 export function SweepList() {
   const [sweeps, setSweeps] = useState(null);
@@ -59,7 +59,7 @@ export function SweepNew() {
   const [error, setError] = useState(null);
 
   useEffect(() => {
-    getAll("/api/components/?page_size=200&ordering=name").then(setComponents);
+    getAll("/api/components/?page_size=200&ordering=name").then(setComponents, setError);
   }, []);
   useEffect(() => {
     if (c.app) setValues(Object.fromEntries((c.app.variables || []).map((v) => [v.name, String(v.default ?? "")])));
@@ -75,6 +75,7 @@ export function SweepNew() {
     if (c.queues.length && !c.queues.some((q) => q.name === queue)) setQueue(c.queues[0].name);
   }, [c.queues, queue]);
 
+  if (c.error) return <ErrorSummary error={c.error} />;
   if (!c.systems || !c.apps) return <Loading />;
   const errors = error?.fields || {};
   const hwNodes = (c.system?.graph?.nodes || []).filter((n) => !n.group);
@@ -156,21 +157,34 @@ export function SweepNew() {
 }
 
 export function SweepDetail({ id }) {
+  const toast = useToast();
   const [sweep, setSweep] = useState(null);
+  const [retrying, setRetrying] = useState(null);
   const [metric, setMetric] = useState("overall_time_s");
   const [axis, setAxis] = useState("");
   const [error, setError] = useState(null);
   useEffect(() => {
     let stop = false;
     let timer;
+    let failures = 0;
     const poll = async () => {
       try {
         const s = await get(`/api/sweeps/${id}/`);
         if (stop) return;
+        failures = 0;
+        setRetrying(null);
         setSweep(s);
         if (s.status === "running") timer = setTimeout(poll, 800);
       } catch (e) {
-        setError(e);
+        if (stop) return;
+        if (!isTransient(e)) {
+          setError(e);
+          return;
+        }
+        // A lost connection or a server error: keep the chart and try again, slower.
+        failures += 1;
+        setRetrying(e);
+        timer = setTimeout(poll, Math.min(800 * 2 ** failures, 8000));
       }
     };
     poll();
@@ -196,7 +210,7 @@ export function SweepDetail({ id }) {
   }, [sweep, metric, x, varying]);
 
   if (error) return <ErrorSummary error={error} />;
-  if (!sweep) return <Loading />;
+  if (!sweep) return retrying ? <Retrying error={retrying} /> : <Loading />;
   const agg = sweep.aggregate || {};
   const format = metric === "energy_j" ? fmtEnergy : fmtTime;
   return (
@@ -205,10 +219,11 @@ export function SweepDetail({ id }) {
         <h1 id="sweep-title">{sweep.name}</h1>
         <div className="actions">
           <a className="button" href={sweep.results_url} download>Download CSV</a>
-          {sweep.status === "running" && <button onClick={() => post(`/api/sweeps/${id}/cancel/`)}>Cancel</button>}
+          {sweep.status === "running" && <button onClick={() => post(`/api/sweeps/${id}/cancel/`).catch((e) => toast(e.message, "error"))}>Cancel</button>}
         </div>
       </header>
       <p className="muted"><span className={`status status-${sweep.status}`} data-testid="sweep-status">{sweep.status}</span> · {agg.done ?? 0} of {agg.total ?? "?"} points done{agg.failed ? `, ${agg.failed} failed` : ""}</p>
+      <Retrying error={retrying} />
       {sweep.status === "running" && <Progress value={(agg.done || 0) / (agg.total || 1)} label="Sweep progress" />}
       <div className="form-row">
         <label><span className="field-label">Plot</span>

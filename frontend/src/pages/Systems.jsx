@@ -244,8 +244,8 @@ function SystemEditorInner({ id }) {
   };
 
   useEffect(() => {
-    getAll("/api/components/?page_size=200&ordering=type,name,id").then(setComponents);
-    getAll("/api/models/?page_size=200").then(setModels);
+    getAll("/api/components/?page_size=200&ordering=type,name,id").then(setComponents, setError);
+    getAll("/api/models/?page_size=200").then(setModels, setError);
     if (isNew) load(EMPTY_SYSTEM);
     else get(`/api/systems/${id}/`).then(load, setError);
     // eslint-disable-next-line react-hooks/exhaustive-deps
