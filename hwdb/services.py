@@ -286,13 +286,34 @@ def components_import(*, data: object, owner: User | None, shared: bool = False)
 # --- computational models ---------------------------------------------------------------------
 
 
-def _model_errors(model: ComputationalModel) -> Errors:
+def _model_errors(model: ComputationalModel, *, check_syntax: bool = False) -> Errors:
     errors = _field_errors(model, exclude=["owner"])
     if isinstance(model.source, str) and len(model.source) > MODEL_SOURCE_MAX_LENGTH:
         errors.setdefault("source", []).append(
             f"Ensure this field has no more than {MODEL_SOURCE_MAX_LENGTH} characters."
         )
+    if check_syntax and not errors:
+        _merge(errors, "", _syntax_errors(model))
     return errors
+
+
+def _syntax_errors(model: ComputationalModel) -> Errors:
+    """Return {"source": ["Line N: SyntaxError: ..."]} when the JavaScript does not parse.
+
+    The check runs in the sandbox's child process (never in this one); a user's model is
+    checked when it is saved, a built-in one is trusted.
+    """
+    from simulator.errors import ModelEvaluationError
+    from simulator.evaluate import check_in_sandbox
+
+    try:
+        check_in_sandbox(model_key=model.name, source=model.source)
+    except ModelEvaluationError as error:
+        last_line = model.source.count("\n") + 1
+        line = min(error.line, last_line) if error.line is not None else None
+        where = f"Line {line}: " if line is not None else ""
+        return {"source": [where + error.detail]}
+    return {}
 
 
 @transaction.atomic
@@ -316,7 +337,7 @@ def computational_model_create(
         shared=shared,
         builtin=builtin,
     )
-    _raise_if(_model_errors(model))
+    _raise_if(_model_errors(model, check_syntax=owner is not None))
     model.save()
     return model
 
@@ -331,9 +352,10 @@ def computational_model_update(
         raise ValidationError({key: ["This field cannot be changed."] for key in unknown})
     stored = ComputationalModel.objects.select_for_update().get(pk=model.pk)
     was_shared = stored.shared
+    source_changed = "source" in fields and fields["source"] != stored.source
     for key, value in fields.items():
         setattr(stored, key, value)
-    errors = _model_errors(stored)
+    errors = _model_errors(stored, check_syntax=source_changed and stored.owner_id is not None)
     if was_shared and not stored.shared:
         _merge(errors, "", _unshare_errors(stored.system_models.all(), stored.owner_id))
     _raise_if(errors)

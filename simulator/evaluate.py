@@ -15,14 +15,18 @@ from simulator.sandbox import Limits, run_sandboxed
 from simulator.shallow import ShallowFunctions
 
 __all__ = [
+    "CHECK_ENTRY",
     "EVALUATE_ENTRY",
     "EVALUATE_LIMITS",
     "EVALUATE_TIMEOUT_S",
+    "check_in_sandbox",
+    "check_model",
     "evaluate_in_sandbox",
     "evaluate_model",
 ]
 
 EVALUATE_ENTRY = "simulator.evaluate:evaluate_model"
+CHECK_ENTRY = "simulator.evaluate:check_model"
 # V8's own limit on one evaluation; the process limits below are the backstop.
 EVALUATE_TIMEOUT_S = 2.0
 EVALUATE_LIMITS = Limits(
@@ -92,3 +96,43 @@ def evaluate_in_sandbox(
     except SimulationError as error:
         raise ModelEvaluationError(error.message, model=model_key, function=function) from error
     return float(result["value"])
+
+
+def check_model(
+    *,
+    model_key: str,
+    source: str,
+    timeout_s: float = EVALUATE_TIMEOUT_S,
+    progress: Callable[[float], None] | None = None,
+) -> dict[str, bool]:
+    """Return {"ok": True} when `source` parses; raise ModelEvaluationError for a SyntaxError.
+
+    The child's entry. V8 parses a whole script before running any of it, so a syntax error
+    is reported before the model's top level runs; any other failure of the top level (an
+    attribute that only a hardware record defines, say) belongs to a run, not to a save.
+    """
+    functions = ShallowFunctions(
+        model_key=model_key, source=source, attributes={}, timeout_s=timeout_s
+    )
+    try:
+        functions.has("computationTime")
+    except ModelEvaluationError as error:
+        if error.detail.startswith("SyntaxError"):
+            raise
+    if progress is not None:
+        progress(1.0)
+    return {"ok": True}
+
+
+def check_in_sandbox(*, model_key: str, source: str, limits: Limits = EVALUATE_LIMITS) -> None:
+    """Raise ModelEvaluationError (with its line) when `source` is not valid JavaScript.
+
+    Runs `check_model` in a limited child, like `evaluate_in_sandbox`; a process limit or a
+    crash of the child is not the source's fault and is not reported.
+    """
+    try:
+        run_sandboxed({"model_key": model_key, "source": source}, limits=limits, _entry=CHECK_ENTRY)
+    except ModelEvaluationError:
+        raise
+    except SimulationError:
+        return

@@ -202,6 +202,21 @@ def test_a_computational_model_without_a_name_is_refused_at_the_name(page: Any) 
     page.get_by_role("heading", name="my kernel model").wait_for()
 
 
+def test_a_javascript_syntax_error_is_refused_at_save_and_marked_on_its_line(page: Any) -> None:
+    page.get_by_role("link", name="Computational models").click()
+    page.get_by_role("button", name="New model").click()
+    page.get_by_label("Name", exact=True).fill("broken kernel model")
+    set_code(
+        page,
+        "Computational model source",
+        "function computationTime(params) {\n  return (;\n}\n",
+    )
+    page.get_by_role("button", name="Save", exact=True).click()
+    assert error_at(page, "source").inner_text() == "Line 2: SyntaxError: Unexpected token ';'"
+    page.locator('.code-editor[data-error-line="2"]').wait_for()
+    screenshot(page, "19-model-syntax-error")
+
+
 def test_a_sweep_range_running_backwards_is_refused_at_its_stop(page: Any) -> None:
     application = create_listing5(page, "saxpy2 (bad sweep)")
     page.goto(f"/app/sweeps/new?application={application}")

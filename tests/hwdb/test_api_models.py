@@ -77,3 +77,28 @@ def test_a_model_in_use_cannot_be_deleted_but_an_unused_one_can(api: APIClient, 
     assert api.delete(f"{URL}{used.pk}/").status_code == 409
     assert api.delete(f"{URL}{unused.pk}/").status_code == 204
     assert list(ComputationalModel.objects.values_list("pk", flat=True)) == [used.pk]
+
+
+def test_a_javascript_syntax_error_is_refused_at_save_with_its_line(api: APIClient) -> None:
+    source = "function computationTime(params) {\n  return (;\n}\n"
+    response = api.post(URL, {"name": "Broken", "source": source}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"source": ["Line 2: SyntaxError: Unexpected token ';'"]}
+    assert not ComputationalModel.objects.filter(name="Broken").exists()
+
+
+def test_a_rejected_source_edit_leaves_the_model_as_it_was(api: APIClient, user: Any) -> None:
+    model = ComputationalModelFactory(owner=user)
+    response = api.patch(f"{URL}{model.pk}/", {"source": "function f( {"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["source"][0].startswith("Line 1: SyntaxError")
+    model.refresh_from_db()
+    assert model.source == GPU_MODEL_SOURCE
+
+
+def test_top_level_code_that_needs_hardware_attributes_is_not_a_save_error(
+    api: APIClient,
+) -> None:
+    source = "var clockHz = SMCoreClock * 1e6;\nfunction computationTime(p) { return 1 / clockHz; }"
+    response = api.post(URL, {"name": "Uses attributes", "source": source}, format="json")
+    assert response.status_code == 201, response.data

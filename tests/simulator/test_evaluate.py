@@ -55,3 +55,12 @@ def test_a_process_limit_becomes_a_model_error_naming_the_function() -> None:
         "p2pTime",
         None,
     )
+
+
+def test_check_model_reports_a_syntax_error_with_its_line_but_not_runtime_errors():
+    from simulator.evaluate import check_model
+
+    with pytest.raises(ModelEvaluationError) as info:
+        check_model(model_key="m", source="function f() {\n  return (;\n}")
+    assert (info.value.line, info.value.detail) == (2, "SyntaxError: Unexpected token ';'")
+    assert check_model(model_key="m", source="var x = SMs * 2;") == {"ok": True}

@@ -132,8 +132,10 @@ export function ModelEditor({ id }) {
         value={model.source}
         readOnly={readOnly}
         onChange={(source) => set({ source })}
-        errorLine={error?.body?.line || testError?.line}
-        errorMessage={error?.body?.line ? error.message : testError?.message}
+        errorLine={error?.body?.line || sourceErrorLine(errors.source) || testError?.line}
+        errorMessage={
+          error?.body?.line ? error.message : sourceErrorLine(errors.source) ? errors.source[0] : testError?.message
+        }
       />
       {!isNew && <TestRun modelId={id} dirty={dirty} version={saved} onError={setTestError} />}
     </section>
@@ -146,6 +148,12 @@ const FUNCTIONS = [
   ["power", "power(state, params) → W"],
   ["failureRate", "failureRate(params) → 1/s"],
 ];
+
+// The server refuses a source that does not parse with "Line N: SyntaxError: ..." on "source".
+function sourceErrorLine(messages) {
+  const match = /^Line (\d+):/.exec((messages && messages[0]) || "");
+  return match ? Number(match[1]) : null;
+}
 
 // Evaluate one function of the saved model; a failure's line is marked in the editor (onError).
 function TestRun({ modelId, dirty, version, onError }) {
