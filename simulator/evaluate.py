@@ -10,15 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from simulator.errors import ModelEvaluationError, SandboxLimitError, SimulationError
-from simulator.sandbox import Limits, run_sandboxed
+from simulator.errors import (
+    ModelEvaluationError,
+    SandboxLimitError,
+    SimulationError,
+    UserCodeError,
+)
+from simulator.sandbox import Limits, compile_user_code, run_sandboxed
 from simulator.shallow import ShallowFunctions
 
 __all__ = [
+    "CHECK_APPLICATION_ENTRY",
     "CHECK_ENTRY",
     "EVALUATE_ENTRY",
     "EVALUATE_LIMITS",
     "EVALUATE_TIMEOUT_S",
+    "check_application",
+    "check_application_in_sandbox",
     "check_in_sandbox",
     "check_model",
     "evaluate_in_sandbox",
@@ -27,6 +35,7 @@ __all__ = [
 
 EVALUATE_ENTRY = "simulator.evaluate:evaluate_model"
 CHECK_ENTRY = "simulator.evaluate:check_model"
+CHECK_APPLICATION_ENTRY = "simulator.evaluate:check_application"
 # V8's own limit on one evaluation; the process limits below are the backstop.
 EVALUATE_TIMEOUT_S = 2.0
 EVALUATE_LIMITS = Limits(
@@ -133,6 +142,34 @@ def check_in_sandbox(*, model_key: str, source: str, limits: Limits = EVALUATE_L
     try:
         run_sandboxed({"model_key": model_key, "source": source}, limits=limits, _entry=CHECK_ENTRY)
     except ModelEvaluationError:
+        raise
+    except SimulationError:
+        return
+
+
+def check_application(
+    *, source: str, progress: Callable[[float], None] | None = None
+) -> dict[str, bool]:
+    """Return {"ok": True} when an application model compiles under the sandbox's rules.
+
+    The child's entry: raise UserCodeError with the line of a syntax error or of a construct
+    the restricted compiler refuses (names starting with "_", for instance).
+    """
+    compile_user_code(source)
+    if progress is not None:
+        progress(1.0)
+    return {"ok": True}
+
+
+def check_application_in_sandbox(*, source: str, limits: Limits = EVALUATE_LIMITS) -> None:
+    """Raise UserCodeError (with its line) when an application model does not compile.
+
+    Compiled in a limited child like everything else the user writes: a pathological source
+    (deep nesting, say) can crash a compiler, and that must not be the web process.
+    """
+    try:
+        run_sandboxed({"source": source}, limits=limits, _entry=CHECK_APPLICATION_ENTRY)
+    except UserCodeError:
         raise
     except SimulationError:
         return

@@ -93,6 +93,13 @@ export function Field({ label, path, errors, children, hint }) {
   );
 }
 
+// The line of a source field's error: the server refuses a model or application that does not
+// compile with "Line N: ..." on its "source" field.
+export function sourceErrorLine(messages) {
+  const match = /^Line (\d+):/.exec((messages && messages[0]) || "");
+  return match ? Number(match[1]) : null;
+}
+
 // CodeMirror 6 editor: JavaScript or Python highlighting; `errorLine` marks a line in red.
 export function CodeEditor({ value, onChange, language, label, errorLine, errorMessage, readOnly = false }) {
   const host = useRef(null);

@@ -217,6 +217,15 @@ def test_a_javascript_syntax_error_is_refused_at_save_and_marked_on_its_line(pag
     screenshot(page, "19-model-syntax-error")
 
 
+def test_an_application_that_does_not_compile_is_refused_at_save_on_its_line(page: Any) -> None:
+    page.goto("/app/applications/new")
+    page.get_by_label("Name", exact=True).fill("broken application")
+    set_code(page, "Application model source", "n = 1\nif n\n    n = 2\n")
+    page.get_by_role("button", name="Save", exact=True).click()
+    assert error_at(page, "source").inner_text() == "Line 2: SyntaxError: expected ':'"
+    page.locator('.code-editor[data-error-line="2"]').wait_for()
+
+
 def test_a_sweep_range_running_backwards_is_refused_at_its_stop(page: Any) -> None:
     application = create_listing5(page, "saxpy2 (bad sweep)")
     page.goto(f"/app/sweeps/new?application={application}")

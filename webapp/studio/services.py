@@ -28,7 +28,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 import simulator
-from simulator.errors import LaunchError, SimulationError, SnapshotError
+from simulator.errors import LaunchError, SimulationError, SnapshotError, UserCodeError
 from simulator.placement import place_processes
 from simulator.snapshot import load_snapshot
 from webapp.studio.models import (
@@ -116,6 +116,18 @@ def _check_source(source: object, field: str = "source") -> str:
     return source
 
 
+def _check_compiles(source: str, field: str = "source") -> str:
+    """Return `source` when it compiles as an application model; else a 400 with its line."""
+    from simulator.evaluate import check_application_in_sandbox
+
+    try:
+        check_application_in_sandbox(source=source)
+    except UserCodeError as error:
+        where = f"Line {error.line}: " if error.line is not None else ""
+        raise _error(field, where + error.detail) from None
+    return source
+
+
 @transaction.atomic
 def application_model_create(
     *,
@@ -130,7 +142,7 @@ def application_model_create(
     return ApplicationModel.objects.create(
         owner=owner,
         name=_check_name(name),
-        source=_check_source(source),
+        source=_check_compiles(_check_source(source)),
         variables=validate_variable_declarations(variables if variables is not None else []),
         description=description,
         shared=shared,
@@ -147,8 +159,8 @@ def application_model_update(
     """
     if "name" in fields:
         application.name = _check_name(fields["name"])
-    if "source" in fields:
-        application.source = _check_source(fields["source"])
+    if "source" in fields and fields["source"] != application.source:
+        application.source = _check_compiles(_check_source(fields["source"]))
     if "variables" in fields:
         application.variables = validate_variable_declarations(fields["variables"])
     if "description" in fields:

@@ -2,7 +2,7 @@
 import { useEffect, useState } from "react";
 import { getAll, get, post, put, del } from "../api.js";
 import { Link, navigate, useToast, useUnsavedGuard } from "../router.jsx";
-import { CodeEditor, ErrorSummary, Field, FieldErrors, Loading, errorId } from "../ui.jsx";
+import { CodeEditor, ErrorSummary, Field, FieldErrors, Loading, errorId, sourceErrorLine } from "../ui.jsx";
 
 export function ApplicationList() {
   const [apps, setApps] = useState(null);
@@ -101,7 +101,7 @@ export function ApplicationEditor({ id }) {
       setError(e);
     }
   };
-  const lineError = error?.body?.line;
+  const lineError = error?.body?.line || sourceErrorLine(errors.source);
 
   return (
     <section aria-labelledby="app-title">
@@ -143,7 +143,7 @@ export function ApplicationEditor({ id }) {
       <h2>Source (Python)</h2>
       <p className="hint">Globals: <code>tag</code>, <code>rank</code>, <code>labels</code>, the variables, <code>ConstVar</code> and <code>sim</code> (computation, p2pCommunicationSend/Receive, broadcast, scatter, gather, barrier, now, random).</p>
       <FieldErrors errors={errors} path="source" />
-      <CodeEditor language="python" label="Application model source" value={app.source} onChange={(source) => set({ source })} errorLine={lineError} errorMessage={error?.message} />
+      <CodeEditor language="python" label="Application model source" value={app.source} onChange={(source) => set({ source })} errorLine={lineError} errorMessage={sourceErrorLine(errors.source) ? errors.source[0] : error?.message} />
     </section>
   );
 }

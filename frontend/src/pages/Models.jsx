@@ -2,7 +2,7 @@
 import { useEffect, useState } from "react";
 import { getAll, get, post, put, del, ApiError } from "../api.js";
 import { Link, navigate, useToast, useUnsavedGuard } from "../router.jsx";
-import { CodeEditor, ErrorSummary, Field, FieldErrors, Loading, fmt } from "../ui.jsx";
+import { CodeEditor, ErrorSummary, Field, FieldErrors, Loading, fmt, sourceErrorLine } from "../ui.jsx";
 
 export function ModelList() {
   const [models, setModels] = useState(null);
@@ -148,12 +148,6 @@ const FUNCTIONS = [
   ["power", "power(state, params) → W"],
   ["failureRate", "failureRate(params) → 1/s"],
 ];
-
-// The server refuses a source that does not parse with "Line N: SyntaxError: ..." on "source".
-function sourceErrorLine(messages) {
-  const match = /^Line (\d+):/.exec((messages && messages[0]) || "");
-  return match ? Number(match[1]) : null;
-}
 
 // Evaluate one function of the saved model; a failure's line is marked in the editor (onError).
 function TestRun({ modelId, dirty, version, onError }) {

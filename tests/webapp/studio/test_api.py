@@ -50,6 +50,21 @@ def test_a_user_creates_and_lists_an_application_model(client: APIClient) -> Non
     assert [a["name"] for a in listed["results"]] == ["Listing 5"]
 
 
+def test_an_application_that_does_not_compile_is_refused_at_save_with_its_line(
+    client: APIClient,
+) -> None:
+    body = {"name": "broken", "source": "n = 1\nif n\n    n = 2\n", "variables": []}
+    response = client.post("/api/applications/", body, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"source": ["Line 2: SyntaxError: expected ':'"]}
+    created = client.post("/api/applications/", {**body, "source": TINY_APP}, format="json")
+    application = created.json()["id"]
+    edit = client.patch(f"/api/applications/{application}/", {"source": "_x = 1"}, format="json")
+    assert edit.status_code == 400
+    assert edit.json()["source"][0].startswith("Line 1: ")
+    assert client.get(f"/api/applications/{application}/").json()["source"] == TINY_APP
+
+
 def test_a_bad_variable_declaration_is_a_400_naming_the_entry(client: APIClient) -> None:
     response = client.post(
         "/api/applications/",
