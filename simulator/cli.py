@@ -1,4 +1,4 @@
-"""Command line: `python -m simulator run | sweep | analyze`.
+"""Command line: `python -m simulator run | sweep | analyze | calibrate`.
 
 `run` simulates one application model on one system snapshot and prints a summary table
 (or the result JSON with `--json -`); `sweep` runs the product of variable lists / ranges
@@ -453,6 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         register(subparsers)
+    from simulator.calibrate import register as register_calibrate
+
+    register_calibrate(subparsers)
     return parser
 
 

@@ -296,3 +296,59 @@ class EvaluationErrorSerializer(serializers.Serializer):
     line = serializers.IntegerField(allow_null=True)
     function = serializers.CharField()
     model = serializers.CharField()
+
+
+class CalibrateSerializer(serializers.Serializer):
+    """Measurements to fit to one component (simulator.calibrate; DESIGN.md item 7).
+
+    The shape of each measurement is checked by the service, so its errors name the field
+    ("measurements[2].seconds").
+    """
+
+    kind = serializers.ChoiceField(
+        choices=["transfer", "kernel", "energy"],
+        help_text=(
+            "transfer: t_s and lambda_c per direction (4.6), stored as startupHTD/lambdaHTD and "
+            "startupDth/lambdaDth; kernel: lambda_k (4.1), stored as kernelExecutionLambda; "
+            "energy: E_b and P_s (003 eq. 3), stored as blockEnergy [J] and powerIdle [W]."
+        ),
+    )
+    measurements = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text=(
+            "transfer: [{bytes, seconds, direction: HostToDevice|DeviceToHost}] (bandwidth from "
+            "the component's `bandwidth` attribute, B/s); kernel: [{estimated_s, measured_s}] "
+            "(estimated with lambda_k = 1); energy: [{blocks, seconds, joules}], at least 3."
+        ),
+    )
+    idle_power_w = FiniteFloatField(
+        required=False,
+        min_value=0,
+        help_text="energy only: a known idle power P_s [W]; then only E_b is fitted and stored.",
+    )
+    store = serializers.BooleanField(
+        default=False, help_text="Write the fitted values as attributes (owner or staff)."
+    )
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": (
+            "transfer: {bandwidth, directions: {HostToDevice: {startup_s, lambda_c, count, "
+            "residuals_s, r2}, DeviceToHost: {...}}}; kernel: {lambda_k, count, residuals_s, "
+            "r2}; energy: {block_energy_j, static_power_w, static_power_given, time_slope_s, "
+            "time_intercept_s, count, residuals_j, r2}."
+        ),
+    }
+)
+class CalibrationFitField(serializers.JSONField):
+    """The fitted values of one calibration kind."""
+
+
+class CalibrationResultSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    component = serializers.IntegerField()
+    fit = CalibrationFitField()
+    attributes = AttributeSerializer(many=True, help_text="The attributes stored (or to store).")
+    stored = serializers.BooleanField()

@@ -21,6 +21,8 @@ from rest_framework.response import Response
 
 from hwdb import selectors, services
 from hwdb.api.serializers import (
+    CalibrateSerializer,
+    CalibrationResultSerializer,
     CloneSerializer,
     ComponentSerializer,
     ComponentsExportSerializer,
@@ -202,6 +204,23 @@ class ComponentViewSet(RecordViewSet):
         )
         rendered = self.get_serializer(components, many=True).data
         return Response(rendered, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=CalibrateSerializer, responses={200: CalibrationResultSerializer})
+    @action(detail=True, methods=["post"])
+    def calibrate(self, request: Request, pk: str) -> Response:
+        """Return t_s and lambda_c per direction, lambda_k, or E_b and P_s fitted to measurements.
+
+        With `store`, the fitted values are written as attributes of the component (owner or
+        staff; a built-in record answers 403: clone it first). Errors name the field
+        ("measurements[2].seconds").
+        """
+        component = selectors.component_get(user=request.user, component_id=pk)
+        data = self.input(CalibrateSerializer)
+        try:
+            result = services.component_calibrate(component=component, user=self.user, **data)
+        except services.CalibrationPermissionError as error:
+            raise PermissionDenied(str(error)) from None
+        return Response(result)
 
 
 @extend_schema_view(list=extend_schema(parameters=filter_parameters(ComputationalModelFilter)))

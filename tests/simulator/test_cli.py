@@ -249,3 +249,113 @@ def test_python_dash_m_simulator_reports_user_errors_from_the_sandbox(tmp_path: 
     assert completed.stderr.startswith("error: application model, line 1: import of 'os'")
     assert completed.stderr.rstrip().endswith("(process CPU[0])")
     assert completed.stderr.count("\n") == 1
+
+
+# -- calibrate ---------------------------------------------------------------------------------
+def _fig_5_2_transfer_csv(path: Path) -> Path:
+    """Write (4.6) times of the GTX 970's bus (000 Fig. 5.2) as a calibrate CSV."""
+    from simulator.models.transfer import GTX970_PCIE_ATTRIBUTES as FIG
+
+    lines = ["bytes,seconds,direction"]
+    for direction, startup, utilisation in (
+        ("HostToDevice", "startupHTD", "lambdaHTD"),
+        ("DeviceToHost", "startupDth", "lambdaDth"),
+    ):
+        for size in (0, 65_536, 8_388_608, 268_435_456):
+            seconds = FIG[startup] + size / (FIG["bandwidth"] * FIG[utilisation])  # (4.6)
+            lines.append(f"{size},{seconds!r},{direction}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_calibrate_recovers_the_gtx_970_buses_parameters_as_json(tmp_path: Path) -> None:
+    from simulator.models.transfer import GTX970_PCIE_ATTRIBUTES as FIG
+
+    csv_path = _fig_5_2_transfer_csv(tmp_path / "pcie.csv")
+    status, out, err = cli(
+        "calibrate", "--kind", "transfer", "--bandwidth", "1.58e10", "--json", "-", str(csv_path)
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    htd = result["fit"]["directions"]["HostToDevice"]
+    dth = result["fit"]["directions"]["DeviceToHost"]
+    assert htd["startup_s"] == pytest.approx(FIG["startupHTD"], rel=1e-9)
+    assert htd["lambda_c"] == pytest.approx(FIG["lambdaHTD"], rel=1e-9)
+    assert dth["startup_s"] == pytest.approx(FIG["startupDth"], rel=1e-9)
+    assert dth["lambda_c"] == pytest.approx(FIG["lambdaDth"], rel=1e-9)
+    keys = {a["key"]: a["value"] for a in result["attributes"]}
+    assert keys["lambdaDth"] == pytest.approx(0.653, rel=1e-9)
+    assert result["attributes"][0]["source"].startswith("calibrated from 4 measurements on ")
+
+
+def test_calibrate_prints_a_table_of_the_fitted_values(tmp_path: Path) -> None:
+    csv_path = _fig_5_2_transfer_csv(tmp_path / "pcie.csv")
+    status, out, _ = cli("calibrate", "--kind", "transfer", "--bandwidth", "1.58e10", str(csv_path))
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["direction", "t_s", "[s]", "lambda_c", "points", "r2"]
+    assert lines[1].split()[:3] == ["HostToDevice", "3.9687e-06", "0.689"]
+    assert lines[2].split()[:3] == ["DeviceToHost", "5.1569e-06", "0.653"]
+    assert "startupHTD  3.9687e-06  s" in out
+
+
+def test_calibrate_fits_lambda_k_and_block_energy(tmp_path: Path) -> None:
+    kernel = tmp_path / "kernel.csv"
+    kernel.write_text("estimated_s,measured_s\n0.5,0.71043\n1.0,1.42086\n")
+    status, out, _ = cli("calibrate", "--kind", "kernel", "--json", "-", str(kernel))
+    assert status == 0
+    assert json.loads(out)["fit"]["lambda_k"] == pytest.approx(1 / 1.42086, rel=1e-12)
+    energy = tmp_path / "energy.csv"
+    rows = ["blocks,seconds,joules"]
+    for blocks in (
+        14,
+        28,
+        448,
+    ):  # (1) and (3) with a = 1e-4 s, b = 1e-5 s, E_b = 0.01 J, P_s = 29.4 W
+        seconds = 1e-4 * blocks + 1e-5
+        rows.append(f"{blocks},{seconds!r},{0.01 * blocks + 29.4 * seconds!r}")
+    energy.write_text("\n".join(rows) + "\n")
+    status, out, _ = cli("calibrate", "--kind", "energy", "--json", "-", str(energy))
+    assert status == 0
+    fit = json.loads(out)["fit"]
+    assert fit["block_energy_j"] == pytest.approx(0.01, rel=1e-9)
+    assert fit["static_power_w"] == pytest.approx(29.4, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "extra", "message"),
+    [
+        ("energy", "blocks,seconds,joules\n1,1,1\n2,2,2\n", [], "at least 3 measurements, got 2"),
+        ("energy", "blocks,seconds,joules\n1,1,1\n2,2,2\n3,-3,3\n", [], "line 4: seconds:"),
+        ("kernel", "estimated_s,measured_s\n1,abc\n", [], "line 2: measured_s: Expected a number"),
+        ("kernel", "estimated,measured\n1,1\n", [], "the header must name the columns"),
+        (
+            "transfer",
+            "bytes,seconds,direction\n1,1,HostToDevice\n2,2,HostToDevice\n",
+            [],
+            "bandwidth",
+        ),
+        (
+            "transfer",
+            "bytes,seconds,direction\n1,1,sideways\n",
+            ["--bandwidth", "1e9"],
+            "direction",
+        ),
+    ],
+)
+def test_calibrate_rejects_bad_measurements_with_one_line_and_status_2(
+    tmp_path: Path, kind: str, text: str, extra: list[str], message: str
+) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text(text)
+    status, out, err = cli("calibrate", "--kind", kind, *extra, str(path))
+    assert status == 2 and out == ""
+    assert err.startswith("error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_calibrate_reports_a_missing_file_and_an_unknown_kind(tmp_path: Path) -> None:
+    status, _, err = cli("calibrate", "--kind", "kernel", str(tmp_path / "absent.csv"))
+    assert status == 2 and "cannot read" in err
+    status, _, err = cli("calibrate", "--kind", "power", str(tmp_path / "absent.csv"))
+    assert status == 2 and "invalid choice" in err
