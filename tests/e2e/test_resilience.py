@@ -134,3 +134,19 @@ def test_a_model_test_run_error_marks_its_line_and_a_clone_starts_clean(page: An
     assert page.locator(".code-editor").get_attribute("data-error-line") == "3"
     page.locator(".cm-lintRange-error").first.wait_for()
     screenshot(page, "17-model-test-run-error")
+
+
+def test_an_attribute_range_that_is_not_a_finite_number_is_flagged_not_dropped(
+    page: Any,
+) -> None:
+    page.goto("/app/hardware")
+    page.get_by_role("button", name="Add range").click()
+    page.get_by_label("Attribute 1 key").fill("SMs")
+    page.get_by_label("Attribute 1 value").fill("1e999")
+    screenshot(page, "20-hardware-bad-range")
+    alert = page.get_by_role("alert").filter(has_text="Enter a finite number")
+    alert.wait_for()
+    assert page.get_by_label("Attribute 1 value").get_attribute("aria-invalid") == "true"
+    page.get_by_label("Attribute 1 value").fill("80")
+    alert.wait_for(state="detached")
+    page.wait_for_url(re.compile(r"attr=SMs__gte%3A80"))

@@ -13,6 +13,14 @@ const OPERATORS = [
   ["exact", "="],
 ];
 
+// A number input reports "" for what it cannot read (and 1e999 reads as infinity): flag it
+// instead of dropping the condition without a word.
+function readRangeValue(input) {
+  const value = input.value;
+  const bad = input.validity.badInput || (value !== "" && !Number.isFinite(Number(value)));
+  return { value: bad ? "" : value, bad };
+}
+
 export function HardwareList() {
   const { query } = useLocation();
   const toast = useToast();
@@ -114,8 +122,23 @@ export function HardwareList() {
               <select aria-label={`Attribute ${i + 1} operator`} value={c.op} onChange={(e) => setConditions(update(conditions, i, { op: e.target.value }))}>
                 {OPERATORS.map(([op, sign]) => <option key={op} value={op}>{sign}</option>)}
               </select>
-              <input aria-label={`Attribute ${i + 1} value`} type="number" step="any" value={c.value} onChange={(e) => setConditions(update(conditions, i, { value: e.target.value }))} />
+              <input
+                aria-label={`Attribute ${i + 1} value`}
+                type="number"
+                step="any"
+                value={c.value}
+                aria-invalid={Boolean(c.bad)}
+                aria-describedby={c.bad ? `condition-${i}-error` : undefined}
+                onChange={(e) => setConditions(update(conditions, i, readRangeValue(e.target)))}
+                // React reports no change when an unreadable entry leaves the value "" as before.
+                onInput={(e) => setConditions(update(conditions, i, readRangeValue(e.target)))}
+              />
               <button type="button" aria-label={`Remove attribute condition ${i + 1}`} onClick={() => setConditions(conditions.filter((_, j) => j !== i))}>×</button>
+              {c.bad && (
+                <span className="field-error" id={`condition-${i}-error`} role="alert">
+                  Enter a finite number; this condition is not applied.
+                </span>
+              )}
             </div>
           ))}
           <button type="button" onClick={() => setConditions([...conditions, { key: "", op: "gte", value: "" }])}>Add range</button>
