@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
 from tests.e2e.helpers import build_gtx970_testbed, create_listing5
@@ -36,11 +37,14 @@ def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(page: Any) 
     page.get_by_test_id("sweep-status").filter(has_text="finished").wait_for(timeout=180_000)
 
     rows = page.get_by_role("table", name="Sweep points").locator("tbody tr")
-    assert rows.count() == len(GPUS) * len(INTENSITIES)
-    assert rows.filter(has_text="succeeded").count() == rows.count()
+    expect(rows).to_have_count(len(GPUS) * len(INTENSITIES))
+    expect(rows.filter(has_text="succeeded")).to_have_count(len(GPUS) * len(INTENSITIES))
     series = page.locator("figure.chart g.series")
+    expect(series).to_have_count(len(GPUS))
     assert sorted(series.evaluate_all("gs => gs.map(g => g.dataset.series)")) == sorted(GPUS)
-    assert page.locator("figure.chart g.series").first.locator("circle").count() == len(INTENSITIES)
+    expect(page.locator("figure.chart g.series").first.locator("circle")).to_have_count(
+        len(INTENSITIES)
+    )
     screenshot(page, "09-sweep-chart")
 
     with page.expect_download() as download_info:

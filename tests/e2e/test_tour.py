@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
 from tests.e2e.helpers import build_gtx970_testbed, create_listing5
@@ -39,8 +40,9 @@ def test_the_tour_builds_the_gtx970_testbed_launches_listing5_and_reads_the_time
     # 3. The system model: CPU -- PCIe 3.0 16x -- GTX 970 inside a group, built-in models.
     system = build_gtx970_testbed(page, "GTX 970 testbed (tour)")
     page.locator(".hw-node").first.wait_for()
-    assert page.locator(".hw-node").count() == 3
-    assert page.locator(".react-flow__edge").count() == 2
+    # React Flow draws edges once it has measured the nodes, a moment after they appear.
+    expect(page.locator(".hw-node")).to_have_count(3)
+    expect(page.locator(".react-flow__edge")).to_have_count(2)
     screenshot(page, "03-system-editor")
 
     # 4. Launch on the MERPSYS queue with N = 10^7, block size 256, a = 1, occupancy 64.
