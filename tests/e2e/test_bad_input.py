@@ -36,6 +36,7 @@ def test_a_wrong_password_is_refused_with_a_message(browser: Any, live_studio: s
 
 
 def test_signing_out_returns_to_the_sign_in_page(page: Any) -> None:
+    page.get_by_role("link", name="GeForce GTX 970").first.wait_for()
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url(re.compile(r"/accounts/login/"))
     page.goto("/app/runs")

@@ -45,7 +45,10 @@ export function HardwareList() {
 
   const load = async () => {
     const p = params();
-    window.history.replaceState({}, "", `/app/hardware?${p}`);
+    // Only when the filters changed: rewriting the URL while the page is being left (sign out
+    // submits a form) would abort that navigation in Chromium.
+    const url = `/app/hardware?${p}`;
+    if (window.location.pathname + window.location.search !== url) window.history.replaceState({}, "", url);
     p.set("page_size", "200");
     try {
       setData(await get(`/api/components/?${p}`));
