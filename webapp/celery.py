@@ -6,6 +6,8 @@ import os
 
 from celery import Celery
 
+import webapp.broker  # noqa: F401  (filesystem:// gets the atomic transport)
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings.local")
 
 app = Celery("parasim")
