@@ -29,7 +29,7 @@ PARTIAL_SUFFIX = ".part"
 class Channel(filesystem.Channel):
     """A filesystem channel whose messages appear in the queue folder whole or not at all."""
 
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
         """Put `payload` onto `queue`: write it beside the queue, then rename it into place."""
         name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
