@@ -167,6 +167,7 @@ class Engine:
         if current.__class__ is not Process:
             raise RuntimeError(NOT_IN_PROCESS.format(primitive="pause"))
         when = self.now + duration
+        # `_push`, inlined: this is the hottest path of a run (one call per computation).
         if when == self.now:
             batch = self._batch
         else:

@@ -1,5 +1,6 @@
 // Shared building blocks: fields with their errors, the code editor, charts, small helpers.
-import { cloneElement, isValidElement, useEffect, useRef } from "react";
+import { cloneElement, isValidElement, useEffect, useRef, useState } from "react";
+import { isTransient } from "./api.js";
 import { EditorView, basicSetup } from "codemirror";
 import { EditorState, Compartment } from "@codemirror/state";
 import { javascript } from "@codemirror/lang-javascript";
@@ -302,4 +303,46 @@ export function LineChart({ series, xLabel, yLabel, yFormat = fmt, width = 1100,
 
 export function Loading() {
   return <p className="muted" aria-live="polite">Loading…</p>;
+}
+
+// Poll `load()` every `interval` ms while `keepGoing(value)` holds. A lost connection or a
+// server error does not end a live view: it is reported as `retrying` and retried slower
+// (up to 8 s) until the server answers; any other error ends the polling as `error`.
+export function usePolling(load, keepGoing, interval, key) {
+  const [value, setValue] = useState(null);
+  const [error, setError] = useState(null);
+  const [retrying, setRetrying] = useState(null);
+  useEffect(() => {
+    let stop = false;
+    let timer;
+    let failures = 0;
+    const poll = async () => {
+      let next;
+      try {
+        next = await load();
+      } catch (e) {
+        if (stop) return;
+        if (!isTransient(e)) {
+          setError(e);
+          return;
+        }
+        failures += 1;
+        setRetrying(e);
+        timer = setTimeout(poll, Math.min(interval * 2 ** failures, 8000));
+        return;
+      }
+      if (stop) return;
+      failures = 0;
+      setRetrying(null);
+      setValue(next);
+      if (keepGoing(next)) timer = setTimeout(poll, interval);
+    };
+    poll();
+    return () => {
+      stop = true;
+      clearTimeout(timer);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key]);
+  return { value, error, retrying };
 }

@@ -1,8 +1,8 @@
 // Launch screen, live progress, results, run history and the side-by-side comparison.
 import { useEffect, useMemo, useState } from "react";
-import { get, getAll, isTransient, post } from "../api.js";
+import { get, getAll, post } from "../api.js";
 import { Link, navigate, useLocation, useToast } from "../router.jsx";
-import { Bars, CodeEditor, ErrorSummary, FieldErrors, Gantt, Loading, Progress, errorId, fmt, fmtEnergy, fmtTime } from "../ui.jsx";
+import { Bars, CodeEditor, ErrorSummary, FieldErrors, Gantt, Loading, Progress, errorId, fmt, fmtEnergy, fmtTime, usePolling } from "../ui.jsx";
 
 const FINAL = ["succeeded", "failed", "cancelled"];
 
@@ -162,47 +162,14 @@ export function Launch() {
   );
 }
 
-// Poll one simulation until it is final. A lost connection or a server error does not end the
-// live view: it is reported as `retrying` and polled again, slower, until the server answers.
+// Poll one simulation until it is final (with its result once it succeeded).
 export function useSimulation(id) {
-  const [sim, setSim] = useState(null);
-  const [result, setResult] = useState(null);
-  const [error, setError] = useState(null);
-  const [retrying, setRetrying] = useState(null);
-  useEffect(() => {
-    let stop = false;
-    let timer;
-    let failures = 0;
-    const poll = async () => {
-      try {
-        const s = await get(`/api/simulations/${id}/`);
-        if (stop) return;
-        setSim(s);
-        if (s.status === "succeeded") setResult(await get(s.result_url));
-        if (stop) return;
-        failures = 0;
-        setRetrying(null);
-        if (FINAL.includes(s.status)) return;
-      } catch (e) {
-        if (stop) return;
-        if (!isTransient(e)) {
-          setError(e);
-          return;
-        }
-        failures += 1;
-        setRetrying(e);
-        timer = setTimeout(poll, Math.min(600 * 2 ** failures, 8000));
-        return;
-      }
-      timer = setTimeout(poll, 600);
-    };
-    poll();
-    return () => {
-      stop = true;
-      clearTimeout(timer);
-    };
-  }, [id]);
-  return { sim, result, error, retrying };
+  const load = async () => {
+    const sim = await get(`/api/simulations/${id}/`);
+    return { sim, result: sim.status === "succeeded" ? await get(sim.result_url) : null };
+  };
+  const { value, error, retrying } = usePolling(load, (v) => !FINAL.includes(v.sim.status), 600, id);
+  return { sim: value?.sim ?? null, result: value?.result ?? null, error, retrying };
 }
 
 // Say that the live view lost the server and keeps trying.

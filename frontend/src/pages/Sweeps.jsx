@@ -1,8 +1,8 @@
 // Sweeps: variable ranges x GPUs; a chart of time or energy against the variable, one line per GPU.
 import { useEffect, useMemo, useState } from "react";
-import { get, getAll, isTransient, post } from "../api.js";
+import { get, getAll, post } from "../api.js";
 import { Link, navigate, useLocation, useToast } from "../router.jsx";
-import { ErrorSummary, FieldErrors, LineChart, Loading, Progress, fmtEnergy, fmtTime } from "../ui.jsx";
+import { ErrorSummary, FieldErrors, LineChart, Loading, Progress, fmtEnergy, fmtTime, usePolling } from "../ui.jsx";
 import { Retrying, coerce, graphLabels, useLaunchChoices } from "./Runs.jsx";
 
 export function SweepList() {
@@ -158,41 +158,15 @@ export function SweepNew() {
 
 export function SweepDetail({ id }) {
   const toast = useToast();
-  const [sweep, setSweep] = useState(null);
-  const [retrying, setRetrying] = useState(null);
   const [metric, setMetric] = useState("overall_time_s");
   const [axis, setAxis] = useState("");
-  const [error, setError] = useState(null);
-  useEffect(() => {
-    let stop = false;
-    let timer;
-    let failures = 0;
-    const poll = async () => {
-      try {
-        const s = await get(`/api/sweeps/${id}/`);
-        if (stop) return;
-        failures = 0;
-        setRetrying(null);
-        setSweep(s);
-        if (s.status === "running") timer = setTimeout(poll, 800);
-      } catch (e) {
-        if (stop) return;
-        if (!isTransient(e)) {
-          setError(e);
-          return;
-        }
-        // A lost connection or a server error: keep the chart and try again, slower.
-        failures += 1;
-        setRetrying(e);
-        timer = setTimeout(poll, Math.min(800 * 2 ** failures, 8000));
-      }
-    };
-    poll();
-    return () => {
-      stop = true;
-      clearTimeout(timer);
-    };
-  }, [id]);
+  // A lost connection or a server error keeps the chart and tries again, slower.
+  const { value: sweep, error, retrying } = usePolling(
+    () => get(`/api/sweeps/${id}/`),
+    (s) => s.status === "running",
+    800,
+    id,
+  );
 
   const axes = useMemo(() => Object.keys(sweep?.spec?.variables || {}), [sweep]);
   const varying = useMemo(() => axes.filter((a) => new Set((sweep?.points || []).map((p) => JSON.stringify(p[a]))).size > 1), [axes, sweep]);
