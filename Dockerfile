@@ -7,6 +7,15 @@ RUN if [ -f frontend/package.json ]; then \
         cd frontend && npm ci --no-audit --no-fund && npm run build; \
     else mkdir -p frontend/dist; fi
 
+# The engine's C core (simulator/_speedups.c) needs a compiler and the Python headers, which the
+# slim image lacks: build it here, against the same pinned greenlet, and copy the one file over.
+FROM python:3.11-bookworm AS speedups
+WORKDIR /src
+COPY requirements/ requirements/
+RUN pip install --no-cache-dir "$(grep '^greenlet==' requirements/base.txt)"
+COPY simulator/ simulator/
+RUN python -m simulator.build_speedups --require
+
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -17,6 +26,7 @@ COPY requirements/ requirements/
 RUN pip install --no-cache-dir -r requirements/base.txt
 COPY . .
 COPY --from=frontend /src/frontend/dist frontend/dist
+COPY --from=speedups /src/simulator/_speedups*.so simulator/
 # collectstatic needs settings to import; this key exists only during the build.
 RUN SECRET_KEY=build-only-key-0123456789-0123456789-0123456789-0123456789 \
         python manage.py collectstatic --noinput -v 0 \

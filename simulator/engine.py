@@ -16,12 +16,14 @@ with a filter) and `Resource` (FIFO server with a capacity, for callbacks or pro
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import random
 from collections import deque
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from greenlet import getcurrent, greenlet
 
@@ -69,19 +71,20 @@ class Process(greenlet):
         return f"<Process {self.name}>"
 
 
-class Engine:
-    """The event queue, the clock and the scheduler.
+class _PythonCore:
+    """The event queue, the clock and the scheduler, in Python (the C core's reference).
 
     Events are kept as KnightSim keeps contexts (002, section 2.2.1): in batches, one per
     distinct time, each a flat list `[target, argument, target, argument, ...]` in the
     order they were scheduled, with a heap of the distinct times. That is exactly the
     (time, sequence) order, and a batch of many processes waking at the same time costs one
-    heap operation. A target is a Process to resume or a callback to call.
+    heap operation. A target is a Process to resume or start, or a callback to call.
 
     As in KnightSim, a process that pauses or blocks runs the scheduler itself: it takes the
     next events and jumps straight to the next process to run (one greenlet switch, none when
     it is the next to run itself) instead of going through a central loop. The loop in
-    `run` takes over only when a process finishes, a new one starts or the queue runs dry.
+    `_run_loop` takes over only when a process finishes, a new one starts or the queue runs
+    dry. `simulator/_speedups.c` implements the same core with a (time, sequence) heap.
     """
 
     __slots__ = (
@@ -96,17 +99,11 @@ class Engine:
         "_until",
         "events",
         "now",
-        "on_process_end",
-        "processes",
-        "random",
     )
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self) -> None:
         self.now = 0.0
         self.events = 0
-        self.random = random.Random(seed)
-        self.processes: list[Process] = []
-        self.on_process_end: Callable[[Process], None] | None = None
         self._batch: list[Any] = []  # the batch at `now`, run from `_index` on
         self._index = 0
         self._batches: dict[float, list[Any]] = {}  # later batches by time
@@ -117,7 +114,6 @@ class Engine:
         self._failure: BaseException | None = None
         self._start: Process | None = None
 
-    # -- scheduling ---------------------------------------------------------------------------
     def _push(self, when: float, target: object, arg: object) -> None:
         if when == self.now:
             batch = self._batch
@@ -135,17 +131,6 @@ class Engine:
         waiting = sum(len(batch) for batch in self._batches.values())
         return (len(self._batch) - self._index + waiting) // 2
 
-    def spawn(self, name: str, body: Callable[..., object], *args: object) -> Process:
-        """Return a new process that starts running `body(*args)` at the current time."""
-        proc = Process(self, name, body, args)
-        if self._loop is not None:
-            proc.parent = self._loop
-        self.processes.append(proc)
-        self._live += 1
-        self._batch.append(proc)
-        self._batch.append(None)
-        return proc
-
     def schedule(self, delay: float, callback: Callback, arg: object = None) -> None:
         """Run `callback(arg)` `delay` seconds from now; it must not block."""
         if not delay >= 0.0:
@@ -158,7 +143,6 @@ class Engine:
         self._batch.append(proc)
         self._batch.append(value)
 
-    # -- called from inside processes --------------------------------------------------------
     def pause(self, duration: float) -> None:
         """Let simulated time pass for the calling process (KnightSim `pause`)."""
         if not duration >= 0.0:
@@ -222,30 +206,12 @@ class Engine:
             except BaseException as error:  # a callback failed: the run ends in `run`
                 self._failure = error
                 break
-        assert self._loop is not None
+        if self._loop is None:
+            raise RuntimeError("the engine is not running (call Engine.run)")
         return self._loop.switch()
 
-    @property
-    def current(self) -> Process:
-        """Return the process that is running now."""
-        current = getcurrent()
-        if not isinstance(current, Process):
-            raise RuntimeError(NOT_IN_PROCESS.format(primitive="Engine.current"))
-        return current
-
-    # -- the loop ------------------------------------------------------------------------------
-    def run(self, until: float | None = None) -> float:
-        """Run events until the queue is empty (or past `until`); return the final time.
-
-        Raise DeadlockError when the queue runs dry while processes are still blocked; an
-        exception raised by a process or a callback propagates out of here.
-        """
-        loop = getcurrent()
-        self._loop = loop
-        for proc in self.processes:
-            if not proc and not proc.dead and proc.parent is not loop:
-                proc.parent = loop
-        self._until = math.inf if until is None else until
+    def _run_loop(self) -> bool:
+        """Run events until the queue runs dry (return True) or lies past `_until` (False)."""
         while True:
             batch = self._batch
             index = self._index
@@ -254,10 +220,10 @@ class Engine:
             else:
                 times = self._times
                 if not times:
-                    break
+                    return True
                 if times[0] > self._until:
                     self.now = self._until
-                    return self.now
+                    return False
                 when = heappop(times)
                 batch = self._batch = self._batches.pop(when)
                 index = 0
@@ -275,6 +241,73 @@ class Engine:
             if self._failure is not None:
                 failure, self._failure = self._failure, None
                 raise failure
+
+
+def _load_speedups() -> Any:
+    """Return `simulator._speedups` when it is built and wanted, else None."""
+    if os.environ.get("PARASIM_PURE_PYTHON"):
+        return None
+    try:
+        from simulator import _speedups  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    _speedups.set_process_type(Process)
+    _speedups.install_chunk_cache()
+    return _speedups
+
+
+speedups = _load_speedups()
+"""`simulator._speedups` (the C core and the chunk cache) when in use, else None."""
+
+if TYPE_CHECKING:
+    _Core = _PythonCore
+    _API = _PythonCore
+else:
+    _Core = _PythonCore if speedups is None else speedups.Core
+    _API = object
+
+
+class _EngineAPI(_API):
+    """What an engine adds to its core: processes, the random source and `run`."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # slots of the concrete engines, set by their __init__
+        random: random.Random
+        processes: list[Process]
+        on_process_end: Callable[[Process], None] | None
+
+    def spawn(self, name: str, body: Callable[..., object], *args: object) -> Process:
+        """Return a new process that starts running `body(*args)` at the current time."""
+        proc = Process(self, name, body, args)  # type: ignore[arg-type]
+        if self._loop is not None:
+            proc.parent = self._loop
+        self.processes.append(proc)
+        self._live += 1
+        self._push(self.now, proc, None)
+        return proc
+
+    @property
+    def current(self) -> Process:
+        """Return the process that is running now."""
+        current = getcurrent()
+        if not isinstance(current, Process):
+            raise RuntimeError(NOT_IN_PROCESS.format(primitive="Engine.current"))
+        return current
+
+    def run(self, until: float | None = None) -> float:
+        """Run events until the queue is empty (or past `until`); return the final time.
+
+        Raise DeadlockError when the queue runs dry while processes are still blocked; an
+        exception raised by a process or a callback propagates out of here.
+        """
+        loop = getcurrent()
+        self._loop = loop
+        for proc in self.processes:
+            if not proc and not proc.dead and proc.parent is not loop:
+                proc.parent = loop
+        self._until = math.inf if until is None else until
+        if not self._run_loop():
+            return self.now
         if until is not None and self._live:
             self.now = max(self.now, until)
             return self.now
@@ -282,6 +315,49 @@ class Engine:
             blocked = {p.name: p.waiting or "nothing" for p in self.processes if not p.finished}
             raise DeadlockError(blocked, self.now)
         return self.now
+
+    def close(self) -> None:
+        """End every process still suspended (after a deadlock, a failure or `run(until=...)`).
+
+        greenlet unwinds each one's stack with GreenletExit, so its `finally` blocks run and
+        nothing of the run stays alive: a suspended greenlet in a reference cycle is never
+        collected, and a worker running many simulations would keep every blocked stack.
+        """
+        self._until = -math.inf  # a process that swallows GreenletExit cannot run on
+        for proc in self.processes:
+            if proc and not proc.dead:  # started and suspended
+                # the run is over and its outcome known: what a model's own `finally` raises
+                # while unwinding must not replace it
+                with contextlib.suppress(Exception):
+                    proc.throw()
+
+
+class Engine(_EngineAPI, _Core):
+    """The event queue, the clock and the scheduler (the C core when built, see `speedups`).
+
+    Events run in (time, sequence) order: equal-time events in the order they were
+    scheduled, so a run is deterministic; `random` is the run's only random source.
+    """
+
+    __slots__ = ("on_process_end", "processes", "random")
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        self.random = random.Random(seed)
+        self.processes = []
+        self.on_process_end = None
+
+
+class PythonEngine(_EngineAPI, _PythonCore):
+    """The same engine on the pure-Python core, whether or not the C core is built."""
+
+    __slots__ = ("on_process_end", "processes", "random")
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        self.random = random.Random(seed)
+        self.processes = []
+        self.on_process_end = None
 
 
 class EventCount:

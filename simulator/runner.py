@@ -208,7 +208,10 @@ def run_simulation(
                 progress(finished / total)
 
     engine.on_process_end = on_process_end
-    engine.run()
+    try:
+        engine.run()
+    finally:
+        engine.close()
 
     overall = engine.now
     return assemble_result(

@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+import os
+import random
+import subprocess
+import sys
+
 import pytest
 
-from simulator.engine import NOT_IN_PROCESS, Engine, EventCount, Mailbox, Resource
+from simulator.engine import (
+    NOT_IN_PROCESS,
+    Engine,
+    EventCount,
+    Mailbox,
+    PythonEngine,
+    Resource,
+    speedups,
+)
 from simulator.errors import DeadlockError
+
+# Every test runs on both cores: the pure-Python reference and the C core when it is built.
+CORES = [pytest.param(PythonEngine, id="python-core")]
+if speedups is not None:
+    CORES.append(pytest.param(Engine, id="c-core"))
+
+
+@pytest.fixture(params=CORES)
+def engine_class(request: pytest.FixtureRequest) -> type[Engine]:
+    return request.param  # type: ignore[no-any-return]
 
 
 @pytest.fixture
-def engine() -> Engine:
-    return Engine(seed=1)
+def engine(engine_class: type[Engine]) -> Engine:
+    return engine_class(seed=1)
 
 
 @pytest.fixture
@@ -177,10 +200,10 @@ def test_an_exception_in_a_process_ends_the_run(engine: Engine) -> None:
         engine.run()
 
 
-def test_the_random_source_is_seeded(engine: Engine) -> None:
-    draws = [Engine(seed=7).random.random() for _ in range(2)]
+def test_the_random_source_is_seeded(engine_class: type[Engine]) -> None:
+    draws = [engine_class(seed=7).random.random() for _ in range(2)]
     assert draws[0] == draws[1]
-    assert Engine(seed=8).random.random() != draws[0]
+    assert engine_class(seed=8).random.random() != draws[0]
 
 
 def test_pause_rejects_negative_and_nan_durations(engine: Engine) -> None:
@@ -235,3 +258,134 @@ def test_processes_can_spawn_processes_while_running(engine: Engine, log: list) 
     engine.run()
     assert log == [(1.0, "parent"), (2.0, "child")]
     assert all(process.finished for process in engine.processes)
+
+
+def test_pending_counts_the_scheduled_events(engine: Engine) -> None:
+    engine.schedule(2.0, lambda _: None)
+    engine.schedule(1.0, lambda _: None)
+    engine.spawn("w", lambda: engine.pause(1.0))
+    assert engine.pending == 3
+    engine.run()
+    assert engine.pending == 0
+
+
+def test_schedule_rejects_negative_delays(engine: Engine) -> None:
+    with pytest.raises(ValueError, match=r"a delay cannot be negative or NaN \(got -0.5\)"):
+        engine.schedule(-0.5, lambda _: None)
+
+
+def test_a_failing_callback_ends_the_run_with_its_own_error(engine: Engine) -> None:
+    def explode(_: object) -> None:
+        raise KeyError("link 7")
+
+    def worker() -> None:
+        engine.schedule(1.0, explode)
+        engine.pause(5.0)
+
+    engine.spawn("w", worker)
+    with pytest.raises(KeyError, match="link 7") as caught:
+        engine.run()
+    assert "explode" in {entry.name for entry in caught.traceback}
+
+
+def test_close_unwinds_the_processes_a_deadlock_left_suspended(
+    engine_class: type[Engine],
+) -> None:
+    finished: list[str] = []
+
+    def blocked() -> None:
+        try:
+            Mailbox(engine, "never").get()
+        finally:
+            finished.append("unwound")
+
+    engine = engine_class()
+    for index in range(3):
+        engine.spawn(f"p{index}", blocked)
+    with pytest.raises(DeadlockError):
+        engine.run()
+    assert finished == []
+    engine.close()
+    assert finished == ["unwound"] * 3  # greenlet unwinds each one with GreenletExit
+    assert not any(process for process in engine.processes)
+    engine.close()  # a second close has nothing left to do
+
+
+def random_workload(engine: Engine, seed: int) -> list[tuple[float, str]]:
+    """Run a seeded mix of every primitive and return the trace of what happened when."""
+    draw = random.Random(seed)
+    trace: list[tuple[float, str]] = []
+    link = Resource(engine, "link", capacity=2)
+    boxes = [Mailbox(engine, f"box {i}") for i in range(4)]
+    count = EventCount(engine, "barrier")
+    durations = [draw.choice([0.0, 0.5, 1.0, 1.5, draw.random()]) for _ in range(400)]
+
+    def worker(index: int) -> None:
+        for step in range(12):
+            choice = (index * 7 + step * 3 + seed) % 5
+            duration = durations[(index * 12 + step) % len(durations)]
+            if choice == 0:
+                engine.pause(duration)
+            elif choice == 1:
+                link.acquire()
+                engine.pause(duration)
+                link.release()
+            elif choice == 2:
+                boxes[(index + 1) % 4].put((index, step))
+                engine.schedule(
+                    duration, lambda arg: trace.append((engine.now, f"cb {arg}")), index
+                )
+            elif choice == 3 and len(boxes[index % 4]):
+                trace.append((engine.now, f"{index} got {boxes[index % 4].get()}"))
+            else:
+                count.advance()
+                count.await_(count.count)
+            trace.append((engine.now, f"{index}.{step}"))
+
+    for index in range(16):
+        engine.spawn(f"w{index}", worker, index)
+    engine.run()
+    trace.append((engine.now, f"events {engine.events}"))
+    return trace
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("seed", range(8))
+def test_the_c_core_runs_events_exactly_as_the_python_core(seed: int) -> None:
+    assert random_workload(Engine(), seed) == random_workload(PythonEngine(), seed)
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_the_chunk_cache_reuses_frame_stacks_of_finished_processes() -> None:
+    assert speedups is not None
+    engine = Engine()
+    for index in range(50):
+        engine.spawn(f"p{index}", engine.pause, 1.0)
+    engine.run()
+    before = speedups.chunk_cache_stats()
+    engine = Engine()
+    for index in range(50):
+        engine.spawn(f"p{index}", engine.pause, 1.0)
+    engine.run()
+    after = speedups.chunk_cache_stats()
+    assert after["installed"] is True
+    assert after["hits"] - before["hits"] >= 50
+    assert after["cached"] <= after["capacity"]
+
+
+def test_the_c_core_is_built_where_required() -> None:
+    if os.environ.get("PARASIM_REQUIRE_SPEEDUPS") != "1":
+        pytest.skip("PARASIM_REQUIRE_SPEEDUPS is not set (CI sets it)")
+    assert speedups is not None, (
+        "simulator/_speedups.c is not built: python -m simulator.build_speedups"
+    )
+    assert Engine.__mro__[2] is speedups.Core
+
+
+def test_parasim_pure_python_turns_the_c_core_off() -> None:
+    code = "from simulator import engine; print(engine.speedups is None, engine.Engine.__mro__[2].__name__)"
+    env = {**os.environ, "PARASIM_PURE_PYTHON": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split() == ["True", "_PythonCore"]
