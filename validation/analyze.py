@@ -42,6 +42,14 @@ SEED_PATH = REPO_ROOT / "hwdb" / "seed" / "hardware.json"
 LARGE_N = 10_000_000  # 000 section 6.3: "large data size (>= 10000000 elements)"
 BYTES_PER_ELEMENT = 4  # one float per vector element and transfer (Listing 6)
 PAPER_LAMBDA_K = 0.703787  # 000 section 6.1, GTX 970
+# nvidia-smi's power.draw is a moving average over the last second on Ampere (except GA100)
+# and newer GPUs (NVML nvmlDeviceGetPowerUsage); older GPUs report instantaneous power. A
+# window's first second therefore still averages in what ran before it, so window energies
+# use only the samples from this long after the window starts (measured on an H100: without
+# it the 2 s windows were off by up to 14 %; see docs/validation/h100-80gb-hbm3.md).
+POWER_AVERAGING_S = 1.0
+# A window further than this from every power sample is not covered by the log.
+POWER_LOG_GAP_S = 1.0
 
 # Per-lane, per-direction PCIe bandwidth [B/s] by generation (encoding included).
 PCIE_LANE_BANDWIDTH: dict[int, float] = {
@@ -80,6 +88,11 @@ ANALYSIS_ERRORS: dict[str, str] = {
     "unknown_cc": "no CUDA-core table entry for compute capability {cc}; pass --record",
     "no_calibration": "no configuration matches the calibration filter {spec!r}",
     "bad_filter": "calibration filter must look like 'scenario:key=value,...', got {spec!r}",
+    "power_log_gap": (
+        "the power log does not cover the kernel window {start:.3f}-{end:.3f} (epoch s; the log "
+        "is {gap:.1f} s away): nvidia-smi writes local time, so run the analysis with the "
+        "measuring machine's TZ"
+    ),
 }
 
 CSV_COLUMNS = (
@@ -281,6 +294,11 @@ class Analysis:
     link_source: str = ""
     link: PcieLink | None = None
     fitted_link: PcieLink | None = None
+    # With a link record: the same comparisons with the parameters fitted to this run
+    # (in-sample residuals, shown beside the record's predictions).
+    htd_fitted: list[Comparison] = field(default_factory=list)
+    dth_fitted: list[Comparison] = field(default_factory=list)
+    application_fitted: list[Comparison] = field(default_factory=list)
     energy_time: list[Comparison] = field(default_factory=list)
     energy: list[Comparison] = field(default_factory=list)
     energy_notes: list[str] = field(default_factory=list)
@@ -383,18 +401,29 @@ def fit_link(configs: Sequence[Configuration], bandwidth: float) -> PcieLink:
     )
 
 
-def window_energy(samples: np.ndarray, start: float, end: float) -> float:
+def window_energy(
+    samples: np.ndarray, start: float, end: float, settle_s: float = POWER_AVERAGING_S
+) -> float:
     """Return the energy [J] of a window: mean sampled power inside it times its length.
 
-    `samples` is an (m, 2) array of (epoch seconds, watts); with no sample inside the window
-    the nearest sample's power is used.
+    `samples` is an (m, 2) array of (epoch seconds, watts). Samples from the window's first
+    `settle_s` seconds are skipped while later ones exist (see POWER_AVERAGING_S); with no
+    sample inside the window the nearest sample's power is used, and a window the log does
+    not reach at all is an error (a time-zone mismatch, typically).
     """
-    inside = samples[(samples[:, 0] >= start) & (samples[:, 0] <= end)]
-    if len(inside):
+    times = samples[:, 0]
+    gap = max(float(times.min()) - end, start - float(times.max()), 0.0)
+    if gap > POWER_LOG_GAP_S:
+        raise ValueError(ANALYSIS_ERRORS["power_log_gap"].format(start=start, end=end, gap=gap))
+    inside = samples[(times >= start) & (times <= end)]
+    settled = inside[inside[:, 0] >= start + settle_s]
+    if len(settled):
+        power = float(np.mean(settled[:, 1]))
+    elif len(inside):
         power = float(np.mean(inside[:, 1]))
     else:
         middle = 0.5 * (start + end)
-        power = float(samples[int(np.argmin(np.abs(samples[:, 0] - middle))), 1])
+        power = float(samples[int(np.argmin(np.abs(times - middle))), 1])
     return power * (end - start)
 
 
@@ -433,13 +462,15 @@ def analyze(
     idle_power_w: float | None = None,
     calibration: str | None = None,
     profile: ProfileFunction = saxpy2_profile,
+    power_settle_s: float = POWER_AVERAGING_S,
 ) -> Analysis:
     """Return the comparisons of measured and predicted times and energies.
 
     lambda_k is fitted on the calibration configuration(s) only (000 section 4.1) and then
     used unchanged everywhere; transfers use the link record's t_s and lambda_c when given,
     otherwise parameters fitted to this run's size sweep (then the transfer errors are fit
-    residuals, not predictions).
+    residuals, not predictions); with a link record the fitted parameters' residuals are
+    reported beside the predictions.
     """
     hardware = GpuHardware.from_attributes(gpu_record)
     spec = calibration or default_calibration(configs)
@@ -490,23 +521,36 @@ def analyze(
             result.link_source = (
                 "parameters fitted to this run (in-sample fit residuals, not predictions)"
             )
-        if result.link is not None:
-            link = result.link
+        targets = [(result.link, result.htd, result.dth, result.application)]
+        if link_record is not None and result.fitted_link is not None:
+            targets.append(
+                (
+                    result.fitted_link,
+                    result.htd_fitted,
+                    result.dth_fitted,
+                    result.application_fitted,
+                )
+            )
+        for link, htd_items, dth_items, app_items in targets:
+            if link is None:
+                continue
             for c in sizes:
                 nbytes = c.n * BYTES_PER_ELEMENT
                 htd = float(link.time(nbytes, "HostToDevice"))
                 dth = float(link.time(nbytes, "DeviceToHost"))
                 label = f"N = {c.n}"
-                result.htd.append(Comparison(label, c.htd_x_s + c.htd_y_s, 2 * htd))
-                result.dth.append(Comparison(label, c.dth_s, dth))
+                htd_items.append(Comparison(label, c.htd_x_s + c.htd_y_s, 2 * htd))
+                dth_items.append(Comparison(label, c.dth_s, dth))
                 kernel = predict_kernel(hardware, c, lam, profile)
-                result.application.append(Comparison(label, c.app_s, 2 * htd + kernel + dth))
+                app_items.append(Comparison(label, c.app_s, 2 * htd + kernel + dth))
 
     energy_configs = sorted(
         (c for c in configs if c.scenario == "energy" and c.windows), key=lambda c: c.grid_size
     )
     if energy_configs and power is not None and len(power):
-        analyze_energy(result, energy_configs, hardware, power, idle_power_w, gpu_record)
+        analyze_energy(
+            result, energy_configs, hardware, power, idle_power_w, gpu_record, power_settle_s
+        )
     return result
 
 
@@ -517,13 +561,22 @@ def analyze_energy(
     power: np.ndarray,
     idle_power_w: float | None,
     record: Mapping[str, float],
+    settle_s: float = POWER_AVERAGING_S,
 ) -> None:
     """Fill the 003 comparison: fit T(NB) and E_b on three full-round points, predict the rest."""
     resident = configs[0].active_blocks_per_sm * hardware.sms
     measured: dict[int, tuple[float, float]] = {}
     for c in configs:
-        energies = [window_energy(power, start, end) / repeats for start, end, repeats in c.windows]
+        energies = [
+            window_energy(power, start, end, settle_s) / repeats
+            for start, end, repeats in c.windows
+        ]
         measured[c.grid_size] = (c.window_kernel_s, float(np.mean(energies)))
+    result.energy_notes.append(
+        f"energy per kernel = mean board power from {settle_s:g} s after each repeat window's start "
+        "to its end x window length / repeats (nvidia-smi averages power.draw over 1 s on "
+        "Ampere and newer)"
+    )
     p_s = idle_power_w if idle_power_w is not None else record.get("powerIdle")
     if p_s is None:
         p_s = float(np.min(power[:, 1]))
@@ -581,12 +634,35 @@ def _mean_line(items: Sequence[Comparison], paper: str) -> str:
     return f"Mean relative error: **{shown}** ({paper})."
 
 
+def _large(items: Sequence[Comparison]) -> list[Comparison]:
+    return [c for c in items if int(c.label.split("= ")[1]) >= LARGE_N]
+
+
+def _small(items: Sequence[Comparison]) -> list[Comparison]:
+    return [c for c in items if int(c.label.split("= ")[1]) < LARGE_N]
+
+
 def render_report(result: Analysis) -> str:
     """Return the Markdown report, laid out like 000 section 6 plus 003's energy errors."""
-    large_kernel = [c for c in result.size_kernel if int(c.label.split("= ")[1]) >= LARGE_N]
-    small_kernel = [c for c in result.size_kernel if int(c.label.split("= ")[1]) < LARGE_N]
-    large_app = [c for c in result.application if int(c.label.split("= ")[1]) >= LARGE_N]
-    small_app = [c for c in result.application if int(c.label.split("= ")[1]) < LARGE_N]
+    large_kernel, small_kernel = _large(result.size_kernel), _small(result.size_kernel)
+    large_app, small_app = _large(result.application), _small(result.application)
+    # With a link record, the fitted link's in-sample residuals too: (summary row, short name, items)
+    fitted: list[tuple[str, str, list[Comparison]]] = []
+    if result.htd_fitted:
+        fitted = [
+            ("transfer HtD, fitted link (in-sample)", "HtD", result.htd_fitted),
+            ("transfer DtH, fitted link (in-sample)", "DtH", result.dth_fitted),
+            (
+                "application, large data, fitted link (in-sample)",
+                "application N >= 10^7",
+                _large(result.application_fitted),
+            ),
+            (
+                "application, small data, fitted link (in-sample)",
+                "application N < 10^7",
+                _small(result.application_fitted),
+            ),
+        ]
     out = [
         f"# saxpy2 validation: {result.gpu}",
         "",
@@ -644,6 +720,13 @@ def render_report(result: Analysis) -> str:
         *_table(result.dth),
     ]
     out += ["", _mean_line(result.dth, "DtH"), ""]
+    if fitted:
+        shown = "; ".join(f"{short} {100 * mean_error(items):.1f} %" for _, short, items in fitted)
+        out += [
+            "With t_s and lambda_c fitted to this run instead (in-sample residuals, not "
+            f"predictions), mean relative errors: {shown}.",
+            "",
+        ]
     out += ["## 5. Whole application (000 Fig. 6.5)", "", *_table(result.application), ""]
     out += [_mean_line(large_app, "N >= 10^7; 000: 1.8 % GTX 970, 0.5 % TITAN X, 1.5 % GTX 1070")]
     out += [_mean_line(small_app, "N < 10^7"), ""]
@@ -671,6 +754,7 @@ def render_report(result: Analysis) -> str:
         ("transfer DtH", result.dth),
         ("application, large data", large_app),
         ("application, small data", small_app),
+        *((name, items) for name, _, items in fitted),
         ("003 time by blocks", result.energy_time),
         ("003 energy by blocks", result.energy),
     ):
@@ -708,6 +792,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--nvidia-smi", type=Path, help="nvidia-smi.csv with PCIe generation and width"
     )
     parser.add_argument("--calibration", help="e.g. 'intensity:compute_intensity=1024'")
+    parser.add_argument(
+        "--power-settle-s",
+        type=float,
+        default=POWER_AVERAGING_S,
+        help="skip this long of each energy window's power samples (power.draw's averaging)",
+    )
     args = parser.parse_args(argv)
 
     configs = aggregate(read_measurements(args.measurements))
@@ -732,6 +822,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         power=power,
         idle_power_w=idle,
         calibration=args.calibration,
+        power_settle_s=args.power_settle_s,
     )
     if not args.record:
         result.notes.append(

@@ -293,3 +293,54 @@ def test_the_transfer_fit_stays_physical_on_noisy_measurements() -> None:
     assert 0 < htd.startup_s < 2e-5
     assert htd.lambda_c == pytest.approx(0.689, rel=0.1)
     assert not any("failed" in note for note in result.notes)
+
+
+def boxcar_power_log(steps: list[tuple[float, float, float]], average_s: float = 1.0) -> np.ndarray:
+    """Return (t, W) samples as nvidia-smi reports power.draw on Ampere and newer GPUs.
+
+    `steps` are (start, end, true watts); the reading is the true power averaged over the last
+    `average_s` seconds, updated every 100 ms and sampled every 50 ms (as on the H100 run).
+    """
+    fine = np.arange(steps[0][0], steps[-1][1], 0.001)
+    true = np.zeros_like(fine)
+    for start, end, watts in steps:
+        true[(fine >= start) & (fine < end)] = watts
+    samples = []
+    for t in np.arange(steps[0][0] + average_s, steps[-1][1], 0.05):
+        updated = math.floor(round(t / 0.1, 6)) * 0.1
+        recent = (fine > updated - average_s) & (fine <= updated)
+        samples.append((t, float(np.mean(true[recent]))))
+    return np.asarray(samples)
+
+
+def test_window_energy_skips_the_second_that_power_draw_still_averages() -> None:
+    # H100, driver 580: a 2 s window at 226 W after one at 120 W (NB = 132 after NB = 2).
+    log = boxcar_power_log([(0.0, 3.0, 120.0), (3.0, 5.0, 226.0), (5.0, 7.0, 240.0)])
+    assert va.window_energy(log, 3.0, 5.0) == pytest.approx(2 * 226.0, rel=0.01)
+    # The plain mean over the window, as before, is a quarter of the step too low.
+    biased = va.window_energy(log, 3.0, 5.0, settle_s=0.0)
+    assert biased == pytest.approx(2 * (226.0 - 0.25 * 106.0), rel=0.02)
+    # A window shorter than the averaging time falls back to all of its samples.
+    assert va.window_energy(log, 3.0, 3.8) == pytest.approx(
+        va.window_energy(log, 3.0, 3.8, settle_s=0.0)
+    )
+
+
+def test_a_power_log_in_another_time_zone_is_refused() -> None:
+    log = boxcar_power_log([(0.0, 3.0, 120.0), (3.0, 5.0, 226.0)])
+    with pytest.raises(ValueError, match=r"does not cover the kernel window.*TZ"):
+        va.window_energy(log, 3600.0 + 3.0, 3600.0 + 5.0)
+    assert va.window_energy(log, 5.5, 5.9) == pytest.approx(0.4 * 226.0)  # just past the end
+
+
+def test_with_a_link_record_the_fitted_link_residuals_are_reported_beside_the_predictions() -> None:
+    result = run()
+    assert len(result.htd_fitted) == len(result.htd) == 5
+    assert max(c.error for c in result.htd_fitted + result.application_fitted) < 1e-6
+    text = va.render_report(result)
+    assert "| transfer HtD, fitted link (in-sample) | 0.0 % |" in text
+    assert "fitted to this run instead (in-sample residuals, not predictions)" in text
+    rows, _ = synthetic()
+    without = va.analyze(va.aggregate(rows), GTX970, bus_bandwidth=1.58e10)
+    assert without.htd and not without.htd_fitted
+    assert "fitted link (in-sample)" not in va.render_report(without)
