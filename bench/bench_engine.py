@@ -56,7 +56,7 @@ if str(REPO_ROOT) not in sys.path:  # `python bench/bench_engine.py` from anywhe
 import simpy  # noqa: E402
 from workload import step_duration  # noqa: E402  # bench/workload.py, shared with SimGrid
 
-from simulator.engine import Engine, Mailbox, Resource  # noqa: E402
+from simulator.engine import Engine, Mailbox, PythonEngine, Resource, speedups  # noqa: E402
 from simulator.runner import run_simulation  # noqa: E402
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -97,9 +97,9 @@ QUICK = Workload(processes=200, steps=10, pairs=20, rounds=20, tasks=2000)
 
 
 # -- (a) compute ---------------------------------------------------------------------------------
-def parasim_compute(w: Workload, distinct: bool) -> Figures:
+def parasim_compute(w: Workload, distinct: bool, engine_class: type[Engine] = Engine) -> Figures:
     """Return (events, simulated s) of scenario (a) on ParaSim's engine API."""
-    engine = Engine()
+    engine = engine_class()
     done = [0]
 
     def body(process: int) -> None:
@@ -506,7 +506,24 @@ def best_simgrid(
 
 
 PARASIM, PARASIM_FULL, SIMPY = "ParaSim engine", "ParaSim run_simulation", "SimPy"
+PARASIM_PYTHON = "ParaSim engine, pure-Python core"
 SIMGRID, SIMGRID_EXECUTE = "SimGrid", "SimGrid execute"
+
+
+def python_core_runs(run: Callable[[], Figures]) -> list[Run]:
+    """Return a run of the pure-Python core too, when the C core is what `Engine` uses."""
+    return [] if speedups is None else [(PARASIM_PYTHON, run, "the fallback")]
+
+
+def core_description() -> str:
+    """Return which scheduling core `Engine` runs on."""
+    if speedups is None:
+        return "ParaSim core: pure Python (simulator/_speedups.c not built or turned off)"
+    stats = speedups.chunk_cache_stats()
+    return (
+        "ParaSim core: C (simulator/_speedups.c), frame-stack chunk cache "
+        f"{'on' if stats['installed'] else 'off'} (up to {stats['capacity']} chunks)"
+    )
 
 
 def run_scenarios(w: Workload, repeat: int, simgrid_repeat: int) -> list[ScenarioResult]:
@@ -521,6 +538,7 @@ def run_scenarios(w: Workload, repeat: int, simgrid_repeat: int) -> list[Scenari
             [
                 (PARASIM, partial(parasim_compute, w, distinct), ""),
                 (SIMPY, partial(simpy_compute, w, distinct), ""),
+                *python_core_runs(partial(parasim_compute, w, distinct, PythonEngine)),
             ],
             repeat,
         )
@@ -651,7 +669,12 @@ def kernel_costs(repeat: int) -> dict[str, tuple[float, float]]:
     cost is what 5,000 processes x 1 computation take beyond 5,000 steady-state events.
     """
     steady, many = Workload(processes=10, steps=20_000), Workload(processes=5_000, steps=1)
-    engines = ((PARASIM, parasim_compute), (SIMPY, simpy_compute))
+    engines: list[tuple[str, Callable[[Workload, bool], Figures]]] = [
+        (PARASIM, parasim_compute),
+        (SIMPY, simpy_compute),
+    ]
+    if speedups is not None:
+        engines.append((PARASIM_PYTHON, partial(parasim_compute, engine_class=PythonEngine)))
     steady_runs = best_interleaved(
         [(engine, partial(run, steady, True), "") for engine, run in engines], repeat
     )
@@ -682,6 +705,7 @@ def machine_description(simgrid: str) -> list[str]:
         f"machine: {os.cpu_count()} CPUs ({cpu}), load average {load}",
         f"python: {platform.python_version()} ({sys.executable}); SimPy {simpy.__version__}; "
         f"SimGrid {simgrid}" + ("" if simgrid == SIMGRID_MISSING else f" on {SYSTEM_PYTHON}"),
+        core_description(),
     ]
 
 

@@ -28,7 +28,9 @@
 /* CPython's DATA_STACK_CHUNK_SIZE (Python/pystate.c, 3.11 to 3.13); no other arena request has
  * this size (object arenas are 1 MiB), so the cache only ever holds frame-stack chunks. */
 #define CHUNK_SIZE ((size_t)16 * 1024)
-#define CHUNK_CACHE_MAX 4096 /* at most 64 MiB kept; a finished process touched one page or two */
+/* At most 16 MiB kept: a process with a shallow stack touched one page of its chunk, a deep
+ * one all four; 1024 covers the processes of most runs and bounds an idle worker's memory. */
+#define CHUNK_CACHE_MAX 1024
 
 static PyObjectArenaAllocator base_arena;
 static int chunk_cache_installed = 0;
@@ -36,11 +38,12 @@ static void *chunk_cache[CHUNK_CACHE_MAX];
 static Py_ssize_t chunk_cache_len = 0;
 static unsigned long long chunk_cache_hits = 0;
 
-/* Both are called with the GIL held (CPython allocates and frees frame chunks under it). */
+/* The cache is a plain array, so it is only used by a thread holding the GIL; CPython may free a
+ * thread state's chunks without it (PyThreadState_Delete), and those go straight through. */
 static void *
 chunk_alloc(void *ctx, size_t size)
 {
-    if (size == CHUNK_SIZE && chunk_cache_len > 0) {
+    if (size == CHUNK_SIZE && chunk_cache_len > 0 && PyGILState_Check()) {
         chunk_cache_hits++;
         return chunk_cache[--chunk_cache_len];
     }
@@ -50,16 +53,31 @@ chunk_alloc(void *ctx, size_t size)
 static void
 chunk_free(void *ctx, void *ptr, size_t size)
 {
-    if (size == CHUNK_SIZE && chunk_cache_len < CHUNK_CACHE_MAX) {
+    if (size == CHUNK_SIZE && chunk_cache_len < CHUNK_CACHE_MAX && PyGILState_Check()) {
         chunk_cache[chunk_cache_len++] = ptr;
         return;
     }
     base_arena.free(base_arena.ctx, ptr, size);
 }
 
+/* The module keeps its state in C globals (the process class, the cache), so it serves the main
+ * interpreter only; a subinterpreter's engine runs on the pure-Python core. */
+static int
+check_main_interpreter(void)
+{
+    if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+        PyErr_SetString(PyExc_ImportError,
+                        "simulator._speedups serves the main interpreter only");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *
 install_chunk_cache(PyObject *module, PyObject *unused)
 {
+    if (check_main_interpreter() < 0)
+        return NULL;
     if (!chunk_cache_installed) {
         PyObjectArenaAllocator cache = {NULL, chunk_alloc, chunk_free};
         PyObject_GetArenaAllocator(&base_arena);
@@ -164,14 +182,10 @@ core_pop(Core *self)
 }
 
 static int
-check_delay(double delay)
+check_delay(double delay, PyObject *given)
 {
     if (!(delay >= 0.0)) {
-        PyObject *value = PyFloat_FromDouble(delay);
-        if (value != NULL) {
-            PyErr_Format(PyExc_ValueError, "a delay cannot be negative or NaN (got %R)", value);
-            Py_DECREF(value);
-        }
+        PyErr_Format(PyExc_ValueError, "a delay cannot be negative or NaN (got %R)", given);
         return -1;
     }
     return 0;
@@ -244,7 +258,7 @@ core_dispatch(Core *self, PyObject *current)
         }
         Py_DECREF(result);
     }
-    if (self->loop == NULL) {
+    if (self->loop == NULL || self->loop == Py_None) {
         PyErr_SetString(PyExc_RuntimeError, "the engine is not running (call Engine.run)");
         return NULL;
     }
@@ -257,10 +271,8 @@ Core_pause(Core *self, PyObject *duration_obj)
     double duration = PyFloat_AsDouble(duration_obj);
     if (duration == -1.0 && PyErr_Occurred())
         return NULL;
-    if (!(duration >= 0.0)) {
-        PyErr_Format(PyExc_ValueError, "a delay cannot be negative or NaN (got %R)", duration_obj);
+    if (check_delay(duration, duration_obj) < 0)
         return NULL;
-    }
     PyObject *current = current_process("pause");
     if (current == NULL)
         return NULL;
@@ -313,7 +325,7 @@ Core_schedule(Core *self, PyObject *const *args, Py_ssize_t nargs)
     double delay = PyFloat_AsDouble(args[0]);
     if (delay == -1.0 && PyErr_Occurred())
         return NULL;
-    if (check_delay(delay) < 0)
+    if (check_delay(delay, args[0]) < 0)
         return NULL;
     if (core_push(self, self->now + delay, args[1], nargs == 3 ? args[2] : Py_None) < 0)
         return NULL;
@@ -412,12 +424,16 @@ Core_traverse(Core *self, visitproc visit, void *arg)
 static int
 Core_clear(Core *self)
 {
+    /* detach the queue first: a decref below may run code that schedules on this engine */
+    Entry *heap = self->heap;
     Py_ssize_t size = self->size;
-    self->size = 0;
+    self->heap = NULL;
+    self->size = self->capacity = 0;
     for (Py_ssize_t i = 0; i < size; i++) {
-        Py_CLEAR(self->heap[i].target);
-        Py_CLEAR(self->heap[i].arg);
+        Py_DECREF(heap[i].target);
+        Py_DECREF(heap[i].arg);
     }
+    PyMem_Free(heap);
     Py_CLEAR(self->loop);
     Py_CLEAR(self->start);
     Py_CLEAR(self->failure);
@@ -429,9 +445,9 @@ Core_dealloc(Core *self)
 {
     PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    Core_clear(self);
-    PyMem_Free(self->heap);
-    self->heap = NULL;
+    do { /* again if a decref scheduled something on the dying engine */
+        Core_clear(self);
+    } while (self->heap != NULL);
     type->tp_free((PyObject *)self);
     Py_DECREF(type);
 }
@@ -487,6 +503,8 @@ static PyType_Spec Core_spec = {
 static PyObject *
 set_process_type(PyObject *module, PyObject *type)
 {
+    if (check_main_interpreter() < 0)
+        return NULL;
     if (!PyType_Check(type)) {
         PyErr_SetString(PyExc_TypeError, "set_process_type expects a class");
         return NULL;

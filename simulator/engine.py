@@ -31,6 +31,7 @@ from simulator.errors import DeadlockError
 
 NOT_IN_PROCESS = "{primitive} can only be called from inside a simulated process"
 NEGATIVE_DELAY = "a delay cannot be negative or NaN (got {delay!r})"
+CLOSE_ATTEMPTS = 8  # GreenletExits `Engine.close` throws into a process that keeps blocking
 
 Callback = Callable[[Any], object]
 
@@ -180,6 +181,8 @@ class _PythonCore:
             batch = self._batch
             index = self._index
             if index < len(batch):
+                if self.now > self._until:  # `close` ends a run in the middle of a batch
+                    break
                 self._index = index + 2
             else:
                 times = self._times
@@ -216,6 +219,8 @@ class _PythonCore:
             batch = self._batch
             index = self._index
             if index < len(batch):
+                if self.now > self._until:
+                    return False
                 self._index = index + 2
             else:
                 times = self._times
@@ -249,10 +254,11 @@ def _load_speedups() -> Any:
         return None
     try:
         from simulator import _speedups  # type: ignore[attr-defined]
-    except ImportError:
+
+        _speedups.set_process_type(Process)
+        _speedups.install_chunk_cache()
+    except ImportError:  # not built, or a subinterpreter (it serves the main one only)
         return None
-    _speedups.set_process_type(Process)
-    _speedups.install_chunk_cache()
     return _speedups
 
 
@@ -300,16 +306,18 @@ class _EngineAPI(_API):
         Raise DeadlockError when the queue runs dry while processes are still blocked; an
         exception raised by a process or a callback propagates out of here.
         """
+        if until is not None and not until >= self.now:
+            raise ValueError(f"run(until={until!r}) lies before the current time {self.now!r}")
         loop = getcurrent()
         self._loop = loop
         for proc in self.processes:
             if not proc and not proc.dead and proc.parent is not loop:
                 proc.parent = loop
-        self._until = math.inf if until is None else until
+        self._until = math.inf if until is None else float(until)
         if not self._run_loop():
             return self.now
         if until is not None and self._live:
-            self.now = max(self.now, until)
+            self.now = max(self.now, float(until))
             return self.now
         if self._live:
             blocked = {p.name: p.waiting or "nothing" for p in self.processes if not p.finished}
@@ -323,9 +331,13 @@ class _EngineAPI(_API):
         nothing of the run stays alive: a suspended greenlet in a reference cycle is never
         collected, and a worker running many simulations would keep every blocked stack.
         """
-        self._until = -math.inf  # a process that swallows GreenletExit cannot run on
+        self._until = -math.inf  # a process that catches GreenletExit cannot run on
         for proc in self.processes:
-            if proc and not proc.dead:  # started and suspended
+            # a `finally` that blocks again (a pause, a receive) suspends the process anew:
+            # throw again, a few times, rather than leave it alive
+            for _ in range(CLOSE_ATTEMPTS):
+                if not proc or proc.dead:  # never started, or finished
+                    break
                 # the run is over and its outcome known: what a model's own `finally` raises
                 # while unwinding must not replace it
                 with contextlib.suppress(Exception):
@@ -369,13 +381,16 @@ class EventCount:
         self.engine = engine
         self.name = name
         self.count = 0
-        self._waiters: list[tuple[int, Process]] = []
+        # [value, process] lists, not tuples: the garbage collector untracks a tuple whose items
+        # look untrackable, as a suspended greenlet does, and would then never see the cycle
+        # engine -> process -> engine once the run is over
+        self._waiters: list[list[Any]] = []
 
     def await_(self, value: int) -> None:
         """Block the calling process until the count reaches `value` (return at once if it has)."""
         if self.count >= value:
             return
-        self._waiters.append((value, self.engine.current))
+        self._waiters.append([value, self.engine.current])
         self.engine.suspend(f"{self.name} to reach {value} (now {self.count})")
 
     def advance(self) -> None:
@@ -384,13 +399,13 @@ class EventCount:
         if not self._waiters:
             return
         reached = self.count
-        still: list[tuple[int, Process]] = []
+        still: list[list[Any]] = []
         wake = self.engine.wake
-        for value, proc in self._waiters:
-            if value <= reached:
-                wake(proc)
+        for waiter in self._waiters:
+            if waiter[0] <= reached:
+                wake(waiter[1])
             else:
-                still.append((value, proc))
+                still.append(waiter)
         self._waiters = still
 
 
@@ -407,7 +422,7 @@ class Mailbox:
         self.engine = engine
         self.name = name
         self._items: deque[Any] = deque()
-        self._getters: list[tuple[Process, Callable[[Any], bool] | None]] = []
+        self._getters: list[list[Any]] = []  # [process, accept]: lists, see EventCount
 
     def __len__(self) -> int:
         return len(self._items)
@@ -433,7 +448,7 @@ class Mailbox:
                 if accept(item):
                     del items[index]
                     return item
-        self._getters.append((self.engine.current, accept))
+        self._getters.append([self.engine.current, accept])
         return self.engine.suspend(waiting or f"a message in {self.name}")
 
 

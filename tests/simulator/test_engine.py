@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import subprocess
 import sys
+import weakref
+from pathlib import Path
 
 import pytest
 
@@ -389,3 +392,67 @@ def test_parasim_pure_python_turns_the_c_core_off() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert done.stdout.split() == ["True", "_PythonCore"]
+
+
+def test_a_closed_engine_is_collected_even_if_the_collector_ran_mid_run(
+    engine_class: type[Engine],
+) -> None:
+    engine = engine_class()
+    box, barrier = Mailbox(engine, "box"), EventCount(engine, "barrier")
+    engine.spawn("receiver", box.get)
+    engine.spawn("waiter", barrier.await_, 5)
+    engine.schedule(1.0, lambda _: gc.collect())  # while both processes are suspended
+    with pytest.raises(DeadlockError):
+        engine.run()
+    engine.close()
+    process = weakref.ref(engine.processes[0])
+    del engine, box, barrier
+    gc.collect()
+    assert process() is None
+
+
+def test_close_ends_a_process_whose_finally_blocks_again(engine_class: type[Engine]) -> None:
+    engine = engine_class()
+    unwound: list[str] = []
+
+    def stubborn() -> None:
+        try:
+            Mailbox(engine, "never").get()
+        finally:
+            engine.pause(0.0)  # blocks while unwinding
+            unwound.append("done")
+
+    engine.spawn("stubborn", stubborn)
+    with pytest.raises(DeadlockError):
+        engine.run()
+    engine.close()
+    assert engine.processes[0].dead
+
+
+def test_run_until_keeps_the_clock_a_float_and_refuses_to_go_back(engine: Engine) -> None:
+    engine.spawn("w", engine.pause, 10.0)
+    assert repr(engine.run(until=5)) == "5.0"
+    with pytest.raises(ValueError, match=r"run\(until=3\) lies before the current time 5.0"):
+        engine.run(until=3)
+
+
+def test_schedule_names_the_delay_as_given(engine: Engine) -> None:
+    with pytest.raises(ValueError, match=r"\(got -1\)$"):
+        engine.schedule(-1, lambda _: None)
+
+
+def test_a_subinterpreter_gets_the_python_core_and_leaves_the_main_one_working() -> None:
+    interpreters = pytest.importorskip("_xxsubinterpreters")
+    root = str(Path(__file__).resolve().parents[2])
+    code = (
+        f"import sys; sys.path.insert(0, {root!r}); from simulator import engine\n"
+        "assert engine.speedups is None, 'the C core in a subinterpreter'\n"
+    )
+    interpreter = interpreters.create()
+    try:
+        interpreters.run_string(interpreter, code)
+    finally:
+        interpreters.destroy(interpreter)
+    engine = Engine()
+    engine.spawn("after", engine.pause, 1.0)
+    assert engine.run() == 1.0
