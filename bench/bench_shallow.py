@@ -10,6 +10,9 @@ the kernel's parameters. Measured, each the best of `--repeat` rounds:
 - first call: creating the context (V8 isolate, prelude, model source) and evaluating;
 - for comparison, one evaluation through mini-racer's public `MiniRacer.eval`.
 
+Like a sandboxed simulation run (simulator/_child.py), the process first keeps itself and
+V8's threads on one CPU (`shallow.keep_on_one_cpu`); `--no-pin` measures without that.
+
     PYTHONPATH=. .venv/bin/python bench/bench_shallow.py [--repeat N] [--json]
 """
 
@@ -27,7 +30,7 @@ from py_mini_racer import MiniRacer
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/<file>.py`
 
 from simulator import shallow
-from simulator.shallow import ShallowFunctions
+from simulator.shallow import ShallowFunctions, keep_on_one_cpu
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "merpsys_gtx970"
 KERNEL_PARAMS: dict[str, object] = {
@@ -105,14 +108,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="rounds; the best is kept")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--no-pin", action="store_true", help="do not keep Python and V8 on one CPU"
+    )
     options = parser.parse_args()
+    cpu = None if options.no_pin else keep_on_one_cpu()
     figures = measure(options.repeat)
+    figures["pinned_cpu"] = -1 if cpu is None else cpu
     if options.json:
         print(json.dumps(figures, indent=2))
         return
     print(
         f"shallow functions, {platform.python_implementation()} {platform.python_version()}, "
-        f"best of {options.repeat}"
+        f"best of {options.repeat}, "
+        + ("not pinned" if cpu is None else f"Python and V8 kept on CPU {cpu}")
     )
     print(f"  memoized call          {figures['memoized_us']:10.3f} us   (target <= 2)")
     print(f"  uncached call          {figures['uncached_us']:10.1f} us   (target <= 200)")

@@ -163,6 +163,11 @@ def _error_dict(error: BaseException) -> dict[str, Any]:
 def main(argv: list[str]) -> None:
     """Run one sandboxed simulation; never returns (exits the process)."""
     entry_name, fd_text, payload_path, limits_text = argv
+    # Before any V8 thread exists: the run and the V8 threads it starts share one CPU (see
+    # keep_on_one_cpu); read before the environment is cleared, which holds its switch.
+    from simulator.shallow import keep_on_one_cpu
+
+    keep_on_one_cpu()
     # The parent sets only PYTHONHASHSEED (read at start-up); the run sees an environment
     # holding nothing but the thread counts of the numerical libraries: one run is one
     # thread, so a worker's concurrency is what decides how many cores it uses.

@@ -511,6 +511,16 @@ class Limits:
 # start; the project root comes as argv[1].
 CHILD_FLAGS = ("-s", "-P")
 CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0"}
+# Operator switches the child reads before it clears its environment (not the user's).
+CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU",)
+
+
+def _child_environment() -> dict[str, str]:
+    """Return the child's environment: the fixed hash seed and the operator's switches."""
+    passed = {name: os.environ[name] for name in CHILD_PASSED_THROUGH if name in os.environ}
+    return {**CHILD_ENVIRONMENT, **passed}
+
+
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from simulator._child import main; main(sys.argv[2:])"
@@ -638,7 +648,7 @@ def run_sandboxed(
         process = subprocess.Popen(
             command,
             cwd=workdir,
-            env=dict(CHILD_ENVIRONMENT),
+            env=_child_environment(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -70,6 +70,7 @@ def entry_identity(**_: object) -> dict[str, Any]:
         "core": resource.getrlimit(resource.RLIMIT_CORE),
         "nproc": resource.getrlimit(resource.RLIMIT_NPROC),
         "can_read_root_home": os.access("/root", os.R_OK),
+        "cpus": sorted(os.sched_getaffinity(0)),
     }
 
 
@@ -471,6 +472,13 @@ def test_it_runs_the_child_with_an_empty_environment_limits_and_a_fresh_director
     assert identity["data"] == [SMALL.data_bytes] * 2
     assert identity["fsize"] == [SMALL.fsize_bytes] * 2
     assert identity["core"] == [0, 0]
+    assert len(identity["cpus"]) == 1  # the run and V8 share one CPU (keep_on_one_cpu)
+
+
+def test_the_operator_can_let_the_child_use_every_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARASIM_KEEP_ON_ONE_CPU", "0")
+    identity = run_entry("entry_identity")
+    assert identity["cpus"] == sorted(os.sched_getaffinity(0))
 
 
 def test_string_hashes_in_the_child_are_the_same_on_every_run() -> None:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -310,3 +314,47 @@ def test_random_numbers_and_the_clock_are_the_same_on_every_run():
     ]
     assert values[0] == values[1]
     assert 1 <= values[0] < 2
+
+
+def test_keep_on_one_cpu_pins_the_caller_and_the_v8_threads_it_starts() -> None:
+    # In a child process: pinning the test process itself would slow the rest of the suite.
+    code = (
+        "import os\n"
+        "from simulator.shallow import ShallowFunctions, keep_on_one_cpu\n"
+        "allowed = os.sched_getaffinity(0)\n"
+        "cpu = keep_on_one_cpu()\n"
+        "assert cpu in allowed and os.sched_getaffinity(0) == {cpu}, cpu\n"
+        "model = ShallowFunctions(model_key='m', source='function computationTime(p) { return 2; }', attributes={})\n"
+        "assert model.call('computationTime', params={}) == 2.0\n"
+        "threads = os.listdir('/proc/self/task')\n"
+        "assert len(threads) > 1, threads\n"
+        "assert all(os.sched_getaffinity(int(t)) == {cpu} for t in threads)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_keep_on_one_cpu_can_be_turned_off() -> None:
+    code = (
+        "import os\n"
+        "from simulator.shallow import keep_on_one_cpu\n"
+        "before = os.sched_getaffinity(0)\n"
+        "assert keep_on_one_cpu() is None and os.sched_getaffinity(0) == before\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PARASIM_KEEP_ON_ONE_CPU": "0"},
+        check=False,
+    )
+    assert done.stdout.strip() == "ok", done.stderr
