@@ -427,6 +427,7 @@ def test_close_ends_a_process_whose_finally_blocks_again(engine_class: type[Engi
         engine.run()
     engine.close()
     assert engine.processes[0].dead
+    assert unwound == []  # the second GreenletExit ended it inside its own `finally`
 
 
 def test_run_until_keeps_the_clock_a_float_and_refuses_to_go_back(engine: Engine) -> None:
