@@ -5,11 +5,14 @@
 #
 # CUDA 13 dropped sm_52..sm_70: building for the paper's Maxwell/Pascal GPUs needs CUDA 12.x
 # or older (set NVCC=/path/to/cuda-12/bin/nvcc). Override the list with ARCHS="52 61".
-# Usage: validation/build.sh [output-binary]   (default validation/build/saxpy2)
+# Usage: validation/build.sh [output-binary] [source.cu]
+#   (default validation/build/saxpy2 from validation/saxpy2.cu; the profile microbenchmarks are
+#   `validation/build.sh OUT/gpuprofile validation/gpuprofile.cu`)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 NVCC="${NVCC:-nvcc}"
 out="${1:-$here/build/saxpy2}"
+source="${2:-$here/saxpy2.cu}"
 wanted="${ARCHS:-52 60 61 70 75 80 86 89 90}"
 supported="$("$NVCC" --list-gpu-code 2>/dev/null | tr -d '\r' | sed -n 's/^sm_\([0-9]*\)$/\1/p' | tr '\n' ' ')"
 if [ -z "$supported" ]; then
@@ -33,4 +36,4 @@ fi
 flags+=("-gencode" "arch=compute_${newest},code=compute_${newest}")
 mkdir -p "$(dirname "$out")"
 set -x
-"$NVCC" -O3 -std=c++17 -Xptxas -v "${flags[@]}" -o "$out" "$here/saxpy2.cu"
+"$NVCC" -O3 -std=c++17 -Xptxas -v "${flags[@]}" -o "$out" "$source"

@@ -30,8 +30,13 @@ slug="$(echo "$name" | tr '[:upper:]' '[:lower:]' | sed 's/^nvidia //; s/[^a-z0-
 dir="$here/results/$slug-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$dir"
 "$here/build.sh" "$dir/saxpy2" > "$dir/build.log" 2>&1
+"$here/build.sh" "$dir/gpuprofile" "$here/gpuprofile.cu" >> "$dir/build.log" 2>&1
+cuobjdump -sass "$dir/saxpy2" > "$dir/saxpy2.sass" 2>&1 || true
 nvidia-smi -i "$gpu" --query-gpu=name,pcie.link.gen.max,pcie.link.width.max,power.limit,driver_version \
   --format=csv,noheader,nounits > "$dir/nvidia-smi.csv"
+# the machine as it was: clocks, power limits, link, driver (for the data's README)
+nvidia-smi -i "$gpu" -q > "$dir/nvidia-smi-q.txt" 2>&1 || true
+{ uname -a; nvcc --version 2>/dev/null | tail -2; } > "$dir/host.txt" 2>&1 || true
 
 reps=10; intensities="1,2,4,8,16,32,64,128,256,512,1024,2048,4096"
 warps="2,4,6,8,12,16,20,24,28,32,40,48,56,64"
@@ -49,6 +54,17 @@ common=(--device "$gpu" --out "$csv" --reps "$reps")
 "$bin" "${common[@]}" --scenario occupancy --n 10000000 --block 32,64 --a 64 --warps "$warps"
 "$bin" "${common[@]}" --scenario size --n "$sizes" --block 256 --a 1
 "$bin" --device "$gpu" --out "$csv" --reps 1 --scenario energy --block 1024 --a 4096 --grids-auto --energy-window-s 2
+if [ "$quick" = 0 ]; then
+  # the per-warp latency at higher intensities, and the transfer curves from pinned memory
+  "$bin" "${common[@]}" --scenario occupancy-a256 --n 10000000 --block 32,64 --a 256 --warps "$warps"
+  "$bin" "${common[@]}" --scenario occupancy-a1024 --n 10000000 --block 64 --a 1024 --warps 2,8,32,64
+  "$bin" --device "$gpu" --out "$csv" --reps 5 --scenario size-pinned --pinned --n "$sizes" --block 256 --a 1
+fi
+# the GPU's profile for the current-architecture models (launch, latencies, bandwidth and the
+# L2 knee, transfer curves, power by state); its power windows are in the same power log
+profile_args=(--device "$gpu" --out "$dir/profile.csv")
+[ "$quick" = 1 ] && profile_args+=(--quick)
+"$dir/gpuprofile" "${profile_args[@]}" 2> "$dir/gpuprofile.log"
 sleep 1
 kill "$sampler" 2>/dev/null || true
 wait "$sampler" 2>/dev/null || true
