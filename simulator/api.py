@@ -8,11 +8,14 @@ Semantics (where MERPSYS leaves a choice, the choice is written here):
 
 * `sim.computation(params)` evaluates the node model's `computationTime(params)` (seconds)
   and pauses that long; the process's node instance is busy meanwhile.
-* `sim.p2pCommunicationSend(size, target_label, direction=None, target_rank=None)` never
-  blocks. Without `target_rank` the target is rank `rank % labels[target_label]` (the same
-  index, wrapped). The message travels the shortest path of edges; every NETWORK node on it
-  whose model defines `p2pTime` charges `p2pTime(size, params)` with `params.direction` set
-  when a direction was given. Store and forward: a hop starts when the previous one ended.
+* `sim.p2pCommunicationSend(size, target_label, direction=None, target_rank=None,
+  hostMemory=None)` never blocks. Without `target_rank` the target is rank
+  `rank % labels[target_label]` (the same index, wrapped). The message travels the shortest
+  path of edges; every NETWORK node on it whose model defines `p2pTime` charges
+  `p2pTime(size, params)` with `params.direction` set when a direction was given and
+  `params.hostMemory` ('pageable' or 'pinned', checked at the send) when a host memory kind
+  was given; the PCIe model takes a missing one as 'pageable' (simulator.models.transfer).
+  Store and forward: a hop starts when the previous one ended.
   Each network instance serves one transfer at a time per travel direction (the pair of
   neighbours on the path), first come first served, so contention shows. An intermediate
   network node with count k carries the message on instance `source instance % k`.
@@ -38,6 +41,7 @@ from typing import Any, Protocol
 
 from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
+from simulator.models.transfer import TRANSFER_ERRORS, host_memory_kind
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
 
@@ -51,6 +55,7 @@ API_MESSAGES = {
     "no_model": "node {node!r} has no computational model",
     "no_function": "the model does not define {function}()",
     "bad_time": "returned {value!r}; a time must be a finite number of seconds >= 0",
+    "host_memory": "{call}: " + TRANSFER_ERRORS["host_memory"],
 }
 
 P2P = "p2p"
@@ -177,25 +182,40 @@ class NodeRuntime:
         """Return `computationTime(params)` of the node's model, in seconds."""
         return self._time("computationTime", params=params)
 
-    def transfer_time(self, size: float, direction: str | None) -> float:
-        """Return `p2pTime(size, params)` with `params.direction` when a direction is given."""
-        params: dict[str, object] = {} if direction is None else {"direction": direction}
+    def transfer_time(
+        self, size: float, direction: str | None, host_memory: str | None = None
+    ) -> float:
+        """Return `p2pTime(size, params)` with `params.direction` and `params.hostMemory` set
+        when they were given."""
+        params: dict[str, object] = {}
+        if direction is not None:
+            params["direction"] = direction
+        if host_memory is not None:
+            params["hostMemory"] = host_memory
         return self._time("p2pTime", size, params=params)
 
 
 class Message:
-    """A message in flight or delivered: who sent it, how big, on which channel, when."""
+    """A message in flight or delivered: who sent it, how big, on which channel, when, and
+    the host memory kind of its copy (None: not given, the link model's default)."""
 
-    __slots__ = ("channel", "direction", "sent_at", "size", "source")
+    __slots__ = ("channel", "direction", "host_memory", "sent_at", "size", "source")
 
     def __init__(
-        self, source: ProcessState, size: float, direction: str | None, channel: object, now: float
+        self,
+        source: ProcessState,
+        size: float,
+        direction: str | None,
+        channel: object,
+        now: float,
+        host_memory: str | None = None,
     ) -> None:
         self.source = source
         self.size = size
         self.direction = direction
         self.channel = channel
         self.sent_at = now
+        self.host_memory = host_memory
 
 
 class ProcessState:
@@ -241,7 +261,7 @@ class _Transfer:
     def _start(self, _arg: object) -> None:
         node, instance, _, _ = self.hops[self.index]
         message = self.message
-        duration = node.transfer_time(message.size, message.direction)
+        duration = node.transfer_time(message.size, message.direction, message.host_memory)
         engine = self.world.engine
         self.hop_start = engine.now
         node.usages[instance].start(engine.now)
@@ -328,9 +348,10 @@ class World:
         size: float,
         direction: str | None,
         channel: object,
+        host_memory: str | None = None,
     ) -> None:
         """Start a message on its way; it lands in the target's mailbox when it arrives."""
-        message = Message(source, size, direction, channel, self.engine.now)
+        message = Message(source, size, direction, channel, self.engine.now, host_memory)
         hops = self.hops(source.slot, target.slot)
         if hops:
             _Transfer(self, message, hops, target).next_hop()
@@ -379,6 +400,16 @@ class Sim:
         ):
             raise ApiUsageError(API_MESSAGES["size"].format(call=call, value=size))
         return float(size)
+
+    def _check_host_memory(self, call: str, host_memory: object) -> str | None:
+        if host_memory is None:
+            return None
+        try:
+            return host_memory_kind(host_memory)
+        except ValueError:
+            raise ApiUsageError(
+                API_MESSAGES["host_memory"].format(call=call, value=host_memory)
+            ) from None
 
     def _peers(self, call: str, label: object) -> list[ProcessState]:
         peers = self._world.by_label.get(label) if isinstance(label, str) else None
@@ -473,16 +504,19 @@ class Sim:
         target_label: object,
         direction: str | None = None,
         target_rank: object = None,
+        hostMemory: object = None,  # the parameter's name in p2pTime's params too
     ) -> None:
-        """Send `size` bytes to a process of `target_label` without waiting for delivery."""
+        """Send `size` bytes to a process of `target_label` without waiting for delivery;
+        `hostMemory` ('pageable' or 'pinned') is the host memory the copy reads or writes."""
         call = "sim.p2pCommunicationSend"
         size_b = self._check_size(call, size)
+        host_memory = self._check_host_memory(call, hostMemory)
         if target_rank is None:
             peers = self._peers(call, target_label)
             target = peers[self._state.slot.rank % len(peers)]
         else:
             target = self._peer(call, target_label, target_rank)
-        self._world.send(self._state, target, size_b, direction, P2P)
+        self._world.send(self._state, target, size_b, direction, P2P, host_memory)
 
     def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> float:
         """Block until a message from `source_label` (rank `source_rank`, or any) arrived."""

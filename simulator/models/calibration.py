@@ -4,6 +4,9 @@
   fit over several launches of T_measured = T_estimated(lambda_k = 1) / lambda_k.
 - t_s and lambda_c (4.6) for one transfer direction: a straight line T = t_s + n / (bw lambda_c)
   fitted by least squares to (n, T) pairs.
+- t_p and B_p (4.6p, simulator.models.transfer) for pageable copies of one direction: the line
+  T = t_p + n / B_p fitted the same way to copies from or to pageable host memory, where the
+  host staging rate B_p binds, i.e. B_p < bw lambda_c.
 - 003's block energy: T(NB) = a NB + b by simple linear regression, then E_b (and P_s when the
   idle power is not given) from E(NB) = E_b NB + P_s T(NB); at least three measurements.
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +29,11 @@ CALIBRATION_ERRORS: dict[str, str] = {
     "not_finite": "{what} must be finite numbers (measurement {index}: {value!r})",
     "degenerate": "{what} needs at least two different {variable} values",
     "negative_fit": "the fit gives a negative {parameter} ({value:.6g}); check the measurements",
+    "staging_not_binding": (
+        "the pageable copies run at {rate:.6g} B/s, not below the link's {link_rate:.6g} B/s: "
+        "the host staging rate does not bind, so the link needs no pageable attributes "
+        "(or fit t_s and lambda_c to these copies)"
+    ),
 }
 
 
@@ -124,6 +133,60 @@ def fit_transfer(
         )
     startup = _non_negative("startup time", intercept, tolerance=1e-12 * float(np.max(t)))
     return TransferFit(startup_s=startup, lambda_c=1.0 / (slope * bandwidth))
+
+
+class PageableFit(NamedTuple):
+    """One direction's pageable-copy parameters (4.6p): startup time [s] and the host staging
+    rate [B/s], stored as pageableStartupHTD / pageableBandwidthHTD (or ...Dth)."""
+
+    startup_s: float
+    staging_bandwidth: float
+
+
+def fit_pageable(
+    *,
+    sizes: Sequence[float],
+    times_s: Sequence[float],
+    link_rate: float,
+    min_bytes: float = 0.0,
+) -> PageableFit:
+    """Return t_p and B_p of one direction from measured pageable (n bytes, seconds) pairs.
+
+    Least squares on T = t_p + n / B_p over the copies of at least `min_bytes` (the driver may
+    treat small pageable copies differently); `link_rate` = bw * lambda_c of the direction.
+    The staging rate must bind (B_p < link_rate), otherwise (4.6p) would charge the link's rate
+    and not the measured one.
+    """
+    if not link_rate > 0:
+        raise CalibrationError(
+            CALIBRATION_ERRORS["non_positive"].format(what="link rate", index=0, value=link_rate)
+        )
+    n, t = _columns(
+        {"sizes": sizes, "times": times_s}, what="a pageable fit", minimum=2, allow_zero=("sizes",)
+    )
+    keep = n >= min_bytes
+    if int(np.count_nonzero(keep)) < 2:
+        raise CalibrationError(
+            CALIBRATION_ERRORS["too_few"].format(
+                what=f"a pageable fit (copies of at least {min_bytes:g} bytes)",
+                minimum=2,
+                count=int(np.count_nonzero(keep)),
+            )
+        )
+    n, t = n[keep], t[keep]
+    slope, intercept = _line(n, t, "a pageable fit", "size")
+    if slope <= 0:
+        raise CalibrationError(
+            CALIBRATION_ERRORS["negative_fit"].format(parameter="inverse bandwidth", value=slope)
+        )
+    rate = 1.0 / slope
+    # A fit of copies at the link's rate lands within rounding of it, on either side.
+    if rate >= link_rate * (1.0 - 1e-9):
+        raise CalibrationError(
+            CALIBRATION_ERRORS["staging_not_binding"].format(rate=rate, link_rate=link_rate)
+        )
+    startup = _non_negative("startup time", intercept, tolerance=1e-12 * float(np.max(t)))
+    return PageableFit(startup_s=startup, staging_bandwidth=rate)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,20 @@
 t_s (startup time) and lambda_c (bus utilisation) are given per direction; a generic
 latency-bandwidth link is (4.6) with one direction and lambda_c = 1. The three testbeds of
 000's Table 6.2 and the GTX 970 bus record of Fig. 5.2 are built-in data.
+
+Host memory kind (issue 11). A copy from or to pageable host memory (what 000's Listing 6
+does) is staged by the CUDA driver through a pinned buffer with a CPU memcpy, so it runs at
+the host staging rate B_p when that is below the link's. A link may carry, per direction,
+the pageable startup t_p [s] and staging rate B_p [B/s] (pageableStartupHTD,
+pageableBandwidthHTD, pageableStartupDth, pageableBandwidthDth); then a pageable copy costs
+
+    T_c = t_p + n / min(bw * lambda_c, B_p)                                       (4.6p)
+
+and a pinned one (4.6). A direction without these attributes charges (4.6) for both kinds:
+000's testbeds were measured with pageable memory, so their t_s and lambda_c already carry
+the staging. Example (H100 SXM5, PCIe 5.0 x16): pinned 54.5 GB/s at 1 GB, t_s ~9 us;
+pageable ~7 GB/s host to device, ~11.6 GB/s device to host. The transfer's kind is the
+`hostMemory` parameter of `p2pTime` ('pageable', the default, or 'pinned').
 """
 
 from __future__ import annotations
@@ -23,11 +37,19 @@ ArrayLike = float | int | npt.ArrayLike
 Direction = Literal["HostToDevice", "DeviceToHost"]
 HOST_TO_DEVICE: Direction = "HostToDevice"
 DEVICE_TO_HOST: Direction = "DeviceToHost"
+HostMemory = Literal["pageable", "pinned"]
+PAGEABLE: HostMemory = "pageable"
+PINNED: HostMemory = "pinned"
+HOST_MEMORY_KINDS: tuple[HostMemory, ...] = (PAGEABLE, PINNED)
 MS = 1e-3
 GB = 1e9
 
 TRANSFER_ERRORS: dict[str, str] = {
     "direction": "direction must be 'HostToDevice' or 'DeviceToHost', got {direction!r}",
+    "host_memory": "hostMemory must be 'pageable' or 'pinned', got {value!r}",
+    "pageable_pair": (
+        "link attributes {present!r} and {missing!r} go together: give both or neither"
+    ),
     "missing_attribute": "link attribute {name!r} is required",
     "negative_size": "message size must be non-negative",
     "no_direction": (
@@ -48,12 +70,53 @@ def transfer_time(
     return float(value) if np.ndim(value) == 0 else value
 
 
+def host_memory_kind(value: object) -> HostMemory:
+    """Return the transfer's host memory kind: 'pageable' when `value` is None, else `value`
+    if it is 'pageable' or 'pinned'; ValueError with TRANSFER_ERRORS["host_memory"] otherwise.
+
+    The one check of the `hostMemory` parameter: the `sim` API applies it at the send, the
+    built-in `pcie_link.js` repeats it with the same message.
+    """
+    if value is None:
+        return PAGEABLE
+    if value == PAGEABLE:
+        return PAGEABLE
+    if value == PINNED:
+        return PINNED
+    raise ValueError(TRANSFER_ERRORS["host_memory"].format(value=value))
+
+
+def staged_transfer_time(
+    n_bytes: ArrayLike, *, startup_s: ArrayLike, link_rate: ArrayLike, staging_bandwidth: ArrayLike
+) -> Numeric:
+    """Return T_c (4.6p) in seconds for a pageable copy: t_p + n / min(link_rate, B_p), where
+    link_rate = bw * lambda_c and B_p is the host staging rate, both in bytes/s."""
+    n = np.asarray(n_bytes, dtype=np.float64)
+    if np.any(n < 0):
+        raise ValueError(TRANSFER_ERRORS["negative_size"])
+    rate = np.minimum(
+        np.asarray(link_rate, dtype=np.float64), np.asarray(staging_bandwidth, dtype=np.float64)
+    )
+    value = np.asarray(startup_s, dtype=np.float64) + n / rate
+    return float(value) if np.ndim(value) == 0 else value
+
+
+@dataclass(frozen=True)
+class HostStaging:
+    """Pageable copies of one direction: startup time [s] and host staging rate [B/s]."""
+
+    startup_s: float
+    bandwidth: float
+
+
 @dataclass(frozen=True)
 class LinkDirection:
-    """Startup time [s] and bandwidth utilisation lambda_c of one direction of a link."""
+    """Startup time [s] and bandwidth utilisation lambda_c of one direction of a link, and
+    optionally how pageable copies are staged (None: they cost (4.6) like pinned ones)."""
 
     startup_s: float
     lambda_c: float
+    pageable: HostStaging | None = None
 
 
 @dataclass(frozen=True)
@@ -73,37 +136,61 @@ class PcieLink:
             return self.device_to_host
         raise ValueError(TRANSFER_ERRORS["direction"].format(direction=direction))
 
-    def time(self, n_bytes: ArrayLike, direction: str) -> Numeric:
-        """Return the time in seconds to move n bytes in one direction (4.6)."""
+    def time(self, n_bytes: ArrayLike, direction: str, host_memory: str = PAGEABLE) -> Numeric:
+        """Return the time in seconds to move n bytes in one direction from or to host memory
+        of the given kind: (4.6p) for a pageable copy when the direction has pageable
+        attributes, (4.6) otherwise."""
         side = self.direction(direction)
+        staging = side.pageable
+        if host_memory_kind(host_memory) == PAGEABLE and staging is not None:
+            return staged_transfer_time(
+                n_bytes,
+                startup_s=staging.startup_s,
+                link_rate=self.bandwidth * side.lambda_c,
+                staging_bandwidth=staging.bandwidth,
+            )
         return transfer_time(
             n_bytes, startup_s=side.startup_s, bandwidth=self.bandwidth, lambda_c=side.lambda_c
         )
 
-    def p2p_time(self, size: float, direction: str | None) -> float:
+    def p2p_time(self, size: float, direction: str | None, host_memory: str | None = None) -> float:
         """Return the built-in `pcie_link.js` p2pTime: an empty message with no direction is a
-        pure synchronisation and costs 0; any other message needs a direction."""
+        pure synchronisation and costs 0; any other message needs a direction. `host_memory`
+        is `params.hostMemory` (None: pageable)."""
+        kind = host_memory_kind(host_memory)
         if direction is None:
             if size == 0:
                 return 0.0
             raise ValueError(TRANSFER_ERRORS["no_direction"])
-        return float(self.time(size, direction))
+        return float(self.time(size, direction, kind))
 
     @classmethod
     def from_attributes(cls, name: str, attributes: Mapping[str, float]) -> PcieLink:
         """Return the link from MERPSYS attributes (Fig. 5.2): startupHTD, startupDth [s],
-        lambdaHTD, lambdaDth and bandwidth [B/s]."""
+        lambdaHTD, lambdaDth and bandwidth [B/s]; optionally, per direction, the pageable pair
+        pageableStartupHTD [s] with pageableBandwidthHTD [B/s] (and the same for Dth)."""
 
         def get(key: str) -> float:
             if key not in attributes:
                 raise ValueError(TRANSFER_ERRORS["missing_attribute"].format(name=key))
             return float(attributes[key])
 
+        def staging(suffix: str) -> HostStaging | None:
+            startup, bandwidth = f"pageableStartup{suffix}", f"pageableBandwidth{suffix}"
+            if startup not in attributes and bandwidth not in attributes:
+                return None
+            for present, missing in ((startup, bandwidth), (bandwidth, startup)):
+                if missing not in attributes:
+                    raise ValueError(
+                        TRANSFER_ERRORS["pageable_pair"].format(present=present, missing=missing)
+                    )
+            return HostStaging(get(startup), get(bandwidth))
+
         return cls(
             name=name,
             bandwidth=get("bandwidth"),
-            host_to_device=LinkDirection(get("startupHTD"), get("lambdaHTD")),
-            device_to_host=LinkDirection(get("startupDth"), get("lambdaDth")),
+            host_to_device=LinkDirection(get("startupHTD"), get("lambdaHTD"), staging("HTD")),
+            device_to_host=LinkDirection(get("startupDth"), get("lambdaDth"), staging("Dth")),
         )
 
 

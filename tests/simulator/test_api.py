@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from simulator.errors import DeadlockError, ModelEvaluationError, UserCodeError
+from simulator.models import builtin_models
 from simulator.runner import run_simulation
 
 CPU_MODEL = "function computationTime(params) { return params.get('seconds', 0); }"
@@ -140,6 +141,73 @@ def test_the_link_sees_the_direction_given_to_send() -> None:
     assert trace(result, "transfer") == [("CPU[0]", 0.0, 11.0), ("GPU[0]", 11.0, 32.0)]
     directions = [e["direction"] for e in result["timeline"] if e["kind"] == "transfer"]
     assert directions == ["HostToDevice", "DeviceToHost"]
+
+
+HOST_MEMORY_LINK_MODEL = """
+function p2pTime(size, params) {
+  return params.has('hostMemory') ? params.hostMemory.length : 0;
+}
+"""
+
+
+def test_the_link_sees_the_host_memory_given_to_send_and_nothing_when_none_is() -> None:
+    result = run(
+        """
+        sim.p2pCommunicationSend(1, "GPU", ConstVar.HostToDevice, hostMemory="pinned")
+        sim.p2pCommunicationSend(1, "GPU", ConstVar.HostToDevice, None, "pageable")
+        sim.p2pCommunicationSend(1, "GPU", ConstVar.HostToDevice)
+        """,
+        {"CPU": 1, "GPU": 1},
+        host_bus_device(link_model=HOST_MEMORY_LINK_MODEL),
+    )
+    assert trace(result, "transfer") == [
+        ("CPU[0]", 0.0, 6.0),
+        ("CPU[0]", 6.0, 14.0),
+        ("CPU[0]", 14.0, 14.0),
+    ]
+
+
+def _h100_host_link() -> dict[str, Any]:
+    """Return host -- PCIe 5.0 x16 -- device with the built-in PCIe model and pageable rates."""
+    system = host_bus_device()
+    pcie = next(model for model in builtin_models() if model.name == "PCIe link")
+    system["models"]["link"] = {"language": "javascript", "source": pcie.source}
+    system["hardware"]["bus"]["attributes"] = {
+        "bandwidth": 63e9,
+        "startupHTD": 9e-6,
+        "startupDth": 9e-6,
+        "lambdaHTD": 54.5 / 63,
+        "lambdaDth": 54.5 / 63,
+        "pageableStartupHTD": 12e-6,
+        "pageableBandwidthHTD": 7e9,
+        "pageableStartupDth": 14e-6,
+        "pageableBandwidthDth": 11.6e9,
+    }
+    return system
+
+
+@pytest.mark.parametrize(
+    ("send", "seconds"),
+    [
+        ("ConstVar.HostToDevice", 12e-6 + 1e9 / 7e9),
+        ('ConstVar.HostToDevice, hostMemory="pageable"', 12e-6 + 1e9 / 7e9),
+        ('ConstVar.HostToDevice, hostMemory="pinned"', 9e-6 + 1e9 / 54.5e9),
+    ],
+)
+def test_a_pinned_copy_runs_at_the_links_rate_and_a_pageable_one_at_the_hosts(
+    send: str, seconds: float
+) -> None:
+    result = run(
+        f"""
+        if tag == "CPU":
+            sim.p2pCommunicationSend(1e9, "GPU", {send})
+        else:
+            sim.p2pCommunicationReceive("CPU")
+        """,
+        {"CPU": 1, "GPU": 1},
+        _h100_host_link(),
+    )
+    assert result["overall_time_s"] == pytest.approx(seconds, rel=1e-12)
 
 
 def test_processes_on_the_same_instance_talk_for_free() -> None:
@@ -300,6 +368,10 @@ def test_a_receive_nobody_answers_is_reported_as_a_deadlock() -> None:
         (
             'sim.p2pCommunicationSend(-1, "CPU")',
             "sim.p2pCommunicationSend: the size must be a finite number of bytes >= 0 (got -1)",
+        ),
+        (
+            'sim.p2pCommunicationSend(1, "CPU", hostMemory="locked")',
+            "sim.p2pCommunicationSend: hostMemory must be 'pageable' or 'pinned', got 'locked'",
         ),
         (
             "sim.computation(5)",

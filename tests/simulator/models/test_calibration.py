@@ -8,8 +8,10 @@ import pytest
 from simulator.models.calibration import (
     CALIBRATION_ERRORS,
     CalibrationError,
+    PageableFit,
     fit_block_energy,
     fit_lambda_k,
+    fit_pageable,
     fit_transfer,
 )
 
@@ -34,6 +36,36 @@ def test_startup_and_lambda_c_are_recovered_per_direction(startup, lam):
     fit = fit_transfer(sizes=sizes, times_s=times, bandwidth=15.8e9)
     assert fit.startup_s == pytest.approx(startup, rel=1e-6)
     assert fit.lambda_c == pytest.approx(lam, rel=1e-9)
+
+
+@pytest.mark.parametrize(("startup", "staging"), [(12e-6, 7e9), (14e-6, 11.6e9)])
+def test_pageable_startup_and_staging_rate_are_recovered_from_noisy_copies(startup, staging):
+    rng = np.random.default_rng(1)
+    sizes = np.geomspace(1e4, 1e9, 25)
+    times = startup + sizes / staging + rng.normal(0.0, 2e-7, size=sizes.size)
+    startup_s, staging_bandwidth = fit_pageable(sizes=sizes, times_s=times, link_rate=54.5e9)
+    assert staging_bandwidth == pytest.approx(staging, rel=1e-3)
+    assert startup_s == pytest.approx(startup, abs=1e-6)
+    exact = fit_pageable(sizes=sizes, times_s=startup + sizes / staging, link_rate=54.5e9)
+    assert exact == PageableFit(pytest.approx(startup, rel=1e-6), pytest.approx(staging))
+
+
+def test_the_pageable_fit_uses_only_copies_where_the_staging_rate_binds():
+    # Small pageable copies return early (the driver buffers them), off the line.
+    sizes = np.array([1e3, 1e4, 1e7, 1e8, 1e9])
+    times = 12e-6 + sizes / 7e9
+    times[:2] = 2e-6
+    fit = fit_pageable(sizes=sizes, times_s=times, link_rate=54.5e9, min_bytes=1e6)
+    assert fit.staging_bandwidth == pytest.approx(7e9)
+    assert fit.startup_s == pytest.approx(12e-6)
+    with pytest.raises(CalibrationError, match=r"at least 2 measurements, got 1"):
+        fit_pageable(sizes=sizes, times_s=times, link_rate=54.5e9, min_bytes=5e8)
+
+
+def test_the_pageable_fit_refuses_copies_at_the_links_rate():
+    sizes = np.array([1e6, 1e8, 1e9])
+    with pytest.raises(CalibrationError, match="the host staging rate does not bind"):
+        fit_pageable(sizes=sizes, times_s=9e-6 + sizes / 54.5e9, link_rate=54.5e9)
 
 
 def test_block_energy_and_static_power_are_recovered_from_three_measurements():
