@@ -15,6 +15,8 @@
 //              [s per kernel, bytes per kernel in param_value's row companion "bytes"]
 //   memcpy     cudaMemcpy HtD / DtH from pinned and pageable host memory, and DtD [s per copy]
 //   power      windows for the nvidia-smi power log: context idle, FFMA-loaded, stream-loaded
+//   wake       a saxpy of 10^7 elements timed after the GPU idled for 0..200 ms (host sleep):
+//              what a kernel pays when the clocks have come down since the last work [s]
 //
 // Usage: gpuprofile [--device 0] [--out profile.csv] [--reps 10] [--only a,b] [--quick]
 //                   [--power-window-s 4]
@@ -177,7 +179,7 @@ struct Options {
 [[noreturn]] void usage_and_exit(const char *what) {
   std::fprintf(stderr,
                "gpuprofile: bad or missing %s\nusage: gpuprofile [--device 0] [--out profile.csv] "
-               "[--reps 10] [--only clock,launch,dependent,issue,pchase,stream,memcpy,power] "
+               "[--reps 10] [--only clock,launch,dependent,issue,pchase,stream,memcpy,power,wake] "
                "[--quick] [--power-window-s 4]\n",
                what);
   std::exit(1);
@@ -568,6 +570,34 @@ void bench_power(Writer &w, const Gpu &g, const Options &o) {
   CHECK(cudaGetLastError());
 }
 
+void bench_wake(Writer &w, const Gpu &g, const Options &o) {
+  const long long n = 10000000;
+  float *x, *y;
+  CHECK(cudaMalloc(&x, n * sizeof(float)));
+  CHECK(cudaMalloc(&y, n * sizeof(float)));
+  fill<<<g.sms * 4, 1024>>>(n, 1.0f, x);
+  fill<<<g.sms * 4, 1024>>>(n, 2.0f, y);
+  CHECK(cudaDeviceSynchronize());
+  unsigned grid = static_cast<unsigned>((n + 255) / 256);
+  const double idles_ms[] = {0.0, 0.2, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 200.0};
+  for (int rep = 0; rep < std::min(o.reps, 5); ++rep) {
+    for (double idle : idles_ms) {
+      // busy first: a few kernels back to back bring the clocks up
+      for (int i = 0; i < 20; ++i) saxpy<<<grid, 256>>>(n, 1.0f, x, y);
+      CHECK(cudaDeviceSynchronize());
+      if (idle > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(idle));
+      CHECK(cudaEventRecord(g.e0));
+      saxpy<<<grid, 256>>>(n, 1.0f, x, y);
+      CHECK(cudaEventRecord(g.e1));
+      CHECK(cudaEventSynchronize(g.e1));
+      w.row("wake", "saxpy_1e7_after_idle_ms", idle, rep, elapsed_s(g.e0, g.e1), "s");
+    }
+  }
+  CHECK(cudaGetLastError());
+  CHECK(cudaFree(x));
+  CHECK(cudaFree(y));
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -591,7 +621,7 @@ int main(int argc, char **argv) {
   const Bench benches[] = {
       {"clock", bench_clock},   {"launch", bench_launch}, {"dependent", bench_dependent},
       {"issue", bench_issue},   {"pchase", bench_pchase}, {"stream", bench_stream},
-      {"memcpy", bench_memcpy}, {"power", bench_power},
+      {"memcpy", bench_memcpy}, {"power", bench_power},   {"wake", bench_wake},
   };
   empty_kernel<<<1, 32>>>();
   CHECK(cudaDeviceSynchronize());
