@@ -3,11 +3,15 @@
 Each closed-form model is a typed Python function (NumPy-vectorised where it is a formula) in
 its own module; the built-in JavaScript computational models users copy and edit live in
 `js/`. `builtin_models()` lists them: adding a model is adding one file to `js/` and one line
-to `_REGISTRY`.
+to `_REGISTRY`. Data a model shares with its Python reference (fitted parameters, architecture
+profiles) are not copied into `js/`: a generated prelude (`_GENERATED`) declares them, built
+from the same files the Python reads, so the data have one home.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +29,41 @@ class BuiltinModel:
     reference: str
 
 
+def _gpu_current_defaults() -> str:
+    """Return `GPU_CURRENT_DEFAULTS` for `gpu_current.js`: the fitted transition exponent and
+    each compute capability's launch overhead and memory efficiency, as `gpu_current.py` reads
+    them (`data/gpu_current_fit.json`, `data/architecture_profiles.json`)."""
+    from simulator.models.architectures import (
+        known_compute_capabilities,
+        profile_for_compute_capability,
+    )
+    from simulator.models.gpu_current import TRANSITION_EXPONENT
+
+    rows = []
+    for cc in known_compute_capabilities():
+        profile = profile_for_compute_capability(cc)
+        values = {
+            "kernelLaunchOverhead": profile.launch_overhead_s,
+            "memoryEfficiency": profile.memory_efficiency,
+        }
+        rows.append(f"    {json.dumps(cc)}: {json.dumps(values)}")
+    architectures = ",\n".join(rows)
+    # json.dumps writes an infinite exponent as Infinity, which JavaScript reads as such
+    return (
+        "// Generated from simulator/models/data/gpu_current_fit.json and\n"
+        "// architecture_profiles.json, which the Python reference reads too.\n"
+        "var GPU_CURRENT_DEFAULTS = {\n"
+        f"  transitionExponent: {json.dumps(TRANSITION_EXPONENT)},\n"
+        f"  architectures: {{\n{architectures}\n  }}\n"
+        "};\n"
+    )
+
+
+# Sources a registry entry names that are generated rather than read from `js/`.
+_GENERATED: dict[str, Callable[[], str]] = {
+    "gpu_current_defaults.js": _gpu_current_defaults,
+}
+
 # name, description, reference, JavaScript files concatenated in order
 _REGISTRY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     (
@@ -33,6 +72,13 @@ _REGISTRY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "bounds; occupancy from registers and shared memory when not given.",
         "000 sections 4-5 (MERPSYS Listing 4); simulator/models/volkov.py",
         ("occupancy.js", "volkov_gpu.js"),
+    ),
+    (
+        "GPU kernel (current architectures)",
+        "Kernel time on current GPUs: Volkov's bounds plus launch overhead, a tail wave, a "
+        "smooth latency-throughput transition and the achievable DRAM or L2 bandwidth.",
+        "issue 11; simulator/models/gpu_current.py",
+        ("gpu_current_defaults.js", "occupancy.js", "gpu_current.js"),
     ),
     (
         "Occupancy calculator",
@@ -75,13 +121,20 @@ _REGISTRY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 )
 
 
+def _source(file: str) -> str:
+    """Return one file of a built-in's source: generated, or read from `js/`."""
+    generate = _GENERATED.get(file)
+    return generate() if generate is not None else (JS_DIR / file).read_text(encoding="utf-8")
+
+
 def builtin_models() -> list[BuiltinModel]:
-    """Return the built-in JavaScript computational models, sources read from `js/`."""
+    """Return the built-in JavaScript computational models, sources read from `js/` (and
+    generated from the models' data where `_GENERATED` says)."""
     return [
         BuiltinModel(
             name=name,
             description=description,
-            source="\n".join((JS_DIR / file).read_text(encoding="utf-8") for file in files),
+            source="\n".join(_source(file) for file in files),
             reference=reference,
         )
         for name, description, reference, files in _REGISTRY

@@ -356,6 +356,30 @@ class KernelEstimate:
     time_s: float
 
 
+def throughput_terms(
+    hardware: GpuHardware, profile: KernelProfile, *, gmem_bandwidth: float | None = None
+) -> list[tuple[Bound, float]]:
+    """Return each resource's cycles per warp (4.4) for one kernel on one GPU, labelled;
+    `gmem_bandwidth` [B/SM/cycle] replaces (4.5) (the current-architecture model's)."""
+    terms = _throughput_terms(
+        cuda_core_instructions=profile.cuda_core_instructions,
+        issued_instructions=profile.issued_instructions,
+        gmem_bytes=profile.gmem_bytes,
+        gmem_bandwidth=hardware.gmem_bandwidth if gmem_bandwidth is None else gmem_bandwidth,
+        cuda_cores=hardware.cuda_cores,
+        schedulers=hardware.schedulers,
+        warp_size=hardware.warp_size,
+        fp64_instructions=profile.fp64_instructions,
+        fp64_units=hardware.fp64_units,
+        sfu_instructions=profile.sfu_instructions,
+        sfus=hardware.sfus,
+        shared_memory_instructions=profile.shared_memory_instructions,
+        shared_memory_units=hardware.ldst_units,
+        extra_cycles_per_warp=profile.extra_cycles_per_warp,
+    )
+    return [(name, float(cycles)) for name, cycles in terms]
+
+
 def estimate_kernel(
     hardware: GpuHardware,
     profile: KernelProfile,
@@ -399,24 +423,8 @@ def estimate_kernel(
         if value <= 0:
             raise ValueError(VOLKOV_ERRORS["non_positive"].format(name=name))
 
-    terms = _throughput_terms(
-        cuda_core_instructions=profile.cuda_core_instructions,
-        issued_instructions=profile.issued_instructions,
-        gmem_bytes=profile.gmem_bytes,
-        gmem_bandwidth=hardware.gmem_bandwidth,
-        cuda_cores=hardware.cuda_cores,
-        schedulers=hardware.schedulers,
-        warp_size=hardware.warp_size,
-        fp64_instructions=profile.fp64_instructions,
-        fp64_units=hardware.fp64_units,
-        sfu_instructions=profile.sfu_instructions,
-        sfus=hardware.sfus,
-        shared_memory_instructions=profile.shared_memory_instructions,
-        shared_memory_units=hardware.ldst_units,
-        extra_cycles_per_warp=profile.extra_cycles_per_warp,
-    )
-    busiest, cycles = max(terms, key=lambda term: float(term[1]))
-    th_bound = 1.0 / float(cycles)
+    busiest, cycles = max(throughput_terms(hardware, profile), key=lambda term: term[1])
+    th_bound = 1.0 / cycles
     latency_limited = occupancy / profile.latency_bound
     w_th = min(latency_limited, th_bound)
     w_l = float(warps_launched(grid, block_size, hardware.warp_size))

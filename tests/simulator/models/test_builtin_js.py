@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -10,8 +11,15 @@ from hypothesis import strategies as st
 
 from simulator.errors import ModelEvaluationError
 from simulator.models import builtin_models
+from simulator.models.architectures import (
+    known_compute_capabilities as profiled_compute_capabilities,
+)
+from simulator.models.architectures import profile_for_compute_capability
 from simulator.models.cpu import computation_time as cpu_time
 from simulator.models.energy import power_for_state
+from simulator.models.gpu_current import CURRENT_ERRORS, TRANSITION_EXPONENT
+from simulator.models.gpu_current import computation_estimate as current_estimate
+from simulator.models.gpu_current import computation_time as current_time
 from simulator.models.occupancy import (
     architecture_limits,
     known_compute_capabilities,
@@ -48,6 +56,7 @@ def _gpu_attributes(cc: str, draw_numbers: dict[str, float]) -> dict[str, float]
 def test_every_builtin_model_has_a_name_source_and_reference():
     assert {
         "Volkov GPU",
+        "GPU kernel (current architectures)",
         "Occupancy calculator",
         "PCIe link",
         "Latency-bandwidth link",
@@ -116,6 +125,184 @@ def test_volkov_gpu_js_matches_python(
     assert shallow.call("computationTime", params=params) == pytest.approx(expected, rel=REL)
 
 
+CURRENT = "GPU kernel (current architectures)"
+
+
+@SETTINGS
+@given(
+    cc=st.sampled_from(CCS),
+    numbers=gpu,
+    use_gmem_throughput=st.booleans(),
+    launch_overhead=st.one_of(st.none(), st.floats(0, 1e-4)),
+    memory_efficiency=st.one_of(st.none(), st.floats(0.05, 1)),
+    l2=st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {"L2Cache": st.floats(1e5, 1e8), "L2Bandwidth": st.floats(1e11, 3e13)}
+        ),
+    ),
+    l2_resident=st.booleans(),
+    footprint_in_l2s=st.one_of(st.none(), st.just(1.0), st.floats(0, 1.5)),
+    intensity=st.integers(0, 4096),
+    block_size=st.sampled_from([32, 64, 96, 128, 256, 512, 1024]),
+    whole_waves=st.integers(0, 50),
+    tail_blocks=st.one_of(st.just(0), st.integers(1, 10**4)),
+    by_n=st.booleans(),
+    registers=st.integers(1, 63),
+    occupancy=st.one_of(st.none(), st.floats(1, 64)),
+    exponent=st.one_of(st.none(), st.floats(0.25, 64), st.just(math.inf)),
+    extra=st.lists(st.floats(0, 1000), max_size=3),
+    wake=st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {"clockWakePenalty": st.floats(0, 1e-4), "clockWakeTimeConstant": st.floats(1e-4, 1)}
+        ),
+    ),
+    idle=st.one_of(st.none(), st.floats(0, 1)),
+)
+def test_gpu_current_js_matches_python(
+    cc,
+    numbers,
+    use_gmem_throughput,
+    launch_overhead,
+    memory_efficiency,
+    l2,
+    l2_resident,
+    footprint_in_l2s,
+    intensity,
+    block_size,
+    whole_waves,
+    tail_blocks,
+    by_n,
+    registers,
+    occupancy,
+    exponent,
+    extra,
+    wake,
+    idle,
+):
+    # without kernelLaunchOverhead / memoryEfficiency both read the architecture's (or refuse)
+    optional = {"kernelLaunchOverhead": launch_overhead, "memoryEfficiency": memory_efficiency}
+    attributes = _gpu_attributes(
+        cc,
+        {
+            **numbers,
+            **(l2 or {}),
+            **(wake or {}),
+            **{k: v for k, v in optional.items() if v is not None},
+        },
+    )
+    if use_gmem_throughput:
+        attributes["GMEMThroughput"] = 13.78
+    params: dict[str, object] = {
+        "gridSize": 1,
+        "blockSize": block_size,
+        "CUDACoreInstructions": 23 + 4 * intensity,
+        "issuedInstructions": 23 + 4 * intensity,
+        "GMEMBytesTransferred": 384,
+        "latencyBound": 942 + 24 * intensity,
+        "extraCyclesPerWarp": extra,
+        "l2Resident": l2_resident,
+    }
+    if occupancy is None:
+        params["registersPerThread"] = registers
+        params["sharedMemPerBlock"] = 0
+    else:
+        params["occupancy"] = occupancy
+    if footprint_in_l2s is not None:  # the data's size in L2 sizes (of 50 MB without one)
+        params["footprintBytes"] = footprint_in_l2s * (l2 or {"L2Cache": 50e6})["L2Cache"]
+    if exponent is not None:
+        params["transitionExponent"] = exponent
+    if idle is not None:
+        params["idleBeforeS"] = idle
+    shallow = _js(CURRENT, attributes)
+    try:
+        # whole waves of the launch's blocks per SM, then a tail wave of tail_blocks
+        blocks_per_wave = current_estimate(attributes, params).blocks_per_sm * numbers["SMs"]
+        grid = max(1, whole_waves * blocks_per_wave + tail_blocks % blocks_per_wave)
+        if by_n:
+            del params["gridSize"]
+            params["N"] = grid * block_size - (grid > 1) * (block_size - 1)
+        else:
+            params["gridSize"] = grid
+        expected = current_time(attributes, params)
+    except ValueError:  # no profile for the architecture, or a block that does not fit
+        with pytest.raises(ModelEvaluationError):
+            shallow.call("computationTime", params=params)
+        return
+    assert shallow.call("computationTime", params=params) == pytest.approx(expected, rel=REL)
+
+
+def test_gpu_current_js_reads_the_defaults_the_python_reads():
+    probe = MODELS[CURRENT].source + (
+        "\nfunction computationTime(params) {"
+        " var cc = GPU_CURRENT_DEFAULTS.architectures[params.cc];"
+        " return params.name === 'p' ? GPU_CURRENT_DEFAULTS.transitionExponent : cc[params.name]; }"
+    )
+    shallow = ShallowFunctions(model_key="gpu-current-probe", source=probe, attributes={})
+    assert shallow.call("computationTime", params={"cc": "9.0", "name": "p"}) == (
+        TRANSITION_EXPONENT
+    )
+    for cc in profiled_compute_capabilities():
+        profile = profile_for_compute_capability(cc)
+        for name, value in (
+            ("kernelLaunchOverhead", profile.launch_overhead_s),
+            ("memoryEfficiency", profile.memory_efficiency),
+        ):
+            assert shallow.call("computationTime", params={"cc": cc, "name": name}) == value
+
+
+H100 = {
+    "SMs": 132,
+    "SMCoreClock": 1980,
+    "CUDACores": 128,
+    "schedulers": 4,
+    "memoryClock": 2619,
+    "busWidth": 5120,
+    "dataRate": 2,
+    "kernelLaunchOverhead": 5e-6,
+    "memoryEfficiency": 0.8,
+}
+KERNEL = {
+    "gridSize": 10**4,
+    "blockSize": 256,
+    "occupancy": 64,
+    "CUDACoreInstructions": 10,
+    "issuedInstructions": 10,
+    "GMEMBytesTransferred": 384,
+    "latencyBound": 900,
+}
+
+
+@pytest.mark.parametrize(
+    "missing",
+    ["SMs", "SMCoreClock", "CUDACores", "schedulers", "memoryClock", "kernelLaunchOverhead"],
+)
+def test_gpu_current_js_names_a_missing_attribute_as_python_does(missing):
+    attributes = {key: value for key, value in H100.items() if key != missing}
+    with pytest.raises(ValueError, match=f"'{missing}'"):
+        current_time(attributes, KERNEL)
+    with pytest.raises(ModelEvaluationError, match=f"'{missing}'"):
+        _js(CURRENT, attributes).call("computationTime", params=KERNEL)
+
+
+def test_gpu_current_js_points_to_the_compute_capability_for_architecture_values():
+    attributes = {k: v for k, v in H100.items() if k != "memoryEfficiency"}
+    message = CURRENT_ERRORS["missing_attribute"].format(name="memoryEfficiency")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        current_time(attributes, KERNEL)
+    with pytest.raises(ModelEvaluationError, match=r"or a computeCapability whose architecture"):
+        _js(CURRENT, attributes).call("computationTime", params=KERNEL)
+
+
+def test_gpu_current_js_refuses_a_block_that_does_not_fit_as_python_does():
+    params = {**KERNEL, "occupancy": 4}
+    with pytest.raises(ValueError, match="no block of 256 threads fits on an SM"):
+        current_time(H100, params)
+    with pytest.raises(ModelEvaluationError, match="no block of 256 threads fits on an SM"):
+        _js(CURRENT, H100).call("computationTime", params=params)
+
+
 @SETTINGS
 @given(
     cc=st.sampled_from(CCS),
@@ -169,6 +356,48 @@ def test_pcie_link_js_matches_python(attributes, size, direction):
     expected = PcieLink.from_attributes("probe", attributes).p2p_time(size, direction)
     actual = _js("PCIe link", attributes).call("p2pTime", size, params={"direction": direction})
     assert actual == pytest.approx(expected, rel=REL)
+
+
+pageable_pair = st.fixed_dictionaries(
+    {"startup": st.floats(0, 1e-3), "bandwidth": st.floats(1e8, 1e12)},
+    optional={"drop": st.sampled_from(["startup", "bandwidth"])},
+)
+
+
+@SETTINGS
+@given(
+    attributes=link,
+    pageable=st.dictionaries(st.sampled_from(["HTD", "Dth"]), pageable_pair),
+    size=st.integers(0, 2**34),
+    direction=st.sampled_from(["HostToDevice", "DeviceToHost", None]),
+    host_memory=st.sampled_from(["pageable", "pinned", None, "Pinned", 1]),
+)
+def test_pcie_link_js_matches_python_for_both_host_memory_kinds(
+    attributes, pageable, size, direction, host_memory
+):
+    attributes = dict(attributes)
+    for suffix, pair in pageable.items():
+        for name in ("startup", "bandwidth"):
+            if pair.get("drop") != name:
+                attributes[f"pageable{name.title()}{suffix}"] = pair[name]
+    params = {
+        key: value
+        for key, value in {"direction": direction, "hostMemory": host_memory}.items()
+        if value is not None
+    }
+    shallow = _js("PCIe link", attributes)
+    try:
+        expected = PcieLink.from_attributes("probe", attributes).p2p_time(
+            size, direction, host_memory
+        )
+    except ValueError as error:  # both sides refuse it, with the same message
+        with pytest.raises(ModelEvaluationError) as caught:
+            shallow.call("p2pTime", size, params=params)
+        assert str(error).replace("params.direction", "a direction") in caught.value.detail.replace(
+            "params.direction", "a direction"
+        )
+        return
+    assert shallow.call("p2pTime", size, params=params) == pytest.approx(expected, rel=REL)
 
 
 def test_an_empty_pcie_message_without_direction_costs_nothing_in_js():

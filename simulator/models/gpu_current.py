@@ -1,0 +1,364 @@
+"""GPU kernel time on current architectures: Volkov's bounds with what today's GPUs add
+(issue 11; MODELS.md 1 for the paper-exact model it builds on, which stays in `volkov.py`).
+
+    T_k     = t_launch + t_wake + sum over waves w of  o_w / W_Th(o_w) / SM_clock         (C.1)
+    W_Th(o) = ((o / Lat_bound)^-p + Th_bound^-p)^(-1/p)                                   (C.2)
+    Th_bound as (4.4), with GMem_bw = memoryEfficiency * (4.5), or the L2's bandwidth
+              per SM cycle when the kernel's data are resident in L2 and fit in it          (C.3)
+    waves:  B = floor(occupancy / warps per block) blocks per SM, B * SMs blocks a wave;
+            full waves run o = B * warps per block warps per SM; the tail wave's busiest SM
+            runs ceil(tail blocks / SMs) blocks                                            (C.4)
+    t_wake  = clockWakePenalty * (1 - exp(-idle / clockWakeTimeConstant))                  (C.5)
+
+Why each term (measured on an H100 SXM5 and an H200 with the validation kit,
+`validation/data/`):
+- t_launch: a kernel timed with CUDA events costs 5-6 us even when empty; 000's model gives
+  4 ns for N = 1000. `kernelLaunchOverhead` (hardware attribute, else the architecture's).
+- (C.2) replaces min() by a smooth minimum. With o / Lat and Th close, as for saxpy2 with one
+  outstanding load per warp on HBM, the real kernel is slower than both bounds; p -> inf gives
+  Volkov's (4.3) back. p is fitted once on the H100's first run (`FITTED_PARAMETERS`).
+- (C.3): streaming kernels reach 82 % of the HBM3 peak that (4.5) assumes.
+- (C.4): a grid that is not a whole number of waves pays a whole tail wave, at the occupancy
+  of its busiest SM; on the H100 (2 resident blocks of 1024 per SM, issue bound) 265 blocks
+  take 1.45x as long as 264, and 132 blocks (one per SM) 0.55x.
+- (C.5): after the GPU idled, its clocks have come down; a kernel of 50 us takes 59 us after
+  10 ms of idleness and 76 us after 200 ms on the H100 (the kit's "wake" benchmark). `idle` is
+  the time the SMs had nothing to run before the launch (e.g. a pageable copy before it).
+
+Occupancy is in warps per SM, latencies in cycles, Th_bound in warps per cycle per SM.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from simulator.models.architectures import ArchitectureProfile, profile_for_compute_capability
+from simulator.models.occupancy import architecture_limits, occupancy_for_limits
+from simulator.models.volkov import (
+    VOLKOV_ERRORS,
+    GpuHardware,
+    KernelProfile,
+    throughput_terms,
+)
+
+FIT_PATH = Path(__file__).parent / "data" / "gpu_current_fit.json"
+
+CurrentBound = Literal[
+    "launch",
+    "latency",
+    "issue",
+    "cuda_cores",
+    "global_memory",
+    "l2",
+    "fp64",
+    "sfu",
+    "shared_memory",
+    "extra",
+]
+
+CURRENT_ERRORS: dict[str, str] = {
+    "missing_attribute": (
+        "hardware attribute {name!r} is required by the current-architecture GPU model "
+        "(or a computeCapability whose architecture profile gives it)"
+    ),
+    "non_positive": "{name} must be positive",
+    "no_blocks": (
+        "no block of {block_size} threads fits on an SM at occupancy {occupancy} warps per SM"
+    ),
+    "missing_parameter": "parameter {name!r} is required by the current-architecture GPU model",
+    "negative_idle": "idleBeforeS must be zero or positive",
+}
+
+
+def _fitted() -> dict[str, float]:
+    data = json.loads(FIT_PATH.read_text(encoding="utf-8"))
+    return {name: float(entry["value"]) for name, entry in data["parameters"].items()}
+
+
+FITTED_PARAMETERS: dict[str, float] = _fitted()
+TRANSITION_EXPONENT: float = FITTED_PARAMETERS["transition_exponent"]
+
+
+@dataclass(frozen=True)
+class CurrentGpu:
+    """What the current-architecture model reads of a GPU beyond Volkov's attributes."""
+
+    base: GpuHardware
+    launch_overhead_s: float
+    memory_efficiency: float
+    l2_bytes: float | None = None
+    l2_bandwidth: float | None = None  # bytes per second, the whole L2
+    wake_penalty_s: float = 0.0  # clockWakePenalty: the extra time after a long idle
+    wake_time_constant_s: float = 1.0  # clockWakeTimeConstant
+
+    @classmethod
+    def from_attributes(cls, attributes: Mapping[str, float | str]) -> CurrentGpu:
+        """Return the GPU from a record's attributes; missing `kernelLaunchOverhead` [s] and
+        `memoryEfficiency` come from the architecture profile of `computeCapability`."""
+        base = GpuHardware.from_attributes(attributes)
+        profile: ArchitectureProfile | None = None
+        if base.compute_capability is not None:
+            try:
+                profile = profile_for_compute_capability(base.compute_capability)
+            except ValueError:
+                profile = None
+
+        def value(name: str, fallback: float | None) -> float:
+            if name in attributes:
+                return float(attributes[name])
+            if fallback is None:
+                raise ValueError(CURRENT_ERRORS["missing_attribute"].format(name=name))
+            return fallback
+
+        def optional(name: str) -> float | None:
+            return float(attributes[name]) if name in attributes else None
+
+        return cls(
+            base=base,
+            launch_overhead_s=value(
+                "kernelLaunchOverhead", None if profile is None else profile.launch_overhead_s
+            ),
+            memory_efficiency=value(
+                "memoryEfficiency", None if profile is None else profile.memory_efficiency
+            ),
+            l2_bytes=optional("L2Cache"),
+            l2_bandwidth=optional("L2Bandwidth"),
+            wake_penalty_s=float(attributes.get("clockWakePenalty", 0.0)),
+            wake_time_constant_s=float(attributes.get("clockWakeTimeConstant", 1.0)),
+        )
+
+    def wake_s(self, idle_s: float) -> float:
+        """Return t_wake (C.5): what a launch pays after the SMs idled for `idle_s` seconds."""
+        if idle_s < 0:
+            raise ValueError(CURRENT_ERRORS["negative_idle"])
+        if self.wake_time_constant_s <= 0:
+            raise ValueError(CURRENT_ERRORS["non_positive"].format(name="clockWakeTimeConstant"))
+        return self.wake_penalty_s * (1.0 - math.exp(-idle_s / self.wake_time_constant_s))
+
+    def memory_bandwidth_per_sm(
+        self, *, l2_resident: bool, footprint_bytes: float | None
+    ) -> tuple[float, bool]:
+        """Return the bytes per SM per cycle the kernel's global accesses get (C.3), and
+        whether they come from L2. A recorded GMEMThroughput (MERPSYS's achieved figure) is
+        used as it is; memoryEfficiency scales the peak of (4.5)."""
+        cycles = self.base.sms * self.base.sm_clock_hz
+        if (
+            l2_resident
+            and self.l2_bandwidth is not None
+            and self.l2_bytes is not None
+            and footprint_bytes is not None
+            and footprint_bytes <= self.l2_bytes
+        ):
+            return self.l2_bandwidth / cycles, True
+        if self.base.gmem_throughput is not None:
+            return self.base.gmem_throughput, False
+        return self.base.gmem_bandwidth * self.memory_efficiency, False
+
+
+def smooth_warp_throughput(
+    *, occupancy: float, latency_bound: float, throughput_bound: float, exponent: float
+) -> float:
+    """Return W_Th (C.2): the p-norm smooth minimum of o / Lat_bound and Th_bound."""
+    latency_limited = occupancy / latency_bound
+    if math.isinf(exponent):
+        return min(latency_limited, throughput_bound)
+    # scale first so large exponents do not overflow
+    low = min(latency_limited, throughput_bound)
+    ratio_sum = (low / latency_limited) ** exponent + (low / throughput_bound) ** exponent
+    return low * ratio_sum ** (-1.0 / exponent)
+
+
+@dataclass(frozen=True)
+class CurrentKernelEstimate:
+    """The kernel time and what bounds it, for the run page and the JSON result."""
+
+    time_s: float
+    launch_s: float
+    bound: CurrentBound
+    occupancy: float  # warps per SM in a full wave
+    blocks_per_sm: int
+    waves: int  # including the tail wave
+    tail_blocks: int  # blocks in the last wave (= a full wave's when the grid divides evenly)
+    grid_size: int
+    throughput_bound: float
+    latency_bound: float
+    memory_bandwidth: float  # bytes/s used for global accesses (whole GPU)
+
+    def as_dict(self) -> dict[str, float | int | str]:
+        """Return the estimate as a JSON-ready mapping."""
+        return {
+            "time_s": self.time_s,
+            "launch_s": self.launch_s,
+            "bound": self.bound,
+            "occupancy": self.occupancy,
+            "blocks_per_sm": self.blocks_per_sm,
+            "waves": self.waves,
+            "tail_blocks": self.tail_blocks,
+            "grid_size": self.grid_size,
+            "memory_bandwidth": self.memory_bandwidth,
+        }
+
+
+def estimate_kernel_current(
+    gpu: CurrentGpu,
+    profile: KernelProfile,
+    *,
+    block_size: int,
+    grid_size: int | None = None,
+    n: int | None = None,
+    occupancy: float | None = None,
+    registers_per_thread: int | None = None,
+    shared_mem_per_block: int = 0,
+    footprint_bytes: float | None = None,
+    l2_resident: bool = False,
+    idle_before_s: float = 0.0,
+    exponent: float | None = None,
+) -> CurrentKernelEstimate:
+    """Return the kernel's time on a current GPU by (C.1)-(C.5).
+
+    Arguments as `volkov.estimate_kernel`; `footprint_bytes` (the data the kernel touches) and
+    `l2_resident` (its inputs are in L2 already, e.g. written by the previous kernel) select
+    the L2's bandwidth; `idle_before_s` is how long the SMs idled before the launch;
+    `exponent` overrides the fitted transition exponent p.
+    """
+    hw = gpu.base
+    if (grid_size is None) == (n is None):
+        raise ValueError(VOLKOV_ERRORS["grid_or_n"])
+    grid = grid_size if grid_size is not None else math.ceil((n or 0) / block_size)
+    if occupancy is None:
+        limits = hw.occupancy_limits
+        if limits is None and hw.compute_capability is not None:
+            limits = architecture_limits(hw.compute_capability)
+        if registers_per_thread is None or limits is None:
+            raise ValueError(VOLKOV_ERRORS["occupancy_or_registers"])
+        occupancy = float(
+            occupancy_for_limits(
+                limits,
+                block_size=block_size,
+                registers_per_thread=registers_per_thread,
+                shared_mem_per_block=shared_mem_per_block,
+            ).active_warps_per_sm
+        )
+    p = TRANSITION_EXPONENT if exponent is None else exponent
+    checks = (
+        ("grid size", grid),
+        ("block size", block_size),
+        ("occupancy", occupancy),
+        ("exponent", p),
+    )
+    for name, number in checks:
+        if number <= 0:
+            raise ValueError(CURRENT_ERRORS["non_positive"].format(name=name))
+    warps_per_block = math.ceil(block_size / hw.warp_size)
+    blocks_per_sm = int(occupancy // warps_per_block)
+    if blocks_per_sm < 1:
+        raise ValueError(
+            CURRENT_ERRORS["no_blocks"].format(block_size=block_size, occupancy=occupancy)
+        )
+
+    bandwidth, from_l2 = gpu.memory_bandwidth_per_sm(
+        l2_resident=l2_resident, footprint_bytes=footprint_bytes
+    )
+    terms = throughput_terms(hw, profile, gmem_bandwidth=bandwidth)
+    busiest, cycles = max(terms, key=lambda term: term[1])
+    th_bound = 1.0 / cycles if cycles > 0 else math.inf
+
+    def wave_cycles(blocks: int) -> float:
+        warps = blocks * warps_per_block
+        return warps / smooth_warp_throughput(
+            occupancy=warps,
+            latency_bound=profile.latency_bound,
+            throughput_bound=th_bound,
+            exponent=p,
+        )
+
+    per_wave = blocks_per_sm * hw.sms
+    waves = max(1, math.ceil(grid / per_wave))
+    tail = grid - (waves - 1) * per_wave
+    cycles_total = (waves - 1) * wave_cycles(blocks_per_sm) + wave_cycles(math.ceil(tail / hw.sms))
+    work_s = cycles_total / hw.sm_clock_hz
+    overhead_s = gpu.launch_overhead_s + gpu.wake_s(idle_before_s)
+    full_occupancy = float(blocks_per_sm * warps_per_block)
+    latency_limited = full_occupancy / profile.latency_bound
+    bound: CurrentBound
+    if overhead_s > work_s:
+        bound = "launch"
+    elif latency_limited < th_bound:
+        bound = "latency"
+    elif busiest == "schedulers":
+        bound = "issue"
+    elif busiest == "global_memory" and from_l2:
+        bound = "l2"
+    else:
+        bound = busiest
+    return CurrentKernelEstimate(
+        time_s=overhead_s + work_s,
+        launch_s=overhead_s,
+        bound=bound,
+        occupancy=full_occupancy,
+        blocks_per_sm=blocks_per_sm,
+        waves=waves,
+        tail_blocks=tail,
+        grid_size=grid,
+        throughput_bound=th_bound,
+        latency_bound=profile.latency_bound,
+        memory_bandwidth=bandwidth * hw.sms * hw.sm_clock_hz,
+    )
+
+
+def computation_estimate(
+    attributes: Mapping[str, float | str], params: Mapping[str, object]
+) -> CurrentKernelEstimate:
+    """Return the estimate as the built-in `gpu_current.js` computes it.
+
+    `params` uses the Volkov model's names (gridSize or N, blockSize, CUDACoreInstructions,
+    issuedInstructions, GMEMBytesTransferred, latencyBound, occupancy or registersPerThread
+    (+ sharedMemPerBlock), FP64Instructions, SFUInstructions, sharedMemoryInstructions,
+    extraCyclesPerWarp) plus footprintBytes, l2Resident, idleBeforeS and transitionExponent.
+    """
+
+    def number(name: str, default: float | None = None) -> float:
+        value = params.get(name, default)
+        if value is None:
+            raise ValueError(CURRENT_ERRORS["missing_parameter"].format(name=name))
+        return float(value)  # type: ignore[arg-type]
+
+    extra = params.get("extraCyclesPerWarp", ())
+    profile = KernelProfile(
+        cuda_core_instructions=number("CUDACoreInstructions"),
+        issued_instructions=number("issuedInstructions"),
+        gmem_bytes=number("GMEMBytesTransferred"),
+        latency_bound=number("latencyBound"),
+        fp64_instructions=number("FP64Instructions", 0.0),
+        sfu_instructions=number("SFUInstructions", 0.0),
+        shared_memory_instructions=number("sharedMemoryInstructions", 0.0),
+        extra_cycles_per_warp=tuple(float(c) for c in extra),  # type: ignore[attr-defined]
+    )
+    has_grid = params.get("gridSize") is not None
+    registers = params.get("registersPerThread")
+    footprint = params.get("footprintBytes")
+    exponent = params.get("transitionExponent")
+    return estimate_kernel_current(
+        CurrentGpu.from_attributes(attributes),
+        profile,
+        block_size=int(number("blockSize")),
+        grid_size=int(number("gridSize")) if has_grid else None,
+        n=None if has_grid else int(number("N")),
+        occupancy=number("occupancy") if params.get("occupancy") is not None else None,
+        registers_per_thread=None if registers is None else int(registers),  # type: ignore[call-overload]
+        shared_mem_per_block=int(number("sharedMemPerBlock", 0.0)),
+        footprint_bytes=None if footprint is None else float(footprint),  # type: ignore[arg-type]
+        l2_resident=bool(params.get("l2Resident", False)),
+        idle_before_s=number("idleBeforeS", 0.0),
+        exponent=None if exponent is None else float(exponent),  # type: ignore[arg-type]
+    )
+
+
+def computation_time(attributes: Mapping[str, float | str], params: Mapping[str, object]) -> float:
+    """Return the kernel time in seconds as the built-in `gpu_current.js` computes it."""
+    return computation_estimate(attributes, params).time_s

@@ -1,0 +1,136 @@
+// GPU kernel time on current architectures (issue 11), in seconds: Volkov's bounds as in the
+// Volkov GPU model, plus the launch overhead, whole waves with a tail wave, a smooth minimum of
+// the latency and throughput bounds and the bandwidth a kernel reaches (eqs C.1-C.4).
+// Python reference: simulator/models/gpu_current.py (computation_time). Needs occupancy.js's
+// activeWarpsPerSM when params give registersPerThread instead of occupancy, and
+// GPU_CURRENT_DEFAULTS (generated from the project's data files, above): the fitted transition
+// exponent p and each compute capability's launch overhead and memory efficiency.
+// Hardware attributes: as the Volkov GPU model (SMs, SMCoreClock [MHz], CUDACores, schedulers,
+// warpSize, memoryClock [MHz], busWidth [bits], dataRate, or GMEMThroughput [B/cycle/SM];
+// FP64Units, SFUs, LDSTUnits), plus kernelLaunchOverhead [s] and memoryEfficiency (else the
+// architecture's, by computeCapability), L2Cache [bytes] and L2Bandwidth [B/s], and
+// clockWakePenalty [s] with clockWakeTimeConstant [s] (C.5; no penalty without them).
+// Params: as the Volkov GPU model without kernelExecutionLambda, plus footprintBytes [bytes],
+// l2Resident (the kernel's data are in L2 already), idleBeforeS [s] (how long the SMs idled
+// before the launch) and transitionExponent (p).
+
+function currentAttribute(name, fallback) {
+  var value = hw[name];
+  if (value === undefined || value === null) {
+    if (fallback === undefined) throw new Error("hardware attribute '" + name + "' is required by the current-architecture GPU model");
+    return fallback;
+  }
+  return value;
+}
+
+// A hardware attribute the architecture profile of computeCapability supplies when missing
+function currentArchitectureAttribute(name) {
+  var value = hw[name];
+  if (value !== undefined && value !== null) return value;
+  var cc = hw.computeCapability;
+  var key = typeof cc === 'number' ? cc.toFixed(1) : String(cc).trim();
+  var architectures = GPU_CURRENT_DEFAULTS.architectures;
+  if (cc === undefined || cc === null || !Object.prototype.hasOwnProperty.call(architectures, key)) {
+    throw new Error("hardware attribute '" + name + "' is required by the current-architecture GPU model (or a computeCapability whose architecture profile gives it)");
+  }
+  return architectures[key][name];
+}
+
+function currentParam(params, name, fallback) {
+  var value = params.get(name, fallback);
+  if (value === undefined || value === null) throw new Error("parameter '" + name + "' is required by the current-architecture GPU model");
+  return value;
+}
+
+// GMem_bw in bytes per SM per cycle (C.3): the L2's when the kernel's data are resident in L2
+// and fit in it, else GMEMThroughput as recorded (an achieved figure), else
+// memoryEfficiency x (4.5)
+function currentBandwidthPerSM(params, smCycles, memoryEfficiency) {
+  var footprint = params.get('footprintBytes', null);
+  if (params.get('l2Resident', false) && hw.L2Bandwidth !== undefined && hw.L2Cache !== undefined &&
+      footprint !== null && footprint <= hw.L2Cache) {
+    return hw.L2Bandwidth / smCycles;
+  }
+  if (hw.GMEMThroughput !== undefined) return hw.GMEMThroughput;
+  var perSecond = currentAttribute('memoryClock') * 1e6 * (currentAttribute('busWidth') / 8) * currentAttribute('dataRate');
+  return perSecond / smCycles * memoryEfficiency;
+}
+
+// Th_bound (4.4), warps per cycle: 1 / the busiest resource's cycles per warp
+function currentThroughputBound(params, warpSize, bandwidthPerSM) {
+  var cycles = Math.max(
+    warpSize * currentParam(params, 'CUDACoreInstructions') / currentAttribute('CUDACores'),
+    currentParam(params, 'issuedInstructions') / currentAttribute('schedulers'),
+    currentParam(params, 'GMEMBytesTransferred') / bandwidthPerSM);
+  var units = [['FP64Instructions', 'FP64Units'], ['SFUInstructions', 'SFUs'], ['sharedMemoryInstructions', 'LDSTUnits']];
+  for (var i = 0; i < units.length; i++) {
+    if (hw[units[i][1]] === undefined) {
+      if (params.get(units[i][0], 0) > 0) throw new Error(units[i][0] + " need the hardware's " + units[i][1]);
+      continue;
+    }
+    cycles = Math.max(cycles, warpSize * params.get(units[i][0], 0) / hw[units[i][1]]);
+  }
+  var extra = params.get('extraCyclesPerWarp', []);
+  for (var j = 0; j < extra.length; j++) cycles = Math.max(cycles, extra[j]);
+  return 1 / cycles;
+}
+
+// W_Th (C.2): the p-norm smooth minimum of occupancy / Lat_bound and Th_bound
+function smoothWarpThroughput(occupancy, latencyBound, throughputBound, p) {
+  var latencyLimited = occupancy / latencyBound;
+  if (p === Infinity) return Math.min(latencyLimited, throughputBound);  // Volkov's (4.3)
+  // scaled by the smaller bound so that a large p does not overflow
+  var low = Math.min(latencyLimited, throughputBound);
+  var ratioSum = Math.pow(low / latencyLimited, p) + Math.pow(low / throughputBound, p);
+  return low * Math.pow(ratioSum, -1 / p);
+}
+
+// Cycles of one wave in which the busiest SM runs `blocks` blocks (C.1)
+function waveCycles(blocks, warpsPerBlock, latencyBound, throughputBound, p) {
+  var warps = blocks * warpsPerBlock;
+  return warps / smoothWarpThroughput(warps, latencyBound, throughputBound, p);
+}
+
+// t_wake (C.5) in seconds: what a launch pays after the SMs idled for idleS seconds
+function wakeTime(idleS) {
+  if (idleS < 0) throw new Error('idleBeforeS must be zero or positive');
+  var penalty = hw.clockWakePenalty !== undefined ? hw.clockWakePenalty : 0;
+  var constant = hw.clockWakeTimeConstant !== undefined ? hw.clockWakeTimeConstant : 1;
+  if (!(constant > 0)) throw new Error('clockWakeTimeConstant must be positive');
+  return penalty * (1 - Math.exp(-idleS / constant));
+}
+
+// T_k (C.1) in seconds: launch overhead + wake + the full waves + the tail wave (C.4)
+function computationTime(params) {
+  var launchOverhead = currentArchitectureAttribute('kernelLaunchOverhead');
+  var memoryEfficiency = currentArchitectureAttribute('memoryEfficiency');
+  var warpSize = currentAttribute('warpSize', 32);
+  var sms = currentAttribute('SMs', hw.SMS);
+  var smClock = currentAttribute('SMCoreClock') * 1e6;
+  var blockSize = Math.trunc(currentParam(params, 'blockSize'));
+  var gridSize = params.get('gridSize', null);
+  gridSize = gridSize !== null ? Math.trunc(gridSize) : Math.ceil(Math.trunc(currentParam(params, 'N')) / blockSize);
+  var occupancy = params.get('occupancy', null);
+  if (occupancy === null) {
+    occupancy = activeWarpsPerSM(blockSize, currentParam(params, 'registersPerThread'), params.get('sharedMemPerBlock', 0));
+  }
+  var p = params.get('transitionExponent', null);
+  if (p === null) p = GPU_CURRENT_DEFAULTS.transitionExponent;
+  var positive = [['grid size', gridSize], ['block size', blockSize], ['occupancy', occupancy], ['exponent', p]];
+  for (var i = 0; i < positive.length; i++) {
+    if (!(positive[i][1] > 0)) throw new Error(positive[i][0] + ' must be positive');
+  }
+  var warpsPerBlock = Math.ceil(blockSize / warpSize);
+  var blocksPerSM = Math.floor(occupancy / warpsPerBlock);
+  if (blocksPerSM < 1) throw new Error('no block of ' + blockSize + ' threads fits on an SM at occupancy ' + occupancy + ' warps per SM');
+
+  var bandwidth = currentBandwidthPerSM(params, sms * smClock, memoryEfficiency);
+  var throughputBound = currentThroughputBound(params, warpSize, bandwidth);
+  var latencyBound = currentParam(params, 'latencyBound');
+  var blocksPerWave = blocksPerSM * sms;
+  var waves = Math.max(1, Math.ceil(gridSize / blocksPerWave));
+  var tailBlocks = gridSize - (waves - 1) * blocksPerWave;
+  var cycles = (waves - 1) * waveCycles(blocksPerSM, warpsPerBlock, latencyBound, throughputBound, p) +
+      waveCycles(Math.ceil(tailBlocks / sms), warpsPerBlock, latencyBound, throughputBound, p);
+  return launchOverhead + wakeTime(params.get('idleBeforeS', 0)) + cycles / smClock;
+}
