@@ -34,7 +34,10 @@ def test_every_table_entry_names_its_source() -> None:
         table = latency_table(arch)
         assert all(source.strip() for source in table.sources.values()), arch
     assert not latency_table("sm_80").dual_issue
-    assert latency_table("sm_90").memory["global"] == 400
+    # Hopper's global latency is this project's pointer chase on an H100 (validation/data)
+    hopper = latency_table("sm_90")
+    assert 600 < hopper.memory["global"] < 800
+    assert "validation/data/" in hopper.sources["memory.global"]
 
 
 def test_it_normalises_architecture_spellings_and_rejects_unknown_ones() -> None:
