@@ -777,7 +777,13 @@ def bus_bandwidth_from_nvidia_smi(path: Path) -> float | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the analysis from the command line and write the report; return the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--measurements", type=Path, required=True)
+    parser.add_argument(
+        "--run",
+        type=Path,
+        help="a committed run folder (validation/data/<run>): its files, and run.json's record, "
+        "link and time zone, in place of the options below",
+    )
+    parser.add_argument("--measurements", type=Path)
     parser.add_argument("--report", type=Path, required=True)
     parser.add_argument(
         "--record", help="GPU record: JSON file or a GPU name in hwdb/seed/hardware.json"
@@ -799,6 +805,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip this long of each energy window's power samples (power.draw's averaging)",
     )
     args = parser.parse_args(argv)
+    if args.run is not None:
+        _fill_from_run(args, args.run)
+    elif args.measurements is None:
+        parser.error("give --run or --measurements")
 
     configs = aggregate(read_measurements(args.measurements))
     info = json.loads(args.device_info.read_text(encoding="utf-8")) if args.device_info else {}
@@ -808,7 +818,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     bandwidth = (
         bus_bandwidth_from_nvidia_smi(args.nvidia_smi) if args.nvidia_smi and link is None else None
     )
-    power = read_power_log(args.power) if args.power else None
+    if args.power and args.run is not None:
+        from validation.profile import read_power_in_zone, run_timezone
+
+        power: np.ndarray | None = read_power_in_zone(args.power, run_timezone(args.run))
+    else:
+        power = read_power_log(args.power) if args.power else None
     idle = None
     if power is not None and args.idle_end_epoch is not None:
         before = power[power[:, 0] < args.idle_end_epoch]
@@ -831,6 +846,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text(render_report(result), encoding="utf-8")
     return 0
+
+
+def _fill_from_run(args: argparse.Namespace, folder: Path) -> None:
+    """Set the file and record options from a committed run folder."""
+    meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    args.measurements = folder / "measurements.csv"
+    args.device_info = folder / "device.json"
+    args.power = folder / "power.csv"
+    args.idle_end_epoch = float((folder / "idle_end_epoch").read_text(encoding="utf-8"))
+    args.nvidia_smi = folder / "nvidia-smi.csv"
+    args.record = args.record or meta["record"]
+    args.link = args.link or meta["paper_link"]
 
 
 if __name__ == "__main__":

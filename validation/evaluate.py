@@ -20,6 +20,7 @@ parameters fitted on the fit run.
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import json
 import math
@@ -141,14 +142,34 @@ class Run:
             configs=tuple(aggregate(read_measurements(measurements))),
         )
 
-    def power(self) -> np.ndarray:
-        """Return the run's power log as (epoch seconds, watts)."""
-        return read_power_in_zone(self.path / "power.csv", run_timezone(self.path))
+    def power(self) -> np.ndarray | None:
+        """Return the run's power log as (epoch seconds, watts), None for a means-only run."""
+        path = self.path / "power.csv"
+        return read_power_in_zone(path, run_timezone(self.path)) if path.is_file() else None
 
-    def idle_power(self, power: np.ndarray) -> float:
+    def idle_power(self, power: np.ndarray | None) -> float | None:
         """Return the mean power before the first CUDA context (003's P_s)."""
+        if power is None:
+            return None
         end = float((self.path / "idle_end_epoch").read_text(encoding="utf-8"))
         return float(np.mean(power[power[:, 0] < end][:, 1]))
+
+    def energy_sweep(self) -> list[tuple[Configuration, float]]:
+        """Return the energy sweep's configurations with their measured energy per kernel [J]:
+        from the power log's windows, or from energy-means.csv in a means-only run."""
+        configs = sorted(
+            (c for c in self.configs if c.scenario == "energy" and c.window_kernel_s > 0),
+            key=lambda c: c.grid_size,
+        )
+        means = self.path / "energy-means.csv"
+        if means.is_file():
+            with means.open(newline="", encoding="utf-8") as handle:
+                energy = {int(r["grid_size"]): float(r["energy_j"]) for r in csv.DictReader(handle)}
+            return [(c, energy[c.grid_size]) for c in configs if c.grid_size in energy]
+        power = self.power()
+        if power is None:
+            return []
+        return [(c, _window_energy_per_kernel(power, c)) for c in configs if c.windows]
 
 
 def committed_runs(data_dir: Path = DATA_DIR) -> list[Run]:
@@ -327,10 +348,8 @@ def evaluate_run(
             ]
         ),
     }
-    energy = sorted(
-        (c for c in run.configs if c.scenario == "energy" and c.windows), key=lambda c: c.grid_size
-    )
-    result.current["time_003"] = _mean([(repeated(c), c.window_kernel_s) for c in energy])
+    energy = run.energy_sweep()
+    result.current["time_003"] = _mean([(repeated(c), c.window_kernel_s) for c, _ in energy])
     active_idle = current_record.get("powerActiveIdle")
     if active_idle is None or not energy:
         result.current["energy_003"] = math.nan
@@ -348,9 +367,9 @@ def evaluate_run(
                             active_idle_w=float(active_idle),
                         )
                     ),
-                    _window_energy_per_kernel(power, c),
+                    measured,
                 )
-                for c in energy
+                for c, measured in energy
             ]
         )
     return result
@@ -445,15 +464,13 @@ def compute_fit(run: Run) -> Fit:
         best = min(best, (residual, round(float(p), 2)))
     exponent = best[1]
 
-    power = run.power()
     active_idle = float(record["powerActiveIdle"])
-    energy = [c for c in run.configs if c.scenario == "energy" and c.windows]
-    blocks = np.array([c.grid_size for c in energy], dtype=np.float64)
+    energy = run.energy_sweep()
+    blocks = np.array([c.grid_size for c, _ in energy], dtype=np.float64)
     dynamic = np.array(
         [
-            _window_energy_per_kernel(power, c)
-            - active_idle * current_kernel_time(gpu, profile, c, exponent)
-            for c in energy
+            measured_j - active_idle * current_kernel_time(gpu, profile, c, exponent)
+            for c, measured_j in energy
         ]
     )
     return Fit(
@@ -612,9 +629,12 @@ def render_report(results: Sequence[RunErrors], out_of_sample: Sequence[RunError
         "",
         "Roles: `fit` is the run every fitted parameter comes from (in sample); `calibrate` is",
         "a run whose own kit profile is in its GPU's record (its kernel scenarios are partly in",
-        'sample); `judge` runs are out of sample. "(spec)" rows predict from the GPU\'s',
-        "spec-sheet record alone, with the Hopper architecture profile (measured on the H100)",
-        "in place of the GPU's own measurements.",
+        "sample); `judge` runs are out of sample; `earlier` is the first H100 run (2026-11-22,",
+        "another machine), of which only the report's means were kept: its paper energy model",
+        "cannot be recalibrated (the report lacks the calibration points) and its link record",
+        'was fitted on it (its application is in sample for the transfers). "(spec)" rows',
+        "predict from the GPU's spec-sheet record alone, with the Hopper architecture profile",
+        "(measured on the H100) in place of the GPU's own measurements.",
         "",
     ]
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the whole validation on the GPU of this machine and write docs/validation/<gpu>.md.
+# Run the whole validation on the GPU of this machine; the raw data and a report of the paper
+# models go to validation/results/<gpu>-<date>/ (see docs/validation/README.md to commit them).
 #
 # Usage: validation/run_all.sh [--record HARDWARE.json] [--link LINK.json] [--gpu INDEX] [--quick]
 #   --record  the database record of this GPU (JSON with the seed vocabulary: either one
@@ -72,9 +73,9 @@ trap - EXIT
 
 args=(--measurements "$csv" --device-info "$dir/device.json" --power "$dir/power.csv"
       --idle-end-epoch "$(cat "$dir/idle_end_epoch")" --nvidia-smi "$dir/nvidia-smi.csv"
-      --report "$root/docs/validation/$slug.md")
+      --report "$dir/report.md")
 [ -n "$record" ] && args+=(--record "$record")
 [ -n "$link" ] && args+=(--link "$link")
 cd "$root"
 "$python" -m validation.analyze "${args[@]}"
-echo "report: docs/validation/$slug.md (raw data in ${dir#$root/})"
+echo "report: ${dir#$root/}/report.md; to commit the run, copy its data files to validation/data/"

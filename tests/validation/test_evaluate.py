@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from simulator.analyzer.latency import latency_table
 from simulator.models import gpu_current
 from simulator.models.gpu_current import CurrentGpu
-from simulator.analyzer.latency import latency_table
 from validation import evaluate as ev
 from validation.analyze import load_record
 
@@ -72,7 +72,7 @@ def test_the_committed_fit_is_what_the_fit_run_gives():
     assert hopper.memory["global"] == fit.global_latency
     assert hopper.branch_taken == fit.branch_taken
     assert hopper.block_replacement == fit.block_replacement
-    assert gpu_current.TRANSITION_EXPONENT == fit.exponent
+    assert fit.exponent == gpu_current.TRANSITION_EXPONENT
     assert ev.fitted_validation_parameters()["saxpy2_energy_block_energy_j"] == pytest.approx(
         fit.block_energy_j, rel=1e-5
     )
@@ -111,3 +111,34 @@ def test_the_report_is_generated_from_the_data(tmp_path):
     committed = (REPO_ROOT / "docs" / "validation" / "accuracy.md").read_text(encoding="utf-8")
     ev.main(["--report", str(tmp_path / "accuracy.md")])
     assert (tmp_path / "accuracy.md").read_text(encoding="utf-8") == committed
+
+
+def test_the_paper_models_reproduce_the_first_h100_reports_figures():
+    # the 2026-11-22 run's means, recomputed: docs/validation/h100-2026-11-22.md, run 1
+    earlier = next(r for r in RUNS if r.role == "earlier")
+    paper = ev.evaluate_run(earlier).paper
+    published = {
+        "intensity": 0.226,
+        "occupancy": 0.330,
+        "large_n": 0.357,
+        "small_n": 0.831,
+        "application": 0.874,
+    }
+    for scenario, value in published.items():
+        assert paper[scenario] == pytest.approx(value, abs=0.0006), scenario
+
+
+@pytest.mark.parametrize(
+    ("run", "report"),
+    [
+        ("h100-80gb-hbm3-20261123-091411", "h100-80gb-hbm3.md"),
+        ("h200-20261123-091741", "h200.md"),
+    ],
+)
+def test_the_per_gpu_reports_are_generated_from_the_data(tmp_path, run, report):
+    from validation import analyze
+
+    out = tmp_path / report
+    analyze.main(["--run", str(ev.DATA_DIR / run), "--report", str(out)])
+    committed = REPO_ROOT / "docs" / "validation" / report
+    assert out.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")
