@@ -114,6 +114,10 @@ class ModelFunctions(Protocol):
         """Return the value of `function(*args, params)`."""
         ...
 
+    def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
+        """Return `function(params)` as a flat object (see ShallowFunctions.call_detail)."""
+        ...
+
 
 class NodeRuntime:
     """One node of the system during a run: its model, instances' usage and link FIFOs."""
@@ -122,6 +126,7 @@ class NodeRuntime:
         "_links",
         "engine",
         "functions",
+        "has_detail",
         "has_p2p",
         "id",
         "is_network",
@@ -146,6 +151,7 @@ class NodeRuntime:
         self.model_key = model_key
         self.functions = functions
         self.has_p2p = functions is not None and functions.has("p2pTime")
+        self.has_detail = functions is not None and functions.has("computationDetail")
         self.usages = [Usage(node_id, instance, capacity) for instance in range(count)]
         self._links: dict[tuple[int, str, str], Resource] = {}
 
@@ -181,6 +187,14 @@ class NodeRuntime:
     def computation_time(self, params: Mapping[str, object]) -> float:
         """Return `computationTime(params)` of the node's model, in seconds."""
         return self._time("computationTime", params=params)
+
+    def computation_detail(self, params: Mapping[str, object]) -> dict[str, object] | None:
+        """Return `computationDetail(params)` of the node's model (what bounds a kernel, the
+        occupancy used, ...) for the timeline, or None when the model defines none."""
+        functions = self.functions
+        if functions is None or not self.has_detail:
+            return None
+        return functions.call_detail("computationDetail", params=params)
 
     def transfer_time(
         self, size: float, direction: str | None, host_memory: str | None = None
@@ -486,7 +500,9 @@ class Sim:
         state = self._state
         slot = state.slot
         node = self._world.nodes[slot.node]
-        duration = node.computation_time(dict(params))
+        params = dict(params)
+        duration = node.computation_time(params)
+        detail = node.computation_detail(params)
         engine = self._engine
         start = engine.now
         usage = node.usages[slot.instance]
@@ -494,7 +510,10 @@ class Sim:
         engine.pause(duration)
         usage.stop(engine.now)
         state.figures.compute_s += duration
-        self._world.timeline.add(state.name, "compute", start, engine.now)
+        if detail is None:
+            self._world.timeline.add(state.name, "compute", start, engine.now)
+        else:
+            self._world.timeline.add(state.name, "compute", start, engine.now, detail=detail)
         return duration
 
     # -- point to point ------------------------------------------------------------------------

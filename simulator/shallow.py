@@ -71,6 +71,10 @@ MSG_NOT_DEFINED = "the model does not define function {function}()"
 MSG_TIMEOUT = "evaluation exceeded the time limit of {limit:g} s"
 MSG_OOM = "evaluation exceeded the memory limit of {limit_mib:g} MiB"
 MSG_NOT_NUMBER = "returned {value}, expected a number"
+MSG_NOT_DETAIL = (
+    "returned {value}, expected an object of at most 16 numbers, booleans and strings of up to "
+    "60 characters"
+)
 MSG_NOT_FINITE = "returned {value}, expected a finite number"
 MSG_NEGATIVE = "returned {value}, expected a non-negative number"
 MSG_BAD_ARGUMENTS = "arguments are not JSON-serialisable: {error}"
@@ -232,7 +236,7 @@ _PRELUDE = """
   };
   // Only functions the model's source defines count, not builtins such as parseInt.
   const builtinNames = new Set(Object.getOwnPropertyNames(globalThis));
-  builtinNames.add('__parasim_call').add('__parasim_has');
+  builtinNames.add('__parasim_call').add('__parasim_has').add('__parasim_detail');
   const modelFunction = (name) => (hasOwn(globalThis, name) && !builtinNames.has(name) &&
                                    typeof globalThis[name] === 'function') ? globalThis[name] : null;
   define('__parasim_call', function (name, args, params) {
@@ -243,6 +247,29 @@ _PRELUDE = """
     return typeof value === 'number' ? value : BAD_RESULT + describe(value);
   }, false);
   define('__parasim_has', function (name) { return modelFunction(name) !== null; }, false);
+  // A detail (e.g. computationDetail: what bounds a kernel) is a flat object of at most 16
+  // numbers, booleans and short strings; it comes back as JSON.
+  define('__parasim_detail', function (name, params) {
+    const fn = modelFunction(name);
+    if (fn === null) throw new ReferenceError(name + ' is not defined');
+    const value = fn(makeParams(params));
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      return BAD_RESULT + describe(value);
+    }
+    const keys = Object.keys(value);
+    if (keys.length > 16) return BAD_RESULT + 'an object of more than 16 entries';
+    const flat = {};
+    for (const key of keys) {
+      const item = value[key];
+      const kind = typeof item;
+      if (kind === 'number' && !Number.isFinite(item)) return BAD_RESULT + 'a non-finite ' + key;
+      if (kind === 'string' ? item.length > 60 : kind !== 'number' && kind !== 'boolean') {
+        return BAD_RESULT + describe(item) + ' as ' + key;
+      }
+      flat[key] = item;
+    }
+    return JSON.stringify(flat);
+  }, false);
 })
 """
 
@@ -422,6 +449,7 @@ class ShallowFunctions:
         with _cache_lock:
             self._memo = _memos.setdefault((source_hash, self._attributes_json), {})
         self._cached_context: _ModelContext | None = None
+        self._details: dict[object, dict[str, object]] = {}
 
     def has(self, function: str) -> bool:
         """Return whether the model defines `function` (e.g. "p2pTime")."""
@@ -466,6 +494,36 @@ class ShallowFunctions:
             raise self._error(function, MSG_NOT_DEFINED.format(function=function))
         value = self._evaluate(context, function, f"__parasim_call({arguments[1:-1]})")
         return self._checked(function, value)
+
+    def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
+        """Return `function(params)`'s flat object of numbers, booleans and short strings
+        (e.g. `computationDetail`: what bounds a kernel), memoized; ModelEvaluationError when
+        it is anything else."""
+        memo = self._details
+        try:
+            key: object = (function, tuple(params.items()))
+            value = memo.get(key)
+        except TypeError:
+            key = (function, json.dumps(params, sort_keys=True, default=repr))
+            value = memo.get(key)
+        if value is not None:
+            return dict(value)
+        if not _FUNCTION_NAME.match(function) or not self.has(function):
+            raise self._error(function, MSG_NOT_DEFINED.format(function=function))
+        try:
+            arguments = json.dumps([function, dict(params)])
+        except (TypeError, ValueError) as error:
+            raise self._error(function, MSG_BAD_ARGUMENTS.format(error=error)) from error
+        context = self._context(function)
+        text = self._evaluate(context, function, f"__parasim_detail({arguments[1:-1]})")
+        if not isinstance(text, str) or text.startswith(_BAD_RESULT):
+            shown = str(text)[len(_BAD_RESULT) :] if isinstance(text, str) else repr(text)
+            raise self._error(function, MSG_NOT_DETAIL.format(value=shown))
+        detail: dict[str, object] = json.loads(text)
+        if len(memo) >= MAX_MEMO_ENTRIES:
+            memo.clear()
+        memo[key] = detail
+        return dict(detail)
 
     def _checked(self, function: str, value: object) -> float:
         """Return `value` as a float when it is a finite non-negative number."""

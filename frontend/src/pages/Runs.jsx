@@ -185,6 +185,14 @@ export function phases(result) {
     .map((t) => ({ ...t, duration: t.end_s - t.start_s }));
 }
 
+// What bounds a kernel and the occupancy it ran at, from its model's computationDetail.
+export function boundText(detail) {
+  if (!detail || !detail.bound) return "";
+  const occupancy = typeof detail.occupancy === "number" ? `, ${detail.occupancy} warps/SM` : "";
+  const waves = typeof detail.waves === "number" ? `, ${detail.waves} wave${detail.waves === 1 ? "" : "s"}` : "";
+  return `${String(detail.bound).replace("_", " ")}${occupancy}${waves}`;
+}
+
 export function RunDetail({ id }) {
   const toast = useToast();
   const { sim, result, error, retrying } = useSimulation(id);
@@ -250,12 +258,12 @@ export function Results({ result }) {
       </div>
       <h2>Kernel and transfer times</h2>
       <table className="grid" aria-label="Kernel and transfer times">
-        <thead><tr><th>Process</th><th>Kind</th><th>Node</th><th>Direction</th><th>Bytes</th><th>Start</th><th>Duration</th></tr></thead>
+        <thead><tr><th>Process</th><th>Kind</th><th>Node</th><th>Direction</th><th>Bytes</th><th>Bound by</th><th>Start</th><th>Duration</th></tr></thead>
         <tbody>
           {ph.map((t, i) => (
             <tr key={i} data-kind={t.kind}>
               <td>{t.process}</td><td>{t.kind === "compute" ? "kernel (compute)" : "transfer"}</td><td>{t.node ? `${nodeName[t.node] || t.node}[${t.instance ?? 0}]` : ""}</td><td>{t.direction || ""}</td>
-              <td>{t.size ? fmt(t.size) : ""}</td><td>{fmtTime(t.start_s)}</td><td className="num" data-testid={`phase-${i}`}>{fmtTime(t.duration)}</td>
+              <td>{t.size ? fmt(t.size) : ""}</td><td data-testid={`bound-${i}`}>{boundText(t.detail)}</td><td>{fmtTime(t.start_s)}</td><td className="num" data-testid={`phase-${i}`}>{fmtTime(t.duration)}</td>
             </tr>
           ))}
         </tbody>

@@ -42,37 +42,40 @@ function currentParam(params, name, fallback) {
   return value;
 }
 
-// GMem_bw in bytes per SM per cycle (C.3): the L2's when the kernel's data are resident in L2
-// and fit in it, else GMEMThroughput as recorded (an achieved figure), else
-// memoryEfficiency x (4.5)
+// GMem_bw in bytes per SM per cycle (C.3) and whether it is the L2's: the L2's when the
+// kernel's data are resident in L2 and fit in it, else GMEMThroughput as recorded (an achieved
+// figure), else memoryEfficiency x (4.5)
 function currentBandwidthPerSM(params, smCycles, memoryEfficiency) {
   var footprint = params.get('footprintBytes', null);
   if (params.get('l2Resident', false) && hw.L2Bandwidth !== undefined && hw.L2Cache !== undefined &&
       footprint !== null && footprint <= hw.L2Cache) {
-    return hw.L2Bandwidth / smCycles;
+    return {perSM: hw.L2Bandwidth / smCycles, fromL2: true};
   }
-  if (hw.GMEMThroughput !== undefined) return hw.GMEMThroughput;
+  if (hw.GMEMThroughput !== undefined) return {perSM: hw.GMEMThroughput, fromL2: false};
   var perSecond = currentAttribute('memoryClock') * 1e6 * (currentAttribute('busWidth') / 8) * currentAttribute('dataRate');
-  return perSecond / smCycles * memoryEfficiency;
+  return {perSM: perSecond / smCycles * memoryEfficiency, fromL2: false};
 }
 
-// Th_bound (4.4), warps per cycle: 1 / the busiest resource's cycles per warp
+// Th_bound (4.4), warps per cycle: 1 / the busiest resource's cycles per warp, and that
+// resource's name (the first of equals, in the order of volkov.py's terms)
 function currentThroughputBound(params, warpSize, bandwidthPerSM) {
-  var cycles = Math.max(
-    warpSize * currentParam(params, 'CUDACoreInstructions') / currentAttribute('CUDACores'),
-    currentParam(params, 'issuedInstructions') / currentAttribute('schedulers'),
-    currentParam(params, 'GMEMBytesTransferred') / bandwidthPerSM);
-  var units = [['FP64Instructions', 'FP64Units'], ['SFUInstructions', 'SFUs'], ['sharedMemoryInstructions', 'LDSTUnits']];
+  var terms = [
+    ['cuda_cores', warpSize * currentParam(params, 'CUDACoreInstructions') / currentAttribute('CUDACores')],
+    ['schedulers', currentParam(params, 'issuedInstructions') / currentAttribute('schedulers')],
+    ['global_memory', currentParam(params, 'GMEMBytesTransferred') / bandwidthPerSM]];
+  var units = [['fp64', 'FP64Instructions', 'FP64Units'], ['sfu', 'SFUInstructions', 'SFUs'], ['shared_memory', 'sharedMemoryInstructions', 'LDSTUnits']];
   for (var i = 0; i < units.length; i++) {
-    if (hw[units[i][1]] === undefined) {
-      if (params.get(units[i][0], 0) > 0) throw new Error(units[i][0] + " need the hardware's " + units[i][1]);
+    if (hw[units[i][2]] === undefined) {
+      if (params.get(units[i][1], 0) > 0) throw new Error(units[i][1] + " need the hardware's " + units[i][2]);
       continue;
     }
-    cycles = Math.max(cycles, warpSize * params.get(units[i][0], 0) / hw[units[i][1]]);
+    terms.push([units[i][0], warpSize * params.get(units[i][1], 0) / hw[units[i][2]]]);
   }
   var extra = params.get('extraCyclesPerWarp', []);
-  for (var j = 0; j < extra.length; j++) cycles = Math.max(cycles, extra[j]);
-  return 1 / cycles;
+  for (var j = 0; j < extra.length; j++) terms.push(['extra', extra[j]]);
+  var busiest = terms[0];
+  for (var k = 1; k < terms.length; k++) if (terms[k][1] > busiest[1]) busiest = terms[k];
+  return {bound: busiest[1] > 0 ? 1 / busiest[1] : Infinity, name: busiest[0]};
 }
 
 // W_Th (C.2): the p-norm smooth minimum of occupancy / Lat_bound and Th_bound
@@ -100,8 +103,8 @@ function wakeTime(idleS) {
   return penalty * (1 - Math.exp(-idleS / constant));
 }
 
-// T_k (C.1) in seconds: launch overhead + wake + the full waves + the tail wave (C.4)
-function computationTime(params) {
+// The estimate (C.1)-(C.5): the time and what bounds it
+function currentEstimate(params) {
   var launchOverhead = currentArchitectureAttribute('kernelLaunchOverhead');
   var memoryEfficiency = currentArchitectureAttribute('memoryEfficiency');
   var warpSize = currentAttribute('warpSize', 32);
@@ -125,12 +128,34 @@ function computationTime(params) {
   if (blocksPerSM < 1) throw new Error('no block of ' + blockSize + ' threads fits on an SM at occupancy ' + occupancy + ' warps per SM');
 
   var bandwidth = currentBandwidthPerSM(params, sms * smClock, memoryEfficiency);
-  var throughputBound = currentThroughputBound(params, warpSize, bandwidth);
+  var throughput = currentThroughputBound(params, warpSize, bandwidth.perSM);
   var latencyBound = currentParam(params, 'latencyBound');
   var blocksPerWave = blocksPerSM * sms;
   var waves = Math.max(1, Math.ceil(gridSize / blocksPerWave));
   var tailBlocks = gridSize - (waves - 1) * blocksPerWave;
-  var cycles = (waves - 1) * waveCycles(blocksPerSM, warpsPerBlock, latencyBound, throughputBound, p) +
-      waveCycles(Math.ceil(tailBlocks / sms), warpsPerBlock, latencyBound, throughputBound, p);
-  return launchOverhead + wakeTime(params.get('idleBeforeS', 0)) + cycles / smClock;
+  var cycles = (waves - 1) * waveCycles(blocksPerSM, warpsPerBlock, latencyBound, throughput.bound, p) +
+      waveCycles(Math.ceil(tailBlocks / sms), warpsPerBlock, latencyBound, throughput.bound, p);
+  var workS = cycles / smClock;
+  var overheadS = launchOverhead + wakeTime(params.get('idleBeforeS', 0));
+  var fullOccupancy = blocksPerSM * warpsPerBlock;
+  var bound;
+  if (overheadS > workS) bound = 'launch';
+  else if (fullOccupancy / latencyBound < throughput.bound) bound = 'latency';
+  else if (throughput.name === 'schedulers') bound = 'issue';
+  else if (throughput.name === 'global_memory' && bandwidth.fromL2) bound = 'l2';
+  else bound = throughput.name;
+  return {timeS: overheadS + workS, launchS: overheadS, bound: bound, occupancy: fullOccupancy,
+          blocksPerSM: blocksPerSM, waves: waves, tailBlocks: tailBlocks};
+}
+
+// T_k (C.1) in seconds: launch overhead + wake + the full waves + the tail wave (C.4)
+function computationTime(params) {
+  return currentEstimate(params).timeS;
+}
+
+// What bounds the kernel (launch, latency, issue, global_memory, l2, cuda_cores, fp64, sfu,
+// shared_memory, extra), the occupancy used and the waves: shown with the kernel in the run's
+// timeline and result
+function computationDetail(params) {
+  return currentEstimate(params);
 }

@@ -231,6 +231,17 @@ def test_gpu_current_js_matches_python(
             shallow.call("computationTime", params=params)
         return
     assert shallow.call("computationTime", params=params) == pytest.approx(expected, rel=REL)
+    # what bounds the kernel, as the run's timeline shows it
+    estimate = current_estimate(attributes, params)
+    detail = shallow.call_detail("computationDetail", params=params)
+    assert (detail["bound"], detail["blocksPerSM"], detail["waves"], detail["tailBlocks"]) == (
+        estimate.bound,
+        estimate.blocks_per_sm,
+        estimate.waves,
+        estimate.tail_blocks,
+    )
+    assert detail["occupancy"] == estimate.occupancy
+    assert detail["timeS"] == pytest.approx(estimate.time_s, rel=REL)
 
 
 def test_gpu_current_js_reads_the_defaults_the_python_reads():
