@@ -89,8 +89,10 @@ _REGISTRY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ),
     (
         "PCIe link",
-        "Host-device transfer time t_s + n / (bw lambda_c) per direction (eq 4.6); an empty "
-        "message without direction is a free synchronisation.",
+        "Host-device transfer time t_s + n / (bw lambda_c) per direction (eq 4.6); a pageable "
+        "copy (params.hostMemory, the default) over a link with pageableStartup*/"
+        "pageableBandwidth* runs at min(link, host staging rate); an empty message without "
+        "direction is a free synchronisation.",
         "000 section 4.3; simulator/models/transfer.py",
         ("pcie_link.js",),
     ),
