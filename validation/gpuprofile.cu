@@ -20,7 +20,7 @@
 //
 // Usage: gpuprofile [--device 0] [--out profile.csv] [--reps 10] [--only a,b] [--quick]
 //                   [--power-window-s 4]
-#include <cuda_runtime.h>
+#include "kit.cuh"
 
 #include <algorithm>
 #include <chrono>
@@ -34,15 +34,6 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    cudaError_t err_ = (call);                                                      \
-    if (err_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), \
-                   __FILE__, __LINE__, cudaGetErrorString(err_));                   \
-      std::exit(2);                                                                 \
-    }                                                                               \
-  } while (0)
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -167,6 +158,9 @@ __global__ void fill(long long n, float value, float *y) {
 
 namespace {
 
+using kit::elapsed_s;
+using kit::epoch_s;
+
 struct Options {
   int device = 0;
   std::string out = "-";
@@ -213,16 +207,7 @@ Options parse(int argc, char **argv) {
   return o;
 }
 
-double epoch_s() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
 
-float elapsed_s(cudaEvent_t a, cudaEvent_t b) {
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms / 1000.0f;
-}
 
 struct Writer {
   FILE *f;

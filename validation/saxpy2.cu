@@ -16,7 +16,7 @@
 //   S seconds and record the window's wall-clock start/end (for the nvidia-smi power log).
 // --grids-auto: ignore --n; run grid sizes NB in {1, 2, R/2, R, R+1, 3R/2, 2R, 2R+1, 3R, 4R,
 //   6R, 8R, 12R, 16R} where R = SMs x resident blocks per SM (003's rounds), with n = NB x block.
-#include <cuda_runtime.h>
+#include "kit.cuh"
 
 #include <algorithm>
 #include <chrono>
@@ -27,15 +27,6 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    cudaError_t err_ = (call);                                                      \
-    if (err_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), \
-                   __FILE__, __LINE__, cudaGetErrorString(err_));                   \
-      std::exit(2);                                                                 \
-    }                                                                               \
-  } while (0)
 
 // 000 Listing 2, unchanged. Dynamic shared memory is allocated at launch and never touched.
 __global__ void saxpy2(int n, int a, float *x, float *y) {
@@ -49,6 +40,9 @@ __global__ void saxpy2(int n, int a, float *x, float *y) {
 }
 
 namespace {
+
+using kit::elapsed_s;
+using kit::epoch_s;
 
 struct Options {
   std::string scenario = "custom";
@@ -169,16 +163,7 @@ size_t shmem_for_warps(int block, long long target, int max_shmem) {
   return static_cast<size_t>(max_shmem);
 }
 
-double epoch_s() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
 
-float elapsed_s(cudaEvent_t a, cudaEvent_t b) {
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms / 1000.0f;
-}
 
 }  // namespace
 

@@ -38,15 +38,18 @@ from pathlib import Path
 from typing import Literal
 
 from simulator.models.architectures import ArchitectureProfile, profile_for_compute_capability
-from simulator.models.occupancy import architecture_limits, occupancy_for_limits
 from simulator.models.volkov import (
     VOLKOV_ERRORS,
     GpuHardware,
     KernelProfile,
+    param_number,
+    profile_from_params,
+    resident_warps,
     throughput_terms,
 )
 
 FIT_PATH = Path(__file__).parent / "data" / "gpu_current_fit.json"
+MODEL_NAME = "the current-architecture GPU model"
 
 CurrentBound = Literal[
     "launch",
@@ -70,7 +73,6 @@ CURRENT_ERRORS: dict[str, str] = {
     "no_blocks": (
         "no block of {block_size} threads fits on an SM at occupancy {occupancy} warps per SM"
     ),
-    "missing_parameter": "parameter {name!r} is required by the current-architecture GPU model",
     "negative_idle": "idleBeforeS must be zero or positive",
 }
 
@@ -231,18 +233,11 @@ def estimate_kernel_current(
         raise ValueError(VOLKOV_ERRORS["grid_or_n"])
     grid = grid_size if grid_size is not None else math.ceil((n or 0) / block_size)
     if occupancy is None:
-        limits = hw.occupancy_limits
-        if limits is None and hw.compute_capability is not None:
-            limits = architecture_limits(hw.compute_capability)
-        if registers_per_thread is None or limits is None:
-            raise ValueError(VOLKOV_ERRORS["occupancy_or_registers"])
-        occupancy = float(
-            occupancy_for_limits(
-                limits,
-                block_size=block_size,
-                registers_per_thread=registers_per_thread,
-                shared_mem_per_block=shared_mem_per_block,
-            ).active_warps_per_sm
+        occupancy = resident_warps(
+            hw,
+            block_size=block_size,
+            registers_per_thread=registers_per_thread,
+            shared_mem_per_block=shared_mem_per_block,
         )
     p = TRANSITION_EXPONENT if exponent is None else exponent
     checks = (
@@ -323,22 +318,9 @@ def computation_estimate(
     """
 
     def number(name: str, default: float | None = None) -> float:
-        value = params.get(name, default)
-        if value is None:
-            raise ValueError(CURRENT_ERRORS["missing_parameter"].format(name=name))
-        return float(value)  # type: ignore[arg-type]
+        return param_number(params, name, default, model=MODEL_NAME)
 
-    extra = params.get("extraCyclesPerWarp", ())
-    profile = KernelProfile(
-        cuda_core_instructions=number("CUDACoreInstructions"),
-        issued_instructions=number("issuedInstructions"),
-        gmem_bytes=number("GMEMBytesTransferred"),
-        latency_bound=number("latencyBound"),
-        fp64_instructions=number("FP64Instructions", 0.0),
-        sfu_instructions=number("SFUInstructions", 0.0),
-        shared_memory_instructions=number("sharedMemoryInstructions", 0.0),
-        extra_cycles_per_warp=tuple(float(c) for c in extra),  # type: ignore[attr-defined]
-    )
+    profile = profile_from_params(params, model=MODEL_NAME)
     has_grid = params.get("gridSize") is not None
     registers = params.get("registersPerThread")
     footprint = params.get("footprintBytes")

@@ -48,6 +48,7 @@ MHZ = 1e6
 
 VOLKOV_ERRORS: dict[str, str] = {
     "missing_attribute": "hardware attribute {name!r} is required by the Volkov GPU model",
+    "missing_parameter": "parameter {name!r} is required by {model}",
     "non_positive": "{name} must be positive",
     "units_missing": "{name} instructions need the hardware's {units} (number of units per SM)",
     "occupancy_or_registers": (
@@ -380,6 +381,59 @@ def throughput_terms(
     return [(name, float(cycles)) for name, cycles in terms]
 
 
+def resident_warps(
+    hardware: GpuHardware,
+    *,
+    block_size: int,
+    registers_per_thread: int | None,
+    shared_mem_per_block: int = 0,
+) -> float:
+    """Return the occupancy in warps per SM by the occupancy calculator for the hardware's
+    limits (its record's, else its compute capability's)."""
+    limits = hardware.occupancy_limits
+    if limits is None and hardware.compute_capability is not None:
+        limits = architecture_limits(hardware.compute_capability)
+    if registers_per_thread is None or limits is None:
+        raise ValueError(VOLKOV_ERRORS["occupancy_or_registers"])
+    return float(
+        occupancy_for_limits(
+            limits,
+            block_size=block_size,
+            registers_per_thread=registers_per_thread,
+            shared_mem_per_block=shared_mem_per_block,
+        ).active_warps_per_sm
+    )
+
+
+def param_number(
+    params: Mapping[str, object], name: str, default: float | None = None, *, model: str
+) -> float:
+    """Return a computational model's numeric parameter; ValueError naming it when missing."""
+    value = params.get(name, default)
+    if value is None:
+        raise ValueError(VOLKOV_ERRORS["missing_parameter"].format(name=name, model=model))
+    return float(value)  # type: ignore[arg-type]
+
+
+def profile_from_params(params: Mapping[str, object], *, model: str) -> KernelProfile:
+    """Return the kernel profile from the JavaScript models' parameter names (000 Listing 5):
+    CUDACoreInstructions, issuedInstructions, GMEMBytesTransferred, latencyBound, and
+    optionally FP64Instructions, SFUInstructions, sharedMemoryInstructions, extraCyclesPerWarp."""
+    extra = params.get("extraCyclesPerWarp", ())
+    return KernelProfile(
+        cuda_core_instructions=param_number(params, "CUDACoreInstructions", model=model),
+        issued_instructions=param_number(params, "issuedInstructions", model=model),
+        gmem_bytes=param_number(params, "GMEMBytesTransferred", model=model),
+        latency_bound=param_number(params, "latencyBound", model=model),
+        fp64_instructions=param_number(params, "FP64Instructions", 0.0, model=model),
+        sfu_instructions=param_number(params, "SFUInstructions", 0.0, model=model),
+        shared_memory_instructions=param_number(
+            params, "sharedMemoryInstructions", 0.0, model=model
+        ),
+        extra_cycles_per_warp=tuple(float(c) for c in extra),  # type: ignore[attr-defined]
+    )
+
+
 def estimate_kernel(
     hardware: GpuHardware,
     profile: KernelProfile,
@@ -402,18 +456,11 @@ def estimate_kernel(
         raise ValueError(VOLKOV_ERRORS["grid_or_n"])
     grid = grid_size if grid_size is not None else math.ceil((n or 0) / block_size)
     if occupancy is None:
-        limits = hardware.occupancy_limits
-        if limits is None and hardware.compute_capability is not None:
-            limits = architecture_limits(hardware.compute_capability)
-        if registers_per_thread is None or limits is None:
-            raise ValueError(VOLKOV_ERRORS["occupancy_or_registers"])
-        occupancy = float(
-            occupancy_for_limits(
-                limits,
-                block_size=block_size,
-                registers_per_thread=registers_per_thread,
-                shared_mem_per_block=shared_mem_per_block,
-            ).active_warps_per_sm
+        occupancy = resident_warps(
+            hardware,
+            block_size=block_size,
+            registers_per_thread=registers_per_thread,
+            shared_mem_per_block=shared_mem_per_block,
         )
     for name, value in (
         ("block size", block_size),
@@ -457,22 +504,9 @@ def computation_time(attributes: Mapping[str, float], params: Mapping[str, objec
     """
 
     def number(name: str, default: float | None = None) -> float:
-        value = params.get(name, default)
-        if value is None:
-            raise ValueError(VOLKOV_ERRORS["missing_attribute"].format(name=name))
-        return float(value)  # type: ignore[arg-type]
+        return param_number(params, name, default, model="the Volkov GPU model")
 
-    extra = params.get("extraCyclesPerWarp", ())
-    profile = KernelProfile(
-        cuda_core_instructions=number("CUDACoreInstructions"),
-        issued_instructions=number("issuedInstructions"),
-        gmem_bytes=number("GMEMBytesTransferred"),
-        latency_bound=number("latencyBound"),
-        fp64_instructions=number("FP64Instructions", 0.0),
-        sfu_instructions=number("SFUInstructions", 0.0),
-        shared_memory_instructions=number("sharedMemoryInstructions", 0.0),
-        extra_cycles_per_warp=tuple(float(c) for c in extra),  # type: ignore[attr-defined]
-    )
+    profile = profile_from_params(params, model="the Volkov GPU model")
     has_grid = params.get("gridSize") is not None
     registers = params.get("registersPerThread")
     return estimate_kernel(

@@ -1,4 +1,4 @@
-"""The CUDA harness compiles with the nvcc on PATH (skipped where there is none)."""
+"""The kit's CUDA programs compile with the nvcc on PATH (skipped where there is none)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,18 @@ VALIDATION = Path(__file__).resolve().parents[2] / "validation"
 
 
 @pytest.mark.slow
-def test_the_saxpy2_harness_compiles_with_nvcc(tmp_path: Path) -> None:
+@pytest.mark.parametrize("program", ["saxpy2", "gpuprofile"])
+def test_the_kit_compiles_with_nvcc(tmp_path: Path, program: str) -> None:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH: the CUDA harness cannot be compiled here")
     newest = subprocess.run(["nvcc", "--list-gpu-code"], capture_output=True, text=True, check=True)
     archs = [line.removeprefix("sm_") for line in newest.stdout.split() if line.startswith("sm_")]
     wanted = [a for a in ("52", "61", "70", "75", "80", "86", "89", "90") if a in archs]
     assert wanted, "this nvcc supports none of the architectures the kit targets"
-    binary = tmp_path / "saxpy2"
+    binary = tmp_path / program
     # One architecture keeps the test short; build.sh builds them all.
     result = subprocess.run(
-        [str(VALIDATION / "build.sh"), str(binary)],
+        [str(VALIDATION / "build.sh"), str(binary), str(VALIDATION / f"{program}.cu")],
         capture_output=True,
         text=True,
         env={"PATH": shutil.os.environ["PATH"], "ARCHS": wanted[-1]},
