@@ -46,7 +46,7 @@ PAPER_LAMBDA_K = 0.703787  # 000 section 6.1, GTX 970
 # and newer GPUs (NVML nvmlDeviceGetPowerUsage); older GPUs report instantaneous power. A
 # window's first second therefore still averages in what ran before it, so window energies
 # use only the samples from this long after the window starts (measured on an H100: without
-# it the 2 s windows were off by up to 14 %; see docs/validation/h100-80gb-hbm3.md).
+# it the 2 s windows were off by up to 14 %; see docs/validation/h100-2026-11-22.md).
 POWER_AVERAGING_S = 1.0
 # A window further than this from every power sample is not covered by the log.
 POWER_LOG_GAP_S = 1.0

@@ -334,13 +334,13 @@ def test_cpus_carry_clock_cores_and_peak_flops_inputs() -> None:
 
 
 def test_the_h100_testbed_bus_carries_the_validation_kits_fit() -> None:
-    # docs/validation/h100-80gb-hbm3.md, run 1: HtD t_s = 10.66 us, lambda_c = 0.1327;
+    # docs/validation/h100-2026-11-22.md, run 1: HtD t_s = 10.66 us, lambda_c = 0.1327;
     # DtH t_s = 14.06 us, lambda_c = 0.1536; PCIe gen 5 x16.
     values = attributes("PCIe 5.0 x16 (pageable, H100 VM testbed)")
     assert values["startupHTD"] == pytest.approx(10.66e-6, rel=1e-12)
     assert values["startupDth"] == pytest.approx(14.06e-6, rel=1e-12)
     assert (values["lambdaHTD"], values["lambdaDth"]) == (0.1327, 0.1536)
     assert values["bandwidth"] == pytest.approx(63.02e9, rel=1e-12)
-    report = (REPO_ROOT / "docs" / "validation" / "h100-80gb-hbm3.md").read_text()
+    report = (REPO_ROOT / "docs" / "validation" / "h100-2026-11-22.md").read_text()
     assert "HtD t_s = 10.66 us and lambda_c = 0.1327" in report
     assert "14.06 us and lambda_c = 0.1536" in report
