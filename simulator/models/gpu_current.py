@@ -3,8 +3,9 @@
 
     T_k     = t_launch + t_wake + sum over waves w of  o_w / W_Th(o_w) / SM_clock         (C.1)
     W_Th(o) = ((o / Lat_bound)^-p + Th_bound^-p)^(-1/p)                                   (C.2)
-    Th_bound as (4.4), with GMem_bw = memoryEfficiency * (4.5), or the L2's bandwidth
-              per SM cycle when the kernel's data are resident in L2 and fit in it          (C.3)
+    Th_bound as (4.4), with GMem_bw = the L2's bandwidth per SM cycle when the kernel's
+              data are resident in L2 and fit in it, else GMEMThroughput when recorded (an
+              achieved figure, as MERPSYS records it), else memoryEfficiency * (4.5)       (C.3)
     waves:  B = floor(occupancy / warps per block) blocks per SM, B * SMs blocks a wave;
             full waves run o = B * warps per block warps per SM; the tail wave's busiest SM
             runs ceil(tail blocks / SMs) blocks                                            (C.4)
@@ -17,7 +18,7 @@ Why each term (measured on an H100 SXM5 and an H200 with the validation kit,
 - (C.2) replaces min() by a smooth minimum. With o / Lat and Th close, as for saxpy2 with one
   outstanding load per warp on HBM, the real kernel is slower than both bounds; p -> inf gives
   Volkov's (4.3) back. p is fitted once on the H100's first run (`FITTED_PARAMETERS`).
-- (C.3): streaming kernels reach 82 % of the HBM3 peak that (4.5) assumes.
+- (C.3): streaming kernels reach 82 % of the HBM3 peak that (4.5) assumes (71 % on the H200).
 - (C.4): a grid that is not a whole number of waves pays a whole tail wave, at the occupancy
   of its busiest SM; on the H100 (2 resident blocks of 1024 per SM, issue bound) 265 blocks
   take 1.45x as long as 264, and 132 blocks (one per SM) 0.55x.
