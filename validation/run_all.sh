@@ -33,6 +33,7 @@ mkdir -p "$dir"
 "$here/build.sh" "$dir/saxpy2" > "$dir/build.log" 2>&1
 "$here/build.sh" "$dir/gpuprofile" "$here/gpuprofile.cu" >> "$dir/build.log" 2>&1
 cuobjdump -sass "$dir/saxpy2" > "$dir/saxpy2.sass" 2>&1 || true
+cuobjdump -sass "$dir/gpuprofile" > "$dir/gpuprofile.sass" 2>&1 || true
 nvidia-smi -i "$gpu" --query-gpu=name,pcie.link.gen.max,pcie.link.width.max,power.limit,driver_version \
   --format=csv,noheader,nounits > "$dir/nvidia-smi.csv"
 # the machine as it was: clocks, power limits, link, driver (for the data's README)
