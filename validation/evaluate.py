@@ -724,7 +724,15 @@ def render_report(results: Sequence[RunErrors], out_of_sample: Sequence[RunError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print or write the errors; return the exit status."""
+    """Print or write the errors; return the exit status (2 with a message on bad input)."""
+    try:
+        return _main(argv)
+    except (ValueError, OSError, KeyError) as error:
+        print(f"validation.evaluate: {error}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", nargs="?", type=Path, help="one run folder (default: all)")
     parser.add_argument("--json", action="store_true", help="print the errors as JSON")

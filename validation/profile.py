@@ -20,6 +20,7 @@ import csv
 import json
 import math
 import os
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,8 @@ class Measurement:
 
 def read_profile(path: Path) -> dict[tuple[str, str, float], list[dict[str, str]]]:
     """Return profile.csv's rows grouped by (benchmark, param, param_value)."""
+    if not path.is_file():
+        raise ValueError(PROFILE_ERRORS["missing"].format(path=path.parent, what=path.name))
     groups: dict[tuple[str, str, float], list[dict[str, str]]] = defaultdict(list)
     with path.open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
@@ -396,7 +399,16 @@ def records(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Write the records of one run folder; return the exit status."""
+    """Write the records of one run folder; return the exit status (2 with a message on bad
+    input)."""
+    try:
+        return _main(argv)
+    except (ValueError, OSError, KeyError) as error:
+        print(f"validation.profile: {error}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="a run folder (validation/data/<run>)")
     parser.add_argument("--base", help="the GPU's record in hwdb/seed/hardware.json to extend")

@@ -149,3 +149,12 @@ def test_a_second_kernel_the_stream_saxpy_is_predicted_without_fitting(h100_resu
     for result in h100_results:
         assert result.stream["cold"] <= 0.12, result.run
         assert result.stream["warm"] <= 0.12, result.run
+
+
+def test_the_commands_name_what_is_wrong_with_a_folder(tmp_path, capsys):
+    from validation import profile
+
+    assert ev.main(["--json", str(tmp_path)]) == 2
+    assert "is not a run folder" in capsys.readouterr().err
+    assert profile.main([str(tmp_path), "--name", "x"]) == 2
+    assert "no profile.csv in the run folder" in capsys.readouterr().err
