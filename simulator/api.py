@@ -502,7 +502,7 @@ class Sim:
         node = self._world.nodes[slot.node]
         params = dict(params)
         duration = node.computation_time(params)
-        detail = node.computation_detail(params)
+        detail = node.computation_detail(params) if node.has_detail else None
         engine = self._engine
         start = engine.now
         usage = node.usages[slot.instance]
