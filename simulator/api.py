@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
-from simulator.models.transfer import TRANSFER_ERRORS, host_memory_kind
+from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
 
@@ -55,7 +55,7 @@ API_MESSAGES = {
     "no_model": "node {node!r} has no computational model",
     "no_function": "the model does not define {function}()",
     "bad_time": "returned {value!r}; a time must be a finite number of seconds >= 0",
-    "host_memory": "{call}: " + TRANSFER_ERRORS["host_memory"],
+    "host_memory": "{call}: " + HOST_MEMORY_ERROR,
 }
 
 P2P = "p2p"

@@ -30,6 +30,12 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from simulator.models.host_memory import (
+    HOST_MEMORY_ERROR,
+    PAGEABLE,
+    host_memory_kind,
+)
+
 FloatArray = npt.NDArray[np.float64]
 Numeric = float | FloatArray
 ArrayLike = float | int | npt.ArrayLike
@@ -37,16 +43,12 @@ ArrayLike = float | int | npt.ArrayLike
 Direction = Literal["HostToDevice", "DeviceToHost"]
 HOST_TO_DEVICE: Direction = "HostToDevice"
 DEVICE_TO_HOST: Direction = "DeviceToHost"
-HostMemory = Literal["pageable", "pinned"]
-PAGEABLE: HostMemory = "pageable"
-PINNED: HostMemory = "pinned"
-HOST_MEMORY_KINDS: tuple[HostMemory, ...] = (PAGEABLE, PINNED)
 MS = 1e-3
 GB = 1e9
 
 TRANSFER_ERRORS: dict[str, str] = {
     "direction": "direction must be 'HostToDevice' or 'DeviceToHost', got {direction!r}",
-    "host_memory": "hostMemory must be 'pageable' or 'pinned', got {value!r}",
+    "host_memory": HOST_MEMORY_ERROR,
     "pageable_pair": (
         "link attributes {present!r} and {missing!r} go together: give both or neither"
     ),
@@ -68,22 +70,6 @@ def transfer_time(
     rate = np.asarray(bandwidth, dtype=np.float64) * np.asarray(lambda_c, dtype=np.float64)
     value = np.asarray(startup_s, dtype=np.float64) + n / rate
     return float(value) if np.ndim(value) == 0 else value
-
-
-def host_memory_kind(value: object) -> HostMemory:
-    """Return the transfer's host memory kind: 'pageable' when `value` is None, else `value`
-    if it is 'pageable' or 'pinned'; ValueError with TRANSFER_ERRORS["host_memory"] otherwise.
-
-    The one check of the `hostMemory` parameter: the `sim` API applies it at the send, the
-    built-in `pcie_link.js` repeats it with the same message.
-    """
-    if value is None:
-        return PAGEABLE
-    if value == PAGEABLE:
-        return PAGEABLE
-    if value == PINNED:
-        return PINNED
-    raise ValueError(TRANSFER_ERRORS["host_memory"].format(value=value))
 
 
 def staged_transfer_time(

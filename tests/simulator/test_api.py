@@ -6,6 +6,8 @@ a computation takes params.seconds, a link hop takes latency + size / bandwidth 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from typing import Any
 
@@ -400,3 +402,10 @@ def test_a_failing_link_model_ends_the_run_with_a_model_error() -> None:
         )
     assert (caught.value.model, caught.value.function, caught.value.line) == ("link", "p2pTime", 2)
     assert "no direction" in caught.value.detail
+
+
+def test_the_sim_api_imports_without_numpy():
+    # a sandboxed run imports simulator.api; NumPy would cost it about 125 ms (issue 16)
+    code = "import sys, simulator.api; print('numpy' in sys.modules)"
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert completed.stdout.strip() == "False", completed.stderr

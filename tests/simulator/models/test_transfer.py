@@ -5,17 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from simulator.models.host_memory import PAGEABLE, PINNED, host_memory_kind
 from simulator.models.transfer import (
     DEVICE_TO_HOST,
     GTX970_PCIE_ATTRIBUTES,
     HOST_TO_DEVICE,
-    PAGEABLE,
-    PINNED,
     TABLE_6_2_TESTBEDS,
     TRANSFER_ERRORS,
     HostStaging,
     PcieLink,
-    host_memory_kind,
     latency_bandwidth_time,
     staged_transfer_time,
     transfer_time,
