@@ -494,8 +494,10 @@ def estimate_kernel(
     )
 
 
-def computation_time(attributes: Mapping[str, float], params: Mapping[str, object]) -> float:
-    """Return the kernel time in seconds as the built-in `volkov_gpu.js` computes it.
+def computation_estimate(
+    attributes: Mapping[str, float], params: Mapping[str, object]
+) -> KernelEstimate:
+    """Return the estimate (time, bound, occupancy) as the built-in `volkov_gpu.js` computes it.
 
     `params` uses the JavaScript model's names (000 Listing 4/5): gridSize or N, blockSize,
     CUDACoreInstructions, issuedInstructions, GMEMBytesTransferred, latencyBound, occupancy
@@ -519,4 +521,9 @@ def computation_time(attributes: Mapping[str, float], params: Mapping[str, objec
         registers_per_thread=None if registers is None else int(registers),  # type: ignore[call-overload]
         shared_mem_per_block=int(number("sharedMemPerBlock", 0.0)),
         lambda_k=number("kernelExecutionLambda", 1.0),
-    ).time_s
+    )
+
+
+def computation_time(attributes: Mapping[str, float], params: Mapping[str, object]) -> float:
+    """Return the kernel time in seconds as the built-in `volkov_gpu.js` computes it."""
+    return computation_estimate(attributes, params).time_s

@@ -33,29 +33,41 @@ function gmemBandwidthPerSM() {
   return perSecond / (sms * (volkovAttribute('SMCoreClock') * 1e6));
 }
 
-// Th_bound (4.4), warps per cycle: 1 / the busiest resource's cycles per warp
-function throughputBound(params, warpSize) {
-  var cycles = Math.max(
-    warpSize * volkovParam(params, 'CUDACoreInstructions') / volkovAttribute('CUDACores'),
-    volkovParam(params, 'issuedInstructions') / volkovAttribute('schedulers'),
-    volkovParam(params, 'GMEMBytesTransferred') / gmemBandwidthPerSM());
-  var units = [['FP64Instructions', 'FP64Units'], ['SFUInstructions', 'SFUs'], ['sharedMemoryInstructions', 'LDSTUnits']];
+// Each resource's cycles per warp (4.4), named and ordered as volkov.py's terms
+function volkovThroughputTerms(params, warpSize) {
+  var terms = [
+    ['cuda_cores', warpSize * volkovParam(params, 'CUDACoreInstructions') / volkovAttribute('CUDACores')],
+    ['schedulers', volkovParam(params, 'issuedInstructions') / volkovAttribute('schedulers')],
+    ['global_memory', volkovParam(params, 'GMEMBytesTransferred') / gmemBandwidthPerSM()]];
+  var units = [['fp64', 'FP64Instructions', 'FP64Units'], ['sfu', 'SFUInstructions', 'SFUs'], ['shared_memory', 'sharedMemoryInstructions', 'LDSTUnits']];
   for (var i = 0; i < units.length; i++) {
-    if (hw[units[i][1]] === undefined) {
-      if (params.get(units[i][0], 0) > 0) throw new Error(units[i][0] + " need the hardware's " + units[i][1]);
+    if (hw[units[i][2]] === undefined) {
+      if (params.get(units[i][1], 0) > 0) throw new Error(units[i][1] + " need the hardware's " + units[i][2]);
       continue;
     }
-    cycles = Math.max(cycles, warpSize * params.get(units[i][0], 0) / hw[units[i][1]]);
+    terms.push([units[i][0], warpSize * params.get(units[i][1], 0) / hw[units[i][2]]]);
   }
   var extra = params.get('extraCyclesPerWarp', []);
-  for (var j = 0; j < extra.length; j++) cycles = Math.max(cycles, extra[j]);
-  return 1 / cycles;
+  for (var j = 0; j < extra.length; j++) terms.push(['extra', extra[j]]);
+  return terms;
 }
 
-// T_k (4.1) in seconds
-function computationTime(params) {
+// The busiest resource (the first of equals) and Th_bound (4.4) in warps per cycle
+function throughputBusiest(params, warpSize) {
+  var terms = volkovThroughputTerms(params, warpSize);
+  var busiest = terms[0];
+  for (var k = 1; k < terms.length; k++) if (terms[k][1] > busiest[1]) busiest = terms[k];
+  return {name: busiest[0], bound: 1 / busiest[1]};
+}
+
+// Th_bound (4.4), warps per cycle: 1 / the busiest resource's cycles per warp
+function throughputBound(params, warpSize) {
+  return throughputBusiest(params, warpSize).bound;
+}
+
+// The launch as the params give it: warp size, grid and block size, occupancy (warps/SM)
+function volkovLaunch(params) {
   var warpSize = volkovAttribute('warpSize', 32);
-  var sms = hw.SMs !== undefined ? hw.SMs : volkovAttribute('SMS');
   var blockSize = volkovParam(params, 'blockSize');
   var gridSize = params.get('gridSize', null);
   if (gridSize === null) gridSize = Math.ceil(volkovParam(params, 'N') / blockSize);
@@ -65,7 +77,23 @@ function computationTime(params) {
   }
   var lambdaK = params.get('kernelExecutionLambda', 1);
   if (!(blockSize > 0) || !(occupancy > 0) || !(lambdaK > 0)) throw new Error('block size, occupancy and kernelExecutionLambda must be positive');
-  var latencyLimited = occupancy / volkovParam(params, 'latencyBound');
-  var warpThroughput = Math.min(latencyLimited, throughputBound(params, warpSize));  // W_Th (4.3)
-  return warpsLaunched(gridSize, blockSize, warpSize) / (warpThroughput * sms * (volkovAttribute('SMCoreClock') * 1e6) * lambdaK);
+  return {warpSize: warpSize, blockSize: blockSize, gridSize: gridSize, occupancy: occupancy, lambdaK: lambdaK};
+}
+
+// T_k (4.1) in seconds
+function computationTime(params) {
+  var launch = volkovLaunch(params);
+  var sms = hw.SMs !== undefined ? hw.SMs : volkovAttribute('SMS');
+  var latencyLimited = launch.occupancy / volkovParam(params, 'latencyBound');
+  var warpThroughput = Math.min(latencyLimited, throughputBound(params, launch.warpSize));  // W_Th (4.3)
+  return warpsLaunched(launch.gridSize, launch.blockSize, launch.warpSize) / (warpThroughput * sms * (volkovAttribute('SMCoreClock') * 1e6) * launch.lambdaK);
+}
+
+// What bounds the kernel by (4.3): 'latency' or the busiest resource of (4.4), and the
+// occupancy used; shown with the kernel in the run's timeline and result
+function computationDetail(params) {
+  var launch = volkovLaunch(params);
+  var busiest = throughputBusiest(params, launch.warpSize);
+  var latencyLimited = launch.occupancy / volkovParam(params, 'latencyBound');
+  return {bound: latencyLimited < busiest.bound ? 'latency' : busiest.name, occupancy: launch.occupancy};
 }

@@ -28,6 +28,7 @@ from simulator.models.occupancy import (
 )
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.models.transfer import PcieLink
+from simulator.models.volkov import computation_estimate as volkov_estimate
 from simulator.models.volkov import computation_time as volkov_time
 from simulator.shallow import ShallowFunctions
 
@@ -123,6 +124,10 @@ def test_volkov_gpu_js_matches_python(
             shallow.call("computationTime", params=params)
         return
     assert shallow.call("computationTime", params=params) == pytest.approx(expected, rel=REL)
+    # what bounds the kernel, as the run's timeline shows it
+    estimate = volkov_estimate(attributes, params)
+    detail = shallow.call_detail("computationDetail", params=params)
+    assert (detail["bound"], detail["occupancy"]) == (estimate.bound, estimate.occupancy)
 
 
 CURRENT = "GPU kernel (current architectures)"
