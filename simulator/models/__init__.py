@@ -71,14 +71,14 @@ _REGISTRY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "Kernel time by Volkov's model (eqs 4.1-4.5): occupancy, latency and throughput "
         "bounds; occupancy from registers and shared memory when not given.",
         "000 sections 4-5 (MERPSYS Listing 4); simulator/models/volkov.py",
-        ("occupancy.js", "volkov_gpu.js"),
+        ("occupancy.js", "throughput_terms.js", "volkov_gpu.js"),
     ),
     (
         "GPU kernel (current architectures)",
         "Kernel time on current GPUs: Volkov's bounds plus launch overhead, a tail wave, a "
         "smooth latency-throughput transition and the achievable DRAM or L2 bandwidth.",
         "issue 11; simulator/models/gpu_current.py",
-        ("gpu_current_defaults.js", "occupancy.js", "gpu_current.js"),
+        ("gpu_current_defaults.js", "occupancy.js", "throughput_terms.js", "gpu_current.js"),
     ),
     (
         "Occupancy calculator",

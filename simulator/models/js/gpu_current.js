@@ -56,26 +56,9 @@ function currentBandwidthPerSM(params, smCycles, memoryEfficiency) {
   return {perSM: perSecond / smCycles * memoryEfficiency, fromL2: false};
 }
 
-// Th_bound (4.4), warps per cycle: 1 / the busiest resource's cycles per warp, and that
-// resource's name (the first of equals, in the order of volkov.py's terms)
+// Th_bound (4.4), warps per cycle, and the busiest resource's name (throughput_terms.js)
 function currentThroughputBound(params, warpSize, bandwidthPerSM) {
-  var terms = [
-    ['cuda_cores', warpSize * currentParam(params, 'CUDACoreInstructions') / currentAttribute('CUDACores')],
-    ['schedulers', currentParam(params, 'issuedInstructions') / currentAttribute('schedulers')],
-    ['global_memory', currentParam(params, 'GMEMBytesTransferred') / bandwidthPerSM]];
-  var units = [['fp64', 'FP64Instructions', 'FP64Units'], ['sfu', 'SFUInstructions', 'SFUs'], ['shared_memory', 'sharedMemoryInstructions', 'LDSTUnits']];
-  for (var i = 0; i < units.length; i++) {
-    if (hw[units[i][2]] === undefined) {
-      if (params.get(units[i][1], 0) > 0) throw new Error(units[i][1] + " need the hardware's " + units[i][2]);
-      continue;
-    }
-    terms.push([units[i][0], warpSize * params.get(units[i][1], 0) / hw[units[i][2]]]);
-  }
-  var extra = params.get('extraCyclesPerWarp', []);
-  for (var j = 0; j < extra.length; j++) terms.push(['extra', extra[j]]);
-  var busiest = terms[0];
-  for (var k = 1; k < terms.length; k++) if (terms[k][1] > busiest[1]) busiest = terms[k];
-  return {bound: busiest[1] > 0 ? 1 / busiest[1] : Infinity, name: busiest[0]};
+  return busiestTerm(throughputTerms(params, warpSize, bandwidthPerSM, currentAttribute, currentParam));
 }
 
 // W_Th (C.2): the p-norm smooth minimum of occupancy / Lat_bound and Th_bound

@@ -33,31 +33,9 @@ function gmemBandwidthPerSM() {
   return perSecond / (sms * (volkovAttribute('SMCoreClock') * 1e6));
 }
 
-// Each resource's cycles per warp (4.4), named and ordered as volkov.py's terms
-function volkovThroughputTerms(params, warpSize) {
-  var terms = [
-    ['cuda_cores', warpSize * volkovParam(params, 'CUDACoreInstructions') / volkovAttribute('CUDACores')],
-    ['schedulers', volkovParam(params, 'issuedInstructions') / volkovAttribute('schedulers')],
-    ['global_memory', volkovParam(params, 'GMEMBytesTransferred') / gmemBandwidthPerSM()]];
-  var units = [['fp64', 'FP64Instructions', 'FP64Units'], ['sfu', 'SFUInstructions', 'SFUs'], ['shared_memory', 'sharedMemoryInstructions', 'LDSTUnits']];
-  for (var i = 0; i < units.length; i++) {
-    if (hw[units[i][2]] === undefined) {
-      if (params.get(units[i][1], 0) > 0) throw new Error(units[i][1] + " need the hardware's " + units[i][2]);
-      continue;
-    }
-    terms.push([units[i][0], warpSize * params.get(units[i][1], 0) / hw[units[i][2]]]);
-  }
-  var extra = params.get('extraCyclesPerWarp', []);
-  for (var j = 0; j < extra.length; j++) terms.push(['extra', extra[j]]);
-  return terms;
-}
-
-// The busiest resource (the first of equals) and Th_bound (4.4) in warps per cycle
+// The busiest resource of (4.4) and Th_bound in warps per cycle (throughput_terms.js)
 function throughputBusiest(params, warpSize) {
-  var terms = volkovThroughputTerms(params, warpSize);
-  var busiest = terms[0];
-  for (var k = 1; k < terms.length; k++) if (terms[k][1] > busiest[1]) busiest = terms[k];
-  return {name: busiest[0], bound: 1 / busiest[1]};
+  return busiestTerm(throughputTerms(params, warpSize, gmemBandwidthPerSM(), volkovAttribute, volkovParam));
 }
 
 // Th_bound (4.4), warps per cycle: 1 / the busiest resource's cycles per warp
