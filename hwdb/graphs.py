@@ -43,11 +43,13 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
     if null_paths:
         # The graph is stored as JSON, and PostgreSQL's jsonb refuses NUL in any string.
         return {path: [MESSAGES["null_character"]] for path in null_paths}
-    hardware_shared = dict(
+    hardware_rows = (
         visible_components(user=owner)
         .filter(pk__in=graph_references(graph, "hardware"))
-        .values_list("pk", "shared")
+        .values_list("pk", "shared", "type")
     )
+    hardware_shared = {pk: is_shared for pk, is_shared, _ in hardware_rows}
+    hardware_types = {pk: kind for pk, _, kind in hardware_rows}
     models_shared = dict(
         visible_computational_models(user=owner)
         .filter(pk__in=graph_references(graph, "model"))
@@ -73,5 +75,9 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
         return None
 
     return validate_graph(
-        graph.get("nodes"), graph.get("edges", []), hardware_ok=hardware_ok, model_ok=model_ok
+        graph.get("nodes"),
+        graph.get("edges", []),
+        hardware_ok=hardware_ok,
+        model_ok=model_ok,
+        hardware_type=lambda ref: hardware_types.get(ref) if isinstance(ref, int) else None,
     )

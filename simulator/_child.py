@@ -133,9 +133,15 @@ def _load_entry(entry: str) -> Callable[..., Any]:
     return function
 
 
-def _preload() -> None:
+def _preload(entry: Callable[..., Any], payload: dict[str, Any]) -> None:
+    """Import what the run needs while the interpreter's files are readable: the common
+    modules, and those the entry's module names for this payload (`modules_needed`)."""
     for name in PRELOAD_MODULES:
         importlib.import_module(name)
+    needed = getattr(sys.modules.get(entry.__module__), "modules_needed", None)
+    if needed is not None:
+        for name in needed(payload):
+            importlib.import_module(name)
     try:
         import py_mini_racer
     except ImportError:  # pragma: no cover - mini-racer is a runtime dependency
@@ -183,10 +189,10 @@ def main(argv: list[str]) -> None:
         is_root = os.geteuid() == 0
         _set_limits(limits, processes=is_root)
         entry = _load_entry(entry_name)
-        _preload()
         with open(payload_path, encoding="utf-8") as handle:
             payload = json.load(handle)
         os.unlink(payload_path)
+        _preload(entry, payload)
         if is_root:
             try:
                 _drop_privileges()

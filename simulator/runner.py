@@ -115,6 +115,28 @@ def _node_power_and_failure(
     return idle, active, failure
 
 
+DETAILED_MODE_MODULES = (
+    "multiprocessing.connection",
+    "multiprocessing.context",
+    "multiprocessing.popen_fork",
+    "multiprocessing.reduction",
+    "pickle",
+    "simulator.models.gpu_detailed",
+)
+
+
+def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the modules a sandboxed run of `payload` imports lazily (the sandbox child
+    imports them while it still can, simulator._child): the detailed kernel mode's."""
+    snapshot = payload.get("snapshot")
+    nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
+    if isinstance(nodes, list) and any(
+        isinstance(node, Mapping) and node.get("kernelMode") == "detailed" for node in nodes
+    ):
+        return DETAILED_MODE_MODULES
+    return ()
+
+
 def run_simulation(
     snapshot: SystemSnapshot | Mapping[str, Any],
     app_source: str,
@@ -145,24 +167,32 @@ def run_simulation(
         if node.group or node.hardware is None:
             continue
         hardware = system.hardware[node.hardware]
-        functions: ShallowFunctions | None = None
+        functions: ModelFunctions | None = None
         if node.model is not None:
             pair = (node.model, node.hardware)
-            functions = functions_by_pair.get(pair)
-            if functions is None:
-                functions = ShallowFunctions(
+            shallow = functions_by_pair.get(pair)
+            if shallow is None:
+                shallow = ShallowFunctions(
                     model_key=node.model,
                     source=system.models[node.model].source,
                     attributes=hardware.attributes,
                 )
-                functions_by_pair[pair] = functions
+                functions_by_pair[pair] = shallow
+            functions = shallow
+        if node.kernel_mode == "detailed":
+            # Imported here: the detailed mode needs NumPy, which a plain run does not load.
+            from simulator.models.gpu_detailed import DetailedKernelFunctions
+
+            functions = DetailedKernelFunctions(
+                hardware.attributes, functions, workers=node.kernel_workers
+            )
         nodes[node.id] = NodeRuntime(
             engine,
             node.id,
             count=node.count,
             capacity=sum(node.labels.values()),
             is_network=hardware.type == "NETWORK",
-            model_key=node.model,
+            model_key=node.model if node.kernel_mode == "analytic" else "detailed kernel mode",
             functions=functions,
         )
         idle_w, active_w, failure_rate = _node_power_and_failure(functions, hardware.attributes)

@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import json
 import math
-import os
 import queue
 import re
 import threading
@@ -45,6 +44,7 @@ from py_mini_racer import (
     MiniRacer,
 )
 
+from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
 
 __all__ = [
@@ -377,36 +377,6 @@ class _ModelContext:
 _contexts: OrderedDict[tuple[str, str, float, int], _ModelContext] = OrderedDict()
 _memos: dict[tuple[str, str], dict[object, float]] = {}
 _cache_lock = threading.Lock()
-
-
-def _current_cpu() -> int:
-    """Return the CPU the calling thread runs on (Linux: field 39 of /proc/thread-self/stat)."""
-    with open("/proc/thread-self/stat", encoding="ascii") as handle:
-        stat = handle.read()
-    return int(stat.rsplit(")", 1)[1].split()[36])
-
-
-def keep_on_one_cpu() -> int | None:
-    """Pin the calling thread, and the threads it starts from now on, to the CPU it runs on.
-
-    Call it before the first V8 context is created (its threads inherit the pin). Python and
-    V8 then take turns on one CPU, which they do anyway: the caller waits for every result.
-    Without it each evaluation wakes V8's thread on another CPU and the result wakes the
-    caller back, which on a virtual machine costs more than the evaluation itself. Returns
-    the CPU, or None where affinity is not available (not Linux) or the pin is refused.
-    `PARASIM_KEEP_ON_ONE_CPU=0` turns it off.
-    """
-    if os.environ.get("PARASIM_KEEP_ON_ONE_CPU", "1") == "0":
-        return None
-    try:
-        allowed = os.sched_getaffinity(0)
-        cpu = _current_cpu()
-        if cpu not in allowed:
-            cpu = min(allowed)
-        os.sched_setaffinity(0, {cpu})
-    except (AttributeError, OSError, ValueError, IndexError):
-        return None
-    return cpu
 
 
 def clear_caches() -> None:

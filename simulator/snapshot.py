@@ -22,6 +22,8 @@ MODEL_LANGUAGES = ("javascript",)
 MAX_NAME_LENGTH = 200
 MAX_NODES = 100_000
 MAX_COUNT = 1_000_000
+KERNEL_MODES = ("analytic", "detailed")
+MAX_KERNEL_WORKERS = 256
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 NODE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
@@ -55,6 +57,11 @@ MESSAGES = {
     "unknown_parent": "Unknown parent {ref!r}.",
     "parent_not_group": "Parent {ref!r} is not a group.",
     "parent_cycle": "Group nesting forms a cycle: {cycle}.",
+    "kernel_mode": "Unknown kernel mode {value!r}; expected one of "
+    + ", ".join(KERNEL_MODES)
+    + ".",
+    "kernel_mode_gpu": "The detailed kernel mode simulates GPU kernels; {ref!r} is not a GPU.",
+    "kernel_workers": f"Expected a whole number from 1 to {MAX_KERNEL_WORKERS}.",
     "edge_pair": "An edge is a pair of node ids.",
     "unknown_node": "Unknown node id {ref!r}.",
     "edge_group": "Node {ref!r} is a group; edges connect hardware nodes.",
@@ -97,6 +104,8 @@ class Node:
     labels: Mapping[str, int]
     parent: str | None
     group: bool
+    kernel_mode: str = "analytic"  # "detailed": GPU kernels simulated block by block
+    kernel_workers: int = 1  # processes the detailed mode splits the SMs over
 
     def capacity(self, label: str) -> int:
         """Return how many processes with `label` the node's instances hold together."""
@@ -123,6 +132,10 @@ class SystemSnapshot:
             else:
                 item.update(hardware=node.hardware, model=node.model, count=node.count)
                 item["labels"] = dict(node.labels)
+                if node.kernel_mode != "analytic":
+                    item["kernelMode"] = node.kernel_mode
+                if node.kernel_workers != 1:
+                    item["kernelWorkers"] = node.kernel_workers
             if node.parent is not None:
                 item["parent"] = node.parent
             nodes.append(item)
@@ -157,6 +170,25 @@ def _check_positive_int(errors: Errors, path: str, value: object) -> None:
         _add(errors, path, MESSAGES["too_large"])
 
 
+def _check_kernel_mode(
+    errors: Errors,
+    path: str,
+    node: Mapping[str, Any],
+    hardware_type: Callable[[object], str | None] | None,
+) -> None:
+    mode = node.get("kernelMode", "analytic")
+    if mode not in KERNEL_MODES:
+        _add(errors, f"{path}.kernelMode", MESSAGES["kernel_mode"].format(value=mode))
+    elif mode == "detailed" and hardware_type is not None:
+        kind = hardware_type(node.get("hardware"))
+        if kind is not None and kind != "GPU":
+            ref = node.get("name") or node.get("id")
+            _add(errors, f"{path}.kernelMode", MESSAGES["kernel_mode_gpu"].format(ref=ref))
+    workers = node.get("kernelWorkers", 1)
+    if not _is_int(workers) or not 1 <= workers <= MAX_KERNEL_WORKERS:
+        _add(errors, f"{path}.kernelWorkers", MESSAGES["kernel_workers"])
+
+
 def _check_name(errors: Errors, path: str, value: object, *, required: bool) -> None:
     if value is None and not required:
         return
@@ -167,12 +199,18 @@ def _check_name(errors: Errors, path: str, value: object, *, required: bool) -> 
 
 
 def validate_graph(
-    nodes: object, edges: object, *, hardware_ok: Reference, model_ok: Reference
+    nodes: object,
+    edges: object,
+    *,
+    hardware_ok: Reference,
+    model_ok: Reference,
+    hardware_type: Callable[[object], str | None] | None = None,
 ) -> Errors:
     """Return the graph's errors as {field path: [messages]}; empty when the graph is valid.
 
     `hardware_ok` and `model_ok` judge a node's references and return a message for a bad
-    one (missing, invisible to the user) or None when it is fine.
+    one (missing, invisible to the user) or None when it is fine; `hardware_type` returns a
+    reference's component type (None: unknown) so that modes only a GPU has are checked.
     """
     errors: Errors = {}
     if not isinstance(nodes, list):
@@ -206,7 +244,7 @@ def validate_graph(
         if is_group:
             if isinstance(node_id, str):
                 groups.add(node_id)
-            for key in ("hardware", "model", "labels"):
+            for key in ("hardware", "model", "labels", "kernelMode", "kernelWorkers"):
                 if node.get(key) not in (None, {}):
                     _add(errors, f"{path}.{key}", MESSAGES["group_hardware"])
             if node.get("count", 1) != 1:
@@ -225,6 +263,7 @@ def validate_graph(
                 if problem:
                     _add(errors, f"{path}.model", problem)
             _check_positive_int(errors, f"{path}.count", node.get("count", 1))
+            _check_kernel_mode(errors, path, node, hardware_type)
             labels = node.get("labels", {})
             if not isinstance(labels, dict):
                 _add(errors, f"{path}.labels", MESSAGES["object"])
@@ -364,13 +403,22 @@ def load_snapshot(data: object) -> SystemSnapshot:
             return MESSAGES["unknown_model"].format(ref=ref)
         return None
 
+    def hardware_type(ref: object) -> str | None:
+        record = hardware_keys.get(ref) if isinstance(ref, str) else None
+        kind = record.get("type") if isinstance(record, dict) else None
+        return kind if isinstance(kind, str) else None
+
     raw_nodes = data.get("nodes")
     raw_edges = data.get("edges", [])
     errors.update(
         {
             path: errors.get(path, []) + messages
             for path, messages in validate_graph(
-                raw_nodes, raw_edges, hardware_ok=hardware_ok, model_ok=model_ok
+                raw_nodes,
+                raw_edges,
+                hardware_ok=hardware_ok,
+                model_ok=model_ok,
+                hardware_type=hardware_type,
             ).items()
         }
     )
@@ -389,6 +437,8 @@ def load_snapshot(data: object) -> SystemSnapshot:
             labels={} if is_group else dict(raw.get("labels", {})),
             parent=raw.get("parent"),
             group=is_group,
+            kernel_mode="analytic" if is_group else raw.get("kernelMode", "analytic"),
+            kernel_workers=1 if is_group else raw.get("kernelWorkers", 1),
         )
     edges = tuple((str(a), str(b)) for a, b in raw_edges)
     return SystemSnapshot(str(data["name"]), hardware, models, nodes, edges)

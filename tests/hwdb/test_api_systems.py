@@ -12,6 +12,7 @@ from hwdb.validation import MESSAGES
 from simulator.snapshot import MESSAGES as GRAPH_MESSAGES
 from simulator.snapshot import load_snapshot
 from tests.hwdb.factories import (
+    ComponentFactory,
     ComputationalModelFactory,
     GpuFactory,
     SystemModelFactory,
@@ -151,3 +152,27 @@ def test_a_bad_snapshot_is_rejected_by_path_and_stores_nothing(api: APIClient) -
     assert set(response.json()) == {"hardware.g.attributes.SMs", "nodes[1].hardware"}
     assert not Component.objects.exists() and not SystemModel.objects.exists()
     assert api.post(f"{URL}import/", [1, 2], format="json").status_code == 400
+
+
+def test_a_gpu_node_saves_in_the_detailed_kernel_mode(api: APIClient, user: Any) -> None:
+    graph = one_gpu_graph(GpuFactory(owner=user).pk)
+    graph["nodes"][1].update(kernelMode="detailed", kernelWorkers=4)
+    response = create(api, graph)
+    assert response.status_code == 201, response.data
+    snapshot = api.get(f"{URL}{response.data['id']}/snapshot/").json()
+    node = load_snapshot(snapshot).nodes["gpu0"]
+    assert (node.kernel_mode, node.kernel_workers) == ("detailed", 4)
+
+
+def test_only_a_gpu_node_may_simulate_kernels_block_by_block(api: APIClient, user: Any) -> None:
+    cpu = ComponentFactory(owner=user, type="CPU")
+    graph = one_gpu_graph(cpu.pk)
+    graph["nodes"][1].update(kernelMode="detailed", kernelWorkers=0)
+    response = create(api, graph)
+    assert response.status_code == 400
+    assert response.json() == {
+        "graph": {
+            "nodes[1].kernelMode": [GRAPH_MESSAGES["kernel_mode_gpu"].format(ref="GPU")],
+            "nodes[1].kernelWorkers": [GRAPH_MESSAGES["kernel_workers"]],
+        }
+    }
