@@ -10,14 +10,17 @@ argument ends with exit status 2 and a one-line message on stderr.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import itertools
 import json
 import math
+import multiprocessing
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from simulator.cpus import usable_cpus
 from simulator.errors import SimulationError
 from simulator.snapshot import load_snapshot
 
@@ -34,6 +37,7 @@ CLI_MESSAGES = {
     "hardware": "{path}: a hardware record is an object with type, name and attributes",
     "unknown_node": "--hardware: the system has no node {node!r}",
     "sweep_failed": "{failed} of {total} runs failed",
+    "jobs": "expected a whole number of runs at once, at least 1, got {text!r}",
 }
 
 
@@ -159,6 +163,75 @@ def _runner(no_sandbox: bool) -> Runner:
         return run_sandboxed(payload, progress=progress)
 
     return run_in_sandbox
+
+
+Outcome = tuple[str, dict[str, Any]]  # ("result", result) or ("error", error.to_dict())
+
+
+def _outcome(run: Runner, payload: Mapping[str, Any]) -> Outcome:
+    try:
+        return "result", run(payload, None)
+    except SimulationError as error:
+        return "error", error.to_dict()
+
+
+def _outcome_in_process(payload: Mapping[str, Any]) -> Outcome:
+    """Run one point without the sandbox (in a worker process of `run_points`)."""
+    return _outcome(_runner(True), payload)
+
+
+def run_points(
+    payloads: Sequence[Mapping[str, Any]],
+    *,
+    jobs: int,
+    no_sandbox: bool,
+    progress: Callable[[float], None] | None = None,
+) -> list[Outcome]:
+    """Return each payload's outcome, in order, running up to `jobs` at once.
+
+    Sandboxed runs are child processes already, so threads only wait for them; without the
+    sandbox the runs go to worker processes (the GIL would serialise threads), spawned, not
+    forked, because a V8 context this process holds would be unusable in a fork. Either
+    way every point runs alone with its own seed, so the outcomes are those of a serial sweep.
+    """
+    total = len(payloads)
+    outcomes: list[Outcome | None] = [None] * total
+    done = 0
+    jobs = max(1, min(jobs, total))
+    if jobs == 1:
+        run = _runner(no_sandbox)
+        for number, payload in enumerate(payloads):
+            outcomes[number] = _outcome(run, payload)
+            if progress is not None:
+                progress((number + 1) / total)
+        return [outcome for outcome in outcomes if outcome is not None]
+    executor: concurrent.futures.Executor
+    if no_sandbox:
+        executor = concurrent.futures.ProcessPoolExecutor(
+            jobs, mp_context=multiprocessing.get_context("spawn")
+        )
+        futures = {executor.submit(_outcome_in_process, p): n for n, p in enumerate(payloads)}
+    else:
+        run = _runner(False)
+        executor = concurrent.futures.ThreadPoolExecutor(jobs)
+        futures = {executor.submit(_outcome, run, p): n for n, p in enumerate(payloads)}
+    with executor:
+        for future in concurrent.futures.as_completed(futures):
+            outcomes[futures[future]] = future.result()
+            done += 1
+            if progress is not None:
+                progress(done / total)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(CLI_MESSAGES["jobs"].format(text=text))
+    return value
 
 
 class ProgressBar:
@@ -348,38 +421,35 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             *([(node, path, record) for path, record in records] for node, records in hardware)
         )
     )
-    run = _runner(args.no_sandbox)
     points = list(itertools.product(variable_points, hardware_points))
-    runs: list[dict[str, Any]] = []
-    bar = ProgressBar(stderr, "sweeping")
-    failed = 0
-    try:
-        for number, (values, swaps) in enumerate(points):
-            variables = {name: values[i] for i, (name, _) in enumerate(swept)}
-            system = _swap_hardware(snapshot, swaps) if swaps else snapshot
-            entry: dict[str, Any] = {
+    entries: list[dict[str, Any]] = []
+    payloads: list[dict[str, Any]] = []
+    for values, swaps in points:
+        variables = {name: values[i] for i, (name, _) in enumerate(swept)}
+        entries.append(
+            {"variables": variables, "hardware": {node: path for node, path, _ in swaps}}
+        )
+        payloads.append(
+            {
+                "snapshot": _swap_hardware(snapshot, swaps) if swaps else snapshot,
+                "app_source": app_source,
+                "labels": labels,
                 "variables": variables,
-                "hardware": {node: path for node, path, _ in swaps},
+                "seed": args.seed,
+                "timeline_limit": args.timeline_limit,
             }
-            try:
-                entry["result"] = run(
-                    {
-                        "snapshot": system,
-                        "app_source": app_source,
-                        "labels": labels,
-                        "variables": variables,
-                        "seed": args.seed,
-                        "timeline_limit": args.timeline_limit,
-                    },
-                    None,
-                )
-            except SimulationError as error:
-                failed += 1
-                entry["error"] = error.to_dict()
-            runs.append(entry)
-            bar((number + 1) / len(points))
+        )
+    bar = ProgressBar(stderr, "sweeping")
+    try:
+        outcomes = run_points(payloads, jobs=args.jobs, no_sandbox=args.no_sandbox, progress=bar)
     finally:
         bar.close()
+    failed = 0
+    runs: list[dict[str, Any]] = []
+    for entry, (kind, value) in zip(entries, outcomes, strict=True):
+        entry[kind] = value
+        failed += kind == "error"
+        runs.append(entry)
     if args.json is not None:
         _write_json({"runs": runs}, args.json, stdout)
     if args.json != "-":
@@ -445,6 +515,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NODE=FILE.json,...",
         help="hardware records (JSON) to swap into NODE, one run each; repeatable",
+    )
+    sweep.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=len(usable_cpus()),
+        metavar="N",
+        help="runs at once (default: every core, %(default)s here); results are the same",
     )
     sweep.set_defaults(handler=command_sweep)
     try:

@@ -359,3 +359,46 @@ def test_calibrate_reports_a_missing_file_and_an_unknown_kind(tmp_path: Path) ->
     assert status == 2 and "cannot read" in err
     status, _, err = cli("calibrate", "--kind", "power", str(tmp_path / "absent.csv"))
     assert status == 2 and "invalid choice" in err
+
+
+@pytest.mark.parametrize("sandbox", [[], ["--no-sandbox"]])
+def test_a_parallel_sweep_gives_the_serial_sweeps_results_in_order(sandbox: list[str]) -> None:
+    argv = ["sweep", *LAUNCH, "--var", "computeIntensity=1,8,64,2", *sandbox, "--json", "-"]
+    status, serial, err = cli(*argv, "--jobs", "1")
+    assert status == 0, err
+    status, parallel, err = cli(*argv, "--jobs", "3")
+    assert status == 0, err
+
+    def stable(text: str) -> list[object]:
+        runs = json.loads(text)["runs"]
+        for run in runs:
+            run["result"]["stats"].pop("wall_s")  # the only figure that is not simulated
+            run["result"]["stats"].pop("events_per_s")
+        return runs
+
+    assert stable(parallel) == stable(serial)
+    assert [r["variables"]["computeIntensity"] for r in json.loads(parallel)["runs"]] == [
+        1,
+        8,
+        64,
+        2,
+    ]
+
+
+def test_a_parallel_sweep_reports_each_failed_point() -> None:
+    status, out, err = cli(
+        "sweep", *LAUNCH, "--var", "computeIntensity=1,x", "--jobs", "2", "--no-sandbox"
+    )
+    assert status == 2
+    assert "1 of 2 runs failed" in err
+    assert "error:" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many"])
+def test_sweep_jobs_must_be_a_positive_whole_number(value: str) -> None:
+    status, _, err = cli("sweep", *LAUNCH, "--jobs", value)
+    assert status == 2
+    assert (
+        err
+        == f"error: argument --jobs: expected a whole number of runs at once, at least 1, got {value!r}\n"
+    )
