@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import add_hardware, create_listing5
 
 pytestmark = pytest.mark.e2e
 
@@ -67,3 +69,39 @@ def test_the_main_screens_are_reachable_with_the_keyboard(page: Any) -> None:
     page.keyboard.press("Enter")
     page.get_by_role("heading", name="System models").wait_for()
     assert page.url.endswith("/app/systems")
+
+
+def test_a_gpu_node_can_simulate_its_kernels_block_by_block(page: Any) -> None:
+    application = create_listing5(page, "saxpy2 (detailed kernels)")
+    page.goto("/app/systems/new")
+    page.get_by_label("System model name").fill("GTX 970 testbed (detailed kernels)")
+    page.get_by_role("button", name="Add group").click()
+    page.get_by_label("Node name").fill("Testbed")
+    add_hardware(page, "Intel Core i7-4790K", name="CPU", label="CPU")
+    expect(page.get_by_label("Kernel simulation")).to_have_count(0)  # a CPU has no kernels
+    add_hardware(page, "PCIe 3.0 16x", name="PCIe", model="PCIe link", connect_to="CPU")
+    add_hardware(
+        page, "GeForce GTX 970", name="GPU", model="Volkov GPU", label="GPU", connect_to="PCIe"
+    )
+    page.get_by_label("Kernel simulation").select_option("detailed")
+    page.get_by_label("Kernel worker processes").fill("2")
+    expect(page.locator(".hw-node").filter(has_text="kernels: block by block")).to_have_count(1)
+    page.get_by_role("button", name="Done").click()
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.wait_for_url(re.compile(r"/app/systems/\d+$"))
+    system = page.url.rsplit("/", 1)[1]
+    graph = page.evaluate(f"fetch('/api/systems/{system}/').then(r => r.json())")["graph"]
+    gpu = next(node for node in graph["nodes"] if node["name"] == "GPU")
+    assert (gpu["kernelMode"], gpu["kernelWorkers"]) == ("detailed", 2)
+
+    page.goto(f"/app/launch?system={system}&application={application}")
+    page.get_by_label("Variable N").fill("1000000")
+    page.get_by_label("Variable computeIntensity").fill("1")
+    page.get_by_label("Queue").select_option("gajgerqueue")
+    page.get_by_role("button", name="Launch", exact=True).click()
+    page.wait_for_url(re.compile(r"/app/runs/\d+$"))
+    page.get_by_test_id("run-status").filter(has_text="succeeded").wait_for(timeout=120_000)
+    table = page.get_by_role("table", name="Kernel and transfer times")
+    bound = table.locator("tbody tr").filter(has_text="kernel").locator("[data-testid^=bound-]")
+    expect(bound).to_contain_text("global memory, 64 warps/SM, 38 waves; block by block")
+    screenshot(page, "21-detailed-kernel")

@@ -190,7 +190,10 @@ export function boundText(detail) {
   if (!detail || !detail.bound) return "";
   const occupancy = typeof detail.occupancy === "number" ? `, ${detail.occupancy} warps/SM` : "";
   const waves = typeof detail.waves === "number" ? `, ${detail.waves} wave${detail.waves === 1 ? "" : "s"}` : "";
-  return `${String(detail.bound).replace("_", " ")}${occupancy}${waves}`;
+  const detailed = detail.mode === "detailed" && typeof detail.analyticTime === "number"
+    ? `; block by block, formula ${fmtTime(detail.analyticTime)}${typeof detail.smBusyMin === "number" ? `, SMs busy ${Math.round(detail.smBusyMin * 100)}-${Math.round(detail.smBusyMax * 100)} %` : ""}`
+    : "";
+  return `${String(detail.bound).replace("_", " ")}${occupancy}${waves}${detailed}`;
 }
 
 export function RunDetail({ id }) {

@@ -116,7 +116,7 @@ function toFlow(graph) {
       position: place.get(n.id) || { x: 40, y: 40 },
       parentId: n.parent || undefined,
       style: n.group ? { width: sizes.get(n.id).w, height: sizes.get(n.id).h } : undefined,
-      data: { name: n.name || "", group: Boolean(n.group), hardware: n.hardware ?? null, model: n.model ?? null, count: n.count ?? 1, labels: n.labels || {} },
+      data: { name: n.name || "", group: Boolean(n.group), hardware: n.hardware ?? null, model: n.model ?? null, count: n.count ?? 1, labels: n.labels || {}, kernelMode: n.kernelMode || "analytic", kernelWorkers: n.kernelWorkers ?? 1 },
     })),
     edges: (graph.edges || []).map(([a, b], i) => ({ id: `e${i}-${a}-${b}`, source: a, target: b })),
   };
@@ -139,6 +139,8 @@ function toGraph(nodes, edges) {
       }
       const node = { ...base, hardware: d.hardware, count: d.count, labels: d.labels, ui };
       if (d.model) node.model = d.model;
+      if (d.kernelMode && d.kernelMode !== "analytic") node.kernelMode = d.kernelMode;
+      if (d.kernelMode === "detailed" && d.kernelWorkers !== 1) node.kernelWorkers = d.kernelWorkers;
       return node;
     }),
     edges: edges.map((e) => [e.source, e.target]),
@@ -187,6 +189,7 @@ function HardwareNode({ data, selected }) {
       <div className="hw-node-title">{data.name || "(unnamed)"}{data.count > 1 ? ` ×${data.count}` : ""}</div>
       <div className="hw-node-sub">{data.hardwareName || "no hardware"}</div>
       <div className="hw-node-sub">{data.modelName ? `model: ${data.modelName}` : "no model"}</div>
+      {data.kernelMode === "detailed" && <div className="hw-node-sub">kernels: block by block</div>}
       {Object.keys(data.labels || {}).length > 0 && (
         <div className="hw-node-labels">{Object.entries(data.labels).map(([l, m]) => <span key={l} className="label-chip">{l}×{m}</span>)}</div>
       )}
@@ -551,7 +554,8 @@ function NodeProperties({ node, readOnly, errors, components, models, groups, no
   const mine = edges.filter((e) => e.source === node.id || e.target === node.id);
   const nameOf = (id) => nodes.find((n) => n.id === id)?.data.name || id;
   const setLabels = (labels) => update({ labels });
-  const otherErrors = errors.filter((e) => !["name", "hardware", "model", "count", "labels", "parent"].some((f) => e.field === f || e.field.startsWith(`${f}.`)));
+  const isGpu = components.find((c) => c.id === d.hardware)?.type === "GPU";
+  const otherErrors = errors.filter((e) => !["name", "hardware", "model", "count", "labels", "parent", "kernelMode", "kernelWorkers"].some((f) => e.field === f || e.field.startsWith(`${f}.`)));
   return (
     <div className="node-props" data-node-id={node.id}>
       <p className="muted">id <code>{node.id}</code>{d.group ? " · group" : ""}</p>
@@ -581,6 +585,24 @@ function NodeProperties({ node, readOnly, errors, components, models, groups, no
             </select>
             {err("model") && <span className="field-error" role="alert">{err("model")}</span>}
           </label>
+          {(isGpu || d.kernelMode === "detailed") && (
+            <>
+              <label className={`field${err("kernelMode") ? " invalid" : ""}`}><span className="field-label">Kernel simulation</span>
+                <select aria-label="Kernel simulation" value={d.kernelMode || "analytic"} disabled={readOnly} onChange={(e) => update({ kernelMode: e.target.value })}>
+                  <option value="analytic">analytic: the model&apos;s formula</option>
+                  <option value="detailed">detailed: block by block over the SMs</option>
+                </select>
+                {err("kernelMode") && <span className="field-error" role="alert">{err("kernelMode")}</span>}
+              </label>
+              {d.kernelMode === "detailed" && (
+                <label className={`field${err("kernelWorkers") ? " invalid" : ""}`}><span className="field-label">Worker processes (the SMs split over them; same result)</span>
+                  <input aria-label="Kernel worker processes" type="number" min="1" value={d.kernelWorkers ?? 1} readOnly={readOnly} aria-invalid={Boolean(err("kernelWorkers"))}
+                    onChange={(e) => update({ kernelWorkers: e.target.value === "" ? "" : Number(e.target.value) })} />
+                  {err("kernelWorkers") && <span className="field-error" role="alert">{err("kernelWorkers")}</span>}
+                </label>
+              )}
+            </>
+          )}
           <fieldset className={`labels${err("labels") ? " invalid" : ""}`}>
             <legend className="field-label">Labels (multiplicity)</legend>
             {labelEntries.map(([label, mult]) => (
