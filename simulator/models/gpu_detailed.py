@@ -58,6 +58,7 @@ DETAILED_ERRORS: dict[str, str] = {
         f"blockWork must be a list of at most {MAX_BLOCK_WORK} positive numbers, got {{value!r}}"
     ),
     "number": "{name} must be a finite number, got {value!r}",
+    "launch": "blockLaunchCycles must be a non-negative number of cycles, got {value!r}",
 }
 
 
@@ -129,6 +130,13 @@ def _block_work(params: Mapping[str, object], blocks: int) -> tuple[float, ...]:
     return spread_work(min(blocks, MAX_BLOCK_WORK), spread, seed)
 
 
+def _launch_cycles(params: Mapping[str, object]) -> float:
+    value = _number(params, "blockLaunchCycles", 0.0)
+    if value < 0:
+        raise ValueError(DETAILED_ERRORS["launch"].format(value=value))
+    return value
+
+
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -165,7 +173,7 @@ def detailed_kernel(
         service_cycles=service,
         latency_cycles=profile.latency_bound,
         segments=int(segments),
-        block_launch_cycles=_number(params, "blockLaunchCycles", 0.0),
+        block_launch_cycles=_launch_cycles(params),
         block_work=_block_work(params, analytic.grid_size),
     )
     return kernel, analytic, hardware

@@ -126,7 +126,7 @@ sim.computation({"CUDACoreInstructions": 27, "issuedInstructions": 27, "GMEMByte
         ({"blockWork": []}, "blockWork must be a list of at most"),
         ({"blockWork": [1, "x"]}, "blockWork must be a list of at most"),
         ({"blockWorkSpread": 1.5}, "blockWorkSpread must be a number in [0, 1)"),
-        ({"blockLaunchCycles": -1}, "block_launch_cycles must be a non-negative number"),
+        ({"blockLaunchCycles": -1}, "blockLaunchCycles must be a non-negative number of cycles"),
     ],
 )
 def test_bad_detailed_parameters_are_named(extra: dict[str, object], message: str) -> None:
