@@ -123,18 +123,28 @@ DETAILED_MODE_MODULES = (
     "pickle",
     "simulator.models.gpu_detailed",
 )
+KERNEL_MODE_MODULES: dict[str, tuple[str, ...]] = {
+    "detailed": DETAILED_MODE_MODULES,
+    "petri": ("simulator.models.gpu_modes",),
+    "waves": ("simulator.models.gpu_modes",),
+}
 
 
 def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
     """Return the modules a sandboxed run of `payload` imports lazily (the sandbox child
-    imports them while it still can, simulator._child): the detailed kernel mode's."""
+    imports them while it still can, simulator._child): its nodes' kernel modes'."""
     snapshot = payload.get("snapshot")
     nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
-    if isinstance(nodes, list) and any(
-        isinstance(node, Mapping) and node.get("kernelMode") == "detailed" for node in nodes
-    ):
-        return DETAILED_MODE_MODULES
-    return ()
+    if not isinstance(nodes, list):
+        return ()
+    modes = [node.get("kernelMode") for node in nodes if isinstance(node, Mapping)]
+    needed = [
+        module
+        for mode, modules in KERNEL_MODE_MODULES.items()
+        if mode in modes
+        for module in modules
+    ]
+    return tuple(dict.fromkeys(needed))
 
 
 def run_simulation(
@@ -179,20 +189,27 @@ def run_simulation(
                 )
                 functions_by_pair[pair] = shallow
             functions = shallow
+        model_key = node.model
+        # The kernel modes are imported here: they need NumPy, which a plain run does not load.
         if node.kernel_mode == "detailed":
-            # Imported here: the detailed mode needs NumPy, which a plain run does not load.
             from simulator.models.gpu_detailed import DetailedKernelFunctions
 
             functions = DetailedKernelFunctions(
                 hardware.attributes, functions, workers=node.kernel_workers
             )
+            model_key = "detailed kernel mode"
+        elif node.kernel_mode != "analytic":
+            from simulator.models.gpu_modes import KERNEL_MODE_FUNCTIONS
+
+            mode = KERNEL_MODE_FUNCTIONS[node.kernel_mode](hardware.attributes, functions)
+            functions, model_key = mode, mode.MODEL_NAME
         nodes[node.id] = NodeRuntime(
             engine,
             node.id,
             count=node.count,
             capacity=sum(node.labels.values()),
             is_network=hardware.type == "NETWORK",
-            model_key=node.model if node.kernel_mode == "analytic" else "detailed kernel mode",
+            model_key=model_key,
             functions=functions,
         )
         idle_w, active_w, failure_rate = _node_power_and_failure(functions, hardware.attributes)

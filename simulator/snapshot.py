@@ -22,7 +22,7 @@ MODEL_LANGUAGES = ("javascript",)
 MAX_NAME_LENGTH = 200
 MAX_NODES = 100_000
 MAX_COUNT = 1_000_000
-KERNEL_MODES = ("analytic", "detailed")
+KERNEL_MODES = ("analytic", "detailed", "petri", "waves")
 MAX_KERNEL_WORKERS = 256
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -60,7 +60,7 @@ MESSAGES = {
     "kernel_mode": "Unknown kernel mode {value!r}; expected one of "
     + ", ".join(KERNEL_MODES)
     + ".",
-    "kernel_mode_gpu": "The detailed kernel mode simulates GPU kernels; {ref!r} is not a GPU.",
+    "kernel_mode_gpu": "The {mode} kernel mode simulates GPU kernels; {ref!r} is not a GPU.",
     "kernel_workers": f"Expected a whole number from 1 to {MAX_KERNEL_WORKERS}.",
     "edge_pair": "An edge is a pair of node ids.",
     "unknown_node": "Unknown node id {ref!r}.",
@@ -179,11 +179,12 @@ def _check_kernel_mode(
     mode = node.get("kernelMode", "analytic")
     if mode not in KERNEL_MODES:
         _add(errors, f"{path}.kernelMode", MESSAGES["kernel_mode"].format(value=mode))
-    elif mode == "detailed" and hardware_type is not None:
+    elif mode != "analytic" and hardware_type is not None:
         kind = hardware_type(node.get("hardware"))
         if kind is not None and kind != "GPU":
             ref = node.get("name") or node.get("id")
-            _add(errors, f"{path}.kernelMode", MESSAGES["kernel_mode_gpu"].format(ref=ref))
+            message = MESSAGES["kernel_mode_gpu"].format(mode=mode, ref=ref)
+            _add(errors, f"{path}.kernelMode", message)
     workers = node.get("kernelWorkers", 1)
     if not _is_int(workers) or not 1 <= workers <= MAX_KERNEL_WORKERS:
         _add(errors, f"{path}.kernelWorkers", MESSAGES["kernel_workers"])

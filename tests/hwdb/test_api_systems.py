@@ -164,6 +164,33 @@ def test_a_gpu_node_saves_in_the_detailed_kernel_mode(api: APIClient, user: Any)
     assert (node.kernel_mode, node.kernel_workers) == ("detailed", 4)
 
 
+@pytest.mark.parametrize("mode", ["petri", "waves"])
+def test_a_gpu_node_saves_in_the_petri_and_waves_kernel_modes(
+    api: APIClient, user: Any, mode: str
+) -> None:
+    graph = one_gpu_graph(GpuFactory(owner=user).pk)
+    graph["nodes"][1].update(kernelMode=mode)
+    response = create(api, graph)
+    assert response.status_code == 201, response.data
+    snapshot = api.get(f"{URL}{response.data['id']}/snapshot/").json()
+    assert load_snapshot(snapshot).nodes["gpu0"].kernel_mode == mode
+
+
+@pytest.mark.parametrize("mode", ["petri", "waves"])
+def test_only_a_gpu_node_may_take_the_petri_and_waves_kernel_modes(
+    api: APIClient, user: Any, mode: str
+) -> None:
+    graph = one_gpu_graph(ComponentFactory(owner=user, type="CPU").pk)
+    graph["nodes"][1].update(kernelMode=mode)
+    response = create(api, graph)
+    assert response.status_code == 400
+    assert response.json() == {
+        "graph": {
+            "nodes[1].kernelMode": [GRAPH_MESSAGES["kernel_mode_gpu"].format(mode=mode, ref="GPU")]
+        }
+    }
+
+
 def test_only_a_gpu_node_may_simulate_kernels_block_by_block(api: APIClient, user: Any) -> None:
     cpu = ComponentFactory(owner=user, type="CPU")
     graph = one_gpu_graph(cpu.pk)
@@ -172,7 +199,9 @@ def test_only_a_gpu_node_may_simulate_kernels_block_by_block(api: APIClient, use
     assert response.status_code == 400
     assert response.json() == {
         "graph": {
-            "nodes[1].kernelMode": [GRAPH_MESSAGES["kernel_mode_gpu"].format(ref="GPU")],
+            "nodes[1].kernelMode": [
+                GRAPH_MESSAGES["kernel_mode_gpu"].format(mode="detailed", ref="GPU")
+            ],
             "nodes[1].kernelWorkers": [GRAPH_MESSAGES["kernel_workers"]],
         }
     }

@@ -159,7 +159,7 @@ def test_block_work_is_a_launch_parameter() -> None:
         (
             {"kernelMode": "cycle"},
             "nodes[3].kernelMode",
-            "Unknown kernel mode 'cycle'; expected one of analytic, detailed.",
+            "Unknown kernel mode 'cycle'; expected one of analytic, detailed, petri, waves.",
         ),
         ({"kernelWorkers": 0}, "nodes[3].kernelWorkers", "Expected a whole number from 1 to 256."),
         (
