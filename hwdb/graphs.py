@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hwdb.models import Attribute
 from hwdb.selectors import visible_components, visible_computational_models
 from hwdb.validation import MESSAGES, is_record_id, null_character_paths
 from simulator.snapshot import validate_graph
@@ -50,6 +51,11 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
     )
     hardware_shared = {pk: is_shared for pk, is_shared, _ in hardware_rows}
     hardware_types = {pk: kind for pk, _, kind in hardware_rows}
+    attributes: dict[int, dict[str, float]] = {pk: {} for pk in hardware_types}
+    for component_id, key, value in Attribute.objects.filter(
+        component_id__in=list(hardware_types)
+    ).values_list("component_id", "key", "value"):
+        attributes[component_id][key] = value
     models_shared = dict(
         visible_computational_models(user=owner)
         .filter(pk__in=graph_references(graph, "model"))
@@ -80,4 +86,5 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
         hardware_ok=hardware_ok,
         model_ok=model_ok,
         hardware_type=lambda ref: hardware_types.get(ref) if isinstance(ref, int) else None,
+        hardware_attributes=lambda ref: attributes.get(ref) if isinstance(ref, int) else None,
     )

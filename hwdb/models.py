@@ -25,6 +25,8 @@ class ComponentType(models.TextChoices):
     NETWORK = "NETWORK", "Network"
     MEMORY = "MEMORY", "Memory"
     STORAGE = "STORAGE", "Storage"
+    CACHE = "CACHE", "Cache"
+    FABRIC = "FABRIC", "Switching fabric"
 
 
 class ModelLanguage(models.TextChoices):

@@ -34,6 +34,7 @@ from hwdb.validation import (
     null_character_paths,
     validate_attribute_key,
 )
+from simulator import memory_spec
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -138,7 +139,23 @@ def _component_errors(
     if attributes is not None:
         records, attribute_errors = _attribute_records(attributes)
         errors.update(attribute_errors)
+    if component.type in memory_spec.MEMORY_TYPES and not errors:
+        _merge(errors, "", _memory_attribute_errors(component, records))
     return records, errors
+
+
+def _memory_attribute_errors(component: Component, records: list[Attribute] | None) -> Errors:
+    """Return the errors of a cache's or fabric's attributes (simulator.memory_spec), keyed
+    by the attribute's path ("attributes[2].value") or "attributes" when one is missing."""
+    if records is None:
+        records = list(component.attributes.all()) if component.pk else []
+    index_of = {record.key: index for index, record in enumerate(records)}
+    values = {record.key: float(record.value) for record in records}
+    errors: Errors = {}
+    for key, messages in memory_spec.attribute_errors(component.type, values).items():
+        path = f"attributes[{index_of[key]}].value" if key in index_of else "attributes"
+        errors.setdefault(path, []).extend(messages)
+    return errors
 
 
 def _store_attributes(component: Component, records: list[Attribute]) -> None:

@@ -41,6 +41,7 @@ from typing import Any, Protocol
 
 from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
+from simulator.memsys import MemorySystem, MemoryUsageError, parse_call
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
@@ -313,8 +314,10 @@ class World:
         routes: Routes,
         processes: Sequence[ProcessState],
         timeline: Timeline,
+        memory: MemorySystem | None = None,
     ) -> None:
         self.engine = engine
+        self.memory = memory
         self.nodes = nodes
         self.routes = routes
         self.processes = list(processes)
@@ -488,10 +491,14 @@ class Sim:
         params: Mapping[str, object] | None = None,
         software_stack: object = None,
         optimization: object = None,
+        memory: Mapping[str, object] | None = None,
     ) -> float:
         """Run the node model's `computationTime(params)`; return the seconds it took.
 
-        `software_stack` and `optimization` are accepted for MERPSYS compatibility.
+        `software_stack` and `optimization` are accepted for MERPSYS compatibility. With
+        `memory` (the arguments of `memoryAccess`), the computation's memory work goes
+        through the memory hierarchy at the same time, and the computation takes the longer
+        of the two (compute and memory overlap, as in a roofline).
         """
         if params is None:
             params = {}
@@ -507,7 +514,12 @@ class Sim:
         start = engine.now
         usage = node.usages[slot.instance]
         usage.start(start)
-        engine.pause(duration)
+        if memory is None:
+            engine.pause(duration)
+        else:
+            memory_detail = self._memory("sim.computation", memory, until=start + duration)
+            detail = {**(detail or {}), **memory_detail, "computeSeconds": duration}
+            duration = engine.now - start
         usage.stop(engine.now)
         state.figures.compute_s += duration
         if detail is None:
@@ -515,6 +527,84 @@ class Sim:
         else:
             self._world.timeline.add(state.name, "compute", start, engine.now, detail=detail)
         return duration
+
+    # -- memory --------------------------------------------------------------------------------
+    def _memory(
+        self, call: str, arguments: object, until: float | None = None
+    ) -> dict[str, object]:
+        """Serve one memory call through the hierarchy; return its detail for the timeline.
+
+        With `until`, the call also lasts at least until then (a computation's own time).
+        """
+        memory = self._world.memory
+        slot = self._state.slot
+        if not isinstance(arguments, Mapping):
+            raise ApiUsageError(f"{call}: memory must be a dict of memoryAccess arguments")
+        try:
+            pattern, addresses, writes, region, level = parse_call(call, arguments)
+            if memory is None:
+                raise MemoryUsageError(f"{call}: the system model has no memory hierarchy")
+            count = len(self._world.nodes[slot.node].usages)
+            levels, instances = memory.entry(
+                slot.node, slot.instance, count, level, call, trace=addresses is not None
+            )
+        except MemoryUsageError as error:
+            raise ApiUsageError(str(error)) from None
+        if addresses is not None and writes is not None:
+            if region is not None:
+                base = memory.region_base(region)
+                addresses = [base + address for address in addresses]
+            demand, detail = memory.trace_demand(levels, instances, addresses, writes)
+        else:
+            assert pattern is not None
+            demand, detail = memory.pattern_demand(levels, instances, pattern)
+        if until is not None:
+            demand.latency_s = max(demand.latency_s, until - self._engine.now)
+        seconds = memory.serve(demand, self._state.name)
+        detail["memorySeconds"] = seconds
+        detail["path"] = " -> ".join(level.id for level in levels)
+        return detail
+
+    def memoryAccess(self, **arguments: object) -> float:
+        """Move data through the memory hierarchy; return the seconds it took.
+
+        A pattern: `read` and `write` (bytes), `footprint` (bytes of distinct data, default
+        read + write), `stride` (bytes between accesses, default `element`), `element` (bytes
+        per access, default 8), `order` ('sequential' or 'random'). Or a trace: `trace` (a
+        list or range of addresses, or (address, is_write) pairs; `writes=True` makes them
+        all writes), with `region` naming data other processes can reach at the same
+        addresses. `level`: start at that node of the path instead of the first level.
+        """
+        call = "sim.memoryAccess"
+        state = self._state
+        start = self._engine.now
+        detail = self._memory(call, arguments)
+        now = self._engine.now
+        state.figures.memory_s += now - start
+        self._world.timeline.add(state.name, "memory", start, now, detail=detail)
+        return now - start
+
+    def memoryFlush(self) -> float:
+        """Write back every dirty line of this process's private caches to memory and drop
+        them (what software does on a system without coherence); return the seconds it took."""
+        call = "sim.memoryFlush"
+        memory = self._world.memory
+        state = self._state
+        slot = state.slot
+        try:
+            if memory is None:
+                raise MemoryUsageError(f"{call}: the system model has no memory hierarchy")
+            count = len(self._world.nodes[slot.node].usages)
+            levels, instances = memory.entry(slot.node, slot.instance, count, None, call)
+        except MemoryUsageError as error:
+            raise ApiUsageError(str(error)) from None
+        start = self._engine.now
+        demand, detail = memory.flush_demand(levels, instances)
+        memory.serve(demand, state.name)
+        now = self._engine.now
+        state.figures.memory_s += now - start
+        self._world.timeline.add(state.name, "memory", start, now, detail=detail)
+        return now - start
 
     # -- point to point ------------------------------------------------------------------------
     def p2pCommunicationSend(

@@ -323,6 +323,10 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
             ],
         )
     )
+    memory = result.get("memory")
+    if memory:
+        lines.append("")
+        lines.extend(_memory_summary(memory))
     stats = result["stats"]
     lines.append("")
     lines.append(
@@ -331,6 +335,85 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
         f"{result.get('timeline_dropped', 0)} dropped"
     )
     return "\n".join(lines)
+
+
+def _memory_summary(memory: Mapping[str, Any]) -> list[str]:
+    """Return the memory hierarchy's lines: each node's instances summed, fabrics, messages."""
+    totals: dict[str, dict[str, Any]] = {}
+    for level in memory["levels"]:
+        row = totals.setdefault(
+            level["node"],
+            {
+                "node": level["node"],
+                "type": level["type"],
+                "instances": 0,
+                "accesses": 0,
+                "hits": 0,
+                "misses": 0,
+                "writebacks": 0,
+                "invalidations": 0,
+                "bytes": 0.0,
+            },
+        )
+        row["instances"] += 1
+        for key in ("accesses", "hits", "misses", "writebacks", "invalidations", "bytes"):
+            row[key] += level[key]
+    lines = ["Memory hierarchy (instances summed)"]
+    lines.append(
+        _table(
+            [
+                "node",
+                "instances",
+                "accesses",
+                "hits",
+                "hit_ratio",
+                "misses",
+                "writebacks",
+                "invalidations",
+                "bytes",
+            ],
+            [
+                [
+                    row["node"],
+                    row["instances"],
+                    row["accesses"],
+                    row["hits"],
+                    row["hits"] / row["accesses"]
+                    if row["type"] == "CACHE" and row["accesses"]
+                    else "-",
+                    row["misses"],
+                    row["writebacks"],
+                    row["invalidations"],
+                    row["bytes"],
+                ]
+                for row in totals.values()
+            ],
+        )
+    )
+    if memory["fabrics"]:
+        lines.append("")
+        lines.append(
+            _table(
+                ["fabric", "instance", "topology", "messages", "bytes", "hops", "utilisation"],
+                [
+                    [
+                        f["node"],
+                        f["instance"],
+                        f["topology"],
+                        f["messages"],
+                        f["bytes"],
+                        f["hops"],
+                        f["utilisation"],
+                    ]
+                    for f in memory["fabrics"]
+                ],
+            )
+        )
+    coherence = memory["coherence"]
+    messages = ", ".join(f"{name} {count}" for name, count in coherence["messages"].items())
+    lines.append("")
+    lines.append(f"Coherence: {coherence['protocol']}; messages: {messages or 'none'}")
+    return lines
 
 
 def _write_json(data: object, target: str, stdout: TextIO) -> None:

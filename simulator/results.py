@@ -9,7 +9,7 @@ time the instance was busy (MODELS.md 6).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +95,7 @@ class ProcessFigures:
     comm_s: float = 0.0
     wait_s: float = 0.0
     finish_s: float = 0.0
+    memory_s: float = 0.0  # in sim.memoryAccess (a computation's memory work is compute_s)
 
 
 def assemble_result(
@@ -106,8 +107,10 @@ def assemble_result(
     events: int,
     wall_s: float,
     seed: int,
+    memory: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Return the result dict of DESIGN.md "Result" for a finished run."""
+    """Return the result dict of DESIGN.md "Result" for a finished run; `memory`, the
+    memory hierarchy's figures (simulator.memsys), when the system has one."""
     component_rows: list[dict[str, Any]] = []
     per_component: dict[str, float] = {}
     exposures: list[tuple[float, float]] = []
@@ -141,7 +144,7 @@ def assemble_result(
             )
         per_component[figures.node] = node_energy
         total_energy += node_energy
-    return {
+    result: dict[str, Any] = {
         "status": "finished",
         "overall_time_s": overall_time_s,
         "energy_j": {"total": total_energy, "per_component": per_component},
@@ -156,6 +159,7 @@ def assemble_result(
                 "compute_s": p.compute_s,
                 "comm_s": p.comm_s,
                 "wait_s": p.wait_s,
+                "memory_s": p.memory_s,
                 "finish_s": p.finish_s,
             }
             for p in processes
@@ -171,3 +175,56 @@ def assemble_result(
             "seed": seed,
         },
     }
+    if memory is not None:
+        result["memory"] = memory
+    return result
+
+
+MEMORY_COLUMNS = (
+    "node",
+    "name",
+    "hardware",
+    "type",
+    "instance",
+    "accesses",
+    "hits",
+    "misses",
+    "hit_ratio",
+    "evictions",
+    "writebacks",
+    "invalidations",
+    "messages",
+    "bytes",
+    "hops",
+    "busy_s",
+    "utilisation",
+)
+
+
+def memory_rows(result: Mapping[str, Any]) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """Return (columns, rows) of a result's memory figures for a CSV download: one row per
+    cache, memory and fabric instance, and one per coherence message type (type
+    "COHERENCE", the message's name in `name`, its count in `messages`). No memory
+    hierarchy: no rows."""
+    memory = result.get("memory")
+    rows: list[dict[str, Any]] = []
+    if not isinstance(memory, Mapping):
+        return MEMORY_COLUMNS, rows
+    for level in memory.get("levels", []):
+        rows.append({column: level.get(column) for column in MEMORY_COLUMNS})
+    for fabric in memory.get("fabrics", []):
+        row = {column: fabric.get(column) for column in MEMORY_COLUMNS}
+        row["type"] = "FABRIC"
+        rows.append(row)
+    coherence = memory.get("coherence", {})
+    for name, count in coherence.get("messages", {}).items():
+        rows.append(
+            {
+                **dict.fromkeys(MEMORY_COLUMNS),
+                "type": "COHERENCE",
+                "name": name,
+                "hardware": coherence.get("protocol"),
+                "messages": count,
+            }
+        )
+    return MEMORY_COLUMNS, rows

@@ -31,6 +31,7 @@ from simulator.api import (
 )
 from simulator.engine import Engine, Process
 from simulator.errors import LaunchError, SimulationError, UserCodeError
+from simulator.memsys import MemorySystem
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.placement import Routes, place_processes
 from simulator.results import ComponentFigures, Timeline, assemble_result
@@ -219,9 +220,12 @@ def run_simulation(
             )
         )
 
+    memory = MemorySystem(engine, system)
     timeline = Timeline(timeline_limit)
     states = [ProcessState(engine, slot) for slot in slots]
-    world = World(engine, nodes, Routes(system), states, timeline)
+    world = World(
+        engine, nodes, Routes(system), states, timeline, memory if memory.active else None
+    )
     label_counts = {label: int(count) for label, count in labels.items()}
     for state in states:
         namespace = user_globals(
@@ -264,9 +268,10 @@ def run_simulation(
     return assemble_result(
         overall_time_s=overall,
         processes=[state.figures for state in states],
-        components=[(fig, nodes[fig.node].usages) for fig in figures],
+        components=[(fig, memory.usages(fig.node) or nodes[fig.node].usages) for fig in figures],
         timeline=timeline,
         events=engine.events,
         wall_s=time.perf_counter() - wall_start,
         seed=seed,
+        memory=memory.result(overall) if memory.active else None,
     )

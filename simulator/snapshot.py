@@ -15,9 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator import memory_spec
 from simulator.errors import SnapshotError
 
-COMPONENT_TYPES = ("GPU", "CPU", "NETWORK", "MEMORY", "STORAGE")
+COMPONENT_TYPES = ("GPU", "CPU", "NETWORK", "MEMORY", "STORAGE", "CACHE", "FABRIC")
+MEMORY_FIELDS = ("next", "via", "coherence", "topology")
 MODEL_LANGUAGES = ("javascript",)
 MAX_NAME_LENGTH = 200
 MAX_NODES = 100_000
@@ -106,6 +108,10 @@ class Node:
     group: bool
     kernel_mode: str = "analytic"  # "detailed": GPU kernels simulated block by block
     kernel_workers: int = 1  # processes the detailed mode splits the SMs over
+    next: str | None = None  # the next memory level outwards (simulator.memory_spec)
+    via: str | None = None  # the fabric crossed on the way to `next`
+    coherence: str = "none"  # "mesi": this cache holds the directory of the caches below
+    topology: str = "crossbar"  # of a FABRIC node
 
     def capacity(self, label: str) -> int:
         """Return how many processes with `label` the node's instances hold together."""
@@ -136,6 +142,14 @@ class SystemSnapshot:
                     item["kernelMode"] = node.kernel_mode
                 if node.kernel_workers != 1:
                     item["kernelWorkers"] = node.kernel_workers
+                for key, value, default in (
+                    ("next", node.next, None),
+                    ("via", node.via, None),
+                    ("coherence", node.coherence, "none"),
+                    ("topology", node.topology, "crossbar"),
+                ):
+                    if value != default:
+                        item[key] = value
             if node.parent is not None:
                 item["parent"] = node.parent
             nodes.append(item)
@@ -206,12 +220,15 @@ def validate_graph(
     hardware_ok: Reference,
     model_ok: Reference,
     hardware_type: Callable[[object], str | None] | None = None,
+    hardware_attributes: Callable[[object], Mapping[str, float] | None] | None = None,
 ) -> Errors:
     """Return the graph's errors as {field path: [messages]}; empty when the graph is valid.
 
     `hardware_ok` and `model_ok` judge a node's references and return a message for a bad
     one (missing, invisible to the user) or None when it is fine; `hardware_type` returns a
-    reference's component type (None: unknown) so that modes only a GPU has are checked.
+    reference's component type (None: unknown) so that modes only a GPU has are checked;
+    `hardware_attributes` returns a reference's attributes (None: unknown) so that memory
+    paths are checked for line sizes and memory latency (simulator.memory_spec).
     """
     errors: Errors = {}
     if not isinstance(nodes, list):
@@ -223,6 +240,7 @@ def validate_graph(
     groups: set[str] = set()
     parents: dict[str, str] = {}
     seen: dict[str, int] = {}
+    memory_nodes: list[tuple[int, dict[str, Any]]] = []
     for index, node in enumerate(nodes):
         path = f"nodes[{index}]"
         if not isinstance(node, dict):
@@ -237,6 +255,7 @@ def validate_graph(
             _add(errors, f"{path}.id", MESSAGES["duplicate_id"].format(id=node_id))
         else:
             seen[node_id] = index
+            memory_nodes.append((index, node))
         _check_name(errors, f"{path}.name", node.get("name"), required=False)
         is_group = node.get("group", False)
         if not isinstance(is_group, bool):
@@ -245,7 +264,14 @@ def validate_graph(
         if is_group:
             if isinstance(node_id, str):
                 groups.add(node_id)
-            for key in ("hardware", "model", "labels", "kernelMode", "kernelWorkers"):
+            for key in (
+                "hardware",
+                "model",
+                "labels",
+                "kernelMode",
+                "kernelWorkers",
+                *MEMORY_FIELDS,
+            ):
                 if node.get(key) not in (None, {}):
                     _add(errors, f"{path}.{key}", MESSAGES["group_hardware"])
             if node.get("count", 1) != 1:
@@ -296,6 +322,7 @@ def validate_graph(
             _add(
                 errors, f"nodes[{seen[start]}].parent", MESSAGES["parent_cycle"].format(cycle=cycle)
             )
+    _merge(errors, _memory_errors(memory_nodes, hardware_type, hardware_attributes))
     if not isinstance(edges, list):
         _add(errors, "edges", MESSAGES["list"])
         return errors
@@ -325,6 +352,44 @@ def validate_graph(
     return errors
 
 
+def _merge(errors: Errors, more: Errors) -> None:
+    for path, messages in more.items():
+        for message in messages:
+            _add(errors, path, message)
+
+
+def _memory_errors(
+    nodes: list[tuple[int, dict[str, Any]]],
+    hardware_type: Callable[[object], str | None] | None,
+    hardware_attributes: Callable[[object], Mapping[str, float] | None] | None,
+) -> Errors:
+    """Return the errors of the memory fields (next, via, coherence, topology)."""
+    if not any(any(key in node for key in MEMORY_FIELDS) for _, node in nodes):
+        return {}
+    described: list[memory_spec.GraphNode] = []
+    for index, node in nodes:
+        is_group = node.get("group") is True
+        reference = node.get("hardware")
+        kind = "GROUP" if is_group else hardware_type(reference) if hardware_type else None
+        count = node.get("count", 1)
+        described.append(
+            memory_spec.GraphNode(
+                index=index,
+                id=node["id"],
+                kind=kind,
+                count=count if _is_int(count) and count >= 1 else 0,
+                next=node.get("next"),
+                via=node.get("via"),
+                coherence=node.get("coherence"),
+                topology=node.get("topology"),
+                attributes=hardware_attributes(reference)
+                if hardware_attributes and not is_group
+                else None,
+            )
+        )
+    return memory_spec.graph_errors(described)
+
+
 def _validate_hardware(data: object, errors: Errors) -> dict[str, Hardware]:
     result: dict[str, Hardware] = {}
     if not isinstance(data, dict):
@@ -351,6 +416,10 @@ def _validate_hardware(data: object, errors: Errors) -> dict[str, Hardware]:
                     _add(errors, f"{path}.attributes.{name}", MESSAGES["number"])
                 else:
                     values[str(name)] = value
+        if kind in ("CACHE", "FABRIC") and sum(len(v) for v in errors.values()) == before:
+            for name, messages in memory_spec.attribute_errors(str(kind), values).items():
+                for message in messages:
+                    _add(errors, f"{path}.attributes.{name}", message)
         if sum(len(v) for v in errors.values()) == before:
             result[str(key)] = Hardware(str(key), str(kind), str(record["name"]), values)
     return result
@@ -409,6 +478,10 @@ def load_snapshot(data: object) -> SystemSnapshot:
         kind = record.get("type") if isinstance(record, dict) else None
         return kind if isinstance(kind, str) else None
 
+    def hardware_attributes(ref: object) -> Mapping[str, float] | None:
+        record = hardware.get(ref) if isinstance(ref, str) else None
+        return record.attributes if record is not None else None
+
     raw_nodes = data.get("nodes")
     raw_edges = data.get("edges", [])
     errors.update(
@@ -420,6 +493,7 @@ def load_snapshot(data: object) -> SystemSnapshot:
                 hardware_ok=hardware_ok,
                 model_ok=model_ok,
                 hardware_type=hardware_type,
+                hardware_attributes=hardware_attributes,
             ).items()
         }
     )
@@ -440,6 +514,10 @@ def load_snapshot(data: object) -> SystemSnapshot:
             group=is_group,
             kernel_mode="analytic" if is_group else raw.get("kernelMode", "analytic"),
             kernel_workers=1 if is_group else raw.get("kernelWorkers", 1),
+            next=raw.get("next"),
+            via=raw.get("via"),
+            coherence=raw.get("coherence", "none"),
+            topology=raw.get("topology", "crossbar"),
         )
     edges = tuple((str(a), str(b)) for a, b in raw_edges)
     return SystemSnapshot(str(data["name"]), hardware, models, nodes, edges)

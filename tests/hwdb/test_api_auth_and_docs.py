@@ -70,7 +70,15 @@ def test_the_schema_documents_the_attribute_filter_and_every_endpoint(
         assert path in paths, path
     parameters = {p["name"]: p for p in paths["/api/components/"]["get"]["parameters"]}
     assert "SMs__gte:80" in parameters["attr"]["description"]
-    assert parameters["type"]["schema"]["enum"] == ["CPU", "GPU", "MEMORY", "NETWORK", "STORAGE"]
+    assert parameters["type"]["schema"]["enum"] == [
+        "CACHE",
+        "CPU",
+        "FABRIC",
+        "GPU",
+        "MEMORY",
+        "NETWORK",
+        "STORAGE",
+    ]
 
 
 @pytest.mark.parametrize("page", ["/api/docs/", "/api/redoc/"])

@@ -15,7 +15,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SEED_PATH = REPO_ROOT / "hwdb" / "seed" / "hardware.json"
-KNOWN_TYPES = {"GPU", "CPU", "NETWORK", "MEMORY", "STORAGE"}
+KNOWN_TYPES = {"GPU", "CPU", "NETWORK", "MEMORY", "STORAGE", "CACHE", "FABRIC"}
 GPU_REQUIRED_KEYS = {
     "SMs",
     "SMCoreClock",
