@@ -223,6 +223,37 @@ def test_a_run_launched_over_rest_completes_with_the_runners_result(
     assert downloaded["overall_time_s"] == pytest.approx(6.0)
 
 
+def test_the_m2s_cgm_memory_example_runs_over_rest_through_the_worker(
+    worker: Worker, member: Any
+) -> None:
+    """Issue 12's example: 002's CPU-GPU processor, collaborative and coherent, over REST."""
+    import json
+
+    from rest_framework.test import APIClient
+
+    example = ROOT / "examples" / "m2s_cgm_memory"
+    snapshot = json.loads((example / "snapshot.json").read_text())
+    app = (example / "app.py").read_text()
+    variables = {"workload": "collaborative", "size_kb": 64, "rounds": 2, "flush": 0}
+    client = APIClient()
+    client.force_authenticate(member)
+    body = {
+        "snapshot": snapshot,
+        "app_source": app,
+        "labels": {"CPU": 8, "GPU": 1},
+        "variables": variables,
+    }
+    response = client.post("/api/simulations/", body, format="json")
+    assert response.status_code == 201, response.json()
+    simulation = final(Simulation.objects.get(pk=response.json()["id"]), timeout=120)
+    assert simulation.status == SimulationStatus.SUCCEEDED, simulation.error
+    downloaded = client.get(f"/api/simulations/{simulation.pk}/result.json").json()
+    expected = run_in_process(snapshot, app, labels={"CPU": 8, "GPU": 1}, variables=variables)
+    assert downloaded["memory"] == expected["memory"]
+    assert downloaded["overall_time_s"] == pytest.approx(expected["overall_time_s"])
+    assert downloaded["memory"]["coherence"]["messages"]["Get_Fwd"] > 0
+
+
 def test_a_burst_of_a_hundred_runs_all_complete(worker: Worker, member: Any) -> None:
     runs = [launch(member, variables={"steps": 1, "ops": float(i + 1)}) for i in range(100)]
     ids = [run.pk for run in runs]
