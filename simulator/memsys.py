@@ -202,6 +202,7 @@ class FabricNode:
         self.stats = [FabricStats() for _ in range(node.count)]
         self.usages = [Usage(node.id, index, 1) for index in range(node.count)]
         self._links: dict[tuple[int, str], list[Resource]] = {}
+        self.link_bytes: dict[Resource, float] = {}
 
     def port(self, node_id: str) -> int:
         """Return the port of `node_id`, adding one the first time it is seen."""
@@ -212,6 +213,20 @@ class FabricNode:
     def hops(self, a: str, b: str) -> int:
         """Return the hops from the port of `a` to the port of `b`."""
         return memory_spec.fabric_hops(self.topology, len(self.ports), self.port(a), self.port(b))
+
+    def charge(self, demand: Demand, instance: int, to: str, stops: int, amount: float) -> None:
+        """Charge `amount` bytes to the links into `to` (spread over its stops)."""
+        links = self.links(instance, to, stops)
+        for link in links:
+            self.link_bytes[link] = self.link_bytes.get(link, 0.0) + amount / len(links)
+        demand.spread(links, amount, self.link_bandwidth, self.usages[instance])
+
+    def busiest_link_s(self, instance: int) -> float:
+        """Return the busy time of the instance's busiest link (bytes / bandwidth: a link
+        is a FIFO server, busy exactly while it moves bytes)."""
+        prefix = f"{self.id}[{instance}] "
+        loads = [amount for link, amount in self.link_bytes.items() if link.name.startswith(prefix)]
+        return max(loads, default=0.0) / self.link_bandwidth
 
     def links(self, instance: int, to: str, stops: int = 1) -> list[Resource]:
         """Return the FIFOs of the links into `to`: one per ring stop (slice) it has."""
@@ -627,12 +642,7 @@ class MemorySystem:
             stats.messages += lines
             stats.bytes += amount
             stats.hops += hops * lines
-            demand.spread(
-                fabric.links(fabric_instance, to, self._stops(to)),
-                amount,
-                fabric.link_bandwidth,
-                fabric.usages[fabric_instance],
-            )
+            fabric.charge(demand, fabric_instance, to, self._stops(to), amount)
             latency += lines * hops * fabric.hop_latency_s
         return latency
 
@@ -651,12 +661,7 @@ class MemorySystem:
                         amount = count * fabric.header_bytes
                         fabric.stats[0].messages += count
                         fabric.stats[0].bytes += amount
-                        demand.spread(
-                            fabric.links(0, level.id, self._stops(level.id)),
-                            amount,
-                            fabric.link_bandwidth,
-                            fabric.usages[0],
-                        )
+                        fabric.charge(demand, 0, level.id, self._stops(level.id), amount)
                         return
 
     def _memory_traffic(
@@ -740,13 +745,12 @@ class MemorySystem:
                     stats.messages += round(moved)
                     stats.bytes += amount
                     stats.hops += round(moved) * hops
-                    demand.spread(
-                        fabric.links(
-                            index % fabric.count, level.next.id, self._stops(level.next.id)
-                        ),
+                    fabric.charge(
+                        demand,
+                        index % fabric.count,
+                        level.next.id,
+                        self._stops(level.next.id),
                         amount,
-                        fabric.link_bandwidth,
-                        fabric.usages[index % fabric.count],
                     )
                     cumulative += hops * fabric.hop_latency_s
                 hit_ratios[level.id] = hits / reaching if reaching else 0.0
@@ -829,7 +833,7 @@ class MemorySystem:
         fabrics = []
         for fabric in self.fabrics.values():
             for index, stats in enumerate(fabric.stats):
-                busy = fabric.usages[index].busy_s
+                busy = fabric.busiest_link_s(index)
                 fabrics.append(
                     {
                         "node": fabric.id,
@@ -841,7 +845,12 @@ class MemorySystem:
                         "messages": stats.messages,
                         "bytes": stats.bytes,
                         "hops": stats.hops,
-                        "busy_s": busy,
+                        "links": sum(
+                            1
+                            for link in fabric.link_bytes
+                            if link.name.startswith(f"{fabric.id}[{index}] ")
+                        ),
+                        "busy_s": busy,  # of the busiest link
                         "utilisation": busy / overall_time_s if overall_time_s > 0 else 0.0,
                     }
                 )
