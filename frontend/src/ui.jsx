@@ -26,6 +26,20 @@ export function fmtTime(seconds) {
   return `${seconds.toFixed(3)} s`;
 }
 
+// Bytes with a binary unit: 2932736 -> "2.80 MiB".
+export function fmtBytes(bytes) {
+  if (bytes === null || bytes === undefined) return "—";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let value = Number(bytes);
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  if (unit === 0) return `${Math.round(value)} B`;
+  return `${Number.isInteger(value) ? value : value.toFixed(2)} ${units[unit]}`;
+}
+
 export function fmtEnergy(joules) {
   if (joules === null || joules === undefined) return "—";
   if (Math.abs(joules) < 1) return `${(joules * 1e3).toFixed(3)} mJ`;

@@ -1,4 +1,4 @@
-"""Steps the end-to-end tests share: the Listing 5 application and the GTX 970 testbed."""
+"""Steps the end-to-end tests share: application models (Listing 5), the GTX 970 testbed."""
 
 from __future__ import annotations
 
@@ -29,20 +29,28 @@ def set_code(page: Any, label: str, source: str) -> None:
     page.keyboard.insert_text(source)
 
 
-def create_listing5(page: Any, name: str) -> int:
-    """Write Listing 5 in the application model editor, save it and return its id."""
+def create_application(
+    page: Any, name: str, source: str, variables: list[tuple[str, str, str]]
+) -> int:
+    """Write an application model (source and (name, type, default) variables) in the
+    application model editor, save it and return its id."""
     page.goto("/app/applications/new")
     page.get_by_label("Name", exact=True).fill(name)
-    for index, (variable, kind, default) in enumerate(LISTING_5_VARIABLES):
+    for index, (variable, kind, default) in enumerate(variables):
         if index > 0:
             page.get_by_role("button", name="Add variable").click()
         page.get_by_label(f"Variable {index + 1} name").fill(variable)
         page.get_by_label(f"Variable {index + 1} type").select_option(kind)
         page.get_by_label(f"Variable {index + 1} default").fill(default)
-    set_code(page, "Application model source", LISTING_5)
+    set_code(page, "Application model source", source)
     page.get_by_role("button", name="Save", exact=True).click()
     page.wait_for_url(re.compile(r"/app/applications/\d+$"))
     return int(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def create_listing5(page: Any, name: str) -> int:
+    """Write Listing 5 in the application model editor, save it and return its id."""
+    return create_application(page, name, LISTING_5, LISTING_5_VARIABLES)
 
 
 def add_hardware(

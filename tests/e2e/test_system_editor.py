@@ -105,3 +105,50 @@ def test_a_gpu_node_can_simulate_its_kernels_block_by_block(page: Any) -> None:
     bound = table.locator("tbody tr").filter(has_text="kernel").locator("[data-testid^=bound-]")
     expect(bound).to_contain_text("global memory, 64 warps/SM, 38 waves; block by block")
     screenshot(page, "21-detailed-kernel")
+
+
+@pytest.mark.parametrize(
+    ("mode", "bound"),
+    [
+        (
+            "waves",
+            r"^global memory, 64 warps/SM, 38 waves; 104 blocks per wave × [\d.]+ µs, formula",
+        ),
+        (
+            "petri",
+            r"^Petri net, \d+ steps \(\d+ idle\), 64 warps/SM, 38 waves; 104 blocks per wave",
+        ),
+    ],
+)
+def test_a_gpu_node_can_step_its_kernels_by_waves(page: Any, mode: str, bound: str) -> None:
+    application = create_listing5(page, f"saxpy2 ({mode} kernels)")
+    page.goto("/app/systems/new")
+    page.get_by_label("System model name").fill(f"GTX 970 testbed ({mode} kernels)")
+    page.get_by_role("button", name="Add group").click()
+    page.get_by_label("Node name").fill("Testbed")
+    add_hardware(page, "Intel Core i7-4790K", name="CPU", label="CPU")
+    add_hardware(page, "PCIe 3.0 16x", name="PCIe", model="PCIe link", connect_to="CPU")
+    add_hardware(
+        page, "GeForce GTX 970", name="GPU", model="Volkov GPU", label="GPU", connect_to="PCIe"
+    )
+    page.get_by_label("Kernel simulation").select_option(mode)
+    expect(page.locator(".field .hint").filter(has_text="docs/kernel-modes.md")).to_have_count(1)
+    expect(page.get_by_label("Kernel worker processes")).to_have_count(0)
+    page.get_by_role("button", name="Done").click()
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.wait_for_url(re.compile(r"/app/systems/\d+$"))
+    system = page.url.rsplit("/", 1)[1]
+    graph = page.evaluate(f"fetch('/api/systems/{system}/').then(r => r.json())")["graph"]
+    gpu = next(node for node in graph["nodes"] if node["name"] == "GPU")
+    assert gpu["kernelMode"] == mode and "kernelWorkers" not in gpu
+
+    page.goto(f"/app/launch?system={system}&application={application}")
+    page.get_by_label("Variable N").fill("1000000")
+    page.get_by_label("Variable computeIntensity").fill("1")
+    page.get_by_label("Queue").select_option("gajgerqueue")
+    page.get_by_role("button", name="Launch", exact=True).click()
+    page.wait_for_url(re.compile(r"/app/runs/\d+$"))
+    page.get_by_test_id("run-status").filter(has_text="succeeded").wait_for(timeout=120_000)
+    table = page.get_by_role("table", name="Kernel and transfer times")
+    cell = table.locator("tbody tr").filter(has_text="kernel").locator("[data-testid^=bound-]")
+    expect(cell).to_have_text(re.compile(bound))

@@ -26,6 +26,11 @@ urlpatterns = [
         name="simulation-result",
     ),
     path(
+        "simulations/<int:pk>/memory.csv",
+        SimulationViewSet.as_view({"get": "memory"}),
+        name="simulation-memory",
+    ),
+    path(
         "sweeps/<int:pk>/results.csv",
         SweepViewSet.as_view({"get": "results"}),
         name="sweep-results",

@@ -4,7 +4,15 @@ import { ApiError, download, get, post, put, del } from "../api.js";
 import { Link, navigate, useLocation, useToast, useUnsavedGuard } from "../router.jsx";
 import { ErrorSummary, Field, FieldErrors, Loading, errorId, fmt } from "../ui.jsx";
 
-export const TYPES = ["GPU", "CPU", "NETWORK", "MEMORY", "STORAGE"];
+// hwdb.models.ComponentType (tests/e2e/test_memory_hierarchy.py checks that they agree).
+export const TYPES = ["GPU", "CPU", "NETWORK", "MEMORY", "CACHE", "FABRIC", "STORAGE"];
+// The attributes a memory-hierarchy record needs (simulator/memory_spec.py); the server names
+// a missing or inconsistent one at save.
+const TYPE_HINTS = {
+  CACHE: "A cache needs size (B), ways, lineSize (B, a power of two), latencyCycles and clock (MHz); size / (ways × lineSize) must be a whole number of sets. Optional: bandwidth (B/s), mshrs (16), writeBack (1 write-back, 0 write-through).",
+  FABRIC: "A switching fabric needs hopLatencyCycles, clock (MHz) and linkBandwidth (B/s per link). Optional: headerBytes (8).",
+  MEMORY: "On a memory path a memory needs latency (s) and bandwidth (B/s). Optional: channels (1), peakBandwidth (B/s), size (B).",
+};
 const OPERATORS = [
   ["gte", "≥"],
   ["gt", ">"],
@@ -185,7 +193,7 @@ export function HardwareList() {
   );
 }
 
-const KEY_ATTRIBUTES = ["SMs", "SMCoreClock", "CUDACores", "powerConsumptionLoad", "cores", "clock", "bandwidth", "latency", "startupHTD", "lambdaHTD"];
+const KEY_ATTRIBUTES = ["SMs", "SMCoreClock", "CUDACores", "powerConsumptionLoad", "cores", "size", "ways", "lineSize", "hopLatencyCycles", "clock", "bandwidth", "linkBandwidth", "latency", "startupHTD", "lambdaHTD"];
 
 // Return up to four attributes worth a glance, the well-known ones first.
 function keyAttributes(attributes) {
@@ -293,7 +301,7 @@ export function HardwareDetail({ id }) {
       {readOnly && <p className="note">This is a {record.owner ? `record of ${record.owner}` : "built-in record"}: read-only. Clone it to make an editable copy.</p>}
       <ErrorSummary error={error} shown={["type", "name", "vendor", "comment", "source_url", "attributes"]} />
       <div className="form-grid">
-        <Field label="Type" path="type" errors={errors}>
+        <Field label="Type" path="type" errors={errors} hint={TYPE_HINTS[record.type]}>
           <select value={record.type} disabled={readOnly} onChange={(e) => set({ type: e.target.value })}>
             {TYPES.map((t) => <option key={t}>{t}</option>)}
           </select>

@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from "react";
 import { get, getAll, post } from "../api.js";
 import { Link, navigate, useLocation, useToast } from "../router.jsx";
 import { Bars, CodeEditor, ErrorSummary, FieldErrors, Gantt, Loading, Progress, errorId, fmt, fmtEnergy, fmtTime, usePolling } from "../ui.jsx";
+import { MemoryHierarchy, memoryNames, memoryText } from "../components/MemoryHierarchy.jsx";
 
 const FINAL = ["succeeded", "failed", "cancelled"];
 
@@ -178,22 +179,38 @@ export function Retrying({ error }) {
   return <p className="note" role="status" data-testid="retrying">{error.message} Retrying…</p>;
 }
 
-// Kernel (compute) and transfer intervals of the timeline, the figures the MERPSYS tour reads.
+// Kernel (compute), transfer and memory-hierarchy intervals of the timeline, the figures the
+// MERPSYS tour reads.
 export function phases(result) {
   return (result?.timeline || [])
-    .filter((t) => t.kind === "compute" || (t.kind === "transfer" && (t.size || 0) > 0))
+    .filter((t) => t.kind === "compute" || t.kind === "memory" || (t.kind === "transfer" && (t.size || 0) > 0))
     .map((t) => ({ ...t, duration: t.end_s - t.start_s }));
 }
 
-// What bounds a kernel and the occupancy it ran at, from its model's computationDetail.
+// What bounds a kernel and the occupancy it ran at, from its model's computationDetail;
+// for the petri and waves kernel modes what they simulated (docs/kernel-modes.md).
 export function boundText(detail) {
-  if (!detail || !detail.bound) return "";
+  if (!detail) return "";
+  const steps = (n) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
+  let head = detail.bound ? String(detail.bound).replace("_", " ") : "";
+  if (detail.mode === "petri" && typeof detail.steps === "number") {
+    head = `Petri net, ${steps(detail.steps)} steps (${steps(detail.idleSteps)} idle)`;
+  } else if (!head && detail.mode === "waves") {
+    head = "block waves";
+  }
+  if (!head) return "";
   const occupancy = typeof detail.occupancy === "number" ? `, ${detail.occupancy} warps/SM` : "";
   const waves = typeof detail.waves === "number" ? `, ${detail.waves} wave${detail.waves === 1 ? "" : "s"}` : "";
-  const detailed = detail.mode === "detailed" && typeof detail.analyticTime === "number"
-    ? `; block by block, formula ${fmtTime(detail.analyticTime)}${typeof detail.smBusyMin === "number" ? `, SMs busy ${Math.round(detail.smBusyMin * 100)}-${Math.round(detail.smBusyMax * 100)} %` : ""}`
-    : "";
-  return `${String(detail.bound).replace("_", " ")}${occupancy}${waves}${detailed}`;
+  const perWave = typeof detail.waveTime === "number" ? `; ${detail.blocksPerWave} blocks per wave × ${fmtTime(detail.waveTime)}` : "";
+  let tail = "";
+  if (detail.mode === "detailed" && typeof detail.analyticTime === "number") {
+    tail = `; block by block, formula ${fmtTime(detail.analyticTime)}${typeof detail.smBusyMin === "number" ? `, SMs busy ${Math.round(detail.smBusyMin * 100)}-${Math.round(detail.smBusyMax * 100)} %` : ""}`;
+  } else if (detail.mode === "petri") {
+    tail = `${perWave}${typeof detail.smClockMHz === "number" ? ` at ${detail.smClockMHz} MHz` : ""}`;
+  } else if (detail.mode === "waves") {
+    tail = `${perWave}${typeof detail.analyticTime === "number" ? `, formula ${fmtTime(detail.analyticTime)}` : ""}`;
+  }
+  return `${head}${occupancy}${waves}${tail}`;
 }
 
 export function RunDetail({ id }) {
@@ -226,7 +243,7 @@ export function RunDetail({ id }) {
         </div>
       )}
       {failed && err.kind === "user_code" && <FrozenSource id={id} line={err.line} message={err.detail || err.message} />}
-      {result && <Results result={result} />}
+      {result && <Results result={result} memoryCsvUrl={sim.memory_csv_url} />}
     </section>
   );
 }
@@ -245,12 +262,17 @@ function FrozenSource({ id, line, message }) {
   );
 }
 
-export function Results({ result }) {
+const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
+
+export function Results({ result, memoryCsvUrl }) {
   const energy = typeof result.energy_j === "object" ? result.energy_j : { total: result.energy_j, per_component: {} };
   const ph = phases(result);
   const components = result.components || [];
   const nodeName = Object.fromEntries(components.map((c) => [c.node, c.name || c.node]));
   const energyItems = components.filter((c) => c.energy_j > 0).map((c) => ({ label: `${c.name || c.node}[${c.instance}]`, value: c.energy_j }));
+  const memoryName = memoryNames(result.memory);
+  const hasMemoryPhases = ph.some((t) => t.kind === "memory");
+  const showMemoryTime = Boolean(result.memory) || (result.processes || []).some((p) => p.memory_s > 0);
   return (
     <div className="results">
       <div className="cards">
@@ -259,14 +281,14 @@ export function Results({ result }) {
         <div className="card"><span className="card-label">Reliability (P success)</span><strong data-testid="reliability">{fmt(result.reliability?.p_success, 6)}</strong></div>
         <div className="card"><span className="card-label">Events</span><strong>{result.stats?.events ?? "—"}</strong></div>
       </div>
-      <h2>Kernel and transfer times</h2>
+      <h2>{hasMemoryPhases ? "Kernel, transfer and memory times" : "Kernel and transfer times"}</h2>
       <table className="grid" aria-label="Kernel and transfer times">
-        <thead><tr><th>Process</th><th>Kind</th><th>Node</th><th>Direction</th><th>Bytes</th><th>Bound by</th><th>Start</th><th>Duration</th></tr></thead>
+        <thead><tr><th>Process</th><th>Kind</th><th>Node</th><th>Direction</th><th>Bytes</th><th>{hasMemoryPhases ? "Bound by / detail" : "Bound by"}</th><th>Start</th><th>Duration</th></tr></thead>
         <tbody>
           {ph.map((t, i) => (
             <tr key={i} data-kind={t.kind}>
-              <td>{t.process}</td><td>{t.kind === "compute" ? "kernel (compute)" : "transfer"}</td><td>{t.node ? `${nodeName[t.node] || t.node}[${t.instance ?? 0}]` : ""}</td><td>{t.direction || ""}</td>
-              <td>{t.size ? fmt(t.size) : ""}</td><td data-testid={`bound-${i}`}>{boundText(t.detail)}</td><td>{fmtTime(t.start_s)}</td><td className="num" data-testid={`phase-${i}`}>{fmtTime(t.duration)}</td>
+              <td>{t.process}</td><td>{PHASE_KINDS[t.kind]}</td><td>{t.node ? `${nodeName[t.node] || t.node}[${t.instance ?? 0}]` : ""}</td><td>{t.direction || ""}</td>
+              <td>{t.size ? fmt(t.size) : ""}</td><td data-testid={`bound-${i}`}>{t.kind === "memory" ? memoryText(t.detail, memoryName) : boundText(t.detail)}</td><td>{fmtTime(t.start_s)}</td><td className="num" data-testid={`phase-${i}`}>{fmtTime(t.duration)}</td>
             </tr>
           ))}
         </tbody>
@@ -277,10 +299,10 @@ export function Results({ result }) {
         <div>
           <h2>Processes</h2>
           <table className="grid" aria-label="Processes">
-            <thead><tr><th>Process</th><th>Node</th><th>Compute</th><th>Comm.</th><th>Wait</th><th>Finish</th></tr></thead>
+            <thead><tr><th>Process</th><th>Node</th><th>Compute</th>{showMemoryTime && <th>Memory</th>}<th>Comm.</th><th>Wait</th><th>Finish</th></tr></thead>
             <tbody>
               {(result.processes || []).map((p) => (
-                <tr key={p.process || `${p.label}${p.rank}`}><td>{p.process || `${p.label}[${p.rank}]`}</td><td>{nodeName[p.node] || p.node}[{p.instance}]</td><td>{fmtTime(p.compute_s)}</td><td>{fmtTime(p.comm_s)}</td><td>{fmtTime(p.wait_s)}</td><td>{fmtTime(p.finish_s)}</td></tr>
+                <tr key={p.process || `${p.label}${p.rank}`}><td>{p.process || `${p.label}[${p.rank}]`}</td><td>{nodeName[p.node] || p.node}[{p.instance}]</td><td>{fmtTime(p.compute_s)}</td>{showMemoryTime && <td>{fmtTime(p.memory_s)}</td>}<td>{fmtTime(p.comm_s)}</td><td>{fmtTime(p.wait_s)}</td><td>{fmtTime(p.finish_s)}</td></tr>
               ))}
             </tbody>
           </table>
@@ -290,6 +312,7 @@ export function Results({ result }) {
           <Bars items={energyItems} format={fmtEnergy} label="Energy per component" width={520} />
         </div>
       </div>
+      {result.memory && <MemoryHierarchy memory={result.memory} csvUrl={memoryCsvUrl} />}
       <h2>Components</h2>
       <table className="grid" aria-label="Components">
         <thead><tr><th>Node</th><th>Hardware</th><th>Type</th><th>Busy</th><th>Utilisation</th><th>Energy</th></tr></thead>

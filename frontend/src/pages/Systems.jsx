@@ -7,6 +7,7 @@ import {
   Background,
   Controls,
   Handle,
+  MarkerType,
   Position,
   NodeResizer,
   addEdge,
@@ -70,7 +71,46 @@ const LEAF = { w: 190, h: 78 };
 const PAD = 24;
 const HEADER = 34;
 
-// Place nodes that carry no stored position: children in a row inside their group.
+// Grid cells {col, row} of the children of a group joined by memory paths (`next` between
+// siblings): one column per level outwards (cores, their L1s, L2s, ...), a level shared by
+// several paths between their rows, the rest (fabrics) in a row below. Null when no sibling
+// is linked.
+function memoryGrid(kids) {
+  const ids = new Set(kids.map((k) => k.id));
+  const inner = (k) => kids.filter((p) => p.next === k.id);
+  const onPath = kids.filter((k) => (k.next && ids.has(k.next)) || inner(k).length);
+  if (!onPath.length) return null;
+  const col = new Map();
+  const stack = new Set();
+  const depth = (k) => {
+    if (col.has(k.id)) return col.get(k.id);
+    if (stack.has(k.id)) return 0; // a loop: the server reports it at save
+    stack.add(k.id);
+    const from = inner(k);
+    const d = from.length ? Math.max(...from.map((p) => depth(p) + 1)) : 0;
+    stack.delete(k.id);
+    col.set(k.id, d);
+    return d;
+  };
+  onPath.forEach(depth);
+  const cells = new Map();
+  for (let c = 0; c <= Math.max(...col.values()); c += 1) {
+    const used = [];
+    onPath.filter((k) => col.get(k.id) === c).forEach((k) => {
+      const rows = inner(k).map((p) => cells.get(p.id)?.row).filter((r) => r !== undefined);
+      let row = rows.length ? rows.reduce((a, b) => a + b, 0) / rows.length : 0;
+      while (used.some((r) => Math.abs(r - row) < 1)) row = Math.max(...used.filter((r) => Math.abs(r - row) < 1)) + 1;
+      used.push(row);
+      cells.set(k.id, { col: c, row });
+    });
+  }
+  const below = Math.floor(Math.max(...[...cells.values()].map((cell) => cell.row))) + 1;
+  kids.filter((k) => !cells.has(k.id)).forEach((k, i) => cells.set(k.id, { col: i, row: below }));
+  return cells;
+}
+
+// Place nodes that carry no stored position: children in a row inside their group, or in a
+// grid along their memory paths (memoryGrid).
 function autoLayout(graphNodes) {
   const byParent = new Map();
   graphNodes.forEach((n) => {
@@ -82,15 +122,36 @@ function autoLayout(graphNodes) {
   const size = (n) => {
     if (!n.group) return n.ui?.w ? { w: n.ui.w, h: n.ui.h } : LEAF;
     const kids = byParent.get(n.id) || [];
-    let x = PAD;
-    let h = 0;
-    kids.forEach((k) => {
-      const s = size(k);
-      place.set(k.id, k.ui && k.ui.x !== undefined ? { x: k.ui.x, y: k.ui.y } : { x, y: HEADER + 10 });
-      x += s.w + 40;
-      h = Math.max(h, s.h);
-    });
-    const auto = { w: Math.max(260, x - 40 + PAD), h: HEADER + 10 + h + PAD };
+    const stored = (k) => k.ui && k.ui.x !== undefined;
+    const grid = memoryGrid(kids);
+    let auto;
+    if (grid) {
+      const sizesOf = new Map(kids.map((k) => [k.id, size(k)]));
+      const cols = Math.max(...[...grid.values()].map((c) => c.col)) + 1;
+      const colW = Array.from({ length: cols }, (_, c) => Math.max(0, ...kids.filter((k) => grid.get(k.id).col === c).map((k) => sizesOf.get(k.id).w)));
+      const rowH = Math.max(...[...sizesOf.values()].map((s) => s.h)) + 50;
+      const colX = colW.map((_, c) => PAD + colW.slice(0, c).reduce((a, w) => a + w + 70, 0));
+      let w = 0;
+      let h = 0;
+      kids.forEach((k) => {
+        const { col, row } = grid.get(k.id);
+        const at = { x: colX[col], y: HEADER + 10 + row * rowH };
+        place.set(k.id, stored(k) ? { x: k.ui.x, y: k.ui.y } : at);
+        w = Math.max(w, at.x + sizesOf.get(k.id).w);
+        h = Math.max(h, at.y + sizesOf.get(k.id).h);
+      });
+      auto = { w: Math.max(260, w + PAD), h: h + PAD + 20 };
+    } else {
+      let x = PAD;
+      let h = 0;
+      kids.forEach((k) => {
+        const s = size(k);
+        place.set(k.id, stored(k) ? { x: k.ui.x, y: k.ui.y } : { x, y: HEADER + 10 });
+        x += s.w + 40;
+        h = Math.max(h, s.h);
+      });
+      auto = { w: Math.max(260, x - 40 + PAD), h: HEADER + 10 + h + PAD };
+    }
     return n.ui?.w ? { w: Math.max(n.ui.w, 120), h: Math.max(n.ui.h, 80) } : auto;
   };
   const sizes = new Map();
@@ -116,10 +177,16 @@ function toFlow(graph) {
       position: place.get(n.id) || { x: 40, y: 40 },
       parentId: n.parent || undefined,
       style: n.group ? { width: sizes.get(n.id).w, height: sizes.get(n.id).h } : undefined,
-      data: { name: n.name || "", group: Boolean(n.group), hardware: n.hardware ?? null, model: n.model ?? null, count: n.count ?? 1, labels: n.labels || {}, kernelMode: n.kernelMode || "analytic", kernelWorkers: n.kernelWorkers ?? 1 },
+      data: { name: n.name || "", group: Boolean(n.group), hardware: n.hardware ?? null, model: n.model ?? null, count: n.count ?? 1, labels: n.labels || {}, kernelMode: n.kernelMode || "analytic", kernelWorkers: n.kernelWorkers ?? 1, ...memoryFields(n) },
     })),
     edges: (graph.edges || []).map(([a, b], i) => ({ id: `e${i}-${a}-${b}`, source: a, target: b })),
   };
+}
+
+// A node's memory path (simulator/memory_spec.py): the next level outwards, the fabric crossed
+// on the way, a cache's coherence directory, a fabric's topology; absent fields are defaults.
+function memoryFields(n) {
+  return { next: n.next ?? null, via: n.via ?? null, coherence: n.coherence || "none", topology: n.topology || "crossbar" };
 }
 
 function toGraph(nodes, edges) {
@@ -141,6 +208,10 @@ function toGraph(nodes, edges) {
       if (d.model) node.model = d.model;
       if (d.kernelMode && d.kernelMode !== "analytic") node.kernelMode = d.kernelMode;
       if (d.kernelMode === "detailed" && d.kernelWorkers !== 1) node.kernelWorkers = d.kernelWorkers;
+      if (d.next) node.next = d.next;
+      if (d.via) node.via = d.via;
+      if (d.coherence && d.coherence !== "none") node.coherence = d.coherence;
+      if (d.topology && d.topology !== "crossbar") node.topology = d.topology;
       return node;
     }),
     edges: edges.map((e) => [e.source, e.target]),
@@ -188,7 +259,7 @@ function HardwareNode({ data, selected }) {
       <Handle type="target" position={Position.Left} />
       <div className="hw-node-title">{data.name || "(unnamed)"}{data.count > 1 ? ` ×${data.count}` : ""}</div>
       <div className="hw-node-sub">{data.hardwareName || "no hardware"}</div>
-      <div className="hw-node-sub">{data.modelName ? `model: ${data.modelName}` : "no model"}</div>
+      <div className="hw-node-sub">{data.modelName ? `model: ${data.modelName}` : MEMORY_KINDS.includes(data.hardwareType) ? memoryKindText(data) : "no model"}</div>
       {data.kernelMode === "detailed" && <div className="hw-node-sub">kernels: block by block</div>}
       {Object.keys(data.labels || {}).length > 0 && (
         <div className="hw-node-labels">{Object.entries(data.labels).map(([l, m]) => <span key={l} className="label-chip">{l}×{m}</span>)}</div>
@@ -212,6 +283,62 @@ function GroupNode({ data, selected }) {
 }
 
 const NODE_TYPES = { hardware: HardwareNode, group: GroupNode };
+
+// Memory hierarchy (simulator/memory_spec.py): which hardware types start a memory path, which
+// may be its next level, and the choices of a cache's coherence and a fabric's topology.
+const MEMORY_KINDS = ["CACHE", "FABRIC", "MEMORY"];
+const PATH_SOURCES = ["CPU", "GPU", "CACHE"];
+const NEXT_LEVEL_KINDS = ["CACHE", "MEMORY"];
+const COHERENCE = [
+  ["none", "none: the caches below are not kept coherent"],
+  ["mesi", "MESI directory: keeps the caches below it coherent"],
+];
+const TOPOLOGIES = [
+  ["crossbar", "crossbar: one hop between any two ports"],
+  ["ring", "ring: the shorter way round"],
+  ["mesh", "mesh: a grid, hops by Manhattan distance"],
+];
+const MEMORY_EDGE_COLOR = "#7048e8";
+
+function memoryKindText(data) {
+  if (data.hardwareType === "CACHE") return data.coherence === "mesi" ? "cache · MESI directory" : "cache";
+  if (data.hardwareType === "FABRIC") return `fabric · ${data.topology || "crossbar"}`;
+  return "memory";
+}
+
+// The memory paths drawn on the canvas: a dashed arrow from a node to its next level, labelled
+// with the fabric crossed on the way. Drawn from the nodes' fields, never part of graph.edges.
+function memoryPathEdges(nodes) {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  return nodes
+    .filter((n) => !n.data.group && n.data.next && byId.has(n.data.next))
+    .map((n) => {
+      const via = n.data.via ? byId.get(n.data.via) : null;
+      return {
+        id: `memory-path-${n.id}`,
+        source: n.id,
+        target: n.data.next,
+        className: "memory-edge",
+        label: via ? via.data.name || via.id : undefined,
+        markerEnd: { type: MarkerType.ArrowClosed, color: MEMORY_EDGE_COLOR },
+        style: { stroke: MEMORY_EDGE_COLOR, strokeWidth: 1.5, strokeDasharray: "6 4" },
+        selectable: false,
+        deletable: false,
+        focusable: false,
+      };
+    });
+}
+
+// Drop the memory-path references to removed nodes (a path without its next level loses its
+// fabric too).
+function withoutMemoryRefs(nodes, removed) {
+  if (!removed.size) return nodes;
+  return nodes.map((n) => {
+    const lostNext = removed.has(n.data.next);
+    if (!lostNext && !removed.has(n.data.via)) return n;
+    return { ...n, data: { ...n.data, next: lostNext ? null : n.data.next, via: null } };
+  });
+}
 const EMPTY_SYSTEM = { name: "", description: "", shared: false, graph: { nodes: [], edges: [] }, can_edit: true };
 
 export function SystemEditor({ id }) {
@@ -262,16 +389,19 @@ function SystemEditorInner({ id }) {
   const nodeErrors = useMemo(() => errorsByNode(error?.fields, sentGraph), [error, sentGraph]);
   const componentName = useMemo(() => new Map(components.map((c) => [c.id, c.name])), [components]);
   const modelName = useMemo(() => new Map(models.map((m) => [m.id, m.name])), [models]);
+  const componentType = useMemo(() => new Map(components.map((c) => [c.id, c.type])), [components]);
+  const memoryEdges = useMemo(() => memoryPathEdges(nodes), [nodes]);
 
   const viewNodes = nodes.map((n) => ({
     ...n,
     selected: n.id === selectedId,
-    data: { ...n.data, hardwareName: componentName.get(n.data.hardware), modelName: modelName.get(n.data.model), errors: nodeErrors.nodes[n.id] },
+    data: { ...n.data, hardwareName: componentName.get(n.data.hardware), hardwareType: componentType.get(n.data.hardware), modelName: modelName.get(n.data.model), errors: nodeErrors.nodes[n.id] },
   }));
-  const viewEdges = edges.map((e, i) => (nodeErrors.edges[i] ? { ...e, style: { stroke: "#c92a2a", strokeWidth: 3 }, label: "invalid" } : e));
+  const viewEdges = [...edges.map((e, i) => (nodeErrors.edges[i] ? { ...e, style: { stroke: "#c92a2a", strokeWidth: 3 }, label: "invalid" } : e)), ...memoryEdges];
 
   const onNodesChange = useCallback((changes) => {
-    setNodes((ns) => applyNodeChanges(changes.filter((c) => c.type !== "select"), ns));
+    const removed = new Set(changes.filter((c) => c.type === "remove").map((c) => c.id));
+    setNodes((ns) => withoutMemoryRefs(applyNodeChanges(changes.filter((c) => c.type !== "select"), ns), removed));
     const sel = changes.filter((c) => c.type === "select" && c.selected);
     if (sel.length) setSelectedId(sel[sel.length - 1].id);
   }, []);
@@ -379,7 +509,7 @@ function SystemEditorInner({ id }) {
   };
   const removeSelected = () => {
     const doomed = new Set([selectedId, ...nodes.filter((n) => isDescendant(nodes, selectedId, n.id)).map((n) => n.id)]);
-    setNodes((ns) => ns.filter((n) => !doomed.has(n.id)));
+    setNodes((ns) => withoutMemoryRefs(ns.filter((n) => !doomed.has(n.id)), doomed));
     setEdges((es) => es.filter((e) => !doomed.has(e.source) && !doomed.has(e.target)));
     setSelectedId(null);
   };
@@ -555,7 +685,7 @@ function NodeProperties({ node, readOnly, errors, components, models, groups, no
   const nameOf = (id) => nodes.find((n) => n.id === id)?.data.name || id;
   const setLabels = (labels) => update({ labels });
   const isGpu = components.find((c) => c.id === d.hardware)?.type === "GPU";
-  const otherErrors = errors.filter((e) => !["name", "hardware", "model", "count", "labels", "parent", "kernelMode", "kernelWorkers"].some((f) => e.field === f || e.field.startsWith(`${f}.`)));
+  const otherErrors = errors.filter((e) => !["name", "hardware", "model", "count", "labels", "parent", "kernelMode", "kernelWorkers", "next", "via", "coherence", "topology"].some((f) => e.field === f || e.field.startsWith(`${f}.`)));
   return (
     <div className="node-props" data-node-id={node.id}>
       <p className="muted">id <code>{node.id}</code>{d.group ? " · group" : ""}</p>
@@ -585,13 +715,17 @@ function NodeProperties({ node, readOnly, errors, components, models, groups, no
             </select>
             {err("model") && <span className="field-error" role="alert">{err("model")}</span>}
           </label>
-          {(isGpu || d.kernelMode === "detailed") && (
+          {(isGpu || (d.kernelMode && d.kernelMode !== "analytic")) && (
             <>
               <label className={`field${err("kernelMode") ? " invalid" : ""}`}><span className="field-label">Kernel simulation</span>
                 <select aria-label="Kernel simulation" value={d.kernelMode || "analytic"} disabled={readOnly} onChange={(e) => update({ kernelMode: e.target.value })}>
                   <option value="analytic">analytic: the model&apos;s formula</option>
                   <option value="detailed">detailed: block by block over the SMs</option>
+                  <option value="petri">petri: a Petri-net model of one SM, times the waves</option>
+                  <option value="waves">waves: the model&apos;s time for one wave, times the waves</option>
                 </select>
+                {d.kernelMode === "petri" && <span className="hint">Instructions per warp: arithmeticInstructions, sharedInstructions, globalInstructions (else from CUDACoreInstructions, GMEMBytesTransferred); also globalLatency, sharedLatency, petriSeed, petriRuns, cyclesPerStep. See docs/kernel-modes.md.</span>}
+                {d.kernelMode === "waves" && <span className="hint">Each started wave of SMs × resident blocks costs the model&apos;s time for one full wave, so the time rises in steps. See docs/kernel-modes.md.</span>}
                 {err("kernelMode") && <span className="field-error" role="alert">{err("kernelMode")}</span>}
               </label>
               {d.kernelMode === "detailed" && (
@@ -603,6 +737,7 @@ function NodeProperties({ node, readOnly, errors, components, models, groups, no
               )}
             </>
           )}
+          <MemoryPath node={node} readOnly={readOnly} err={err} components={components} nodes={nodes} update={update} />
           <fieldset className={`labels${err("labels") ? " invalid" : ""}`}>
             <legend className="field-label">Labels (multiplicity)</legend>
             {labelEntries.map(([label, mult]) => (
@@ -654,6 +789,57 @@ function NodeProperties({ node, readOnly, errors, components, models, groups, no
         {!readOnly && <button className="danger" onClick={remove}>Delete {d.group ? "group" : "node"}</button>}
       </div>
     </div>
+  );
+}
+
+// A node's place in the memory hierarchy: its next level and the fabric crossed on the way (CPU,
+// GPU and CACHE nodes), a cache's coherence directory, a fabric's topology. A field set on a node
+// of another kind stays visible, with the server's error beside it, until it is cleared.
+function MemoryPath({ node, readOnly, err, components, nodes, update }) {
+  const d = node.data;
+  const kindOf = (n) => components.find((c) => c.id === n.data.hardware)?.type;
+  const kind = kindOf(node);
+  const showNext = PATH_SOURCES.includes(kind) || Boolean(d.next) || Boolean(d.via);
+  const showCoherence = kind === "CACHE" || Boolean(d.coherence && d.coherence !== "none");
+  const showTopology = kind === "FABRIC" || Boolean(d.topology && d.topology !== "crossbar");
+  if (!showNext && !showCoherence && !showTopology) return null;
+  const others = nodes.filter((n) => !n.data.group && n.id !== node.id);
+  const levels = others.filter((n) => NEXT_LEVEL_KINDS.includes(kindOf(n)));
+  const fabrics = others.filter((n) => kindOf(n) === "FABRIC");
+  const nameOf = (id) => nodes.find((n) => n.id === id)?.data.name || id;
+  // A stored reference the lists do not offer (the node changed kind) stays selectable.
+  const stray = (id, list, what) => id && !list.some((n) => n.id === id) && <option value={id}>{nameOf(id)} (not {what})</option>;
+  const select = (field, label, value, onChange, children) => (
+    <label className={`field${err(field) ? " invalid" : ""}`}><span className="field-label">{label}</span>
+      <select aria-label={label} value={value} disabled={readOnly} aria-invalid={Boolean(err(field))} onChange={(e) => onChange(e.target.value)}>{children}</select>
+      {err(field) && <span className="field-error" role="alert">{err(field)}</span>}
+    </label>
+  );
+  return (
+    <fieldset className="memory-path">
+      <legend className="field-label">Memory path</legend>
+      {showNext && (
+        <>
+          <p className="hint">Where a miss goes: the next cache or the memory (a dashed arrow on the canvas).</p>
+          {select("next", "Next memory level", d.next ?? "", (v) => update(v ? { next: v } : { next: null, via: null }), (
+            <>
+              <option value="">— none —</option>
+              {levels.map((n) => <option key={n.id} value={n.id}>{n.data.name || n.id}</option>)}
+              {stray(d.next, levels, "a cache or memory")}
+            </>
+          ))}
+          {select("via", "Via fabric", d.via ?? "", (v) => update({ via: v || null }), (
+            <>
+              <option value="">— none (direct) —</option>
+              {fabrics.map((n) => <option key={n.id} value={n.id}>{n.data.name || n.id}</option>)}
+              {stray(d.via, fabrics, "a fabric")}
+            </>
+          ))}
+        </>
+      )}
+      {showCoherence && select("coherence", "Coherence", d.coherence || "none", (v) => update({ coherence: v }), COHERENCE.map(([v, text]) => <option key={v} value={v}>{text}</option>))}
+      {showTopology && select("topology", "Topology", d.topology || "crossbar", (v) => update({ topology: v }), TOPOLOGIES.map(([v, text]) => <option key={v} value={v}>{text}</option>))}
+    </fieldset>
   );
 }
 

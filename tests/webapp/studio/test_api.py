@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
+from simulator.results import MEMORY_COLUMNS
 from tests.webapp.studio.factories import (
     TINY_APP,
     TINY_VARIABLES,
@@ -19,10 +21,12 @@ from tests.webapp.studio.factories import (
     SimulationFactory,
     tiny_snapshot,
 )
-from webapp.studio import selectors
+from webapp.studio import selectors, tasks
 from webapp.studio.models import Simulation, SimulationStatus
 
 pytestmark = pytest.mark.django_db
+
+M2S_CGM = Path(__file__).resolve().parents[3] / "examples" / "m2s_cgm_memory"
 
 
 def launch_body(**overrides: Any) -> dict[str, Any]:
@@ -173,6 +177,84 @@ def test_the_result_downloads_as_json_once_the_run_succeeded(client: APIClient, 
     assert response.status_code == 200
     assert json.loads(response.content) == result
     assert "attachment" in response["Content-Disposition"]
+
+
+def memory_csv(client: APIClient, simulation: int) -> list[dict[str, str]]:
+    response = client.get(f"/api/simulations/{simulation}/memory.csv")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"] == "text/csv"
+    assert f'filename="simulation-{simulation}-memory.csv"' in response["Content-Disposition"]
+    text = response.content.decode()
+    assert text.splitlines()[0] == ",".join(MEMORY_COLUMNS)
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_the_memory_figures_of_a_run_download_as_csv(
+    client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    body = launch_body(
+        name="M2S-CGM collaborative",
+        snapshot=json.loads((M2S_CGM / "snapshot.json").read_text(encoding="utf-8")),
+        app_source=(M2S_CGM / "app.py").read_text(encoding="utf-8"),
+        variables={"workload": "collaborative", "size_kb": 256, "rounds": 1, "flush": 0},
+        labels={"CPU": 8, "GPU": 1},
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        launched = client.post("/api/simulations/", body, format="json")
+    assert launched.status_code == 201, launched.json()
+    simulation = Simulation.objects.get(pk=launched.json()["id"])
+    assert launched.json()["memory_csv_url"] == f"/api/simulations/{simulation.pk}/memory.csv"
+    queued = client.get(f"/api/simulations/{simulation.pk}/memory.csv")
+    assert queued.status_code == 409  # as result.json while there is no result
+    assert queued.json() == {
+        "detail": f"Simulation {simulation.pk} has no result: it is queued.",
+        "error": None,
+    }
+
+    tasks.run_simulation.apply(args=(simulation.pk,), task_id=simulation.celery_task_id)
+    simulation.refresh_from_db()
+    assert simulation.status == SimulationStatus.SUCCEEDED, simulation.error
+    rows = memory_csv(client, simulation.pk)
+    memory = simulation.result["memory"]
+    levels = [row for row in rows if row["type"] in ("CACHE", "MEMORY")]
+    assert len(levels) == len(memory["levels"]) == 28
+    llc = next(row for row in levels if row["node"] == "llc")
+    assert (llc["name"], llc["instance"], llc["hit_ratio"]) == ("Shared L3", "0", "0.5")
+    assert next(row for row in levels if row["node"] == "dram")["hit_ratio"] == ""
+    (ring,) = (row for row in rows if row["type"] == "FABRIC")
+    assert (ring["name"], ring["messages"]) == ("Ring", str(memory["fabrics"][0]["messages"]))
+    messages = {row["name"]: int(row["messages"]) for row in rows if row["type"] == "COHERENCE"}
+    assert messages == memory["coherence"]["messages"]
+    assert messages["GetX"] > 0
+    assert {row["hardware"] for row in rows if row["type"] == "COHERENCE"} == {"mesi"}
+
+
+def test_a_run_without_a_memory_hierarchy_has_a_header_only_memory_csv(
+    client: APIClient, user: Any
+) -> None:
+    result = {"status": "finished", "overall_time_s": 2.0}
+    done = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED, result=result)
+    assert memory_csv(client, done.pk) == []
+
+
+def test_the_memory_csv_is_409_for_a_failed_run_and_404_for_others_runs(
+    client: APIClient, user: Any, other_user: Any
+) -> None:
+    failed = SimulationFactory(owner=user, status=SimulationStatus.FAILED)
+    response = client.get(f"/api/simulations/{failed.pk}/memory.csv")
+    assert response.status_code == 409
+    assert response.json()["detail"] == f"Simulation {failed.pk} has no result: it is failed."
+    result = {"status": "finished", "memory": {"levels": [], "fabrics": []}}
+    theirs = SimulationFactory(owner=other_user, status=SimulationStatus.SUCCEEDED, result=result)
+    assert client.get(f"/api/simulations/{theirs.pk}/memory.csv").status_code == 404
+
+
+def test_memory_csv_cells_a_spreadsheet_would_run_are_quoted(client: APIClient, user: Any) -> None:
+    level = {"node": "l1", "name": "=HYPERLINK(1)", "type": "CACHE", "instance": 0, "accesses": 4}
+    result = {"status": "finished", "memory": {"levels": [level], "fabrics": []}}
+    done = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED, result=result)
+    (row,) = memory_csv(client, done.pk)
+    assert (row["name"], row["accesses"]) == ("'=HYPERLINK(1)", "4")
 
 
 def test_a_sweep_is_created_and_its_table_downloads_as_csv(

@@ -101,11 +101,18 @@ class SimulationSerializer(serializers.ModelSerializer):
 
 
 class SimulationDetailSerializer(SimulationSerializer):
-    """A simulation with what it froze at launch: the snapshot and the application source."""
+    """A simulation with what it froze at launch (the snapshot and the application source)
+    and where its memory-hierarchy figures download as CSV."""
+
+    memory_csv_url = serializers.SerializerMethodField()
 
     class Meta(SimulationSerializer.Meta):
-        fields = [*SimulationSerializer.Meta.fields, "snapshot", "app_source"]
+        fields = [*SimulationSerializer.Meta.fields, "snapshot", "app_source", "memory_csv_url"]
         read_only_fields = fields
+
+    def get_memory_csv_url(self, simulation: Simulation) -> str:
+        """Return the path of the run's memory CSV download."""
+        return reverse("simulation-memory", kwargs={"pk": simulation.pk})
 
 
 class SweepLaunchSerializer(serializers.Serializer):

@@ -9,12 +9,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -23,6 +29,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
+from simulator.results import memory_rows
 from webapp.studio import selectors, services
 from webapp.studio.api.serializers import (
     ApplicationModelSerializer,
@@ -47,6 +54,30 @@ def csv_safe(value: object) -> object:
     if isinstance(value, str) and value.startswith(CSV_FORMULA_PREFIXES):
         return "'" + value
     return value
+
+
+def csv_response(
+    columns: Sequence[str], rows: Iterable[Mapping[str, object]], *, filename: str
+) -> HttpResponse:
+    """Return a CSV download of `rows` under `columns`, each cell made safe by csv_safe."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({key: csv_safe(value) for key, value in row.items()} for row in rows)
+    response = HttpResponse(out.getvalue(), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _no_result(simulation: Any) -> Response:
+    """Return the 409 of a result download while the run has none (its error, if failed)."""
+    return Response(
+        {
+            "detail": NO_RESULT.format(pk=simulation.pk, status=simulation.status),
+            "error": simulation.error,
+        },
+        status=status.HTTP_409_CONFLICT,
+    )
 
 
 def _service_call(call: Any, **kwargs: Any) -> Any:
@@ -137,7 +168,8 @@ class SimulationViewSet(
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Simulations: create launches one on a queue; cancel; download the result."""
+    """Simulations: create launches one on a queue; cancel; download the result and its
+    memory figures."""
 
     filter_backends: list[Any] = []
 
@@ -178,16 +210,28 @@ class SimulationViewSet(
         """Download the result JSON of a succeeded simulation (409 while it has none)."""
         simulation = self.get_object()
         if simulation.status != SimulationStatus.SUCCEEDED or simulation.result is None:
-            return Response(
-                {
-                    "detail": NO_RESULT.format(pk=simulation.pk, status=simulation.status),
-                    "error": simulation.error,
-                },
-                status=status.HTTP_409_CONFLICT,
-            )
+            return _no_result(simulation)
         response = HttpResponse(json.dumps(simulation.result), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="simulation-{simulation.pk}.json"'
         return response
+
+    @extend_schema(
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            404: OpenApiResponse(description="The run is not yours or does not exist."),
+            409: OpenApiResponse(description="The run has no result (yet)."),
+        }
+    )
+    def memory(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """Download the run's memory-hierarchy figures as CSV: one row per cache, memory and
+        fabric instance, one per coherence message type (type COHERENCE, its count in
+        `messages`). Only the header when the system model has no memory hierarchy; 409
+        while the run has no result, as the result download."""
+        simulation = self.get_object()
+        if simulation.status != SimulationStatus.SUCCEEDED or simulation.result is None:
+            return _no_result(simulation)
+        columns, rows = memory_rows(simulation.result)
+        return csv_response(columns, rows, filename=f"simulation-{simulation.pk}-memory.csv")
 
 
 @extend_schema_view(
@@ -242,14 +286,8 @@ class SweepViewSet(
         """Download the sweep's table as CSV, one row per point."""
         sweep = self.get_object()
         axes, rows = selectors.sweep_points(sweep=sweep)
-        out = io.StringIO()
         columns = ["simulation", "status", "hardware", *axes, "overall_time_s", "energy_j", "error"]
-        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({key: csv_safe(value) for key, value in row.items()} for row in rows)
-        response = HttpResponse(out.getvalue(), content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
-        return response
+        return csv_response(columns, rows, filename=f"sweep-{sweep.pk}.csv")
 
 
 class QueueListView(APIView):
