@@ -1,9 +1,13 @@
-"""Build `simulator/_speedups.c` in place: `python -m simulator.build_speedups [--force]`.
+"""Build the C extensions in place: `python -m simulator.build_speedups [--force]`.
 
-`./studio setup` runs this after installing the dependencies. The extension is optional: when
-it cannot be built (no C compiler, no Python headers) the engine runs on its pure-Python core,
+Two extensions, each with a pure-Python reference that gives the same results:
+`simulator/_speedups.c`, the engine's scheduling core (`simulator.engine`), and
+`simulator/_cachesim.c`, the cache simulator's core (`simulator.models.cache`).
+
+`./studio setup` runs this after installing the dependencies. The extensions are optional:
+when one cannot be built (no C compiler, no Python headers) its pure-Python core runs instead,
 slower but with the same results, and this command says why and exits 0 unless `--require`
-is given (CI passes it, so CI always tests the C core).
+is given (CI passes it, so CI always tests the C cores).
 """
 
 from __future__ import annotations
@@ -14,23 +18,53 @@ import shlex
 import subprocess
 import sys
 import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
 
 import greenlet
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "_speedups.c"
 
 
-def target() -> Path:
+@dataclass(frozen=True)
+class Extension:
+    """One optional C extension of `simulator/`: its module name and who falls back without it."""
+
+    name: str
+    label: str  # how main() names it
+    fallback: str  # what runs instead when it cannot be built
+    needs_greenlet: bool
+
+    @property
+    def source(self) -> Path:
+        """Return the path of its C source."""
+        return HERE / f"{self.name}.c"
+
+
+SPEEDUPS = Extension(
+    "_speedups", "simulator speedups", "the engine will use its pure-Python core", True
+)
+CACHESIM = Extension(
+    "_cachesim",
+    "simulator cache core",
+    "the cache simulator will use its pure-Python core",
+    False,
+)
+EXTENSIONS = (SPEEDUPS, CACHESIM)
+SOURCE = SPEEDUPS.source
+
+
+def target(extension: Extension = SPEEDUPS) -> Path:
     """Return the path of the built extension for this interpreter."""
-    return HERE / f"_speedups{sysconfig.get_config_var('EXT_SUFFIX')}"
+    return HERE / f"{extension.name}{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
-def command(output: Path) -> list[str]:
+def command(output: Path, extension: Extension = SPEEDUPS) -> list[str]:
     """Return the compiler command line that builds `output`."""
     compiler = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
-    includes = [sysconfig.get_paths()["include"], str(Path(greenlet.__file__).parent)]
+    includes = [sysconfig.get_paths()["include"]]
+    if extension.needs_greenlet:
+        includes.append(str(Path(greenlet.__file__).parent))
     return [
         *compiler,
         "-O2",
@@ -39,27 +73,27 @@ def command(output: Path) -> list[str]:
         "-Wall",
         "-Werror=implicit-function-declaration",
         *(f"-I{path}" for path in includes),
-        str(SOURCE),
+        str(extension.source),
         "-o",
         str(output),
     ]
 
 
-def up_to_date(output: Path) -> bool:
+def up_to_date(output: Path, extension: Extension = SPEEDUPS) -> bool:
     """Return whether `output` exists and is newer than its source and this script."""
     if not output.exists():
         return False
     built = output.stat().st_mtime
-    return built >= SOURCE.stat().st_mtime and built >= Path(__file__).stat().st_mtime
+    return built >= extension.source.stat().st_mtime and built >= Path(__file__).stat().st_mtime
 
 
-def build(force: bool = False) -> tuple[bool, str]:
+def build(force: bool = False, extension: Extension = SPEEDUPS) -> tuple[bool, str]:
     """Build the extension unless it is up to date; return (usable, what happened)."""
-    output = target()
-    if not force and up_to_date(output):
+    output = target(extension)
+    if not force and up_to_date(output, extension):
         return True, f"{output.name} is up to date"
     partial = output.with_suffix(output.suffix + ".tmp")
-    cmd = command(partial)
+    cmd = command(partial, extension)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     except OSError as error:
@@ -72,22 +106,22 @@ def build(force: bool = False) -> tuple[bool, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build the extension; report what happened."""
+    """Build every extension; report what happened."""
     parser = argparse.ArgumentParser(prog="python -m simulator.build_speedups")
     parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
     parser.add_argument(
-        "--require", action="store_true", help="exit non-zero when the extension cannot be built"
+        "--require", action="store_true", help="exit non-zero when an extension cannot be built"
     )
     args = parser.parse_args(argv)
-    usable, message = build(force=args.force)
-    if usable:
-        print(f"simulator speedups: {message}")
-        return 0
-    print(
-        f"simulator speedups: not built, the engine will use its pure-Python core: {message}",
-        file=sys.stderr,
-    )
-    return 1 if args.require else 0
+    failed = False
+    for extension in EXTENSIONS:
+        usable, message = build(force=args.force, extension=extension)
+        if usable:
+            print(f"{extension.label}: {message}")
+            continue
+        failed = True
+        print(f"{extension.label}: not built, {extension.fallback}: {message}", file=sys.stderr)
+    return 1 if failed and args.require else 0
 
 
 if __name__ == "__main__":

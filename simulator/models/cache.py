@@ -27,15 +27,24 @@ Policies, all fixed:
 
 Access streams are plain iterables of ``(address, is_write)``: `strided_stream`,
 `random_stream` (seeded), `tiled_stream` (2D tiles over a row-major matrix) or any recorded
-trace.
+trace; `CacheHierarchy.run_arrays` takes a trace held in two arrays (addresses, write flags).
+
+Two cores give the same results, access by access: `simulator/_cachesim.c`, which
+`CacheHierarchy` runs on when it is built (`python -m simulator.build_speedups`) and
+PARASIM_PURE_PYTHON is not set, and `_PythonCore` here, the reference and the fallback, which
+`PythonCacheHierarchy` always runs on. The C core takes addresses whose line number fits in 64
+bits (OverflowError beyond); `bench/bench_cache.py` measures both.
 """
 
 from __future__ import annotations
 
+import os
 import random
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from simulator.models.memory import Level
 
@@ -51,6 +60,8 @@ ERR_STREAM = "{name} must be positive, got {value!r}"
 ERR_TILE = "tile {tile_rows} x {tile_cols} must be positive"
 ERR_WRITE_FRACTION = "write_fraction must lie in [0, 1], got {value!r}"
 ERR_BANDWIDTH_MISSING = "no bandwidth given for level {name!r}"
+ERR_ARRAY = "{name} must be a one-dimensional buffer of native integers or a sequence, got {got}"
+ERR_ARRAY_LENGTHS = "addresses and writes must have the same length, got {addresses} and {writes}"
 MEMORY_LEVEL = "memory"
 
 
@@ -213,25 +224,46 @@ class CacheSimulationResult:
         return result
 
 
-class CacheHierarchy:
-    """Inclusive, write-back, write-allocate LRU caches; feed it accesses, read `result()`.
+def _load_cachesim() -> Any:
+    """Return `simulator._cachesim` when it is built and wanted, else None."""
+    if os.environ.get("PARASIM_PURE_PYTHON"):
+        return None
+    try:
+        from simulator import _cachesim  # type: ignore[attr-defined]
+    except ImportError:  # not built
+        return None
+    return _cachesim
+
+
+cachesim = _load_cachesim()
+"""`simulator._cachesim` (the C core of `CacheHierarchy`) when in use, else None."""
+
+
+class _PythonCore:
+    """The sets, the LRU order and the counters, in Python (the C core's reference).
 
     Each set is an OrderedDict from line number to its dirty flag, least recently used
-    first, so a lookup, a hit and an eviction are O(1). The hierarchy counts how many
-    accesses each level served (memory last); accesses, hits and latency per level follow
-    from those counts.
+    first, so a lookup, a hit and an eviction are O(1). The core counts how many accesses
+    each level served (memory last); accesses, hits and latency per level follow from those
+    counts. `simulator/_cachesim.c` implements the same core with LRU stamps.
     """
 
-    def __init__(self, config: CacheHierarchyConfig) -> None:
-        self.config = config
-        self._line_bytes = config.levels[0].line_bytes
-        self._sets: list[list[OrderedDict[int, bool]]] = [
-            [OrderedDict() for _ in range(level.sets)] for level in config.levels
+    __slots__ = (
+        "_back_invalidations",
+        "_evictions",
+        "_geometry",
+        "_line_bytes",
+        "_served",
+        "_writebacks",
+    )
+
+    def __init__(self, levels: Sequence[tuple[int, int, int]]) -> None:
+        """Take each level's (sets, ways, line_bytes), from the core outwards."""
+        self._line_bytes = levels[0][2]
+        self._geometry: list[tuple[list[OrderedDict[int, bool]], int, int]] = [
+            ([OrderedDict() for _ in range(sets)], sets, ways) for sets, ways, _ in levels
         ]
-        self._geometry = [
-            (self._sets[index], level.sets, level.ways) for index, level in enumerate(config.levels)
-        ]
-        depth = len(config.levels)
+        depth = len(levels)
         self._served = [0] * (depth + 1)
         self._evictions = [0] * depth
         self._writebacks = [0] * depth
@@ -298,8 +330,8 @@ class CacheHierarchy:
                 sets, count, _ = geometry[index + 1]
                 sets[victim % count][victim] = True
 
-    def run(self, stream: Iterable[tuple[int, bool]]) -> CacheSimulationResult:
-        """Feed every access of `stream` and return the statistics so far."""
+    def run_pairs(self, stream: Iterable[tuple[int, bool]]) -> None:
+        """Perform every access of `stream`; the accesses before an error count."""
         line_bytes = self._line_bytes
         l1_sets, l1_count, _ = self._geometry[0]
         access = self.access
@@ -319,21 +351,115 @@ class CacheHierarchy:
                 access(address, is_write)
         finally:
             self._served[0] += l1_hits
+
+    def run_buffers(self, addresses: memoryview, writes: memoryview | None = None) -> None:
+        """Perform the accesses of two buffers checked by `_items` (writes None: all reads)."""
+        address_list = addresses.tolist()
+        flags: list[Any] = [False] * len(address_list) if writes is None else writes.tolist()
+        self.run_pairs(zip(address_list, flags, strict=True))
+
+    def counters(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        """Return (served, evictions, writebacks, back_invalidations), served memory last."""
+        return (
+            list(self._served),
+            list(self._evictions),
+            list(self._writebacks),
+            list(self._back_invalidations),
+        )
+
+
+if TYPE_CHECKING:
+    _Core = _PythonCore
+    _API = _PythonCore
+else:
+    _Core = _PythonCore if cachesim is None else cachesim.Hierarchy
+    _API = object
+
+# Item formats `run_arrays` takes (native byte order and size, as `memoryview` and the C core
+# read them): signed and unsigned integers, and bool for the write flags.
+_ADDRESS_FORMATS = frozenset("bBhHiIlLqQnN")
+_WRITE_FORMATS = _ADDRESS_FORMATS | {"?"}
+
+
+def _geometry(config: CacheHierarchyConfig) -> list[tuple[int, int, int]]:
+    """Return each level's (sets, ways, line_bytes), the cores' description of a hierarchy."""
+    return [(level.sets, level.ways, level.line_bytes) for level in config.levels]
+
+
+def _items(
+    stack: ExitStack, name: str, array: object, formats: frozenset[str]
+) -> memoryview | Collection[Any]:
+    """Return a one-dimensional integer view of a buffer (released with `stack`), or `array`
+    itself when it is a collection that is no buffer (a list); else raise ERR_ARRAY."""
+    try:
+        view = memoryview(array)  # type: ignore[arg-type]
+    except TypeError:
+        if isinstance(array, Collection):
+            return array
+        raise TypeError(ERR_ARRAY.format(name=name, got=type(array).__name__)) from None
+    stack.enter_context(view)
+    if view.ndim != 1 or view.format.removeprefix("@") not in formats:
+        got = f"format {view.format!r} in {view.ndim} dimensions"
+        raise TypeError(ERR_ARRAY.format(name=name, got=got))
+    return view
+
+
+class _CacheAPI(_API):
+    """What a hierarchy adds to its core: the configuration, `run`, `run_arrays`, `result`."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # set by the concrete hierarchies' __init__
+        config: CacheHierarchyConfig
+
+    def run(self, stream: Iterable[tuple[int, bool]]) -> CacheSimulationResult:
+        """Feed every access of `stream` and return the statistics so far."""
+        self.run_pairs(stream)
+        return self.result()
+
+    def run_arrays(self, addresses: object, writes: object = None) -> CacheSimulationResult:
+        """Feed the accesses of two equally long arrays and return the statistics so far.
+
+        Access i reads address i or, where writes[i] is true (non-zero), writes it; writes
+        None makes every access a read. The fast path takes one-dimensional buffers of
+        native integers (`array('Q')`, `bytes`, NumPy integer or bool arrays), where the C
+        core makes no Python object per access; other collections (lists, tuples) run as
+        pairs, as through `run`.
+        """
+        with ExitStack() as stack:
+            address_items = _items(stack, "addresses", addresses, _ADDRESS_FORMATS)
+            write_items = None
+            if writes is not None:
+                write_items = _items(stack, "writes", writes, _WRITE_FORMATS)
+                if len(write_items) != len(address_items):
+                    raise ValueError(
+                        ERR_ARRAY_LENGTHS.format(
+                            addresses=len(address_items), writes=len(write_items)
+                        )
+                    )
+            if isinstance(address_items, memoryview) and (
+                write_items is None or isinstance(write_items, memoryview)
+            ):
+                self.run_buffers(address_items, write_items)
+            else:
+                flags: Collection[Any] = (
+                    [False] * len(address_items) if write_items is None else write_items
+                )
+                self.run_pairs(zip(address_items, flags, strict=True))
         return self.result()
 
     def result(self) -> CacheSimulationResult:
         """Return the statistics of every access performed so far."""
         levels = self.config.levels
-        served = self._served
+        served, evictions, writebacks, back_invalidations = self.counters()
         stats = tuple(
             CacheLevelStats(
                 name=level.name,
                 accesses=sum(served[index:]),
                 hits=served[index],
                 misses=sum(served[index + 1 :]),
-                evictions=self._evictions[index],
-                writebacks=self._writebacks[index],
-                back_invalidations=self._back_invalidations[index],
+                evictions=evictions[index],
+                writebacks=writebacks[index],
+                back_invalidations=back_invalidations[index],
             )
             for index, level in enumerate(levels)
         )
@@ -347,11 +473,33 @@ class CacheHierarchy:
             levels=stats,
             accesses=sum(served),
             memory_reads=served[-1],
-            memory_writes=self._writebacks[-1],
+            memory_writes=writebacks[-1],
             total_latency_cycles=total_latency,
             latencies=tuple(float(level.latency_cycles) for level in levels),
             memory_latency_cycles=float(self.config.memory_latency_cycles),
         )
+
+
+class CacheHierarchy(_CacheAPI, _Core):
+    """Inclusive, write-back, write-allocate LRU caches; feed it accesses, read `result()`.
+
+    Runs on the C core when it is built (see `cachesim`), else on the pure-Python one; both
+    give the same results. `access` performs one access, `run` a stream of (address,
+    is_write) pairs, `run_arrays` a trace held in arrays; `contains` and `is_dirty` inspect a
+    level by index.
+    """
+
+    def __init__(self, config: CacheHierarchyConfig) -> None:
+        super().__init__(_geometry(config))
+        self.config = config
+
+
+class PythonCacheHierarchy(_CacheAPI, _PythonCore):
+    """The same hierarchy on the pure-Python core, whether or not the C core is built."""
+
+    def __init__(self, config: CacheHierarchyConfig) -> None:
+        super().__init__(_geometry(config))
+        self.config = config
 
 
 def simulate(
