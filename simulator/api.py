@@ -550,6 +550,9 @@ class Sim:
             )
         except MemoryUsageError as error:
             raise ApiUsageError(str(error)) from None
+        if pattern is not None:
+            for label in pattern.shared_with:
+                self._peers(call, label)
         if addresses is not None and writes is not None:
             if region is not None:
                 base = memory.region_base(region)
@@ -570,7 +573,9 @@ class Sim:
 
         A pattern: `read` and `write` (bytes), `footprint` (bytes of distinct data, default
         read + write), `stride` (bytes between accesses, default `element`), `element` (bytes
-        per access, default 8), `order` ('sequential' or 'random'). Or a trace: `trace` (a
+        per access, default 8), `order` ('sequential' or 'random'), `sharedWith` (labels of
+        the processes that wrote this data: below a MESI directory it comes from their
+        caches, with the coherence messages, instead of memory). Or a trace: `trace` (a
         list or range of addresses, or (address, is_write) pairs; `writes=True` makes them
         all writes), with `region` naming data other processes can reach at the same
         addresses. `level`: start at that node of the path instead of the first level.

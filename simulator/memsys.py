@@ -67,8 +67,9 @@ MEMSYS_MESSAGES = {
     "nothing": "{call}: give a trace, or bytes to read or write",
     "unknown": "{call}: unknown argument {name!r}; expected {expected}",
     "region": "{call}: region must be a non-empty string (got {value!r})",
+    "shared_with": "{call}: sharedWith is a label or a list of labels (got {value!r})",
 }
-PATTERN_KEYS = ("read", "write", "footprint", "stride", "element", "order")
+PATTERN_KEYS = ("read", "write", "footprint", "stride", "element", "order", "sharedWith")
 CALL_KEYS = (*PATTERN_KEYS, "trace", "writes", "region", "level")
 # Coherence messages a system without coherence does not send. The others (Get, GetX and
 # their data replies, write-backs) are the requests and data moves every miss needs; their
@@ -274,6 +275,16 @@ class Pattern:
     stride: float
     element: float
     order: str
+    shared_with: tuple[str, ...] = ()  # labels of the processes that also use this data
+
+
+def pattern_lines(pattern: Pattern, line: float) -> float:
+    """Return the distinct lines a pattern touches: footprint / max(line, stride), at least
+    one, and no more than its accesses reach."""
+    accesses = (pattern.read + pattern.write) / pattern.element
+    per_line = max(1.0, line / pattern.stride)
+    lines = max(1.0, pattern.footprint / max(line, pattern.stride))
+    return min(lines, accesses / per_line)
 
 
 def pattern_misses(
@@ -701,8 +712,10 @@ class MemorySystem:
             pattern.stride,
             pattern.element,
             pattern.order,
+            pattern.shared_with,
         )
         accesses, misses = pattern_misses(share, [level.size for level in caches], line)
+        forwarded, sharing_messages = self._shared_lines(caches, share, line, misses)
         write_fraction = (
             pattern.write / (pattern.read + pattern.write) if pattern.read + pattern.write else 0.0
         )
@@ -768,8 +781,78 @@ class MemorySystem:
             latency += reaching * (cumulative + memory.latency_s)
         mshrs = caches[0].mshrs if caches else memory.mshrs
         demand.latency_s = latency / max(1, parts * mshrs)
-        detail = {"mode": "pattern", "accesses": accesses * parts, "hitRatios": hit_ratios}
+        detail: dict[str, Any] = {
+            "mode": "pattern",
+            "accesses": accesses * parts,
+            "hitRatios": hit_ratios,
+        }
+        if forwarded:
+            messages = {name: round(count * parts) for name, count in sharing_messages.items()}
+            for name, count in messages.items():
+                self.messages[name] = self.messages.get(name, 0) + count
+            directory = next(level for level in caches if level.coherence == "mesi")
+            self._sharing_traffic(demand, caches, directory, forwarded * parts, line, messages)
+            detail["messages"] = messages
+            detail["forwardedLines"] = forwarded * parts
         return demand, detail
+
+    def _shared_lines(
+        self, caches: list[MemoryNode], share: Pattern, line: float, misses: list[float]
+    ) -> tuple[float, dict[str, float]]:
+        """Return (lines obtained from sharers, coherence messages) of a shared pattern, and
+        take those lines out of the misses beyond the directory (in place).
+
+        A pattern `sharedWith` other processes touches data they have written since (the
+        producer-consumer case). Below a MESI directory on its path, its first touch of each
+        line the directory level can hold (min(lines, its capacity)) is served on chip: a
+        read is forwarded from the producer's cache (Get, Get_Fwd, PutS, Downgrade_Ack), a
+        write takes the line over (GetX, GetX_Fwd, PutX, GetX_Fwd_Ack), a read then write
+        adds an upgrade that invalidates the producer's copy (Upgrade, Upgrade_Ack, Inval,
+        Inval_Ack). Without a directory the data comes from memory, as written back by the
+        producer's flush: nothing changes here. Message names: simulator.models.coherence.
+        """
+        if not share.shared_with:
+            return 0.0, {}
+        position = next((i for i, level in enumerate(caches) if level.coherence == "mesi"), None)
+        if position is None or position == 0:
+            return 0.0, {}
+        lines = pattern_lines(share, line)
+        forwarded = min(lines, caches[position].size / line, misses[position - 1])
+        if forwarded <= 0:
+            return 0.0, {}
+        for outer in range(position, len(misses)):
+            misses[outer] = max(0.0, misses[outer] - forwarded)
+        names: tuple[str, ...]
+        if share.write and not share.read:
+            names = ("GetX", "GetX_Fwd", "PutX", "GetX_Fwd_Ack")
+        else:
+            names = ("Get", "Get_Fwd", "PutS", "Downgrade_Ack")
+            if share.write:
+                names += ("Upgrade", "Upgrade_Ack", "Inval", "Inval_Ack")
+        return forwarded, dict.fromkeys(names, forwarded)
+
+    def _sharing_traffic(
+        self,
+        demand: Demand,
+        caches: list[MemoryNode],
+        directory: MemoryNode,
+        forwarded: float,
+        line: float,
+        messages: Mapping[str, int],
+    ) -> None:
+        """Charge forwarded lines and coherence-only headers to the fabric into the
+        directory: the producer's data goes up to the directory, which also takes the
+        sharing write-back (two lines into it per forwarded line)."""
+        inner = caches[caches.index(directory) - 1]
+        fabric = inner.via
+        if fabric is None:
+            return
+        headers = sum(count for name, count in messages.items() if name in COHERENCE_ONLY_MESSAGES)
+        amount = 2 * forwarded * (line + fabric.header_bytes) + headers * fabric.header_bytes
+        stats = fabric.stats[0]
+        stats.messages += round(2 * forwarded + headers)
+        stats.bytes += amount
+        fabric.charge(demand, 0, directory.id, self._stops(directory.id), amount)
 
     # -- time ----------------------------------------------------------------------------------
     def serve(self, demand: Demand, label: str) -> float:
@@ -952,6 +1035,15 @@ def parse_call(
     order = arguments.get("order", "sequential")
     if order not in ("sequential", "random"):
         raise MemoryUsageError(MEMSYS_MESSAGES["order"].format(call=call, value=order))
+    shared = arguments.get("sharedWith")
+    if isinstance(shared, str):
+        shared = [shared]
+    if shared is not None and (
+        not isinstance(shared, list | tuple)
+        or not shared
+        or not all(isinstance(label, str) for label in shared)
+    ):
+        raise MemoryUsageError(MEMSYS_MESSAGES["shared_with"].format(call=call, value=shared))
     read, write = values.get("read", 0.0), values.get("write", 0.0)
     element = values.get("element", 8.0)
     pattern = Pattern(
@@ -961,6 +1053,7 @@ def parse_call(
         stride=values.get("stride", element),
         element=element,
         order=str(order),
+        shared_with=tuple(shared or ()),
     )
     return pattern, None, None, region, level_id
 

@@ -241,3 +241,46 @@ def test_the_example_snapshot_is_what_the_study_changes() -> None:
     nodes = {node["id"]: node for node in changed["nodes"]}
     assert nodes["gpu_l2"]["next"] == "dram" and nodes["llc"]["coherence"] == "none"
     assert copy.deepcopy(original)["nodes"] != changed["nodes"]
+
+
+SHARED_APP = """
+for _ in range(rounds):
+    if tag.equals('CPU'):
+        sim.memoryAccess(write=size // labels['CPU'], stride=64, element=64)
+    sim.barrier()
+    if tag.equals('GPU'):
+        sim.memoryAccess(read=size, stride=64, element=64, sharedWith='CPU')
+    sim.barrier()
+"""
+
+
+def test_a_shared_pattern_is_forwarded_below_a_directory_and_read_from_memory_without() -> None:
+    variables = {"size": 65536, "rounds": 4}
+    labels = {"CPU": 8, "GPU": 1}
+    coherent = run_simulation(
+        study.configuration("C-L3"), SHARED_APP, labels=labels, variables=variables
+    )
+    plain = run_simulation(
+        study.configuration("NC-L3"), SHARED_APP, labels=labels, variables=variables
+    )
+    lines = 65536 // 64
+    messages = coherent["memory"]["coherence"]["messages"]
+    # each round the GPU's first touch of each of the 1024 lines is a forward from a CPU
+    assert messages == dict.fromkeys(["Downgrade_Ack", "Get", "Get_Fwd", "PutS"], 4 * lines)
+    assert plain["memory"]["coherence"]["messages"] == {}
+
+    def dram(result: dict[str, Any]) -> int:
+        return sum(row["accesses"] for row in result["memory"]["levels"] if row["type"] == "MEMORY")
+
+    assert dram(plain) - dram(coherent) == 4 * lines
+    assert coherent["overall_time_s"] < plain["overall_time_s"]
+
+
+@pytest.mark.parametrize(
+    ("shared", "fragment"),
+    [("'DSP'", "no processes of label 'DSP'"), ("[1]", "sharedWith is a label or a list")],
+)
+def test_shared_with_names_labels_of_the_launch(shared: str, fragment: str) -> None:
+    app = f"sim.memoryAccess(read=64, sharedWith={shared})\n"
+    with pytest.raises(UserCodeError, match=fragment):
+        run(two_cores(), app, cpus=1)
