@@ -14,6 +14,7 @@ from hwdb.graphs import graph_errors
 from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, SystemModel
 from hwdb.selectors import can_change, component_get
 from hwdb.validation import MESSAGES, duplicate_key_errors
+from simulator import memory_spec
 
 GRAPH_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -89,6 +90,25 @@ class AttributeSerializer(serializers.ModelSerializer):
         fields = ["key", "value", "unit", "source"]
 
 
+def _check_memory_attributes(kind: object, attributes: list[dict[str, Any]] | None) -> None:
+    """Refuse a cache's or fabric's impossible attributes (simulator.memory_spec), in DRF's
+    nested shape: {"attributes": {"<index>": {"value": [...]}}}, or a list when one is
+    missing."""
+    if kind not in memory_spec.MEMORY_TYPES or attributes is None:
+        return
+    index_of = {item["key"]: index for index, item in enumerate(attributes)}
+    values = {item["key"]: float(item["value"]) for item in attributes}
+    nested: dict[str, Any] = {}
+    missing: list[str] = []
+    for key, messages in memory_spec.attribute_errors(str(kind), values).items():
+        if key in index_of:
+            nested.setdefault(str(index_of[key]), {}).setdefault("value", []).extend(messages)
+        else:
+            missing.extend(messages)
+    if nested or missing:
+        raise serializers.ValidationError({"attributes": nested or missing})
+
+
 def _check_duplicate_keys(attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     duplicates = duplicate_key_errors(attributes)
     if duplicates:
@@ -122,6 +142,12 @@ class ComponentSerializer(OwnedRecordSerializer):
 
     def validate_attributes(self, attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return _check_duplicate_keys(attributes)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance: Component | None = self.instance
+        kind = attrs.get("type", instance.type if instance is not None else None)
+        _check_memory_attributes(kind, attrs.get("attributes"))
+        return attrs
 
 
 class ComponentImportItemSerializer(serializers.ModelSerializer):

@@ -232,3 +232,39 @@ def test_a_bulk_import_with_a_bad_record_stores_nothing(api: APIClient) -> None:
 def test_a_non_numeric_id_is_not_found(api: APIClient) -> None:
     assert api.get(f"{URL}abc/").status_code == 404
     assert api.get(f"{URL}99999999999999999999999/").status_code == 404
+
+
+def cache_body(**attributes: float) -> dict[str, Any]:
+    values = {"size": 32768, "ways": 2, "lineSize": 64, "latencyCycles": 1, "clock": 4000}
+    values.update(attributes)
+    return {
+        "type": "CACHE",
+        "name": "L1",
+        "attributes": [{"key": key, "value": value} for key, value in values.items()],
+    }
+
+
+@pytest.mark.parametrize(
+    ("attributes", "index", "fragment"),
+    [
+        ({"lineSize": 65536}, 2, "larger than the cache"),
+        ({"ways": 3}, 1, "whole number of sets"),
+    ],
+)
+def test_a_cache_with_impossible_geometry_is_refused_at_the_attribute(
+    api: APIClient, attributes: dict[str, float], index: int, fragment: str
+) -> None:
+    response = api.post(URL, cache_body(**attributes), format="json")
+    assert response.status_code == 400, response.data
+    messages = response.json()["attributes"][str(index)]["value"]
+    assert any(fragment in message for message in messages)
+    assert not Component.objects.exists()
+
+
+def test_a_cache_missing_a_required_attribute_is_refused(api: APIClient) -> None:
+    body = cache_body()
+    body["attributes"] = [a for a in body["attributes"] if a["key"] != "clock"]
+    response = api.post(URL, body, format="json")
+    assert response.status_code == 400
+    assert "'clock'" in str(response.json()["attributes"])
+    assert api.post(URL, cache_body(), format="json").status_code == 201
