@@ -23,14 +23,13 @@ the result says so (`residentWarps`). lambda_k divides the simulated time as it 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from simulator.errors import ModelEvaluationError
 from simulator.models import volkov
+from simulator.models.kernel_mode import KernelModeFunctions
 from simulator.models.kernel_sim import (
     DEFAULT_SEGMENTS,
     MAX_BLOCK_WORK,
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
     from simulator.api import ModelFunctions
 
 MODEL_NAME = "detailed kernel mode"
-MAX_MEMO = 256
 
 DETAILED_ERRORS: dict[str, str] = {
     "one_block": (
@@ -198,15 +196,11 @@ def detailed_estimate(
     )
 
 
-class DetailedKernelFunctions:
-    """A GPU node's model functions in the detailed mode (simulator.api.ModelFunctions):
-    `computationTime` and `computationDetail` come from the block-level simulation, every
-    other function (p2pTime, power, failureRate) from the node's own model when it has one.
+class DetailedKernelFunctions(KernelModeFunctions):
+    """The detailed mode: `computationTime` and `computationDetail` from the block-level
+    simulation, over `workers` processes (at most the cores the run may use)."""
 
-    Runs are memoized per distinct parameters: the simulation is deterministic.
-    """
-
-    FUNCTIONS = ("computationTime", "computationDetail")
+    MODEL_NAME = MODEL_NAME
 
     def __init__(
         self,
@@ -215,53 +209,8 @@ class DetailedKernelFunctions:
         *,
         workers: int = 1,
     ) -> None:
-        self.attributes = attributes
-        self.inner = inner
+        super().__init__(attributes, inner)
         self.workers = max(1, min(workers, available_cores()))
-        self._memo: dict[str, DetailedEstimate] = {}
 
-    def has(self, function: str) -> bool:
-        """Return whether the node answers `function` (the two kernel functions always)."""
-        if function in self.FUNCTIONS:
-            return True
-        return self.inner is not None and self.inner.has(function)
-
-    def call(self, function: str, *args: object, params: Mapping[str, object]) -> float:
-        """Return the detailed kernel time for computationTime, else the node model's value."""
-        if function == "computationTime":
-            return self.estimate(function, params).time_s
-        return self._inner(function).call(function, *args, params=params)
-
-    def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
-        """Return the detailed run's figures for computationDetail."""
-        if function == "computationDetail":
-            return self.estimate(function, params).detail()
-        return self._inner(function).call_detail(function, params=params)
-
-    def estimate(self, function: str, params: Mapping[str, object]) -> DetailedEstimate:
-        """Return the memoized block-level run for `params`; ModelEvaluationError if invalid."""
-        try:
-            key = json.dumps(params, sort_keys=True)
-        except (TypeError, ValueError) as error:
-            raise ModelEvaluationError(str(error), model=MODEL_NAME, function=function) from None
-        found = self._memo.get(key)
-        if found is None:
-            try:
-                found = detailed_estimate(self.attributes, params, workers=self.workers)
-            except ValueError as error:
-                raise ModelEvaluationError(
-                    str(error), model=MODEL_NAME, function=function
-                ) from None
-            if len(self._memo) >= MAX_MEMO:
-                self._memo.clear()
-            self._memo[key] = found
-        return found
-
-    def _inner(self, function: str) -> ModelFunctions:
-        if self.inner is None:
-            raise ModelEvaluationError(
-                f"the node has no computational model defining {function}()",
-                model=MODEL_NAME,
-                function=function,
-            )
-        return self.inner
+    def _estimate(self, params: Mapping[str, object]) -> DetailedEstimate:
+        return detailed_estimate(self.attributes, params, workers=self.workers)

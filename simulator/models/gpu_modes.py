@@ -54,14 +54,13 @@ deterministic). Bad input raises ModelEvaluationError naming the parameter.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any
 
-from simulator.errors import ModelEvaluationError
 from simulator.models import blocks, volkov
+from simulator.models.kernel_mode import KernelModeFunctions, ModeEstimate
 from simulator.models.petri import (
     DEFAULT_GLOBAL_LATENCY,
     DEFAULT_SHARED_LATENCY,
@@ -70,10 +69,9 @@ from simulator.models.petri import (
 )
 
 if TYPE_CHECKING:
-    from simulator.api import ModelFunctions
+    pass
 
 MHZ = 1e6
-MAX_MEMO = 256
 GLOBAL_TRANSACTION_BYTES = 128  # a warp's coalesced access of 4-byte elements (000, 4.2)
 MAX_PETRI_INSTRUCTIONS = 1_000_000  # per kernel: warps x instructions per warp x runs
 MAX_PETRI_RUNS = 100
@@ -108,22 +106,8 @@ MODE_ERRORS: dict[str, str] = {
         f"the Petri-net mode simulates at most {MAX_PETRI_INSTRUCTIONS} instructions per "
         "kernel, got {warps} warps x {per_warp} instructions x {runs} runs = {total}"
     ),
-    "no_model": "the node has no computational model defining {function}()",
     "bad_time": "the node model's computationTime returned {value!r}, not a time in seconds",
 }
-
-
-class ModeEstimate(Protocol):
-    """What a kernel mode's run gives: the kernel time and the figures the run page shows."""
-
-    @property
-    def time_s(self) -> float:
-        """Return the kernel time in seconds."""
-        ...
-
-    def detail(self) -> dict[str, Any]:
-        """Return the figures for computationDetail (the timeline's `detail`)."""
-        ...
 
 
 # -- reading parameters and attributes ------------------------------------------------------
@@ -486,75 +470,6 @@ def wave_params(launch: WaveLaunch, params: Mapping[str, object]) -> dict[str, o
 
 
 # -- the node's functions in these modes ----------------------------------------------------
-
-
-class KernelModeFunctions:
-    """A GPU node's model functions in a kernel mode (simulator.api.ModelFunctions):
-    `computationTime` and `computationDetail` come from the mode's `_estimate`, every other
-    function (p2pTime, power, failureRate) from the node's own model when it has one.
-
-    Subclasses name the mode (MODEL_NAME, the model errors name) and implement `_estimate`.
-    Estimates are memoized per distinct parameters: the modes are deterministic.
-    """
-
-    FUNCTIONS = ("computationTime", "computationDetail")
-    MODEL_NAME: ClassVar[str] = "kernel mode"
-
-    def __init__(self, attributes: Mapping[str, float], inner: ModelFunctions | None) -> None:
-        self.attributes = attributes
-        self.inner = inner
-        self._memo: dict[str, ModeEstimate] = {}
-
-    def has(self, function: str) -> bool:
-        """Return whether the node answers `function` (the two kernel functions always)."""
-        if function in self.FUNCTIONS:
-            return True
-        return self.inner is not None and self.inner.has(function)
-
-    def call(self, function: str, *args: object, params: Mapping[str, object]) -> float:
-        """Return the mode's kernel time for computationTime, else the node model's value."""
-        if function == "computationTime":
-            return self.estimate(function, params).time_s
-        return self._inner(function).call(function, *args, params=params)
-
-    def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
-        """Return the mode's figures for computationDetail, else the node model's."""
-        if function == "computationDetail":
-            return self.estimate(function, params).detail()
-        return self._inner(function).call_detail(function, params=params)
-
-    def estimate(self, function: str, params: Mapping[str, object]) -> ModeEstimate:
-        """Return the memoized estimate for `params`; ModelEvaluationError if they are bad."""
-        try:
-            key = json.dumps(params, sort_keys=True)
-        except (TypeError, ValueError) as error:
-            raise ModelEvaluationError(
-                str(error), model=self.MODEL_NAME, function=function
-            ) from None
-        found = self._memo.get(key)
-        if found is None:
-            try:
-                found = self._estimate(params)
-            except ValueError as error:
-                raise ModelEvaluationError(
-                    str(error), model=self.MODEL_NAME, function=function
-                ) from None
-            if len(self._memo) >= MAX_MEMO:
-                self._memo.clear()
-            self._memo[key] = found
-        return found
-
-    def _estimate(self, params: Mapping[str, object]) -> ModeEstimate:
-        raise NotImplementedError
-
-    def _inner(self, function: str) -> ModelFunctions:
-        if self.inner is None:
-            raise ModelEvaluationError(
-                MODE_ERRORS["no_model"].format(function=function),
-                model=self.MODEL_NAME,
-                function=function,
-            )
-        return self.inner
 
 
 class PetriKernelFunctions(KernelModeFunctions):
