@@ -130,6 +130,26 @@ class SandboxLimitError(SimulationError):
         return {**super().to_dict(), "limit": self.limit}
 
 
+class SandboxCrashError(SimulationError):
+    """The sandboxed simulation process ended without a result and without hitting a limit.
+
+    `signal` names the signal that killed it ("SIGSEGV"), or is None when it exited on its
+    own; `exit_status` is the exit status then. The message says what the user can do.
+    """
+
+    kind = "crash"
+
+    def __init__(
+        self, message: str, *, signal: str | None = None, exit_status: int | None = None
+    ) -> None:
+        self.signal = signal
+        self.exit_status = exit_status
+        super().__init__(message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "signal": self.signal, "exit_status": self.exit_status}
+
+
 def error_from_dict(data: dict[str, Any]) -> SimulationError:
     """Rebuild an error sent across a process boundary by `SimulationError.to_dict`."""
     kind = data.get("kind")
@@ -144,6 +164,13 @@ def error_from_dict(data: dict[str, Any]) -> SimulationError:
         return DeadlockError(dict(data.get("waiting") or {}), float(data.get("time_s", 0.0)))
     if kind == "limit":
         return SandboxLimitError(str(data.get("limit", "unknown")), message)
+    if kind == "crash":
+        signal, status = data.get("signal"), data.get("exit_status")
+        return SandboxCrashError(
+            message,
+            signal=str(signal) if signal is not None else None,
+            exit_status=int(status) if status is not None else None,
+        )
     detail = str(data.get("detail", message))
     line = data.get("line")
     if kind == "user_code":

@@ -4,11 +4,17 @@ Two layers, so that a hole in one is caught by the other:
 
 1. The code is compiled by RestrictedPython and runs with restricted builtins, guarded
    attribute access (no `_` names, no frame / code / generator internals, no
-   `str.format`), guarded writes and an import allow-list (`ALLOWED_MODULES`).
+   `str.format`), guarded writes, an import allow-list (`ALLOWED_MODULES`) and guarded
+   `**`, `<<` and `*` that refuse integers over MAX_INT_BITS before computing them.
 2. The whole simulation runs in a child process (`simulator._child`) with CPU-time, data,
    file-size, process-count and core-file limits, an empty environment, a fresh temporary
    directory, a wall-clock timeout enforced here, capped output and a capped result, and,
    when started as root, a dynamic unprivileged user id of its own.
+
+Every way the child can end becomes a SimulationError that says what the user can do
+(`_Run.outcome`): the child's faulthandler dump names the model's line for a crash (C stack
+exhausted) and for the CPU-time and wall-clock limits. docs/sandbox.md, "Application
+models: containment", lists each runaway and its test.
 
 `run_sandboxed` is what the web side calls; `compile_user_code`, `user_globals` and
 `user_error_from_exception` are what the runner (inside the child) uses.
@@ -16,10 +22,12 @@ Two layers, so that a hole in one is caught by the other:
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import functools
 import json
+import math
 import operator
 import os
 import re
@@ -41,9 +49,11 @@ from RestrictedPython.Guards import (
     guarded_unpack_sequence,
     safe_builtins,
 )
-from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
+from simulator._child import WALL_DUMP_SIGNAL
 from simulator.errors import (
+    SandboxCrashError,
     SandboxLimitError,
     SimulationError,
     UserCodeError,
@@ -53,6 +63,7 @@ from simulator.errors import (
 __all__ = [
     "ALLOWED_MODULES",
     "DEFAULT_FILENAME",
+    "MAX_INT_BITS",
     "Limits",
     "compile_user_code",
     "execute_user_code",
@@ -113,7 +124,37 @@ MSG_CPU = "the run exceeded the CPU-time limit of {limit:g} s"
 MSG_MEMORY = "the run exceeded the memory limit of {limit_mb:g} MB"
 MSG_OUTPUT = "the run wrote more than {limit_kb:g} KB to stdout/stderr"
 MSG_RESULT = "the result exceeds the size limit of {limit_mb:g} MB"
-MSG_CRASH = "the simulation process ended without a result ({how}){stderr}"
+MSG_CRASH = "the simulation process ended without a result ({how}){where}: {advice}{stderr}"
+MSG_STACK_EXHAUSTED = (
+    "RecursionError: the interpreter's C stack was exhausted (the process was killed by "
+    "SIGSEGV), e.g. by hashing, comparing or iterating a very deeply nested data structure "
+    "(a tuple in a tuple in a tuple...); flatten it"
+)
+MSG_KILLED = (
+    "the run was killed by SIGKILL, most likely by the system's out-of-memory killer (the "
+    "run's own memory limit is {limit_mb:g} MB){where}; reduce the memory the model uses"
+)
+MSG_FILE_SIZE = "the run exceeded the file-size limit"
+MSG_GARBLED = "the simulation process sent a garbled result; please report it with the model"
+MSG_TRUNCATED = " after an incomplete result ({size} bytes)"
+# What the user can do when a signal ends the child (MSG_CRASH's "advice").
+SIGNAL_ADVICE: dict[int, str] = {
+    signal.SIGSEGV: (
+        "the application model exhausted the interpreter's C stack, e.g. with a deeply nested "
+        "data structure (a tuple in a tuple in a tuple...); flatten it"
+    ),
+    signal.SIGABRT: (
+        "the interpreter or a library it uses aborted, as happens when memory runs out inside "
+        "it; reduce the memory the model uses, and report it if it persists"
+    ),
+}
+SIGNAL_ADVICE[signal.SIGBUS] = SIGNAL_ADVICE[signal.SIGSEGV]
+ADVICE_REPORT = "the simulator crashed; please report it with the model"
+ADVICE_EXIT = "the simulator failed before it could report; please report it with the model"
+MSG_BIG_INT = (
+    "{op}: the integer result would exceed {limit:,} bits (about {digits:,} decimal digits), "
+    "the limit for application models; use floats for such magnitudes"
+)
 MSG_PRIVILEGES = "cannot drop root privileges for the simulation process: {error}"
 
 
@@ -125,10 +166,35 @@ MSG_PRIVILEGES = "cannot drop root privileges for the simulation process: {error
 _ERROR_LINE = re.compile(r"^Line (\d+|None): (.*)$", re.DOTALL)
 
 
+# Binary operators whose integer results can outgrow memory and time from small operands:
+# compiled into calls of guards in the model's globals (`user_globals`).
+_GUARDED_OPERATORS: dict[type[ast.operator], str] = {
+    ast.Pow: "_pow_",
+    ast.LShift: "_lshift_",
+    ast.Mult: "_mul_",
+}
+
+
+class ModelTransformer(RestrictingNodeTransformer):
+    """RestrictedPython's policy, plus `a ** b`, `a << b` and `a * b` through guards."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST | None:
+        visited = super().visit_BinOp(node)
+        guard = _GUARDED_OPERATORS.get(type(node.op))
+        if guard is None or not isinstance(visited, ast.BinOp):
+            return visited if isinstance(visited, ast.AST) else None
+        call = ast.Call(
+            func=ast.copy_location(ast.Name(guard, ast.Load()), node),
+            args=[visited.left, visited.right],
+            keywords=[],
+        )
+        return ast.copy_location(call, node)
+
+
 def compile_user_code(source: str, filename: str = DEFAULT_FILENAME) -> types.CodeType:
     """Return the restricted code object of an application model; raise UserCodeError."""
     try:
-        result = compile_restricted_exec(source, filename=filename)
+        result = compile_restricted_exec(source, filename=filename, policy=ModelTransformer)
     except (ValueError, SyntaxError) as error:  # e.g. NUL bytes in the source
         raise UserCodeError(f"cannot compile: {error}") from None
     if result.errors or result.code is None:
@@ -247,15 +313,97 @@ def guarded_delattr(obj: object, name: str) -> None:
     delattr(guarded_write(obj), name)
 
 
+# The largest integer result of `**`, `<<` and `*` in an application model: far above any
+# model's need, and computed in milliseconds (a power this size takes about 10 ms).
+MAX_INT_BITS = 1_000_000
+
+
+def _refuse_big_int(op: str) -> NoReturn:
+    digits = int(MAX_INT_BITS * math.log10(2))
+    raise UserCodeError(MSG_BIG_INT.format(op=op, limit=MAX_INT_BITS, digits=digits))
+
+
+def _check_power(base: Any, exponent: Any, op: str) -> None:
+    """Refuse an integer power whose result would exceed MAX_INT_BITS, before computing it."""
+    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0:
+        size = abs(base)
+        if size > 1 and (exponent > MAX_INT_BITS or exponent * math.log2(size) > MAX_INT_BITS):
+            _refuse_big_int(op)
+
+
+def _check_lshift(value: Any, shift: Any, op: str) -> None:
+    if (
+        isinstance(value, int)
+        and isinstance(shift, int)
+        and value
+        and shift > 0
+        and value.bit_length() + shift > MAX_INT_BITS
+    ):
+        _refuse_big_int(op)
+
+
+def _check_mul(left: Any, right: Any, op: str) -> None:
+    if (
+        isinstance(left, int)
+        and isinstance(right, int)
+        and left.bit_length() + right.bit_length() > MAX_INT_BITS
+    ):
+        _refuse_big_int(op)
+
+
+def guarded_pow(base: Any, exponent: Any) -> Any:
+    """Return `base ** exponent`, refusing integer results over MAX_INT_BITS."""
+    _check_power(base, exponent, "**")
+    return base**exponent
+
+
+def guarded_lshift(value: Any, shift: Any) -> Any:
+    """Return `value << shift`, refusing integer results over MAX_INT_BITS."""
+    _check_lshift(value, shift, "<<")
+    return value << shift
+
+
+def guarded_mul(left: Any, right: Any) -> Any:
+    """Return `left * right`, refusing integer results over MAX_INT_BITS.
+
+    Sequence repetition ("x" * 10**12) is left to the memory limit: it fails at once.
+    """
+    # Inlined (not _check_mul): this runs for every `*` of the model.
+    if (
+        isinstance(left, int)
+        and isinstance(right, int)
+        and left.bit_length() + right.bit_length() > MAX_INT_BITS
+    ):
+        _refuse_big_int("*")
+    return left * right
+
+
+def guarded_pow_builtin(base: Any, exponent: Any, mod: Any = None) -> Any:
+    """The `pow` builtin, refusing integer results over MAX_INT_BITS (modular powers pass)."""
+    if mod is None:
+        _check_power(base, exponent, "pow()")
+    return pow(base, exponent, mod)
+
+
+def _guarded_inplace(
+    check: Callable[[Any, Any, str], None], apply: Callable[[Any, Any], Any], op: str
+) -> Callable[[Any, Any], Any]:
+    def inplace(target: Any, value: Any) -> Any:
+        check(target, value, op)
+        return apply(target, value)
+
+    return inplace
+
+
 _INPLACE_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
     "-=": operator.isub,
-    "*=": operator.imul,
+    "*=": _guarded_inplace(_check_mul, operator.imul, "*="),
     "/=": operator.itruediv,
     "//=": operator.ifloordiv,
     "%=": operator.imod,
-    "**=": operator.ipow,
-    "<<=": operator.ilshift,
+    "**=": _guarded_inplace(_check_power, operator.ipow, "**="),
+    "<<=": _guarded_inplace(_check_lshift, operator.ilshift, "<<="),
     ">>=": operator.irshift,
     "&=": operator.iand,
     "|=": operator.ior,
@@ -411,6 +559,7 @@ def _builtins() -> dict[str, object]:
         hasattr=guarded_hasattr,
         setattr=guarded_setattr,
         delattr=guarded_delattr,
+        pow=guarded_pow_builtin,
         __import__=_restricted_import,
     )
     return table
@@ -440,6 +589,9 @@ def user_globals(extra: Mapping[str, object]) -> dict[str, object]:
             "_getiter_": iter,
             "_write_": guarded_write,
             "_inplacevar_": inplace_var,
+            "_pow_": guarded_pow,
+            "_lshift_": guarded_lshift,
+            "_mul_": guarded_mul,
             "_apply_": _apply,
             "_unpack_sequence_": guarded_unpack_sequence,
             "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
@@ -527,6 +679,40 @@ BOOTSTRAP = (
 )
 _READ_CHUNK = 65536
 _STDERR_TAIL_CHARS = 2000
+# The child's output kept for the error message: the last bytes, enough for a whole
+# faulthandler dump (at most 100 frames).
+_OUTPUT_TAIL_BYTES = 32 * 1024
+# How long the child gets to write its stack at the wall-clock limit before it is killed.
+_WALL_DUMP_WAIT_S = 0.5
+
+# A faulthandler dump starts with one of these lines; its frames follow, innermost first.
+_DUMP_START = re.compile(
+    r"^(?:Fatal Python error: .*|Stack \(most recent call first\):"
+    r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):)$",
+    re.MULTILINE,
+)
+_DUMP_HEADER = re.compile(
+    r"^(?:Stack|(?:Current thread|Thread) 0x[0-9a-f]+) \(most recent call first\):$",
+    re.MULTILINE,
+)
+
+
+def crash_line(stderr: str, filename: str = DEFAULT_FILENAME) -> tuple[int | None, str]:
+    """Return (the model's innermost line in the last faulthandler dump, stderr without dumps).
+
+    The child's faulthandler writes the Python stack to stderr when it crashes or reaches a
+    time limit (`_child._report_crashes`); the dump itself, with the simulator's own paths,
+    is not shown to the user.
+    """
+    start = _DUMP_START.search(stderr)
+    if start is None:
+        return None, stderr
+    headers = list(_DUMP_HEADER.finditer(stderr, start.start()))
+    frames = stderr[headers[-1].end() :] if headers else ""
+    user_frame = re.search(
+        r'^  File "' + re.escape(filename) + r'", line (\d+) in ', frames, re.MULTILINE
+    )
+    return (int(user_frame.group(1)) if user_frame else None), stderr[: start.start()]
 
 
 class _Run:
@@ -538,7 +724,7 @@ class _Run:
         self.result_fd = result_fd
         self.pending = b""
         self.result_size = 0
-        self.output = bytearray()
+        self.output = b""
         self.output_size = 0
         self.final: dict[str, Any] | None = None
         self.status: int | None = None
@@ -575,7 +761,7 @@ class _Run:
                 message = json.loads(line)
             except ValueError:
                 self.kill()
-                raise SimulationError(MSG_CRASH.format(how="garbled result", stderr="")) from None
+                raise SandboxCrashError(MSG_GARBLED) from None
             if "progress" in message:
                 if progress is not None:
                     progress(min(1.0, max(0.0, float(message["progress"]))))
@@ -584,8 +770,7 @@ class _Run:
 
     def on_output_bytes(self, data: bytes) -> None:
         self.output_size += len(data)
-        if len(self.output) < _STDERR_TAIL_CHARS * 4:
-            self.output += data[: _STDERR_TAIL_CHARS * 4]
+        self.output = (self.output + data)[-_OUTPUT_TAIL_BYTES:]
         if self.output_size > self.limits.output_bytes:
             self.fail("output", MSG_OUTPUT.format(limit_kb=self.limits.output_bytes / 1e3))
 
@@ -593,26 +778,83 @@ class _Run:
         self.kill()
         raise SandboxLimitError(limit, message)
 
+    def where(self) -> str:
+        """Return " (application model, line N)" from the child's last stack dump, or ""."""
+        line, _ = crash_line(self.output.decode("utf-8", "replace"))
+        return f" (application model, line {line})" if line is not None else ""
+
+    def dump_stack(self, selector: selectors.BaseSelector) -> None:
+        """Ask the child for its Python stack (WALL_DUMP_SIGNAL) and collect it from stderr."""
+        try:
+            os.kill(self.process.pid, WALL_DUMP_SIGNAL)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + _WALL_DUMP_WAIT_S
+        seen = self.output_size
+        while (now := time.monotonic()) < deadline:
+            # The dump is one burst of writes: done once output came and then paused.
+            ready = selector.select(timeout=min(0.05, deadline - now))
+            if not ready and self.output_size > seen:
+                return
+            for key, _ in ready:
+                if key.data == "output":
+                    data = os.read(key.fd, _READ_CHUNK)
+                    if not data:
+                        selector.unregister(key.fd)
+                    else:
+                        self.on_output_bytes(data)
+                elif not os.read(key.fd, _READ_CHUNK):  # a result now comes too late
+                    selector.unregister(key.fd)
+
     def outcome(self) -> dict[str, Any]:
-        """Return the result, or raise the error the child's messages or exit imply."""
+        """Return the result, or raise the error the child's messages or exit imply.
+
+        Every end without a result is a SimulationError that says what the user can do: a
+        limit (SandboxLimitError), a crash at a line of the model (UserCodeError), or a
+        crash of the simulator (SandboxCrashError).
+        """
         if self.final is not None:
             if "error" in self.final:
                 raise error_from_dict(dict(self.final["error"]))
             result: dict[str, Any] = self.final["result"]
             return result
         status = self.status if self.status is not None else 0
+        line, stderr = crash_line(self.output.decode("utf-8", "replace"))
+        where = f" (application model, line {line})" if line is not None else ""
         if status == -signal.SIGXCPU or (
             status == -signal.SIGKILL and self.cpu_s >= self.limits.cpu_s
         ):
-            raise SandboxLimitError("cpu", MSG_CPU.format(limit=self.limits.cpu_s))
-        stderr = self.output.decode("utf-8", "replace")
+            raise SandboxLimitError("cpu", MSG_CPU.format(limit=self.limits.cpu_s) + where)
         if "out of memory" in stderr.lower() or "MemoryError" in stderr:
             raise SandboxLimitError(
                 "memory", MSG_MEMORY.format(limit_mb=self.limits.data_bytes / 1e6)
             )
-        how = f"killed by {signal.Signals(-status).name}" if status < 0 else f"exit {status}"
+        if status == -signal.SIGKILL:
+            limit_mb = self.limits.data_bytes / 1e6
+            raise SandboxLimitError("memory", MSG_KILLED.format(limit_mb=limit_mb, where=where))
+        if status == -signal.SIGXFSZ:
+            raise SandboxLimitError("file size", MSG_FILE_SIZE)
+        if status in (-signal.SIGSEGV, -signal.SIGBUS) and line is not None:
+            raise UserCodeError(MSG_STACK_EXHAUSTED, line=line)
         tail = stderr[-_STDERR_TAIL_CHARS:].strip()
-        raise SimulationError(MSG_CRASH.format(how=how, stderr=f":\n{tail}" if tail else ""))
+        details = {"where": where, "stderr": f":\n{tail}" if tail else ""}
+        truncated = MSG_TRUNCATED.format(size=len(self.pending)) if self.pending else ""
+        if status < 0:
+            name = _signal_name(-status)
+            advice = SIGNAL_ADVICE.get(-status, ADVICE_REPORT)
+            how = f"killed by {name}{truncated}"
+            message = MSG_CRASH.format(how=how, advice=advice, **details)
+            raise SandboxCrashError(message, signal=name)
+        how = f"exit status {status}{truncated}"
+        message = MSG_CRASH.format(how=how, advice=ADVICE_EXIT, **details)
+        raise SandboxCrashError(message, exit_status=status)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def run_sandboxed(
@@ -687,7 +929,8 @@ def _supervise(run: _Run, progress: Callable[[float], None] | None) -> None:
         while selector.get_map():
             now = time.monotonic()
             if now >= deadline:
-                run.fail("wall", MSG_WALL.format(limit=run.limits.wall_s))
+                run.dump_stack(selector)
+                run.fail("wall", MSG_WALL.format(limit=run.limits.wall_s) + run.where())
             if exited_at is None and run.reap(block=False):
                 # Whatever the child left behind (forked processes) goes with it; the
                 # pipes are then drained of what was already written.
