@@ -78,6 +78,12 @@ MSG_NOT_DETAIL = (
 MSG_NOT_FINITE = "returned {value}, expected a finite number"
 MSG_NEGATIVE = "returned {value}, expected a non-negative number"
 MSG_BAD_ARGUMENTS = "arguments are not JSON-serialisable: {error}"
+MSG_KEEPS_STATE = (
+    "tried to keep state between calls ({what}); a model must be a pure function of its parameters"
+)
+MSG_NOT_A_BODY = (
+    "the source is not a list of declarations and statements (it closes a brace it did not open)"
+)
 
 # JavaScript reserved words and names an attribute must not shadow as a global (hwdb refuses
 # them as attribute keys).
@@ -153,55 +159,254 @@ _FRAME_LOCATION = re.compile(re.escape(MODEL_SCRIPT_NAME) + r":(?P<line>\d+):\d+
 
 # Prefix of the description the prelude returns instead of a result that is not a number.
 _BAD_RESULT = "\x00parasim-not-a-number:"
+# Prefix of the message of the TypeError the prelude throws when a model adds a global.
+_STATE_ERROR = re.compile(r"^\w*Error: parasim-state: ")
 
 # Runs once per context before the user's source, as its own script, so the user's line
 # numbers need no offset. Everything it defines is non-writable and non-configurable.
-_PRELUDE = """
+_PRELUDE = r"""
 (function (attrs, globalNames) {
   'use strict';
   const BAD_RESULT = String.fromCharCode(0) + 'parasim-not-a-number:';
+  const STATE_ERROR = 'parasim-state: ';
   const define = (name, value, enumerable) => Object.defineProperty(
       globalThis, name, {value: value, writable: false, enumerable: enumerable,
                          configurable: false});
+  const hasOwn = (object, name) => Object.prototype.hasOwnProperty.call(object, name);
+  const fixMethod = (object, name, value) => Object.defineProperty(
+      object, name, {value: value, writable: true, enumerable: false, configurable: true});
+  // Memory outside the V8 heap (typed arrays, wasm), timers, the real clock (Temporal.Now;
+  // Temporal also formats with the host's time zone) and garbage-collection timing
+  // (WeakRef, FinalizationRegistry) are not there at all.
   for (const name of ['WebAssembly', 'SharedArrayBuffer', 'ArrayBuffer', 'Atomics',
                       'DataView', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray',
                       'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
                       'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array',
-                      'BigUint64Array', 'setTimeout', 'clearTimeout', '__timer_manager']) {
+                      'BigUint64Array', 'setTimeout', 'clearTimeout', '__timer_manager',
+                      'Temporal', 'WeakRef', 'FinalizationRegistry', 'performance']) {
     if (!Reflect.deleteProperty(globalThis, name)) globalThis[name] = undefined;
   }
-  // Deterministic runs: Math.random is a fixed-seed xorshift32 per context, and the clock is
-  // stopped at the epoch (Date.now() and new Date() without arguments give 0).
-  let randomState = 0x2545f491;
-  Object.defineProperty(Math, 'random', {value: function random() {
+
+  // --- Math.random: a fixed-seed xorshift32, re-seeded at the start of every call.
+  const RANDOM_SEED = 0x2545f491;
+  let randomState = RANDOM_SEED;
+  fixMethod(Math, 'random', function random() {
     randomState ^= randomState << 13; randomState >>>= 0;
     randomState ^= randomState >>> 17;
     randomState ^= randomState << 5; randomState >>>= 0;
     return randomState / 4294967296;
-  }, writable: false, configurable: false});
-  const RealDate = Date;
-  const StoppedDate = function Date(...args) {
-    if (!new.target) return new RealDate(0).toString();
-    return args.length === 0 ? new RealDate(0) : new RealDate(...args);
+  });
+
+  // --- Locale: en-US unless a model names one; a locale ICU lacks falls back to en-US, never
+  // to the host's. Time zone: UTC unless a model names one.
+  const DEFAULT_LOCALE = 'en-US';
+  const DEFAULT_TIME_ZONE = 'UTC';
+  const canonicalLocales = Intl.getCanonicalLocales;
+  const fixedLocales = (locales) => {
+    const list = canonicalLocales(locales);
+    list.push(DEFAULT_LOCALE);
+    return list;
   };
-  StoppedDate.prototype = RealDate.prototype;
-  StoppedDate.now = () => 0;
-  StoppedDate.parse = RealDate.parse;
-  StoppedDate.UTC = RealDate.UTC;
-  Object.freeze(StoppedDate);
-  Object.defineProperty(globalThis, 'Date', {value: StoppedDate, writable: false,
-                                              configurable: false, enumerable: false});
+  const utcOptions = (options) => {
+    if (options === undefined) return {timeZone: DEFAULT_TIME_ZONE};
+    if (options === null) return options;  // the real method throws its TypeError
+    const given = Object(options);
+    const derived = Object.create(given);
+    if (given.timeZone === undefined) {
+      Object.defineProperty(derived, 'timeZone', {value: DEFAULT_TIME_ZONE});
+    }
+    return derived;
+  };
+
+  // --- The clock: stopped at STOPPED_TIME (the epoch), and local time is UTC.
+  const STOPPED_TIME = 0;
+  const RealDate = Date;
+  const dateProto = RealDate.prototype;
+  const realParse = RealDate.parse;
+  const realUTC = RealDate.UTC;
+  const realGetTime = dateProto.getTime;
+  const timeValue = (date) => Reflect.apply(realGetTime, date, []);
+  const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+  const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct',
+                  'Nov', 'Dec'];
+  const pad = (value, width) => String(value).padStart(width, '0');
+  const dateString = (date) => {
+    const year = date.getUTCFullYear();
+    return DAYS[date.getUTCDay()] + ' ' + MONTHS[date.getUTCMonth()] + ' ' +
+        pad(date.getUTCDate(), 2) + ' ' + (year < 0 ? '-' : '') + pad(Math.abs(year), 4);
+  };
+  const timeString = (date) => pad(date.getUTCHours(), 2) + ':' + pad(date.getUTCMinutes(), 2) +
+      ':' + pad(date.getUTCSeconds(), 2) + ' GMT+0000 (Coordinated Universal Time)';
+  const formatted = (format) => function () {
+    return Number.isNaN(timeValue(this)) ? 'Invalid Date' : format(this);
+  };
+  // Strings in the ISO format without an offset, and other strings without a zone, are read
+  // as UTC. Other strings get an explicit zone appended (V8 uses the last zone in a string),
+  // so the host's zone is never consulted; a string that does not take one gives NaN.
+  const ISO_LOCAL = /^(?:[+-]\d{6}|\d{4})-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?$/;
+  const ISO_OTHER = /^(?:[+-]\d{6}|\d{4})(?:-\d\d(?:-\d\d)?)?(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d))?$/;
+  const NAMED_ZONES = {z: 0, ut: 0, utc: 0, gmt: 0, est: -300, edt: -240, cst: -360,
+                       cdt: -300, mst: -420, mdt: -360, pst: -480, pdt: -420};
+  const NAMED_ZONE = /(?<![A-Za-z])(z|ut|utc|gmt|[ecmp][sd]t)(?:\s*([+-])(\d\d?)(?::?(\d\d))?)?\s*$/i;
+  const NUMERIC_ZONE = /(?<=\d:\d\d(?::\d\d(?:\.\d+)?)?(?:\s*[ap]\.?m\.?)?)\s*([+-])(\d\d?)(?::?(\d\d))?\s*$/i;
+  const offsetMinutes = (sign, hours, minutes) => (sign === '-' ? -1 : 1) *
+      (Number(hours) * 60 + Number(minutes || 0));
+  const parseUTC = (text) => {
+    const string = String(text).trim();
+    if (ISO_LOCAL.test(string)) return realParse(string + 'Z');
+    if (ISO_OTHER.test(string)) return realParse(string);
+    let rest = string.replace(/\([^)]*\)/g, ' ').trim();
+    let offset = 0;
+    let match = NAMED_ZONE.exec(rest);
+    if (match !== null) {
+      offset = NAMED_ZONES[match[1].toLowerCase()] +
+          (match[2] ? offsetMinutes(match[2], match[3], match[4]) : 0);
+    } else {
+      match = NUMERIC_ZONE.exec(rest);
+      if (match !== null) offset = offsetMinutes(match[1], match[2], match[3]);
+    }
+    if (match !== null) rest = rest.slice(0, match.index);
+    const utc = realParse(rest + ' GMT+0000');
+    if (realParse(rest + ' GMT+0100') !== utc - 3600000) return NaN;
+    return utc - offset * 60000;
+  };
+  const toPrimitive = (value) => {
+    const isPrimitive = (result) => result === null ||
+        (typeof result !== 'object' && typeof result !== 'function');
+    const exotic = value[Symbol.toPrimitive];
+    if (exotic !== undefined && exotic !== null) {
+      const result = Reflect.apply(exotic, value, ['default']);
+      if (isPrimitive(result)) return result;
+    } else {
+      for (const key of ['valueOf', 'toString']) {
+        const method = value[key];
+        if (typeof method !== 'function') continue;
+        const result = Reflect.apply(method, value, []);
+        if (isPrimitive(result)) return result;
+      }
+    }
+    throw new TypeError('Cannot convert object to primitive value');
+  };
+  const dateValueOf = (value) => {
+    try { return timeValue(value); } catch (error) { return undefined; }
+  };
+  const StoppedDate = function Date(...args) {
+    if (new.target === undefined) return dateString(new RealDate(STOPPED_TIME)) + ' ' +
+        timeString(new RealDate(STOPPED_TIME));
+    let time;
+    if (args.length === 0) {
+      time = STOPPED_TIME;
+    } else if (args.length === 1) {
+      let value = args[0];
+      if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
+        const own = dateValueOf(value);
+        value = own !== undefined ? own : toPrimitive(value);
+      }
+      time = typeof value === 'string' ? parseUTC(value) : value;
+    } else {
+      time = Reflect.apply(realUTC, undefined, args);
+    }
+    return Reflect.construct(RealDate, [time], new.target);
+  };
+  Object.defineProperty(StoppedDate, 'length', {value: 7});
+  StoppedDate.prototype = dateProto;
+  StoppedDate.now = function now() { return STOPPED_TIME; };
+  StoppedDate.parse = function parse(string) { return parseUTC(string); };
+  StoppedDate.UTC = realUTC;
+  fixMethod(dateProto, 'constructor', StoppedDate);
+  for (const name of ['Date', 'Day', 'FullYear', 'Hours', 'Milliseconds', 'Minutes', 'Month',
+                      'Seconds']) {
+    fixMethod(dateProto, 'get' + name, dateProto['getUTC' + name]);
+    if (name !== 'Day') fixMethod(dateProto, 'set' + name, dateProto['setUTC' + name]);
+  }
+  fixMethod(dateProto, 'getTimezoneOffset', function getTimezoneOffset() {
+    return Number.isNaN(timeValue(this)) ? NaN : 0;
+  });
+  fixMethod(dateProto, 'getYear', function getYear() {
+    return this.getUTCFullYear() - 1900;
+  });
+  fixMethod(dateProto, 'setYear', function setYear(year) {
+    const time = timeValue(this);
+    const number = Number(year);
+    if (Number.isNaN(number)) return this.setTime(NaN);
+    const whole = Math.trunc(number);
+    if (Number.isNaN(time)) this.setTime(0);
+    return this.setUTCFullYear(whole >= 0 && whole <= 99 ? 1900 + whole : number);
+  });
+  fixMethod(dateProto, 'toString', formatted((date) => dateString(date) + ' ' + timeString(date)));
+  fixMethod(dateProto, 'toDateString', formatted(dateString));
+  fixMethod(dateProto, 'toTimeString', formatted(timeString));
+  for (const name of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']) {
+    const real = dateProto[name];
+    fixMethod(dateProto, name, {[name](locales, options) {
+      return Reflect.apply(real, this, [fixedLocales(locales), utcOptions(options)]);
+    }}[name]);
+  }
+  Reflect.deleteProperty(dateProto, 'toTemporalInstant');
+  Object.defineProperty(globalThis, 'Date', {value: StoppedDate, writable: true,
+                                              enumerable: false, configurable: true});
+
+  // --- Intl: every constructor gets the fixed locale list; DateTimeFormat also UTC, and
+  // formatting "now" (no date) formats the stopped clock.
+  const CALLABLE_INTL = ['DateTimeFormat', 'NumberFormat', 'Collator'];
+  for (const name of ['DateTimeFormat', 'NumberFormat', 'Collator', 'v8BreakIterator',
+                      'PluralRules', 'RelativeTimeFormat', 'ListFormat', 'DisplayNames',
+                      'Segmenter', 'DurationFormat']) {
+    const Real = Intl[name];
+    if (typeof Real !== 'function') continue;
+    const withZone = name === 'DateTimeFormat';
+    const callable = CALLABLE_INTL.includes(name);
+    const Fixed = {[name]: function (locales, options) {
+      if (new.target === undefined && !callable) {
+        throw new TypeError("Constructor Intl." + name + " requires 'new'");
+      }
+      const args = [fixedLocales(locales), withZone ? utcOptions(options) : options];
+      return Reflect.construct(Real, args, new.target === undefined ? Fixed : new.target);
+    }}[name];
+    Object.defineProperty(Fixed, 'length', {value: 0});
+    for (const key of Reflect.ownKeys(Real)) {
+      if (key !== 'length' && key !== 'name' && key !== 'prototype') {
+        Object.defineProperty(Fixed, key, Reflect.getOwnPropertyDescriptor(Real, key));
+      }
+    }
+    Object.defineProperty(Fixed, 'prototype', {value: Real.prototype, writable: false});
+    fixMethod(Real.prototype, 'constructor', Fixed);
+    fixMethod(Intl, name, Fixed);
+  }
+  const formatProto = Intl.DateTimeFormat.prototype;
+  const realFormat = Reflect.getOwnPropertyDescriptor(formatProto, 'format').get;
+  Object.defineProperty(formatProto, 'format', {configurable: true, get: function format() {
+    const bound = Reflect.apply(realFormat, this, []);
+    return (date) => bound(date === undefined ? STOPPED_TIME : date);
+  }});
+  const realFormatToParts = formatProto.formatToParts;
+  fixMethod(formatProto, 'formatToParts', function formatToParts(date) {
+    return Reflect.apply(realFormatToParts, this, [date === undefined ? STOPPED_TIME : date]);
+  });
+  const withLocales = (proto, name, localesIndex) => {
+    const real = proto[name];
+    fixMethod(proto, name, {[name](...args) {
+      args[localesIndex] = fixedLocales(args[localesIndex]);
+      return Reflect.apply(real, this, args);
+    }}[name]);
+  };
+  withLocales(String.prototype, 'localeCompare', 1);
+  withLocales(String.prototype, 'toLocaleUpperCase', 0);
+  withLocales(String.prototype, 'toLocaleLowerCase', 0);
+  withLocales(Number.prototype, 'toLocaleString', 0);
+  withLocales(BigInt.prototype, 'toLocaleString', 0);
+
+  // --- The hardware attributes.
   const hw = Object.create(null);
   for (const key of Object.keys(attrs)) hw[key] = attrs[key];
-  define('hw', Object.freeze(hw), false);
+  define('hw', hw, false);
   for (const name of globalNames) {
     if (!(name in globalThis)) define(name, attrs[name], true);
   }
-  const hasOwn = (object, name) => Object.prototype.hasOwnProperty.call(object, name);
   // params.x and params.get('x') read the same values; a parameter named "get" or "has"
   // is reachable through params.get() only, so the methods cannot be shadowed.
   const paramValues = new WeakMap();
-  const paramsPrototype = Object.freeze({
+  const paramsPrototype = {
     get(name, fallback) {
       const values = paramValues.get(this);
       return values !== undefined && hasOwn(values, name) ? values[name] : fallback;
@@ -210,7 +415,7 @@ _PRELUDE = """
       const values = paramValues.get(this);
       return values !== undefined && hasOwn(values, name);
     },
-  });
+  };
   const makeParams = (values) => {
     const params = Object.create(paramsPrototype);
     paramValues.set(params, values);
@@ -234,23 +439,45 @@ _PRELUDE = """
       default: return 'an object';
     }
   };
-  // Only functions the model's source defines count, not builtins such as parseInt.
+
+  // --- The model: its source is the body of a factory run afresh for every call, so its
+  // globals, closures and functions' properties start from the same state each time.
   const builtinNames = new Set(Object.getOwnPropertyNames(globalThis));
-  builtinNames.add('__parasim_call').add('__parasim_has').add('__parasim_detail');
-  const modelFunction = (name) => (hasOwn(globalThis, name) && !builtinNames.has(name) &&
-                                   typeof globalThis[name] === 'function') ? globalThis[name] : null;
+  builtinNames.add('__parasim_call').add('__parasim_has').add('__parasim_detail')
+      .add('__parasim_model').add('__parasim_is_body');
+  let modelFactory = null;
+  let loadedModel = null;
+  const RESET_REGEXP = /(?:)/;
+  const freshModel = () => {
+    randomState = RANDOM_SEED;
+    RESET_REGEXP.exec('');  // RegExp.$1, RegExp.lastMatch... would carry the last call's match
+    if (modelFactory === null) throw new ReferenceError('no model is loaded');
+    return Reflect.apply(modelFactory, undefined, []);
+  };
+  const modelFunction = (model, name) => (hasOwn(model, name) && !builtinNames.has(name) &&
+                                          typeof model[name] === 'function') ? model[name] : null;
+  define('__parasim_is_body', function (source) {
+    try { Function(source); return true; } catch (error) { return false; }
+  }, false);
+  define('__parasim_model', function (factory) {
+    if (modelFactory !== null) throw new TypeError('a model is already loaded');
+    modelFactory = Object.freeze(factory);  // arguments.callee would otherwise keep state
+    loadedModel = freshModel();
+  }, false);
   define('__parasim_call', function (name, args, params) {
-    const fn = modelFunction(name);
+    const fn = modelFunction(freshModel(), name);
     if (fn === null) throw new ReferenceError(name + ' is not defined');
     args.push(makeParams(params));
     const value = fn.apply(undefined, args);
     return typeof value === 'number' ? value : BAD_RESULT + describe(value);
   }, false);
-  define('__parasim_has', function (name) { return modelFunction(name) !== null; }, false);
+  define('__parasim_has', function (name) {
+    return loadedModel !== null && modelFunction(loadedModel, name) !== null;
+  }, false);
   // A detail (e.g. computationDetail: what bounds a kernel) is a flat object of at most 16
   // numbers, booleans and short strings; it comes back as JSON.
   define('__parasim_detail', function (name, params) {
-    const fn = modelFunction(name);
+    const fn = modelFunction(freshModel(), name);
     if (fn === null) throw new ReferenceError(name + ' is not defined');
     const value = fn(makeParams(params));
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -270,6 +497,43 @@ _PRELUDE = """
     }
     return JSON.stringify(flat);
   }, false);
+
+  // --- Nothing shared can change: a new global is refused with a message naming it, and the
+  // global object and every builtin reachable from it (prototypes, accessors, hw) are frozen.
+  const globalsGuard = new Proxy(Object.getPrototypeOf(globalThis), {
+    set(target, key) {
+      throw new TypeError(STATE_ERROR + "it assigned global '" + String(key) + "'");
+    },
+  });
+  Object.setPrototypeOf(globalThis, globalsGuard);
+  const seen = new Set([globalsGuard]);
+  const pending = [globalThis];
+  // Intrinsics not reachable as properties of the global object.
+  for (const make of [
+    () => function* () {}, () => async function () {}, () => async function* () {},
+    () => [][Symbol.iterator](), () => new Map()[Symbol.iterator](),
+    () => new Set()[Symbol.iterator](), () => ''[Symbol.iterator](), () => ''.matchAll(/a/g),
+    () => [].values().map((x) => x), () => Iterator.from({next() { return {done: true}; }}),
+    () => (async function* () {})(), () => (function* () {})(),
+    () => new Intl.Segmenter().segment(''), () => new Intl.Segmenter().segment('')[Symbol.iterator](),
+    () => Object.getOwnPropertyDescriptor(Function.prototype, 'caller').get,
+  ]) {
+    try { pending.push(make()); } catch (error) { /* not in this V8 */ }
+  }
+  while (pending.length > 0) {
+    const object = pending.pop();
+    if (object === null || (typeof object !== 'object' && typeof object !== 'function') ||
+        seen.has(object)) continue;
+    seen.add(object);
+    Object.freeze(object);
+    pending.push(Object.getPrototypeOf(object));
+    for (const key of Reflect.ownKeys(object)) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
+      if (descriptor === undefined) continue;
+      if ('value' in descriptor) pending.push(descriptor.value);
+      else pending.push(descriptor.get, descriptor.set);
+    }
+  }
 })
 """
 
@@ -286,6 +550,28 @@ def _global_names(attributes: Mapping[str, object], source: str) -> list[str]:
         for name in attributes
         if _JS_IDENTIFIER.match(name) and name not in JS_RESERVED and name not in declared
     ]
+
+
+def _factory_script(source: str) -> str:
+    """Return the script that loads `source` as the body of the model's factory.
+
+    The source starts on the script's first line, so V8's line numbers are the user's. The
+    factory returns the functions the source declares by name; the prelude runs it afresh
+    for every call. The caller has checked that the source is a function body on its own,
+    so it cannot close the factory and declare anything outside it.
+    """
+    names = sorted(
+        name
+        for name in set(_DECLARATION.findall(source))
+        if name not in JS_RESERVED and name != "__proto__"
+    )
+    exports = ", ".join(
+        f"{name}: typeof {name} === 'function' ? {name} : undefined" for name in names
+    )
+    return (
+        f"__parasim_model(function () {{{source}\n;return {{__proto__: null, {exports}}};}});"
+        f"\n//# sourceURL={MODEL_SCRIPT_NAME}"
+    )
 
 
 def _line_of(message: str, *, loading: bool = False) -> int | None:
@@ -560,12 +846,31 @@ class ShallowFunctions:
         names = json.dumps(_global_names(self.attributes, self.source))
         try:
             context.evaluator.eval(f"{_PRELUDE}({self._attributes_json}, {names});")
-            source = f"{self.source}\n//# sourceURL={MODEL_SCRIPT_NAME}"
-            self._evaluate(context, function, source, loading=True)
+            if context.evaluator.eval(f"__parasim_is_body({json.dumps(self.source)})") is not True:
+                self._refuse_source(context, function)
+            self._evaluate(context, function, _factory_script(self.source), loading=True)
         except BaseException:
             racer.close()
             raise
         return context
+
+    def _refuse_source(self, context: _ModelContext, function: str) -> None:
+        """Raise the error of a source that is not a function body: its syntax error at its
+        line when it has one, else MSG_NOT_A_BODY (it would close the factory around it).
+
+        `throw null;` on the source's first line stops the script before any of it runs.
+        """
+        code = f"throw null;{self.source}\n//# sourceURL={MODEL_SCRIPT_NAME}"
+        try:
+            context.evaluator.eval(code)
+        except JSParseException as error:
+            text = str(error)
+            raise self._error(function, _summary(text), _line_of(text, loading=True)) from None
+        except JSEvalException as error:
+            if "SyntaxError" in str(error).split("\n", 1)[0]:
+                text = str(error)
+                raise self._error(function, _summary(text), _line_of(text, loading=True)) from None
+        raise self._error(function, MSG_NOT_A_BODY, 1)
 
     def _evaluate(
         self, context: _ModelContext, function: str, code: str, *, loading: bool = False
@@ -590,6 +895,9 @@ class ShallowFunctions:
             else:
                 text = str(error)
                 message, line = _summary(text), _line_of(text, loading=loading)
+                state = _STATE_ERROR.match(message)
+                if state:
+                    message = MSG_KEEPS_STATE.format(what=message[state.end() :])
         raise self._error(function, message, line)
 
     def _discard(self, context: _ModelContext) -> None:

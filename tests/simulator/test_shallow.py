@@ -207,33 +207,59 @@ function computationTime(params) {
     assert model(source).call("computationTime", params={}) == 0.0
 
 
-def test_it_memoizes_on_function_arguments_and_params() -> None:
+def counting_evaluations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Return a list that records each evaluation in V8 (a call the memo did not answer).
+
+    A model cannot count its own calls: every call starts from the same state.
+    """
+    evaluated: list[str] = []
+    uncached = ShallowFunctions._call_uncached
+
+    def spy(self: ShallowFunctions, function: str, *rest: object) -> float:
+        evaluated.append(function)
+        return uncached(self, function, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ShallowFunctions, "_call_uncached", spy)
+    return evaluated
+
+
+def test_it_memoizes_on_function_arguments_and_params(monkeypatch: pytest.MonkeyPatch) -> None:
     source = """\
-var calls = 0;
-function computationTime(params) { calls += 1; return calls; }
-function p2pTime(size, params) { calls += 1; return calls; }
+function computationTime(params) { return 1; }
+function p2pTime(size, params) { return 2; }
 """
+    evaluated = counting_evaluations(monkeypatch)
     functions = model(source)
 
-    first = functions.call("computationTime", params={"x": 1})
-    assert functions.call("computationTime", params={"x": 1}) == first
-    assert functions.call("computationTime", params={"x": 2}) == first + 1
-    assert functions.call("p2pTime", 10, params={"x": 1}) == first + 2
-    assert functions.call("p2pTime", 10, params={"x": 1}) == first + 2
-    assert functions.call("p2pTime", 20, params={"x": 1}) == first + 3
-    assert functions.call("computationTime", params={"x": [1, 2]}) == first + 4
-    assert functions.call("computationTime", params={"x": [1, 2]}) == first + 4
+    functions.call("computationTime", params={"x": 1})
+    functions.call("computationTime", params={"x": 1})
+    assert len(evaluated) == 1
+    functions.call("computationTime", params={"x": 2})
+    assert len(evaluated) == 2
+    functions.call("p2pTime", 10, params={"x": 1})
+    functions.call("p2pTime", 10, params={"x": 1})
+    assert len(evaluated) == 3
+    functions.call("p2pTime", 20, params={"x": 1})
+    assert len(evaluated) == 4
+    functions.call("computationTime", params={"x": [1, 2]})
+    functions.call("computationTime", params={"x": [1, 2]})
+    assert len(evaluated) == 5
 
 
-def test_it_shares_memo_and_context_between_instances_of_one_model_and_attributes() -> None:
-    source = "var calls = 0;\nfunction computationTime(params) { calls += 1; return calls; }"
+def test_it_shares_memo_and_context_between_instances_of_one_model_and_attributes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = "function computationTime(params) { return SMs; }"
+    evaluated = counting_evaluations(monkeypatch)
     one, two = model(source), model(source)
     other = ShallowFunctions(model_key="gtx970", source=source, attributes={"SMs": 16})
 
-    assert one.call("computationTime", params={}) == 1.0
-    assert two.call("computationTime", params={}) == 1.0
-    assert other.call("computationTime", params={}) == 1.0
-    assert two.call("computationTime", params={"y": 1}) == 2.0
+    assert one.call("computationTime", params={}) == 13.0
+    assert two.call("computationTime", params={}) == 13.0
+    assert len(evaluated) == 1
+    assert other.call("computationTime", params={}) == 16.0
+    assert len(evaluated) == 2
+    assert one._context("computationTime") is two._context("computationTime")
 
 
 def test_a_memoized_call_takes_a_few_microseconds() -> None:
