@@ -178,6 +178,10 @@ PARASIM_QUEUES = {
 PARASIM_MAX_RUN_SECONDS = int(os.environ.get("PARASIM_MAX_RUN_SECONDS", "600"))
 PARASIM_MAX_ATTEMPTS = int(os.environ.get("PARASIM_MAX_ATTEMPTS", "3"))
 PARASIM_MAX_SWEEP = int(os.environ.get("PARASIM_MAX_SWEEP", "1000"))
+# Admission at launch: processes one run may place, and runs one user may have queued or
+# running at once (at least a whole sweep's worth).
+PARASIM_MAX_PROCESSES = int(os.environ.get("PARASIM_MAX_PROCESSES", "100000"))
+PARASIM_MAX_ACTIVE_RUNS = int(os.environ.get("PARASIM_MAX_ACTIVE_RUNS", "2000"))
 # A running simulation whose worker answers no ping and whose heartbeat is older than this
 # is lost: requeued, or failed once PARASIM_MAX_ATTEMPTS starts have been used.
 PARASIM_LOST_AFTER_SECONDS = int(os.environ.get("PARASIM_LOST_AFTER_SECONDS", "60"))

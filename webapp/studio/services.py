@@ -71,6 +71,15 @@ MESSAGES = {
     "name": f"Expected a string of at most {NAME_MAX_LENGTH} characters.",
     "source": f"Expected Python source of at most {MAX_SOURCE_LENGTH} characters.",
     "sweep_too_large": "The sweep has {size} points; at most {limit} are allowed.",
+    "too_many_processes": (
+        "The labels ask for {total:,} processes; this server runs at most {limit:,} in one run "
+        "(PARASIM_MAX_PROCESSES)."
+    ),
+    "too_many_active": (
+        "You have {active:,} runs queued or running and this launch adds {adding:,}; this "
+        "server holds at most {limit:,} per user (PARASIM_MAX_ACTIVE_RUNS). Wait for some to "
+        "finish or cancel them."
+    ),
     "sweep_node": "The system has no hardware node {node!r} (nodes: {known}).",
     "sweep_component": "No component {ref!r} of type {type} that you can see.",
     "sweep_ambiguous": "{count} components are named {ref!r}; give the id instead.",
@@ -239,6 +248,12 @@ def _check_labels(snapshot: Mapping[str, Any], labels: object) -> dict[str, int]
     if not isinstance(labels, Mapping) or not labels:
         raise _error("labels", MESSAGES["required"] if not labels else "Expected an object.")
     reject_nul(labels, field="labels")
+    counts = [count for count in labels.values() if isinstance(count, int)]
+    limit = int(settings.PARASIM_MAX_PROCESSES)
+    if sum(counts) > limit:  # before placing them: a million processes would take a while
+        raise _error(
+            "labels", MESSAGES["too_many_processes"].format(total=sum(counts), limit=limit)
+        )
     try:
         place_processes(load_snapshot(snapshot), labels)
     except LaunchError as error:
@@ -399,6 +414,18 @@ def send_runs(simulations: list[Simulation]) -> None:
         group(signatures).apply_async()
 
 
+def _check_active_runs(user: User, *, adding: int, field: str) -> None:
+    """Refuse a launch that would leave `user` more runs queued or running than allowed."""
+    limit = int(settings.PARASIM_MAX_ACTIVE_RUNS)
+    active = Simulation.objects.filter(
+        owner=user, status__in=(SimulationStatus.QUEUED, SimulationStatus.RUNNING)
+    ).count()
+    if active + adding > limit:
+        raise _error(
+            field, MESSAGES["too_many_active"].format(active=active, adding=adding, limit=limit)
+        )
+
+
 def _enqueue(simulations: list[Simulation]) -> None:
     """Queue the runs once the surrounding transaction commits, so workers find them stored."""
     transaction.on_commit(lambda: send_runs(simulations))
@@ -411,6 +438,7 @@ def simulation_launch(*, user: User, **launch: Any) -> Simulation:
     Keyword arguments are those of `launch_plan`.
     """
     plan = launch_plan(user=user, **launch)
+    _check_active_runs(user, adding=1, field="queue")
     simulation = _new_simulation(plan)
     simulation.save()
     _enqueue([simulation])
@@ -866,6 +894,7 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
             )
             child.labels = labels
             children.append(child)
+    _check_active_runs(user, adding=len(children), field="spec.queue")
     Simulation.objects.bulk_create(children)
     sweep.aggregate = _aggregate(sweep)
     sweep.save(update_fields=["aggregate"])

@@ -457,3 +457,38 @@ def test_a_failed_point_is_reported_without_sinking_the_rest(
     assert sweep.status == SweepStatus.FINISHED
     assert (sweep.aggregate["succeeded"], sweep.aggregate["failed"]) == (2, 1)
     assert sweep.aggregate["best"]["simulation"] == children[0].pk
+
+
+def test_a_launch_over_the_process_limit_is_refused_before_placing(
+    user: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.PARASIM_MAX_PROCESSES = 1000
+    placed: list[object] = []
+    monkeypatch.setattr(services, "place_processes", lambda *args: placed.append(args))
+    with pytest.raises(ValidationError) as error:
+        launch(user, labels={"CPU": 5_000_000})
+    assert error.value.message_dict == {
+        "labels": [MESSAGES["too_many_processes"].format(total=5_000_000, limit=1000)]
+    }
+    assert not placed and not Simulation.objects.exists()
+
+
+def test_a_user_over_the_active_run_limit_is_refused_and_others_are_not(
+    user: Any, other_user: Any, settings: Any
+) -> None:
+    settings.PARASIM_MAX_ACTIVE_RUNS = 2
+    launch(user)
+    launch(user)
+    with pytest.raises(ValidationError) as error:
+        launch(user)
+    assert error.value.message_dict == {
+        "queue": [MESSAGES["too_many_active"].format(active=2, adding=1, limit=2)]
+    }
+    spec = sweep_spec(variables={"steps": [1, 2, 3]})
+    with pytest.raises(ValidationError) as error:
+        services.sweep_launch(user=user, name="more", spec=spec)
+    assert list(error.value.message_dict) == ["spec.queue"]
+    assert Simulation.objects.filter(owner=user).count() == 2  # the sweep stored nothing
+    launch(other_user)  # another user's launches are not held back
+    Simulation.objects.filter(owner=user).update(status=SimulationStatus.SUCCEEDED)
+    launch(user)  # finished runs no longer count
