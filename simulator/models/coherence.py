@@ -109,6 +109,18 @@ it leaves and one memory write, and costs the latencies of the caches from the o
 private one to memory plus the memory latency; clean lines are dropped at no cost. When
 the private path includes the agent's top cache the directory is told (Write_Back or
 Clean_Write_Back). A flush is not an access: its `accesses` stay 0.
+
+Two cores hold the state and apply these rules: `_PythonTreeCore` here, the reference, and
+`simulator/_cachesim.c`'s `Tree`, which `CacheTree` runs on when it is built (`python -m
+simulator.build_speedups`, run by `./studio setup`) and PARASIM_PURE_PYTHON is not set, as
+`simulator.models.cache` chooses; `PythonCacheTree` always runs the reference. They give the
+same counters, line transfers, messages, contents (LRU order included) and directory after any
+sequence of calls, and bit-identical latencies: the C core adds the same floats in the same
+order (tests/simulator/models/test_coherence_speedups.py holds them equal). The C core takes
+addresses whose line number fits in 64 bits (beyond, OverflowError) and trees of at most
+`tree_core_max_caches` caches (larger ones run on the reference). `CacheTree.run_arrays` over
+buffers of native integers (`array('Q')`, NumPy arrays, `bytes` of write flags) makes no
+Python object per access on the C core; lists cost one look-up per item.
 """
 
 from __future__ import annotations
@@ -117,8 +129,11 @@ import math
 import operator
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, fields
 from typing import Any
+
+from simulator.models.cache import cachesim
 
 ERR_GEOMETRY = "cache {name!r}: sets, ways and line_bytes must be positive integers"
 ERR_LATENCY = "cache {name!r}: latency_s must be a non-negative finite number, got {value!r}"
@@ -179,6 +194,17 @@ MESSAGES = (
 _PLAIN = 0  # no coherence duty: inside an agent, or outside D's subtree
 _AGENT_TOP = 1  # a child of D: the agent's top cache, whose evictions notify D
 _DIRECTORY_SIDE = 2  # D or a cache outwards of it: losing a line invalidates the agents
+
+tree_core: Any = getattr(cachesim, "Tree", None)
+"""`simulator._cachesim.Tree` (the C core of `CacheTree`) when in use, else None: chosen as
+`cache.cachesim` is (built, and PARASIM_PURE_PYTHON unset)."""
+tree_core_max_caches: int = getattr(cachesim, "TREE_MAX_CACHES", 0)
+"""The most caches a tree on the C core may have (its link matrix grows with the square)."""
+
+_LINE_LIMIT = 1 << 64  # the C core's line numbers are 64-bit
+# Item formats `run_arrays` passes to the core as buffers (native integers; bool for writes).
+_ADDRESS_FORMATS = frozenset("bBhHiIlLqQnN")
+_WRITE_FORMATS = _ADDRESS_FORMATS | {"?"}
 
 
 @dataclass(frozen=True)
@@ -307,8 +333,9 @@ class TreeStats(_TreeCounts):
 class CacheTree:
     """Inclusive LRU caches arranged as a tree, optionally kept coherent by a MESI directory.
 
-    Each set is an OrderedDict from line number to its dirty flag, least recently used
-    first; the directory is a dict from line number to {agent top cache: state}.
+    Runs on the C core (`simulator._cachesim.Tree`) when it is built and wanted (see
+    `tree_core`), else on `_PythonTreeCore`; `PythonCacheTree` always runs the latter. Both
+    give the same outcomes, contents and directory after any sequence of calls.
     """
 
     def __init__(
@@ -325,17 +352,11 @@ class CacheTree:
         count = len(specs)
         self._specs = specs
         self._directory = directory
-        self._memory_latency = float(memory_latency_s)
         self._line_bytes = specs[0].line_bytes
-        self._sets: list[list[OrderedDict[int, bool]]] = [
-            [OrderedDict() for _ in range(spec.sets)] for spec in specs
-        ]
-        self._set_count = [spec.sets for spec in specs]
-        self._ways = [spec.ways for spec in specs]
-        self._latency = [float(spec.latency_s) for spec in specs]
         self._parent = [spec.parent for spec in specs]
-        self._parent_slot = [-1 if spec.parent is None else spec.parent for spec in specs]
+        self._ways = [spec.ways for spec in specs]
         self._write_back = [spec.write_back for spec in specs]
+        self._latency = [float(spec.latency_s) for spec in specs]
         children: list[list[int]] = [[] for _ in specs]
         for index, spec in enumerate(specs):
             if spec.parent is not None:
@@ -343,8 +364,8 @@ class CacheTree:
         self._children = [tuple(kids) for kids in children]
         self._leaves = [index for index in range(count) if not children[index]]
         self._paths = {leaf: tuple(self._chain(leaf)) for leaf in self._leaves}
-        self._roles, self._agent_of, self._top_depth = self._coherence_layout()
-        self._top_position = {
+        roles, self._agent_of, top_depth = self._coherence_layout()
+        top_position = {
             leaf: (path.index(self._agent_of[leaf]) if self._agent_of[leaf] >= 0 else -1)
             for leaf, path in self._paths.items()
         }
@@ -352,24 +373,44 @@ class CacheTree:
         for path in self._paths.values():
             for cache in path:
                 leaves_under[cache] += 1
-        self._private = {leaf: self._private_path(leaf, leaves_under) for leaf in self._leaves}
-        self._evict_duty = [
-            bool(self._children[cache]) or self._roles[cache] != _PLAIN for cache in range(count)
+        self._private = {
+            leaf: self._private_path(leaf, leaves_under, roles) for leaf in self._leaves
+        }
+        evict_duty = [
+            bool(self._children[cache]) or roles[cache] != _PLAIN for cache in range(count)
         ]
-        self._lines: dict[int, dict[int, str]] = {}
-        self._accesses = [0] * count
-        self._hits = [0] * count
-        self._misses = [0] * count
-        self._evictions = [0] * count
-        self._writebacks = [0] * count
-        self._invalidations = [0] * count
-        # Lines moved between caches, keyed (from, to) with -1 standing for memory.
-        self._links: defaultdict[tuple[int, int], int] = defaultdict(int)
-        self._message_counts = [0] * len(MESSAGES)
-        self._memory_reads = 0
-        self._memory_writes = 0
-        self._latency_sum = 0.0
-        self._access_count = 0
+        layout = (
+            [
+                (
+                    spec.sets,
+                    spec.ways,
+                    float(spec.latency_s),
+                    -1 if spec.parent is None else spec.parent,
+                    spec.write_back,
+                    roles[index],
+                    self._agent_of[index],
+                    top_depth[index],
+                    evict_duty[index],
+                )
+                for index, spec in enumerate(specs)
+            ],
+            [
+                (leaf, self._paths[leaf], top_position[leaf], self._private[leaf])
+                for leaf in self._leaves
+            ],
+            -1 if directory is None else directory,
+            float(memory_latency_s),
+            self._line_bytes,
+        )
+        self._core: _PythonTreeCore = self._core_type(count)(*layout)
+
+    @staticmethod
+    def _core_type(caches: int) -> type[_PythonTreeCore]:
+        """Return the core class for a tree of `caches` caches: C when it can run it."""
+        if tree_core is not None and caches <= tree_core_max_caches:
+            core: type[_PythonTreeCore] = tree_core  # the same methods, in C
+            return core
+        return _PythonTreeCore
 
     # -- structure ---------------------------------------------------------------------
 
@@ -382,6 +423,11 @@ class CacheTree:
     def directory(self) -> int | None:
         """Return the index of the cache holding the directory, None without coherence."""
         return self._directory
+
+    @property
+    def core(self) -> str:
+        """Return "C" or "Python": the core this tree runs on."""
+        return "Python" if isinstance(self._core, _PythonTreeCore) else "C"
 
     def leaves(self) -> list[int]:
         """Return the caches nobody has as parent: where accesses enter."""
@@ -433,15 +479,17 @@ class CacheTree:
                 stack.extend((child, top_depth[cache]) for child in self._children[cache])
         return roles, agent_of, top_depth
 
-    def _private_path(self, leaf: int, leaves_under: list[int]) -> tuple[int, ...]:
+    def _private_path(
+        self, leaf: int, leaves_under: list[int], roles: list[int]
+    ) -> tuple[int, ...]:
         """Return the caches from `leaf` outwards that no other leaf uses, stopping at the
         agent's top cache."""
         private = []
         for cache in self._paths[leaf]:
-            if leaves_under[cache] > 1 or self._roles[cache] == _DIRECTORY_SIDE:
+            if leaves_under[cache] > 1 or roles[cache] == _DIRECTORY_SIDE:
                 break
             private.append(cache)
-            if self._roles[cache] == _AGENT_TOP:
+            if roles[cache] == _AGENT_TOP:
                 break
         return tuple(private)
 
@@ -457,17 +505,16 @@ class CacheTree:
         """
         self._check_cache(cache)
         line = self._line_of(address)
-        cache_set = self._sets[cache][line % self._set_count[cache]]
-        if line not in cache_set:
-            return "I"
-        top = self._agent_of[cache]
-        if top >= 0:
-            return self._lines[line][top]
-        return "M" if cache_set[line] else "E"
+        if line >= _LINE_LIMIT:
+            return "I"  # the C core holds 64-bit line numbers only
+        return self._core.state(cache, line)
 
     def holders(self, address: int) -> dict[int, str]:
         """Return the directory entry of the line of `address`: {agent top cache: state}."""
-        return dict(self._lines.get(self._line_of(address), {}))
+        line = self._line_of(address)
+        if line >= _LINE_LIMIT:
+            return {}
+        return self._core.holders(line)
 
     def contains(self, cache: int, address: int) -> bool:
         """Return whether `cache` holds the line of `address`."""
@@ -475,26 +522,50 @@ class CacheTree:
 
     def stats(self) -> TreeStats:
         """Return the counters cumulated since construction."""
+        (
+            accesses,
+            hits,
+            misses,
+            evictions,
+            writebacks,
+            invalidations,
+            transfers,
+            messages,
+            memory_reads,
+            memory_writes,
+            latency,
+            access_count,
+        ) = self._snapshot()
         return TreeStats(
             caches=tuple(
                 CacheCounts(
                     name=spec.name,
-                    accesses=self._accesses[index],
-                    hits=self._hits[index],
-                    misses=self._misses[index],
-                    evictions=self._evictions[index],
-                    writebacks=self._writebacks[index],
-                    invalidations=self._invalidations[index],
+                    accesses=accesses[index],
+                    hits=hits[index],
+                    misses=misses[index],
+                    evictions=evictions[index],
+                    writebacks=writebacks[index],
+                    invalidations=invalidations[index],
                 )
                 for index, spec in enumerate(self._specs)
             ),
-            accesses=self._access_count,
-            memory_reads=self._memory_reads,
-            memory_writes=self._memory_writes,
-            line_transfers=self._line_transfers(),
-            messages=self._message_dict(),
-            latency_s=self._latency_sum,
+            accesses=access_count,
+            memory_reads=memory_reads,
+            memory_writes=memory_writes,
+            line_transfers=transfers,
+            messages=messages,
+            latency_s=latency,
         )
+
+    def contents(self, cache: int) -> list[list[tuple[int, bool]]]:
+        """Return, per set of `cache`, its (line number, dirty) pairs, least recently used
+        first (what both cores must agree on; tests compare them)."""
+        self._check_cache(cache)
+        return self._core.contents(cache)
+
+    def directory_entries(self) -> dict[int, dict[int, str]]:
+        """Return the whole directory: {line number: {agent top cache: state}}."""
+        return self._core.directory_entries()
 
     def check_invariants(self) -> None:
         """Raise AssertionError unless inclusion and the directory agree with the caches.
@@ -504,27 +575,29 @@ class CacheTree:
         a line exactly when its top cache holds it, an E or M holder is the only one, and
         only M agents hold dirty copies.
         """
-        for cache, sets in enumerate(self._sets):
+        contents = [self._core.contents(cache) for cache in range(len(self._specs))]
+        held = [{line for cache_set in sets for line, _ in cache_set} for sets in contents]
+        entries = self._core.directory_entries()
+        for cache, sets in enumerate(contents):
             parent = self._parent[cache]
+            name = self._specs[cache].name
             for cache_set in sets:
-                assert len(cache_set) <= self._ways[cache], self._specs[cache].name
-                for line, dirty in cache_set.items():
-                    assert not dirty or self._write_back[cache], self._specs[cache].name
+                assert len(cache_set) <= self._ways[cache], name
+                for line, dirty in cache_set:
+                    assert not dirty or self._write_back[cache], name
                     if parent is not None:
-                        outer = self._sets[parent][line % self._set_count[parent]]
-                        assert line in outer, (self._specs[cache].name, line)
+                        assert line in held[parent], (name, line)
                     top = self._agent_of[cache]
                     if top >= 0:
-                        state = self._lines.get(line, {}).get(top)
-                        assert state in ("M", "E", "S"), (self._specs[cache].name, line)
-                        assert not dirty or state == "M", (self._specs[cache].name, line)
-        for line, holders in self._lines.items():
+                        state = entries.get(line, {}).get(top)
+                        assert state in ("M", "E", "S"), (name, line)
+                        assert not dirty or state == "M", (name, line)
+        for line, holders in entries.items():
             assert holders, line
             states = sorted(holders.values())
             assert states == ["S"] * len(states) or len(states) == 1, (line, holders)
             for top in holders:
-                cache_set = self._sets[top][line % self._set_count[top]]
-                assert line in cache_set, (self._specs[top].name, line)
+                assert line in held[top], (self._specs[top].name, line)
 
     # -- running -----------------------------------------------------------------------
 
@@ -532,6 +605,250 @@ class CacheTree:
         """Feed `(address, is_write)` accesses entering at `leaf`; return what they did."""
         self._check_leaf(leaf)
         before = self._snapshot()
+        self._core.run_pairs(leaf, accesses)
+        return self._outcome_since(before)
+
+    def run_arrays(self, leaf: int, addresses: Any, writes: Any = None) -> TraceOutcome:
+        """Run accesses given as two equally long sequences or buffers (NumPy arrays,
+        `array.array`, memoryviews, lists): addresses and write flags (None: all reads,
+        as `cache.CacheHierarchy.run_arrays`).
+
+        One-dimensional buffers of native integers (`array('Q')`, NumPy integer arrays;
+        writes also `bytes` or NumPy bool arrays) are the fast path: the C core makes no
+        Python object per access. Anything else runs as lists, as through `run`.
+        """
+        self._check_leaf(leaf)
+        with ExitStack() as stack:
+            address_view = _buffer(stack, addresses, _ADDRESS_FORMATS)
+            write_view = None if writes is None else _buffer(stack, writes, _WRITE_FORMATS)
+            if address_view is not None and (writes is None or write_view is not None):
+                if write_view is not None and len(write_view) != len(address_view):
+                    raise ValueError(
+                        ERR_ARRAY_LENGTHS.format(
+                            addresses=len(address_view), writes=len(write_view)
+                        )
+                    )
+                before = self._snapshot()
+                self._core.run_buffers(leaf, address_view, write_view)
+                return self._outcome_since(before)
+        address_list = _as_list(addresses)
+        write_list = None if writes is None else _as_list(writes)
+        if write_list is not None and len(address_list) != len(write_list):
+            raise ValueError(
+                ERR_ARRAY_LENGTHS.format(addresses=len(address_list), writes=len(write_list))
+            )
+        before = self._snapshot()
+        self._core.run_lists(leaf, address_list, write_list)
+        return self._outcome_since(before)
+
+    def flush(self, leaf: int) -> TraceOutcome:
+        """Write back and invalidate every line of `leaf`'s private path (module docstring)."""
+        self._check_leaf(leaf)
+        before = self._snapshot()
+        self._core.flush(leaf)
+        return self._outcome_since(before)
+
+    # -- bookkeeping -------------------------------------------------------------------
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        (
+            accesses,
+            hits,
+            misses,
+            evictions,
+            writebacks,
+            invalidations,
+            transfers,
+            message_counts,
+            memory_reads,
+            memory_writes,
+            latency,
+            access_count,
+        ) = self._core.counters()
+        messages = {
+            name: count for name, count in zip(MESSAGES, message_counts, strict=True) if count
+        }
+        return (
+            accesses,
+            hits,
+            misses,
+            evictions,
+            writebacks,
+            invalidations,
+            transfers,
+            messages,
+            memory_reads,
+            memory_writes,
+            latency,
+            access_count,
+        )
+
+    def _outcome_since(self, before: tuple[Any, ...]) -> TraceOutcome:
+        after = self._snapshot()
+        (
+            accesses,
+            hits,
+            misses,
+            evictions,
+            writebacks,
+            invalidations,
+            transfers,
+            messages,
+            memory_reads,
+            memory_writes,
+            latency,
+            access_count,
+        ) = before
+        caches = tuple(
+            CacheCounts(
+                name=spec.name,
+                accesses=after[0][index] - accesses[index],
+                hits=after[1][index] - hits[index],
+                misses=after[2][index] - misses[index],
+                evictions=after[3][index] - evictions[index],
+                writebacks=after[4][index] - writebacks[index],
+                invalidations=after[5][index] - invalidations[index],
+            )
+            for index, spec in enumerate(self._specs)
+        )
+        return TraceOutcome(
+            caches=caches,
+            accesses=after[11] - access_count,
+            memory_reads=after[8] - memory_reads,
+            memory_writes=after[9] - memory_writes,
+            line_transfers=_difference(after[6], transfers),
+            messages=_difference(after[7], messages),
+            latency_s=after[10] - latency,
+        )
+
+    def _check_leaf(self, leaf: int) -> None:
+        if leaf not in self._paths:
+            raise ValueError(ERR_NOT_LEAF.format(leaf=leaf, leaves=self._leaves))
+
+    def _check_cache(self, cache: int) -> None:
+        if isinstance(cache, bool) or not isinstance(cache, int):
+            raise ValueError(ERR_CACHE_INDEX.format(cache=cache))
+        if not 0 <= cache < len(self._specs):
+            raise ValueError(ERR_CACHE_INDEX.format(cache=cache))
+
+    def _line_of(self, address: Any) -> int:
+        return _line_of(address, self._line_bytes)
+
+
+class PythonCacheTree(CacheTree):
+    """The same tree on the pure-Python core (`_PythonTreeCore`), whether or not the C
+    core is built: the reference the C core is tested against."""
+
+    @staticmethod
+    def _core_type(caches: int) -> type[_PythonTreeCore]:
+        return _PythonTreeCore
+
+
+class _PythonTreeCore:
+    """The reference core: the tree's state and every rule of the module docstring.
+
+    Each set is an OrderedDict from line number to its dirty flag, least recently used
+    first; the directory is a dict from line number to {agent top cache: state}. Built
+    from the layout `CacheTree` computes (the same arguments as `_cachesim.Tree`): per
+    cache (sets, ways, latency_s, parent or -1, write_back, role, agent top or -1,
+    top_depth, evict_duty), per leaf (leaf, path, top position or -1, private path).
+    """
+
+    def __init__(
+        self,
+        caches: Sequence[tuple[int, int, float, int, bool, int, int, float, bool]],
+        leaves: Sequence[tuple[int, tuple[int, ...], int, tuple[int, ...]]],
+        directory: int,
+        memory_latency_s: float,
+        line_bytes: int,
+    ) -> None:
+        count = len(caches)
+        self._directory = directory
+        self._memory_latency = memory_latency_s
+        self._line_bytes = line_bytes
+        self._sets: list[list[OrderedDict[int, bool]]] = [
+            [OrderedDict() for _ in range(cache[0])] for cache in caches
+        ]
+        self._set_count = [cache[0] for cache in caches]
+        self._ways = [cache[1] for cache in caches]
+        self._latency = [cache[2] for cache in caches]
+        self._parent_slot = [cache[3] for cache in caches]
+        self._write_back = [cache[4] for cache in caches]
+        self._roles = [cache[5] for cache in caches]
+        self._agent_of = [cache[6] for cache in caches]
+        self._top_depth = [cache[7] for cache in caches]
+        self._evict_duty = [cache[8] for cache in caches]
+        children: list[list[int]] = [[] for _ in caches]
+        for index, parent in enumerate(self._parent_slot):
+            if parent >= 0:
+                children[parent].append(index)
+        self._children = [tuple(kids) for kids in children]
+        self._paths = {leaf: path for leaf, path, _, _ in leaves}
+        self._top_position = {leaf: position for leaf, _, position, _ in leaves}
+        self._private = {leaf: private for leaf, _, _, private in leaves}
+        self._lines: dict[int, dict[int, str]] = {}
+        self._accesses = [0] * count
+        self._hits = [0] * count
+        self._misses = [0] * count
+        self._evictions = [0] * count
+        self._writebacks = [0] * count
+        self._invalidations = [0] * count
+        # Lines moved between caches, keyed (from, to) with -1 standing for memory.
+        self._links: defaultdict[tuple[int, int], int] = defaultdict(int)
+        self._message_counts = [0] * len(MESSAGES)
+        self._memory_reads = 0
+        self._memory_writes = 0
+        self._latency_sum = 0.0
+        self._access_count = 0
+
+    # -- inspection --------------------------------------------------------------------
+
+    def state(self, cache: int, line: int) -> str:
+        """Return the state of `cache`'s copy of line number `line` (CacheTree.state)."""
+        cache_set = self._sets[cache][line % self._set_count[cache]]
+        if line not in cache_set:
+            return "I"
+        top = self._agent_of[cache]
+        if top >= 0:
+            return self._lines[line][top]
+        return "M" if cache_set[line] else "E"
+
+    def holders(self, line: int) -> dict[int, str]:
+        """Return the directory entry of line number `line`."""
+        return dict(self._lines.get(line, {}))
+
+    def contents(self, cache: int) -> list[list[tuple[int, bool]]]:
+        """Return per set of `cache` its (line, dirty) pairs, least recently used first."""
+        return [list(cache_set.items()) for cache_set in self._sets[cache]]
+
+    def directory_entries(self) -> dict[int, dict[int, str]]:
+        """Return {line: {agent top cache: state}}."""
+        return {line: dict(holders) for line, holders in self._lines.items()}
+
+    def counters(self) -> tuple[Any, ...]:
+        """Return the raw counters, as `_cachesim.Tree.counters` does."""
+        return (
+            list(self._accesses),
+            list(self._hits),
+            list(self._misses),
+            list(self._evictions),
+            list(self._writebacks),
+            list(self._invalidations),
+            {
+                (None if source < 0 else source, None if target < 0 else target): lines
+                for (source, target), lines in self._links.items()
+            },
+            list(self._message_counts),
+            self._memory_reads,
+            self._memory_writes,
+            self._latency_sum,
+            self._access_count,
+        )
+
+    # -- running -----------------------------------------------------------------------
+
+    def run_pairs(self, leaf: int, accesses: Iterable[tuple[Any, Any]]) -> None:
+        """Feed `(address, is_write)` accesses entering at `leaf`."""
         line_bytes = self._line_bytes
         leaf_sets = self._sets[leaf]
         set_count = self._set_count[leaf]
@@ -568,36 +885,31 @@ class CacheTree:
                                 continue
                     access(leaf, line, bool(is_write))
                 else:
-                    access(leaf, self._line_of(address), bool(is_write))
+                    access(leaf, _line_of(address, line_bytes), bool(is_write))
         finally:
+            # The fast hits count after the other accesses, errors or not (the C core adds
+            # the latencies in this order too).
             self._accesses[leaf] += fast_hits
             self._hits[leaf] += fast_hits
             self._latency_sum += fast_hits * self._latency[leaf]
             self._access_count += fast_hits
-        return self._outcome_since(before)
 
-    def run_arrays(self, leaf: int, addresses: Any, writes: Any = None) -> TraceOutcome:
-        """Run accesses given as two equally long sequences or buffers (NumPy arrays,
-        `array.array`, memoryviews, lists): addresses and write flags (None: all reads,
-        as `cache.CacheHierarchy.run_arrays`)."""
-        address_list = _as_list(addresses)
-        write_list = [False] * len(address_list) if writes is None else _as_list(writes)
-        if len(address_list) != len(write_list):
-            raise ValueError(
-                ERR_ARRAY_LENGTHS.format(addresses=len(address_list), writes=len(write_list))
-            )
-        return self.run(leaf, zip(address_list, write_list, strict=True))
+    def run_lists(self, leaf: int, addresses: list[Any], writes: list[Any] | None) -> None:
+        """Feed the accesses of two lists (writes None: all reads)."""
+        flags = [False] * len(addresses) if writes is None else writes
+        self.run_pairs(leaf, zip(addresses, flags, strict=True))
 
-    def flush(self, leaf: int) -> TraceOutcome:
-        """Write back and invalidate every line of `leaf`'s private path (module docstring)."""
-        self._check_leaf(leaf)
-        before = self._snapshot()
+    def run_buffers(self, leaf: int, addresses: memoryview, writes: memoryview | None) -> None:
+        """Feed the accesses of two integer buffers (writes None: all reads)."""
+        self.run_lists(leaf, addresses.tolist(), None if writes is None else writes.tolist())
+
+    def flush(self, leaf: int) -> None:
+        """Write back and invalidate every line of `leaf`'s private path."""
         private = self._private[leaf]
         outermost = private[-1]
         for cache_set in self._sets[outermost]:
             for line in list(cache_set):
                 self._flush_line(private, line)
-        return self._outcome_since(before)
 
     # -- the access path ---------------------------------------------------------------
 
@@ -669,7 +981,11 @@ class CacheTree:
             self._invalidate_sharer(other, line)
         self._lines[line] = {agent: "M"}
         latencies = self._latency
-        extra = sum(latencies[path[position]] for position in range(served + 1, top_position + 1))
+        # An explicit loop, not sum(): Python 3.12's sum() compensates float rounding,
+        # and the C core must add the same floats in the same order on every version.
+        extra = 0.0
+        for position in range(served + 1, top_position + 1):
+            extra += latencies[path[position]]
         return extra + latencies[path[top_position + 1]]
 
     def _agent_miss(
@@ -943,94 +1259,6 @@ class CacheTree:
         self._memory_writes += 1
         self._latency_sum += latency
 
-    # -- bookkeeping -------------------------------------------------------------------
-
-    def _line_transfers(self) -> dict[tuple[int | None, int | None], int]:
-        """Return the link matrix as {(from, to): lines}, None standing for memory."""
-        return {
-            (None if source < 0 else source, None if target < 0 else target): lines
-            for (source, target), lines in self._links.items()
-        }
-
-    def _message_dict(self) -> dict[str, int]:
-        return {
-            name: count for name, count in zip(MESSAGES, self._message_counts, strict=True) if count
-        }
-
-    def _snapshot(self) -> tuple[Any, ...]:
-        return (
-            list(self._accesses),
-            list(self._hits),
-            list(self._misses),
-            list(self._evictions),
-            list(self._writebacks),
-            list(self._invalidations),
-            self._line_transfers(),
-            self._message_dict(),
-            self._memory_reads,
-            self._memory_writes,
-            self._latency_sum,
-            self._access_count,
-        )
-
-    def _outcome_since(self, before: tuple[Any, ...]) -> TraceOutcome:
-        (
-            accesses,
-            hits,
-            misses,
-            evictions,
-            writebacks,
-            invalidations,
-            transfers,
-            messages,
-            memory_reads,
-            memory_writes,
-            latency,
-            access_count,
-        ) = before
-        caches = tuple(
-            CacheCounts(
-                name=spec.name,
-                accesses=self._accesses[index] - accesses[index],
-                hits=self._hits[index] - hits[index],
-                misses=self._misses[index] - misses[index],
-                evictions=self._evictions[index] - evictions[index],
-                writebacks=self._writebacks[index] - writebacks[index],
-                invalidations=self._invalidations[index] - invalidations[index],
-            )
-            for index, spec in enumerate(self._specs)
-        )
-        return TraceOutcome(
-            caches=caches,
-            accesses=self._access_count - access_count,
-            memory_reads=self._memory_reads - memory_reads,
-            memory_writes=self._memory_writes - memory_writes,
-            line_transfers=_difference(self._line_transfers(), transfers),
-            messages=_difference(self._message_dict(), messages),
-            latency_s=self._latency_sum - latency,
-        )
-
-    def _check_leaf(self, leaf: int) -> None:
-        if leaf not in self._paths:
-            raise ValueError(ERR_NOT_LEAF.format(leaf=leaf, leaves=self._leaves))
-
-    def _check_cache(self, cache: int) -> None:
-        if isinstance(cache, bool) or not isinstance(cache, int):
-            raise ValueError(ERR_CACHE_INDEX.format(cache=cache))
-        if not 0 <= cache < len(self._specs):
-            raise ValueError(ERR_CACHE_INDEX.format(cache=cache))
-
-    def _line_of(self, address: Any) -> int:
-        if isinstance(address, bool):
-            raise ValueError(ERR_ADDRESS.format(value=address))
-        try:
-            value = operator.index(address)
-        except TypeError:
-            raise ValueError(ERR_ADDRESS.format(value=address)) from None
-        if value < 0:
-            raise ValueError(ERR_ADDRESS.format(value=address))
-        return value // self._line_bytes
-
 
 def _validate(specs: tuple[CacheSpec, ...], directory: int | None) -> None:
     if not specs:
@@ -1079,6 +1307,33 @@ def _non_negative(value: object) -> bool:
         and math.isfinite(value)
         and value >= 0
     )
+
+
+def _line_of(address: Any, line_bytes: int) -> int:
+    """Return the line number of an access's address, a non-negative int that is not a
+    bool (else ERR_ADDRESS)."""
+    if isinstance(address, bool):
+        raise ValueError(ERR_ADDRESS.format(value=address))
+    try:
+        value = operator.index(address)
+    except TypeError:
+        raise ValueError(ERR_ADDRESS.format(value=address)) from None
+    if value < 0:
+        raise ValueError(ERR_ADDRESS.format(value=address))
+    return value // line_bytes
+
+
+def _buffer(stack: ExitStack, values: Any, formats: frozenset[str]) -> memoryview | None:
+    """Return a one-dimensional view of a buffer of native integers (released with
+    `stack`), or None when `values` is no such buffer (then it runs as a list)."""
+    try:
+        view = memoryview(values)
+    except TypeError:
+        return None
+    stack.enter_context(view)
+    if view.ndim != 1 or view.format.removeprefix("@") not in formats:
+        return None
+    return view
 
 
 def _as_list(values: Any) -> list[Any]:
