@@ -541,7 +541,9 @@ class Sim:
         if not isinstance(arguments, Mapping):
             raise ApiUsageError(f"{call}: memory must be a dict of memoryAccess arguments")
         try:
-            pattern, addresses, writes, region, level = parse_call(call, arguments)
+            pattern, addresses, writes, level = parse_call(
+                call, arguments, memory.region_base if memory is not None else None
+            )
             if memory is None:
                 raise MemoryUsageError(f"{call}: the system model has no memory hierarchy")
             count = len(self._world.nodes[slot.node].usages)
@@ -554,9 +556,6 @@ class Sim:
             for label in pattern.shared_with:
                 self._peers(call, label)
         if addresses is not None and writes is not None:
-            if region is not None:
-                base = memory.region_base(region)
-                addresses = [base + address for address in addresses]
             demand, detail = memory.trace_demand(levels, instances, addresses, writes)
         else:
             assert pattern is not None

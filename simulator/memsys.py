@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,7 @@ MEMSYS_MESSAGES = {
         "{call}: a trace starts at the first cache or at memory (uncached); {level!r} is a "
         "cache inside the path: give a pattern to start there"
     ),
+    "trace_range": "{call}: trace addresses (after their region's base) must be below 2**64",
     "trace_length": "{call}: the trace holds more than {limit} accesses; split it over calls",
     "trace_item": (
         "{call}: trace entry {index} must be an address (a whole number >= 0) or an "
@@ -485,8 +487,8 @@ class MemorySystem:
         self,
         levels: list[MemoryNode],
         instances: list[int],
-        addresses: Sequence[int],
-        writes: Sequence[bool],
+        addresses: array[int],
+        writes: bytes,
     ) -> tuple[Demand, dict[str, Any]]:
         """Run a trace through the caches from `levels[0]`'s `instances`; return its demand."""
         demand = Demand()
@@ -499,7 +501,7 @@ class MemorySystem:
                 first,
                 instances,
                 len(addresses),
-                sum(1 for w in writes if w),
+                len(writes) - writes.count(0),
                 len(addresses) * first.latency_s,
             )
             demand.latency_s /= max(1, len(instances) * first.mshrs)
@@ -509,12 +511,13 @@ class MemorySystem:
         size = len(addresses)
         latency = 0.0
         messages_before = dict(self.messages)
+        address_view, write_view = memoryview(addresses), memoryview(writes)
         for part, instance in enumerate(instances):
             low, high = size * part // parts, size * (part + 1) // parts
             if low == high:
                 continue
             outcome = self.tree.run_arrays(
-                first.tree_index[instance], addresses[low:high], writes[low:high]
+                first.tree_index[instance], address_view[low:high], write_view[low:high]
             )
             latency += outcome.latency_s + self._charge(demand, outcome)
         demand.latency_s = (demand.latency_s + latency) / max(1, parts * first.mshrs)
@@ -986,9 +989,15 @@ class _Flow:
 
 
 def parse_call(
-    call: str, arguments: Mapping[str, object]
-) -> tuple[Pattern | None, list[int] | None, list[bool] | None, str | None, str | None]:
-    """Return (pattern, addresses, writes, region, level) of a memory call's arguments."""
+    call: str,
+    arguments: Mapping[str, object],
+    region_base: Callable[[str], int] | None = None,
+) -> tuple[Pattern | None, array[int] | None, bytes | None, str | None]:
+    """Return (pattern, addresses, writes, level) of a memory call's arguments.
+
+    A trace's addresses come back as an `array('Q')` shifted by its region's base
+    (`region_base(region)`), its write flags as bytes: buffers the cache simulator's C core
+    reads without a Python object per access."""
     unknown = sorted(set(arguments) - set(CALL_KEYS))
     if unknown:
         raise MemoryUsageError(
@@ -1006,8 +1015,9 @@ def parse_call(
     if trace is not None and has_pattern:
         raise MemoryUsageError(MEMSYS_MESSAGES["both"].format(call=call))
     if trace is not None:
-        addresses, writes = _parse_trace(call, trace, bool(arguments.get("writes", False)))
-        return None, addresses, writes, region, level_id
+        base = region_base(region) if region is not None and region_base is not None else 0
+        addresses, writes = _parse_trace(call, trace, bool(arguments.get("writes", False)), base)
+        return None, addresses, writes, level_id
     if not has_pattern:
         raise MemoryUsageError(MEMSYS_MESSAGES["nothing"].format(call=call))
     values: dict[str, float] = {}
@@ -1055,46 +1065,53 @@ def parse_call(
         order=str(order),
         shared_with=tuple(shared or ()),
     )
-    return pattern, None, None, region, level_id
+    return pattern, None, None, level_id
 
 
-def _parse_trace(call: str, trace: object, all_writes: bool) -> tuple[list[int], list[bool]]:
-    if isinstance(trace, range):
-        if len(trace) > MAX_TRACE:
+def _parse_trace(call: str, trace: object, all_writes: bool, base: int) -> tuple[array[int], bytes]:
+    """Return a trace's addresses (plus `base`) and write flags, checking every entry."""
+    try:
+        if isinstance(trace, range):
+            if len(trace) > MAX_TRACE:
+                raise MemoryUsageError(
+                    MEMSYS_MESSAGES["trace_length"].format(call=call, limit=MAX_TRACE)
+                )
+            if len(trace) and (trace.start < 0 or trace[-1] < 0):
+                raise MemoryUsageError(
+                    MEMSYS_MESSAGES["trace_item"].format(call=call, index=0, value=trace.start)
+                )
+            shifted = range(trace.start + base, trace.stop + base, trace.step)
+            flags = b"\x01" * len(trace) if all_writes else bytes(len(trace))
+            return array("Q", shifted), flags
+        if not isinstance(trace, Iterable) or isinstance(trace, str | bytes):
             raise MemoryUsageError(
-                MEMSYS_MESSAGES["trace_length"].format(call=call, limit=MAX_TRACE)
+                MEMSYS_MESSAGES["trace_item"].format(call=call, index=0, value=trace)
             )
-        if len(trace) and (trace.start < 0 or trace[-1] < 0):
+        addresses = array("Q")
+        writes = bytearray()
+        index = 0
+        for index, item in enumerate(trace):
+            if index >= MAX_TRACE:
+                raise MemoryUsageError(
+                    MEMSYS_MESSAGES["trace_length"].format(call=call, limit=MAX_TRACE)
+                )
+            if type(item) is int and item >= 0:
+                addresses.append(item + base)
+                writes.append(all_writes)
+                continue
+            if (
+                isinstance(item, tuple | list)
+                and len(item) == 2
+                and type(item[0]) is int
+                and item[0] >= 0
+                and isinstance(item[1], bool | int)
+            ):
+                addresses.append(item[0] + base)
+                writes.append(bool(item[1]) or all_writes)
+                continue
             raise MemoryUsageError(
-                MEMSYS_MESSAGES["trace_item"].format(call=call, index=0, value=trace.start)
+                MEMSYS_MESSAGES["trace_item"].format(call=call, index=index, value=item)
             )
-        return list(trace), [all_writes] * len(trace)
-    if not isinstance(trace, Iterable) or isinstance(trace, str | bytes):
-        raise MemoryUsageError(
-            MEMSYS_MESSAGES["trace_item"].format(call=call, index=0, value=trace)
-        )
-    addresses: list[int] = []
-    writes: list[bool] = []
-    for index, item in enumerate(trace):
-        if index >= MAX_TRACE:
-            raise MemoryUsageError(
-                MEMSYS_MESSAGES["trace_length"].format(call=call, limit=MAX_TRACE)
-            )
-        if type(item) is int and item >= 0:
-            addresses.append(item)
-            writes.append(all_writes)
-            continue
-        if (
-            isinstance(item, tuple | list)
-            and len(item) == 2
-            and type(item[0]) is int
-            and item[0] >= 0
-            and isinstance(item[1], bool | int)
-        ):
-            addresses.append(item[0])
-            writes.append(bool(item[1]) or all_writes)
-            continue
-        raise MemoryUsageError(
-            MEMSYS_MESSAGES["trace_item"].format(call=call, index=index, value=item)
-        )
-    return addresses, writes
+    except OverflowError:
+        raise MemoryUsageError(MEMSYS_MESSAGES["trace_range"].format(call=call)) from None
+    return addresses, bytes(writes)

@@ -162,6 +162,7 @@ def test_a_computation_with_memory_takes_the_longer_of_the_two() -> None:
         ("sim.memoryAccess()\n", "give a trace, or bytes to read or write"),
         ("sim.memoryAccess(read=1, trace=[0])\n", "not both"),
         ("sim.memoryAccess(trace=[0, -64])\n", "trace entry 1 must be an address"),
+        ("sim.memoryAccess(trace=[2 ** 63, 2 ** 64])\n", "must be below 2**64"),
         ("sim.memoryAccess(trace=[0], level='llc')\n", "level 'llc' is not on the memory path"),
     ],
 )
