@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, F, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
@@ -98,6 +98,19 @@ MESSAGES = {
 
 class RunCancelled(Exception):
     """Raised inside a running task's progress callback once its run is no longer running."""
+
+
+# The database could not be reached (rather than refusing a value). Nothing is wrong with the
+# run: the heartbeat skips a beat, storing an outcome waits STORE_RETRY_DELAYS_S out, and the
+# task retries the attempt after that (tests/webapp/studio/test_faults.py).
+DATABASE_UNREACHABLE = (OperationalError, InterfaceError)
+STORE_RETRY_DELAYS_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def _drop_broken_connection() -> None:
+    """Close this thread's database connection so that the next query opens a new one."""
+    if not connection.in_atomic_block:
+        connection.close()
 
 
 def _error(field: str, message: str) -> ValidationError:
@@ -390,23 +403,80 @@ def _new_simulation(
     )
 
 
-def _task_options(simulation: Simulation) -> dict[str, Any]:
+# Fairness between users (docs/deployment.md): kombu's Redis transport keeps one list per
+# priority level of a queue and a worker always pops the best (lowest) level first, FIFO within
+# a level. Level k holds the ranks [2**(k-1), 2**k) of an owner's backlog, so no user ever has
+# more than 2**k waiting runs at level k or better: a user's first waiting run overtakes every
+# other user's flood but that flood's own first run. Redis clamps priorities to 0..9.
+FAIR_PRIORITY_LEVELS = 10
+
+
+def fair_priority(rank: int) -> int:
+    """Return the broker priority (0 is served first) of a run with `rank` of its owner's
+    runs queued or running before it: 0 for the first, 1 for the second, then 2 for two runs,
+    3 for four, ... and the last level for the tail of a flood."""
+    return min(max(rank, 0).bit_length(), FAIR_PRIORITY_LEVELS - 1)
+
+
+def fair_priorities(*, backlog: int, count: int) -> list[int]:
+    """Return the priorities of `count` new runs of an owner who already has `backlog` runs
+    queued or running, in the order they are sent (a sweep's points in order)."""
+    return [fair_priority(backlog + index) for index in range(count)]
+
+
+def _run_priorities(simulations: list[Simulation]) -> dict[int, int]:
+    """Return each run's priority by id, ranked after its owner's other active runs.
+
+    Counted when the runs are sent, after their transaction committed: a concurrent launch of
+    the same owner that committed first is counted too, which only pushes these runs back, so
+    the per-level bound of `fair_priority` holds without a lock. A count that fails ranks the
+    runs within their launch only: they are stored as queued, and must be sent whatever happens.
+    """
+    by_owner: dict[int, list[Simulation]] = {}
+    for sim in simulations:
+        by_owner.setdefault(sim.owner_id, []).append(sim)
+    priorities: dict[int, int] = {}
+    for owner_id, runs in by_owner.items():
+        try:
+            backlog = (
+                Simulation.objects.filter(
+                    owner_id=owner_id,
+                    status__in=(SimulationStatus.QUEUED, SimulationStatus.RUNNING),
+                )
+                .exclude(pk__in=[run.pk for run in runs])
+                .count()
+            )
+        except Exception:
+            import logging
+
+            logging.getLogger(__name__).warning("could not rank runs", exc_info=True)
+            backlog = 0
+        levels = fair_priorities(backlog=backlog, count=len(runs))
+        priorities.update({run.pk: level for run, level in zip(runs, levels, strict=True)})
+    return priorities
+
+
+def _task_options(simulation: Simulation, *, priority: int = 0) -> dict[str, Any]:
     return {
         "queue": simulation.queue,
         "task_id": simulation.celery_task_id,
+        "priority": priority,
         "soft_time_limit": simulation.time_limit_s + SOFT_LIMIT_MARGIN_S,
         "time_limit": simulation.time_limit_s + HARD_LIMIT_MARGIN_S,
     }
 
 
 def send_runs(simulations: list[Simulation]) -> None:
-    """Send the runs' tasks to their queues now, several as one Celery group."""
+    """Send the runs' tasks to their queues now, several as one Celery group, each with its
+    fair-share priority (`_run_priorities`)."""
     from celery import group
 
     from webapp.studio.tasks import run_simulation
 
+    priorities = _run_priorities(simulations)
     signatures = [
-        run_simulation.signature(args=(sim.pk,), **_task_options(sim)) for sim in simulations
+        run_simulation.signature(args=(sim.pk,), **_task_options(sim, priority=priorities[sim.pk]))
+        for sim in simulations
     ]
     if len(signatures) == 1:
         signatures[0].apply_async()
@@ -508,9 +578,13 @@ def progress_recorder(
         value = float(fraction)
         if math.isfinite(value):
             fields["progress"] = Greatest(F("progress"), min(max(value, 0.0), 1.0))
-        updated = Simulation.objects.filter(
-            pk=pk, status=SimulationStatus.RUNNING, celery_task_id=task_id
-        ).update(**fields)
+        try:
+            updated = Simulation.objects.filter(
+                pk=pk, status=SimulationStatus.RUNNING, celery_task_id=task_id
+            ).update(**fields)
+        except DATABASE_UNREACHABLE:
+            _drop_broken_connection()  # best effort: a database outage must not end the run
+            return
         if not updated:
             raise RunCancelled(pk)
 
@@ -523,7 +597,11 @@ def simulation_finish(
     result: Mapping[str, Any] | None = None,
     error: Mapping[str, Any] | None = None,
 ) -> bool:
-    """Store the outcome of this attempt; return False when the run was cancelled meanwhile."""
+    """Store the outcome of this attempt; return False when the run was cancelled meanwhile.
+
+    A database outage of up to STORE_RETRY_DELAYS_S in all is waited out (the outcome lives
+    only in this process); a longer one raises, and the task retries the attempt.
+    """
     fields: dict[str, Any] = {"finished": _now(), "heartbeat": _now()}
     if error is None and result is not None:
         fields.update(
@@ -538,15 +616,23 @@ def simulation_finish(
         fields.update(
             status=SimulationStatus.FAILED, error=_storable(dict(error or {})), result=None
         )
-    with transaction.atomic():
-        updated = Simulation.objects.filter(
-            pk=simulation.pk,
-            status=SimulationStatus.RUNNING,
-            celery_task_id=simulation.celery_task_id,
-        ).update(**fields)
-        if updated and simulation.sweep_id is not None:
-            sweep_refresh_aggregate(sweep_id=simulation.sweep_id)
-    return bool(updated)
+    for delay in (*STORE_RETRY_DELAYS_S, None):
+        try:
+            with transaction.atomic():
+                updated = Simulation.objects.filter(
+                    pk=simulation.pk,
+                    status=SimulationStatus.RUNNING,
+                    celery_task_id=simulation.celery_task_id,
+                ).update(**fields)
+                if updated and simulation.sweep_id is not None:
+                    sweep_refresh_aggregate(sweep_id=simulation.sweep_id)
+            return bool(updated)
+        except DATABASE_UNREACHABLE:
+            if delay is None or connection.in_atomic_block:
+                raise
+            _drop_broken_connection()
+            time.sleep(delay)
+    raise AssertionError("unreachable")
 
 
 def _storable(value: Any) -> Any:
@@ -615,6 +701,8 @@ def simulation_run(*, simulation_id: int, task_id: str, worker: str) -> Simulati
     else:
         try:
             simulation_finish(simulation=simulation, result=result)
+        except DATABASE_UNREACHABLE:
+            raise  # not the result's fault: the task retries the attempt
         except Exception as error:  # a result the database refuses must not either
             _finish_internal(simulation, error)
     return simulation

@@ -19,6 +19,8 @@ from webapp.studio import selectors, services
 
 logger = logging.getLogger(__name__)
 
+DATABASE_RETRY_MAX_S = 10
+
 
 @contextmanager
 def sigterm_stops_the_run() -> Iterator[None]:
@@ -47,15 +49,25 @@ def sigterm_stops_the_run() -> Iterator[None]:
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
+    max_retries=None,  # retry(max_retries=None) means the task's own limit, not "no limit"
 )
 def run_simulation(self: Any, simulation_id: int) -> None:
-    """Run one attempt of simulation `simulation_id` and store its outcome."""
-    with sigterm_stops_the_run():
-        services.simulation_run(
-            simulation_id=simulation_id,
-            task_id=str(self.request.id),
-            worker=str(self.request.hostname or ""),
-        )
+    """Run one attempt of simulation `simulation_id` and store its outcome.
+
+    While the database cannot be reached the attempt is retried under the same task id,
+    every few seconds and for as long as it takes: acknowledging a failed task would leave
+    the run queued (or running) with no message left to finish it.
+    """
+    try:
+        with sigterm_stops_the_run():
+            services.simulation_run(
+                simulation_id=simulation_id,
+                task_id=str(self.request.id),
+                worker=str(self.request.hostname or ""),
+            )
+    except services.DATABASE_UNREACHABLE as error:
+        countdown = min(2**self.request.retries, DATABASE_RETRY_MAX_S)
+        raise self.retry(exc=error, countdown=countdown) from None
 
 
 @shared_task(name="studio.reap_lost_simulations", ignore_result=True)

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,98 +20,20 @@ from django.conf import settings
 
 from simulator.runner import run_simulation as run_in_process
 from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
+from tests.webapp.studio.live import ROOT, Worker, children, require_services, wait_for
 from webapp.studio import services
 from webapp.studio.models import FINAL_STATUSES, Simulation, SimulationStatus
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[3]
 BUSY_APP = "t = 0\nwhile t < n:\n    t += 1\n"
 ENDLESS_APP = "while True:\n    pass\n"
-SERVICES_MISSING = (
-    "integration tests need DATABASE_URL=postgres://... and CELERY_BROKER_URL=redis://... "
-    "(set PARASIM_REQUIRE_SERVICES=1 to make their absence an error)"
-)
-
-
-def services_configured() -> bool:
-    database = os.environ.get("DATABASE_URL", "")
-    broker = os.environ.get("CELERY_BROKER_URL", "")
-    return database.startswith(("postgres://", "postgresql://")) and broker.startswith("redis://")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def real_services() -> None:
     """Skip (or, when services are required, fail) without PostgreSQL and Redis."""
-    if services_configured():
-        return
-    if os.environ.get("PARASIM_REQUIRE_SERVICES") == "1":
-        pytest.fail(SERVICES_MISSING)
-    pytest.skip(SERVICES_MISSING)
-
-
-def wait_for(condition: Callable[[], Any], *, timeout: float, what: str) -> Any:
-    """Return the first truthy value of `condition`, polling; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}")
-
-
-def children(pid: int) -> list[int]:
-    """Return the ids of the direct child processes of `pid` (Linux /proc)."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(c) for c in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return found
-
-
-class Worker:
-    """A `celery worker` subprocess serving every configured queue."""
-
-    def __init__(self, database_url: str, log: Path, queues: list[str] | None = None) -> None:
-        self.hostname = f"itest-{uuid.uuid4().hex[:8]}@localhost"
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "DJANGO_SETTINGS_MODULE": "webapp.settings.test",
-            "PARASIM_QUEUES": ",".join(settings.PARASIM_QUEUES),
-            "PARASIM_VISIBILITY_TIMEOUT": "60",
-            "CELERY_TASK_ALWAYS_EAGER": "0",
-        }
-        command = [sys.executable, "-m", "celery", "-A", "webapp", "worker", "-P", "prefork"]
-        command += ["--concurrency=2", "-Q", ",".join(queues or settings.PARASIM_QUEUES)]
-        command += ["--hostname", self.hostname, "--loglevel=INFO", "--without-gossip"]
-        command += ["--without-mingle", "--without-heartbeat"]
-        self.log = log
-        self.process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
-        )
-
-    def pool(self) -> list[int]:
-        """Return the pool processes' ids."""
-        return children(self.process.pid)
-
-    def busy_pool_process(self) -> int | None:
-        """Return a pool process that has a sandbox child (a run in progress), if any."""
-        return next((pid for pid in self.pool() if children(pid)), None)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        for pid in self.pool():  # a pool process left behind would hold the test database
-            os.kill(pid, signal.SIGKILL)
+    require_services()
 
 
 def database_url() -> str:

@@ -96,3 +96,9 @@ def test_the_lost_run_check_does_nothing_without_an_answer_from_the_broker(
 ) -> None:
     monkeypatch.setattr(tasks.selectors, "alive_workers", lambda: None)
     assert tasks.reap_lost_simulations.apply().get() == {"requeued": [], "failed": []}
+
+
+def test_a_run_retries_for_as_long_as_the_database_is_unreachable() -> None:
+    # Celery reads retry(max_retries=None) as "the task's limit" (3 by default), which ended
+    # runs during a database outage longer than 1 + 2 + 4 s (test_faults.py found it).
+    assert tasks.run_simulation.max_retries is None
