@@ -132,6 +132,11 @@ class Simulation(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     worker = models.CharField(max_length=255, blank=True)
     celery_task_id = models.CharField(max_length=64, blank=True)
+    sent = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its task reached the broker; empty: not yet (the lost-run check sends it).",
+    )
     heartbeat = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)

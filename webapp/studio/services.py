@@ -11,7 +11,9 @@ which keeps redelivery and requeueing idempotent.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
+import logging
 import math
 import time
 import uuid
@@ -59,6 +61,8 @@ SOFT_LIMIT_MARGIN_S = 10
 HARD_LIMIT_MARGIN_S = 20
 PROGRESS_EVERY_S = 0.5
 MAX_SOURCE_LENGTH = 1_000_000
+
+logger = logging.getLogger(__name__)
 
 MESSAGES = {
     "required": "This field is required.",
@@ -478,10 +482,21 @@ def send_runs(simulations: list[Simulation]) -> None:
         run_simulation.signature(args=(sim.pk,), **_task_options(sim, priority=priorities[sim.pk]))
         for sim in simulations
     ]
-    if len(signatures) == 1:
-        signatures[0].apply_async()
-    elif signatures:
-        group(signatures).apply_async()
+    try:
+        if len(signatures) == 1:
+            signatures[0].apply_async()
+        elif signatures:
+            group(signatures).apply_async()
+    except Exception:  # the broker is unreachable: the runs stay stored, marked unsent
+        logger.warning(
+            "could not send %d run(s) to the broker; the lost-run check will send them",
+            len(signatures),
+            exc_info=True,
+        )
+        return
+    Simulation.objects.filter(pk__in=[sim.pk for sim in simulations], sent__isnull=True).update(
+        sent=_now()
+    )
 
 
 def _check_active_runs(user: User, *, adding: int, field: str) -> None:
@@ -776,6 +791,7 @@ class ReapReport:
 
     requeued: list[int]
     failed: list[int]
+    resent: list[int] = dataclasses.field(default_factory=list)
 
 
 def simulation_reap_lost(
@@ -844,7 +860,24 @@ def simulation_reap_lost(
             if sim.sweep_id is not None:
                 sweep_refresh_aggregate(sweep_id=sim.sweep_id)
             failed.append(pk)
-    return ReapReport(requeued=requeued, failed=failed)
+    return ReapReport(requeued=requeued, failed=failed, resent=_resend_unsent(now - grace))
+
+
+def _resend_unsent(before: datetime) -> list[int]:
+    """Send again the queued runs whose task never reached the broker (it was down at
+    launch), created before `before`; each under a new task id, so that a message that did
+    arrive after all is skipped as stale. Return their ids."""
+    unsent = list(
+        Simulation.objects.filter(
+            status=SimulationStatus.QUEUED, sent__isnull=True, created__lt=before
+        )
+    )
+    for simulation in unsent:
+        simulation.celery_task_id = str(uuid.uuid4())
+    Simulation.objects.bulk_update(unsent, ["celery_task_id"])
+    if unsent:
+        send_runs(unsent)
+    return [simulation.pk for simulation in unsent]
 
 
 # --- sweeps -----------------------------------------------------------------------------

@@ -72,11 +72,17 @@ def run_simulation(self: Any, simulation_id: int) -> None:
 
 @shared_task(name="studio.reap_lost_simulations", ignore_result=True)
 def reap_lost_simulations() -> dict[str, list[int]]:
-    """Requeue or fail running simulations whose worker vanished (run by celery beat)."""
+    """Requeue or fail running simulations whose worker vanished, and send the queued ones
+    whose task never reached the broker (run by celery beat)."""
     alive = selectors.alive_workers()
     if alive is None:
-        return {"requeued": [], "failed": []}
+        return {"requeued": [], "failed": [], "resent": []}
     report = services.simulation_reap_lost(alive_workers=alive)
-    if report.requeued or report.failed:
-        logger.warning("lost simulations: requeued %s, failed %s", report.requeued, report.failed)
-    return {"requeued": report.requeued, "failed": report.failed}
+    if report.requeued or report.failed or report.resent:
+        logger.warning(
+            "lost simulations: requeued %s, failed %s, sent again %s",
+            report.requeued,
+            report.failed,
+            report.resent,
+        )
+    return {"requeued": report.requeued, "failed": report.failed, "resent": report.resent}

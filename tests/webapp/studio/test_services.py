@@ -492,3 +492,35 @@ def test_a_user_over_the_active_run_limit_is_refused_and_others_are_not(
     launch(other_user)  # another user's launches are not held back
     Simulation.objects.filter(owner=user).update(status=SimulationStatus.SUCCEEDED)
     launch(user)  # finished runs no longer count
+
+
+def test_a_launch_while_the_broker_is_down_is_sent_later_by_the_lost_run_check(
+    user: Any,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from celery.canvas import Signature
+
+    def broker_down(self: Signature, *args: Any, **kwargs: Any) -> None:
+        raise OSError("Connection refused")
+
+    monkeypatch.setattr(Signature, "apply_async", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        simulation = launch(user)  # stored; the send fails after the commit
+    simulation.refresh_from_db()
+    assert (simulation.status, simulation.sent) == (SimulationStatus.QUEUED, None)
+    first_task = simulation.celery_task_id
+
+    published: list[str] = []
+    monkeypatch.setattr(
+        Signature, "apply_async", lambda self, *a, **k: published.append(self.options["task_id"])
+    )
+    assert services.simulation_reap_lost(alive_workers=[]).resent == []  # not overdue yet
+    later = timezone.now() + timedelta(seconds=settings.PARASIM_LOST_AFTER_SECONDS + 1)
+    assert services.simulation_reap_lost(alive_workers=[], now=later).resent == [simulation.pk]
+    simulation.refresh_from_db()
+    assert simulation.sent is not None
+    assert simulation.celery_task_id != first_task  # a late copy of the first send is stale
+    assert published == [simulation.celery_task_id]
+    assert services.simulation_reap_lost(alive_workers=[], now=later).resent == []

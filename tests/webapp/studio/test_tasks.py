@@ -95,7 +95,7 @@ def test_the_lost_run_check_does_nothing_without_an_answer_from_the_broker(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(tasks.selectors, "alive_workers", lambda: None)
-    assert tasks.reap_lost_simulations.apply().get() == {"requeued": [], "failed": []}
+    assert tasks.reap_lost_simulations.apply().get() == {"requeued": [], "failed": [], "resent": []}
 
 
 def test_a_run_retries_for_as_long_as_the_database_is_unreachable() -> None:
