@@ -8,6 +8,7 @@ The modes are "detailed" (`gpu_detailed`, block by block), "petri" and "waves"
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -33,7 +34,7 @@ class ModeEstimate(Protocol):
         ...
 
 
-class KernelModeFunctions:
+class KernelModeFunctions(ABC):
     """A GPU node's model functions in a kernel mode (simulator.api.ModelFunctions):
     `computationTime` and `computationDetail` come from the mode's `_estimate`, every other
     function (p2pTime, power, failureRate) from the node's own model when it has one.
@@ -89,8 +90,9 @@ class KernelModeFunctions:
             self._memo[key] = found
         return found
 
+    @abstractmethod
     def _estimate(self, params: Mapping[str, object]) -> ModeEstimate:
-        raise NotImplementedError
+        """Return the mode's run for `params`; ValueError names a bad parameter."""
 
     def _inner(self, function: str) -> ModelFunctions:
         if self.inner is None:
