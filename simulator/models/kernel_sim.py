@@ -38,14 +38,16 @@ global-event-list simulation.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
-import multiprocessing
 import os
 import random
+import signal
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, Pipe
 from typing import Any
 
 from simulator.cpus import unpin, usable_cpus
@@ -328,27 +330,58 @@ class _SmGroup:
         return {index: (sm.figures(), sm.placements) for index, sm in self.sms.items()}
 
 
+class _WorkersUnavailable(Exception):
+    """A forked worker did not report ready in time; the run goes on in this process."""
+
+
+# How long a forked worker may take to report ready. Forking a process that has other
+# threads (V8's, a test runner's) can leave a lock held for ever in the child; a worker
+# that does not answer is killed and the run is simulated here, with the same result.
+READY_TIMEOUT_S = 20.0
+
+
 class _Workers:
-    """SM groups in forked worker processes, spoken to over pipes."""
+    """SM groups in forked worker processes, spoken to over pipes.
+
+    The workers are plain `os.fork` children, not `multiprocessing.Process`es: a forked
+    child runs only `_worker_main` and leaves with `os._exit`, so none of multiprocessing's
+    start-up and exit work (closing stdin, flushing streams, atexit, logging) can meet a
+    lock another thread of this process held at the fork.
+    """
 
     def __init__(
         self, kernel: DetailedKernel, groups: Sequence[Sequence[int]], record: bool
     ) -> None:
-        context = multiprocessing.get_context("fork")
         self.connections: list[Connection] = []
-        self.processes: list[Any] = []
+        self.pids: list[int] = []
+        self.exit_codes: dict[int, int] = {}
         self.owner: dict[int, int] = {}
         for number, indices in enumerate(groups):
-            parent, child = context.Pipe()
-            process = context.Process(
-                target=_worker_main, args=(child, kernel, list(indices), record), daemon=True
-            )
-            process.start()
+            parent, child = Pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker
+                code = 0
+                try:
+                    parent.close()
+                    for earlier in self.connections:  # so that their workers see EOF
+                        earlier.close()
+                    _worker_main(child, kernel, list(indices), record)
+                except BaseException:
+                    code = 1
+                finally:
+                    os._exit(code)
             child.close()
             self.connections.append(parent)
-            self.processes.append(process)
+            self.pids.append(pid)
             for index in indices:
                 self.owner[index] = number
+        for connection in self.connections:
+            ready = False
+            with contextlib.suppress(EOFError, OSError):
+                ready = connection.poll(READY_TIMEOUT_S) and connection.recv() == ("ready", None)
+            if not ready:
+                self.close()
+                raise _WorkersUnavailable
 
     def serve(self, services: Sequence[Service]) -> list[Answer]:
         """Send each worker its SMs' services at once, then gather every answer."""
@@ -378,9 +411,8 @@ class _Workers:
             kind, payload = self.connections[number].recv()
         except (EOFError, OSError) as error:
             self.close()
-            reason = (
-                f"exit code {self.processes[number].exitcode}" if not str(error) else str(error)
-            )
+            code = self.exit_codes.get(self.pids[number])
+            reason = str(error) or f"exit code {code}"
             raise RuntimeError(KERNEL_SIM_ERRORS["worker_failed"].format(reason=reason)) from None
         if kind == "error":
             self.close()
@@ -388,20 +420,31 @@ class _Workers:
         return payload
 
     def close(self) -> None:
-        """End every worker (they are daemons and end with this process in any case)."""
+        """End every worker: each leaves on EOF; one still there after a second is killed."""
         for connection in self.connections:
             connection.close()
-        for process in self.processes:
-            process.join(timeout=1.0)
-            if process.is_alive():
-                process.kill()
-                process.join()
+        deadline = time.monotonic() + 1.0
+        for pid in self.pids:
+            if pid in self.exit_codes:
+                continue
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.monotonic() > deadline:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                    _, status = os.waitpid(pid, 0)
+                    break
+                time.sleep(0.005)
+            self.exit_codes[pid] = os.waitstatus_to_exitcode(status)
 
 
 def _worker_main(
     connection: Connection, kernel: DetailedKernel, indices: list[int], record: bool
 ) -> None:
     """Serve one SM group over `connection` until told to finish (runs in a forked process)."""
+    connection.send(("ready", None))
     unpin()
     group = _SmGroup(kernel, indices, record)
     try:
@@ -449,11 +492,15 @@ def simulate_kernel(
         raise ValueError(KERNEL_SIM_ERRORS["positive_int"].format(name="workers", value=workers))
     workers = min(workers, kernel.sms)
     groups = _groups(kernel.sms, workers)
-    pool: _SmGroup | _Workers = (
-        _SmGroup(kernel, groups[0], record_placements)
-        if workers == 1
-        else _Workers(kernel, groups, record_placements)
-    )
+    pool: _SmGroup | _Workers
+    if workers == 1:
+        pool = _SmGroup(kernel, groups[0], record_placements)
+    else:
+        try:
+            pool = _Workers(kernel, groups, record_placements)
+        except _WorkersUnavailable:
+            workers = 1
+            pool = _SmGroup(kernel, range(kernel.sms), record_placements)
     try:
         rounds = _schedule(kernel, pool, progress)
         figures = pool.finish()

@@ -315,3 +315,26 @@ def test_block_work_spread_is_seeded_and_bounded() -> None:
     assert all(0.75 <= w <= 1.25 for w in work)
     with pytest.raises(ValueError, match="blockWorkSpread"):
         spread_work(10, 1.0, seed=0)
+
+
+def test_workers_that_never_report_ready_leave_the_run_to_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A worker forked while another thread held a lock can hang for ever; the run must not.
+    import time
+
+    from simulator.models import kernel_sim
+
+    monkeypatch.setattr(kernel_sim, "READY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(kernel_sim, "_worker_main", lambda *args: time.sleep(60))
+    kernel = KERNELS["a tail wave"]
+    started = time.monotonic()
+    run = simulate_kernel(kernel, workers=2, record_placements=True)
+    sequential = simulate_kernel(kernel, record_placements=True)
+    assert run.workers == 1
+    assert (run.cycles, run.sms, run.placements) == (
+        sequential.cycles,
+        sequential.sms,
+        sequential.placements,
+    )
+    assert time.monotonic() - started < 10
