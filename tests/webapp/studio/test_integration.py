@@ -270,7 +270,7 @@ def test_a_run_whose_whole_worker_was_killed_is_requeued_and_finished_elsewhere(
     time.sleep(1.5)  # the heartbeat ages past PARASIM_LOST_AFTER_SECONDS
     assert status_of(simulation) == "running"
     report = tasks.reap_lost_simulations.apply().get()
-    assert report == {"requeued": [simulation.pk], "failed": []}
+    assert report == {"requeued": [simulation.pk], "failed": [], "resent": []}
     lost = Simulation.objects.get(pk=simulation.pk)
     assert lost.status == SimulationStatus.QUEUED
     assert doomed.hostname in lost.error["message"]
