@@ -121,6 +121,23 @@ evict(Hierarchy *self, Py_ssize_t index, uint64_t victim, int dirty)
     }
 }
 
+/* Return the least recently used of a full set's `count` slots (the oldest stamp in `meta`);
+ * written so that compilers use conditional moves, as the branch on a comparison of stamps
+ * is taken at random. The chain and the tree evict with it. */
+static inline uint32_t
+lru_slot(const uint64_t *meta, uint32_t count)
+{
+    uint32_t slot = 0;
+    uint64_t oldest = meta[0];
+    for (uint32_t other = 1; other < count; other++) {
+        uint64_t stamp = meta[other];
+        int older = stamp < oldest;
+        oldest = older ? stamp : oldest;
+        slot = older ? other : slot;
+    }
+    return slot;
+}
+
 /* Install `line` (clean, most recently used) at level `index`, evicting its set's least
  * recently used line when the set is full; return the line's meta word. */
 static uint64_t *
@@ -134,16 +151,7 @@ install(Hierarchy *self, Py_ssize_t index, uint64_t line)
     uint32_t count = level->fill[set];
     uint32_t slot;
     if (count >= level->ways) {
-        /* the least recently used slot; written so that compilers use conditional moves, as
-         * the branch on a comparison of stamps is taken at random */
-        slot = 0;
-        uint64_t oldest = meta[0];
-        for (uint32_t other = 1; other < count; other++) {
-            uint64_t stamp = meta[other];
-            int older = stamp < oldest;
-            oldest = older ? stamp : oldest;
-            slot = older ? other : slot;
-        }
+        slot = lru_slot(meta, count);
         self->evictions[index]++;
         int dirty = (int)(meta[slot] & 1);
         if (dirty || index) {
@@ -1312,14 +1320,7 @@ tree_install_down(Tree *self, const int *path, int start, int stop, int source, 
         uint32_t count = level->fill[set];
         uint32_t slot;
         if (count >= level->ways) {
-            slot = 0;
-            uint64_t oldest = meta[0];
-            for (uint32_t other = 1; other < count; other++) {
-                uint64_t stamp = meta[other];
-                int older = stamp < oldest;
-                oldest = older ? stamp : oldest;
-                slot = older ? other : slot;
-            }
+            slot = lru_slot(meta, count);
             self->evictions[cache]++;
             int victim_dirty = (int)(meta[slot] & 1);
             /* A clean victim of a childless plain cache needs nothing more. The eviction
