@@ -82,7 +82,14 @@ def test_the_seeded_memory_paths_show_and_a_changed_coherence_is_saved(page: Any
     page.goto("/app/systems")
     page.get_by_role("link", name=M2S_CGM, exact=True).click()
     # Each memory path is a dashed arrow to its next level, labelled with the fabric crossed.
-    expect(page.locator(".react-flow__edge.memory-edge")).to_have_count(MEMORY_PATHS)
+    # The canvas draws edges once its nodes are measured, which takes a while on a busy CI
+    # machine, hence the longer wait.
+    expect(page.locator(".react-flow__node").filter(has_text="Shared L3")).to_be_visible(
+        timeout=20_000
+    )
+    expect(page.locator(".react-flow__edge.memory-edge")).to_have_count(
+        MEMORY_PATHS, timeout=20_000
+    )
     expect(
         page.locator(".memory-edge .react-flow__edge-text").filter(has_text="Ring")
     ).to_have_count(3)
