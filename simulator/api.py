@@ -37,14 +37,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
-from simulator.memsys import MemorySystem, MemoryUsageError, parse_call
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
+
+if TYPE_CHECKING:  # loaded by the runner only for systems with a memory hierarchy
+    from simulator.memsys import MemorySystem
 
 API_MESSAGES = {
     "size": "{call}: the size must be a finite number of bytes >= 0 (got {value!r})",
@@ -391,16 +393,37 @@ class World:
             event_count.await_(generation)
 
 
+_MEMO_UNKNOWN: dict[object, float] = {}  # Sim._memo before the first computation looks
+_PLAIN_PARAMS: frozenset[type[object]] = frozenset(
+    (dict, HashMap)
+)  # params the hot path reads as they are
+
+
 class Sim:
     """The `sim` object of one process: MERPSYS's computation and communication calls."""
 
-    __slots__ = ("_engine", "_labels", "_state", "_world", "random")
+    __slots__ = (
+        "_engine",
+        "_figures",
+        "_labels",
+        "_memo",
+        "_state",
+        "_timeline",
+        "_usage",
+        "_world",
+        "random",
+    )
 
     def __init__(self, world: World, state: ProcessState, labels: Mapping[str, int]) -> None:
         self._world = world
         self._engine = world.engine
         self._state = state
         self._labels = labels
+        self._memo: dict[object, float] | None = _MEMO_UNKNOWN
+        # what the hot path of `computation` updates, looked up once
+        self._usage = world.nodes[state.slot.node].usages[state.slot.instance]
+        self._figures = state.figures
+        self._timeline = world.timeline
         self.random = world.engine.random
 
     # -- helpers -------------------------------------------------------------------------------
@@ -500,6 +523,50 @@ class Sim:
         through the memory hierarchy at the same time, and the computation takes the longer
         of the two (compute and memory overlap, as in a roofline).
         """
+        if memory is None and params.__class__ in _PLAIN_PARAMS and params is not None:
+            # The hot path (one call per computation of a run): a computation whose value
+            # the model already gave for these params. The key is shallow.memo_key's.
+            memo = self._memo
+            if memo is _MEMO_UNKNOWN:
+                memo = self._memo = self._computation_memo()
+            if memo is not None:
+                try:
+                    duration = memo.get(("computationTime", (), tuple(params.items())))
+                except TypeError:  # an unhashable parameter (a list): the general path
+                    duration = None
+                if duration is not None:
+                    return self._pause_computing(duration)
+        return self._computation(params, memory)
+
+    def _computation_memo(self) -> dict[object, float] | None:
+        """Return the memo of this process's node's `computationTime(params)` values when
+        a value found there is the computation's whole story (no detail to record)."""
+        node = self._world.nodes[self._state.slot.node]
+        functions = node.functions
+        if functions is None or node.has_detail or not functions.has("computationTime"):
+            return None
+        memo: dict[object, float] | None = getattr(functions, "computation_memo", None)
+        return memo
+
+    def _pause_computing(self, duration: float) -> float:
+        """Keep the node busy for `duration` seconds of this process's computing."""
+        engine = self._engine
+        usage = self._usage
+        start = engine.now
+        usage.start(start)
+        engine.pause(duration)
+        now = engine.now
+        usage.stop(now)
+        self._figures.compute_s += duration
+        timeline = self._timeline
+        if timeline.full:
+            timeline.dropped += 1
+        else:
+            timeline.add(self._state.name, "compute", start, now)
+        return duration
+
+    def _computation(self, params: object, memory: Mapping[str, object] | None) -> float:
+        """`computation` in general: any model, detail, memory work, first evaluations."""
         if params is None:
             params = {}
         if not isinstance(params, Mapping):
@@ -536,6 +603,8 @@ class Sim:
 
         With `until`, the call also lasts at least until then (a computation's own time).
         """
+        from simulator.memsys import MemoryUsageError, parse_call  # with the memory system
+
         memory = self._world.memory
         slot = self._state.slot
         if not isinstance(arguments, Mapping):
@@ -591,6 +660,8 @@ class Sim:
     def memoryFlush(self) -> float:
         """Write back every dirty line of this process's private caches to memory and drop
         them (what software does on a system without coherence); return the seconds it took."""
+        from simulator.memsys import MemoryUsageError  # with the memory system
+
         call = "sim.memoryFlush"
         memory = self._world.memory
         state = self._state

@@ -31,43 +31,47 @@ class Usage:
         self.load_s = 0.0
         self._since = 0.0
 
-    def _account(self, now: float) -> None:
+    def start(self, now: float) -> None:
+        """Record that one more process or transfer keeps the instance busy from `now`."""
         active = self.active
-        if active:
+        if active:  # the busy time and load integral up to now (inlined: once per computation)
             elapsed = now - self._since
             self.busy_s += elapsed
             self.load_s += elapsed * (min(active, self.capacity) / self.capacity)
         self._since = now
-
-    def start(self, now: float) -> None:
-        """Record that one more process or transfer keeps the instance busy from `now`."""
-        self._account(now)
-        self.active += 1
+        self.active = active + 1
 
     def stop(self, now: float) -> None:
         """Record that one process or transfer stopped using the instance at `now`."""
-        self._account(now)
-        self.active -= 1
+        active = self.active
+        elapsed = now - self._since
+        self.busy_s += elapsed
+        self.load_s += elapsed * (min(active, self.capacity) / self.capacity)
+        self._since = now
+        self.active = active - 1
 
 
 class Timeline:
     """The run's Gantt entries, at most `limit` of them (the first ones); counts the rest."""
 
-    __slots__ = ("dropped", "entries", "limit")
+    __slots__ = ("dropped", "entries", "full", "limit")
 
     def __init__(self, limit: int) -> None:
         self.limit = max(0, limit)
         self.entries: list[dict[str, Any]] = []
         self.dropped = 0
+        self.full = self.limit == 0  # no entry will be kept: callers may count drops directly
 
     def add(self, process: str, kind: str, start_s: float, end_s: float, **extra: Any) -> None:
         """Record one interval of `kind` ("compute", "transfer", "receive", ...) for `process`."""
-        if len(self.entries) < self.limit:
-            self.entries.append(
-                {"process": process, "kind": kind, "start_s": start_s, "end_s": end_s, **extra}
-            )
-        else:
+        if self.full:
             self.dropped += 1
+            return
+        entries = self.entries
+        entries.append(
+            {"process": process, "kind": kind, "start_s": start_s, "end_s": end_s, **extra}
+        )
+        self.full = len(entries) >= self.limit
 
 
 @dataclass(frozen=True, slots=True)
