@@ -1,8 +1,10 @@
 """Entry point of the sandboxed simulation process started by `simulator.sandbox`.
 
-Runs as: `python -I -c BOOTSTRAP ROOT ENTRY RESULT_FD PAYLOAD_FILE LIMITS_JSON`. In order:
-set the resource limits, import everything the run needs (after dropping privileges the
-interpreter's own files may be unreadable), read the payload, drop root privileges to a
+Runs as: `python -s -P -c BOOTSTRAP ROOT ENTRY RESULT_FD` (simulator.launch), possibly
+before its run is known. In order: import everything runs need and load V8 (after dropping
+privileges the interpreter's own files may be unreadable), wait for one line on stdin
+naming the payload's file and the limits (exit quietly at end of file: no run), set the
+resource limits, read the payload, import what this payload needs, drop root privileges to a
 user id of its own, call the entry with the payload, and write newline-delimited JSON
 messages to RESULT_FD: `{"progress": f}`, then one `{"result": ...}` or `{"error": ...}`.
 Everything before the entry is called is trusted code; the entry runs user code.
@@ -21,7 +23,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 # A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
 # not share a process count (RLIMIT_NPROC is per user) and cannot signal each other.
@@ -174,21 +176,25 @@ def _load_entry(entry: str) -> Callable[..., Any]:
     return function
 
 
-def _preload(entry: Callable[..., Any], payload: dict[str, Any]) -> None:
-    """Import what the run needs while the interpreter's files are readable: the common
-    modules, and those the entry's module names for this payload (`modules_needed`)."""
+def _preload_common() -> None:
+    """Import what every run needs while the interpreter's files are readable, and load V8
+    (shared library and ICU data): all before the run is known."""
     for name in PRELOAD_MODULES:
         importlib.import_module(name)
-    needed = getattr(sys.modules.get(entry.__module__), "modules_needed", None)
-    if needed is not None:
-        for name in needed(payload):
-            importlib.import_module(name)
     try:
         import py_mini_racer
     except ImportError:  # pragma: no cover - mini-racer is a runtime dependency
         return
-    # Load V8 (shared library and ICU data) while the interpreter's files are readable.
     py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
+
+
+def _preload_for(entry: Callable[..., Any], payload: dict[str, Any]) -> None:
+    """Import the modules the entry's module names for this payload (`modules_needed`),
+    before privileges are dropped."""
+    needed = getattr(sys.modules.get(entry.__module__), "modules_needed", None)
+    if needed is not None:
+        for name in needed(payload):
+            importlib.import_module(name)
 
 
 def _error_dict(error: BaseException) -> dict[str, Any]:
@@ -207,9 +213,19 @@ def _error_dict(error: BaseException) -> dict[str, Any]:
     return SimulationError(message).to_dict()
 
 
+def _wait_for_run(stdin: IO[str]) -> tuple[str, dict[str, int]] | None:
+    """Return (the payload's path, the limits) the parent sends when the run starts, or
+    None when the parent closed the pipe without a run (a started child not needed)."""
+    line = stdin.readline()
+    if not line:
+        return None
+    order = json.loads(line)
+    return str(order["payload"]), dict(order["limits"])
+
+
 def main(argv: list[str]) -> None:
     """Run one sandboxed simulation; never returns (exits the process)."""
-    entry_name, fd_text, payload_path, limits_text = argv
+    entry_name, fd_text = argv
     # Before any V8 thread exists: the run and the V8 threads it starts share one CPU (see
     # keep_on_one_cpu); read before the environment is cleared, which holds its switch.
     from simulator.shallow import keep_on_one_cpu
@@ -226,14 +242,22 @@ def main(argv: list[str]) -> None:
 
     status = EXIT_ERROR
     try:
-        limits = json.loads(limits_text)
+        # Started ahead of its run (simulator.launch): prepare, then wait for the run.
+        entry = _load_entry(entry_name)
+        _preload_common()
+        order = _wait_for_run(sys.stdin)
+        if order is None:  # not needed: its fresh working directory goes with it
+            with contextlib.suppress(OSError):
+                os.rmdir(os.getcwd())
+            status = EXIT_OK
+            return
+        payload_path, limits = order
         is_root = os.geteuid() == 0
         _set_limits(limits, processes=is_root)
-        entry = _load_entry(entry_name)
         with open(payload_path, encoding="utf-8") as handle:
             payload = json.load(handle)
         os.unlink(payload_path)
-        _preload(entry, payload)
+        _preload_for(entry, payload)
         if is_root:
             try:
                 _drop_privileges()

@@ -22,6 +22,7 @@ from typing import Any, NoReturn, TextIO
 
 from simulator.cpus import usable_cpus
 from simulator.errors import SimulationError
+from simulator.launch import StartedChild
 from simulator.snapshot import load_snapshot
 
 EXIT_ERROR = 2
@@ -140,8 +141,12 @@ def _read_text(path: str) -> str:
 Runner = Callable[[Mapping[str, Any], "Callable[[float], None] | None"], dict[str, Any]]
 
 
-def _runner(no_sandbox: bool) -> Runner:
-    """Return a function running one payload (run_simulation's keyword arguments)."""
+def _runner(
+    no_sandbox: bool, child: StartedChild | None = None, *, keep_spare: bool = False
+) -> Runner:
+    """Return a function running one payload (run_simulation's keyword arguments);
+    `child`, a sandbox child started ahead, runs the first sandboxed payload; `keep_spare`:
+    each sandboxed run starts the next one's child as it ends (a sweep)."""
     if no_sandbox:
         from simulator.runner import run_simulation
 
@@ -157,10 +162,13 @@ def _runner(no_sandbox: bool) -> Runner:
 
     from simulator.sandbox import run_sandboxed
 
+    started = [child] if child is not None else []
+
     def run_in_sandbox(
         payload: Mapping[str, Any], progress: Callable[[float], None] | None
     ) -> dict[str, Any]:
-        return run_sandboxed(payload, progress=progress)
+        child = started.pop() if started else None
+        return run_sandboxed(payload, progress=progress, child=child, keep_spare=keep_spare)
 
     return run_in_sandbox
 
@@ -199,7 +207,7 @@ def run_points(
     done = 0
     jobs = max(1, min(jobs, total))
     if jobs == 1:
-        run = _runner(no_sandbox)
+        run = _runner(no_sandbox, keep_spare=total > 1)
         for number, payload in enumerate(payloads):
             outcomes[number] = _outcome(run, payload)
             if progress is not None:
@@ -212,7 +220,7 @@ def run_points(
         )
         futures = {executor.submit(_outcome_in_process, p): n for n, p in enumerate(payloads)}
     else:
-        run = _runner(False)
+        run = _runner(False, keep_spare=True)
         executor = concurrent.futures.ThreadPoolExecutor(jobs)
         futures = {executor.submit(_outcome, run, p): n for n, p in enumerate(payloads)}
     with executor:
@@ -435,8 +443,13 @@ def _load_inputs(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return snapshot, _read_text(args.app)
 
 
-def command_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    """Run one simulation and print its summary or JSON; return the exit status."""
+def command_run(
+    args: argparse.Namespace, stdout: TextIO, stderr: TextIO, child: StartedChild | None = None
+) -> int:
+    """Run one simulation and print its summary or JSON; return the exit status.
+
+    `child`: the sandbox child `python -m simulator` started ahead for this run.
+    """
     snapshot, app_source = _load_inputs(args)
     payload = {
         "snapshot": snapshot,
@@ -448,7 +461,7 @@ def command_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     }
     bar = ProgressBar(stderr)
     try:
-        result = _runner(args.no_sandbox)(payload, bar)
+        result = _runner(args.no_sandbox, None if args.no_sandbox else child)(payload, bar)
     finally:
         bar.close()
     if args.json is not None:
@@ -583,8 +596,14 @@ def _add_common(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the `python -m simulator` argument parser."""
+# Subcommands whose modules load NumPy: registered only when asked for (or for the top-level
+# help), so that `run` and `sweep` start without them (issue 16: NumPy cost 125 ms a run).
+HEAVY_COMMANDS = ("analyze", "calibrate")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Return the `python -m simulator` argument parser; given the `command` about to be
+    parsed ("run", "sweep"), only the subcommands that do not load NumPy are registered."""
     parser = _Parser(prog="python -m simulator", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = subparsers.add_parser("run", help="simulate one application on one system")
@@ -607,6 +626,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="runs at once (default: every core, %(default)s here); results are the same",
     )
     sweep.set_defaults(handler=command_sweep)
+    if command in ("run", "sweep"):
+        return parser
     try:
         from simulator.analyzer.cli import register
     except ImportError:
@@ -624,14 +645,26 @@ def _one_line(message: str) -> str:
 
 
 def main(
-    argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    child: StartedChild | None = None,
 ) -> int:
-    """Run the command line; return the exit status (2 with a one-line message on errors)."""
+    """Run the command line; return the exit status (2 with a one-line message on errors).
+
+    `child`: a sandbox child started ahead (`launch.start_child_for`), used by a sandboxed
+    `run` and discarded otherwise.
+    """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     try:
-        args = build_parser().parse_args(argv)
+        arguments = list(sys.argv[1:] if argv is None else argv)
+        command = arguments[0] if arguments else None
+        args = build_parser(command).parse_args(arguments)
         handler = getattr(args, "handler", None)
+        if handler is command_run:
+            return command_run(args, out, err, child)
         if handler is not None:
             return int(handler(args, out, err))
         func = getattr(args, "func", None)  # subcommands registered by other modules
@@ -641,3 +674,6 @@ def main(
     except (CliError, SimulationError) as error:
         err.write(f"error: {_one_line(str(error))}\n")
         return EXIT_ERROR
+    finally:
+        if child is not None:
+            child.discard()

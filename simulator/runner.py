@@ -31,7 +31,6 @@ from simulator.api import (
 )
 from simulator.engine import Engine, Process
 from simulator.errors import LaunchError, SimulationError, UserCodeError
-from simulator.memsys import MemorySystem
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.placement import Routes, place_processes
 from simulator.results import ComponentFigures, Timeline, assemble_result
@@ -131,20 +130,43 @@ KERNEL_MODE_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
+MEMORY_TYPES = frozenset({"CACHE", "MEMORY", "FABRIC"})
+
+
+def _has_memory_nodes(system: SystemSnapshot) -> bool:
+    """Return whether the system has a memory-hierarchy node or a memory path."""
+    return any(
+        node.next is not None
+        or (node.hardware is not None and system.hardware[node.hardware].type in MEMORY_TYPES)
+        for node in system.nodes.values()
+    )
+
+
 def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
     """Return the modules a sandboxed run of `payload` imports lazily (the sandbox child
-    imports them while it still can, simulator._child): its nodes' kernel modes'."""
+    imports them while it still can, simulator._child): its nodes' kernel modes', and the
+    memory hierarchy's when it has memory nodes (a guess on the raw snapshot: importing a
+    module not needed costs time, not correctness)."""
     snapshot = payload.get("snapshot")
     nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
     if not isinstance(nodes, list):
         return ()
-    modes = [node.get("kernelMode") for node in nodes if isinstance(node, Mapping)]
+    nodes = [node for node in nodes if isinstance(node, Mapping)]
+    modes = [node.get("kernelMode") for node in nodes]
     needed = [
         module
         for mode, modules in KERNEL_MODE_MODULES.items()
         if mode in modes
         for module in modules
     ]
+    hardware = snapshot.get("hardware") if isinstance(snapshot, Mapping) else None
+    types = (
+        {record.get("type") for record in hardware.values() if isinstance(record, Mapping)}
+        if isinstance(hardware, Mapping)
+        else set()
+    )
+    if types & MEMORY_TYPES or any(node.get("next") is not None for node in nodes):
+        needed.append("simulator.memsys")
     return tuple(dict.fromkeys(needed))
 
 
@@ -168,7 +190,7 @@ def run_simulation(
         raise LaunchError("labels", RUNNER_MESSAGES["labels"])
     slots = place_processes(system, labels)
     launch_variables = _check_variables(variables)
-    code = compile_user_code(app_source, APP_FILENAME)
+    code = compile_user_code(app_source, APP_FILENAME, trusted_sim=True)
 
     engine = Engine(seed)
     functions_by_pair: dict[tuple[str, str], ShallowFunctions] = {}
@@ -220,12 +242,16 @@ def run_simulation(
             )
         )
 
-    memory = MemorySystem(engine, system)
+    memory = None
+    if _has_memory_nodes(system):
+        # Imported here: the memory hierarchy's modules load only for systems that have one.
+        from simulator.memsys import MemorySystem
+
+        memory = MemorySystem(engine, system)
+    active_memory = memory if memory is not None and memory.active else None
     timeline = Timeline(timeline_limit)
     states = [ProcessState(engine, slot) for slot in slots]
-    world = World(
-        engine, nodes, Routes(system), states, timeline, memory if memory.active else None
-    )
+    world = World(engine, nodes, Routes(system), states, timeline, active_memory)
     label_counts = {label: int(count) for label, count in labels.items()}
     for state in states:
         namespace = user_globals(
@@ -268,10 +294,13 @@ def run_simulation(
     return assemble_result(
         overall_time_s=overall,
         processes=[state.figures for state in states],
-        components=[(fig, memory.usages(fig.node) or nodes[fig.node].usages) for fig in figures],
+        components=[
+            (fig, (memory.usages(fig.node) if memory else None) or nodes[fig.node].usages)
+            for fig in figures
+        ],
         timeline=timeline,
         events=engine.events,
         wall_s=time.perf_counter() - wall_start,
         seed=seed,
-        memory=memory.result(overall) if memory.active else None,
+        memory=active_memory.result(overall) if active_memory is not None else None,
     )

@@ -23,6 +23,7 @@ models: containment", lists each runaway and its test.
 from __future__ import annotations
 
 import ast
+import atexit
 import builtins
 import contextlib
 import functools
@@ -34,13 +35,10 @@ import re
 import selectors
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, NoReturn
 
 from RestrictedPython import compile_restricted_exec
@@ -59,6 +57,7 @@ from simulator.errors import (
     UserCodeError,
     error_from_dict,
 )
+from simulator.launch import DEFAULT_ENTRY, SpareChild, StartedChild, start_child
 
 __all__ = [
     "ALLOWED_MODULES",
@@ -79,8 +78,6 @@ DEFAULT_FILENAME = "<application model>"
 USER_MODULE_NAME = "application_model"
 PRINT_LIMIT_CHARS = 64 * 1024
 MESSAGE_LIMIT_CHARS = 1000
-DEFAULT_ENTRY = "simulator.runner:run_simulation"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 # Modules an application model may import, each with the names it exposes (None: every
 # public name). functools is cut down: update_wrapper / wraps copy arbitrary attributes.
@@ -175,14 +172,83 @@ _GUARDED_OPERATORS: dict[type[ast.operator], str] = {
 }
 
 
+# An operand that is one of these constants cannot make `*` produce a huge integer: a float
+# makes the product a float, a small integer adds at most its bits to the other operand's
+# (which `*`, `**` and `<<` guards already bound), so such products skip the guard.
+_SAFE_FACTOR_BITS = 64
+
+
+def _is_safe_factor(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+        return False
+    value = node.value
+    return isinstance(value, float) or (
+        isinstance(value, int) and value.bit_length() <= _SAFE_FACTOR_BITS
+    )
+
+
+def bound_names(tree: ast.AST) -> set[str]:
+    """Return every name the code binds or unbinds anywhere (any scope)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names.update(node.names)
+    return names
+
+
 class ModelTransformer(RestrictingNodeTransformer):
-    """RestrictedPython's policy, plus `a ** b`, `a << b` and `a * b` through guards."""
+    """RestrictedPython's policy, plus `a ** b`, `a << b` and `a * b` through guards.
+
+    Two guards are left out where they cannot matter (the sim API's hot path, issue 16):
+    `*` with a numeric constant operand (`_is_safe_factor`), and reading a public attribute
+    of a trusted API object (`TRUSTED_GLOBALS`: the runner's `sim`) that the code never
+    rebinds, so the name can only mean the object the runner put there.
+    """
+
+    TRUSTED_GLOBALS: frozenset[str] = frozenset()
+
+    def visit_Module(self, node: ast.Module) -> ast.AST | None:
+        self._trusted = self.TRUSTED_GLOBALS - bound_names(node)
+        visited = super().visit_Module(node)
+        return visited if isinstance(visited, ast.AST) else None
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST | None:
+        value = node.value
+        if (
+            isinstance(node.ctx, ast.Load)
+            and isinstance(value, ast.Name)
+            and value.id in getattr(self, "_trusted", ())
+            and not node.attr.startswith("_")
+            and not node.attr.endswith("__roles__")
+            and node.attr not in INSPECT_ATTRIBUTES
+        ):
+            return node  # `sim.computation`: a plain attribute read of the trusted object
+        visited = super().visit_Attribute(node)
+        return visited if isinstance(visited, ast.AST) else None
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST | None:
         visited = super().visit_BinOp(node)
         guard = _GUARDED_OPERATORS.get(type(node.op))
         if guard is None or not isinstance(visited, ast.BinOp):
             return visited if isinstance(visited, ast.AST) else None
+        if isinstance(node.op, ast.Mult) and (
+            _is_safe_factor(visited.left) or _is_safe_factor(visited.right)
+        ):
+            return visited
         call = ast.Call(
             func=ast.copy_location(ast.Name(guard, ast.Load()), node),
             args=[visited.left, visited.right],
@@ -191,10 +257,21 @@ class ModelTransformer(RestrictingNodeTransformer):
         return ast.copy_location(call, node)
 
 
-def compile_user_code(source: str, filename: str = DEFAULT_FILENAME) -> types.CodeType:
-    """Return the restricted code object of an application model; raise UserCodeError."""
+class _ApplicationTransformer(ModelTransformer):
+    TRUSTED_GLOBALS = frozenset({"sim"})
+
+
+def compile_user_code(
+    source: str, filename: str = DEFAULT_FILENAME, *, trusted_sim: bool = False
+) -> types.CodeType:
+    """Return the restricted code object of an application model; raise UserCodeError.
+
+    `trusted_sim`: the globals' `sim` is the runner's sim API object (simulator.api.Sim),
+    whose public attributes the code may then read without the attribute guard.
+    """
+    policy = _ApplicationTransformer if trusted_sim else ModelTransformer
     try:
-        result = compile_restricted_exec(source, filename=filename, policy=ModelTransformer)
+        result = compile_restricted_exec(source, filename=filename, policy=policy)
     except (ValueError, SyntaxError) as error:  # e.g. NUL bytes in the source
         raise UserCodeError(f"cannot compile: {error}") from None
     if result.errors or result.code is None:
@@ -656,27 +733,6 @@ class Limits:
     result_bytes: int = 64 * 1024**2  # the JSON messages on the result pipe
 
 
-# `-s -P` and an environment holding only PYTHONHASHSEED: what `-I` does (no user
-# site-packages, no script directory on sys.path, no other PYTHON* variable), except that the
-# hash seed is fixed, so iterating a set of strings in an application model visits them in
-# the same order on every run (a run is deterministic). The child removes the variable at
-# start; the project root comes as argv[1].
-CHILD_FLAGS = ("-s", "-P")
-CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0"}
-# Operator switches the child reads before it clears its environment (not the user's).
-CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU",)
-
-
-def _child_environment() -> dict[str, str]:
-    """Return the child's environment: the fixed hash seed and the operator's switches."""
-    passed = {name: os.environ[name] for name in CHILD_PASSED_THROUGH if name in os.environ}
-    return {**CHILD_ENVIRONMENT, **passed}
-
-
-BOOTSTRAP = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from simulator._child import main; main(sys.argv[2:])"
-)
 _READ_CHUNK = 65536
 _STDERR_TAIL_CHARS = 2000
 # The child's output kept for the error message: the last bytes, enough for a whole
@@ -722,7 +778,7 @@ class _Run:
         self.process = process
         self.limits = limits
         self.result_fd = result_fd
-        self.pending = b""
+        self.pending: list[bytes] = []  # the chunks of a message whose newline has not come
         self.result_size = 0
         self.output = b""
         self.output_size = 0
@@ -754,8 +810,16 @@ class _Run:
         self.result_size += len(data)
         if self.result_size > self.limits.result_bytes:
             self.fail("result", MSG_RESULT.format(limit_mb=self.limits.result_bytes / 1e6))
-        self.pending += data
-        *lines, self.pending = self.pending.split(b"\n")
+        # A message is one line; a large result arrives in many chunks, which are kept in a
+        # list and joined once its newline came (linear in the result's size: joining the
+        # pending bytes on every chunk was quadratic, 24 s for 60 MB).
+        end = data.find(b"\n")
+        if end < 0:
+            self.pending.append(data)
+            return
+        lines = b"".join([*self.pending, data]).split(b"\n")
+        rest = lines.pop()
+        self.pending = [rest] if rest else []
         for line in lines:
             try:
                 message = json.loads(line)
@@ -838,7 +902,8 @@ class _Run:
             raise UserCodeError(MSG_STACK_EXHAUSTED, line=line)
         tail = stderr[-_STDERR_TAIL_CHARS:].strip()
         details = {"where": where, "stderr": f":\n{tail}" if tail else ""}
-        truncated = MSG_TRUNCATED.format(size=len(self.pending)) if self.pending else ""
+        pending = sum(map(len, self.pending))
+        truncated = MSG_TRUNCATED.format(size=pending) if pending else ""
         if status < 0:
             name = _signal_name(-status)
             advice = SIGNAL_ADVICE.get(-status, ADVICE_REPORT)
@@ -862,57 +927,49 @@ def run_sandboxed(
     *,
     limits: Limits | None = None,
     progress: Callable[[float], None] | None = None,
+    child: StartedChild | None = None,
+    keep_spare: bool = False,
     _entry: str = DEFAULT_ENTRY,
 ) -> dict[str, Any]:
     """Return `run_simulation(**payload)` computed in a limited child process.
 
     `payload` holds run_simulation's keyword arguments, JSON-serialisable (the snapshot as
-    a dict). Raise SandboxLimitError for a limit, UserCodeError for the model's code, and
-    the runner's own SimulationError otherwise. `_entry` ("module:function") replaces the
-    runner in tests.
+    a dict). `child`: a child started ahead for this run (simulator.launch.start_child,
+    same entry), which the run then uses up; without it one is started here, or, with
+    `keep_spare` (a process that runs simulation after simulation: a queue worker, a sweep),
+    this process's spare child is used and the next one started once the run is over. Raise
+    SandboxLimitError for a limit, UserCodeError for the model's code, and the runner's own
+    SimulationError otherwise. `_entry` ("module:function") replaces the runner in tests.
     """
     limits = limits or Limits()
     try:
         payload_json = json.dumps(dict(payload))
     except (TypeError, ValueError) as error:
+        if child is not None:
+            child.discard()
         raise SimulationError(f"the run's parameters are not JSON-serialisable: {error}") from None
-    workdir = tempfile.mkdtemp(prefix="parasim-run-")
-    read_fd = write_fd = -1
+    if child is None:
+        child = _SPARE.take() if keep_spare and _entry == _SPARE.entry else start_child(_entry)
+    elif child.entry != _entry or child.sent:
+        child.discard()
+        raise ValueError("the started child is for another entry or was used already")
     run: _Run | None = None
     try:
-        read_fd, write_fd = os.pipe()
-        payload_path = os.path.join(workdir, "payload.json")
-        with open(os.open(payload_path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
-            handle.write(payload_json)
-        limits_json = json.dumps(asdict(limits))
-        command = [sys.executable, *CHILD_FLAGS, "-c", BOOTSTRAP, str(PROJECT_ROOT), _entry]
-        command += [str(write_fd), payload_path, limits_json]
-        process = subprocess.Popen(
-            command,
-            cwd=workdir,
-            env=_child_environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(write_fd,),
-            start_new_session=True,
-        )
-        os.close(write_fd)
-        write_fd = -1
-        run = _Run(process, read_fd, limits)
+        child.go(payload_json, asdict(limits))
+        run = _Run(child.process, child.result_fd, limits)
         _supervise(run, progress)
         return run.outcome()
     finally:
-        for fd in (write_fd, read_fd):
-            if fd >= 0:
-                os.close(fd)
         if run is not None:
             run.kill()
             run.reap(block=True)
-            for stream in (run.process.stdout, run.process.stderr):
-                if stream is not None:
-                    stream.close()
-        _remove_tree(workdir)
+        child.discard()
+        if keep_spare:
+            _SPARE.prepare()
+
+
+_SPARE = SpareChild()
+atexit.register(_SPARE.close)
 
 
 def _supervise(run: _Run, progress: Callable[[float], None] | None) -> None:
@@ -950,10 +1007,3 @@ def _supervise(run: _Run, progress: Callable[[float], None] | None) -> None:
     finally:
         selector.close()
     run.reap(block=True)
-
-
-def _remove_tree(path: str) -> None:
-    """Remove the run's working directory (written by another user id, possibly)."""
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)

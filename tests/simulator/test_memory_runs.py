@@ -15,7 +15,7 @@ from simulator.errors import UserCodeError
 from simulator.memsys import Pattern, pattern_misses
 from simulator.models.cache import CacheHierarchy, CacheHierarchyConfig, CacheLevelConfig
 from simulator.results import memory_rows
-from simulator.runner import run_simulation
+from simulator.runner import modules_needed, run_simulation
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "m2s_cgm_memory"
 sys.path.insert(0, str(EXAMPLE_DIR))
@@ -285,3 +285,11 @@ def test_shared_with_names_labels_of_the_launch(shared: str, fragment: str) -> N
     app = f"sim.memoryAccess(read=64, sharedWith={shared})\n"
     with pytest.raises(UserCodeError, match=fragment):
         run(two_cores(), app, cpus=1)
+
+
+def test_a_sandboxed_run_imports_the_memory_system_only_for_a_system_with_memory_nodes() -> None:
+    with_memory = two_cores()
+    without = json.loads((EXAMPLE_DIR.parent / "merpsys_gtx970" / "snapshot.json").read_text())
+
+    assert "simulator.memsys" in modules_needed({"snapshot": with_memory})
+    assert "simulator.memsys" not in modules_needed({"snapshot": without})

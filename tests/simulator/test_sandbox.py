@@ -7,6 +7,7 @@ limits that restricted code cannot reach (fork, raw output, huge results).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import resource
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import pytest
@@ -117,6 +119,14 @@ def entry_progress(*, progress: Any, **_: object) -> dict[str, Any]:
     return {"status": "ok"}
 
 
+def entry_large_result(**_: object) -> dict[str, Any]:
+    # about 24 MB of JSON: hundreds of pipe chunks before the message's newline
+    rows = [
+        {"process": f"P[{i}]", "start_s": i * 0.5, "end_s": i * 0.5 + 0.25} for i in range(400_000)
+    ]
+    return {"status": "finished", "timeline": rows}
+
+
 def entry_launch_error(**_: object) -> dict[str, Any]:
     raise LaunchError("labels.GPU", "asks for 3 processes, capacity 1")
 
@@ -152,6 +162,15 @@ def assert_caller_lives_on() -> None:
 
 # --------------------------------------------------------------------------------------
 # Restricted compilation and globals (in process)
+
+
+def names_used(code: CodeType) -> set[str]:
+    """Return the global and attribute names `code` and the functions it defines use."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            names |= names_used(constant)
+    return names
 
 
 def execute(source: str, **variables: object) -> dict[str, Any]:
@@ -350,6 +369,52 @@ def test_it_shortens_a_huge_exception_message() -> None:
     assert caught.value.detail == "ValueError: " + "x" * 1000 + " [...]"
 
 
+@pytest.mark.parametrize(
+    ("source", "guarded"),
+    [
+        ("sim.computation({})", False),
+        ("t = sim.now()\nsim.barrier()", False),
+        ("sim = other\nsim.computation({})", True),
+        ("def f(sim):\n    return sim.now()\n", True),
+        ("def f():\n    global sim\n    sim = 1\nsim.now()", True),
+        ("[sim for sim in x]\nsim.now()", True),
+        ("import sim\nsim.now()", True),
+        ("sim.random.random()", True),  # `.random` of sim.random is an ordinary object's
+        ("other.computation({})", True),
+    ],
+)
+def test_only_the_runners_own_sim_skips_the_attribute_guard(source: str, guarded: bool) -> None:
+    code = compile_user_code(source, trusted_sim=True)
+
+    assert ("_getattr_" in names_used(code)) is guarded
+    assert "_getattr_" in names_used(compile_user_code(source))  # without the runner's sim
+
+
+@pytest.mark.parametrize(
+    ("source", "guarded"),
+    [
+        ("y = x * 2", False),
+        ("y = 0.001 * (x + 1)", False),
+        ("y = -3 * x", False),
+        ("y = x * z", True),
+        ("y = x * 2**70", True),  # not a constant: a power, itself guarded
+        ("y = x * 123456789012345678901234567890", True),  # over 64 bits
+        ("y = x * True", True),
+    ],
+)
+def test_products_with_a_small_numeric_constant_skip_the_integer_guard(
+    source: str, guarded: bool
+) -> None:
+    assert ("_mul_" in names_used(compile_user_code(source))) is guarded
+
+
+def test_a_rebound_sim_is_guarded_like_any_object() -> None:
+    with pytest.raises(UserCodeError) as caught:
+        execute("sim = 'x {0.__class__}'\ny = sim.format(1)")
+
+    assert caught.value.line == 2
+
+
 def test_it_refuses_extra_globals_that_would_shadow_the_guards() -> None:
     with pytest.raises(ValueError, match="reserved"):
         user_globals({"_getattr_": getattr})
@@ -456,6 +521,19 @@ def test_it_refuses_a_result_over_the_size_cap() -> None:
     assert caught.value.limit == "result"
     assert str(caught.value) == "the result exceeds the size limit of 1.04858 MB"
     assert_caller_lives_on()
+
+
+def test_it_reassembles_a_result_of_many_chunks_whole() -> None:
+    limits = dataclasses.replace(
+        SMALL, cpu_s=30, wall_s=60, result_bytes=64 * 1024**2, data_bytes=2 * 1024**3
+    )
+
+    result = run_entry("entry_large_result", limits=limits)
+
+    rows = result["timeline"]
+    assert len(rows) == 400_000
+    assert rows[0] == {"process": "P[0]", "start_s": 0.0, "end_s": 0.25}
+    assert rows[-1] == {"process": "P[399999]", "start_s": 199999.5, "end_s": 199999.75}
 
 
 def test_it_stops_a_file_over_the_size_limit() -> None:

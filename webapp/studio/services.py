@@ -701,6 +701,7 @@ def simulation_run(*, simulation_id: int, task_id: str, worker: str) -> Simulati
             sandbox_payload(simulation),
             limits=sandbox_limits(simulation.time_limit_s),
             progress=progress_recorder(simulation),
+            keep_spare=True,  # the next run's child starts while this one is stored
         )
     except RunCancelled:
         return simulation

@@ -208,7 +208,9 @@ def test_a_run_that_used_every_attempt_fails_with_the_reason_instead_of_starting
 
 
 def run_with(monkeypatch: pytest.MonkeyPatch, simulation: Simulation, outcome: Any) -> Simulation:
-    def fake_run_sandboxed(payload: Any, *, limits: Any = None, progress: Any = None) -> Any:
+    def fake_run_sandboxed(
+        payload: Any, *, limits: Any = None, progress: Any = None, keep_spare: bool = False
+    ) -> Any:
         assert payload == services.sandbox_payload(simulation)
         if isinstance(outcome, Exception):
             raise outcome

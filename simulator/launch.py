@@ -1,0 +1,192 @@
+"""Starting the sandbox's child process ahead of its run (issue 16: start-up).
+
+A sandboxed run's child (simulator._child) spends most of a short run's wall time starting:
+the interpreter, the simulator's imports and V8. `start_child` starts one before its run is
+known; it prepares itself and waits for the word to go (`StartedChild.go`: the payload's
+file and the run's limits, on its stdin). `simulator.sandbox.run_sandboxed` starts one when
+it is given none. The command line starts one at once, before importing anything heavy,
+so that the child's start-up runs beside the command line's own.
+
+Light on purpose: `python -m simulator run` imports this module before anything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+DEFAULT_ENTRY = "simulator.runner:run_simulation"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+# `-s -P` and an environment holding only PYTHONHASHSEED: what `-I` does (no user
+# site-packages, no script directory on sys.path, no other PYTHON* variable), except that the
+# hash seed is fixed, so iterating a set of strings in an application model visits them in
+# the same order on every run (a run is deterministic). The child removes the variable at
+# start; the project root comes as argv[1].
+CHILD_FLAGS = ("-s", "-P")
+CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0"}
+# Operator switches the child reads before it clears its environment (not the user's).
+CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU",)
+BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from simulator._child import main; main(sys.argv[2:])"
+)
+PAYLOAD_FILE = "payload.json"
+
+
+def child_environment() -> dict[str, str]:
+    """Return the child's environment: the fixed hash seed and the operator's switches."""
+    passed = {name: os.environ[name] for name in CHILD_PASSED_THROUGH if name in os.environ}
+    return {**CHILD_ENVIRONMENT, **passed}
+
+
+class StartedChild:
+    """A sandbox child started in a fresh working directory, waiting for its run.
+
+    Its stdout and stderr are pipes (the parent keeps their tail for error messages), its
+    messages come on `result_fd`. It exits quietly when its stdin closes without a run.
+    """
+
+    def __init__(self, entry: str = DEFAULT_ENTRY) -> None:
+        self.entry = entry
+        self.workdir = tempfile.mkdtemp(prefix="parasim-run-")
+        self.result_fd = -1
+        write_fd = -1
+        try:
+            self.result_fd, write_fd = os.pipe()
+            command = [sys.executable, *CHILD_FLAGS, "-c", BOOTSTRAP, str(PROJECT_ROOT), entry]
+            command.append(str(write_fd))
+            self.process = subprocess.Popen(
+                command,
+                cwd=self.workdir,
+                env=child_environment(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+            )
+        except BaseException:
+            self._close_result_fd()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
+        finally:
+            if write_fd >= 0:
+                os.close(write_fd)
+        self.sent = False
+        self.discarded = False
+
+    def go(self, payload_json: str, limits: Mapping[str, object]) -> None:
+        """Hand the child its run: the payload (JSON text, written to its directory) and
+        the limits. A child that already died is not an error here: the parent's
+        supervision reports how it ended."""
+        path = os.path.join(self.workdir, PAYLOAD_FILE)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+            handle.write(payload_json)
+        self.sent = True
+        stdin: IO[bytes] | None = self.process.stdin
+        assert stdin is not None
+        line = json.dumps({"payload": path, "limits": dict(limits)}) + "\n"
+        with contextlib.suppress(BrokenPipeError):
+            stdin.write(line.encode("utf-8"))
+            stdin.flush()
+        with contextlib.suppress(BrokenPipeError):
+            stdin.close()
+
+    def kill(self) -> None:
+        """Kill the child and whatever it started (its own process group)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def discard(self) -> None:
+        """End a child that will not run (or has run): kill, reap, close, remove its files.
+
+        Idempotent: only the first call acts (a reaped child's process id may be reused).
+        """
+        if self.discarded:
+            return
+        self.discarded = True
+        self.kill()
+        with contextlib.suppress(ChildProcessError):
+            self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self._close_result_fd()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _close_result_fd(self) -> None:
+        if self.result_fd >= 0:
+            os.close(self.result_fd)
+            self.result_fd = -1
+
+
+def start_child(entry: str = DEFAULT_ENTRY) -> StartedChild:
+    """Return a child started for `entry` ("module:function"), waiting for its run."""
+    return StartedChild(entry)
+
+
+def start_child_for(argv: Sequence[str]) -> StartedChild | None:
+    """Return a child started for the command line `argv` when it asks for a sandboxed
+    `run` (a guess from the words alone, made before the command line is even imported;
+    a child that turns out not to be needed is discarded), else None."""
+    if not argv or argv[0] != "run" or {"--no-sandbox", "-h", "--help"} & set(argv):
+        return None
+    try:
+        return start_child()
+    except OSError:  # the run starts its own child, and reports what fails then
+        return None
+
+
+class SpareChild:
+    """One child kept started ahead in this process, for a process that runs simulation
+    after simulation (a queue worker): `take` hands it over for a run (starting one if there
+    is none), `prepare` starts the next one once a run is over, so the next run does not
+    wait for its child's start-up."""
+
+    def __init__(self, entry: str = DEFAULT_ENTRY) -> None:
+        self.entry = entry
+        self._child: StartedChild | None = None
+        self._pid = os.getpid()
+        self._lock = threading.Lock()  # a sweep's threads share the spare
+
+    def take(self) -> StartedChild:
+        """Return a started child that is still waiting (a fresh one when the spare died)."""
+        with self._lock:
+            child, self._child = self._child, None
+            forked = self._pid != os.getpid()
+            self._pid = os.getpid()
+        if child is not None and (forked or child.process.poll() is not None):
+            if not forked:
+                child.discard()
+            child = None  # a spare of the process this one was forked from is not ours
+        return child if child is not None else start_child(self.entry)
+
+    def prepare(self) -> None:
+        """Start the spare child if there is none (errors wait for `take` to report them)."""
+        with self._lock:
+            if self._child is not None and self._pid == os.getpid():
+                return
+            self._pid = os.getpid()
+            try:
+                self._child = start_child(self.entry)
+            except OSError:
+                self._child = None
+
+    def close(self) -> None:
+        """Discard the spare child, if any."""
+        with self._lock:
+            child, self._child = self._child, None
+        if child is not None and self._pid == os.getpid():
+            child.discard()

@@ -1,0 +1,160 @@
+"""The sandbox child started ahead of its run (simulator.launch) and its use by the sandbox,
+the command line and a process that runs simulation after simulation."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator import cli, sandbox
+from simulator.launch import SpareChild, StartedChild, start_child, start_child_for
+from simulator.sandbox import Limits, run_sandboxed
+
+THIS = "tests.simulator.test_launch"
+ENTRY_PID = f"{THIS}:entry_pid"
+LIMITS = Limits(wall_s=20, cpu_s=10)
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "merpsys_gtx970"
+
+
+def entry_pid(**_: object) -> dict[str, Any]:
+    return {"status": "finished", "pid": os.getpid(), "cwd": os.getcwd()}
+
+
+def test_a_started_child_runs_the_payload_it_is_given_later() -> None:
+    child = start_child(ENTRY_PID)
+
+    result = run_sandboxed({}, limits=LIMITS, child=child, _entry=ENTRY_PID)
+
+    assert result["pid"] == child.process.pid
+    assert result["cwd"] == os.path.realpath(child.workdir)
+    assert not os.path.exists(child.workdir)  # removed with the run
+
+
+def test_a_child_runs_once_and_only_the_entry_it_was_started_for() -> None:
+    child = start_child(ENTRY_PID)
+    run_sandboxed({}, limits=LIMITS, child=child, _entry=ENTRY_PID)
+
+    with pytest.raises(ValueError, match="used already"):
+        run_sandboxed({}, limits=LIMITS, child=child, _entry=ENTRY_PID)
+    other = start_child()
+    with pytest.raises(ValueError, match="another entry"):
+        run_sandboxed({}, limits=LIMITS, child=other, _entry=ENTRY_PID)
+    assert other.process.poll() is not None  # discarded, not left waiting
+
+
+def test_a_child_not_needed_exits_when_its_parent_lets_go_and_leaves_no_directory() -> None:
+    child = start_child(ENTRY_PID)
+    assert child.process.stdin is not None
+
+    child.process.stdin.close()
+
+    assert child.process.wait(timeout=20) == 0
+    assert not os.path.exists(child.workdir)
+    child.discard()
+    child.discard()  # idempotent
+
+
+def test_a_spare_child_is_used_by_the_next_run_and_replaced() -> None:
+    spare = SpareChild(ENTRY_PID)
+    spare.prepare()
+    first = spare.take()
+    spare.prepare()
+    second = spare.take()
+    try:
+        assert isinstance(first, StartedChild) and isinstance(second, StartedChild)
+        assert first is not second
+        assert run_sandboxed({}, limits=LIMITS, child=first, _entry=ENTRY_PID)["pid"] == (
+            first.process.pid
+        )
+    finally:
+        second.discard()
+        spare.close()
+
+
+def test_a_spare_that_died_is_replaced_by_a_fresh_child() -> None:
+    spare = SpareChild(ENTRY_PID)
+    spare.prepare()
+    dead = spare.take()
+    dead.kill()
+    dead.process.wait(timeout=20)
+    spare._child = dead  # as if it had died while waiting
+
+    fresh = spare.take()
+
+    try:
+        assert fresh is not dead and fresh.process.poll() is None
+    finally:
+        fresh.discard()
+
+
+def test_keep_spare_starts_the_next_runs_child_as_a_run_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spare = SpareChild(ENTRY_PID)
+    monkeypatch.setattr(sandbox, "_SPARE", spare)
+    try:
+        first = run_sandboxed({}, limits=LIMITS, keep_spare=True, _entry=ENTRY_PID)
+        waiting = spare._child
+        assert waiting is not None and waiting.process.poll() is None
+
+        second = run_sandboxed({}, limits=LIMITS, keep_spare=True, _entry=ENTRY_PID)
+
+        assert second["pid"] == waiting.process.pid != first["pid"]
+    finally:
+        spare.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "started"),
+    [
+        (["run", "--system", "s.json", "--app", "a.py", "--labels", "CPU=1"], True),
+        (["run", "--no-sandbox", "--system", "s.json"], False),
+        (["run", "--help"], False),
+        (["sweep", "--system", "s.json"], False),
+        (["analyze", "k.cu"], False),
+        ([], False),
+    ],
+)
+def test_the_command_line_starts_a_child_only_for_a_sandboxed_run(
+    argv: list[str], started: bool
+) -> None:
+    child = start_child_for(argv)
+    try:
+        assert (child is not None) is started
+    finally:
+        if child is not None:
+            child.discard()
+
+
+def test_the_command_line_runs_on_the_child_started_for_it() -> None:
+    child = start_child()
+    out = io.StringIO()
+    argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(EXAMPLE / "app.py")]
+    argv += ["--labels", "CPU=1,GPU=1", "--json", "-"]
+    argv += ["--var", "N=20000000", "--var", "blockSz=256", "--var", "computeIntensity=1"]
+    argv += ["--var", "occupancy=64"]
+
+    status = cli.main(argv, stdout=out, stderr=io.StringIO(), child=child)
+
+    assert status == 0, out.getvalue()
+    assert '"status": "finished"' in out.getvalue()
+    assert child.sent and child.discarded and child.process.poll() is not None
+
+
+def test_the_command_line_discards_its_child_when_the_inputs_are_bad(tmp_path: Path) -> None:
+    child = start_child()
+    err = io.StringIO()
+    argv = ["run", "--system", str(tmp_path / "missing.json"), "--app", "a.py"]
+    argv += ["--labels", "CPU=1"]
+
+    status = cli.main(argv, stdout=io.StringIO(), stderr=err, child=child)
+
+    assert status == cli.EXIT_ERROR
+    assert "cannot read" in err.getvalue()
+    assert not child.sent and child.discarded
+    assert child.process.poll() is not None
+    assert not os.path.exists(child.workdir)
