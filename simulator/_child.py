@@ -188,6 +188,14 @@ def _preload_common() -> None:
     py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
 
 
+def _reserved_bytes(entry: Callable[..., Any], payload: dict[str, Any]) -> int:
+    """Return the address space the entry reserves for this payload without using it
+    (`address_space_reserved` of the entry's module, 0 without one): RLIMIT_DATA counts
+    reservations whole, so the data limit grows by them to mean memory the run uses."""
+    reserved = getattr(sys.modules.get(entry.__module__), "address_space_reserved", None)
+    return int(reserved(payload)) if reserved is not None else 0
+
+
 def _preload_for(entry: Callable[..., Any], payload: dict[str, Any]) -> None:
     """Import the modules the entry's module names for this payload (`modules_needed`),
     before privileges are dropped."""
@@ -252,11 +260,12 @@ def main(argv: list[str]) -> None:
             status = EXIT_OK
             return
         payload_path, limits = order
-        is_root = os.geteuid() == 0
-        _set_limits(limits, processes=is_root)
         with open(payload_path, encoding="utf-8") as handle:
             payload = json.load(handle)
         os.unlink(payload_path)
+        is_root = os.geteuid() == 0
+        limits["data_bytes"] = int(limits["data_bytes"]) + _reserved_bytes(entry, payload)
+        _set_limits(limits, processes=is_root)
         _preload_for(entry, payload)
         if is_root:
             try:

@@ -421,7 +421,9 @@ class Mailbox:
     def __init__(self, engine: Engine, name: str = "mailbox") -> None:
         self.engine = engine
         self.name = name
-        self._items: deque[Any] = deque()
+        # A list, not a deque: a mailbox rarely holds more than a few messages, and an empty
+        # deque costs 600 bytes a process (bench/RESULTS.md, memory of 100,000 processes).
+        self._items: list[Any] = []
         self._getters: list[list[Any]] = []  # [process, accept]: lists, see EventCount
 
     def __len__(self) -> int:
@@ -442,7 +444,7 @@ class Mailbox:
         items = self._items
         if accept is None:
             if items:
-                return items.popleft()
+                return items.pop(0)
         else:
             for index, item in enumerate(items):
                 if accept(item):

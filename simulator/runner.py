@@ -40,7 +40,7 @@ from simulator.sandbox import (
     user_error_from_exception,
     user_globals,
 )
-from simulator.shallow import ShallowFunctions
+from simulator.shallow import MAX_CONTEXTS, ShallowFunctions
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 
 APP_FILENAME = DEFAULT_FILENAME
@@ -140,6 +140,38 @@ def _has_memory_nodes(system: SystemSnapshot) -> bool:
         or (node.hardware is not None and system.hardware[node.hardware].type in MEMORY_TYPES)
         for node in system.nodes.values()
     )
+
+
+# Address space a run reserves without using it, which RLIMIT_DATA counts whole
+# (bench/RESULTS.md, "Memory of a sandboxed run"): V8's code range (one per process, made
+# writable and executable up front), each V8 context's reservations, and per simulated
+# process a 16 KiB frame-stack chunk of which a short model touches one page, with the
+# greenlet's bookkeeping.
+V8_CODE_RANGE_BYTES = 512 * 1024**2
+V8_CONTEXT_BYTES = 20 * 1024**2
+PROCESS_RESERVED_BYTES = 24 * 1024
+
+
+def address_space_reserved(payload: Mapping[str, Any]) -> int:
+    """Return the address space a run of `payload` reserves beyond what it uses (the sandbox
+    child raises the data limit by it, simulator._child): V8's, and its processes'."""
+    snapshot = payload.get("snapshot")
+    labels = payload.get("labels")
+    processes = 0
+    if isinstance(labels, Mapping):
+        processes = sum(count for count in labels.values() if isinstance(count, int) and count > 0)
+    contexts: set[tuple[object, object]] = set()
+    nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
+    if isinstance(nodes, list):
+        contexts = {
+            (node.get("model"), node.get("hardware"))
+            for node in nodes
+            if isinstance(node, Mapping) and node.get("model") is not None
+        }
+    v8 = (
+        V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * min(len(contexts), MAX_CONTEXTS) if contexts else 0
+    )
+    return v8 + PROCESS_RESERVED_BYTES * processes
 
 
 def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:

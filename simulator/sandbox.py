@@ -639,6 +639,22 @@ def _builtins() -> dict[str, object]:
         pow=guarded_pow_builtin,
         __import__=_restricted_import,
     )
+    # The guards the restricted compiler calls, found here when the globals lack them (the
+    # code looks names up in its globals, then in its builtins): one table for every process
+    # instead of one copy each.
+    table.update(
+        _getattr_=guarded_getattr,
+        _getitem_=_getitem,
+        _getiter_=iter,
+        _write_=guarded_write,
+        _inplacevar_=inplace_var,
+        _pow_=guarded_pow,
+        _lshift_=guarded_lshift,
+        _mul_=guarded_mul,
+        _apply_=_apply,
+        _unpack_sequence_=guarded_unpack_sequence,
+        _iter_unpack_sequence_=guarded_iter_unpack_sequence,
+    )
     return table
 
 
@@ -646,7 +662,8 @@ _PRINT_BUFFER_KEY = "__parasim_print_buffer__"
 
 
 def user_globals(extra: Mapping[str, object]) -> dict[str, object]:
-    """Return globals for running restricted user code: safe builtins, guards, `extra`.
+    """Return globals for running restricted user code: safe builtins and guards (shared,
+    `_builtins`), the print collector, `extra`.
 
     `extra` supplies the model's API (`sim`, `tag`, `rank`, variables...); names starting
     with "_" are reserved for the guards and are rejected.
@@ -661,17 +678,6 @@ def user_globals(extra: Mapping[str, object]) -> dict[str, object]:
             "__builtins__": _builtins(),
             "__name__": USER_MODULE_NAME,
             "__metaclass__": type,
-            "_getattr_": guarded_getattr,
-            "_getitem_": _getitem,
-            "_getiter_": iter,
-            "_write_": guarded_write,
-            "_inplacevar_": inplace_var,
-            "_pow_": guarded_pow,
-            "_lshift_": guarded_lshift,
-            "_mul_": guarded_mul,
-            "_apply_": _apply,
-            "_unpack_sequence_": guarded_unpack_sequence,
-            "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
             "_print_": lambda _getattr=None: _PrintCollector(buffer),
             _PRINT_BUFFER_KEY: buffer,
         }
