@@ -29,6 +29,12 @@ from simulator.errors import (
     SimulationError,
     UserCodeError,
 )
+from simulator.runner import (
+    PROCESS_RESERVED_BYTES,
+    V8_CODE_RANGE_BYTES,
+    V8_CONTEXT_BYTES,
+    address_space_reserved,
+)
 from simulator.sandbox import (
     PRINT_LIMIT_CHARS,
     Limits,
@@ -741,3 +747,59 @@ def test_it_reports_a_runtime_error_in_the_model_through_the_runner_at_its_line(
 
     assert caught.value.line == 5
     assert caught.value.detail == "ZeroDivisionError: division by zero"
+
+
+# --------------------------------------------------------------------------------------
+# The data limit counts memory used, not address space reserved
+
+
+def test_the_reservation_of_a_run_is_v8s_and_its_processes() -> None:
+    snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
+    pairs = {(n["model"], n["hardware"]) for n in snapshot["nodes"] if n.get("model")}
+
+    reserved = address_space_reserved({"snapshot": snapshot, "labels": {"CPU": 3, "GPU": 5}})
+
+    assert reserved == (
+        V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * len(pairs) + 8 * PROCESS_RESERVED_BYTES
+    )
+    assert address_space_reserved({"labels": {"CPU": 2}}) == 2 * PROCESS_RESERVED_BYTES
+
+
+def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> None:
+    processes = 20_000
+    snapshot = {
+        "name": "many processes",
+        "hardware": {"cpu": {"type": "CPU", "name": "CPU", "attributes": {}}},
+        "models": {
+            "m": {
+                "language": "javascript",
+                "source": "function computationTime(params) { return params.t; }",
+            }
+        },
+        "nodes": [
+            {
+                "id": "n",
+                "name": "n",
+                "hardware": "cpu",
+                "model": "m",
+                "count": 1,
+                "labels": {"P": processes},
+            }
+        ],
+        "edges": [],
+    }
+    payload = {
+        "snapshot": snapshot,
+        "app_source": "sim.computation({'t': 0.5})\nsim.computation({'t': 0.25})\n",
+        "labels": {"P": processes},
+        "variables": {},
+        "timeline_limit": 0,
+    }
+    limit = 400 * 1024**2  # below V8's code range and 20,000 frame-stack chunks, reserved
+    assert address_space_reserved(payload) > limit
+
+    result = run_sandboxed(payload, limits=Limits(wall_s=120, cpu_s=60, data_bytes=limit))
+
+    assert result["status"] == "finished"
+    assert result["stats"]["processes"] == processes
+    assert result["overall_time_s"] == 0.75
