@@ -127,6 +127,7 @@ class NodeRuntime:
 
     __slots__ = (
         "_links",
+        "_transfer_times",
         "engine",
         "functions",
         "has_detail",
@@ -157,6 +158,7 @@ class NodeRuntime:
         self.has_detail = functions is not None and functions.has("computationDetail")
         self.usages = [Usage(node_id, instance, capacity) for instance in range(count)]
         self._links: dict[tuple[int, str, str], Resource] = {}
+        self._transfer_times: dict[tuple[float, str | None, str | None], float] = {}
 
     def link(self, instance: int, came_from: str, going_to: str) -> Resource:
         """Return the FIFO of `instance` for messages travelling from one neighbour to another."""
@@ -203,7 +205,14 @@ class NodeRuntime:
         self, size: float, direction: str | None, host_memory: str | None = None
     ) -> float:
         """Return `p2pTime(size, params)` with `params.direction` and `params.hostMemory` set
-        when they were given."""
+        when they were given (remembered per arguments: a model is a function of them)."""
+        key = (size, direction, host_memory)
+        seconds = self._transfer_times.get(key)
+        if seconds is None:
+            seconds = self._transfer_times[key] = self._transfer_time(size, direction, host_memory)
+        return seconds
+
+    def _transfer_time(self, size: float, direction: str | None, host_memory: str | None) -> float:
         params: dict[str, object] = {}
         if direction is not None:
             params["direction"] = direction
@@ -291,17 +300,21 @@ class _Transfer:
         assert self.link is not None
         self.link.release()
         message = self.message
-        self.world.timeline.add(
-            message.source.name,
-            "transfer",
-            self.hop_start,
-            now,
-            node=node.id,
-            instance=instance,
-            size=message.size,
-            direction=message.direction,
-            to=self.target.name,
-        )
+        timeline = self.world.timeline
+        if timeline.full:
+            timeline.dropped += 1
+        else:
+            timeline.add(
+                message.source.name,
+                "transfer",
+                self.hop_start,
+                now,
+                node=node.id,
+                instance=instance,
+                size=message.size,
+                direction=message.direction,
+                to=self.target.name,
+            )
         self.index += 1
         self.next_hop()
 
@@ -407,6 +420,7 @@ class Sim:
         "_figures",
         "_labels",
         "_memo",
+        "_receivers",
         "_state",
         "_timeline",
         "_usage",
@@ -420,6 +434,8 @@ class Sim:
         self._state = state
         self._labels = labels
         self._memo: dict[object, float] | None = _MEMO_UNKNOWN
+        # per source a process receives from: the message filter and what it waits for
+        self._receivers: dict[tuple[object, object], tuple[Callable[[Message], bool], str]] = {}
         # what the hot path of `computation` updates, looked up once
         self._usage = world.nodes[state.slot.node].usages[state.slot.instance]
         self._figures = state.figures
@@ -704,6 +720,17 @@ class Sim:
 
     def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> float:
         """Block until a message from `source_label` (rank `source_rank`, or any) arrived."""
+        try:
+            accept, waiting = self._receivers[source_label, source_rank]
+        except (KeyError, TypeError):  # the first receive from this source (or unhashable)
+            accept, waiting = self._receiver(source_label, source_rank)
+        return self._receive(accept, waiting).size
+
+    def _receiver(
+        self, source_label: object, source_rank: object
+    ) -> tuple[Callable[[Message], bool], str]:
+        """Return (the filter, what the process waits for) of receives from a source, checked
+        once and kept for the next receive from it."""
         call = "sim.p2pCommunicationReceive"
         if source_rank is None:
             self._peers(call, source_label)
@@ -718,7 +745,8 @@ class Sim:
             def accept(message: Message) -> bool:
                 return message.channel == P2P and message.source is peer
 
-        return self._receive(accept, waiting).size
+        self._receivers[source_label, source_rank] = (accept, waiting)
+        return accept, waiting
 
     # -- collectives ---------------------------------------------------------------------------
     def _rooted(

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from simulator.api import NodeRuntime
+from simulator.engine import Engine
 from simulator.errors import DeadlockError, ModelEvaluationError, UserCodeError
 from simulator.models import builtin_models
 from simulator.runner import run_simulation
@@ -409,3 +411,60 @@ def test_the_sim_api_imports_without_numpy():
     code = "import sys, simulator.api; print('numpy' in sys.modules)"
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert completed.stdout.strip() == "False", completed.stderr
+
+
+class CountingModel:
+    """A computational model that counts its evaluations (ModelFunctions)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[object, ...]] = []
+
+    def has(self, function: str) -> bool:
+        return function == "p2pTime"
+
+    def call(self, function: str, *args: object, params: Any) -> float:
+        self.calls.append((function, *args, dict(params)))
+        return 1e-6 * float(args[0]) if args else 0.0  # type: ignore[arg-type]
+
+    def call_detail(self, function: str, *, params: Any) -> dict[str, object]:
+        raise AssertionError("not used")
+
+
+def test_a_link_evaluates_its_model_once_per_distinct_transfer() -> None:
+    model = CountingModel()
+    node = NodeRuntime(
+        Engine(), "bus", count=1, capacity=1, is_network=True, model_key="m", functions=model
+    )
+
+    times = [
+        node.transfer_time(1000.0, "HostToDevice", "pinned"),
+        node.transfer_time(1000.0, "HostToDevice", "pinned"),
+        node.transfer_time(1000.0, "DeviceToHost", None),
+        node.transfer_time(2000.0, "HostToDevice", "pinned"),
+    ]
+
+    assert times == [1e-3, 1e-3, 1e-3, 2e-3]
+    assert model.calls == [
+        ("p2pTime", 1000.0, {"direction": "HostToDevice", "hostMemory": "pinned"}),
+        ("p2pTime", 1000.0, {"direction": "DeviceToHost"}),
+        ("p2pTime", 2000.0, {"direction": "HostToDevice", "hostMemory": "pinned"}),
+    ]
+
+
+def test_a_receive_from_an_unknown_source_fails_every_time_not_only_the_first() -> None:
+    app = textwrap.dedent(
+        """
+        for attempt in range(2):
+            try:
+                sim.p2pCommunicationReceive("Nobody")
+            except Exception as error:
+                print(attempt, error)
+        """
+    )
+    # were the bad source remembered like a good one, the second receive would wait for a
+    # message that never comes: a DeadlockError
+    result = run_simulation(
+        host_bus_device(), app, labels={"CPU": 1, "GPU": 1}, variables={}, timeline_limit=0
+    )
+
+    assert result["status"] == "finished"
