@@ -49,7 +49,7 @@ from RestrictedPython.Guards import (
 )
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
-from simulator._child import WALL_DUMP_SIGNAL
+from simulator._child import WALL_DUMP_SIGNAL, decode_message
 from simulator.errors import (
     SandboxCrashError,
     SandboxLimitError,
@@ -828,7 +828,7 @@ class _Run:
         self.pending = [rest] if rest else []
         for line in lines:
             try:
-                message = json.loads(line)
+                message = decode_message(line)
             except ValueError:
                 self.kill()
                 raise SandboxCrashError(MSG_GARBLED) from None
