@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import resource
 import shutil
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from simulator._child import SINGLE_THREADED
+from simulator._child import SINGLE_THREADED, decode_message, encode_message
 from simulator.errors import (
     LaunchError,
     SandboxLimitError,
@@ -803,3 +804,29 @@ def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> Non
     assert result["status"] == "finished"
     assert result["stats"]["processes"] == processes
     assert result["overall_time_s"] == 0.75
+
+
+# --------------------------------------------------------------------------------------
+# The result pipe's messages
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"result": {"status": "finished", "overall_time_s": 0.1, "timeline": [{"a": -0.0}]}},
+        {"progress": 0.25},
+        {"result": {"big": 2**70, "small": 1e-320, "text": "é\u2028"}},  # 2**70: via json
+        {"result": {1: "a key that is not a string"}},  # via json, which makes it "1"
+    ],
+)
+def test_a_message_reads_back_as_json_writes_it(message: dict[str, Any]) -> None:
+    line = encode_message(message)
+
+    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    assert decode_message(line) == json.loads(json.dumps(message))
+
+
+def test_a_message_json_wrote_with_nan_still_reads() -> None:
+    line = (json.dumps({"result": {"x": float("nan")}}) + "\n").encode()
+
+    assert math.isnan(decode_message(line)["result"]["x"])
