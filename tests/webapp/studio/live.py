@@ -63,6 +63,15 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def cpu_ticks(pid: int) -> int:
+    """Return the CPU time (user + system, clock ticks) process `pid` used; 0 once gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+    return int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
+
+
 class Worker:
     """A `celery worker` subprocess serving every configured queue (or `queues`).
 
@@ -105,8 +114,22 @@ class Worker:
         return children(self.process.pid)
 
     def busy_pool_process(self) -> int | None:
-        """Return a pool process that has a sandbox child (a run in progress), if any."""
-        return next((pid for pid in self.pool() if children(pid)), None)
+        """Return a pool process whose sandbox child is running a model, if any.
+
+        Every pool process that has run a simulation keeps a spare child waiting for the next
+        run (simulator.launch.SpareChild); a waiting child uses no CPU, a running one does.
+        """
+        busy = self.busy_sandboxes()
+        return next((pid for pid, kids in busy.items() if kids), None)
+
+    def busy_sandboxes(self) -> dict[int, list[int]]:
+        """Return, per pool process, its sandbox children that use CPU (running a model)."""
+        kids = {pid: children(pid) for pid in self.pool()}
+        before = {kid: cpu_ticks(kid) for pids in kids.values() for kid in pids}
+        time.sleep(0.2)
+        return {
+            pid: [kid for kid in pids if cpu_ticks(kid) > before[kid]] for pid, pids in kids.items()
+        }
 
     def kill(self) -> None:
         """Kill the whole worker at once (`kill -9`): main process, pool and sandboxes."""

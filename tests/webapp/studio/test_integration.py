@@ -231,11 +231,13 @@ def test_cancelling_a_queued_and_a_running_run(worker: Worker, member: Any) -> N
     queued = launch(member)
     time.sleep(0.5)
     assert status_of(queued) == "queued"
+    running = [kid for kids in worker.busy_sandboxes().values() for kid in kids]
+    assert len(running) == 2
     services.simulation_cancel(simulation=queued)
     for blocker in blockers:
         services.simulation_cancel(simulation=blocker)
-    wait_for(
-        lambda: not any(children(pid) for pid in worker.pool()),
+    wait_for(  # the spare children waiting for the next runs stay
+        lambda: not any(Path(f"/proc/{kid}").exists() for kid in running),
         timeout=20,
         what="the cancelled runs' sandbox processes to end",
     )
@@ -256,13 +258,13 @@ def test_a_run_whose_whole_worker_was_killed_is_requeued_and_finished_elsewhere(
         simulation = launch(
             member, BUSY_APP, variables={"n": 20_000_000}, queue="itest-lost", time_limit_s=60
         )
-        pool_process = wait_for(
+        wait_for(
             lambda: status_of(simulation) == "running" and doomed.busy_pool_process(),
             timeout=30,
             what="the run to start on the doomed worker",
         )
-        sandbox = children(pool_process)
-        for pid in [doomed.process.pid, *doomed.pool(), *sandbox]:
+        sandboxes = [kid for pid in doomed.pool() for kid in children(pid)]
+        for pid in [doomed.process.pid, *doomed.pool(), *sandboxes]:
             os.kill(pid, signal.SIGKILL)
         doomed.process.wait()
     finally:
