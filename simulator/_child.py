@@ -53,6 +53,9 @@ PRELOAD_MODULES = (
     "simulator.sandbox",
     "simulator.shallow",
 )
+# Operator switches read after the environment is cleared (the application cannot read the
+# environment): PARASIM_JS_TWINS=0 evaluates shipped models in V8 (simulator.shallow).
+KEPT_SWITCHES = ("PARASIM_JS_TWINS",)
 PR_SET_PDEATHSIG = 1
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 EXIT_OK = 0
@@ -262,8 +265,10 @@ def main(argv: list[str]) -> None:
     # The parent sets only PYTHONHASHSEED (read at start-up); the run sees an environment
     # holding nothing but the thread counts of the numerical libraries: one run is one
     # thread, so a worker's concurrency is what decides how many cores it uses.
+    switches = {name: os.environ[name] for name in KEPT_SWITCHES if name in os.environ}
     os.environ.clear()
     os.environ.update(SINGLE_THREADED)
+    os.environ.update(switches)
     channel = _Channel(int(fd_text))
     parent = os.getppid()
     from simulator.errors import SimulationError

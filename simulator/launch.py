@@ -36,7 +36,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CHILD_FLAGS = ("-s", "-P")
 CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0"}
 # Operator switches the child reads before it clears its environment (not the user's).
-CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU",)
+CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU", "PARASIM_JS_TWINS")
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from simulator._child import main; main(sys.argv[2:])"

@@ -20,6 +20,13 @@ V8 runs on a thread of its own that mini-racer hands each evaluation to; a proce
 evaluates many models (the sandboxed simulation) calls `keep_on_one_cpu` first, so that the
 hand-over is not a wake-up of another CPU (`bench/RESULTS.md`: 200 us down to 50-70 us a call
 on a 2-CPU VM).
+
+Python twins: a source that is byte for byte a shipped model (a built-in, or an example's)
+is evaluated by its Python twin (`simulator.models.js_twins`: the same double operations in
+the same order, property-tested equal to V8) in a few microseconds, with the same memo and the
+same checks of the value; whatever the twin declines, and every other source, goes to V8 as
+above. No V8 context is made for a model its twin answers entirely. `twin=False`, or
+`PARASIM_JS_TWINS=0` in the environment, evaluates everything in V8 (tests, debugging).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import queue
 import re
 import threading
@@ -46,6 +54,7 @@ from py_mini_racer import (
 
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
+from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT_BYTES",
@@ -62,6 +71,8 @@ DEFAULT_MEMORY_LIMIT_BYTES = 128 * 1024 * 1024
 MAX_CONTEXTS = 32
 MAX_MEMO_ENTRIES = 200_000
 CANCEL_GRACE_S = 5.0
+# "0" evaluates shipped models in V8 instead of their Python twins.
+TWINS_ENVIRONMENT_VARIABLE = "PARASIM_JS_TWINS"
 
 # The script name V8 reports for the user's source (`//# sourceURL=`), so stack frames in the
 # user's code can be told from frames in the prelude and in the call script.
@@ -661,7 +672,9 @@ class _ModelContext:
 
 
 _contexts: OrderedDict[tuple[str, str, float, int], _ModelContext] = OrderedDict()
-_memos: dict[tuple[str, str], dict[object, float]] = {}
+# keyed on (source hash, attributes, whether a Python twin answers): V8's and a twin's results
+# are equal, but a test comparing them must not read one from the other's memo
+_memos: dict[tuple[str, str, bool], dict[object, float]] = {}
 _cache_lock = threading.Lock()
 
 
@@ -675,8 +688,28 @@ def clear_caches() -> None:
         context.close()
 
 
+def memo_key(function: str, args: tuple[object, ...], params: Mapping[str, object]) -> object:
+    """Return the memo's key of `function(*args, params)` (TypeError: unhashable values)."""
+    return (function, args, tuple(params.items()))
+
+
+# Read at import too: a sandboxed run's child imports this module before it clears its
+# environment, so the switch holds there when the parent passes it through.
+_TWINS_AT_IMPORT = os.environ.get(TWINS_ENVIRONMENT_VARIABLE, "1") != "0"
+
+
+def _twins_enabled() -> bool:
+    """Return whether Python twins may answer (`PARASIM_JS_TWINS` is not "0")."""
+    value = os.environ.get(TWINS_ENVIRONMENT_VARIABLE)
+    return _TWINS_AT_IMPORT if value is None else value != "0"
+
+
 class ShallowFunctions:
-    """One computational model bound to one hardware record's attributes."""
+    """One computational model bound to one hardware record's attributes.
+
+    `twin`: whether the Python twin of a shipped source may answer (None: unless
+    `PARASIM_JS_TWINS=0`); False evaluates everything in V8.
+    """
 
     def __init__(
         self,
@@ -686,6 +719,7 @@ class ShallowFunctions:
         attributes: Mapping[str, object],
         timeout_s: float = DEFAULT_TIMEOUT_S,
         memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT_BYTES,
+        twin: bool | None = None,
     ) -> None:
         self.model_key = model_key
         self.source = source
@@ -702,13 +736,44 @@ class ShallowFunctions:
                 function="(attributes)",
             ) from error
         self._context_key = (source_hash, self._attributes_json, timeout_s, memory_limit_bytes)
+        use_twin = _twins_enabled() if twin is None else twin
+        self._twin = self._bound_twin(source_hash) if use_twin else None
         with _cache_lock:
-            self._memo = _memos.setdefault((source_hash, self._attributes_json), {})
+            self._memo = _memos.setdefault(
+                (source_hash, self._attributes_json, self._twin is not None), {}
+            )
         self._cached_context: _ModelContext | None = None
         self._details: dict[object, dict[str, object]] = {}
 
+    def _bound_twin(self, source_hash: str) -> JsTwin | None:
+        """Return the Python twin of a shipped source bound to the attributes, or None.
+
+        An attribute named like the prelude's own globals (`__parasim_call`) would break V8's
+        context, so such a record keeps V8's behaviour (its error) rather than a twin's answer.
+        """
+        twin_class = JS_TWINS.get(source_hash)
+        if twin_class is None or any(key.startswith("__parasim") for key in self.attributes):
+            return None
+        try:
+            return twin_class(self.attributes)
+        except (Decline, ArithmeticError):
+            return None
+
+    @property
+    def twinned(self) -> bool:
+        """Return whether a Python twin answers this model's calls (those it does not decline)."""
+        return self._twin is not None
+
+    @property
+    def computation_memo(self) -> dict[object, float]:
+        """The memo of checked `computationTime(params)` values, keyed by
+        `memo_key("computationTime", (), params)`: the sim API's hot path reads it directly."""
+        return self._memo
+
     def has(self, function: str) -> bool:
         """Return whether the model defines `function` (e.g. "p2pTime")."""
+        if self._twin is not None:
+            return function in self._twin.defines
         context = self._context(function)
         known = context.functions.get(function)
         if known is None:
@@ -722,7 +787,7 @@ class ShallowFunctions:
         """Return `function(*args, params)` as a float, memoized; raise ModelEvaluationError."""
         memo = self._memo
         try:
-            key: object = (function, args, tuple(params.items()))
+            key: object = memo_key(function, args, params)
             value = memo.get(key)
         except TypeError:  # unhashable argument or parameter (a list, a dict)
             key = (function, json.dumps([args, params], sort_keys=True, default=repr))
@@ -738,7 +803,23 @@ class ShallowFunctions:
     def _call_uncached(
         self, function: str, args: tuple[object, ...], params: Mapping[str, object]
     ) -> float:
-        """Return the validated value of one evaluation, without the memo."""
+        """Return the validated value of one evaluation, without the memo: the Python twin's
+        when it answers with a finite non-negative number, else V8's (with V8's errors)."""
+        twin = self._twin
+        if twin is not None:
+            try:
+                value = twin.call(function, args, params)
+            except (Decline, ArithmeticError):
+                pass
+            else:
+                if 0.0 <= value < math.inf:  # what `_checked` accepts; V8 reports the rest
+                    return value
+        return self._evaluate_call(function, args, params)
+
+    def _evaluate_call(
+        self, function: str, args: tuple[object, ...], params: Mapping[str, object]
+    ) -> float:
+        """Return the validated value of one evaluation in V8."""
         if not _FUNCTION_NAME.match(function):
             raise self._error(function, MSG_NOT_DEFINED.format(function=function))
         try:
@@ -764,6 +845,19 @@ class ShallowFunctions:
             value = memo.get(key)
         if value is not None:
             return dict(value)
+        detail: dict[str, object] | None = None
+        if self._twin is not None:
+            with contextlib.suppress(Decline, ArithmeticError):
+                detail = self._twin.detail(function, params)
+        if detail is None:
+            detail = self._evaluate_detail(function, params)
+        if len(memo) >= MAX_MEMO_ENTRIES:
+            memo.clear()
+        memo[key] = detail
+        return dict(detail)
+
+    def _evaluate_detail(self, function: str, params: Mapping[str, object]) -> dict[str, object]:
+        """Return `function(params)`'s flat object evaluated in V8 (see `call_detail`)."""
         if not _FUNCTION_NAME.match(function) or not self.has(function):
             raise self._error(function, MSG_NOT_DEFINED.format(function=function))
         try:
@@ -776,10 +870,7 @@ class ShallowFunctions:
             shown = str(text)[len(_BAD_RESULT) :] if isinstance(text, str) else repr(text)
             raise self._error(function, MSG_NOT_DETAIL.format(value=shown))
         detail: dict[str, object] = json.loads(text)
-        if len(memo) >= MAX_MEMO_ENTRIES:
-            memo.clear()
-        memo[key] = detail
-        return dict(detail)
+        return detail
 
     def _checked(self, function: str, value: object) -> float:
         """Return `value` as a float when it is a finite non-negative number."""

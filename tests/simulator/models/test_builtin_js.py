@@ -39,7 +39,10 @@ CCS = [cc for cc in known_compute_capabilities()]
 
 
 def _js(name: str, attributes: dict[str, float]) -> ShallowFunctions:
-    return ShallowFunctions(model_key=name, source=MODELS[name].source, attributes=attributes)
+    # twin=False: these tests are about the JavaScript, not its Python twin (test_js_twins.py)
+    return ShallowFunctions(
+        model_key=name, source=MODELS[name].source, attributes=attributes, twin=False
+    )
 
 
 def _gpu_attributes(cc: str, draw_numbers: dict[str, float]) -> dict[str, float]:
