@@ -61,6 +61,7 @@ API_MESSAGES = {
     "host_memory": "{call}: " + HOST_MEMORY_ERROR,
 }
 
+NO_MEMORY_HIERARCHY = "the system model has no memory hierarchy"
 P2P = "p2p"
 """Channel of point-to-point messages; collectives use their own channels."""
 
@@ -619,18 +620,17 @@ class Sim:
 
         With `until`, the call also lasts at least until then (a computation's own time).
         """
-        from simulator.memsys import MemoryUsageError, parse_call  # with the memory system
-
         memory = self._world.memory
         slot = self._state.slot
         if not isinstance(arguments, Mapping):
             raise ApiUsageError(f"{call}: memory must be a dict of memoryAccess arguments")
+        if memory is None:
+            raise ApiUsageError(f"{call}: {NO_MEMORY_HIERARCHY}")
+        # loaded (and, in the sandbox, preloaded: runner.modules_needed) with the memory system
+        from simulator.memsys import MemoryUsageError, parse_call
+
         try:
-            pattern, addresses, writes, level = parse_call(
-                call, arguments, memory.region_base if memory is not None else None
-            )
-            if memory is None:
-                raise MemoryUsageError(f"{call}: the system model has no memory hierarchy")
+            pattern, addresses, writes, level = parse_call(call, arguments, memory.region_base)
             count = len(self._world.nodes[slot.node].usages)
             levels, instances = memory.entry(
                 slot.node, slot.instance, count, level, call, trace=addresses is not None
@@ -676,15 +676,15 @@ class Sim:
     def memoryFlush(self) -> float:
         """Write back every dirty line of this process's private caches to memory and drop
         them (what software does on a system without coherence); return the seconds it took."""
-        from simulator.memsys import MemoryUsageError  # with the memory system
-
         call = "sim.memoryFlush"
         memory = self._world.memory
         state = self._state
         slot = state.slot
+        if memory is None:
+            raise ApiUsageError(f"{call}: {NO_MEMORY_HIERARCHY}")
+        from simulator.memsys import MemoryUsageError  # loaded with the memory system
+
         try:
-            if memory is None:
-                raise MemoryUsageError(f"{call}: the system model has no memory hierarchy")
             count = len(self._world.nodes[slot.node].usages)
             levels, instances = memory.entry(slot.node, slot.instance, count, None, call)
         except MemoryUsageError as error:

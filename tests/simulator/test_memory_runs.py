@@ -293,3 +293,19 @@ def test_a_sandboxed_run_imports_the_memory_system_only_for_a_system_with_memory
 
     assert "simulator.memsys" in modules_needed({"snapshot": with_memory})
     assert "simulator.memsys" not in modules_needed({"snapshot": without})
+
+
+def test_a_sandboxed_memory_call_on_a_system_without_a_hierarchy_is_told_so() -> None:
+    from simulator.sandbox import Limits, run_sandboxed
+
+    snapshot = json.loads((EXAMPLE_DIR.parent / "merpsys_gtx970" / "snapshot.json").read_text())
+    payload = {
+        "snapshot": snapshot,
+        "app_source": "if tag.equals('CPU'):\n    sim.memoryAccess(read=64)\n",
+        "labels": {"CPU": 1, "GPU": 1},
+        "variables": {},
+    }
+    with pytest.raises(UserCodeError, match="the system model has no memory hierarchy") as caught:
+        run_sandboxed(payload, limits=Limits(wall_s=60))
+
+    assert caught.value.line == 2
