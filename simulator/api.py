@@ -417,6 +417,7 @@ class Sim:
     """The `sim` object of one process: MERPSYS's computation and communication calls."""
 
     __slots__ = (
+        "_details",
         "_engine",
         "_figures",
         "_labels",
@@ -435,6 +436,7 @@ class Sim:
         self._state = state
         self._labels = labels
         self._memo: dict[object, float] | None = _MEMO_UNKNOWN
+        self._details: dict[object, dict[str, object]] | None = None
         # per source a process receives from: the message filter and what it waits for
         self._receivers: dict[tuple[object, object], tuple[Callable[[Message], bool], str]] = {}
         # what the hot path of `computation` updates, looked up once
@@ -548,25 +550,37 @@ class Sim:
                 memo = self._memo = self._computation_memo()
             if memo is not None:
                 try:
-                    duration = memo.get(("computationTime", (), tuple(params.items())))
+                    items = tuple(params.items())
+                    duration = memo.get(("computationTime", (), items))
                 except TypeError:  # an unhashable parameter (a list): the general path
                     duration = None
                 if duration is not None:
-                    return self._pause_computing(duration)
+                    details = self._details
+                    if details is None:
+                        return self._pause_computing(duration, None)
+                    detail = details.get(("computationDetail", items))
+                    if detail is not None:  # the model gave the detail too (shallow's key)
+                        return self._pause_computing(duration, detail)
         return self._computation(params, memory)
 
     def _computation_memo(self) -> dict[object, float] | None:
-        """Return the memo of this process's node's `computationTime(params)` values when
-        a value found there is the computation's whole story (no detail to record)."""
+        """Return the memo of this process's node's `computationTime(params)` values, and set
+        the memo of its `computationDetail(params)` objects when the model defines one: when
+        both hold the params, they are the computation's whole story."""
         node = self._world.nodes[self._state.slot.node]
         functions = node.functions
-        if functions is None or node.has_detail or not functions.has("computationTime"):
+        if functions is None or not functions.has("computationTime"):
             return None
         memo: dict[object, float] | None = getattr(functions, "computation_memo", None)
+        if node.has_detail:
+            self._details = getattr(functions, "detail_memo", None)
+            if self._details is None:
+                return None
         return memo
 
-    def _pause_computing(self, duration: float) -> float:
-        """Keep the node busy for `duration` seconds of this process's computing."""
+    def _pause_computing(self, duration: float, detail: dict[str, object] | None) -> float:
+        """Keep the node busy for `duration` seconds of this process's computing; `detail`
+        (the model's computationDetail) goes on its timeline entry."""
         engine = self._engine
         usage = self._usage
         start = engine.now
@@ -578,8 +592,10 @@ class Sim:
         timeline = self._timeline
         if timeline.full:
             timeline.dropped += 1
-        else:
+        elif detail is None:
             timeline.add(self._state.name, "compute", start, now)
+        else:
+            timeline.add(self._state.name, "compute", start, now, detail=dict(detail))
         return duration
 
     def _computation(self, params: object, memory: Mapping[str, object] | None) -> float:

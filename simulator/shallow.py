@@ -770,6 +770,12 @@ class ShallowFunctions:
         `memo_key("computationTime", (), params)`: the sim API's hot path reads it directly."""
         return self._memo
 
+    @property
+    def detail_memo(self) -> dict[object, dict[str, object]]:
+        """The memo of `computationDetail(params)` objects (and any other `call_detail`),
+        keyed by (function, tuple(params.items())): the sim API's hot path reads it."""
+        return self._details
+
     def has(self, function: str) -> bool:
         """Return whether the model defines `function` (e.g. "p2pTime")."""
         if self._twin is not None:

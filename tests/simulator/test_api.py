@@ -468,3 +468,51 @@ def test_a_receive_from_an_unknown_source_fails_every_time_not_only_the_first() 
     )
 
     assert result["status"] == "finished"
+
+
+DETAILED_MODEL = """
+function computationTime(params) { return params.n * 1e-3; }
+function computationDetail(params) { return {bound: params.n > 2 ? "memory" : "issue", n: params.n}; }
+"""
+
+
+def one_node_system(source: str) -> dict[str, Any]:
+    return {
+        "name": "one node",
+        "hardware": {"gpu": {"type": "GPU", "name": "G", "attributes": {}}},
+        "models": {"m": {"language": "javascript", "source": source}},
+        "nodes": [{"id": "g", "name": "g", "hardware": "gpu", "model": "m", "labels": {"P": 2}}],
+        "edges": [],
+    }
+
+
+def test_repeated_computations_keep_their_detail_on_the_timeline() -> None:
+    app = "for n in [1, 3, 1, 3, 1]:\n    sim.computation({'n': n})\n"
+
+    result = run_simulation(
+        one_node_system(DETAILED_MODEL), app, labels={"P": 2}, variables={}, timeline_limit=7
+    )
+
+    entries = [entry for entry in result["timeline"] if entry["process"] == "P[0]"]
+    assert [entry["detail"] for entry in entries][:4] == [
+        {"bound": "issue", "n": 1},
+        {"bound": "memory", "n": 3},
+        {"bound": "issue", "n": 1},
+        {"bound": "memory", "n": 3},
+    ]
+    assert result["timeline_dropped"] == 3
+    assert result["processes"][0]["compute_s"] == pytest.approx(9e-3)
+
+
+def test_a_detail_that_fails_fails_the_run_even_when_its_time_was_known() -> None:
+    model = (
+        "function computationTime(params) { return 1e-3; }\n"
+        "function computationDetail(params) { if (params.n > 1) throw new Error('no'); "
+        "return {n: params.n}; }\n"
+    )
+    app = "sim.computation({'n': 1})\nsim.computation({'n': 2})\n"
+
+    # the second run finds n = 2's time in the memo the runs share, but not its detail
+    for _ in range(2):
+        with pytest.raises(ModelEvaluationError, match="no"):
+            run_simulation(one_node_system(model), app, labels={"P": 1}, variables={})
