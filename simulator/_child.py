@@ -52,6 +52,14 @@ PRELOAD_MODULES = (
     "simulator.errors",
     "simulator.sandbox",
     "simulator.shallow",
+    # mini-racer's modules and what loading V8 imports (`_load_v8`), so that V8 can still be
+    # loaded after the privilege drop
+    "importlib.readers",
+    "importlib.resources",
+    "importlib.resources.readers",
+    "importlib.util",
+    "zipfile",
+    "py_mini_racer",
 )
 # Operator switches read after the environment is cleared (the application cannot read the
 # environment): PARASIM_JS_TWINS=0 evaluates shipped models in V8 (simulator.shallow).
@@ -200,15 +208,22 @@ def _load_entry(entry: str) -> Callable[..., Any]:
 
 
 def _preload_common() -> None:
-    """Import what every run needs while the interpreter's files are readable, and load V8
-    (shared library and ICU data): all before the run is known."""
+    """Import what every run needs while the interpreter's files are readable, mini-racer's
+    Python modules included, before the run is known."""
     for name in PRELOAD_MODULES:
         importlib.import_module(name)
-    try:
+
+
+def _load_v8(entry: Callable[..., Any], payload: dict[str, Any]) -> None:
+    """Load V8 (shared library and ICU data, 50-70 ms) when the payload will use it: unless
+    the entry's module says (`needs_v8`) that Python twins answer all its models. A twin
+    that declines an odd input later loads V8 then, from mini-racer's own files, which stay
+    readable after the privilege drop (site-packages are world-readable)."""
+    needs_v8 = getattr(sys.modules.get(entry.__module__), "needs_v8", None)
+    if needs_v8 is None or needs_v8(payload):
         import py_mini_racer
-    except ImportError:  # pragma: no cover - mini-racer is a runtime dependency
-        return
-    py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
+
+        py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
 
 
 def _reserved_bytes(entry: Callable[..., Any], payload: dict[str, Any]) -> int:
@@ -292,6 +307,7 @@ def main(argv: list[str]) -> None:
         limits["data_bytes"] = int(limits["data_bytes"]) + _reserved_bytes(entry, payload)
         _set_limits(limits, processes=is_root)
         _preload_for(entry, payload)
+        _load_v8(entry, payload)
         if is_root:
             try:
                 _drop_privileges()

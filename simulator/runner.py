@@ -40,7 +40,7 @@ from simulator.sandbox import (
     user_error_from_exception,
     user_globals,
 )
-from simulator.shallow import MAX_CONTEXTS, ShallowFunctions
+from simulator.shallow import MAX_CONTEXTS, ShallowFunctions, has_twin
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 
 APP_FILENAME = DEFAULT_FILENAME
@@ -172,6 +172,19 @@ def address_space_reserved(payload: Mapping[str, Any]) -> int:
         V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * min(len(contexts), MAX_CONTEXTS) if contexts else 0
     )
     return v8 + PROCESS_RESERVED_BYTES * processes
+
+
+def needs_v8(payload: Mapping[str, Any]) -> bool:
+    """Return whether a run of `payload` evaluates JavaScript in V8: it has a model that no
+    Python twin answers (the sandbox child then loads V8 before it drops privileges)."""
+    snapshot = payload.get("snapshot")
+    models = snapshot.get("models") if isinstance(snapshot, Mapping) else None
+    if not isinstance(models, Mapping):
+        return True
+    sources = [
+        model.get("source") if isinstance(model, Mapping) else None for model in models.values()
+    ]
+    return not all(isinstance(source, str) and has_twin(source) for source in sources)
 
 
 def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:

@@ -704,6 +704,11 @@ def _twins_enabled() -> bool:
     return _TWINS_AT_IMPORT if value is None else value != "0"
 
 
+def has_twin(source: str) -> bool:
+    """Return whether a Python twin answers the model `source` (when twins are on)."""
+    return _twins_enabled() and hashlib.sha256(source.encode("utf-8")).hexdigest() in JS_TWINS
+
+
 class ShallowFunctions:
     """One computational model bound to one hardware record's attributes.
 

@@ -4,14 +4,17 @@ the command line and a process that runs simulation after simulation."""
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from simulator import cli, sandbox
+from simulator import cli, runner, sandbox
+from simulator.errors import ModelEvaluationError
 from simulator.launch import SpareChild, StartedChild, start_child, start_child_for
+from simulator.runner import run_simulation
 from simulator.sandbox import Limits, run_sandboxed
 
 THIS = "tests.simulator.test_launch"
@@ -158,3 +161,41 @@ def test_the_command_line_discards_its_child_when_the_inputs_are_bad(tmp_path: P
     assert not child.sent and child.discarded
     assert child.process.poll() is not None
     assert not os.path.exists(child.workdir)
+
+
+def test_a_twinned_run_loads_v8_only_when_a_twin_declines_and_still_gets_v8s_answer() -> None:
+    snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
+    odd = (
+        "if tag.equals('GPU'):\n"
+        "    sim.computation({'gridSize': 'many', 'blockSize': 256, 'CUDACoreInstructions': 27,\n"
+        "        'issuedInstructions': 27, 'GMEMBytesTransferred': 384, 'latencyBound': 966,\n"
+        "        'occupancy': 64, 'kernelExecutionLambda': 0.7})\n"
+    )
+    payload = {"snapshot": snapshot, "app_source": odd, "labels": {"CPU": 1, "GPU": 1}}
+    payload["variables"] = {}
+    assert not runner.needs_v8(payload)  # both of the example's models have Python twins
+
+    with pytest.raises(ModelEvaluationError) as in_process:
+        run_simulation(snapshot, odd, labels={"CPU": 1, "GPU": 1}, variables={})
+    with pytest.raises(ModelEvaluationError) as sandboxed:  # V8 loaded after the privilege drop
+        run_sandboxed(payload, limits=LIMITS)
+
+    assert sandboxed.value.to_dict() == in_process.value.to_dict()
+
+
+def needs_v8(payload: dict[str, Any]) -> bool:  # read by the child for the entry below
+    return bool(payload.get("v8"))
+
+
+def entry_v8_loaded(**_: object) -> dict[str, Any]:
+    maps = Path("/proc/self/maps").read_text()
+    return {"status": "finished", "v8": "libmini_racer" in maps}
+
+
+@pytest.mark.parametrize("v8", [True, False])
+def test_the_child_loads_v8_only_for_a_payload_that_needs_it(v8: bool) -> None:
+    entry = f"{THIS}:entry_v8_loaded"
+
+    result = run_sandboxed({"v8": v8}, limits=LIMITS, _entry=entry)
+
+    assert result["v8"] is v8
