@@ -58,6 +58,8 @@ RESULTS_FILE = BENCH_DIR / "RESULTS.md"
 if str(REPO_ROOT) not in sys.path:  # `python bench/bench_cache.py` from anywhere
     sys.path.insert(0, str(REPO_ROOT))
 
+from results_block import write_block  # noqa: E402  # bench/results_block.py
+
 from simulator.models import coherence  # noqa: E402
 from simulator.models.cache import (  # noqa: E402
     I7_4790K,
@@ -74,10 +76,6 @@ TARGET = 10e6  # accesses per second, C core through run_arrays on I7_4790K
 C_CORE = "C core" if cachesim is not None else "CacheHierarchy (pure Python: C core not built)"
 PYTHON_CORE = "Python reference"
 PATHS = ("run(generator)", "run(list)", "run_arrays")
-RESULTS_BEGIN = "<!-- bench_cache.py --write-results: begin -->"
-RESULTS_END = "<!-- bench_cache.py --write-results: end -->"
-TREE_RESULTS_BEGIN = "<!-- bench_cache.py --write-results (tree): begin -->"
-TREE_RESULTS_END = "<!-- bench_cache.py --write-results (tree): end -->"
 TREE_C_CORE = (
     "C core" if coherence.tree_core is not None else "CacheTree (pure Python: C core not built)"
 )
@@ -439,19 +437,6 @@ def machine_description() -> list[str]:
     ]
 
 
-def write_results(block: list[str], begin: str = RESULTS_BEGIN, end: str = RESULTS_END) -> None:
-    """Put `block` between the markers of RESULTS.md (appended when they are missing)."""
-    text = RESULTS_FILE.read_text(encoding="utf-8") if RESULTS_FILE.exists() else ""
-    section = "\n".join([begin, *block, end])
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        tail = rest.split(end, 1)[1]
-        text = head + section + tail
-    else:
-        text = text + ("\n" if text else "") + section + "\n"
-    RESULTS_FILE.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print (and, on request, record) the results; return exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -495,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = verdicts(rows)
         print("\n".join(summary))
         if options.write_results:
-            write_results(
+            write_block(
                 [
                     run_line,
                     "",
@@ -504,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
                     *lines,
                     "",
                     *(f"- {line}" for line in summary),
-                ]
+                ],
+                "bench_cache.py",
             )
     if options.part in ("all", "tree"):
         tree_rows, tree_results, found = measure_tree(tree_streams(accesses), repeat, python_repeat)
@@ -519,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"C core: {'_cachesim.Tree' if coherence.tree_core is not None else 'not in use'}"
                 "; the M2S-CGM tree (m2s_cgm_specs: 27 caches, directory at the 8 MB L3)",
             ]
-            write_results(
+            write_block(
                 [
                     run_line,
                     "",
@@ -529,8 +515,8 @@ def main(argv: list[str] | None = None) -> int:
                     "",
                     *(f"- {line}" for line in summary),
                 ],
-                TREE_RESULTS_BEGIN,
-                TREE_RESULTS_END,
+                "bench_cache.py",
+                "tree",
             )
     for problem in problems:
         print(f"DISAGREEMENT: {problem}")

@@ -54,6 +54,7 @@ if str(REPO_ROOT) not in sys.path:  # `python bench/bench_engine.py` from anywhe
     sys.path.insert(0, str(REPO_ROOT))
 
 import simpy  # noqa: E402
+from results_block import write_block  # noqa: E402  # bench/results_block.py
 from workload import step_duration  # noqa: E402  # bench/workload.py, shared with SimGrid
 
 from simulator.engine import Engine, Mailbox, PythonEngine, Resource, speedups  # noqa: E402
@@ -733,23 +734,6 @@ def table(scenarios: list[ScenarioResult]) -> list[str]:
     return lines
 
 
-RESULTS_BEGIN = "<!-- bench_engine.py --write-results: begin -->"
-RESULTS_END = "<!-- bench_engine.py --write-results: end -->"
-
-
-def write_results(block: list[str]) -> None:
-    """Put `block` between the markers of RESULTS.md (appended when they are missing)."""
-    text = RESULTS_FILE.read_text(encoding="utf-8") if RESULTS_FILE.exists() else ""
-    section = "\n".join([RESULTS_BEGIN, *block, RESULTS_END])
-    if RESULTS_BEGIN in text and RESULTS_END in text:
-        head, rest = text.split(RESULTS_BEGIN, 1)
-        tail = rest.split(RESULTS_END, 1)[1]
-        text = head + section + tail
-    else:
-        text = text + ("\n" if text else "") + section + "\n"
-    RESULTS_FILE.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print (and, on request, record) the results; return exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -825,8 +809,8 @@ def main(argv: list[str] | None = None) -> int:
             "",
             *(f"- {line}" for line in summary + cost_lines + memory_lines),
         ]
-        write_results(block)
-        print(f"wrote {RESULTS_FILE.relative_to(REPO_ROOT)}")
+        written = write_block(block, "bench_engine.py")
+        print(f"wrote {written.relative_to(REPO_ROOT)}")
     return 1 if problems else 0
 
 

@@ -30,10 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_block import write_block  # bench/results_block.py
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
 SEED = ROOT / "hwdb" / "seed" / "hardware.json"
-RESULTS = ROOT / "bench" / "RESULTS.md"
 PUBLISHED = (
     "001 (GPGPU-sim, 8-core host): up to 4.15x (MersenneTwister), 3.39x on average with 6 threads"
 )
@@ -161,16 +162,7 @@ def main() -> None:
     text = "\n".join(block)
     print(text)
     if args.write_results:
-        begin = f"<!-- bench_parallel.py --write-results ({cores} cores): begin -->"
-        end = f"<!-- bench_parallel.py --write-results ({cores} cores): end -->"
-        results = RESULTS.read_text()
-        if begin in results:
-            head, rest = results.split(begin, 1)
-            tail = rest.split(end, 1)[1]
-            results = f"{head}{begin}\n{text}\n{end}{tail}"
-        else:
-            results = results.rstrip("\n") + f"\n\n{begin}\n{text}\n{end}\n"
-        RESULTS.write_text(results)
+        write_block(block, "bench_parallel.py", f"{cores} cores")
 
 
 if __name__ == "__main__":

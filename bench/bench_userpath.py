@@ -51,6 +51,7 @@ time or the events, or the sandboxed and unsandboxed runs disagree.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import platform
@@ -63,6 +64,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from results_block import write_block  # bench/results_block.py
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -1046,6 +1049,11 @@ def main(argv: list[str] | None = None) -> int:
         help="skip SimGrid above this many actors (10,000 take it about a minute; default 1000)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead")
+    parser.add_argument(
+        "--write-results",
+        action="store_true",
+        help="record the run in RESULTS.md (between its bench_userpath.py markers)",
+    )
     parser.add_argument("--simgrid-collectives", metavar="ARGS", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.simgrid_collectives:  # the system Python, as a child of a benchmark run
@@ -1092,6 +1100,24 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(f"- {line}" for line in report))
         for problem in problems:
             print(f"DISAGREEMENT: {problem}")
+    if options.write_results:
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        command = " ".join(
+            ["bench/bench_userpath.py", *(argv if argv is not None else sys.argv[1:])]
+        )
+        block = [
+            f"Run of {stamp}: `.venv/bin/python {command}` (best and median of {repeat} "
+            "interleaved rounds, whole commands)",
+            "",
+            *(f"- {line}" for line in header),
+            "",
+            *table(results + extra_results),
+            "",
+            *(f"- {line}" for line in report),
+            *(f"- DISAGREEMENT: {problem}" for problem in problems),
+        ]
+        written = write_block(block, "bench_userpath.py")
+        print(f"wrote {written}")
     return 1 if problems else 0
 
 

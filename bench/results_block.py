@@ -1,0 +1,33 @@
+"""The recorded blocks of bench/RESULTS.md: what a benchmark's `--write-results` writes.
+
+A block sits between two markers naming the script (and a part, e.g. "tree" or "2 cores"):
+`<!-- bench_engine.py --write-results: begin -->` ... `<!-- ... : end -->`. Writing replaces
+the block whole and leaves the prose around it; a block not yet in the file is appended.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def markers(script: str, part: str | None = None) -> tuple[str, str]:
+    """Return the (begin, end) markers of `script`'s block (of `part`, when it has several)."""
+    name = f"{script} --write-results" + (f" ({part})" if part else "")
+    return f"<!-- {name}: begin -->", f"<!-- {name}: end -->"
+
+
+def write_block(block: list[str], script: str, part: str | None = None) -> Path:
+    """Put `block` between `script`'s markers in RESULTS.md; return the file's path."""
+    begin, end = markers(script, part)
+    text = RESULTS_FILE.read_text(encoding="utf-8") if RESULTS_FILE.exists() else ""
+    section = "\n".join([begin, *block, end])
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
+        text = head + section + tail
+    else:
+        text = text + ("\n" if text else "") + section + "\n"
+    RESULTS_FILE.write_text(text, encoding="utf-8")
+    return RESULTS_FILE
