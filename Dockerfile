@@ -34,4 +34,4 @@ RUN SECRET_KEY=build-only-key-0123456789-0123456789-0123456789-0123456789 \
     && mkdir -p "$PARASIM_DATA_DIR" && chown parasim "$PARASIM_DATA_DIR"
 USER parasim
 EXPOSE 8000
-CMD ["gunicorn", "webapp.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+CMD ["gunicorn", "webapp.wsgi", "-c", "webapp/gunicorn.conf.py"]

@@ -6,6 +6,8 @@ Validation of values lives in `hwdb.validation` and writes go through `hwdb.serv
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -67,6 +69,9 @@ class Component(OwnedRecord):
     vendor = models.CharField(max_length=100, blank=True)
     comment = models.TextField(blank=True)
     source_url = models.URLField(max_length=500, blank=True)
+
+    # Set by hwdb.selectors.component_attributes: the attributes as plain dicts, for lists.
+    attribute_rows: list[dict[str, Any]] | None = None
 
     class Meta:
         ordering = ["type", "name", "id"]

@@ -25,7 +25,12 @@ from hwdb.models import (
     OwnedRecord,
     SystemModel,
 )
-from hwdb.selectors import can_change, visible_components, visible_computational_models
+from hwdb.selectors import (
+    can_change,
+    component_attributes,
+    visible_components,
+    visible_computational_models,
+)
 from hwdb.validation import (
     MESSAGES,
     MODEL_SOURCE_MAX_LENGTH,
@@ -244,7 +249,10 @@ def component_delete(*, component: Component) -> None:
 
 
 def component_attribute_data(component: Component) -> list[dict[str, Any]]:
-    """Return the component's attributes as plain dicts (key, value, unit, source)."""
+    """Return the component's attributes as plain dicts (key, value, unit, source), from the
+    rows `hwdb.selectors.component_attributes` loaded when it did."""
+    if component.attribute_rows is not None:
+        return [dict(row) for row in component.attribute_rows]
     return [
         {"key": a.key, "value": a.value, "unit": a.unit, "source": a.source}
         for a in component.attributes.all()
@@ -590,17 +598,22 @@ def _model_key(model_id: int) -> str:
 def system_model_export_snapshot(*, system_model: SystemModel) -> dict[str, Any]:
     """Return the self-contained snapshot of DESIGN.md "Contracts" (records inlined)."""
     graph = system_model.graph if isinstance(system_model.graph, dict) else {}
-    components = Component.objects.filter(
-        pk__in=graph_references(graph, "hardware")
-    ).prefetch_related("attributes")
-    models = ComputationalModel.objects.filter(pk__in=graph_references(graph, "model"))
+    # Every launch of a system model exports it: attributes as plain rows, not records.
+    components = component_attributes(
+        components=Component.objects.filter(pk__in=graph_references(graph, "hardware")).only(
+            "type", "name", "vendor"
+        )
+    )
+    models = ComputationalModel.objects.filter(pk__in=graph_references(graph, "model")).only(
+        "name", "language", "source"
+    )
     hardware = {
         _hardware_key(c.pk): {
             "type": c.type,
             "name": c.name,
             "vendor": c.vendor,
-            "attributes": {a.key: a.value for a in c.attributes.all()},
-            "units": {a.key: a.unit for a in c.attributes.all() if a.unit},
+            "attributes": {a["key"]: a["value"] for a in c.attribute_rows or []},
+            "units": {a["key"]: a["unit"] for a in c.attribute_rows or [] if a["unit"]},
         }
         for c in components
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from django.db.models import Manager, QuerySet
 from django.http import Http404
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -82,12 +83,40 @@ class OwnedRecordSerializer(serializers.ModelSerializer):
         return request is not None and can_change(user=request.user, record=record)
 
 
+ATTRIBUTE_KEYS = {"key", "value", "unit", "source"}
+
+
+class AttributeListSerializer(serializers.ListSerializer):
+    """A component's attributes, rendered as DRF would render each one but without a field
+    walk per attribute (a page of GPUs holds some 500): from the plain rows
+    `hwdb.selectors.component_attributes` set when present, else from the records."""
+
+    def get_attribute(self, instance: Any) -> Any:
+        rows = getattr(instance, "attribute_rows", None)
+        return rows if rows is not None else super().get_attribute(instance)
+
+    def to_representation(self, data: Any) -> list[dict[str, Any]]:
+        if isinstance(data, Manager | QuerySet):
+            return [_attribute_output(a.key, a.value, a.unit, a.source) for a in data.all()]
+        if isinstance(data, list) and all(
+            isinstance(row, dict) and row.keys() == ATTRIBUTE_KEYS for row in data
+        ):
+            return [_attribute_output(**row) for row in data]
+        return super().to_representation(data)
+
+
+def _attribute_output(key: str, value: float, unit: str, source: str) -> dict[str, Any]:
+    """Return one attribute as AttributeSerializer's fields render it."""
+    return {"key": str(key), "value": float(value), "unit": str(unit), "source": str(source)}
+
+
 class AttributeSerializer(serializers.ModelSerializer):
     value = FiniteFloatField()
 
     class Meta:
         model = Attribute
         fields = ["key", "value", "unit", "source"]
+        list_serializer_class = AttributeListSerializer
 
 
 def _check_memory_attributes(kind: object, attributes: list[dict[str, Any]] | None) -> None:

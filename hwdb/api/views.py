@@ -141,9 +141,9 @@ class ComponentViewSet(RecordViewSet):
     queryset = Component.objects.none()  # for the schema only; reads go through selectors
 
     def list(self, request: Request) -> Response:
-        return self.paginated(
-            selectors.component_list(user=request.user, filters=request.query_params)
-        )
+        components = selectors.component_list(user=request.user, filters=request.query_params)
+        page = selectors.component_attributes(components=self.paginate_queryset(components) or [])
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def retrieve(self, request: Request, pk: str) -> Response:
         return self.output(selectors.component_get(user=request.user, component_id=pk))
@@ -190,7 +190,11 @@ class ComponentViewSet(RecordViewSet):
     def export(self, request: Request) -> Response:
         """Return every component I can see (filtered like the list) in the import format."""
         components = selectors.component_list(user=request.user, filters=request.query_params)
-        return Response(services.components_export(components=components))
+        return Response(
+            services.components_export(
+                components=selectors.component_attributes(components=components)
+            )
+        )
 
     @extend_schema(
         request=ComponentsImportSerializer, responses={201: ComponentSerializer(many=True)}

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "x7#Kq2!mZp9@Lw4$Rt6^Yv8&Nb3*Hc5(Jd1)Fg0_Se2+Ua4=Vo6~Xi8" * 2
 PRINT_SETTINGS = (
@@ -30,6 +32,7 @@ def run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProc
             "DEBUG",
             "ALLOWED_HOSTS",
             "DJANGO_ALLOW_ASYNC_UNSAFE",
+            "DATABASE_CONN_MAX_AGE",
         }
     }
     clean.update(PARASIM_DATA_DIR=str(tmp_path), **env)
@@ -91,3 +94,26 @@ def test_database_broker_debug_and_hosts_come_from_the_environment(tmp_path: Pat
         "debug": False,
         "hosts": ["a.example.org", "b.example.org"],
     }
+
+
+PRINT_CONNECTIONS = (
+    "import json, django; django.setup(); from django.conf import settings as s; "
+    "d = s.DATABASES['default']; "
+    "print(json.dumps([d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS']]))"
+)
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, 600), ("0", 0)])
+def test_production_keeps_database_connections_open_between_requests(
+    tmp_path: Path, given: str | None, expected: int
+) -> None:
+    result = run(
+        ["-c", PRINT_CONNECTIONS],
+        tmp_path,
+        DJANGO_SETTINGS_MODULE="webapp.settings.production",
+        SECRET_KEY=SECRET,
+        DATABASE_URL="postgres://parasim:pw@db.internal:5432/parasim",
+        **({"DATABASE_CONN_MAX_AGE": given} if given is not None else {}),
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [expected, True]

@@ -64,7 +64,8 @@ def simulation_list(
 
     Raise ValidationError naming the filter for an unknown status or queue.
     """
-    queryset = Simulation.objects.defer("result", "snapshot", "app_source")
+    # The list shows neither the result nor what the run froze; it shows the owner's name.
+    queryset = Simulation.objects.defer("result", "snapshot", "app_source").select_related("owner")
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
     filters = filters or {}
@@ -106,8 +107,8 @@ def simulation_get(*, user: User, simulation_id: object) -> Simulation:
 
 
 def sweep_list(*, user: User) -> QuerySet[Sweep]:
-    """Return `user`'s sweeps, newest first."""
-    queryset = Sweep.objects.all()
+    """Return `user`'s sweeps, newest first, their owners joined."""
+    queryset = Sweep.objects.select_related("owner")
     return queryset if _is_staff(user) else queryset.filter(owner_id=user.pk)
 
 

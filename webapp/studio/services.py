@@ -32,7 +32,7 @@ from django.utils import timezone
 import simulator
 from simulator.errors import LaunchError, SimulationError, SnapshotError, UserCodeError
 from simulator.placement import place_processes
-from simulator.snapshot import load_snapshot
+from simulator.snapshot import SystemSnapshot, load_snapshot
 from webapp.studio.models import (
     FINAL_STATUSES,
     NAME_MAX_LENGTH,
@@ -250,18 +250,19 @@ def _visible_application(user: User, application_id: object) -> ApplicationModel
         ) from error
 
 
-def _check_snapshot(snapshot: object, field: str) -> dict[str, Any]:
+def _check_snapshot(snapshot: object, field: str) -> tuple[dict[str, Any], SystemSnapshot]:
+    """Return the snapshot and its validated form (checked once per launch, placed from)."""
     try:
-        load_snapshot(snapshot)
+        system = load_snapshot(snapshot)
     except SnapshotError as error:
         raise ValidationError(
             {f"{field}.{path}": messages for path, messages in error.errors.items()}
         ) from error
     assert isinstance(snapshot, dict)
-    return snapshot
+    return snapshot, system
 
 
-def _check_labels(snapshot: Mapping[str, Any], labels: object) -> dict[str, int]:
+def _check_labels(snapshot: Mapping[str, Any] | SystemSnapshot, labels: object) -> dict[str, int]:
     if not isinstance(labels, Mapping) or not labels:
         raise _error("labels", MESSAGES["required"] if not labels else "Expected an object.")
     reject_nul(labels, field="labels")
@@ -340,11 +341,12 @@ def launch_plan(
         raise _error(field, message)
     system_model_id: int | None = None
     if system_model is not None:
-        system_model_id, frozen = _visible_system_snapshot(user, system_model)
-        frozen = _check_snapshot(frozen, "system_model")
+        system_model_id, exported = _visible_system_snapshot(user, system_model)
+        frozen, system = _check_snapshot(exported, "system_model")
     else:
         reject_nul(snapshot, field="snapshot")
-        frozen = copy.deepcopy(_check_snapshot(snapshot, "snapshot"))
+        given, system = _check_snapshot(snapshot, "snapshot")
+        frozen = copy.deepcopy(given)
     if (application is None) == (app_source is None):
         field = "application" if application is None else "app_source"
         message = (
@@ -362,7 +364,7 @@ def launch_plan(
         source = _check_source(app_source, "app_source")
     # A sweep checks variables and labels per point instead (check_labels=False).
     resolved = resolve_variables(declared, variables) if check_labels else {}
-    checked_labels = _check_labels(frozen, labels) if check_labels else {}
+    checked_labels = _check_labels(system, labels) if check_labels else {}
     return LaunchPlan(
         owner=user,
         name=str(name),

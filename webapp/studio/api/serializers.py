@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.urls import reverse
@@ -58,6 +59,18 @@ class SimulationLaunchSerializer(serializers.Serializer):
     time_limit_s = serializers.IntegerField(required=False)
 
 
+_DATETIME_FIELD = serializers.DateTimeField()
+
+
+def _datetime(value: datetime | None) -> str | None:
+    """Return a timestamp as serializers.DateTimeField renders it (ISO 8601, UTC as "Z")."""
+    return None if value is None else _DATETIME_FIELD.to_representation(value)
+
+
+def _float(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
 class SimulationSerializer(serializers.ModelSerializer):
     """A simulation with its live progress; the full result is downloaded from `result_url`."""
 
@@ -99,6 +112,41 @@ class SimulationSerializer(serializers.ModelSerializer):
         """Return the path of the run's result download."""
         return reverse("simulation-result", kwargs={"pk": simulation.pk})
 
+    def to_representation(self, instance: Simulation) -> dict[str, Any]:
+        """Return the fields of Meta.fields, as DRF's field-by-field walk renders them.
+
+        Written out because that walk took half the time of a runs-list request (50 runs x
+        25 fields); tests/webapp/studio/test_api.py checks that both give the same.
+        """
+        simulation = instance
+        return {
+            "id": simulation.pk,
+            "name": simulation.name,
+            "owner": simulation.owner.username,
+            "system_model": simulation.system_model_id,
+            "application": simulation.application_id,
+            "variables": simulation.variables,
+            "labels": simulation.labels,
+            "queue": simulation.queue,
+            "seed": simulation.seed,
+            "time_limit_s": simulation.time_limit_s,
+            "status": str(simulation.status),
+            "progress": _float(simulation.progress),
+            "overall_time_s": _float(simulation.overall_time_s),
+            "energy_j": _float(simulation.energy_j),
+            "error": simulation.error,
+            "attempts": simulation.attempts,
+            "worker": simulation.worker,
+            "created": _datetime(simulation.created),
+            "started": _datetime(simulation.started),
+            "finished": _datetime(simulation.finished),
+            "heartbeat": _datetime(simulation.heartbeat),
+            "engine_version": simulation.engine_version,
+            "sweep": simulation.sweep_id,
+            "sweep_point": simulation.sweep_point,
+            "result_url": self.get_result_url(simulation),
+        }
+
 
 class SimulationDetailSerializer(SimulationSerializer):
     """A simulation with what it froze at launch (the snapshot and the application source)
@@ -113,6 +161,14 @@ class SimulationDetailSerializer(SimulationSerializer):
     def get_memory_csv_url(self, simulation: Simulation) -> str:
         """Return the path of the run's memory CSV download."""
         return reverse("simulation-memory", kwargs={"pk": simulation.pk})
+
+    def to_representation(self, instance: Simulation) -> dict[str, Any]:
+        return {
+            **super().to_representation(instance),
+            "snapshot": instance.snapshot,
+            "app_source": instance.app_source,
+            "memory_csv_url": self.get_memory_csv_url(instance),
+        }
 
 
 class SweepLaunchSerializer(serializers.Serializer):

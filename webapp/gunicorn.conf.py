@@ -1,0 +1,42 @@
+"""Gunicorn settings of the production web server (docs/deployment.md, "Web server"):
+
+    gunicorn webapp.wsgi -c webapp/gunicorn.conf.py
+
+WEB_CONCURRENCY worker processes (default: the CPU cores this process may use, plus one, at
+most 9), each serving one request at a time; the access log on standard output; GUNICORN_BIND
+(default 0.0.0.0:8000). Each process keeps one database connection open (production settings,
+DATABASE_CONN_MAX_AGE), so the workers must fit PostgreSQL's max_connections beside Celery's.
+
+Why synchronous workers and not threads: a request is mostly Python (serializing, building
+queries), which one process runs on one core at a time. Threaded workers (gthread) keep each
+client's connection in the process that accepted it, and with 50 keep-alive clients one of
+three processes held nearly all of them: about one core used of two, half the requests per
+second of three sync workers (bench/bench_rest.py, docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import os
+
+MAX_DEFAULT_WORKERS = 9
+
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+workers = int(
+    os.environ.get("WEB_CONCURRENCY", min(len(os.sched_getaffinity(0)) + 1, MAX_DEFAULT_WORKERS))
+)
+worker_class = "sync"
+accesslog = "-"
+# The workers' heartbeat files: in memory, where Docker's overlay file system cannot stall them.
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+
+def post_worker_init(worker: object) -> None:
+    """Import the URL configuration (every view) and the Celery tasks in a new worker process,
+    so that its first request does not (about 0.6 s, a launch's broker connection besides)."""
+    from django.urls import get_resolver
+
+    from webapp.celery import app
+
+    get_resolver().url_patterns  # noqa: B018  (the property imports the modules)
+    app.loader.import_default_modules()
+    app.finalize(auto=True)
