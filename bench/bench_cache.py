@@ -40,7 +40,6 @@ excluded). `--part tree` (or `hierarchy`) runs one part; each part has its own m
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import platform
 import random
@@ -58,7 +57,7 @@ RESULTS_FILE = BENCH_DIR / "RESULTS.md"
 if str(REPO_ROOT) not in sys.path:  # `python bench/bench_cache.py` from anywhere
     sys.path.insert(0, str(REPO_ROOT))
 
-from results_block import write_block  # noqa: E402  # bench/results_block.py
+from results_block import run_line, write_block  # noqa: E402  # bench/results_block.py
 
 from simulator.models import coherence  # noqa: E402
 from simulator.models.cache import (  # noqa: E402
@@ -464,11 +463,10 @@ def main(argv: list[str] | None = None) -> int:
 
     header = machine_description()
     print("\n".join(header))
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    command = " ".join(["bench/bench_cache.py", *(argv if argv is not None else sys.argv[1:])])
-    run_line = (
-        f"Run of {stamp}: `.venv/bin/python {command}` (C core best of {repeat}, Python "
-        f"reference best of {python_repeat}, taken in turns)"
+    first_line = run_line(
+        "bench_cache.py",
+        argv,
+        f"C core best of {repeat}, Python reference best of {python_repeat}, taken in turns",
     )
     problems: list[str] = []
     if options.part in ("all", "hierarchy"):
@@ -482,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         if options.write_results:
             write_block(
                 [
-                    run_line,
+                    first_line,
                     "",
                     *(f"- {line}" for line in header),
                     "",
@@ -507,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
             write_block(
                 [
-                    run_line,
+                    first_line,
                     "",
                     *(f"- {line}" for line in tree_header),
                     "",

@@ -30,7 +30,6 @@ SimPy disagree on a scenario's events or end time.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -54,7 +53,7 @@ if str(REPO_ROOT) not in sys.path:  # `python bench/bench_engine.py` from anywhe
     sys.path.insert(0, str(REPO_ROOT))
 
 import simpy  # noqa: E402
-from results_block import write_block  # noqa: E402  # bench/results_block.py
+from results_block import run_line, write_block  # noqa: E402  # bench/results_block.py
 from workload import step_duration  # noqa: E402  # bench/workload.py, shared with SimGrid
 
 from simulator.engine import Engine, Mailbox, PythonEngine, Resource, speedups  # noqa: E402
@@ -797,11 +796,12 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(memory_lines))
 
     if options.write_results:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        command = " ".join(["bench/bench_engine.py", *(argv if argv is not None else sys.argv[1:])])
         block = [
-            f"Run of {stamp}: `.venv/bin/python {command}` (ParaSim and SimPy best of "
-            f"{options.repeat}, SimGrid best of {simgrid_repeat})",
+            run_line(
+                "bench_engine.py",
+                argv,
+                f"ParaSim and SimPy best of {options.repeat}, SimGrid best of {simgrid_repeat}",
+            ),
             "",
             *(f"- {line}" for line in header),
             "",

@@ -19,7 +19,6 @@ naming the core count) with the run's table.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -30,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from results_block import write_block  # bench/results_block.py
+from results_block import run_line, write_block  # bench/results_block.py
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
@@ -147,10 +146,13 @@ def main() -> None:
         ),
         platform.processor(),
     )
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    command = " ".join([sys.executable, "bench/bench_parallel.py", *sys.argv[1:]])
     block = [
-        f"Run of {stamp}: `{command}` (best and median of {args.repeat} interleaved rounds)",
+        run_line(
+            "bench_parallel.py",
+            None,
+            f"best and median of {args.repeat} interleaved rounds",
+            python=sys.executable,
+        ),
         "",
         f"- machine: {cores} CPUs ({cpu}), load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}",
         f"- python: {platform.python_version()}; every run through `python -m simulator` (sandboxed)",

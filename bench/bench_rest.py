@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import datetime
 import http.client
 import io
 import json
@@ -76,7 +75,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from results_block import write_block  # bench/results_block.py
+from results_block import run_line, write_block  # bench/results_block.py
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
@@ -604,11 +603,9 @@ def main() -> None:
         print()
         print(markdown(rows))
     if args.write_results:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        command = shlex.join(["bench/bench_rest.py", *sys.argv[1:]])
         load = ", ".join(str(value) for value in context["load_average"])
         block = [
-            f"Run of {stamp}: `.venv/bin/python {command}`",
+            run_line("bench_rest.py", None),
             "",
             f"- machine: {context['cores']} CPUs, load average {load} at the end",
             f"- server: {server}",

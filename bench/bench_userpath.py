@@ -51,7 +51,6 @@ time or the events, or the sandboxed and unsandboxed runs disagree.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -65,7 +64,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from results_block import write_block  # bench/results_block.py
+from results_block import run_line, write_block  # bench/results_block.py
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -1101,13 +1100,12 @@ def main(argv: list[str] | None = None) -> int:
         for problem in problems:
             print(f"DISAGREEMENT: {problem}")
     if options.write_results:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        command = " ".join(
-            ["bench/bench_userpath.py", *(argv if argv is not None else sys.argv[1:])]
-        )
         block = [
-            f"Run of {stamp}: `.venv/bin/python {command}` (best and median of {repeat} "
-            "interleaved rounds, whole commands)",
+            run_line(
+                "bench_userpath.py",
+                argv,
+                f"best and median of {repeat} interleaved rounds, whole commands",
+            ),
             "",
             *(f"- {line}" for line in header),
             "",

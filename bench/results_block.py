@@ -7,9 +7,23 @@ the block whole and leaves the prose around it; a block not yet in the file is a
 
 from __future__ import annotations
 
+import datetime
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def run_line(
+    script: str, argv: Sequence[str] | None, how: str = "", python: str = ".venv/bin/python"
+) -> str:
+    """Return a block's first line: when the run was taken, its command, and how (`how`,
+    e.g. "best of 5"); `argv` None means this process's arguments."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = " ".join([python, f"bench/{script}", *arguments])
+    return f"Run of {stamp}: `{command}`" + (f" ({how})" if how else "")
 
 
 def markers(script: str, part: str | None = None) -> tuple[str, str]:
