@@ -40,9 +40,10 @@ def test_the_tour_builds_the_gtx970_testbed_launches_listing5_and_reads_the_time
     # 3. The system model: CPU -- PCIe 3.0 16x -- GTX 970 inside a group, built-in models.
     system = build_gtx970_testbed(page, "GTX 970 testbed (tour)")
     page.locator(".hw-node").first.wait_for()
-    # React Flow draws edges once it has measured the nodes, a moment after they appear.
+    # React Flow draws edges once it has measured the nodes, a moment after they appear: on
+    # a loaded CI machine more than the default 5 s (as in test_memory_hierarchy).
     expect(page.locator(".hw-node")).to_have_count(3)
-    expect(page.locator(".react-flow__edge")).to_have_count(2)
+    expect(page.locator(".react-flow__edge")).to_have_count(2, timeout=20_000)
     screenshot(page, "03-system-editor")
 
     # 4. Launch on the MERPSYS queue with N = 10^7, block size 256, a = 1, occupancy 64.
