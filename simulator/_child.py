@@ -27,6 +27,8 @@ from typing import IO, Any
 
 import orjson
 
+from simulator.cpus import keep_on_one_cpu
+
 # A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
 # not share a process count (RLIMIT_NPROC is per user) and cannot signal each other.
 DYNAMIC_UID_BASE = 200_000
@@ -62,8 +64,9 @@ PRELOAD_MODULES = (
     "py_mini_racer",
 )
 # Operator switches read after the environment is cleared (the application cannot read the
-# environment): PARASIM_JS_TWINS=0 evaluates shipped models in V8 (simulator.shallow).
-KEPT_SWITCHES = ("PARASIM_JS_TWINS",)
+# environment): PARASIM_JS_TWINS=0 evaluates shipped models in V8 (simulator.shallow),
+# PARASIM_KEEP_ON_ONE_CPU=0 leaves the run's CPU to the kernel (simulator.cpus).
+KEPT_SWITCHES = ("PARASIM_JS_TWINS", "PARASIM_KEEP_ON_ONE_CPU")
 PR_SET_PDEATHSIG = 1
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 EXIT_OK = 0
@@ -272,11 +275,6 @@ def _wait_for_run(stdin: IO[str]) -> tuple[str, dict[str, int]] | None:
 def main(argv: list[str]) -> None:
     """Run one sandboxed simulation; never returns (exits the process)."""
     entry_name, fd_text = argv
-    # Before any V8 thread exists: the run and the V8 threads it starts share one CPU (see
-    # keep_on_one_cpu); read before the environment is cleared, which holds its switch.
-    from simulator.shallow import keep_on_one_cpu
-
-    keep_on_one_cpu()
     # The parent sets only PYTHONHASHSEED (read at start-up); the run sees an environment
     # holding nothing but the thread counts of the numerical libraries: one run is one
     # thread, so a worker's concurrency is what decides how many cores it uses.
@@ -300,6 +298,10 @@ def main(argv: list[str]) -> None:
             status = EXIT_OK
             return
         payload_path, limits = order
+        # Now, not at start: a child started ahead would keep the CPU it started on, which
+        # another worker's run may be using by now; woken for its run, it is on a free one.
+        # Before any V8 thread exists: the run and V8's threads share that CPU.
+        keep_on_one_cpu()
         with open(payload_path, encoding="utf-8") as handle:
             payload = json.load(handle)
         os.unlink(payload_path)
