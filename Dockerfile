@@ -7,8 +7,9 @@ RUN if [ -f frontend/package.json ]; then \
         cd frontend && npm ci --no-audit --no-fund && npm run build; \
     else mkdir -p frontend/dist; fi
 
-# The engine's C core (simulator/_speedups.c) needs a compiler and the Python headers, which the
-# slim image lacks: build it here, against the same pinned greenlet, and copy the one file over.
+# The C cores (simulator/_speedups.c, _cachesim.c, built by setuptools from the declarations
+# setup.py reads) need a compiler and the Python headers, which the slim image lacks: build them
+# here, against the same pinned greenlet, and copy the built modules over.
 FROM python:3.11-bookworm AS speedups
 WORKDIR /src
 COPY requirements/ requirements/
@@ -26,7 +27,7 @@ COPY requirements/ requirements/
 RUN pip install --no-cache-dir -r requirements/base.txt
 COPY . .
 COPY --from=frontend /src/frontend/dist frontend/dist
-COPY --from=speedups /src/simulator/_speedups*.so simulator/
+COPY --from=speedups /src/simulator/_*.so simulator/
 # collectstatic needs settings to import; this key exists only during the build.
 RUN SECRET_KEY=build-only-key-0123456789-0123456789-0123456789-0123456789 \
         python manage.py collectstatic --noinput -v 0 \

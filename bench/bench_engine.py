@@ -56,8 +56,17 @@ import simpy  # noqa: E402
 from results_block import run_line, write_block  # noqa: E402  # bench/results_block.py
 from workload import step_duration  # noqa: E402  # bench/workload.py, shared with SimGrid
 
-from simulator.engine import Engine, Mailbox, PythonEngine, Resource, speedups  # noqa: E402
+from simulator.engine import (  # noqa: E402
+    Engine,
+    Mailbox,
+    PythonEngine,
+    Resource,
+    install_allocator_hook,
+    speedups,
+)
 from simulator.runner import run_simulation  # noqa: E402
+
+install_allocator_hook()  # as the sandbox child does: a benchmark process runs simulations only
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 SIMGRID_SCRIPT = BENCH_DIR / "simgrid_scenarios.py"

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from django.core.exceptions import ValidationError
 
-from simulator.shallow import JS_RESERVED
+from simulator.js_names import JS_RESERVED
 
 NAME_MAX_LENGTH = 200
 ATTRIBUTE_KEY_MAX_LENGTH = 100

@@ -1,6 +1,6 @@
 """`python -m simulator`: the command line (see simulator.cli).
 
-A sandboxed `run` starts its sandbox child first (simulator.launch), so that the child's
+A sandboxed `run` starts its sandbox child first (simulator.sandbox.launch), so that the child's
 start-up (interpreter, imports, V8) runs while this process imports the command line.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from simulator.launch import start_child_for
+from simulator.sandbox.launch import start_child_for
 
 if __name__ == "__main__":
     _child = start_child_for(sys.argv[1:])

@@ -1,29 +1,41 @@
-"""Build the C extensions in place: `python -m simulator.build_speedups [--force]`.
+"""Build the C extensions in place through setuptools: `python -m simulator.build_speedups
+[--force] [--require]`, or `python setup.py build_ext --inplace` (the same declarations).
 
 Two extensions, each with a pure-Python reference that gives the same results:
 `simulator/_speedups.c`, the engine's scheduling core (`simulator.engine`), and
-`simulator/_cachesim.c`, the cache simulator's core (`simulator.models.cache`).
+`simulator/_cachesim.c`, the cache simulator's core (`simulator.models.cache`). They are
+declared here once (`EXTENSIONS`, as setuptools Extensions: `Extension.module`) and read by
+the project's packaging (`setup.py`, with `[build-system]` in pyproject.toml), which computes
+greenlet's include directory.
 
 `./studio setup` runs this after installing the dependencies. The extensions are optional:
 when one cannot be built (no C compiler, no Python headers) its pure-Python core runs instead,
 slower but with the same results, and this command says why and exits 0 unless `--require`
-is given (CI passes it, so CI always tests the C cores).
+is given (CI passes it through PARASIM_REQUIRE_SPEEDUPS=1, so CI always tests the C cores).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import shlex
-import subprocess
+import shutil
 import sys
 import sysconfig
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import greenlet
+from setuptools import Distribution
+from setuptools import Extension as SetuptoolsExtension
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+COMPILE_ARGS = ("-O2", "-Wall", "-Werror=implicit-function-declaration")
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,18 @@ class Extension:
         """Return the path of its C source."""
         return HERE / f"{self.name}.c"
 
+    def module(self, *, optional: bool = True) -> SetuptoolsExtension:
+        """Return its setuptools declaration (sources relative to the project root, as
+        setuptools wants them); `optional`: a failed build is a warning, not an error."""
+        includes = [str(Path(greenlet.__file__).parent)] if self.needs_greenlet else []
+        return SetuptoolsExtension(
+            f"simulator.{self.name}",
+            sources=[str(self.source.relative_to(ROOT))],
+            include_dirs=includes,
+            extra_compile_args=list(COMPILE_ARGS),
+            optional=optional,
+        )
+
 
 SPEEDUPS = Extension(
     "_speedups", "simulator speedups", "the engine will use its pure-Python core", True
@@ -54,29 +78,19 @@ EXTENSIONS = (SPEEDUPS, CACHESIM)
 SOURCE = SPEEDUPS.source
 
 
+def required() -> bool:
+    """Return whether a failed build is an error (PARASIM_REQUIRE_SPEEDUPS=1: CI)."""
+    return os.environ.get("PARASIM_REQUIRE_SPEEDUPS") == "1"
+
+
 def target(extension: Extension = SPEEDUPS) -> Path:
     """Return the path of the built extension for this interpreter."""
     return HERE / f"{extension.name}{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
-def command(output: Path, extension: Extension = SPEEDUPS) -> list[str]:
-    """Return the compiler command line that builds `output`."""
-    compiler = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
-    includes = [sysconfig.get_paths()["include"]]
-    if extension.needs_greenlet:
-        includes.append(str(Path(greenlet.__file__).parent))
-    return [
-        *compiler,
-        "-O2",
-        "-shared",
-        "-fPIC",
-        "-Wall",
-        "-Werror=implicit-function-declaration",
-        *(f"-I{path}" for path in includes),
-        str(extension.source),
-        "-o",
-        str(output),
-    ]
+def compiler() -> list[str]:
+    """Return the C compiler command setuptools will run ($CC, else Python's own)."""
+    return shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
 
 
 def up_to_date(output: Path, extension: Extension = SPEEDUPS) -> bool:
@@ -87,22 +101,50 @@ def up_to_date(output: Path, extension: Extension = SPEEDUPS) -> bool:
     return built >= extension.source.stat().st_mtime and built >= Path(__file__).stat().st_mtime
 
 
+class AtomicBuildExt(build_ext):
+    """setuptools' build_ext, whose in-place copy replaces the built module atomically: a
+    running worker never loads a half-written file."""
+
+    def copy_file(
+        self, infile: str, outfile: str, *args: object, **kwargs: object
+    ) -> tuple[str, bool]:
+        partial = f"{outfile}.tmp"
+        shutil.copyfile(infile, partial)
+        os.replace(partial, outfile)
+        return outfile, True
+
+
 def build(force: bool = False, extension: Extension = SPEEDUPS) -> tuple[bool, str]:
-    """Build the extension unless it is up to date; return (usable, what happened)."""
+    """Build the extension in place through setuptools unless it is up to date; return
+    (usable, what happened)."""
     output = target(extension)
     if not force and up_to_date(output, extension):
         return True, f"{output.name} is up to date"
-    partial = output.with_suffix(output.suffix + ".tmp")
-    cmd = command(partial, extension)
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    except OSError as error:
-        return False, f"cannot run the C compiler ({cmd[0]}): {error}"
-    if done.returncode != 0:
-        partial.unlink(missing_ok=True)
-        return False, f"the C compiler failed:\n{shlex.join(cmd)}\n{done.stderr.strip()}"
-    partial.replace(output)  # atomic: a running worker never loads a half-written file
-    return True, f"built {output.relative_to(HERE.parent)}"
+    cc = compiler()
+    if shutil.which(cc[0]) is None:
+        return False, f"cannot run the C compiler ({cc[0]}): not found"
+    distribution = Distribution(
+        {"name": "parasim-studio", "ext_modules": [extension.module(optional=False)]}
+    )
+    distribution.cmdclass["build_ext"] = AtomicBuildExt
+    command = distribution.get_command_obj("build_ext")
+    command.inplace = True
+    command.force = True
+    log = io.StringIO()
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="parasim-build-") as scratch:
+        command.build_temp = scratch
+        try:
+            os.chdir(ROOT)  # setuptools reads sources relative to the project root
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                distribution.run_command("build_ext")
+        except (Exception, SystemExit) as error:  # setuptools' CompileError, LinkError...
+            Path(f"{output}.tmp").unlink(missing_ok=True)
+            details = "\n".join(filter(None, (log.getvalue().strip(), str(error))))
+            return False, f"the C compiler failed:\n{details}"
+        finally:
+            os.chdir(cwd)
+    return True, f"built {output.relative_to(ROOT)}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m simulator.build_speedups")
     parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
     parser.add_argument(
-        "--require", action="store_true", help="exit non-zero when an extension cannot be built"
+        "--require",
+        action="store_true",
+        help="exit non-zero when an extension cannot be built (PARASIM_REQUIRE_SPEEDUPS=1 too)",
     )
     args = parser.parse_args(argv)
     failed = False
@@ -121,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         failed = True
         print(f"{extension.label}: not built, {extension.fallback}: {message}", file=sys.stderr)
-    return 1 if failed and args.require else 0
+    return 1 if failed and (args.require or required()) else 0
 
 
 if __name__ == "__main__":

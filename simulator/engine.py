@@ -253,10 +253,9 @@ def _load_speedups() -> Any:
     if os.environ.get("PARASIM_PURE_PYTHON"):
         return None
     try:
-        from simulator import _speedups  # type: ignore[attr-defined]
+        from simulator import _speedups
 
         _speedups.set_process_type(Process)
-        _speedups.install_chunk_cache()
     except ImportError:  # not built, or a subinterpreter (it serves the main one only)
         return None
     return _speedups
@@ -264,6 +263,22 @@ def _load_speedups() -> Any:
 
 speedups = _load_speedups()
 """`simulator._speedups` (the C core and the chunk cache) when in use, else None."""
+
+
+def install_allocator_hook() -> bool:
+    """Make CPython keep freed frame-stack chunks for the next greenlet (the C core's chunk
+    cache, installed as the object-arena allocator); return whether it is installed.
+
+    It changes an allocator hook of the whole process, so only a process that exists to run
+    simulations installs it: the sandbox child (simulator.sandbox.child), `--no-sandbox`
+    runs of the command line, the benchmarks. Importing this module leaves it alone.
+    Without the C core there is nothing to install. Idempotent.
+    """
+    if speedups is None:
+        return False
+    speedups.install_chunk_cache()
+    return True
+
 
 if TYPE_CHECKING:
     _Core = _PythonCore

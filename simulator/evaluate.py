@@ -1,7 +1,7 @@
 """Test-running one function of a computational model, in the sandbox's child process.
 
 The web side's "test-run" (POST /api/models/{id}/evaluate/) must not run user JavaScript in
-the web process: `evaluate_in_sandbox` starts `simulator._child` with `evaluate_model` as the
+the web process: `evaluate_in_sandbox` starts a sandbox child with `evaluate_model` as the
 entry and tight limits (`EVALUATE_LIMITS`), and returns the value or raises the
 ModelEvaluationError / SandboxLimitError the child reported.
 """
@@ -16,7 +16,9 @@ from simulator.errors import (
     SimulationError,
     UserCodeError,
 )
-from simulator.sandbox import Limits, compile_user_code, run_sandboxed
+from simulator.sandbox import child_entry
+from simulator.sandbox.parent import Limits, run_sandboxed
+from simulator.sandbox.restricted import compile_user_code
 from simulator.shallow import ShallowFunctions
 
 __all__ = [
@@ -49,6 +51,7 @@ EVALUATE_LIMITS = Limits(
 )
 
 
+@child_entry
 def evaluate_model(
     *,
     model_key: str,
@@ -107,6 +110,7 @@ def evaluate_in_sandbox(
     return float(result["value"])
 
 
+@child_entry
 def check_model(
     *,
     model_key: str,
@@ -147,6 +151,7 @@ def check_in_sandbox(*, model_key: str, source: str, limits: Limits = EVALUATE_L
         return
 
 
+@child_entry
 def check_application(
     *, source: str, progress: Callable[[float], None] | None = None
 ) -> dict[str, bool]:

@@ -11,10 +11,96 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from simulator.models.energy import power_state_energy
 from simulator.models.reliability import success_probability
+
+
+class EnergyFigures(TypedDict):
+    """The run's energy [J]: the total and each node's share (its instances summed)."""
+
+    total: float
+    per_component: dict[str, float]
+
+
+class ReliabilityFigures(TypedDict):
+    """The probability that no component instance failed during the run (MODELS.md 6)."""
+
+    p_success: float
+
+
+class ProcessRow(TypedDict):
+    """One simulated process: where it ran and how its time was spent [s]."""
+
+    process: str  # "label[rank]"
+    label: str
+    rank: int
+    node: str
+    instance: int
+    compute_s: float
+    comm_s: float
+    wait_s: float
+    memory_s: float
+    finish_s: float
+
+
+class ComponentRow(TypedDict):
+    """One component instance: its busy time, utilisation, energy and the figures behind it."""
+
+    node: str
+    name: str
+    hardware: str
+    type: str
+    instance: int
+    busy_s: float
+    utilisation: float
+    energy_j: float
+    power_idle_w: float
+    power_active_w: float
+    failure_rate_per_s: float
+
+
+class TimelineEntry(TypedDict):
+    """One Gantt interval; transfers, computations and memory calls add their own keys
+    (`node`, `instance`, `size`, `detail`...)."""
+
+    process: str
+    kind: str
+    start_s: float
+    end_s: float
+
+
+class EngineStats(TypedDict):
+    """The engine's figures for the run."""
+
+    events: int
+    wall_s: float
+    events_per_s: float
+    processes: int
+    seed: int
+
+
+class _FinishedRun(TypedDict):
+    status: str  # "finished"
+    overall_time_s: float
+    energy_j: EnergyFigures
+    reliability: ReliabilityFigures
+    processes: list[ProcessRow]
+    components: list[ComponentRow]
+    timeline: list[TimelineEntry]
+    timeline_dropped: int
+    stats: EngineStats
+
+
+class Result(_FinishedRun, total=False):
+    """What a finished run returns (DESIGN.md "Result"): the one shape every reader reads.
+
+    `memory` (simulator.memsys.MemorySystem.result: levels, fabrics, coherence) is there
+    only for a system with a memory hierarchy (a TypedDict's optional key: `total=False`).
+    """
+
+    memory: dict[str, Any]
 
 
 class Usage:
@@ -58,7 +144,7 @@ class Timeline:
 
     def __init__(self, limit: int) -> None:
         self.limit = max(0, limit)
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[TimelineEntry] = []
         self.dropped = 0
         self.full = self.limit == 0  # no entry will be kept: callers may count drops directly
 
@@ -69,7 +155,7 @@ class Timeline:
             return
         entries = self.entries
         entries.append(
-            {"process": process, "kind": kind, "start_s": start_s, "end_s": end_s, **extra}
+            {"process": process, "kind": kind, "start_s": start_s, "end_s": end_s, **extra}  # type: ignore[typeddict-item]
         )
         self.full = len(entries) >= self.limit
 
@@ -112,10 +198,10 @@ def assemble_result(
     wall_s: float,
     seed: int,
     memory: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Return the result dict of DESIGN.md "Result" for a finished run; `memory`, the
-    memory hierarchy's figures (simulator.memsys), when the system has one."""
-    component_rows: list[dict[str, Any]] = []
+) -> Result:
+    """Return the result (DESIGN.md "Result") of a finished run; `memory`, the memory
+    hierarchy's figures (simulator.memsys), when the system has one."""
+    component_rows: list[ComponentRow] = []
     per_component: dict[str, float] = {}
     exposures: list[tuple[float, float]] = []
     total_energy = 0.0
@@ -148,7 +234,7 @@ def assemble_result(
             )
         per_component[figures.node] = node_energy
         total_energy += node_energy
-    result: dict[str, Any] = {
+    result: Result = {
         "status": "finished",
         "overall_time_s": overall_time_s,
         "energy_j": {"total": total_energy, "per_component": per_component},

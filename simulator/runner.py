@@ -29,12 +29,13 @@ from simulator.api import (
     SoftwareStack,
     World,
 )
-from simulator.engine import Engine, Process
+from simulator.engine import Engine, Process, install_allocator_hook
 from simulator.errors import LaunchError, SimulationError, UserCodeError
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.placement import Routes, place_processes
-from simulator.results import ComponentFigures, Timeline, assemble_result
-from simulator.sandbox import (
+from simulator.results import ComponentFigures, Result, Timeline, assemble_result
+from simulator.sandbox import child_entry
+from simulator.sandbox.restricted import (
     DEFAULT_FILENAME,
     compile_user_code,
     user_error_from_exception,
@@ -154,7 +155,7 @@ PROCESS_RESERVED_BYTES = 24 * 1024
 
 def address_space_reserved(payload: Mapping[str, Any]) -> int:
     """Return the address space a run of `payload` reserves beyond what it uses (the sandbox
-    child raises the data limit by it, simulator._child): V8's, and its processes'."""
+    child raises the data limit by it, simulator.sandbox.child): V8's, and its processes'."""
     snapshot = payload.get("snapshot")
     labels = payload.get("labels")
     processes = 0
@@ -189,7 +190,7 @@ def needs_v8(payload: Mapping[str, Any]) -> bool:
 
 def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
     """Return the modules a sandboxed run of `payload` imports lazily (the sandbox child
-    imports them while it still can, simulator._child): its nodes' kernel modes', and the
+    imports them while it still can, simulator.sandbox.child): its nodes' kernel modes', and the
     memory hierarchy's when it has memory nodes (a guess on the raw snapshot: importing a
     module not needed costs time, not correctness)."""
     snapshot = payload.get("snapshot")
@@ -215,6 +216,12 @@ def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(needed))
 
 
+@child_entry(
+    prepare=install_allocator_hook,  # the child runs simulations and nothing else
+    needs_v8=needs_v8,
+    address_space_reserved=address_space_reserved,
+    modules_needed=modules_needed,
+)
 def run_simulation(
     snapshot: SystemSnapshot | Mapping[str, Any],
     app_source: str,
@@ -224,7 +231,7 @@ def run_simulation(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
     timeline_limit: int = 10_000,
-) -> dict[str, Any]:
+) -> Result:
     """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
 
     Raise SnapshotError, LaunchError, UserCodeError, ModelEvaluationError or DeadlockError.

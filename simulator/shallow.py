@@ -54,6 +54,7 @@ from py_mini_racer import (
 
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
+from simulator.js_names import JS_RESERVED
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
 
 __all__ = [
@@ -96,66 +97,6 @@ MSG_NOT_A_BODY = (
     "the source is not a list of declarations and statements (it closes a brace it did not open)"
 )
 
-# JavaScript reserved words and names an attribute must not shadow as a global (hwdb refuses
-# them as attribute keys).
-JS_RESERVED = frozenset(
-    (
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "debugger",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "enum",
-        "export",
-        "extends",
-        "false",
-        "finally",
-        "for",
-        "function",
-        "if",
-        "import",
-        "in",
-        "instanceof",
-        "new",
-        "null",
-        "return",
-        "super",
-        "switch",
-        "this",
-        "throw",
-        "true",
-        "try",
-        "typeof",
-        "var",
-        "void",
-        "while",
-        "with",
-        "yield",
-        "let",
-        "static",
-        "implements",
-        "interface",
-        "package",
-        "private",
-        "protected",
-        "public",
-        "await",
-        "arguments",
-        "eval",
-        "undefined",
-        "NaN",
-        "Infinity",
-        "hw",
-        "params",
-        "globalThis",
-    )
-)
 _JS_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 # Names a script declares: `function f`, `async function* g`, `var x`, `let y`, `const z`,
 # `class C` (every occurrence; a nested one only costs that attribute its global alias).

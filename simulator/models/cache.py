@@ -229,7 +229,7 @@ def _load_cachesim() -> Any:
     if os.environ.get("PARASIM_PURE_PYTHON"):
         return None
     try:
-        from simulator import _cachesim  # type: ignore[attr-defined]
+        from simulator import _cachesim
     except ImportError:  # not built
         return None
     return _cachesim

@@ -1,8 +1,9 @@
-"""Building the C cores (engine, cache simulator): the commands, and what happens without a
-working compiler."""
+"""Building the C cores (engine, cache simulator) through setuptools: their declarations,
+and what happens without a working compiler."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import greenlet
@@ -10,21 +11,34 @@ import pytest
 
 from simulator import build_speedups
 
+ROOT = Path(__file__).resolve().parents[2]
 
-def test_the_command_compiles_the_source_against_python_and_greenlet_headers() -> None:
-    cmd = build_speedups.command(Path("/tmp/out.so"))
-    assert str(build_speedups.SOURCE) in cmd
-    assert f"-I{Path(greenlet.__file__).parent}" in cmd
-    assert cmd[-2:] == ["-o", "/tmp/out.so"]
+
+def test_the_engine_core_compiles_its_source_against_python_and_greenlet_headers() -> None:
+    module = build_speedups.SPEEDUPS.module()
+    assert module.name == "simulator._speedups"
+    assert [str(ROOT / source) for source in module.sources] == [str(build_speedups.SOURCE)]
+    assert str(Path(greenlet.__file__).parent) in module.include_dirs
+    assert "-Werror=implicit-function-declaration" in module.extra_compile_args
+    assert module.optional and not build_speedups.SPEEDUPS.module(optional=False).optional
 
 
 def test_the_cache_core_compiles_its_own_source_against_python_headers_only() -> None:
-    cmd = build_speedups.command(Path("/tmp/out.so"), build_speedups.CACHESIM)
-    assert str(build_speedups.CACHESIM.source) in cmd
-    assert str(build_speedups.SOURCE) not in cmd
-    assert f"-I{Path(greenlet.__file__).parent}" not in cmd
+    module = build_speedups.CACHESIM.module()
+    assert [str(ROOT / source) for source in module.sources] == [
+        str(build_speedups.CACHESIM.source)
+    ]
+    assert str(build_speedups.SOURCE) not in module.sources
+    assert str(Path(greenlet.__file__).parent) not in module.include_dirs
     assert build_speedups.target(build_speedups.CACHESIM).name.startswith("_cachesim.")
     assert build_speedups.EXTENSIONS == (build_speedups.SPEEDUPS, build_speedups.CACHESIM)
+
+
+def test_the_packaging_declares_the_same_extensions_and_setuptools_builds_them() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'build-backend = "setuptools.build_meta"' in pyproject
+    setup = ast.unparse(ast.parse((ROOT / "setup.py").read_text()))
+    assert "extension.module(optional=not required()) for extension in EXTENSIONS" in setup
 
 
 def test_a_failing_compiler_is_reported_and_leaves_the_built_module_alone(
@@ -33,6 +47,7 @@ def test_a_failing_compiler_is_reported_and_leaves_the_built_module_alone(
     targets = [build_speedups.target(extension) for extension in build_speedups.EXTENSIONS]
     before = [target.stat().st_mtime if target.exists() else None for target in targets]
     monkeypatch.setenv("CC", "false")
+    monkeypatch.delenv("PARASIM_REQUIRE_SPEEDUPS", raising=False)
     for extension in build_speedups.EXTENSIONS:
         usable, message = build_speedups.build(force=True, extension=extension)
         assert not usable
@@ -47,6 +62,8 @@ def test_a_failing_compiler_is_reported_and_leaves_the_built_module_alone(
         "simulator cache core: not built, the cache simulator will use its pure-Python core" in err
     )
     assert build_speedups.main(["--force", "--require"]) == 1
+    monkeypatch.setenv("PARASIM_REQUIRE_SPEEDUPS", "1")
+    assert build_speedups.main(["--force"]) == 1  # what CI sets
 
 
 def test_a_missing_compiler_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,14 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.cli import (
-    ProgressBar,
-    expand_values,
-    main,
-    parse_labels,
-    parse_value,
-    parse_variables,
-)
+from simulator.cli import main
+from simulator.cli.common import ProgressBar, parse_labels, parse_value, parse_variables
+from simulator.cli.sweep import expand_values
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"

@@ -19,6 +19,7 @@ from simulator.engine import (
     Mailbox,
     PythonEngine,
     Resource,
+    install_allocator_hook,
     speedups,
 )
 from simulator.errors import DeadlockError
@@ -361,6 +362,7 @@ def test_the_c_core_runs_events_exactly_as_the_python_core(seed: int) -> None:
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
 def test_the_chunk_cache_reuses_frame_stacks_of_finished_processes() -> None:
     assert speedups is not None
+    assert install_allocator_hook()
     engine = Engine()
     for index in range(50):
         engine.spawn(f"p{index}", engine.pause, 1.0)
@@ -383,6 +385,18 @@ def test_the_c_core_is_built_where_required() -> None:
         "simulator/_speedups.c is not built: python -m simulator.build_speedups"
     )
     assert Engine.__mro__[2] is speedups.Core
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_importing_the_engine_leaves_the_allocator_hook_alone() -> None:
+    code = (
+        "from simulator import engine, runner\n"
+        "before = engine.speedups.chunk_cache_stats()['installed']\n"
+        "engine.install_allocator_hook()\n"
+        "print(before, engine.speedups.chunk_cache_stats()['installed'])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
 
 
 def test_parasim_pure_python_turns_the_c_core_off() -> None:

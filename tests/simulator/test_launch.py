@@ -1,4 +1,4 @@
-"""The sandbox child started ahead of its run (simulator.launch) and its use by the sandbox,
+"""The sandbox child started ahead of its run (simulator.sandbox.launch) and its use by the sandbox,
 the command line and a process that runs simulation after simulation."""
 
 from __future__ import annotations
@@ -6,16 +6,23 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from simulator import cli, runner, sandbox
+from simulator import cli, engine, runner
 from simulator.errors import ModelEvaluationError
-from simulator.launch import SpareChild, StartedChild, start_child, start_child_for
 from simulator.runner import run_simulation
-from simulator.sandbox import Limits, run_sandboxed
+from simulator.sandbox import Limits, child_entry, entry_for, parent, run_sandboxed
+from simulator.sandbox.launch import (
+    DEFAULT_ENTRY,
+    SpareChild,
+    StartedChild,
+    start_child,
+    start_child_for,
+)
 
 THIS = "tests.simulator.test_launch"
 ENTRY_PID = f"{THIS}:entry_pid"
@@ -23,6 +30,7 @@ LIMITS = Limits(wall_s=20, cpu_s=10)
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "merpsys_gtx970"
 
 
+@child_entry(needs_v8=lambda payload: needs_v8(payload))
 def entry_pid(**_: object) -> dict[str, Any]:
     return {"status": "finished", "pid": os.getpid(), "cwd": os.getcwd()}
 
@@ -98,7 +106,7 @@ def test_keep_spare_starts_the_next_runs_child_as_a_run_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     spare = SpareChild(ENTRY_PID)
-    monkeypatch.setattr(sandbox, "_SPARE", spare)
+    monkeypatch.setattr(parent, "_SPARE", spare)
     try:
         first = run_sandboxed({}, limits=LIMITS, keep_spare=True, _entry=ENTRY_PID)
         waiting = spare._child
@@ -183,10 +191,11 @@ def test_a_twinned_run_loads_v8_only_when_a_twin_declines_and_still_gets_v8s_ans
     assert sandboxed.value.to_dict() == in_process.value.to_dict()
 
 
-def needs_v8(payload: dict[str, Any]) -> bool:  # read by the child for the entry below
+def needs_v8(payload: Mapping[str, Any]) -> bool:  # the child asks it for these entries
     return bool(payload.get("v8"))
 
 
+@child_entry(needs_v8=lambda payload: needs_v8(payload))
 def entry_v8_loaded(**_: object) -> dict[str, Any]:
     maps = Path("/proc/self/maps").read_text()
     return {"status": "finished", "v8": "libmini_racer" in maps}
@@ -199,3 +208,20 @@ def test_the_child_loads_v8_only_for_a_payload_that_needs_it(v8: bool) -> None:
     result = run_sandboxed({"v8": v8}, limits=LIMITS, _entry=entry)
 
     assert result["v8"] is v8
+
+
+def entry_allocator_hook(**_: object) -> dict[str, Any]:
+    stats = engine.speedups.chunk_cache_stats() if engine.speedups is not None else None
+    return {"status": "finished", "installed": None if stats is None else stats["installed"]}
+
+
+child_entry(prepare=engine.install_allocator_hook)(entry_allocator_hook)
+
+
+def test_a_simulation_child_installs_the_allocator_hook_before_its_run() -> None:
+    assert entry_for(DEFAULT_ENTRY).prepare is engine.install_allocator_hook
+    entry = f"{THIS}:entry_allocator_hook"
+
+    result = run_sandboxed({}, limits=LIMITS, _entry=entry)
+
+    assert result["installed"] is (True if engine.speedups is not None else None)

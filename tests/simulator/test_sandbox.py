@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 
-from simulator._child import SINGLE_THREADED, decode_message, encode_message
 from simulator.errors import (
     LaunchError,
     SandboxLimitError,
@@ -37,19 +36,21 @@ from simulator.runner import (
     address_space_reserved,
 )
 from simulator.sandbox import (
-    PRINT_LIMIT_CHARS,
     Limits,
+    child_entry,
     compile_user_code,
     execute_user_code,
     printed_output,
     run_sandboxed,
     user_globals,
 )
+from simulator.sandbox.child import SINGLE_THREADED, decode_message, encode_message
+from simulator.sandbox.restricted import PRINT_LIMIT_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
 THIS = "tests.simulator.test_sandbox"
-USER_CODE = "simulator.sandbox:execute_user_code"
+USER_CODE = "simulator.sandbox.restricted:execute_user_code"
 SMALL = Limits(
     wall_s=10,
     cpu_s=2,
@@ -66,6 +67,7 @@ IS_ROOT = os.geteuid() == 0
 # Entries run inside the child instead of the runner
 
 
+@child_entry
 def entry_identity(**_: object) -> dict[str, Any]:
     return {
         "uid": os.getuid(),
@@ -83,6 +85,7 @@ def entry_identity(**_: object) -> dict[str, Any]:
     }
 
 
+@child_entry
 def entry_fork_bomb(**_: object) -> dict[str, Any]:
     forks = 0
     try:
@@ -96,6 +99,7 @@ def entry_fork_bomb(**_: object) -> dict[str, Any]:
     return {"forks": forks, "error": None, "uid": os.getuid()}
 
 
+@child_entry
 def entry_flood_stdout(**_: object) -> dict[str, Any]:
     chunk = "x" * 1024 * 1024
     for _ in range(4096):  # 4 GB unless stopped
@@ -103,15 +107,18 @@ def entry_flood_stdout(**_: object) -> dict[str, Any]:
     return {"status": "flooded"}
 
 
+@child_entry
 def entry_huge_result(**_: object) -> dict[str, Any]:
     return {"status": "ok", "data": "x" * (8 * 1024**2)}
 
 
+@child_entry
 def entry_sleep(**_: object) -> dict[str, Any]:
     time.sleep(60)
     return {"status": "slept"}
 
 
+@child_entry
 def entry_big_file(**_: object) -> dict[str, Any]:
     with open("big.bin", "wb") as handle:
         for _ in range(8):
@@ -119,6 +126,7 @@ def entry_big_file(**_: object) -> dict[str, Any]:
     return {"status": "written"}
 
 
+@child_entry
 def entry_progress(*, progress: Any, **_: object) -> dict[str, Any]:
     for fraction in (0.25, 0.5, 1.0):
         progress(fraction)
@@ -126,6 +134,7 @@ def entry_progress(*, progress: Any, **_: object) -> dict[str, Any]:
     return {"status": "ok"}
 
 
+@child_entry
 def entry_large_result(**_: object) -> dict[str, Any]:
     # about 24 MB of JSON: hundreds of pipe chunks before the message's newline
     rows = [
@@ -134,15 +143,18 @@ def entry_large_result(**_: object) -> dict[str, Any]:
     return {"status": "finished", "timeline": rows}
 
 
+@child_entry
 def entry_launch_error(**_: object) -> dict[str, Any]:
     raise LaunchError("labels.GPU", "asks for 3 processes, capacity 1")
 
 
+@child_entry
 def entry_segfault(**_: object) -> dict[str, Any]:
     os.kill(os.getpid(), signal.SIGSEGV)
     return {}
 
 
+@child_entry
 def entry_javascript(**_: object) -> dict[str, Any]:
     from simulator.shallow import ShallowFunctions
 

@@ -25,10 +25,10 @@ from simulator.errors import (
     UserCodeError,
     error_from_dict,
 )
-from simulator.sandbox import MAX_INT_BITS, Limits, crash_line, run_sandboxed
+from simulator.sandbox import MAX_INT_BITS, Limits, child_entry, crash_line, run_sandboxed
 
 THIS = "tests.simulator.test_sandbox_attacks"
-USER_CODE = "simulator.sandbox:execute_user_code"
+USER_CODE = "simulator.sandbox.restricted:execute_user_code"
 LIMITS = Limits(wall_s=20, cpu_s=10, data_bytes=1024**3)
 FEW_SECONDS = 10.0  # building 4 million nested iterators takes up to 7 s
 
@@ -103,6 +103,7 @@ def test_deep_nesting_and_recursion_end_in_a_recursion_error_at_the_users_line(
         assert caught.value.detail.endswith("flatten it")
 
 
+@child_entry
 def entry_stack(**_: object) -> dict[str, Any]:
     return {
         "recursion_limit": sys.getrecursionlimit(),
@@ -250,19 +251,23 @@ def test_builtins_cannot_be_reached_by_name() -> None:
 # Every other end of the child: a clear error, the signal named
 
 
+@child_entry
 def entry_abort(**_: object) -> dict[str, Any]:
     os.abort()
 
 
+@child_entry
 def entry_killed(**_: object) -> dict[str, Any]:
     os.kill(os.getpid(), signal.SIGKILL)
     return {}
 
 
+@child_entry
 def entry_exit_silently(**_: object) -> dict[str, Any]:
     os._exit(0)
 
 
+@child_entry
 def entry_die_while_sending(**_: object) -> dict[str, Any]:
     result_fd = int(sys.argv[3])  # python -c BOOTSTRAP ROOT ENTRY RESULT_FD ...
     os.write(result_fd, b'{"result": {"status": "o')
@@ -270,6 +275,7 @@ def entry_die_while_sending(**_: object) -> dict[str, Any]:
     return {}
 
 
+@child_entry
 def entry_segfault(**_: object) -> dict[str, Any]:
     os.kill(os.getpid(), signal.SIGSEGV)
     return {}

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from simulator.sweep import axis_values as sweep_axis_values
+from simulator.sweep import range_count
 from webapp.studio.models import VariableType
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -189,31 +190,14 @@ def axis_size(axis: object, *, field: str) -> int:
             raise _error(f"{field}.step", MESSAGES["range_step"])
         if numbers["stop"] < numbers["start"]:
             raise _error(f"{field}.stop", MESSAGES["range_order"])
-        # A tolerance of a millionth of a step keeps 0.1-steps from losing their last point.
-        try:
-            steps = (numbers["stop"] - numbers["start"]) / numbers["step"]
-        except OverflowError:  # ints beyond the float range
-            steps = math.inf
-        if math.isfinite(steps):
-            return math.floor(steps + 1e-6) + 1
-        # Beyond the float range (1e308 / 1e-308): count exactly, for the size message.
-        exact = (Fraction(numbers["stop"]) - Fraction(numbers["start"])) / Fraction(numbers["step"])
-        return math.floor(exact) + 1
+        # The count the points will have (simulator.sweep: the CLI's rule too).
+        return range_count(numbers["start"], numbers["stop"], numbers["step"])
     if isinstance(axis, int | float | str | bool):
         return 1
     raise _error(field, MESSAGES["axis"])
 
 
 def axis_values(axis: object) -> list[object]:
-    """Return the values of an axis already checked by `axis_size`."""
-    if isinstance(axis, list):
-        return list(axis)
-    if isinstance(axis, dict):
-        count = axis_size(axis, field="axis")
-        start, step = axis["start"], axis["step"]
-        integral = all(isinstance(axis[key], int) for key in ("start", "stop", "step"))
-        if integral:
-            return [start + index * step for index in range(count)]
-        # Rounding to 12 significant digits removes float drift (0.30000000000000004 -> 0.3).
-        return [float(f"{start + index * step:.12g}") for index in range(count)]
-    return [axis]
+    """Return the values of an axis already checked by `axis_size` (simulator.sweep's rule,
+    the CLI's too)."""
+    return sweep_axis_values(axis)

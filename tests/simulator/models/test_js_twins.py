@@ -35,6 +35,7 @@ from simulator.models.js_twins import (
     MerpsysPcieTwin,
     VolkovGpuTwin,
 )
+from simulator.sandbox import child_entry
 from simulator.shallow import _DECLARATION, WELL_KNOWN_FUNCTIONS, ShallowFunctions
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -628,6 +629,7 @@ def test_the_off_switch_reaches_a_sandboxed_run(monkeypatch: pytest.MonkeyPatch)
     }
 
 
+@child_entry
 def entry_twinned(**_: object) -> dict[str, object]:
     source = (EXAMPLE / "gpu_model.js").read_text()
     functions = ShallowFunctions(model_key="gpu", source=source, attributes={"SMs": 13})

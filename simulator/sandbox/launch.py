@@ -1,13 +1,14 @@
 """Starting the sandbox's child process ahead of its run (issue 16: start-up).
 
-A sandboxed run's child (simulator._child) spends most of a short run's wall time starting:
+A sandboxed run's child (simulator.sandbox.child) spends most of a short run's wall time starting:
 the interpreter, the simulator's imports and V8. `start_child` starts one before its run is
 known; it prepares itself and waits for the word to go (`StartedChild.go`: the payload's
 file and the run's limits, on its stdin). `simulator.sandbox.run_sandboxed` starts one when
 it is given none. The command line starts one at once, before importing anything heavy,
 so that the child's start-up runs beside the command line's own.
 
-Light on purpose: `python -m simulator run` imports this module before anything else.
+Light on purpose: `python -m simulator run` imports this module before anything else (the
+package's `__init__` imports nothing of its own).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-DEFAULT_ENTRY = "simulator.runner:run_simulation"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_ENTRY = "simulator.runner:run_simulation"  # a registered child entry's address
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 # `-s -P` and an environment holding only PYTHONHASHSEED: what `-I` does (no user
 # site-packages, no script directory on sys.path, no other PYTHON* variable), except that the
@@ -39,7 +40,7 @@ CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0"}
 CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU", "PARASIM_JS_TWINS")
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from simulator._child import main; main(sys.argv[2:])"
+    "from simulator.sandbox.child import main; main(sys.argv[2:])"
 )
 PAYLOAD_FILE = "payload.json"
 
@@ -133,7 +134,8 @@ class StartedChild:
 
 
 def start_child(entry: str = DEFAULT_ENTRY) -> StartedChild:
-    """Return a child started for `entry` ("module:function"), waiting for its run."""
+    """Return a child started for the registered entry at `entry` ("module:function"),
+    waiting for its run."""
     return StartedChild(entry)
 
 

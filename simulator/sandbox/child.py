@@ -1,7 +1,10 @@
 """Entry point of the sandboxed simulation process started by `simulator.sandbox`.
 
-Runs as: `python -s -P -c BOOTSTRAP ROOT ENTRY RESULT_FD` (simulator.launch), possibly
-before its run is known. In order: import everything runs need and load V8 (after dropping
+Runs as: `python -s -P -c BOOTSTRAP ROOT ENTRY RESULT_FD` (simulator.sandbox.launch),
+possibly before its run is known; ENTRY is the address of a registered child entry
+(simulator.sandbox). In order: import the entry's module and let the entry prepare the
+process (a simulation installs the engine's allocator hook: this process runs it and
+nothing else), import everything runs need and load V8 (after dropping
 privileges the interpreter's own files may be unreadable), wait for one line on stdin
 naming the payload's file and the limits (exit quietly at end of file: no run), set the
 resource limits, read the payload, import what this payload needs, drop root privileges to a
@@ -22,18 +25,19 @@ import resource
 import signal
 import sys
 import time
-from collections.abc import Callable
 from typing import IO, Any
 
 import orjson
 
 from simulator.cpus import keep_on_one_cpu
+from simulator.sandbox import ChildEntry, entry_for
 
 # A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
 # not share a process count (RLIMIT_NPROC is per user) and cannot signal each other.
 DYNAMIC_UID_BASE = 200_000
 FALLBACK_USER_ID = 65534  # nobody
 PROGRESS_INTERVAL_S = 0.1
+MSG_PRIVILEGES = "cannot drop root privileges for the simulation process: {error}"
 # Imported before privileges are dropped, because the entry may import them lazily.
 PRELOAD_MODULES = (
     "collections",
@@ -52,7 +56,7 @@ PRELOAD_MODULES = (
     "statistics",
     "traceback",
     "simulator.errors",
-    "simulator.sandbox",
+    "simulator.sandbox.restricted",
     "simulator.shallow",
     # mini-racer's modules and what loading V8 imports (`_load_v8`), so that V8 can still be
     # loaded after the privilege drop
@@ -81,6 +85,10 @@ STACK_BYTES = 64 * 1024**2
 # stack whatever its size; faulthandler then names the user's line (WALL_DUMP_SIGNAL below).
 RECURSION_LIMIT = 1000
 STACK_BYTES_PER_LEVEL = 8 * 1024
+# The file name user code is compiled under (simulator.sandbox.restricted), which names the
+# model's frames in the crash dumps the parent reads (simulator.sandbox.parent.crash_line).
+DEFAULT_FILENAME = "<application model>"
+
 # The parent sends it at the wall-clock limit: faulthandler writes the Python stack (so the
 # parent can name the model's line) and the process goes on until the parent kills it.
 WALL_DUMP_SIGNAL = signal.SIGUSR1
@@ -203,13 +211,6 @@ def _die_with_parent(parent: int) -> None:
         os._exit(EXIT_ERROR)
 
 
-def _load_entry(entry: str) -> Callable[..., Any]:
-    module_name, _, function_name = entry.partition(":")
-    module = importlib.import_module(module_name)
-    function: Callable[..., Any] = getattr(module, function_name)
-    return function
-
-
 def _preload_common() -> None:
     """Import what every run needs while the interpreter's files are readable, mini-racer's
     Python modules included, before the run is known."""
@@ -217,33 +218,22 @@ def _preload_common() -> None:
         importlib.import_module(name)
 
 
-def _load_v8(entry: Callable[..., Any], payload: dict[str, Any]) -> None:
+def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:
     """Load V8 (shared library and ICU data, 50-70 ms) when the payload will use it: unless
-    the entry's module says (`needs_v8`) that Python twins answer all its models. A twin
-    that declines an odd input later loads V8 then, from mini-racer's own files, which stay
+    the entry says (`needs_v8`) that Python twins answer all its models. A twin that
+    declines an odd input later loads V8 then, from mini-racer's own files, which stay
     readable after the privilege drop (site-packages are world-readable)."""
-    needs_v8 = getattr(sys.modules.get(entry.__module__), "needs_v8", None)
-    if needs_v8 is None or needs_v8(payload):
+    if entry.wants_v8(payload):
         import py_mini_racer
 
         py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
 
 
-def _reserved_bytes(entry: Callable[..., Any], payload: dict[str, Any]) -> int:
-    """Return the address space the entry reserves for this payload without using it
-    (`address_space_reserved` of the entry's module, 0 without one): RLIMIT_DATA counts
-    reservations whole, so the data limit grows by them to mean memory the run uses."""
-    reserved = getattr(sys.modules.get(entry.__module__), "address_space_reserved", None)
-    return int(reserved(payload)) if reserved is not None else 0
-
-
-def _preload_for(entry: Callable[..., Any], payload: dict[str, Any]) -> None:
-    """Import the modules the entry's module names for this payload (`modules_needed`),
-    before privileges are dropped."""
-    needed = getattr(sys.modules.get(entry.__module__), "modules_needed", None)
-    if needed is not None:
-        for name in needed(payload):
-            importlib.import_module(name)
+def _preload_for(entry: ChildEntry, payload: dict[str, Any]) -> None:
+    """Import the modules the entry names for this payload (`modules_needed`), before
+    privileges are dropped."""
+    for name in entry.modules(payload):
+        importlib.import_module(name)
 
 
 def _error_dict(error: BaseException) -> dict[str, Any]:
@@ -288,8 +278,9 @@ def main(argv: list[str]) -> None:
 
     status = EXIT_ERROR
     try:
-        # Started ahead of its run (simulator.launch): prepare, then wait for the run.
-        entry = _load_entry(entry_name)
+        # Started ahead of its run (simulator.sandbox.launch): prepare, then wait for the run.
+        entry = entry_for(entry_name)
+        entry.prepare_process()  # e.g. the engine's allocator hook (simulator.runner)
         _preload_common()
         order = _wait_for_run(sys.stdin)
         if order is None:  # not needed: its fresh working directory goes with it
@@ -306,7 +297,8 @@ def main(argv: list[str]) -> None:
             payload = json.load(handle)
         os.unlink(payload_path)
         is_root = os.geteuid() == 0
-        limits["data_bytes"] = int(limits["data_bytes"]) + _reserved_bytes(entry, payload)
+        # RLIMIT_DATA counts reservations whole: the limit grows by them to mean memory used.
+        limits["data_bytes"] = int(limits["data_bytes"]) + entry.reserved_bytes(payload)
         _set_limits(limits, processes=is_root)
         _preload_for(entry, payload)
         _load_v8(entry, payload)
@@ -314,12 +306,10 @@ def main(argv: list[str]) -> None:
             try:
                 _drop_privileges()
             except OSError as error:
-                from simulator.sandbox import MSG_PRIVILEGES
-
                 raise SimulationError(MSG_PRIVILEGES.format(error=error)) from None
         _die_with_parent(parent)
         _report_crashes()
-        result = entry(**payload, progress=channel.progress)
+        result = entry.function(**payload, progress=channel.progress)
         channel.send({"result": result})
         status = EXIT_OK
     except BaseException as error:  # the parent must get an answer, whatever happened
@@ -332,5 +322,5 @@ def main(argv: list[str]) -> None:
         os._exit(status)
 
 
-if __name__ == "__main__":  # pragma: no cover - started through sandbox.BOOTSTRAP
+if __name__ == "__main__":  # pragma: no cover - started through launch.BOOTSTRAP
     main(sys.argv[1:])

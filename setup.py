@@ -1,0 +1,16 @@
+"""The project's packaging of the simulator's optional C extensions (pyproject.toml names
+setuptools as the build backend): `python setup.py build_ext --inplace` builds them beside
+their sources. Declared in simulator.build_speedups, where greenlet's include directory is
+computed; optional (a failed build is a warning, the pure-Python cores run) unless
+PARASIM_REQUIRE_SPEEDUPS=1, as CI sets."""
+
+from __future__ import annotations
+
+from setuptools import setup
+
+from simulator.build_speedups import EXTENSIONS, AtomicBuildExt, required
+
+setup(
+    ext_modules=[extension.module(optional=not required()) for extension in EXTENSIONS],
+    cmdclass={"build_ext": AtomicBuildExt},
+)

@@ -1,0 +1,258 @@
+"""What the command line's subcommands share: errors, parsing, input files, running a
+payload (in the sandbox or in this process), progress, tables and JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from simulator.sandbox.launch import StartedChild
+from simulator.snapshot import load_snapshot
+
+__all__ = [
+    "CLI_MESSAGES",
+    "EXIT_ERROR",
+    "CliError",
+    "Parser",
+    "ProgressBar",
+    "Runner",
+    "add_common",
+    "load_inputs",
+    "one_line",
+    "parse_labels",
+    "parse_value",
+    "parse_variables",
+    "read_json",
+    "read_text",
+    "runner",
+    "split_pair",
+    "table",
+    "var_pair",
+    "write_json",
+]
+
+EXIT_ERROR = 2
+
+CLI_MESSAGES = {
+    "pair": "{option} expects NAME=VALUE, got {text!r}",
+    "count": "--labels: the count of {label!r} must be a whole number, got {text!r}",
+    "range": "{option}: a range is start:stop:step with step > 0, got {text!r}",
+    "read": "cannot read {path}: {reason}",
+    "write": "cannot write {path}: {reason}",
+    "encoding": "cannot read {path}: it is not UTF-8 text ({reason})",
+    "json": "{path} is not valid JSON: {reason}",
+    "hardware": "{path}: a hardware record is an object with type, name and attributes",
+    "unknown_node": "--hardware: the system has no node {node!r}",
+    "sweep_failed": "{failed} of {total} runs failed",
+    "jobs": "expected a whole number of runs at once, at least 1, got {text!r}",
+}
+
+
+class CliError(Exception):
+    """A bad command-line argument or input file (exit status 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and exit with status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(message)
+
+
+# -- parsing -----------------------------------------------------------------------------------
+def parse_value(text: str) -> int | float | bool | str:
+    """Return a variable's value: int, float, bool ("true"/"false") or the string itself."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
+
+
+def split_pair(option: str, text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise CliError(CLI_MESSAGES["pair"].format(option=option, text=text))
+    return name.strip(), value.strip()
+
+
+def parse_labels(text: str) -> dict[str, int]:
+    """Return label counts from "CPU=1,GPU=2"."""
+    labels: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, value = split_pair("--labels", part)
+        try:
+            labels[name] = int(value)
+        except ValueError:
+            raise CliError(CLI_MESSAGES["count"].format(label=name, text=value)) from None
+    return labels
+
+
+def parse_variables(items: Sequence[str]) -> dict[str, object]:
+    """Return variables from repeated NAME=VALUE options."""
+    return dict((name, parse_value(value)) for name, value in map(var_pair, items))
+
+
+def var_pair(text: str) -> tuple[str, str]:
+    """Return (name, value) of a NAME=VALUE `--var` option."""
+    return split_pair("--var", text)
+
+
+def read_json(path: str) -> Any:
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CliError(CLI_MESSAGES["json"].format(path=path, reason=error)) from None
+
+
+def read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(CLI_MESSAGES["read"].format(path=path, reason=error.strerror)) from None
+    except UnicodeDecodeError as error:
+        reason = f"byte {error.start}: {error.reason}"
+        raise CliError(CLI_MESSAGES["encoding"].format(path=path, reason=reason)) from None
+
+
+# -- running -----------------------------------------------------------------------------------
+Runner = Callable[[Mapping[str, Any], "Callable[[float], None] | None"], Mapping[str, Any]]
+
+
+def runner(
+    no_sandbox: bool, child: StartedChild | None = None, *, keep_spare: bool = False
+) -> Runner:
+    """Return a function running one payload (run_simulation's keyword arguments);
+    `child`, a sandbox child started ahead, runs the first sandboxed payload; `keep_spare`:
+    each sandboxed run starts the next one's child as it ends (a sweep)."""
+    if no_sandbox:
+        # Imported here: a sandboxed run's process needs neither the runner nor the engine.
+        from simulator.engine import install_allocator_hook
+        from simulator.runner import run_simulation
+
+        install_allocator_hook()  # this process runs simulations now, as a child would
+
+        def run_in_process(
+            payload: Mapping[str, Any], progress: Callable[[float], None] | None
+        ) -> Mapping[str, Any]:
+            arguments = dict(payload)
+            snapshot = arguments.pop("snapshot")
+            app_source = arguments.pop("app_source")
+            return run_simulation(snapshot, app_source, progress=progress, **arguments)
+
+        return run_in_process
+
+    from simulator.sandbox.parent import run_sandboxed
+
+    started = [child] if child is not None else []
+
+    def run_in_sandbox(
+        payload: Mapping[str, Any], progress: Callable[[float], None] | None
+    ) -> Mapping[str, Any]:
+        child = started.pop() if started else None
+        return run_sandboxed(payload, progress=progress, child=child, keep_spare=keep_spare)
+
+    return run_in_sandbox
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal (nothing when the stream is not a TTY)."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO, label: str = "simulating") -> None:
+        self.stream = stream
+        self.label = label
+        self.enabled = stream.isatty()
+        self.shown = False
+
+    def __call__(self, fraction: float) -> None:
+        if not self.enabled:
+            return
+        filled = round(max(0.0, min(1.0, fraction)) * self.WIDTH)
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {fraction * 100:5.1f}%")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.shown = False
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Return a plain-text table with left-aligned columns."""
+    cells = [[_cell(value) for value in row] for row in rows]
+    widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for row in cells:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "-" if value is None else str(value)
+
+
+def write_json(data: object, target: str, stdout: TextIO) -> None:
+    # One line, not indented: indenting runs Python's pure-Python encoder, 9 s of a 60 MB
+    # result's 13 (issue 16); `python -m json.tool` or jq indent it for reading.
+    text = json.dumps(data)
+    if target == "-":
+        stdout.write(text + "\n")
+    else:
+        try:
+            Path(target).write_text(text + "\n", encoding="utf-8")
+        except OSError as error:
+            raise CliError(
+                CLI_MESSAGES["write"].format(path=target, reason=error.strerror)
+            ) from None
+
+
+def load_inputs(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    snapshot = read_json(args.system)
+    load_snapshot(snapshot)  # fail fast, before a sandbox is started
+    return snapshot, read_text(args.app)
+
+
+# -- the parser --------------------------------------------------------------------------------
+def add_common(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
+    parser.add_argument("--system", required=True, help="system snapshot (JSON)")
+    parser.add_argument("--app", required=True, help="application model (Python)")
+    parser.add_argument("--labels", required=True, help="process counts, e.g. CPU=1,GPU=1")
+    parser.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE" if not sweep else "NAME=V1,V2|START:STOP:STEP",
+        help="a launch variable (int, float, true/false or string); repeatable"
+        + ("; lists and inclusive ranges are swept" if sweep else ""),
+    )
+    parser.add_argument("--json", metavar="OUT", help="write the result JSON to OUT ('-': stdout)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--timeline-limit", type=int, default=10_000, help="timeline entries kept (default 10000)"
+    )
+    parser.add_argument(
+        "--no-sandbox", action="store_true", help="run in this process (trusted models only)"
+    )
+
+
+def one_line(message: str) -> str:
+    return "; ".join(line.strip() for line in message.splitlines() if line.strip())

@@ -1,0 +1,194 @@
+"""`python -m simulator run`: one application model on one system snapshot, its summary
+(totals, processes, components, memory hierarchy, engine) or its result JSON."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from simulator.cli.common import (
+    ProgressBar,
+    add_common,
+    load_inputs,
+    parse_labels,
+    parse_variables,
+    runner,
+    table,
+    write_json,
+)
+from simulator.sandbox.launch import StartedChild
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `run` command to the command line's subparsers."""
+    run = subparsers.add_parser("run", help="simulate one application on one system")
+    add_common(run, sweep=False)
+    run.set_defaults(handler=command_run)
+
+
+def command_run(
+    args: argparse.Namespace, stdout: TextIO, stderr: TextIO, child: StartedChild | None = None
+) -> int:
+    """Run one simulation and print its summary or JSON; return the exit status.
+
+    `child`: the sandbox child `python -m simulator` started ahead for this run.
+    """
+    snapshot, app_source = load_inputs(args)
+    payload = {
+        "snapshot": snapshot,
+        "app_source": app_source,
+        "labels": parse_labels(args.labels),
+        "variables": parse_variables(args.var),
+        "seed": args.seed,
+        "timeline_limit": args.timeline_limit,
+    }
+    bar = ProgressBar(stderr)
+    try:
+        result = runner(args.no_sandbox, None if args.no_sandbox else child)(payload, bar)
+    finally:
+        bar.close()
+    if args.json is not None:
+        write_json(result, args.json, stdout)
+    if args.json != "-":
+        stdout.write(format_summary(result, system_name=str(snapshot.get("name", ""))) + "\n")
+    return 0
+
+
+def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
+    """Return the readable summary of a result: totals, processes, components, engine."""
+    lines = []
+    if system_name:
+        lines.append(f"System:       {system_name}")
+    overall = result["overall_time_s"]
+    lines.append(f"Overall time: {overall:.9g} s")
+    lines.append(f"Energy:       {result['energy_j']['total']:.6g} J")
+    lines.append(f"Reliability:  P(success) = {result['reliability']['p_success']:.9g}")
+    lines.append("")
+    lines.append("Processes")
+    lines.append(
+        table(
+            ["process", "node", "instance", "compute_s", "comm_s", "wait_s", "finish_s"],
+            [
+                [
+                    p["process"],
+                    p["node"],
+                    p["instance"],
+                    p["compute_s"],
+                    p["comm_s"],
+                    p["wait_s"],
+                    p["finish_s"],
+                ]
+                for p in result["processes"]
+            ],
+        )
+    )
+    lines.append("")
+    lines.append("Components")
+    lines.append(
+        table(
+            ["node", "instance", "hardware", "busy_s", "utilisation", "energy_j"],
+            [
+                [
+                    c["node"],
+                    c["instance"],
+                    c["hardware"],
+                    c["busy_s"],
+                    c["utilisation"],
+                    c["energy_j"],
+                ]
+                for c in result["components"]
+            ],
+        )
+    )
+    memory = result.get("memory")
+    if memory:
+        lines.append("")
+        lines.extend(_memory_summary(memory))
+    stats = result["stats"]
+    lines.append("")
+    lines.append(
+        f"Engine: {stats['events']} events in {stats['wall_s']:.3g} s "
+        f"({stats['events_per_s']:.3g} events/s); timeline {len(result['timeline'])} entries, "
+        f"{result.get('timeline_dropped', 0)} dropped"
+    )
+    return "\n".join(lines)
+
+
+def _memory_summary(memory: Mapping[str, Any]) -> list[str]:
+    """Return the memory hierarchy's lines: each node's instances summed, fabrics, messages."""
+    totals: dict[str, dict[str, Any]] = {}
+    for level in memory["levels"]:
+        row = totals.setdefault(
+            level["node"],
+            {
+                "node": level["node"],
+                "type": level["type"],
+                "instances": 0,
+                "accesses": 0,
+                "hits": 0,
+                "misses": 0,
+                "writebacks": 0,
+                "invalidations": 0,
+                "bytes": 0.0,
+            },
+        )
+        row["instances"] += 1
+        for key in ("accesses", "hits", "misses", "writebacks", "invalidations", "bytes"):
+            row[key] += level[key]
+    lines = ["Memory hierarchy (instances summed)"]
+    lines.append(
+        table(
+            [
+                "node",
+                "instances",
+                "accesses",
+                "hits",
+                "hit_ratio",
+                "misses",
+                "writebacks",
+                "invalidations",
+                "bytes",
+            ],
+            [
+                [
+                    row["node"],
+                    row["instances"],
+                    row["accesses"],
+                    row["hits"],
+                    row["hits"] / row["accesses"]
+                    if row["type"] == "CACHE" and row["accesses"]
+                    else "-",
+                    row["misses"],
+                    row["writebacks"],
+                    row["invalidations"],
+                    row["bytes"],
+                ]
+                for row in totals.values()
+            ],
+        )
+    )
+    if memory["fabrics"]:
+        lines.append("")
+        lines.append(
+            table(
+                ["fabric", "instance", "topology", "messages", "bytes", "hops", "utilisation"],
+                [
+                    [
+                        f["node"],
+                        f["instance"],
+                        f["topology"],
+                        f["messages"],
+                        f["bytes"],
+                        f["hops"],
+                        f["utilisation"],
+                    ]
+                    for f in memory["fabrics"]
+                ],
+            )
+        )
+    coherence = memory["coherence"]
+    messages = ", ".join(f"{name} {count}" for name, count in coherence["messages"].items())
+    lines.append("")
+    lines.append(f"Coherence: {coherence['protocol']}; messages: {messages or 'none'}")
+    return lines

@@ -1,0 +1,229 @@
+"""`python -m simulator sweep`: the product of swept variables (simulator.sweep's axes)
+and hardware swaps, run at once up to `--jobs`, one row (or JSON entry) per point."""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import itertools
+import multiprocessing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TextIO
+
+from simulator.cli.common import (
+    CLI_MESSAGES,
+    EXIT_ERROR,
+    CliError,
+    ProgressBar,
+    Runner,
+    add_common,
+    load_inputs,
+    one_line,
+    parse_labels,
+    parse_value,
+    read_json,
+    runner,
+    split_pair,
+    table,
+    var_pair,
+    write_json,
+)
+from simulator.cpus import usable_cpus
+from simulator.errors import SimulationError
+from simulator.sweep import range_values, swap_hardware, sweep_points
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `sweep` command to the command line's subparsers."""
+    sweep = subparsers.add_parser("sweep", help="simulate the product of variables and hardware")
+    add_common(sweep, sweep=True)
+    sweep.add_argument(
+        "--hardware",
+        action="append",
+        default=[],
+        metavar="NODE=FILE.json,...",
+        help="hardware records (JSON) to swap into NODE, one run each; repeatable",
+    )
+    sweep.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=len(usable_cpus()),
+        metavar="N",
+        help="runs at once (default: every core, %(default)s here); results are the same",
+    )
+    sweep.set_defaults(handler=command_sweep)
+
+
+def expand_values(text: str) -> list[object]:
+    """Return a sweep's values: "1,2,4", or "start:stop:step" with stop included, or both
+    (a range's values by simulator.sweep's rule, the web side's too)."""
+    values: list[object] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if part.count(":") == 2:
+            pieces = [parse_value(p) for p in part.split(":")]
+            numbers = [p for p in pieces if isinstance(p, int | float) and not isinstance(p, bool)]
+            if len(numbers) != 3 or numbers[2] <= 0:
+                raise CliError(CLI_MESSAGES["range"].format(option="--var", text=part))
+            values.extend(range_values(*numbers))
+        else:
+            values.append(parse_value(part))
+    return values
+
+
+Outcome = tuple[str, Mapping[str, Any]]  # ("result", result) or ("error", error.to_dict())
+
+
+def _outcome(run: Runner, payload: Mapping[str, Any]) -> Outcome:
+    try:
+        return "result", run(payload, None)
+    except SimulationError as error:
+        return "error", error.to_dict()
+
+
+def _outcome_in_process(payload: Mapping[str, Any]) -> Outcome:
+    """Run one point without the sandbox (in a worker process of `run_points`)."""
+    return _outcome(runner(True), payload)
+
+
+def run_points(
+    payloads: Sequence[Mapping[str, Any]],
+    *,
+    jobs: int,
+    no_sandbox: bool,
+    progress: Callable[[float], None] | None = None,
+) -> list[Outcome]:
+    """Return each payload's outcome, in order, running up to `jobs` at once.
+
+    Sandboxed runs are child processes already, so threads only wait for them; without the
+    sandbox the runs go to worker processes (the GIL would serialise threads), spawned, not
+    forked, because a V8 context this process holds would be unusable in a fork. Either
+    way every point runs alone with its own seed, so the outcomes are those of a serial sweep.
+    """
+    total = len(payloads)
+    outcomes: list[Outcome | None] = [None] * total
+    done = 0
+    jobs = max(1, min(jobs, total))
+    if jobs == 1:
+        run = runner(no_sandbox, keep_spare=total > 1)
+        for number, payload in enumerate(payloads):
+            outcomes[number] = _outcome(run, payload)
+            if progress is not None:
+                progress((number + 1) / total)
+        return [outcome for outcome in outcomes if outcome is not None]
+    executor: concurrent.futures.Executor
+    if no_sandbox:
+        executor = concurrent.futures.ProcessPoolExecutor(
+            jobs, mp_context=multiprocessing.get_context("spawn")
+        )
+        futures = {executor.submit(_outcome_in_process, p): n for n, p in enumerate(payloads)}
+    else:
+        run = runner(False, keep_spare=True)
+        executor = concurrent.futures.ThreadPoolExecutor(jobs)
+        futures = {executor.submit(_outcome, run, p): n for n, p in enumerate(payloads)}
+    with executor:
+        for future in concurrent.futures.as_completed(futures):
+            outcomes[futures[future]] = future.result()
+            done += 1
+            if progress is not None:
+                progress(done / total)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(CLI_MESSAGES["jobs"].format(text=text))
+    return value
+
+
+def _hardware_choices(
+    specs: Sequence[str], snapshot: Mapping[str, Any]
+) -> list[tuple[str, list[tuple[str, dict[str, Any]]]]]:
+    """Return, per node, the hardware records a sweep swaps in: [(node, [(path, record)])]."""
+    node_ids = {node.get("id") for node in snapshot.get("nodes", []) if isinstance(node, dict)}
+    choices: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = []
+    for spec in specs:
+        node, files = split_pair("--hardware", spec)
+        if node not in node_ids:
+            raise CliError(CLI_MESSAGES["unknown_node"].format(node=node))
+        records = []
+        for path in filter(None, (p.strip() for p in files.split(","))):
+            record = read_json(path)
+            if not isinstance(record, dict) or "attributes" not in record:
+                raise CliError(CLI_MESSAGES["hardware"].format(path=path))
+            records.append((path, record))
+        choices.append((node, records))
+    return choices
+
+
+def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run the product of swept variables and hardware; print a table or JSON."""
+    snapshot, app_source = load_inputs(args)
+    labels = parse_labels(args.labels)
+    axes = {name: expand_values(value) for name, value in map(var_pair, args.var)}
+    hardware = _hardware_choices(args.hardware, snapshot)
+    hardware_points = list(
+        itertools.product(
+            *([(node, path, record) for path, record in records] for node, records in hardware)
+        )
+    )
+    entries: list[dict[str, Any]] = []
+    payloads: list[dict[str, Any]] = []
+    for point in sweep_points(axes):
+        for swaps in hardware_points:
+            variables = dict(point)
+            variant = snapshot
+            for index, (node_id, _path, record) in enumerate(swaps):
+                variant = swap_hardware(variant, node_id, record, key=f"sweep-{index}-{node_id}")
+            entries.append(
+                {"variables": variables, "hardware": {node: path for node, path, _ in swaps}}
+            )
+            payloads.append(
+                {
+                    "snapshot": variant,
+                    "app_source": app_source,
+                    "labels": labels,
+                    "variables": variables,
+                    "seed": args.seed,
+                    "timeline_limit": args.timeline_limit,
+                }
+            )
+    bar = ProgressBar(stderr, "sweeping")
+    try:
+        outcomes = run_points(payloads, jobs=args.jobs, no_sandbox=args.no_sandbox, progress=bar)
+    finally:
+        bar.close()
+    failed = 0
+    runs: list[dict[str, Any]] = []
+    for entry, (kind, value) in zip(entries, outcomes, strict=True):
+        entry[kind] = value
+        failed += kind == "error"
+        runs.append(entry)
+    if args.json is not None:
+        write_json({"runs": runs}, args.json, stdout)
+    if args.json != "-":
+        headers = [*axes, *(node for node, _ in hardware)]
+        headers += ["overall_time_s", "energy_j", "p_success"]
+        rows: list[list[object]] = []
+        for entry in runs:
+            row: list[object] = [*entry["variables"].values(), *entry["hardware"].values()]
+            if "result" in entry:
+                result = entry["result"]
+                row += [
+                    result["overall_time_s"],
+                    result["energy_j"]["total"],
+                    result["reliability"]["p_success"],
+                ]
+            else:
+                row += ["error: " + one_line(entry["error"]["message"]), None, None]
+            rows.append(row)
+        stdout.write(table(headers, rows) + "\n")
+    if failed:
+        stderr.write(
+            "error: " + CLI_MESSAGES["sweep_failed"].format(failed=failed, total=len(runs)) + "\n"
+        )
+        return EXIT_ERROR
+    return 0

@@ -1,0 +1,365 @@
+"""The parent's side of a sandboxed run: start (or take) a child, hand it the payload,
+supervise it, and turn however it ended into a result or a SimulationError.
+
+The second of the sandbox's two layers (simulator.sandbox): the whole run happens in a child
+process (simulator.sandbox.child) with CPU-time, data, file-size, process-count and
+core-file limits, an empty environment, a fresh temporary directory, a wall-clock timeout
+enforced here, capped output and a capped result, and, when started as root, a dynamic
+unprivileged user id of its own.
+
+Every way the child can end becomes a SimulationError that says what the user can do
+(`_Run.outcome`): the child's faulthandler dump names the model's line for a crash (C stack
+exhausted) and for the CPU-time and wall-clock limits. docs/sandbox.md, "Application
+models: containment", lists each runaway and its test.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, NoReturn
+
+from simulator.errors import (
+    SandboxCrashError,
+    SandboxLimitError,
+    SimulationError,
+    UserCodeError,
+    error_from_dict,
+)
+from simulator.sandbox.child import DEFAULT_FILENAME, WALL_DUMP_SIGNAL, decode_message
+from simulator.sandbox.launch import DEFAULT_ENTRY, SpareChild, StartedChild, start_child
+
+__all__ = ["Limits", "crash_line", "run_sandboxed"]
+
+MSG_WALL = "the run exceeded the wall-clock limit of {limit:g} s"
+MSG_CPU = "the run exceeded the CPU-time limit of {limit:g} s"
+MSG_MEMORY = "the run exceeded the memory limit of {limit_mb:g} MB"
+MSG_OUTPUT = "the run wrote more than {limit_kb:g} KB to stdout/stderr"
+MSG_RESULT = "the result exceeds the size limit of {limit_mb:g} MB"
+MSG_CRASH = "the simulation process ended without a result ({how}){where}: {advice}{stderr}"
+MSG_STACK_EXHAUSTED = (
+    "RecursionError: the interpreter's C stack was exhausted (the process was killed by "
+    "SIGSEGV), e.g. by hashing, comparing or iterating a very deeply nested data structure "
+    "(a tuple in a tuple in a tuple...); flatten it"
+)
+MSG_KILLED = (
+    "the run was killed by SIGKILL, most likely by the system's out-of-memory killer (the "
+    "run's own memory limit is {limit_mb:g} MB){where}; reduce the memory the model uses"
+)
+MSG_FILE_SIZE = "the run exceeded the file-size limit"
+MSG_GARBLED = "the simulation process sent a garbled result; please report it with the model"
+MSG_TRUNCATED = " after an incomplete result ({size} bytes)"
+# What the user can do when a signal ends the child (MSG_CRASH's "advice").
+SIGNAL_ADVICE: dict[int, str] = {
+    signal.SIGSEGV: (
+        "the application model exhausted the interpreter's C stack, e.g. with a deeply nested "
+        "data structure (a tuple in a tuple in a tuple...); flatten it"
+    ),
+    signal.SIGABRT: (
+        "the interpreter or a library it uses aborted, as happens when memory runs out inside "
+        "it; reduce the memory the model uses, and report it if it persists"
+    ),
+}
+SIGNAL_ADVICE[signal.SIGBUS] = SIGNAL_ADVICE[signal.SIGSEGV]
+ADVICE_REPORT = "the simulator crashed; please report it with the model"
+ADVICE_EXIT = "the simulator failed before it could report; please report it with the model"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed run."""
+
+    wall_s: float = 300.0  # wall clock, enforced by the parent
+    cpu_s: int = 300  # RLIMIT_CPU
+    # RLIMIT_DATA, not RLIMIT_AS: V8 reserves large virtual ranges and aborts under AS.
+    data_bytes: int = 2 * 1024**3
+    fsize_bytes: int = 16 * 1024**2  # RLIMIT_FSIZE
+    nproc: int = 128  # RLIMIT_NPROC (threads count too); applied when started as root
+    output_bytes: int = 1024**2  # the child's own stdout + stderr
+    result_bytes: int = 64 * 1024**2  # the JSON messages on the result pipe
+
+
+_READ_CHUNK = 65536
+_STDERR_TAIL_CHARS = 2000
+# The child's output kept for the error message: the last bytes, enough for a whole
+# faulthandler dump (at most 100 frames).
+_OUTPUT_TAIL_BYTES = 32 * 1024
+# How long the child gets to write its stack at the wall-clock limit before it is killed.
+_WALL_DUMP_WAIT_S = 0.5
+
+# A faulthandler dump starts with one of these lines; its frames follow, innermost first.
+_DUMP_START = re.compile(
+    r"^(?:Fatal Python error: .*|Stack \(most recent call first\):"
+    r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):)$",
+    re.MULTILINE,
+)
+_DUMP_HEADER = re.compile(
+    r"^(?:Stack|(?:Current thread|Thread) 0x[0-9a-f]+) \(most recent call first\):$",
+    re.MULTILINE,
+)
+
+
+def crash_line(stderr: str, filename: str = DEFAULT_FILENAME) -> tuple[int | None, str]:
+    """Return (the model's innermost line in the last faulthandler dump, stderr without dumps).
+
+    The child's faulthandler writes the Python stack to stderr when it crashes or reaches a
+    time limit (`child._report_crashes`); the dump itself, with the simulator's own paths,
+    is not shown to the user.
+    """
+    start = _DUMP_START.search(stderr)
+    if start is None:
+        return None, stderr
+    headers = list(_DUMP_HEADER.finditer(stderr, start.start()))
+    frames = stderr[headers[-1].end() :] if headers else ""
+    user_frame = re.search(
+        r'^  File "' + re.escape(filename) + r'", line (\d+) in ', frames, re.MULTILINE
+    )
+    return (int(user_frame.group(1)) if user_frame else None), stderr[: start.start()]
+
+
+class _Run:
+    """The parent's side of one child process: pipes, limits, messages."""
+
+    def __init__(self, process: subprocess.Popen[bytes], result_fd: int, limits: Limits) -> None:
+        self.process = process
+        self.limits = limits
+        self.result_fd = result_fd
+        self.pending: list[bytes] = []  # the chunks of a message whose newline has not come
+        self.result_size = 0
+        self.output = b""
+        self.output_size = 0
+        self.final: dict[str, Any] | None = None
+        self.status: int | None = None
+        self.cpu_s = 0.0
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def reap(self, *, block: bool) -> bool:
+        """Return whether the child has exited, recording its status and CPU time."""
+        if self.status is not None:
+            return True
+        try:
+            pid, status, usage = os.wait4(self.process.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            pid, status, usage = self.process.pid, 0, None
+        if pid == 0:
+            return False
+        self.status = os.waitstatus_to_exitcode(status)
+        self.process.returncode = self.status
+        if usage is not None:
+            self.cpu_s = usage.ru_utime + usage.ru_stime
+        return True
+
+    def on_result_bytes(self, data: bytes, progress: Callable[[float], None] | None) -> None:
+        self.result_size += len(data)
+        if self.result_size > self.limits.result_bytes:
+            self.fail("result", MSG_RESULT.format(limit_mb=self.limits.result_bytes / 1e6))
+        # A message is one line; a large result arrives in many chunks, which are kept in a
+        # list and joined once its newline came (linear in the result's size: joining the
+        # pending bytes on every chunk was quadratic, 24 s for 60 MB).
+        end = data.find(b"\n")
+        if end < 0:
+            self.pending.append(data)
+            return
+        lines = b"".join([*self.pending, data]).split(b"\n")
+        rest = lines.pop()
+        self.pending = [rest] if rest else []
+        for line in lines:
+            try:
+                message = decode_message(line)
+            except ValueError:
+                self.kill()
+                raise SandboxCrashError(MSG_GARBLED) from None
+            if "progress" in message:
+                if progress is not None:
+                    progress(min(1.0, max(0.0, float(message["progress"]))))
+            else:
+                self.final = message
+
+    def on_output_bytes(self, data: bytes) -> None:
+        self.output_size += len(data)
+        self.output = (self.output + data)[-_OUTPUT_TAIL_BYTES:]
+        if self.output_size > self.limits.output_bytes:
+            self.fail("output", MSG_OUTPUT.format(limit_kb=self.limits.output_bytes / 1e3))
+
+    def fail(self, limit: str, message: str) -> NoReturn:
+        self.kill()
+        raise SandboxLimitError(limit, message)
+
+    def where(self) -> str:
+        """Return " (application model, line N)" from the child's last stack dump, or ""."""
+        line, _ = crash_line(self.output.decode("utf-8", "replace"))
+        return f" (application model, line {line})" if line is not None else ""
+
+    def dump_stack(self, selector: selectors.BaseSelector) -> None:
+        """Ask the child for its Python stack (WALL_DUMP_SIGNAL) and collect it from stderr."""
+        try:
+            os.kill(self.process.pid, WALL_DUMP_SIGNAL)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + _WALL_DUMP_WAIT_S
+        seen = self.output_size
+        while (now := time.monotonic()) < deadline:
+            # The dump is one burst of writes: done once output came and then paused.
+            ready = selector.select(timeout=min(0.05, deadline - now))
+            if not ready and self.output_size > seen:
+                return
+            for key, _ in ready:
+                if key.data == "output":
+                    data = os.read(key.fd, _READ_CHUNK)
+                    if not data:
+                        selector.unregister(key.fd)
+                    else:
+                        self.on_output_bytes(data)
+                elif not os.read(key.fd, _READ_CHUNK):  # a result now comes too late
+                    selector.unregister(key.fd)
+
+    def outcome(self) -> dict[str, Any]:
+        """Return the result, or raise the error the child's messages or exit imply.
+
+        Every end without a result is a SimulationError that says what the user can do: a
+        limit (SandboxLimitError), a crash at a line of the model (UserCodeError), or a
+        crash of the simulator (SandboxCrashError).
+        """
+        if self.final is not None:
+            if "error" in self.final:
+                raise error_from_dict(dict(self.final["error"]))
+            result: dict[str, Any] = self.final["result"]
+            return result
+        status = self.status if self.status is not None else 0
+        line, stderr = crash_line(self.output.decode("utf-8", "replace"))
+        where = f" (application model, line {line})" if line is not None else ""
+        if status == -signal.SIGXCPU or (
+            status == -signal.SIGKILL and self.cpu_s >= self.limits.cpu_s
+        ):
+            raise SandboxLimitError("cpu", MSG_CPU.format(limit=self.limits.cpu_s) + where)
+        if "out of memory" in stderr.lower() or "MemoryError" in stderr:
+            raise SandboxLimitError(
+                "memory", MSG_MEMORY.format(limit_mb=self.limits.data_bytes / 1e6)
+            )
+        if status == -signal.SIGKILL:
+            limit_mb = self.limits.data_bytes / 1e6
+            raise SandboxLimitError("memory", MSG_KILLED.format(limit_mb=limit_mb, where=where))
+        if status == -signal.SIGXFSZ:
+            raise SandboxLimitError("file size", MSG_FILE_SIZE)
+        if status in (-signal.SIGSEGV, -signal.SIGBUS) and line is not None:
+            raise UserCodeError(MSG_STACK_EXHAUSTED, line=line)
+        tail = stderr[-_STDERR_TAIL_CHARS:].strip()
+        details = {"where": where, "stderr": f":\n{tail}" if tail else ""}
+        pending = sum(map(len, self.pending))
+        truncated = MSG_TRUNCATED.format(size=pending) if pending else ""
+        if status < 0:
+            name = _signal_name(-status)
+            advice = SIGNAL_ADVICE.get(-status, ADVICE_REPORT)
+            how = f"killed by {name}{truncated}"
+            message = MSG_CRASH.format(how=how, advice=advice, **details)
+            raise SandboxCrashError(message, signal=name)
+        how = f"exit status {status}{truncated}"
+        message = MSG_CRASH.format(how=how, advice=ADVICE_EXIT, **details)
+        raise SandboxCrashError(message, exit_status=status)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def run_sandboxed(
+    payload: Mapping[str, Any],
+    *,
+    limits: Limits | None = None,
+    progress: Callable[[float], None] | None = None,
+    child: StartedChild | None = None,
+    keep_spare: bool = False,
+    _entry: str = DEFAULT_ENTRY,
+) -> dict[str, Any]:
+    """Return `run_simulation(**payload)` computed in a limited child process.
+
+    `payload` holds run_simulation's keyword arguments, JSON-serialisable (the snapshot as
+    a dict). `child`: a child started ahead for this run (simulator.sandbox.launch.start_child,
+    same entry), which the run then uses up; without it one is started here, or, with
+    `keep_spare` (a process that runs simulation after simulation: a queue worker, a sweep),
+    this process's spare child is used and the next one started once the run is over. Raise
+    SandboxLimitError for a limit, UserCodeError for the model's code, and the runner's own
+    SimulationError otherwise. `_entry`: the address of another registered child entry
+    (simulator.sandbox.entries) to run instead of the runner (the model checks, tests).
+    """
+    limits = limits or Limits()
+    try:
+        payload_json = json.dumps(dict(payload))
+    except (TypeError, ValueError) as error:
+        if child is not None:
+            child.discard()
+        raise SimulationError(f"the run's parameters are not JSON-serialisable: {error}") from None
+    if child is None:
+        child = _SPARE.take() if keep_spare and _entry == _SPARE.entry else start_child(_entry)
+    elif child.entry != _entry or child.sent:
+        child.discard()
+        raise ValueError("the started child is for another entry or was used already")
+    run: _Run | None = None
+    try:
+        child.go(payload_json, asdict(limits))
+        run = _Run(child.process, child.result_fd, limits)
+        _supervise(run, progress)
+        return run.outcome()
+    finally:
+        if run is not None:
+            run.kill()
+            run.reap(block=True)
+        child.discard()
+        if keep_spare:
+            _SPARE.prepare()
+
+
+_SPARE = SpareChild()
+atexit.register(_SPARE.close)
+
+
+def _supervise(run: _Run, progress: Callable[[float], None] | None) -> None:
+    """Pump the child's pipes until it exits, enforcing the wall clock and size caps."""
+    process = run.process
+    assert process.stdout is not None and process.stderr is not None
+    deadline = time.monotonic() + run.limits.wall_s
+    selector = selectors.DefaultSelector()
+    selector.register(run.result_fd, selectors.EVENT_READ, "result")
+    selector.register(process.stdout.fileno(), selectors.EVENT_READ, "output")
+    selector.register(process.stderr.fileno(), selectors.EVENT_READ, "output")
+    exited_at: float | None = None
+    try:
+        while selector.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                run.dump_stack(selector)
+                run.fail("wall", MSG_WALL.format(limit=run.limits.wall_s) + run.where())
+            if exited_at is None and run.reap(block=False):
+                # Whatever the child left behind (forked processes) goes with it; the
+                # pipes are then drained of what was already written.
+                exited_at = now
+                run.kill()
+            if exited_at is not None and now - exited_at > 1.0:
+                break
+            for key, _ in selector.select(timeout=min(0.2, deadline - now)):
+                fd = key.fd
+                data = os.read(fd, _READ_CHUNK)
+                if not data:
+                    selector.unregister(fd)
+                elif key.data == "result":
+                    run.on_result_bytes(data, progress)
+                else:
+                    run.on_output_bytes(data)
+    finally:
+        selector.close()
+    run.reap(block=True)

@@ -1,0 +1,92 @@
+"""Sweeps: axes of values, their points, and hardware swapped into a node of the snapshot.
+
+One rule set for the CLI (`python -m simulator sweep`) and the web side (a sweep launched
+through REST), so both run the same points for the same axes. An axis is a single value, a
+list of values, or an inclusive range {start, stop, step}: from start to stop, `stop`
+included when the steps reach it within a millionth of a step (`RANGE_TOLERANCE`, so that
+0.1-steps do not lose their last point to float drift); a stop the steps miss is not
+reached. A range of integers gives integers, computed exactly; any float in it gives floats
+rounded to 12 significant digits (`SIGNIFICANT_DIGITS`: 0.1-steps give 0.3, not
+0.30000000000000004).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+__all__ = [
+    "RANGE_TOLERANCE",
+    "SIGNIFICANT_DIGITS",
+    "axis_values",
+    "range_count",
+    "range_values",
+    "swap_hardware",
+    "sweep_points",
+]
+
+RANGE_TOLERANCE = 1e-6  # of a step
+SIGNIFICANT_DIGITS = 12
+
+Number = int | float
+
+
+def range_count(start: Number, stop: Number, step: Number) -> int:
+    """Return how many values the inclusive range holds (0 when stop is below start).
+
+    `step` must be above 0. Beyond the float range (1e308 / 1e-308) the count is exact.
+    """
+    if stop < start:
+        return 0
+    try:
+        steps = (stop - start) / step
+    except OverflowError:  # integers beyond the float range
+        steps = math.inf
+    if math.isfinite(steps):
+        return math.floor(steps + RANGE_TOLERANCE) + 1
+    return math.floor((Fraction(stop) - Fraction(start)) / Fraction(step)) + 1
+
+
+def range_values(start: Number, stop: Number, step: Number) -> list[Number]:
+    """Return the values of the inclusive range start..stop by `step` (above 0)."""
+    count = range_count(start, stop, step)
+    if all(isinstance(value, int) for value in (start, stop, step)):
+        return [start + index * step for index in range(count)]
+    return [float(f"{start + index * step:.{SIGNIFICANT_DIGITS}g}") for index in range(count)]
+
+
+def axis_values(axis: object) -> list[object]:
+    """Return the values of an axis: a list (as is), a range {start, stop, step} (already
+    checked: numbers, step above 0), or a single value."""
+    if isinstance(axis, list):
+        return list(axis)
+    if isinstance(axis, Mapping):
+        return list(range_values(axis["start"], axis["stop"], axis["step"]))
+    return [axis]
+
+
+def sweep_points(axes: Mapping[str, Sequence[object]]) -> list[dict[str, object]]:
+    """Return the points of the product of `axes` (name -> values), the last axis varying
+    fastest, each point mapping every axis's name to its value."""
+    names = list(axes)
+    return [
+        dict(zip(names, values, strict=True))
+        for values in itertools.product(*(axes[name] for name in names))
+    ]
+
+
+def swap_hardware(
+    snapshot: Mapping[str, Any], node_id: str, record: Mapping[str, Any], *, key: str
+) -> dict[str, Any]:
+    """Return a copy of `snapshot` whose node `node_id` uses the hardware `record`, stored
+    in the snapshot's hardware under `key` (the snapshot itself is left unchanged)."""
+    variant: dict[str, Any] = copy.deepcopy(dict(snapshot))
+    variant["hardware"][key] = copy.deepcopy(dict(record))
+    for node in variant["nodes"]:
+        if node.get("id") == node_id:
+            node["hardware"] = key
+    return variant
