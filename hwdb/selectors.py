@@ -1,7 +1,9 @@
 """Reads of the hardware database, always through the requesting user's eyes.
 
 A user sees their own records, shared records and built-in records; staff see everything.
-Anything else does not exist for them (404, never 403), so private records do not leak.
+Anything else does not exist for them: its model's DoesNotExist (a 404, never a 403, so
+private records do not leak). `visible_records` and `can_change` are the one rule of every
+owned record, the studio's application models included.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db.models import Model, Q, QuerySet
-from django.http import Http404
 
 from hwdb.filters import (
     ComponentFilter,
@@ -27,11 +28,15 @@ if TYPE_CHECKING:
     User = AbstractBaseUser | AnonymousUser
 
 RecordT = TypeVar("RecordT", bound=Model)
+OwnedT = TypeVar("OwnedT", bound=OwnedRecord)
 ATTRIBUTE_FIELDS = ("key", "value", "unit", "source")
+NOT_FOUND = "No {what} with id {pk!r}."
 
 
-def _visible(queryset: QuerySet[RecordT], user: User | None) -> QuerySet[RecordT]:
-    # `None` stands for built-in records' (absent) owner: it sees what is shared.
+def visible_records(queryset: QuerySet[OwnedT], *, user: User | None) -> QuerySet[OwnedT]:
+    """Return the owned records of `queryset` that `user` may see: their own and shared ones
+    (built-in records are shared); staff see all. `None` stands for built-in records'
+    (absent) owner: it sees what is shared."""
     if user is None or not user.is_authenticated:
         return queryset.filter(shared=True)
     if getattr(user, "is_staff", False):
@@ -53,11 +58,16 @@ def _filtered(
     return filterset.qs
 
 
-def _get(queryset: QuerySet[RecordT], pk: object) -> RecordT:
+def record_get(queryset: QuerySet[RecordT], *, record_id: object) -> RecordT:
+    """Return the record of `queryset` with this id; raise the model's DoesNotExist naming
+    the id otherwise (an id that is no number included)."""
     try:
-        return queryset.get(pk=pk)
+        return queryset.get(pk=record_id)
     except (ObjectDoesNotExist, ValueError, TypeError) as error:
-        raise Http404(f"No {queryset.model._meta.verbose_name} with id {pk!r}.") from error
+        model: Any = queryset.model
+        raise model.DoesNotExist(
+            NOT_FOUND.format(what=model._meta.verbose_name, pk=record_id)
+        ) from error
 
 
 def can_change(*, user: User, record: OwnedRecord) -> bool:
@@ -75,7 +85,7 @@ def component_list(*, user: User, filters: Mapping[str, Any] | None = None) -> Q
     Owners are joined; attributes are not loaded: `component_attributes` reads them for the
     components actually shown (a page) in one query.
     """
-    queryset = _visible(Component.objects.select_related("owner"), user)
+    queryset = visible_records(Component.objects.select_related("owner"), user=user)
     return _filtered(queryset, ComponentFilter, filters, user)
 
 
@@ -98,41 +108,44 @@ def component_attributes(*, components: Iterable[Component]) -> list[Component]:
 
 
 def component_get(*, user: User, component_id: object) -> Component:
-    """Return the component with this id if `user` may see it; raise Http404 otherwise."""
-    return _get(_visible(Component.objects.prefetch_related("attributes"), user), component_id)
+    """Return the component with this id if `user` may see it; raise DoesNotExist otherwise."""
+    queryset = visible_records(Component.objects.prefetch_related("attributes"), user=user)
+    return record_get(queryset, record_id=component_id)
 
 
 def computational_model_list(
     *, user: User, filters: Mapping[str, Any] | None = None
 ) -> QuerySet[ComputationalModel]:
     """Return the computational models `user` may see, filtered."""
-    queryset = _visible(ComputationalModel.objects.select_related("owner"), user)
+    queryset = visible_records(ComputationalModel.objects.select_related("owner"), user=user)
     return _filtered(queryset, ComputationalModelFilter, filters, user)
 
 
 def computational_model_get(*, user: User, model_id: object) -> ComputationalModel:
-    """Return the computational model with this id if `user` may see it; raise Http404."""
-    return _get(_visible(ComputationalModel.objects.all(), user), model_id)
+    """Return the computational model with this id if `user` may see it; raise DoesNotExist."""
+    queryset = visible_records(ComputationalModel.objects.all(), user=user)
+    return record_get(queryset, record_id=model_id)
 
 
 def system_model_list(
     *, user: User, filters: Mapping[str, Any] | None = None
 ) -> QuerySet[SystemModel]:
     """Return the system models `user` may see, filtered."""
-    queryset = _visible(SystemModel.objects.select_related("owner"), user)
+    queryset = visible_records(SystemModel.objects.select_related("owner"), user=user)
     return _filtered(queryset, SystemModelFilter, filters, user)
 
 
 def system_model_get(*, user: User, system_model_id: object) -> SystemModel:
-    """Return the system model with this id if `user` may see it; raise Http404."""
-    return _get(_visible(SystemModel.objects.all(), user), system_model_id)
+    """Return the system model with this id if `user` may see it; raise DoesNotExist."""
+    queryset = visible_records(SystemModel.objects.all(), user=user)
+    return record_get(queryset, record_id=system_model_id)
 
 
 def visible_components(*, user: User | None) -> QuerySet[Component]:
     """Return every component `user` may see (None: only shared and built-in ones)."""
-    return _visible(Component.objects.all(), user)
+    return visible_records(Component.objects.all(), user=user)
 
 
 def visible_computational_models(*, user: User | None) -> QuerySet[ComputationalModel]:
     """Return every computational model `user` may see (None: only shared and built-in ones)."""
-    return _visible(ComputationalModel.objects.all(), user)
+    return visible_records(ComputationalModel.objects.all(), user=user)

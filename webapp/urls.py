@@ -23,6 +23,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     path("api/", include("hwdb.api.urls")),
-    path("api/", include("webapp.studio.urls")),
+    path("api/", include("webapp.studio.api.urls")),
     path("", include("webapp.accounts.urls")),
 ]

@@ -7,7 +7,6 @@ import math
 from typing import Any
 
 from django.db.models import Manager, QuerySet
-from django.http import Http404
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -331,7 +330,7 @@ class EvaluateSerializer(serializers.Serializer):
     def validate_component(self, value: int) -> Component:
         try:
             return component_get(user=self.context["request"].user, component_id=value)
-        except Http404:
+        except Component.DoesNotExist:
             raise serializers.ValidationError(MSG_NO_COMPONENT.format(id=value)) from None
 
     def validate_params(self, value: dict[str, Any]) -> dict[str, Any]:

@@ -1,21 +1,20 @@
-"""API views: each validates the request, calls one selector or service, serializes the result.
+"""API views of the hardware database: each validates the request, calls one selector or
+service, serializes the result. CRUD and clone come from `webapp.api.viewsets`, errors become
+responses in `webapp.api.exceptions`.
 
 Records a user may not see answer 404; records a user may see but not change answer 403.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from django_filters import BooleanFilter, ChoiceFilter, OrderingFilter
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import serializers, status, viewsets
+from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -23,7 +22,6 @@ from hwdb import selectors, services
 from hwdb.api.serializers import (
     CalibrateSerializer,
     CalibrationResultSerializer,
-    CloneSerializer,
     ComponentSerializer,
     ComponentsExportSerializer,
     ComponentsImportSerializer,
@@ -41,23 +39,8 @@ from hwdb.filters import (
     OwnedFilterSet,
     SystemModelFilter,
 )
-from hwdb.models import Component, ComputationalModel, OwnedRecord, SystemModel
-from simulator.errors import ModelEvaluationError
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
-
-PERMISSION_DENIED = "Only the owner or staff may change this record."
-
-
-class LenientJSONParser(JSONParser):
-    """JSON parser that lets NaN and Infinity through to field validation.
-
-    Python's JSON reader accepts them; refusing them at parse time would lose the field name,
-    so the finite-number check of the field reports them instead (attributes[0].value).
-    """
-
-    strict = False
+from hwdb.models import Component, ComputationalModel, SystemModel
+from webapp.api.viewsets import CloneMixin, OwnedRecordViewSet, clone_schema
 
 
 def filter_parameters(filterset_class: type[OwnedFilterSet]) -> list[OpenApiParameter]:
@@ -86,102 +69,44 @@ def filter_parameters(filterset_class: type[OwnedFilterSet]) -> list[OpenApiPara
     return parameters
 
 
-class RecordViewSet(viewsets.GenericViewSet):
-    """Shared plumbing: lenient JSON, service errors as 400/409, the owner-or-staff rule."""
-
-    parser_classes = [LenientJSONParser]
-    permission_classes = [IsAuthenticated]
-    lookup_value_regex = r"[0-9]{1,18}"
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DjangoValidationError):
-            detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
-            exc = ValidationError(detail=detail)
-        elif isinstance(exc, services.RecordInUseError):
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return super().handle_exception(exc)
-
-    @property
-    def user(self) -> User:
-        """Return the signed-in user (IsAuthenticated lets no anonymous request through)."""
-        return cast("User", self.request.user)
-
-    def check_can_change(self, record: OwnedRecord) -> None:
-        """Raise PermissionDenied unless the requesting user owns the record or is staff."""
-        if not selectors.can_change(user=self.request.user, record=record):
-            raise PermissionDenied(PERMISSION_DENIED)
-
-    def input(self, serializer_class: type[serializers.Serializer], **kwargs: Any) -> Any:
-        """Return the validated data of the request body (400 with field errors otherwise)."""
-        serializer = serializer_class(
-            data=self.request.data, context=self.get_serializer_context(), **kwargs
-        )
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
-
-    def output(self, record: Any, status_code: int = status.HTTP_200_OK) -> Response:
-        """Return a response with the record rendered by the view's serializer."""
-        return Response(self.get_serializer(record).data, status=status_code)
-
-    def paginated(self, queryset: Any) -> Response:
-        """Return one page of `queryset`, rendered."""
-        page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
-
-
-def _clone_schema(serializer: type[serializers.Serializer]) -> Any:
-    return extend_schema(request=CloneSerializer, responses={201: serializer})
-
-
-@extend_schema_view(list=extend_schema(parameters=filter_parameters(ComponentFilter)))
-class ComponentViewSet(RecordViewSet):
+@extend_schema_view(
+    list=extend_schema(parameters=filter_parameters(ComponentFilter)),
+    clone=clone_schema(ComponentSerializer, "Return a private copy of a component I can see."),
+)
+class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
     """Hardware components with their attributes (nested, replaced as a whole on update)."""
 
     serializer_class = ComponentSerializer
     queryset = Component.objects.none()  # for the schema only; reads go through selectors
 
-    def list(self, request: Request) -> Response:
-        components = selectors.component_list(user=request.user, filters=request.query_params)
-        page = selectors.component_attributes(components=self.paginate_queryset(components) or [])
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+    def record_list(self) -> QuerySet[Component]:
+        return selectors.component_list(user=self.user, filters=self.request.query_params)
 
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return self.output(selectors.component_get(user=request.user, component_id=pk))
+    def record_get(self, pk: str) -> Component:
+        return selectors.component_get(user=self.user, component_id=pk)
 
-    def create(self, request: Request) -> Response:
-        data = self.input(ComponentSerializer)
-        component = services.component_create(owner=self.user, **data)
-        return self.output(component, status.HTTP_201_CREATED)
+    def record_create(self, data: dict[str, Any]) -> Component:
+        return services.component_create(owner=self.user, **data)
 
-    def update(self, request: Request, pk: str, partial: bool = False) -> Response:
-        component = selectors.component_get(user=request.user, component_id=pk)
-        self.check_can_change(component)
-        data = self.input(ComponentSerializer, instance=component, partial=partial)
+    def record_update(self, record: Component, data: dict[str, Any], *, partial: bool) -> Component:
+        # Attributes are replaced as a whole: a full update without them removes them all.
         attributes = data.pop("attributes", None)
         if attributes is None and not partial:
             attributes = []
-        component = services.component_update(
-            component=component, fields=data, attributes=attributes
-        )
-        return self.output(selectors.component_get(user=request.user, component_id=component.pk))
+        component = services.component_update(component=record, fields=data, attributes=attributes)
+        return self.record_get(str(component.pk))
 
-    def partial_update(self, request: Request, pk: str) -> Response:
-        return self.update(request, pk, partial=True)
+    def record_delete(self, record: Component) -> None:
+        services.component_delete(component=record)
 
-    def destroy(self, request: Request, pk: str) -> Response:
-        component = selectors.component_get(user=request.user, component_id=pk)
-        self.check_can_change(component)
-        services.component_delete(component=component)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    def record_clone(self, record: Component, data: dict[str, Any]) -> Component:
+        return services.component_clone(component=record, owner=self.user, **data)
 
-    @_clone_schema(ComponentSerializer)
-    @action(detail=True, methods=["post"])
-    def clone(self, request: Request, pk: str) -> Response:
-        """Return a private copy of a component I can see."""
-        component = selectors.component_get(user=request.user, component_id=pk)
-        data = self.input(CloneSerializer)
-        clone = services.component_clone(component=component, owner=self.user, **data)
-        return self.output(clone, status.HTTP_201_CREATED)
+    def list(self, request: Request) -> Response:
+        # Attributes are read for the page shown only, in one query.
+        components = self.paginate_queryset(self.record_list()) or []
+        page = selectors.component_attributes(components=components)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @extend_schema(
         parameters=filter_parameters(ComponentFilter), responses=ComponentsExportSerializer
@@ -189,12 +114,8 @@ class ComponentViewSet(RecordViewSet):
     @action(detail=False, methods=["get"])
     def export(self, request: Request) -> Response:
         """Return every component I can see (filtered like the list) in the import format."""
-        components = selectors.component_list(user=request.user, filters=request.query_params)
-        return Response(
-            services.components_export(
-                components=selectors.component_attributes(components=components)
-            )
-        )
+        components = selectors.component_attributes(components=self.record_list())
+        return Response(services.components_export(components=components))
 
     @extend_schema(
         request=ComponentsImportSerializer, responses={201: ComponentSerializer(many=True)}
@@ -218,58 +139,43 @@ class ComponentViewSet(RecordViewSet):
         staff; a built-in record answers 403: clone it first). Errors name the field
         ("measurements[2].seconds").
         """
-        component = selectors.component_get(user=request.user, component_id=pk)
+        component = self.record_get(pk)
         data = self.input(CalibrateSerializer)
-        try:
-            result = services.component_calibrate(component=component, user=self.user, **data)
-        except services.CalibrationPermissionError as error:
-            raise PermissionDenied(str(error)) from None
-        return Response(result)
+        return Response(services.component_calibrate(component=component, user=self.user, **data))
 
 
-@extend_schema_view(list=extend_schema(parameters=filter_parameters(ComputationalModelFilter)))
-class ComputationalModelViewSet(RecordViewSet):
+@extend_schema_view(
+    list=extend_schema(parameters=filter_parameters(ComputationalModelFilter)),
+    clone=clone_schema(
+        ComputationalModelSerializer,
+        "Return a private, editable copy of a model I can see (built-in ones included).",
+    ),
+)
+class ComputationalModelViewSet(CloneMixin, OwnedRecordViewSet):
     """Computational models: JavaScript shallow functions; built-in ones are read-only."""
 
     serializer_class = ComputationalModelSerializer
     queryset = ComputationalModel.objects.none()  # for the schema only; reads go through selectors
 
-    def list(self, request: Request) -> Response:
-        return self.paginated(
-            selectors.computational_model_list(user=request.user, filters=request.query_params)
-        )
+    def record_list(self) -> QuerySet[ComputationalModel]:
+        return selectors.computational_model_list(user=self.user, filters=self.request.query_params)
 
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return self.output(selectors.computational_model_get(user=request.user, model_id=pk))
+    def record_get(self, pk: str) -> ComputationalModel:
+        return selectors.computational_model_get(user=self.user, model_id=pk)
 
-    def create(self, request: Request) -> Response:
-        data = self.input(ComputationalModelSerializer)
-        model = services.computational_model_create(owner=self.user, **data)
-        return self.output(model, status.HTTP_201_CREATED)
+    def record_create(self, data: dict[str, Any]) -> ComputationalModel:
+        return services.computational_model_create(owner=self.user, **data)
 
-    def update(self, request: Request, pk: str, partial: bool = False) -> Response:
-        model = selectors.computational_model_get(user=request.user, model_id=pk)
-        self.check_can_change(model)
-        data = self.input(ComputationalModelSerializer, instance=model, partial=partial)
-        return self.output(services.computational_model_update(model=model, fields=data))
+    def record_update(
+        self, record: ComputationalModel, data: dict[str, Any], *, partial: bool
+    ) -> ComputationalModel:
+        return services.computational_model_update(model=record, fields=data)
 
-    def partial_update(self, request: Request, pk: str) -> Response:
-        return self.update(request, pk, partial=True)
+    def record_delete(self, record: ComputationalModel) -> None:
+        services.computational_model_delete(model=record)
 
-    def destroy(self, request: Request, pk: str) -> Response:
-        model = selectors.computational_model_get(user=request.user, model_id=pk)
-        self.check_can_change(model)
-        services.computational_model_delete(model=model)
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-    @_clone_schema(ComputationalModelSerializer)
-    @action(detail=True, methods=["post"])
-    def clone(self, request: Request, pk: str) -> Response:
-        """Return a private, editable copy of a model I can see (built-in ones included)."""
-        model = selectors.computational_model_get(user=request.user, model_id=pk)
-        data = self.input(CloneSerializer)
-        clone = services.computational_model_clone(model=model, owner=self.user, **data)
-        return self.output(clone, status.HTTP_201_CREATED)
+    def record_clone(self, record: ComputationalModel, data: dict[str, Any]) -> ComputationalModel:
+        return services.computational_model_clone(model=record, owner=self.user, **data)
 
     @extend_schema(
         request=EvaluateSerializer,
@@ -282,71 +188,46 @@ class ComputationalModelViewSet(RecordViewSet):
         The model's saved source runs in the sandbox's child process (a few seconds at most);
         a failing model answers 400 with its message and the line of its source.
         """
-        model = selectors.computational_model_get(user=request.user, model_id=pk)
+        model = self.record_get(pk)
         data = self.input(EvaluateSerializer)
-        try:
-            value = services.computational_model_evaluate(model=model, **data)
-        except ModelEvaluationError as error:
-            body = {
-                "detail": error.detail,
-                "line": error.line,
-                "function": error.function,
-                "model": error.model,
-            }
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"value": value})
+        return Response({"value": services.computational_model_evaluate(model=model, **data)})
 
 
-@extend_schema_view(list=extend_schema(parameters=filter_parameters(SystemModelFilter)))
-class SystemModelViewSet(RecordViewSet):
+@extend_schema_view(
+    list=extend_schema(parameters=filter_parameters(SystemModelFilter)),
+    clone=clone_schema(SystemModelSerializer, "Return a private copy of a system model I can see."),
+)
+class SystemModelViewSet(CloneMixin, OwnedRecordViewSet):
     """System models: graphs of hardware instances, groups and edges."""
 
     serializer_class = SystemModelSerializer
     queryset = SystemModel.objects.none()  # for the schema only; reads go through selectors
 
-    def list(self, request: Request) -> Response:
-        return self.paginated(
-            selectors.system_model_list(user=request.user, filters=request.query_params)
-        )
+    def record_list(self) -> QuerySet[SystemModel]:
+        return selectors.system_model_list(user=self.user, filters=self.request.query_params)
 
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return self.output(selectors.system_model_get(user=request.user, system_model_id=pk))
+    def record_get(self, pk: str) -> SystemModel:
+        return selectors.system_model_get(user=self.user, system_model_id=pk)
 
-    def create(self, request: Request) -> Response:
-        data = self.input(SystemModelSerializer)
-        system_model = services.system_model_create(owner=self.user, **data)
-        return self.output(system_model, status.HTTP_201_CREATED)
+    def record_create(self, data: dict[str, Any]) -> SystemModel:
+        return services.system_model_create(owner=self.user, **data)
 
-    def update(self, request: Request, pk: str, partial: bool = False) -> Response:
-        system_model = selectors.system_model_get(user=request.user, system_model_id=pk)
-        self.check_can_change(system_model)
-        data = self.input(SystemModelSerializer, instance=system_model, partial=partial)
-        return self.output(services.system_model_update(system_model=system_model, fields=data))
+    def record_update(
+        self, record: SystemModel, data: dict[str, Any], *, partial: bool
+    ) -> SystemModel:
+        return services.system_model_update(system_model=record, fields=data)
 
-    def partial_update(self, request: Request, pk: str) -> Response:
-        return self.update(request, pk, partial=True)
+    def record_delete(self, record: SystemModel) -> None:
+        services.system_model_delete(system_model=record)
 
-    def destroy(self, request: Request, pk: str) -> Response:
-        system_model = selectors.system_model_get(user=request.user, system_model_id=pk)
-        self.check_can_change(system_model)
-        services.system_model_delete(system_model=system_model)
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-    @_clone_schema(SystemModelSerializer)
-    @action(detail=True, methods=["post"])
-    def clone(self, request: Request, pk: str) -> Response:
-        """Return a private copy of a system model I can see."""
-        system_model = selectors.system_model_get(user=request.user, system_model_id=pk)
-        data = self.input(CloneSerializer)
-        clone = services.system_model_clone(system_model=system_model, owner=self.user, **data)
-        return self.output(clone, status.HTTP_201_CREATED)
+    def record_clone(self, record: SystemModel, data: dict[str, Any]) -> SystemModel:
+        return services.system_model_clone(system_model=record, owner=self.user, **data)
 
     @extend_schema(responses=SnapshotSerializer)
     @action(detail=True, methods=["get"])
     def snapshot(self, request: Request, pk: str) -> Response:
         """Return the self-contained snapshot (hardware and models inlined) of a system model."""
-        system_model = selectors.system_model_get(user=request.user, system_model_id=pk)
-        return Response(services.system_model_export_snapshot(system_model=system_model))
+        return Response(services.system_model_export_snapshot(system_model=self.record_get(pk)))
 
     @extend_schema(request=SnapshotSerializer, responses={201: SystemModelSerializer})
     @action(detail=False, methods=["post"], url_path="import")

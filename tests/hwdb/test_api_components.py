@@ -9,11 +9,11 @@ import pytest
 from rest_framework.test import APIClient
 
 from hwdb.api.pagination import MAX_PAGE_SIZE
-from hwdb.api.views import PERMISSION_DENIED
 from hwdb.filters import ATTRIBUTE_FILTER_ERROR
 from hwdb.models import Component
 from hwdb.validation import MESSAGES
-from tests.hwdb.factories import ComponentFactory, GpuFactory, SystemModelFactory
+from tests.hwdb.factories import ComponentFactory, GpuFactory, SystemModelFactory, one_gpu_graph
+from webapp.api.viewsets import PERMISSION_DENIED
 
 pytestmark = pytest.mark.django_db
 URL = "/api/components/"
@@ -162,6 +162,43 @@ def test_delete_of_a_component_in_use_is_a_conflict(api: APIClient, user: Any) -
     assert Component.objects.filter(pk=component.pk).exists()
 
 
+def my_shared_system(api: APIClient, graph: dict[str, Any]) -> int:
+    response = api.post("/api/systems/", {"name": "Mine", "graph": graph, "shared": True}, "json")
+    assert response.status_code == 201, response.data
+    return int(response.data["id"])
+
+
+def test_unsharing_a_component_my_shared_system_uses_is_refused_and_nothing_leaks(
+    api: APIClient, user: Any, other_user: Any, client_for: Any
+) -> None:
+    gpu = GpuFactory(owner=user, shared=True)
+    system_id = my_shared_system(api, one_gpu_graph(gpu.pk))
+    response = api.patch(
+        f"/api/components/{gpu.pk}/",
+        {"shared": False, "attributes": [{"key": "secret", "value": 42}]},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["shared"][0].startswith("Shared system models use this record")
+    gpu.refresh_from_db()
+    assert gpu.shared and list(gpu.attributes.values_list("key", flat=True)) == [
+        "SMCoreClock",
+        "SMs",
+    ]
+    snapshot = client_for(other_user).get(f"/api/systems/{system_id}/snapshot/").json()
+    assert "secret" not in snapshot["hardware"][f"hw-{gpu.pk}"]["attributes"]
+
+
+def test_unsharing_a_component_only_my_private_systems_use_is_allowed(
+    api: APIClient, user: Any
+) -> None:
+    gpu = GpuFactory(owner=user, shared=True)
+    response = api.post("/api/systems/", {"name": "P", "graph": one_gpu_graph(gpu.pk)}, "json")
+    assert response.status_code == 201, response.data
+    response = api.patch(f"/api/components/{gpu.pk}/", {"shared": False}, format="json")
+    assert response.status_code == 200 and response.data["shared"] is False
+
+
 def test_the_attribute_filter_finds_gpus_with_at_least_80_sms(api: APIClient) -> None:
     big = GpuFactory(owner=None, shared=True, sms=132)
     GpuFactory(owner=None, shared=True, sms=13)
@@ -227,6 +264,12 @@ def test_a_bulk_import_with_a_bad_record_stores_nothing(api: APIClient) -> None:
     assert response.status_code == 400
     assert response.json() == {"components": {"1": {"type": ['"QPU" is not a valid choice.']}}}
     assert not Component.objects.exists()
+
+
+def test_an_invisible_component_answers_404_naming_its_id(api: APIClient, other_user: Any) -> None:
+    private = ComponentFactory(owner=other_user)
+    response = api.get(f"{URL}{private.pk}/")
+    assert response.json() == {"detail": f"No component with id '{private.pk}'."}
 
 
 def test_a_non_numeric_id_is_not_found(api: APIClient) -> None:

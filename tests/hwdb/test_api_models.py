@@ -79,6 +79,18 @@ def test_a_model_in_use_cannot_be_deleted_but_an_unused_one_can(api: APIClient, 
     assert list(ComputationalModel.objects.values_list("pk", flat=True)) == [used.pk]
 
 
+def test_unsharing_a_model_my_shared_system_uses_is_refused(api: APIClient, user: Any) -> None:
+    gpu = GpuFactory(owner=user, shared=True)
+    model = ComputationalModelFactory(owner=user, shared=True)
+    graph = one_gpu_graph(gpu.pk, model.pk)
+    created = api.post("/api/systems/", {"name": "Mine", "graph": graph, "shared": True}, "json")
+    assert created.status_code == 201, created.data
+    response = api.patch(f"/api/models/{model.pk}/", {"shared": False}, format="json")
+    assert response.status_code == 400 and "shared" in response.json()
+    model.refresh_from_db()
+    assert model.shared
+
+
 def test_a_javascript_syntax_error_is_refused_at_save_with_its_line(api: APIClient) -> None:
     source = "function computationTime(params) {\n  return (;\n}\n"
     response = api.post(URL, {"name": "Broken", "source": source}, format="json")

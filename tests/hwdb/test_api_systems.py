@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from hwdb.models import Component, SystemModel
-from hwdb.validation import MESSAGES
+from hwdb.models import Component, ComputationalModel, SystemModel
+from hwdb.validation import MESSAGES, MODEL_SOURCE_MAX_LENGTH
 from simulator.snapshot import MESSAGES as GRAPH_MESSAGES
 from simulator.snapshot import load_snapshot
 from tests.hwdb.factories import (
@@ -152,6 +152,63 @@ def test_a_bad_snapshot_is_rejected_by_path_and_stores_nothing(api: APIClient) -
     assert set(response.json()) == {"hardware.g.attributes.SMs", "nodes[1].hardware"}
     assert not Component.objects.exists() and not SystemModel.objects.exists()
     assert api.post(f"{URL}import/", [1, 2], format="json").status_code == 400
+
+
+def test_a_null_character_in_a_graph_node_is_a_400_naming_the_node(api: APIClient) -> None:
+    graph = one_gpu_graph(GpuFactory(owner=None, shared=True).pk)
+    graph["nodes"][1]["name"] = "G\x00PU"
+    response = api.post("/api/systems/", {"name": "S", "graph": graph}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"graph": {"nodes[1].name": [MESSAGES["null_character"]]}}
+    assert not SystemModel.objects.exists()
+
+
+def two_node_snapshot(**hardware_overrides: Any) -> dict[str, Any]:
+    hardware = {"type": "GPU", "name": "G", "attributes": {"SMs": 13}, **hardware_overrides}
+    return {
+        "name": "Imported",
+        "hardware": {"g": {"type": "GPU", "name": "First", "attributes": {}}, "h": hardware},
+        "models": {"m": {"language": "javascript", "source": "function f() { return 1; }"}},
+        "nodes": [
+            {"id": "a", "hardware": "g", "model": "m", "count": 1},
+            {"id": "b", "hardware": "h", "count": 1},
+        ],
+        "edges": [["a", "b"]],
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"name": "G\x00"}, "hardware.h.name"),
+        ({"vendor": "V\x00"}, "hardware.h.vendor"),
+        ({"units": {"SMs": "c\x00"}}, "hardware.h.units.SMs"),
+    ],
+)
+def test_a_snapshot_with_a_null_character_is_refused_by_path_and_stores_nothing(
+    api: APIClient, change: dict[str, Any], path: str
+) -> None:
+    response = api.post("/api/systems/import/", two_node_snapshot(**change), format="json")
+    assert response.status_code == 400
+    assert response.json() == {path: [MESSAGES["null_character"]]}
+    assert not Component.objects.exists() and not SystemModel.objects.exists()
+    assert not ComputationalModel.objects.exists()
+
+
+def test_a_snapshot_named_with_a_null_character_stores_nothing(api: APIClient) -> None:
+    data = two_node_snapshot()
+    data["name"] = "S\x00"
+    response = api.post("/api/systems/import/", data, format="json")
+    assert response.status_code == 400 and response.json() == {"name": [MESSAGES["null_character"]]}
+    assert not Component.objects.exists() and not SystemModel.objects.exists()
+
+
+def test_a_too_long_model_source_in_a_snapshot_is_keyed_by_its_path(api: APIClient) -> None:
+    data = two_node_snapshot()
+    data["models"]["m"]["source"] = "x" * (MODEL_SOURCE_MAX_LENGTH + 1)
+    response = api.post("/api/systems/import/", data, format="json")
+    assert response.status_code == 400 and set(response.json()) == {"models.m.source"}
+    assert not Component.objects.exists() and not ComputationalModel.objects.exists()
 
 
 def test_a_gpu_node_saves_in_the_detailed_kernel_mode(api: APIClient, user: Any) -> None:

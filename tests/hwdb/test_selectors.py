@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
-from django.http import Http404
 
 from hwdb import selectors
 from hwdb.filters import parse_attribute_condition
+from hwdb.models import Component, SystemModel
 from tests.hwdb.factories import ComponentFactory, GpuFactory, SystemModelFactory
 
 
@@ -36,9 +36,11 @@ def test_users_see_their_own_shared_and_built_in_records_and_staff_see_all(
 @pytest.mark.django_db
 def test_an_invisible_record_does_not_exist_for_the_user(user: Any, other_user: Any) -> None:
     private = SystemModelFactory(owner=other_user)
-    with pytest.raises(Http404):
+    with pytest.raises(
+        SystemModel.DoesNotExist, match=rf"^No system model with id {private.pk}\.$"
+    ):
         selectors.system_model_get(user=user, system_model_id=private.pk)
-    with pytest.raises(Http404):
+    with pytest.raises(Component.DoesNotExist, match=r"^No component with id 'not a number'\.$"):
         selectors.component_get(user=user, component_id="not a number")
 
 

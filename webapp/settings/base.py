@@ -127,6 +127,7 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "webapp.api.exceptions.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"launch": os.environ.get("PARASIM_LAUNCH_RATE", "120/min")},
 }
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from hwdb.models import OwnedRecord
+
 NAME_MAX_LENGTH = 200
 
 
@@ -22,22 +24,21 @@ class VariableType(models.TextChoices):
     STR = "str", "String"
 
 
-class ApplicationModel(models.Model):
+class ApplicationModel(OwnedRecord):
     """A MERPSYS application model: Python run once per simulated process (000, Listing 5).
 
+    An owned record like the hardware database's (name, owner, `shared`, timestamps), seen
+    and changed under the same rule (`hwdb.selectors.visible_records`, `can_change`).
     `variables` declares the launch variables: a list of {name, type, default}.
     """
 
-    name = models.CharField(max_length=NAME_MAX_LENGTH)
-    source = models.TextField()
-    variables = models.JSONField(default=list, blank=True)
-    description = models.TextField(blank=True)
+    # None is built in: every application model has an owner.
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="application_models"
     )
-    shared = models.BooleanField(default=False, help_text="Readable by every signed-in user.")
-    created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
+    source = models.TextField()
+    variables = models.JSONField(default=list, blank=True)
+    description = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name", "id"]

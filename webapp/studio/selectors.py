@@ -1,19 +1,21 @@
 """Reads of the studio, always through the requesting user's eyes, and the queue overview.
 
-Application models are visible to their owner and, when shared, to everybody signed in;
-simulations and sweeps to their owner only; staff see everything.
+Application models are owned records, seen under the hardware database's rule (their owner
+and, when shared, everybody signed in); simulations and sweeps are seen by their owner only;
+staff see everything. A record a user cannot see raises its model's DoesNotExist (a 404).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
+from hwdb.selectors import record_get, visible_records
 from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus, Sweep
 
 if TYPE_CHECKING:
@@ -38,23 +40,12 @@ def _is_staff(user: User) -> bool:
 
 def application_model_list(*, user: User) -> QuerySet[ApplicationModel]:
     """Return the application models `user` may see: their own and shared ones."""
-    queryset = ApplicationModel.objects.select_related("owner")
-    if _is_staff(user):
-        return queryset
-    return queryset.filter(Q(owner_id=user.pk) | Q(shared=True))
+    return visible_records(ApplicationModel.objects.select_related("owner"), user=user)
 
 
 def application_model_get(*, user: User, application_id: object) -> ApplicationModel:
     """Return the application model with this id if `user` may see it (DoesNotExist otherwise)."""
-    try:
-        return application_model_list(user=user).get(pk=cast("int | str", application_id))
-    except (ValueError, TypeError) as error:
-        raise ApplicationModel.DoesNotExist(str(error)) from error
-
-
-def can_change_application(*, user: User, application: ApplicationModel) -> bool:
-    """Return True when `user` may change or delete `application`: its owner or staff."""
-    return _is_staff(user) or application.owner_id == user.pk
+    return record_get(application_model_list(user=user), record_id=application_id)
 
 
 def simulation_list(
@@ -100,10 +91,7 @@ def simulation_get(*, user: User, simulation_id: object) -> Simulation:
     queryset = Simulation.objects.all()
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
-    try:
-        return queryset.get(pk=cast("int | str", simulation_id))
-    except (ValueError, TypeError) as error:
-        raise Simulation.DoesNotExist(str(error)) from error
+    return record_get(queryset, record_id=simulation_id)
 
 
 def sweep_list(*, user: User) -> QuerySet[Sweep]:
@@ -114,10 +102,7 @@ def sweep_list(*, user: User) -> QuerySet[Sweep]:
 
 def sweep_get(*, user: User, sweep_id: object) -> Sweep:
     """Return `user`'s sweep with this id (Sweep.DoesNotExist otherwise)."""
-    try:
-        return sweep_list(user=user).get(pk=cast("int | str", sweep_id))
-    except (ValueError, TypeError) as error:
-        raise Sweep.DoesNotExist(str(error)) from error
+    return record_get(sweep_list(user=user), record_id=sweep_id)
 
 
 def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:

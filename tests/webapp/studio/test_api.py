@@ -13,7 +13,9 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
+from hwdb.selectors import can_change
 from simulator.results import MEMORY_COLUMNS
+from tests.hwdb.factories import AttributeFactory, ComponentFactory, UserFactory
 from tests.webapp.studio.factories import (
     TINY_APP,
     TINY_VARIABLES,
@@ -21,8 +23,10 @@ from tests.webapp.studio.factories import (
     SimulationFactory,
     tiny_snapshot,
 )
+from webapp.api.viewsets import PERMISSION_DENIED
 from webapp.studio import selectors, tasks
-from webapp.studio.models import Simulation, SimulationStatus
+from webapp.studio.models import Simulation, SimulationStatus, Sweep
+from webapp.studio.validation import MESSAGES
 
 pytestmark = pytest.mark.django_db
 
@@ -40,6 +44,26 @@ def launch_body(**overrides: Any) -> dict[str, Any]:
     }
     body.update(overrides)
     return {key: value for key, value in body.items() if value is not None}
+
+
+def small_launch_body(**overrides: Any) -> dict[str, Any]:
+    """Return the smallest launch: one CPU process, one step, no name or queue."""
+    body: dict[str, Any] = {
+        "snapshot": tiny_snapshot(),
+        "app_source": TINY_APP,
+        "variables": {"steps": 1, "ops": 1.0},
+        "labels": {"CPU": 1},
+    }
+    body.update(overrides)
+    return {key: value for key, value in body.items() if value is not None}
+
+
+def post_raw(client: APIClient, url: str, raw: str) -> Any:
+    return client.post(url, raw, content_type="application/json")
+
+
+def counts() -> tuple[int, int]:
+    return Simulation.objects.count(), Sweep.objects.count()
 
 
 def test_a_user_creates_and_lists_an_application_model(client: APIClient) -> None:
@@ -83,6 +107,15 @@ def test_a_bad_variable_declaration_is_a_400_naming_the_entry(client: APIClient)
     assert response.json() == {"variables[0].default": ["Expected a whole number (int), got 'a'."]}
 
 
+def test_a_float_default_beyond_the_float_range_is_a_400(client: APIClient) -> None:
+    raw = json.dumps(
+        {"name": "x", "source": TINY_APP, "variables": [{"name": "x", "type": "float"}]}
+    ).replace('"type": "float"', '"type": "float", "default": 1' + "0" * 400)
+    response = post_raw(client, "/api/applications/", raw)
+    assert response.status_code == 400
+    assert list(response.json()) == ["variables[0].default"]
+
+
 def test_only_the_owner_changes_a_shared_application_model(
     client: APIClient, other_user: Any
 ) -> None:
@@ -92,6 +125,23 @@ def test_only_the_owner_changes_a_shared_application_model(
     assert response.status_code == 403
     private = ApplicationModelFactory(owner=other_user)
     assert client.get(f"/api/applications/{private.pk}/").status_code == 404
+
+
+def test_application_models_follow_the_owned_record_rule_of_the_hardware_database(
+    client_for: Any, user: Any, other_user: Any
+) -> None:
+    staff = UserFactory(is_staff=True)
+    private = ApplicationModelFactory(owner=other_user)
+    response = client_for(user).delete(f"/api/applications/{private.pk}/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": f"No application model with id '{private.pk}'."}
+    shared = ApplicationModelFactory(owner=other_user, shared=True)
+    response = client_for(user).delete(f"/api/applications/{shared.pk}/")
+    assert (response.status_code, response.json()) == (403, {"detail": PERMISSION_DENIED})
+    assert can_change(user=staff, record=shared)
+    edit = client_for(staff).patch(f"/api/applications/{private.pk}/", {"name": "x"}, "json")
+    assert edit.status_code == 200 and edit.json()["name"] == "x"
+    assert client_for(staff).delete(f"/api/applications/{shared.pk}/").status_code == 204
 
 
 def test_a_launch_answers_201_and_queues_the_run(
@@ -126,6 +176,47 @@ def test_a_bad_launch_is_a_400_naming_the_field(
     assert not Simulation.objects.exists()
 
 
+def test_an_int_beyond_the_float_range_for_a_float_variable_is_a_400(
+    client: APIClient, user: Any, sent: list[list[int]]
+) -> None:
+    application = ApplicationModelFactory(owner=user)
+    body = json.dumps(small_launch_body(app_source=None, application=application.pk, variables={}))
+    raw = body.replace('"variables": {}', '"variables": {"ops": 1' + "0" * 400 + "}")
+    response = post_raw(client, "/api/simulations/", raw)
+    assert response.status_code == 400
+    assert list(response.json()) == ["variables.ops"]
+    assert counts() == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "where"),
+    [
+        ("variables", {"steps": 1, "ops": 1.0, "s": "a\x00b"}, "variables.s"),
+        ("labels", {"CPU\x00": 1}, "labels"),
+        ("name", "a\x00b", "name"),
+    ],
+)
+def test_nul_characters_in_a_launch_are_a_400_naming_the_field(
+    client: APIClient, sent: list[list[int]], field: str, value: object, where: str
+) -> None:
+    response = client.post("/api/simulations/", small_launch_body(**{field: value}), format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert where in body, body
+    assert counts() == (0, 0)
+
+
+def test_nul_characters_in_a_snapshot_are_a_400_naming_the_place(
+    client: APIClient, sent: list[list[int]]
+) -> None:
+    snapshot = tiny_snapshot()
+    snapshot["name"] = "tiny\x00"
+    response = client.post("/api/simulations/", small_launch_body(snapshot=snapshot), format="json")
+    assert response.status_code == 400
+    assert response.json() == {"snapshot.name": [MESSAGES["nul"]]}
+    assert counts() == (0, 0)
+
+
 def test_runs_are_listed_and_filtered_by_status_queue_and_sweep(
     client: APIClient, user: Any, other_user: Any
 ) -> None:
@@ -139,6 +230,13 @@ def test_runs_are_listed_and_filtered_by_status_queue_and_sweep(
     assert ids(client.get("/api/simulations/?sweep=123")) == []
     response = client.get("/api/simulations/?status=lost")
     assert response.status_code == 400 and "status" in response.json()
+
+
+@pytest.mark.parametrize("sweep", ["%C2%B2", "99999999999999999999999", "-1"])
+def test_a_sweep_filter_that_is_no_id_is_a_400(client: APIClient, sweep: str) -> None:
+    response = client.get(f"/api/simulations/?sweep={sweep}")
+    assert response.status_code == 400
+    assert list(response.json()) == ["sweep"]
 
 
 def test_the_detail_shows_live_progress_and_others_runs_are_404(
@@ -292,6 +390,65 @@ def test_an_over_large_sweep_is_a_400_with_its_size_and_the_limit(
     response = client.post("/api/sweeps/", {"spec": spec}, format="json")
     assert response.status_code == 400
     assert response.json() == {"spec": ["The sweep has 6 points; at most 5 are allowed."]}
+
+
+@pytest.mark.parametrize(
+    "axis",
+    [
+        {"start": 0, "stop": 1e308, "step": 1e-308},
+        {"start": -1e308, "stop": 1e308, "step": 1.0},
+        {"start": 0, "stop": 10**400, "step": 1},
+    ],
+)
+def test_a_range_beyond_the_float_range_is_refused_with_its_size(
+    client: APIClient, sent: list[list[int]], axis: dict[str, Any]
+) -> None:
+    spec = small_launch_body(variables={"steps": 1, "ops": axis})
+    response = client.post("/api/sweeps/", {"spec": spec}, format="json")
+    assert response.status_code == 400
+    message = response.json()["spec"][0]
+    assert message.startswith("The sweep has ") and message.endswith("at most 1000 are allowed.")
+    assert counts() == (0, 0)
+
+
+@pytest.mark.parametrize("node", [["cpu0"], {"id": "cpu0"}, 1])
+def test_a_hardware_node_that_is_not_a_string_is_a_400(
+    client: APIClient, sent: list[list[int]], node: object
+) -> None:
+    spec = small_launch_body(hardware={"node": node, "components": [1]})
+    response = client.post("/api/sweeps/", {"spec": spec}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()) == ["spec.hardware.node"]
+    assert counts() == (0, 0)
+
+
+def test_nul_characters_anywhere_in_a_sweep_spec_store_nothing(
+    client: APIClient, sent: list[list[int]]
+) -> None:
+    spec = small_launch_body(variables={"steps": 1, "ops": 1.0, "s": ["a", "b\x00"]})
+    response = client.post("/api/sweeps/", {"spec": spec}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"spec.variables.s[1]": [MESSAGES["nul"]]}
+    assert counts() == (0, 0)
+    assert sent == []
+
+
+def test_the_sweep_csv_defuses_cells_a_spreadsheet_would_run_as_formulas(
+    client: APIClient, user: Any, sent: list[list[int]]
+) -> None:
+    evil = ComponentFactory(owner=user, type="CPU", name='=HYPERLINK("http://x")')
+    AttributeFactory(component=evil, key="speed", value=1e9)
+    spec = small_launch_body(
+        variables={"steps": 1, "ops": -1.0, "tag": ["=1+2", "@SUM(A1)", "-2+3", "+cmd", "ok"]},
+        hardware={"node": "cpu0", "components": [evil.pk]},
+    )
+    created = client.post("/api/sweeps/", {"spec": spec}, format="json")
+    assert created.status_code == 201, created.json()
+    text = client.get(f"/api/sweeps/{created.json()['id']}/results.csv").content.decode()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [row["tag"] for row in rows] == ["'=1+2", "'@SUM(A1)", "'-2+3", "'+cmd", "ok"]
+    assert {row["hardware"] for row in rows} == {'\'=HYPERLINK("http://x")'}
+    assert {row["ops"] for row in rows} == {"-1.0"}  # numbers stay numbers
 
 
 def test_the_queue_list_shows_configured_queues_with_their_workers(

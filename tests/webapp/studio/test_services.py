@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -10,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 import simulator
+import simulator.sandbox
 from simulator.errors import UserCodeError
 from tests.hwdb.factories import (
     ComputationalModelFactory,
@@ -526,3 +528,46 @@ def test_a_launch_while_the_broker_is_down_is_sent_later_by_the_lost_run_check(
     assert simulation.celery_task_id != first_task  # a late copy of the first send is stale
     assert published == [simulation.celery_task_id]
     assert services.simulation_reap_lost(alive_workers=[], now=later).resent == []
+
+
+def test_progress_never_decreases_and_ignores_non_finite_fractions(user: Any) -> None:
+    simulation = SimulationFactory(owner=user, status=SimulationStatus.RUNNING)
+    record = services.progress_recorder(simulation, every_s=0)
+    seen = []
+    for fraction in [0.5, 0.2, float("nan"), float("inf"), 1.7, -3.0]:
+        record(fraction)
+        simulation.refresh_from_db()
+        seen.append(simulation.progress)
+    assert seen == [0.5, 0.5, 0.5, 0.5, 1.0, 1.0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_result_that_cannot_be_stored_fails_the_run_with_the_reason(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    simulation = SimulationFactory(owner=user)
+    monkeypatch.setattr(
+        simulator.sandbox,
+        "run_sandboxed",
+        lambda *args, **kwargs: {"overall_time_s": 1.0, "unstorable": object()},
+    )
+    services.simulation_run(
+        simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
+    )
+    simulation.refresh_from_db()
+    assert simulation.status == SimulationStatus.FAILED
+    assert simulation.error["kind"] == "internal"
+    assert "not JSON serializable" in simulation.error["message"]
+
+
+def test_a_user_error_message_with_a_nul_character_is_stored(user: Any) -> None:
+    simulation = SimulationFactory(
+        owner=user, app_source="raise ValueError('a\\x00b')\n", variables={}
+    )
+    services.simulation_run(
+        simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
+    )
+    simulation.refresh_from_db()
+    assert simulation.status == SimulationStatus.FAILED
+    assert "\x00" not in json.dumps(simulation.error, ensure_ascii=False)
+    assert "a\ufffdb" in simulation.error["message"]

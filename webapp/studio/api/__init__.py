@@ -1,0 +1,1 @@
+"""REST API of the studio (mounted under /api/ by webapp.urls)."""

@@ -1,6 +1,7 @@
 """API views of the studio: each validates the request, calls one selector or service, serializes.
 
-Records a user may not see answer 404; launches (simulations and sweeps) are rate-limited per
+Application models use the owned-record viewset of `webapp.api.viewsets`; errors become
+responses in `webapp.api.exceptions`. Records a user may not see answer 404; launches (simulations and sweeps) are rate-limited per
 user with the "launch" throttle scope (settings REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]).
 """
 
@@ -10,9 +11,9 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -23,13 +24,14 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
 from simulator.results import memory_rows
+from webapp.api.viewsets import OwnedRecordViewSet
 from webapp.studio import selectors, services
 from webapp.studio.api.serializers import (
     ApplicationModelSerializer,
@@ -43,7 +45,9 @@ from webapp.studio.api.serializers import (
 )
 from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus, Sweep
 
-NOT_OWNER = "Only the owner or staff may change this application model."
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 NO_RESULT = "Simulation {pk} has no result: it is {status}."
 # A spreadsheet runs a cell starting with one of these as a formula (CSV injection, OWASP).
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -69,6 +73,11 @@ def csv_response(
     return response
 
 
+def _user(request: Request) -> User:
+    """Return the signed-in user (the default IsAuthenticated lets no anonymous one in)."""
+    return cast("User", request.user)
+
+
 def _no_result(simulation: Any) -> Response:
     """Return the 409 of a result download while the run has none (its error, if failed)."""
     return Response(
@@ -78,19 +87,6 @@ def _no_result(simulation: Any) -> Response:
         },
         status=status.HTTP_409_CONFLICT,
     )
-
-
-def _service_call(call: Any, **kwargs: Any) -> Any:
-    """Return call(**kwargs), turning a service's ValidationError into a 400 naming the field."""
-    try:
-        return call(**kwargs)
-    except DjangoValidationError as error:
-        detail = (
-            error.message_dict
-            if hasattr(error, "error_dict")
-            else {"non_field_errors": error.messages}
-        )
-        raise ValidationError(detail) from error
 
 
 class LaunchThrottleMixin:
@@ -104,52 +100,32 @@ class LaunchThrottleMixin:
         return []
 
 
-class ApplicationModelViewSet(viewsets.ModelViewSet):
+class ApplicationModelViewSet(OwnedRecordViewSet):
     """Application models: Python run once per simulated process, with declared variables."""
 
     serializer_class = ApplicationModelSerializer
+    queryset = ApplicationModel.objects.none()  # for the schema only; reads go through selectors
+    # DRF's own parsers and ids, as this API has always had them.
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+    lookup_value_regex = "[^/.]+"
     filter_backends: list[Any] = []
 
-    def get_queryset(self) -> Any:
-        return selectors.application_model_list(user=self.request.user)
+    def record_list(self) -> QuerySet[ApplicationModel]:
+        return selectors.application_model_list(user=self.user)
 
-    def get_object(self) -> ApplicationModel:
-        try:
-            return selectors.application_model_get(
-                user=self.request.user, application_id=self.kwargs["pk"]
-            )
-        except ApplicationModel.DoesNotExist as error:
-            raise NotFound() from error
+    def record_get(self, pk: str) -> ApplicationModel:
+        return selectors.application_model_get(user=self.user, application_id=pk)
 
-    def _changeable(self) -> ApplicationModel:
-        application = self.get_object()
-        if not selectors.can_change_application(user=self.request.user, application=application):
-            raise PermissionDenied(NOT_OWNER)
-        return application
+    def record_create(self, data: dict[str, Any]) -> ApplicationModel:
+        return services.application_model_create(owner=self.user, **data)
 
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        application = _service_call(
-            services.application_model_create, owner=request.user, **serializer.validated_data
-        )
-        return Response(self.get_serializer(application).data, status=status.HTTP_201_CREATED)
+    def record_update(
+        self, record: ApplicationModel, data: dict[str, Any], *, partial: bool
+    ) -> ApplicationModel:
+        return services.application_model_update(application=record, fields=data)
 
-    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        application = self._changeable()
-        partial = kwargs.get("partial", False)
-        serializer = self.get_serializer(application, data=request.data, partial=partial)
-        serializer.is_valid(raise_exception=True)
-        application = _service_call(
-            services.application_model_update,
-            application=application,
-            fields=serializer.validated_data,
-        )
-        return Response(self.get_serializer(application).data)
-
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        services.application_model_delete(application=self._changeable())
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    def record_delete(self, record: ApplicationModel) -> None:
+        services.application_model_delete(application=record)
 
 
 @extend_schema_view(
@@ -182,27 +158,22 @@ class SimulationViewSet(
 
     def get_queryset(self) -> Any:
         filters = {key: self.request.query_params.get(key) for key in ("status", "queue", "sweep")}
-        return _service_call(selectors.simulation_list, user=self.request.user, filters=filters)
+        return selectors.simulation_list(user=self.request.user, filters=filters)
 
     def get_object(self) -> Simulation:
-        try:
-            return selectors.simulation_get(user=self.request.user, simulation_id=self.kwargs["pk"])
-        except Simulation.DoesNotExist as error:
-            raise NotFound() from error
+        return selectors.simulation_get(user=self.request.user, simulation_id=self.kwargs["pk"])
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SimulationLaunchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        simulation = _service_call(
-            services.simulation_launch, user=request.user, **serializer.validated_data
-        )
+        simulation = services.simulation_launch(user=_user(request), **serializer.validated_data)
         return Response(SimulationDetailSerializer(simulation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses=SimulationSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         """Cancel a queued or running simulation."""
-        simulation = _service_call(services.simulation_cancel, simulation=self.get_object())
+        simulation = services.simulation_cancel(simulation=self.get_object())
         return Response(SimulationSerializer(simulation).data)
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
@@ -258,17 +229,13 @@ class SweepViewSet(
         return selectors.sweep_list(user=self.request.user)
 
     def get_object(self) -> Sweep:
-        try:
-            return selectors.sweep_get(user=self.request.user, sweep_id=self.kwargs["pk"])
-        except Sweep.DoesNotExist as error:
-            raise NotFound() from error
+        return selectors.sweep_get(user=self.request.user, sweep_id=self.kwargs["pk"])
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SweepLaunchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        sweep = _service_call(
-            services.sweep_launch,
-            user=request.user,
+        sweep = services.sweep_launch(
+            user=_user(request),
             name=serializer.validated_data.get("name", ""),
             spec=serializer.validated_data["spec"],
         )

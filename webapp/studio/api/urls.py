@@ -1,4 +1,4 @@
-"""Routes of the studio API (included under /api/)."""
+"""Routes of the studio API (included under /api/ by webapp.urls)."""
 
 from __future__ import annotations
 

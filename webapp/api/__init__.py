@@ -1,0 +1,1 @@
+"""What both apps' REST APIs share: the exception handler and the owned-record viewset."""

@@ -1,0 +1,52 @@
+"""The one exception handler of the REST API (REST_FRAMEWORK["EXCEPTION_HANDLER"]).
+
+Views call selectors and services and let their errors through; this turns them into HTTP
+answers the same way for both apps: a service's ValidationError is a 400 naming the fields,
+a record in use a 409, a record the user cannot see (a selector's DoesNotExist) a 404, and
+a model that fails to evaluate a 400 with its line. DRF's own exceptions pass unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import status
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from hwdb import services
+from simulator.errors import ModelEvaluationError
+
+
+def validation_detail(error: DjangoValidationError) -> dict[str, Any]:
+    """Return the field errors of a Django ValidationError; field-less ones under the key
+    DRF uses for them ("non_field_errors")."""
+    if hasattr(error, "error_dict"):
+        return error.message_dict
+    return {api_settings.NON_FIELD_ERRORS_KEY: error.messages}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Return the response for an error a view let through; None leaves it a 500."""
+    if isinstance(exc, DjangoValidationError):
+        exc = ValidationError(validation_detail(exc))
+    elif isinstance(exc, ObjectDoesNotExist):
+        # Selectors name the record in the message ("No component with id '5'.").
+        exc = NotFound(str(exc) or None)
+    elif isinstance(exc, services.CalibrationPermissionError):
+        exc = PermissionDenied(str(exc))
+    elif isinstance(exc, services.RecordInUseError):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    elif isinstance(exc, ModelEvaluationError):
+        body = {
+            "detail": exc.detail,
+            "line": exc.line,
+            "function": exc.function,
+            "model": exc.model,
+        }
+        return Response(body, status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)

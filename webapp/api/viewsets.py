@@ -1,0 +1,153 @@
+"""The generic viewset of owned records (components, computational and system models,
+application models): list what the user may see, retrieve, create through a service, and
+change or delete under the owner-or-staff rule.
+
+A subclass names its selectors and services through small hooks (`record_list`,
+`record_get`, `record_create`, `record_update`, `record_delete`, and `record_clone` with
+`CloneMixin`); errors are left to `webapp.api.exceptions.exception_handler`. Records a user
+may not see answer 404; records a user may see but not change answer 403.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from hwdb.api.serializers import CloneSerializer
+from hwdb.selectors import can_change
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.db.models import QuerySet
+
+    from hwdb.models import OwnedRecord
+
+PERMISSION_DENIED = "Only the owner or staff may change this record."
+
+
+class LenientJSONParser(JSONParser):
+    """JSON parser that lets NaN and Infinity through to field validation.
+
+    Python's JSON reader accepts them; refusing them at parse time would lose the field name,
+    so the finite-number check of the field reports them instead (attributes[0].value).
+    """
+
+    strict = False
+
+
+class RecordViewSet(viewsets.GenericViewSet):
+    """Shared plumbing: lenient JSON, numeric ids, request bodies in, records out."""
+
+    parser_classes = [LenientJSONParser]
+    permission_classes = [IsAuthenticated]
+    lookup_value_regex = r"[0-9]{1,18}"
+
+    @property
+    def user(self) -> User:
+        """Return the signed-in user (IsAuthenticated lets no anonymous request through)."""
+        return cast("User", self.request.user)
+
+    def input(self, serializer_class: type[serializers.BaseSerializer], **kwargs: Any) -> Any:
+        """Return the validated data of the request body (400 with field errors otherwise)."""
+        serializer = serializer_class(
+            data=self.request.data, context=self.get_serializer_context(), **kwargs
+        )
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def output(self, record: Any, status_code: int = status.HTTP_200_OK) -> Response:
+        """Return a response with the record rendered by the view's serializer."""
+        return Response(self.get_serializer(record).data, status=status_code)
+
+    def paginated(self, queryset: Any) -> Response:
+        """Return one page of `queryset`, rendered."""
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+class OwnedRecordViewSet(RecordViewSet):
+    """List, retrieve, create, update and delete one kind of owned record."""
+
+    def record_list(self) -> QuerySet[Any]:
+        """Return the records the user may see, filtered by the query (a selector)."""
+        raise NotImplementedError
+
+    def record_get(self, pk: str) -> OwnedRecord:
+        """Return the record with this id if the user may see it (a selector: DoesNotExist)."""
+        raise NotImplementedError
+
+    def record_create(self, data: dict[str, Any]) -> OwnedRecord:
+        """Return a new record of the user's made from the validated body (a service)."""
+        raise NotImplementedError
+
+    def record_update(self, record: Any, data: dict[str, Any], *, partial: bool) -> OwnedRecord:
+        """Return `record` changed by the validated body (a service)."""
+        raise NotImplementedError
+
+    def record_delete(self, record: Any) -> None:
+        """Delete `record` (a service; RecordInUseError while something uses it)."""
+        raise NotImplementedError
+
+    def changeable(self, pk: str) -> Any:
+        """Return the record with this id; 404 if the user cannot see it, 403 if they may
+        see it but neither own it nor are staff."""
+        record = self.record_get(pk)
+        if not can_change(user=self.request.user, record=record):
+            raise PermissionDenied(PERMISSION_DENIED)
+        return record
+
+    def list(self, request: Request) -> Response:
+        return self.paginated(self.record_list())
+
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return self.output(self.record_get(pk))
+
+    def create(self, request: Request) -> Response:
+        record = self.record_create(self.input(self.get_serializer_class()))
+        return self.output(record, status.HTTP_201_CREATED)
+
+    def update(self, request: Request, pk: str, partial: bool = False) -> Response:
+        record = self.changeable(pk)
+        data = self.input(self.get_serializer_class(), instance=record, partial=partial)
+        return self.output(self.record_update(record, data, partial=partial))
+
+    def partial_update(self, request: Request, pk: str) -> Response:
+        return self.update(request, pk, partial=True)
+
+    def destroy(self, request: Request, pk: str) -> Response:
+        self.record_delete(self.changeable(pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CloneMixin:
+    """The clone action of an OwnedRecordViewSet: a private copy of a record I can see.
+
+    Its schema names the view's serializer: give it with
+    `extend_schema_view(clone=clone_schema(...))`.
+    """
+
+    def record_clone(self, record: Any, data: dict[str, Any]) -> OwnedRecord:
+        """Return the user's copy of `record`, named `data["name"]` if given (a service)."""
+        raise NotImplementedError
+
+    @action(detail=True, methods=["post"])
+    def clone(self, request: Request, pk: str) -> Response:
+        view = cast("OwnedRecordViewSet", self)
+        record = view.record_get(pk)
+        clone = self.record_clone(record, view.input(CloneSerializer))
+        return view.output(clone, status.HTTP_201_CREATED)
+
+
+def clone_schema(serializer: type[serializers.Serializer], description: str) -> Any:
+    """Return the schema of a viewset's clone action: the copy rendered by `serializer`."""
+    return extend_schema(
+        request=CloneSerializer, responses={201: serializer}, description=description
+    )
