@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hwdb.models import Attribute
 from hwdb.selectors import visible_components, visible_computational_models
+from hwdb.snapshot_codec import graph_references
 from hwdb.validation import MESSAGES, is_record_id, null_character_paths
 from simulator.snapshot import validate_graph
 
@@ -19,14 +20,6 @@ if TYPE_CHECKING:
 
 GraphErrors = dict[str, list[str]]
 GRAPH_KEYS = frozenset({"nodes", "edges"})
-
-
-def graph_references(graph: object, key: str) -> set[int]:
-    """Return the record ids the graph's nodes hold under `key` ("hardware" or "model")."""
-    nodes = graph.get("nodes") if isinstance(graph, dict) else None
-    if not isinstance(nodes, list):
-        return set()
-    return {node[key] for node in nodes if isinstance(node, dict) and is_record_id(node.get(key))}
 
 
 def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool) -> GraphErrors:

@@ -21,6 +21,7 @@ from hwdb.filters import (
     SystemModelFilter,
 )
 from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, SystemModel
+from hwdb.snapshot_codec import graph_references, system_snapshot
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -149,3 +150,84 @@ def visible_components(*, user: User | None) -> QuerySet[Component]:
 def visible_computational_models(*, user: User | None) -> QuerySet[ComputationalModel]:
     """Return every computational model `user` may see (None: only shared and built-in ones)."""
     return visible_records(ComputationalModel.objects.all(), user=user)
+
+
+# --- reads that build export and snapshot data (hwdb.snapshot_codec) ----------------------
+
+
+def component_attribute_data(component: Component) -> list[dict[str, Any]]:
+    """Return the component's attributes as plain dicts (key, value, unit, source), from the
+    rows `component_attributes` loaded when it did."""
+    if component.attribute_rows is not None:
+        return [dict(row) for row in component.attribute_rows]
+    return [
+        {"key": a.key, "value": a.value, "unit": a.unit, "source": a.source}
+        for a in component.attributes.all()
+    ]
+
+
+def component_export_data(component: Component) -> dict[str, Any]:
+    """Return one component in the bulk import/export (and seed) format."""
+    return {
+        "name": component.name,
+        "type": component.type,
+        "vendor": component.vendor,
+        "comment": component.comment,
+        "source_url": component.source_url,
+        "attributes": component_attribute_data(component),
+    }
+
+
+def components_export(*, components: Iterable[Component]) -> dict[str, Any]:
+    """Return {"components": [...]} in the format `components_import` and the seed files use."""
+    return {"components": [component_export_data(c) for c in components]}
+
+
+def system_model_export_snapshot(*, system_model: SystemModel) -> dict[str, Any]:
+    """Return the self-contained snapshot of DESIGN.md "Contracts" (records inlined)."""
+    graph = system_model.graph if isinstance(system_model.graph, dict) else {}
+    # Every launch of a system model exports it: attributes as plain rows, not records.
+    components = component_attributes(
+        components=Component.objects.filter(pk__in=graph_references(graph, "hardware")).only(
+            "type", "name", "vendor"
+        )
+    )
+    models = ComputationalModel.objects.filter(pk__in=graph_references(graph, "model")).only(
+        "name", "language", "source"
+    )
+    return system_snapshot(
+        name=system_model.name,
+        description=system_model.description,
+        graph=graph,
+        components=components,
+        models=models,
+    )
+
+
+def builtin_component_for(
+    *, type: str, name: str, attributes: Mapping[str, float]
+) -> Component | None:
+    """Return the oldest built-in component of this type and name that carries every one of
+    `attributes` with the same value (it may carry more), or None.
+
+    A computational model reading only those attributes computes the same on either record,
+    so an example snapshot's hardware maps onto the seeded record instead of duplicating it.
+    """
+    candidates = (
+        Component.objects.filter(owner=None, type=type, name=name)
+        .order_by("id")
+        .prefetch_related("attributes")
+    )
+    for candidate in candidates:
+        stored = {a.key: a.value for a in candidate.attributes.all()}
+        if all(key in stored and stored[key] == value for key, value in attributes.items()):
+            return candidate
+    return None
+
+
+def component_matches(*, user: User | None, type: str, ref: int | str) -> list[Component]:
+    """Return the components of `type` that `user` may see with id `ref` (an int) or named
+    `ref` (a string, case-insensitive), each with its attribute rows loaded."""
+    visible = visible_components(user=user).filter(type=type)
+    found = visible.filter(pk=ref) if isinstance(ref, int) else visible.filter(name__iexact=ref)
+    return component_attributes(components=found)

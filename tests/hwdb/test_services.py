@@ -8,8 +8,22 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from hwdb import services
 from hwdb.models import Attribute, Component, ComputationalModel, SystemModel
+from hwdb.selectors import component_attribute_data, components_export, system_model_export_snapshot
+from hwdb.services.common import RecordInUseError
+from hwdb.services.components import (
+    component_clone,
+    component_create,
+    component_delete,
+    component_update,
+    components_import,
+)
+from hwdb.services.computational_models import (
+    computational_model_clone,
+    computational_model_create,
+    computational_model_delete,
+)
+from hwdb.services.system_models import system_model_create, system_model_import_snapshot
 from hwdb.validation import MESSAGES
 from tests.hwdb.factories import (
     ComponentFactory,
@@ -43,7 +57,7 @@ def errors_of(excinfo: pytest.ExceptionInfo[ValidationError]) -> dict[str, list[
 
 def test_it_creates_a_component_with_its_attributes() -> None:
     owner = UserFactory()
-    component = services.component_create(owner=owner, **gpu_fields())
+    component = component_create(owner=owner, **gpu_fields())
     stored = {a.key: (a.value, a.unit) for a in Attribute.objects.filter(component=component)}
     assert stored == {"SMs": (80.0, "count"), "SMCoreClock": (1530.0, "MHz")}
     assert component.owner == owner and component.shared is False
@@ -64,14 +78,14 @@ def test_it_rejects_attribute_values_that_are_not_finite_numbers(
 ) -> None:
     attributes = [{"key": "SMs", "value": 1}, {"key": "bad", "value": value}]
     with pytest.raises(ValidationError) as excinfo:
-        services.component_create(owner=UserFactory(), **gpu_fields(attributes=attributes))
+        component_create(owner=UserFactory(), **gpu_fields(attributes=attributes))
     assert errors_of(excinfo) == {"attributes[1].value": [message]}
     assert not Component.objects.exists()
 
 
 def test_it_rejects_a_non_numeric_attribute_value() -> None:
     with pytest.raises(ValidationError) as excinfo:
-        services.component_create(
+        component_create(
             owner=UserFactory(), **gpu_fields(attributes=[{"key": "SMs", "value": "many"}])
         )
     assert list(errors_of(excinfo)) == ["attributes[0].value"]
@@ -80,7 +94,7 @@ def test_it_rejects_a_non_numeric_attribute_value() -> None:
 def test_it_rejects_duplicate_attribute_keys_naming_both_places() -> None:
     attributes = [{"key": "SMs", "value": 1}, {"key": "x", "value": 2}, {"key": "SMs", "value": 3}]
     with pytest.raises(ValidationError) as excinfo:
-        services.component_create(owner=UserFactory(), **gpu_fields(attributes=attributes))
+        component_create(owner=UserFactory(), **gpu_fields(attributes=attributes))
     assert errors_of(excinfo) == {
         "attributes[2].key": [MESSAGES["duplicate_attribute_key"].format(key="SMs", first=0)]
     }
@@ -89,68 +103,64 @@ def test_it_rejects_duplicate_attribute_keys_naming_both_places() -> None:
 @pytest.mark.parametrize("key", ["2fast", "with space", "a-b", "", "function", "params", "hw"])
 def test_it_rejects_attribute_keys_that_cannot_be_javascript_globals(key: str) -> None:
     with pytest.raises(ValidationError) as excinfo:
-        services.component_create(
-            owner=UserFactory(), **gpu_fields(attributes=[{"key": key, "value": 1}])
-        )
+        component_create(owner=UserFactory(), **gpu_fields(attributes=[{"key": key, "value": 1}]))
     assert list(errors_of(excinfo)) == ["attributes[0].key"]
 
 
 def test_it_rejects_unknown_types_and_over_long_names_together() -> None:
     with pytest.raises(ValidationError) as excinfo:
-        services.component_create(owner=UserFactory(), **gpu_fields(type="TPU", name="x" * 201))
+        component_create(owner=UserFactory(), **gpu_fields(type="TPU", name="x" * 201))
     assert set(errors_of(excinfo)) == {"type", "name"}
 
 
 def test_a_rejected_update_leaves_the_component_exactly_as_it_was() -> None:
-    component = services.component_create(owner=UserFactory(), **gpu_fields())
-    before = (component.name, services.component_attribute_data(component))
+    component = component_create(owner=UserFactory(), **gpu_fields())
+    before = (component.name, component_attribute_data(component))
     with pytest.raises(ValidationError):
-        services.component_update(
+        component_update(
             component=component,
             fields={"name": "Renamed"},
             attributes=[{"key": "SMs", "value": 1}, {"key": "bad", "value": math.nan}],
         )
     reread = Component.objects.get(pk=component.pk)
-    assert (reread.name, services.component_attribute_data(reread)) == before
+    assert (reread.name, component_attribute_data(reread)) == before
 
 
 def test_an_update_replaces_all_attributes_at_once() -> None:
-    component = services.component_create(owner=UserFactory(), **gpu_fields())
-    services.component_update(
+    component = component_create(owner=UserFactory(), **gpu_fields())
+    component_update(
         component=component, fields={"vendor": "AMD"}, attributes=[{"key": "CUs", "value": 304}]
     )
     reread = Component.objects.get(pk=component.pk)
     assert reread.vendor == "AMD"
-    assert [(a["key"], a["value"]) for a in services.component_attribute_data(reread)] == [
-        ("CUs", 304.0)
-    ]
+    assert [(a["key"], a["value"]) for a in component_attribute_data(reread)] == [("CUs", 304.0)]
 
 
 def test_an_update_without_attributes_keeps_them() -> None:
-    component = services.component_create(owner=UserFactory(), **gpu_fields())
-    services.component_update(component=component, fields={"comment": "checked"})
+    component = component_create(owner=UserFactory(), **gpu_fields())
+    component_update(component=component, fields={"comment": "checked"})
     assert Attribute.objects.filter(component=component).count() == 2
 
 
 def test_a_clone_is_a_private_copy_owned_by_the_cloner() -> None:
-    original = services.component_create(owner=None, shared=True, **gpu_fields())
+    original = component_create(owner=None, shared=True, **gpu_fields())
     cloner = UserFactory()
-    clone = services.component_clone(component=original, owner=cloner)
+    clone = component_clone(component=original, owner=cloner)
     assert (clone.owner, clone.shared, clone.name) == (cloner, False, "My GPU (copy)")
-    assert services.component_attribute_data(clone) == services.component_attribute_data(original)
+    assert component_attribute_data(clone) == component_attribute_data(original)
 
 
 def test_a_clone_of_a_name_at_the_length_limit_still_fits() -> None:
-    original = services.component_create(owner=None, **gpu_fields(name="n" * 200))
-    clone = services.component_clone(component=original, owner=UserFactory())
+    original = component_create(owner=None, **gpu_fields(name="n" * 200))
+    clone = component_clone(component=original, owner=UserFactory())
     assert len(clone.name) == 200 and clone.name.endswith(" (copy)")
 
 
 def test_a_component_used_by_a_system_model_cannot_be_deleted() -> None:
     system = SystemModelFactory()
     component = system.components.get()
-    with pytest.raises(services.RecordInUseError, match=system.name):
-        services.component_delete(component=component)
+    with pytest.raises(RecordInUseError, match=system.name):
+        component_delete(component=component)
     assert Component.objects.filter(pk=component.pk).exists()
 
 
@@ -160,7 +170,7 @@ def test_a_component_used_by_other_users_cannot_be_made_private() -> None:
         [component]
     )
     with pytest.raises(ValidationError) as excinfo:
-        services.component_update(component=component, fields={"shared": False})
+        component_update(component=component, fields={"shared": False})
     assert list(errors_of(excinfo)) == ["shared"]
     assert Component.objects.get(pk=component.pk).shared is True
 
@@ -169,9 +179,7 @@ def test_a_system_model_links_the_records_its_graph_references() -> None:
     owner = UserFactory()
     gpu = GpuFactory(owner=owner)
     model = ComputationalModelFactory(owner=owner)
-    system = services.system_model_create(
-        owner=owner, name="S", graph=one_gpu_graph(gpu.pk, model.pk)
-    )
+    system = system_model_create(owner=owner, name="S", graph=one_gpu_graph(gpu.pk, model.pk))
     assert list(system.components.all()) == [gpu]
     assert list(system.computational_models.all()) == [model]
 
@@ -179,7 +187,7 @@ def test_a_system_model_links_the_records_its_graph_references() -> None:
 def test_a_system_model_cannot_reference_someone_elses_private_hardware() -> None:
     private = GpuFactory()
     with pytest.raises(ValidationError) as excinfo:
-        services.system_model_create(owner=UserFactory(), name="S", graph=one_gpu_graph(private.pk))
+        system_model_create(owner=UserFactory(), name="S", graph=one_gpu_graph(private.pk))
     assert errors_of(excinfo) == {
         "graph.nodes[1].hardware": [MESSAGES["hardware_missing"].format(ref=private.pk)]
     }
@@ -189,9 +197,7 @@ def test_a_shared_system_model_references_only_shared_records() -> None:
     owner = UserFactory()
     gpu = GpuFactory(owner=owner)
     with pytest.raises(ValidationError) as excinfo:
-        services.system_model_create(
-            owner=owner, name="S", graph=one_gpu_graph(gpu.pk), shared=True
-        )
+        system_model_create(owner=owner, name="S", graph=one_gpu_graph(gpu.pk), shared=True)
     assert errors_of(excinfo) == {
         "graph.nodes[1].hardware": [MESSAGES["shared_needs_shared_hardware"].format(ref=gpu.pk)]
     }
@@ -203,7 +209,7 @@ def test_the_graph_rules_of_the_simulator_apply() -> None:
     graph["nodes"][1]["count"] = 0
     graph["edges"] = [["gpu0", "nowhere"]]
     with pytest.raises(ValidationError) as excinfo:
-        services.system_model_create(owner=owner, name="S", graph=graph)
+        system_model_create(owner=owner, name="S", graph=graph)
     assert set(errors_of(excinfo)) == {"graph.nodes[1].count", "graph.edges[0][1]"}
 
 
@@ -211,20 +217,18 @@ def test_a_snapshot_inlines_hardware_and_models_and_imports_back() -> None:
     owner = UserFactory()
     gpu = GpuFactory(owner=owner)
     model = ComputationalModelFactory(owner=owner)
-    system = services.system_model_create(
-        owner=owner, name="Testbed", graph=one_gpu_graph(gpu.pk, model.pk)
-    )
-    snapshot = services.system_model_export_snapshot(system_model=system)
+    system = system_model_create(owner=owner, name="Testbed", graph=one_gpu_graph(gpu.pk, model.pk))
+    snapshot = system_model_export_snapshot(system_model=system)
     key = f"hw-{gpu.pk}"
     assert snapshot["hardware"][key]["attributes"] == {"SMs": 13.0, "SMCoreClock": 1253.0}
     assert snapshot["models"][f"model-{model.pk}"]["source"] == model.source
     assert snapshot["nodes"][1]["hardware"] == key
 
     importer = UserFactory()
-    imported = services.system_model_import_snapshot(snapshot=snapshot, owner=importer)
+    imported = system_model_import_snapshot(snapshot=snapshot, owner=importer)
     copy = imported.components.get()
     assert copy.owner == importer and copy.pk != gpu.pk and copy.shared is False
-    again = services.system_model_export_snapshot(system_model=imported)
+    again = system_model_export_snapshot(system_model=imported)
     assert list(again["hardware"].values()) == list(snapshot["hardware"].values())
     assert again["edges"] == snapshot["edges"]
 
@@ -232,27 +236,27 @@ def test_a_snapshot_inlines_hardware_and_models_and_imports_back() -> None:
 def test_an_import_reuses_an_identical_component_the_user_can_see() -> None:
     shared_gpu = GpuFactory(owner=None, shared=True)
     system = SystemModelFactory(graph=one_gpu_graph(shared_gpu.pk), owner=None, shared=True)
-    snapshot = services.system_model_export_snapshot(system_model=system)
-    imported = services.system_model_import_snapshot(snapshot=snapshot, owner=UserFactory())
+    snapshot = system_model_export_snapshot(system_model=system)
+    imported = system_model_import_snapshot(snapshot=snapshot, owner=UserFactory())
     assert imported.components.get() == shared_gpu
 
 
 def test_a_rejected_import_stores_nothing() -> None:
     owner = UserFactory()
-    snapshot = services.system_model_export_snapshot(system_model=SystemModelFactory(owner=owner))
+    snapshot = system_model_export_snapshot(system_model=SystemModelFactory(owner=owner))
     snapshot["nodes"][1]["labels"] = {"not an identifier": 1}
     counts = (Component.objects.count(), SystemModel.objects.count())
     with pytest.raises(ValidationError) as excinfo:
-        services.system_model_import_snapshot(snapshot=snapshot, owner=UserFactory())
+        system_model_import_snapshot(snapshot=snapshot, owner=UserFactory())
     assert list(errors_of(excinfo)) == ["nodes[1].labels"]
     assert (Component.objects.count(), SystemModel.objects.count()) == counts
 
 
 def test_components_export_and_import_round_trip() -> None:
-    original = services.component_create(owner=UserFactory(), **gpu_fields())
-    exported = services.components_export(components=[original])
-    copies = services.components_import(data=exported, owner=UserFactory())
-    assert services.components_export(components=copies) == exported
+    original = component_create(owner=UserFactory(), **gpu_fields())
+    exported = components_export(components=[original])
+    copies = components_import(data=exported, owner=UserFactory())
+    assert components_export(components=copies) == exported
 
 
 def test_a_bulk_import_with_one_bad_record_stores_none() -> None:
@@ -263,30 +267,30 @@ def test_a_bulk_import_with_one_bad_record_stores_none() -> None:
         ]
     }
     with pytest.raises(ValidationError) as excinfo:
-        services.components_import(data=data, owner=UserFactory())
+        components_import(data=data, owner=UserFactory())
     assert errors_of(excinfo) == {"components[1].attributes[0].value": [MESSAGES["not_finite"]]}
     assert not Component.objects.exists()
 
 
 def test_a_computational_model_clone_is_editable_even_from_a_builtin() -> None:
-    builtin = services.computational_model_create(
+    builtin = computational_model_create(
         owner=None, name="Volkov", source="function f(){}", builtin=True, shared=True
     )
-    clone = services.computational_model_clone(model=builtin, owner=UserFactory())
+    clone = computational_model_clone(model=builtin, owner=UserFactory())
     assert (clone.builtin, clone.shared, clone.source) == (False, False, builtin.source)
 
 
 def test_a_computational_model_in_use_cannot_be_deleted() -> None:
     owner = UserFactory()
     model = ComputationalModelFactory(owner=owner)
-    services.system_model_create(
+    system_model_create(
         owner=owner, name="S", graph=one_gpu_graph(GpuFactory(owner=owner).pk, model.pk)
     )
-    with pytest.raises(services.RecordInUseError):
-        services.computational_model_delete(model=model)
+    with pytest.raises(RecordInUseError):
+        computational_model_delete(model=model)
     assert ComputationalModel.objects.filter(pk=model.pk).exists()
 
 
 def test_components_of_other_kinds_need_no_attributes() -> None:
     component = ComponentFactory(type="STORAGE")
-    assert services.component_attribute_data(component) == []
+    assert component_attribute_data(component) == []

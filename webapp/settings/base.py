@@ -198,7 +198,7 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         os.environ.get("PARASIM_VISIBILITY_TIMEOUT", str(PARASIM_MAX_RUN_SECONDS + 120))
     )
     # Fairness between users: one Redis list per priority 0..9 of each queue, 0 popped first
-    # (studio.services.fair_priority). Producers and workers must agree on these steps: a
+    # (webapp.studio.dispatch.fair_priority). Producers and workers must agree on these steps: a
     # message put at a level no worker listens to waits until one does.
     CELERY_BROKER_TRANSPORT_OPTIONS["priority_steps"] = list(range(10))
 CELERY_BEAT_SCHEDULE = {

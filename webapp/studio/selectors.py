@@ -8,15 +8,21 @@ staff see everything. A record a user cannot see raises its model's DoesNotExist
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from hwdb.selectors import record_get, visible_records
-from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus, Sweep
+from webapp.studio.models import (
+    FINAL_STATUSES,
+    ApplicationModel,
+    Simulation,
+    SimulationStatus,
+    Sweep,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -169,3 +175,38 @@ def alive_workers(*, timeout: float = INSPECT_TIMEOUT_S) -> set[str] | None:
         logger.warning("could not ping the Celery workers", exc_info=True)
         return None
     return set(replies)
+
+
+def active_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:
+    """Return how many of the owner's runs are queued or running, leaving out `excluding`."""
+    queryset = Simulation.objects.filter(
+        owner_id=owner_id, status__in=(SimulationStatus.QUEUED, SimulationStatus.RUNNING)
+    )
+    excluded = list(excluding)
+    return (queryset.exclude(pk__in=excluded) if excluded else queryset).count()
+
+
+def sweep_aggregate(*, sweep: Sweep) -> dict[str, Any]:
+    """Return the sweep's counts of children by status, `total`, `done` (final ones) and the
+    `best` succeeded point (shortest overall time), or None while there is none."""
+    counts = sweep.simulations.aggregate(
+        total=Count("pk"),
+        **{status: Count("pk", filter=Q(status=status)) for status in SimulationStatus.values},
+    )
+    best = (
+        sweep.simulations.filter(status=SimulationStatus.SUCCEEDED, overall_time_s__isnull=False)
+        .order_by("overall_time_s", "pk")
+        .values("pk", "overall_time_s", "sweep_point")
+        .first()
+    )
+    counts["done"] = sum(counts[s] for s in FINAL_STATUSES)
+    counts["best"] = (
+        {
+            "simulation": best["pk"],
+            "overall_time_s": best["overall_time_s"],
+            "point": best["sweep_point"],
+        }
+        if best
+        else None
+    )
+    return counts

@@ -15,7 +15,11 @@ from typing import Any
 
 from celery import shared_task
 
-from webapp.studio import selectors, services
+from simulator.sandbox import run_sandboxed
+from webapp.studio import selectors
+from webapp.studio.dispatch import RUN_SIMULATION
+from webapp.studio.services.common import DATABASE_UNREACHABLE, RunCancelled
+from webapp.studio.services.runs import simulation_reap_lost, simulation_run
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +38,7 @@ def sigterm_stops_the_run() -> Iterator[None]:
         return
 
     def stop(signum: int, frame: object) -> None:
-        raise services.RunCancelled("terminated")
+        raise RunCancelled("terminated")
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
@@ -45,7 +49,7 @@ def sigterm_stops_the_run() -> Iterator[None]:
 
 @shared_task(
     bind=True,
-    name="studio.run_simulation",
+    name=RUN_SIMULATION,
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
@@ -60,12 +64,13 @@ def run_simulation(self: Any, simulation_id: int) -> None:
     """
     try:
         with sigterm_stops_the_run():
-            services.simulation_run(
+            simulation_run(
                 simulation_id=simulation_id,
                 task_id=str(self.request.id),
                 worker=str(self.request.hostname or ""),
+                run=run_sandboxed,
             )
-    except services.DATABASE_UNREACHABLE as error:
+    except DATABASE_UNREACHABLE as error:
         countdown = min(2**self.request.retries, DATABASE_RETRY_MAX_S)
         raise self.retry(exc=error, countdown=countdown) from None
 
@@ -77,7 +82,7 @@ def reap_lost_simulations() -> dict[str, list[int]]:
     alive = selectors.alive_workers()
     if alive is None:
         return {"requeued": [], "failed": [], "resent": []}
-    report = services.simulation_reap_lost(alive_workers=alive)
+    report = simulation_reap_lost(alive_workers=alive)
     if report.requeued or report.failed or report.resent:
         logger.warning(
             "lost simulations: requeued %s, failed %s, sent again %s",

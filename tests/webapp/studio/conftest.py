@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.hwdb.factories import UserFactory
-from webapp.studio import services
+from webapp.studio import dispatch
 from webapp.studio.models import Simulation
 
 
@@ -50,7 +50,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
     def record(simulations: list[Simulation]) -> None:
         batches.append([simulation.pk for simulation in simulations])
 
-    monkeypatch.setattr(services, "send_runs", record)
+    monkeypatch.setattr(dispatch, "send_runs", record)
     return batches
 
 
@@ -59,6 +59,6 @@ def revoked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
     """Return the (task id, terminate) pairs revoked; no broker is contacted."""
     calls: list[tuple[str, bool]] = []
     monkeypatch.setattr(
-        services, "_revoke", lambda task_id, *, terminate: calls.append((task_id, terminate))
+        dispatch, "revoke", lambda task_id, *, terminate: calls.append((task_id, terminate))
     )
     return calls

@@ -1,6 +1,6 @@
 """Fairness between users: a run's broker priority comes from its rank in its owner's backlog.
 
-The rule (`services.fair_priority`) is tested as a pure function and on a model of kombu's
+The rule (`dispatch.fair_priority`) is tested as a pure function and on a model of kombu's
 Redis transport (one FIFO list per priority, the lowest non-empty one popped first); the last
 test floods a real worker on PostgreSQL and Redis from one user and times another user's run.
 """
@@ -20,8 +20,10 @@ from tests.hwdb.factories import UserFactory
 from tests.webapp.studio.factories import TINY_APP, SimulationFactory, tiny_snapshot
 from tests.webapp.studio.live import Worker, require_services, wait_for
 from tests.webapp.studio.test_integration import final, launch, member, worker
-from webapp.studio import services
+from webapp.studio import dispatch, tasks
 from webapp.studio.models import FINAL_STATUSES, Simulation, SimulationStatus
+from webapp.studio.services.runs import simulation_reap_lost
+from webapp.studio.services.sweeps import sweep_launch
 
 __all__ = ["member", "worker"]  # fixtures of the live test, shared with test_integration
 
@@ -43,7 +45,7 @@ class RedisPriorityQueue:
 
     def send(self, owner: str, *, backlog: int, count: int) -> list[str]:
         runs = [f"{owner}{backlog + i}" for i in range(count)]
-        priorities = services.fair_priorities(backlog=backlog, count=count)
+        priorities = dispatch.fair_priorities(backlog=backlog, count=count)
         for run, priority in zip(runs, priorities, strict=True):
             self.put(run, priority)
         return runs
@@ -53,29 +55,29 @@ class RedisPriorityQueue:
 
 
 def test_a_users_first_waiting_run_gets_the_top_priority() -> None:
-    assert services.fair_priority(0) == 0
-    assert services.fair_priorities(backlog=0, count=1) == [0]
+    assert dispatch.fair_priority(0) == 0
+    assert dispatch.fair_priorities(backlog=0, count=1) == [0]
 
 
 def test_a_sweeps_points_spread_over_the_levels_by_their_rank_in_the_backlog() -> None:
-    assert services.fair_priorities(backlog=0, count=FLOOD) == (
+    assert dispatch.fair_priorities(backlog=0, count=FLOOD) == (
         [0, 1, 2, 2] + [3] * 4 + [4] * 8 + [5] * 16 + [6] * 28
     )
-    assert services.fair_priorities(backlog=3, count=3) == [2, 3, 3]
+    assert dispatch.fair_priorities(backlog=3, count=3) == [2, 3, 3]
 
 
 def test_the_tail_of_a_flood_sinks_to_the_last_level_redis_knows() -> None:
-    last = services.FAIR_PRIORITY_LEVELS - 1
-    assert (services.fair_priority(255), services.fair_priority(256)) == (last - 1, last)
-    assert services.fair_priority(10**6) == last == 9  # kombu clamps priorities to 0..9
+    last = dispatch.FAIR_PRIORITY_LEVELS - 1
+    assert (dispatch.fair_priority(255), dispatch.fair_priority(256)) == (last - 1, last)
+    assert dispatch.fair_priority(10**6) == last == 9  # kombu clamps priorities to 0..9
 
 
-@pytest.mark.parametrize("level", range(services.FAIR_PRIORITY_LEVELS - 1))
+@pytest.mark.parametrize("level", range(dispatch.FAIR_PRIORITY_LEVELS - 1))
 def test_no_backlog_puts_more_than_two_to_the_level_runs_at_that_level_or_better(
     level: int,
 ) -> None:
     ranks = range(5000)
-    assert sum(services.fair_priority(rank) <= level for rank in ranks) == 2**level
+    assert sum(dispatch.fair_priority(rank) <= level for rank in ranks) == 2**level
 
 
 def test_on_redis_another_users_run_overtakes_a_flood_but_its_first_run() -> None:
@@ -120,14 +122,19 @@ def test_runs_rank_after_their_owners_queued_and_running_runs_only(
     new = [stored_run(owner=user), stored_run(owner=user)]
     theirs = stored_run(owner=other_user)
     mine_first = stored_run(owner=UserFactory())
-    priorities = services._run_priorities([*new, theirs, mine_first])
+    priorities = dispatch.run_priorities([*new, theirs, mine_first])
     # ranks 3 and 4 of `user`, 5 of `other_user`, 0 of a user with nothing else active
     assert priorities == {new[0].pk: 2, new[1].pk: 3, theirs.pk: 3, mine_first.pk: 0}
 
 
 @pytest.fixture
 def published(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Return the options of every task sent (`Task.apply_async`); nothing reaches a broker."""
+    """Return the options of every task sent (`Task.apply_async`); nothing reaches a broker.
+
+    `dispatch` sends by name; with the task module imported (as in every worker and web
+    process) the name resolves to the registered task, whose `apply_async` is captured here.
+    """
+    assert tasks.run_simulation.name == dispatch.RUN_SIMULATION
     options: list[dict[str, Any]] = []
     monkeypatch.setattr(Task, "apply_async", lambda self, *args, **kw: options.append(kw))
     return options
@@ -138,7 +145,7 @@ def test_sending_runs_gives_each_task_its_queue_id_and_priority(
 ) -> None:
     SimulationFactory(owner=user)
     runs = [stored_run(owner=user, queue="gajgerqueue") for _ in range(3)]
-    services.send_runs(runs)
+    dispatch.send_runs(runs)
     assert [(o["queue"], o["task_id"], o["priority"]) for o in published] == [
         ("gajgerqueue", run.celery_task_id, priority)
         for run, priority in zip(runs, [1, 2, 2], strict=True)
@@ -156,7 +163,7 @@ def test_runs_are_still_sent_when_their_backlog_cannot_be_counted(
         raise OperationalError("the database went away")
 
     monkeypatch.setattr(QuerySet, "count", unreachable)
-    services.send_runs(runs)
+    dispatch.send_runs(runs)
     assert [(o["task_id"], o["priority"]) for o in published] == [
         (runs[0].celery_task_id, 0),
         (runs[1].celery_task_id, 1),
@@ -173,11 +180,11 @@ def test_a_requeued_lost_run_is_ranked_after_its_owners_other_waiting_runs(
         owner=user, status="running", worker="gone@host", attempts=1, started=then, heartbeat=then
     )
     with django_capture_on_commit_callbacks(execute=True):
-        report = services.simulation_reap_lost(alive_workers=[], now=now)
+        report = simulation_reap_lost(alive_workers=[], now=now)
     assert report.requeued == [lost.pk]
     lost.refresh_from_db()
     assert [(o["task_id"], o["priority"]) for o in published] == [
-        (lost.celery_task_id, services.fair_priority(3))
+        (lost.celery_task_id, dispatch.fair_priority(3))
     ]
 
 
@@ -201,7 +208,7 @@ def test_a_flood_delays_another_users_run_by_at_most_one_run_per_worker_slot(
         "labels": {"CPU": 1},
         "variables": {"steps": 2, "ops": [float(i + 1) for i in range(FLOOD)]},
     }
-    flood = services.sweep_launch(user=member, name="flood", spec=spec)
+    flood = sweep_launch(user=member, name="flood", spec=spec)
     waiting = set(flood.simulations.filter(started__isnull=True).values_list("pk", flat=True))
     lone = final(launch(UserFactory()), timeout=30)
     assert lone.status == SimulationStatus.SUCCEEDED, lone.error

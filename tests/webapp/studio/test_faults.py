@@ -247,7 +247,7 @@ def _problems(log: str) -> str:
 
 
 def test_a_database_outage_mid_burst_loses_and_fails_no_run(servers: Servers) -> None:
-    from webapp.studio.services import STORE_RETRY_DELAYS_S
+    from webapp.studio.services.common import STORE_RETRY_DELAYS_S
 
     worker = servers.worker("worker")
     try:

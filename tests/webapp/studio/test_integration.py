@@ -21,8 +21,9 @@ from django.conf import settings
 from simulator.runner import run_simulation as run_in_process
 from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
 from tests.webapp.studio.live import ROOT, Worker, children, require_services, wait_for
-from webapp.studio import services
 from webapp.studio.models import FINAL_STATUSES, Simulation, SimulationStatus
+from webapp.studio.services.launch import simulation_launch
+from webapp.studio.services.runs import simulation_cancel
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -88,7 +89,7 @@ def launch(user: Any, app_source: str = TINY_APP, **fields: Any) -> Simulation:
         "variables": {"steps": 2, "ops": 1e9},
     }
     values.update(fields)
-    return services.simulation_launch(user=user, **values)
+    return simulation_launch(user=user, **values)
 
 
 def final(simulation: Simulation, timeout: float = 60) -> Simulation:
@@ -233,9 +234,9 @@ def test_cancelling_a_queued_and_a_running_run(worker: Worker, member: Any) -> N
     assert status_of(queued) == "queued"
     running = [kid for kids in worker.busy_sandboxes().values() for kid in kids]
     assert len(running) == 2
-    services.simulation_cancel(simulation=queued)
+    simulation_cancel(simulation=queued)
     for blocker in blockers:
-        services.simulation_cancel(simulation=blocker)
+        simulation_cancel(simulation=blocker)
     wait_for(  # the spare children waiting for the next runs stay
         lambda: not any(Path(f"/proc/{kid}").exists() for kid in running),
         timeout=20,

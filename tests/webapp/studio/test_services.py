@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 import simulator
-import simulator.sandbox
+import simulator.snapshot
 from simulator.errors import UserCodeError
 from tests.hwdb.factories import (
     ComputationalModelFactory,
@@ -25,9 +25,20 @@ from tests.webapp.studio.factories import (
     SimulationFactory,
     tiny_snapshot,
 )
-from webapp.studio import services
 from webapp.studio.models import Simulation, SimulationStatus, SweepStatus
-from webapp.studio.services import MESSAGES
+from webapp.studio.services import launch as launch_service
+from webapp.studio.services.common import MESSAGES, RunCancelled
+from webapp.studio.services.launch import simulation_launch
+from webapp.studio.services.runs import (
+    progress_recorder,
+    sandbox_payload,
+    simulation_cancel,
+    simulation_finish,
+    simulation_reap_lost,
+    simulation_run,
+    simulation_start,
+)
+from webapp.studio.services.sweeps import sweep_launch
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +51,7 @@ def launch(user: Any, **overrides: Any) -> Simulation:
         "labels": {"CPU": 2},
     }
     fields.update(overrides)
-    return services.simulation_launch(user=user, **fields)
+    return simulation_launch(user=user, **fields)
 
 
 def test_a_launch_freezes_what_it_runs_on_and_queues_after_commit(
@@ -159,9 +170,54 @@ def test_a_launch_from_a_system_model_freezes_its_snapshot(user: Any) -> None:
     assert simulation.snapshot["hardware"][f"hw-{gpu.pk}"]["attributes"]["SMs"] == 13
 
 
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Return a list that grows by one each time a snapshot is parsed (`load_snapshot`
+    validates a snapshot's graph once per parse; an already parsed one is returned as is)."""
+    parses: list[object] = []
+    validate_graph = simulator.snapshot.validate_graph
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        parses.append(args[0])
+        return validate_graph(*args, **kwargs)
+
+    monkeypatch.setattr(simulator.snapshot, "validate_graph", counting)
+    return parses
+
+
+def test_a_launch_parses_its_snapshot_once(user: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    parses = count_parses(monkeypatch)
+    launch(user)
+    assert len(parses) == 1
+
+
+def test_a_launch_of_a_system_model_parses_its_exported_snapshot_once(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpu = GpuFactory(owner=user)
+    model = ComputationalModelFactory(owner=user)
+    system = SystemModelFactory(owner=user, graph=one_gpu_graph(gpu.pk, model.pk))
+    parses = count_parses(monkeypatch)
+    launch(user, snapshot=None, system_model=system.pk, labels={"GPU": 1})
+    assert len(parses) == 1
+
+
+def test_a_sweep_parses_its_snapshot_once_and_each_substituted_one_once(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parses = count_parses(monkeypatch)
+    sweep_launch(user=user, name="grid", spec=sweep_spec())
+    assert len(parses) == 1  # six points, one system
+    fast = GpuFactory(owner=user, name="Fast GPU", type="CPU")
+    slow = GpuFactory(owner=user, name="Slow GPU", type="CPU")
+    parses.clear()
+    spec = sweep_spec(hardware={"node": "cpu0", "components": [fast.pk, slow.pk]})
+    sweep_launch(user=user, name="hw", spec=spec)
+    assert len(parses) == 3  # the launch's system, then each GPU's
+
+
 def test_a_start_claims_the_run_and_counts_the_attempt(user: Any) -> None:
     simulation = SimulationFactory(owner=user)
-    started = services.simulation_start(
+    started = simulation_start(
         simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w1@host"
     )
     assert started is not None
@@ -173,9 +229,7 @@ def test_a_start_claims_the_run_and_counts_the_attempt(user: Any) -> None:
 def test_a_redelivered_message_of_a_finished_run_is_skipped(user: Any) -> None:
     simulation = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED, attempts=1)
     assert (
-        services.simulation_start(
-            simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
-        )
+        simulation_start(simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w")
         is None
     )
     simulation.refresh_from_db()
@@ -184,7 +238,7 @@ def test_a_redelivered_message_of_a_finished_run_is_skipped(user: Any) -> None:
 
 def test_a_stale_message_of_a_requeued_run_is_skipped(user: Any) -> None:
     simulation = SimulationFactory(owner=user)
-    assert services.simulation_start(simulation_id=simulation.pk, task_id="old", worker="w") is None
+    assert simulation_start(simulation_id=simulation.pk, task_id="old", worker="w") is None
     assert Simulation.objects.get(pk=simulation.pk).status == SimulationStatus.QUEUED
 
 
@@ -196,7 +250,7 @@ def test_a_run_that_used_every_attempt_fails_with_the_reason_instead_of_starting
         owner=user, status=SimulationStatus.RUNNING, attempts=2, worker="w@gone"
     )
     assert (
-        services.simulation_start(
+        simulation_start(
             simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w2"
         )
         is None
@@ -209,51 +263,47 @@ def test_a_run_that_used_every_attempt_fails_with_the_reason_instead_of_starting
     }
 
 
-def run_with(monkeypatch: pytest.MonkeyPatch, simulation: Simulation, outcome: Any) -> Simulation:
+def run_with(simulation: Simulation, outcome: Any) -> Simulation:
+    """Return `simulation` after one attempt whose sandbox (a fake runner) gives `outcome`."""
+
     def fake_run_sandboxed(
         payload: Any, *, limits: Any = None, progress: Any = None, keep_spare: bool = False
     ) -> Any:
-        assert payload == services.sandbox_payload(simulation)
+        assert payload == sandbox_payload(simulation)
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
 
-    import simulator.sandbox
-
-    monkeypatch.setattr(simulator.sandbox, "run_sandboxed", fake_run_sandboxed)
-    services.simulation_run(
-        simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w@h"
+    simulation_run(
+        simulation_id=simulation.pk,
+        task_id=simulation.celery_task_id,
+        worker="w@h",
+        run=fake_run_sandboxed,
     )
     simulation.refresh_from_db()
     return simulation
 
 
-def test_a_succeeded_run_keeps_its_result_and_headline_figures(
-    user: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_succeeded_run_keeps_its_result_and_headline_figures(user: Any) -> None:
     result = {"status": "finished", "overall_time_s": 2.5, "energy_j": {"total": 40.0}}
-    simulation = run_with(monkeypatch, SimulationFactory(owner=user), result)
+    simulation = run_with(SimulationFactory(owner=user), result)
     assert simulation.status == SimulationStatus.SUCCEEDED
     assert simulation.result == result
     assert (simulation.overall_time_s, simulation.energy_j, simulation.progress) == (2.5, 40.0, 1.0)
     assert simulation.finished is not None
 
 
-def test_a_failed_run_keeps_the_simulators_error_with_its_line(
-    user: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_failed_run_keeps_the_simulators_error_with_its_line(user: Any) -> None:
     error = UserCodeError("invalid syntax", line=3)
-    simulation = run_with(monkeypatch, SimulationFactory(owner=user), error)
+    simulation = run_with(SimulationFactory(owner=user), error)
     assert simulation.status == SimulationStatus.FAILED
     assert simulation.error == error.to_dict()
     assert simulation.error["line"] == 3
     assert simulation.result is None
 
 
-def test_an_unexpected_exception_fails_the_run_instead_of_leaving_it_running(
-    user: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    simulation = run_with(monkeypatch, SimulationFactory(owner=user), KeyError("boom"))
+def test_an_unexpected_exception_fails_the_run_instead_of_leaving_it_running(user: Any) -> None:
+    simulation = run_with(SimulationFactory(owner=user), KeyError("boom"))
     assert simulation.status == SimulationStatus.FAILED
     assert simulation.error == {
         "kind": "internal",
@@ -263,12 +313,12 @@ def test_an_unexpected_exception_fails_the_run_instead_of_leaving_it_running(
 
 def test_a_result_arriving_after_a_cancel_does_not_overwrite_it(user: Any, revoked: Any) -> None:
     simulation = SimulationFactory(owner=user)
-    started = services.simulation_start(
+    started = simulation_start(
         simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
     )
     assert started is not None
-    services.simulation_cancel(simulation=simulation)
-    assert services.simulation_finish(simulation=started, result={"overall_time_s": 1.0}) is False
+    simulation_cancel(simulation=simulation)
+    assert simulation_finish(simulation=started, result={"overall_time_s": 1.0}) is False
     simulation.refresh_from_db()
     assert simulation.status == SimulationStatus.CANCELLED
     assert simulation.result is None
@@ -278,17 +328,17 @@ def test_progress_is_written_at_most_every_interval_and_stops_a_cancelled_run(
     user: Any, revoked: Any
 ) -> None:
     simulation = SimulationFactory(owner=user)
-    started = services.simulation_start(
+    started = simulation_start(
         simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
     )
     assert started is not None
-    record = services.progress_recorder(started, every_s=3600)
+    record = progress_recorder(started, every_s=3600)
     record(0.25)
     record(0.5)  # within the interval: not written
     assert Simulation.objects.get(pk=simulation.pk).progress == 0.25
-    record = services.progress_recorder(started, every_s=0)
-    services.simulation_cancel(simulation=simulation)
-    with pytest.raises(services.RunCancelled):
+    record = progress_recorder(started, every_s=0)
+    simulation_cancel(simulation=simulation)
+    with pytest.raises(RunCancelled):
         record(0.75)
 
 
@@ -298,12 +348,12 @@ def test_cancelling_revokes_a_queued_run_and_terminates_a_running_one(
     queued = SimulationFactory(owner=user)
     running = SimulationFactory(owner=user, status=SimulationStatus.RUNNING)
     with django_capture_on_commit_callbacks(execute=True):
-        services.simulation_cancel(simulation=queued)
-        services.simulation_cancel(simulation=running)
+        simulation_cancel(simulation=queued)
+        simulation_cancel(simulation=running)
     assert revoked == [(queued.celery_task_id, False), (running.celery_task_id, True)]
     assert set(Simulation.objects.values_list("status", flat=True)) == {"cancelled"}
     with pytest.raises(ValidationError) as error:
-        services.simulation_cancel(simulation=queued)
+        simulation_cancel(simulation=queued)
     assert error.value.message_dict == {
         "status": [MESSAGES["not_cancellable"].format(status="cancelled")]
     }
@@ -326,7 +376,7 @@ def test_a_run_whose_worker_vanished_is_requeued_under_a_new_task_id(
     simulation = stale_running(user)
     old_task = simulation.celery_task_id
     with django_capture_on_commit_callbacks(execute=True):
-        report = services.simulation_reap_lost(alive_workers={"w@alive"})
+        report = simulation_reap_lost(alive_workers={"w@alive"})
     assert report.requeued == [simulation.pk]
     assert sent == [[simulation.pk]]
     simulation.refresh_from_db()
@@ -339,7 +389,7 @@ def test_a_run_whose_worker_vanished_is_requeued_under_a_new_task_id(
 def test_a_lost_run_out_of_attempts_fails_with_the_reason(user: Any, settings: Any) -> None:
     settings.PARASIM_MAX_ATTEMPTS = 3
     simulation = stale_running(user, attempts=3)
-    report = services.simulation_reap_lost(alive_workers=set())
+    report = simulation_reap_lost(alive_workers=set())
     assert report.failed == [simulation.pk]
     simulation.refresh_from_db()
     assert simulation.status == SimulationStatus.FAILED
@@ -352,7 +402,7 @@ def test_a_lost_run_out_of_attempts_fails_with_the_reason(user: Any, settings: A
 def test_runs_on_live_workers_or_with_a_fresh_heartbeat_are_left_alone(user: Any) -> None:
     on_live_worker = stale_running(user, worker="w@alive")
     fresh = stale_running(user, age_s=5)
-    report = services.simulation_reap_lost(alive_workers={"w@alive"})
+    report = simulation_reap_lost(alive_workers={"w@alive"})
     assert report.requeued == report.failed == []
     assert {on_live_worker.pk, fresh.pk} == set(
         Simulation.objects.filter(status="running").values_list("pk", flat=True)
@@ -362,7 +412,7 @@ def test_runs_on_live_workers_or_with_a_fresh_heartbeat_are_left_alone(user: Any
 def test_a_run_far_past_its_hard_limit_fails_even_if_its_worker_answers(user: Any) -> None:
     simulation = stale_running(user, worker="w@alive", age_s=60 + 20 + 60 + 5)
     Simulation.objects.filter(pk=simulation.pk).update(time_limit_s=60)
-    report = services.simulation_reap_lost(alive_workers={"w@alive"})
+    report = simulation_reap_lost(alive_workers={"w@alive"})
     assert report.failed == [simulation.pk]
     simulation.refresh_from_db()
     assert simulation.error["kind"] == "limit"
@@ -383,7 +433,7 @@ def test_a_sweep_expands_the_product_of_its_axes_into_one_queued_group(
     user: Any, sent: list[list[int]], django_capture_on_commit_callbacks: Any
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
-        sweep = services.sweep_launch(user=user, name="grid", spec=sweep_spec())
+        sweep = sweep_launch(user=user, name="grid", spec=sweep_spec())
     children = list(sweep.simulations.order_by("pk"))
     assert [c.variables for c in children] == [
         {"steps": s, "ops": o} for s in (1, 2) for o in (1e9, 2e9, 3e9)
@@ -399,7 +449,7 @@ def test_a_sweep_swaps_one_nodes_hardware_for_each_component_named(user: Any) ->
         variables={"steps": 1, "ops": 1e9},
         hardware={"node": "cpu0", "components": [fast.pk, "slow gpu"]},
     )
-    sweep = services.sweep_launch(user=user, name="hw", spec=spec)
+    sweep = sweep_launch(user=user, name="hw", spec=spec)
     children = list(sweep.simulations.order_by("pk"))
     assert [c.snapshot["nodes"][0]["hardware"] for c in children] == [
         f"hw-{fast.pk}",
@@ -419,7 +469,7 @@ def test_it_refuses_an_over_large_sweep_with_its_size_and_the_limit(
     settings.PARASIM_MAX_SWEEP = 10
     spec = sweep_spec(variables={"steps": {"start": 1, "stop": 11, "step": 1}})
     with pytest.raises(ValidationError) as error:
-        services.sweep_launch(user=user, name="big", spec=spec)
+        sweep_launch(user=user, name="big", spec=spec)
     assert error.value.message_dict == {
         "spec": [MESSAGES["sweep_too_large"].format(size=11, limit=10)]
     }
@@ -428,10 +478,10 @@ def test_it_refuses_an_over_large_sweep_with_its_size_and_the_limit(
 
 def test_it_names_the_bad_field_of_a_sweep(user: Any) -> None:
     with pytest.raises(ValidationError) as error:
-        services.sweep_launch(user=user, name="s", spec=sweep_spec(labels={"CPU": 9}))
+        sweep_launch(user=user, name="s", spec=sweep_spec(labels={"CPU": 9}))
     assert list(error.value.message_dict) == ["spec.labels.CPU"]
     with pytest.raises(ValidationError) as error:
-        services.sweep_launch(
+        sweep_launch(
             user=user, name="s", spec=sweep_spec(hardware={"node": "gpu9", "components": [1]})
         )
     assert error.value.message_dict == {
@@ -439,10 +489,8 @@ def test_it_names_the_bad_field_of_a_sweep(user: Any) -> None:
     }
 
 
-def test_a_failed_point_is_reported_without_sinking_the_rest(
-    user: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sweep = services.sweep_launch(
+def test_a_failed_point_is_reported_without_sinking_the_rest(user: Any) -> None:
+    sweep = sweep_launch(
         user=user, name="s", spec=sweep_spec(variables={"steps": [1, 2, 3], "ops": 1e9})
     )
     children = list(sweep.simulations.order_by("pk"))
@@ -452,7 +500,7 @@ def test_a_failed_point_is_reported_without_sinking_the_rest(
         {"overall_time_s": 3.0, "energy_j": {"total": 3.0}},
     ]
     for child, outcome in zip(children, outcomes, strict=True):
-        run_with(monkeypatch, child, outcome)
+        run_with(child, outcome)
         if child is children[0]:
             sweep.refresh_from_db()
             assert sweep.status == SweepStatus.RUNNING
@@ -468,7 +516,7 @@ def test_a_launch_over_the_process_limit_is_refused_before_placing(
 ) -> None:
     settings.PARASIM_MAX_PROCESSES = 1000
     placed: list[object] = []
-    monkeypatch.setattr(services, "place_processes", lambda *args: placed.append(args))
+    monkeypatch.setattr(launch_service, "place_processes", lambda *args: placed.append(args))
     with pytest.raises(ValidationError) as error:
         launch(user, labels={"CPU": 5_000_000})
     assert error.value.message_dict == {
@@ -490,7 +538,7 @@ def test_a_user_over_the_active_run_limit_is_refused_and_others_are_not(
     }
     spec = sweep_spec(variables={"steps": [1, 2, 3]})
     with pytest.raises(ValidationError) as error:
-        services.sweep_launch(user=user, name="more", spec=spec)
+        sweep_launch(user=user, name="more", spec=spec)
     assert list(error.value.message_dict) == ["spec.queue"]
     assert Simulation.objects.filter(owner=user).count() == 2  # the sweep stored nothing
     launch(other_user)  # another user's launches are not held back
@@ -520,19 +568,19 @@ def test_a_launch_while_the_broker_is_down_is_sent_later_by_the_lost_run_check(
     monkeypatch.setattr(
         Signature, "apply_async", lambda self, *a, **k: published.append(self.options["task_id"])
     )
-    assert services.simulation_reap_lost(alive_workers=[]).resent == []  # not overdue yet
+    assert simulation_reap_lost(alive_workers=[]).resent == []  # not overdue yet
     later = timezone.now() + timedelta(seconds=settings.PARASIM_LOST_AFTER_SECONDS + 1)
-    assert services.simulation_reap_lost(alive_workers=[], now=later).resent == [simulation.pk]
+    assert simulation_reap_lost(alive_workers=[], now=later).resent == [simulation.pk]
     simulation.refresh_from_db()
     assert simulation.sent is not None
     assert simulation.celery_task_id != first_task  # a late copy of the first send is stale
     assert published == [simulation.celery_task_id]
-    assert services.simulation_reap_lost(alive_workers=[], now=later).resent == []
+    assert simulation_reap_lost(alive_workers=[], now=later).resent == []
 
 
 def test_progress_never_decreases_and_ignores_non_finite_fractions(user: Any) -> None:
     simulation = SimulationFactory(owner=user, status=SimulationStatus.RUNNING)
-    record = services.progress_recorder(simulation, every_s=0)
+    record = progress_recorder(simulation, every_s=0)
     seen = []
     for fraction in [0.5, 0.2, float("nan"), float("inf"), 1.7, -3.0]:
         record(fraction)
@@ -542,17 +590,13 @@ def test_progress_never_decreases_and_ignores_non_finite_fractions(user: Any) ->
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_result_that_cannot_be_stored_fails_the_run_with_the_reason(
-    user: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_result_that_cannot_be_stored_fails_the_run_with_the_reason(user: Any) -> None:
     simulation = SimulationFactory(owner=user)
-    monkeypatch.setattr(
-        simulator.sandbox,
-        "run_sandboxed",
-        lambda *args, **kwargs: {"overall_time_s": 1.0, "unstorable": object()},
-    )
-    services.simulation_run(
-        simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
+    simulation_run(
+        simulation_id=simulation.pk,
+        task_id=simulation.celery_task_id,
+        worker="w",
+        run=lambda *args, **kwargs: {"overall_time_s": 1.0, "unstorable": object()},
     )
     simulation.refresh_from_db()
     assert simulation.status == SimulationStatus.FAILED
@@ -564,7 +608,7 @@ def test_a_user_error_message_with_a_nul_character_is_stored(user: Any) -> None:
     simulation = SimulationFactory(
         owner=user, app_source="raise ValueError('a\\x00b')\n", variables={}
     )
-    services.simulation_run(
+    simulation_run(
         simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
     )
     simulation.refresh_from_db()

@@ -8,8 +8,9 @@ import pytest
 
 from simulator.runner import run_simulation as run_in_process
 from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
-from webapp.studio import services, tasks
+from webapp.studio import tasks
 from webapp.studio.models import Simulation, SimulationStatus
+from webapp.studio.services.launch import simulation_launch
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +30,7 @@ def test_the_task_runs_a_launched_simulation_to_the_same_result_as_the_runner(
     user: Any, sent: list[list[int]]
 ) -> None:
     variables = {"steps": 4, "ops": 5e8}
-    simulation = services.simulation_launch(
+    simulation = simulation_launch(
         user=user,
         snapshot=tiny_snapshot(),
         app_source=TINY_APP,
@@ -50,7 +51,7 @@ def test_the_task_runs_a_launched_simulation_to_the_same_result_as_the_runner(
 def test_a_syntax_error_fails_the_run_with_its_line_number(
     user: Any, sent: list[list[int]]
 ) -> None:
-    simulation = services.simulation_launch(
+    simulation = simulation_launch(
         user=user,
         snapshot=tiny_snapshot(),
         app_source="x = 1\nif x\n    pass\n",
@@ -62,7 +63,7 @@ def test_a_syntax_error_fails_the_run_with_its_line_number(
 
 
 def test_an_endless_application_hits_its_time_limit(user: Any, sent: list[list[int]]) -> None:
-    simulation = services.simulation_launch(
+    simulation = simulation_launch(
         user=user,
         snapshot=tiny_snapshot(),
         app_source="while True:\n    pass\n",
@@ -77,7 +78,7 @@ def test_an_endless_application_hits_its_time_limit(user: Any, sent: list[list[i
 def test_a_redelivered_task_of_a_finished_run_does_not_run_it_again(
     user: Any, sent: list[list[int]]
 ) -> None:
-    simulation = services.simulation_launch(
+    simulation = simulation_launch(
         user=user,
         snapshot=tiny_snapshot(),
         app_source=TINY_APP,

@@ -1,0 +1,67 @@
+"""What the hardware database's services share: error collection and the checks every
+owned record gets (field validation, NUL characters, unsharing a record still in use)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+
+from hwdb.models import Attribute, OwnedRecord, SystemModel
+from hwdb.validation import MESSAGES, NAME_MAX_LENGTH
+
+Errors = dict[str, list[str]]
+AttributeData = Mapping[str, Any]
+
+COPY_SUFFIX = " (copy)"
+
+
+class RecordInUseError(Exception):
+    """A component or computational model cannot be deleted: system models reference it."""
+
+
+def merge_errors(errors: Errors, prefix: str, more: Mapping[str, Sequence[str]]) -> None:
+    for path, messages in more.items():
+        key = prefix if path == "__all__" else f"{prefix}.{path}" if prefix else path
+        errors.setdefault(key, []).extend(messages)
+
+
+def raise_if(errors: Errors) -> None:
+    if errors:
+        raise ValidationError(errors)
+
+
+def record_field_errors(record: OwnedRecord | Attribute, exclude: Sequence[str]) -> Errors:
+    errors: Errors = {}
+    try:
+        record.full_clean(exclude=list(exclude), validate_unique=False, validate_constraints=False)
+    except ValidationError as error:
+        errors = {field: list(messages) for field, messages in error.message_dict.items()}
+    # Model fields, unlike form and serializer fields, let NUL through; PostgreSQL refuses it.
+    for field in record._meta.concrete_fields:
+        value = getattr(record, field.attname, None)
+        if field.name not in exclude and isinstance(value, str) and "\x00" in value:
+            errors.setdefault(field.name, []).append(MESSAGES["null_character"])
+    return errors
+
+
+def copy_name(name: str) -> str:
+    return name[: NAME_MAX_LENGTH - len(COPY_SUFFIX)] + COPY_SUFFIX
+
+
+def record_names(system_models: Iterable[SystemModel]) -> str:
+    return ", ".join(repr(s.name) for s in list(system_models)[:5])
+
+
+def unshare_errors(users: QuerySet[SystemModel], owner_id: int | None) -> Errors:
+    """Return errors when a record about to become private is still used by system models
+    other users own (they would break) or by shared ones (they would expose it to everyone)."""
+    others = users.exclude(owner_id=owner_id)
+    if others.exists():
+        return {"shared": [MESSAGES["unshare_in_use"].format(names=record_names(others))]}
+    shared = users.filter(shared=True)
+    if shared.exists():
+        return {"shared": [MESSAGES["unshare_in_shared"].format(names=record_names(shared))]}
+    return {}

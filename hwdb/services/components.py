@@ -1,0 +1,209 @@
+"""Writes of components and their attributes: create, update, clone, delete, bulk import.
+
+Attributes are checked as a whole (keys unique, values numbers, a cache's or fabric's
+attributes those `simulator.memory_spec` asks for) before anything is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from hwdb.models import Attribute, Component
+from hwdb.selectors import component_attribute_data
+from hwdb.services.common import (
+    AttributeData,
+    Errors,
+    RecordInUseError,
+    copy_name,
+    merge_errors,
+    raise_if,
+    record_field_errors,
+    record_names,
+    unshare_errors,
+)
+from hwdb.validation import MESSAGES, duplicate_key_errors
+from simulator import memory_spec
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+COMPONENT_FIELDS = ("type", "name", "vendor", "comment", "source_url", "shared")
+ATTRIBUTE_FIELDS = ("key", "value", "unit", "source")
+
+
+def attribute_records(attributes: Sequence[AttributeData]) -> tuple[list[Attribute], Errors]:
+    records: list[Attribute] = []
+    errors: Errors = {}
+    if isinstance(attributes, str | bytes) or not isinstance(attributes, Sequence):
+        return records, {"attributes": ["Expected a list of attributes."]}
+    for index, data in enumerate(attributes):
+        path = f"attributes[{index}]"
+        if not isinstance(data, Mapping):
+            errors[path] = ["Expected an object with key, value, unit and source."]
+            continue
+        unknown = sorted(set(data) - set(ATTRIBUTE_FIELDS))
+        if unknown:
+            errors[path] = [f"Unknown attribute fields: {', '.join(map(str, unknown))}."]
+        record = Attribute(
+            key=data.get("key", ""),
+            value=cast(Any, data.get("value")),
+            unit=data.get("unit", ""),
+            source=data.get("source", ""),
+        )
+        field_errors = record_field_errors(record, exclude=["component"])
+        if isinstance(data.get("value"), bool):
+            field_errors["value"] = [MESSAGES["not_a_number"]]
+        merge_errors(errors, path, field_errors)
+        records.append(record)
+    if not errors:
+        for index, message in duplicate_key_errors(attributes).items():
+            errors.setdefault(f"attributes[{index}].key", []).append(message)
+    return records, errors
+
+
+def _component_errors(
+    component: Component, attributes: Sequence[AttributeData] | None
+) -> tuple[list[Attribute] | None, Errors]:
+    errors = record_field_errors(component, exclude=["owner"])
+    records = None
+    if attributes is not None:
+        records, attribute_errors = attribute_records(attributes)
+        errors.update(attribute_errors)
+    if component.type in memory_spec.MEMORY_TYPES and not errors:
+        merge_errors(errors, "", _memory_attribute_errors(component, records))
+    return records, errors
+
+
+def _memory_attribute_errors(component: Component, records: list[Attribute] | None) -> Errors:
+    """Return the errors of a cache's or fabric's attributes (simulator.memory_spec), keyed
+    by the attribute's path ("attributes[2].value") or "attributes" when one is missing."""
+    if records is None:
+        records = list(component.attributes.all()) if component.pk else []
+    index_of = {record.key: index for index, record in enumerate(records)}
+    values = {record.key: float(record.value) for record in records}
+    errors: Errors = {}
+    for key, messages in memory_spec.attribute_errors(component.type, values).items():
+        path = f"attributes[{index_of[key]}].value" if key in index_of else "attributes"
+        errors.setdefault(path, []).extend(messages)
+    return errors
+
+
+def _store_attributes(component: Component, records: list[Attribute]) -> None:
+    component.attributes.all().delete()
+    for record in records:
+        record.component = component
+    Attribute.objects.bulk_create(records)
+
+
+@transaction.atomic
+def component_create(
+    *,
+    owner: User | None,
+    type: str,
+    name: str,
+    vendor: str = "",
+    comment: str = "",
+    source_url: str = "",
+    shared: bool = False,
+    attributes: Sequence[AttributeData] = (),
+) -> Component:
+    """Return a new component with its attributes; owner None makes a built-in record."""
+    component = Component(
+        owner=owner,
+        type=type,
+        name=name,
+        vendor=vendor,
+        comment=comment,
+        source_url=source_url,
+        shared=shared,
+    )
+    records, errors = _component_errors(component, attributes)
+    raise_if(errors)
+    component.save()
+    _store_attributes(component, records or [])
+    return component
+
+
+@transaction.atomic
+def component_update(
+    *,
+    component: Component,
+    fields: Mapping[str, Any],
+    attributes: Sequence[AttributeData] | None = None,
+) -> Component:
+    """Return the updated component; `attributes`, when given, replace all of them at once."""
+    unknown = sorted(set(fields) - set(COMPONENT_FIELDS))
+    if unknown:
+        raise ValidationError({key: ["This field cannot be changed."] for key in unknown})
+    stored = Component.objects.select_for_update().get(pk=component.pk)
+    was_shared = stored.shared
+    for key, value in fields.items():
+        setattr(stored, key, value)
+    records, errors = _component_errors(stored, attributes)
+    if was_shared and not stored.shared:
+        merge_errors(errors, "", unshare_errors(stored.system_models.all(), stored.owner_id))
+    raise_if(errors)
+    stored.save()
+    if records is not None:
+        _store_attributes(stored, records)
+    return stored
+
+
+@transaction.atomic
+def component_clone(*, component: Component, owner: User, name: str | None = None) -> Component:
+    """Return a private copy of `component` (attributes included) owned by `owner`."""
+    return component_create(
+        owner=owner,
+        type=component.type,
+        name=name if name is not None else copy_name(component.name),
+        vendor=component.vendor,
+        comment=component.comment,
+        source_url=component.source_url,
+        shared=False,
+        attributes=component_attribute_data(component),
+    )
+
+
+@transaction.atomic
+def component_delete(*, component: Component) -> None:
+    """Delete `component`; raise RecordInUseError while system models reference it."""
+    users = component.system_models.all()
+    if users.exists():
+        raise RecordInUseError(MESSAGES["component_in_use"].format(names=record_names(users)))
+    component.delete()
+
+
+@transaction.atomic
+def components_import(*, data: object, owner: User | None, shared: bool = False) -> list[Component]:
+    """Return the components created from `{"components": [...]}`; all or none are stored."""
+    items = data.get("components") if isinstance(data, Mapping) else None
+    if not isinstance(items, list):
+        raise ValidationError({"components": ['Expected {"components": [ ... ]}.']})
+    errors: Errors = {}
+    prepared: list[tuple[Component, list[Attribute]]] = []
+    allowed = {"name", "type", "vendor", "comment", "source_url", "attributes"}
+    for index, item in enumerate(items):
+        path = f"components[{index}]"
+        if not isinstance(item, Mapping):
+            errors[path] = ["Expected an object."]
+            continue
+        unknown = sorted(set(item) - allowed)
+        if unknown:
+            errors[path] = [f"Unknown fields: {', '.join(map(str, unknown))}."]
+        component = Component(
+            owner=owner,
+            shared=shared,
+            **{k: item.get(k, "") for k in ("name", "type", "vendor", "comment", "source_url")},
+        )
+        records, component_errors = _component_errors(component, item.get("attributes", []))
+        merge_errors(errors, path, component_errors)
+        prepared.append((component, records or []))
+    raise_if(errors)
+    for component, records in prepared:
+        component.save()
+        _store_attributes(component, records)
+    return [component for component, _ in prepared]

@@ -1,0 +1,128 @@
+"""The snapshot codec: stored records and graphs to DESIGN.md's system snapshot and back.
+
+Pure functions, no queries: the callers load the records (hwdb.selectors) and pass them in.
+Both apps use it (hwdb's export and import of a system model, the studio's hardware swap in
+a sweep), so a snapshot's hardware record and its `hw-{pk}` key are written in one place.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from hwdb.validation import is_record_id
+
+if TYPE_CHECKING:
+    from hwdb.models import Component, ComputationalModel
+
+
+def hardware_key(component_id: int) -> str:
+    """Return the snapshot key of the component with this id."""
+    return f"hw-{component_id}"
+
+
+def model_key(model_id: int) -> str:
+    """Return the snapshot key of the computational model with this id."""
+    return f"model-{model_id}"
+
+
+def graph_references(graph: object, key: str) -> set[int]:
+    """Return the record ids the graph's nodes hold under `key` ("hardware" or "model")."""
+    nodes = graph.get("nodes") if isinstance(graph, dict) else None
+    if not isinstance(nodes, list):
+        return set()
+    return {node[key] for node in nodes if isinstance(node, dict) and is_record_id(node.get(key))}
+
+
+def hardware_record(component: Component) -> dict[str, Any]:
+    """Return the snapshot's record of `component`, from the attribute rows
+    `hwdb.selectors.component_attributes` loaded onto it."""
+    rows = component.attribute_rows
+    if rows is None:
+        raise ValueError(f"component {component.pk} has no attribute rows loaded")
+    return {
+        "type": component.type,
+        "name": component.name,
+        "vendor": component.vendor,
+        "attributes": {row["key"]: row["value"] for row in rows},
+        "units": {row["key"]: row["unit"] for row in rows if row["unit"]},
+    }
+
+
+def record_attributes(record: Mapping[str, Any]) -> dict[str, float]:
+    """Return a snapshot hardware record's attributes as floats by key."""
+    return {str(key): float(value) for key, value in record.get("attributes", {}).items()}
+
+
+def record_attribute_data(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return a snapshot hardware record's attributes as component attribute data
+    (key, value, unit), the form `component_create` takes."""
+    units = record.get("units", {})
+    return [
+        {"key": key, "value": value, "unit": units.get(key, "")}
+        for key, value in record_attributes(record).items()
+    ]
+
+
+def model_record(model: ComputationalModel) -> dict[str, Any]:
+    """Return the snapshot's record of a computational model."""
+    return {"name": model.name, "language": model.language, "source": model.source}
+
+
+def system_snapshot(
+    *,
+    name: str,
+    description: str,
+    graph: object,
+    components: Iterable[Component],
+    models: Iterable[ComputationalModel],
+) -> dict[str, Any]:
+    """Return the self-contained snapshot of a system model's `graph` (DESIGN.md "Contracts"),
+    its records inlined and its nodes pointing at them by key."""
+    graph = graph if isinstance(graph, dict) else {}
+    nodes = []
+    for node in graph.get("nodes", []):
+        node = dict(node)
+        if node.get("hardware") is not None:
+            node["hardware"] = hardware_key(node["hardware"])
+        if node.get("model") is not None:
+            node["model"] = model_key(node["model"])
+        nodes.append(node)
+    return {
+        "name": name,
+        "description": description,
+        "hardware": {hardware_key(c.pk): hardware_record(c) for c in components},
+        "models": {model_key(m.pk): model_record(m) for m in models},
+        "nodes": nodes,
+        "edges": [list(edge) for edge in graph.get("edges", [])],
+    }
+
+
+def system_graph(
+    snapshot: Mapping[str, Any], *, hardware_ids: Mapping[str, int], model_ids: Mapping[str, int]
+) -> dict[str, Any]:
+    """Return the stored graph of a snapshot whose records are stored under these ids (by
+    snapshot key): the inverse of `system_snapshot` for the graph."""
+    nodes = []
+    for node in snapshot["nodes"]:
+        node = dict(node)
+        if node.get("hardware") is not None:
+            node["hardware"] = hardware_ids[node["hardware"]]
+        if node.get("model") is not None:
+            node["model"] = model_ids[node["model"]]
+        nodes.append(node)
+    return {"nodes": nodes, "edges": [list(edge) for edge in snapshot.get("edges", [])]}
+
+
+def with_hardware(
+    snapshot: Mapping[str, Any], *, node_id: str, component: Component
+) -> dict[str, Any]:
+    """Return a copy of `snapshot` whose node `node_id` runs on `component` instead."""
+    key = hardware_key(component.pk)
+    variant = copy.deepcopy(dict(snapshot))
+    variant["hardware"][key] = hardware_record(component)
+    for node in variant["nodes"]:
+        if node.get("id") == node_id:
+            node["hardware"] = key
+    return variant

@@ -1,0 +1,231 @@
+"""The import structure of the project's packages, read from their source with `ast`.
+
+Two rules (issue 15): the module-level imports of `simulator`, `hwdb`, `webapp` and
+`validation` form no circle, and no function imports anything except the documented lazy
+imports below. Imports under `if TYPE_CHECKING:` are for the type checker only and do not
+count; a package's `__init__` counts like any module, so a re-export that closes a circle
+is found too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Container, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("simulator", "hwdb", "webapp", "validation")
+SKIPPED_DIRS = {"migrations", "__pycache__"}
+
+# Imports a function may make, by the module imported (a prefix: "numpy" covers numpy.linalg).
+LAZY_IMPORTS = {
+    "numpy": "NumPy is heavy and optional: only some models and calibration need it.",
+    "py_mini_racer": "loads V8; only the sandbox child that runs JavaScript needs it.",
+    "simulator.evaluate": "imports py_mini_racer (V8); web processes only start its child.",
+    "simulator.calibrate": "imports NumPy; a web process needs it only to calibrate.",
+}
+
+# Imports a given file may make in a function, by (file, module imported).
+LAZY_IMPORTS_IN = {
+    ("webapp/gunicorn.conf.py", "django.urls"): "gunicorn reads its configuration before "
+    "Django is set up; post_worker_init runs after.",
+    ("webapp/gunicorn.conf.py", "webapp.celery"): "as above: the Celery app needs settings.",
+}
+
+# Function-local imports other work of issue 15 removes (modules its other parts move or
+# own); listed so that this check holds today. Delete an entry with its import.
+PENDING = {
+    ("simulator/_child.py", "ctypes"),
+    ("simulator/_child.py", "simulator.errors"),
+    ("simulator/_child.py", "simulator.sandbox"),
+    ("simulator/analyzer/analysis.py", "simulator.analyzer.svg"),
+    ("simulator/api.py", "simulator.memsys"),
+    ("simulator/calibrate.py", "datetime"),
+    ("simulator/cli.py", "simulator.runner"),
+    ("simulator/cli.py", "simulator.sandbox"),
+    ("simulator/cli.py", "simulator.analyzer.cli"),
+    ("simulator/cli.py", "simulator.calibrate"),
+    ("simulator/engine.py", "simulator"),
+    ("simulator/models/__init__.py", "simulator.models.architectures"),
+    ("simulator/models/__init__.py", "simulator.models.gpu_current"),
+    ("simulator/models/cache.py", "simulator"),
+    ("simulator/runner.py", "simulator.models.gpu_detailed"),
+    ("simulator/runner.py", "simulator.models.gpu_modes"),
+    ("simulator/runner.py", "simulator.memsys"),
+    ("validation/analyze.py", "validation.profile"),
+    ("validation/evaluate.py", "validation.profile"),
+    ("webapp/studio/api/serializers.py", "webapp.studio.selectors"),
+    ("webapp/studio/selectors.py", "webapp.celery"),
+}
+
+
+def source_files() -> Iterator[Path]:
+    """Yield every Python file of the packages, migrations left out."""
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if not SKIPPED_DIRS & set(path.relative_to(ROOT).parts):
+                yield path
+
+
+def module_name(path: Path) -> str:
+    """Return the dotted module name of a file ("hwdb.services" for its `__init__.py`)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    """Return True for `if TYPE_CHECKING:` and `if typing.TYPE_CHECKING:`."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imported_modules(
+    node: ast.Import | ast.ImportFrom, module: str, is_package: bool, known: Container[str] = ()
+) -> list[str]:
+    """Return the modules an import statement loads. `from package import name` loads
+    `package.name` when that is a module in `known`, and `package` (its `__init__`, which
+    may re-export `name`) otherwise; like `import package.name`, the parent packages a
+    module sits in are not counted (Python has them loaded, or loading, already)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        anchor = module.split(".")
+        anchor = anchor if is_package else anchor[:-1]
+        anchor = anchor[: len(anchor) - (node.level - 1)]
+        base = ".".join([*anchor, base] if base else anchor)
+    names = [f"{base}.{alias.name}" for alias in node.names]
+    return [name if name in known else base for name in names]
+
+
+def module_level_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Yield the imports run when the module is imported: not in functions, not in
+    `if TYPE_CHECKING:` blocks (class bodies, `try` and other `if`s do run)."""
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        elif isinstance(node, ast.If) and is_type_checking(node.test):
+            pending.extend(node.orelse)
+        else:
+            pending.extend(
+                child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)
+            )
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Return, per module of the packages, the modules of the packages it imports at load time."""
+    trees = {
+        module_name(path): (path, ast.parse(path.read_text(), str(path))) for path in source_files()
+    }
+    graph: dict[str, set[str]] = {}
+    for module, (path, tree) in trees.items():
+        is_package = path.name == "__init__.py"
+        edges: set[str] = set()
+        for node in module_level_imports(tree):
+            edges.update(
+                name for name in imported_modules(node, module, is_package, trees) if name in trees
+            )
+        edges.discard(module)
+        graph[module] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """Return one import circle as [a, b, ..., a], or None when the graph has none."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := visit(target)):
+                return found
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module)):
+            return found
+    return None
+
+
+def function_local_imports() -> Iterator[tuple[str, int, str]]:
+    """Yield (file, line, module) for every import inside a function of the packages."""
+    for path in source_files():
+        tree = ast.parse(path.read_text(), str(path))
+        module = module_name(path)
+        is_package = path.name == "__init__.py"
+        seen: set[int] = set()
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in seen:
+                    seen.add(id(node))
+                    name = imported_modules(node, module, is_package)[0]
+                    yield str(path.relative_to(ROOT)), node.lineno, name
+
+
+def is_allowed(file: str, module: str) -> bool:
+    """Return True for a documented lazy import (or a pending one, see PENDING)."""
+    lazy = any(module == name or module.startswith(f"{name}.") for name in LAZY_IMPORTS)
+    return lazy or (file, module) in LAZY_IMPORTS_IN or (file, module) in PENDING
+
+
+# --- the checks ---------------------------------------------------------------------------
+
+
+def test_the_packages_import_each_other_without_a_circle() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_functions_import_only_the_documented_lazy_modules() -> None:
+    found = [
+        f"{file}:{line} imports {module}"
+        for file, line, module in function_local_imports()
+        if not is_allowed(file, module)
+    ]
+    assert not found, "function-local imports (see LAZY_IMPORTS):\n" + "\n".join(found)
+
+
+# --- the checker itself -------------------------------------------------------------------
+
+
+def test_the_cycle_finder_names_a_circle_and_accepts_a_tree() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_type_checking_and_function_imports_are_not_load_time_imports() -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "import hwdb.models\n"
+        "if TYPE_CHECKING:\n    import webapp.studio.models\n"
+        "try:\n    import simulator.engine\nexcept ImportError:\n    pass\n"
+        "def f():\n    import validation.profile\n"
+    )
+    names = [imported_modules(node, "x", False)[0] for node in module_level_imports(tree)]
+    assert names == ["typing", "hwdb.models", "simulator.engine"]
+
+
+def test_a_relative_import_resolves_against_its_package() -> None:
+    (node,) = ast.parse("from .common import MESSAGES").body
+    assert isinstance(node, ast.ImportFrom)
+    assert imported_modules(node, "webapp.studio.services.launch", False)[0] == (
+        "webapp.studio.services.common"
+    )
+    assert imported_modules(node, "webapp.studio.services", True)[0] == (
+        "webapp.studio.services.common"
+    )

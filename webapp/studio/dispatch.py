@@ -1,0 +1,134 @@
+"""How runs reach the broker: their tasks sent and revoked by name, with fair priorities.
+
+The services queue work through this module and never import `webapp.studio.tasks` (the
+tasks import the services): a task is named here by the name it is registered under.
+A broker that cannot be reached never undoes what the database recorded: runs stay stored
+and marked unsent (the lost-run check sends them later), a cancel stays recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+from celery import group
+from django.db import transaction
+from django.utils import timezone
+
+from webapp.celery import app
+from webapp.studio.models import Simulation
+from webapp.studio.selectors import active_run_count
+
+RUN_SIMULATION = "studio.run_simulation"
+
+# The sandbox's wall clock stops a run first; Celery's soft and then hard limits are backstops.
+SOFT_LIMIT_MARGIN_S = 10
+HARD_LIMIT_MARGIN_S = 20
+
+logger = logging.getLogger(__name__)
+
+# Fairness between users (docs/deployment.md): kombu's Redis transport keeps one list per
+# priority level of a queue and a worker always pops the best (lowest) level first, FIFO within
+# a level. Level k holds the ranks [2**(k-1), 2**k) of an owner's backlog, so no user ever has
+# more than 2**k waiting runs at level k or better: a user's first waiting run overtakes every
+# other user's flood but that flood's own first run. Redis clamps priorities to 0..9.
+FAIR_PRIORITY_LEVELS = 10
+
+
+def fair_priority(rank: int) -> int:
+    """Return the broker priority (0 is served first) of a run with `rank` of its owner's
+    runs queued or running before it: 0 for the first, 1 for the second, then 2 for two runs,
+    3 for four, ... and the last level for the tail of a flood."""
+    return min(max(rank, 0).bit_length(), FAIR_PRIORITY_LEVELS - 1)
+
+
+def fair_priorities(*, backlog: int, count: int) -> list[int]:
+    """Return the priorities of `count` new runs of an owner who already has `backlog` runs
+    queued or running, in the order they are sent (a sweep's points in order)."""
+    return [fair_priority(backlog + index) for index in range(count)]
+
+
+def run_priorities(simulations: list[Simulation]) -> dict[int, int]:
+    """Return each run's priority by id, ranked after its owner's other active runs.
+
+    Counted when the runs are sent, after their transaction committed: a concurrent launch of
+    the same owner that committed first is counted too, which only pushes these runs back, so
+    the per-level bound of `fair_priority` holds without a lock. A count that fails ranks the
+    runs within their launch only: they are stored as queued, and must be sent whatever happens.
+    """
+    by_owner: dict[int, list[Simulation]] = {}
+    for sim in simulations:
+        by_owner.setdefault(sim.owner_id, []).append(sim)
+    priorities: dict[int, int] = {}
+    for owner_id, runs in by_owner.items():
+        try:
+            backlog = active_run_count(owner_id=owner_id, excluding=[run.pk for run in runs])
+        except Exception:
+            logger.warning("could not rank runs", exc_info=True)
+            backlog = 0
+        levels = fair_priorities(backlog=backlog, count=len(runs))
+        priorities.update({run.pk: level for run, level in zip(runs, levels, strict=True)})
+    return priorities
+
+
+def task_options(simulation: Simulation, *, priority: int = 0) -> dict[str, Any]:
+    """Return the Celery options of a run's task: its queue, fixed task id, priority and the
+    soft and hard time limits behind the sandbox's own wall clock."""
+    return {
+        "queue": simulation.queue,
+        "task_id": simulation.celery_task_id,
+        "priority": priority,
+        "soft_time_limit": simulation.time_limit_s + SOFT_LIMIT_MARGIN_S,
+        "time_limit": simulation.time_limit_s + HARD_LIMIT_MARGIN_S,
+    }
+
+
+@functools.cache
+def _load_task_modules() -> None:
+    """Import the Celery app's task modules once per process, as a worker and gunicorn's
+    `post_worker_init` do: a task sent by name then goes through its registered task
+    (`Task.apply_async`, with the task's own options), whichever process sends it."""
+    app.loader.import_default_modules()
+
+
+def send_runs(simulations: list[Simulation]) -> None:
+    """Send the runs' tasks to their queues now, several as one Celery group, each with its
+    fair-share priority (`run_priorities`), and mark them sent."""
+    _load_task_modules()
+    priorities = run_priorities(simulations)
+    signatures = [
+        app.signature(
+            RUN_SIMULATION, args=(sim.pk,), **task_options(sim, priority=priorities[sim.pk])
+        )
+        for sim in simulations
+    ]
+    try:
+        if len(signatures) == 1:
+            signatures[0].apply_async()
+        elif signatures:
+            group(signatures).apply_async()
+    except Exception:  # the broker is unreachable: the runs stay stored, marked unsent
+        logger.warning(
+            "could not send %d run(s) to the broker; the lost-run check will send them",
+            len(signatures),
+            exc_info=True,
+        )
+        return
+    Simulation.objects.filter(pk__in=[sim.pk for sim in simulations], sent__isnull=True).update(
+        sent=timezone.now()
+    )
+
+
+def enqueue(simulations: list[Simulation]) -> None:
+    """Send the runs once the surrounding transaction commits, so workers find them stored."""
+    transaction.on_commit(lambda: send_runs(simulations))
+
+
+def revoke(task_id: str, *, terminate: bool) -> None:
+    """Revoke a run's task, terminating it (SIGTERM) when it is running."""
+    # A broker that cannot be reached must not keep the database from recording the cancel.
+    try:
+        app.control.revoke(task_id, terminate=terminate, signal="SIGTERM")
+    except Exception:
+        logger.warning("could not revoke task %s", task_id, exc_info=True)

@@ -1,0 +1,184 @@
+"""Sweeps: one launch expanded over variable axes and hardware substitutions into child
+simulations stored and queued as one group; cancelling a sweep cancels its pending children."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from hwdb.selectors import component_matches
+from hwdb.snapshot_codec import with_hardware
+from simulator.snapshot import SystemSnapshot
+from webapp.studio import dispatch
+from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
+from webapp.studio.selectors import sweep_aggregate
+from webapp.studio.services.common import MESSAGES, check_name, current_time, field_error
+from webapp.studio.services.launch import (
+    LaunchPlan,
+    check_active_runs,
+    check_label_counts,
+    check_snapshot,
+    launch_plan,
+    new_simulation,
+)
+from webapp.studio.services.runs import simulation_cancel
+from webapp.studio.validation import axis_size, axis_values, reject_nul, resolve_variables
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+SweepOption = tuple[dict[str, Any], SystemSnapshot, dict[str, Any] | None]
+
+
+def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOption]:
+    """Return (snapshot, its parsed form, point hardware) per substitution; the plan's own
+    snapshot if none. Each substituted snapshot is parsed once, here."""
+    if spec is None:
+        return [(plan.snapshot, plan.system, None)]
+    snapshot = plan.snapshot
+    if not isinstance(spec, Mapping):
+        raise field_error("spec.hardware", MESSAGES["sweep_object"])
+    nodes = {n.get("id"): n for n in snapshot.get("nodes", []) if not n.get("group")}
+    node_id = spec.get("node")
+    if not isinstance(node_id, str) or node_id not in nodes:
+        known = ", ".join(str(n) for n in nodes) or "none"
+        raise field_error(
+            "spec.hardware.node", MESSAGES["sweep_node"].format(node=node_id, known=known)
+        )
+    kind = snapshot["hardware"][nodes[node_id]["hardware"]]["type"]
+    refs = spec.get("components")
+    if not isinstance(refs, list) or not refs:
+        raise field_error("spec.hardware.components", MESSAGES["sweep_components"])
+    options: list[SweepOption] = []
+    for index, ref in enumerate(refs):
+        field = f"spec.hardware.components[{index}]"
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            matches = component_matches(user=user, type=kind, ref=ref)
+        elif isinstance(ref, str) and ref.strip():
+            matches = component_matches(user=user, type=kind, ref=ref.strip())
+        else:
+            raise field_error(field, MESSAGES["sweep_components"])
+        if not matches:
+            raise field_error(field, MESSAGES["sweep_component"].format(ref=ref, type=kind))
+        if len(matches) > 1:
+            raise field_error(
+                field, MESSAGES["sweep_ambiguous"].format(count=len(matches), ref=ref)
+            )
+        component = matches[0]
+        variant, system = check_snapshot(
+            with_hardware(snapshot, node_id=node_id, component=component), field
+        )
+        options.append(
+            (variant, system, {"node": node_id, "id": component.pk, "name": component.name})
+        )
+    return options
+
+
+def sweep_size(spec: Mapping[str, Any]) -> int:
+    """Return the number of points of a sweep specification (checking its axes' shapes)."""
+    axes = spec.get("variables") or {}
+    if not isinstance(axes, Mapping):
+        raise field_error("spec.variables", MESSAGES["sweep_object"])
+    size = 1
+    for name, axis in axes.items():
+        size *= axis_size(axis, field=f"spec.variables.{name}")
+    hardware = spec.get("hardware")
+    if isinstance(hardware, Mapping) and isinstance(hardware.get("components"), list):
+        size *= max(len(hardware["components"]), 1)
+    return size
+
+
+@transaction.atomic
+def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
+    """Return a new sweep whose child simulations are stored and queued as one group.
+
+    `spec` holds the launch fields of `launch_plan` (system_model or snapshot, application or
+    app_source, labels, queue, seed, time_limit_s), `variables` mapping names to a value, a
+    list or a range {start, stop, step}, and optionally `hardware` {node, components}: the
+    node's hardware is swapped for each component (id or name). The size is checked before
+    anything is expanded.
+    """
+    if not isinstance(spec, Mapping):
+        raise field_error("spec", MESSAGES["sweep_object"])
+    reject_nul(spec, field="spec")
+    sweep_name = check_name(name) if name not in (None, "") else "sweep"
+    size = sweep_size(spec)
+    limit = int(settings.PARASIM_MAX_SWEEP)
+    if size > limit:
+        raise field_error("spec", MESSAGES["sweep_too_large"].format(size=size, limit=limit))
+    launch_fields = (
+        "system_model",
+        "snapshot",
+        "application",
+        "app_source",
+        "labels",
+        "queue",
+        "seed",
+        "time_limit_s",
+    )
+    try:
+        plan = launch_plan(
+            user=user, **{key: spec.get(key) for key in launch_fields}, check_labels=False
+        )
+    except ValidationError as error:
+        raise ValidationError(
+            {f"spec.{field}": messages for field, messages in error.message_dict.items()}
+        ) from error
+    axes = {name: axis_values(axis) for name, axis in (spec.get("variables") or {}).items()}
+    hardware_options = _sweep_hardware(user, plan, spec.get("hardware"))
+    sweep = Sweep.objects.create(owner=user, name=sweep_name, spec=dict(spec))
+    children: list[Simulation] = []
+    for snapshot, system, hardware in hardware_options:
+        try:
+            labels = check_label_counts(system, spec.get("labels"))
+        except ValidationError as error:
+            raise ValidationError(
+                {f"spec.{field}": messages for field, messages in error.message_dict.items()}
+            ) from error
+        for values in itertools.product(*axes.values()):
+            point = dict(zip(axes, values, strict=True))
+            variables = resolve_variables(plan.declared, point, field="spec.variables")
+            label = ", ".join(f"{k}={v}" for k, v in point.items())
+            if hardware:
+                label = f"{hardware['name']}" + (f", {label}" if label else "")
+            child = new_simulation(
+                plan,
+                snapshot=snapshot,
+                variables=variables,
+                name=f"{sweep_name}: {label}" if label else sweep_name,
+                sweep=sweep,
+                sweep_point={"variables": point, "hardware": hardware},
+            )
+            child.labels = labels
+            children.append(child)
+    check_active_runs(user, adding=len(children), field="spec.queue")
+    Simulation.objects.bulk_create(children)
+    sweep.aggregate = sweep_aggregate(sweep=sweep)
+    sweep.save(update_fields=["aggregate"])
+    dispatch.enqueue(children)
+    return sweep
+
+
+def sweep_cancel(*, sweep: Sweep) -> Sweep:
+    """Cancel every queued or running child of `sweep`; finished children keep their results."""
+    pending = sweep.simulations.filter(
+        status__in=[SimulationStatus.QUEUED, SimulationStatus.RUNNING]
+    )
+    for simulation in pending:
+        try:
+            simulation_cancel(simulation=simulation)
+        except ValidationError:
+            continue  # finished while we were cancelling the others
+    with transaction.atomic():
+        current = Sweep.objects.select_for_update().get(pk=sweep.pk)
+        current.aggregate = sweep_aggregate(sweep=current)
+        if current.status == SweepStatus.RUNNING:
+            current.status = SweepStatus.CANCELLED
+            current.finished = current_time()
+        current.save(update_fields=["aggregate", "status", "finished"])
+    return current
