@@ -2,13 +2,17 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import "./styles.css";
-import { Link, ToastContext, confirmLeave, match, useLocation, useToasts } from "./router.jsx";
-import { HardwareDetail, HardwareList } from "./pages/Hardware.jsx";
-import { ModelEditor, ModelList } from "./pages/Models.jsx";
-import { SystemEditor, SystemList } from "./pages/Systems.jsx";
-import { ApplicationEditor, ApplicationList } from "./pages/Applications.jsx";
-import { Compare, Launch, RunDetail, RunHistory } from "./pages/Runs.jsx";
-import { SweepDetail, SweepList, SweepNew } from "./pages/Sweeps.jsx";
+import { Link, ToastContext, confirmLeave, match, useLocation, useToasts } from "./lib/router.jsx";
+import { ApplicationEditor, ApplicationList } from "./features/applications/Applications.jsx";
+import { HardwareDetail, HardwareList } from "./features/hardware/Hardware.jsx";
+import { Launch } from "./features/launch/Launch.jsx";
+import { ModelEditor, ModelList } from "./features/models/Models.jsx";
+import { Compare } from "./features/runs/Compare.jsx";
+import { RunDetail } from "./features/runs/RunDetail.jsx";
+import { RunHistory } from "./features/runs/RunHistory.jsx";
+import { SweepDetail, SweepList, SweepNew } from "./features/sweeps/Sweeps.jsx";
+import { SystemEditor } from "./features/systems/SystemEditor.jsx";
+import { SystemList } from "./features/systems/SystemList.jsx";
 
 const ROUTES = [
   ["/", HardwareList],
@@ -44,7 +48,11 @@ function App() {
   const { path } = useLocation();
   const [toasts, toast] = useToasts();
   const root = document.getElementById("root");
-  let page = <p>No page at {path}. <Link to="/app/hardware">Go to the hardware database</Link>.</p>;
+  let page = (
+    <p>
+      No page at {path}. <Link to="/app/hardware">Go to the hardware database</Link>.
+    </p>
+  );
   for (const [pattern, Component] of ROUTES) {
     const params = match(pattern, path);
     if (params) {
@@ -58,12 +66,26 @@ function App() {
   };
   return (
     <ToastContext.Provider value={toast}>
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <header className="topbar">
-        <Link to="/app/hardware" className="brand">ParaSim Studio</Link>
+        <Link to="/app/hardware" className="brand">
+          ParaSim Studio
+        </Link>
         <nav aria-label="Main">
           {NAV.map(([to, label]) => (
-            <Link key={to} to={to} aria-current={path.startsWith(to) || (to === "/app/hardware" && (path === "/" || path === "/app")) ? "page" : undefined}>{label}</Link>
+            <Link
+              key={to}
+              to={to}
+              aria-current={
+                path.startsWith(to) || (to === "/app/hardware" && (path === "/" || path === "/app"))
+                  ? "page"
+                  : undefined
+              }
+            >
+              {label}
+            </Link>
           ))}
         </nav>
         <div className="user">
@@ -72,9 +94,15 @@ function App() {
           <button onClick={signOut}>Sign out</button>
         </div>
       </header>
-      <main id="main" tabIndex={-1}>{page}</main>
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
       <div className="toasts" role="status" aria-live="polite">
-        {toasts.map((t) => <div key={t.id} className={`toast toast-${t.kind}`}>{t.text}</div>)}
+        {toasts.map((t) => (
+          <div key={t.id} className={`toast toast-${t.kind}`}>
+            {t.text}
+          </div>
+        ))}
       </div>
     </ToastContext.Provider>
   );

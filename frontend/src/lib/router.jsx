@@ -1,5 +1,12 @@
 // A small history-API router with an unsaved-changes guard shared by every editor.
-import { createContext, useContext, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import {
+  createContext,
+  useContext,
+  useEffect,
+  useRef,
+  useState,
+  useSyncExternalStore,
+} from "react";
 
 const listeners = new Set();
 const dirtyEditors = new Set();

@@ -6,8 +6,10 @@ function csrfToken() {
 }
 
 // Messages for failures that carry no usable body: the network is down, or the server failed.
-export const NETWORK_ERROR = "Could not reach the server. Check the connection and try again; unsaved changes stay on this page.";
-export const SERVER_ERROR = (status) => `The server failed (${status}). Try again; unsaved changes stay on this page.`;
+export const NETWORK_ERROR =
+  "Could not reach the server. Check the connection and try again; unsaved changes stay on this page.";
+export const SERVER_ERROR = (status) =>
+  `The server failed (${status}). Try again; unsaved changes stay on this page.`;
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -52,7 +54,8 @@ export function flattenErrors(body, prefix = "", out = {}) {
     for (const [key, value] of Object.entries(body)) {
       let path;
       if (/^\d+$/.test(key)) path = `${prefix}[${key}]`;
-      else if (key === "graph" || key === "non_field_errors" || key === "detail") path = prefix ? prefix : key === "graph" ? "" : key;
+      else if (key === "graph" || key === "non_field_errors" || key === "detail")
+        path = prefix ? prefix : key === "graph" ? "" : key;
       else if (key.startsWith("[") || key.startsWith(".")) path = prefix + key;
       else path = prefix ? `${prefix}.${key}` : key;
       if (key === "detail" && typeof value === "string") {
@@ -65,8 +68,28 @@ export function flattenErrors(body, prefix = "", out = {}) {
   return out;
 }
 
-export async function api(method, url, body) {
-  const options = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+// Return true for the rejection of a request cancelled through its AbortSignal: not a failure
+// to report, the component that asked has gone.
+export function isAbort(error) {
+  return error?.name === "AbortError";
+}
+
+// Wrap an error handler so that a cancelled request is dropped silently.
+export function ignoreAbort(handler) {
+  return (error) => {
+    if (!isAbort(error)) handler(error);
+  };
+}
+
+// Send one request; `signal` (an AbortSignal) cancels it, rejecting with an AbortError rather
+// than an ApiError.
+export async function api(method, url, body, { signal } = {}) {
+  const options = {
+    method,
+    headers: { Accept: "application/json" },
+    credentials: "same-origin",
+    signal,
+  };
   if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
@@ -75,14 +98,22 @@ export async function api(method, url, body) {
   let response;
   try {
     response = await fetch(url, options);
-  } catch {
+  } catch (error) {
+    if (isAbort(error)) throw error;
     throw new ApiError(0, null);
   }
   if (response.status === 204) return null;
   const type = response.headers.get("Content-Type") || "";
-  const data = type.includes("json") ? await response.json().catch(() => null) : await response.text();
+  const data = type.includes("json")
+    ? await response.json().catch(() => null)
+    : await response.text();
+  // A body cut off by the cancellation reads as null above: report the cancellation instead.
+  signal?.throwIfAborted();
   if (response.status === 401 || response.status === 403) {
-    if (response.status === 401 || (data && /credentials were not provided/i.test(data.detail || ""))) {
+    if (
+      response.status === 401 ||
+      (data && /credentials were not provided/i.test(data.detail || ""))
+    ) {
       window.location.href = `/accounts/login/?next=${encodeURIComponent(window.location.pathname)}`;
     }
   }
@@ -91,20 +122,21 @@ export async function api(method, url, body) {
   return data;
 }
 
-export const get = (url) => api("GET", url);
-export const post = (url, body) => api("POST", url, body ?? {});
-export const put = (url, body) => api("PUT", url, body);
-export const patch = (url, body) => api("PATCH", url, body);
-export const del = (url) => api("DELETE", url);
+export const get = (url, options) => api("GET", url, undefined, options);
+export const post = (url, body, options) => api("POST", url, body ?? {}, options);
+export const put = (url, body, options) => api("PUT", url, body, options);
+export const patch = (url, body, options) => api("PATCH", url, body, options);
+export const del = (url, options) => api("DELETE", url, undefined, options);
 
-// Return every item of a paginated list (DRF {results, next}) or a plain list.
-export async function getAll(url, limit = 20) {
-  let data = await get(url);
+// Return every item of a paginated list (DRF {results, next}) or a plain list, reading at most
+// `limit` pages.
+export async function getAll(url, { limit = 20, signal } = {}) {
+  let data = await get(url, { signal });
   if (Array.isArray(data)) return data;
   const items = [...data.results];
   let pages = 1;
   while (data.next && pages < limit) {
-    data = await get(data.next);
+    data = await get(data.next, { signal });
     items.push(...data.results);
     pages += 1;
   }

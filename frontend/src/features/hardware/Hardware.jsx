@@ -1,0 +1,534 @@
+// Hardware database: list with search, filters and sorting; detail with the attribute table (Fig. 5.2).
+import { useEffect, useRef, useState } from "react";
+import { ApiError, download, get, ignoreAbort, post } from "../../lib/api.js";
+import { errorId } from "../../lib/errors.js";
+import { fmt } from "../../lib/format.js";
+import { Link, navigate, useLocation, useToast } from "../../lib/router.jsx";
+import { ErrorSummary } from "../../components/ErrorSummary.jsx";
+import { Field, FieldErrors } from "../../components/Field.jsx";
+import { Loading } from "../../components/Loading.jsx";
+import { useRecordEditor } from "../../hooks/useRecordEditor.js";
+
+// hwdb.models.ComponentType (tests/e2e/test_memory_hierarchy.py checks that they agree).
+export const TYPES = ["GPU", "CPU", "NETWORK", "MEMORY", "CACHE", "FABRIC", "STORAGE"];
+// The attributes a memory-hierarchy record needs (simulator/memory_spec.py); the server names
+// a missing or inconsistent one at save.
+const TYPE_HINTS = {
+  CACHE:
+    "A cache needs size (B), ways, lineSize (B, a power of two), latencyCycles and clock (MHz); size / (ways × lineSize) must be a whole number of sets. Optional: bandwidth (B/s), mshrs (16), writeBack (1 write-back, 0 write-through).",
+  FABRIC:
+    "A switching fabric needs hopLatencyCycles, clock (MHz) and linkBandwidth (B/s per link). Optional: headerBytes (8).",
+  MEMORY:
+    "On a memory path a memory needs latency (s) and bandwidth (B/s). Optional: channels (1), peakBandwidth (B/s), size (B).",
+};
+const OPERATORS = [
+  ["gte", "≥"],
+  ["gt", ">"],
+  ["lte", "≤"],
+  ["lt", "<"],
+  ["exact", "="],
+];
+
+// A number input reports "" for what it cannot read (and 1e999 reads as infinity): flag it
+// instead of dropping the condition without a word.
+function readRangeValue(input) {
+  const value = input.value;
+  const bad = input.validity.badInput || (value !== "" && !Number.isFinite(Number(value)));
+  return { value: bad ? "" : value, bad };
+}
+
+export function HardwareList() {
+  const { query } = useLocation();
+  const toast = useToast();
+  const [search, setSearch] = useState(query.get("search") || "");
+  const [type, setType] = useState(query.get("type") || "");
+  const [vendor, setVendor] = useState(query.get("vendor") || "");
+  const [ordering, setOrdering] = useState(query.get("ordering") || "name");
+  const [conditions, setConditions] = useState(query.getAll("attr").map(parseCondition));
+  const [data, setData] = useState(null);
+  const [error, setError] = useState(null);
+  const fileInput = useRef(null);
+
+  const [reloads, setReloads] = useState(0);
+  const filters = filterParams({ search, type, vendor, ordering, conditions }).toString();
+
+  useEffect(() => {
+    const controller = new AbortController();
+    const timer = setTimeout(async () => {
+      // Only when the filters changed: rewriting the URL while the page is being left (sign out
+      // submits a form) would abort that navigation in Chromium.
+      const url = `/app/hardware?${filters}`;
+      if (window.location.pathname + window.location.search !== url)
+        window.history.replaceState({}, "", url);
+      const p = new URLSearchParams(filters);
+      p.set("page_size", "200");
+      try {
+        const page = await get(`/api/components/?${p}`, { signal: controller.signal });
+        setData(page);
+        setError(null);
+      } catch (e) {
+        ignoreAbort(setError)(e);
+      }
+    }, 200);
+    return () => {
+      clearTimeout(timer);
+      controller.abort();
+    };
+  }, [filters, reloads]);
+
+  const sortBy = (field) => setOrdering(ordering === field ? `-${field}` : field);
+  const sortMark = (field) => (ordering === field ? " ▲" : ordering === `-${field}` ? " ▼" : "");
+  const ariaSort = (field) =>
+    ordering === field ? "ascending" : ordering === `-${field}` ? "descending" : "none";
+
+  const exportAll = async () => {
+    const body = await get(`/api/components/export/?${filters}`);
+    download("hardware.json", JSON.stringify(body, null, 2));
+  };
+
+  const importFile = async (event) => {
+    const file = event.target.files[0];
+    event.target.value = "";
+    if (!file) return;
+    try {
+      const parsed = JSON.parse(await file.text());
+      const body = Array.isArray(parsed) ? { components: parsed } : parsed;
+      const created = await post("/api/components/import/", body);
+      toast(`Imported ${created.length} component(s).`);
+      setError(null);
+      setReloads((n) => n + 1);
+    } catch (e) {
+      setError(
+        e instanceof ApiError
+          ? e
+          : new ApiError(400, { detail: `The file is not valid JSON: ${e.message}` }),
+      );
+    }
+  };
+
+  return (
+    <section aria-labelledby="hw-title">
+      <header className="page-head">
+        <h1 id="hw-title">Hardware database</h1>
+        <div className="actions">
+          <button onClick={() => navigate("/app/hardware/new")}>New component</button>
+          <button onClick={() => fileInput.current.click()}>Import JSON…</button>
+          <input
+            ref={fileInput}
+            type="file"
+            accept="application/json,.json"
+            hidden
+            aria-label="Import hardware JSON file"
+            onChange={importFile}
+          />
+          <button onClick={exportAll}>Export JSON</button>
+        </div>
+      </header>
+      <form
+        className="filters"
+        role="search"
+        aria-label="Filter hardware"
+        onSubmit={(e) => e.preventDefault()}
+      >
+        <label>
+          <span className="field-label">Search</span>
+          <input
+            type="search"
+            aria-label="Search name or vendor"
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
+            placeholder="name or vendor"
+          />
+        </label>
+        <label>
+          <span className="field-label">Type</span>
+          <select aria-label="Type" value={type} onChange={(e) => setType(e.target.value)}>
+            <option value="">any</option>
+            {TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span className="field-label">Vendor</span>
+          <input
+            aria-label="Vendor"
+            value={vendor}
+            onChange={(e) => setVendor(e.target.value)}
+            placeholder="e.g. NVIDIA"
+          />
+        </label>
+        <fieldset className="conditions">
+          <legend className="field-label">Attribute ranges</legend>
+          {conditions.map((c, i) => (
+            <div className="condition" key={i}>
+              <input
+                aria-label={`Attribute ${i + 1} key`}
+                placeholder="key, e.g. SMs"
+                value={c.key}
+                onChange={(e) => setConditions(update(conditions, i, { key: e.target.value }))}
+              />
+              <select
+                aria-label={`Attribute ${i + 1} operator`}
+                value={c.op}
+                onChange={(e) => setConditions(update(conditions, i, { op: e.target.value }))}
+              >
+                {OPERATORS.map(([op, sign]) => (
+                  <option key={op} value={op}>
+                    {sign}
+                  </option>
+                ))}
+              </select>
+              <input
+                aria-label={`Attribute ${i + 1} value`}
+                type="number"
+                step="any"
+                value={c.value}
+                aria-invalid={Boolean(c.bad)}
+                aria-describedby={c.bad ? `condition-${i}-error` : undefined}
+                onChange={(e) => setConditions(update(conditions, i, readRangeValue(e.target)))}
+                // React reports no change when an unreadable entry leaves the value "" as before.
+                onInput={(e) => setConditions(update(conditions, i, readRangeValue(e.target)))}
+              />
+              <button
+                type="button"
+                aria-label={`Remove attribute condition ${i + 1}`}
+                onClick={() => setConditions(conditions.filter((_, j) => j !== i))}
+              >
+                ×
+              </button>
+              {c.bad && (
+                <span className="field-error" id={`condition-${i}-error`} role="alert">
+                  Enter a finite number; this condition is not applied.
+                </span>
+              )}
+            </div>
+          ))}
+          <button
+            type="button"
+            onClick={() => setConditions([...conditions, { key: "", op: "gte", value: "" }])}
+          >
+            Add range
+          </button>
+        </fieldset>
+      </form>
+      <ErrorSummary error={error} />
+      {!data ? (
+        <Loading />
+      ) : (
+        <>
+          <p className="muted" aria-live="polite">
+            {data.count} component(s)
+          </p>
+          <table className="grid" aria-label="Hardware components">
+            <thead>
+              <tr>
+                {["name", "type", "vendor"].map((f) => (
+                  <th key={f} aria-sort={ariaSort(f)}>
+                    <button className="sort" onClick={() => sortBy(f)}>
+                      {f[0].toUpperCase() + f.slice(1)}
+                      {sortMark(f)}
+                    </button>
+                  </th>
+                ))}
+                <th>Key attributes</th>
+                <th>Owner</th>
+                <th aria-sort={ariaSort("updated")}>
+                  <button className="sort" onClick={() => sortBy("updated")}>
+                    Updated{sortMark("updated")}
+                  </button>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.results.map((c) => (
+                <tr key={c.id}>
+                  <td>
+                    <Link to={`/app/hardware/${c.id}`}>{c.name}</Link>
+                  </td>
+                  <td>
+                    <span className={`tag tag-${c.type}`}>{c.type}</span>
+                  </td>
+                  <td>{c.vendor}</td>
+                  <td className="attrs">
+                    {keyAttributes(c.attributes)
+                      .map((a) => `${a.key}=${fmt(a.value)}${a.unit ? " " + a.unit : ""}`)
+                      .join(", ")}
+                  </td>
+                  <td>
+                    {c.owner || "built-in"}
+                    {c.shared ? " · shared" : ""}
+                  </td>
+                  <td>{new Date(c.updated).toLocaleDateString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </section>
+  );
+}
+
+const KEY_ATTRIBUTES = [
+  "SMs",
+  "SMCoreClock",
+  "CUDACores",
+  "powerConsumptionLoad",
+  "cores",
+  "size",
+  "ways",
+  "lineSize",
+  "hopLatencyCycles",
+  "clock",
+  "bandwidth",
+  "linkBandwidth",
+  "latency",
+  "startupHTD",
+  "lambdaHTD",
+];
+
+// Return up to four attributes worth a glance, the well-known ones first.
+function keyAttributes(attributes) {
+  const rank = (a) => (KEY_ATTRIBUTES.includes(a.key) ? KEY_ATTRIBUTES.indexOf(a.key) : 100);
+  return [...attributes].sort((a, b) => rank(a) - rank(b)).slice(0, 4);
+}
+
+// The API's query of the list's filters; conditions without a key or a value are left out.
+export function filterParams({ search, type, vendor, ordering, conditions }) {
+  const p = new URLSearchParams();
+  if (search) p.set("search", search);
+  if (type) p.set("type", type);
+  if (vendor) p.set("vendor", vendor);
+  if (ordering) p.set("ordering", ordering);
+  conditions
+    .filter((c) => c.key && c.value !== "")
+    .forEach((c) => p.append("attr", `${c.key}__${c.op}:${c.value}`));
+  return p;
+}
+
+function parseCondition(text) {
+  const m = /^(.*?)(?:__(gte|gt|lte|lt|exact))?:(.*)$/.exec(text) || [];
+  return { key: m[1] || "", op: m[2] || "exact", value: m[3] || "" };
+}
+
+function update(list, index, patch) {
+  return list.map((item, i) => (i === index ? { ...item, ...patch } : item));
+}
+
+const EMPTY = {
+  type: "GPU",
+  name: "",
+  vendor: "",
+  comment: "",
+  source_url: "",
+  shared: false,
+  attributes: [],
+  can_edit: true,
+};
+
+// What a save sends: attribute values that read as numbers go as numbers.
+function toBody(record) {
+  return {
+    type: record.type,
+    name: record.name,
+    vendor: record.vendor,
+    comment: record.comment,
+    source_url: record.source_url,
+    shared: record.shared,
+    attributes: record.attributes.map((a) => ({
+      ...a,
+      value: a.value === "" ? "" : Number.isFinite(Number(a.value)) ? Number(a.value) : a.value,
+    })),
+  };
+}
+
+export function HardwareDetail({ id }) {
+  const {
+    isNew,
+    record,
+    dirty,
+    error,
+    edit: set,
+    save,
+    remove,
+    clone,
+  } = useRecordEditor({
+    id,
+    endpoint: "/api/components/",
+    appPath: "/app/hardware",
+    blank: EMPTY,
+    toBody,
+  });
+
+  if (!record) return error ? <ErrorSummary error={error} /> : <Loading />;
+  const errors = error?.fields || {};
+  const readOnly = !record.can_edit;
+  const setAttr = (i, patch) => set({ attributes: update(record.attributes, i, patch) });
+
+  const exportOne = () => {
+    const { type, name, vendor, comment, source_url, attributes } = record;
+    download(
+      `${name.replace(/[^\w.-]+/g, "_")}.json`,
+      JSON.stringify(
+        { components: [{ type, name, vendor, comment, source_url, attributes }] },
+        null,
+        2,
+      ),
+    );
+  };
+
+  return (
+    <section aria-labelledby="hwd-title">
+      <header className="page-head">
+        <h1 id="hwd-title">
+          {isNew ? "New component" : record.name || "(unnamed)"}
+          {dirty && <span className="unsaved"> · unsaved</span>}
+        </h1>
+        <div className="actions">
+          {!readOnly && (
+            <button className="primary" onClick={save}>
+              Save
+            </button>
+          )}
+          {!isNew && (
+            <button onClick={() => clone({ message: "Cloned: this is your copy." })}>Clone</button>
+          )}
+          {!isNew && <button onClick={exportOne}>Export JSON</button>}
+          {!isNew && !readOnly && (
+            <button className="danger" onClick={remove}>
+              Delete
+            </button>
+          )}
+        </div>
+      </header>
+      {readOnly && (
+        <p className="note">
+          This is a {record.owner ? `record of ${record.owner}` : "built-in record"}: read-only.
+          Clone it to make an editable copy.
+        </p>
+      )}
+      <ErrorSummary
+        error={error}
+        shown={["type", "name", "vendor", "comment", "source_url", "attributes"]}
+      />
+      <div className="form-grid">
+        <Field label="Type" path="type" errors={errors} hint={TYPE_HINTS[record.type]}>
+          <select
+            value={record.type}
+            disabled={readOnly}
+            onChange={(e) => set({ type: e.target.value })}
+          >
+            {TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Name" path="name" errors={errors}>
+          <input
+            value={record.name}
+            readOnly={readOnly}
+            aria-invalid={Boolean(errors.name)}
+            onChange={(e) => set({ name: e.target.value })}
+          />
+        </Field>
+        <Field label="Vendor" path="vendor" errors={errors}>
+          <input
+            value={record.vendor}
+            readOnly={readOnly}
+            onChange={(e) => set({ vendor: e.target.value })}
+          />
+        </Field>
+        <Field label="Source link" path="source_url" errors={errors}>
+          <input
+            value={record.source_url}
+            readOnly={readOnly}
+            onChange={(e) => set({ source_url: e.target.value })}
+          />
+        </Field>
+        <Field label="Comment" path="comment" errors={errors}>
+          <textarea
+            rows={2}
+            value={record.comment}
+            readOnly={readOnly}
+            onChange={(e) => set({ comment: e.target.value })}
+          />
+        </Field>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={record.shared}
+            disabled={readOnly}
+            onChange={(e) => set({ shared: e.target.checked })}
+          />{" "}
+          Shared with every user
+        </label>
+      </div>
+      <h2>Attributes</h2>
+      <FieldErrors errors={errors} path="attributes" />
+      <table className="grid attributes" aria-label="Attributes">
+        <thead>
+          <tr>
+            <th>Key</th>
+            <th>Value</th>
+            <th>Unit</th>
+            <th>Source</th>
+            {!readOnly && (
+              <th>
+                <span className="sr-only">Remove</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          {record.attributes.map((a, i) => (
+            <tr
+              key={i}
+              className={
+                Object.keys(errors).some((p) => p.startsWith(`attributes[${i}]`)) ? "invalid" : ""
+              }
+            >
+              {["key", "value", "unit", "source"].map((f) => (
+                <td key={f}>
+                  <input
+                    aria-label={`Attribute ${i + 1} ${f}`}
+                    value={a[f] ?? ""}
+                    readOnly={readOnly}
+                    aria-invalid={Boolean(errors[`attributes[${i}].${f}`])}
+                    aria-describedby={
+                      errors[`attributes[${i}].${f}`] ? errorId(`attributes[${i}].${f}`) : undefined
+                    }
+                    onChange={(e) => setAttr(i, { [f]: e.target.value })}
+                    className={f === "source" ? "wide" : ""}
+                  />
+                  <FieldErrors errors={errors} path={`attributes[${i}].${f}`} />
+                </td>
+              ))}
+              {!readOnly && (
+                <td>
+                  <button
+                    aria-label={`Remove attribute ${i + 1}`}
+                    onClick={() => set({ attributes: record.attributes.filter((_, j) => j !== i) })}
+                  >
+                    ×
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {!readOnly && (
+        <button
+          onClick={() =>
+            set({
+              attributes: [...record.attributes, { key: "", value: "", unit: "", source: "" }],
+            })
+          }
+        >
+          Add attribute
+        </button>
+      )}
+    </section>
+  );
+}

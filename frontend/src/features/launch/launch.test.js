@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { coerce, graphLabels } from "./launch.js";
+
+describe("graphLabels", () => {
+  it("sums each label's multiplicity times its node's count", () => {
+    const graph = {
+      nodes: [
+        { id: "cpu", labels: { CPU: 1 }, count: 1 },
+        { id: "gpu", labels: { GPU: 2 }, count: 4 },
+        { id: "gpu2", labels: { GPU: 1 } },
+        { id: "host", group: true },
+      ],
+    };
+    expect(graphLabels(graph)).toEqual({ CPU: 1, GPU: 9 });
+    expect(graphLabels(undefined)).toEqual({});
+  });
+});
+
+describe("coerce", () => {
+  it("reads ints, floats and bools, and leaves what does not read as typed", () => {
+    expect(coerce("int", "42")).toBe(42);
+    expect(coerce("int", "4.2")).toBe("4.2");
+    expect(coerce("float", "1e6")).toBe(1e6);
+    expect(coerce("float", "")).toBe("");
+    expect(coerce("bool", "true")).toBe(true);
+    expect(coerce("bool", "yes")).toBe(false);
+    expect(coerce("str", "42")).toBe("42");
+  });
+});

@@ -1,0 +1,148 @@
+// A run's results: overall figures, kernel and transfer times, timeline, processes, energy,
+// the memory hierarchy and the components.
+import { fmt, fmtEnergy, fmtTime } from "../../lib/format.js";
+import { Bars } from "../../components/charts/Bars.jsx";
+import { Gantt } from "../../components/charts/Gantt.jsx";
+import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
+import { boundText, phases } from "./runs.js";
+
+const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
+
+export function Results({ result, memoryCsvUrl }) {
+  const energy =
+    typeof result.energy_j === "object"
+      ? result.energy_j
+      : { total: result.energy_j, per_component: {} };
+  const ph = phases(result);
+  const components = result.components || [];
+  const nodeName = Object.fromEntries(components.map((c) => [c.node, c.name || c.node]));
+  const energyItems = components
+    .filter((c) => c.energy_j > 0)
+    .map((c) => ({ label: `${c.name || c.node}[${c.instance}]`, value: c.energy_j }));
+  const memoryName = memoryNames(result.memory);
+  const hasMemoryPhases = ph.some((t) => t.kind === "memory");
+  const showMemoryTime =
+    Boolean(result.memory) || (result.processes || []).some((p) => p.memory_s > 0);
+  return (
+    <div className="results">
+      <div className="cards">
+        <div className="card">
+          <span className="card-label">Overall time</span>
+          <strong data-testid="overall-time">{fmtTime(result.overall_time_s)}</strong>
+        </div>
+        <div className="card">
+          <span className="card-label">Energy</span>
+          <strong data-testid="energy">{fmtEnergy(energy.total)}</strong>
+        </div>
+        <div className="card">
+          <span className="card-label">Reliability (P success)</span>
+          <strong data-testid="reliability">{fmt(result.reliability?.p_success, 6)}</strong>
+        </div>
+        <div className="card">
+          <span className="card-label">Events</span>
+          <strong>{result.stats?.events ?? "—"}</strong>
+        </div>
+      </div>
+      <h2>{hasMemoryPhases ? "Kernel, transfer and memory times" : "Kernel and transfer times"}</h2>
+      <table className="grid" aria-label="Kernel and transfer times">
+        <thead>
+          <tr>
+            <th>Process</th>
+            <th>Kind</th>
+            <th>Node</th>
+            <th>Direction</th>
+            <th>Bytes</th>
+            <th>{hasMemoryPhases ? "Bound by / detail" : "Bound by"}</th>
+            <th>Start</th>
+            <th>Duration</th>
+          </tr>
+        </thead>
+        <tbody>
+          {ph.map((t, i) => (
+            <tr key={i} data-kind={t.kind}>
+              <td>{t.process}</td>
+              <td>{PHASE_KINDS[t.kind]}</td>
+              <td>{t.node ? `${nodeName[t.node] || t.node}[${t.instance ?? 0}]` : ""}</td>
+              <td>{t.direction || ""}</td>
+              <td>{t.size ? fmt(t.size) : ""}</td>
+              <td data-testid={`bound-${i}`}>
+                {t.kind === "memory" ? memoryText(t.detail, memoryName) : boundText(t.detail)}
+              </td>
+              <td>{fmtTime(t.start_s)}</td>
+              <td className="num" data-testid={`phase-${i}`}>
+                {fmtTime(t.duration)}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Timeline</h2>
+      <Gantt timeline={result.timeline} />
+      <div className="two-col">
+        <div>
+          <h2>Processes</h2>
+          <table className="grid" aria-label="Processes">
+            <thead>
+              <tr>
+                <th>Process</th>
+                <th>Node</th>
+                <th>Compute</th>
+                {showMemoryTime && <th>Memory</th>}
+                <th>Comm.</th>
+                <th>Wait</th>
+                <th>Finish</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(result.processes || []).map((p) => (
+                <tr key={p.process || `${p.label}${p.rank}`}>
+                  <td>{p.process || `${p.label}[${p.rank}]`}</td>
+                  <td>
+                    {nodeName[p.node] || p.node}[{p.instance}]
+                  </td>
+                  <td>{fmtTime(p.compute_s)}</td>
+                  {showMemoryTime && <td>{fmtTime(p.memory_s)}</td>}
+                  <td>{fmtTime(p.comm_s)}</td>
+                  <td>{fmtTime(p.wait_s)}</td>
+                  <td>{fmtTime(p.finish_s)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <div>
+          <h2>Energy breakdown</h2>
+          <Bars items={energyItems} format={fmtEnergy} label="Energy per component" width={520} />
+        </div>
+      </div>
+      {result.memory && <MemoryHierarchy memory={result.memory} csvUrl={memoryCsvUrl} />}
+      <h2>Components</h2>
+      <table className="grid" aria-label="Components">
+        <thead>
+          <tr>
+            <th>Node</th>
+            <th>Hardware</th>
+            <th>Type</th>
+            <th>Busy</th>
+            <th>Utilisation</th>
+            <th>Energy</th>
+          </tr>
+        </thead>
+        <tbody>
+          {components.map((c) => (
+            <tr key={`${c.node}-${c.instance}`}>
+              <td>
+                {c.name || c.node}[{c.instance}]
+              </td>
+              <td>{c.hardware}</td>
+              <td>{c.type}</td>
+              <td>{fmtTime(c.busy_s)}</td>
+              <td>{(100 * (c.utilisation || 0)).toFixed(1)}%</td>
+              <td>{fmtEnergy(c.energy_j)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,417 @@
+// Sweeps: variable ranges x GPUs; a chart of time or energy against the variable, one line per GPU.
+import { useEffect, useMemo, useState } from "react";
+import { get, post } from "../../lib/api.js";
+import { fmtEnergy, fmtTime } from "../../lib/format.js";
+import { Link, navigate, useLocation, useToast } from "../../lib/router.jsx";
+import { LineChart } from "../../components/charts/LineChart.jsx";
+import { ErrorSummary } from "../../components/ErrorSummary.jsx";
+import { FieldErrors } from "../../components/Field.jsx";
+import { Loading } from "../../components/Loading.jsx";
+import { Progress } from "../../components/Progress.jsx";
+import { Retrying } from "../../components/Retrying.jsx";
+import { useApiGet } from "../../hooks/useApiGet.js";
+import { usePolling } from "../../hooks/usePolling.js";
+import { coerce, graphLabels } from "../launch/launch.js";
+import { useLaunchChoices } from "../launch/useLaunchChoices.js";
+
+export function SweepList() {
+  const { data, error } = useApiGet("/api/sweeps/?page_size=100");
+  const sweeps = data && (Array.isArray(data) ? data : data.results);
+  return (
+    <section aria-labelledby="sweeps-title">
+      <header className="page-head">
+        <h1 id="sweeps-title">Sweeps</h1>
+        <div className="actions">
+          <button onClick={() => navigate("/app/sweeps/new")}>New sweep</button>
+        </div>
+      </header>
+      <ErrorSummary error={error} />
+      {!sweeps ? (
+        <Loading />
+      ) : (
+        <table className="grid" aria-label="Sweeps">
+          <thead>
+            <tr>
+              <th>Sweep</th>
+              <th>Status</th>
+              <th>Points</th>
+              <th>Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sweeps.map((s) => (
+              <tr key={s.id}>
+                <td>
+                  <Link to={`/app/sweeps/${s.id}`}>{s.name}</Link>
+                </td>
+                <td>
+                  <span className={`status status-${s.status}`}>{s.status}</span>
+                </td>
+                <td>
+                  {s.aggregate?.done ?? 0} / {s.aggregate?.total ?? "?"}
+                </td>
+                <td>{new Date(s.created).toLocaleString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+// "1,2,4" -> list; "8:64:8" -> {start, stop, step}; anything else is sent as typed for the API to judge.
+export function parseAxis(text, type) {
+  const t = String(text).trim();
+  const range = /^(-?[\d.e+-]+)\s*:\s*(-?[\d.e+-]+)\s*:\s*(-?[\d.e+-]+)$/i.exec(t);
+  if (range) return { start: Number(range[1]), stop: Number(range[2]), step: Number(range[3]) };
+  if (t.includes(",")) return t.split(",").map((x) => coerce(type, x.trim()));
+  return coerce(type, t);
+}
+
+export function SweepNew() {
+  const { query } = useLocation();
+  const c = useLaunchChoices(query);
+  const [name, setName] = useState("");
+  const [values, setValues] = useState({});
+  const [labels, setLabels] = useState({});
+  const [queue, setQueue] = useState("");
+  const [hwNode, setHwNode] = useState("");
+  const [gpus, setGpus] = useState([]);
+  const [error, setError] = useState(null);
+  const { data: componentList, error: componentsError } = useApiGet(
+    "/api/components/?page_size=200&ordering=name",
+    { all: true },
+  );
+  const components = useMemo(() => componentList || [], [componentList]);
+  useEffect(() => {
+    if (c.app)
+      setValues(
+        Object.fromEntries((c.app.variables || []).map((v) => [v.name, String(v.default ?? "")])),
+      );
+  }, [c.app]);
+  useEffect(() => {
+    if (c.system) {
+      setLabels(Object.fromEntries(Object.keys(graphLabels(c.system.graph)).map((l) => [l, "1"])));
+      const gpuNode = (c.system.graph?.nodes || []).find(
+        (n) => !n.group && components.find((x) => x.id === n.hardware)?.type === "GPU",
+      );
+      setHwNode(gpuNode ? gpuNode.id : "");
+    }
+  }, [c.system, components]);
+  useEffect(() => {
+    if (c.queues.length && !c.queues.some((q) => q.name === queue)) setQueue(c.queues[0].name);
+  }, [c.queues, queue]);
+
+  if (c.error) return <ErrorSummary error={c.error} />;
+  if (!c.systems || !c.apps) return <Loading />;
+  const errors = error?.fields || {};
+  const shownError = error || componentsError;
+  const hwNodes = (c.system?.graph?.nodes || []).filter((n) => !n.group);
+  const nodeType = components.find(
+    (x) => x.id === hwNodes.find((n) => n.id === hwNode)?.hardware,
+  )?.type;
+  const candidates = components.filter((x) => !nodeType || x.type === nodeType);
+
+  const launch = async (event) => {
+    event.preventDefault();
+    const types = Object.fromEntries((c.app?.variables || []).map((v) => [v.name, v.type]));
+    const spec = {
+      system_model: c.system?.id,
+      application: c.app?.id,
+      labels: Object.fromEntries(
+        Object.entries(labels).map(([k, v]) => [k, /^\d+$/.test(v) ? Number(v) : v]),
+      ),
+      queue: queue || undefined,
+      variables: Object.fromEntries(
+        Object.entries(values).map(([k, v]) => [k, parseAxis(v, types[k] || "str")]),
+      ),
+    };
+    if (hwNode && gpus.length) spec.hardware = { node: hwNode, components: gpus.map(Number) };
+    try {
+      const s = await post("/api/sweeps/", { name, spec });
+      navigate(`/app/sweeps/${s.id}`);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <section aria-labelledby="sweepnew-title">
+      <header className="page-head">
+        <h1 id="sweepnew-title">New sweep</h1>
+      </header>
+      <ErrorSummary
+        error={shownError}
+        shown={Object.keys(values).map((v) => `spec.variables.${v}`)}
+      />
+      <form onSubmit={launch} aria-label="Define a sweep">
+        <div className="form-grid">
+          <label className="field">
+            <span className="field-label">Name</span>
+            <input aria-label="Sweep name" value={name} onChange={(e) => setName(e.target.value)} />
+          </label>
+          <label className="field">
+            <span className="field-label">System model</span>
+            <select
+              aria-label="System model"
+              value={c.systemId}
+              onChange={(e) => c.setSystemId(e.target.value)}
+            >
+              {c.systems.map((s) => (
+                <option key={s.id} value={s.id}>
+                  {s.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="field">
+            <span className="field-label">Application model</span>
+            <select
+              aria-label="Application model"
+              value={c.appId}
+              onChange={(e) => c.setAppId(e.target.value)}
+            >
+              {c.apps.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="field">
+            <span className="field-label">Queue</span>
+            <select aria-label="Queue" value={queue} onChange={(e) => setQueue(e.target.value)}>
+              {c.queues.length === 0 && <option value="">server default (loading queues…)</option>}
+              {c.queues.map((q) => (
+                <option key={q.name}>{q.name}</option>
+              ))}
+            </select>
+          </label>
+        </div>
+        <div className="two-col">
+          <fieldset>
+            <legend>
+              Variables: a value, a list <code>1,2,4</code> or a range <code>start:stop:step</code>{" "}
+              (stop included)
+            </legend>
+            {(c.app?.variables || []).map((v) => (
+              <label
+                key={v.name}
+                className={`field inline${Object.keys(errors).some((p) => p.startsWith(`spec.variables.${v.name}`)) ? " invalid" : ""}`}
+              >
+                <span className="field-label">{v.name}</span>
+                <input
+                  aria-label={`Sweep values of ${v.name}`}
+                  value={values[v.name] ?? ""}
+                  onChange={(e) => setValues({ ...values, [v.name]: e.target.value })}
+                />
+                {Object.keys(errors)
+                  .filter((p) => p.startsWith(`spec.variables.${v.name}`))
+                  .map((p) => (
+                    <FieldErrors key={p} errors={errors} path={p} />
+                  ))}
+              </label>
+            ))}
+          </fieldset>
+          <fieldset>
+            <legend>Hardware to swap in (one line per choice)</legend>
+            <label className="field">
+              <span className="field-label">Node</span>
+              <select
+                aria-label="Node to swap"
+                value={hwNode}
+                onChange={(e) => {
+                  setHwNode(e.target.value);
+                  setGpus([]);
+                }}
+              >
+                <option value="">— keep the system&apos;s hardware —</option>
+                {hwNodes.map((n) => (
+                  <option key={n.id} value={n.id}>
+                    {n.name || n.id}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {hwNode && (
+              <div className="checklist" role="group" aria-label="Hardware choices">
+                {candidates.map((x) => (
+                  <label key={x.id} className="check">
+                    <input
+                      type="checkbox"
+                      aria-label={x.name}
+                      checked={gpus.includes(x.id)}
+                      onChange={() =>
+                        setGpus(
+                          gpus.includes(x.id) ? gpus.filter((g) => g !== x.id) : [...gpus, x.id],
+                        )
+                      }
+                    />{" "}
+                    {x.name}{" "}
+                    <span className="muted">
+                      #{x.id}
+                      {x.vendor ? ` · ${x.vendor}` : ""}
+                    </span>
+                  </label>
+                ))}
+              </div>
+            )}
+            <h3>Label counts</h3>
+            {Object.keys(labels).map((l) => (
+              <label key={l} className="field inline">
+                <span className="field-label">{l}</span>
+                <input
+                  aria-label={`Processes with label ${l}`}
+                  value={labels[l]}
+                  onChange={(e) => setLabels({ ...labels, [l]: e.target.value })}
+                />
+              </label>
+            ))}
+          </fieldset>
+        </div>
+        <button type="submit" className="primary big">
+          Launch sweep
+        </button>
+      </form>
+    </section>
+  );
+}
+
+export function SweepDetail({ id }) {
+  const toast = useToast();
+  const [metric, setMetric] = useState("overall_time_s");
+  const [axis, setAxis] = useState("");
+  // A lost connection or a server error keeps the chart and tries again, slower.
+  const {
+    value: sweep,
+    error,
+    retrying,
+  } = usePolling(
+    (signal) => get(`/api/sweeps/${id}/`, { signal }),
+    (s) => s.status === "running",
+    800,
+    id,
+  );
+
+  const axes = useMemo(() => Object.keys(sweep?.spec?.variables || {}), [sweep]);
+  const varying = useMemo(
+    () =>
+      axes.filter((a) => new Set((sweep?.points || []).map((p) => JSON.stringify(p[a]))).size > 1),
+    [axes, sweep],
+  );
+  const x = axis || varying[0] || axes[0];
+  const series = useMemo(() => {
+    const groups = new Map();
+    (sweep?.points || []).forEach((p) => {
+      if (p.status !== "succeeded" || p[metric] === null || typeof p[x] !== "number") return;
+      const others = varying
+        .filter((a) => a !== x)
+        .map((a) => `${a}=${p[a]}`)
+        .join(", ");
+      const key = [p.hardware || "system's hardware", others].filter(Boolean).join(" · ");
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push([p[x], p[metric]]);
+    });
+    return [...groups].map(([name, points]) => ({ name, points }));
+  }, [sweep, metric, x, varying]);
+
+  if (error) return <ErrorSummary error={error} />;
+  if (!sweep) return retrying ? <Retrying error={retrying} /> : <Loading />;
+  const agg = sweep.aggregate || {};
+  const format = metric === "energy_j" ? fmtEnergy : fmtTime;
+  return (
+    <section aria-labelledby="sweep-title">
+      <header className="page-head">
+        <h1 id="sweep-title">{sweep.name}</h1>
+        <div className="actions">
+          <a className="button" href={sweep.results_url} download>
+            Download CSV
+          </a>
+          {sweep.status === "running" && (
+            <button
+              onClick={() =>
+                post(`/api/sweeps/${id}/cancel/`).catch((e) => toast(e.message, "error"))
+              }
+            >
+              Cancel
+            </button>
+          )}
+        </div>
+      </header>
+      <p className="muted">
+        <span className={`status status-${sweep.status}`} data-testid="sweep-status">
+          {sweep.status}
+        </span>{" "}
+        · {agg.done ?? 0} of {agg.total ?? "?"} points done
+        {agg.failed ? `, ${agg.failed} failed` : ""}
+      </p>
+      <Retrying error={retrying} />
+      {sweep.status === "running" && (
+        <Progress value={(agg.done || 0) / (agg.total || 1)} label="Sweep progress" />
+      )}
+      <div className="form-row">
+        <label>
+          <span className="field-label">Plot</span>
+          <select aria-label="Metric" value={metric} onChange={(e) => setMetric(e.target.value)}>
+            <option value="overall_time_s">overall time</option>
+            <option value="energy_j">energy</option>
+          </select>
+        </label>
+        <label>
+          <span className="field-label">against</span>
+          <select
+            aria-label="Variable on the x axis"
+            value={x}
+            onChange={(e) => setAxis(e.target.value)}
+          >
+            {axes.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <LineChart
+        series={series}
+        xLabel={x}
+        yLabel={metric === "energy_j" ? "energy" : "overall time"}
+        yFormat={format}
+      />
+      <h2>Points</h2>
+      <table className="grid" aria-label="Sweep points">
+        <thead>
+          <tr>
+            <th>Run</th>
+            <th>Status</th>
+            <th>Hardware</th>
+            {axes.map((a) => (
+              <th key={a}>{a}</th>
+            ))}
+            <th>Overall time</th>
+            <th>Energy</th>
+            <th>Error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(sweep.points || []).map((p) => (
+            <tr key={p.simulation}>
+              <td>
+                <Link to={`/app/runs/${p.simulation}`}>#{p.simulation}</Link>
+              </td>
+              <td>
+                <span className={`status status-${p.status}`}>{p.status}</span>
+              </td>
+              <td>{p.hardware}</td>
+              {axes.map((a) => (
+                <td key={a}>{String(p[a])}</td>
+              ))}
+              <td>{fmtTime(p.overall_time_s)}</td>
+              <td>{fmtEnergy(p.energy_j)}</td>
+              <td className="error-cell">{p.error}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

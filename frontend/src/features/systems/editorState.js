@@ -1,0 +1,189 @@
+// The system editor's state and its reducer: the record's fields, the canvas's React Flow nodes
+// and edges, the selected node, and the counter behind fresh node ids. Every change of the
+// canvas is an action here; the component only turns events into actions.
+import { addEdge, applyEdgeChanges, applyNodeChanges } from "@xyflow/react";
+import { sortParentsFirst, stripUi, toFlow, toGraph, withoutMemoryRefs } from "./graph.js";
+import { childSlot, grow, isDescendant } from "./layout.js";
+
+export const EMPTY_SYSTEM = {
+  name: "",
+  description: "",
+  shared: false,
+  graph: { nodes: [], edges: [] },
+  can_edit: true,
+};
+
+// Return the editor's state for a system model as the API gives it.
+export function editorState(record) {
+  const flow = toFlow(record.graph || { nodes: [] });
+  return {
+    name: record.name,
+    description: record.description || "",
+    shared: record.shared,
+    can_edit: record.can_edit,
+    owner: record.owner,
+    nodes: flow.nodes,
+    edges: flow.edges,
+    selectedId: null,
+    counter: 1,
+  };
+}
+
+// What "unsaved changes" compares: the fields and the graph, not positions, sizes or selection.
+export function fingerprint(state) {
+  return JSON.stringify({
+    n: state.name,
+    d: state.description,
+    s: state.shared,
+    g: stripUi(toGraph(state.nodes, state.edges)),
+  });
+}
+
+// What a save sends.
+export function toBody(state) {
+  return {
+    name: state.name,
+    description: state.description,
+    shared: state.shared,
+    graph: toGraph(state.nodes, state.edges),
+  };
+}
+
+// After a save the canvas stays as it is; the fields take the server's values.
+export function afterSave(response, state) {
+  return {
+    ...state,
+    name: response.name,
+    description: response.description || "",
+    shared: response.shared,
+  };
+}
+
+// Return an id not used by any node ("gpu3", "link4", "group5") and the counter after it.
+export function freshId(base, nodes, counter) {
+  const clean =
+    (base || "node")
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, "_")
+      .replace(/^_+|_+$/g, "")
+      .slice(0, 20) || "node";
+  let next = counter;
+  let candidate;
+  do {
+    candidate = `${clean}${next}`;
+    next += 1;
+  } while (nodes.some((n) => n.id === candidate));
+  return { id: candidate, counter: next };
+}
+
+// A new canvas node: a group, or an instance of a hardware component.
+function newNode(id, component, parent, position) {
+  const isGroup = component === "group";
+  return {
+    id,
+    type: isGroup ? "group" : "hardware",
+    position,
+    parentId: parent || undefined,
+    style: isGroup ? { width: 520, height: 190 } : undefined,
+    data: isGroup
+      ? { name: "Group", group: true, hardware: null, model: null, count: 1, labels: {} }
+      : {
+          name: component.name,
+          group: false,
+          hardware: component.id,
+          model: null,
+          count: 1,
+          labels: {},
+        },
+  };
+}
+
+const mapSelected = (state, change) =>
+  state.nodes.map((n) => (n.id === state.selectedId ? change(n) : n));
+
+// Actions: fields {patch}; nodesChanged / edgesChanged {changes} (React Flow's); connected
+// {connection, id}; selected {id}; nodeAdded {component ("group" or a component), parent,
+// position}; nodeUpdated {patch} (the selected node's data); parentSet {parentId} (of the
+// selected node); nodeMoved {id, parentId, position}; selectedRemoved (with what it holds);
+// edgeRemoved {id}.
+export function systemEditorReducer(state, action) {
+  switch (action.type) {
+    case "fields":
+      return { ...state, ...action.patch };
+    case "nodesChanged": {
+      const removed = new Set(action.changes.filter((c) => c.type === "remove").map((c) => c.id));
+      const nodes = withoutMemoryRefs(
+        applyNodeChanges(
+          action.changes.filter((c) => c.type !== "select"),
+          state.nodes,
+        ),
+        removed,
+      );
+      const picked = action.changes.filter((c) => c.type === "select" && c.selected);
+      return {
+        ...state,
+        nodes,
+        selectedId: picked.length ? picked[picked.length - 1].id : state.selectedId,
+      };
+    }
+    case "edgesChanged":
+      return { ...state, edges: applyEdgeChanges(action.changes, state.edges) };
+    case "connected":
+      return { ...state, edges: addEdge({ ...action.connection, id: action.id }, state.edges) };
+    case "selected":
+      return { ...state, selectedId: action.id };
+    case "nodeAdded": {
+      const { component, parent, position } = action;
+      const base =
+        component === "group" ? "group" : component.type === "NETWORK" ? "link" : component.type;
+      const { id, counter } = freshId(base, state.nodes, state.counter);
+      let nodes = [...state.nodes, newNode(id, component, parent, position)];
+      if (parent) nodes = grow(nodes, parent);
+      return { ...state, nodes: sortParentsFirst(nodes), selectedId: id, counter };
+    }
+    case "nodeUpdated":
+      return {
+        ...state,
+        nodes: mapSelected(state, (n) => ({ ...n, data: { ...n.data, ...action.patch } })),
+      };
+    case "parentSet": {
+      const { parentId } = action;
+      const position = parentId
+        ? childSlot(state.nodes, parentId, state.selectedId)
+        : { x: 40, y: 40 };
+      let nodes = mapSelected(state, (n) => ({ ...n, parentId: parentId || undefined, position }));
+      if (parentId) nodes = grow(nodes, parentId);
+      return { ...state, nodes: sortParentsFirst(nodes) };
+    }
+    case "nodeMoved":
+      return {
+        ...state,
+        nodes: sortParentsFirst(
+          state.nodes.map((n) =>
+            n.id === action.id ? { ...n, parentId: action.parentId, position: action.position } : n,
+          ),
+        ),
+      };
+    case "selectedRemoved": {
+      const doomed = new Set([
+        state.selectedId,
+        ...state.nodes
+          .filter((n) => isDescendant(state.nodes, state.selectedId, n.id))
+          .map((n) => n.id),
+      ]);
+      return {
+        ...state,
+        nodes: withoutMemoryRefs(
+          state.nodes.filter((n) => !doomed.has(n.id)),
+          doomed,
+        ),
+        edges: state.edges.filter((e) => !doomed.has(e.source) && !doomed.has(e.target)),
+        selectedId: null,
+      };
+    }
+    case "edgeRemoved":
+      return { ...state, edges: state.edges.filter((e) => e.id !== action.id) };
+    default:
+      throw new Error(`systemEditorReducer: unknown action ${action.type}`);
+  }
+}
