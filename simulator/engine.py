@@ -248,17 +248,18 @@ class _PythonCore:
                 raise failure
 
 
+try:
+    from simulator import _speedups as _built_speedups
+except ImportError:  # not built, or a subinterpreter (it serves the main one only)
+    _built_speedups = None
+
+
 def _load_speedups() -> Any:
     """Return `simulator._speedups` when it is built and wanted, else None."""
-    if os.environ.get("PARASIM_PURE_PYTHON"):
+    if _built_speedups is None or os.environ.get("PARASIM_PURE_PYTHON"):
         return None
-    try:
-        from simulator import _speedups
-
-        _speedups.set_process_type(Process)
-    except ImportError:  # not built, or a subinterpreter (it serves the main one only)
-        return None
-    return _speedups
+    _built_speedups.set_process_type(Process)
+    return _built_speedups
 
 
 speedups = _load_speedups()

@@ -23,6 +23,12 @@ LAZY_IMPORTS = {
     "py_mini_racer": "loads V8; only the sandbox child that runs JavaScript needs it.",
     "simulator.evaluate": "imports py_mini_racer (V8); web processes only start its child.",
     "simulator.calibrate": "imports NumPy; a web process needs it only to calibrate.",
+    "simulator.models.gpu_current": "imports NumPy (through volkov): loaded by the runs and "
+    "the model tables that use the current-GPU model.",
+    "simulator.models.gpu_detailed": "imports NumPy (through volkov): only detailed kernel runs.",
+    "simulator.models.gpu_modes": "imports NumPy (through volkov): only kernel-mode runs.",
+    "simulator.memsys": "the memory hierarchy and its cache simulator: only runs with memory "
+    "nodes load it (the sandbox child preloads it for them before its limits are set).",
 }
 
 # Imports a given file may make in a function, by (file, module imported).
@@ -30,32 +36,9 @@ LAZY_IMPORTS_IN = {
     ("webapp/gunicorn.conf.py", "django.urls"): "gunicorn reads its configuration before "
     "Django is set up; post_worker_init runs after.",
     ("webapp/gunicorn.conf.py", "webapp.celery"): "as above: the Celery app needs settings.",
-}
-
-# Function-local imports other work of issue 15 removes (modules its other parts move or
-# own); listed so that this check holds today. Delete an entry with its import.
-PENDING = {
-    ("simulator/_child.py", "ctypes"),
-    ("simulator/_child.py", "simulator.errors"),
-    ("simulator/_child.py", "simulator.sandbox"),
-    ("simulator/analyzer/analysis.py", "simulator.analyzer.svg"),
-    ("simulator/api.py", "simulator.memsys"),
-    ("simulator/calibrate.py", "datetime"),
-    ("simulator/cli.py", "simulator.runner"),
-    ("simulator/cli.py", "simulator.sandbox"),
-    ("simulator/cli.py", "simulator.analyzer.cli"),
-    ("simulator/cli.py", "simulator.calibrate"),
-    ("simulator/engine.py", "simulator"),
-    ("simulator/models/__init__.py", "simulator.models.architectures"),
-    ("simulator/models/__init__.py", "simulator.models.gpu_current"),
-    ("simulator/models/cache.py", "simulator"),
-    ("simulator/runner.py", "simulator.models.gpu_detailed"),
-    ("simulator/runner.py", "simulator.models.gpu_modes"),
-    ("simulator/runner.py", "simulator.memsys"),
-    ("validation/analyze.py", "validation.profile"),
-    ("validation/evaluate.py", "validation.profile"),
-    ("webapp/studio/api/serializers.py", "webapp.studio.selectors"),
-    ("webapp/studio/selectors.py", "webapp.celery"),
+    ("simulator/cli/common.py", "simulator.runner"): "only `--no-sandbox` runs a simulation in "
+    "the CLI's own process; a sandboxed run's parent loads neither runner nor engine.",
+    ("simulator/cli/common.py", "simulator.engine"): "as above.",
 }
 
 
@@ -178,9 +161,9 @@ def function_local_imports() -> Iterator[tuple[str, int, str]]:
 
 
 def is_allowed(file: str, module: str) -> bool:
-    """Return True for a documented lazy import (or a pending one, see PENDING)."""
+    """Return True for a documented lazy import."""
     lazy = any(module == name or module.startswith(f"{name}.") for name in LAZY_IMPORTS)
-    return lazy or (file, module) in LAZY_IMPORTS_IN or (file, module) in PENDING
+    return lazy or (file, module) in LAZY_IMPORTS_IN
 
 
 # --- the checks ---------------------------------------------------------------------------

@@ -21,6 +21,8 @@ import csv
 import datetime as dt
 import json
 import math
+import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -443,6 +445,29 @@ def read_power_log(path: Path) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64).reshape(-1, 2)
 
 
+def run_timezone(folder: Path) -> str:
+    """Return the time zone of the run's power log (run.json's "timezone", else UTC)."""
+    meta = folder / "run.json"
+    if meta.is_file():
+        return str(json.loads(meta.read_text(encoding="utf-8")).get("timezone", "UTC"))
+    return "UTC"
+
+
+def read_power_in_zone(path: Path, zone: str) -> np.ndarray:
+    """Return the power log as (epoch, W), its local timestamps read in time zone `zone`."""
+    previous = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        return read_power_log(path)
+    finally:
+        if previous is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = previous
+        time.tzset()
+
+
 def parse_timestamp(text: str) -> float:
     """Return epoch seconds from nvidia-smi's local-time stamp (or an epoch number)."""
     try:
@@ -819,8 +844,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         bus_bandwidth_from_nvidia_smi(args.nvidia_smi) if args.nvidia_smi and link is None else None
     )
     if args.power and args.run is not None:
-        from validation.profile import read_power_in_zone, run_timezone
-
         power: np.ndarray | None = read_power_in_zone(args.power, run_timezone(args.run))
     else:
         power = read_power_log(args.power) if args.power else None

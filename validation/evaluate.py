@@ -46,9 +46,11 @@ from validation.analyze import (
     load_record,
     mean_error,
     read_measurements,
+    read_power_in_zone,
+    run_timezone,
     window_energy,
 )
-from validation.profile import read_power_in_zone, run_timezone
+from validation.profile import kernel_measurements, read_profile
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT / "validation" / "data"
@@ -415,8 +417,6 @@ def stream_errors(run: Run, gpu: CurrentGpu, exponent: float | None = None) -> d
     path = run.path / "profile.csv"
     if not path.is_file():
         return {}
-    from validation.profile import read_profile
-
     kernel = StreamKernel.load()
     pairs: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": []}
     for (benchmark, param, n), rows in read_profile(path).items():
@@ -479,8 +479,6 @@ def compute_fit(run: Run) -> Fit:
     4. saxpy2's dynamic energy per block: least squares of E - P_active_idle T over the
        run's energy sweep.
     """
-    from validation.profile import kernel_measurements
-
     measured = {m.key: m.value for m in kernel_measurements(run.path)}
     table = json.loads(HOPPER_TABLE.read_text(encoding="utf-8"))
     record = load_record(run.record_name)

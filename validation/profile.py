@@ -19,9 +19,7 @@ import argparse
 import csv
 import json
 import math
-import os
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +31,8 @@ from validation.analyze import (
     PCIE_LANE_BANDWIDTH,
     SEED_PATH,
     fit_direction,
-    read_power_log,
+    read_power_in_zone,
+    run_timezone,
     window_energy,
 )
 
@@ -70,29 +69,6 @@ def read_profile(path: Path) -> dict[tuple[str, str, float], list[dict[str, str]
 
 def _median(rows: Sequence[Mapping[str, str]]) -> float:
     return float(np.median([float(r["value"]) for r in rows]))
-
-
-def run_timezone(folder: Path) -> str:
-    """Return the time zone of the run's power log (run.json's "timezone", else UTC)."""
-    meta = folder / "run.json"
-    if meta.is_file():
-        return str(json.loads(meta.read_text(encoding="utf-8")).get("timezone", "UTC"))
-    return "UTC"
-
-
-def read_power_in_zone(path: Path, zone: str) -> np.ndarray:
-    """Return the power log as (epoch, W), its local timestamps read in time zone `zone`."""
-    previous = os.environ.get("TZ")
-    os.environ["TZ"] = zone
-    time.tzset()
-    try:
-        return read_power_log(path)
-    finally:
-        if previous is None:
-            os.environ.pop("TZ", None)
-        else:
-            os.environ["TZ"] = previous
-        time.tzset()
 
 
 def kernel_measurements(folder: Path) -> list[Measurement]:

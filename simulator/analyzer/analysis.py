@@ -38,6 +38,7 @@ from simulator.analyzer.latency import LatencyTable, latency_table, normalise_ar
 from simulator.analyzer.polynomial import MaxPolynomial, Polynomial
 from simulator.analyzer.sass import Instruction, SassFunction, parse_sass
 from simulator.analyzer.structure import Loop, find_loops, reachable
+from simulator.analyzer.svg import render_svg
 from simulator.models.occupancy import OccupancyResult, occupancy
 from simulator.models.volkov import KernelProfile
 
@@ -153,8 +154,6 @@ class KernelAnalysis:
 
     def svg(self) -> str:
         """Return the execution graph drawn as SVG, the critical path highlighted."""
-        from simulator.analyzer.svg import render_svg
-
         return render_svg(self)
 
     def to_dict(self) -> dict[str, Any]:

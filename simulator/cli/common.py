@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from simulator.sandbox.launch import StartedChild
+from simulator.sandbox.parent import run_sandboxed
 from simulator.snapshot import load_snapshot
 
 __all__ = [
@@ -153,8 +154,6 @@ def runner(
             return run_simulation(snapshot, app_source, progress=progress, **arguments)
 
         return run_in_process
-
-    from simulator.sandbox.parent import run_sandboxed
 
     started = [child] if child is not None else []
 

@@ -15,6 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from simulator.models.architectures import (
+    known_compute_capabilities,
+    profile_for_compute_capability,
+)
+
 JS_DIR = Path(__file__).parent / "js"
 
 
@@ -33,10 +38,8 @@ def _gpu_current_defaults() -> str:
     """Return `GPU_CURRENT_DEFAULTS` for `gpu_current.js`: the fitted transition exponent and
     each compute capability's launch overhead and memory efficiency, as `gpu_current.py` reads
     them (`data/gpu_current_fit.json`, `data/architecture_profiles.json`)."""
-    from simulator.models.architectures import (
-        known_compute_capabilities,
-        profile_for_compute_capability,
-    )
+    # Imported here: gpu_current imports NumPy (through volkov), which a run's sandbox child
+    # loads only when one of its models needs it.
     from simulator.models.gpu_current import TRANSITION_EXPONENT
 
     rows = []

@@ -224,15 +224,17 @@ class CacheSimulationResult:
         return result
 
 
+try:
+    from simulator import _cachesim as _built_cachesim
+except ImportError:  # not built
+    _built_cachesim = None
+
+
 def _load_cachesim() -> Any:
     """Return `simulator._cachesim` when it is built and wanted, else None."""
     if os.environ.get("PARASIM_PURE_PYTHON"):
         return None
-    try:
-        from simulator import _cachesim
-    except ImportError:  # not built
-        return None
-    return _cachesim
+    return _built_cachesim
 
 
 cachesim = _load_cachesim()

@@ -16,6 +16,7 @@ Everything before the entry is called is trusted code; the entry runs user code.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import faulthandler
 import importlib
@@ -30,6 +31,7 @@ from typing import IO, Any
 import orjson
 
 from simulator.cpus import keep_on_one_cpu
+from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
 
 # A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
@@ -201,8 +203,6 @@ def _die_with_parent(parent: int) -> None:
     Set after the privilege drop, which clears the setting.
     """
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):  # pragma: no cover - not Linux
@@ -238,8 +238,6 @@ def _preload_for(entry: ChildEntry, payload: dict[str, Any]) -> None:
 
 def _error_dict(error: BaseException) -> dict[str, Any]:
     """Return the JSON form of the error that ended the run."""
-    from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
-
     if isinstance(error, SimulationError):
         return error.to_dict()
     if isinstance(error, MemoryError):
@@ -274,8 +272,6 @@ def main(argv: list[str]) -> None:
     os.environ.update(switches)
     channel = _Channel(int(fd_text))
     parent = os.getppid()
-    from simulator.errors import SimulationError
-
     status = EXIT_ERROR
     try:
         # Started ahead of its run (simulator.sandbox.launch): prepare, then wait for the run.

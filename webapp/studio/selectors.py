@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 
 from hwdb.selectors import record_get, visible_records
+from webapp.celery import app
 from webapp.studio.models import (
     FINAL_STATUSES,
     ApplicationModel,
@@ -148,8 +149,6 @@ def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:
     Workers are found with Celery's inspection API (`active_queues`); a broker that cannot be
     reached or no worker answering gives empty worker lists, never an error.
     """
-    from webapp.celery import app
-
     try:
         replies = app.control.inspect(timeout=timeout).active_queues() or {}
     except Exception:
@@ -167,8 +166,6 @@ def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:
 
 def alive_workers(*, timeout: float = INSPECT_TIMEOUT_S) -> set[str] | None:
     """Return the hostnames of the workers answering a ping; None when the broker failed."""
-    from webapp.celery import app
-
     try:
         replies = app.control.inspect(timeout=timeout).ping() or {}
     except Exception:

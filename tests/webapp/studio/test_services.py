@@ -608,9 +608,7 @@ def test_a_user_error_message_with_a_nul_character_is_stored(user: Any) -> None:
     simulation = SimulationFactory(
         owner=user, app_source="raise ValueError('a\\x00b')\n", variables={}
     )
-    simulation_run(
-        simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
-    )
+    simulation_run(simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w")
     simulation.refresh_from_db()
     assert simulation.status == SimulationStatus.FAILED
     assert "\x00" not in json.dumps(simulation.error, ensure_ascii=False)

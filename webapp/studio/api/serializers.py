@@ -9,6 +9,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from webapp.studio.models import ApplicationModel, Simulation, Sweep
+from webapp.studio.selectors import sweep_points
 
 
 class VariableDeclarationSerializer(serializers.Serializer):
@@ -215,8 +216,6 @@ class SweepDetailSerializer(SweepSerializer):
 
     def get_points(self, sweep: Sweep) -> list[dict[str, Any]]:
         """Return the sweep's table rows."""
-        from webapp.studio.selectors import sweep_points
-
         return sweep_points(sweep=sweep)[1]
 
 
