@@ -262,17 +262,17 @@ def test_it_shares_memo_and_context_between_instances_of_one_model_and_attribute
     assert one._context("computationTime") is two._context("computationTime")
 
 
-def test_a_memoized_call_takes_a_few_microseconds() -> None:
+def test_a_memoized_call_does_not_reach_v8(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its speed (about 2 us) is measured in bench/bench_shallow.py; what makes it fast, and
+    is tested here, is that a repeated call is answered from the memo, never by V8."""
     functions = model()
-    functions.call("computationTime", params={"x": 3})
-    rounds = 20_000
+    first = functions.call("computationTime", params={"x": 3})
 
-    started = time.perf_counter()
-    for _ in range(rounds):
-        functions.call("computationTime", params={"x": 3})
-    per_call_us = (time.perf_counter() - started) / rounds * 1e6
+    def no_v8(*args: object, **kwargs: object) -> float:
+        raise AssertionError("a memoized call reached V8")
 
-    assert per_call_us < 20  # target 2 us (bench/bench_shallow.py); slack for a busy CI box
+    monkeypatch.setattr(functions, "_call_uncached", no_v8)
+    assert [functions.call("computationTime", params={"x": 3}) for _ in range(3)] == [first] * 3
 
 
 def test_it_has_no_bridge_back_to_python() -> None:

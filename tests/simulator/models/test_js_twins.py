@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -271,7 +270,9 @@ def test_a_twin_reports_v8s_errors_with_their_lines():
         twinned.call("p2pTime", 8, params={"direction": "HostToDevice", "x": {1, 2}})
 
 
-def test_a_twinned_model_memoizes_and_answers_an_uncached_call_in_microseconds():
+def test_a_twinned_model_memoizes_and_answers_uncached_calls_without_starting_v8():
+    """Its speed (a few us per uncached call) is measured in bench/bench_shallow.py; what
+    makes it fast, and is tested here, is that no V8 context is ever started."""
     source = (EXAMPLE / "gpu_model.js").read_text()
     attributes = EXAMPLE_HARDWARE["gtx970"]["attributes"]
     functions = ShallowFunctions(model_key="m", source=source, attributes=attributes)
@@ -286,13 +287,10 @@ def test_a_twinned_model_memoizes_and_answers_an_uncached_call_in_microseconds()
         "kernelExecutionLambda": 0.703787,
     }
     rounds = 5_000
-    started = time.perf_counter()
     for grid in range(1, rounds + 1):
         functions.call("computationTime", params={**params, "gridSize": grid})
-    per_call_us = (time.perf_counter() - started) / rounds * 1e6
     assert len(functions._memo) == rounds
     assert not shallow._contexts
-    assert per_call_us < 50  # a few us (bench/bench_shallow.py); slack for a busy CI box
 
 
 # --- JavaScript's semantics of the helpers, against V8 itself ------------------------------
