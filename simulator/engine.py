@@ -250,7 +250,7 @@ class _PythonCore:
 
 try:
     from simulator import _speedups as _built_speedups
-except ImportError:  # not built, or a subinterpreter (it serves the main one only)
+except ImportError:  # not built
     _built_speedups = None
 
 
@@ -258,7 +258,10 @@ def _load_speedups() -> Any:
     """Return `simulator._speedups` when it is built and wanted, else None."""
     if _built_speedups is None or os.environ.get("PARASIM_PURE_PYTHON"):
         return None
-    _built_speedups.set_process_type(Process)
+    try:
+        _built_speedups.set_process_type(Process)
+    except ImportError:  # a subinterpreter: the C core serves the main one only
+        return None
     return _built_speedups
 
 
