@@ -3,7 +3,7 @@
 Trusted code: it runs inside the sandbox child (simulator.sandbox.run_sandboxed) or
 in-process for tests and `--no-sandbox`. The application model is compiled once with the
 sandbox's restricted compiler and run once per simulated process, each with its own globals
-(simulator.api); computational models are JavaScript shallow functions, one
+(simulator.api) on the run's platform (simulator.platform); computational models are JavaScript shallow functions, one
 `ShallowFunctions` per distinct (model, hardware) pair.
 """
 
@@ -21,18 +21,15 @@ from simulator.api import (
     ConstVar,
     HashMap,
     Label,
-    ModelFunctions,
-    NodeRuntime,
     OptimizationType,
-    ProcessState,
     Sim,
     SoftwareStack,
-    World,
 )
 from simulator.engine import Engine, Process, install_allocator_hook
 from simulator.errors import LaunchError, SimulationError, UserCodeError
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.placement import Routes, place_processes
+from simulator.platform import ModelFunctions, NodeRuntime, ProcessState, World
 from simulator.results import ComponentFigures, Result, Timeline, assemble_result
 from simulator.sandbox import child_entry
 from simulator.sandbox.restricted import (

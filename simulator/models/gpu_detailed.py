@@ -42,7 +42,7 @@ from simulator.models.kernel_sim import (
 )
 
 if TYPE_CHECKING:
-    from simulator.api import ModelFunctions
+    from simulator.platform import ModelFunctions
 
 MODEL_NAME = "detailed kernel mode"
 

@@ -1,5 +1,5 @@
 """What every kernel mode of a GPU node shares: the node's model functions, with the kernel
-functions answered by the mode and memoized (simulator.api.ModelFunctions).
+functions answered by the mode and memoized (simulator.platform.ModelFunctions).
 
 The modes are "detailed" (`gpu_detailed`, block by block), "petri" and "waves"
 (`gpu_modes`); "analytic" is the node's own computational model and needs none of this.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from simulator.errors import ModelEvaluationError
 
 if TYPE_CHECKING:
-    from simulator.api import ModelFunctions
+    from simulator.platform import ModelFunctions
 
 MAX_MEMO = 256
 NO_MODEL = "the node has no computational model defining {function}()"
@@ -35,7 +35,7 @@ class ModeEstimate(Protocol):
 
 
 class KernelModeFunctions(ABC):
-    """A GPU node's model functions in a kernel mode (simulator.api.ModelFunctions):
+    """A GPU node's model functions in a kernel mode (simulator.platform.ModelFunctions):
     `computationTime` and `computationDetail` come from the mode's `_estimate`, every other
     function (p2pTime, power, failureRate) from the node's own model when it has one.
 

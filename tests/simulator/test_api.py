@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 
-from simulator.api import NodeRuntime
-from simulator.engine import Engine
 from simulator.errors import DeadlockError, ModelEvaluationError, UserCodeError
 from simulator.models import builtin_models
 from simulator.runner import run_simulation
@@ -407,48 +405,11 @@ def test_a_failing_link_model_ends_the_run_with_a_model_error() -> None:
 
 
 def test_the_sim_api_imports_without_numpy():
-    # a sandboxed run imports simulator.api; NumPy would cost it about 125 ms (issue 16)
-    code = "import sys, simulator.api; print('numpy' in sys.modules)"
+    # a sandboxed run imports simulator.api and simulator.platform; NumPy would cost it
+    # about 125 ms (issue 16)
+    code = "import sys, simulator.api, simulator.platform; print('numpy' in sys.modules)"
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert completed.stdout.strip() == "False", completed.stderr
-
-
-class CountingModel:
-    """A computational model that counts its evaluations (ModelFunctions)."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[object, ...]] = []
-
-    def has(self, function: str) -> bool:
-        return function == "p2pTime"
-
-    def call(self, function: str, *args: object, params: Any) -> float:
-        self.calls.append((function, *args, dict(params)))
-        return 1e-6 * float(args[0]) if args else 0.0  # type: ignore[arg-type]
-
-    def call_detail(self, function: str, *, params: Any) -> dict[str, object]:
-        raise AssertionError("not used")
-
-
-def test_a_link_evaluates_its_model_once_per_distinct_transfer() -> None:
-    model = CountingModel()
-    node = NodeRuntime(
-        Engine(), "bus", count=1, capacity=1, is_network=True, model_key="m", functions=model
-    )
-
-    times = [
-        node.transfer_time(1000.0, "HostToDevice", "pinned"),
-        node.transfer_time(1000.0, "HostToDevice", "pinned"),
-        node.transfer_time(1000.0, "DeviceToHost", None),
-        node.transfer_time(2000.0, "HostToDevice", "pinned"),
-    ]
-
-    assert times == [1e-3, 1e-3, 1e-3, 2e-3]
-    assert model.calls == [
-        ("p2pTime", 1000.0, {"direction": "HostToDevice", "hostMemory": "pinned"}),
-        ("p2pTime", 1000.0, {"direction": "DeviceToHost"}),
-        ("p2pTime", 2000.0, {"direction": "HostToDevice", "hostMemory": "pinned"}),
-    ]
 
 
 def test_a_receive_from_an_unknown_source_fails_every_time_not_only_the_first() -> None:

@@ -1,0 +1,337 @@
+"""The platform of a run: nodes, their link FIFOs, messages in transit, and the world.
+
+What the processes share and the `sim` object (simulator.api) acts on, as SimGrid's S4U
+puts hosts, links and communications beside its actor API:
+
+* `NodeRuntime`: one node of the system, its model (`ModelFunctions`), the usage of each
+  instance, and one FIFO per instance and travel direction (the pair of neighbours on the
+  path), so transfers through a node contend there; `p2pTime` is kept per distinct
+  (size, direction, host memory), a model being a function of them.
+* `Message` and `_Transfer`: a message crossing its charging hops store and forward, a hop
+  starting when the previous one ended, into the target's mailbox.
+* `ProcessState`: the world's record of one simulated process (placement, mailbox, figures).
+* `World`: the engine, nodes, routes, processes, timeline and memory system of one run, the
+  hops between two slots (cached), sends and barriers.
+
+The semantics the application model sees are written in simulator.api's docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from simulator.engine import Engine, EventCount, Mailbox, Resource
+from simulator.errors import ModelEvaluationError
+from simulator.placement import Routes, Slot
+from simulator.results import ProcessFigures, Timeline, Usage
+
+if TYPE_CHECKING:  # loaded by the runner only for systems with a memory hierarchy
+    from simulator.memsys import MemorySystem
+
+NODE_MESSAGES = {
+    "no_model": "node {node!r} has no computational model",
+    "no_function": "the model does not define {function}()",
+    "bad_time": "returned {value!r}; a time must be a finite number of seconds >= 0",
+}
+
+
+class ModelFunctions(Protocol):
+    """A computational model bound to a hardware record (simulator.shallow.ShallowFunctions)."""
+
+    def has(self, function: str) -> bool:
+        """Return whether the model defines `function`."""
+        ...
+
+    def call(self, function: str, *args: object, params: Mapping[str, object]) -> float:
+        """Return the value of `function(*args, params)`."""
+        ...
+
+    def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
+        """Return `function(params)` as a flat object (see ShallowFunctions.call_detail)."""
+        ...
+
+
+class NodeRuntime:
+    """One node of the system during a run: its model, instances' usage and link FIFOs."""
+
+    __slots__ = (
+        "_links",
+        "_transfer_times",
+        "engine",
+        "functions",
+        "has_detail",
+        "has_p2p",
+        "id",
+        "is_network",
+        "model_key",
+        "usages",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        node_id: str,
+        *,
+        count: int,
+        capacity: int,
+        is_network: bool,
+        model_key: str | None,
+        functions: ModelFunctions | None,
+    ) -> None:
+        self.engine = engine
+        self.id = node_id
+        self.is_network = is_network
+        self.model_key = model_key
+        self.functions = functions
+        self.has_p2p = functions is not None and functions.has("p2pTime")
+        self.has_detail = functions is not None and functions.has("computationDetail")
+        self.usages = [Usage(node_id, instance, capacity) for instance in range(count)]
+        self._links: dict[tuple[int, str, str], Resource] = {}
+        self._transfer_times: dict[tuple[float, str | None, str | None], float] = {}
+
+    def link(self, instance: int, came_from: str, going_to: str) -> Resource:
+        """Return the FIFO of `instance` for messages travelling from one neighbour to another."""
+        key = (instance, came_from, going_to)
+        link = self._links.get(key)
+        if link is None:
+            link = Resource(self.engine, f"link {self.id}[{instance}] {came_from}->{going_to}")
+            self._links[key] = link
+        return link
+
+    def _time(self, function: str, *args: object, params: Mapping[str, object]) -> float:
+        if self.functions is None:
+            raise ModelEvaluationError(
+                NODE_MESSAGES["no_model"].format(node=self.id), model="(none)", function=function
+            )
+        if not self.functions.has(function):
+            raise ModelEvaluationError(
+                NODE_MESSAGES["no_function"].format(function=function),
+                model=str(self.model_key),
+                function=function,
+            )
+        value = self.functions.call(function, *args, params=params)
+        if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            raise ModelEvaluationError(
+                NODE_MESSAGES["bad_time"].format(value=value),
+                model=str(self.model_key),
+                function=function,
+            )
+        return float(value)
+
+    def computation_time(self, params: Mapping[str, object]) -> float:
+        """Return `computationTime(params)` of the node's model, in seconds."""
+        return self._time("computationTime", params=params)
+
+    def computation_detail(self, params: Mapping[str, object]) -> dict[str, object] | None:
+        """Return `computationDetail(params)` of the node's model (what bounds a kernel, the
+        occupancy used, ...) for the timeline, or None when the model defines none."""
+        functions = self.functions
+        if functions is None or not self.has_detail:
+            return None
+        return functions.call_detail("computationDetail", params=params)
+
+    def transfer_time(
+        self, size: float, direction: str | None, host_memory: str | None = None
+    ) -> float:
+        """Return `p2pTime(size, params)` with `params.direction` and `params.hostMemory` set
+        when they were given (remembered per arguments: a model is a function of them)."""
+        key = (size, direction, host_memory)
+        seconds = self._transfer_times.get(key)
+        if seconds is None:
+            seconds = self._transfer_times[key] = self._transfer_time(size, direction, host_memory)
+        return seconds
+
+    def _transfer_time(self, size: float, direction: str | None, host_memory: str | None) -> float:
+        params: dict[str, object] = {}
+        if direction is not None:
+            params["direction"] = direction
+        if host_memory is not None:
+            params["hostMemory"] = host_memory
+        return self._time("p2pTime", size, params=params)
+
+
+class Message:
+    """A message in flight or delivered: who sent it, how big, on which channel, when, and
+    the host memory kind of its copy (None: not given, the link model's default)."""
+
+    __slots__ = ("channel", "direction", "host_memory", "sent_at", "size", "source")
+
+    def __init__(
+        self,
+        source: ProcessState,
+        size: float,
+        direction: str | None,
+        channel: object,
+        now: float,
+        host_memory: str | None = None,
+    ) -> None:
+        self.source = source
+        self.size = size
+        self.direction = direction
+        self.channel = channel
+        self.sent_at = now
+        self.host_memory = host_memory
+
+
+class ProcessState:
+    """The world's record of one simulated process: placement, mailbox, figures."""
+
+    __slots__ = ("collectives", "figures", "mailbox", "name", "slot")
+
+    def __init__(self, engine: Engine, slot: Slot) -> None:
+        self.slot = slot
+        self.name = slot.name
+        self.mailbox = Mailbox(engine, f"the mailbox of {slot.name}")
+        self.figures = ProcessFigures(slot.label, slot.rank, slot.node, slot.instance)
+        self.collectives: dict[tuple[object, ...], int] = {}
+
+
+Hop = tuple[NodeRuntime, int, str, str]
+
+
+class _Transfer:
+    """One message crossing its hops, store and forward, one FIFO per hop direction."""
+
+    __slots__ = ("hop_start", "hops", "index", "link", "message", "target", "world")
+
+    def __init__(
+        self, world: World, message: Message, hops: Sequence[Hop], target: ProcessState
+    ) -> None:
+        self.world = world
+        self.message = message
+        self.hops = hops
+        self.target = target
+        self.index = 0
+        self.hop_start = 0.0
+        self.link: Resource | None = None
+
+    def next_hop(self, _arg: object = None) -> None:
+        if self.index == len(self.hops):
+            self.target.mailbox.put(self.message)
+            return
+        node, instance, came_from, going_to = self.hops[self.index]
+        self.link = node.link(instance, came_from, going_to)
+        self.link.request(self._start)
+
+    def _start(self, _arg: object) -> None:
+        node, instance, _, _ = self.hops[self.index]
+        message = self.message
+        duration = node.transfer_time(message.size, message.direction, message.host_memory)
+        engine = self.world.engine
+        self.hop_start = engine.now
+        node.usages[instance].start(engine.now)
+        engine.schedule(duration, self._end)
+
+    def _end(self, _arg: object) -> None:
+        node, instance, _, _ = self.hops[self.index]
+        now = self.world.engine.now
+        node.usages[instance].stop(now)
+        assert self.link is not None
+        self.link.release()
+        message = self.message
+        timeline = self.world.timeline
+        if timeline.full:
+            timeline.dropped += 1
+        else:
+            timeline.add(
+                message.source.name,
+                "transfer",
+                self.hop_start,
+                now,
+                node=node.id,
+                instance=instance,
+                size=message.size,
+                direction=message.direction,
+                to=self.target.name,
+            )
+        self.index += 1
+        self.next_hop()
+
+
+class World:
+    """Everything the processes of one run share: engine, nodes, routes, processes, timeline."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        nodes: Mapping[str, NodeRuntime],
+        routes: Routes,
+        processes: Sequence[ProcessState],
+        timeline: Timeline,
+        memory: MemorySystem | None = None,
+    ) -> None:
+        self.engine = engine
+        self.memory = memory
+        self.nodes = nodes
+        self.routes = routes
+        self.processes = list(processes)
+        self.timeline = timeline
+        self.by_label: dict[str, list[ProcessState]] = {}
+        for state in self.processes:
+            self.by_label.setdefault(state.slot.label, []).append(state)
+        self._hops: dict[tuple[str, int, str, int], tuple[Hop, ...]] = {}
+        self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
+
+    def hops(self, source: Slot, target: Slot) -> tuple[Hop, ...]:
+        """Return the charging hops of a message from `source` to `target` (cached)."""
+        key = (source.node, source.instance, target.node, target.instance)
+        cached = self._hops.get(key)
+        if cached is not None:
+            return cached
+        path = self.routes.path(source.node, target.node)
+        hops: list[Hop] = []
+        if len(path) == 1:
+            node = self.nodes[source.node]
+            if node.has_p2p:
+                hops.append((node, source.instance, "local", "local"))
+        else:
+            for index, node_id in enumerate(path):
+                node = self.nodes[node_id]
+                if not (node.is_network and node.has_p2p):
+                    continue
+                if index == 0:
+                    instance = source.instance
+                elif index == len(path) - 1:
+                    instance = target.instance
+                else:
+                    instance = source.instance % len(node.usages)
+                came_from = path[index - 1] if index > 0 else node_id
+                going_to = path[index + 1] if index + 1 < len(path) else node_id
+                hops.append((node, instance, came_from, going_to))
+        result = tuple(hops)
+        self._hops[key] = result
+        return result
+
+    def send(
+        self,
+        source: ProcessState,
+        target: ProcessState,
+        size: float,
+        direction: str | None,
+        channel: object,
+        host_memory: str | None = None,
+    ) -> None:
+        """Start a message on its way; it lands in the target's mailbox when it arrives."""
+        message = Message(source, size, direction, channel, self.engine.now, host_memory)
+        hops = self.hops(source.slot, target.slot)
+        if hops:
+            _Transfer(self, message, hops, target).next_hop()
+        else:
+            target.mailbox.put(message)
+
+    def barrier(self, participants: tuple[str, ...], count: int) -> None:
+        """Block the caller until `count` processes reached the barrier of `participants`."""
+        entry = self._barriers.get(participants)
+        if entry is None:
+            entry = (EventCount(self.engine, f"barrier {'/'.join(participants)}"), [0])
+            self._barriers[participants] = entry
+        event_count, arrived = entry
+        generation = event_count.count + 1
+        arrived[0] += 1
+        if arrived[0] == count:
+            arrived[0] = 0
+            event_count.advance()
+        else:
+            event_count.await_(generation)
