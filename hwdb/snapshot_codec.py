@@ -7,11 +7,11 @@ a sweep), so a snapshot's hardware record and its `hw-{pk}` key are written in o
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hwdb.validation import is_record_id
+from simulator.sweep import swap_hardware
 
 if TYPE_CHECKING:
     from hwdb.models import Component, ComputationalModel
@@ -119,10 +119,6 @@ def with_hardware(
     snapshot: Mapping[str, Any], *, node_id: str, component: Component
 ) -> dict[str, Any]:
     """Return a copy of `snapshot` whose node `node_id` runs on `component` instead."""
-    key = hardware_key(component.pk)
-    variant = copy.deepcopy(dict(snapshot))
-    variant["hardware"][key] = hardware_record(component)
-    for node in variant["nodes"]:
-        if node.get("id") == node_id:
-            node["hardware"] = key
-    return variant
+    return swap_hardware(
+        snapshot, node_id, hardware_record(component), key=hardware_key(component.pk)
+    )

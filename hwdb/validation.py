@@ -7,18 +7,17 @@ same mistake gets the same message wherever it is made.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 
 from django.core.exceptions import ValidationError
 
 from simulator.js_names import JS_RESERVED
+from simulator.snapshot import IDENTIFIER
 
 NAME_MAX_LENGTH = 200
 ATTRIBUTE_KEY_MAX_LENGTH = 100
 MODEL_SOURCE_MAX_LENGTH = 200_000
 
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Attributes become JavaScript globals inside computational models (DESIGN.md, 2), so a key
 # must not be a reserved word, a name the runtime provides, or a builtin it would hide.

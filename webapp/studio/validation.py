@@ -8,17 +8,16 @@ Problems are raised as django.core.exceptions.ValidationError keyed by the field
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from simulator.snapshot import IDENTIFIER
 from simulator.sweep import axis_values as sweep_axis_values
 from simulator.sweep import range_count
 from webapp.studio.models import VariableType
 
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_VARIABLES = 100
 MAX_STRING_VARIABLE = 10_000
 
