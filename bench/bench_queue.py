@@ -155,7 +155,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from webapp.studio import services
+    from webapp.studio.services.launch import simulation_launch
+    from webapp.studio.services.sweeps import sweep_launch
 
     call_command("migrate", "--noinput", verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="bench-queue")
@@ -175,7 +176,7 @@ def main() -> None:
             if concurrency == 1 and repetition == 0:
                 for index in range(args.single + 1):
                     start = time.perf_counter()
-                    run = services.simulation_launch(
+                    run = simulation_launch(
                         user=user,
                         **{k: v for k, v in sweep_spec(1).items() if k != "variables"},
                         variables={**VARIABLES, "computeIntensity": 1},
@@ -184,7 +185,7 @@ def main() -> None:
                     if index:  # the first run warms the worker up
                         single_latency.append(end - start)
             start = time.perf_counter()
-            sweep = services.sweep_launch(user=user, name="bench", spec=sweep_spec(args.points))
+            sweep = sweep_launch(user=user, name="bench", spec=sweep_spec(args.points))
             ids = list(sweep.simulations.values_list("pk", flat=True))
             end = wait_done(ids)
             rate = len(ids) / (end - start)

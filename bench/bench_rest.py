@@ -319,21 +319,21 @@ def prepare_data(clients: int) -> dict[str, Any]:
     from rest_framework.authtoken.models import Token
 
     import simulator
-    from hwdb import services as hwdb_services
     from hwdb.models import SystemModel
-    from webapp.studio import services
+    from hwdb.selectors import system_model_export_snapshot
     from webapp.studio.models import Simulation, SimulationStatus
+    from webapp.studio.services.applications import application_model_create
 
     call_command("migrate", "--noinput", verbosity=0)
     call_command("seed_hardware", verbosity=0, stdout=io.StringIO())  # keep stdout for --json
     example = json.loads((EXAMPLE / "snapshot.json").read_text())
     system_model = SystemModel.objects.get(owner=None, name=example["name"])
-    snapshot = hwdb_services.system_model_export_snapshot(system_model=system_model)
+    snapshot = system_model_export_snapshot(system_model=system_model)
     users = [
         get_user_model().objects.create_user(f"bench{index}", password=secrets.token_hex(8))
         for index in range(clients)
     ]
-    application = services.application_model_create(
+    application = application_model_create(
         owner=users[0],
         name="MERPSYS Listing 5 (bench)",
         source=(EXAMPLE / "app.py").read_text(),

@@ -212,3 +212,29 @@ def test_a_relative_import_resolves_against_its_package() -> None:
     assert imported_modules(node, "webapp.studio.services", True)[0] == (
         "webapp.studio.services.common"
     )
+
+
+def test_every_import_of_the_project_names_a_module_that_exists() -> None:
+    """An import of a moved or misspelled project module fails here, in every file of the
+    packages, the tests and the benchmarks (mypy does not look: it ignores missing imports),
+    even inside a function that no other test runs."""
+    known = {module_name(path) for path in source_files()}
+    known |= {f"simulator.{path.stem}" for path in (ROOT / "simulator").glob("_*.c")}
+    files = [
+        *source_files(),
+        *sorted((ROOT / "tests").rglob("*.py")),
+        *(ROOT / "bench").glob("*.py"),
+    ]
+    missing = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                modules = [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                continue
+            for module in modules:
+                if module.split(".")[0] in PACKAGES and module not in known:
+                    missing.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module}")
+    assert not missing, "imports of project modules that do not exist:\n" + "\n".join(missing)

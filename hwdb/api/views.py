@@ -18,7 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from hwdb import selectors, services
+from hwdb import selectors
 from hwdb.api.serializers import (
     CalibrateSerializer,
     CalibrationResultSerializer,
@@ -40,6 +40,28 @@ from hwdb.filters import (
     SystemModelFilter,
 )
 from hwdb.models import Component, ComputationalModel, SystemModel
+from hwdb.services.calibration import component_calibrate
+from hwdb.services.components import (
+    component_clone,
+    component_create,
+    component_delete,
+    component_update,
+    components_import,
+)
+from hwdb.services.computational_models import (
+    computational_model_clone,
+    computational_model_create,
+    computational_model_delete,
+    computational_model_evaluate,
+    computational_model_update,
+)
+from hwdb.services.system_models import (
+    system_model_clone,
+    system_model_create,
+    system_model_delete,
+    system_model_import_snapshot,
+    system_model_update,
+)
 from webapp.api.viewsets import CloneMixin, OwnedRecordViewSet, clone_schema
 
 
@@ -86,21 +108,21 @@ class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
         return selectors.component_get(user=self.user, component_id=pk)
 
     def record_create(self, data: dict[str, Any]) -> Component:
-        return services.component_create(owner=self.user, **data)
+        return component_create(owner=self.user, **data)
 
     def record_update(self, record: Component, data: dict[str, Any], *, partial: bool) -> Component:
         # Attributes are replaced as a whole: a full update without them removes them all.
         attributes = data.pop("attributes", None)
         if attributes is None and not partial:
             attributes = []
-        component = services.component_update(component=record, fields=data, attributes=attributes)
+        component = component_update(component=record, fields=data, attributes=attributes)
         return self.record_get(str(component.pk))
 
     def record_delete(self, record: Component) -> None:
-        services.component_delete(component=record)
+        component_delete(component=record)
 
     def record_clone(self, record: Component, data: dict[str, Any]) -> Component:
-        return services.component_clone(component=record, owner=self.user, **data)
+        return component_clone(component=record, owner=self.user, **data)
 
     def list(self, request: Request) -> Response:
         # Attributes are read for the page shown only, in one query.
@@ -115,7 +137,7 @@ class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
     def export(self, request: Request) -> Response:
         """Return every component I can see (filtered like the list) in the import format."""
         components = selectors.component_attributes(components=self.record_list())
-        return Response(services.components_export(components=components))
+        return Response(selectors.components_export(components=components))
 
     @extend_schema(
         request=ComponentsImportSerializer, responses={201: ComponentSerializer(many=True)}
@@ -124,7 +146,7 @@ class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
     def import_components(self, request: Request) -> Response:
         """Create my own copies of the components in the body; all or none."""
         data = self.input(ComponentsImportSerializer)
-        components = services.components_import(
+        components = components_import(
             data={"components": data["components"]}, owner=self.user, shared=data["shared"]
         )
         rendered = self.get_serializer(components, many=True).data
@@ -141,7 +163,7 @@ class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
         """
         component = self.record_get(pk)
         data = self.input(CalibrateSerializer)
-        return Response(services.component_calibrate(component=component, user=self.user, **data))
+        return Response(component_calibrate(component=component, user=self.user, **data))
 
 
 @extend_schema_view(
@@ -164,18 +186,18 @@ class ComputationalModelViewSet(CloneMixin, OwnedRecordViewSet):
         return selectors.computational_model_get(user=self.user, model_id=pk)
 
     def record_create(self, data: dict[str, Any]) -> ComputationalModel:
-        return services.computational_model_create(owner=self.user, **data)
+        return computational_model_create(owner=self.user, **data)
 
     def record_update(
         self, record: ComputationalModel, data: dict[str, Any], *, partial: bool
     ) -> ComputationalModel:
-        return services.computational_model_update(model=record, fields=data)
+        return computational_model_update(model=record, fields=data)
 
     def record_delete(self, record: ComputationalModel) -> None:
-        services.computational_model_delete(model=record)
+        computational_model_delete(model=record)
 
     def record_clone(self, record: ComputationalModel, data: dict[str, Any]) -> ComputationalModel:
-        return services.computational_model_clone(model=record, owner=self.user, **data)
+        return computational_model_clone(model=record, owner=self.user, **data)
 
     @extend_schema(
         request=EvaluateSerializer,
@@ -190,7 +212,7 @@ class ComputationalModelViewSet(CloneMixin, OwnedRecordViewSet):
         """
         model = self.record_get(pk)
         data = self.input(EvaluateSerializer)
-        return Response({"value": services.computational_model_evaluate(model=model, **data)})
+        return Response({"value": computational_model_evaluate(model=model, **data)})
 
 
 @extend_schema_view(
@@ -210,24 +232,24 @@ class SystemModelViewSet(CloneMixin, OwnedRecordViewSet):
         return selectors.system_model_get(user=self.user, system_model_id=pk)
 
     def record_create(self, data: dict[str, Any]) -> SystemModel:
-        return services.system_model_create(owner=self.user, **data)
+        return system_model_create(owner=self.user, **data)
 
     def record_update(
         self, record: SystemModel, data: dict[str, Any], *, partial: bool
     ) -> SystemModel:
-        return services.system_model_update(system_model=record, fields=data)
+        return system_model_update(system_model=record, fields=data)
 
     def record_delete(self, record: SystemModel) -> None:
-        services.system_model_delete(system_model=record)
+        system_model_delete(system_model=record)
 
     def record_clone(self, record: SystemModel, data: dict[str, Any]) -> SystemModel:
-        return services.system_model_clone(system_model=record, owner=self.user, **data)
+        return system_model_clone(system_model=record, owner=self.user, **data)
 
     @extend_schema(responses=SnapshotSerializer)
     @action(detail=True, methods=["get"])
     def snapshot(self, request: Request, pk: str) -> Response:
         """Return the self-contained snapshot (hardware and models inlined) of a system model."""
-        return Response(services.system_model_export_snapshot(system_model=self.record_get(pk)))
+        return Response(selectors.system_model_export_snapshot(system_model=self.record_get(pk)))
 
     @extend_schema(request=SnapshotSerializer, responses={201: SystemModelSerializer})
     @action(detail=False, methods=["post"], url_path="import")
@@ -236,5 +258,5 @@ class SystemModelViewSet(CloneMixin, OwnedRecordViewSet):
 
         Errors are keyed by their path inside the snapshot ("nodes[2].count").
         """
-        system_model = services.system_model_import_snapshot(snapshot=request.data, owner=self.user)
+        system_model = system_model_import_snapshot(snapshot=request.data, owner=self.user)
         return self.output(system_model, status.HTTP_201_CREATED)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hwdb.models import Component, ComponentType
-from hwdb.services import CALIBRATION_MESSAGES
+from hwdb.services.calibration import CALIBRATION_MESSAGES
 from simulator.calibrate import CALIBRATE_ERRORS
 from simulator.models.transfer import GTX970_PCIE_ATTRIBUTES, transfer_time
 from tests.hwdb.factories import AttributeFactory, ComponentFactory, GpuFactory

@@ -15,9 +15,10 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 
 import simulator.models
-from hwdb import services
 from hwdb.management.commands.ensure_demo_user import DEMO_PASSWORD, DEMO_USERNAME
 from hwdb.models import Component, ComputationalModel, SystemModel
+from hwdb.selectors import component_attribute_data, system_model_export_snapshot
+from hwdb.services.components import component_create, component_update
 from simulator.shallow import ShallowFunctions
 from simulator.snapshot import load_snapshot
 
@@ -50,7 +51,7 @@ def seed() -> str:
 def builtin_attributes(type: str, name: str) -> dict[str, float]:
     component = Component.objects.filter(owner=None, type=type, name=name).order_by("id").first()
     assert component is not None, name
-    return {a["key"]: a["value"] for a in services.component_attribute_data(component)}
+    return {a["key"]: a["value"] for a in component_attribute_data(component)}
 
 
 def test_the_seeded_gtx_970_carries_fig_5_2_to_the_digit() -> None:
@@ -93,7 +94,7 @@ def test_seeding_restores_an_edited_built_in_record() -> None:
     seed()
     gtx = Component.objects.filter(owner=None, name="GeForce GTX 970").order_by("id").first()
     assert gtx is not None
-    services.component_update(component=gtx, fields={}, attributes=[{"key": "SMs", "value": 1}])
+    component_update(component=gtx, fields={}, attributes=[{"key": "SMs", "value": 1}])
     seed()
     assert builtin_attributes("GPU", "GeForce GTX 970")["SMs"] == 13
 
@@ -104,7 +105,7 @@ def test_the_example_systems_are_seeded_and_export_as_loadable_snapshots() -> No
     assert examples.exists()
     for system in examples:
         assert system.shared
-        load_snapshot(services.system_model_export_snapshot(system_model=system))
+        load_snapshot(system_model_export_snapshot(system_model=system))
 
 
 @dataclass
@@ -195,7 +196,7 @@ def test_the_example_reuses_the_seeded_gtx_970_and_pcie_link_instead_of_copying_
 def test_the_example_models_compute_the_same_on_the_seeded_records_as_on_the_snapshot() -> None:
     seed()
     snapshot = json.loads(EXAMPLE_SNAPSHOT.read_text(encoding="utf-8"))
-    exported = services.system_model_export_snapshot(system_model=example_system())
+    exported = system_model_export_snapshot(system_model=example_system())
     calls = {
         "gpu0": ("computationTime", (), KERNEL_PARAMS),
         "bus0": ("p2pTime", (4e7,), {"direction": "HostToDevice"}),
@@ -215,7 +216,7 @@ def test_the_example_models_compute_the_same_on_the_seeded_records_as_on_the_sna
 
 def test_seeding_removes_unused_duplicates_of_built_in_hardware() -> None:
     seed()
-    duplicate = services.component_create(
+    duplicate = component_create(
         owner=None,
         shared=True,
         type="GPU",

@@ -18,7 +18,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from hwdb import services
+from hwdb.services.calibration import CalibrationPermissionError
+from hwdb.services.common import RecordInUseError
 from simulator.errors import ModelEvaluationError
 
 
@@ -37,9 +38,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, ObjectDoesNotExist):
         # Selectors name the record in the message ("No component with id '5'.").
         exc = NotFound(str(exc) or None)
-    elif isinstance(exc, services.CalibrationPermissionError):
+    elif isinstance(exc, CalibrationPermissionError):
         exc = PermissionDenied(str(exc))
-    elif isinstance(exc, services.RecordInUseError):
+    elif isinstance(exc, RecordInUseError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     elif isinstance(exc, ModelEvaluationError):
         body = {

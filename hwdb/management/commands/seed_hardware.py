@@ -19,8 +19,14 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from hwdb import services
 from hwdb.models import Component, ComputationalModel, SystemModel
+from hwdb.selectors import component_attribute_data
+from hwdb.services.components import component_create, component_delete, component_update
+from hwdb.services.computational_models import (
+    computational_model_create,
+    computational_model_update,
+)
+from hwdb.services.system_models import system_model_import_snapshot
 from simulator import models as builtin_library
 
 SEED_DIR = Path(__file__).resolve().parent.parent.parent / "seed"
@@ -94,12 +100,12 @@ class Command(BaseCommand):
             .first()
         )
         if existing is None:
-            services.component_create(owner=None, shared=True, attributes=attributes, **fields)
+            component_create(owner=None, shared=True, attributes=attributes, **fields)
             return
         stored = {key: getattr(existing, key) for key in COMPONENT_FIELDS}
-        stored_rows = _attribute_rows(services.component_attribute_data(existing))
+        stored_rows = _attribute_rows(component_attribute_data(existing))
         if stored != fields or not existing.shared or stored_rows != _attribute_rows(attributes):
-            services.component_update(
+            component_update(
                 component=existing, fields={**fields, "shared": True}, attributes=attributes
             )
 
@@ -120,9 +126,9 @@ class Command(BaseCommand):
                 .first()
             )
             if existing is None:
-                services.computational_model_create(owner=None, builtin=True, **fields)
+                computational_model_create(owner=None, builtin=True, **fields)
             elif any(getattr(existing, key) != value for key, value in fields.items()):
-                services.computational_model_update(model=existing, fields=fields)
+                computational_model_update(model=existing, fields=fields)
             count += 1
         return count
 
@@ -137,7 +143,7 @@ class Command(BaseCommand):
             name = snapshot.get("name") if isinstance(snapshot, dict) else None
             existing = SystemModel.objects.filter(owner=None, name=name).order_by("id").first()
             try:
-                services.system_model_import_snapshot(
+                system_model_import_snapshot(
                     snapshot=snapshot, owner=None, shared=True, replace=existing
                 )
             except ValidationError as error:
@@ -157,6 +163,6 @@ class Command(BaseCommand):
                 owner=None, type=component.type, name=component.name, id__lt=component.pk
             )
             if older.exists():
-                services.component_delete(component=component)
+                component_delete(component=component)
                 removed += 1
         return removed

@@ -6,8 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from rest_framework.exceptions import NotAuthenticated
 
-from hwdb import services
 from hwdb.models import Component
+from hwdb.services.calibration import CalibrationPermissionError
+from hwdb.services.common import RecordInUseError
 from simulator.errors import ModelEvaluationError
 from webapp.api.exceptions import exception_handler
 
@@ -39,11 +40,11 @@ def test_a_record_the_selector_did_not_find_is_a_404_with_its_message() -> None:
 
 
 def test_a_record_in_use_is_a_409() -> None:
-    assert answer(services.RecordInUseError("Used by: S.")) == (409, {"detail": "Used by: S."})
+    assert answer(RecordInUseError("Used by: S.")) == (409, {"detail": "Used by: S."})
 
 
 def test_storing_calibration_on_a_record_i_cannot_change_is_a_403() -> None:
-    assert answer(services.CalibrationPermissionError("Clone it first.")) == (
+    assert answer(CalibrationPermissionError("Clone it first.")) == (
         403,
         {"detail": "Clone it first."},
     )

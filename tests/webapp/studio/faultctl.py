@@ -36,7 +36,7 @@ def launch(count: int, *, queue: str | None, busy: int) -> list[int]:
     from django.contrib.auth import get_user_model
 
     from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
-    from webapp.studio import services
+    from webapp.studio.services.launch import simulation_launch
 
     owner = get_user_model().objects.get(username=OWNER)
     ids = []
@@ -45,7 +45,7 @@ def launch(count: int, *, queue: str | None, busy: int) -> list[int]:
             source, variables = "t = 0\nwhile t < n:\n    t += 1\n", {"n": busy}
         else:
             source, variables = TINY_APP, {"steps": 1, "ops": float(i + 1)}
-        run = services.simulation_launch(
+        run = simulation_launch(
             user=owner,
             snapshot=tiny_snapshot(),
             app_source=source,

@@ -173,7 +173,7 @@ class SimulationDetailSerializer(SimulationSerializer):
 
 
 class SweepLaunchSerializer(serializers.Serializer):
-    """A sweep: a name and its specification (see `webapp.studio.services.sweep_launch`)."""
+    """A sweep: a name and its specification (see `webapp.studio.services.sweeps.sweep_launch`)."""
 
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     spec = serializers.JSONField()

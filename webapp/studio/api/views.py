@@ -32,7 +32,7 @@ from rest_framework.views import APIView
 
 from simulator.results import memory_rows
 from webapp.api.viewsets import OwnedRecordViewSet
-from webapp.studio import selectors, services
+from webapp.studio import selectors
 from webapp.studio.api.serializers import (
     ApplicationModelSerializer,
     QueueSerializer,
@@ -44,6 +44,14 @@ from webapp.studio.api.serializers import (
     SweepSerializer,
 )
 from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus, Sweep
+from webapp.studio.services.applications import (
+    application_model_create,
+    application_model_delete,
+    application_model_update,
+)
+from webapp.studio.services.launch import simulation_launch
+from webapp.studio.services.runs import simulation_cancel
+from webapp.studio.services.sweeps import sweep_cancel, sweep_launch
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -117,15 +125,15 @@ class ApplicationModelViewSet(OwnedRecordViewSet):
         return selectors.application_model_get(user=self.user, application_id=pk)
 
     def record_create(self, data: dict[str, Any]) -> ApplicationModel:
-        return services.application_model_create(owner=self.user, **data)
+        return application_model_create(owner=self.user, **data)
 
     def record_update(
         self, record: ApplicationModel, data: dict[str, Any], *, partial: bool
     ) -> ApplicationModel:
-        return services.application_model_update(application=record, fields=data)
+        return application_model_update(application=record, fields=data)
 
     def record_delete(self, record: ApplicationModel) -> None:
-        services.application_model_delete(application=record)
+        application_model_delete(application=record)
 
 
 @extend_schema_view(
@@ -166,14 +174,14 @@ class SimulationViewSet(
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SimulationLaunchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        simulation = services.simulation_launch(user=_user(request), **serializer.validated_data)
+        simulation = simulation_launch(user=_user(request), **serializer.validated_data)
         return Response(SimulationDetailSerializer(simulation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses=SimulationSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         """Cancel a queued or running simulation."""
-        simulation = services.simulation_cancel(simulation=self.get_object())
+        simulation = simulation_cancel(simulation=self.get_object())
         return Response(SimulationSerializer(simulation).data)
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
@@ -234,7 +242,7 @@ class SweepViewSet(
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SweepLaunchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        sweep = services.sweep_launch(
+        sweep = sweep_launch(
             user=_user(request),
             name=serializer.validated_data.get("name", ""),
             spec=serializer.validated_data["spec"],
@@ -245,7 +253,7 @@ class SweepViewSet(
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         """Cancel the sweep's queued and running children."""
-        sweep = services.sweep_cancel(sweep=self.get_object())
+        sweep = sweep_cancel(sweep=self.get_object())
         return Response(SweepSerializer(sweep).data)
 
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
