@@ -79,3 +79,9 @@ def test_attribute_conditions_parse(item: str, expected: tuple[str, str, float])
 def test_malformed_attribute_conditions_are_refused(item: str) -> None:
     with pytest.raises(ValidationError):
         parse_attribute_condition(item)
+
+
+@pytest.mark.django_db
+def test_components_of_other_kinds_need_no_attributes() -> None:
+    component = ComponentFactory(type="STORAGE")
+    assert selectors.component_attribute_data(component) == []

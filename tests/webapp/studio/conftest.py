@@ -1,4 +1,5 @@
-"""Fixtures of the studio tests: users, signed-in API clients, captured queueing."""
+"""Fixtures of the studio tests: users, signed-in API clients, captured queueing; and
+`launch`, a run launched through the service."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.hwdb.factories import UserFactory
+from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
 from webapp.studio import dispatch
 from webapp.studio.models import Simulation
+from webapp.studio.services.launch import simulation_launch
 
 
 @pytest.fixture
@@ -62,3 +65,15 @@ def revoked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
         dispatch, "revoke", lambda task_id, *, terminate: calls.append((task_id, terminate))
     )
     return calls
+
+
+def launch(user: Any, **overrides: Any) -> Simulation:
+    """Launch a run of the tiny system and application for `user`, with `overrides`."""
+    fields: dict[str, Any] = {
+        "snapshot": tiny_snapshot(),
+        "app_source": TINY_APP,
+        "variables": {"steps": 2, "ops": 1e9},
+        "labels": {"CPU": 2},
+    }
+    fields.update(overrides)
+    return simulation_launch(user=user, **fields)

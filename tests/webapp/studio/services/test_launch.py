@@ -1,0 +1,194 @@
+"""Tests of launching a run: what it freezes and queues, what it refuses naming the field,
+how often it parses its snapshot, and the admission limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+
+import simulator
+from tests.hwdb.factories import (
+    ComputationalModelFactory,
+    GpuFactory,
+    SystemModelFactory,
+    one_gpu_graph,
+)
+from tests.webapp.studio.conftest import launch
+from tests.webapp.studio.factories import TINY_APP, ApplicationModelFactory, tiny_snapshot
+from tests.webapp.studio.services.conftest import count_parses, sweep_spec
+from webapp.studio.models import Simulation, SimulationStatus
+from webapp.studio.services import launch as launch_service
+from webapp.studio.services.common import MESSAGES
+from webapp.studio.services.sweeps import sweep_launch
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_launch_freezes_what_it_runs_on_and_queues_after_commit(
+    user: Any, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        simulation = launch(user, queue="gajgerqueue", seed=7)
+    assert sent == [[simulation.pk]]
+    simulation.refresh_from_db()
+    assert simulation.status == SimulationStatus.QUEUED
+    assert simulation.snapshot == tiny_snapshot()
+    assert simulation.app_source == TINY_APP
+    assert (simulation.queue, simulation.seed) == ("gajgerqueue", 7)
+    assert simulation.engine_version == simulator.ENGINE_VERSION
+    assert simulation.time_limit_s == 600
+    assert simulation.celery_task_id
+
+
+def test_nothing_is_queued_before_the_transaction_commits(
+    user: Any, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        launch(user)
+    assert sent == []
+    assert len(callbacks) == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "message"),
+    [
+        (
+            {"labels": {"CPU": 3}},
+            "labels.CPU",
+            "asked for 3 processes of label 'CPU' but its capacity is 2 "
+            "(multiplicity x count over the nodes carrying it: cpu0 2 x 1)",
+        ),
+        (
+            {"labels": {"GPU": 1}},
+            "labels.GPU",
+            "no node of the system carries label 'GPU'; labels in the system: CPU",
+        ),
+        (
+            {"queue": "nowhere"},
+            "queue",
+            MESSAGES["unknown_queue"].format(queue="nowhere", known="default, gajgerqueue"),
+        ),
+        ({"time_limit_s": 601}, "time_limit_s", MESSAGES["time_limit"].format(limit=600)),
+        ({"seed": "x"}, "seed", MESSAGES["seed"]),
+        ({"snapshot": None}, "system_model", MESSAGES["required"]),
+        ({"app_source": None}, "application", MESSAGES["required"]),
+        (
+            {"snapshot": {**tiny_snapshot(), "nodes": []}, "labels": {"CPU": 1}},
+            "labels.CPU",
+            "no node of the system carries label 'CPU'; labels in the system: none",
+        ),
+    ],
+)
+def test_it_rejects_a_bad_launch_naming_the_field_and_stores_nothing(
+    user: Any, sent: list[list[int]], overrides: dict[str, Any], field: str, message: str
+) -> None:
+    with pytest.raises(ValidationError) as error:
+        launch(user, **overrides)
+    assert error.value.message_dict == {field: [message]}
+    assert not Simulation.objects.exists()
+
+
+def test_it_rejects_an_invalid_snapshot_with_the_snapshot_field_paths(user: Any) -> None:
+    snapshot = tiny_snapshot()
+    snapshot["nodes"][0]["count"] = 0
+    with pytest.raises(ValidationError) as error:
+        launch(user, snapshot=snapshot)
+    assert error.value.message_dict == {
+        "snapshot.nodes[0].count": ["Ensure this value is greater than or equal to 1."]
+    }
+
+
+def test_it_checks_variables_against_the_application_models_declarations(user: Any) -> None:
+    application = ApplicationModelFactory(owner=user)
+    with pytest.raises(ValidationError) as error:
+        launch(user, app_source=None, application=application.pk, variables={"steps": "many"})
+    assert error.value.message_dict == {
+        "variables.steps": ["Expected a whole number (int), got 'many'."]
+    }
+    simulation = launch(user, app_source=None, application=application.pk, variables={"steps": 5})
+    assert simulation.variables == {"steps": 5, "ops": 1e9}
+    assert simulation.application_id == application.pk
+
+
+def test_it_does_not_launch_somebody_elses_private_application_or_system(
+    user: Any, other_user: Any
+) -> None:
+    application = ApplicationModelFactory(owner=other_user)
+    with pytest.raises(ValidationError) as error:
+        launch(user, app_source=None, application=application.pk)
+    assert error.value.message_dict == {
+        "application": [MESSAGES["not_visible"].format(what="application model", pk=application.pk)]
+    }
+    system = SystemModelFactory(owner=other_user)
+    with pytest.raises(ValidationError) as error:
+        launch(user, snapshot=None, system_model=system.pk, labels={"GPU": 1})
+    assert error.value.message_dict == {
+        "system_model": [MESSAGES["not_visible"].format(what="system model", pk=system.pk)]
+    }
+
+
+def test_a_launch_from_a_system_model_freezes_its_snapshot(user: Any) -> None:
+    gpu = GpuFactory(owner=user, sms=13)
+    model = ComputationalModelFactory(owner=user)
+    system = SystemModelFactory(owner=user, graph=one_gpu_graph(gpu.pk, model.pk))
+    simulation = launch(user, snapshot=None, system_model=system.pk, labels={"GPU": 1})
+    assert simulation.system_model_id == system.pk
+    frozen = simulation.snapshot["hardware"][f"hw-{gpu.pk}"]
+    assert frozen["attributes"]["SMs"] == 13
+    gpu.attributes.filter(key="SMs").update(value=16)
+    simulation.refresh_from_db()
+    assert simulation.snapshot["hardware"][f"hw-{gpu.pk}"]["attributes"]["SMs"] == 13
+
+
+def test_a_launch_parses_its_snapshot_once(user: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    parses = count_parses(monkeypatch)
+    launch(user)
+    assert len(parses) == 1
+
+
+def test_a_launch_of_a_system_model_parses_its_exported_snapshot_once(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpu = GpuFactory(owner=user)
+    model = ComputationalModelFactory(owner=user)
+    system = SystemModelFactory(owner=user, graph=one_gpu_graph(gpu.pk, model.pk))
+    parses = count_parses(monkeypatch)
+    launch(user, snapshot=None, system_model=system.pk, labels={"GPU": 1})
+    assert len(parses) == 1
+
+
+def test_a_launch_over_the_process_limit_is_refused_before_placing(
+    user: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.PARASIM_MAX_PROCESSES = 1000
+    placed: list[object] = []
+    monkeypatch.setattr(launch_service, "place_processes", lambda *args: placed.append(args))
+    with pytest.raises(ValidationError) as error:
+        launch(user, labels={"CPU": 5_000_000})
+    assert error.value.message_dict == {
+        "labels": [MESSAGES["too_many_processes"].format(total=5_000_000, limit=1000)]
+    }
+    assert not placed and not Simulation.objects.exists()
+
+
+def test_a_user_over_the_active_run_limit_is_refused_and_others_are_not(
+    user: Any, other_user: Any, settings: Any
+) -> None:
+    settings.PARASIM_MAX_ACTIVE_RUNS = 2
+    launch(user)
+    launch(user)
+    with pytest.raises(ValidationError) as error:
+        launch(user)
+    assert error.value.message_dict == {
+        "queue": [MESSAGES["too_many_active"].format(active=2, adding=1, limit=2)]
+    }
+    spec = sweep_spec(variables={"steps": [1, 2, 3]})
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="more", spec=spec)
+    assert list(error.value.message_dict) == ["spec.queue"]
+    assert Simulation.objects.filter(owner=user).count() == 2  # the sweep stored nothing
+    launch(other_user)  # another user's launches are not held back
+    Simulation.objects.filter(owner=user).update(status=SimulationStatus.SUCCEEDED)
+    launch(user)  # finished runs no longer count

@@ -1,0 +1,113 @@
+"""Tests of sweeps: the product of the axes, the hardware swap, the limits, failed points."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from simulator.errors import UserCodeError
+from tests.hwdb.factories import GpuFactory
+from tests.webapp.studio.services.conftest import count_parses, run_with, sweep_spec
+from webapp.studio.models import Simulation, SweepStatus
+from webapp.studio.services.common import MESSAGES
+from webapp.studio.services.sweeps import sweep_launch
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_sweep_parses_its_snapshot_once_and_each_substituted_one_once(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parses = count_parses(monkeypatch)
+    sweep_launch(user=user, name="grid", spec=sweep_spec())
+    assert len(parses) == 1  # six points, one system
+    fast = GpuFactory(owner=user, name="Fast GPU", type="CPU")
+    slow = GpuFactory(owner=user, name="Slow GPU", type="CPU")
+    parses.clear()
+    spec = sweep_spec(hardware={"node": "cpu0", "components": [fast.pk, slow.pk]})
+    sweep_launch(user=user, name="hw", spec=spec)
+    assert len(parses) == 3  # the launch's system, then each GPU's
+
+
+def test_a_sweep_expands_the_product_of_its_axes_into_one_queued_group(
+    user: Any, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        sweep = sweep_launch(user=user, name="grid", spec=sweep_spec())
+    children = list(sweep.simulations.order_by("pk"))
+    assert [c.variables for c in children] == [
+        {"steps": s, "ops": o} for s in (1, 2) for o in (1e9, 2e9, 3e9)
+    ]
+    assert sent == [[c.pk for c in children]]
+    assert sweep.aggregate["total"] == 6 and sweep.aggregate["queued"] == 6
+
+
+def test_a_sweep_swaps_one_nodes_hardware_for_each_component_named(user: Any) -> None:
+    fast = GpuFactory(owner=user, name="Fast GPU", type="CPU")
+    slow = GpuFactory(owner=user, name="Slow GPU", type="CPU")
+    spec = sweep_spec(
+        variables={"steps": 1, "ops": 1e9},
+        hardware={"node": "cpu0", "components": [fast.pk, "slow gpu"]},
+    )
+    sweep = sweep_launch(user=user, name="hw", spec=spec)
+    children = list(sweep.simulations.order_by("pk"))
+    assert [c.snapshot["nodes"][0]["hardware"] for c in children] == [
+        f"hw-{fast.pk}",
+        f"hw-{slow.pk}",
+    ]
+    assert children[1].snapshot["hardware"][f"hw-{slow.pk}"]["name"] == "Slow GPU"
+    assert children[1].sweep_point["hardware"] == {
+        "node": "cpu0",
+        "id": slow.pk,
+        "name": "Slow GPU",
+    }
+
+
+def test_it_refuses_an_over_large_sweep_with_its_size_and_the_limit(
+    user: Any, settings: Any
+) -> None:
+    settings.PARASIM_MAX_SWEEP = 10
+    spec = sweep_spec(variables={"steps": {"start": 1, "stop": 11, "step": 1}})
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="big", spec=spec)
+    assert error.value.message_dict == {
+        "spec": [MESSAGES["sweep_too_large"].format(size=11, limit=10)]
+    }
+    assert not Simulation.objects.exists()
+
+
+def test_it_names_the_bad_field_of_a_sweep(user: Any) -> None:
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="s", spec=sweep_spec(labels={"CPU": 9}))
+    assert list(error.value.message_dict) == ["spec.labels.CPU"]
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(
+            user=user, name="s", spec=sweep_spec(hardware={"node": "gpu9", "components": [1]})
+        )
+    assert error.value.message_dict == {
+        "spec.hardware.node": [MESSAGES["sweep_node"].format(node="gpu9", known="cpu0")]
+    }
+
+
+def test_a_failed_point_is_reported_without_sinking_the_rest(user: Any) -> None:
+    sweep = sweep_launch(
+        user=user, name="s", spec=sweep_spec(variables={"steps": [1, 2, 3], "ops": 1e9})
+    )
+    children = list(sweep.simulations.order_by("pk"))
+    outcomes = [
+        {"overall_time_s": 1.0, "energy_j": {"total": 1.0}},
+        UserCodeError("division by zero", line=1),
+        {"overall_time_s": 3.0, "energy_j": {"total": 3.0}},
+    ]
+    for child, outcome in zip(children, outcomes, strict=True):
+        run_with(child, outcome)
+        if child is children[0]:
+            sweep.refresh_from_db()
+            assert sweep.status == SweepStatus.RUNNING
+            assert sweep.aggregate["succeeded"] == 1 and sweep.aggregate["done"] == 1
+    sweep.refresh_from_db()
+    assert sweep.status == SweepStatus.FINISHED
+    assert (sweep.aggregate["succeeded"], sweep.aggregate["failed"]) == (2, 1)
+    assert sweep.aggregate["best"]["simulation"] == children[0].pk
