@@ -20,10 +20,12 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = [
+    "RANGE_MESSAGES",
     "RANGE_TOLERANCE",
     "SIGNIFICANT_DIGITS",
     "axis_values",
     "range_count",
+    "range_error",
     "range_values",
     "swap_hardware",
     "sweep_points",
@@ -33,6 +35,31 @@ RANGE_TOLERANCE = 1e-6  # of a step
 SIGNIFICANT_DIGITS = 12
 
 Number = int | float
+
+RANGE_MESSAGES = {
+    "number": "Expected a finite number.",
+    "step": "The step must be above 0.",
+    "order": "The stop must not be below the start.",
+}
+
+
+def range_error(start: object, stop: object, step: object) -> tuple[str, str] | None:
+    """Return (the part at fault: "start", "stop" or "step", its message) when these do not
+    make a range, else None: each a finite number (not a bool), step above 0, stop not
+    below start."""
+    parts = {"start": start, "stop": stop, "step": step}
+    for name, value in parts.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return name, RANGE_MESSAGES["number"]
+        if isinstance(value, float) and not math.isfinite(value):
+            return name, RANGE_MESSAGES["number"]
+    assert isinstance(start, int | float) and isinstance(stop, int | float)
+    assert isinstance(step, int | float)
+    if step <= 0:
+        return "step", RANGE_MESSAGES["step"]
+    if stop < start:
+        return "stop", RANGE_MESSAGES["order"]
+    return None
 
 
 def range_count(start: Number, stop: Number, step: Number) -> int:
@@ -56,7 +83,10 @@ def range_values(start: Number, stop: Number, step: Number) -> list[Number]:
     count = range_count(start, stop, step)
     if all(isinstance(value, int) for value in (start, stop, step)):
         return [start + index * step for index in range(count)]
-    return [float(f"{start + index * step:.{SIGNIFICANT_DIGITS}g}") for index in range(count)]
+    # The tolerance lets the last step land a hair beyond stop: it is stop.
+    return [
+        float(f"{min(start + index * step, stop):.{SIGNIFICANT_DIGITS}g}") for index in range(count)
+    ]
 
 
 def axis_values(axis: object) -> list[object]:

@@ -41,7 +41,8 @@ EXIT_ERROR = 2
 CLI_MESSAGES = {
     "pair": "{option} expects NAME=VALUE, got {text!r}",
     "count": "--labels: the count of {label!r} must be a whole number, got {text!r}",
-    "range": "{option}: a range is start:stop:step with step > 0, got {text!r}",
+    "repeated": "{option}: {name!r} is given twice; give its values once, e.g. {name}=1,2,4",
+    "range": "{option}: in the range {text!r} (start:stop:step), the {part}: {message}",
     "read": "cannot read {path}: {reason}",
     "write": "cannot write {path}: {reason}",
     "encoding": "cannot read {path}: it is not UTF-8 text ({reason})",

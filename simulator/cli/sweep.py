@@ -30,7 +30,7 @@ from simulator.cli.common import (
 )
 from simulator.cpus import usable_cpus
 from simulator.errors import SimulationError
-from simulator.sweep import range_values, swap_hardware, sweep_points
+from simulator.sweep import range_error, range_values, swap_hardware, sweep_points
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,11 +60,15 @@ def expand_values(text: str) -> list[object]:
     values: list[object] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         if part.count(":") == 2:
-            pieces = [parse_value(p) for p in part.split(":")]
-            numbers = [p for p in pieces if isinstance(p, int | float) and not isinstance(p, bool)]
-            if len(numbers) != 3 or numbers[2] <= 0:
-                raise CliError(CLI_MESSAGES["range"].format(option="--var", text=part))
-            values.extend(range_values(*numbers))
+            start, stop, step = (parse_value(p) for p in part.split(":"))
+            fault = range_error(start, stop, step)
+            if fault is not None:
+                raise CliError(
+                    CLI_MESSAGES["range"].format(
+                        option="--var", text=part, part=fault[0], message=fault[1]
+                    )
+                )
+            values.extend(range_values(start, stop, step))  # type: ignore[arg-type]
         else:
             values.append(parse_value(part))
     return values
@@ -163,7 +167,11 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     """Run the product of swept variables and hardware; print a table or JSON."""
     snapshot, app_source = load_inputs(args)
     labels = parse_labels(args.labels)
-    axes = {name: expand_values(value) for name, value in map(var_pair, args.var)}
+    axes: dict[str, list[object]] = {}
+    for name, text in map(var_pair, args.var):
+        if name in axes:
+            raise CliError(CLI_MESSAGES["repeated"].format(option="--var", name=name))
+        axes[name] = expand_values(text)
     hardware = _hardware_choices(args.hardware, snapshot)
     hardware_points = list(
         itertools.product(

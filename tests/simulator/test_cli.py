@@ -106,6 +106,18 @@ def test_run_writes_json_to_a_file_and_still_prints_the_summary(tmp_path: Path) 
         (["run", *LAUNCH, "--no-sandbox"], "NameError: name 'computeIntensity' is not defined"),
         (["run", "--system", "missing.json", "--app", "a.py", "--labels", "P=1"], "cannot read"),
         (["run", "--app", "a.py", "--labels", "P=1"], "the following arguments are required"),
+        (
+            ["sweep", *LAUNCH, "--var", "computeIntensity=4:1:1", "--no-sandbox"],
+            "in the range '4:1:1' (start:stop:step), the stop: The stop must not be below",
+        ),
+        (
+            ["sweep", *LAUNCH, "--var", "computeIntensity=1:4:0", "--no-sandbox"],
+            "the step: The step must be above 0.",
+        ),
+        (
+            ["sweep", *LAUNCH, "--var", "computeIntensity=1,2", "--var", "computeIntensity=3"],
+            "--var: 'computeIntensity' is given twice",
+        ),
     ],
 )
 def test_errors_exit_with_status_2_and_one_line(argv: list[str], message: str) -> None:

@@ -9,8 +9,10 @@ import pytest
 
 from simulator.cli.sweep import expand_values
 from simulator.sweep import (
+    RANGE_MESSAGES,
     axis_values,
     range_count,
+    range_error,
     range_values,
     swap_hardware,
     sweep_points,
@@ -54,6 +56,28 @@ def test_integer_ranges_stay_exact_integers() -> None:
     big = 10**20
     assert range_values(big, big + 4, 2) == [big, big + 2, big + 4]
     assert range_count(0, 10**400, 10**399) == 11  # beyond the float range: counted exactly
+
+
+def test_a_last_step_within_the_tolerance_lands_on_the_stop_not_beyond() -> None:
+    assert range_values(0, 2.9999999, 1) == [0.0, 1.0, 2.0, 2.9999999]
+    assert web_axis_values({"start": 0, "stop": 2.9999999, "step": 1})[-1] == 2.9999999
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "step", "fault"),
+    [
+        (1, 5, 0, ("step", RANGE_MESSAGES["step"])),
+        (5, 1, 1, ("stop", RANGE_MESSAGES["order"])),
+        (1, float("inf"), 1, ("stop", RANGE_MESSAGES["number"])),
+        (True, 5, 1, ("start", RANGE_MESSAGES["number"])),
+        ("1", 5, 1, ("start", RANGE_MESSAGES["number"])),
+        (1, 5, 1, None),
+    ],
+)
+def test_one_range_check_for_the_cli_and_the_web(
+    start: object, stop: object, step: object, fault: tuple[str, str] | None
+) -> None:
+    assert range_error(start, stop, step) == fault
 
 
 def test_a_stop_below_the_start_gives_no_values() -> None:

@@ -14,8 +14,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from simulator.snapshot import IDENTIFIER
+from simulator.sweep import RANGE_MESSAGES, range_count, range_error
 from simulator.sweep import axis_values as sweep_axis_values
-from simulator.sweep import range_count
 from webapp.studio.models import VariableType
 
 MAX_VARIABLES = 100
@@ -39,9 +39,9 @@ MESSAGES = {
     "labels_object": 'Expected an object mapping labels to process counts, e.g. {"GPU": 1}.',
     "axis": "Expected a value, a list of values or a range {start, stop, step}.",
     "axis_empty": "Expected at least one value.",
-    "range_number": "Expected a finite number.",
-    "range_step": "The step must be above 0.",
-    "range_order": "The stop must not be below the start.",
+    "range_number": RANGE_MESSAGES["number"],
+    "range_step": RANGE_MESSAGES["step"],
+    "range_order": RANGE_MESSAGES["order"],
     "nul": "Text may not contain NUL (\\x00) characters.",
 }
 
@@ -175,22 +175,15 @@ def axis_size(axis: object, *, field: str) -> int:
             raise _error(field, MESSAGES["axis_empty"])
         return len(axis)
     if isinstance(axis, dict):
-        numbers = {}
-        for key in ("start", "stop", "step"):
-            value = axis.get(key)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise _error(f"{field}.{key}", MESSAGES["range_number"])
-            if isinstance(value, float) and not math.isfinite(value):
-                raise _error(f"{field}.{key}", MESSAGES["range_number"])
-            numbers[key] = value
+        fault = range_error(axis.get("start"), axis.get("stop"), axis.get("step"))
+        if fault is not None and fault[1] == RANGE_MESSAGES["number"]:
+            raise _error(f"{field}.{fault[0]}", fault[1])
         if set(axis) - {"start", "stop", "step"}:
             raise _error(field, MESSAGES["axis"])
-        if numbers["step"] <= 0:
-            raise _error(f"{field}.step", MESSAGES["range_step"])
-        if numbers["stop"] < numbers["start"]:
-            raise _error(f"{field}.stop", MESSAGES["range_order"])
+        if fault is not None:
+            raise _error(f"{field}.{fault[0]}", fault[1])
         # The count the points will have (simulator.sweep: the CLI's rule too).
-        return range_count(numbers["start"], numbers["stop"], numbers["step"])
+        return range_count(axis["start"], axis["stop"], axis["step"])
     if isinstance(axis, int | float | str | bool):
         return 1
     raise _error(field, MESSAGES["axis"])
