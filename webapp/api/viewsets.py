@@ -76,6 +76,8 @@ class RecordViewSet(viewsets.GenericViewSet):
 class OwnedRecordViewSet(RecordViewSet):
     """List, retrieve, create, update and delete one kind of owned record."""
 
+    not_owner_message = PERMISSION_DENIED  # the 403 of a change by neither owner nor staff
+
     def record_list(self) -> QuerySet[Any]:
         """Return the records the user may see, filtered by the query (a selector)."""
         raise NotImplementedError
@@ -101,7 +103,7 @@ class OwnedRecordViewSet(RecordViewSet):
         see it but neither own it nor are staff."""
         record = self.record_get(pk)
         if not can_change(user=self.request.user, record=record):
-            raise PermissionDenied(PERMISSION_DENIED)
+            raise PermissionDenied(self.not_owner_message)
         return record
 
     def list(self, request: Request) -> Response:

@@ -23,7 +23,6 @@ from tests.webapp.studio.factories import (
     SimulationFactory,
     tiny_snapshot,
 )
-from webapp.api.viewsets import PERMISSION_DENIED
 from webapp.studio import selectors, tasks
 from webapp.studio.models import Simulation, SimulationStatus, Sweep
 from webapp.studio.validation import MESSAGES
@@ -137,7 +136,10 @@ def test_application_models_follow_the_owned_record_rule_of_the_hardware_databas
     assert response.json() == {"detail": f"No application model with id '{private.pk}'."}
     shared = ApplicationModelFactory(owner=other_user, shared=True)
     response = client_for(user).delete(f"/api/applications/{shared.pk}/")
-    assert (response.status_code, response.json()) == (403, {"detail": PERMISSION_DENIED})
+    assert (response.status_code, response.json()) == (
+        403,
+        {"detail": "Only the owner or staff may change this application model."},
+    )
     assert can_change(user=staff, record=shared)
     edit = client_for(staff).patch(f"/api/applications/{private.pk}/", {"name": "x"}, "json")
     assert edit.status_code == 200 and edit.json()["name"] == "x"

@@ -117,6 +117,7 @@ class ApplicationModelViewSet(OwnedRecordViewSet):
     parser_classes = [JSONParser, FormParser, MultiPartParser]
     lookup_value_regex = "[^/.]+"
     filter_backends: list[Any] = []
+    not_owner_message = "Only the owner or staff may change this application model."
 
     def record_list(self) -> QuerySet[ApplicationModel]:
         return selectors.application_model_list(user=self.user)
