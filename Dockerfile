@@ -13,7 +13,8 @@ RUN if [ -f frontend/package.json ]; then \
 FROM python:3.11-bookworm AS speedups
 WORKDIR /src
 COPY requirements/ requirements/
-RUN pip install --no-cache-dir "$(grep '^greenlet==' requirements/base.txt)"
+RUN pip install --no-cache-dir "$(grep '^greenlet==' requirements/base.txt)" \
+    "$(grep '^setuptools==' requirements/base.txt)"
 COPY simulator/ simulator/
 RUN python -m simulator.build_speedups --require
 

@@ -6,7 +6,14 @@ PARASIM_REQUIRE_SPEEDUPS=1, as CI sets."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from setuptools import setup
+
+# A PEP 517 build (pip wheel ., python -m build) runs this file without the project on the
+# path; simulator.build_speedups, which declares the extensions, sits beside it.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from simulator.build_speedups import EXTENSIONS, AtomicBuildExt, required
 
