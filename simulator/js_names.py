@@ -1,4 +1,5 @@
-"""JavaScript names a hardware attribute must not take, readable without loading V8.
+"""JavaScript names: the identifier pattern and the names a hardware attribute must not take,
+readable without loading V8.
 
 Attributes become JavaScript globals inside computational models (simulator.shallow), so a
 key must not be a reserved word or a name the runtime gives the model. hwdb refuses them as
@@ -8,7 +9,10 @@ mini-racer, which the web process has no need of for that.
 
 from __future__ import annotations
 
-__all__ = ["JS_RESERVED"]
+__all__ = ["JS_IDENTIFIER", "JS_RESERVED"]
+
+# A JavaScript identifier as attribute keys and function names may use (ASCII only).
+JS_IDENTIFIER = r"^[A-Za-z_$][A-Za-z0-9_$]*$"
 
 # JavaScript reserved words and names an attribute must not shadow as a global (hwdb refuses
 # them as attribute keys).

@@ -54,7 +54,7 @@ from py_mini_racer import (
 
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
-from simulator.js_names import JS_RESERVED
+from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
 
 __all__ = [
@@ -97,13 +97,12 @@ MSG_NOT_A_BODY = (
     "the source is not a list of declarations and statements (it closes a brace it did not open)"
 )
 
-_JS_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_JS_IDENTIFIER = re.compile(JS_IDENTIFIER)
 # Names a script declares: `function f`, `async function* g`, `var x`, `let y`, `const z`,
 # `class C` (every occurrence; a nested one only costs that attribute its global alias).
 _DECLARATION = re.compile(
     r"\b(?:function\s*\*?\s*|(?:var|let|const|class)\s+)([A-Za-z_$][A-Za-z0-9_$]*)"
 )
-_FUNCTION_NAME = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 # "parasim-computational-model.js:12: ReferenceError: ..." (the message's own location).
 _HEADER_LOCATION = re.compile(r"^(?P<script>[^\n]*?):(?P<line>\d+): ", re.MULTILINE)
 # "    at f (parasim-computational-model.js:3:9)" or "    at parasim-...js:3:9".
@@ -729,7 +728,7 @@ class ShallowFunctions:
         context = self._context(function)
         known = context.functions.get(function)
         if known is None:
-            if not _FUNCTION_NAME.match(function):
+            if not _JS_IDENTIFIER.match(function):
                 return False
             answer = self._evaluate(context, function, f"__parasim_has({json.dumps(function)})")
             context.functions[function] = known = answer is True
@@ -772,7 +771,7 @@ class ShallowFunctions:
         self, function: str, args: tuple[object, ...], params: Mapping[str, object]
     ) -> float:
         """Return the validated value of one evaluation in V8."""
-        if not _FUNCTION_NAME.match(function):
+        if not _JS_IDENTIFIER.match(function):
             raise self._error(function, MSG_NOT_DEFINED.format(function=function))
         try:
             arguments = json.dumps([function, list(args), dict(params)])
@@ -810,7 +809,7 @@ class ShallowFunctions:
 
     def _evaluate_detail(self, function: str, params: Mapping[str, object]) -> dict[str, object]:
         """Return `function(params)`'s flat object evaluated in V8 (see `call_detail`)."""
-        if not _FUNCTION_NAME.match(function) or not self.has(function):
+        if not _JS_IDENTIFIER.match(function) or not self.has(function):
             raise self._error(function, MSG_NOT_DEFINED.format(function=function))
         try:
             arguments = json.dumps([function, dict(params)])

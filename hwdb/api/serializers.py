@@ -15,6 +15,7 @@ from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, S
 from hwdb.selectors import can_change, component_get
 from hwdb.validation import MESSAGES, duplicate_key_errors
 from simulator import memory_spec
+from simulator.js_names import JS_IDENTIFIER
 
 GRAPH_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -308,7 +309,7 @@ class EvaluateSerializer(serializers.Serializer):
 
     component = serializers.IntegerField(help_text="Id of the component whose attributes to use.")
     function = serializers.RegexField(
-        r"^[A-Za-z_$][A-Za-z0-9_$]*$",
+        JS_IDENTIFIER,
         max_length=100,
         error_messages={"invalid": MSG_NOT_IDENTIFIER},
         help_text="Function to call, e.g. computationTime, p2pTime, power, failureRate.",

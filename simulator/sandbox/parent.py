@@ -295,7 +295,7 @@ def run_sandboxed(
     this process's spare child is used and the next one started once the run is over. Raise
     SandboxLimitError for a limit, UserCodeError for the model's code, and the runner's own
     SimulationError otherwise. `_entry`: the address of another registered child entry
-    (simulator.sandbox.entries) to run instead of the runner (the model checks, tests).
+    (registered with simulator.sandbox.child_entry) to run instead of the runner (the model checks, tests).
     """
     limits = limits or Limits()
     try:
