@@ -27,8 +27,7 @@ export function Compare() {
         diff,
       };
     };
-    const energy = (x) =>
-      typeof x.result?.energy_j === "object" ? x.result.energy_j.total : x.result?.energy_j;
+    const energy = (x) => x.result?.energy_j?.total;
     const out = [
       line("Status", (x) => x.sim.status),
       line("System", (x) => x.sim.snapshot?.name),

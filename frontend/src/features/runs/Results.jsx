@@ -9,10 +9,7 @@ import { boundText, phases } from "./runs.js";
 const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
 
 export function Results({ result, memoryCsvUrl }) {
-  const energy =
-    typeof result.energy_j === "object"
-      ? result.energy_j
-      : { total: result.energy_j, per_component: {} };
+  const energy = result.energy_j; // {total, per_component, ...}: the simulator's one shape
   const ph = phases(result);
   const components = result.components || [];
   const nodeName = Object.fromEntries(components.map((c) => [c.node, c.name || c.node]));
