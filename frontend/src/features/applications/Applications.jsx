@@ -3,8 +3,10 @@ import { errorId, sourceErrorLine } from "../../lib/errors.js";
 import { Link, navigate } from "../../lib/router.jsx";
 import { CodeEditor } from "../../components/CodeEditor.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
-import { Field, FieldErrors } from "../../components/Field.jsx";
+import { FieldErrors } from "../../components/Field.jsx";
+import { GridTable, REMOVE_COLUMN } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
+import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
@@ -22,29 +24,17 @@ export function ApplicationList() {
       {!apps ? (
         <Loading />
       ) : (
-        <table className="grid" aria-label="Application models">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Variables</th>
-              <th>Owner</th>
+        <GridTable label="Application models" columns={["Name", "Variables", "Owner"]}>
+          {apps.map((a) => (
+            <tr key={a.id}>
+              <td>
+                <Link to={`/app/applications/${a.id}`}>{a.name}</Link>
+              </td>
+              <td>{(a.variables || []).map((v) => v.name).join(", ")}</td>
+              <OwnerCell owner={a.owner} shared={a.shared} />
             </tr>
-          </thead>
-          <tbody>
-            {apps.map((a) => (
-              <tr key={a.id}>
-                <td>
-                  <Link to={`/app/applications/${a.id}`}>{a.name}</Link>
-                </td>
-                <td>{(a.variables || []).map((v) => v.name).join(", ")}</td>
-                <td>
-                  {a.owner}
-                  {a.shared ? " · shared" : ""}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );
@@ -99,6 +89,7 @@ export function ApplicationEditor({ id }) {
   const errors = error?.fields || {};
   const setVar = (i, patch) =>
     set({ variables: app.variables.map((v, j) => (j === i ? { ...v, ...patch } : v)) });
+  const fieldProps = { record: app, errors, set };
   const lineError = error?.body?.line || sourceErrorLine(errors.source);
 
   return (
@@ -124,105 +115,78 @@ export function ApplicationEditor({ id }) {
       </header>
       <ErrorSummary error={error} shown={["name", "source", "variables", "description"]} />
       <div className="form-grid">
-        <Field label="Name" path="name" errors={errors}>
-          <input
-            value={app.name}
-            aria-invalid={Boolean(errors.name)}
-            onChange={(e) => set({ name: e.target.value })}
-          />
-        </Field>
-        <Field label="Description" path="description" errors={errors}>
-          <input value={app.description} onChange={(e) => set({ description: e.target.value })} />
-        </Field>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={app.shared}
-            onChange={(e) => set({ shared: e.target.checked })}
-          />{" "}
-          Shared with every user
-        </label>
+        <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />
+        <TextField {...fieldProps} label="Description" name="description" />
+        <SharedCheckbox checked={app.shared} onChange={(shared) => set({ shared })} />
       </div>
       <h2>Variables</h2>
       <FieldErrors errors={errors} path="variables" />
-      <table className="grid" aria-label="Variables">
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Type</th>
-            <th>Default</th>
-            <th>Description</th>
-            <th>
-              <span className="sr-only">Remove</span>
-            </th>
+      <GridTable
+        label="Variables"
+        columns={["Name", "Type", "Default", "Description", REMOVE_COLUMN]}
+      >
+        {app.variables.map((v, i) => (
+          <tr
+            key={i}
+            className={
+              Object.keys(errors).some((p) => p.startsWith(`variables[${i}]`)) ? "invalid" : ""
+            }
+          >
+            <td>
+              <input
+                aria-label={`Variable ${i + 1} name`}
+                value={v.name}
+                aria-invalid={Boolean(errors[`variables[${i}].name`])}
+                aria-describedby={
+                  errors[`variables[${i}].name`] ? errorId(`variables[${i}].name`) : undefined
+                }
+                onChange={(e) => setVar(i, { name: e.target.value })}
+              />
+              <FieldErrors errors={errors} path={`variables[${i}].name`} />
+              <FieldErrors errors={errors} path={`variables[${i}]`} />
+            </td>
+            <td>
+              <select
+                aria-label={`Variable ${i + 1} type`}
+                value={v.type}
+                onChange={(e) => setVar(i, { type: e.target.value })}
+              >
+                {TYPES.map((t) => (
+                  <option key={t}>{t}</option>
+                ))}
+              </select>
+              <FieldErrors errors={errors} path={`variables[${i}].type`} />
+            </td>
+            <td>
+              <input
+                aria-label={`Variable ${i + 1} default`}
+                value={String(v.default ?? "")}
+                aria-invalid={Boolean(errors[`variables[${i}].default`])}
+                aria-describedby={
+                  errors[`variables[${i}].default`] ? errorId(`variables[${i}].default`) : undefined
+                }
+                onChange={(e) => setVar(i, { default: e.target.value })}
+              />
+              <FieldErrors errors={errors} path={`variables[${i}].default`} />
+            </td>
+            <td>
+              <input
+                aria-label={`Variable ${i + 1} description`}
+                value={v.description || ""}
+                onChange={(e) => setVar(i, { description: e.target.value })}
+              />
+            </td>
+            <td>
+              <button
+                aria-label={`Remove variable ${i + 1}`}
+                onClick={() => set({ variables: app.variables.filter((_, j) => j !== i) })}
+              >
+                ×
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {app.variables.map((v, i) => (
-            <tr
-              key={i}
-              className={
-                Object.keys(errors).some((p) => p.startsWith(`variables[${i}]`)) ? "invalid" : ""
-              }
-            >
-              <td>
-                <input
-                  aria-label={`Variable ${i + 1} name`}
-                  value={v.name}
-                  aria-invalid={Boolean(errors[`variables[${i}].name`])}
-                  aria-describedby={
-                    errors[`variables[${i}].name`] ? errorId(`variables[${i}].name`) : undefined
-                  }
-                  onChange={(e) => setVar(i, { name: e.target.value })}
-                />
-                <FieldErrors errors={errors} path={`variables[${i}].name`} />
-                <FieldErrors errors={errors} path={`variables[${i}]`} />
-              </td>
-              <td>
-                <select
-                  aria-label={`Variable ${i + 1} type`}
-                  value={v.type}
-                  onChange={(e) => setVar(i, { type: e.target.value })}
-                >
-                  {TYPES.map((t) => (
-                    <option key={t}>{t}</option>
-                  ))}
-                </select>
-                <FieldErrors errors={errors} path={`variables[${i}].type`} />
-              </td>
-              <td>
-                <input
-                  aria-label={`Variable ${i + 1} default`}
-                  value={String(v.default ?? "")}
-                  aria-invalid={Boolean(errors[`variables[${i}].default`])}
-                  aria-describedby={
-                    errors[`variables[${i}].default`]
-                      ? errorId(`variables[${i}].default`)
-                      : undefined
-                  }
-                  onChange={(e) => setVar(i, { default: e.target.value })}
-                />
-                <FieldErrors errors={errors} path={`variables[${i}].default`} />
-              </td>
-              <td>
-                <input
-                  aria-label={`Variable ${i + 1} description`}
-                  value={v.description || ""}
-                  onChange={(e) => setVar(i, { description: e.target.value })}
-                />
-              </td>
-              <td>
-                <button
-                  aria-label={`Remove variable ${i + 1}`}
-                  onClick={() => set({ variables: app.variables.filter((_, j) => j !== i) })}
-                >
-                  ×
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </GridTable>
       <button
         onClick={() =>
           set({

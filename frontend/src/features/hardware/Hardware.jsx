@@ -1,12 +1,15 @@
 // Hardware database: list with search, filters and sorting; detail with the attribute table (Fig. 5.2).
-import { useEffect, useRef, useState } from "react";
-import { ApiError, download, get, ignoreAbort, post } from "../../lib/api.js";
+import { useEffect, useState } from "react";
+import { download, get, ignoreAbort, post } from "../../lib/api.js";
 import { errorId } from "../../lib/errors.js";
 import { fmt } from "../../lib/format.js";
 import { Link, navigate, useLocation, useToast } from "../../lib/router.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Field, FieldErrors } from "../../components/Field.jsx";
+import { GridTable, REMOVE_COLUMN } from "../../components/GridTable.jsx";
+import { JsonImport } from "../../components/JsonImport.jsx";
 import { Loading } from "../../components/Loading.jsx";
+import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
 // hwdb.models.ComponentType (tests/e2e/test_memory_hierarchy.py checks that they agree).
@@ -47,7 +50,6 @@ export function HardwareList() {
   const [conditions, setConditions] = useState(query.getAll("attr").map(parseCondition));
   const [data, setData] = useState(null);
   const [error, setError] = useState(null);
-  const fileInput = useRef(null);
 
   const [reloads, setReloads] = useState(0);
   const filters = filterParams({ search, type, vendor, ordering, conditions }).toString();
@@ -86,24 +88,12 @@ export function HardwareList() {
     download("hardware.json", JSON.stringify(body, null, 2));
   };
 
-  const importFile = async (event) => {
-    const file = event.target.files[0];
-    event.target.value = "";
-    if (!file) return;
-    try {
-      const parsed = JSON.parse(await file.text());
-      const body = Array.isArray(parsed) ? { components: parsed } : parsed;
-      const created = await post("/api/components/import/", body);
-      toast(`Imported ${created.length} component(s).`);
-      setError(null);
-      setReloads((n) => n + 1);
-    } catch (e) {
-      setError(
-        e instanceof ApiError
-          ? e
-          : new ApiError(400, { detail: `The file is not valid JSON: ${e.message}` }),
-      );
-    }
+  const importComponents = async (parsed) => {
+    const body = Array.isArray(parsed) ? { components: parsed } : parsed;
+    const created = await post("/api/components/import/", body);
+    toast(`Imported ${created.length} component(s).`);
+    setError(null);
+    setReloads((n) => n + 1);
   };
 
   return (
@@ -112,14 +102,12 @@ export function HardwareList() {
         <h1 id="hw-title">Hardware database</h1>
         <div className="actions">
           <button onClick={() => navigate("/app/hardware/new")}>New component</button>
-          <button onClick={() => fileInput.current.click()}>Import JSON…</button>
-          <input
-            ref={fileInput}
-            type="file"
+          <JsonImport
+            label="Import JSON…"
+            fileLabel="Import hardware JSON file"
             accept="application/json,.json"
-            hidden
-            aria-label="Import hardware JSON file"
-            onChange={importFile}
+            onImport={importComponents}
+            onError={setError}
           />
           <button onClick={exportAll}>Export JSON</button>
         </div>
@@ -255,10 +243,7 @@ export function HardwareList() {
                       .map((a) => `${a.key}=${fmt(a.value)}${a.unit ? " " + a.unit : ""}`)
                       .join(", ")}
                   </td>
-                  <td>
-                    {c.owner || "built-in"}
-                    {c.shared ? " · shared" : ""}
-                  </td>
+                  <OwnerCell owner={c.owner || "built-in"} shared={c.shared} />
                   <td>{new Date(c.updated).toLocaleDateString()}</td>
                 </tr>
               ))}
@@ -365,6 +350,7 @@ export function HardwareDetail({ id }) {
   const errors = error?.fields || {};
   const readOnly = !record.can_edit;
   const setAttr = (i, patch) => set({ attributes: update(record.attributes, i, patch) });
+  const fieldProps = { record, errors, set, readOnly };
 
   const exportOne = () => {
     const { type, name, vendor, comment, source_url, attributes } = record;
@@ -424,100 +410,59 @@ export function HardwareDetail({ id }) {
             ))}
           </select>
         </Field>
-        <Field label="Name" path="name" errors={errors}>
-          <input
-            value={record.name}
-            readOnly={readOnly}
-            aria-invalid={Boolean(errors.name)}
-            onChange={(e) => set({ name: e.target.value })}
-          />
-        </Field>
-        <Field label="Vendor" path="vendor" errors={errors}>
-          <input
-            value={record.vendor}
-            readOnly={readOnly}
-            onChange={(e) => set({ vendor: e.target.value })}
-          />
-        </Field>
-        <Field label="Source link" path="source_url" errors={errors}>
-          <input
-            value={record.source_url}
-            readOnly={readOnly}
-            onChange={(e) => set({ source_url: e.target.value })}
-          />
-        </Field>
-        <Field label="Comment" path="comment" errors={errors}>
-          <textarea
-            rows={2}
-            value={record.comment}
-            readOnly={readOnly}
-            onChange={(e) => set({ comment: e.target.value })}
-          />
-        </Field>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={record.shared}
-            disabled={readOnly}
-            onChange={(e) => set({ shared: e.target.checked })}
-          />{" "}
-          Shared with every user
-        </label>
+        <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />
+        <TextField {...fieldProps} label="Vendor" name="vendor" />
+        <TextField {...fieldProps} label="Source link" name="source_url" />
+        <TextField {...fieldProps} label="Comment" name="comment" rows={2} />
+        <SharedCheckbox
+          checked={record.shared}
+          readOnly={readOnly}
+          onChange={(shared) => set({ shared })}
+        />
       </div>
       <h2>Attributes</h2>
       <FieldErrors errors={errors} path="attributes" />
-      <table className="grid attributes" aria-label="Attributes">
-        <thead>
-          <tr>
-            <th>Key</th>
-            <th>Value</th>
-            <th>Unit</th>
-            <th>Source</th>
+      <GridTable
+        label="Attributes"
+        className="grid attributes"
+        columns={["Key", "Value", "Unit", "Source", !readOnly && REMOVE_COLUMN]}
+      >
+        {record.attributes.map((a, i) => (
+          <tr
+            key={i}
+            className={
+              Object.keys(errors).some((p) => p.startsWith(`attributes[${i}]`)) ? "invalid" : ""
+            }
+          >
+            {["key", "value", "unit", "source"].map((f) => (
+              <td key={f}>
+                <input
+                  aria-label={`Attribute ${i + 1} ${f}`}
+                  value={a[f] ?? ""}
+                  readOnly={readOnly}
+                  aria-invalid={Boolean(errors[`attributes[${i}].${f}`])}
+                  aria-describedby={
+                    errors[`attributes[${i}].${f}`] ? errorId(`attributes[${i}].${f}`) : undefined
+                  }
+                  onChange={(e) => setAttr(i, { [f]: e.target.value })}
+                  className={f === "source" ? "wide" : ""}
+                />
+                <FieldErrors errors={errors} path={`attributes[${i}].${f}`} />
+              </td>
+            ))}
             {!readOnly && (
-              <th>
-                <span className="sr-only">Remove</span>
-              </th>
+              <td>
+                <button
+                  aria-label={`Remove attribute ${i + 1}`}
+                  onClick={() => set({ attributes: record.attributes.filter((_, j) => j !== i) })}
+                >
+                  ×
+                </button>
+              </td>
             )}
           </tr>
-        </thead>
-        <tbody>
-          {record.attributes.map((a, i) => (
-            <tr
-              key={i}
-              className={
-                Object.keys(errors).some((p) => p.startsWith(`attributes[${i}]`)) ? "invalid" : ""
-              }
-            >
-              {["key", "value", "unit", "source"].map((f) => (
-                <td key={f}>
-                  <input
-                    aria-label={`Attribute ${i + 1} ${f}`}
-                    value={a[f] ?? ""}
-                    readOnly={readOnly}
-                    aria-invalid={Boolean(errors[`attributes[${i}].${f}`])}
-                    aria-describedby={
-                      errors[`attributes[${i}].${f}`] ? errorId(`attributes[${i}].${f}`) : undefined
-                    }
-                    onChange={(e) => setAttr(i, { [f]: e.target.value })}
-                    className={f === "source" ? "wide" : ""}
-                  />
-                  <FieldErrors errors={errors} path={`attributes[${i}].${f}`} />
-                </td>
-              ))}
-              {!readOnly && (
-                <td>
-                  <button
-                    aria-label={`Remove attribute ${i + 1}`}
-                    onClick={() => set({ attributes: record.attributes.filter((_, j) => j !== i) })}
-                  >
-                    ×
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </GridTable>
       {!readOnly && (
         <button
           onClick={() =>

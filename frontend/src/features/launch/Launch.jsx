@@ -6,8 +6,10 @@ import { errorId } from "../../lib/errors.js";
 import { navigate, useLocation } from "../../lib/router.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { FieldErrors } from "../../components/Field.jsx";
+import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { coerce, graphLabels } from "./launch.js";
+import { ModelChoices } from "./ModelChoices.jsx";
 import { useLaunchChoices } from "./useLaunchChoices.js";
 
 export function Launch() {
@@ -78,42 +80,11 @@ export function Launch() {
       />
       <form className="launch-form" onSubmit={launch} aria-label="Launch a simulation">
         <div className="form-grid">
-          <label className={`field${errors.system_model ? " invalid" : ""}`}>
-            <span className="field-label">System model</span>
-            <select
-              aria-label="System model"
-              value={c.systemId}
-              onChange={(e) => c.setSystemId(e.target.value)}
-            >
-              {c.systems.map((s) => (
-                <option key={s.id} value={s.id}>
-                  {s.name}
-                </option>
-              ))}
-            </select>
-            <FieldErrors errors={errors} path="system_model" />
-          </label>
-          <label className={`field${errors.application ? " invalid" : ""}`}>
-            <span className="field-label">Application model</span>
-            <select
-              aria-label="Application model"
-              value={c.appId}
-              onChange={(e) => c.setAppId(e.target.value)}
-            >
-              {c.apps.map((a) => (
-                <option key={a.id} value={a.id}>
-                  {a.name}
-                </option>
-              ))}
-            </select>
-            <FieldErrors errors={errors} path="application" />
-          </label>
-          <label className="field">
-            <span className="field-label">Run name (optional)</span>
+          <ModelChoices choices={c} errors={errors} />
+          <InlineField label="Run name (optional)">
             <input aria-label="Run name" value={name} onChange={(e) => setName(e.target.value)} />
-          </label>
-          <label className={`field${errors.queue ? " invalid" : ""}`}>
-            <span className="field-label">Queue</span>
+          </InlineField>
+          <InlineField label="Queue" errors={errors} path="queue">
             <select aria-label="Queue" value={queue} onChange={(e) => setQueue(e.target.value)}>
               {c.queues.length === 0 && <option value="">server default (loading queues…)</option>}
               {c.queues.map((q) => (
@@ -125,13 +96,10 @@ export function Launch() {
                 </option>
               ))}
             </select>
-            <FieldErrors errors={errors} path="queue" />
-          </label>
-          <label className={`field${errors.seed ? " invalid" : ""}`}>
-            <span className="field-label">Seed</span>
+          </InlineField>
+          <InlineField label="Seed" errors={errors} path="seed">
             <input aria-label="Seed" value={seed} onChange={(e) => setSeed(e.target.value)} />
-            <FieldErrors errors={errors} path="seed" />
-          </label>
+          </InlineField>
         </div>
         <div className="two-col">
           <fieldset>
@@ -140,13 +108,17 @@ export function Launch() {
               <p className="muted">The application declares no variables.</p>
             )}
             {(c.app?.variables || []).map((v) => (
-              <label
+              <InlineField
                 key={v.name}
-                className={`field inline${errors[`variables.${v.name}`] ? " invalid" : ""}`}
+                className="inline"
+                label={
+                  <>
+                    {v.name} <span className="muted">({v.type})</span>
+                  </>
+                }
+                errors={errors}
+                path={`variables.${v.name}`}
               >
-                <span className="field-label">
-                  {v.name} <span className="muted">({v.type})</span>
-                </span>
                 <input
                   aria-label={`Variable ${v.name}`}
                   value={variables[v.name] ?? ""}
@@ -156,8 +128,7 @@ export function Launch() {
                   }
                   onChange={(e) => setVariables({ ...variables, [v.name]: e.target.value })}
                 />
-                <FieldErrors errors={errors} path={`variables.${v.name}`} />
-              </label>
+              </InlineField>
             ))}
             <FieldErrors errors={errors} path="variables" />
           </fieldset>
@@ -167,10 +138,17 @@ export function Launch() {
               <p className="muted">The system model has no labels.</p>
             )}
             {Object.keys(labels).map((l) => (
-              <label key={l} className={`field inline${errors[`labels.${l}`] ? " invalid" : ""}`}>
-                <span className="field-label">
-                  {l} <span className="muted">(capacity {caps[l]})</span>
-                </span>
+              <InlineField
+                key={l}
+                className="inline"
+                label={
+                  <>
+                    {l} <span className="muted">(capacity {caps[l]})</span>
+                  </>
+                }
+                errors={errors}
+                path={`labels.${l}`}
+              >
                 <input
                   aria-label={`Processes with label ${l}`}
                   value={labels[l]}
@@ -178,8 +156,7 @@ export function Launch() {
                   aria-describedby={errors[`labels.${l}`] ? errorId(`labels.${l}`) : undefined}
                   onChange={(e) => setLabels({ ...labels, [l]: e.target.value })}
                 />
-                <FieldErrors errors={errors} path={`labels.${l}`} />
-              </label>
+              </InlineField>
             ))}
             <FieldErrors errors={errors} path="labels" />
           </fieldset>

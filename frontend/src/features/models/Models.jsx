@@ -6,8 +6,10 @@ import { fmt } from "../../lib/format.js";
 import { Link, navigate } from "../../lib/router.jsx";
 import { CodeEditor } from "../../components/CodeEditor.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
-import { Field, FieldErrors } from "../../components/Field.jsx";
+import { FieldErrors } from "../../components/Field.jsx";
+import { GridTable } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
+import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
@@ -25,29 +27,17 @@ export function ModelList() {
       {!models ? (
         <Loading />
       ) : (
-        <table className="grid" aria-label="Computational models">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Description</th>
-              <th>Owner</th>
+        <GridTable label="Computational models" columns={["Name", "Description", "Owner"]}>
+          {models.map((m) => (
+            <tr key={m.id}>
+              <td>
+                <Link to={`/app/models/${m.id}`}>{m.name}</Link>
+              </td>
+              <td className="desc">{m.description}</td>
+              <OwnerCell owner={m.builtin ? "built-in" : m.owner} shared={m.shared} />
             </tr>
-          </thead>
-          <tbody>
-            {models.map((m) => (
-              <tr key={m.id}>
-                <td>
-                  <Link to={`/app/models/${m.id}`}>{m.name}</Link>
-                </td>
-                <td className="desc">{m.description}</td>
-                <td>
-                  {m.builtin ? "built-in" : m.owner}
-                  {m.shared ? " · shared" : ""}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );
@@ -94,6 +84,7 @@ export function ModelEditor({ id }) {
   if (!model) return error ? <ErrorSummary error={error} /> : <Loading />;
   const errors = error?.fields || {};
   const readOnly = !model.can_edit;
+  const fieldProps = { record: model, errors, set, readOnly };
   const saveModel = async () => {
     if (await save()) setTestError(null);
   };
@@ -127,30 +118,13 @@ export function ModelEditor({ id }) {
       )}
       <ErrorSummary error={error} shown={["name", "description", "source"]} />
       <div className="form-grid">
-        <Field label="Name" path="name" errors={errors}>
-          <input
-            value={model.name}
-            readOnly={readOnly}
-            aria-invalid={Boolean(errors.name)}
-            onChange={(e) => set({ name: e.target.value })}
-          />
-        </Field>
-        <Field label="Description" path="description" errors={errors}>
-          <input
-            value={model.description}
-            readOnly={readOnly}
-            onChange={(e) => set({ description: e.target.value })}
-          />
-        </Field>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={model.shared}
-            disabled={readOnly}
-            onChange={(e) => set({ shared: e.target.checked })}
-          />{" "}
-          Shared with every user
-        </label>
+        <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />
+        <TextField {...fieldProps} label="Description" name="description" />
+        <SharedCheckbox
+          checked={model.shared}
+          readOnly={readOnly}
+          onChange={(shared) => set({ shared })}
+        />
       </div>
       <h2>Source (JavaScript)</h2>
       <p className="hint">

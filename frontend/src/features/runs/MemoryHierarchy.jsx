@@ -2,6 +2,7 @@
 // of every cache and memory instance, the fabrics' traffic, the coherence protocol's messages.
 import { useState } from "react";
 import { fmtBytes, fmtTime } from "../../lib/format.js";
+import { GridTable } from "../../components/GridTable.jsx";
 
 // Above this many level instances, those that saw no access start hidden (a GPU's per-SM L1s).
 export const IDLE_HIDDEN_ABOVE = 16;
@@ -75,42 +76,40 @@ export function MemoryHierarchy({ memory, csvUrl }) {
           Show idle instances ({idle} of {levels.length} saw no access)
         </label>
       )}
-      <table className="grid" aria-label="Memory levels">
-        <thead>
-          <tr>
-            <th>Level</th>
-            <th>Instance</th>
-            <th>Accesses</th>
-            <th>Hits</th>
-            <th>Misses</th>
-            <th>Hit ratio</th>
-            <th>Write-backs</th>
-            <th>Invalidations</th>
-            <th>Bytes</th>
-            <th>Busy</th>
-            <th>Utilisation</th>
+      <GridTable
+        label="Memory levels"
+        columns={[
+          "Level",
+          "Instance",
+          "Accesses",
+          "Hits",
+          "Misses",
+          "Hit ratio",
+          "Write-backs",
+          "Invalidations",
+          "Bytes",
+          "Busy",
+          "Utilisation",
+        ]}
+      >
+        {shown.map((l) => (
+          <tr key={`${l.node}-${l.instance}`} data-node={l.node} data-instance={l.instance}>
+            <td title={l.hardware}>{l.name || l.node}</td>
+            <td>{l.instance}</td>
+            <td>{count(l.accesses)}</td>
+            <td>{isMemory(l) ? "—" : count(l.hits)}</td>
+            <td>{isMemory(l) ? "—" : count(l.misses)}</td>
+            <td className="num" data-testid={`hit-ratio-${l.node}-${l.instance}`}>
+              {percent(l.hit_ratio)}
+            </td>
+            <td>{count(l.writebacks)}</td>
+            <td>{count(l.invalidations)}</td>
+            <td>{fmtBytes(l.bytes)}</td>
+            <td>{fmtTime(l.busy_s)}</td>
+            <td>{percent(l.utilisation)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {shown.map((l) => (
-            <tr key={`${l.node}-${l.instance}`} data-node={l.node} data-instance={l.instance}>
-              <td title={l.hardware}>{l.name || l.node}</td>
-              <td>{l.instance}</td>
-              <td>{count(l.accesses)}</td>
-              <td>{isMemory(l) ? "—" : count(l.hits)}</td>
-              <td>{isMemory(l) ? "—" : count(l.misses)}</td>
-              <td className="num" data-testid={`hit-ratio-${l.node}-${l.instance}`}>
-                {percent(l.hit_ratio)}
-              </td>
-              <td>{count(l.writebacks)}</td>
-              <td>{count(l.invalidations)}</td>
-              <td>{fmtBytes(l.bytes)}</td>
-              <td>{fmtTime(l.busy_s)}</td>
-              <td>{percent(l.utilisation)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </GridTable>
       {!showIdle && idle > 0 && (
         <p className="muted">
           {idle} idle instance{idle === 1 ? "" : "s"} hidden.
@@ -119,36 +118,34 @@ export function MemoryHierarchy({ memory, csvUrl }) {
       {fabrics.length > 0 && (
         <>
           <h3>Fabrics</h3>
-          <table className="grid" aria-label="Memory fabrics">
-            <thead>
-              <tr>
-                <th>Fabric</th>
-                <th>Instance</th>
-                <th>Topology</th>
-                <th>Ports</th>
-                <th>Messages</th>
-                <th>Bytes</th>
-                <th>Hops</th>
-                <th>Busy</th>
-                <th>Utilisation</th>
+          <GridTable
+            label="Memory fabrics"
+            columns={[
+              "Fabric",
+              "Instance",
+              "Topology",
+              "Ports",
+              "Messages",
+              "Bytes",
+              "Hops",
+              "Busy",
+              "Utilisation",
+            ]}
+          >
+            {fabrics.map((f) => (
+              <tr key={`${f.node}-${f.instance}`} data-node={f.node}>
+                <td title={f.hardware}>{f.name || f.node}</td>
+                <td>{f.instance}</td>
+                <td>{f.topology}</td>
+                <td>{f.ports}</td>
+                <td>{count(f.messages)}</td>
+                <td>{fmtBytes(f.bytes)}</td>
+                <td>{count(f.hops)}</td>
+                <td>{fmtTime(f.busy_s)}</td>
+                <td>{percent(f.utilisation)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {fabrics.map((f) => (
-                <tr key={`${f.node}-${f.instance}`} data-node={f.node}>
-                  <td title={f.hardware}>{f.name || f.node}</td>
-                  <td>{f.instance}</td>
-                  <td>{f.topology}</td>
-                  <td>{f.ports}</td>
-                  <td>{count(f.messages)}</td>
-                  <td>{fmtBytes(f.bytes)}</td>
-                  <td>{count(f.hops)}</td>
-                  <td>{fmtTime(f.busy_s)}</td>
-                  <td>{percent(f.utilisation)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </GridTable>
         </>
       )}
       <h3>Coherence</h3>
@@ -161,24 +158,20 @@ export function MemoryHierarchy({ memory, csvUrl }) {
           : "."}
       </p>
       {messages.length > 0 && (
-        <table className="grid compact" aria-label="Coherence messages">
-          <thead>
-            <tr>
-              <th>Message</th>
-              <th>Count</th>
+        <GridTable
+          label="Coherence messages"
+          className="grid compact"
+          columns={["Message", "Count"]}
+        >
+          {messages.map(([message, n]) => (
+            <tr key={message}>
+              <td>{message}</td>
+              <td className="num" data-testid={`coherence-${message}`}>
+                {count(n)}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {messages.map(([message, n]) => (
-              <tr key={message}>
-                <td>{message}</td>
-                <td className="num" data-testid={`coherence-${message}`}>
-                  {count(n)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );

@@ -3,6 +3,7 @@
 import { fmt, fmtEnergy, fmtTime } from "../../lib/format.js";
 import { Bars } from "../../components/charts/Bars.jsx";
 import { Gantt } from "../../components/charts/Gantt.jsx";
+import { GridTable } from "../../components/GridTable.jsx";
 import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
 import { boundText, phases } from "./runs.js";
 
@@ -114,32 +115,23 @@ export function Results({ result, memoryCsvUrl }) {
       </div>
       {result.memory && <MemoryHierarchy memory={result.memory} csvUrl={memoryCsvUrl} />}
       <h2>Components</h2>
-      <table className="grid" aria-label="Components">
-        <thead>
-          <tr>
-            <th>Node</th>
-            <th>Hardware</th>
-            <th>Type</th>
-            <th>Busy</th>
-            <th>Utilisation</th>
-            <th>Energy</th>
+      <GridTable
+        label="Components"
+        columns={["Node", "Hardware", "Type", "Busy", "Utilisation", "Energy"]}
+      >
+        {components.map((c) => (
+          <tr key={`${c.node}-${c.instance}`}>
+            <td>
+              {c.name || c.node}[{c.instance}]
+            </td>
+            <td>{c.hardware}</td>
+            <td>{c.type}</td>
+            <td>{fmtTime(c.busy_s)}</td>
+            <td>{(100 * (c.utilisation || 0)).toFixed(1)}%</td>
+            <td>{fmtEnergy(c.energy_j)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {components.map((c) => (
-            <tr key={`${c.node}-${c.instance}`}>
-              <td>
-                {c.name || c.node}[{c.instance}]
-              </td>
-              <td>{c.hardware}</td>
-              <td>{c.type}</td>
-              <td>{fmtTime(c.busy_s)}</td>
-              <td>{(100 * (c.utilisation || 0)).toFixed(1)}%</td>
-              <td>{fmtEnergy(c.energy_j)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </GridTable>
     </div>
   );
 }

@@ -3,6 +3,7 @@ import { useState } from "react";
 import { fmtEnergy, fmtTime } from "../../lib/format.js";
 import { Link, navigate, useLocation } from "../../lib/router.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
+import { GridTable } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 
@@ -33,44 +34,34 @@ export function RunHistory() {
       {!runs ? (
         <Loading />
       ) : (
-        <table className="grid" aria-label="Simulations">
-          <thead>
-            <tr>
-              <th>Compare</th>
-              <th>Run</th>
-              <th>Status</th>
-              <th>Overall time</th>
-              <th>Energy</th>
-              <th>Queue</th>
-              <th>Launched</th>
+        <GridTable
+          label="Simulations"
+          columns={["Compare", "Run", "Status", "Overall time", "Energy", "Queue", "Launched"]}
+        >
+          {runs.map((r) => (
+            <tr key={r.id}>
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={`Select run ${r.id} for comparison`}
+                  checked={picked.includes(String(r.id))}
+                  onChange={() => toggle(String(r.id))}
+                />
+              </td>
+              <td>
+                <Link to={`/app/runs/${r.id}`}>{r.name || `Simulation ${r.id}`}</Link>
+              </td>
+              <td>
+                <span className={`status status-${r.status}`}>{r.status}</span>
+                {r.status === "running" ? ` ${Math.round(100 * r.progress)}%` : ""}
+              </td>
+              <td className="nowrap">{fmtTime(r.overall_time_s)}</td>
+              <td className="nowrap">{fmtEnergy(r.energy_j)}</td>
+              <td>{r.queue}</td>
+              <td>{new Date(r.created).toLocaleString()}</td>
             </tr>
-          </thead>
-          <tbody>
-            {runs.map((r) => (
-              <tr key={r.id}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Select run ${r.id} for comparison`}
-                    checked={picked.includes(String(r.id))}
-                    onChange={() => toggle(String(r.id))}
-                  />
-                </td>
-                <td>
-                  <Link to={`/app/runs/${r.id}`}>{r.name || `Simulation ${r.id}`}</Link>
-                </td>
-                <td>
-                  <span className={`status status-${r.status}`}>{r.status}</span>
-                  {r.status === "running" ? ` ${Math.round(100 * r.progress)}%` : ""}
-                </td>
-                <td className="nowrap">{fmtTime(r.overall_time_s)}</td>
-                <td className="nowrap">{fmtEnergy(r.energy_j)}</td>
-                <td>{r.queue}</td>
-                <td>{new Date(r.created).toLocaleString()}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );

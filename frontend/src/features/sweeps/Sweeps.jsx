@@ -6,12 +6,15 @@ import { Link, navigate, useLocation, useToast } from "../../lib/router.jsx";
 import { LineChart } from "../../components/charts/LineChart.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { FieldErrors } from "../../components/Field.jsx";
+import { GridTable } from "../../components/GridTable.jsx";
+import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { Progress } from "../../components/Progress.jsx";
 import { Retrying } from "../../components/Retrying.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { usePolling } from "../../hooks/usePolling.js";
 import { coerce, graphLabels } from "../launch/launch.js";
+import { ModelChoices } from "../launch/ModelChoices.jsx";
 import { useLaunchChoices } from "../launch/useLaunchChoices.js";
 
 export function SweepList() {
@@ -29,32 +32,22 @@ export function SweepList() {
       {!sweeps ? (
         <Loading />
       ) : (
-        <table className="grid" aria-label="Sweeps">
-          <thead>
-            <tr>
-              <th>Sweep</th>
-              <th>Status</th>
-              <th>Points</th>
-              <th>Created</th>
+        <GridTable label="Sweeps" columns={["Sweep", "Status", "Points", "Created"]}>
+          {sweeps.map((s) => (
+            <tr key={s.id}>
+              <td>
+                <Link to={`/app/sweeps/${s.id}`}>{s.name}</Link>
+              </td>
+              <td>
+                <span className={`status status-${s.status}`}>{s.status}</span>
+              </td>
+              <td>
+                {s.aggregate?.done ?? 0} / {s.aggregate?.total ?? "?"}
+              </td>
+              <td>{new Date(s.created).toLocaleString()}</td>
             </tr>
-          </thead>
-          <tbody>
-            {sweeps.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  <Link to={`/app/sweeps/${s.id}`}>{s.name}</Link>
-                </td>
-                <td>
-                  <span className={`status status-${s.status}`}>{s.status}</span>
-                </td>
-                <td>
-                  {s.aggregate?.done ?? 0} / {s.aggregate?.total ?? "?"}
-                </td>
-                <td>{new Date(s.created).toLocaleString()}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );
@@ -147,47 +140,18 @@ export function SweepNew() {
       />
       <form onSubmit={launch} aria-label="Define a sweep">
         <div className="form-grid">
-          <label className="field">
-            <span className="field-label">Name</span>
+          <InlineField label="Name">
             <input aria-label="Sweep name" value={name} onChange={(e) => setName(e.target.value)} />
-          </label>
-          <label className="field">
-            <span className="field-label">System model</span>
-            <select
-              aria-label="System model"
-              value={c.systemId}
-              onChange={(e) => c.setSystemId(e.target.value)}
-            >
-              {c.systems.map((s) => (
-                <option key={s.id} value={s.id}>
-                  {s.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="field">
-            <span className="field-label">Application model</span>
-            <select
-              aria-label="Application model"
-              value={c.appId}
-              onChange={(e) => c.setAppId(e.target.value)}
-            >
-              {c.apps.map((a) => (
-                <option key={a.id} value={a.id}>
-                  {a.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="field">
-            <span className="field-label">Queue</span>
+          </InlineField>
+          <ModelChoices choices={c} />
+          <InlineField label="Queue">
             <select aria-label="Queue" value={queue} onChange={(e) => setQueue(e.target.value)}>
               {c.queues.length === 0 && <option value="">server default (loading queues…)</option>}
               {c.queues.map((q) => (
                 <option key={q.name}>{q.name}</option>
               ))}
             </select>
-          </label>
+          </InlineField>
         </div>
         <div className="two-col">
           <fieldset>

@@ -1,6 +1,7 @@
 // The properties panel of the selected node: name, hardware, count, model, kernel mode, memory
 // path, labels, parent group and edges.
 import { useState } from "react";
+import { InlineField } from "../../components/InlineField.jsx";
 import { COHERENCE, NEXT_LEVEL_KINDS, PATH_SOURCES, TOPOLOGIES } from "./memoryPath.js";
 
 export function NodeProperties({
@@ -60,8 +61,7 @@ export function NodeProperties({
           {otherErrors.map((e) => `${e.field}: ${e.message}`).join(" ")}
         </div>
       )}
-      <label className="field">
-        <span className="field-label">Name</span>
+      <InlineField label="Name">
         <input
           aria-label="Node name"
           value={d.name}
@@ -73,11 +73,10 @@ export function NodeProperties({
             {err("name")}
           </span>
         )}
-      </label>
+      </InlineField>
       {!d.group && (
         <>
-          <label className={`field${err("hardware") ? " invalid" : ""}`}>
-            <span className="field-label">Hardware</span>
+          <InlineField label="Hardware" error={err("hardware")}>
             <select
               aria-label="Node hardware"
               value={d.hardware ?? ""}
@@ -91,14 +90,8 @@ export function NodeProperties({
                 </option>
               ))}
             </select>
-            {err("hardware") && (
-              <span className="field-error" role="alert">
-                {err("hardware")}
-              </span>
-            )}
-          </label>
-          <label className={`field${err("count") ? " invalid" : ""}`}>
-            <span className="field-label">Count</span>
+          </InlineField>
+          <InlineField label="Count" error={err("count")}>
             <input
               aria-label="Node count"
               type="number"
@@ -109,14 +102,8 @@ export function NodeProperties({
                 update({ count: e.target.value === "" ? "" : Number(e.target.value) })
               }
             />
-            {err("count") && (
-              <span className="field-error" role="alert">
-                {err("count")}
-              </span>
-            )}
-          </label>
-          <label className={`field${err("model") ? " invalid" : ""}`}>
-            <span className="field-label">Computational model</span>
+          </InlineField>
+          <InlineField label="Computational model" error={err("model")}>
             <select
               aria-label="Node computational model"
               value={d.model ?? ""}
@@ -131,16 +118,10 @@ export function NodeProperties({
                 </option>
               ))}
             </select>
-            {err("model") && (
-              <span className="field-error" role="alert">
-                {err("model")}
-              </span>
-            )}
-          </label>
+          </InlineField>
           {(isGpu || (d.kernelMode && d.kernelMode !== "analytic")) && (
             <>
-              <label className={`field${err("kernelMode") ? " invalid" : ""}`}>
-                <span className="field-label">Kernel simulation</span>
+              <InlineField label="Kernel simulation" error={err("kernelMode")}>
                 <select
                   aria-label="Kernel simulation"
                   value={d.kernelMode || "analytic"}
@@ -168,17 +149,12 @@ export function NodeProperties({
                     full wave, so the time rises in steps. See docs/kernel-modes.md.
                   </span>
                 )}
-                {err("kernelMode") && (
-                  <span className="field-error" role="alert">
-                    {err("kernelMode")}
-                  </span>
-                )}
-              </label>
+              </InlineField>
               {d.kernelMode === "detailed" && (
-                <label className={`field${err("kernelWorkers") ? " invalid" : ""}`}>
-                  <span className="field-label">
-                    Worker processes (the SMs split over them; same result)
-                  </span>
+                <InlineField
+                  label="Worker processes (the SMs split over them; same result)"
+                  error={err("kernelWorkers")}
+                >
                   <input
                     aria-label="Kernel worker processes"
                     type="number"
@@ -190,12 +166,7 @@ export function NodeProperties({
                       update({ kernelWorkers: e.target.value === "" ? "" : Number(e.target.value) })
                     }
                   />
-                  {err("kernelWorkers") && (
-                    <span className="field-error" role="alert">
-                      {err("kernelWorkers")}
-                    </span>
-                  )}
-                </label>
+                </InlineField>
               )}
             </>
           )}
@@ -272,8 +243,7 @@ export function NodeProperties({
           </fieldset>
         </>
       )}
-      <label className={`field${err("parent") ? " invalid" : ""}`}>
-        <span className="field-label">Parent group</span>
+      <InlineField label="Parent group" error={err("parent")}>
         <select
           aria-label="Parent group"
           value={node.parentId || ""}
@@ -287,12 +257,7 @@ export function NodeProperties({
             </option>
           ))}
         </select>
-        {err("parent") && (
-          <span className="field-error" role="alert">
-            {err("parent")}
-          </span>
-        )}
-      </label>
+      </InlineField>
       {!d.group && (
         <div className="field">
           <span className="field-label">Edges</span>
@@ -375,8 +340,7 @@ function MemoryPath({ node, readOnly, err, components, nodes, update }) {
       </option>
     );
   const select = (field, label, value, onChange, children) => (
-    <label className={`field${err(field) ? " invalid" : ""}`}>
-      <span className="field-label">{label}</span>
+    <InlineField label={label} error={err(field)}>
       <select
         aria-label={label}
         value={value}
@@ -386,12 +350,7 @@ function MemoryPath({ node, readOnly, err, components, nodes, update }) {
       >
         {children}
       </select>
-      {err(field) && (
-        <span className="field-error" role="alert">
-          {err(field)}
-        </span>
-      )}
-    </label>
+    </InlineField>
   );
   return (
     <fieldset className="memory-path">

@@ -7,7 +7,9 @@ import { ReactFlow, ReactFlowProvider, Background, Controls, useReactFlow } from
 import "@xyflow/react/dist/style.css";
 import { download, get } from "../../lib/api.js";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
+import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
+import { SharedCheckbox } from "../../components/RecordFields.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 import {
@@ -197,8 +199,7 @@ function SystemEditorInner({ id }) {
         </p>
       )}
       <div className="form-row">
-        <label className={`field${fieldErrors.name ? " invalid" : ""}`}>
-          <span className="field-label">Name</span>
+        <InlineField label="Name" error={fieldErrors.name?.join(" ")}>
           <input
             aria-label="System model name"
             value={system.name}
@@ -206,30 +207,21 @@ function SystemEditorInner({ id }) {
             aria-invalid={Boolean(fieldErrors.name)}
             onChange={(e) => setFields({ name: e.target.value })}
           />
-          {fieldErrors.name && (
-            <span className="field-error" role="alert">
-              {fieldErrors.name.join(" ")}
-            </span>
-          )}
-        </label>
-        <label className="field grow">
-          <span className="field-label">Description</span>
+        </InlineField>
+        <InlineField label="Description" className="grow">
           <input
             aria-label="System model description"
             value={system.description}
             readOnly={readOnly}
             onChange={(e) => setFields({ description: e.target.value })}
           />
-        </label>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={system.shared}
-            disabled={readOnly}
-            onChange={(e) => setFields({ shared: e.target.checked })}
-          />{" "}
-          Shared
-        </label>
+        </InlineField>
+        <SharedCheckbox
+          label="Shared"
+          checked={system.shared}
+          readOnly={readOnly}
+          onChange={(shared) => setFields({ shared })}
+        />
       </div>
       {summaryError && Object.keys(fieldErrors).length > 0 && (
         <ErrorSummary error={summaryError} shown={["name"]} />

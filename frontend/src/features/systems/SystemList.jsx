@@ -1,9 +1,11 @@
 // The system models: list, new, import a snapshot.
-import { useRef } from "react";
-import { ApiError, post } from "../../lib/api.js";
+import { post } from "../../lib/api.js";
 import { Link, navigate } from "../../lib/router.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
+import { GridTable } from "../../components/GridTable.jsx";
+import { JsonImport } from "../../components/JsonImport.jsx";
 import { Loading } from "../../components/Loading.jsx";
+import { OwnerCell } from "../../components/RecordFields.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 
 export function SystemList() {
@@ -12,21 +14,9 @@ export function SystemList() {
     error,
     setError,
   } = useApiGet("/api/systems/?page_size=200", { all: true });
-  const fileInput = useRef(null);
-  const importFile = async (event) => {
-    const file = event.target.files[0];
-    event.target.value = "";
-    if (!file) return;
-    try {
-      const s = await post("/api/systems/import/", JSON.parse(await file.text()));
-      navigate(`/app/systems/${s.id}`);
-    } catch (e) {
-      setError(
-        e instanceof ApiError
-          ? e
-          : new ApiError(400, { detail: `The file is not valid JSON: ${e.message}` }),
-      );
-    }
+  const importSnapshot = async (snapshot) => {
+    const s = await post("/api/systems/import/", snapshot);
+    navigate(`/app/systems/${s.id}`);
   };
   return (
     <section aria-labelledby="systems-title">
@@ -34,14 +24,12 @@ export function SystemList() {
         <h1 id="systems-title">System models</h1>
         <div className="actions">
           <button onClick={() => navigate("/app/systems/new")}>New system model</button>
-          <button onClick={() => fileInput.current.click()}>Import snapshot…</button>
-          <input
-            ref={fileInput}
-            type="file"
+          <JsonImport
+            label="Import snapshot…"
+            fileLabel="Import snapshot file"
             accept=".json,application/json"
-            hidden
-            aria-label="Import snapshot file"
-            onChange={importFile}
+            onImport={importSnapshot}
+            onError={setError}
           />
         </div>
       </header>
@@ -49,29 +37,17 @@ export function SystemList() {
       {!systems ? (
         <Loading />
       ) : (
-        <table className="grid" aria-label="System models">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Nodes</th>
-              <th>Owner</th>
+        <GridTable label="System models" columns={["Name", "Nodes", "Owner"]}>
+          {systems.map((s) => (
+            <tr key={s.id}>
+              <td>
+                <Link to={`/app/systems/${s.id}`}>{s.name}</Link>
+              </td>
+              <td>{(s.graph?.nodes || []).length}</td>
+              <OwnerCell owner={s.owner || "built-in"} shared={s.shared} />
             </tr>
-          </thead>
-          <tbody>
-            {systems.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  <Link to={`/app/systems/${s.id}`}>{s.name}</Link>
-                </td>
-                <td>{(s.graph?.nodes || []).length}</td>
-                <td>
-                  {s.owner || "built-in"}
-                  {s.shared ? " · shared" : ""}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );
