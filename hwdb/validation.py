@@ -30,7 +30,8 @@ MESSAGES = {
     "not_a_number": "Enter a number.",
     "attribute_key": "Attribute keys are identifiers: a letter or '_', then letters, digits or '_'.",
     "attribute_key_reserved": "{key!r} is reserved inside computational models; choose another key.",
-    "duplicate_attribute_key": "Duplicate attribute key {key!r} (also at attributes[{first}]).",
+    "duplicate_attribute_key": "Row {row}: duplicate attribute key {key!r} (also in row {first}).",
+    "attribute_range": "Row {row}: {message}",
     "graph_shape": 'The graph is an object with a "nodes" list and an "edges" list.',
     "graph_extra_keys": "Unknown graph keys: {keys}.",
     "hardware_not_id": "Expected a component id (a whole number).",
@@ -81,8 +82,9 @@ def duplicate_key_errors(attributes: Sequence[Mapping[str, object]]) -> dict[int
     for index, attribute in enumerate(attributes):
         key = attribute.get("key")
         if key in first_seen:
+            # Rows are counted from 1 for people; the field paths stay 0-based.
             errors[index] = MESSAGES["duplicate_attribute_key"].format(
-                key=key, first=first_seen[key]
+                row=index + 1, key=key, first=first_seen[key] + 1
             )
         else:
             first_seen[key] = index

@@ -56,6 +56,13 @@ API_MESSAGES = {
     "host_memory": "{call}: " + HOST_MEMORY_ERROR,
 }
 
+# The globals the runner binds for every process besides the launch variables (runner.py); a
+# variable of one of these names would hide it. The web side refuses them when an application
+# model declares its variables (webapp.studio.validation), the runner when a run starts.
+RUNTIME_GLOBALS = frozenset(
+    {"sim", "tag", "rank", "labels", "ConstVar", "SoftwareStack", "OptimizationType", "HashMap"}
+)
+
 NO_MEMORY_HIERARCHY = "the system model has no memory hierarchy"
 P2P = "p2p"
 """Channel of point-to-point messages; collectives use their own channels."""

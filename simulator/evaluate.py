@@ -15,10 +15,11 @@ from simulator.errors import (
     SandboxLimitError,
     SimulationError,
     UserCodeError,
+    error_from_dict,
 )
 from simulator.sandbox import child_entry
 from simulator.sandbox.parent import Limits, run_sandboxed
-from simulator.sandbox.restricted import compile_user_code
+from simulator.sandbox.restricted import compile_errors
 from simulator.shallow import ShallowFunctions
 
 __all__ = [
@@ -27,8 +28,8 @@ __all__ = [
     "EVALUATE_ENTRY",
     "EVALUATE_LIMITS",
     "EVALUATE_TIMEOUT_S",
+    "application_errors_in_sandbox",
     "check_application",
-    "check_application_in_sandbox",
     "check_in_sandbox",
     "check_model",
     "evaluate_in_sandbox",
@@ -154,27 +155,33 @@ def check_in_sandbox(*, model_key: str, source: str, limits: Limits = EVALUATE_L
 @child_entry
 def check_application(
     *, source: str, progress: Callable[[float], None] | None = None
-) -> dict[str, bool]:
-    """Return {"ok": True} when an application model compiles under the sandbox's rules.
+) -> dict[str, list[dict[str, object]]]:
+    """Return {"errors": [...]}: every error of an application model under the sandbox's
+    rules (UserCodeError.to_dict, each with its line), none when it compiles.
 
-    The child's entry: raise UserCodeError with the line of a syntax error or of a construct
-    the restricted compiler refuses (names starting with "_", for instance).
+    The child's entry: a syntax error comes alone, the restricted compiler's refusals (names
+    starting with "_", for instance) all together.
     """
-    compile_user_code(source)
+    errors = [error.to_dict() for error in compile_errors(source)]
     if progress is not None:
         progress(1.0)
-    return {"ok": True}
+    return {"errors": errors}
 
 
-def check_application_in_sandbox(*, source: str, limits: Limits = EVALUATE_LIMITS) -> None:
-    """Raise UserCodeError (with its line) when an application model does not compile.
+def application_errors_in_sandbox(
+    *, source: str, limits: Limits = EVALUATE_LIMITS
+) -> list[UserCodeError]:
+    """Return every error of an application model (with its line), none when it compiles.
 
     Compiled in a limited child like everything else the user writes: a pathological source
-    (deep nesting, say) can crash a compiler, and that must not be the web process.
+    (deep nesting, say) can crash a compiler, and that must not be the web process; a crash
+    or a limit is not the source's fault and is not reported.
     """
     try:
-        run_sandboxed({"source": source}, limits=limits, _entry=CHECK_APPLICATION_ENTRY)
-    except UserCodeError:
-        raise
+        result = run_sandboxed({"source": source}, limits=limits, _entry=CHECK_APPLICATION_ENTRY)
+    except UserCodeError as error:
+        return [error]
     except SimulationError:
-        return
+        return []
+    errors = [error_from_dict(data) for data in result.get("errors", [])]
+    return [error for error in errors if isinstance(error, UserCodeError)]

@@ -17,6 +17,7 @@ from typing import Any
 from greenlet import GreenletExit
 
 from simulator.api import (
+    RUNTIME_GLOBALS,
     ApiUsageError,
     ConstVar,
     HashMap,
@@ -44,10 +45,6 @@ from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 APP_FILENAME = DEFAULT_FILENAME
 PROGRESS_INTERVAL_S = 0.1
 
-RESERVED_GLOBALS = frozenset(
-    {"sim", "tag", "rank", "labels", "ConstVar", "SoftwareStack", "OptimizationType", "HashMap"}
-)
-
 RUNNER_MESSAGES = {
     "variable_name": "variable names are identifiers (letters, digits, '_'), got {name!r}",
     "variable_reserved": "{name!r} is a name the application model already has; rename it",
@@ -66,7 +63,7 @@ def _check_variables(variables: Mapping[str, object]) -> dict[str, object]:
             raise LaunchError(field, RUNNER_MESSAGES["variable_name"].format(name=name))
         if name.startswith("_"):  # reserved for the sandbox's guards, unreadable by the model
             raise LaunchError(field, RUNNER_MESSAGES["variable_private"].format(name=name))
-        if name in RESERVED_GLOBALS:
+        if name in RUNTIME_GLOBALS:
             raise LaunchError(field, RUNNER_MESSAGES["variable_reserved"].format(name=name))
         if not isinstance(value, int | float | str | bool):
             raise LaunchError(

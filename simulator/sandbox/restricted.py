@@ -38,6 +38,7 @@ __all__ = [
     "ALLOWED_MODULES",
     "DEFAULT_FILENAME",
     "MAX_INT_BITS",
+    "compile_errors",
     "compile_user_code",
     "execute_user_code",
     "printed_output",
@@ -208,23 +209,45 @@ def compile_user_code(
     `trusted_sim`: the globals' `sim` is the runner's sim API object (simulator.api.Sim),
     whose public attributes the code may then read without the attribute guard.
     """
+    code, errors = _compile(source, filename, trusted_sim=trusted_sim)
+    if errors or code is None:
+        raise errors[0] if errors else UserCodeError("cannot compile")
+    return code
+
+
+def compile_errors(source: str, filename: str = DEFAULT_FILENAME) -> list[UserCodeError]:
+    """Return every error the restricted compiler finds in an application model, in order.
+
+    A syntax error stops Python's parser, so it comes alone; the restricted compiler's own
+    refusals (names starting with "_", say) are all found in one pass.
+    """
+    return _compile(source, filename, trusted_sim=False)[1]
+
+
+def _compile(
+    source: str, filename: str, *, trusted_sim: bool
+) -> tuple[types.CodeType | None, list[UserCodeError]]:
     policy = _ApplicationTransformer if trusted_sim else ModelTransformer
     try:
         result = compile_restricted_exec(source, filename=filename, policy=policy)
     except (ValueError, SyntaxError) as error:  # e.g. NUL bytes in the source
-        raise UserCodeError(f"cannot compile: {error}") from None
-    if result.errors or result.code is None:
-        first = result.errors[0] if result.errors else "cannot compile"
-        match = _ERROR_LINE.match(first)
-        if match:
-            line = int(match.group(1)) if match.group(1).isdigit() else None
-            message = match.group(2)
-        else:
-            line, message = None, first
-        # RestrictedPython appends the whole statement; the line number already locates it.
-        message = message.split(" at statement:", 1)[0].strip()
-        raise UserCodeError(message, line=line)
-    return result.code
+        return None, [UserCodeError(f"cannot compile: {error}")]
+    errors = [_compile_error(text) for text in result.errors]
+    if result.code is None and not errors:
+        errors.append(UserCodeError("cannot compile"))
+    return (None if errors else result.code), errors
+
+
+def _compile_error(text: str) -> UserCodeError:
+    """Return the error of one of RestrictedPython's messages ("Line 3: ...")."""
+    match = _ERROR_LINE.match(text)
+    if match:
+        line = int(match.group(1)) if match.group(1).isdigit() else None
+        message = match.group(2)
+    else:
+        line, message = None, text
+    # RestrictedPython appends the whole statement; the line number already locates it.
+    return UserCodeError(message.split(" at statement:", 1)[0].strip(), line=line)
 
 
 def user_error_from_exception(

@@ -265,3 +265,47 @@ def test_importing_hardware_json_reports_a_bad_file_and_accepts_a_good_one(page:
     page.get_by_role("link", name="Imported e2e GPU").wait_for()
     imported = page.get_by_role("row").filter(has_text="Imported e2e GPU")
     assert "SMs=42 count" in imported.inner_text()
+
+
+def test_an_attribute_out_of_its_range_and_a_duplicate_key_are_refused_naming_their_rows(
+    page: Any,
+) -> None:
+    page.get_by_role("button", name="New component").click()
+    page.get_by_label("Name", exact=True).fill("Negative GPU e2e")
+    page.get_by_role("button", name="Add attribute").click()
+    page.get_by_label("Attribute 1 key").fill("SMs")
+    page.get_by_label("Attribute 1 value").fill("-13")
+    page.get_by_role("button", name="Save", exact=True).click()
+    message = error_at(page, "attributes[0].value").inner_text()
+    assert message == "Row 1: SMs must be greater than 0 (got -13)."
+    assert page.get_by_label("Attribute 1 value").get_attribute("aria-invalid") == "true"
+
+    page.get_by_label("Attribute 1 value").fill("13")
+    page.get_by_role("button", name="Add attribute").click()
+    page.get_by_label("Attribute 2 key").fill("SMs")
+    page.get_by_label("Attribute 2 value").fill("14")
+    page.get_by_role("button", name="Save", exact=True).click()
+    message = error_at(page, "attributes[1].key").inner_text()
+    assert message == "Row 2: duplicate attribute key 'SMs' (also in row 1)."
+
+
+def test_an_application_model_shows_every_error_of_a_save_at_once(page: Any) -> None:
+    page.goto("/app/applications/new")
+    page.get_by_label("Name", exact=True).fill("many errors")
+    page.get_by_label("Variable 1 name").fill("tag")
+    page.get_by_role("button", name="Add variable").click()
+    page.get_by_label("Variable 2 name").fill("x")
+    page.get_by_label("Variable 2 type").select_option("float")
+    page.get_by_label("Variable 2 default").fill("1e400")
+    set_code(page, "Application model source", "_a = 1\nb = 2\nc = _b\n")
+    page.get_by_role("button", name="Save", exact=True).click()
+    reserved = error_at(page, "variables[0].name").inner_text()
+    assert reserved.startswith("'tag' is a name the application model already has")
+    assert (
+        error_at(page, "variables[1].default").inner_text()
+        == "x: 1e400 is out of range (not a finite number)."
+    )
+    source = error_at(page, "source").inner_text().splitlines()
+    assert [line.split(":")[0] for line in source] == ["Line 1", "Line 3"]
+    page.locator('.code-editor[data-error-lines="1 3"]').wait_for()
+    screenshot(page, "20-application-all-errors")

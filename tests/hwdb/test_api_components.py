@@ -72,7 +72,7 @@ def test_it_rejects_duplicate_attribute_keys_at_the_second_one(api: APIClient) -
     response = api.post(URL, body(attributes=attributes), format="json")
     assert response.status_code == 400
     assert response.json()["attributes"] == {
-        "1": {"key": [MESSAGES["duplicate_attribute_key"].format(key="SMs", first=0)]}
+        "1": {"key": ["Row 2: duplicate attribute key 'SMs' (also in row 1)."]}
     }
 
 

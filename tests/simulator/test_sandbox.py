@@ -45,7 +45,7 @@ from simulator.sandbox import (
     user_globals,
 )
 from simulator.sandbox.child import SINGLE_THREADED, decode_message, encode_message
-from simulator.sandbox.restricted import PRINT_LIMIT_CHARS
+from simulator.sandbox.restricted import PRINT_LIMIT_CHARS, compile_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
@@ -344,6 +344,14 @@ def test_it_rejects_syntax_errors_and_restricted_constructs_when_compiling(
         compile_user_code(source, "<app>")
 
     assert (caught.value.line, caught.value.detail) == (line, detail)
+
+
+def test_every_restricted_construct_of_a_source_is_reported_at_once() -> None:
+    errors = compile_errors("_a = 1\nb = 2\nc = _a\nd = b.__class__\n")
+    assert [error.line for error in errors] == [1, 3, 4]
+    assert '"_a"' in errors[0].detail
+    assert compile_errors("n = 1\nif n\n    n = 2\n_x = 1\n")[0].line == 2  # syntax: alone
+    assert compile_errors("n = 1\n") == []
 
 
 class TrustedCounter:

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from simulator.api import RUNTIME_GLOBALS
 from simulator.snapshot import IDENTIFIER
 from simulator.sweep import RANGE_MESSAGES, range_count, range_error
 from simulator.sweep import axis_values as sweep_axis_values
@@ -26,10 +27,17 @@ MESSAGES = {
     "declaration": "Expected an object with name, type and default.",
     "variable_name": "Variable names are identifiers (letters, digits and '_', not starting with a digit).",
     "duplicate_variable": "Variable {name!r} is declared twice.",
+    "variable_reserved": (
+        "{name!r} is a name the application model already has ("
+        + ", ".join(sorted(RUNTIME_GLOBALS))
+        + "); choose another name."
+    ),
+    "variable_private": "{name!r} starts with '_', which application models cannot use.",
     "variable_type": "Unknown type {value!r}; expected one of int, float, bool, str.",
     "too_many_variables": f"An application model declares at most {MAX_VARIABLES} variables.",
     "not_int": "Expected a whole number (int), got {value!r}.",
     "not_float": "Expected a finite number (float), got {value!r}.",
+    "out_of_range": "{name}: {value} is out of range (not a finite number).",
     "not_bool": "Expected true or false (bool), got {value!r}.",
     "not_str": "Expected a string (str), got {value!r}.",
     "str_too_long": f"Ensure this string has no more than {MAX_STRING_VARIABLE} characters.",
@@ -69,37 +77,100 @@ def reject_nul(value: object, *, field: str) -> None:
 
 
 def validate_variable_declarations(value: object) -> list[dict[str, Any]]:
-    """Return the declarations in normal form; raise ValidationError naming the bad entry."""
+    """Return the declarations in normal form; raise ValidationError naming every bad entry
+    (all of them at once, each under its field path)."""
     if not isinstance(value, list):
         raise _error("variables", MESSAGES["declarations"])
     if len(value) > MAX_VARIABLES:
         raise _error("variables", MESSAGES["too_many_variables"])
     declared: list[dict[str, Any]] = []
+    errors: dict[str, list[str]] = {}
     names: set[str] = set()
     for index, item in enumerate(value):
         path = f"variables[{index}]"
-        if not isinstance(item, dict):
-            raise _error(path, MESSAGES["declaration"])
-        name = item.get("name")
-        if not isinstance(name, str) or not IDENTIFIER.match(name):
-            raise _error(f"{path}.name", MESSAGES["variable_name"])
-        if name in names:
-            raise _error(f"{path}.name", MESSAGES["duplicate_variable"].format(name=name))
-        names.add(name)
-        kind = item.get("type")
-        if kind not in VariableType.values:
-            raise _error(f"{path}.type", MESSAGES["variable_type"].format(value=kind))
-        default = coerce_variable(str(kind), item.get("default"), field=f"{path}.default")
-        entry = {"name": name, "type": kind, "default": default}
-        if isinstance(item.get("description"), str):
-            reject_nul(item["description"], field=f"{path}.description")
-            entry["description"] = item["description"]
+        try:
+            entry = _declaration(item, path, names)
+        except ValidationError as error:
+            for field, messages in error.message_dict.items():
+                errors.setdefault(field, []).extend(messages)
+            continue
         declared.append(entry)
+    if errors:
+        raise ValidationError(errors)
     return declared
 
 
-def coerce_variable(kind: str, value: object, *, field: str) -> object:
-    """Return `value` as a variable of type `kind` (an int is a float too); raise otherwise."""
+def _declaration(item: object, path: str, names: set[str]) -> dict[str, Any]:
+    """Return one declaration in normal form, adding its name to `names`; raise
+    ValidationError with the errors of its fields (name, type and default together)."""
+    if not isinstance(item, dict):
+        raise _error(path, MESSAGES["declaration"])
+    errors: dict[str, list[str]] = {}
+    name = item.get("name")
+    name_error = None
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
+        name_error = MESSAGES["variable_name"]
+    elif name in RUNTIME_GLOBALS:
+        name_error = MESSAGES["variable_reserved"].format(name=name)
+    elif name.startswith("_"):  # the sandbox's guards' names; the model cannot read it
+        name_error = MESSAGES["variable_private"].format(name=name)
+    elif name in names:
+        name_error = MESSAGES["duplicate_variable"].format(name=name)
+    if name_error:
+        errors[f"{path}.name"] = [name_error]
+    else:
+        names.add(str(name))
+    kind = item.get("type")
+    default: object = None
+    if kind not in VariableType.values:
+        errors[f"{path}.type"] = [MESSAGES["variable_type"].format(value=kind)]
+    else:
+        try:
+            default = coerce_variable(
+                str(kind),
+                item.get("default"),
+                field=f"{path}.default",
+                name=name if isinstance(name, str) else "",
+            )
+        except ValidationError as error:
+            errors.update(error.message_dict)
+    entry = {"name": name, "type": kind, "default": default}
+    if isinstance(item.get("description"), str):
+        try:
+            reject_nul(item["description"], field=f"{path}.description")
+        except ValidationError as error:
+            errors.update(error.message_dict)
+        entry["description"] = item["description"]
+    if errors:
+        raise ValidationError(errors)
+    return entry
+
+
+def _out_of_range(kind: str, value: object) -> bool:
+    """Return whether `value` is a number, or text reading as one, beyond the float range
+    (1e400 typed in a form: JSON would turn it into null on the way)."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return False
+        return not math.isfinite(number) and not math.isnan(number)
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    # A whole number of any size is an int; as a float it must fit the float range.
+    if kind != VariableType.FLOAT or isinstance(value, bool) or not isinstance(value, int):
+        return False
+    return not -(2**1024) < value < 2**1024
+
+
+def coerce_variable(kind: str, value: object, *, field: str, name: str = "") -> object:
+    """Return `value` as a variable of type `kind` (an int is a float too); raise otherwise.
+
+    `name` (the variable's) names it in the message of a number out of range.
+    """
+    if kind in (VariableType.INT, VariableType.FLOAT) and _out_of_range(kind, value):
+        shown = value if isinstance(value, str) else repr(value)
+        raise _error(field, MESSAGES["out_of_range"].format(name=name or field, value=shown))
     if kind == VariableType.INT:
         if isinstance(value, bool) or not isinstance(value, int):
             raise _error(field, MESSAGES["not_int"].format(value=value))
@@ -143,7 +214,8 @@ def resolve_variables(
             if not isinstance(name, str) or not IDENTIFIER.match(name):
                 raise _error(f"{field}.{name}", MESSAGES["variable_name"])
             if isinstance(value, float) and not math.isfinite(value):
-                raise _error(f"{field}.{name}", MESSAGES["not_float"].format(value=value))
+                message = MESSAGES["out_of_range"].format(name=name, value=repr(value))
+                raise _error(f"{field}.{name}", message)
             if not isinstance(value, int | float | bool | str):
                 raise _error(f"{field}.{name}", MESSAGES["not_scalar"].format(value=value))
             reject_nul(value, field=f"{field}.{name}")
@@ -158,7 +230,7 @@ def resolve_variables(
             )
     return {
         name: coerce_variable(
-            item["type"], given.get(name, item["default"]), field=f"{field}.{name}"
+            item["type"], given.get(name, item["default"]), field=f"{field}.{name}", name=name
         )
         for name, item in by_name.items()
     }

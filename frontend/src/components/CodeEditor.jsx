@@ -1,4 +1,5 @@
-// CodeMirror 6 editor: JavaScript or Python highlighting; `errorLine` marks a line in red.
+// CodeMirror 6 editor: JavaScript or Python highlighting; `errorLine` marks a line in red,
+// `errors` ([{ line, message }]) marks several.
 import { useEffect, useRef } from "react";
 import { EditorView, basicSetup } from "codemirror";
 import { EditorState, Compartment } from "@codemirror/state";
@@ -18,6 +19,7 @@ export function CodeEditor({
   label,
   errorLine,
   errorMessage,
+  errors,
   readOnly = false,
 }) {
   const host = useRef(null);
@@ -62,25 +64,30 @@ export function CodeEditor({
     });
   }, [readOnly]);
 
+  const marked = errors?.length
+    ? errors
+    : errorLine
+      ? [{ line: errorLine, message: errorMessage || "Error" }]
+      : [];
+  const markedKey = JSON.stringify(marked);
   useEffect(() => {
     const v = view.current;
     if (!v) return;
-    if (errorLine && errorLine >= 1 && errorLine <= v.state.doc.lines) {
-      const line = v.state.doc.line(errorLine);
-      v.dispatch(
-        setDiagnostics(v.state, [
-          {
-            from: line.from,
-            to: Math.max(line.to, line.from),
-            severity: "error",
-            message: errorMessage || "Error",
-          },
-        ]),
-      );
-    } else {
-      v.dispatch(setDiagnostics(v.state, []));
-    }
-  }, [errorLine, errorMessage]);
+    const diagnostics = JSON.parse(markedKey)
+      .filter(({ line }) => line >= 1 && line <= v.state.doc.lines)
+      .map(({ line, message }) => {
+        const at = v.state.doc.line(line);
+        return { from: at.from, to: Math.max(at.to, at.from), severity: "error", message };
+      });
+    v.dispatch(setDiagnostics(v.state, diagnostics));
+  }, [markedKey]);
 
-  return <div className="code-editor" ref={host} data-error-line={errorLine || ""} />;
+  return (
+    <div
+      className="code-editor"
+      ref={host}
+      data-error-line={marked[0]?.line || ""}
+      data-error-lines={marked.map(({ line }) => line).join(" ")}
+    />
+  );
 }

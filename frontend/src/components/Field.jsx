@@ -7,7 +7,9 @@ export function FieldErrors({ errors, path, id }) {
   if (!messages || !messages.length) return null;
   return (
     <div className="field-error" role="alert" id={id || errorId(path)} data-error-path={path}>
-      {messages.join(" ")}
+      {messages.length === 1
+        ? messages[0]
+        : messages.map((message, i) => <div key={i}>{message}</div>)}
     </div>
   );
 }

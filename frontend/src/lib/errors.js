@@ -9,3 +9,11 @@ export function sourceErrorLine(messages) {
   const match = /^Line (\d+):/.exec((messages && messages[0]) || "");
   return match ? Number(match[1]) : null;
 }
+
+// Every located error of a source field: [{ line, message }] for each "Line N: ..." message
+// (the server reports all the errors an application model's compiler finds at once).
+export function sourceErrors(messages) {
+  return (messages || [])
+    .map((message) => ({ line: sourceErrorLine([message]), message }))
+    .filter((error) => error.line !== null);
+}

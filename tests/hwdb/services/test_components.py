@@ -80,8 +80,35 @@ def test_it_rejects_duplicate_attribute_keys_naming_both_places() -> None:
     with pytest.raises(ValidationError) as excinfo:
         component_create(owner=UserFactory(), **gpu_fields(attributes=attributes))
     assert errors_of(excinfo) == {
-        "attributes[2].key": [MESSAGES["duplicate_attribute_key"].format(key="SMs", first=0)]
+        "attributes[2].key": ["Row 3: duplicate attribute key 'SMs' (also in row 1)."]
     }
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("SMs", -13, "Row 2: SMs must be greater than 0 (got -13)."),
+        ("bandwidth", 0, "Row 2: bandwidth must be greater than 0 (got 0)."),
+        ("startupHTD", -1e-6, "Row 2: startupHTD must be 0 or more (got -1e-06)."),
+    ],
+)
+def test_it_rejects_attribute_values_the_models_cannot_count_or_divide_with(
+    key: str, value: float, message: str
+) -> None:
+    attributes = [{"key": "warpSize", "value": 32}, {"key": key, "value": value}]
+    with pytest.raises(ValidationError) as excinfo:
+        component_create(owner=UserFactory(), **gpu_fields(attributes=attributes))
+    assert errors_of(excinfo) == {"attributes[1].value": [message]}
+
+
+def test_zero_is_accepted_where_it_means_nothing_and_unknown_keys_take_any_number() -> None:
+    attributes = [
+        {"key": "startupHTD", "value": 0},
+        {"key": "powerIdle", "value": 0},
+        {"key": "myOffset", "value": -5},
+    ]
+    component = component_create(owner=UserFactory(), **gpu_fields(attributes=attributes))
+    assert component.attributes.count() == 3
 
 
 @pytest.mark.parametrize("key", ["2fast", "with space", "a-b", "", "function", "params", "hw"])

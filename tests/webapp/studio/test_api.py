@@ -115,6 +115,25 @@ def test_a_float_default_beyond_the_float_range_is_a_400(client: APIClient) -> N
     assert list(response.json()) == ["variables[0].default"]
 
 
+def test_an_application_model_gets_every_error_of_every_field_at_once(
+    client: APIClient,
+) -> None:
+    body = {
+        "name": "",
+        "source": "_a = 1\nb = 2\nc = _b\n",
+        "variables": [
+            {"name": "tag", "type": "int", "default": 1},
+            {"name": "x", "type": "float", "default": "1e400"},
+        ],
+    }
+    response = client.post("/api/applications/", body, format="json")
+    assert response.status_code == 400
+    errors = response.json()
+    assert set(errors) == {"name", "source", "variables[0].name", "variables[1].default"}
+    assert [message.split(":")[0] for message in errors["source"]] == ["Line 1", "Line 3"]
+    assert errors["variables[1].default"] == ["x: 1e400 is out of range (not a finite number)."]
+
+
 def test_only_the_owner_changes_a_shared_application_model(
     client: APIClient, other_user: Any
 ) -> None:

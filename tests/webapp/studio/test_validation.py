@@ -73,6 +73,60 @@ def test_it_rejects_bad_declarations_naming_the_entry(
     assert field_messages(error) == {field: [message]}
 
 
+@pytest.mark.parametrize("name", ["tag", "sim", "rank", "labels", "ConstVar", "HashMap"])
+def test_it_refuses_variable_names_the_runtime_binds(name: str) -> None:
+    with pytest.raises(ValidationError) as error:
+        validate_variable_declarations([{"name": name, "type": "int", "default": 1}])
+    assert field_messages(error) == {
+        "variables[0].name": [MESSAGES["variable_reserved"].format(name=name)]
+    }
+    assert f"{name!r} is a name the application model already has" in str(error.value)
+
+
+def test_it_refuses_variable_names_starting_with_an_underscore() -> None:
+    with pytest.raises(ValidationError) as error:
+        validate_variable_declarations([{"name": "_n", "type": "int", "default": 1}])
+    assert list(field_messages(error)) == ["variables[0].name"]
+
+
+def test_it_reports_every_bad_declaration_at_once() -> None:
+    declarations = [
+        {"name": "sim", "type": "int", "default": 1},
+        {"name": "ok", "type": "int", "default": 1},
+        {"name": "2x", "type": "complex", "default": 1},
+        {"name": "n", "type": "int", "default": "a"},
+    ]
+    with pytest.raises(ValidationError) as error:
+        validate_variable_declarations(declarations)
+    assert list(field_messages(error)) == [
+        "variables[0].name",
+        "variables[2].name",
+        "variables[2].type",
+        "variables[3].default",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"), [("float", "1e400"), ("int", "1e400"), ("float", 1e400)]
+)
+def test_a_number_beyond_the_float_range_is_out_of_range_naming_the_variable(
+    kind: str, value: object
+) -> None:
+    with pytest.raises(ValidationError) as error:
+        validate_variable_declarations([{"name": "N", "type": kind, "default": value}])
+    shown = "1e400" if isinstance(value, str) else "inf"
+    assert field_messages(error) == {
+        "variables[0].default": [f"N: {shown} is out of range (not a finite number)."]
+    }
+    with pytest.raises(ValidationError) as error:
+        resolve_variables(DECLARED, {"computeIntensity": "1e400"})
+    assert field_messages(error) == {
+        "variables.computeIntensity": [
+            "computeIntensity: 1e400 is out of range (not a finite number)."
+        ]
+    }
+
+
 def test_it_fills_defaults_and_checks_given_values_by_type() -> None:
     values = resolve_variables(DECLARED, {"N": 5, "computeIntensity": 8})
     assert values == {"N": 5, "computeIntensity": 8.0, "verbose": False, "mode": "fast"}

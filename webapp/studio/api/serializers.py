@@ -41,8 +41,12 @@ class ApplicationModelSerializer(serializers.ModelSerializer):
             "updated",
         ]
         read_only_fields = ["id", "owner", "created", "updated"]
-        # The services check names and sources; leave their messages to them.
-        extra_kwargs = {"name": {"validators": []}, "source": {"trim_whitespace": False}}
+        # The services check names and sources; leave their messages to them, so that one
+        # save reports the errors of every field together.
+        extra_kwargs = {
+            "name": {"validators": [], "allow_blank": True},
+            "source": {"trim_whitespace": False, "allow_blank": True},
+        }
 
 
 class SimulationLaunchSerializer(serializers.Serializer):

@@ -3,31 +3,63 @@ variables. A model's source is compiled in the sandbox when it is saved."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from simulator.errors import UserCodeError
 from webapp.studio.models import ApplicationModel
-from webapp.studio.services.common import check_name, check_source, field_error
+from webapp.studio.services.common import check_name, check_source
 from webapp.studio.validation import validate_variable_declarations
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+T = TypeVar("T")
 
-def _check_compiles(source: str, field: str = "source") -> str:
-    """Return `source` when it compiles as an application model; else a 400 with its line."""
+
+def _compile_errors(source: str) -> list[str]:
+    """Return the messages ("Line N: ...") of every error in an application model's source."""
     # Lazy: simulator.evaluate imports py_mini_racer (V8), which only the sandbox child runs.
-    from simulator.evaluate import check_application_in_sandbox
+    from simulator.evaluate import application_errors_in_sandbox
 
-    try:
-        check_application_in_sandbox(source=source)
-    except UserCodeError as error:
-        where = f"Line {error.line}: " if error.line is not None else ""
-        raise field_error(field, where + error.detail) from None
-    return source
+    return [
+        (f"Line {error.line}: " if error.line is not None else "") + error.detail
+        for error in application_errors_in_sandbox(source=source)
+    ]
+
+
+class _Checks:
+    """Collects the errors of every field of an application model, so that one save reports
+    them all (name, source and each variable together)."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, list[str]] = {}
+
+    def run(self, check: Callable[[], T]) -> T | None:
+        """Return what `check` returns; keep its field errors and return None instead."""
+        try:
+            return check()
+        except ValidationError as error:
+            for field, messages in error.message_dict.items():
+                self.errors.setdefault(field, []).extend(messages)
+            return None
+
+    def source(self, source: object) -> str | None:
+        """Return `source` when it is present, short enough and compiles; else None."""
+        checked = self.run(lambda: check_source(source))
+        if checked is None:
+            return None
+        messages = _compile_errors(checked)
+        if messages:
+            self.errors.setdefault("source", []).extend(messages)
+            return None
+        return checked
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise ValidationError(self.errors)
 
 
 @transaction.atomic
@@ -40,12 +72,20 @@ def application_model_create(
     description: str = "",
     shared: bool = False,
 ) -> ApplicationModel:
-    """Return a new application model of `owner` with its variable declarations checked."""
+    """Return a new application model of `owner`; every field's errors are raised together."""
+    checks = _Checks()
+    checked_name = checks.run(lambda: check_name(name))
+    checked_source = checks.source(source)
+    declared = checks.run(
+        lambda: validate_variable_declarations(variables if variables is not None else [])
+    )
+    checks.raise_if_any()
+    assert checked_name is not None and checked_source is not None  # no errors: all checked
     return ApplicationModel.objects.create(
         owner=owner,
-        name=check_name(name),
-        source=_check_compiles(check_source(source)),
-        variables=validate_variable_declarations(variables if variables is not None else []),
+        name=checked_name,
+        source=checked_source,
+        variables=declared,
         description=description,
         shared=shared,
     )
@@ -55,16 +95,20 @@ def application_model_create(
 def application_model_update(
     *, application: ApplicationModel, fields: Mapping[str, Any]
 ) -> ApplicationModel:
-    """Return `application` with `fields` (name, source, variables, description, shared) set.
+    """Return `application` with `fields` (name, source, variables, description, shared) set;
+    every field's errors are raised together.
 
     Simulations launched before keep the source they froze.
     """
+    checks = _Checks()
     if "name" in fields:
-        application.name = check_name(fields["name"])
+        application.name = checks.run(lambda: check_name(fields["name"])) or application.name
     if "source" in fields and fields["source"] != application.source:
-        application.source = _check_compiles(check_source(fields["source"]))
+        application.source = checks.source(fields["source"]) or application.source
     if "variables" in fields:
-        application.variables = validate_variable_declarations(fields["variables"])
+        declared = checks.run(lambda: validate_variable_declarations(fields["variables"]))
+        application.variables = declared if declared is not None else application.variables
+    checks.raise_if_any()
     if "description" in fields:
         application.description = str(fields["description"])
     if "shared" in fields:

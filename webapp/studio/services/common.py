@@ -23,6 +23,7 @@ MESSAGES = {
     "time_limit": "Expected a whole number of seconds from 1 to {limit} (the server's maximum).",
     "seed": "Expected a whole number.",
     "name": f"Expected a string of at most {NAME_MAX_LENGTH} characters.",
+    "blank": "This field may not be blank.",
     "source": f"Expected Python source of at most {MAX_SOURCE_LENGTH} characters.",
     "sweep_too_large": "The sweep has {size} points; at most {limit} are allowed.",
     "too_many_processes": (
@@ -80,6 +81,8 @@ def current_time() -> datetime:
 
 
 def check_name(name: object, field: str = "name") -> str:
+    if isinstance(name, str) and not name.strip():
+        raise field_error(field, MESSAGES["blank"])
     if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX_LENGTH:
         raise field_error(field, MESSAGES["name"])
     reject_nul(name, field=field)
@@ -87,6 +90,8 @@ def check_name(name: object, field: str = "name") -> str:
 
 
 def check_source(source: object, field: str = "source") -> str:
+    if isinstance(source, str) and not source.strip():
+        raise field_error(field, MESSAGES["blank"])
     if not isinstance(source, str) or not source.strip() or len(source) > MAX_SOURCE_LENGTH:
         raise field_error(field, MESSAGES["source"])
     reject_nul(source, field=field)

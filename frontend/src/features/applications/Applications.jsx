@@ -1,5 +1,5 @@
 // Application models: Python (MERPSYS Listing 5 style) with highlighting and the variables table.
-import { errorId, sourceErrorLine } from "../../lib/errors.js";
+import { errorId, sourceErrorLine, sourceErrors } from "../../lib/errors.js";
 import { Link, navigate } from "../../lib/router.jsx";
 import { CodeEditor } from "../../components/CodeEditor.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
@@ -50,9 +50,10 @@ const NEW_APP = {
 };
 const TYPES = ["int", "float", "bool", "str"];
 
+// A number beyond the float range (1e400) is sent as typed: JSON would turn it into null.
 function parseDefault(type, text) {
   if (type === "int" || type === "float")
-    return text === "" || Number.isNaN(Number(text)) ? text : Number(text);
+    return text === "" || !Number.isFinite(Number(text)) ? text : Number(text);
   if (type === "bool") return text === true || text === "true";
   return text;
 }
@@ -210,6 +211,7 @@ export function ApplicationEditor({ id }) {
         onChange={(source) => set({ source })}
         errorLine={lineError}
         errorMessage={sourceErrorLine(errors.source) ? errors.source[0] : error?.message}
+        errors={sourceErrors(errors.source)}
       />
     </section>
   );

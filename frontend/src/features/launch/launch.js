@@ -11,12 +11,15 @@ export function graphLabels(graph) {
   return caps;
 }
 
-// Return `text` as the variable type `type` reads it; what does not read is sent as typed for
-// the API to judge.
+// Return `text` as the variable type `type` reads it; what does not read (a number beyond the
+// float range included: JSON would make it null) is sent as typed for the API to judge.
 export function coerce(type, text) {
-  if (type === "int") return /^-?\d+$/.test(String(text).trim()) ? Number(text) : text;
+  if (type === "int")
+    return /^-?\d+$/.test(String(text).trim()) && Number.isFinite(Number(text))
+      ? Number(text)
+      : text;
   if (type === "float")
-    return String(text).trim() !== "" && !Number.isNaN(Number(text)) ? Number(text) : text;
+    return String(text).trim() !== "" && Number.isFinite(Number(text)) ? Number(text) : text;
   if (type === "bool") return text === true || text === "true";
   return text;
 }

@@ -21,6 +21,8 @@ describe("coerce", () => {
     expect(coerce("int", "42")).toBe(42);
     expect(coerce("int", "4.2")).toBe("4.2");
     expect(coerce("float", "1e6")).toBe(1e6);
+    expect(coerce("float", "1e400")).toBe("1e400");
+    expect(coerce("int", "1" + "0".repeat(400))).toBe("1" + "0".repeat(400));
     expect(coerce("float", "")).toBe("");
     expect(coerce("bool", "true")).toBe(true);
     expect(coerce("bool", "yes")).toBe(false);

@@ -1,0 +1,113 @@
+"""The ranges of the hardware attributes the built-in models count with or divide by.
+
+A computational model reads a hardware record's attributes as numbers (simulator.shallow):
+`SMs = -13` or `bandwidth = 0` would give a negative or infinite time far from where it was
+typed. hwdb refuses such values when a record is saved (hwdb.services.components); the rule
+lives here, beside the models that read the keys (MODELS.md; the JavaScript models'
+"Attributes:" headers in simulator/models/js), readable without loading them. A key means
+the same on every hardware type; keys no built-in model reads take any finite number.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NON_NEGATIVE", "POSITIVE", "RANGE_MESSAGES", "range_error"]
+
+# Counts, sizes, clocks, bandwidths and rates the models divide by or count with.
+POSITIVE = frozenset(
+    (
+        # GPU: Volkov (4.1-4.5), throughput terms, occupancy calculator, current GPUs
+        "SMs",
+        "SMS",
+        "SMCoreClock",
+        "CUDACores",
+        "schedulers",
+        "warpSize",
+        "memoryClock",
+        "busWidth",
+        "dataRate",
+        "GMEMThroughput",
+        "FP64Units",
+        "SFUs",
+        "LDSTUnits",
+        "computeCapability",
+        "maxWarpsPerSM",
+        "maxBlocksPerSM",
+        "maxThreadsPerBlock",
+        "registersPerSM",
+        "registersPerBlock",
+        "maxRegistersPerThread",
+        "memoryEfficiency",
+        "L2Bandwidth",
+        "clockWakeTimeConstant",
+        "issueRate",
+        "kernelExecutionLambda",
+        "memorySize",
+        # CPU
+        "cores",
+        "coreClock",
+        "flopsPerCycle",
+        "memoryBandwidth",
+        # links (eq 4.6) and memory
+        "bandwidth",
+        "lambdaHTD",
+        "lambdaDth",
+        "pageableBandwidthHTD",
+        "pageableBandwidthDth",
+        "writeBandwidth",
+        "linkBandwidth",
+        "peakBandwidth",
+        "clock",
+        "size",
+        "ways",
+        "lineSize",
+        "channels",
+        "mshrs",
+        "slices",
+        "headerBytes",
+        # reliability: 1 / mtbf
+        "mtbf",
+    )
+)
+
+# Latencies, start-up times, powers and rates where 0 is meaningful (nothing, or free).
+NON_NEGATIVE = frozenset(
+    (
+        "latency",
+        "startupHTD",
+        "startupDth",
+        "pageableStartupHTD",
+        "pageableStartupDth",
+        "kernelLaunchOverhead",
+        "clockWakePenalty",
+        "latencyCycles",
+        "hopLatencyCycles",
+        "L1HitLatency",
+        "L2HitLatency",
+        "globalLoadLatency",
+        "dependentIssueLatency",
+        "L2Cache",
+        "sharedMemPerSM",
+        "maxSharedMemPerBlock",
+        "powerIdle",
+        "powerConsumptionLoad",
+        "powerOff",
+        "powerActiveIdle",
+        "powerLoadedCompute",
+        "powerLoadedMemory",
+        "failuresPerSecond",
+    )
+)
+
+RANGE_MESSAGES = {
+    "positive": "{key} must be greater than 0 (got {value:g}).",
+    "non_negative": "{key} must be 0 or more (got {value:g}).",
+}
+
+
+def range_error(key: str, value: float) -> str | None:
+    """Return the message for an attribute value out of its key's range, None when fine."""
+    if key in POSITIVE and not value > 0:
+        return RANGE_MESSAGES["positive"].format(key=key, value=value)
+    if key in NON_NEGATIVE and not value >= 0:
+        return RANGE_MESSAGES["non_negative"].format(key=key, value=value)
+    return None
