@@ -24,6 +24,21 @@ class EnergyFigures(TypedDict):
     per_component: dict[str, float]
 
 
+class PowerMissing(TypedDict):
+    """A node whose energy rests on missing power attributes: their names (`powerIdle`
+    missing counts 0 W idle, `powerConsumptionLoad` missing the idle power when loaded)."""
+
+    node: str
+    name: str
+    hardware: str
+    type: str
+    attributes: list[str]
+
+
+# The power attributes energy reads when the node's model has no `power` function.
+POWER_ATTRIBUTES = ("powerIdle", "powerConsumptionLoad")
+
+
 class ReliabilityFigures(TypedDict):
     """The probability that no component instance failed during the run (MODELS.md 6)."""
 
@@ -91,6 +106,7 @@ class _FinishedRun(TypedDict):
     timeline: list[TimelineEntry]
     timeline_dropped: int
     stats: EngineStats
+    power_missing: list[PowerMissing]
 
 
 class Result(_FinishedRun, total=False):
@@ -171,6 +187,7 @@ class ComponentFigures:
     idle_w: float
     active_w: float
     failure_rate: float
+    power_missing: tuple[str, ...] = ()  # POWER_ATTRIBUTES the energy lacked
 
 
 @dataclass(slots=True)
@@ -204,6 +221,7 @@ def assemble_result(
     component_rows: list[ComponentRow] = []
     per_component: dict[str, float] = {}
     exposures: list[tuple[float, float]] = []
+    power_missing: list[PowerMissing] = []
     total_energy = 0.0
     for figures, usages in components:
         node_energy = 0.0
@@ -234,6 +252,16 @@ def assemble_result(
             )
         per_component[figures.node] = node_energy
         total_energy += node_energy
+        if figures.power_missing:
+            power_missing.append(
+                {
+                    "node": figures.node,
+                    "name": figures.name,
+                    "hardware": figures.hardware,
+                    "type": figures.type,
+                    "attributes": list(figures.power_missing),
+                }
+            )
     result: Result = {
         "status": "finished",
         "overall_time_s": overall_time_s,
@@ -264,6 +292,7 @@ def assemble_result(
             "processes": len(processes),
             "seed": seed,
         },
+        "power_missing": power_missing,
     }
     if memory is not None:
         result["memory"] = memory

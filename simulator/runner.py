@@ -31,7 +31,13 @@ from simulator.errors import LaunchError, SimulationError, UserCodeError
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.placement import Routes, place_processes
 from simulator.platform import ModelFunctions, NodeRuntime, ProcessState, World
-from simulator.results import ComponentFigures, Result, Timeline, assemble_result
+from simulator.results import (
+    POWER_ATTRIBUTES,
+    ComponentFigures,
+    Result,
+    Timeline,
+    assemble_result,
+)
 from simulator.sandbox import child_entry
 from simulator.sandbox.restricted import (
     DEFAULT_FILENAME,
@@ -96,18 +102,22 @@ def _run_application(code: CodeType, namespace: dict[str, object], name: str) ->
 
 def _node_power_and_failure(
     functions: ModelFunctions | None, attributes: Mapping[str, float]
-) -> tuple[float, float, float]:
-    """Return (idle W, active W, failure rate 1/s): the model's functions, else attributes."""
+) -> tuple[float, float, float, tuple[str, ...]]:
+    """Return (idle W, active W, failure rate 1/s, the power attributes the energy lacked):
+    the model's functions, else attributes (a missing powerIdle counts 0 W, a missing
+    powerConsumptionLoad the idle power; both are named so that the result can say so)."""
     idle = float(attributes.get("powerIdle", 0.0))
     active = float(attributes.get("powerConsumptionLoad", idle))
+    missing = tuple(name for name in POWER_ATTRIBUTES if name not in attributes)
     failure = failure_rate_from_attributes(attributes)
     if functions is not None:
         if functions.has("power"):
             idle = functions.call("power", "idle", params={})
             active = functions.call("power", "active", params={})
+            missing = ()
         if functions.has("failureRate"):
             failure = functions.call("failureRate", params={})
-    return idle, active, failure
+    return idle, active, failure, missing
 
 
 DETAILED_MODE_MODULES = (
@@ -281,10 +291,19 @@ def run_simulation(
             model_key=model_key,
             functions=functions,
         )
-        idle_w, active_w, failure_rate = _node_power_and_failure(functions, hardware.attributes)
+        idle_w, active_w, failure_rate, power_missing = _node_power_and_failure(
+            functions, hardware.attributes
+        )
         figures.append(
             ComponentFigures(
-                node.id, node.name, hardware.name, hardware.type, idle_w, active_w, failure_rate
+                node.id,
+                node.name,
+                hardware.name,
+                hardware.type,
+                idle_w,
+                active_w,
+                failure_rate,
+                power_missing,
             )
         )
 

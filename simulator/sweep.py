@@ -113,10 +113,20 @@ def swap_hardware(
     snapshot: Mapping[str, Any], node_id: str, record: Mapping[str, Any], *, key: str
 ) -> dict[str, Any]:
     """Return a copy of `snapshot` whose node `node_id` uses the hardware `record`, stored
-    in the snapshot's hardware under `key` (the snapshot itself is left unchanged)."""
+    in the snapshot's hardware under `key` (the snapshot itself is left unchanged).
+
+    A node named after its hardware (the system editor names a new node so) or not named
+    takes the new record's name, so that results and charts name the hardware the point ran
+    on, not the one it replaced; a name of the user's own choosing is kept.
+    """
     variant: dict[str, Any] = copy.deepcopy(dict(snapshot))
-    variant["hardware"][key] = copy.deepcopy(dict(record))
+    hardware = variant["hardware"]
     for node in variant["nodes"]:
         if node.get("id") == node_id:
+            replaced = hardware.get(node.get("hardware"))
+            replaced_name = replaced.get("name") if isinstance(replaced, Mapping) else None
+            if not node.get("name") or node.get("name") == replaced_name:
+                node["name"] = record.get("name") or node.get("name", "")
             node["hardware"] = key
+    hardware[key] = copy.deepcopy(dict(record))
     return variant

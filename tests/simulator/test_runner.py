@@ -52,6 +52,33 @@ def test_a_models_power_function_overrides_the_attributes() -> None:
     assert component["energy_j"] == pytest.approx(5 * 2 + 45 * 2 * 0.5)
 
 
+@pytest.mark.parametrize(
+    ("attributes", "missing"),
+    [
+        ({"powerIdle": 10.0, "powerConsumptionLoad": 30.0}, []),
+        ({"powerConsumptionLoad": 168.0}, ["powerIdle"]),
+        ({"powerIdle": 10.0}, ["powerConsumptionLoad"]),
+        ({}, ["powerIdle", "powerConsumptionLoad"]),
+    ],
+)
+def test_the_result_names_the_power_attributes_a_nodes_energy_lacked(
+    attributes: dict[str, float], missing: list[str]
+) -> None:
+    result = run('sim.computation({"seconds": 2})', machine(attributes=attributes), {"P": 1})
+    expected = (
+        [{"node": "cpu0", "name": "cpu0", "hardware": "CPU", "type": "CPU", "attributes": missing}]
+        if missing
+        else []
+    )
+    assert result["power_missing"] == expected
+
+
+def test_a_models_power_function_leaves_no_power_attribute_missing() -> None:
+    model = COMPUTE + "\nfunction power(state, params) { return state === 'idle' ? 5 : 50; }"
+    result = run('sim.computation({"seconds": 2})', machine(model=model), {"P": 1})
+    assert result["power_missing"] == []
+
+
 def test_reliability_is_exp_of_minus_failure_rate_times_busy_time() -> None:
     system = machine(attributes={"failuresPerSecond": 1e-3})
     result = run('sim.computation({"seconds": 3})', system, {"P": 1})

@@ -114,3 +114,27 @@ def test_a_hardware_swap_copies_the_snapshot_and_points_the_node_at_the_record()
     assert variant["hardware"]["hw-7"] == record
     assert [node["hardware"] for node in variant["nodes"]] == ["hw-7", "old"]
     assert variant["hardware"]["hw-7"] is not record
+
+
+def test_a_node_named_after_its_hardware_takes_the_swapped_in_hardwares_name() -> None:
+    snapshot = {
+        "hardware": {"old": {"type": "GPU", "name": "GeForce GTX 970", "attributes": {}}},
+        "nodes": [
+            {"id": "gpu0", "name": "GeForce GTX 970", "hardware": "old"},
+            {"id": "gpu1", "name": "Accelerator", "hardware": "old"},
+            {"id": "gpu2", "hardware": "old"},
+        ],
+    }
+    record = {"type": "GPU", "name": "H100 SXM5 80GB", "attributes": {}}
+
+    names = [
+        next(
+            n.get("name")
+            for n in swap_hardware(snapshot, node, record, key="k")["nodes"]
+            if n["id"] == node
+        )
+        for node in ("gpu0", "gpu1", "gpu2")
+    ]
+
+    assert names == ["H100 SXM5 80GB", "Accelerator", "H100 SXM5 80GB"]
+    assert snapshot["nodes"][0]["name"] == "GeForce GTX 970"

@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 
 from hwdb.selectors import record_get, visible_records
+from simulator.result_metrics import SUMMARY_METRICS, gpu_names, result_metrics
 from webapp.celery import app
 from webapp.studio.models import (
     FINAL_STATUSES,
@@ -112,35 +113,74 @@ def sweep_get(*, user: User, sweep_id: object) -> Sweep:
     return record_get(sweep_list(user=user), record_id=sweep_id)
 
 
+# The parts of a child's result the sweep table reads, through JSON key transforms (a
+# result's timeline, its largest part, is never loaded), and of its snapshot.
+RESULT_PARTS = (
+    "overall_time_s",
+    "processes",
+    "components",
+    "energy_j",
+    "reliability",
+    "stats",
+    "power_missing",
+)
+SNAPSHOT_PARTS = ("nodes", "hardware")
+
+
 def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
     """Return the sweep's table: its variable names and one row per child simulation.
 
-    Rows hold simulation id, status, hardware name, each swept variable, overall time,
-    energy and the error message of a failed point, in launch order.
+    Rows hold simulation id, status, `hardware` (the component swapped in, if any), `gpu`
+    (the GPUs the point runs on, from its snapshot: " + " between several), each swept
+    variable, every figure of `simulator.result_metrics` (None until the point succeeded;
+    per-node ones as `energy_j.<node>` and `busy_s.<node>`) and the error message of a
+    failed point, in launch order.
     """
     axes = list((sweep.spec.get("variables") or {}).keys())
     rows = []
     children = sweep.simulations.order_by("pk").values(
-        "pk", "status", "sweep_point", "overall_time_s", "energy_j", "error"
+        "pk",
+        "status",
+        "sweep_point",
+        "error",
+        *(f"result__{part}" for part in RESULT_PARTS),
+        *(f"snapshot__{part}" for part in SNAPSHOT_PARTS),
     )
     for child in children:
         point = child["sweep_point"] or {}
         hardware = point.get("hardware") or {}
         error = child["error"] or {}
+        succeeded = child["status"] == SimulationStatus.SUCCEEDED
         row: dict[str, Any] = {
             "simulation": child["pk"],
             "status": child["status"],
             "hardware": hardware.get("name", ""),
+            "gpu": " + ".join(
+                gpu_names({part: child[f"snapshot__{part}"] for part in SNAPSHOT_PARTS})
+            ),
         }
         for name in axes:
             row[name] = (point.get("variables") or {}).get(name)
-        row.update(
-            overall_time_s=child["overall_time_s"],
-            energy_j=child["energy_j"],
-            error=error.get("message", "") if child["status"] != SimulationStatus.SUCCEEDED else "",
-        )
+        if succeeded:
+            row.update(result_metrics({part: child[f"result__{part}"] for part in RESULT_PARTS}))
+        else:
+            row.update(dict.fromkeys(SUMMARY_METRICS), power_missing="")
+        row["error"] = "" if succeeded else error.get("message", "")
         rows.append(row)
     return axes, rows
+
+
+def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Return the sweep table's columns: identity, variables, the run-wide figures, then the
+    per-node figures any row has (in first-seen order), the power warning and the error."""
+    fixed = ["simulation", "status", "hardware", "gpu", *axes, *SUMMARY_METRICS]
+    per_node: dict[str, None] = {}
+    for row in rows:
+        per_node.update(dict.fromkeys(key for key in row if key.startswith(PER_NODE_PREFIXES)))
+    return [*fixed, *per_node, "power_missing", "error"]
+
+
+PER_NODE_PREFIXES = ("energy_j.", "busy_s.")
 
 
 def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:

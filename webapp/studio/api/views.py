@@ -262,7 +262,7 @@ class SweepViewSet(
         """Download the sweep's table as CSV, one row per point."""
         sweep = self.get_object()
         axes, rows = selectors.sweep_points(sweep=sweep)
-        columns = ["simulation", "status", "hardware", *axes, "overall_time_s", "energy_j", "error"]
+        columns = selectors.sweep_columns(axes, rows)
         return csv_response(columns, rows, filename=f"sweep-{sweep.pk}.csv")
 
 

@@ -5,6 +5,7 @@ import { Bars } from "../../components/charts/Bars.jsx";
 import { Gantt } from "../../components/charts/Gantt.jsx";
 import { GridTable } from "../../components/GridTable.jsx";
 import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
+import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
 import { boundText, phases } from "./runs.js";
 
 const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
@@ -41,6 +42,7 @@ export function Results({ result, memoryCsvUrl }) {
           <strong>{result.stats?.events ?? "—"}</strong>
         </div>
       </div>
+      <PowerWarning scope="This run's" lines={powerMissingLines(result)} />
       <h2>{hasMemoryPhases ? "Kernel, transfer and memory times" : "Kernel and transfer times"}</h2>
       <table className="grid" aria-label="Kernel and transfer times">
         <thead>

@@ -1,9 +1,11 @@
-// Sweeps: variable ranges x GPUs; a chart of time or energy against the variable, one line per GPU.
+// Sweeps: variable ranges x GPUs; a chart of any metric against a variable (linear or log
+// axes), one line per GPU, or the time per phase stacked; the energy warning.
 import { useEffect, useMemo, useState } from "react";
 import { get, post } from "../../lib/api.js";
 import { fmtEnergy, fmtTime } from "../../lib/format.js";
 import { Link, navigate, useLocation, useToast } from "../../lib/router.jsx";
 import { LineChart } from "../../components/charts/LineChart.jsx";
+import { StackedBars } from "../../components/charts/StackedBars.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { FieldErrors } from "../../components/Field.jsx";
 import { GridTable } from "../../components/GridTable.jsx";
@@ -16,6 +18,17 @@ import { usePolling } from "../../hooks/usePolling.js";
 import { coerce, graphLabels } from "../launch/launch.js";
 import { ModelChoices } from "../launch/ModelChoices.jsx";
 import { useLaunchChoices } from "../launch/useLaunchChoices.js";
+import { PowerWarning } from "../runs/PowerWarning.jsx";
+import { keepPlottable, SCALES } from "../../lib/scales.js";
+import {
+  formatterFor,
+  metricOptions,
+  phaseStacks,
+  PHASES_METRIC,
+  powerWarning,
+  sweepSeries,
+  varyingAxes,
+} from "./sweeps.js";
 
 export function SweepList() {
   const { data, error } = useApiGet("/api/sweeps/?page_size=100");
@@ -246,6 +259,8 @@ export function SweepDetail({ id }) {
   const toast = useToast();
   const [metric, setMetric] = useState("overall_time_s");
   const [axis, setAxis] = useState("");
+  const [xScale, setXScale] = useState("linear");
+  const [yScale, setYScale] = useState("linear");
   // A lost connection or a server error keeps the chart and tries again, slower.
   const {
     value: sweep,
@@ -258,32 +273,33 @@ export function SweepDetail({ id }) {
     id,
   );
 
+  const points = useMemo(() => sweep?.points || [], [sweep]);
   const axes = useMemo(() => Object.keys(sweep?.spec?.variables || {}), [sweep]);
-  const varying = useMemo(
+  const varying = useMemo(() => varyingAxes(points, axes), [axes, points]);
+  const nodeNames = useMemo(
     () =>
-      axes.filter((a) => new Set((sweep?.points || []).map((p) => JSON.stringify(p[a]))).size > 1),
-    [axes, sweep],
+      Object.fromEntries((sweep?.spec?.snapshot?.nodes || []).map((n) => [n.id, n.name || n.id])),
+    [sweep],
   );
+  const metrics = useMemo(() => metricOptions(points, axes, nodeNames), [points, axes, nodeNames]);
   const x = axis || varying[0] || axes[0];
-  const series = useMemo(() => {
-    const groups = new Map();
-    (sweep?.points || []).forEach((p) => {
-      if (p.status !== "succeeded" || p[metric] === null || typeof p[x] !== "number") return;
-      const others = varying
-        .filter((a) => a !== x)
-        .map((a) => `${a}=${p[a]}`)
-        .join(", ");
-      const key = [p.hardware || "system's hardware", others].filter(Boolean).join(" · ");
-      if (!groups.has(key)) groups.set(key, []);
-      groups.get(key).push([p[x], p[metric]]);
-    });
-    return [...groups].map(([name, points]) => ({ name, points }));
-  }, [sweep, metric, x, varying]);
+  const chosen = metrics.find((m) => m.value === metric) || {
+    value: metric,
+    label: metric,
+    unit: "time",
+  };
+  const stacked = metric === PHASES_METRIC;
+  const plotted = useMemo(
+    () => keepPlottable(sweepSeries(points, metric, x, varying), xScale, yScale),
+    [points, metric, x, varying, xScale, yScale],
+  );
+  const stacks = useMemo(() => phaseStacks(points, x, varying), [points, x, varying]);
+  const warning = useMemo(() => powerWarning(points), [points]);
 
   if (error) return <ErrorSummary error={error} />;
   if (!sweep) return retrying ? <Retrying error={retrying} /> : <Loading />;
   const agg = sweep.aggregate || {};
-  const format = metric === "energy_j" ? fmtEnergy : fmtTime;
+  const format = formatterFor(chosen.unit);
   return (
     <section aria-labelledby="sweep-title">
       <header className="page-head">
@@ -314,12 +330,22 @@ export function SweepDetail({ id }) {
       {sweep.status === "running" && (
         <Progress value={(agg.done || 0) / (agg.total || 1)} label="Sweep progress" />
       )}
+      {warning && (
+        <PowerWarning
+          scope={`In ${warning.points} of ${warning.of} finished points, the`}
+          lines={warning.lines}
+        />
+      )}
       <div className="form-row">
         <label>
           <span className="field-label">Plot</span>
           <select aria-label="Metric" value={metric} onChange={(e) => setMetric(e.target.value)}>
-            <option value="overall_time_s">overall time</option>
-            <option value="energy_j">energy</option>
+            {!metrics.some((m) => m.value === metric) && <option value={metric}>{metric}</option>}
+            {metrics.map((m) => (
+              <option key={m.value} value={m.value}>
+                {m.label}
+              </option>
+            ))}
           </select>
         </label>
         <label>
@@ -334,30 +360,78 @@ export function SweepDetail({ id }) {
             ))}
           </select>
         </label>
+        <label>
+          <span className="field-label">x axis</span>
+          <select
+            aria-label="X axis scale"
+            value={xScale}
+            disabled={stacked}
+            onChange={(e) => setXScale(e.target.value)}
+          >
+            {SCALES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span className="field-label">y axis</span>
+          <select
+            aria-label="Y axis scale"
+            value={yScale}
+            disabled={stacked}
+            onChange={(e) => setYScale(e.target.value)}
+          >
+            {SCALES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
       </div>
-      <LineChart
-        series={series}
-        xLabel={x}
-        yLabel={metric === "energy_j" ? "energy" : "overall time"}
-        yFormat={format}
-      />
+      {stacked ? (
+        <>
+          <p className="muted">
+            Process time by phase, summed over the run&apos;s processes (phases running at once add
+            up); bars on a linear axis.
+          </p>
+          <StackedBars stacks={stacks} xLabel={x} yLabel="process time" yFormat={fmtTime} />
+        </>
+      ) : (
+        <>
+          {plotted.dropped > 0 && (
+            <p className="muted" data-testid="log-dropped">
+              {plotted.dropped} point{plotted.dropped === 1 ? "" : "s"} at or below 0 left out of
+              the log axis.
+            </p>
+          )}
+          <LineChart
+            series={plotted.series}
+            xLabel={x}
+            yLabel={chosen.label}
+            yFormat={format}
+            xScale={xScale}
+            yScale={yScale}
+          />
+        </>
+      )}
       <h2>Points</h2>
       <table className="grid" aria-label="Sweep points">
         <thead>
           <tr>
             <th>Run</th>
             <th>Status</th>
-            <th>Hardware</th>
+            <th>GPU</th>
             {axes.map((a) => (
               <th key={a}>{a}</th>
             ))}
             <th>Overall time</th>
+            <th>Kernel</th>
+            <th>Transfer</th>
             <th>Energy</th>
             <th>Error</th>
           </tr>
         </thead>
         <tbody>
-          {(sweep.points || []).map((p) => (
+          {points.map((p) => (
             <tr key={p.simulation}>
               <td>
                 <Link to={`/app/runs/${p.simulation}`}>#{p.simulation}</Link>
@@ -365,12 +439,17 @@ export function SweepDetail({ id }) {
               <td>
                 <span className={`status status-${p.status}`}>{p.status}</span>
               </td>
-              <td>{p.hardware}</td>
+              <td>{p.gpu || p.hardware}</td>
               {axes.map((a) => (
                 <td key={a}>{String(p[a])}</td>
               ))}
               <td>{fmtTime(p.overall_time_s)}</td>
-              <td>{fmtEnergy(p.energy_j)}</td>
+              <td>{fmtTime(p.kernel_s)}</td>
+              <td>{fmtTime(p.transfer_s)}</td>
+              <td title={p.power_missing ? `lacking: ${p.power_missing}` : undefined}>
+                {fmtEnergy(p.energy_j)}
+                {p.power_missing ? " ⚠" : ""}
+              </td>
               <td className="error-cell">{p.error}</td>
             </tr>
           ))}

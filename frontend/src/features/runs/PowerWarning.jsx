@@ -1,0 +1,26 @@
+// The notice that a run's (or a sweep's) energy rests on missing power attributes.
+
+// `lines`: "<node>: <attributes>" texts; `scope`: what the energy belongs to ("This run's").
+export function PowerWarning({ lines, scope }) {
+  if (!lines || !lines.length) return null;
+  return (
+    <div className="notice warning" role="note" aria-label="Energy warning">
+      <strong>{scope} energy rests on missing power attributes</strong> (a missing{" "}
+      <code>powerIdle</code> counts 0 W idle, a missing <code>powerConsumptionLoad</code> the idle
+      power under load; energies of hardware with and without them do not compare):
+      <ul>
+        {lines.map((line) => (
+          <li key={line}>{line}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+// Return a result's power_missing entries as lines: "<name> (<node>): <attributes>".
+export function powerMissingLines(result) {
+  return (result?.power_missing || []).map((m) => {
+    const name = m.name && m.name !== m.node ? `${m.name} (${m.node})` : m.node;
+    return `${name}: ${(m.attributes || []).join(", ")}`;
+  });
+}

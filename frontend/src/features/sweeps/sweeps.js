@@ -1,0 +1,127 @@
+// The sweep page's data: which metrics its points hold, one series per GPU (and per value of
+// any other swept variable), the per-phase stacks and the energy warning. Points are the rows
+// of GET /api/sweeps/{id}/ (webapp.studio.selectors.sweep_points).
+import { fmt, fmtEnergy, fmtTime } from "../../lib/format.js";
+
+// The per-phase view: process time by phase (simulator.result_metrics.PHASES), stacked.
+export const PHASES_METRIC = "phases";
+export const PHASES = [
+  { key: "kernel_s", label: "kernel (GPU compute)" },
+  { key: "cpu_compute_s", label: "CPU compute" },
+  { key: "transfer_s", label: "transfer" },
+  { key: "memory_s", label: "memory access" },
+  { key: "wait_s", label: "wait" },
+];
+
+// Run-wide figures, in the order the picker lists them.
+const SUMMARY = [
+  { key: "overall_time_s", label: "overall time", unit: "time" },
+  { key: "kernel_s", label: "kernel time (GPU compute)", unit: "time" },
+  { key: "transfer_s", label: "transfer time (messages in flight)", unit: "time" },
+  { key: "wait_s", label: "wait time", unit: "time" },
+  { key: "cpu_compute_s", label: "CPU compute time", unit: "time" },
+  { key: "compute_s", label: "compute time (all nodes)", unit: "time" },
+  { key: "memory_s", label: "memory access time", unit: "time" },
+  { key: "link_busy_s", label: "link busy time", unit: "time" },
+  { key: "energy_j", label: "energy", unit: "energy" },
+  { key: "p_success", label: "reliability (P success)", unit: "number" },
+  { key: "events", label: "engine events", unit: "number" },
+  { key: "wall_s", label: "wall time of the run", unit: "time" },
+];
+const PER_NODE = [
+  { prefix: "energy_j.", label: "energy of", unit: "energy" },
+  { prefix: "busy_s.", label: "busy time of", unit: "time" },
+];
+const NOT_METRICS = new Set(["simulation", "status", "hardware", "gpu", "error", "power_missing"]);
+
+const hasNumber = (points, key) => points.some((p) => typeof p[key] === "number");
+
+// Return the metrics the points can plot: [{value, label, unit}], the run-wide ones first,
+// then per node (named `nodeNames[id]` where known), then any other numeric field, and the
+// per-phase stack when the points hold phases. `axes` (the swept variables) are left out.
+export function metricOptions(points, axes = [], nodeNames = {}) {
+  const options = SUMMARY.filter((m) => hasNumber(points, m.key)).map((m) => ({
+    value: m.key,
+    label: m.label,
+    unit: m.unit,
+  }));
+  if (PHASES.some((ph) => hasNumber(points, ph.key)))
+    options.push({ value: PHASES_METRIC, label: "time per phase (stacked)", unit: "time" });
+  const known = new Set([...SUMMARY.map((m) => m.key), ...axes, ...NOT_METRICS]);
+  const keys = [...new Set(points.flatMap((p) => Object.keys(p)))].filter((k) => !known.has(k));
+  for (const group of PER_NODE) {
+    keys
+      .filter((k) => k.startsWith(group.prefix) && hasNumber(points, k))
+      .forEach((k) => {
+        const node = k.slice(group.prefix.length);
+        const name =
+          nodeNames[node] && nodeNames[node] !== node ? `${nodeNames[node]} (${node})` : node;
+        options.push({ value: k, label: `${group.label} ${name}`, unit: group.unit });
+      });
+  }
+  keys
+    .filter((k) => !PER_NODE.some((g) => k.startsWith(g.prefix)) && hasNumber(points, k))
+    .forEach((k) => options.push({ value: k, label: k, unit: "number" }));
+  return options;
+}
+
+// Return the formatter of a metric's unit.
+export function formatterFor(unit) {
+  return unit === "time" ? fmtTime : unit === "energy" ? fmtEnergy : fmt;
+}
+
+// Return the swept variables whose values differ between points.
+export function varyingAxes(points, axes) {
+  return axes.filter((a) => new Set(points.map((p) => JSON.stringify(p[a]))).size > 1);
+}
+
+// Return the name of a point's line: the GPU it ran on (else the hardware swapped in, else
+// the system's hardware), then the values of the other varying variables.
+export function seriesName(point, x, varying) {
+  const others = varying
+    .filter((a) => a !== x)
+    .map((a) => `${a}=${point[a]}`)
+    .join(", ");
+  return [point.gpu || point.hardware || "system's hardware", others].filter(Boolean).join(" · ");
+}
+
+// Return one series per line name: [{name, points: [[x, metric], ...]}], succeeded points
+// with a number on both axes only.
+export function sweepSeries(points, metric, x, varying) {
+  const groups = new Map();
+  points.forEach((p) => {
+    if (p.status !== "succeeded" || typeof p[metric] !== "number" || typeof p[x] !== "number")
+      return;
+    const name = seriesName(p, x, varying);
+    if (!groups.has(name)) groups.set(name, []);
+    groups.get(name).push([p[x], p[metric]]);
+  });
+  return [...groups].map(([name, pts]) => ({ name, points: pts }));
+}
+
+// Return the per-phase stacks: [{x, series, segments: [{key, label, value}]}] ordered by x,
+// then by line name, for each succeeded point with a numeric x.
+export function phaseStacks(points, x, varying) {
+  return points
+    .filter((p) => p.status === "succeeded" && typeof p[x] === "number")
+    .map((p) => ({
+      x: p[x],
+      series: seriesName(p, x, varying),
+      segments: PHASES.map((ph) => ({
+        key: ph.key,
+        label: ph.label,
+        value: typeof p[ph.key] === "number" ? p[ph.key] : 0,
+      })),
+    }))
+    .sort((a, b) => a.x - b.x || a.series.localeCompare(b.series));
+}
+
+// Return the energy warning of the points: {points, of, lines} (lines: the distinct
+// "node: attributes" texts) or null when every point's energy had its power attributes.
+export function powerWarning(points) {
+  const done = points.filter((p) => p.status === "succeeded");
+  const lacking = done.filter((p) => p.power_missing);
+  if (!lacking.length) return null;
+  const lines = [...new Set(lacking.flatMap((p) => p.power_missing.split("; ")))];
+  return { points: lacking.length, of: done.length, lines };
+}

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import {
+  PHASES_METRIC,
+  metricOptions,
+  phaseStacks,
+  powerWarning,
+  seriesName,
+  sweepSeries,
+  varyingAxes,
+} from "./sweeps.js";
+
+const point = (gpu, a, extra = {}) => ({
+  simulation: Math.random(),
+  status: "succeeded",
+  hardware: gpu,
+  gpu,
+  a,
+  n: 5,
+  overall_time_s: a * 2,
+  kernel_s: a,
+  cpu_compute_s: 0,
+  transfer_s: 1,
+  wait_s: 0.5,
+  memory_s: 0,
+  energy_j: 10,
+  "energy_j.gpu0": 8,
+  "busy_s.gpu0": a,
+  power_missing: "",
+  error: "",
+  ...extra,
+});
+
+describe("metricOptions", () => {
+  it("offers kernel, transfer, energy, per-phase, per-node and any other numeric field", () => {
+    const points = [point("H100", 1, { custom_ratio: 0.5 })];
+    const values = metricOptions(points, ["a", "n"], { gpu0: "GPU" }).map((o) => o.value);
+    expect(values).toEqual([
+      "overall_time_s",
+      "kernel_s",
+      "transfer_s",
+      "wait_s",
+      "cpu_compute_s",
+      "memory_s",
+      "energy_j",
+      PHASES_METRIC,
+      "energy_j.gpu0",
+      "busy_s.gpu0",
+      "custom_ratio",
+    ]);
+    const labels = metricOptions(points, ["a", "n"], { gpu0: "GPU" }).map((o) => o.label);
+    expect(labels).toContain("energy of GPU (gpu0)");
+  });
+  it("leaves out a metric no point has a number for", () => {
+    const points = [point("H100", 1, { kernel_s: null })];
+    expect(metricOptions(points, ["a"]).map((o) => o.value)).not.toContain("kernel_s");
+  });
+});
+
+describe("series", () => {
+  const points = [
+    point("GeForce GTX 970", 1),
+    point("GeForce GTX 970", 2),
+    point("H100 SXM5 80GB", 1),
+    point("H100 SXM5 80GB", 2, { status: "failed", kernel_s: null }),
+  ];
+  it("draws one line per GPU actually used, succeeded points only", () => {
+    expect(sweepSeries(points, "kernel_s", "a", ["a"])).toEqual([
+      {
+        name: "GeForce GTX 970",
+        points: [
+          [1, 1],
+          [2, 2],
+        ],
+      },
+      { name: "H100 SXM5 80GB", points: [[1, 1]] },
+    ]);
+  });
+  it("names a line by the GPU, then the other varying variables", () => {
+    expect(seriesName({ gpu: "H100", hardware: "x", a: 1, b: 2 }, "a", ["a", "b"])).toBe(
+      "H100 · b=2",
+    );
+    expect(seriesName({ gpu: "", hardware: "" }, "a", ["a"])).toBe("system's hardware");
+  });
+  it("finds the variables that vary", () => {
+    expect(varyingAxes(points, ["a", "n"])).toEqual(["a"]);
+  });
+  it("stacks each point's phases in order", () => {
+    const stacks = phaseStacks(points, "a", ["a"]);
+    expect(stacks.map((s) => [s.x, s.series])).toEqual([
+      [1, "GeForce GTX 970"],
+      [1, "H100 SXM5 80GB"],
+      [2, "GeForce GTX 970"],
+    ]);
+    expect(stacks[0].segments.map((s) => [s.key, s.value])).toEqual([
+      ["kernel_s", 1],
+      ["cpu_compute_s", 0],
+      ["transfer_s", 1],
+      ["memory_s", 0],
+      ["wait_s", 0.5],
+    ]);
+  });
+});
+
+describe("powerWarning", () => {
+  it("is null when every point had its power attributes", () => {
+    expect(powerWarning([point("H100", 1)])).toBeNull();
+  });
+  it("counts the points whose energy lacked power attributes and names each node once", () => {
+    const missing = "Link (bus0): powerIdle, powerConsumptionLoad; GTX 970 (gpu0): powerIdle";
+    const warning = powerWarning([
+      point("GTX 970", 1, { power_missing: missing }),
+      point("GTX 970", 2, { power_missing: missing }),
+      point("H100", 1, { power_missing: "Link (bus0): powerIdle, powerConsumptionLoad" }),
+      point("H100", 2),
+    ]);
+    expect(warning).toEqual({
+      points: 3,
+      of: 4,
+      lines: ["Link (bus0): powerIdle, powerConsumptionLoad", "GTX 970 (gpu0): powerIdle"],
+    });
+  });
+});

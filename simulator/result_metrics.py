@@ -1,0 +1,137 @@
+"""A result's scalar figures, one flat mapping per run, for sweep tables, charts and CSVs.
+
+`result_metrics` reads a `Result` (simulator.results; also one stored before a key was added)
+and returns every figure a sweep plots or downloads under a stable column name:
+
+- `overall_time_s`, `energy_j` (total), `p_success`, the engine's `events` and `wall_s`;
+- process time by phase, summed over the run's processes (process-seconds, so that phases
+  running in parallel add up): `kernel_s` (computing on GPU nodes; None without a GPU node),
+  `cpu_compute_s` (computing on the other nodes), `compute_s` (both), `transfer_s`
+  (receiving a message while it was in flight), `wait_s` (waiting: for a message not yet
+  sent, at a barrier), `memory_s` (in memory calls);
+- `link_busy_s`: the busy time of the network links' instances, summed;
+- per node (its id, as in `energy_j.per_component`): `energy_j.<node>` and `busy_s.<node>`;
+- `power_missing`: the nodes whose energy rests on missing power attributes, as text
+  ("GeForce GTX 970 (gpu0): powerIdle"), empty when none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "PHASES",
+    "SUMMARY_METRICS",
+    "gpu_names",
+    "power_missing_text",
+    "result_metrics",
+]
+
+# The phases of process time, in the order a stacked chart piles them up.
+PHASES = ("kernel_s", "cpu_compute_s", "transfer_s", "memory_s", "wait_s")
+# The run-wide figures, in column order; per-node columns follow them.
+SUMMARY_METRICS = (
+    "overall_time_s",
+    "kernel_s",
+    "cpu_compute_s",
+    "compute_s",
+    "transfer_s",
+    "wait_s",
+    "memory_s",
+    "link_busy_s",
+    "energy_j",
+    "p_success",
+    "events",
+    "wall_s",
+)
+
+Metric = float | int | str | None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def power_missing_text(entries: object) -> str:
+    """Return the power attributes the result says were missing, as one line of text:
+    "<name> (<node>): <attribute>, <attribute>; ..." ("" when none or not reported)."""
+    if not isinstance(entries, Sequence) or isinstance(entries, str):
+        return ""
+    parts = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            continue
+        node = str(entry.get("node", ""))
+        name = str(entry.get("name") or node)
+        label = name if name == node else f"{name} ({node})"
+        parts.append(f"{label}: {', '.join(str(a) for a in entry.get('attributes', []))}")
+    return "; ".join(parts)
+
+
+def gpu_names(snapshot: object) -> list[str]:
+    """Return the names of the GPU hardware a snapshot's nodes run on, each once, in node
+    order: the GPUs a run of this snapshot actually uses."""
+    if not isinstance(snapshot, Mapping):
+        return []
+    hardware = snapshot.get("hardware")
+    nodes = snapshot.get("nodes")
+    if not isinstance(hardware, Mapping) or not isinstance(nodes, Sequence):
+        return []
+    names: list[str] = []
+    for node in nodes:
+        if not isinstance(node, Mapping) or node.get("group"):
+            continue
+        record = hardware.get(node.get("hardware"))
+        if isinstance(record, Mapping) and record.get("type") == "GPU":
+            name = str(record.get("name") or node.get("hardware"))
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
+    """Return the result's scalar figures under their column names (module docstring);
+    a figure the result does not hold is None."""
+    processes = [p for p in result.get("processes") or [] if isinstance(p, Mapping)]
+    components = [c for c in result.get("components") or [] if isinstance(c, Mapping)]
+    node_types = {c.get("node"): c.get("type") for c in components}
+
+    def total(key: str, rows: Sequence[Mapping[str, Any]]) -> float:
+        return sum(_number(row.get(key)) or 0.0 for row in rows)
+
+    on_gpu = [p for p in processes if node_types.get(p.get("node")) == "GPU"]
+    elsewhere = [p for p in processes if node_types.get(p.get("node")) != "GPU"]
+    has_gpu = "GPU" in node_types.values()
+    energy = result.get("energy_j")
+    stats = result.get("stats") or {}
+    reliability = result.get("reliability") or {}
+    metrics: dict[str, Metric] = {
+        "overall_time_s": _number(result.get("overall_time_s")),
+        "kernel_s": total("compute_s", on_gpu) if has_gpu else None,
+        "cpu_compute_s": total("compute_s", elsewhere) if processes else None,
+        "compute_s": total("compute_s", processes) if processes else None,
+        "transfer_s": total("comm_s", processes) if processes else None,
+        "wait_s": total("wait_s", processes) if processes else None,
+        "memory_s": total("memory_s", processes) if processes else None,
+        "link_busy_s": total("busy_s", [c for c in components if c.get("type") == "NETWORK"])
+        if components
+        else None,
+        "energy_j": _number(energy.get("total")) if isinstance(energy, Mapping) else None,
+        "p_success": _number(reliability.get("p_success")),
+        "events": _number(stats.get("events")),
+        "wall_s": _number(stats.get("wall_s")),
+    }
+    per_node_energy = energy.get("per_component", {}) if isinstance(energy, Mapping) else {}
+    busy: dict[str, float] = {}
+    for component in components:
+        node = str(component.get("node"))
+        busy[node] = busy.get(node, 0.0) + (_number(component.get("busy_s")) or 0.0)
+    # In the components' order (the system's nodes): a stored mapping's keys may be sorted.
+    for node in dict.fromkeys([*busy, *per_node_energy]):
+        metrics[f"energy_j.{node}"] = _number(per_node_energy.get(node))
+        metrics[f"busy_s.{node}"] = busy.get(node)
+    metrics["power_missing"] = power_missing_text(result.get("power_missing"))
+    return metrics
