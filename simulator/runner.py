@@ -9,8 +9,10 @@ sandbox's restricted compiler and run once per simulated process, each with its 
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from types import CodeType
 from typing import Any
 
@@ -38,7 +40,7 @@ from simulator.results import (
     Timeline,
     assemble_result,
 )
-from simulator.sandbox import child_entry
+from simulator.sandbox import Progress, child_entry
 from simulator.sandbox.restricted import (
     DEFAULT_FILENAME,
     compile_user_code,
@@ -50,6 +52,8 @@ from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 
 APP_FILENAME = DEFAULT_FILENAME
 PROGRESS_INTERVAL_S = 0.1
+# How often the simulated time reached is reported while no process ends [s of wall clock].
+SIMULATED_TIME_EVERY_S = 0.25
 
 RUNNER_MESSAGES = {
     "variable_name": "variable names are identifiers (letters, digits, '_'), got {name!r}",
@@ -220,6 +224,51 @@ def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(needed))
 
 
+def _one_at_a_time(progress: Progress) -> Progress:
+    """Return `progress` behind a lock: the run reports from two threads."""
+    lock = threading.Lock()
+
+    def report(fraction: float, simulated_s: float | None = None, /) -> None:
+        with lock:
+            progress(fraction, simulated_s)
+
+    return report
+
+
+@contextmanager
+def _reporting_simulated_time(
+    report: Progress | None, reached: Callable[[], tuple[float, float]]
+) -> Iterator[None]:
+    """Report `reached()` (fraction done, simulated time) every SIMULATED_TIME_EVERY_S from
+    a helper thread while the body runs, so that a run whose processes end only at the end
+    (one process, or all together) still shows how far it got.
+
+    A thread rather than a check in the engine's hot loop: it costs the run nothing between
+    reports. It only reads the engine's clock (a float, read whole under the GIL) and is
+    stopped and joined before the body's outcome leaves, so no report follows the result.
+    """
+    if report is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(SIMULATED_TIME_EVERY_S):
+            fraction, simulated_s = reached()
+            try:
+                report(fraction, simulated_s)
+            except BaseException:  # the receiver's failure is not the run's: stop reporting
+                return
+
+    thread = threading.Thread(target=run, name="simulated-time", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 @child_entry(
     prepare=install_allocator_hook,  # the child runs simulations and nothing else
     needs_v8=needs_v8,
@@ -233,10 +282,14 @@ def run_simulation(
     labels: Mapping[str, int],
     variables: Mapping[str, object],
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Progress | None = None,
     timeline_limit: int = 10_000,
 ) -> Result:
     """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
+
+    `progress` gets the fraction of processes finished and the simulated time reached, as
+    each process ends (at most every PROGRESS_INTERVAL_S) and every SIMULATED_TIME_EVERY_S
+    of wall clock in between (`_reporting_simulated_time`).
 
     Raise SnapshotError, LaunchError, UserCodeError, ModelEvaluationError or DeadlockError.
     """
@@ -338,20 +391,22 @@ def run_simulation(
     total = len(states)
     finished = 0
     last_report = wall_start
+    report = _one_at_a_time(progress) if progress is not None else None
 
     def on_process_end(process: Process) -> None:
         nonlocal finished, last_report
         process.data.figures.finish_s = engine.now
         finished += 1
-        if progress is not None:
+        if report is not None:
             now = time.perf_counter()
             if now - last_report >= PROGRESS_INTERVAL_S or finished == total:
                 last_report = now
-                progress(finished / total)
+                report(finished / total, engine.now)
 
     engine.on_process_end = on_process_end
     try:
-        engine.run()
+        with _reporting_simulated_time(report, lambda: (finished / total, engine.now)):
+            engine.run()
     finally:
         engine.close()
 

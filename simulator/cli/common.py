@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from simulator.sandbox import Progress
 from simulator.sandbox.launch import StartedChild
 from simulator.sandbox.parent import run_sandboxed
 from simulator.snapshot import load_snapshot
@@ -130,7 +131,7 @@ def read_text(path: str) -> str:
 
 
 # -- running -----------------------------------------------------------------------------------
-Runner = Callable[[Mapping[str, Any], "Callable[[float], None] | None"], Mapping[str, Any]]
+Runner = Callable[[Mapping[str, Any], "Progress | None"], Mapping[str, Any]]
 
 
 def runner(
@@ -147,7 +148,7 @@ def runner(
         install_allocator_hook()  # this process runs simulations now, as a child would
 
         def run_in_process(
-            payload: Mapping[str, Any], progress: Callable[[float], None] | None
+            payload: Mapping[str, Any], progress: Progress | None
         ) -> Mapping[str, Any]:
             arguments = dict(payload)
             snapshot = arguments.pop("snapshot")
@@ -158,9 +159,7 @@ def runner(
 
     started = [child] if child is not None else []
 
-    def run_in_sandbox(
-        payload: Mapping[str, Any], progress: Callable[[float], None] | None
-    ) -> Mapping[str, Any]:
+    def run_in_sandbox(payload: Mapping[str, Any], progress: Progress | None) -> Mapping[str, Any]:
         child = started.pop() if started else None
         return run_sandboxed(payload, progress=progress, child=child, keep_spare=keep_spare)
 
@@ -178,12 +177,13 @@ class ProgressBar:
         self.enabled = stream.isatty()
         self.shown = False
 
-    def __call__(self, fraction: float) -> None:
+    def __call__(self, fraction: float, simulated_s: float | None = None, /) -> None:
         if not self.enabled:
             return
         filled = round(max(0.0, min(1.0, fraction)) * self.WIDTH)
         bar = "#" * filled + "-" * (self.WIDTH - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {fraction * 100:5.1f}%")
+        reached = "" if simulated_s is None else f", {simulated_s:.6g} s simulated"
+        self.stream.write(f"\r{self.label} [{bar}] {fraction * 100:5.1f}%{reached}")
         self.stream.flush()
         self.shown = True
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 if TYPE_CHECKING:
     from simulator.sandbox.child import DEFAULT_FILENAME
@@ -59,6 +59,7 @@ __all__ = [
     "MSG_WALL",
     "ChildEntry",
     "Limits",
+    "Progress",
     "SpareChild",
     "StartedChild",
     "child_entry",
@@ -94,6 +95,15 @@ _MODULE_OF = {
 
 
 Payload = Mapping[str, Any]
+
+
+class Progress(Protocol):
+    """A run's progress callback: the fraction done (0..1) and, from an entry that knows it
+    (the runner), the simulated time reached [s]. Never called by two threads at once."""
+
+    def __call__(self, fraction: float, simulated_s: float | None = None, /) -> None: ...
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 MSG_UNKNOWN_ENTRY = "{address!r} is not a registered child entry (simulator.sandbox)"

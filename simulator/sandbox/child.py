@@ -9,7 +9,8 @@ privileges the interpreter's own files may be unreadable), wait for one line on 
 naming the payload's file and the limits (exit quietly at end of file: no run), set the
 resource limits, read the payload, import what this payload needs, drop root privileges to a
 user id of its own, call the entry with the payload, and write newline-delimited JSON
-messages to RESULT_FD: `{"progress": f}`, then one `{"result": ...}` or `{"error": ...}`.
+messages to RESULT_FD: `{"progress": f}` (with `"simulated_s"` where the entry reports the
+simulated time reached), then one `{"result": ...}` or `{"error": ...}`.
 Everything before the entry is called is trusted code; the entry runs user code.
 """
 
@@ -25,6 +26,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
 from typing import IO, Any
 
@@ -121,18 +123,24 @@ class _Channel:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.last_progress = 0.0
+        # The runner reports progress from a helper thread too: one message at a time.
+        self.lock = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> None:
-        view = memoryview(encode_message(message))
-        while view:
-            written = os.write(self.fd, view)
-            view = view[written:]
+        with self.lock:
+            view = memoryview(encode_message(message))
+            while view:
+                written = os.write(self.fd, view)
+                view = view[written:]
 
-    def progress(self, fraction: float) -> None:
+    def progress(self, fraction: float, simulated_s: float | None = None, /) -> None:
         now = time.monotonic()
         if fraction >= 1.0 or now - self.last_progress >= PROGRESS_INTERVAL_S:
             self.last_progress = now
-            self.send({"progress": float(fraction)})
+            message: dict[str, Any] = {"progress": float(fraction)}
+            if simulated_s is not None:
+                message["simulated_s"] = float(simulated_s)
+            self.send(message)
 
 
 def _set_limits(limits: dict[str, int], *, processes: bool) -> None:

@@ -24,7 +24,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, NoReturn
 
@@ -35,6 +35,7 @@ from simulator.errors import (
     UserCodeError,
     error_from_dict,
 )
+from simulator.sandbox import Progress
 from simulator.sandbox.child import DEFAULT_FILENAME, WALL_DUMP_SIGNAL, decode_message
 from simulator.sandbox.launch import DEFAULT_ENTRY, SpareChild, StartedChild, start_child
 
@@ -161,7 +162,7 @@ class _Run:
             self.cpu_s = usage.ru_utime + usage.ru_stime
         return True
 
-    def on_result_bytes(self, data: bytes, progress: Callable[[float], None] | None) -> None:
+    def on_result_bytes(self, data: bytes, progress: Progress | None) -> None:
         self.result_size += len(data)
         if self.result_size > self.limits.result_bytes:
             self.fail("result", MSG_RESULT.format(limit_mb=self.limits.result_bytes / 1e6))
@@ -183,7 +184,12 @@ class _Run:
                 raise SandboxCrashError(MSG_GARBLED) from None
             if "progress" in message:
                 if progress is not None:
-                    progress(min(1.0, max(0.0, float(message["progress"]))))
+                    fraction = min(1.0, max(0.0, float(message["progress"])))
+                    simulated_s = message.get("simulated_s")
+                    if isinstance(simulated_s, int | float) and not isinstance(simulated_s, bool):
+                        progress(fraction, float(simulated_s))
+                    else:
+                        progress(fraction)
             else:
                 self.final = message
 
@@ -281,7 +287,7 @@ def run_sandboxed(
     payload: Mapping[str, Any],
     *,
     limits: Limits | None = None,
-    progress: Callable[[float], None] | None = None,
+    progress: Progress | None = None,
     child: StartedChild | None = None,
     keep_spare: bool = False,
     _entry: str = DEFAULT_ENTRY,
@@ -328,7 +334,7 @@ _SPARE = SpareChild()
 atexit.register(_SPARE.close)
 
 
-def _supervise(run: _Run, progress: Callable[[float], None] | None) -> None:
+def _supervise(run: _Run, progress: Progress | None) -> None:
     """Pump the child's pipes until it exits, enforcing the wall clock and size caps."""
     process = run.process
     assert process.stdout is not None and process.stderr is not None

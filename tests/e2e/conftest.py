@@ -93,6 +93,10 @@ def require_browser() -> None:
     pytest.skip(BROWSER_MISSING)
 
 
+# The environment each live server runs with, by its base URL (`live_studio_env`).
+LIVE_ENVIRONMENTS: dict[str, dict[str, str]] = {}
+
+
 @pytest.fixture(scope="session")
 def live_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Return the base URL of a running server with one real Celery worker beside it."""
@@ -128,6 +132,7 @@ def live_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
+    LIVE_ENVIRONMENTS[base] = env
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -146,6 +151,13 @@ def live_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop(worker)
         for log in logs.values():
             log.close()
+
+
+@pytest.fixture(scope="session")
+def live_studio_env(live_studio: str) -> dict[str, str]:
+    """Return the environment the live server runs with (its data folder and settings), for
+    a test that writes records straight into its database (`manage.py shell`)."""
+    return LIVE_ENVIRONMENTS[live_studio]
 
 
 @pytest.fixture(scope="session")

@@ -83,11 +83,12 @@ def test_the_tour_builds_the_gtx970_testbed_launches_listing5_and_reads_the_time
     page.get_by_label(f"Select run {first_run} for comparison").check()
     page.get_by_label(f"Select run {second_run} for comparison").check()
     screenshot(page, "16-run-history")
-    page.get_by_role("button", name="Compare the two selected").click()
-    comparison = page.get_by_role("table", name="Comparison of two runs")
-    intensity = comparison.get_by_role("row", name=re.compile("Variable computeIntensity"))
+    page.get_by_role("button", name="Compare the 2 selected").click()
+    settings = page.get_by_role("table", name="Settings of the compared runs")
+    intensity = settings.get_by_role("row", name=re.compile("Variable computeIntensity"))
     intensity.wait_for()
     assert intensity.locator("td").all_inner_texts()[:2] == ["1", "64"]
-    overall = comparison.get_by_role("row", name=re.compile("Overall time"))
+    differences = page.get_by_role("table", name="Differences between the runs")
+    overall = differences.get_by_role("row", name=re.compile("Overall time"))
     assert overall.locator("td").first.inner_text() == "11.998 ms"
     screenshot(page, "17-compare")

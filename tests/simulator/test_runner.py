@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from simulator import runner
 from simulator.errors import LaunchError, ModelEvaluationError, SnapshotError, UserCodeError
 from simulator.runner import run_simulation
 
@@ -118,10 +119,39 @@ def test_the_result_carries_engine_statistics() -> None:
     assert result["status"] == "finished"
 
 
-def test_progress_reaches_one_when_every_process_finished() -> None:
-    seen: list[float] = []
-    run('sim.computation({"seconds": rank})', machine(), {"P": 2}, progress=seen.append)
-    assert seen[-1] == 1.0
+def test_progress_reaches_one_and_the_overall_time_when_every_process_finished() -> None:
+    seen: list[tuple[float, float | None]] = []
+    result = run(
+        'sim.computation({"seconds": 1 + rank})',
+        machine(),
+        {"P": 2},
+        progress=lambda fraction, simulated_s=None: seen.append((fraction, simulated_s)),
+    )
+    assert seen[-1] == (1.0, result["overall_time_s"]) == (1.0, 2.0)
+
+
+def test_a_single_long_process_reports_the_simulated_time_it_reached_before_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner, "SIMULATED_TIME_EVERY_S", 0.005)
+    seen: list[tuple[float, float | None]] = []
+    app = """
+    for step in range(steps):
+        sim.computation({"seconds": 1})
+    """
+    result = run(
+        app,
+        machine(),
+        {"P": 1},
+        variables={"steps": 40_000},
+        progress=lambda fraction, simulated_s=None: seen.append((fraction, simulated_s)),
+    )
+    assert result["overall_time_s"] == 40_000.0
+    during = [simulated for fraction, simulated in seen if fraction == 0.0]
+    assert during, "no report while the only process ran"
+    assert all(simulated is not None and 0 <= simulated <= 40_000 for simulated in during)
+    assert during == sorted(during)  # the engine's clock never goes back
+    assert seen[-1] == (1.0, 40_000.0)
 
 
 def test_a_runtime_error_reports_the_users_line_and_process() -> None:

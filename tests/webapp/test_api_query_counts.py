@@ -108,6 +108,30 @@ def test_the_runs_list_takes_the_same_queries_for_one_run_as_for_many(
     assert {run["owner"] for run in response.json()["results"]} == {user.username}
 
 
+@pytest.mark.parametrize("count", [1, 20])
+def test_the_filtered_grouped_runs_list_joins_names_and_queue_places_in_one_query(
+    client: APIClient, user: Any, django_assert_num_queries: Any, count: int
+) -> None:
+    system = SystemModelFactory(owner=user)
+    for index in range(count):
+        application = ApplicationModelFactory(owner=user)
+        sweep = Sweep.objects.create(owner=user, name=f"sweep {index}", spec={})
+        SimulationFactory.create_batch(
+            2, owner=user, system_model=system, application=application, sweep=sweep
+        )
+        SimulationFactory(owner=user, system_model=system, application=application)
+    query = f"system_model={system.pk}&search=a&group_sweeps=true&launched_after=2000-01-01"
+    with django_assert_num_queries(TOKEN + COUNT + PAGE):
+        response = client.get(f"/api/simulations/?{query}")
+    body = response.json()
+    assert body["count"] == 2 * count
+    assert {run["system_name"] for run in body["results"]} == {system.name}
+    # every run is queued on one queue: distinct places, the newest last
+    places = [run["queue_position"] for run in body["results"]]
+    assert places == sorted(places, reverse=True) and places[-1] >= 1
+    assert len(set(places)) == len(places) and max(places) <= 3 * count
+
+
 @pytest.mark.parametrize("path", ["/api/systems/", "/api/models/", "/api/sweeps/"])
 def test_other_lists_join_the_owners_instead_of_a_query_each(
     client: APIClient, user: Any, django_assert_num_queries: Any, path: str
@@ -139,8 +163,9 @@ def test_a_launch_of_a_system_model_takes_a_fixed_number_of_queries(
     application = ApplicationModelFactory(owner=user)
     body = {"system_model": system.pk, "application": application.pk, "labels": {"GPU": 1}}
     # token; savepoint; system model, its components, their attributes, its models;
-    # application; active runs; insert; release; after commit: backlog count, `sent` mark.
-    with django_assert_num_queries(12), django_capture_on_commit_callbacks(execute=True):
+    # application; active runs; insert; release; the run read back (with its queue position
+    # and the names of its records); after commit: backlog count, `sent` mark.
+    with django_assert_num_queries(13), django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/simulations/", body, format="json")
     assert response.status_code == 201, response.json()
     run = Simulation.objects.get()

@@ -126,6 +126,9 @@ class Simulation(models.Model):
         max_length=16, choices=SimulationStatus.choices, default=SimulationStatus.QUEUED
     )
     progress = models.FloatField(default=0.0)
+    simulated_time_s = models.FloatField(
+        null=True, blank=True, help_text="The simulated time the engine has reached [s]."
+    )
     result = models.JSONField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)
     overall_time_s = models.FloatField(null=True, blank=True)
@@ -156,6 +159,7 @@ class Simulation(models.Model):
             models.Index(fields=["owner", "status"]),
             models.Index(fields=["status", "heartbeat"]),
             models.Index(fields=["sweep", "status"]),
+            models.Index(fields=["queue", "status", "created"]),
         ]
 
     def __str__(self) -> str:

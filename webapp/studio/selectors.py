@@ -9,11 +9,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
+from datetime import datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q, QuerySet
+from django.db.models import (
+    Case,
+    Count,
+    IntegerField,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    When,
+)
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 
 from hwdb.selectors import record_get, visible_records
 from simulator.result_metrics import SUMMARY_METRICS, gpu_names, result_metrics
@@ -38,8 +52,38 @@ MAX_ID = 2**63 - 1
 FILTER_MESSAGES = {
     "status": "Unknown status {value!r}; expected one of {known}.",
     "queue": "Unknown queue {value!r}; known queues: {known}.",
-    "sweep": "Expected a sweep id.",
+    "sweep": 'Expected a sweep id, or "none" for runs outside any sweep.',
+    "system_model": "Expected a system model id.",
+    "application": "Expected an application model id.",
+    "date": "Expected a date (YYYY-MM-DD) or a date and time (ISO 8601), got {value!r}.",
+    "flag": "Expected true or false, got {value!r}.",
+    "search": "Search for at most {limit} characters.",
 }
+# The query parameters of the runs list that `simulation_list` applies.
+SIMULATION_FILTERS = (
+    "status",
+    "queue",
+    "sweep",
+    "system_model",
+    "application",
+    "launched_after",
+    "launched_before",
+    "search",
+    "group_sweeps",
+)
+NO_SWEEP = "none"
+SEARCH_MAX_LENGTH = 200
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+# What the runs list leaves out of the records it joins: only their names are shown.
+RELATED_UNSHOWN = (
+    "system_model__graph",
+    "system_model__description",
+    "application__source",
+    "application__variables",
+    "application__description",
+    "sweep__spec",
+)
 
 
 def _is_staff(user: User) -> bool:
@@ -56,20 +100,103 @@ def application_model_get(*, user: User, application_id: object) -> ApplicationM
     return record_get(application_model_list(user=user), record_id=application_id)
 
 
+def _id_filter(name: str, value: object) -> int:
+    """Return `value` as a record id, or raise ValidationError naming the filter."""
+    text = str(value)
+    # ASCII digits only ("²" is a digit to str.isdigit) and within a 64-bit id.
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
+        raise ValidationError({name: [FILTER_MESSAGES[name]]})
+    return int(text)
+
+
+def _launch_bound(name: str, value: object) -> datetime:
+    """Return the instant a `launched_after` / `launched_before` filter names.
+
+    A date (YYYY-MM-DD, in the server's time zone) covers its whole day: after it means from
+    its start, before it means up to its end. A date and time (ISO 8601) is taken as given,
+    in the server's time zone when it names none.
+    """
+    text = str(value).strip()
+    try:
+        # A date first: Python reads "2024-05-10" as a date and time (its midnight) too.
+        day = parse_date(text)
+        moment = None if day is not None else parse_datetime(text)
+    except ValueError:
+        moment = day = None
+    if moment is None and day is None:
+        raise ValidationError({name: [FILTER_MESSAGES["date"].format(value=text)]})
+    if moment is None:
+        assert day is not None
+        if name == "launched_before":
+            day += timedelta(days=1)
+        moment = datetime.combine(day, time.min)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+def _flag(name: str, value: object) -> bool:
+    text = str(value).strip().lower()
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise ValidationError({name: [FILTER_MESSAGES["flag"].format(value=value)]})
+
+
+def with_queue_position(queryset: QuerySet[Simulation]) -> QuerySet[Simulation]:
+    """Return `queryset` with `queue_position` on each run: for a queued run its place among
+    the queued runs of its queue in launch order (1: next to start), for the others None.
+
+    Every user's runs count: they share the queue. One correlated subquery, so a page of
+    runs costs no query more. The broker's fair priorities (`dispatch.fair_priority`) may
+    still let another user's first run overtake a long backlog.
+    """
+    ahead = (
+        Simulation.objects.filter(status=SimulationStatus.QUEUED, queue=OuterRef("queue"))
+        .filter(
+            Q(created__lt=OuterRef("created"))
+            | Q(created=OuterRef("created"), pk__lt=OuterRef("pk"))
+        )
+        .order_by()
+        .values("queue")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return queryset.annotate(
+        queue_position=Case(
+            When(
+                status=SimulationStatus.QUEUED,
+                then=Coalesce(Subquery(ahead, output_field=IntegerField()), 0) + 1,
+            ),
+            default=None,
+            output_field=IntegerField(),
+        )
+    )
+
+
 def simulation_list(
     *, user: User, filters: Mapping[str, Any] | None = None
 ) -> QuerySet[Simulation]:
-    """Return `user`'s simulations, newest first, filtered by status, queue and sweep.
+    """Return `user`'s simulations, newest first, filtered as `filters` (SIMULATION_FILTERS,
+    the list's query parameters) say; an empty or missing value filters nothing.
 
-    Raise ValidationError naming the filter for an unknown status or queue.
+    `search` finds a word in the run's, its system model's or its application model's name
+    (or a run id); `group_sweeps` keeps one row per sweep, its first run that passes the
+    other filters. Raise ValidationError naming the filter for a value it cannot take.
     """
-    # The list shows neither the result nor what the run froze; it shows the owner's name.
-    queryset = Simulation.objects.defer("result", "snapshot", "app_source").select_related("owner")
+    # The list shows neither the result nor what the run froze; it shows the owner's, the
+    # system model's, the application model's and the sweep's names.
+    queryset = (
+        Simulation.objects.defer("result", "snapshot", "app_source")
+        .select_related("owner", "system_model", "application", "sweep")
+        .defer(*RELATED_UNSHOWN)
+    )
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
-    filters = filters or {}
+    filters = {key: value for key, value in (filters or {}).items() if value not in (None, "")}
     status = filters.get("status")
-    if status:
+    if status is not None:
         if status not in SimulationStatus.values:
             known = ", ".join(SimulationStatus.values)
             raise ValidationError(
@@ -77,7 +204,7 @@ def simulation_list(
             )
         queryset = queryset.filter(status=status)
     queue = filters.get("queue")
-    if queue:
+    if queue is not None:
         if queue not in settings.PARASIM_QUEUES:
             known = ", ".join(settings.PARASIM_QUEUES)
             raise ValidationError(
@@ -85,21 +212,60 @@ def simulation_list(
             )
         queryset = queryset.filter(queue=queue)
     sweep = filters.get("sweep")
-    if sweep:
-        text = str(sweep)
-        # ASCII digits only ("²" is a digit to str.isdigit) and within a 64-bit id.
-        if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
-            raise ValidationError({"sweep": [FILTER_MESSAGES["sweep"]]})
-        queryset = queryset.filter(sweep_id=int(sweep))
-    return queryset
+    if sweep is not None:
+        if str(sweep).strip().lower() == NO_SWEEP:
+            queryset = queryset.filter(sweep__isnull=True)
+        else:
+            queryset = queryset.filter(sweep_id=_id_filter("sweep", sweep))
+    if "system_model" in filters:
+        queryset = queryset.filter(
+            system_model_id=_id_filter("system_model", filters["system_model"])
+        )
+    if "application" in filters:
+        queryset = queryset.filter(application_id=_id_filter("application", filters["application"]))
+    if "launched_after" in filters:
+        queryset = queryset.filter(
+            created__gte=_launch_bound("launched_after", filters["launched_after"])
+        )
+    if "launched_before" in filters:
+        queryset = queryset.filter(
+            created__lt=_launch_bound("launched_before", filters["launched_before"])
+        )
+    search = str(filters.get("search", "")).strip()
+    if search:
+        if len(search) > SEARCH_MAX_LENGTH:
+            raise ValidationError(
+                {"search": [FILTER_MESSAGES["search"].format(limit=SEARCH_MAX_LENGTH)]}
+            )
+        found = (
+            Q(name__icontains=search)
+            | Q(system_model__name__icontains=search)
+            | Q(application__name__icontains=search)
+        )
+        if search.isascii() and search.isdigit() and int(search) <= MAX_ID:
+            found |= Q(pk=int(search))
+        queryset = queryset.filter(found)
+    if "group_sweeps" in filters and _flag("group_sweeps", filters["group_sweeps"]):
+        firsts = (
+            queryset.filter(sweep__isnull=False)
+            .order_by()
+            .values("sweep_id")
+            .annotate(first=Min("pk"))
+            .values("first")
+        )
+        queryset = queryset.filter(Q(sweep__isnull=True) | Q(pk__in=firsts))
+    return with_queue_position(queryset)
 
 
 def simulation_get(*, user: User, simulation_id: object) -> Simulation:
-    """Return `user`'s simulation with this id (Simulation.DoesNotExist otherwise)."""
-    queryset = Simulation.objects.all()
+    """Return `user`'s simulation with this id (Simulation.DoesNotExist otherwise), with its
+    `queue_position` (`with_queue_position`) and the names of what it was launched from."""
+    queryset = Simulation.objects.select_related(
+        "owner", "system_model", "application", "sweep"
+    ).defer(*RELATED_UNSHOWN)
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
-    return record_get(queryset, record_id=simulation_id)
+    return record_get(with_queue_position(queryset), record_id=simulation_id)
 
 
 def sweep_list(*, user: User) -> QuerySet[Sweep]:

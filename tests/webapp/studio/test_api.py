@@ -13,6 +13,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
+from hwdb.api.pagination import MAX_PAGE_SIZE
 from hwdb.selectors import can_change
 from simulator.results import MEMORY_COLUMNS
 from tests.hwdb.factories import AttributeFactory, ComponentFactory, UserFactory
@@ -258,6 +259,73 @@ def test_a_sweep_filter_that_is_no_id_is_a_400(client: APIClient, sweep: str) ->
     response = client.get(f"/api/simulations/?sweep={sweep}")
     assert response.status_code == 400
     assert list(response.json()) == ["sweep"]
+
+
+def test_the_runs_list_pages_at_the_size_asked_up_to_the_server_maximum(
+    client: APIClient, user: Any
+) -> None:
+    runs = SimulationFactory.create_batch(7, owner=user)
+    newest_first = [run.pk for run in reversed(runs)]
+    body = client.get("/api/simulations/?page_size=3&page=3").json()
+    assert body["count"] == 7 and body["next"] is None and body["previous"]
+    assert [run["id"] for run in body["results"]] == newest_first[6:]
+    body = client.get("/api/simulations/?page_size=3").json()
+    assert [run["id"] for run in body["results"]] == newest_first[:3]
+    assert "page=2" in body["next"]
+    assert (
+        len(client.get(f"/api/simulations/?page_size={MAX_PAGE_SIZE + 50}").json()["results"]) == 7
+    )
+    assert client.get("/api/simulations/?page=9").status_code == 404
+
+
+def test_the_runs_list_filters_searches_and_groups_through_its_query_parameters(
+    client: APIClient, user: Any
+) -> None:
+    application = ApplicationModelFactory(owner=user, name="saxpy2")
+    sweep = Sweep.objects.create(owner=user, name="intensity", spec={}, aggregate={"total": 2})
+    points = SimulationFactory.create_batch(2, owner=user, sweep=sweep, application=application)
+    alone = SimulationFactory(owner=user, name="alone", status=SimulationStatus.SUCCEEDED)
+
+    def listed(query: str) -> list[int]:
+        response = client.get(f"/api/simulations/?{query}")
+        return [run["id"] for run in response.json()["results"]]
+
+    assert listed(f"application={application.pk}") == [points[1].pk, points[0].pk]
+    assert listed("search=SAXPY&status=queued") == [points[1].pk, points[0].pk]
+    assert listed("group_sweeps=true") == [alone.pk, points[0].pk]
+    assert listed("sweep=none&launched_after=2000-01-01") == [alone.pk]
+    row = client.get("/api/simulations/?group_sweeps=true").json()["results"][1]
+    assert (row["sweep_name"], row["sweep_size"], row["application_name"]) == (
+        "intensity",
+        2,
+        "saxpy2",
+    )
+    assert (row["queue_position"], row["system_name"]) == (1, None)
+    response = client.get("/api/simulations/?launched_before=soon")
+    assert response.status_code == 400
+    assert response.json() == {
+        "launched_before": [selectors.FILTER_MESSAGES["date"].format(value="soon")]
+    }
+
+
+def test_the_openapi_schema_documents_the_runs_list_parameters(client: APIClient) -> None:
+    response = client.get("/api/schema/?format=json")
+    operation = response.json()["paths"]["/api/simulations/"]["get"]
+    documented = {parameter["name"] for parameter in operation["parameters"]}
+    assert documented >= {"page", "page_size", *selectors.SIMULATION_FILTERS}
+
+
+def test_a_queued_run_shows_its_queue_position_and_a_running_one_the_time_reached(
+    client: APIClient, user: Any
+) -> None:
+    SimulationFactory(owner=user)
+    queued = SimulationFactory(owner=user)
+    running = SimulationFactory(
+        owner=user, status=SimulationStatus.RUNNING, progress=0.0, simulated_time_s=0.25
+    )
+    assert client.get(f"/api/simulations/{queued.pk}/").json()["queue_position"] == 2
+    body = client.get(f"/api/simulations/{running.pk}/").json()
+    assert (body["queue_position"], body["simulated_time_s"]) == (None, 0.25)
 
 
 def test_the_detail_shows_live_progress_and_others_runs_are_404(

@@ -1,189 +1,175 @@
-"""The sweep table (selectors.sweep_points, sweep_columns) and its CSV: every metric of a
-point, the GPU each point ran on, and the power attributes its energy lacked."""
+"""Tests of the studio's reads: the runs list's filters, search and sweep grouping, and the
+queue position of a queued run."""
 
 from __future__ import annotations
 
-import csv
-import io
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from rest_framework.test import APIClient
+from django.core.exceptions import ValidationError
+from django.utils import timezone
 
-from simulator.runner import run_simulation
-from tests.hwdb.factories import AttributeFactory, GpuFactory
-from tests.webapp.studio.services.conftest import run_with
-from webapp.studio.models import Simulation, Sweep
-from webapp.studio.selectors import sweep_columns, sweep_points
-from webapp.studio.services.runs import sandbox_payload
-from webapp.studio.services.sweeps import sweep_launch
+from tests.hwdb.factories import SystemModelFactory
+from tests.webapp.studio.factories import ApplicationModelFactory, SimulationFactory
+from webapp.studio import selectors
+from webapp.studio.models import Simulation, SimulationStatus, Sweep
+from webapp.studio.selectors import FILTER_MESSAGES, simulation_get, simulation_list
 
-GTX = "GeForce GTX 970"
-H100 = "H100 SXM5 80GB"
-# The host sends N bytes to the GPU, which computes and sends them back.
-OFFLOAD_APP = """\
-if tag.equals("CPU"):
-    sim.p2pCommunicationSend(N, "GPU", ConstVar.HostToDevice)
-    sim.p2pCommunicationReceive("GPU")
-else:
-    sim.p2pCommunicationReceive("CPU")
-    sim.computation({"N": N})
-    sim.p2pCommunicationSend(N, "CPU", ConstVar.DeviceToHost)
-"""
+pytestmark = pytest.mark.django_db
 
 
-def offload_snapshot() -> dict[str, Any]:
-    """Return host CPU -- link -- GPU, the GPU node named after its hardware (the editor's
-    default), the host with both power attributes, the link with none."""
-    power = {"powerIdle": 20.0, "powerConsumptionLoad": 80.0}
-    return {
-        "name": "offload",
-        "hardware": {
-            "cpu": {"type": "CPU", "name": "Host CPU", "attributes": power},
-            "link": {"type": "NETWORK", "name": "Test link", "attributes": {}},
-            "gpu": {"type": "GPU", "name": GTX, "attributes": {"SMs": 13}},
-        },
-        "models": {
-            "kernel": {
-                "language": "javascript",
-                "source": "function computationTime(params) { return params.N / (SMs * 1e6); }",
-            },
-            "wire": {
-                "language": "javascript",
-                "source": "function p2pTime(size, params) { return size / 1e9; }",
-            },
-        },
-        "nodes": [
-            {"id": "cpu0", "name": "CPU", "hardware": "cpu", "labels": {"CPU": 1}},
-            {"id": "bus0", "name": "Test link", "hardware": "link", "model": "wire"},
-            {"id": "gpu0", "name": GTX, "hardware": "gpu", "model": "kernel", "labels": {"GPU": 1}},
-        ],
-        "edges": [["cpu0", "bus0"], ["bus0", "gpu0"]],
-    }
+def ids(user: Any, **filters: Any) -> list[int]:
+    """Return the ids `simulation_list` gives `user` under `filters`, in its order."""
+    return [run.pk for run in simulation_list(user=user, filters=filters)]
 
 
-@pytest.fixture
-def finished_sweep(user: Any, sent: list[list[int]]) -> Sweep:
-    """Return an N x {GTX 970, H100} sweep whose points ran (in process) and succeeded."""
-    gtx = GpuFactory(owner=user, name=GTX, sms=13)
-    AttributeFactory(component=gtx, key="powerConsumptionLoad", value=168.0, unit="W")
-    h100 = GpuFactory(owner=user, name=H100, sms=132)
-    AttributeFactory(component=h100, key="powerIdle", value=70.0, unit="W")
-    AttributeFactory(component=h100, key="powerConsumptionLoad", value=700.0, unit="W")
-    spec = {
-        "snapshot": offload_snapshot(),
-        "app_source": OFFLOAD_APP,
-        "labels": {"CPU": 1, "GPU": 1},
-        "variables": {"N": [1e6, 1e8]},
-        "hardware": {"node": "gpu0", "components": [gtx.pk, h100.pk]},
-    }
-    sweep = sweep_launch(user=user, name="offload", spec=spec)
-    for child in sweep.simulations.order_by("pk"):
-        run_with(child, run_simulation(**sandbox_payload(child)))
-    return sweep
+def launched_at(run: Simulation, moment: datetime) -> Simulation:
+    """Return `run` as if it had been launched at `moment` (`created` is set on insert)."""
+    Simulation.objects.filter(pk=run.pk).update(created=moment)
+    run.refresh_from_db()
+    return run
 
 
-def test_each_point_names_the_gpu_it_ran_on_and_a_swapped_node_its_new_gpu(
-    finished_sweep: Sweep,
-) -> None:
-    _, rows = sweep_points(sweep=finished_sweep)
+def test_runs_are_filtered_by_system_model_application_status_and_sweep(user: Any) -> None:
+    system, other_system = SystemModelFactory(owner=user), SystemModelFactory(owner=user)
+    application = ApplicationModelFactory(owner=user)
+    sweep = Sweep.objects.create(owner=user, name="grid", spec={})
+    on_system = SimulationFactory(owner=user, system_model=system)
+    on_other = SimulationFactory(
+        owner=user, system_model=other_system, application=application, sweep=sweep
+    )
+    failed = SimulationFactory(owner=user, status=SimulationStatus.FAILED, sweep=sweep)
 
-    assert [(row["gpu"], row["N"], row["status"]) for row in rows] == [
-        (GTX, 1e6, "succeeded"),
-        (GTX, 1e8, "succeeded"),
-        (H100, 1e6, "succeeded"),
-        (H100, 1e8, "succeeded"),
+    assert ids(user, system_model=str(system.pk)) == [on_system.pk]
+    assert ids(user, application=application.pk) == [on_other.pk]
+    assert ids(user, status="failed") == [failed.pk]
+    assert ids(user, sweep=str(sweep.pk)) == [failed.pk, on_other.pk]
+    assert ids(user, sweep="none") == [on_system.pk]
+    assert ids(user, sweep=sweep.pk, status="failed") == [failed.pk]
+    # an empty value filters nothing, as an empty form field sends it
+    assert ids(user, system_model="", status="", search="  ") == [
+        failed.pk,
+        on_other.pk,
+        on_system.pk,
     ]
-    h100_run = Simulation.objects.get(pk=rows[2]["simulation"])
-    (gpu_row,) = [c for c in h100_run.result["components"] if c["node"] == "gpu0"]
-    assert (gpu_row["name"], gpu_row["hardware"]) == (H100, H100)
 
 
-def test_a_point_holds_kernel_transfer_wait_and_per_node_figures(finished_sweep: Sweep) -> None:
-    _, rows = sweep_points(sweep=finished_sweep)
-    gtx_small, gtx_large, h100_small, _ = rows
-
-    # kernel N / (SMs x 1e6) s; each way N / 1e9 s on the link
-    assert gtx_large["kernel_s"] == pytest.approx(1e8 / 13e6)
-    assert h100_small["kernel_s"] == pytest.approx(1e6 / 132e6)
-    assert gtx_small["transfer_s"] == pytest.approx(2 * 1e6 / 1e9)
-    assert gtx_small["cpu_compute_s"] == 0.0
-    # the host waits out the GPU's receive and kernel before the answer is sent
-    assert gtx_small["wait_s"] == pytest.approx(1e6 / 1e9 + 1e6 / 13e6)
-    assert gtx_small["overall_time_s"] == pytest.approx(2e-3 + 1e6 / 13e6)
-    assert gtx_small["busy_s.bus0"] == pytest.approx(2e-3)
-    assert gtx_small["link_busy_s"] == pytest.approx(2e-3)
-    assert gtx_small["energy_j.cpu0"] == pytest.approx(20.0 * gtx_small["overall_time_s"])
-    assert gtx_small["energy_j"] == pytest.approx(
-        sum(gtx_small[f"energy_j.{node}"] for node in ("cpu0", "bus0", "gpu0"))
-    )
-
-
-def test_the_power_warning_names_each_node_and_the_attributes_it_lacked(
-    finished_sweep: Sweep,
+def test_search_finds_the_run_system_or_application_name_or_a_run_id(
+    user: Any, other_user: Any
 ) -> None:
-    _, rows = sweep_points(sweep=finished_sweep)
+    system = SystemModelFactory(owner=user, name="GTX 970 testbed")
+    application = ApplicationModelFactory(owner=user, name="saxpy2")
+    named = SimulationFactory(owner=user, name="Warm-up of the Cluster")
+    on_system = SimulationFactory(owner=user, name="a", system_model=system)
+    of_application = SimulationFactory(owner=user, name="b", application=application)
+    SimulationFactory(owner=other_user, name="cluster of someone else")
 
-    assert rows[0]["power_missing"] == (
-        "Test link (bus0): powerIdle, powerConsumptionLoad; GeForce GTX 970 (gpu0): powerIdle"
-    )
-    assert rows[2]["power_missing"] == "Test link (bus0): powerIdle, powerConsumptionLoad"
+    assert ids(user, search="cluster") == [named.pk]
+    assert ids(user, search="gtx 970") == [on_system.pk]
+    assert ids(user, search="SAXPY") == [of_application.pk]
+    assert ids(user, search=str(of_application.pk)) == [of_application.pk]
+    assert ids(user, search="nothing like it") == []
 
 
-def test_the_sweep_csv_has_every_metric_of_every_point(
-    client: APIClient, finished_sweep: Sweep
-) -> None:
-    response = client.get(f"/api/sweeps/{finished_sweep.pk}/results.csv")
-    text = response.content.decode()
-    table = list(csv.DictReader(io.StringIO(text)))
+def test_the_launch_date_range_takes_whole_days_or_exact_instants(user: Any) -> None:
+    day = datetime(2024, 5, 10, tzinfo=timezone.get_current_timezone())
+    before = launched_at(SimulationFactory(owner=user), day - timedelta(seconds=1))
+    morning = launched_at(SimulationFactory(owner=user), day + timedelta(hours=8))
+    night = launched_at(SimulationFactory(owner=user), day + timedelta(hours=23, minutes=59))
+    after = launched_at(SimulationFactory(owner=user), day + timedelta(days=1))
 
-    assert text.splitlines()[0].split(",") == [
-        "simulation",
-        "status",
-        "hardware",
-        "gpu",
-        "N",
-        "overall_time_s",
-        "kernel_s",
-        "cpu_compute_s",
-        "compute_s",
-        "transfer_s",
-        "wait_s",
-        "memory_s",
-        "link_busy_s",
-        "energy_j",
-        "p_success",
-        "events",
-        "wall_s",
-        "energy_j.cpu0",
-        "busy_s.cpu0",
-        "energy_j.bus0",
-        "busy_s.bus0",
-        "energy_j.gpu0",
-        "busy_s.gpu0",
-        "power_missing",
-        "error",
+    assert ids(user, launched_after="2024-05-10", launched_before="2024-05-10") == [
+        night.pk,
+        morning.pk,
     ]
-    assert [row["gpu"] for row in table] == [GTX, GTX, H100, H100]
-    assert float(table[1]["kernel_s"]) == pytest.approx(1e8 / 13e6)
-    assert table[0]["power_missing"].endswith("GeForce GTX 970 (gpu0): powerIdle")
+    assert ids(user, launched_after="2024-05-10") == [after.pk, night.pk, morning.pk]
+    assert ids(user, launched_before="2024-05-09") == [before.pk]
+    # a date and time is an instant: after includes it, before excludes it
+    assert ids(user, launched_after="2024-05-10T08:00:00+00:00") == [
+        after.pk,
+        night.pk,
+        morning.pk,
+    ]
+    assert ids(user, launched_before="2024-05-10T08:00:00Z") == [before.pk]
 
 
-def test_a_point_not_yet_run_has_its_gpu_and_empty_figures(user: Any, sent: Any) -> None:
-    spec = {
-        "snapshot": offload_snapshot(),
-        "app_source": OFFLOAD_APP,
-        "labels": {"CPU": 1, "GPU": 1},
-        "variables": {"N": [1e6]},
-    }
-    sweep = sweep_launch(user=user, name="queued", spec=spec)
-    axes, rows = sweep_points(sweep=sweep)
+@pytest.mark.parametrize(
+    ("filters", "field", "message"),
+    [
+        ({"system_model": "GTX"}, "system_model", FILTER_MESSAGES["system_model"]),
+        ({"application": "-2"}, "application", FILTER_MESSAGES["application"]),
+        ({"sweep": "some"}, "sweep", FILTER_MESSAGES["sweep"]),
+        (
+            {"launched_after": "yesterday"},
+            "launched_after",
+            FILTER_MESSAGES["date"].format(value="yesterday"),
+        ),
+        (
+            {"launched_before": "2024-02-30"},
+            "launched_before",
+            FILTER_MESSAGES["date"].format(value="2024-02-30"),
+        ),
+        ({"group_sweeps": "maybe"}, "group_sweeps", FILTER_MESSAGES["flag"].format(value="maybe")),
+        (
+            {"search": "x" * 201},
+            "search",
+            FILTER_MESSAGES["search"].format(limit=selectors.SEARCH_MAX_LENGTH),
+        ),
+    ],
+)
+def test_a_filter_value_it_cannot_take_is_an_error_naming_the_filter(
+    user: Any, filters: dict[str, str], field: str, message: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        ids(user, **filters)
+    assert caught.value.message_dict == {field: [message]}
 
-    (row,) = rows
-    assert (row["gpu"], row["status"], row["kernel_s"], row["power_missing"]) == (
-        GTX,
-        "queued",
-        None,
-        "",
+
+def test_grouping_keeps_one_row_per_sweep_its_first_run_passing_the_filters(user: Any) -> None:
+    sweep = Sweep.objects.create(owner=user, name="grid", spec={})
+    other_sweep = Sweep.objects.create(owner=user, name="other", spec={})
+    alone = SimulationFactory(owner=user)
+    first, second = SimulationFactory.create_batch(2, owner=user, sweep=sweep)
+    failed = SimulationFactory(owner=user, sweep=sweep, status=SimulationStatus.FAILED)
+    only = SimulationFactory(owner=user, sweep=other_sweep)
+
+    assert ids(user, group_sweeps="true") == [only.pk, first.pk, alone.pk]
+    assert ids(user, group_sweeps="false") == [only.pk, failed.pk, second.pk, first.pk, alone.pk]
+    assert ids(user, group_sweeps="1", status="failed") == [failed.pk]
+    assert len(ids(user, sweep=sweep.pk)) == 3  # the expanded sweep lists every run
+
+
+def test_a_queued_run_knows_its_place_among_the_queued_runs_of_its_queue(
+    user: Any, other_user: Any
+) -> None:
+    start = timezone.now() - timedelta(minutes=10)
+    running = launched_at(
+        SimulationFactory(owner=user, status=SimulationStatus.RUNNING), start - timedelta(hours=1)
     )
-    assert "energy_j.gpu0" not in sweep_columns(axes, rows)
+    others = launched_at(SimulationFactory(owner=other_user), start)
+    mine = [
+        launched_at(SimulationFactory(owner=user), start + timedelta(minutes=n)) for n in (1, 2)
+    ]
+    elsewhere = launched_at(SimulationFactory(owner=user, queue="gajgerqueue"), start)
+    done = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED)
+
+    positions = {run.pk: run.queue_position for run in simulation_list(user=user)}
+    # another user's run ahead in the same queue counts: they share its worker
+    assert positions == {
+        running.pk: None,
+        mine[0].pk: 2,
+        mine[1].pk: 3,
+        elsewhere.pk: 1,
+        done.pk: None,
+    }
+    assert simulation_get(user=other_user, simulation_id=others.pk).queue_position == 1
+    Simulation.objects.filter(pk=others.pk).update(status=SimulationStatus.RUNNING)
+    assert simulation_get(user=user, simulation_id=mine[1].pk).queue_position == 2
+
+
+def test_runs_launched_at_the_same_instant_queue_in_launch_order(user: Any) -> None:
+    moment = timezone.now()
+    runs = [launched_at(SimulationFactory(owner=user), moment) for _ in range(3)]
+    positions = [simulation_get(user=user, simulation_id=run.pk).queue_position for run in runs]
+    assert positions == [1, 2, 3]

@@ -81,6 +81,11 @@ class SimulationSerializer(serializers.ModelSerializer):
 
     owner = serializers.CharField(source="owner.username", read_only=True)
     result_url = serializers.SerializerMethodField()
+    queue_position = serializers.SerializerMethodField()
+    system_name = serializers.SerializerMethodField()
+    application_name = serializers.SerializerMethodField()
+    sweep_name = serializers.SerializerMethodField()
+    sweep_size = serializers.SerializerMethodField()
 
     class Meta:
         model = Simulation
@@ -110,12 +115,46 @@ class SimulationSerializer(serializers.ModelSerializer):
             "sweep",
             "sweep_point",
             "result_url",
+            # the runs page: live figures and the names of what the run used
+            "simulated_time_s",
+            "queue_position",
+            "system_name",
+            "application_name",
+            "sweep_name",
+            "sweep_size",
         ]
         read_only_fields = fields
 
     def get_result_url(self, simulation: Simulation) -> str:
         """Return the path of the run's result download."""
         return reverse("simulation-result", kwargs={"pk": simulation.pk})
+
+    def get_queue_position(self, simulation: Simulation) -> int | None:
+        """Return a queued run's place in its queue (1: next), as the selectors annotate it."""
+        return getattr(simulation, "queue_position", None)
+
+    def get_system_name(self, simulation: Simulation) -> str | None:
+        """Return the name of the system model the run was launched from (None: a snapshot)."""
+        system_model = simulation.system_model if simulation.system_model_id else None
+        return system_model.name if system_model is not None else None
+
+    def get_application_name(self, simulation: Simulation) -> str | None:
+        """Return the name of the application model the run was launched from."""
+        application = simulation.application if simulation.application_id else None
+        return application.name if application is not None else None
+
+    def get_sweep_name(self, simulation: Simulation) -> str | None:
+        """Return the name of the run's sweep (None outside any sweep)."""
+        sweep = simulation.sweep if simulation.sweep_id else None
+        return sweep.name if sweep is not None else None
+
+    def get_sweep_size(self, simulation: Simulation) -> int | None:
+        """Return how many runs the run's sweep has (its aggregate's count)."""
+        sweep = simulation.sweep if simulation.sweep_id else None
+        if sweep is None:
+            return None
+        total = (sweep.aggregate or {}).get("total")
+        return total if isinstance(total, int) else None
 
     def to_representation(self, instance: Simulation) -> dict[str, Any]:
         """Return the fields of Meta.fields, as DRF's field-by-field walk renders them.
@@ -150,6 +189,12 @@ class SimulationSerializer(serializers.ModelSerializer):
             "sweep": simulation.sweep_id,
             "sweep_point": simulation.sweep_point,
             "result_url": self.get_result_url(simulation),
+            "simulated_time_s": _float(simulation.simulated_time_s),
+            "queue_position": self.get_queue_position(simulation),
+            "system_name": self.get_system_name(simulation),
+            "application_name": self.get_application_name(simulation),
+            "sweep_name": self.get_sweep_name(simulation),
+            "sweep_size": self.get_sweep_size(simulation),
         }
 
 

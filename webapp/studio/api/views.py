@@ -30,6 +30,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
+from hwdb.api.pagination import MAX_PAGE_SIZE
 from simulator.results import memory_rows
 from webapp.api.viewsets import OwnedRecordViewSet
 from webapp.studio import selectors
@@ -139,11 +140,60 @@ class ApplicationModelViewSet(OwnedRecordViewSet):
 
 @extend_schema_view(
     list=extend_schema(
+        description=(
+            "The signed-in user's runs (staff: everybody's), newest first, one page at a time "
+            f"(`page`, `page_size` up to {MAX_PAGE_SIZE}), filtered by the parameters below; "
+            "an empty parameter filters nothing, a bad one is a 400 naming it."
+        ),
         parameters=[
             OpenApiParameter("status", OpenApiTypes.STR, enum=SimulationStatus.values),
-            OpenApiParameter("queue", OpenApiTypes.STR),
-            OpenApiParameter("sweep", OpenApiTypes.INT),
-        ]
+            OpenApiParameter("queue", OpenApiTypes.STR, description="A configured queue."),
+            OpenApiParameter(
+                "sweep",
+                OpenApiTypes.STR,
+                description='A sweep id: its runs; "none": the runs outside any sweep.',
+            ),
+            OpenApiParameter(
+                "system_model", OpenApiTypes.INT, description="Launched from this system model."
+            ),
+            OpenApiParameter(
+                "application",
+                OpenApiTypes.INT,
+                description="Launched from this application model.",
+            ),
+            OpenApiParameter(
+                "launched_after",
+                OpenApiTypes.STR,
+                description=(
+                    "Launched at or after this date (YYYY-MM-DD, from its start) or date and "
+                    "time (ISO 8601)."
+                ),
+            ),
+            OpenApiParameter(
+                "launched_before",
+                OpenApiTypes.STR,
+                description=(
+                    "Launched before this date and time (ISO 8601), or up to the end of this "
+                    "date (YYYY-MM-DD)."
+                ),
+            ),
+            OpenApiParameter(
+                "search",
+                OpenApiTypes.STR,
+                description=(
+                    "Words in the run's name, its system model's or application model's name, "
+                    "or a run id (case-insensitive)."
+                ),
+            ),
+            OpenApiParameter(
+                "group_sweeps",
+                OpenApiTypes.BOOL,
+                description=(
+                    "One row per sweep (its first run passing the other filters) beside the "
+                    "runs outside sweeps; list a sweep's runs with `sweep`."
+                ),
+            ),
+        ],
     ),
     create=extend_schema(request=SimulationLaunchSerializer, responses=SimulationDetailSerializer),
 )
@@ -166,7 +216,8 @@ class SimulationViewSet(
         return SimulationSerializer
 
     def get_queryset(self) -> Any:
-        filters = {key: self.request.query_params.get(key) for key in ("status", "queue", "sweep")}
+        params = self.request.query_params
+        filters = {key: params.get(key) for key in selectors.SIMULATION_FILTERS}
         return selectors.simulation_list(user=self.request.user, filters=filters)
 
     def get_object(self) -> Simulation:
@@ -175,7 +226,9 @@ class SimulationViewSet(
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SimulationLaunchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        simulation = simulation_launch(user=_user(request), **serializer.validated_data)
+        launched = simulation_launch(user=_user(request), **serializer.validated_data)
+        # Read back as the detail reads it: with its queue position and the names it used.
+        simulation = selectors.simulation_get(user=request.user, simulation_id=launched.pk)
         return Response(SimulationDetailSerializer(simulation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses=SimulationSerializer)

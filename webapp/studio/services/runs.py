@@ -13,7 +13,7 @@ import dataclasses
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -21,12 +21,12 @@ from typing import Any, Protocol
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
-from django.db.models.functions import Greatest
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce, Greatest
 
 from simulator import sandbox
 from simulator.errors import SimulationError
-from simulator.sandbox import Limits
+from simulator.sandbox import Limits, Progress
 from webapp.studio import dispatch
 from webapp.studio.dispatch import HARD_LIMIT_MARGIN_S
 from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
@@ -53,7 +53,7 @@ class SandboxRunner(Protocol):
         payload: dict[str, Any],
         *,
         limits: Limits,
-        progress: Callable[[float], None],
+        progress: Progress,
         keep_spare: bool,
     ) -> dict[str, Any]: ...
 
@@ -92,26 +92,27 @@ def simulation_start(*, simulation_id: int, task_id: str, worker: str) -> Simula
             simulation.started = now
             simulation.heartbeat = now
             simulation.progress = 0.0
+            simulation.simulated_time_s = None
             simulation.save()
             return simulation
     _after_final(finished)
     return None
 
 
-def progress_recorder(
-    simulation: Simulation, *, every_s: float = PROGRESS_EVERY_S
-) -> Callable[[float], None]:
-    """Return a progress callback writing progress and heartbeat at most every `every_s`.
+def progress_recorder(simulation: Simulation, *, every_s: float = PROGRESS_EVERY_S) -> Progress:
+    """Return a progress callback writing progress, the simulated time reached and the
+    heartbeat at most every `every_s`.
 
     It raises RunCancelled once the run is no longer this attempt's running run (cancelled,
     or requeued by the lost-run check), which stops the sandboxed child. Stored progress
-    stays within 0..1 and never decreases within an attempt; a non-finite fraction only
-    refreshes the heartbeat.
+    stays within 0..1 and, like the simulated time, never decreases within an attempt; a
+    non-finite or negative value is not stored (a non-finite fraction only refreshes the
+    heartbeat).
     """
     last = -math.inf
     pk, task_id = simulation.pk, simulation.celery_task_id
 
-    def record(fraction: float) -> None:
+    def record(fraction: float, simulated_s: float | None = None, /) -> None:
         nonlocal last
         now = time.monotonic()
         if now - last < every_s:
@@ -121,6 +122,11 @@ def progress_recorder(
         value = float(fraction)
         if math.isfinite(value):
             fields["progress"] = Greatest(F("progress"), min(max(value, 0.0), 1.0))
+        if simulated_s is not None and math.isfinite(simulated_s) and simulated_s >= 0:
+            # Coalesce: SQLite's and MySQL's GREATEST are NULL when an argument is.
+            fields["simulated_time_s"] = Greatest(
+                Coalesce(F("simulated_time_s"), Value(0.0)), float(simulated_s)
+            )
         try:
             updated = Simulation.objects.filter(
                 pk=pk, status=SimulationStatus.RUNNING, celery_task_id=task_id
@@ -154,6 +160,7 @@ def simulation_finish(
             progress=1.0,
             **headline_figures(result),
         )
+        fields["simulated_time_s"] = fields["overall_time_s"]
     else:
         fields.update(
             status=SimulationStatus.FAILED, error=_storable(dict(error or {})), result=None

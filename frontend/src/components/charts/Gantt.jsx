@@ -2,11 +2,12 @@ import { color, niceTicks } from "../../lib/chart.js";
 import { fmtTime } from "../../lib/format.js";
 
 // Gantt timeline: one row per process; bars coloured by kind (compute, send, receive, wait...).
-export function Gantt({ timeline, width = 900 }) {
+// `end`: the axis's end [s] (a comparison gives its runs one axis); by default the last bar's.
+export function Gantt({ timeline, width = 900, end: axisEnd }) {
   if (!timeline || !timeline.length) return <p className="muted">No timeline recorded.</p>;
   const processes = [...new Set(timeline.map((t) => t.process))];
   const kinds = [...new Set(timeline.map((t) => t.kind))];
-  const end = Math.max(...timeline.map((t) => t.end_s)) || 1;
+  const end = axisEnd || Math.max(...timeline.map((t) => t.end_s)) || 1;
   const ticks = niceTicks(end).filter((t) => t <= end * (1 + 1e-9));
   const left = 110;
   const row = 26;

@@ -1,116 +1,140 @@
-// Two runs side by side: figures, variables, per-component busy time and energy, timelines.
+// Two or more runs side by side: what they ran with, a table of differences (kernel,
+// transfer and wait time, energy per component) against the first run, and their timelines
+// on one time axis.
 import { useMemo } from "react";
-import { fmt, fmtEnergy, fmtTime } from "../../lib/format.js";
+import { get } from "../../lib/api.js";
+import { fmtTime } from "../../lib/format.js";
 import { Link, useLocation } from "../../lib/router.jsx";
 import { Gantt } from "../../components/charts/Gantt.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Loading } from "../../components/Loading.jsx";
-import { useSimulation } from "./useSimulation.js";
+import { usePolling } from "../../hooks/usePolling.js";
+import { commonEnd, differenceRows } from "./compare.js";
+import { COMPARE_LIMIT, compareIds } from "./runQuery.js";
+import { FINAL } from "./runs.js";
+
+// Poll the runs until each is final, with the result of each that succeeded.
+function useRuns(ids) {
+  const load = (signal) =>
+    Promise.all(
+      ids.map(async (id) => {
+        const sim = await get(`/api/simulations/${id}/`, { signal });
+        const result = sim.status === "succeeded" ? await get(sim.result_url, { signal }) : null;
+        return { sim, result };
+      }),
+    );
+  const keepGoing = (runs) => runs.some((r) => !FINAL.includes(r.sim.status));
+  const { value, error } = usePolling(load, keepGoing, 1000, ids.join(","));
+  return { runs: value, error };
+}
+
+const title = (sim) => sim.name || `Simulation ${sim.id}`;
 
 export function Compare() {
   const { query } = useLocation();
-  const a = useSimulation(query.get("a"));
-  const b = useSimulation(query.get("b"));
-  const rows = useMemo(() => {
-    if (!a.sim || !b.sim) return [];
-    const line = (label, f, format = String) => {
-      const va = f(a);
-      const vb = f(b);
-      const diff =
-        typeof va === "number" && typeof vb === "number" && va !== 0
-          ? `${(((vb - va) / va) * 100).toFixed(1)}%`
-          : "";
-      return {
-        label,
-        a: va === undefined || va === null ? "—" : format(va),
-        b: vb === undefined || vb === null ? "—" : format(vb),
-        diff,
-      };
-    };
-    const energy = (x) => x.result?.energy_j?.total;
-    const out = [
-      line("Status", (x) => x.sim.status),
-      line("System", (x) => x.sim.snapshot?.name),
-      line("Overall time", (x) => x.result?.overall_time_s, fmtTime),
-      line("Energy", energy, fmtEnergy),
-      line(
-        "Reliability",
-        (x) => x.result?.reliability?.p_success,
-        (v) => fmt(v, 6),
-      ),
-      line("Labels", (x) =>
-        Object.entries(x.sim.labels)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(", "),
-      ),
-    ];
-    const vars = new Set([...Object.keys(a.sim.variables), ...Object.keys(b.sim.variables)]);
-    vars.forEach((v) => out.push(line(`Variable ${v}`, (x) => x.sim.variables[v])));
-    const comps = new Set(
-      [...(a.result?.components || []), ...(b.result?.components || [])].map(
-        (c) => `${c.node}[${c.instance}]`,
-      ),
-    );
-    comps.forEach((key) => {
-      const find = (x) =>
-        (x.result?.components || []).find((c) => `${c.node}[${c.instance}]` === key);
-      const shown = find(a) || find(b);
-      const name = shown?.name ? `${shown.name}[${shown.instance}]` : key;
-      out.push(line(`${name} hardware`, (x) => find(x)?.hardware));
-      out.push(line(`${name} busy`, (x) => find(x)?.busy_s, fmtTime));
-      out.push(line(`${name} energy`, (x) => find(x)?.energy_j, fmtEnergy));
+  const ids = compareIds(query);
+  const { runs, error } = useRuns(ids);
+  const table = useMemo(() => {
+    if (!runs) return null;
+    const setting = (label, read) => ({
+      label,
+      values: runs.map((r) => {
+        const v = read(r.sim);
+        return v === undefined || v === null || v === "" ? "—" : String(v);
+      }),
     });
-    return out;
-  }, [a, b]);
-  const pending = (x) => !x.sim || (x.sim.status === "succeeded" && !x.result);
-  if (a.error || b.error) return <ErrorSummary error={a.error || b.error} />;
-  if (pending(a) || pending(b)) return <Loading />;
+    const variables = [...new Set(runs.flatMap((r) => Object.keys(r.sim.variables || {})))];
+    return {
+      settings: [
+        setting("Status", (s) => s.status),
+        setting("System", (s) => s.system_name || s.snapshot?.name),
+        setting("Application", (s) => s.application_name),
+        setting("Labels", (s) =>
+          Object.entries(s.labels || {})
+            .map(([k, v]) => `${k}=${v}`)
+            .join(", "),
+        ),
+        ...variables.map((v) => setting(`Variable ${v}`, (s) => s.variables?.[v])),
+        setting("Seed", (s) => s.seed),
+      ],
+      differences: differenceRows(runs.map((r) => r.result)),
+      end: commonEnd(runs.map((r) => r.result)),
+    };
+  }, [runs]);
+  if (ids.length < 2) {
+    return (
+      <ErrorSummary
+        error={{
+          message: `Pick two to ${COMPARE_LIMIT} runs to compare in the run history (runs=… names them).`,
+        }}
+      />
+    );
+  }
+  if (error) return <ErrorSummary error={error} />;
+  if (!runs || !table) return <Loading />;
+  const heads = runs.map((r, i) => (
+    <th key={r.sim.id} scope="col">
+      <Link to={`/app/runs/${r.sim.id}`}>{title(r.sim)}</Link>
+      {i === 0 && <span className="muted"> (base)</span>}
+    </th>
+  ));
   return (
     <section aria-labelledby="cmp-title">
       <header className="page-head">
-        <h1 id="cmp-title">Compare runs</h1>
+        <h1 id="cmp-title">Compare {runs.length} runs</h1>
       </header>
-      <table className="grid compare" aria-label="Comparison of two runs">
+      <table className="grid compare" aria-label="Settings of the compared runs">
         <thead>
           <tr>
             <th />
-            <th>
-              <Link to={`/app/runs/${a.sim.id}`}>{a.sim.name || `Simulation ${a.sim.id}`}</Link>
-            </th>
-            <th>
-              <Link to={`/app/runs/${b.sim.id}`}>{b.sim.name || `Simulation ${b.sim.id}`}</Link>
-            </th>
-            <th>B vs A</th>
+            {heads}
           </tr>
         </thead>
         <tbody>
-          {rows.map((r) => (
-            <tr key={r.label} className={r.a !== r.b ? "differs" : ""}>
-              <th scope="row">{r.label}</th>
-              <td>{r.a}</td>
-              <td>{r.b}</td>
-              <td>{r.diff}</td>
+          {table.settings.map((row) => (
+            <tr key={row.label} className={new Set(row.values).size > 1 ? "differs" : ""}>
+              <th scope="row">{row.label}</th>
+              {row.values.map((v, i) => (
+                <td key={i}>{v}</td>
+              ))}
             </tr>
           ))}
         </tbody>
       </table>
-      <div className="two-col">
-        <div>
-          <h2>A: timeline</h2>
-          {a.result ? (
-            <Gantt timeline={a.result.timeline} width={600} />
-          ) : (
-            <p className="muted">No result.</p>
-          )}
-        </div>
-        <div>
-          <h2>B: timeline</h2>
-          {b.result ? (
-            <Gantt timeline={b.result.timeline} width={600} />
-          ) : (
-            <p className="muted">No result.</p>
-          )}
-        </div>
+      <h2>Differences against {title(runs[0].sim)}</h2>
+      <table className="grid compare" aria-label="Differences between the runs">
+        <thead>
+          <tr>
+            <th />
+            {heads}
+          </tr>
+        </thead>
+        <tbody>
+          {table.differences.map((row) => (
+            <tr key={row.label}>
+              <th scope="row">{row.label}</th>
+              {row.values.map((v, i) => (
+                <td key={i} className="nowrap">
+                  {v}
+                  {row.changes[i] && <span className="change"> ({row.changes[i]})</span>}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Timelines on one axis, 0 to {fmtTime(table.end)}</h2>
+      <div className="compare-timelines">
+        {runs.map((r) => (
+          <div key={r.sim.id}>
+            <h3>{title(r.sim)}</h3>
+            {r.result ? (
+              <Gantt timeline={r.result.timeline} width={600} end={table.end} />
+            ) : (
+              <p className="muted">No result ({r.sim.status}).</p>
+            )}
+          </div>
+        ))}
       </div>
     </section>
   );

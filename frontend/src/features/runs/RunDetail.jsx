@@ -8,6 +8,7 @@ import { Loading } from "../../components/Loading.jsx";
 import { Progress } from "../../components/Progress.jsx";
 import { Retrying } from "../../components/Retrying.jsx";
 import { Results } from "./Results.jsx";
+import { RunFacts } from "./RunFacts.jsx";
 import { FINAL } from "./runs.js";
 import { useSimulation } from "./useSimulation.js";
 
@@ -58,6 +59,7 @@ export function RunDetail({ id }) {
           .map(([k, v]) => `${k}=${v}`)
           .join(", ")}
       </p>
+      <RunFacts sim={sim} />
       <Retrying error={retrying} />
       {!FINAL.includes(sim.status) && <Progress value={sim.progress} label="Simulation progress" />}
       {failed && (

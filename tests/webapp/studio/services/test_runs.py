@@ -221,6 +221,33 @@ def test_progress_never_decreases_and_ignores_non_finite_fractions(user: Any) ->
     assert seen == [0.5, 0.5, 0.5, 0.5, 1.0, 1.0]
 
 
+def test_the_simulated_time_reached_is_stored_never_decreases_and_skips_bad_values(
+    user: Any,
+) -> None:
+    simulation = SimulationFactory(owner=user, status=SimulationStatus.RUNNING)
+    record = progress_recorder(simulation, every_s=0)
+    seen = []
+    for reached in [None, 0.004, 0.002, float("nan"), -1.0, float("inf"), 0.5]:
+        record(0.0, reached)
+        simulation.refresh_from_db()
+        seen.append(simulation.simulated_time_s)
+    assert seen == [None, 0.004, 0.004, 0.004, 0.004, 0.004, 0.5]
+
+
+def test_a_new_attempt_forgets_the_simulated_time_and_success_stores_the_overall_time(
+    user: Any,
+) -> None:
+    simulation = SimulationFactory(owner=user, simulated_time_s=7.0)
+    started = simulation_start(
+        simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w"
+    )
+    assert started is not None and started.simulated_time_s is None
+    assert Simulation.objects.get(pk=simulation.pk).simulated_time_s is None
+    result = {"status": "finished", "overall_time_s": 2.5, "energy_j": {"total": 40.0}}
+    simulation = run_with(SimulationFactory(owner=user), result)
+    assert simulation.simulated_time_s == 2.5
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_result_that_cannot_be_stored_fails_the_run_with_the_reason(user: Any) -> None:
     simulation = SimulationFactory(owner=user)

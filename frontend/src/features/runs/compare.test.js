@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { commonEnd, differenceRows, percentChange } from "./compare.js";
+
+const result = (scale, { gpuEnergy = 2 } = {}) => ({
+  overall_time_s: 2 * scale,
+  energy_j: { total: 10 * scale, per_component: { gpu0: gpuEnergy * scale, cpu0: 8 * scale } },
+  components: [
+    { node: "gpu0", name: "GPU", instance: 0 },
+    { node: "cpu0", name: "CPU", instance: 0 },
+  ],
+  processes: [
+    { compute_s: 1 * scale, comm_s: 0.5 * scale, wait_s: 0.25, memory_s: 0 },
+    { compute_s: 1 * scale, comm_s: 0.5 * scale, wait_s: 0.25, memory_s: 0 },
+  ],
+  timeline: [{ process: "P[0]", kind: "compute", start_s: 0, end_s: 2 * scale }],
+});
+
+describe("percentChange", () => {
+  it("writes the change against the base with its sign", () => {
+    expect(percentChange(2, 3)).toBe("+50.0%");
+    expect(percentChange(2, 1)).toBe("-50.0%");
+    expect(percentChange(2, 2)).toBe("0.0%");
+    expect(percentChange(3, 3.0000001)).toBe("0.0%");
+  });
+  it("gives no percentage without a value or against zero", () => {
+    expect(percentChange(null, 3)).toBe("");
+    expect(percentChange(2, null)).toBe("");
+    expect(percentChange(0, 1)).toBe("");
+    expect(percentChange(0, 0)).toBe("0.0%");
+  });
+});
+
+describe("differenceRows", () => {
+  it("compares kernel, transfer, wait and energy per component against the first run", () => {
+    const rows = differenceRows([result(1), result(2), result(0.5)]);
+    const by = Object.fromEntries(rows.map((r) => [r.label, r]));
+    expect(by["Kernel time (compute, all processes)"].changes).toEqual(["", "+100.0%", "-50.0%"]);
+    expect(by["Transfer time (all processes)"].values).toEqual([
+      "1.000 s",
+      "2.000 s",
+      "500.000 ms",
+    ]);
+    expect(by["Wait time (all processes)"].changes).toEqual(["", "0.0%", "0.0%"]);
+    expect(by["Energy, GPU"].changes).toEqual(["", "+100.0%", "-50.0%"]);
+    expect(by["Energy, CPU"]).toBeDefined();
+    expect(by["Energy, total"].changes[1]).toBe("+100.0%");
+  });
+  it("shows a dash for a run without a result and no percentage against it", () => {
+    const rows = differenceRows([result(1), null]);
+    expect(rows[0].values[1]).toBe("—");
+    expect(rows[0].changes[1]).toBe("");
+  });
+});
+
+describe("commonEnd", () => {
+  it("is the longest run's end, so every timeline shares one axis", () => {
+    expect(commonEnd([result(1), result(3), null])).toBe(6);
+    expect(commonEnd([null])).toBe(1);
+  });
+});
