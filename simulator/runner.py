@@ -29,6 +29,7 @@ from simulator.api import (
 from simulator.engine import Engine, Process, install_allocator_hook
 from simulator.errors import LaunchError, SimulationError, UserCodeError
 from simulator.models.reliability import failure_rate_from_attributes
+from simulator.models.roofline import gpu_roof
 from simulator.placement import Routes, place_processes
 from simulator.platform import ModelFunctions, NodeRuntime, ProcessState, World
 from simulator.results import ComponentFigures, Result, Timeline, assemble_result
@@ -284,7 +285,14 @@ def run_simulation(
         idle_w, active_w, failure_rate = _node_power_and_failure(functions, hardware.attributes)
         figures.append(
             ComponentFigures(
-                node.id, node.name, hardware.name, hardware.type, idle_w, active_w, failure_rate
+                node.id,
+                node.name,
+                hardware.name,
+                hardware.type,
+                idle_w,
+                active_w,
+                failure_rate,
+                roof=gpu_roof(hardware.attributes) if hardware.type == "GPU" else None,
             )
         )
 
