@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
+from simulator.models.roofline import kernel_inputs
 
 if TYPE_CHECKING:
     from simulator.platform import Message, ProcessState, World
@@ -259,10 +260,10 @@ class Sim:
                 if duration is not None:
                     details = self._details
                     if details is None:
-                        return self._pause_computing(duration, None)
+                        return self._pause_computing(duration, None, params)
                     detail = details.get(("computationDetail", items))
                     if detail is not None:  # the model gave the detail too (shallow's key)
-                        return self._pause_computing(duration, detail)
+                        return self._pause_computing(duration, detail, params)
         return self._computation(params, memory)
 
     def _computation_memo(self) -> dict[object, float] | None:
@@ -280,9 +281,12 @@ class Sim:
                 return None
         return memo
 
-    def _pause_computing(self, duration: float, detail: dict[str, object] | None) -> float:
+    def _pause_computing(
+        self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
+    ) -> float:
         """Keep the node busy for `duration` seconds of this process's computing; `detail`
-        (the model's computationDetail) goes on its timeline entry."""
+        (the model's computationDetail) and a GPU kernel's work (`kernel_inputs`, for its
+        roofline point) go on its timeline entry."""
         engine = self._engine
         usage = self._usage
         start = engine.now
@@ -294,10 +298,14 @@ class Sim:
         timeline = self._timeline
         if timeline.full:
             timeline.dropped += 1
-        elif detail is None:
-            timeline.add(self._state.name, "compute", start, now)
-        else:
-            timeline.add(self._state.name, "compute", start, now, detail=dict(detail))
+            return duration
+        extra: dict[str, object] = {}
+        if detail is not None:
+            extra["detail"] = dict(detail)
+        kernel = kernel_inputs(params)
+        if kernel is not None:
+            extra["kernel"] = kernel
+        timeline.add(self._state.name, "compute", start, now, **extra)
         return duration
 
     def _computation(self, params: object, memory: Mapping[str, object] | None) -> float:
@@ -324,10 +332,12 @@ class Sim:
             duration = engine.now - start
         usage.stop(engine.now)
         state.figures.compute_s += duration
-        if detail is None:
-            self._world.timeline.add(state.name, "compute", start, engine.now)
-        else:
-            self._world.timeline.add(state.name, "compute", start, engine.now, detail=detail)
+        extra: dict[str, object] = {}
+        if detail is not None:
+            extra["detail"] = detail
+        if not self._world.timeline.full and (kernel := kernel_inputs(params)) is not None:
+            extra["kernel"] = kernel
+        self._world.timeline.add(state.name, "compute", start, engine.now, **extra)
         return duration
 
     # -- memory --------------------------------------------------------------------------------

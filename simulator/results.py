@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 from simulator.models.energy import power_state_energy
 from simulator.models.reliability import success_probability
+from simulator.models.roofline import Roof, bound_class, kernel_point
 
 
 class EnergyFigures(TypedDict):
@@ -96,6 +97,50 @@ class EngineStats(TypedDict):
     seed: int
 
 
+class KernelRow(TypedDict):
+    """One GPU kernel of the timeline: what bounds it, its occupancy and its roofline point
+    (simulator.models.roofline; the figures are None where the model or the GPU record does
+    not give them)."""
+
+    process: str
+    node: str
+    instance: int
+    start_s: float
+    duration_s: float
+    bound: str | None  # the model's name for it (computationDetail's `bound`)
+    bound_class: str | None  # latency, issue, memory, compute or launch
+    occupancy: float | None  # warps per SM
+    occupancy_fraction: float | None  # of the GPU's maxWarpsPerSM
+    ops: float | None  # CUDA-core instructions, all threads
+    bytes: float | None  # global-memory bytes
+    intensity: float | None  # instructions per byte
+    ops_per_s: float | None
+    bytes_per_s: float | None
+    roof_ops_per_s: float | None  # the roof at the kernel's intensity
+    roof_fraction: float | None
+
+
+class RooflineRow(TypedDict):
+    """One GPU node's roofline from its hardware attributes."""
+
+    node: str
+    name: str
+    hardware: str
+    peak_ops_per_s: float  # CUDA-core instructions per second
+    peak_bytes_per_s: float
+    ridge_intensity: float  # instructions per byte where the two roofs meet
+
+
+class PowerSeries(TypedDict):
+    """One component instance's power over time: steps [time s, watts], each level held until
+    the next point's time, from the run's start to its end, from the timeline's intervals on it (its linear power state, MODELS.md 4a)."""
+
+    node: str
+    name: str
+    instance: int
+    points: list[list[float]]
+
+
 class _FinishedRun(TypedDict):
     status: str  # "finished"
     overall_time_s: float
@@ -107,6 +152,9 @@ class _FinishedRun(TypedDict):
     timeline_dropped: int
     stats: EngineStats
     power_missing: list[PowerMissing]
+    kernels: list[KernelRow]  # issue 14: the run's GPU kernels, bounds and roofline points
+    rooflines: list[RooflineRow]  # each GPU's roofline
+    power: list[PowerSeries]  # each powered component instance's power over time
 
 
 class Result(_FinishedRun, total=False):
@@ -114,6 +162,9 @@ class Result(_FinishedRun, total=False):
 
     `memory` (simulator.memsys.MemorySystem.result: levels, fabrics, coherence) is there
     only for a system with a memory hierarchy (a TypedDict's optional key: `total=False`).
+    `kernels`, `rooflines` and `power` are written by every run since issue 14 (results
+    stored before lack them); like the timeline, `kernels` and `power` cover the timeline's
+    entries: a run with `timeline_dropped` > 0 had more.
     """
 
     memory: dict[str, Any]
@@ -188,6 +239,7 @@ class ComponentFigures:
     active_w: float
     failure_rate: float
     power_missing: tuple[str, ...] = ()  # POWER_ATTRIBUTES the energy lacked
+    roof: Roof | None = None  # a GPU's roofline (simulator.models.roofline.gpu_roof)
 
 
 @dataclass(slots=True)
@@ -223,7 +275,8 @@ def assemble_result(
     exposures: list[tuple[float, float]] = []
     power_missing: list[PowerMissing] = []
     total_energy = 0.0
-    for figures, usages in components:
+    component_list = list(components)
+    for figures, usages in component_list:
         node_energy = 0.0
         for usage in usages:
             loaded_s = min(usage.load_s, overall_time_s)
@@ -262,26 +315,28 @@ def assemble_result(
                     "attributes": list(figures.power_missing),
                 }
             )
+    figures_of = {figures.node: figures for figures, _ in component_list}
+    process_rows: list[ProcessRow] = [
+        {
+            "process": f"{p.label}[{p.rank}]",
+            "label": p.label,
+            "rank": p.rank,
+            "node": p.node,
+            "instance": p.instance,
+            "compute_s": p.compute_s,
+            "comm_s": p.comm_s,
+            "wait_s": p.wait_s,
+            "memory_s": p.memory_s,
+            "finish_s": p.finish_s,
+        }
+        for p in processes
+    ]
     result: Result = {
         "status": "finished",
         "overall_time_s": overall_time_s,
         "energy_j": {"total": total_energy, "per_component": per_component},
         "reliability": {"p_success": success_probability(exposures)},
-        "processes": [
-            {
-                "process": f"{p.label}[{p.rank}]",
-                "label": p.label,
-                "rank": p.rank,
-                "node": p.node,
-                "instance": p.instance,
-                "compute_s": p.compute_s,
-                "comm_s": p.comm_s,
-                "wait_s": p.wait_s,
-                "memory_s": p.memory_s,
-                "finish_s": p.finish_s,
-            }
-            for p in processes
-        ],
+        "processes": process_rows,
         "components": component_rows,
         "timeline": timeline.entries,
         "timeline_dropped": timeline.dropped,
@@ -293,10 +348,134 @@ def assemble_result(
             "seed": seed,
         },
         "power_missing": power_missing,
+        "kernels": kernel_rows(timeline.entries, process_rows, figures_of),
+        "rooflines": [
+            {
+                "node": f.node,
+                "name": f.name,
+                "hardware": f.hardware,
+                "peak_ops_per_s": f.roof.peak_ops_per_s,
+                "peak_bytes_per_s": f.roof.peak_bytes_per_s,
+                "ridge_intensity": f.roof.ridge_intensity,
+            }
+            for f in figures_of.values()
+            if f.roof is not None
+        ],
+        "power": power_series(timeline.entries, process_rows, component_list, overall_time_s),
     }
     if memory is not None:
         result["memory"] = memory
     return result
+
+
+def kernel_rows(
+    entries: Sequence[TimelineEntry],
+    processes: Sequence[ProcessRow],
+    figures_of: Mapping[str, ComponentFigures],
+) -> list[KernelRow]:
+    """Return one row per GPU kernel among the timeline's computations: a computation on a
+    GPU node, or one whose params are a kernel's (`kernel_inputs`) or whose model names a
+    bound."""
+    where = {p["process"]: (p["node"], p["instance"]) for p in processes}
+    rows: list[KernelRow] = []
+    for entry in entries:
+        if entry["kind"] != "compute":
+            continue
+        node, instance = where.get(entry["process"], ("", 0))
+        figures = figures_of.get(node)
+        extra: Mapping[str, Any] = entry
+        detail = extra.get("detail") or {}
+        inputs = extra.get("kernel")
+        is_gpu = figures is not None and figures.type == "GPU"
+        if not (is_gpu or inputs or "bound" in detail):
+            continue
+        duration = entry["end_s"] - entry["start_s"]
+        roof = figures.roof if figures is not None else None
+        point = kernel_point(inputs, duration, roof) if inputs and roof else None
+        occupancy = detail.get("occupancy", (inputs or {}).get("occupancy"))
+        occupancy = float(occupancy) if isinstance(occupancy, int | float) else None
+        max_warps = roof.max_warps_per_sm if roof is not None else None
+        bound = detail.get("bound")
+        rows.append(
+            {
+                "process": entry["process"],
+                "node": node,
+                "instance": instance,
+                "start_s": entry["start_s"],
+                "duration_s": duration,
+                "bound": bound if isinstance(bound, str) else None,
+                "bound_class": bound_class(bound),
+                "occupancy": occupancy,
+                "occupancy_fraction": (
+                    occupancy / max_warps if occupancy is not None and max_warps else None
+                ),
+                "ops": point.ops if point else None,
+                "bytes": point.bytes if point else None,
+                "intensity": point.intensity if point else None,
+                "ops_per_s": point.ops_per_s if point else None,
+                "bytes_per_s": point.bytes_per_s if point else None,
+                "roof_ops_per_s": point.roof_ops_per_s if point else None,
+                "roof_fraction": point.roof_fraction if point else None,
+            }
+        )
+    return rows
+
+
+# Nodes whose busy intervals the memory system keeps (simulator.memsys), not the timeline.
+_MEMORY_TYPES = frozenset({"MEMORY", "CACHE", "FABRIC"})
+
+
+def power_series(
+    entries: Sequence[TimelineEntry],
+    processes: Sequence[ProcessRow],
+    components: Sequence[tuple[ComponentFigures, Sequence[Usage]]],
+    overall_time_s: float,
+) -> list[PowerSeries]:
+    """Return the power over time of every component instance that draws power: idle power
+    plus (loaded - idle) x its load, the load being the computations and transfers the
+    timeline puts on it over its capacity (the same rule as its energy; the series' integral
+    is its energy_j when no timeline entry was dropped)."""
+    where = {p["process"]: (p["node"], p["instance"]) for p in processes}
+    changes: dict[tuple[str, int], list[tuple[float, int]]] = {}
+    for entry in entries:
+        extra: Mapping[str, Any] = entry
+        if entry["kind"] == "compute":
+            key = where.get(entry["process"])
+        elif entry["kind"] == "transfer" and "node" in extra:
+            key = (extra["node"], int(extra.get("instance", 0)))
+        else:
+            continue
+        if key is None or entry["end_s"] <= entry["start_s"]:
+            continue
+        steps = changes.setdefault(key, [])
+        steps.append((entry["start_s"], 1))
+        steps.append((entry["end_s"], -1))
+    series: list[PowerSeries] = []
+    for figures, usages in components:
+        if figures.type in _MEMORY_TYPES or (figures.idle_w == 0 and figures.active_w == 0):
+            continue
+        for usage in usages:
+            points = [[0.0, figures.idle_w]]
+            active = 0
+            for time, step in sorted(changes.get((figures.node, usage.instance), ())):
+                active += step
+                load = min(active, usage.capacity) / usage.capacity
+                watts = figures.idle_w + (figures.active_w - figures.idle_w) * load
+                if points[-1][0] == time:
+                    points[-1][1] = watts
+                elif points[-1][1] != watts:
+                    points.append([time, watts])
+            if points[-1][0] < overall_time_s:  # the level held to the end of the run
+                points.append([overall_time_s, points[-1][1]])
+            series.append(
+                {
+                    "node": figures.node,
+                    "name": figures.name,
+                    "instance": usage.instance,
+                    "points": points,
+                }
+            )
+    return series
 
 
 MEMORY_COLUMNS = (

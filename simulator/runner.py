@@ -31,6 +31,7 @@ from simulator.api import (
 from simulator.engine import Engine, Process, install_allocator_hook
 from simulator.errors import LaunchError, SimulationError, UserCodeError
 from simulator.models.reliability import failure_rate_from_attributes
+from simulator.models.roofline import gpu_roof
 from simulator.placement import Routes, place_processes
 from simulator.platform import ModelFunctions, NodeRuntime, ProcessState, World
 from simulator.results import (
@@ -357,6 +358,7 @@ def run_simulation(
                 active_w,
                 failure_rate,
                 power_missing,
+                roof=gpu_roof(hardware.attributes) if hardware.type == "GPU" else None,
             )
         )
 

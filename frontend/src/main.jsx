@@ -3,6 +3,8 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import "./styles.css";
 import { Link, ToastContext, confirmLeave, match, useLocation, useToasts } from "./lib/router.jsx";
+import { Analyzer } from "./features/analysis/Analyzer.jsx";
+import { Measurements } from "./features/analysis/Measurements.jsx";
 import { ApplicationEditor, ApplicationList } from "./features/applications/Applications.jsx";
 import { HardwareDetail, HardwareList } from "./features/hardware/Hardware.jsx";
 import { Launch } from "./features/launch/Launch.jsx";
@@ -32,6 +34,8 @@ const ROUTES = [
   ["/app/sweeps", SweepList],
   ["/app/sweeps/new", SweepNew],
   ["/app/sweeps/:id", SweepDetail],
+  ["/app/analyzer", Analyzer],
+  ["/app/measurements", Measurements],
 ];
 
 const NAV = [
@@ -42,6 +46,8 @@ const NAV = [
   ["/app/launch", "Launch"],
   ["/app/runs", "Runs"],
   ["/app/sweeps", "Sweeps"],
+  ["/app/measurements", "Measurements"],
+  ["/app/analyzer", "Analyzer"],
 ];
 
 function App() {

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from django.urls import path
 from rest_framework.routers import SimpleRouter
 
+from hwdb.api.analyzer import KernelAnalyzerView
 from hwdb.api.views import ComponentViewSet, ComputationalModelViewSet, SystemModelViewSet
 
 router = SimpleRouter()
@@ -11,4 +13,4 @@ router.register("components", ComponentViewSet, basename="component")
 router.register("models", ComputationalModelViewSet, basename="computational-model")
 router.register("systems", SystemModelViewSet, basename="system-model")
 
-urlpatterns = router.urls
+urlpatterns = [path("analyze/", KernelAnalyzerView.as_view(), name="kernel-analyze"), *router.urls]

@@ -60,7 +60,11 @@ _CACHE: dict[tuple[str, str], Compiled] = {}
 def _package_bin(tool: str) -> str | None:
     for entry in sys.path:
         base = Path(entry) / "nvidia"
-        if base.is_dir():
+        try:
+            found = base.is_dir()
+        except OSError:  # a folder this user may not read (the sandbox's child)
+            continue
+        if found:
             for candidate in sorted(base.glob(f"*/bin/{tool}")):
                 if os.access(candidate, os.X_OK):
                     return str(candidate)

@@ -65,5 +65,8 @@ def test_a_real_runs_result_has_exactly_the_keys_of_the_result_type() -> None:
     timeline_keys = set(get_type_hints(hints["timeline"].__args__[0]))
     for entry in result["timeline"]:
         assert timeline_keys <= set(entry)
+    for key in ("kernels", "rooflines", "power"):
+        row_keys = set(get_type_hints(hints[key].__args__[0]))
+        assert result[key] and all(set(row) == row_keys for row in result[key])
     assert set(result["energy_j"]) == set(get_type_hints(hints["energy_j"]))
     assert set(result["reliability"]) == set(get_type_hints(hints["reliability"]))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import textwrap
+from itertools import pairwise
 from typing import Any
 
 import pytest
 
 from simulator import runner
 from simulator.errors import LaunchError, ModelEvaluationError, SnapshotError, UserCodeError
+from simulator.models import builtin_models
 from simulator.runner import run_simulation
 
 COMPUTE = "function computationTime(params) { return params.get('seconds'); }"
@@ -218,3 +220,60 @@ def test_an_invalid_snapshot_is_reported_with_field_paths() -> None:
     with pytest.raises(SnapshotError) as caught:
         run("pass", system, {"P": 1})
     assert "nodes[0].count" in caught.value.errors
+
+
+def test_power_over_time_steps_with_the_load_and_integrates_to_the_energy() -> None:
+    # as above: load 1 for 2 s (both processes), 0.5 for 2 s, on a 10 W idle / 30 W node
+    system = machine(attributes={"powerIdle": 10.0, "powerConsumptionLoad": 30.0})
+    result = run('sim.computation({"seconds": 4 - 2 * rank})', system, {"P": 2})
+    (series,) = result["power"]
+    assert (series["node"], series["instance"]) == ("cpu0", 0)
+    assert series["points"] == [[0.0, 30.0], [2.0, 20.0], [4.0, 10.0]]
+    points = series["points"]
+    energy = sum((t1 - t0) * w for (t0, w), (t1, _) in pairwise(points))
+    assert energy == pytest.approx(result["components"][0]["energy_j"])
+
+
+def test_a_component_that_draws_no_power_has_no_power_series() -> None:
+    result = run('sim.computation({"seconds": 1})', machine(), {"P": 1})
+    assert result["power"] == []
+    assert result["kernels"] == []
+    assert result["rooflines"] == []
+
+
+def test_each_gpu_kernel_has_its_bound_occupancy_and_roofline_point() -> None:
+    volkov = next(m for m in builtin_models() if m.name == "Volkov GPU")
+    gpu = {"SMs": 13, "SMCoreClock": 1253, "CUDACores": 128, "schedulers": 4, "warpSize": 32}
+    system = {
+        "name": "one GPU",
+        "hardware": {
+            "gpu": {
+                "type": "GPU",
+                "name": "GeForce GTX 970",
+                "attributes": {**gpu, "GMEMThroughput": 13.78, "maxWarpsPerSM": 64},
+            }
+        },
+        "models": {"v": {"language": "javascript", "source": volkov.source}},
+        "nodes": [
+            {"id": "gpu0", "name": "GPU", "hardware": "gpu", "model": "v", "labels": {"G": 1}}
+        ],
+        "edges": [],
+    }
+    app = """
+    for a in (1, 64):
+        sim.computation({"CUDACoreInstructions": 23 + 4 * a, "issuedInstructions": 23 + 4 * a,
+                         "GMEMBytesTransferred": 384, "latencyBound": 942 + 24 * a,
+                         "gridSize": 39063, "blockSize": 256, "occupancy": 64})
+    """
+    result = run(app, system, {"G": 1})
+    (roofline,) = result["rooflines"]
+    assert roofline["node"] == "gpu0" and roofline["peak_ops_per_s"] == 13 * 128 * 1253e6
+    memory_bound, compute_bound = result["kernels"]
+    assert (memory_bound["bound"], memory_bound["bound_class"]) == ("global_memory", "memory")
+    assert (compute_bound["bound"], compute_bound["bound_class"]) == ("cuda_cores", "compute")
+    assert memory_bound["occupancy"] == 64 and memory_bound["occupancy_fraction"] == 1.0
+    assert memory_bound["intensity"] == 32 * 27 / 384
+    assert compute_bound["intensity"] == 32 * 279 / 384
+    # Volkov's (4.4) is the roofline itself: a throughput-bound kernel (lambda_k = 1) is on it
+    assert memory_bound["roof_fraction"] == pytest.approx(1.0)
+    assert compute_bound["ops_per_s"] == pytest.approx(roofline["peak_ops_per_s"])

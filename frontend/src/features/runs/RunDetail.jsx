@@ -7,6 +7,7 @@ import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { Progress } from "../../components/Progress.jsx";
 import { Retrying } from "../../components/Retrying.jsx";
+import { RunAnalysis } from "../analysis/RunAnalysis.jsx";
 import { Results } from "./Results.jsx";
 import { RunFacts } from "./RunFacts.jsx";
 import { FINAL } from "./runs.js";
@@ -75,6 +76,7 @@ export function RunDetail({ id }) {
         <FrozenSource id={id} line={err.line} message={err.detail || err.message} />
       )}
       {result && <Results result={result} memoryCsvUrl={sim.memory_csv_url} />}
+      {result && <RunAnalysis result={result} />}
     </section>
   );
 }

@@ -1,0 +1,165 @@
+"""The roofline of a GPU and each kernel's point on it (Williams et al., in Volkov's terms).
+
+    peak_ops   = SMs * CUDA_cores * SM_clock          CUDA-core instructions per second
+    peak_bytes = GMem_bw * SMs * SM_clock              global-memory bytes per second (4.5)
+    roof(I)    = min(peak_ops, I * peak_bytes)         attainable at arithmetic intensity I
+    I          = warp_size * INS_cuda / GMem_bytes     instructions per byte of one warp
+    achieved   = W_L * warp_size * INS_cuda / T_k      with W_L as (4.2)
+
+Work is counted as Volkov's model counts it (MODELS.md 1): CUDA-core instructions per thread
+(`CUDACoreInstructions`) and global-memory bytes per warp (`GMEMBytesTransferred`), so an FMA
+is one operation, and the roof's two sides are the first and third terms of (4.4) summed over
+the GPU. GMem_bw is GMEMThroughput when the record has it (the figure the model uses, an
+achieved one as MERPSYS records it), else (4.5) from memoryClock, busWidth and dataRate.
+
+Pure Python, no NumPy: a simulation run computes these for its kernels (simulator.results).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+MHZ = 1e6
+
+# The kernel parameters of Volkov's models (000 Listing 5) a kernel's point needs.
+KERNEL_INPUTS = (
+    "CUDACoreInstructions",
+    "GMEMBytesTransferred",
+    "gridSize",
+    "N",
+    "blockSize",
+    "occupancy",
+)
+
+# What limits a kernel, by the bound name its model's computationDetail gives: the issue's four
+# classes (latency, issue, memory, launch) and compute for the arithmetic units' terms of (4.4).
+BOUND_CLASSES: dict[str, str] = {
+    "latency": "latency",
+    "launch": "launch",
+    "schedulers": "issue",
+    "issue": "issue",
+    "global_memory": "memory",
+    "l2": "memory",
+    "shared_memory": "memory",
+    "cuda_cores": "compute",
+    "fp64": "compute",
+    "sfu": "compute",
+    "extra": "memory",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Roof:
+    """A GPU's two roofs and the occupancy limit its kernels are measured against."""
+
+    peak_ops_per_s: float
+    peak_bytes_per_s: float
+    warp_size: float
+    max_warps_per_sm: float | None
+
+    @property
+    def ridge_intensity(self) -> float:
+        """Return the arithmetic intensity where the memory roof meets the compute roof."""
+        return self.peak_ops_per_s / self.peak_bytes_per_s
+
+    def attainable(self, intensity: float) -> float:
+        """Return the roof at `intensity` instructions per byte."""
+        return min(self.peak_ops_per_s, intensity * self.peak_bytes_per_s)
+
+
+def _number(values: Mapping[str, object], name: str) -> float | None:
+    value = values.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def gpu_roof(attributes: Mapping[str, object]) -> Roof | None:
+    """Return the GPU's roofline from its hardware attributes (Volkov's vocabulary), or None
+    when the record lacks SMs, SMCoreClock, CUDACores or a memory bandwidth."""
+    sms = _number(attributes, "SMs") or _number(attributes, "SMS")
+    clock = _number(attributes, "SMCoreClock")
+    cores = _number(attributes, "CUDACores")
+    if sms is None or clock is None or cores is None:
+        return None
+    cycles_per_s = sms * clock * MHZ
+    per_sm_cycle = _number(attributes, "GMEMThroughput")
+    if per_sm_cycle is not None:
+        bandwidth = per_sm_cycle * cycles_per_s
+    else:
+        memory_clock = _number(attributes, "memoryClock")
+        bus_width = _number(attributes, "busWidth")
+        data_rate = _number(attributes, "dataRate")
+        if memory_clock is None or bus_width is None or data_rate is None:
+            return None
+        bandwidth = memory_clock * MHZ * (bus_width / 8) * data_rate
+    return Roof(
+        peak_ops_per_s=cores * cycles_per_s,
+        peak_bytes_per_s=bandwidth,
+        warp_size=_number(attributes, "warpSize") or 32.0,
+        max_warps_per_sm=_number(attributes, "maxWarpsPerSM"),
+    )
+
+
+def kernel_inputs(params: Mapping[str, object]) -> dict[str, float] | None:
+    """Return the numbers of a computation's params a roofline point needs, or None when the
+    params are not a GPU kernel's (no CUDACoreInstructions, GMEMBytesTransferred, blockSize
+    and gridSize or N)."""
+    if "CUDACoreInstructions" not in params:  # the common case of a CPU computation: fast
+        return None
+    inputs = {name: value for name in KERNEL_INPUTS if (value := _number(params, name))}
+    if (
+        "GMEMBytesTransferred" not in inputs
+        or "CUDACoreInstructions" not in inputs
+        or "blockSize" not in inputs
+        or ("gridSize" not in inputs and "N" not in inputs)
+    ):
+        return None
+    return inputs
+
+
+@dataclass(frozen=True, slots=True)
+class KernelPoint:
+    """One kernel's work and where it sits under the roof."""
+
+    warps: float
+    ops: float
+    bytes: float
+    intensity: float  # instructions per byte
+    ops_per_s: float
+    bytes_per_s: float
+    roof_ops_per_s: float  # the roof at the kernel's intensity
+    roof_fraction: float  # achieved / roof
+
+
+def kernel_point(inputs: Mapping[str, float], duration_s: float, roof: Roof) -> KernelPoint | None:
+    """Return the kernel's point from `kernel_inputs` and its time, or None for a kernel that
+    took no time."""
+    if duration_s <= 0:
+        return None
+    block = inputs["blockSize"]
+    grid = inputs.get("gridSize") or math.ceil(inputs["N"] / block)
+    warps = grid * math.ceil(block / roof.warp_size)  # W_L (4.2)
+    ops = warps * roof.warp_size * inputs["CUDACoreInstructions"]
+    moved = warps * inputs["GMEMBytesTransferred"]
+    intensity = ops / moved
+    ops_per_s = ops / duration_s
+    attainable = roof.attainable(intensity)
+    return KernelPoint(
+        warps=warps,
+        ops=ops,
+        bytes=moved,
+        intensity=intensity,
+        ops_per_s=ops_per_s,
+        bytes_per_s=moved / duration_s,
+        roof_ops_per_s=attainable,
+        roof_fraction=ops_per_s / attainable,
+    )
+
+
+def bound_class(bound: object) -> str | None:
+    """Return latency, issue, memory, compute or launch for a model's bound name, else None."""
+    return BOUND_CLASSES.get(bound) if isinstance(bound, str) else None
