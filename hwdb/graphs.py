@@ -40,20 +40,24 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
     hardware_rows = (
         visible_components(user=owner)
         .filter(pk__in=graph_references(graph, "hardware"))
-        .values_list("pk", "shared", "type")
+        .values_list("pk", "shared", "type", "name")
     )
-    hardware_shared = {pk: is_shared for pk, is_shared, _ in hardware_rows}
-    hardware_types = {pk: kind for pk, _, kind in hardware_rows}
+    hardware_shared = {pk: is_shared for pk, is_shared, _, _ in hardware_rows}
+    hardware_types = {pk: kind for pk, _, kind, _ in hardware_rows}
+    # Messages name a visible record by its name; an invisible one only by the id given.
+    hardware_names = {pk: name for pk, _, _, name in hardware_rows}
     attributes: dict[int, dict[str, float]] = {pk: {} for pk in hardware_types}
     for component_id, key, value in Attribute.objects.filter(
         component_id__in=list(hardware_types)
     ).values_list("component_id", "key", "value"):
         attributes[component_id][key] = value
-    models_shared = dict(
+    model_rows = (
         visible_computational_models(user=owner)
         .filter(pk__in=graph_references(graph, "model"))
-        .values_list("pk", "shared")
+        .values_list("pk", "shared", "name")
     )
+    models_shared = {pk: is_shared for pk, is_shared, _ in model_rows}
+    model_names = {pk: name for pk, _, name in model_rows}
 
     def hardware_ok(ref: object) -> str | None:
         if not is_record_id(ref):
@@ -61,7 +65,7 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
         if ref not in hardware_shared:
             return MESSAGES["hardware_missing"].format(ref=ref)
         if shared and not hardware_shared[ref]:
-            return MESSAGES["shared_needs_shared_hardware"].format(ref=ref)
+            return MESSAGES["shared_needs_shared_hardware"].format(name=hardware_names[ref])
         return None
 
     def model_ok(ref: object) -> str | None:
@@ -70,7 +74,7 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
         if ref not in models_shared:
             return MESSAGES["model_missing"].format(ref=ref)
         if shared and not models_shared[ref]:
-            return MESSAGES["shared_needs_shared_model"].format(ref=ref)
+            return MESSAGES["shared_needs_shared_model"].format(name=model_names[ref])
         return None
 
     return validate_graph(

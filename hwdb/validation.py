@@ -39,11 +39,11 @@ MESSAGES = {
     "model_not_id": "Expected a computational model id (a whole number).",
     "model_missing": "Computational model {ref} does not exist or is not visible to you.",
     "shared_needs_shared_hardware": (
-        "A shared system model can reference only shared components; component {ref} is private."
+        "A shared system model can reference only shared components; component {name!r} is private."
     ),
     "shared_needs_shared_model": (
         "A shared system model can reference only shared computational models; "
-        "model {ref} is private."
+        "model {name!r} is private."
     ),
     "component_in_use": "Component is used by system models: {names}. Remove it from them first.",
     "model_in_use": "Computational model is used by system models: {names}. Remove it first.",

@@ -225,6 +225,7 @@ class GraphNode:
 
     index: int
     id: str
+    name: str  # what messages call the node (its name, else its id)
     kind: str | None
     count: int
     next: object
@@ -299,12 +300,12 @@ def _field_errors(
     if target is None:
         _add(errors, f"{path}.next", MEMORY_MESSAGES["next_unknown"].format(ref=node.next))
     elif target.kind == "GROUP":
-        _add(errors, f"{path}.next", MEMORY_MESSAGES["next_group"].format(ref=node.next))
+        _add(errors, f"{path}.next", MEMORY_MESSAGES["next_group"].format(ref=target.name))
     elif target.kind is not None and target.kind not in ("CACHE", "MEMORY"):
         _add(
             errors,
             f"{path}.next",
-            MEMORY_MESSAGES["next_kind"].format(ref=node.next, kind=target.kind),
+            MEMORY_MESSAGES["next_kind"].format(ref=target.name, kind=target.kind),
         )
     elif target.count > 0 and node.count > 0:
         n, m = node.count, target.count
@@ -312,13 +313,13 @@ def _field_errors(
             _add(
                 errors,
                 f"{path}.next",
-                MEMORY_MESSAGES["striped"].format(a=node.id, n=n, b=target.id, m=m),
+                MEMORY_MESSAGES["striped"].format(a=node.name, n=n, b=target.name, m=m),
             )
         elif (m >= n and m % n) or (m < n and n % m):
             _add(
                 errors,
                 f"{path}.next",
-                MEMORY_MESSAGES["instances"].format(a=node.id, n=n, b=target.id, m=m),
+                MEMORY_MESSAGES["instances"].format(a=node.name, n=n, b=target.name, m=m),
             )
     if node.via is not None:
         fabric = by_id.get(node.via) if isinstance(node.via, str) else None
@@ -328,7 +329,7 @@ def _field_errors(
             _add(
                 errors,
                 f"{path}.via",
-                MEMORY_MESSAGES["via_kind"].format(ref=node.via, kind=fabric.kind or "group"),
+                MEMORY_MESSAGES["via_kind"].format(ref=fabric.name, kind=fabric.kind or "group"),
             )
 
 
@@ -340,7 +341,7 @@ def _path_errors(start: GraphNode, by_id: Mapping[str, GraphNode], errors: Error
         if target is None or target.kind not in ("CACHE", "MEMORY"):
             return  # reported as a field error, or an unknown hardware kind
         if target in chain:
-            cycle = " -> ".join(node.id for node in [*chain[chain.index(target) :], target])
+            cycle = " -> ".join(node.name for node in [*chain[chain.index(target) :], target])
             _add(
                 errors, f"nodes[{current.index}].next", MEMORY_MESSAGES["cycle"].format(cycle=cycle)
             )
@@ -354,11 +355,11 @@ def _path_errors(start: GraphNode, by_id: Mapping[str, GraphNode], errors: Error
             for message in messages:
                 _add(errors, f"nodes[{current.index}].hardware", f"{name}: {message}")
     if current.kind != "MEMORY":
-        path_text = " -> ".join(node.id for node in chain)
+        path_text = " -> ".join(node.name for node in chain)
         _add(
             errors,
             f"nodes[{current.index}].next",
-            MEMORY_MESSAGES["dead_end"].format(path=path_text, ref=current.id),
+            MEMORY_MESSAGES["dead_end"].format(path=path_text, ref=current.name),
         )
         return
     directories = [node for node in chain if node.coherence == "mesi"]
@@ -367,9 +368,9 @@ def _path_errors(start: GraphNode, by_id: Mapping[str, GraphNode], errors: Error
             errors,
             f"nodes[{directories[1].index}].coherence",
             MEMORY_MESSAGES["two_directories"].format(
-                path=" -> ".join(node.id for node in chain),
-                a=directories[0].id,
-                b=directories[1].id,
+                path=" -> ".join(node.name for node in chain),
+                a=directories[0].name,
+                b=directories[1].name,
             ),
         )
     caches = [node for node in chain if node.kind == "CACHE" and node.line_size is not None]
@@ -379,7 +380,7 @@ def _path_errors(start: GraphNode, by_id: Mapping[str, GraphNode], errors: Error
                 errors,
                 f"nodes[{outer.index}].hardware",
                 MEMORY_MESSAGES["line_sizes"].format(
-                    a=inner.id, x=inner.line_size, b=outer.id, y=outer.line_size
+                    a=inner.name, x=inner.line_size, b=outer.name, y=outer.line_size
                 ),
             )
             return

@@ -68,7 +68,7 @@ def place_processes(snapshot: SystemSnapshot, labels: Mapping[str, object]) -> l
             )
         if value > capacities[label]:
             where = ", ".join(
-                f"{node.id} {node.labels[label]} x {node.count}"
+                f"{node.name or node.id} {node.labels[label]} x {node.count}"
                 for node in snapshot.nodes.values()
                 if label in node.labels
             )
@@ -97,7 +97,7 @@ def place_processes(snapshot: SystemSnapshot, labels: Mapping[str, object]) -> l
 class Routes:
     """Shortest paths of edges between nodes, computed on demand and cached."""
 
-    __slots__ = ("_cache", "_neighbours")
+    __slots__ = ("_cache", "_neighbours", "_titles")
 
     def __init__(self, snapshot: SystemSnapshot) -> None:
         neighbours: dict[str, list[str]] = {node_id: [] for node_id in snapshot.nodes}
@@ -105,6 +105,8 @@ class Routes:
             neighbours[a].append(b)
             neighbours[b].append(a)
         self._neighbours = neighbours
+        # Messages name nodes by their names; the ids stay in the paths.
+        self._titles = {node.id: node.name or node.id for node in snapshot.nodes.values()}
         self._cache: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def path(self, source: str, target: str) -> tuple[str, ...]:
@@ -129,7 +131,11 @@ class Routes:
                         frontier.append(there)
             if target not in previous:
                 raise LaunchError(
-                    "edges", LAUNCH_MESSAGES["no_route"].format(source=source, target=target)
+                    "edges",
+                    LAUNCH_MESSAGES["no_route"].format(
+                        source=self._titles.get(source, source),
+                        target=self._titles.get(target, target),
+                    ),
                 )
             hops: list[str] = []
             step: str | None = target

@@ -66,6 +66,7 @@ class NodeRuntime:
         "id",
         "is_network",
         "model_key",
+        "title",
         "usages",
     )
 
@@ -79,9 +80,11 @@ class NodeRuntime:
         is_network: bool,
         model_key: str | None,
         functions: ModelFunctions | None,
+        title: str | None = None,
     ) -> None:
         self.engine = engine
         self.id = node_id
+        self.title = title or node_id  # what messages call the node: its name
         self.is_network = is_network
         self.model_key = model_key
         self.functions = functions
@@ -103,7 +106,7 @@ class NodeRuntime:
     def _time(self, function: str, *args: object, params: Mapping[str, object]) -> float:
         if self.functions is None:
             raise ModelEvaluationError(
-                NODE_MESSAGES["no_model"].format(node=self.id), model="(none)", function=function
+                NODE_MESSAGES["no_model"].format(node=self.title), model="(none)", function=function
             )
         if not self.functions.has(function):
             raise ModelEvaluationError(

@@ -316,13 +316,14 @@ def run_simulation(
             shallow = functions_by_pair.get(pair)
             if shallow is None:
                 shallow = ShallowFunctions(
-                    model_key=node.model,
+                    # Messages name the model by its name (the snapshot's key is "model-10").
+                    model_key=system.models[node.model].title,
                     source=system.models[node.model].source,
                     attributes=hardware.attributes,
                 )
                 functions_by_pair[pair] = shallow
             functions = shallow
-        model_key = node.model
+        model_key = system.models[node.model].title if node.model is not None else None
         # The kernel modes are imported here: they need NumPy, which a plain run does not load.
         if node.kernel_mode == "detailed":
             from simulator.models.gpu_detailed import DetailedKernelFunctions
@@ -344,6 +345,7 @@ def run_simulation(
             is_network=hardware.type == "NETWORK",
             model_key=model_key,
             functions=functions,
+            title=node.name or node.id,
         )
         idle_w, active_w, failure_rate, power_missing = _node_power_and_failure(
             functions, hardware.attributes

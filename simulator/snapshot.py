@@ -42,7 +42,7 @@ MESSAGES = {
     "boolean": "Expected true or false.",
     "number": "Expected a finite number.",
     "node_id": "Node ids are letters, digits, '_', '.' or '-', not starting with '.' or '-'.",
-    "duplicate_id": "Duplicate node id {id!r}.",
+    "duplicate_id": "Node id {id!r} is already used by node {other!r}.",
     "too_many_nodes": f"A system holds at most {MAX_NODES} nodes.",
     "label_name": "Label {label!r} is not an identifier (letters, digits and '_', not starting with a digit).",
     "unknown_type": "Unknown component type {value!r}; expected one of "
@@ -92,6 +92,12 @@ class Model:
     key: str
     language: str
     source: str
+    name: str = ""  # what messages call it; the key when the snapshot gives no name
+
+    @property
+    def title(self) -> str:
+        """Return the name messages give the model: its name, else its key."""
+        return self.name or self.key
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +166,12 @@ class SystemSnapshot:
                 for key, hw in self.hardware.items()
             },
             "models": {
-                key: {"language": m.language, "source": m.source} for key, m in self.models.items()
+                key: {
+                    "language": m.language,
+                    "source": m.source,
+                    **({"name": m.name} if m.name else {}),
+                }
+                for key, m in self.models.items()
             },
             "nodes": nodes,
             "edges": [list(edge) for edge in self.edges],
@@ -196,12 +207,18 @@ def _check_kernel_mode(
     elif mode != "analytic" and hardware_type is not None:
         kind = hardware_type(node.get("hardware"))
         if kind is not None and kind != "GPU":
-            ref = node.get("name") or node.get("id")
+            ref = node_title(node)
             message = MESSAGES["kernel_mode_gpu"].format(mode=mode, ref=ref)
             _add(errors, f"{path}.kernelMode", message)
     workers = node.get("kernelWorkers", 1)
     if not _is_int(workers) or not 1 <= workers <= MAX_KERNEL_WORKERS:
         _add(errors, f"{path}.kernelWorkers", MESSAGES["kernel_workers"])
+
+
+def node_title(node: Mapping[str, Any]) -> str:
+    """Return what messages call a graph node: its name, else its id."""
+    name = node.get("name")
+    return name if isinstance(name, str) and name.strip() else str(node.get("id"))
 
 
 def _check_name(errors: Errors, path: str, value: object, *, required: bool) -> None:
@@ -252,7 +269,8 @@ def validate_graph(
         elif not isinstance(node_id, str) or not NODE_ID.match(node_id) or len(node_id) > 100:
             _add(errors, f"{path}.id", MESSAGES["node_id"])
         elif node_id in seen:
-            _add(errors, f"{path}.id", MESSAGES["duplicate_id"].format(id=node_id))
+            other = node_title(nodes[seen[node_id]])
+            _add(errors, f"{path}.id", MESSAGES["duplicate_id"].format(id=node_id, other=other))
         else:
             seen[node_id] = index
             memory_nodes.append((index, node))
@@ -303,12 +321,14 @@ def validate_graph(
         parent = node.get("parent")
         if parent is not None and isinstance(node_id, str) and seen.get(node_id) == index:
             parents[node_id] = parent
+    # Messages name a node by its name (node_title); its id stays in the field path.
+    titles = {node_id: node_title(nodes[index]) for node_id, index in seen.items()}
     for node_id, parent in parents.items():
         path = f"nodes[{seen[node_id]}].parent"
         if not isinstance(parent, str) or parent not in seen:
             _add(errors, path, MESSAGES["unknown_parent"].format(ref=parent))
         elif parent not in groups:
-            _add(errors, path, MESSAGES["parent_not_group"].format(ref=parent))
+            _add(errors, path, MESSAGES["parent_not_group"].format(ref=titles[parent]))
     reported: set[str] = set()
     for start in parents:
         chain = [start]
@@ -318,7 +338,7 @@ def validate_graph(
             current = parents[current]
         if current == start and start not in reported:
             reported.update(chain)
-            cycle = " -> ".join([*chain, start])
+            cycle = " -> ".join(titles[node_id] for node_id in [*chain, start])
             _add(
                 errors, f"nodes[{seen[start]}].parent", MESSAGES["parent_cycle"].format(cycle=cycle)
             )
@@ -338,7 +358,7 @@ def validate_graph(
                 _add(errors, f"{path}[{end}]", MESSAGES["unknown_node"].format(ref=ref))
                 ends_ok = False
             elif ref in groups:
-                _add(errors, f"{path}[{end}]", MESSAGES["edge_group"].format(ref=ref))
+                _add(errors, f"{path}[{end}]", MESSAGES["edge_group"].format(ref=titles[ref]))
                 ends_ok = False
         if not ends_ok:
             continue
@@ -346,7 +366,7 @@ def validate_graph(
         if a == b:
             _add(errors, path, MESSAGES["self_loop"])
         elif frozenset((a, b)) in pairs:
-            _add(errors, path, MESSAGES["duplicate_edge"].format(a=a, b=b))
+            _add(errors, path, MESSAGES["duplicate_edge"].format(a=titles[a], b=titles[b]))
         else:
             pairs.add(frozenset((a, b)))
     return errors
@@ -376,6 +396,7 @@ def _memory_errors(
             memory_spec.GraphNode(
                 index=index,
                 id=node["id"],
+                name=node_title(node),
                 kind=kind,
                 count=count if _is_int(count) and count >= 1 else 0,
                 next=node.get("next"),
@@ -444,7 +465,9 @@ def _validate_models(data: object, errors: Errors) -> dict[str, Model]:
         elif not isinstance(source, str):
             _add(errors, f"{path}.source", MESSAGES["required"])
         else:
-            result[str(key)] = Model(str(key), language, source)
+            name = record.get("name")
+            title = name if isinstance(name, str) else ""
+            result[str(key)] = Model(str(key), language, source, title)
     return result
 
 

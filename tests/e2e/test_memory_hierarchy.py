@@ -135,7 +135,8 @@ def test_a_cache_without_a_next_level_shows_the_error_beside_the_field(page: Any
     page.get_by_role("button", name="Save", exact=True).click()
     field = panel.locator("label.field.invalid").filter(has=page.get_by_label("Next memory level"))
     expect(field.locator(".field-error")).to_contain_text(
-        "ends at cache 'llc', which has no next level; end it at a MEMORY node."
+        "CPU cores -> CPU L1D -> CPU L2 -> Shared L3 ends at cache 'Shared L3', which has no next "
+        "level; end it at a MEMORY node."
     )
     expect(panel.get_by_label("Next memory level")).to_have_attribute("aria-invalid", "true")
     expect(page.locator(".hw-node.has-error").filter(has_text="Shared L3")).to_have_count(1)

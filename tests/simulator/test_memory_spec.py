@@ -146,3 +146,33 @@ def test_fabric_hops_follow_the_topology() -> None:
     assert fabric_hops("ring", 8, 0, 5) == 3  # the other way round is shorter
     assert fabric_hops("ring", 8, 1, 3) == 2
     assert fabric_hops("mesh", 9, 0, 8) == 4  # corner to corner of a 3 x 3 grid
+
+
+@pytest.mark.parametrize(
+    ("edit", "path", "message"),
+    [
+        (
+            lambda s: node(s, "cpu").update(next="chip"),
+            "cpu.next",
+            "'Heterogeneous processor' is a group; the next memory level is a CACHE or MEMORY node.",
+        ),
+        (
+            lambda s: node(s, "cpu_l2").update(via="dram"),
+            "cpu_l2.via",
+            "via names a FABRIC node; 'DRAM' is a MEMORY.",
+        ),
+        (
+            lambda s: node(s, "llc").update(next="cpu_l1"),
+            "llc.next",
+            "CPU L1D -> CPU L2 -> Shared L3 -> CPU L1D",
+        ),
+        (lambda s: node(s, "llc").pop("next"), "llc.next", "ends at cache 'Shared L3'"),
+    ],
+)
+def test_memory_path_messages_name_nodes_by_their_names(edit: Any, path: str, message: str) -> None:
+    snapshot = example()
+    edit(snapshot)
+    node_id, field = path.split(".")
+    messages = errors_of(snapshot)[f"nodes[{index(snapshot, node_id)}].{field}"]
+    assert any(message in m for m in messages), messages
+    assert not any(f"'{node_id}'" in m for m in messages), messages

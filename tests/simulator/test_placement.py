@@ -117,3 +117,16 @@ def test_it_reports_nodes_no_path_joins(cluster: Any) -> None:
     with pytest.raises(LaunchError) as caught:
         Routes(system).path("a", "b")
     assert str(caught.value) == "edges: no path of edges joins node 'a' to node 'b'"
+
+
+def test_it_names_the_nodes_no_path_joins_by_their_names(cluster: Any) -> None:
+    system = _system(
+        [
+            {"id": "cpu3", "name": "Head node", "hardware": "cpu", "labels": {"P": 1}},
+            {"id": "cpu4", "name": "Worker", "hardware": "cpu", "labels": {"P": 1}},
+        ],
+        [],
+    )
+    with pytest.raises(LaunchError) as caught:
+        Routes(system).path("cpu3", "cpu4")
+    assert str(caught.value) == "edges: no path of edges joins node 'Head node' to node 'Worker'"

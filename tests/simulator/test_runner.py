@@ -193,9 +193,30 @@ def test_computing_on_a_node_without_a_model_is_a_model_error() -> None:
     )
 
 
+def test_a_node_without_a_model_is_named_by_its_name() -> None:
+    system = machine()
+    del system["nodes"][0]["model"]
+    system["nodes"][0]["name"] = "Head node"
+    with pytest.raises(ModelEvaluationError) as caught:
+        run('sim.computation({"seconds": 1})', system, {"P": 1})
+    assert str(caught.value).endswith("node 'Head node' has no computational model")
+
+
 def test_a_negative_model_time_is_a_model_error() -> None:
     with pytest.raises(ModelEvaluationError, match="computationTime"):
         run('sim.computation({"seconds": -1})', machine(), {"P": 1})
+
+
+def test_a_model_error_names_the_model_by_its_name_not_its_snapshot_key() -> None:
+    system = machine()
+    system["models"] = {"model-10": {**system["models"]["m"], "name": "Volkov GPU"}}
+    system["nodes"][0]["model"] = "model-10"
+    with pytest.raises(ModelEvaluationError) as caught:
+        run('sim.computation({"seconds": -1})', system, {"P": 1})
+    assert caught.value.model == "Volkov GPU"
+    assert str(caught.value).startswith(
+        "computational model 'Volkov GPU', function computationTime(), line 1: returned -1"
+    )
 
 
 @pytest.mark.parametrize(

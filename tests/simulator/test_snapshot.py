@@ -81,7 +81,7 @@ def test_it_rejects_label_names_that_are_not_identifiers():
 def test_it_rejects_edges_to_unknown_nodes_and_groups():
     errors = errors_of(broken(edges=[["cpu0", "nowhere"], ["host", "cpu0"], ["gpu0", "gpu0"]]))
     assert errors["edges[0][1]"] == [MESSAGES["unknown_node"].format(ref="nowhere")]
-    assert errors["edges[1][0]"] == [MESSAGES["edge_group"].format(ref="host")]
+    assert errors["edges[1][0]"] == [MESSAGES["edge_group"].format(ref="Host")]
     assert errors["edges[2]"] == [MESSAGES["self_loop"]]
 
 
@@ -107,7 +107,36 @@ def test_it_rejects_a_parent_that_is_not_a_group():
 def test_it_rejects_duplicate_node_ids():
     data = copy.deepcopy(VALID)
     data["nodes"][2]["id"] = "cpu0"
-    assert errors_of(data)["nodes[2].id"] == [MESSAGES["duplicate_id"].format(id="cpu0")]
+    assert errors_of(data)["nodes[2].id"] == ["Node id 'cpu0' is already used by node 'cpu0'."]
+
+
+def test_its_messages_name_nodes_by_their_names_and_keep_ids_in_the_paths():
+    data = copy.deepcopy(VALID)
+    names = {"cpu0": "Xeon", "bus0": "PCIe bus", "gpu0": "Tesla"}
+    for node in data["nodes"]:
+        node["name"] = names.get(node["id"], node.get("name"))
+    data["nodes"][1]["parent"] = "gpu0"
+    data["edges"] = [["cpu0", "gpu0"], ["gpu0", "cpu0"], ["host", "cpu0"]]
+    errors = errors_of(data)
+    assert errors["nodes[1].parent"] == ["Parent 'Tesla' is not a group."]
+    assert errors["edges[1]"] == ["Duplicate edge between 'Tesla' and 'Xeon'."]
+    assert errors["edges[2][0]"] == ["Node 'Host' is a group; edges connect hardware nodes."]
+
+
+def test_a_duplicate_id_names_the_node_that_holds_it_first():
+    data = copy.deepcopy(VALID)
+    data["nodes"][1]["name"] = "Xeon"
+    data["nodes"][2]["id"] = "cpu0"
+    assert errors_of(data)["nodes[2].id"] == ["Node id 'cpu0' is already used by node 'Xeon'."]
+
+
+def test_a_group_nesting_cycle_is_told_by_the_groups_names():
+    data = copy.deepcopy(VALID)
+    data["nodes"][0]["parent"] = "rack"
+    data["nodes"].append({"id": "rack", "name": "Rack 7", "group": True, "parent": "host"})
+    assert errors_of(data)["nodes[0].parent"] == [
+        "Group nesting forms a cycle: Host -> Rack 7 -> Host."
+    ]
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, "fast", True])

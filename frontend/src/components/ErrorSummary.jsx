@@ -12,8 +12,9 @@ export function focusFirstError() {
 }
 
 // A new error moves the focus to the first invalid field (or to this box), so keyboard and
-// screen-reader users land on it.
-export function ErrorSummary({ error, shown = [] }) {
+// screen-reader users land on it. `names` (optional) turns a path into the words shown before
+// its messages (null: none); without it the path is shown as code.
+export function ErrorSummary({ error, shown = [], names }) {
   useEffect(() => {
     if (error) focusFirstError();
   }, [error]);
@@ -28,14 +29,19 @@ export function ErrorSummary({ error, shown = [] }) {
       <strong>{error.message}</strong>
       {rest.length > 0 && (
         <ul>
-          {rest.map(([path, messages]) => (
-            <li key={path}>
-              {path && path !== "non_field_errors" && path !== "detail" ? (
-                <code>{path}</code>
-              ) : null}{" "}
-              {messages.join(" ")}
-            </li>
-          ))}
+          {rest.map(([path, messages]) => {
+            const name = names ? names(path) : null;
+            return (
+              <li key={path}>
+                {names ? (
+                  name && <strong>{name}:</strong>
+                ) : path && path !== "non_field_errors" && path !== "detail" ? (
+                  <code>{path}</code>
+                ) : null}{" "}
+                {messages.join(" ")}
+              </li>
+            );
+          })}
         </ul>
       )}
     </div>

@@ -45,7 +45,10 @@ def test_a_shared_system_model_references_only_shared_records() -> None:
     with pytest.raises(ValidationError) as excinfo:
         system_model_create(owner=owner, name="S", graph=one_gpu_graph(gpu.pk), shared=True)
     assert errors_of(excinfo) == {
-        "graph.nodes[1].hardware": [MESSAGES["shared_needs_shared_hardware"].format(ref=gpu.pk)]
+        "graph.nodes[1].hardware": [
+            f"A shared system model can reference only shared components; component {gpu.name!r} "
+            "is private."
+        ]
     }
 
 

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from hwdb.selectors import component_matches
 from hwdb.snapshot_codec import with_hardware
-from simulator.snapshot import SystemSnapshot
+from simulator.snapshot import SystemSnapshot, node_title
 from webapp.studio import dispatch
 from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
 from webapp.studio.selectors import sweep_aggregate
@@ -46,7 +46,8 @@ def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOpt
     nodes = {n.get("id"): n for n in snapshot.get("nodes", []) if not n.get("group")}
     node_id = spec.get("node")
     if not isinstance(node_id, str) or node_id not in nodes:
-        known = ", ".join(str(n) for n in nodes) or "none"
+        # The node is given by id (the form's value), so the list pairs each name with its id.
+        known = ", ".join(f"{node_title(n)!r} (id {i!r})" for i, n in nodes.items()) or "none"
         raise field_error(
             "spec.hardware.node", MESSAGES["sweep_node"].format(node=node_id, known=known)
         )

@@ -29,6 +29,7 @@ import {
   sweepSeries,
   varyingAxes,
 } from "./sweeps.js";
+import { sweepFieldName, sweepFields } from "./sweepErrors.js";
 
 export function SweepList() {
   const { data, error } = useApiGet("/api/sweeps/?page_size=100");
@@ -112,7 +113,24 @@ export function SweepNew() {
   if (c.error) return <ErrorSummary error={c.error} />;
   if (!c.systems || !c.apps) return <Loading />;
   const errors = error?.fields || {};
-  const shownError = error || componentsError;
+  // The same errors under the form's paths ("labels.GPU"), shown beside the fields; the summary
+  // names the rest in words (sweepErrors.js).
+  const local = sweepFields(errors);
+  const beside = (path) =>
+    ["name", "system_model", "application", "queue", "labels", "hardware.node"].includes(path) ||
+    /^hardware\.components(\[\d+\])?$/.test(path) ||
+    Object.keys(labels).some((l) => path === `labels.${l}`) ||
+    (c.app?.variables || []).some((v) => path.startsWith(`variables.${v.name}`));
+  const shownError = error
+    ? {
+        ...error,
+        fields: Object.fromEntries(Object.entries(local).filter(([path]) => !beside(path))),
+      }
+    : componentsError;
+  const choiceNames = gpus.map((g) => components.find((x) => x.id === g)?.name);
+  const hardwareErrors = Object.keys(local).filter((p) =>
+    /^hardware\.components(\[\d+\])?$/.test(p),
+  );
   const hwNodes = (c.system?.graph?.nodes || []).filter((n) => !n.group);
   const nodeType = components.find(
     (x) => x.id === hwNodes.find((n) => n.id === hwNode)?.hardware,
@@ -147,17 +165,14 @@ export function SweepNew() {
       <header className="page-head">
         <h1 id="sweepnew-title">New sweep</h1>
       </header>
-      <ErrorSummary
-        error={shownError}
-        shown={Object.keys(values).map((v) => `spec.variables.${v}`)}
-      />
+      <ErrorSummary error={shownError} names={(path) => sweepFieldName(path, choiceNames)} />
       <form onSubmit={launch} aria-label="Define a sweep">
         <div className="form-grid">
-          <InlineField label="Name">
+          <InlineField label="Name" errors={local} path="name">
             <input aria-label="Sweep name" value={name} onChange={(e) => setName(e.target.value)} />
           </InlineField>
-          <ModelChoices choices={c} />
-          <InlineField label="Queue">
+          <ModelChoices choices={c} errors={local} />
+          <InlineField label="Queue" errors={local} path="queue">
             <select aria-label="Queue" value={queue} onChange={(e) => setQueue(e.target.value)}>
               {c.queues.length === 0 && <option value="">server default (loading queues…)</option>}
               {c.queues.map((q) => (
@@ -193,7 +208,7 @@ export function SweepNew() {
           </fieldset>
           <fieldset>
             <legend>Hardware to swap in (one line per choice)</legend>
-            <label className="field">
+            <label className={`field${local["hardware.node"] ? " invalid" : ""}`}>
               <span className="field-label">Node</span>
               <select
                 aria-label="Node to swap"
@@ -210,6 +225,7 @@ export function SweepNew() {
                   </option>
                 ))}
               </select>
+              <FieldErrors errors={local} path="hardware.node" />
             </label>
             {hwNode && (
               <div className="checklist" role="group" aria-label="Hardware choices">
@@ -234,17 +250,25 @@ export function SweepNew() {
                 ))}
               </div>
             )}
+            {hardwareErrors.map((p) => (
+              <FieldErrors
+                key={p}
+                errors={{ [p]: local[p].map((m) => `${sweepFieldName(p, choiceNames)}: ${m}`) }}
+                path={p}
+              />
+            ))}
             <h3>Label counts</h3>
             {Object.keys(labels).map((l) => (
-              <label key={l} className="field inline">
-                <span className="field-label">{l}</span>
+              <InlineField key={l} className="inline" label={l} errors={local} path={`labels.${l}`}>
                 <input
                   aria-label={`Processes with label ${l}`}
                   value={labels[l]}
+                  aria-invalid={Boolean(local[`labels.${l}`])}
                   onChange={(e) => setLabels({ ...labels, [l]: e.target.value })}
                 />
-              </label>
+              </InlineField>
             ))}
+            <FieldErrors errors={local} path="labels" />
           </fieldset>
         </div>
         <button type="submit" className="primary big">

@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { InlineField } from "../../components/InlineField.jsx";
 import { COHERENCE, NEXT_LEVEL_KINDS, PATH_SOURCES, TOPOLOGIES } from "./memoryPath.js";
+import { HardwarePicker } from "./HardwarePicker.jsx";
 
 export function NodeProperties({
   node,
@@ -77,19 +78,13 @@ export function NodeProperties({
       {!d.group && (
         <>
           <InlineField label="Hardware" error={err("hardware")}>
-            <select
-              aria-label="Node hardware"
-              value={d.hardware ?? ""}
-              disabled={readOnly}
-              onChange={(e) => update({ hardware: e.target.value ? Number(e.target.value) : null })}
-            >
-              <option value="">—</option>
-              {components.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.type} · {c.name}
-                </option>
-              ))}
-            </select>
+            <HardwarePicker
+              components={components}
+              value={d.hardware}
+              readOnly={readOnly}
+              invalid={Boolean(err("hardware"))}
+              onChange={(hardware) => update({ hardware })}
+            />
           </InlineField>
           <InlineField label="Count" error={err("count")}>
             <input

@@ -2,7 +2,7 @@
 // a palette of hardware from the database, and a properties panel (paper 000, Fig. 5.3). The
 // state lives in systemEditorReducer, the graph conversions in graph.js, the placement in
 // layout.js; this component wires the canvas's events to them.
-import { useCallback, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ReactFlow, ReactFlowProvider, Background, Controls, useReactFlow } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { download, get } from "../../lib/api.js";
@@ -21,7 +21,7 @@ import {
   toBody,
 } from "./editorState.js";
 import { decorate, errorsByNode } from "./graph.js";
-import { LEAF, groupAt, isDescendant, placeNew } from "./layout.js";
+import { GROUP_SIZE, LEAF, groupAt, isDescendant, placeNew } from "./layout.js";
 import { NodeProperties } from "./NodeProperties.jsx";
 import { NODE_TYPES } from "./nodes.jsx";
 
@@ -57,6 +57,15 @@ function SystemEditorInner({ id }) {
   const models = useMemo(() => modelList.data || [], [modelList.data]);
   const error = editor.error || componentList.error || modelList.error;
   const [paletteSearch, setPaletteSearch] = useState("");
+  // Set when a control that picks or drops the selection is used: the focus then moves to the
+  // first control of the properties panel instead of falling back to the page.
+  const [focusProperties, setFocusProperties] = useState(false);
+  const propertiesRef = useRef(null);
+  useEffect(() => {
+    if (!focusProperties) return;
+    propertiesRef.current?.querySelector("input:not([readonly]), select, input")?.focus();
+    setFocusProperties(false);
+  }, [focusProperties]);
 
   const nodes = system ? system.nodes : NO_GRAPH.nodes;
   const edges = system ? system.edges : NO_GRAPH.edges;
@@ -68,11 +77,18 @@ function SystemEditorInner({ id }) {
   const view = useMemo(() => {
     const componentName = new Map(components.map((c) => [c.id, c.name]));
     const componentType = new Map(components.map((c) => [c.id, c.type]));
+    const componentAttributes = new Map(
+      components.map((c) => [
+        c.id,
+        Object.fromEntries((c.attributes || []).map((a) => [a.key, a.value])),
+      ]),
+    );
     const modelName = new Map(models.map((m) => [m.id, m.name]));
     return decorate(nodes, edges, {
       selectedId,
       componentName,
       componentType,
+      componentAttributes,
       modelName,
       nodeErrors,
     });
@@ -96,8 +112,23 @@ function SystemEditorInner({ id }) {
   const setFields = (patch) => edit({ type: "fields", patch });
   const absolute = (nodeId) =>
     flow.getInternalNode(nodeId)?.internals?.positionAbsolute || { x: 0, y: 0 };
-  const addNode = (component, dropPoint) =>
-    edit({ type: "nodeAdded", component, ...placeNew(nodes, selectedId, dropPoint, absolute) });
+  const addNode = (component, dropPoint) => {
+    const size = component === "group" ? GROUP_SIZE : LEAF;
+    edit({
+      type: "nodeAdded",
+      component,
+      ...placeNew(nodes, selectedId, dropPoint, absolute, size),
+    });
+  };
+  const arrange = () => {
+    edit({ type: "arranged" });
+    // After React Flow has drawn the new positions, show the whole graph.
+    window.requestAnimationFrame(() => flow.fitView({ padding: 0.2, maxZoom: 1 }));
+  };
+  const pickNode = (nodeId) => {
+    select(nodeId);
+    setFocusProperties(true);
+  };
 
   const onDragOver = (event) => {
     event.preventDefault();
@@ -183,6 +214,15 @@ function SystemEditorInner({ id }) {
               Save
             </button>
           )}
+          {!readOnly && (
+            <button
+              onClick={arrange}
+              disabled={nodes.length === 0}
+              title="Arrange the nodes in layers along their edges, without overlaps"
+            >
+              Auto-layout
+            </button>
+          )}
           {!isNew && <button onClick={exportSnapshot}>Export snapshot JSON</button>}
           {!isNew && <button onClick={() => clone()}>Clone</button>}
           {!isNew && !readOnly && (
@@ -230,7 +270,10 @@ function SystemEditorInner({ id }) {
       {Object.keys(nodeErrors.nodes).length > 0 && (
         <p className="error-box" role="alert">
           The graph has errors on {Object.keys(nodeErrors.nodes).length} node(s):{" "}
-          {Object.keys(nodeErrors.nodes).join(", ")} (marked in red).
+          {Object.keys(nodeErrors.nodes)
+            .map((nodeId) => nodes.find((n) => n.id === nodeId)?.data.name || nodeId)
+            .join(", ")}{" "}
+          (marked in red).
         </p>
       )}
       <div className={`editor-body${readOnly ? " no-palette" : ""}`}>
@@ -304,14 +347,18 @@ function SystemEditorInner({ id }) {
             <Controls />
           </ReactFlow>
         </div>
-        <aside className="properties" aria-label="Properties">
+        <aside className="properties" aria-label="Properties" ref={propertiesRef}>
           <h2>Properties</h2>
           {!selected ? (
             <>
               <p className="hint">Select a node or group on the canvas.</p>
               <label>
                 <span className="field-label">Select node</span>
-                <select aria-label="Select node" value="" onChange={(e) => select(e.target.value)}>
+                <select
+                  aria-label="Select node"
+                  value=""
+                  onChange={(e) => pickNode(e.target.value)}
+                >
                   <option value="">—</option>
                   {nodes.map((n) => (
                     <option key={n.id} value={n.id}>
@@ -334,10 +381,13 @@ function SystemEditorInner({ id }) {
               update={updateSelected}
               setParent={setParent}
               connect={connect}
-              remove={removeSelected}
+              remove={() => {
+                removeSelected();
+                setFocusProperties(true);
+              }}
               edges={edges}
               removeEdge={(edgeId) => edit({ type: "edgeRemoved", id: edgeId })}
-              select={select}
+              select={pickNode}
             />
           )}
         </aside>

@@ -3,7 +3,7 @@
 // canvas is an action here; the component only turns events into actions.
 import { addEdge, applyEdgeChanges, applyNodeChanges } from "@xyflow/react";
 import { sortParentsFirst, stripUi, toFlow, toGraph, withoutMemoryRefs } from "./graph.js";
-import { childSlot, grow, isDescendant } from "./layout.js";
+import { GROUP_SIZE, childSlot, grow, isDescendant, layeredLayout } from "./layout.js";
 
 export const EMPTY_SYSTEM = {
   name: "",
@@ -84,7 +84,7 @@ function newNode(id, component, parent, position) {
     type: isGroup ? "group" : "hardware",
     position,
     parentId: parent || undefined,
-    style: isGroup ? { width: 520, height: 190 } : undefined,
+    style: isGroup ? { width: GROUP_SIZE.w, height: GROUP_SIZE.h } : undefined,
     data: isGroup
       ? { name: "Group", group: true, hardware: null, model: null, count: 1, labels: {} }
       : {
@@ -105,7 +105,7 @@ const mapSelected = (state, change) =>
 // {connection, id}; selected {id}; nodeAdded {component ("group" or a component), parent,
 // position}; nodeUpdated {patch} (the selected node's data); parentSet {parentId} (of the
 // selected node); nodeMoved {id, parentId, position}; selectedRemoved (with what it holds);
-// edgeRemoved {id}.
+// edgeRemoved {id}; arranged (layeredLayout of the whole canvas).
 export function systemEditorReducer(state, action) {
   switch (action.type) {
     case "fields":
@@ -181,6 +181,8 @@ export function systemEditorReducer(state, action) {
         selectedId: null,
       };
     }
+    case "arranged":
+      return { ...state, nodes: layeredLayout(state.nodes, state.edges) };
     case "edgeRemoved":
       return { ...state, edges: state.edges.filter((e) => e.id !== action.id) };
     default:

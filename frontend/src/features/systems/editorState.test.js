@@ -172,3 +172,30 @@ describe("freshId", () => {
     expect(freshId("", [], 1).id).toBe("node1");
   });
 });
+
+describe("arranging the canvas", () => {
+  it("lays the nodes out in layers and keeps the graph", () => {
+    const record = {
+      name: "s",
+      shared: false,
+      can_edit: true,
+      graph: {
+        nodes: ["a", "b", "c"].map((id) => ({
+          id,
+          name: id,
+          hardware: 1,
+          ui: { x: 40, y: 40 },
+        })),
+        edges: [
+          ["a", "b"],
+          ["b", "c"],
+        ],
+      },
+    };
+    const state = editorState(record);
+    const after = reduce(state, { type: "arranged" });
+    const xs = after.nodes.map((n) => n.position.x);
+    expect(new Set(xs).size).toBe(3);
+    expect(fingerprint(after)).toBe(fingerprint(state));
+  });
+});

@@ -2,8 +2,36 @@
 // count, labels, parent, group, ui, memory-path fields} and edges [[a, b]], and React Flow's
 // nodes and edges on the canvas; the canvas's decorations (names, errors, memory paths).
 // Pure functions; no React.
+import { fmtTime } from "../../lib/format.js";
 import { autoLayout } from "./layout.js";
 import { MEMORY_EDGE_COLOR } from "./memoryPath.js";
+
+// The attributes a link's latency is read from, first found wins: a latency, else the startup
+// time of a transfer (PCIe records: host to device, then device to host).
+const LATENCY_KEYS = ["latency", "startupHTD", "startupDth", "startup"];
+
+// Bytes per second in decimal units, as link data sheets give them: 1.58e10 -> "15.8 GB/s".
+export function fmtBandwidth(bytesPerSecond) {
+  const units = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"];
+  let value = bytesPerSecond;
+  let unit = 0;
+  while (Math.abs(value) >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${Number(value.toPrecision(3))} ${units[unit]}`;
+}
+
+// The label of an edge through a link component: its bandwidth and latency from the record's
+// attributes ({key: value}), e.g. "15.8 GB/s · 3.969 µs"; null when it has neither.
+export function linkLabel(attributes) {
+  if (!attributes) return null;
+  const parts = [];
+  if (Number.isFinite(attributes.bandwidth)) parts.push(fmtBandwidth(attributes.bandwidth));
+  const latencyKey = LATENCY_KEYS.find((key) => Number.isFinite(attributes[key]));
+  if (latencyKey) parts.push(fmtTime(attributes[latencyKey]));
+  return parts.length ? parts.join(" · ") : null;
+}
 
 // Return React Flow nodes (parents before children) and edges for a graph; nodes without a
 // stored position are laid out (autoLayout).
@@ -161,12 +189,26 @@ export function withoutMemoryRefs(nodes, removed) {
 }
 
 // The canvas's view of the nodes and edges: selection, hardware and model names, the API's
-// errors of the last save (errorsByNode) on nodes and edges, and the memory-path arrows.
+// errors of the last save (errorsByNode) on nodes and edges, the links' bandwidth and latency
+// on the edges that meet them (componentAttributes: component id -> {key: value}), and the
+// memory-path arrows.
 export function decorate(
   nodes,
   edges,
-  { selectedId, componentName, componentType, modelName, nodeErrors },
+  { selectedId, componentName, componentType, componentAttributes, modelName, nodeErrors },
 ) {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  // An edge that meets a link (a NETWORK node) shows the link's bandwidth and latency.
+  const linkOf = (e) =>
+    [e.source, e.target]
+      .map((id) => byId.get(id)?.data.hardware)
+      .find((hardware) => componentType.get(hardware) === "NETWORK");
+  const labelled = (e) => {
+    const label = linkLabel(componentAttributes?.get(linkOf(e)));
+    return label
+      ? { ...e, label, className: "link-edge", ariaLabel: `Edge ${label}`, labelBgPadding: [4, 2] }
+      : e;
+  };
   const viewNodes = nodes.map((n) => ({
     ...n,
     selected: n.id === selectedId,
@@ -182,7 +224,7 @@ export function decorate(
     ...edges.map((e, i) =>
       nodeErrors.edges[i]
         ? { ...e, style: { stroke: "#c92a2a", strokeWidth: 3 }, label: "invalid" }
-        : e,
+        : labelled(e),
     ),
     ...memoryPathEdges(nodes),
   ];

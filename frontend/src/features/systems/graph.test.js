@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  fmtBandwidth,
+  linkLabel,
   decorate,
   errorsByNode,
   memoryPathEdges,
@@ -196,5 +198,50 @@ describe("decorate", () => {
     });
     expect(view.edges[0].label).toBe("invalid");
     expect(view.edges).toHaveLength(3);
+  });
+});
+
+describe("edge labels of links", () => {
+  it("give a link's bandwidth and latency, from its latency or its startup time", () => {
+    expect(linkLabel({ bandwidth: 15.8e9, startupHTD: 3.9687e-6, lambdaHTD: 0.689 })).toBe(
+      "15.8 GB/s · 3.969 µs",
+    );
+    expect(linkLabel({ bandwidth: 1.25e9, latency: 2e-5 })).toBe("1.25 GB/s · 20.000 µs");
+    expect(linkLabel({ bandwidth: 4.5e11 })).toBe("450 GB/s");
+    expect(linkLabel({ lambdaHTD: 1 })).toBeNull();
+    expect(fmtBandwidth(950)).toBe("950 B/s");
+  });
+
+  it("label the edges that meet a NETWORK node and leave the others bare", () => {
+    const graph = {
+      nodes: [
+        { id: "cpu", name: "CPU", hardware: 1 },
+        { id: "pcie", name: "PCIe", hardware: 2 },
+        { id: "gpu", name: "GPU", hardware: 3 },
+      ],
+      edges: [
+        ["cpu", "pcie"],
+        ["pcie", "gpu"],
+        ["cpu", "gpu"],
+      ],
+    };
+    const { nodes, edges } = toFlow(graph);
+    const view = decorate(nodes, edges, {
+      selectedId: null,
+      componentName: new Map(),
+      componentType: new Map([
+        [1, "CPU"],
+        [2, "NETWORK"],
+        [3, "GPU"],
+      ]),
+      componentAttributes: new Map([[2, { bandwidth: 15.8e9, startupHTD: 3.9687e-6 }]]),
+      modelName: new Map(),
+      nodeErrors: { nodes: {}, edges: {} },
+    });
+    expect(view.edges.map((e) => e.label)).toEqual([
+      "15.8 GB/s · 3.969 µs",
+      "15.8 GB/s · 3.969 µs",
+      undefined,
+    ]);
   });
 });

@@ -4,6 +4,8 @@
 // ({id, position, parentId, style, measured, data}) or of graph nodes; no React.
 
 export const LEAF = { w: 190, h: 78 };
+// A new group's size.
+export const GROUP_SIZE = { w: 520, h: 190 };
 export const PAD = 24;
 export const HEADER = 34;
 // The gap between a new child and the sibling to its left.
@@ -137,6 +139,135 @@ export function depthOf(nodes, id) {
 }
 
 const widthOf = (n) => n.style?.width ?? n.measured?.width ?? LEAF.w;
+const heightOf = (n) => n.style?.height ?? n.measured?.height ?? LEAF.h;
+
+// The room kept between boxes by the placement of new nodes and by layeredLayout.
+export const GAP = { x: 60, y: 40 };
+
+// A node's box {x, y, w, h} in its parent's coordinates.
+export const boxOf = (n) => ({ x: n.position.x, y: n.position.y, w: widthOf(n), h: heightOf(n) });
+
+// Return true when the boxes a and b, each grown by `margin` on every side, overlap.
+export function overlaps(a, b, margin = 0) {
+  return (
+    a.x - margin < b.x + b.w + margin &&
+    b.x - margin < a.x + a.w + margin &&
+    a.y - margin < b.y + b.h + margin &&
+    b.y - margin < a.y + a.h + margin
+  );
+}
+
+// The first free cell, row by row on a grid of `columns` cells of the new node's size plus the
+// gaps, at the top level of the canvas: a new node covers no node already there.
+export function freeSpot(nodes, size = LEAF, columns = 4) {
+  const taken = nodes.filter((n) => !n.parentId).map(boxOf);
+  const step = { x: Math.max(size.w, LEAF.w) + GAP.x, y: Math.max(size.h, LEAF.h) + GAP.y };
+  for (let cell = 0; ; cell += 1) {
+    const at = { x: 40 + (cell % columns) * step.x, y: 40 + Math.floor(cell / columns) * step.y };
+    if (!taken.some((box) => overlaps({ ...at, ...size }, box, GAP.y / 4))) return at;
+  }
+}
+
+// Layers of the nodes `ids` joined by `links` ([a, b] pairs among them, either way round: the
+// edges of a system have no direction): each connected part is walked breadth first from its
+// first node in `ids` (the canvas's order, the order nodes were added), so a chain CPU - PCIe -
+// GPU takes three layers from the CPU. Return Map id -> layer; unlinked nodes get -1.
+export function layers(ids, links) {
+  const next = new Map(ids.map((id) => [id, []]));
+  links.forEach(([a, b]) => {
+    if (a === b || !next.has(a) || !next.has(b)) return;
+    next.get(a).push(b);
+    next.get(b).push(a);
+  });
+  const layer = new Map();
+  ids.forEach((root) => {
+    if (layer.has(root)) return;
+    if (!next.get(root).length) {
+      layer.set(root, -1);
+      return;
+    }
+    layer.set(root, 0);
+    const queue = [root];
+    while (queue.length) {
+      const id = queue.shift();
+      next.get(id).forEach((other) => {
+        if (layer.has(other)) return;
+        layer.set(other, layer.get(id) + 1);
+        queue.push(other);
+      });
+    }
+  });
+  return layer;
+}
+
+// The automatic layout of the whole canvas (React Flow nodes, edges {source, target}): inside
+// every group and at the top level, the nodes linked by edges (or memory paths) run in layers
+// from left to right, one column per layer, stacked without overlaps; unlinked nodes go in a
+// row below; each group is sized to hold what it holds. Groups are arranged from the innermost
+// out, so a group's size is known before its parent is arranged. Return the new nodes.
+export function layeredLayout(nodes, edges) {
+  const byId = new Map(nodes.map((n) => [n.id, { ...n, position: { ...n.position } }]));
+  // The child of `container` ("" for the top level) that holds `id`, at any depth.
+  const childOf = (id, container) => {
+    let current = byId.get(id);
+    let guard = 0;
+    while (current && (current.parentId || "") !== container && guard < 100) {
+      current = byId.get(current.parentId);
+      guard += 1;
+    }
+    return current && (current.parentId || "") === container ? current.id : null;
+  };
+  const links = [
+    ...edges.map((e) => [e.source, e.target]),
+    ...nodes.filter((n) => n.data?.next).map((n) => [n.id, n.data.next]),
+  ];
+  const containers = ["", ...nodes.filter((n) => n.data?.group).map((n) => n.id)];
+  containers.sort((a, b) => depthOf(nodes, b) - depthOf(nodes, a) || (a === "") - (b === ""));
+  containers.forEach((container) => {
+    const kids = nodes.filter((n) => (n.parentId || "") === container).map((n) => n.id);
+    if (!kids.length) return;
+    const projected = links
+      .map(([a, b]) => [childOf(a, container), childOf(b, container)])
+      .filter(([a, b]) => a && b && a !== b);
+    const layer = layers(kids, projected);
+    const origin = container ? { x: PAD, y: HEADER + 10 } : { x: 40, y: 40 };
+    const columns = Math.max(-1, ...layer.values()) + 1;
+    const sizeOf = (id) => ({ w: widthOf(byId.get(id)), h: heightOf(byId.get(id)) });
+    let x = origin.x;
+    let bottom = origin.y;
+    for (let c = 0; c < columns; c += 1) {
+      const column = kids.filter((id) => layer.get(id) === c);
+      let y = origin.y;
+      column.forEach((id) => {
+        byId.get(id).position = { x, y };
+        y += sizeOf(id).h + GAP.y;
+      });
+      bottom = Math.max(bottom, y);
+      x += Math.max(...column.map((id) => sizeOf(id).w)) + GAP.x;
+    }
+    let rowX = origin.x;
+    kids
+      .filter((id) => layer.get(id) === -1)
+      .forEach((id) => {
+        byId.get(id).position = { x: rowX, y: bottom };
+        rowX += sizeOf(id).w + GAP.x;
+      });
+    if (container) {
+      const group = byId.get(container);
+      let w = 0;
+      let h = 0;
+      kids.forEach((id) => {
+        const { x: kx, y: ky } = byId.get(id).position;
+        w = Math.max(w, kx + sizeOf(id).w);
+        h = Math.max(h, ky + sizeOf(id).h);
+      });
+      group.style = { ...group.style, width: Math.max(260, w + PAD), height: h + PAD };
+      // The measured size is stale until React Flow measures the group again.
+      delete group.measured;
+    }
+  });
+  return nodes.map((n) => byId.get(n.id));
+}
 
 // Return the nodes with the group `groupId` (and its ancestors) made big enough for their children.
 export function grow(nodes, groupId) {
@@ -186,9 +317,9 @@ export function groupAt(nodes, point, absolute, excludeId) {
 }
 
 // Where a new node goes: dropped at a point (into the group there, if any), else into the
-// selected group or the selected node's group, else at the top level, a step down and right of
-// the last one added.
-export function placeNew(nodes, selectedId, dropPoint, absolute) {
+// selected group or the selected node's group, else at the top level in the first free cell
+// (freeSpot) for a node of `size`.
+export function placeNew(nodes, selectedId, dropPoint, absolute, size = LEAF) {
   if (dropPoint) {
     const g = groupAt(nodes, dropPoint, absolute);
     if (!g) return { parent: null, position: dropPoint };
@@ -198,5 +329,5 @@ export function placeNew(nodes, selectedId, dropPoint, absolute) {
   const selected = nodes.find((n) => n.id === selectedId);
   const parent = selected ? (selected.data.group ? selected.id : selected.parentId || null) : null;
   if (parent) return { parent, position: childSlot(nodes, parent) };
-  return { parent: null, position: { x: 40 + nodes.length * 20, y: 40 + nodes.length * 20 } };
+  return { parent: null, position: freeSpot(nodes, size) };
 }

@@ -58,7 +58,7 @@ def test_nothing_is_queued_before_the_transaction_commits(
             {"labels": {"CPU": 3}},
             "labels.CPU",
             "asked for 3 processes of label 'CPU' but its capacity is 2 "
-            "(multiplicity x count over the nodes carrying it: cpu0 2 x 1)",
+            "(multiplicity x count over the nodes carrying it: CPU 2 x 1)",
         ),
         (
             {"labels": {"GPU": 1}},

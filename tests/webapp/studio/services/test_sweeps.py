@@ -87,7 +87,9 @@ def test_it_names_the_bad_field_of_a_sweep(user: Any) -> None:
             user=user, name="s", spec=sweep_spec(hardware={"node": "gpu9", "components": [1]})
         )
     assert error.value.message_dict == {
-        "spec.hardware.node": [MESSAGES["sweep_node"].format(node="gpu9", known="cpu0")]
+        "spec.hardware.node": [
+            MESSAGES["sweep_node"].format(node="gpu9", known="'CPU' (id 'cpu0')")
+        ]
     }
 
 
