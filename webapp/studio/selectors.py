@@ -17,6 +17,7 @@ from django.db.models import Count, Q, QuerySet
 
 from hwdb.selectors import record_get, visible_records
 from webapp.celery import app
+from webapp.studio.limits import queue_limits
 from webapp.studio.models import (
     FINAL_STATUSES,
     ApplicationModel,
@@ -144,7 +145,8 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
 
 
 def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:
-    """Return the configured queues, each with the workers serving it now.
+    """Return the configured queues, each with the workers serving it now and its limits
+    (`limits`: {"time_limit_s", "cpu_limit_s"} each {"default", "max"} in seconds).
 
     Workers are found with Celery's inspection API (`active_queues`); a broker that cannot be
     reached or no worker answering gives empty worker lists, never an error.
@@ -159,7 +161,12 @@ def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:
         for queue in queues or []:
             serving.setdefault(queue.get("name", ""), []).append(worker)
     return [
-        {"name": name, "description": description, "workers": sorted(serving.get(name, []))}
+        {
+            "name": name,
+            "description": description,
+            "workers": sorted(serving.get(name, [])),
+            "limits": queue_limits(name),
+        }
         for name, description in settings.PARASIM_QUEUES.items()
     ]
 
@@ -178,6 +185,16 @@ def active_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:
     """Return how many of the owner's runs are queued or running, leaving out `excluding`."""
     queryset = Simulation.objects.filter(
         owner_id=owner_id, status__in=(SimulationStatus.QUEUED, SimulationStatus.RUNNING)
+    )
+    excluded = list(excluding)
+    return (queryset.exclude(pk__in=excluded) if excluded else queryset).count()
+
+
+def in_flight_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:
+    """Return how many of the owner's runs are running or queued and not held back (sent to
+    the broker, or to be sent), leaving out `excluding`."""
+    queryset = Simulation.objects.filter(owner_id=owner_id).filter(
+        Q(status=SimulationStatus.RUNNING) | Q(status=SimulationStatus.QUEUED, held=False)
     )
     excluded = list(excluding)
     return (queryset.exclude(pk__in=excluded) if excluded else queryset).count()

@@ -8,6 +8,7 @@ import { Loading } from "../../components/Loading.jsx";
 import { Progress } from "../../components/Progress.jsx";
 import { Retrying } from "../../components/Retrying.jsx";
 import { Results } from "./Results.jsx";
+import { RunLimits } from "./RunLimits.jsx";
 import { FINAL } from "./runs.js";
 import { useSimulation } from "./useSimulation.js";
 
@@ -60,6 +61,7 @@ export function RunDetail({ id }) {
       </p>
       <Retrying error={retrying} />
       {!FINAL.includes(sim.status) && <Progress value={sim.progress} label="Simulation progress" />}
+      <RunLimits sim={sim} />
       {failed && (
         <div className="error-box" role="alert">
           <strong>
