@@ -16,7 +16,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -93,23 +94,35 @@ def require_browser() -> None:
     pytest.skip(BROWSER_MISSING)
 
 
+def manage(data_dir: Path, *command: str, extra_env: Mapping[str, str] | None = None) -> str:
+    """Run `manage.py COMMAND` on the server's data in `data_dir`; return its output."""
+    env = {**server_environment(data_dir), **(extra_env or {})}
+    done = subprocess.run(
+        [sys.executable, "manage.py", *command],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
 # The environment each live server runs with, by its base URL (`live_studio_env`).
 LIVE_ENVIRONMENTS: dict[str, dict[str, str]] = {}
 
 
-@pytest.fixture(scope="session")
-def live_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Return the base URL of a running server with one real Celery worker beside it."""
+@contextmanager
+def running_studio(data_dir: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Yield the base URL of a server with one real Celery worker (one run at a time) beside
+    it, on a fresh embedded default in `data_dir`; `extra_env` adds settings to both."""
     require_browser()
     if not (ROOT / "frontend" / "dist" / ".vite" / "manifest.json").exists():
         pytest.fail(NOT_BUILT)
-    data_dir = tmp_path_factory.mktemp("studio-data")
-    env = server_environment(data_dir)
+    env = {**server_environment(data_dir), **(extra_env or {})}
     python = sys.executable
     for command in (["migrate", "--noinput", "-v", "0"], ["seed_hardware"], ["ensure_demo_user"]):
-        subprocess.run(
-            [python, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True
-        )
+        manage(data_dir, *command, extra_env=extra_env)
     port = free_port()
     logs = {name: (data_dir / f"{name}.log").open("wb") for name in ("web", "worker")}
     web = subprocess.Popen(
@@ -154,6 +167,13 @@ def live_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def live_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Return the base URL of a running server with one real Celery worker beside it."""
+    with running_studio(tmp_path_factory.mktemp("studio-data")) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
 def live_studio_env(live_studio: str) -> dict[str, str]:
     """Return the environment the live server runs with (its data folder and settings), for
     a test that writes records straight into its database (`manage.py shell`)."""
@@ -182,19 +202,26 @@ def browser() -> Iterator[Any]:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
-@pytest.fixture
-def page(browser: Any, live_studio: str) -> Iterator[Any]:
-    """Return a 1280x800 page signed in as the demo user, on the hardware list."""
-    context = browser.new_context(viewport=VIEWPORT, base_url=live_studio, accept_downloads=True)
+def signed_in_page(browser: Any, base_url: str, username: str, password: str) -> Any:
+    """Return a 1280x800 page of a new browser context signed in as `username`, on the
+    hardware list (close it with `page.context.close()`)."""
+    context = browser.new_context(viewport=VIEWPORT, base_url=base_url, accept_downloads=True)
     context.set_default_timeout(15_000)
     page = context.new_page()
     page.goto("/accounts/login/")
-    page.get_by_label("Username").fill(DEMO_USER[0])
-    page.get_by_label("Password").fill(DEMO_USER[1])
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("heading", name="Hardware database").wait_for()
+    return page
+
+
+@pytest.fixture
+def page(browser: Any, live_studio: str) -> Iterator[Any]:
+    """Return a 1280x800 page signed in as the demo user, on the hardware list."""
+    page = signed_in_page(browser, live_studio, *DEMO_USER)
     yield page
-    context.close()
+    page.context.close()
 
 
 def screenshot(page: Any, name: str) -> Path:

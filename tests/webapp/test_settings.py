@@ -117,3 +117,54 @@ def test_production_keeps_database_connections_open_between_requests(
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [expected, True]
+
+
+# --- each queue's run limits (PARASIM_QUEUE_LIMITS) ----------------------------------------
+
+BUILTIN_LIMITS = {"default": {"time_limit_s": [30, 120], "cpu_limit_s": [60, 240]}}
+
+
+def queue_limits(
+    text: str, queues: tuple[str, ...] = ("default", "extra")
+) -> dict[str, dict[str, list[int]]]:
+    from webapp.settings.base import queue_limits_from_env
+
+    return queue_limits_from_env(
+        text,
+        builtin=BUILTIN_LIMITS,
+        fallback={"time_limit_s": [5, 10], "cpu_limit_s": [10, 20]},
+        queues=list(queues),
+        max_run_s=600,
+    )
+
+
+def test_queue_limits_override_the_built_in_ones_field_by_field() -> None:
+    assert queue_limits('{"default": {"time_limit_s": [3, 8]}}') == {
+        "default": {"time_limit_s": [3, 8], "cpu_limit_s": [60, 240]},
+        "extra": {"time_limit_s": [5, 10], "cpu_limit_s": [10, 20]},
+    }
+    assert queue_limits("")["default"] == BUILTIN_LIMITS["default"]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("{", "is not JSON"),
+        ("[1]", "expected an object of queues"),
+        ('{"default": 3}', "default: expected an object"),
+        (
+            '{"default": {"time_limit_s": [10, 5]}}',
+            "default.time_limit_s: expected [default, maximum]",
+        ),
+        ('{"default": {"time_limit_s": [0, 5]}}', "default.time_limit_s"),
+        ('{"extra": {"cpu_limit_s": [1.5, 5]}}', "extra.cpu_limit_s"),
+        ('{"default": {"time_limit_s": [10, 601]}}', "above PARASIM_MAX_RUN_SECONDS (600 s)"),
+        ('{"default": {"memory_s": [1, 2]}}', "default.memory_s: unknown"),
+    ],
+)
+def test_a_bad_queue_limit_setting_is_refused_naming_the_entry(text: str, names: str) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured) as error:
+        queue_limits(text)
+    assert names in str(error.value)

@@ -7,10 +7,12 @@ ALLOWED_HOSTS (comma-separated), PARASIM_DATA_DIR (default: ./data).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = Path(os.environ.get("PARASIM_DATA_DIR", BASE_DIR / "data")).resolve()
@@ -27,6 +29,51 @@ def env_bool(name: str, default: bool) -> bool:
 def env_list(name: str, default: str) -> list[str]:
     """Return a comma-separated environment variable as a list of non-empty items."""
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def queue_limits_from_env(
+    text: str,
+    *,
+    builtin: dict[str, dict[str, list[int]]],
+    fallback: dict[str, list[int]],
+    queues: list[str],
+    max_run_s: int,
+) -> dict[str, dict[str, list[int]]]:
+    """Return every queue's limits {field: [default, maximum]}: `builtin`'s entry (or
+    `fallback`) with the fields that the JSON `text` gives for the queue replacing its own.
+
+    Raise ImproperlyConfigured naming the entry that is not 1 <= default <= maximum, or a
+    wall-clock maximum above `max_run_s` (PARASIM_MAX_RUN_SECONDS)."""
+    try:
+        given = json.loads(text) if text.strip() else {}
+    except ValueError as error:
+        raise ImproperlyConfigured(f"PARASIM_QUEUE_LIMITS is not JSON: {error}") from error
+    if not isinstance(given, dict):
+        raise ImproperlyConfigured("PARASIM_QUEUE_LIMITS: expected an object of queues.")
+    limits: dict[str, dict[str, list[int]]] = {}
+    for queue in queues:
+        override = given.get(queue) or {}
+        if not isinstance(override, dict):
+            raise ImproperlyConfigured(f"PARASIM_QUEUE_LIMITS {queue}: expected an object.")
+        entry = {**builtin.get(queue, fallback), **override}
+        for field, pair in entry.items():
+            where = f"PARASIM_QUEUE_LIMITS {queue}.{field}"
+            if field not in fallback:
+                raise ImproperlyConfigured(f"{where}: unknown; known: {', '.join(fallback)}.")
+            ok = isinstance(pair, list) and len(pair) == 2
+            ok = ok and all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
+            if not ok or not 1 <= pair[0] <= pair[1]:
+                raise ImproperlyConfigured(
+                    f"{where}: expected [default, maximum], whole "
+                    f"seconds with 1 <= default <= maximum; got {pair!r}."
+                )
+            if field == "time_limit_s" and pair[1] > max_run_s:
+                raise ImproperlyConfigured(
+                    f"{where}: the maximum {pair[1]} s is above "
+                    f"PARASIM_MAX_RUN_SECONDS ({max_run_s} s)."
+                )
+        limits[queue] = entry
+    return limits
 
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
@@ -169,14 +216,35 @@ CELERY_TASK_IGNORE_RESULT = True
 # sections 2.2 and 5.4). PARASIM_QUEUES="default,gajgerqueue" gives the names; a worker serves
 # some or all of them with `celery -A webapp worker -Q ...`.
 QUEUE_DESCRIPTIONS = {
-    "default": "General simulation queue.",
+    "default": "General simulation queue, for interactive runs of seconds.",
+    "batch": "Longer runs: higher wall-clock and CPU-time limits.",
     "gajgerqueue": "The simulation queue of the MERPSYS GPU example (paper 000, section 5.4).",
 }
 PARASIM_QUEUES = {
     name: QUEUE_DESCRIPTIONS.get(name, "")
-    for name in env_list("PARASIM_QUEUES", "default,gajgerqueue")
+    for name in env_list("PARASIM_QUEUES", "default,batch,gajgerqueue")
 }
 PARASIM_MAX_RUN_SECONDS = int(os.environ.get("PARASIM_MAX_RUN_SECONDS", "600"))
+# Each queue's limits of one run, [default, maximum] in seconds: `time_limit_s` the wall clock,
+# `cpu_limit_s` the CPU time; a launch may ask for any value up to the maximum. A queue not
+# named here gets INTERACTIVE_LIMITS. PARASIM_QUEUE_LIMITS (JSON, the same shape) overrides
+# entries, e.g. '{"default": {"time_limit_s": [10, 60]}}'.
+INTERACTIVE_LIMITS = {"time_limit_s": [30, 120], "cpu_limit_s": [60, 240]}
+PARASIM_QUEUE_LIMITS = queue_limits_from_env(
+    os.environ.get("PARASIM_QUEUE_LIMITS", ""),
+    builtin={
+        "default": INTERACTIVE_LIMITS,
+        "gajgerqueue": INTERACTIVE_LIMITS,
+        "batch": {"time_limit_s": [300, 600], "cpu_limit_s": [600, 1200]},
+    },
+    fallback=INTERACTIVE_LIMITS,
+    queues=list(PARASIM_QUEUES),
+    max_run_s=PARASIM_MAX_RUN_SECONDS,
+)
+# Runs of one user that may be sent to the workers or running at once, over all queues; the
+# user's further runs wait, stored as queued and held back, while other users' runs go first
+# (webapp.studio.dispatch, docs/deployment.md). 0: no limit.
+PARASIM_MAX_RUNNING_PER_USER = int(os.environ.get("PARASIM_MAX_RUNNING_PER_USER", "4"))
 PARASIM_MAX_ATTEMPTS = int(os.environ.get("PARASIM_MAX_ATTEMPTS", "3"))
 PARASIM_MAX_SWEEP = int(os.environ.get("PARASIM_MAX_SWEEP", "1000"))
 # Admission at launch: processes one run may place, and runs one user may have queued or

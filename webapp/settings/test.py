@@ -12,3 +12,5 @@ DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "0") == "1"
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"launch": "10000/min"}}
+# No cap on a user's runs in flight unless a test (or the environment) sets one.
+PARASIM_MAX_RUNNING_PER_USER = int(os.environ.get("PARASIM_MAX_RUNNING_PER_USER", "0"))

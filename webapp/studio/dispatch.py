@@ -1,9 +1,17 @@
-"""How runs reach the broker: their tasks sent and revoked by name, with fair priorities.
+"""How runs reach the broker: their tasks sent and revoked by name, with fair priorities,
+at most PARASIM_MAX_RUNNING_PER_USER runs of one user at a time.
 
 The services queue work through this module and never import `webapp.studio.tasks` (the
 tasks import the services): a task is named here by the name it is registered under.
 A broker that cannot be reached never undoes what the database recorded: runs stay stored
 and marked unsent (the lost-run check sends them later), a cancel stays recorded.
+
+Per-user concurrency (docs/deployment.md): a user's runs in flight (running, or queued and
+sent or about to be) are at most PARASIM_MAX_RUNNING_PER_USER. A run beyond that is stored as
+queued and `held`, and is not sent: no worker ever receives a run it may not start, so none
+sits blocked or polls, and other users' runs reach the workers first. Whenever one of the
+user's runs ends, `release_held` sends their oldest held runs into the freed slots; the
+lost-run check releases too, in case a worker died between the two.
 """
 
 from __future__ import annotations
@@ -13,12 +21,15 @@ import logging
 from typing import Any
 
 from celery import group
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from webapp.celery import app
-from webapp.studio.models import Simulation
-from webapp.studio.selectors import active_run_count
+from webapp.studio.models import Simulation, SimulationStatus
+from webapp.studio.selectors import active_run_count, in_flight_run_count
 
 RUN_SIMULATION = "studio.run_simulation"
 
@@ -121,8 +132,88 @@ def send_runs(simulations: list[Simulation]) -> None:
 
 
 def enqueue(simulations: list[Simulation]) -> None:
-    """Send the runs once the surrounding transaction commits, so workers find them stored."""
-    transaction.on_commit(lambda: send_runs(simulations))
+    """Send the runs once the surrounding transaction commits, so workers find them stored;
+    those beyond their owner's PARASIM_MAX_RUNNING_PER_USER are held back (`admit`)."""
+    transaction.on_commit(lambda: admit(simulations))
+
+
+def _running_cap() -> int | None:
+    """Return PARASIM_MAX_RUNNING_PER_USER, None when there is no cap (0)."""
+    cap = int(settings.PARASIM_MAX_RUNNING_PER_USER)
+    return cap if cap > 0 else None
+
+
+def admit(simulations: list[Simulation]) -> None:
+    """Send the new runs (stored, committed, not held) that fit within their owner's cap, the
+    owner's held runs first (oldest first), and hold back the rest."""
+    cap = _running_cap()
+    if cap is None:
+        send_runs(simulations)
+        return
+    by_owner: dict[int, list[Simulation]] = {}
+    for sim in simulations:
+        by_owner.setdefault(sim.owner_id, []).append(sim)
+    chosen: list[Simulation] = []
+    for owner_id, runs in by_owner.items():
+        try:
+            chosen += _take_slots(owner_id, runs, cap)
+        except Exception:  # stored, unsent and not held: the lost-run check sends them
+            logger.warning("could not admit %d run(s)", len(runs), exc_info=True)
+    if chosen:
+        send_runs(chosen)
+
+
+def release_held(*, owner_id: int) -> list[int]:
+    """Send the owner's oldest held runs into the slots free under their cap (all of them
+    when there is no cap any more); return their ids. Called when one of their runs ends."""
+    if not Simulation.objects.filter(
+        owner_id=owner_id, status=SimulationStatus.QUEUED, held=True
+    ).exists():
+        return []
+    chosen = _take_slots(owner_id, [], _running_cap())
+    if chosen:
+        send_runs(chosen)
+    return [run.pk for run in chosen]
+
+
+def release_all_held() -> list[int]:
+    """Release the held runs of every owner that has some (the lost-run check's pass)."""
+    owners = (
+        Simulation.objects.filter(status=SimulationStatus.QUEUED, held=True)
+        .values_list("owner_id", flat=True)
+        .distinct()
+    )
+    return [pk for owner_id in sorted(set(owners)) for pk in release_held(owner_id=owner_id)]
+
+
+def _take_slots(owner_id: int, new: list[Simulation], cap: int | None) -> list[Simulation]:
+    """Return the owner's runs to send now and record the choice before anything is sent.
+
+    Candidates are the owner's held runs and the `new` ones (queued, oldest first); the first
+    ones that keep the owner's runs in flight within `cap` are taken (held cleared), the new
+    ones left are held. The owner's row is locked, so that two launches or ends of the same
+    owner's runs never fill one slot twice; the choice commits before the send, so a worker
+    never finds a run it was sent still marked held.
+    """
+    new_ids = [run.pk for run in new]
+    with transaction.atomic():
+        list(get_user_model().objects.select_for_update().filter(pk=owner_id).values("pk"))
+        candidates = list(
+            Simulation.objects.filter(owner_id=owner_id, status=SimulationStatus.QUEUED)
+            .filter(Q(held=True) | Q(pk__in=new_ids))
+            .order_by("pk")
+        )
+        if cap is None:
+            taken, left = candidates, []
+        else:
+            free = max(cap - in_flight_run_count(owner_id=owner_id, excluding=new_ids), 0)
+            taken, left = candidates[:free], candidates[free:]
+        Simulation.objects.filter(pk__in=[run.pk for run in taken], held=True).update(held=False)
+        held = [run.pk for run in left if not run.held]
+        Simulation.objects.filter(pk__in=held).update(held=True)
+    for run in taken:
+        run.held = False
+    return taken
 
 
 def revoke(task_id: str, *, terminate: bool) -> None:

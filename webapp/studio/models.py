@@ -122,6 +122,9 @@ class Simulation(models.Model):
     queue = models.CharField(max_length=100)
     seed = models.BigIntegerField(default=0)
     time_limit_s = models.PositiveIntegerField(help_text="Wall-clock limit of one attempt.")
+    cpu_limit_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="CPU-time limit of one attempt; empty: runs before it."
+    )
     status = models.CharField(
         max_length=16, choices=SimulationStatus.choices, default=SimulationStatus.QUEUED
     )
@@ -140,6 +143,10 @@ class Simulation(models.Model):
         null=True,
         blank=True,
         help_text="When its task reached the broker; empty: not yet (the lost-run check sends it).",
+    )
+    held = models.BooleanField(
+        default=False,
+        help_text="Queued but held back: its owner has PARASIM_MAX_RUNNING_PER_USER runs in flight.",
     )
     heartbeat = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)

@@ -32,6 +32,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from hwdb.selectors import record_get, visible_records
 from simulator.result_metrics import SUMMARY_METRICS, gpu_names, result_metrics
 from webapp.celery import app
+from webapp.studio.limits import queue_limits
 from webapp.studio.models import (
     FINAL_STATUSES,
     ApplicationModel,
@@ -350,7 +351,8 @@ PER_NODE_PREFIXES = ("energy_j.", "busy_s.")
 
 
 def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:
-    """Return the configured queues, each with the workers serving it now.
+    """Return the configured queues, each with the workers serving it now and its limits
+    (`limits`: {"time_limit_s", "cpu_limit_s"} each {"default", "max"} in seconds).
 
     Workers are found with Celery's inspection API (`active_queues`); a broker that cannot be
     reached or no worker answering gives empty worker lists, never an error.
@@ -365,7 +367,12 @@ def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:
         for queue in queues or []:
             serving.setdefault(queue.get("name", ""), []).append(worker)
     return [
-        {"name": name, "description": description, "workers": sorted(serving.get(name, []))}
+        {
+            "name": name,
+            "description": description,
+            "workers": sorted(serving.get(name, [])),
+            "limits": queue_limits(name),
+        }
         for name, description in settings.PARASIM_QUEUES.items()
     ]
 
@@ -384,6 +391,16 @@ def active_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:
     """Return how many of the owner's runs are queued or running, leaving out `excluding`."""
     queryset = Simulation.objects.filter(
         owner_id=owner_id, status__in=(SimulationStatus.QUEUED, SimulationStatus.RUNNING)
+    )
+    excluded = list(excluding)
+    return (queryset.exclude(pk__in=excluded) if excluded else queryset).count()
+
+
+def in_flight_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:
+    """Return how many of the owner's runs are running or queued and not held back (sent to
+    the broker, or to be sent), leaving out `excluding`."""
+    queryset = Simulation.objects.filter(owner_id=owner_id).filter(
+        Q(status=SimulationStatus.RUNNING) | Q(status=SimulationStatus.QUEUED, held=False)
     )
     excluded = list(excluding)
     return (queryset.exclude(pk__in=excluded) if excluded else queryset).count()

@@ -83,11 +83,12 @@ def reap_lost_simulations() -> dict[str, list[int]]:
     if alive is None:
         return {"requeued": [], "failed": [], "resent": []}
     report = simulation_reap_lost(alive_workers=alive)
-    if report.requeued or report.failed or report.resent:
+    if report.requeued or report.failed or report.resent or report.released:
         logger.warning(
-            "lost simulations: requeued %s, failed %s, sent again %s",
+            "lost simulations: requeued %s, failed %s, sent again %s; held runs released %s",
             report.requeued,
             report.failed,
             report.resent,
+            report.released,
         )
     return {"requeued": report.requeued, "failed": report.failed, "resent": report.resent}

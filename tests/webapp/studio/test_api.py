@@ -554,8 +554,43 @@ def test_the_queue_list_shows_configured_queues_with_their_workers(
     body = client.get("/api/queues/").json()
     assert [(q["name"], q["workers"]) for q in body] == [
         ("default", ["w1@a", "w2@b"]),
+        ("batch", []),
         ("gajgerqueue", ["w2@b"]),
     ]
+
+
+def test_the_queue_list_shows_each_queues_default_and_maximum_limits(
+    client: APIClient, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("webapp.celery.app.control.inspect", lambda timeout: None)
+    settings.PARASIM_QUEUE_LIMITS = {
+        **settings.PARASIM_QUEUE_LIMITS,
+        "default": {"time_limit_s": [3, 10], "cpu_limit_s": [6, 20]},
+    }
+    body = {q["name"]: q["limits"] for q in client.get("/api/queues/").json()}
+    assert body["default"] == {
+        "time_limit_s": {"default": 3, "max": 10},
+        "cpu_limit_s": {"default": 6, "max": 20},
+    }
+    assert body["batch"] == {
+        "time_limit_s": {"default": 300, "max": 600},
+        "cpu_limit_s": {"default": 600, "max": 1200},
+    }
+
+
+def test_a_launch_over_rest_takes_its_limits_and_refuses_one_above_the_maximum(
+    client: APIClient, sent: list[list[int]]
+) -> None:
+    response = client.post(
+        "/api/simulations/", launch_body(time_limit_s=9, cpu_limit_s=12), format="json"
+    )
+    assert response.status_code == 201, response.json()
+    assert (response.json()["time_limit_s"], response.json()["cpu_limit_s"]) == (9, 12)
+    refused = client.post("/api/simulations/", launch_body(cpu_limit_s=241), format="json")
+    assert refused.status_code == 400
+    assert list(refused.json()) == ["cpu_limit_s"]
+    assert "cpu_limit_s (CPU time)" in refused.json()["cpu_limit_s"][0]
+    assert "from 1 to 240" in refused.json()["cpu_limit_s"][0]
 
 
 def test_the_queue_list_tolerates_an_unreachable_broker(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -563,7 +598,7 @@ def test_the_queue_list_tolerates_an_unreachable_broker(monkeypatch: pytest.Monk
         raise ConnectionError("no broker")
 
     monkeypatch.setattr("webapp.celery.app.control.inspect", broken)
-    assert [q["workers"] for q in selectors.queue_list()] == [[], []]
+    assert [q["workers"] for q in selectors.queue_list()] == [[], [], []]
     assert selectors.alive_workers() is None
 
 

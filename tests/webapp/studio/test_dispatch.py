@@ -1,4 +1,5 @@
-"""Tests of sending runs to the broker: a broker that is down loses no run."""
+"""Tests of sending runs to the broker: a broker that is down loses no run; a user has at most
+PARASIM_MAX_RUNNING_PER_USER runs in flight, the rest held back while others' runs go."""
 
 from __future__ import annotations
 
@@ -8,9 +9,14 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from simulator.errors import SandboxLimitError
 from tests.webapp.studio.conftest import launch
-from webapp.studio.models import SimulationStatus
-from webapp.studio.services.runs import simulation_reap_lost
+from tests.webapp.studio.services.conftest import run_with, sweep_spec
+from webapp.studio import dispatch
+from webapp.studio.models import Simulation, SimulationStatus
+from webapp.studio.selectors import in_flight_run_count
+from webapp.studio.services.runs import simulation_cancel, simulation_reap_lost, simulation_start
+from webapp.studio.services.sweeps import sweep_launch
 
 pytestmark = pytest.mark.django_db
 
@@ -45,3 +51,140 @@ def test_a_launch_while_the_broker_is_down_is_sent_later_by_the_lost_run_check(
     assert simulation.celery_task_id != first_task  # a late copy of the first send is stale
     assert published == [simulation.celery_task_id]
     assert simulation_reap_lost(alive_workers=[], now=later).resent == []
+
+
+# --- per-user concurrency (PARASIM_MAX_RUNNING_PER_USER) ----------------------------------
+
+
+def held_ids(user: Any) -> list[int]:
+    """Return the ids of `user`'s runs held back, oldest first."""
+    return list(
+        Simulation.objects.filter(owner=user, held=True).order_by("pk").values_list("pk", flat=True)
+    )
+
+
+@pytest.fixture
+def capped(settings: Any) -> int:
+    """Allow each user two runs in flight."""
+    settings.PARASIM_MAX_RUNNING_PER_USER = 2
+    return 2
+
+
+def test_a_users_runs_beyond_the_cap_are_held_while_another_users_run_is_sent(
+    user: Any,
+    other_user: Any,
+    capped: int,
+    sent: list[list[int]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        mine = [launch(user) for _ in range(4)]
+        theirs = launch(other_user)
+    assert sent == [[mine[0].pk], [mine[1].pk], [theirs.pk]]
+    assert held_ids(user) == [mine[2].pk, mine[3].pk]
+    assert held_ids(other_user) == []
+    statuses = set(Simulation.objects.values_list("status", flat=True))
+    assert statuses == {SimulationStatus.QUEUED}  # held runs are queued runs
+
+
+def test_when_a_users_run_ends_their_oldest_held_run_is_sent(
+    user: Any, capped: int, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        first, second, third, fourth = [launch(user) for _ in range(4)]
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        run_with(first, {"overall_time_s": 1.0, "energy_j": {"total": 1.0}})
+    assert sent == [[third.pk]]
+    assert held_ids(user) == [fourth.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        run_with(second, SandboxLimitError("wall", "the run exceeded the wall-clock limit"))
+    assert sent == [[third.pk], [fourth.pk]]
+    assert held_ids(user) == []
+
+
+def test_cancelling_a_running_run_frees_its_slot_and_a_held_run_just_goes(
+    user: Any,
+    capped: int,
+    sent: list[list[int]],
+    revoked: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = [launch(user) for _ in range(4)]
+        simulation_start(simulation_id=runs[0].pk, task_id=runs[0].celery_task_id, worker="w@h")
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        simulation_cancel(simulation=runs[3])  # held: frees nothing
+    assert sent == []
+    with django_capture_on_commit_callbacks(execute=True):
+        simulation_cancel(simulation=runs[0])
+    assert sent == [[runs[2].pk]]
+
+
+def test_a_sweep_beyond_the_cap_sends_its_first_points_and_holds_the_rest(
+    user: Any, capped: int, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        sweep = sweep_launch(user=user, name="grid", spec=sweep_spec())
+    children = list(sweep.simulations.order_by("pk").values_list("pk", flat=True))
+    assert sent == [children[:2]]
+    assert held_ids(user) == children[2:]
+
+
+def test_no_launch_or_release_puts_more_than_the_cap_in_flight(
+    user: Any, capped: int, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = [launch(user) for _ in range(5)]
+    for _ in range(3):  # releases with no slot free send nothing
+        assert dispatch.release_held(owner_id=user.pk) == []
+    assert in_flight_run_count(owner_id=user.pk) == capped
+    assert sum(len(batch) for batch in sent) == capped
+    assert held_ids(user) == [run.pk for run in runs[capped:]]
+
+
+def test_without_a_cap_every_run_is_sent_at_once(
+    user: Any, sent: list[list[int]], django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    settings.PARASIM_MAX_RUNNING_PER_USER = 0
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = [launch(user) for _ in range(5)]
+    assert sent == [[run.pk] for run in runs]
+    assert held_ids(user) == []
+
+
+def test_held_runs_are_not_resent_as_lost_but_released_when_a_slot_is_free(
+    user: Any, capped: int, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = [launch(user) for _ in range(3)]
+    Simulation.objects.filter(held=False).update(sent=timezone.now())  # as the broker would
+    sent.clear()
+    later = timezone.now() + timedelta(hours=1)
+    report = simulation_reap_lost(alive_workers=[], now=later)
+    assert (report.resent, report.released) == ([], [])  # in flight: sent; held: waiting
+    # A worker that died between storing a run's end and releasing: the check releases.
+    Simulation.objects.filter(pk=runs[0].pk).update(status=SimulationStatus.SUCCEEDED)
+    report = simulation_reap_lost(alive_workers=[], now=later)
+    assert (report.resent, report.released) == ([], [runs[2].pk])
+    assert sent == [[runs[2].pk]]
+
+
+def test_a_requeued_lost_run_waits_behind_the_cap_like_a_new_one(
+    user: Any, capped: int, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        lost = launch(user)
+        simulation_start(simulation_id=lost.pk, task_id=lost.celery_task_id, worker="w@gone")
+        others = [launch(user) for _ in range(2)]  # one sent beside it, one held
+    sent.clear()
+    then = timezone.now() - timedelta(seconds=90)  # lost, not past its hard limit
+    Simulation.objects.filter(pk=lost.pk).update(heartbeat=then, started=then)
+    with django_capture_on_commit_callbacks(execute=True):
+        report = simulation_reap_lost(alive_workers=[])
+    # The lost run counts as in flight no more: it takes the free slot before the younger
+    # held run.
+    assert report.requeued == [lost.pk]
+    assert sent == [[lost.pk]]
+    assert held_ids(user) == [others[1].pk]

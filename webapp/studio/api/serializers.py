@@ -61,7 +61,12 @@ class SimulationLaunchSerializer(serializers.Serializer):
     labels = serializers.JSONField()
     queue = serializers.CharField(required=False)
     seed = serializers.IntegerField(required=False)
-    time_limit_s = serializers.IntegerField(required=False)
+    time_limit_s = serializers.IntegerField(
+        required=False, help_text="Wall-clock limit in seconds; default and maximum: the queue's."
+    )
+    cpu_limit_s = serializers.IntegerField(
+        required=False, help_text="CPU-time limit in seconds; default and maximum: the queue's."
+    )
 
 
 _DATETIME_FIELD = serializers.DateTimeField()
@@ -100,6 +105,8 @@ class SimulationSerializer(serializers.ModelSerializer):
             "queue",
             "seed",
             "time_limit_s",
+            "cpu_limit_s",
+            "held",
             "status",
             "progress",
             "overall_time_s",
@@ -174,6 +181,8 @@ class SimulationSerializer(serializers.ModelSerializer):
             "queue": simulation.queue,
             "seed": simulation.seed,
             "time_limit_s": simulation.time_limit_s,
+            "cpu_limit_s": simulation.cpu_limit_s,
+            "held": simulation.held,
             "status": str(simulation.status),
             "progress": _float(simulation.progress),
             "overall_time_s": _float(simulation.overall_time_s),
@@ -268,9 +277,24 @@ class SweepDetailSerializer(SweepSerializer):
         return sweep_points(sweep=sweep)[1]
 
 
+class LimitRangeSerializer(serializers.Serializer):
+    """One limit of a queue's runs: the default a launch gets and the most it may ask for."""
+
+    default = serializers.IntegerField()
+    max = serializers.IntegerField()
+
+
+class QueueLimitsSerializer(serializers.Serializer):
+    """A queue's run limits, in seconds, by the launch field that sets each."""
+
+    time_limit_s = LimitRangeSerializer()
+    cpu_limit_s = LimitRangeSerializer()
+
+
 class QueueSerializer(serializers.Serializer):
-    """A configured simulation queue and the workers serving it now."""
+    """A configured simulation queue, the workers serving it now and its run limits."""
 
     name = serializers.CharField()
     description = serializers.CharField()
     workers = serializers.ListField(child=serializers.CharField())
+    limits = QueueLimitsSerializer()

@@ -20,7 +20,10 @@ MESSAGES = {
     "not_visible": "No {what} with id {pk!r} that you can see.",
     "not_owner": "Only the owner may change this {what}.",
     "unknown_queue": "Unknown queue {queue!r}; known queues: {known}.",
-    "time_limit": "Expected a whole number of seconds from 1 to {limit} (the server's maximum).",
+    "run_limit": (
+        "{field} ({what}): expected a whole number of seconds from 1 to {max}, the maximum of "
+        "queue {queue!r}."
+    ),
     "seed": "Expected a whole number.",
     "name": f"Expected a string of at most {NAME_MAX_LENGTH} characters.",
     "blank": "This field may not be blank.",

@@ -1,7 +1,7 @@
 """Launching a simulation: check everything it depends on, then store it and queue it.
 
-`launch_plan` validates the system, application, variables, labels, queue, time limit and
-seed before anything is stored or queued; the snapshot is parsed once (`SystemSnapshot`) and
+`launch_plan` validates the system, application, variables, labels, queue, the run's limits
+(within the queue's maximum, `check_run_limits`) and seed before anything is stored or queued; the snapshot is parsed once (`SystemSnapshot`) and
 that parsed form is what the labels are placed on. `simulation_launch` queues with
 `transaction.on_commit` (`webapp.studio.dispatch`), so that a worker never sees a run the
 database does not hold yet. A run's Celery task id is fixed here; a message whose id is not
@@ -27,6 +27,7 @@ from simulator.errors import LaunchError, SnapshotError
 from simulator.placement import place_processes
 from simulator.snapshot import SystemSnapshot, load_snapshot
 from webapp.studio import dispatch
+from webapp.studio.limits import LIMIT_NAMES, queue_limits
 from webapp.studio.models import NAME_MAX_LENGTH, ApplicationModel, Simulation, Sweep
 from webapp.studio.selectors import active_run_count, application_model_get
 from webapp.studio.services.common import MESSAGES, check_source, field_error
@@ -53,6 +54,7 @@ class LaunchPlan:
     queue: str
     seed: int
     time_limit_s: int
+    cpu_limit_s: int
 
 
 def _visible_system_snapshot(user: User, system_model_id: object) -> tuple[int, dict[str, Any]]:
@@ -117,13 +119,23 @@ def _check_queue(queue: object) -> str:
     return queue
 
 
-def _check_time_limit(value: object) -> int:
-    limit = int(settings.PARASIM_MAX_RUN_SECONDS)
-    if value is None:
-        return limit
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
-        raise field_error("time_limit_s", MESSAGES["time_limit"].format(limit=limit))
-    return value
+def check_run_limits(queue: str, **asked: object) -> dict[str, int]:
+    """Return the run's limits {field: seconds} (`time_limit_s`, `cpu_limit_s`): each one
+    asked for, or the queue's default; raise ValidationError naming the field of a value that
+    is not a whole number of seconds from 1 to the queue's maximum."""
+    checked = {}
+    for field, bounds in queue_limits(queue).items():
+        value = asked.get(field)
+        if value is None:
+            checked[field] = bounds["default"]
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= bounds["max"]:
+            message = MESSAGES["run_limit"].format(
+                field=field, what=LIMIT_NAMES[field], max=bounds["max"], queue=queue
+            )
+            raise field_error(field, message)
+        checked[field] = value
+    return checked
 
 
 def _check_seed(value: object) -> int:
@@ -147,12 +159,14 @@ def launch_plan(
     queue: object = None,
     seed: object = None,
     time_limit_s: object = None,
+    cpu_limit_s: object = None,
     check_labels: bool = True,
 ) -> LaunchPlan:
     """Return the checked plan of a launch; raise ValidationError naming the first bad field.
 
     The system is a visible system model (`system_model`, an id) or an explicit `snapshot`;
-    the application a visible application model (`application`) or a bare `app_source`.
+    the application a visible application model (`application`) or a bare `app_source`;
+    `time_limit_s` and `cpu_limit_s` default to the queue's and may not exceed its maximum.
     """
     if name in (None, ""):
         name = ""
@@ -160,6 +174,7 @@ def launch_plan(
         raise field_error("name", MESSAGES["name"])
     reject_nul(name, field="name")
     queue_name = _check_queue(queue)
+    limits = check_run_limits(queue_name, time_limit_s=time_limit_s, cpu_limit_s=cpu_limit_s)
     if (system_model is None) == (snapshot is None):
         field = "system_model" if system_model is None else "snapshot"
         message = (
@@ -207,7 +222,8 @@ def launch_plan(
         labels=checked_labels,
         queue=queue_name,
         seed=_check_seed(seed),
-        time_limit_s=_check_time_limit(time_limit_s),
+        time_limit_s=limits["time_limit_s"],
+        cpu_limit_s=limits["cpu_limit_s"],
     )
 
 
@@ -232,6 +248,7 @@ def new_simulation(
         queue=plan.queue,
         seed=plan.seed,
         time_limit_s=plan.time_limit_s,
+        cpu_limit_s=plan.cpu_limit_s,
         engine_version=simulator.ENGINE_VERSION,
         celery_task_id=str(uuid.uuid4()),
         sweep=sweep,

@@ -4,12 +4,15 @@ whose worker vanished or whose task never reached the broker.
 A run's Celery task id is fixed at launch; a message whose id is not the run's current one
 is stale and is ignored, which keeps redelivery and requeueing idempotent. A run that ends
 refreshes its sweep's aggregate (`sweep_refresh_aggregate`, here so that both this module
-and `sweeps` can use it without importing each other).
+and `sweeps` can use it without importing each other) and frees a slot of its owner's
+(`dispatch.release_held` sends their next held run). A run stopped by a limit stores the
+limit's kind and value (`limits.with_limit_value`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import time
 import uuid
@@ -29,6 +32,7 @@ from simulator.errors import SimulationError
 from simulator.sandbox import Limits, Progress
 from webapp.studio import dispatch
 from webapp.studio.dispatch import HARD_LIMIT_MARGIN_S
+from webapp.studio.limits import sandbox_limits, with_limit_value
 from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
 from webapp.studio.selectors import sweep_aggregate
 from webapp.studio.services.common import (
@@ -42,6 +46,8 @@ from webapp.studio.services.common import (
 )
 
 PROGRESS_EVERY_S = 0.5
+
+logger = logging.getLogger(__name__)
 
 
 class SandboxRunner(Protocol):
@@ -175,6 +181,8 @@ def simulation_finish(
                 ).update(**fields)
                 if updated and simulation.sweep_id is not None:
                     sweep_refresh_aggregate(sweep_id=simulation.sweep_id)
+                if updated:
+                    _release_on_commit(simulation.owner_id)
             return bool(updated)
         except DATABASE_UNREACHABLE:
             if delay is None or connection.in_atomic_block:
@@ -235,22 +243,24 @@ def simulation_run(
     simulation = simulation_start(simulation_id=simulation_id, task_id=task_id, worker=worker)
     if simulation is None:
         return None
+    limits = sandbox_limits(
+        time_limit_s=simulation.time_limit_s, cpu_limit_s=simulation.cpu_limit_s
+    )
     try:
         result = run(
             sandbox_payload(simulation),
-            limits=sandbox_limits(simulation.time_limit_s),
+            limits=limits,
             progress=progress_recorder(simulation),
             keep_spare=True,  # the next run's child starts while this one is stored
         )
     except RunCancelled:
         return simulation
     except SimulationError as error:
-        simulation_finish(simulation=simulation, error=error.to_dict())
+        simulation_finish(simulation=simulation, error=with_limit_value(error.to_dict(), limits))
     except SoftTimeLimitExceeded:
         message = MESSAGES["soft_limit"].format(limit=simulation.time_limit_s)
-        simulation_finish(
-            simulation=simulation, error={"kind": "limit", "limit": "wall", "message": message}
-        )
+        stopped = {"kind": "limit", "limit": "wall", "message": message}
+        simulation_finish(simulation=simulation, error=with_limit_value(stopped, limits))
     except Exception as error:  # an engine bug must not leave the run "running"
         _finish_internal(simulation, error)
     else:
@@ -267,15 +277,6 @@ def _finish_internal(simulation: Simulation, error: BaseException) -> None:
     """Fail the run with an internal error naming `error`."""
     message = MESSAGES["internal"].format(error=f"{type(error).__name__}: {error}")
     simulation_finish(simulation=simulation, error={"kind": "internal", "message": message})
-
-
-def sandbox_limits(seconds: int) -> Limits:
-    """Return the sandbox limits of one attempt: the run's wall clock and a CPU bound.
-
-    The CPU bound (twice the wall clock plus slack, for the JavaScript engine's own
-    threads) also ends a child whose supervising worker process was killed.
-    """
-    return Limits(wall_s=float(seconds), cpu_s=2 * int(seconds) + 10)
 
 
 # --- cancelling -------------------------------------------------------------------------
@@ -306,6 +307,22 @@ def simulation_cancel(*, simulation: Simulation) -> Simulation:
 def _after_final(simulation: Simulation) -> None:
     if simulation.sweep_id is not None:
         sweep_refresh_aggregate(sweep_id=simulation.sweep_id)
+    _release_on_commit(simulation.owner_id)
+
+
+def _release_on_commit(owner_id: int) -> None:
+    """Send the owner's next held runs once the end of one of their runs is committed.
+
+    A release that fails is left to the lost-run check (`dispatch.release_all_held`): it must
+    not undo or retry the end that was stored."""
+
+    def release() -> None:
+        try:
+            dispatch.release_held(owner_id=owner_id)
+        except Exception:
+            logger.warning("could not release the held runs of user %s", owner_id, exc_info=True)
+
+    transaction.on_commit(release)
 
 
 # --- lost runs --------------------------------------------------------------------------
@@ -318,6 +335,7 @@ class ReapReport:
     requeued: list[int]
     failed: list[int]
     resent: list[int] = dataclasses.field(default_factory=list)
+    released: list[int] = dataclasses.field(default_factory=list)  # held runs sent
 
 
 def simulation_reap_lost(
@@ -356,6 +374,8 @@ def simulation_reap_lost(
                     "message": MESSAGES["overdue"].format(
                         limit=sim.time_limit_s, margin=HARD_LIMIT_MARGIN_S
                     ),
+                    "value": sim.time_limit_s,
+                    "unit": "s",
                 }
             elif sim.worker in alive:
                 continue
@@ -383,19 +403,22 @@ def simulation_reap_lost(
                 continue
             sim.finished = now
             sim.save()
-            if sim.sweep_id is not None:
-                sweep_refresh_aggregate(sweep_id=sim.sweep_id)
+            _after_final(sim)
             failed.append(pk)
-    return ReapReport(requeued=requeued, failed=failed, resent=_resend_unsent(now - grace))
+    resent = _resend_unsent(now - grace)
+    return ReapReport(
+        requeued=requeued, failed=failed, resent=resent, released=dispatch.release_all_held()
+    )
 
 
 def _resend_unsent(before: datetime) -> list[int]:
     """Send again the queued runs whose task never reached the broker (it was down at
     launch), created before `before`; each under a new task id, so that a message that did
-    arrive after all is skipped as stale. Return their ids."""
+    arrive after all is skipped as stale. Return their ids. Held runs are not unsent: they
+    wait for a slot of their owner's (`dispatch.release_held`)."""
     unsent = list(
         Simulation.objects.filter(
-            status=SimulationStatus.QUEUED, sent__isnull=True, created__lt=before
+            status=SimulationStatus.QUEUED, sent__isnull=True, held=False, created__lt=before
         )
     )
     for simulation in unsent:

@@ -1,5 +1,5 @@
 // The launch screen: pick a system model and an application model, set variables and label
-// counts, pick a queue, launch.
+// counts, pick a queue and the run's limits within its maximum, launch.
 import { useEffect, useState } from "react";
 import { post } from "../../lib/api.js";
 import { errorId } from "../../lib/errors.js";
@@ -9,6 +9,8 @@ import { FieldErrors } from "../../components/Field.jsx";
 import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { coerce, graphLabels } from "./launch.js";
+import { LimitFields } from "./LimitFields.jsx";
+import { limitBody, queueLimits } from "./limits.js";
 import { ModelChoices } from "./ModelChoices.jsx";
 import { useLaunchChoices } from "./useLaunchChoices.js";
 
@@ -20,6 +22,7 @@ export function Launch() {
   const [queue, setQueue] = useState("");
   const [name, setName] = useState("");
   const [seed, setSeed] = useState("0");
+  const [limits, setLimits] = useState({});
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
 
@@ -58,6 +61,7 @@ export function Launch() {
       ),
       queue: queue || undefined,
       seed: /^-?\d+$/.test(seed) ? Number(seed) : seed,
+      ...limitBody(limits),
     };
     try {
       const sim = await post("/api/simulations/", body);
@@ -76,7 +80,17 @@ export function Launch() {
       </header>
       <ErrorSummary
         error={error}
-        shown={["system_model", "application", "variables", "labels", "queue", "seed", "name"]}
+        shown={[
+          "system_model",
+          "application",
+          "variables",
+          "labels",
+          "queue",
+          "seed",
+          "name",
+          "time_limit_s",
+          "cpu_limit_s",
+        ]}
       />
       <form className="launch-form" onSubmit={launch} aria-label="Launch a simulation">
         <div className="form-grid">
@@ -100,6 +114,12 @@ export function Launch() {
           <InlineField label="Seed" errors={errors} path="seed">
             <input aria-label="Seed" value={seed} onChange={(e) => setSeed(e.target.value)} />
           </InlineField>
+          <LimitFields
+            limits={queueLimits(c.queues, queue)}
+            values={limits}
+            onChange={setLimits}
+            errors={errors}
+          />
         </div>
         <div className="two-col">
           <fieldset>

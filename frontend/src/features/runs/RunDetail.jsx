@@ -10,6 +10,7 @@ import { Retrying } from "../../components/Retrying.jsx";
 import { RunAnalysis } from "../analysis/RunAnalysis.jsx";
 import { Results } from "./Results.jsx";
 import { RunFacts } from "./RunFacts.jsx";
+import { RunLimits } from "./RunLimits.jsx";
 import { FINAL } from "./runs.js";
 import { useSimulation } from "./useSimulation.js";
 
@@ -63,6 +64,7 @@ export function RunDetail({ id }) {
       <RunFacts sim={sim} />
       <Retrying error={retrying} />
       {!FINAL.includes(sim.status) && <Progress value={sim.progress} label="Simulation progress" />}
+      <RunLimits sim={sim} />
       {failed && (
         <div className="error-box" role="alert">
           <strong>

@@ -38,7 +38,7 @@ def test_a_launch_freezes_what_it_runs_on_and_queues_after_commit(
     assert simulation.app_source == TINY_APP
     assert (simulation.queue, simulation.seed) == ("gajgerqueue", 7)
     assert simulation.engine_version == simulator.ENGINE_VERSION
-    assert simulation.time_limit_s == 600
+    assert (simulation.time_limit_s, simulation.cpu_limit_s) == (30, 60)  # the queue's defaults
     assert simulation.celery_task_id
 
 
@@ -68,9 +68,14 @@ def test_nothing_is_queued_before_the_transaction_commits(
         (
             {"queue": "nowhere"},
             "queue",
-            MESSAGES["unknown_queue"].format(queue="nowhere", known="default, gajgerqueue"),
+            MESSAGES["unknown_queue"].format(queue="nowhere", known="default, batch, gajgerqueue"),
         ),
-        ({"time_limit_s": 601}, "time_limit_s", MESSAGES["time_limit"].format(limit=600)),
+        (
+            {"time_limit_s": 121},
+            "time_limit_s",
+            "time_limit_s (wall clock): expected a whole number of seconds from 1 to 120, "
+            "the maximum of queue 'default'.",
+        ),
         ({"seed": "x"}, "seed", MESSAGES["seed"]),
         ({"snapshot": None}, "system_model", MESSAGES["required"]),
         ({"app_source": None}, "application", MESSAGES["required"]),
@@ -192,3 +197,78 @@ def test_a_user_over_the_active_run_limit_is_refused_and_others_are_not(
     launch(other_user)  # another user's launches are not held back
     Simulation.objects.filter(owner=user).update(status=SimulationStatus.SUCCEEDED)
     launch(user)  # finished runs no longer count
+
+
+# --- the run's limits -------------------------------------------------------------------
+
+
+def test_a_launch_gets_its_queues_default_limits(user: Any) -> None:
+    interactive = launch(user)
+    batch = launch(user, queue="batch")
+    assert (interactive.time_limit_s, interactive.cpu_limit_s) == (30, 60)
+    assert (batch.time_limit_s, batch.cpu_limit_s) == (300, 600)
+
+
+def test_a_launch_may_ask_for_limits_up_to_its_queues_maximum(user: Any) -> None:
+    simulation = launch(user, time_limit_s=120, cpu_limit_s=5)
+    assert (simulation.time_limit_s, simulation.cpu_limit_s) == (120, 5)
+    longer = launch(user, queue="batch", time_limit_s=600, cpu_limit_s=1200)
+    assert (longer.time_limit_s, longer.cpu_limit_s) == (600, 1200)
+
+
+@pytest.mark.parametrize(
+    ("queue", "field", "value", "maximum"),
+    [
+        ("default", "time_limit_s", 121, 120),
+        ("default", "cpu_limit_s", 241, 240),
+        ("batch", "time_limit_s", 601, 600),
+        ("batch", "cpu_limit_s", 1201, 1200),
+        ("default", "time_limit_s", 0, 120),
+        ("default", "cpu_limit_s", -5, 240),
+        ("default", "time_limit_s", 2.5, 120),
+        ("default", "cpu_limit_s", True, 240),
+        ("default", "time_limit_s", "10", 120),
+    ],
+)
+def test_a_limit_outside_the_queues_range_is_refused_naming_the_field_and_the_maximum(
+    user: Any, queue: str, field: str, value: object, maximum: int
+) -> None:
+    with pytest.raises(ValidationError) as error:
+        launch(user, queue=queue, **{field: value})
+    what = {"time_limit_s": "wall clock", "cpu_limit_s": "CPU time"}[field]
+    assert error.value.message_dict == {
+        field: [
+            f"{field} ({what}): expected a whole number of seconds from 1 to {maximum}, "
+            f"the maximum of queue {queue!r}."
+        ]
+    }
+    assert not Simulation.objects.exists()
+
+
+def test_the_queue_limits_come_from_the_settings(user: Any, settings: Any) -> None:
+    settings.PARASIM_QUEUE_LIMITS = {
+        **settings.PARASIM_QUEUE_LIMITS,
+        "default": {"time_limit_s": [3, 10], "cpu_limit_s": [6, 20]},
+    }
+    assert (launch(user).time_limit_s, launch(user).cpu_limit_s) == (3, 6)
+    with pytest.raises(ValidationError) as error:
+        launch(user, time_limit_s=11)
+    assert "from 1 to 10, the maximum of queue 'default'" in error.value.messages[0]
+
+
+def test_a_queue_the_limit_settings_do_not_name_gets_the_interactive_limits(
+    user: Any, settings: Any
+) -> None:
+    settings.PARASIM_QUEUES = {**settings.PARASIM_QUEUES, "elsewhere": ""}
+    simulation = launch(user, queue="elsewhere")
+    assert (simulation.time_limit_s, simulation.cpu_limit_s) == tuple(
+        default for default, _ in settings.INTERACTIVE_LIMITS.values()
+    )
+
+
+def test_a_sweep_checks_its_limits_against_its_queue(user: Any) -> None:
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="s", spec=sweep_spec(cpu_limit_s=10_000))
+    assert list(error.value.message_dict) == ["spec.cpu_limit_s"]
+    sweep = sweep_launch(user=user, name="s", spec=sweep_spec(cpu_limit_s=7))
+    assert {child.cpu_limit_s for child in sweep.simulations.all()} == {7}

@@ -11,7 +11,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from simulator.errors import UserCodeError
+from simulator.errors import SandboxLimitError, UserCodeError
+from simulator.sandbox import Limits
 from tests.webapp.studio.factories import SimulationFactory
 from tests.webapp.studio.services.conftest import run_with
 from webapp.studio.models import Simulation, SimulationStatus
@@ -272,3 +273,59 @@ def test_a_user_error_message_with_a_nul_character_is_stored(user: Any) -> None:
     assert simulation.status == SimulationStatus.FAILED
     assert "\x00" not in json.dumps(simulation.error, ensure_ascii=False)
     assert "a\ufffdb" in simulation.error["message"]
+
+
+# --- the limit that stopped a run -------------------------------------------------------
+
+
+def run_hitting(simulation: Simulation, error: SandboxLimitError) -> tuple[Simulation, Limits]:
+    """Return the run after an attempt whose sandbox stops at `error`, and the limits the
+    sandbox was given."""
+    given: list[Limits] = []
+
+    def sandbox(payload: Any, *, limits: Limits, progress: Any, keep_spare: bool) -> Any:
+        given.append(limits)
+        raise error
+
+    simulation_run(
+        simulation_id=simulation.pk, task_id=simulation.celery_task_id, worker="w@h", run=sandbox
+    )
+    simulation.refresh_from_db()
+    return simulation, given[0]
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "unit"),
+    [
+        ("wall", 7.0, "s"),
+        ("cpu", 11, "s"),
+        ("memory", 2 * 1024**3, "bytes"),
+        ("output", 1024**2, "bytes"),
+    ],
+)
+def test_a_run_stopped_by_a_limit_stores_which_limit_and_its_value(
+    user: Any, limit: str, value: float, unit: str
+) -> None:
+    simulation = SimulationFactory(owner=user, time_limit_s=7, cpu_limit_s=11)
+    failed, limits = run_hitting(simulation, SandboxLimitError(limit, f"the {limit} limit"))
+    assert (limits.wall_s, limits.cpu_s) == (7.0, 11)
+    assert failed.status == SimulationStatus.FAILED
+    assert failed.error == {
+        "kind": "limit",
+        "limit": limit,
+        "message": f"the {limit} limit",
+        "value": value,
+        "unit": unit,
+    }
+
+
+def test_a_run_stored_before_cpu_limits_keeps_the_cpu_limit_it_had(user: Any) -> None:
+    simulation = SimulationFactory(owner=user, time_limit_s=7, cpu_limit_s=None)
+    failed, limits = run_hitting(simulation, SandboxLimitError("cpu", "cpu"))
+    assert limits.cpu_s == 2 * 7 + 10
+    assert (failed.error["limit"], failed.error["value"]) == ("cpu", 24)
+
+
+def test_errors_other_than_limits_get_no_limit_value(user: Any) -> None:
+    failed = run_with(SimulationFactory(owner=user), UserCodeError("boom", line=2))
+    assert "value" not in failed.error
