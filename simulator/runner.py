@@ -31,7 +31,13 @@ from simulator.errors import LaunchError, SimulationError, UserCodeError
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.placement import Routes, place_processes
 from simulator.platform import ModelFunctions, NodeRuntime, ProcessState, World
-from simulator.results import ComponentFigures, Result, Timeline, assemble_result
+from simulator.results import (
+    DEFAULT_TIMELINE_LIMIT,
+    ComponentFigures,
+    Result,
+    Timeline,
+    assemble_result,
+)
 from simulator.sandbox import child_entry
 from simulator.sandbox.restricted import (
     DEFAULT_FILENAME,
@@ -224,9 +230,11 @@ def run_simulation(
     variables: Mapping[str, object],
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
-    timeline_limit: int = 10_000,
+    timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
 ) -> Result:
     """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
+
+    `timeline_limit` bounds the timeline's process entries and its busy periods, each.
 
     Raise SnapshotError, LaunchError, UserCodeError, ModelEvaluationError or DeadlockError.
     """
@@ -331,19 +339,28 @@ def run_simulation(
                 progress(finished / total)
 
     engine.on_process_end = on_process_end
+    # The usage each component row reports (a memory node's comes from the memory system)
+    # also records its busy periods: the timeline's resource rows.
+    components = [
+        (fig, (memory.usages(fig.node) if memory else None) or nodes[fig.node].usages)
+        for fig in figures
+    ]
+    for _, usages in components:
+        for usage in usages:
+            usage.track = timeline
     try:
         engine.run()
     finally:
         engine.close()
 
     overall = engine.now
+    for _, usages in components:
+        for usage in usages:
+            usage.close(overall)
     return assemble_result(
         overall_time_s=overall,
         processes=[state.figures for state in states],
-        components=[
-            (fig, (memory.usages(fig.node) if memory else None) or nodes[fig.node].usages)
-            for fig in figures
-        ],
+        components=components,
         timeline=timeline,
         events=engine.events,
         wall_s=time.perf_counter() - wall_start,

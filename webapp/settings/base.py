@@ -179,6 +179,8 @@ PARASIM_QUEUES = {
 PARASIM_MAX_RUN_SECONDS = int(os.environ.get("PARASIM_MAX_RUN_SECONDS", "600"))
 PARASIM_MAX_ATTEMPTS = int(os.environ.get("PARASIM_MAX_ATTEMPTS", "3"))
 PARASIM_MAX_SWEEP = int(os.environ.get("PARASIM_MAX_SWEEP", "1000"))
+# Timeline entries one run may ask to keep (`timeline_limit`); each costs its result ~200 bytes.
+PARASIM_MAX_TIMELINE_LIMIT = int(os.environ.get("PARASIM_MAX_TIMELINE_LIMIT", "100000"))
 # Admission at launch: processes one run may place, and runs one user may have queued or
 # running at once (at least a whole sweep's worth).
 PARASIM_MAX_PROCESSES = int(os.environ.get("PARASIM_MAX_PROCESSES", "100000"))

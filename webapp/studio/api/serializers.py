@@ -62,6 +62,7 @@ class SimulationLaunchSerializer(serializers.Serializer):
     queue = serializers.CharField(required=False)
     seed = serializers.IntegerField(required=False)
     time_limit_s = serializers.IntegerField(required=False)
+    timeline_limit = serializers.IntegerField(required=False)
 
 
 _DATETIME_FIELD = serializers.DateTimeField()
@@ -95,6 +96,7 @@ class SimulationSerializer(serializers.ModelSerializer):
             "queue",
             "seed",
             "time_limit_s",
+            "timeline_limit",
             "status",
             "progress",
             "overall_time_s",
@@ -135,6 +137,7 @@ class SimulationSerializer(serializers.ModelSerializer):
             "queue": simulation.queue,
             "seed": simulation.seed,
             "time_limit_s": simulation.time_limit_s,
+            "timeline_limit": simulation.timeline_limit,
             "status": str(simulation.status),
             "progress": _float(simulation.progress),
             "overall_time_s": _float(simulation.overall_time_s),

@@ -22,6 +22,10 @@ MESSAGES = {
     "unknown_queue": "Unknown queue {queue!r}; known queues: {known}.",
     "time_limit": "Expected a whole number of seconds from 1 to {limit} (the server's maximum).",
     "seed": "Expected a whole number.",
+    "timeline_limit": (
+        "Expected a whole number of timeline entries from 0 to {limit:,} (the server's "
+        "maximum, PARASIM_MAX_TIMELINE_LIMIT)."
+    ),
     "name": f"Expected a string of at most {NAME_MAX_LENGTH} characters.",
     "blank": "This field may not be blank.",
     "source": f"Expected Python source of at most {MAX_SOURCE_LENGTH} characters.",

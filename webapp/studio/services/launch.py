@@ -25,6 +25,7 @@ import simulator
 from hwdb.selectors import system_model_export_snapshot, system_model_get
 from simulator.errors import LaunchError, SnapshotError
 from simulator.placement import place_processes
+from simulator.results import DEFAULT_TIMELINE_LIMIT
 from simulator.snapshot import SystemSnapshot, load_snapshot
 from webapp.studio import dispatch
 from webapp.studio.models import NAME_MAX_LENGTH, ApplicationModel, Simulation, Sweep
@@ -53,6 +54,7 @@ class LaunchPlan:
     queue: str
     seed: int
     time_limit_s: int
+    timeline_limit: int
 
 
 def _visible_system_snapshot(user: User, system_model_id: object) -> tuple[int, dict[str, Any]]:
@@ -126,6 +128,15 @@ def _check_time_limit(value: object) -> int:
     return value
 
 
+def _check_timeline_limit(value: object) -> int:
+    limit = int(settings.PARASIM_MAX_TIMELINE_LIMIT)
+    if value is None:
+        return min(DEFAULT_TIMELINE_LIMIT, limit)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+        raise field_error("timeline_limit", MESSAGES["timeline_limit"].format(limit=limit))
+    return value
+
+
 def _check_seed(value: object) -> int:
     if value is None:
         return 0
@@ -147,6 +158,7 @@ def launch_plan(
     queue: object = None,
     seed: object = None,
     time_limit_s: object = None,
+    timeline_limit: object = None,
     check_labels: bool = True,
 ) -> LaunchPlan:
     """Return the checked plan of a launch; raise ValidationError naming the first bad field.
@@ -208,6 +220,7 @@ def launch_plan(
         queue=queue_name,
         seed=_check_seed(seed),
         time_limit_s=_check_time_limit(time_limit_s),
+        timeline_limit=_check_timeline_limit(timeline_limit),
     )
 
 
@@ -232,6 +245,7 @@ def new_simulation(
         queue=plan.queue,
         seed=plan.seed,
         time_limit_s=plan.time_limit_s,
+        timeline_limit=plan.timeline_limit,
         engine_version=simulator.ENGINE_VERSION,
         celery_task_id=str(uuid.uuid4()),
         sweep=sweep,

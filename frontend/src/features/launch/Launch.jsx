@@ -8,7 +8,7 @@ import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { FieldErrors } from "../../components/Field.jsx";
 import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
-import { coerce, graphLabels } from "./launch.js";
+import { coerce, graphLabels, optionalWhole } from "./launch.js";
 import { ModelChoices } from "./ModelChoices.jsx";
 import { useLaunchChoices } from "./useLaunchChoices.js";
 
@@ -20,6 +20,7 @@ export function Launch() {
   const [queue, setQueue] = useState("");
   const [name, setName] = useState("");
   const [seed, setSeed] = useState("0");
+  const [timelineLimit, setTimelineLimit] = useState("");
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
 
@@ -58,6 +59,7 @@ export function Launch() {
       ),
       queue: queue || undefined,
       seed: /^-?\d+$/.test(seed) ? Number(seed) : seed,
+      timeline_limit: optionalWhole(timelineLimit),
     };
     try {
       const sim = await post("/api/simulations/", body);
@@ -76,7 +78,16 @@ export function Launch() {
       </header>
       <ErrorSummary
         error={error}
-        shown={["system_model", "application", "variables", "labels", "queue", "seed", "name"]}
+        shown={[
+          "system_model",
+          "application",
+          "variables",
+          "labels",
+          "queue",
+          "seed",
+          "timeline_limit",
+          "name",
+        ]}
       />
       <form className="launch-form" onSubmit={launch} aria-label="Launch a simulation">
         <div className="form-grid">
@@ -99,6 +110,21 @@ export function Launch() {
           </InlineField>
           <InlineField label="Seed" errors={errors} path="seed">
             <input aria-label="Seed" value={seed} onChange={(e) => setSeed(e.target.value)} />
+          </InlineField>
+          <InlineField
+            label="Timeline entries (optional; default 10,000)"
+            errors={errors}
+            path="timeline_limit"
+          >
+            <input
+              aria-label="Timeline entries"
+              inputMode="numeric"
+              placeholder="10000"
+              value={timelineLimit}
+              aria-invalid={Boolean(errors.timeline_limit)}
+              aria-describedby={errors.timeline_limit ? errorId("timeline_limit") : undefined}
+              onChange={(e) => setTimelineLimit(e.target.value)}
+            />
           </InlineField>
         </div>
         <div className="two-col">
