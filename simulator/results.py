@@ -17,6 +17,9 @@ from simulator.models.energy import power_state_energy
 from simulator.models.reliability import success_probability
 from simulator.models.roofline import Roof, bound_class, kernel_point
 
+# Timeline entries a run keeps by default (each of its two lists: processes, busy periods).
+DEFAULT_TIMELINE_LIMIT = 10_000
+
 
 class EnergyFigures(TypedDict):
     """The run's energy [J]: the total and each node's share (its instances summed)."""
@@ -87,6 +90,17 @@ class TimelineEntry(TypedDict):
     end_s: float
 
 
+class BusyInterval(TypedDict):
+    """One period during which a component instance (a GPU computing, a link carrying a
+    message, a memory level serving) was busy without a break: the resource rows of the
+    Gantt. Its node's name and type are in the result's `components`."""
+
+    node: str
+    instance: int
+    start_s: float
+    end_s: float
+
+
 class EngineStats(TypedDict):
     """The engine's figures for the run."""
 
@@ -150,6 +164,8 @@ class _FinishedRun(TypedDict):
     components: list[ComponentRow]
     timeline: list[TimelineEntry]
     timeline_dropped: int
+    resource_timeline: list[BusyInterval]
+    resource_timeline_dropped: int
     stats: EngineStats
     power_missing: list[PowerMissing]
     kernels: list[KernelRow]  # issue 14: the run's GPU kernels, bounds and roofline points
@@ -171,9 +187,26 @@ class Result(_FinishedRun, total=False):
 
 
 class Usage:
-    """Busy time and load integral of one component instance, updated as work starts and stops."""
+    """Busy time and load integral of one component instance, updated as work starts and stops.
 
-    __slots__ = ("_since", "active", "busy_s", "capacity", "instance", "load_s", "node")
+    With a `track` (the run's Timeline), its busy periods also go to the resource timeline:
+    a period is recorded once the instance starts again after a break (work that resumes at
+    the very moment the last work stopped continues the period), or when the run ends
+    (`close`).
+    """
+
+    __slots__ = (
+        "_busy_from",
+        "_busy_to",
+        "_since",
+        "active",
+        "busy_s",
+        "capacity",
+        "instance",
+        "load_s",
+        "node",
+        "track",
+    )
 
     def __init__(self, node: str, instance: int, capacity: int) -> None:
         self.node = node
@@ -183,6 +216,9 @@ class Usage:
         self.busy_s = 0.0
         self.load_s = 0.0
         self._since = 0.0
+        self.track: Timeline | None = None
+        self._busy_from = 0.0  # the busy period not recorded yet: [_busy_from, _busy_to]
+        self._busy_to = 0.0
 
     def start(self, now: float) -> None:
         """Record that one more process or transfer keeps the instance busy from `now`."""
@@ -191,6 +227,9 @@ class Usage:
             elapsed = now - self._since
             self.busy_s += elapsed
             self.load_s += elapsed * (min(active, self.capacity) / self.capacity)
+        elif self.track is not None and now > self._busy_to:  # after a break: a new period
+            self._record_busy()
+            self._busy_from = now
         self._since = now
         self.active = active + 1
 
@@ -202,18 +241,37 @@ class Usage:
         self.load_s += elapsed * (min(active, self.capacity) / self.capacity)
         self._since = now
         self.active = active - 1
+        if active == 1:
+            self._busy_to = now
+
+    def close(self, now: float) -> None:
+        """Record the last busy period on the track at the end of the run (`now`)."""
+        if self.active:
+            self._busy_to = now
+        self._record_busy()
+        self._busy_from = self._busy_to
+
+    def _record_busy(self) -> None:
+        if self.track is not None and self._busy_to > self._busy_from:
+            self.track.add_busy(self.node, self.instance, self._busy_from, self._busy_to)
 
 
 class Timeline:
-    """The run's Gantt entries, at most `limit` of them (the first ones); counts the rest."""
+    """The run's Gantt entries, at most `limit` of them (the first ones); counts the rest.
 
-    __slots__ = ("dropped", "entries", "full", "limit")
+    Two lists, each bounded by `limit`: the processes' intervals (`entries`) and the
+    component instances' busy periods (`busy`, the resource rows, from `Usage`).
+    """
+
+    __slots__ = ("busy", "busy_dropped", "dropped", "entries", "full", "limit")
 
     def __init__(self, limit: int) -> None:
         self.limit = max(0, limit)
         self.entries: list[TimelineEntry] = []
         self.dropped = 0
         self.full = self.limit == 0  # no entry will be kept: callers may count drops directly
+        self.busy: list[BusyInterval] = []
+        self.busy_dropped = 0
 
     def add(self, process: str, kind: str, start_s: float, end_s: float, **extra: Any) -> None:
         """Record one interval of `kind` ("compute", "transfer", "receive", ...) for `process`."""
@@ -225,6 +283,13 @@ class Timeline:
             {"process": process, "kind": kind, "start_s": start_s, "end_s": end_s, **extra}  # type: ignore[typeddict-item]
         )
         self.full = len(entries) >= self.limit
+
+    def add_busy(self, node: str, instance: int, start_s: float, end_s: float) -> None:
+        """Record one busy period of a component instance."""
+        if len(self.busy) >= self.limit:
+            self.busy_dropped += 1
+            return
+        self.busy.append({"node": node, "instance": instance, "start_s": start_s, "end_s": end_s})
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +405,8 @@ def assemble_result(
         "components": component_rows,
         "timeline": timeline.entries,
         "timeline_dropped": timeline.dropped,
+        "resource_timeline": timeline.busy,
+        "resource_timeline_dropped": timeline.busy_dropped,
         "stats": {
             "events": events,
             "wall_s": wall_s,

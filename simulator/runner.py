@@ -35,6 +35,7 @@ from simulator.models.roofline import gpu_roof
 from simulator.placement import Routes, place_processes
 from simulator.platform import ModelFunctions, NodeRuntime, ProcessState, World
 from simulator.results import (
+    DEFAULT_TIMELINE_LIMIT,
     POWER_ATTRIBUTES,
     ComponentFigures,
     Result,
@@ -284,13 +285,15 @@ def run_simulation(
     variables: Mapping[str, object],
     seed: int = 0,
     progress: Progress | None = None,
-    timeline_limit: int = 10_000,
+    timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
 ) -> Result:
     """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
 
     `progress` gets the fraction of processes finished and the simulated time reached, as
     each process ends (at most every PROGRESS_INTERVAL_S) and every SIMULATED_TIME_EVERY_S
     of wall clock in between (`_reporting_simulated_time`).
+
+    `timeline_limit` bounds the timeline's process entries and its busy periods, each.
 
     Raise SnapshotError, LaunchError, UserCodeError, ModelEvaluationError or DeadlockError.
     """
@@ -408,6 +411,15 @@ def run_simulation(
                 report(finished / total, engine.now)
 
     engine.on_process_end = on_process_end
+    # The usage each component row reports (a memory node's comes from the memory system)
+    # also records its busy periods: the timeline's resource rows.
+    components = [
+        (fig, (memory.usages(fig.node) if memory else None) or nodes[fig.node].usages)
+        for fig in figures
+    ]
+    for _, usages in components:
+        for usage in usages:
+            usage.track = timeline
     try:
         with _reporting_simulated_time(report, lambda: (finished / total, engine.now)):
             engine.run()
@@ -415,13 +427,13 @@ def run_simulation(
         engine.close()
 
     overall = engine.now
+    for _, usages in components:
+        for usage in usages:
+            usage.close(overall)
     return assemble_result(
         overall_time_s=overall,
         processes=[state.figures for state in states],
-        components=[
-            (fig, (memory.usages(fig.node) if memory else None) or nodes[fig.node].usages)
-            for fig in figures
-        ],
+        components=components,
         timeline=timeline,
         events=engine.events,
         wall_s=time.perf_counter() - wall_start,

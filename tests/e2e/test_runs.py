@@ -127,7 +127,7 @@ def test_three_runs_compare_on_one_axis_with_a_table_of_differences_in_percent(
     timelines = page.locator(".compare-timelines figure svg")
     expect(timelines).to_have_count(3)
     labels = timelines.evaluate_all("svgs => svgs.map(s => s.getAttribute('aria-label'))")
-    assert labels == ["Timeline of 2 processes over 3.000 s"] * 3
+    assert len(set(labels)) == 1 and " over 3.000 s;" in labels[0], labels
     ticks = timelines.evaluate_all(
         "svgs => svgs.map(s => [...s.querySelectorAll('text')].map(t => t.textContent))"
     )

@@ -247,6 +247,8 @@ PARASIM_QUEUE_LIMITS = queue_limits_from_env(
 PARASIM_MAX_RUNNING_PER_USER = int(os.environ.get("PARASIM_MAX_RUNNING_PER_USER", "4"))
 PARASIM_MAX_ATTEMPTS = int(os.environ.get("PARASIM_MAX_ATTEMPTS", "3"))
 PARASIM_MAX_SWEEP = int(os.environ.get("PARASIM_MAX_SWEEP", "1000"))
+# Timeline entries one run may ask to keep (`timeline_limit`); each costs its result ~200 bytes.
+PARASIM_MAX_TIMELINE_LIMIT = int(os.environ.get("PARASIM_MAX_TIMELINE_LIMIT", "100000"))
 # Admission at launch: processes one run may place, and runs one user may have queued or
 # running at once (at least a whole sweep's worth).
 PARASIM_MAX_PROCESSES = int(os.environ.get("PARASIM_MAX_PROCESSES", "100000"))

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 
 from hwdb.models import OwnedRecord
+from simulator.results import DEFAULT_TIMELINE_LIMIT
 
 NAME_MAX_LENGTH = 200
 
@@ -124,6 +125,10 @@ class Simulation(models.Model):
     time_limit_s = models.PositiveIntegerField(help_text="Wall-clock limit of one attempt.")
     cpu_limit_s = models.PositiveIntegerField(
         null=True, blank=True, help_text="CPU-time limit of one attempt; empty: runs before it."
+    )
+    timeline_limit = models.PositiveIntegerField(
+        default=DEFAULT_TIMELINE_LIMIT,
+        help_text="Timeline entries the run keeps (process entries and busy periods, each).",
     )
     status = models.CharField(
         max_length=16, choices=SimulationStatus.choices, default=SimulationStatus.QUEUED

@@ -26,6 +26,7 @@ from tests.webapp.studio.factories import (
 )
 from webapp.studio import selectors, tasks
 from webapp.studio.models import Simulation, SimulationStatus, Sweep
+from webapp.studio.services.common import MESSAGES as SERVICE_MESSAGES
 from webapp.studio.validation import MESSAGES
 
 pytestmark = pytest.mark.django_db
@@ -196,6 +197,24 @@ def test_a_bad_launch_is_a_400_naming_the_field(
     assert response.status_code == 400
     assert field in response.json()
     assert not Simulation.objects.exists()
+
+
+def test_a_launch_asks_for_a_longer_timeline_within_the_servers_maximum(
+    client: APIClient, sent: list[list[int]], settings: Any
+) -> None:
+    settings.PARASIM_MAX_TIMELINE_LIMIT = 40_000
+    response = client.post("/api/simulations/", launch_body(timeline_limit=40_000), format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["timeline_limit"] == 40_000
+    above = client.post("/api/simulations/", launch_body(timeline_limit=40_001), format="json")
+    assert above.status_code == 400
+    assert above.json() == {
+        "timeline_limit": [SERVICE_MESSAGES["timeline_limit"].format(limit=40_000)]
+    }
+    not_a_number = client.post("/api/simulations/", launch_body(timeline_limit="x"), format="json")
+    assert not_a_number.status_code == 400
+    assert list(not_a_number.json()) == ["timeline_limit"]
+    assert Simulation.objects.count() == 1
 
 
 def test_an_int_beyond_the_float_range_for_a_float_variable_is_a_400(

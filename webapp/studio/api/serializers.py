@@ -67,6 +67,7 @@ class SimulationLaunchSerializer(serializers.Serializer):
     cpu_limit_s = serializers.IntegerField(
         required=False, help_text="CPU-time limit in seconds; default and maximum: the queue's."
     )
+    timeline_limit = serializers.IntegerField(required=False)
 
 
 _DATETIME_FIELD = serializers.DateTimeField()
@@ -107,6 +108,7 @@ class SimulationSerializer(serializers.ModelSerializer):
             "time_limit_s",
             "cpu_limit_s",
             "held",
+            "timeline_limit",
             "status",
             "progress",
             "overall_time_s",
@@ -183,6 +185,7 @@ class SimulationSerializer(serializers.ModelSerializer):
             "time_limit_s": simulation.time_limit_s,
             "cpu_limit_s": simulation.cpu_limit_s,
             "held": simulation.held,
+            "timeline_limit": simulation.timeline_limit,
             "status": str(simulation.status),
             "progress": _float(simulation.progress),
             "overall_time_s": _float(simulation.overall_time_s),

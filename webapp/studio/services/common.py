@@ -25,6 +25,10 @@ MESSAGES = {
         "queue {queue!r}."
     ),
     "seed": "Expected a whole number.",
+    "timeline_limit": (
+        "Expected a whole number of timeline entries from 0 to {limit:,} (the server's "
+        "maximum, PARASIM_MAX_TIMELINE_LIMIT)."
+    ),
     "name": f"Expected a string of at most {NAME_MAX_LENGTH} characters.",
     "blank": "This field may not be blank.",
     "source": f"Expected Python source of at most {MAX_SOURCE_LENGTH} characters.",

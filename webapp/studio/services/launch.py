@@ -25,6 +25,7 @@ import simulator
 from hwdb.selectors import system_model_export_snapshot, system_model_get
 from simulator.errors import LaunchError, SnapshotError
 from simulator.placement import place_processes
+from simulator.results import DEFAULT_TIMELINE_LIMIT
 from simulator.snapshot import SystemSnapshot, load_snapshot
 from webapp.studio import dispatch
 from webapp.studio.limits import LIMIT_NAMES, queue_limits
@@ -55,6 +56,7 @@ class LaunchPlan:
     seed: int
     time_limit_s: int
     cpu_limit_s: int
+    timeline_limit: int
 
 
 def _visible_system_snapshot(user: User, system_model_id: object) -> tuple[int, dict[str, Any]]:
@@ -138,6 +140,15 @@ def check_run_limits(queue: str, **asked: object) -> dict[str, int]:
     return checked
 
 
+def _check_timeline_limit(value: object) -> int:
+    limit = int(settings.PARASIM_MAX_TIMELINE_LIMIT)
+    if value is None:
+        return min(DEFAULT_TIMELINE_LIMIT, limit)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+        raise field_error("timeline_limit", MESSAGES["timeline_limit"].format(limit=limit))
+    return value
+
+
 def _check_seed(value: object) -> int:
     if value is None:
         return 0
@@ -160,6 +171,7 @@ def launch_plan(
     seed: object = None,
     time_limit_s: object = None,
     cpu_limit_s: object = None,
+    timeline_limit: object = None,
     check_labels: bool = True,
 ) -> LaunchPlan:
     """Return the checked plan of a launch; raise ValidationError naming the first bad field.
@@ -224,6 +236,7 @@ def launch_plan(
         seed=_check_seed(seed),
         time_limit_s=limits["time_limit_s"],
         cpu_limit_s=limits["cpu_limit_s"],
+        timeline_limit=_check_timeline_limit(timeline_limit),
     )
 
 
@@ -249,6 +262,7 @@ def new_simulation(
         seed=plan.seed,
         time_limit_s=plan.time_limit_s,
         cpu_limit_s=plan.cpu_limit_s,
+        timeline_limit=plan.timeline_limit,
         engine_version=simulator.ENGINE_VERSION,
         celery_task_id=str(uuid.uuid4()),
         sweep=sweep,

@@ -228,6 +228,7 @@ def sandbox_payload(simulation: Simulation) -> dict[str, Any]:
         "labels": simulation.labels,
         "variables": simulation.variables,
         "seed": simulation.seed,
+        "timeline_limit": simulation.timeline_limit,
     }
 
 

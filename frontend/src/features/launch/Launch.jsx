@@ -8,9 +8,9 @@ import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { FieldErrors } from "../../components/Field.jsx";
 import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
-import { coerce, graphLabels } from "./launch.js";
 import { LimitFields } from "./LimitFields.jsx";
 import { limitBody, queueLimits } from "./limits.js";
+import { coerce, graphLabels, optionalWhole } from "./launch.js";
 import { ModelChoices } from "./ModelChoices.jsx";
 import { useLaunchChoices } from "./useLaunchChoices.js";
 
@@ -23,6 +23,7 @@ export function Launch() {
   const [name, setName] = useState("");
   const [seed, setSeed] = useState("0");
   const [limits, setLimits] = useState({});
+  const [timelineLimit, setTimelineLimit] = useState("");
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
 
@@ -62,6 +63,7 @@ export function Launch() {
       queue: queue || undefined,
       seed: /^-?\d+$/.test(seed) ? Number(seed) : seed,
       ...limitBody(limits),
+      timeline_limit: optionalWhole(timelineLimit),
     };
     try {
       const sim = await post("/api/simulations/", body);
@@ -90,6 +92,7 @@ export function Launch() {
           "name",
           "time_limit_s",
           "cpu_limit_s",
+          "timeline_limit",
         ]}
       />
       <form className="launch-form" onSubmit={launch} aria-label="Launch a simulation">
@@ -120,6 +123,21 @@ export function Launch() {
             onChange={setLimits}
             errors={errors}
           />
+          <InlineField
+            label="Timeline entries (optional; default 10,000)"
+            errors={errors}
+            path="timeline_limit"
+          >
+            <input
+              aria-label="Timeline entries"
+              inputMode="numeric"
+              placeholder="10000"
+              value={timelineLimit}
+              aria-invalid={Boolean(errors.timeline_limit)}
+              aria-describedby={errors.timeline_limit ? errorId("timeline_limit") : undefined}
+              onChange={(e) => setTimelineLimit(e.target.value)}
+            />
+          </InlineField>
         </div>
         <div className="two-col">
           <fieldset>

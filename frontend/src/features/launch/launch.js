@@ -23,3 +23,13 @@ export function coerce(type, text) {
   if (type === "bool") return text === true || text === "true";
   return text;
 }
+
+// Return an optional whole-number field as the API takes it: nothing when blank (the server's
+// default), a number when it reads as one, else the text as typed for the API to judge.
+export function optionalWhole(text) {
+  const trimmed = String(text ?? "").trim();
+  if (trimmed === "") return undefined;
+  return /^-?\d+$/.test(trimmed) && Number.isSafeInteger(Number(trimmed))
+    ? Number(trimmed)
+    : trimmed;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { coerce, graphLabels } from "./launch.js";
+import { coerce, graphLabels, optionalWhole } from "./launch.js";
 
 describe("graphLabels", () => {
   it("sums each label's multiplicity times its node's count", () => {
@@ -27,5 +27,17 @@ describe("coerce", () => {
     expect(coerce("bool", "true")).toBe(true);
     expect(coerce("bool", "yes")).toBe(false);
     expect(coerce("str", "42")).toBe("42");
+  });
+});
+
+describe("optionalWhole", () => {
+  it("leaves a blank field out and sends whole numbers as numbers, the rest as typed", () => {
+    expect(optionalWhole("")).toBeUndefined();
+    expect(optionalWhole("  ")).toBeUndefined();
+    expect(optionalWhole(" 20000 ")).toBe(20000);
+    expect(optionalWhole("-1")).toBe(-1);
+    expect(optionalWhole("2.5")).toBe("2.5");
+    expect(optionalWhole("lots")).toBe("lots");
+    expect(optionalWhole("9".repeat(30))).toBe("9".repeat(30));
   });
 });

@@ -6,6 +6,7 @@ import { get } from "../../lib/api.js";
 import { fmtTime } from "../../lib/format.js";
 import { Link, useLocation } from "../../lib/router.jsx";
 import { Gantt } from "../../components/charts/Gantt.jsx";
+import { ganttInput } from "../../components/charts/ganttLayout.js";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { usePolling } from "../../hooks/usePolling.js";
@@ -129,7 +130,7 @@ export function Compare() {
           <div key={r.sim.id}>
             <h3>{title(r.sim)}</h3>
             {r.result ? (
-              <Gantt timeline={r.result.timeline} width={600} end={table.end} />
+              <Gantt {...ganttInput(r.result)} overallTime={table.end} width={600} />
             ) : (
               <p className="muted">No result ({r.sim.status}).</p>
             )}

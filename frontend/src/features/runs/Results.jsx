@@ -3,6 +3,7 @@
 import { fmt, fmtEnergy, fmtTime } from "../../lib/format.js";
 import { Bars } from "../../components/charts/Bars.jsx";
 import { Gantt } from "../../components/charts/Gantt.jsx";
+import { ganttInput } from "../../components/charts/ganttLayout.js";
 import { GridTable } from "../../components/GridTable.jsx";
 import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
 import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
@@ -77,7 +78,7 @@ export function Results({ result, memoryCsvUrl }) {
         </tbody>
       </table>
       <h2>Timeline</h2>
-      <Gantt timeline={result.timeline} />
+      <Gantt {...ganttInput(result)} />
       <div className="two-col">
         <div>
           <h2>Processes</h2>

@@ -21,6 +21,7 @@ from tests.webapp.studio.services.conftest import count_parses, sweep_spec
 from webapp.studio.models import Simulation, SimulationStatus
 from webapp.studio.services import launch as launch_service
 from webapp.studio.services.common import MESSAGES
+from webapp.studio.services.runs import sandbox_payload
 from webapp.studio.services.sweeps import sweep_launch
 
 pytestmark = pytest.mark.django_db
@@ -245,6 +246,35 @@ def test_a_limit_outside_the_queues_range_is_refused_naming_the_field_and_the_ma
     assert not Simulation.objects.exists()
 
 
+def test_a_launch_keeps_the_default_timeline_or_the_one_asked_for_up_to_the_maximum(
+    user: Any, settings: Any
+) -> None:
+    settings.PARASIM_MAX_TIMELINE_LIMIT = 50_000
+    assert launch(user).timeline_limit == 10_000
+    asked = launch(user, timeline_limit=50_000)
+    assert asked.timeline_limit == 50_000
+    assert sandbox_payload(asked)["timeline_limit"] == 50_000  # what run_simulation gets
+    assert launch(user, timeline_limit=0).timeline_limit == 0
+    settings.PARASIM_MAX_TIMELINE_LIMIT = 500
+    assert launch(user).timeline_limit == 500  # the default within a smaller maximum
+
+
+@pytest.mark.parametrize("value", [50_001, -1, 2.5, "many", True])
+def test_a_timeline_limit_outside_the_servers_maximum_is_refused_naming_the_field(
+    user: Any, settings: Any, value: object
+) -> None:
+    settings.PARASIM_MAX_TIMELINE_LIMIT = 50_000
+    with pytest.raises(ValidationError) as error:
+        launch(user, timeline_limit=value)
+    assert error.value.message_dict == {
+        "timeline_limit": [
+            "Expected a whole number of timeline entries from 0 to 50,000 (the server's "
+            "maximum, PARASIM_MAX_TIMELINE_LIMIT)."
+        ]
+    }
+    assert not Simulation.objects.exists()
+
+
 def test_the_queue_limits_come_from_the_settings(user: Any, settings: Any) -> None:
     settings.PARASIM_QUEUE_LIMITS = {
         **settings.PARASIM_QUEUE_LIMITS,
@@ -272,3 +302,14 @@ def test_a_sweep_checks_its_limits_against_its_queue(user: Any) -> None:
     assert list(error.value.message_dict) == ["spec.cpu_limit_s"]
     sweep = sweep_launch(user=user, name="s", spec=sweep_spec(cpu_limit_s=7))
     assert {child.cpu_limit_s for child in sweep.simulations.all()} == {7}
+
+
+def test_a_sweeps_timeline_limit_is_checked_and_kept_by_every_point(
+    user: Any, settings: Any
+) -> None:
+    settings.PARASIM_MAX_TIMELINE_LIMIT = 50_000
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="s", spec=sweep_spec(timeline_limit=50_001))
+    assert list(error.value.message_dict) == ["spec.timeline_limit"]
+    sweep = sweep_launch(user=user, name="s", spec=sweep_spec(timeline_limit=20_000))
+    assert {run.timeline_limit for run in sweep.simulations.all()} == {20_000}

@@ -1,0 +1,187 @@
+"""The timeline's resource rows: busy periods of component instances, merged and bounded,
+from `Usage` to the result's `resource_timeline`."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+
+from simulator.results import Timeline, Usage
+from simulator.runner import run_simulation
+
+
+def tracked(capacity: int = 1, limit: int = 100) -> tuple[Usage, Timeline]:
+    timeline = Timeline(limit)
+    usage = Usage("gpu0", 1, capacity)
+    usage.track = timeline
+    return usage, timeline
+
+
+def periods(timeline: Timeline) -> list[tuple[float, float]]:
+    return [(entry["start_s"], entry["end_s"]) for entry in timeline.busy]
+
+
+def test_work_resuming_when_the_last_work_stopped_continues_one_busy_period() -> None:
+    usage, timeline = tracked()
+    for start in (0.0, 1.0, 2.0):  # three back-to-back computations
+        usage.start(start)
+        usage.stop(start + 1.0)
+    usage.close(10.0)
+    assert timeline.busy == [{"node": "gpu0", "instance": 1, "start_s": 0.0, "end_s": 3.0}]
+
+
+def test_a_break_ends_a_busy_period_and_the_next_start_records_it() -> None:
+    usage, timeline = tracked()
+    usage.start(1.0)
+    usage.stop(2.0)
+    assert timeline.busy == []  # not known to be over until the instance starts again later
+    usage.start(5.0)
+    assert periods(timeline) == [(1.0, 2.0)]
+    usage.stop(6.0)
+    usage.close(9.0)
+    assert periods(timeline) == [(1.0, 2.0), (5.0, 6.0)]
+
+
+def test_overlapping_work_on_a_shared_instance_is_one_period() -> None:
+    usage, timeline = tracked(capacity=2)
+    usage.start(0.0)
+    usage.start(1.0)
+    usage.stop(2.0)
+    usage.stop(3.0)
+    usage.close(3.0)
+    assert periods(timeline) == [(0.0, 3.0)]
+    assert usage.busy_s == 3.0
+
+
+def test_zero_length_work_records_no_period_and_close_records_once() -> None:
+    usage, timeline = tracked()
+    usage.start(1.0)
+    usage.stop(1.0)
+    usage.close(4.0)
+    usage.close(4.0)
+    assert timeline.busy == []
+    usage.start(5.0)
+    usage.close(7.0)  # still busy when the run ends: the period ends with the run
+    usage.close(7.0)
+    assert periods(timeline) == [(5.0, 7.0)]
+
+
+def test_an_untracked_usage_records_nothing_and_keeps_its_figures() -> None:
+    usage = Usage("cpu0", 0, 1)
+    usage.start(0.0)
+    usage.stop(2.0)
+    usage.start(3.0)
+    usage.stop(4.0)
+    usage.close(4.0)
+    assert (usage.busy_s, usage.load_s) == (3.0, 3.0)
+
+
+def test_busy_periods_are_bounded_by_the_limit_and_the_rest_counted() -> None:
+    usage, timeline = tracked(limit=2)
+    for start in range(5):
+        usage.start(2.0 * start)
+        usage.stop(2.0 * start + 1.0)
+    usage.close(10.0)
+    assert periods(timeline) == [(0.0, 1.0), (2.0, 3.0)]
+    assert timeline.busy_dropped == 3
+    assert timeline.entries == [] and timeline.dropped == 0  # the process rows' own bound
+
+
+# -- in a run ------------------------------------------------------------------------------
+
+COMPUTE = "function computationTime(params) { return params.get('seconds', 0); }"
+LINK = "function p2pTime(size, params) { return 1 + size; }"
+
+
+def host_link_gpu() -> dict[str, Any]:
+    """A host and a GPU joined by a link whose hop takes 1 + size seconds."""
+    return {
+        "name": "host-link-gpu",
+        "hardware": {
+            "cpu": {"type": "CPU", "name": "Host", "attributes": {}},
+            "link": {"type": "NETWORK", "name": "PCIe", "attributes": {}},
+            "gpu": {"type": "GPU", "name": "Device", "attributes": {}},
+        },
+        "models": {
+            "compute": {"language": "javascript", "source": COMPUTE},
+            "link": {"language": "javascript", "source": LINK},
+        },
+        "nodes": [
+            {"id": "host", "hardware": "cpu", "model": "compute", "labels": {"CPU": 1}},
+            {"id": "pcie", "hardware": "link", "model": "link"},
+            {"id": "gpu", "hardware": "gpu", "model": "compute", "labels": {"GPU": 1}},
+        ],
+        "edges": [["host", "pcie"], ["pcie", "gpu"]],
+    }
+
+
+OFFLOAD = """
+if tag.equals("CPU"):
+    sim.p2pCommunicationSend(2, "GPU")
+    sim.p2pCommunicationReceive("GPU")
+else:
+    sim.p2pCommunicationReceive("CPU")
+    sim.computation({"seconds": 4})
+    sim.computation({"seconds": 1})
+    sim.p2pCommunicationSend(0, "CPU")
+"""
+
+
+def run(app: str, system: dict[str, Any], labels: dict[str, int], **kw: Any) -> dict[str, Any]:
+    return run_simulation(
+        system, textwrap.dedent(app), labels=labels, variables=kw.pop("variables", {}), **kw
+    )
+
+
+def test_the_result_has_a_busy_row_for_the_link_and_the_gpu() -> None:
+    result = run(OFFLOAD, host_link_gpu(), {"CPU": 1, "GPU": 1})
+    # the link carries 2 units (0..3), the GPU computes 5 s back to back (3..8), the
+    # link carries the reply (8..9); the host only waits
+    assert result["resource_timeline"] == [
+        {"node": "pcie", "instance": 0, "start_s": 0.0, "end_s": 3.0},
+        {"node": "pcie", "instance": 0, "start_s": 8.0, "end_s": 9.0},
+        {"node": "gpu", "instance": 0, "start_s": 3.0, "end_s": 8.0},
+    ]
+    assert result["resource_timeline_dropped"] == 0
+    busy = {row["node"]: row["busy_s"] for row in result["components"]}
+    assert busy == {"host": 0.0, "pcie": 4.0, "gpu": 5.0}  # the rows add up to busy_s
+
+
+def test_the_resource_rows_keep_to_the_timeline_limit() -> None:
+    result = run(OFFLOAD, host_link_gpu(), {"CPU": 1, "GPU": 1}, timeline_limit=1)
+    assert len(result["timeline"]) == 1
+    assert result["resource_timeline"] == [
+        {"node": "pcie", "instance": 0, "start_s": 0.0, "end_s": 3.0}
+    ]
+    assert result["resource_timeline_dropped"] == 2
+    nothing = run(OFFLOAD, host_link_gpu(), {"CPU": 1, "GPU": 1}, timeline_limit=0)
+    assert nothing["resource_timeline"] == []
+    assert nothing["resource_timeline_dropped"] == 3
+
+
+def test_a_memory_level_has_busy_rows_while_it_serves() -> None:
+    system = {
+        "name": "core and dram",
+        "hardware": {
+            "core": {"type": "CPU", "name": "core", "attributes": {}},
+            "dram": {
+                "type": "MEMORY",
+                "name": "DRAM",
+                "attributes": {"latency": 1e-8, "bandwidth": 1e9},
+            },
+        },
+        "nodes": [
+            {"id": "cpu", "hardware": "core", "labels": {"CPU": 1}, "next": "dram"},
+            {"id": "dram", "hardware": "dram"},
+        ],
+        "edges": [],
+    }
+    app = "sim.memoryAccess(read=1_000_000, stride=64, element=64)\n"
+    result = run(app, system, {"CPU": 1})
+    rows = [row for row in result["resource_timeline"] if row["node"] == "dram"]
+    (dram,) = [row for row in result["components"] if row["node"] == "dram"]
+    assert rows, "the DRAM served the reads"
+    assert sum(row["end_s"] - row["start_s"] for row in rows) == pytest.approx(dram["busy_s"])
+    assert max(row["end_s"] for row in rows) <= result["overall_time_s"]
