@@ -99,11 +99,10 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     """Return a new sweep whose child simulations are stored and queued as one group.
 
     `spec` holds the launch fields of `launch_plan` (system_model or snapshot, application or
-    app_source, labels, queue, seed, time_limit_s, cpu_limit_s,
-    timeline_limit), `variables` mapping names to
-    a value, a list or a range {start, stop, step}, and optionally `hardware` {node,
-    components}: the node's hardware is swapped for each component (id or name). The size is
-    checked before anything is expanded.
+    app_source, labels, queue, seed, time_limit_s, cpu_limit_s, timeline_limit), `variables`
+    mapping names to a value, a list or a range {start, stop, step}, and optionally `hardware`
+    {node, components}: the node's hardware is swapped for each component (id or name). The
+    size is checked before anything is expanded.
     """
     if not isinstance(spec, Mapping):
         raise field_error("spec", MESSAGES["sweep_object"])
