@@ -162,6 +162,11 @@ def test_at_390_px_the_menu_wraps_and_nothing_overflows(browser: Any, live_studi
             ("/app/launch", "Launch a simulation"),
             ("/app/sweeps/new", "New sweep"),
             ("/app/runs", None),
+            ("/app/models", "Computational models"),
+            ("/app/applications", "Application models"),
+            ("/app/sweeps", "Sweeps"),
+            ("/app/analyzer", "Kernel analyzer"),
+            ("/app/measurements", "Measured against predicted"),
         ):
             page.goto(path)
             if ready:

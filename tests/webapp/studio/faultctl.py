@@ -32,7 +32,8 @@ def migrate() -> int:
 
 
 def launch(count: int, *, queue: str | None, busy: int) -> list[int]:
-    """Return the ids of `count` new runs: the tiny application, or a busy loop of `busy`."""
+    """Return the ids of `count` new runs of the tiny application (run i computes i + 1
+    ops), each after a busy loop of `busy` steps if asked."""
     from django.contrib.auth import get_user_model
 
     from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
@@ -41,10 +42,12 @@ def launch(count: int, *, queue: str | None, busy: int) -> list[int]:
     owner = get_user_model().objects.get(username=OWNER)
     ids = []
     for i in range(count):
+        # The tiny application (its result tells the runs apart), after a busy loop of `busy`
+        # steps when asked (a run that lasts long enough to be caught in the middle).
+        source, variables = TINY_APP, {"steps": 1, "ops": float(i + 1)}
         if busy:
-            source, variables = "t = 0\nwhile t < n:\n    t += 1\n", {"n": busy}
-        else:
-            source, variables = TINY_APP, {"steps": 1, "ops": float(i + 1)}
+            source = "t = 0\nwhile t < n:\n    t += 1\n" + source
+            variables["n"] = busy
         run = simulation_launch(
             user=owner,
             snapshot=tiny_snapshot(),

@@ -273,7 +273,9 @@ def test_a_worker_killed_mid_burst_leaves_its_runs_to_another(servers: Servers) 
     doomed = servers.worker("doomed", queues=["gajgerqueue"])
     rescuer = None
     try:
-        ids = servers.faultctl("launch", "200", "--queue", "gajgerqueue")
+        # Each run busy for about 0.3 s, so that the kill lands in the middle of one (a run
+        # of the tiny model ends in a few ms, between two looks at its sandbox).
+        ids = servers.faultctl("launch", "200", "--queue", "gajgerqueue", "--busy", "2000000")
         wait_for(
             lambda: servers.finished(ids) >= 30 and doomed.busy_pool_process(),
             timeout=60,
