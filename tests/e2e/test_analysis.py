@@ -48,7 +48,7 @@ def test_a_tour_run_shows_its_kernels_bound_and_its_point_under_the_gtx970_roofl
     expect(power.locator("polyline[data-series='GPU[0]']")).to_have_count(1)
     expect(power).to_contain_text("up to 168 W")
     roofline.scroll_into_view_if_needed()
-    screenshot(page, "18-roofline")
+    screenshot(page, "25-roofline")
 
 
 def test_the_analyzer_derives_listing3s_23_plus_4a_and_draws_its_execution_graph(
@@ -71,7 +71,7 @@ def test_the_analyzer_derives_listing3s_23_plus_4a_and_draws_its_execution_graph
     graph = page.get_by_role("img", name=re.compile("Execution graph of"))
     expect(graph).to_be_visible()
     assert graph.evaluate("img => img.naturalWidth") > 0
-    screenshot(page, "19-kernel-analyzer")
+    screenshot(page, "26-kernel-analyzer")
 
 
 KIT_CSV = ROOT / "validation" / "data" / "h200-20261123-091741" / "measurements.csv"

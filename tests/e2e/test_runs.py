@@ -140,4 +140,4 @@ def test_three_runs_compare_on_one_axis_with_a_table_of_differences_in_percent(
     expect(
         page.get_by_role("heading", name=re.compile(r"Timelines on one axis, 0 to 3\.000 s"))
     ).to_be_visible()
-    screenshot(page, "runs-compare-three")
+    screenshot(page, "24-compare-three")
