@@ -7,6 +7,7 @@ import { FieldErrors } from "../../components/Field.jsx";
 import { GridTable, REMOVE_COLUMN } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
+import { EditorHeader } from "../../components/EditorHeader.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
@@ -95,25 +96,17 @@ export function ApplicationEditor({ id }) {
 
   return (
     <section aria-labelledby="app-title">
-      <header className="page-head">
-        <h1 id="app-title">
-          {isNew ? "New application model" : app.name || "(unnamed)"}
-          {dirty && <span className="unsaved"> · unsaved</span>}
-        </h1>
-        <div className="actions">
-          <button className="primary" onClick={save}>
-            Save
-          </button>
-          {!isNew && (
-            <button onClick={() => navigate(`/app/launch?application=${id}`)}>Launch…</button>
-          )}
-          {!isNew && (
-            <button className="danger" onClick={remove}>
-              Delete
-            </button>
-          )}
-        </div>
-      </header>
+      <EditorHeader
+        titleId="app-title"
+        title={isNew ? "New application model" : app.name || "(unnamed)"}
+        dirty={dirty}
+        onSave={save}
+        onDelete={isNew ? null : remove}
+      >
+        {!isNew && (
+          <button onClick={() => navigate(`/app/launch?application=${id}`)}>Launch…</button>
+        )}
+      </EditorHeader>
       <ErrorSummary error={error} shown={["name", "source", "variables", "description"]} />
       <div className="form-grid">
         <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />

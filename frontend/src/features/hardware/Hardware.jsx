@@ -10,6 +10,7 @@ import { GridTable, REMOVE_COLUMN } from "../../components/GridTable.jsx";
 import { JsonImport } from "../../components/JsonImport.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
+import { EditorHeader } from "../../components/EditorHeader.jsx";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
 // hwdb.models.ComponentType (tests/e2e/test_memory_hierarchy.py checks that they agree).
@@ -366,28 +367,18 @@ export function HardwareDetail({ id }) {
 
   return (
     <section aria-labelledby="hwd-title">
-      <header className="page-head">
-        <h1 id="hwd-title">
-          {isNew ? "New component" : record.name || "(unnamed)"}
-          {dirty && <span className="unsaved"> · unsaved</span>}
-        </h1>
-        <div className="actions">
-          {!readOnly && (
-            <button className="primary" onClick={save}>
-              Save
-            </button>
-          )}
-          {!isNew && (
-            <button onClick={() => clone({ message: "Cloned: this is your copy." })}>Clone</button>
-          )}
-          {!isNew && <button onClick={exportOne}>Export JSON</button>}
-          {!isNew && !readOnly && (
-            <button className="danger" onClick={remove}>
-              Delete
-            </button>
-          )}
-        </div>
-      </header>
+      <EditorHeader
+        titleId="hwd-title"
+        title={isNew ? "New component" : record.name || "(unnamed)"}
+        dirty={dirty}
+        onSave={readOnly ? null : save}
+        onDelete={isNew || readOnly ? null : remove}
+      >
+        {!isNew && (
+          <button onClick={() => clone({ message: "Cloned: this is your copy." })}>Clone</button>
+        )}
+        {!isNew && <button onClick={exportOne}>Export JSON</button>}
+      </EditorHeader>
       {readOnly && (
         <p className="note">
           This is a {record.owner ? `record of ${record.owner}` : "built-in record"}: read-only.

@@ -10,6 +10,7 @@ import { FieldErrors } from "../../components/Field.jsx";
 import { GridTable } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
+import { EditorHeader } from "../../components/EditorHeader.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
@@ -91,25 +92,15 @@ export function ModelEditor({ id }) {
 
   return (
     <section aria-labelledby="model-title">
-      <header className="page-head">
-        <h1 id="model-title">
-          {isNew ? "New computational model" : model.name}
-          {dirty && <span className="unsaved"> · unsaved</span>}
-        </h1>
-        <div className="actions">
-          {!readOnly && (
-            <button className="primary" onClick={saveModel}>
-              Save
-            </button>
-          )}
-          {!isNew && <button onClick={() => clone()}>Clone</button>}
-          {!isNew && !readOnly && (
-            <button className="danger" onClick={remove}>
-              Delete
-            </button>
-          )}
-        </div>
-      </header>
+      <EditorHeader
+        titleId="model-title"
+        title={isNew ? "New computational model" : model.name}
+        dirty={dirty}
+        onSave={readOnly ? null : saveModel}
+        onDelete={isNew || readOnly ? null : remove}
+      >
+        {!isNew && <button onClick={() => clone()}>Clone</button>}
+      </EditorHeader>
       {readOnly && (
         <p className="note">
           {model.builtin ? "Built-in model" : `Model of ${model.owner}`}: read-only. Clone it to

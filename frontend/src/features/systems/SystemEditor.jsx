@@ -10,6 +10,7 @@ import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { SharedCheckbox } from "../../components/RecordFields.jsx";
+import { EditorHeader } from "../../components/EditorHeader.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 import {
@@ -203,35 +204,25 @@ function SystemEditorInner({ id }) {
 
   return (
     <section className="system-editor" aria-labelledby="sys-title">
-      <header className="page-head">
-        <h1 id="sys-title">
-          {isNew ? "New system model" : system.name}
-          {dirty && <span className="unsaved"> · unsaved</span>}
-        </h1>
-        <div className="actions">
-          {!readOnly && (
-            <button className="primary" onClick={save}>
-              Save
-            </button>
-          )}
-          {!readOnly && (
-            <button
-              onClick={arrange}
-              disabled={nodes.length === 0}
-              title="Arrange the nodes in layers along their edges, without overlaps"
-            >
-              Auto-layout
-            </button>
-          )}
-          {!isNew && <button onClick={exportSnapshot}>Export snapshot JSON</button>}
-          {!isNew && <button onClick={() => clone()}>Clone</button>}
-          {!isNew && !readOnly && (
-            <button className="danger" onClick={remove}>
-              Delete
-            </button>
-          )}
-        </div>
-      </header>
+      <EditorHeader
+        titleId="sys-title"
+        title={isNew ? "New system model" : system.name}
+        dirty={dirty}
+        onSave={readOnly ? null : save}
+        onDelete={isNew || readOnly ? null : remove}
+      >
+        {!readOnly && (
+          <button
+            onClick={arrange}
+            disabled={nodes.length === 0}
+            title="Arrange the nodes in layers along their edges, without overlaps"
+          >
+            Auto-layout
+          </button>
+        )}
+        {!isNew && <button onClick={exportSnapshot}>Export snapshot JSON</button>}
+        {!isNew && <button onClick={() => clone()}>Clone</button>}
+      </EditorHeader>
       {readOnly && (
         <p className="note">
           {system.owner ? `System model of ${system.owner}` : "Built-in example"}: read-only. Clone
