@@ -14,6 +14,11 @@
  *    mmap when the greenlet starts and unmaps when it ends: two system calls and a page fault
  *    per simulated process. install_chunk_cache() keeps up to CHUNK_CACHE_MAX freed chunks for
  *    the next greenlet (arena allocator hook, PyObject_SetArenaAllocator).
+ *  - A memoized `sim.computation` (the call an application model makes most) costs the engine's
+ *    own event plus a memo lookup: SimCore.computation reads the memo, keeps the node's Usage
+ *    (a C type, simulator/results.py holds its Python reference) and pauses, without a Python
+ *    frame; every other call goes to the Python code it mirrors (simulator/api.py
+ *    _PythonSimCore.computation).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -265,13 +270,12 @@ core_dispatch(Core *self, PyObject *current)
     return switch_to(self->loop, NULL);
 }
 
+/* Pause the calling process for `duration` seconds (`given`: the object it came from, for the
+ * error message); return what it is resumed with. */
 static PyObject *
-Core_pause(Core *self, PyObject *duration_obj)
+core_pause(Core *self, double duration, PyObject *given)
 {
-    double duration = PyFloat_AsDouble(duration_obj);
-    if (duration == -1.0 && PyErr_Occurred())
-        return NULL;
-    if (check_delay(duration, duration_obj) < 0)
+    if (check_delay(duration, given) < 0)
         return NULL;
     PyObject *current = current_process("pause");
     if (current == NULL)
@@ -283,6 +287,15 @@ Core_pause(Core *self, PyObject *duration_obj)
     PyObject *result = core_dispatch(self, current);
     Py_DECREF(current);
     return result;
+}
+
+static PyObject *
+Core_pause(Core *self, PyObject *duration_obj)
+{
+    double duration = PyFloat_AsDouble(duration_obj);
+    if (duration == -1.0 && PyErr_Occurred())
+        return NULL;
+    return core_pause(self, duration, duration_obj);
 }
 
 static PyObject *
@@ -500,6 +513,620 @@ static PyType_Spec Core_spec = {
     .slots = Core_slots,
 };
 
+/* -- a component instance's usage (simulator/results.py Usage, its Python reference) ---------- */
+
+static PyTypeObject *core_type = NULL;  /* Core, made at import */
+static PyTypeObject *usage_type = NULL; /* Usage, made at import */
+static PyObject *str_add_busy = NULL;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *node;
+    PyObject *instance;
+    Py_ssize_t capacity;
+    Py_ssize_t active;
+    double busy_s;
+    double load_s;
+    double since;
+    double busy_from; /* the busy period not recorded yet: [busy_from, busy_to] */
+    double busy_to;
+    PyObject *track; /* the run's Timeline, or NULL / None */
+} Usage;
+
+static int
+Usage_init(Usage *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"node", "instance", "capacity", NULL};
+    PyObject *node, *instance;
+    Py_ssize_t capacity;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOn", names, &node, &instance, &capacity))
+        return -1;
+    Py_XSETREF(self->node, Py_NewRef(node));
+    Py_XSETREF(self->instance, Py_NewRef(instance));
+    self->capacity = capacity > 1 ? capacity : 1;
+    self->active = 0;
+    self->busy_s = self->load_s = self->since = self->busy_from = self->busy_to = 0.0;
+    Py_CLEAR(self->track);
+    return 0;
+}
+
+static inline int
+usage_tracked(Usage *self)
+{
+    return self->track != NULL && self->track != Py_None;
+}
+
+static int
+usage_record_busy(Usage *self)
+{
+    if (!usage_tracked(self) || !(self->busy_to > self->busy_from))
+        return 0;
+    PyObject *start = PyFloat_FromDouble(self->busy_from);
+    PyObject *end = start == NULL ? NULL : PyFloat_FromDouble(self->busy_to);
+    PyObject *result = NULL;
+    if (end != NULL) {
+        PyObject *call[] = {self->track, self->node, self->instance, start, end};
+        result = PyObject_VectorcallMethod(str_add_busy, call,
+                                           5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    Py_XDECREF(start);
+    Py_XDECREF(end);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* The load a busy instance carries: processes on it / its capacity, at most 1. */
+static inline double
+usage_load(Usage *self, Py_ssize_t active)
+{
+    Py_ssize_t loaded = active < self->capacity ? active : self->capacity;
+    return (double)loaded / (double)self->capacity;
+}
+
+static int
+usage_start(Usage *self, double now)
+{
+    Py_ssize_t active = self->active;
+    if (active) {
+        double elapsed = now - self->since;
+        self->busy_s += elapsed;
+        self->load_s += elapsed * usage_load(self, active);
+    }
+    else if (usage_tracked(self) && now > self->busy_to) { /* after a break: a new period */
+        if (usage_record_busy(self) < 0)
+            return -1;
+        self->busy_from = now;
+    }
+    self->since = now;
+    self->active = active + 1;
+    return 0;
+}
+
+static void
+usage_stop(Usage *self, double now)
+{
+    Py_ssize_t active = self->active;
+    double elapsed = now - self->since;
+    self->busy_s += elapsed;
+    self->load_s += elapsed * usage_load(self, active);
+    self->since = now;
+    self->active = active - 1;
+    if (active == 1)
+        self->busy_to = now;
+}
+
+static PyObject *
+Usage_start(Usage *self, PyObject *now_obj)
+{
+    double now = PyFloat_AsDouble(now_obj);
+    if (now == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (usage_start(self, now) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Usage_stop(Usage *self, PyObject *now_obj)
+{
+    double now = PyFloat_AsDouble(now_obj);
+    if (now == -1.0 && PyErr_Occurred())
+        return NULL;
+    usage_stop(self, now);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Usage_close(Usage *self, PyObject *now_obj)
+{
+    double now = PyFloat_AsDouble(now_obj);
+    if (now == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (self->active)
+        self->busy_to = now;
+    if (usage_record_busy(self) < 0)
+        return NULL;
+    self->busy_from = self->busy_to;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Usage_record_busy(Usage *self, PyObject *unused)
+{
+    if (usage_record_busy(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static int
+Usage_traverse(Usage *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->node);
+    Py_VISIT(self->instance);
+    Py_VISIT(self->track);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+Usage_clear(Usage *self)
+{
+    Py_CLEAR(self->node);
+    Py_CLEAR(self->instance);
+    Py_CLEAR(self->track);
+    return 0;
+}
+
+static void
+Usage_dealloc(Usage *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Usage_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMethodDef Usage_methods[] = {
+    {"start", (PyCFunction)Usage_start, METH_O,
+     "Record that one more process or transfer keeps the instance busy from `now`."},
+    {"stop", (PyCFunction)Usage_stop, METH_O,
+     "Record that one process or transfer stopped using the instance at `now`."},
+    {"close", (PyCFunction)Usage_close, METH_O,
+     "Record the last busy period on the track at the end of the run (`now`)."},
+    {"_record_busy", (PyCFunction)Usage_record_busy, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyMemberDef Usage_members[] = {
+    {"node", T_OBJECT, offsetof(Usage, node), 0, NULL},
+    {"instance", T_OBJECT, offsetof(Usage, instance), 0, NULL},
+    {"capacity", T_PYSSIZET, offsetof(Usage, capacity), 0, NULL},
+    {"active", T_PYSSIZET, offsetof(Usage, active), 0, NULL},
+    {"busy_s", T_DOUBLE, offsetof(Usage, busy_s), 0, NULL},
+    {"load_s", T_DOUBLE, offsetof(Usage, load_s), 0, NULL},
+    {"_since", T_DOUBLE, offsetof(Usage, since), 0, NULL},
+    {"_busy_from", T_DOUBLE, offsetof(Usage, busy_from), 0, NULL},
+    {"_busy_to", T_DOUBLE, offsetof(Usage, busy_to), 0, NULL},
+    {"track", T_OBJECT, offsetof(Usage, track), 0, NULL},
+    {NULL},
+};
+
+static PyType_Slot Usage_slots[] = {
+    {Py_tp_doc, "Busy time and load integral of one component instance, in C (see "
+                "simulator/results.py PythonUsage, the reference)."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, Usage_init},
+    {Py_tp_dealloc, Usage_dealloc},
+    {Py_tp_traverse, Usage_traverse},
+    {Py_tp_clear, Usage_clear},
+    {Py_tp_methods, Usage_methods},
+    {Py_tp_members, Usage_members},
+    {0, NULL},
+};
+
+static PyType_Spec Usage_spec = {
+    .name = "simulator._speedups.Usage",
+    .basicsize = sizeof(Usage),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = Usage_slots,
+};
+
+/* -- the sim API's hot path (simulator/api.py _PythonSimCore, its Python reference) ----------- */
+
+static PyTypeObject *plain_params_type = NULL; /* simulator.api.HashMap, besides dict */
+static PyObject *str_computation_time = NULL, *str_computation_fallback = NULL,
+                *str_computation_memo = NULL,
+                *str_record_computation = NULL, *str_compute_s = NULL, *str_full = NULL,
+                *str_dropped = NULL, *str_pause = NULL, *str_start = NULL, *str_stop = NULL,
+                *empty_tuple = NULL;
+/* a timeline entry's keys and what keeping one reads (simulator/results.py Timeline) */
+static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str_start_s = NULL,
+                *str_end_s = NULL, *str_entries = NULL, *str_limit = NULL,
+                *str_cuda_core_instructions = NULL;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *details;
+    PyObject *engine;
+    PyObject *figures;
+    PyObject *memo;
+    PyObject *process; /* the process's name, for its timeline entries */
+    PyObject *timeline;
+    PyObject *usage;
+} SimCore;
+
+/* Return the memo key of computationTime(params) (simulator.shallow.memo_key), or NULL. */
+static PyObject *
+computation_key(PyObject *params)
+{
+    Py_ssize_t count = PyDict_GET_SIZE(params), index = 0, position = 0;
+    PyObject *items = PyTuple_New(count);
+    if (items == NULL)
+        return NULL;
+    PyObject *name, *value;
+    while (PyDict_Next(params, &position, &name, &value)) {
+        if (index == count) { /* cannot happen: nothing runs between here and PyTuple_New */
+            Py_DECREF(items);
+            PyErr_SetString(PyExc_RuntimeError, "params changed size during the lookup");
+            return NULL;
+        }
+        PyObject *pair = PyTuple_Pack(2, name, value);
+        if (pair == NULL) {
+            Py_DECREF(items);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(items, index++, pair);
+    }
+    PyObject *key = PyTuple_Pack(3, str_computation_time, empty_tuple, items);
+    Py_DECREF(items);
+    return key;
+}
+
+/* Add `value` (a float) to the float attribute `name` of `owner`. */
+static int
+add_to_attribute(PyObject *owner, PyObject *name, PyObject *value)
+{
+    PyObject *old = PyObject_GetAttr(owner, name);
+    if (old == NULL)
+        return -1;
+    PyObject *sum = PyNumber_Add(old, value);
+    Py_DECREF(old);
+    if (sum == NULL)
+        return -1;
+    int status = PyObject_SetAttr(owner, name, sum);
+    Py_DECREF(sum);
+    return status;
+}
+
+/* Call `owner.<name>(now)`; -1 on error. */
+static int
+call_with_time(PyObject *owner, PyObject *name, double now)
+{
+    PyObject *time = PyFloat_FromDouble(now);
+    if (time == NULL)
+        return -1;
+    PyObject *result = PyObject_CallMethodOneArg(owner, name, time);
+    Py_DECREF(time);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* `_PythonSimCore._pause_computing` without its timeline entry: keep the usage busy while the
+ * process pauses `duration` seconds and count them as its computing; the start and end times
+ * in *start and *end. */
+static int
+pause_held(PyObject *engine, PyObject *usage, PyObject *figures, PyObject *duration_obj,
+           double *start, double *end);
+
+static int
+pause_computing(SimCore *self, PyObject *duration_obj, double *start, double *end)
+{
+    if (self->engine == NULL || self->usage == NULL || self->figures == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sim.computation: the process is not set up");
+        return -1;
+    }
+    /* Strong references for the pause: other code runs while this process waits. */
+    PyObject *engine = Py_NewRef(self->engine);
+    PyObject *usage = Py_NewRef(self->usage);
+    PyObject *figures = Py_NewRef(self->figures);
+    int status = pause_held(engine, usage, figures, duration_obj, start, end);
+    Py_DECREF(engine);
+    Py_DECREF(usage);
+    Py_DECREF(figures);
+    return status;
+}
+
+static int
+pause_held(PyObject *engine, PyObject *usage, PyObject *figures, PyObject *duration_obj,
+           double *start, double *end)
+{
+    double duration = PyFloat_AS_DOUBLE(duration_obj);
+    int is_core = PyObject_TypeCheck(engine, core_type);
+    int is_usage = Py_TYPE(usage) == usage_type;
+    double now;
+    if (is_core)
+        now = ((Core *)engine)->now;
+    else {
+        PyObject *clock = PyObject_GetAttrString(engine, "now");
+        now = clock == NULL ? -1.0 : PyFloat_AsDouble(clock);
+        Py_XDECREF(clock);
+        if (now == -1.0 && PyErr_Occurred())
+            return -1;
+    }
+    *start = now;
+    if (is_usage ? usage_start((Usage *)usage, now) : call_with_time(usage, str_start, now))
+        return -1;
+    PyObject *resumed = is_core ? core_pause((Core *)engine, duration, duration_obj)
+                                : PyObject_CallMethodOneArg(engine, str_pause, duration_obj);
+    if (resumed == NULL)
+        return -1;
+    Py_DECREF(resumed);
+    if (is_core)
+        now = ((Core *)engine)->now;
+    else {
+        PyObject *clock = PyObject_GetAttrString(engine, "now");
+        now = clock == NULL ? -1.0 : PyFloat_AsDouble(clock);
+        Py_XDECREF(clock);
+        if (now == -1.0 && PyErr_Occurred())
+            return -1;
+    }
+    *end = now;
+    if (is_usage)
+        usage_stop((Usage *)usage, now);
+    else if (call_with_time(usage, str_stop, now) < 0)
+        return -1;
+    return add_to_attribute(figures, str_compute_s, duration_obj);
+}
+
+/* The memoized computation: `duration`, or NULL without an error when the Python code must
+ * answer (not plain params, no memo, a detail to add, a value not known). */
+static PyObject *
+memoized_duration(SimCore *self, PyObject *params)
+{
+    if (!PyDict_CheckExact(params) && Py_TYPE(params) != plain_params_type)
+        return NULL;
+    PyObject *memo = self->memo;
+    if (memo == NULL || memo == Py_None)
+        return NULL;
+    if (!PyDict_CheckExact(memo)) { /* api._MEMO_UNKNOWN: the process's first computation */
+        memo = PyObject_CallMethodNoArgs((PyObject *)self, str_computation_memo);
+        if (memo == NULL)
+            return NULL;
+        Py_XSETREF(self->memo, memo);
+        if (!PyDict_CheckExact(memo)) /* None: the model is asked every time, in Python */
+            return NULL;
+    }
+    if (self->details != NULL && self->details != Py_None)
+        return NULL;
+    PyObject *key = computation_key(params);
+    if (key == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError))
+            PyErr_Clear();
+        return NULL;
+    }
+    PyObject *duration = PyDict_GetItemWithError(memo, key);
+    Py_DECREF(key);
+    if (duration == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) /* an unhashable parameter (a list) */
+            PyErr_Clear();
+        return NULL;
+    }
+    if (!PyFloat_CheckExact(duration)) /* the memo holds floats: anything else, Python decides */
+        return NULL;
+    return Py_NewRef(duration);
+}
+
+/* `Timeline.add_computation(process, start, end, None, None)`: append the entry and note
+ * whether the timeline is now full; -1 on error. */
+static int
+keep_computation(PyObject *timeline, PyObject *process, double start, double end)
+{
+    PyObject *entries = PyObject_GetAttr(timeline, str_entries);
+    if (entries == NULL)
+        return -1;
+    if (!PyList_CheckExact(entries)) {
+        Py_DECREF(entries);
+        PyErr_SetString(PyExc_TypeError, "the timeline's entries are not a list");
+        return -1;
+    }
+    PyObject *entry = PyDict_New();
+    PyObject *start_obj = entry == NULL ? NULL : PyFloat_FromDouble(start);
+    PyObject *end_obj = start_obj == NULL ? NULL : PyFloat_FromDouble(end);
+    int status = -1;
+    /* the keys in Timeline.add's order: the JSON of the result is the same */
+    if (end_obj != NULL && PyDict_SetItem(entry, str_process, process) == 0 &&
+        PyDict_SetItem(entry, str_kind, str_compute) == 0 &&
+        PyDict_SetItem(entry, str_start_s, start_obj) == 0 &&
+        PyDict_SetItem(entry, str_end_s, end_obj) == 0)
+        status = PyList_Append(entries, entry);
+    Py_XDECREF(entry);
+    Py_XDECREF(start_obj);
+    Py_XDECREF(end_obj);
+    Py_ssize_t kept = PyList_GET_SIZE(entries);
+    Py_DECREF(entries);
+    if (status < 0)
+        return -1;
+    PyObject *limit_obj = PyObject_GetAttr(timeline, str_limit);
+    if (limit_obj == NULL)
+        return -1;
+    Py_ssize_t limit = PyLong_AsSsize_t(limit_obj);
+    Py_DECREF(limit_obj);
+    if (limit == -1 && PyErr_Occurred())
+        return -1;
+    return kept >= limit ? PyObject_SetAttr(timeline, str_full, Py_True) : 0;
+}
+
+/* Put the memoized computation that ran from `start` to `end` on the timeline (not full): here
+ * when its params cannot be a GPU kernel's (no CUDACoreInstructions, `kernel_inputs`'s own
+ * first test), else through `_PythonSimCore._record_computation`. */
+static int
+record_computation(SimCore *self, PyObject *timeline, PyObject *params, double start, double end)
+{
+    if (self->process != NULL && PyUnicode_CheckExact(self->process)) {
+        /* params is a dict or api.HashMap (memoized_duration): `in` is dict's */
+        int is_kernel = PyDict_Contains(params, str_cuda_core_instructions);
+        if (is_kernel < 0)
+            return -1;
+        if (!is_kernel)
+            return keep_computation(timeline, self->process, start, end);
+    }
+    PyObject *start_obj = PyFloat_FromDouble(start);
+    if (start_obj == NULL)
+        return -1;
+    PyObject *call[] = {(PyObject *)self, start_obj, Py_None, params};
+    PyObject *result = PyObject_VectorcallMethod(str_record_computation, call,
+                                                 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(start_obj);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+static PyObject *
+SimCore_computation(SimCore *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *duration = NULL;
+    if (nargs == 1 && kwnames == NULL) {
+        duration = memoized_duration(self, args[0]);
+        if (duration == NULL && PyErr_Occurred())
+            return NULL;
+    }
+    if (duration == NULL) { /* the general case, in Python */
+        PyObject *fallback = PyObject_GetAttr((PyObject *)self, str_computation_fallback);
+        if (fallback == NULL)
+            return NULL;
+        PyObject *result = PyObject_Vectorcall(fallback, args, nargs, kwnames);
+        Py_DECREF(fallback);
+        return result;
+    }
+    double start = 0.0, end = 0.0;
+    if (pause_computing(self, duration, &start, &end) < 0) {
+        Py_DECREF(duration);
+        return NULL;
+    }
+    PyObject *timeline = self->timeline;
+    if (timeline == NULL) {
+        Py_DECREF(duration);
+        PyErr_SetString(PyExc_RuntimeError, "sim.computation: the process is not set up");
+        return NULL;
+    }
+    PyObject *full = PyObject_GetAttr(timeline, str_full);
+    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
+    Py_XDECREF(full);
+    if (is_full < 0) {
+        Py_DECREF(duration);
+        return NULL;
+    }
+    if (is_full) { /* the timeline keeps no more entries: count the drop */
+        PyObject *one = PyLong_FromLong(1);
+        int status = one == NULL ? -1 : add_to_attribute(timeline, str_dropped, one);
+        Py_XDECREF(one);
+        if (status < 0) {
+            Py_DECREF(duration);
+            return NULL;
+        }
+        return duration;
+    }
+    if (record_computation(self, timeline, args[0], start, end) < 0) {
+        Py_DECREF(duration);
+        return NULL;
+    }
+    return duration;
+}
+
+static int
+SimCore_traverse(SimCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->details);
+    Py_VISIT(self->engine);
+    Py_VISIT(self->figures);
+    Py_VISIT(self->memo);
+    Py_VISIT(self->process);
+    Py_VISIT(self->timeline);
+    Py_VISIT(self->usage);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+SimCore_clear(SimCore *self)
+{
+    Py_CLEAR(self->details);
+    Py_CLEAR(self->engine);
+    Py_CLEAR(self->figures);
+    Py_CLEAR(self->memo);
+    Py_CLEAR(self->process);
+    Py_CLEAR(self->timeline);
+    Py_CLEAR(self->usage);
+    return 0;
+}
+
+static void
+SimCore_dealloc(SimCore *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    SimCore_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMethodDef SimCore_methods[] = {
+    {"computation", (PyCFunction)(void (*)(void))SimCore_computation,
+     METH_FASTCALL | METH_KEYWORDS,
+     "computation(params=None, software_stack=None, optimization=None, memory=None)\n--\n\n"
+     "Run the node model's `computationTime(params)`; return the seconds it took (see "
+     "simulator.api.Sim)."},
+    {NULL},
+};
+
+static PyMemberDef SimCore_members[] = {
+    {"_details", T_OBJECT, offsetof(SimCore, details), 0, NULL},
+    {"_engine", T_OBJECT, offsetof(SimCore, engine), 0, NULL},
+    {"_figures", T_OBJECT, offsetof(SimCore, figures), 0, NULL},
+    {"_memo", T_OBJECT, offsetof(SimCore, memo), 0, NULL},
+    {"_process", T_OBJECT, offsetof(SimCore, process), 0, NULL},
+    {"_timeline", T_OBJECT, offsetof(SimCore, timeline), 0, NULL},
+    {"_usage", T_OBJECT, offsetof(SimCore, usage), 0, NULL},
+    {NULL},
+};
+
+static PyType_Slot SimCore_slots[] = {
+    {Py_tp_doc, "The hot path of `sim.computation`, in C (see simulator/api.py _PythonSimCore)."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, SimCore_dealloc},
+    {Py_tp_traverse, SimCore_traverse},
+    {Py_tp_clear, SimCore_clear},
+    {Py_tp_methods, SimCore_methods},
+    {Py_tp_members, SimCore_members},
+    {0, NULL},
+};
+
+static PyType_Spec SimCore_spec = {
+    .name = "simulator._speedups.SimCore",
+    .basicsize = sizeof(SimCore),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = SimCore_slots,
+};
+
+static PyObject *
+set_plain_params_type(PyObject *module, PyObject *type)
+{
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyDict_Type)) {
+        PyErr_SetString(PyExc_TypeError, "set_plain_params_type expects a dict subclass");
+        return NULL;
+    }
+    Py_XSETREF(plain_params_type, (PyTypeObject *)Py_NewRef(type));
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 set_process_type(PyObject *module, PyObject *type)
 {
@@ -524,13 +1151,15 @@ static PyMethodDef module_methods[] = {
      "Keep freed 16 KiB frame-stack chunks for the next greenlet instead of unmapping them."},
     {"chunk_cache_stats", chunk_cache_stats, METH_NOARGS,
      "Return the chunk cache's state: installed, cached, hits, capacity."},
+    {"set_plain_params_type", set_plain_params_type, METH_O,
+     "Tell SimCore which dict subclass it may read as params besides dict (api.HashMap)."},
     {NULL},
 };
 
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "simulator._speedups",
-    .m_doc = "The engine's scheduling core in C and a frame-stack chunk cache.",
+    .m_doc = "The engine's scheduling core, the sim API's hot path and a frame-stack chunk cache, in C.",
     .m_size = -1,
     .m_methods = module_methods,
 };
@@ -542,17 +1171,53 @@ PyInit__speedups(void)
     if (_PyGreenlet_API == NULL)
         return NULL;
     str_waiting = PyUnicode_InternFromString("waiting");
-    if (str_waiting == NULL)
+    str_add_busy = PyUnicode_InternFromString("add_busy");
+    str_computation_time = PyUnicode_InternFromString("computationTime");
+    str_computation_fallback = PyUnicode_InternFromString("_computation_fallback");
+    str_computation_memo = PyUnicode_InternFromString("_computation_memo");
+    str_record_computation = PyUnicode_InternFromString("_record_computation");
+    str_compute_s = PyUnicode_InternFromString("compute_s");
+    str_full = PyUnicode_InternFromString("full");
+    str_dropped = PyUnicode_InternFromString("dropped");
+    str_pause = PyUnicode_InternFromString("pause");
+    str_start = PyUnicode_InternFromString("start");
+    str_stop = PyUnicode_InternFromString("stop");
+    empty_tuple = PyTuple_New(0);
+    str_process = PyUnicode_InternFromString("process");
+    str_kind = PyUnicode_InternFromString("kind");
+    str_compute = PyUnicode_InternFromString("compute");
+    str_start_s = PyUnicode_InternFromString("start_s");
+    str_end_s = PyUnicode_InternFromString("end_s");
+    str_entries = PyUnicode_InternFromString("entries");
+    str_limit = PyUnicode_InternFromString("limit");
+    str_cuda_core_instructions = PyUnicode_InternFromString("CUDACoreInstructions");
+    if (str_waiting == NULL || str_add_busy == NULL || str_computation_time == NULL ||
+        str_computation_fallback == NULL || str_computation_memo == NULL ||
+        str_record_computation == NULL ||
+        str_compute_s == NULL || str_full == NULL || str_dropped == NULL || str_pause == NULL ||
+        str_start == NULL || str_stop == NULL || empty_tuple == NULL || str_process == NULL ||
+        str_kind == NULL || str_compute == NULL || str_start_s == NULL || str_end_s == NULL ||
+        str_entries == NULL || str_limit == NULL || str_cuda_core_instructions == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&speedups_module);
     if (module == NULL)
         return NULL;
+    /* the globals keep a reference to each type: the module is never unloaded (m_size -1) */
     PyObject *core = PyType_FromSpec(&Core_spec);
-    if (core == NULL || PyModule_AddObject(module, "Core", core) < 0) {
+    PyObject *usage = core == NULL ? NULL : PyType_FromSpec(&Usage_spec);
+    PyObject *sim_core = usage == NULL ? NULL : PyType_FromSpec(&SimCore_spec);
+    if (sim_core == NULL || PyModule_AddObjectRef(module, "Core", core) < 0 ||
+        PyModule_AddObjectRef(module, "Usage", usage) < 0 ||
+        PyModule_AddObjectRef(module, "SimCore", sim_core) < 0) {
         Py_XDECREF(core);
+        Py_XDECREF(usage);
+        Py_XDECREF(sim_core);
         Py_DECREF(module);
         return NULL;
     }
+    core_type = (PyTypeObject *)core;
+    usage_type = (PyTypeObject *)usage;
+    Py_DECREF(sim_core);
     if (PyModule_AddIntConstant(module, "CHUNK_SIZE", (long)CHUNK_SIZE) < 0) {
         Py_DECREF(module);
         return NULL;

@@ -41,11 +41,13 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from simulator.engine import speedups
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
-from simulator.models.roofline import kernel_inputs
 
 if TYPE_CHECKING:
+    from simulator.engine import Engine
     from simulator.platform import Message, ProcessState, World
+    from simulator.results import ProcessFigures, Timeline, Usage
 
 API_MESSAGES = {
     "size": "{call}: the size must be a finite number of bytes >= 0 (got {value!r})",
@@ -110,41 +112,105 @@ class Label(str):
         return str(self) == other
 
 
-_MEMO_UNKNOWN: dict[object, float] = {}  # Sim._memo before the first computation looks
+class _UnknownMemo(dict[object, float]):
+    """The type of `_MEMO_UNKNOWN`: not a plain dict, so the C hot path knows to look the
+    memo up (`Sim._computation_memo`) at a process's first computation."""
+
+
+_MEMO_UNKNOWN: dict[object, float] = _UnknownMemo()  # Sim._memo before the first computation
 _PLAIN_PARAMS: frozenset[type[object]] = frozenset(
     (dict, HashMap)
 )  # params the hot path reads as they are
 
 
-class Sim:
-    """The `sim` object of one process: MERPSYS's computation and communication calls."""
+class _PythonSimCore:
+    """The hot path of `Sim.computation` in Python: the C core's `SimCore`
+    (simulator/_speedups.c) does the same in C and calls `computation` here for every call it
+    does not answer itself, so both give the same results."""
 
-    __slots__ = (
-        "_details",
-        "_engine",
-        "_figures",
-        "_labels",
-        "_memo",
-        "_receivers",
-        "_state",
-        "_timeline",
-        "_usage",
-        "_world",
-        "random",
-    )
+    __slots__ = ("_details", "_engine", "_figures", "_memo", "_process", "_timeline", "_usage")
+    if TYPE_CHECKING:  # set by Sim.__init__ (or the C core's fields), defined by Sim
+        _details: dict[object, dict[str, object]] | None
+        _engine: Engine
+        _figures: ProcessFigures
+        _memo: dict[object, float] | None
+        _process: str  # the process's name, for its timeline entries
+        _timeline: Timeline
+        _usage: Usage
+
+        def _computation_memo(self) -> dict[object, float] | None: ...
+        def _pause_computing(
+            self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
+        ) -> float: ...
+        def _computation(self, params: object, memory: Mapping[str, object] | None) -> float: ...
+
+    def computation(
+        self,
+        params: Mapping[str, object] | None = None,
+        software_stack: object = None,
+        optimization: object = None,
+        memory: Mapping[str, object] | None = None,
+    ) -> float:
+        """Run the node model's `computationTime(params)`; return the seconds it took.
+
+        `software_stack` and `optimization` are accepted for MERPSYS compatibility. With
+        `memory` (the arguments of `memoryAccess`), the computation's memory work goes
+        through the memory hierarchy at the same time, and the computation takes the longer
+        of the two (compute and memory overlap, as in a roofline).
+        """
+        if memory is None and params.__class__ in _PLAIN_PARAMS and params is not None:
+            # The hot path (one call per computation of a run): a computation whose value
+            # the model already gave for these params. The key is shallow.memo_key's.
+            memo = self._memo
+            if memo is _MEMO_UNKNOWN:
+                memo = self._memo = self._computation_memo()
+            if memo is not None:
+                try:
+                    items = tuple(params.items())
+                    duration = memo.get(("computationTime", (), items))
+                except TypeError:  # an unhashable parameter (a list): the general path
+                    duration = None
+                if duration is not None:
+                    details = self._details
+                    if details is None:
+                        return self._pause_computing(duration, None, params)
+                    detail = details.get(("computationDetail", items))
+                    if detail is not None:  # the model gave the detail too (shallow's key)
+                        return self._pause_computing(duration, detail, params)
+        return self._computation(params, memory)
+
+
+if TYPE_CHECKING:
+    _SimCore = _PythonSimCore
+else:
+    _SimCore = _PythonSimCore if speedups is None else speedups.SimCore
+    if speedups is not None:
+        speedups.set_plain_params_type(HashMap)
+
+
+class Sim(_SimCore):
+    """The `sim` object of one process: MERPSYS's computation and communication calls.
+
+    `computation` is `_SimCore`'s: the C core's when it is in use, else `_PythonSimCore`'s.
+    """
+
+    __slots__ = ("_labels", "_receivers", "_state", "_world", "random")
+    # what the C core's `computation` calls for every call it does not answer itself
+    _computation_fallback = _PythonSimCore.computation
 
     def __init__(self, world: World, state: ProcessState, labels: Mapping[str, int]) -> None:
         self._world = world
         self._engine = world.engine
         self._state = state
         self._labels = labels
-        self._memo: dict[object, float] | None = _MEMO_UNKNOWN
-        self._details: dict[object, dict[str, object]] | None = None
+        self._memo = _MEMO_UNKNOWN
+        self._details = None
         # per source a process receives from: the message filter and what it waits for
         self._receivers: dict[tuple[object, object], tuple[Callable[[Message], bool], str]] = {}
         # what the hot path of `computation` updates, looked up once
         self._usage = world.nodes[state.slot.node].usages[state.slot.instance]
         self._figures = state.figures
+        self._process = state.name
         self._timeline = world.timeline
         self.random = world.engine.random
 
@@ -197,30 +263,41 @@ class Sim:
             in_flight_from = max(started, message.sent_at)
             figures.wait_s += in_flight_from - started
             figures.comm_s += now - in_flight_from
-            self._world.timeline.add(self._state.name, "receive", started, now)
+            timeline = self._timeline
+            if timeline.full:  # counted here: a receive is as frequent as a computation
+                timeline.dropped += 1
+            else:
+                timeline.add(self._state.name, "receive", started, now)
         return message
 
     def _participants(
         self, call: str, labels: object
-    ) -> tuple[tuple[str, ...], list[ProcessState]]:
+    ) -> tuple[tuple[str, ...], list[ProcessState], frozenset[ProcessState]]:
+        """Return the participants' label names, the processes (label by label, rank by rank)
+        and the same as a set; each group is built once per run (World.groups): every
+        participant of a collective asks for it."""
         if labels is None:
-            names = tuple(sorted(self._world.by_label))
+            names = self._world.label_names
         elif isinstance(labels, str):
             names = (labels,)
         elif isinstance(labels, Iterable):
             names = tuple(sorted({str(label) for label in labels}))
         else:
             raise ApiUsageError(f"{call}: labels must be a label or a list of labels")
-        members: list[ProcessState] = []
-        for name in names:
-            members.extend(self._peers(call, name))
-        if self._state not in members:
+        group = self._world.groups.get(names)
+        if group is None:
+            members: list[ProcessState] = []
+            for name in names:
+                members.extend(self._peers(call, name))
+            group = self._world.groups[names] = (members, frozenset(members))
+        members, member_set = group
+        if self._state not in member_set:
             raise ApiUsageError(
                 API_MESSAGES["not_participant"].format(
                     call=call, process=self._state.name, labels=list(names)
                 )
             )
-        return names, members
+        return names, members, member_set
 
     def _collective_channel(
         self, kind: str, names: tuple[str, ...], root: str
@@ -230,42 +307,7 @@ class Sim:
         self._state.collectives[key] = sequence + 1
         return (*key, sequence)
 
-    # -- computation ---------------------------------------------------------------------------
-    def computation(
-        self,
-        params: Mapping[str, object] | None = None,
-        software_stack: object = None,
-        optimization: object = None,
-        memory: Mapping[str, object] | None = None,
-    ) -> float:
-        """Run the node model's `computationTime(params)`; return the seconds it took.
-
-        `software_stack` and `optimization` are accepted for MERPSYS compatibility. With
-        `memory` (the arguments of `memoryAccess`), the computation's memory work goes
-        through the memory hierarchy at the same time, and the computation takes the longer
-        of the two (compute and memory overlap, as in a roofline).
-        """
-        if memory is None and params.__class__ in _PLAIN_PARAMS and params is not None:
-            # The hot path (one call per computation of a run): a computation whose value
-            # the model already gave for these params. The key is shallow.memo_key's.
-            memo = self._memo
-            if memo is _MEMO_UNKNOWN:
-                memo = self._memo = self._computation_memo()
-            if memo is not None:
-                try:
-                    items = tuple(params.items())
-                    duration = memo.get(("computationTime", (), items))
-                except TypeError:  # an unhashable parameter (a list): the general path
-                    duration = None
-                if duration is not None:
-                    details = self._details
-                    if details is None:
-                        return self._pause_computing(duration, None, params)
-                    detail = details.get(("computationDetail", items))
-                    if detail is not None:  # the model gave the detail too (shallow's key)
-                        return self._pause_computing(duration, detail, params)
-        return self._computation(params, memory)
-
+    # -- computation (`computation` itself: _PythonSimCore) -------------------------------------
     def _computation_memo(self) -> dict[object, float] | None:
         """Return the memo of this process's node's `computationTime(params)` values, and set
         the memo of its `computationDetail(params)` objects when the model defines one: when
@@ -292,21 +334,29 @@ class Sim:
         start = engine.now
         usage.start(start)
         engine.pause(duration)
-        now = engine.now
-        usage.stop(now)
+        usage.stop(engine.now)
         self._figures.compute_s += duration
         timeline = self._timeline
         if timeline.full:
             timeline.dropped += 1
-            return duration
-        extra: dict[str, object] = {}
-        if detail is not None:
-            extra["detail"] = dict(detail)
-        kernel = kernel_inputs(params)
-        if kernel is not None:
-            extra["kernel"] = kernel
-        timeline.add(self._state.name, "compute", start, now, **extra)
+        else:
+            self._record_computation(start, detail, params)
         return duration
+
+    def _record_computation(
+        self, start: float, detail: dict[str, object] | None, params: Mapping[str, object]
+    ) -> None:
+        """Put a memoized computation that ran from `start` to now on the timeline (which is
+        not full), with its `detail` and a GPU kernel's work (`kernel_inputs`). The C core
+        keeps one without either itself (simulator/_speedups.c `keep_computation`)."""
+        timeline = self._timeline
+        timeline.add_computation(
+            self._process,
+            start,
+            self._engine.now,
+            None if detail is None else dict(detail),
+            timeline.kernel_inputs(params),
+        )
 
     def _computation(self, params: object, memory: Mapping[str, object] | None) -> float:
         """`computation` in general: any model, detail, memory work, first evaluations."""
@@ -332,12 +382,13 @@ class Sim:
             duration = engine.now - start
         usage.stop(engine.now)
         state.figures.compute_s += duration
-        extra: dict[str, object] = {}
-        if detail is not None:
-            extra["detail"] = detail
-        if not self._world.timeline.full and (kernel := kernel_inputs(params)) is not None:
-            extra["kernel"] = kernel
-        self._world.timeline.add(state.name, "compute", start, engine.now, **extra)
+        timeline = self._timeline
+        if timeline.full:
+            timeline.dropped += 1
+        else:
+            timeline.add_computation(
+                state.name, start, engine.now, detail, timeline.kernel_inputs(params)
+            )
         return duration
 
     # -- memory --------------------------------------------------------------------------------
@@ -480,9 +531,9 @@ class Sim:
     def _rooted(
         self, call: str, root_label: object, root_rank: object, labels: object
     ) -> tuple[tuple[str, ...], list[ProcessState], ProcessState]:
-        names, members = self._participants(call, labels)
+        names, members, member_set = self._participants(call, labels)
         root = self._peer(call, root_label, root_rank)
-        if root not in members:
+        if root not in member_set:
             raise ApiUsageError(
                 API_MESSAGES["root"].format(call=call, root=root.name, labels=list(names))
             )
@@ -519,7 +570,7 @@ class Sim:
     ) -> None:
         """The root's `size` bytes are split evenly; each other participant receives its share."""
         size_b = self._check_size("sim.scatter", size)
-        _, members = self._participants("sim.scatter", labels)
+        _, members, _ = self._participants("sim.scatter", labels)
         self._spread("scatter", size_b, size_b / len(members), root_label, root_rank, labels)
 
     def gather(
@@ -538,7 +589,7 @@ class Sim:
 
     def barrier(self, labels: object = None) -> None:
         """Block until every participant (processes of `labels`, default all) reached it."""
-        names, members = self._participants("sim.barrier", labels)
+        names, members, _ = self._participants("sim.barrier", labels)
         started = self._engine.now
         self._world.barrier(names, len(members))
         now = self._engine.now

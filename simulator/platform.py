@@ -274,6 +274,10 @@ class World:
         self.by_label: dict[str, list[ProcessState]] = {}
         for state in self.processes:
             self.by_label.setdefault(state.slot.label, []).append(state)
+        self.label_names = tuple(sorted(self.by_label))  # a collective's default participants
+        # the participants of each collective's group of labels, as a list and a set
+        # (simulator.api Sim._participants)
+        self.groups: dict[tuple[str, ...], tuple[list[ProcessState], frozenset[ProcessState]]] = {}
         self._hops: dict[tuple[str, int, str, int], tuple[Hop, ...]] = {}
         self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from simulator.engine import speedups
 from simulator.models.energy import power_state_energy
 from simulator.models.reliability import success_probability
-from simulator.models.roofline import Roof, bound_class, kernel_point
+from simulator.models.roofline import Roof, bound_class, kernel_inputs, kernel_point
 
 # Timeline entries a run keeps by default (each of its two lists: processes, busy periods).
 DEFAULT_TIMELINE_LIMIT = 10_000
@@ -186,13 +187,16 @@ class Result(_FinishedRun, total=False):
     memory: dict[str, Any]
 
 
-class Usage:
+class PythonUsage:
     """Busy time and load integral of one component instance, updated as work starts and stops.
 
     With a `track` (the run's Timeline), its busy periods also go to the resource timeline:
     a period is recorded once the instance starts again after a break (work that resumes at
     the very moment the last work stopped continues the period), or when the run ends
     (`close`).
+
+    The reference of the C core's `Usage` (simulator/_speedups.c), which `Usage` names when
+    the C core is in use: the sim API's hot path keeps it busy without a Python call.
     """
 
     __slots__ = (
@@ -256,14 +260,24 @@ class Usage:
             self.track.add_busy(self.node, self.instance, self._busy_from, self._busy_to)
 
 
+if TYPE_CHECKING:
+    Usage = PythonUsage
+else:
+    Usage = PythonUsage if speedups is None else speedups.Usage
+
+
 class Timeline:
     """The run's Gantt entries, at most `limit` of them (the first ones); counts the rest.
 
     Two lists, each bounded by `limit`: the processes' intervals (`entries`) and the
     component instances' busy periods (`busy`, the resource rows, from `Usage`).
+
+    A kept computation costs one dict (the C core's `SimCore` builds it in C when it has
+    neither detail nor kernel: `add_computation`'s reference), and its GPU kernel's work is
+    decided once per distinct params (`kernel_inputs`).
     """
 
-    __slots__ = ("busy", "busy_dropped", "dropped", "entries", "full", "limit")
+    __slots__ = ("_kernels", "busy", "busy_dropped", "dropped", "entries", "full", "limit")
 
     def __init__(self, limit: int) -> None:
         self.limit = max(0, limit)
@@ -272,6 +286,9 @@ class Timeline:
         self.full = self.limit == 0  # no entry will be kept: callers may count drops directly
         self.busy: list[BusyInterval] = []
         self.busy_dropped = 0
+        # kernel_inputs(params) by the params' items and their types (True == 1 and
+        # Fraction(1) == 1.0 are not the same kernel input)
+        self._kernels: dict[object, dict[str, float] | None] = {}
 
     def add(self, process: str, kind: str, start_s: float, end_s: float, **extra: Any) -> None:
         """Record one interval of `kind` ("compute", "transfer", "receive", ...) for `process`."""
@@ -283,6 +300,46 @@ class Timeline:
             {"process": process, "kind": kind, "start_s": start_s, "end_s": end_s, **extra}  # type: ignore[typeddict-item]
         )
         self.full = len(entries) >= self.limit
+
+    def add_computation(
+        self,
+        process: str,
+        start_s: float,
+        end_s: float,
+        detail: dict[str, object] | None,
+        kernel: dict[str, float] | None,
+    ) -> None:
+        """Record one computation of `process` (the timeline is not full: its callers count
+        the drops), with the model's `detail` and its GPU kernel's work (`kernel_inputs`)
+        when it has them; `add(process, "compute", ...)` in one dict, without keywords."""
+        entry: dict[str, object] = {
+            "process": process,
+            "kind": "compute",
+            "start_s": start_s,
+            "end_s": end_s,
+        }
+        if detail is not None:
+            entry["detail"] = detail
+        if kernel is not None:
+            entry["kernel"] = kernel
+        entries = self.entries
+        entries.append(entry)  # type: ignore[arg-type]
+        self.full = len(entries) >= self.limit
+
+    def kernel_inputs(self, params: Mapping[str, object]) -> dict[str, float] | None:
+        """Return `kernel_inputs(params)` (simulator.models.roofline), decided once per
+        distinct params; the entries of one kernel share its dict (a result is read, never
+        written)."""
+        if "CUDACoreInstructions" not in params:  # not a kernel's: the common case, at once
+            return None
+        try:
+            key = (tuple(params.items()), tuple(map(type, params.values())))
+            return self._kernels[key]
+        except TypeError:  # an unhashable parameter (a list)
+            return kernel_inputs(params)
+        except KeyError:
+            inputs = self._kernels[key] = kernel_inputs(params)
+            return inputs
 
     def add_busy(self, node: str, instance: int, start_s: float, end_s: float) -> None:
         """Record one busy period of a component instance."""
@@ -444,10 +501,17 @@ def kernel_rows(
     GPU node, or one whose params are a kernel's (`kernel_inputs`) or whose model names a
     bound."""
     where = {p["process"]: (p["node"], p["instance"]) for p in processes}
+    on_gpus = {
+        process
+        for process, (node, _) in where.items()
+        if (figures := figures_of.get(node)) is not None and figures.type == "GPU"
+    }
     rows: list[KernelRow] = []
     for entry in entries:
         if entry["kind"] != "compute":
             continue
+        if entry["process"] not in on_gpus and "kernel" not in entry and "detail" not in entry:
+            continue  # not a kernel (the test below, in short: a 60 MB timeline's 0.2-1 s)
         node, instance = where.get(entry["process"], ("", 0))
         figures = figures_of.get(node)
         extra: Mapping[str, Any] = entry
@@ -502,6 +566,16 @@ def power_series(
     plus (loaded - idle) x its load, the load being the computations and transfers the
     timeline puts on it over its capacity (the same rule as its energy; the series' integral
     is its energy_j when no timeline entry was dropped)."""
+    drawing = [
+        (figures, usages)
+        for figures, usages in components
+        if figures.type not in _MEMORY_TYPES and (figures.idle_w != 0 or figures.active_w != 0)
+    ]
+    # Only the instances that draw power need the timeline's steps: none, no pass over it
+    # (a 60 MB timeline's 0.6-1.9 s, issue 16).
+    wanted = {(figures.node, usage.instance) for figures, usages in drawing for usage in usages}
+    if not wanted:
+        return []
     where = {p["process"]: (p["node"], p["instance"]) for p in processes}
     changes: dict[tuple[str, int], list[tuple[float, int]]] = {}
     for entry in entries:
@@ -512,15 +586,13 @@ def power_series(
             key = (extra["node"], int(extra.get("instance", 0)))
         else:
             continue
-        if key is None or entry["end_s"] <= entry["start_s"]:
+        if key not in wanted or entry["end_s"] <= entry["start_s"]:
             continue
         steps = changes.setdefault(key, [])
         steps.append((entry["start_s"], 1))
         steps.append((entry["end_s"], -1))
     series: list[PowerSeries] = []
-    for figures, usages in components:
-        if figures.type in _MEMORY_TYPES or (figures.idle_w == 0 and figures.active_w == 0):
-            continue
+    for figures, usages in drawing:
         for usage in usages:
             points = [[0.0, figures.idle_w]]
             active = 0

@@ -4,10 +4,12 @@ from `Usage` to the result's `resource_timeline`."""
 from __future__ import annotations
 
 import textwrap
+from fractions import Fraction
 from typing import Any
 
 import pytest
 
+from simulator.models.roofline import kernel_inputs
 from simulator.results import Timeline, Usage
 from simulator.runner import run_simulation
 
@@ -185,3 +187,46 @@ def test_a_memory_level_has_busy_rows_while_it_serves() -> None:
     assert rows, "the DRAM served the reads"
     assert sum(row["end_s"] - row["start_s"] for row in rows) == pytest.approx(dram["busy_s"])
     assert max(row["end_s"] for row in rows) <= result["overall_time_s"]
+
+
+def test_a_timeline_decides_a_kernel_once_per_params_and_never_mixes_equal_values() -> None:
+    # True == 1 == 1.0 == Fraction(1) and they hash alike, but only numbers are kernel inputs
+    def kernel(block: object, n: object = 2**20) -> dict[str, object]:
+        return {
+            "CUDACoreInstructions": 40.0,
+            "GMEMBytesTransferred": 128.0,
+            "blockSize": block,
+            "N": n,
+        }
+
+    calls = [kernel(256), kernel(True), kernel(1), kernel(1.0), kernel(Fraction(1)),
+             kernel(256, [1]), {"t": 1.0}, kernel(256)]  # fmt: skip  # [1]: unhashable
+    timeline = Timeline(10)
+
+    decided = [timeline.kernel_inputs(params) for params in calls * 2]
+
+    assert decided == [kernel_inputs(params) for params in calls * 2]
+    assert [inputs is None for inputs in decided[:8]] == [
+        False, True, False, False, True, True, True, False
+    ]  # fmt: skip
+    assert decided[0] is decided[7] is decided[8]  # the same params: decided once
+    assert decided[2] == decided[3]  # 1 and 1.0: the same numbers, both as floats
+
+
+def test_a_kept_computation_has_the_keys_of_any_entry_then_its_detail_and_kernel() -> None:
+    timeline = Timeline(2)
+
+    timeline.add_computation("P[0]", 0.0, 1.0, {"bound": "memory"}, {"N": 4.0})
+    timeline.add_computation("P[1]", 1.0, 2.5, None, None)
+
+    assert [list(entry) for entry in timeline.entries] == [
+        ["process", "kind", "start_s", "end_s", "detail", "kernel"],
+        ["process", "kind", "start_s", "end_s"],
+    ]
+    assert timeline.entries[1] == {
+        "process": "P[1]",
+        "kind": "compute",
+        "start_s": 1.0,
+        "end_s": 2.5,
+    }
+    assert timeline.full  # its callers count what comes next as dropped

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from typing import Any
 
@@ -298,3 +300,69 @@ def test_each_gpu_kernel_has_its_bound_occupancy_and_roofline_point() -> None:
     # Volkov's (4.4) is the roofline itself: a throughput-bound kernel (lambda_k = 1) is on it
     assert memory_bound["roof_fraction"] == pytest.approx(1.0)
     assert compute_bound["ops_per_s"] == pytest.approx(roofline["peak_ops_per_s"])
+
+
+# -- the garbage collector during a run ----------------------------------------------------
+
+
+def test_a_run_collects_young_objects_in_larger_batches_and_restores_the_thresholds() -> None:
+    before = gc.get_threshold()
+    during: list[tuple[int, int, int]] = []
+
+    run(
+        "sim.computation({'seconds': 1.0})",
+        machine(),
+        {"P": 2},
+        progress=lambda fraction, simulated=None: during.append(gc.get_threshold()),
+    )
+
+    assert during and all(seen == (runner.RUN_GC_YOUNG_THRESHOLD, *before[1:]) for seen in during)
+    assert gc.get_threshold() == before
+
+
+def test_a_failed_run_restores_the_thresholds_and_a_higher_one_is_kept() -> None:
+    before = gc.get_threshold()
+    with pytest.raises(UserCodeError):
+        run("sim.computation(5)", machine(), {"P": 1})
+    assert gc.get_threshold() == before
+
+    during: list[tuple[int, int, int]] = []
+    gc.set_threshold(10 * runner.RUN_GC_YOUNG_THRESHOLD, *before[1:])
+    try:
+        run(
+            "sim.computation({'seconds': 1.0})",
+            machine(),
+            {"P": 1},
+            progress=lambda fraction, simulated=None: during.append(gc.get_threshold()),
+        )
+    finally:
+        gc.set_threshold(*before)
+    assert during[0][0] == 10 * runner.RUN_GC_YOUNG_THRESHOLD
+
+
+def test_overlapping_runs_in_threads_leave_the_thresholds_as_they_found_them() -> None:
+    before = gc.get_threshold()
+    app = "for step in range(200):\n    sim.computation({'seconds': 1.0 + step % 3})\n"
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(lambda _: run(app, machine(slots=20), {"P": 20}), range(6)))
+    assert {result["overall_time_s"] for result in results} == {399.0}
+    assert gc.get_threshold() == before
+
+
+def test_only_the_nodes_that_draw_power_have_a_series_beside_nodes_that_do_not() -> None:
+    # Two hosts: the one without power attributes adds timeline entries but no series (its
+    # entries are not even collected), the other's series is as if it were alone.
+    drawing = machine(attributes={"powerIdle": 10.0, "powerConsumptionLoad": 30.0})
+    both = machine(attributes={"powerIdle": 10.0, "powerConsumptionLoad": 30.0})
+    both["hardware"]["quiet"] = {"type": "CPU", "name": "quiet CPU", "attributes": {}}
+    both["nodes"].append({"id": "cpu1", "hardware": "quiet", "model": "m", "labels": {"Q": 2}})
+    app = 'sim.computation({"seconds": 4 - 2 * rank})'
+
+    alone = run(app, drawing, {"P": 2})
+    beside = run(app, both, {"P": 2, "Q": 2})
+
+    (series,) = beside["power"]
+    assert len(beside["timeline"]) == 2 * len(alone["timeline"]) == 4
+    assert series == alone["power"][0]
+    assert series["points"] == [[0.0, 30.0], [2.0, 20.0], [4.0, 10.0]]
+    assert beside["kernels"] == []  # CPU computations with no kernel inputs

@@ -1,0 +1,321 @@
+"""The sim API's hot path: the C core's `SimCore.computation` and `Usage`
+(simulator/_speedups.c) give exactly what their Python references give
+(simulator/api.py `_PythonSimCore`, simulator/results.py `PythonUsage`), and collectives
+build each group of participants once without changing what a wrong call is told."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from simulator.api import Sim, _PythonSimCore
+from simulator.engine import speedups
+from simulator.errors import UserCodeError
+from simulator.results import PythonUsage, Timeline, Usage
+from simulator.runner import run_simulation
+
+USAGES = [pytest.param(PythonUsage, id="python-core")]
+if speedups is not None:
+    USAGES.append(pytest.param(speedups.Usage, id="c-core"))
+
+TWO_HOSTS_AND_A_SWITCH: dict[str, Any] = {
+    "name": "hot path",
+    "hardware": {
+        "host": {"type": "CPU", "name": "host", "attributes": {}},
+        "switch": {
+            "type": "NETWORK",
+            "name": "switch",
+            "attributes": {"latency": 5e-5, "bandwidth": 1.25e8},
+        },
+    },
+    "models": {
+        "pause": {
+            "language": "javascript",
+            "source": "function computationTime(params) { return params.t || 0.5; }\n",
+        },
+        "link": {
+            "language": "javascript",
+            "source": "function p2pTime(size, params) { return latency + size / bandwidth; }\n",
+        },
+    },
+    "nodes": [
+        {"id": "root", "hardware": "host", "model": "pause", "labels": {"Root": 1}},
+        {"id": "workers", "hardware": "host", "model": "pause", "count": 6, "labels": {"W": 1}},
+        {"id": "switch", "hardware": "switch", "model": "link"},
+    ],
+    "edges": [["root", "switch"], ["workers", "switch"]],
+}
+LABELS = {"Root": 1, "W": 6}
+
+# Every way an application model calls `sim.computation`: memoized plain dicts and HashMaps
+# (the C hot path), and what it leaves to Python: keywords, more positional arguments, an
+# unhashable parameter, no params, a first evaluation; with collectives in between.
+APP = """\
+for step in range(rounds):
+    sim.computation({"t": 0.001 * (1 + (rank + step) % 3)})
+    p = HashMap()
+    p.put("t", 0.002 * (1 + step % 2))
+    sim.computation(p)
+    sim.computation(params={"t": 0.003})
+    sim.computation({"t": 0.004}, SoftwareStack.Undefined, OptimizationType.None_)
+    sim.computation({"t": 0.001, "list": [rank % 2]})
+    sim.computation()
+    sim.broadcast(1000.0, "Root", 0)
+    sim.scatter(6000.0, "Root", 0, ["Root", "W"])
+    sim.gather(10.0, "Root", 0)
+    sim.barrier()
+    sim.barrier("W") if tag.equals("W") else None
+"""
+
+RUN_AND_PRINT = """\
+import json, sys
+from simulator.runner import run_simulation
+app, system, labels, limit = json.loads(sys.stdin.read())
+result = run_simulation(system, app, labels=labels, variables={"rounds": 4}, timeline_limit=limit)
+print(json.dumps(result))
+"""
+
+
+def comparable(result: Mapping[str, Any]) -> str:
+    """Return the result as JSON without the figures of the wall clock."""
+    stats = dict(result["stats"], wall_s=0.0, events_per_s=0.0)
+    return json.dumps({**result, "stats": stats}, sort_keys=True)
+
+
+def run_pure_python(
+    app: str,
+    timeline_limit: int,
+    system: Mapping[str, Any] = TWO_HOSTS_AND_A_SWITCH,
+    labels: Mapping[str, int] = LABELS,
+) -> dict[str, Any]:
+    """Return the result of `app` run with PARASIM_PURE_PYTHON=1 (in a child interpreter:
+    the core is chosen at import)."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_PRINT],
+        input=json.dumps([app, system, labels, timeline_limit]),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PARASIM_PURE_PYTHON": "1"},
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_the_c_core_answers_computation_and_keeps_the_python_one_for_the_rest() -> None:
+    assert Sim.computation is speedups.SimCore.computation
+    assert Sim._computation_fallback is _PythonSimCore.computation
+    assert Usage is speedups.Usage
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("timeline_limit", [0, 25, 10_000])
+def test_the_c_hot_path_gives_the_pure_python_result_to_the_last_digit(
+    timeline_limit: int,
+) -> None:
+    result = run_simulation(
+        TWO_HOSTS_AND_A_SWITCH,
+        APP,
+        labels=LABELS,
+        variables={"rounds": 4},
+        timeline_limit=timeline_limit,
+    )
+
+    assert comparable(result) == comparable(run_pure_python(APP, timeline_limit))
+    # Root[0]: 0.007 + 0.012 (HashMap) + 0.012 + 0.016 + 0.004 (a list) + 2.0 (no params)
+    assert result["processes"][0]["compute_s"] == pytest.approx(2.051)
+
+
+@pytest.mark.parametrize("timeline_limit", [0, 25])
+def test_a_full_timeline_keeps_the_first_entries_and_counts_every_other(
+    timeline_limit: int,
+) -> None:
+    def run(limit: int) -> Mapping[str, Any]:
+        return run_simulation(
+            TWO_HOSTS_AND_A_SWITCH,
+            APP,
+            labels=LABELS,
+            variables={"rounds": 4},
+            timeline_limit=limit,
+        )
+
+    everything = run(10_000)
+    computations = [entry for entry in everything["timeline"] if entry["kind"] == "compute"]
+    assert everything["timeline_dropped"] == 0
+    assert len(computations) == 6 * 4 * sum(LABELS.values())  # six a round on every process
+
+    result = run(timeline_limit)
+
+    assert result["timeline"] == everything["timeline"][:timeline_limit]
+    assert result["timeline_dropped"] == len(everything["timeline"]) - timeline_limit
+
+
+# A GPU whose model gives a detail, and CPUs without one: the kept computations of the C core
+# (plain memoized params), of the C core handing a kernel's params to Python, and of Python
+# (a detail, a first evaluation), in one timeline.
+CPUS_AND_A_GPU: dict[str, Any] = {
+    "name": "kernels on the timeline",
+    "hardware": {
+        "host": {"type": "CPU", "name": "host", "attributes": {}},
+        "gpu": {
+            "type": "GPU",
+            "name": "gpu",
+            "attributes": {
+                "SMs": 13,
+                "SMCoreClock": 1.05e9,
+                "CUDACores": 1664,
+                "memoryBandwidth": 2.24e11,
+                "maxWarpsPerSM": 64,
+            },
+        },
+    },
+    "models": {
+        "pause": {
+            "language": "javascript",
+            "source": "function computationTime(params) { return params.t || 0.5; }\n",
+        },
+        "kernel": {
+            "language": "javascript",
+            "source": (
+                "function computationTime(params) { return params.N * 1e-9; }\n"
+                "function computationDetail(params) {\n"
+                "  return {bound: 'memory', occupancy: params.blockSize / 32}; }\n"
+            ),
+        },
+    },
+    "nodes": [
+        {"id": "cpus", "hardware": "host", "model": "pause", "count": 3, "labels": {"CPU": 1}},
+        {"id": "gpu", "hardware": "gpu", "model": "kernel", "labels": {"GPU": 1}},
+    ],
+    "edges": [],
+}
+KERNEL_LABELS = {"CPU": 3, "GPU": 1}
+KERNEL_APP = """\
+def kernel(n):
+    return {"CUDACoreInstructions": 40.0, "GMEMBytesTransferred": 128.0, "blockSize": 256,
+            "N": n}
+for step in range(rounds):
+    if tag.equals("GPU"):
+        sim.computation(kernel(2 ** 20 * (1 + step % 2)))
+    else:
+        sim.computation({"t": 0.001 * (1 + (rank + step) % 3)})
+        sim.computation(kernel(2 ** 18))  # a kernel's params on a CPU: no detail
+        sim.computation({"t": 0.002, "blockSize": True, "CUDACoreInstructions": 1})
+"""
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("timeline_limit", [0, 7, 10_000])
+def test_a_kept_timeline_with_details_and_kernels_is_the_pure_python_one(
+    timeline_limit: int,
+) -> None:
+    result = run_simulation(
+        CPUS_AND_A_GPU,
+        KERNEL_APP,
+        labels=KERNEL_LABELS,
+        variables={"rounds": 4},
+        timeline_limit=timeline_limit,
+    )
+
+    pure = run_pure_python(KERNEL_APP, timeline_limit, CPUS_AND_A_GPU, KERNEL_LABELS)
+    assert comparable(result) == comparable(pure)
+    assert json.dumps(result["timeline"]) == json.dumps(pure["timeline"])  # keys in order too
+    kept = min(timeline_limit, 4 + 3 * 4 * 3)
+    assert len(result["timeline"]) == kept
+    assert result["timeline_dropped"] == 4 + 3 * 4 * 3 - kept
+    if timeline_limit == 10_000:
+        entries = result["timeline"]
+        assert sum("detail" in entry for entry in entries) == 4  # the GPU's
+        assert sum("kernel" in entry for entry in entries) == 4 + 4 * 3  # not `blockSize: True`
+        assert {row["bound"] for row in result["kernels"]} == {"memory", None}
+
+
+@pytest.mark.parametrize("usage_class", USAGES)
+def test_both_usages_account_a_random_workload_identically(usage_class: type[Usage]) -> None:
+    def account(cls: type[Usage], seed: int) -> tuple[object, ...]:
+        rng = random.Random(seed)
+        timeline = Timeline(50)
+        usage = cls("gpu", 3, rng.randint(0, 3))
+        usage.track = timeline
+        now, active = 0.0, 0
+        for _ in range(200):
+            now += rng.choice((0.0, rng.random()))
+            if active and rng.random() < 0.5:
+                usage.stop(now)
+                active -= 1
+            else:
+                usage.start(now)
+                active += 1
+        usage.close(now + 1.0)
+        return (usage.busy_s, usage.load_s, usage.active, usage.capacity, timeline.busy)
+
+    for seed in range(20):
+        assert account(usage_class, seed) == account(PythonUsage, seed)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            'sim.barrier("W")',
+            "sim.barrier: process Root[0] is not among the participants (labels ['W'])",
+        ),
+        (
+            'sim.broadcast(1, "Root", 0, ["W", "DSP"])',
+            "sim.broadcast: there are no processes of label 'DSP' in this launch (labels: Root, W)",
+        ),
+        (
+            'sim.gather(1, "W", 0, "Root")',
+            "sim.gather: the root W[0] is not among the participants (labels ['Root'])",
+        ),
+    ],
+)
+def test_a_collective_called_wrongly_after_a_right_one_is_told_why(call: str, message: str) -> None:
+    # the first barrier builds the group of every label; the wrong call comes after it
+    app = f"sim.barrier()\nif tag.equals('Root'):\n    {call}\n"
+    with pytest.raises(UserCodeError) as caught:
+        run_simulation(TWO_HOSTS_AND_A_SWITCH, textwrap.dedent(app), labels=LABELS, variables={})
+    assert (caught.value.detail, caught.value.line, caught.value.process) == (message, 3, "Root[0]")
+
+
+def test_every_process_of_a_node_reads_the_memos_its_first_computation_found() -> None:
+    # each process looks the memos up at its first computation (the C core from C); with a
+    # detail model the repeated computations are Python's, and keep their detail
+    model = (
+        "function computationTime(params) { return params.n * 1e-3; }\n"
+        "function computationDetail(params) { return {n: params.n}; }\n"
+    )
+    system = {
+        "name": "one node",
+        "hardware": {"gpu": {"type": "GPU", "name": "G", "attributes": {}}},
+        "models": {"m": {"language": "javascript", "source": model}},
+        "nodes": [{"id": "g", "name": "g", "hardware": "gpu", "model": "m", "labels": {"P": 3}}],
+        "edges": [],
+    }
+    app = "for n in [1, 2, 1, 2]:\n    sim.computation({'n': n + rank})\n"
+
+    result = run_simulation(system, app, labels={"P": 3}, variables={})
+
+    for rank in range(3):
+        entries = [entry for entry in result["timeline"] if entry["process"] == f"P[{rank}]"]
+        assert [entry["detail"] for entry in entries] == [{"n": n + rank} for n in [1, 2, 1, 2]]
+        assert result["processes"][rank]["compute_s"] == pytest.approx((6 + 4 * rank) * 1e-3)
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built here")
+def test_a_c_core_whose_process_is_not_set_up_raises_instead_of_crashing() -> None:
+    # The memo is the only thing set: the C path must not reach for the engine, the usage
+    # or the figures that nobody gave it (a NULL there used to be dereferenced).
+    core = speedups.SimCore()
+    core._memo = {("computationTime", (), (("t", 1.0),)): 1.0}
+    with pytest.raises(RuntimeError, match="not set up"):
+        core.computation({"t": 1.0})
