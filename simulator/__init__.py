@@ -20,9 +20,13 @@ the package (the sandbox's launcher, the JavaScript names) must not load the res
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+# `typing.TYPE_CHECKING`, without importing `typing` (mypy reads the name alone): `python -m
+# simulator run` imports this package before it starts its sandbox child (issue 16, start-up).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from simulator.errors import (
         DeadlockError,
         LaunchError,

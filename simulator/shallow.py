@@ -42,20 +42,16 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from py_mini_racer import (
-    JSEvalException,
-    JSOOMException,
-    JSParseException,
-    JSTimeoutException,
-    MiniRacer,
-)
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
+
+if TYPE_CHECKING:
+    from py_mini_racer import MiniRacer
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT_BYTES",
@@ -74,6 +70,15 @@ MAX_MEMO_ENTRIES = 200_000
 CANCEL_GRACE_S = 5.0
 # "0" evaluates shipped models in V8 instead of their Python twins.
 TWINS_ENVIRONMENT_VARIABLE = "PARASIM_JS_TWINS"
+
+
+def _mini_racer() -> ModuleType:
+    """Return mini-racer, imported on first use: it loads asyncio and ssl (40-50 ms), which a
+    run whose models are all answered by Python twins never needs (issue 16: start-up)."""
+    import py_mini_racer
+
+    return py_mini_racer
+
 
 # The script name V8 reports for the user's source (`//# sourceURL=`), so stack frames in the
 # user's code can be told from frames in the prelude and in the call script.
@@ -299,6 +304,7 @@ _PRELUDE = r"""
 
   // --- Intl: every constructor gets the fixed locale list; DateTimeFormat also UTC, and
   // formatting "now" (no date) formats the stopped clock.
+  let freezeSegments = null;  // set below, once the freezing walk exists
   const CALLABLE_INTL = ['DateTimeFormat', 'NumberFormat', 'Collator'];
   for (const name of ['DateTimeFormat', 'NumberFormat', 'Collator', 'v8BreakIterator',
                       'PluralRules', 'RelativeTimeFormat', 'ListFormat', 'DisplayNames',
@@ -312,7 +318,9 @@ _PRELUDE = r"""
         throw new TypeError("Constructor Intl." + name + " requires 'new'");
       }
       const args = [fixedLocales(locales), withZone ? utcOptions(options) : options];
-      return Reflect.construct(Real, args, new.target === undefined ? Fixed : new.target);
+      const made = Reflect.construct(Real, args, new.target === undefined ? Fixed : new.target);
+      if (name === 'Segmenter') freezeSegments(made);
+      return made;
     }}[name];
     Object.defineProperty(Fixed, 'length', {value: 0});
     for (const key of Reflect.ownKeys(Real)) {
@@ -458,6 +466,34 @@ _PRELUDE = r"""
   });
   Object.setPrototypeOf(globalThis, globalsGuard);
   const seen = new Set([globalsGuard]);
+  const freezeReachable = (pending) => {
+    while (pending.length > 0) {
+      const object = pending.pop();
+      if (object === null || (typeof object !== 'object' && typeof object !== 'function') ||
+          seen.has(object)) continue;
+      seen.add(object);
+      Object.freeze(object);
+      pending.push(Object.getPrototypeOf(object));
+      for (const key of Reflect.ownKeys(object)) {
+        const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
+        if (descriptor === undefined) continue;
+        if ('value' in descriptor) pending.push(descriptor.value);
+        else pending.push(descriptor.get, descriptor.set);
+      }
+    }
+  };
+  // The Segments object and its iterator (%SegmentsPrototype%, %SegmentIteratorPrototype%) are
+  // reachable only through a segmenter, and the first segmenter loads ICU's break rules (15-20
+  // ms, issue 16: start-up): they are frozen as the model makes its first segmenter, which only
+  // the Intl.Segmenter above can make, before the model can see them.
+  const realSegment = Intl.Segmenter.prototype.segment;
+  let segmentsFrozen = false;
+  freezeSegments = (segmenter) => {
+    if (segmentsFrozen) return;
+    segmentsFrozen = true;
+    const segments = Reflect.apply(realSegment, segmenter, ['']);
+    freezeReachable([segments, segments[Symbol.iterator]()]);
+  };
   const pending = [globalThis];
   // Intrinsics not reachable as properties of the global object.
   for (const make of [
@@ -466,25 +502,11 @@ _PRELUDE = r"""
     () => new Set()[Symbol.iterator](), () => ''[Symbol.iterator](), () => ''.matchAll(/a/g),
     () => [].values().map((x) => x), () => Iterator.from({next() { return {done: true}; }}),
     () => (async function* () {})(), () => (function* () {})(),
-    () => new Intl.Segmenter().segment(''), () => new Intl.Segmenter().segment('')[Symbol.iterator](),
     () => Object.getOwnPropertyDescriptor(Function.prototype, 'caller').get,
   ]) {
     try { pending.push(make()); } catch (error) { /* not in this V8 */ }
   }
-  while (pending.length > 0) {
-    const object = pending.pop();
-    if (object === null || (typeof object !== 'object' && typeof object !== 'function') ||
-        seen.has(object)) continue;
-    seen.add(object);
-    Object.freeze(object);
-    pending.push(Object.getPrototypeOf(object));
-    for (const key of Reflect.ownKeys(object)) {
-      const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
-      if (descriptor === undefined) continue;
-      if ('value' in descriptor) pending.push(descriptor.value);
-      else pending.push(descriptor.get, descriptor.set);
-    }
-  }
+  freezeReachable(pending);
 })
 """
 
@@ -589,11 +611,11 @@ class _Evaluator:
                     self._to_python_quietly(self._results.get(timeout=CANCEL_GRACE_S))
                 except queue.Empty:
                     self.broken = True  # V8 did not stop: the context must not be reused
-                raise JSTimeoutException() from None
+                raise _mini_racer().JSTimeoutException() from None
             return self._to_python(result)
 
     def _to_python_quietly(self, handle: object) -> None:
-        with contextlib.suppress(JSEvalException):
+        with contextlib.suppress(_mini_racer().JSEvalException):
             self._to_python(handle)
 
 
@@ -881,7 +903,7 @@ class ShallowFunctions:
 
     def _new_context(self, function: str) -> _ModelContext:
         """Return a fresh context with the prelude and the user's source loaded."""
-        racer = MiniRacer()
+        racer = _mini_racer().MiniRacer()
         racer.set_soft_memory_limit(self.memory_limit_bytes // 2)
         racer.set_hard_memory_limit(self.memory_limit_bytes)
         context = _ModelContext(_Evaluator(racer, self.timeout_s))
@@ -903,12 +925,13 @@ class ShallowFunctions:
         `throw null;` on the source's first line stops the script before any of it runs.
         """
         code = f"throw null;{self.source}\n//# sourceURL={MODEL_SCRIPT_NAME}"
+        racer = _mini_racer()
         try:
             context.evaluator.eval(code)
-        except JSParseException as error:
+        except racer.JSParseException as error:
             text = str(error)
             raise self._error(function, _summary(text), _line_of(text, loading=True)) from None
-        except JSEvalException as error:
+        except racer.JSEvalException as error:
             if "SyntaxError" in str(error).split("\n", 1)[0]:
                 text = str(error)
                 raise self._error(function, _summary(text), _line_of(text, loading=True)) from None
@@ -919,17 +942,18 @@ class ShallowFunctions:
     ) -> object:
         """Return the value of `code` in `context`, turning every failure into our error."""
         evaluator = context.evaluator
+        racer = _mini_racer()
         try:
             return evaluator.eval(code)
-        except JSTimeoutException:
+        except racer.JSTimeoutException:
             if evaluator.broken:
                 self._discard(context)
             message, line = MSG_TIMEOUT.format(limit=self.timeout_s), None
-        except JSOOMException:
+        except racer.JSOOMException:
             self._discard(context)
             limit_mib = self.memory_limit_bytes / (1024 * 1024)
             message, line = MSG_OOM.format(limit_mib=limit_mib), None
-        except (JSParseException, JSEvalException) as error:
+        except (racer.JSParseException, racer.JSEvalException) as error:
             if evaluator.racer.was_hard_memory_limit_reached():
                 self._discard(context)
                 limit_mib = self.memory_limit_bytes / (1024 * 1024)

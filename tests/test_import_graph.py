@@ -39,6 +39,8 @@ LAZY_IMPORTS_IN = {
     ("simulator/cli/common.py", "simulator.runner"): "only `--no-sandbox` runs a simulation in "
     "the CLI's own process; a sandboxed run's parent loads neither runner nor engine.",
     ("simulator/cli/common.py", "simulator.engine"): "as above.",
+    ("simulator/sandbox/launch.py", "json"): "`python -m simulator run` imports the launcher "
+    "before it starts its child; the payload is sent after the child is started.",
 }
 
 
@@ -48,8 +50,9 @@ LAZY_IMPORTS_IN = {
 DYNAMIC_IMPORTS_IN = {
     "simulator/__init__.py": "the public API's names, on first use (PEP 562): importing one "
     "module of the package must not load the rest.",
-    "simulator/sandbox/__init__.py": "the package's names on first use, as above, and the "
-    "module of a child entry named by its address (which registers it).",
+    "simulator/sandbox/__init__.py": "the package's names on first use, as above.",
+    "simulator/sandbox/entries.py": "the module of a child entry named by its address (which "
+    "registers it).",
     "simulator/sandbox/child.py": "the entry's module and the modules it says it needs, "
     "before the child sets its limits.",
     "simulator/cli/__init__.py": "only the subcommand asked for (`run` loads no NumPy).",

@@ -13,11 +13,12 @@ from simulator.cli.common import (
     load_inputs,
     parse_labels,
     parse_variables,
-    runner,
+    run_once,
     table,
     write_json,
 )
 from simulator.sandbox.launch import StartedChild
+from simulator.sandbox.parent import RawResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,13 +46,14 @@ def command_run(
     }
     bar = ProgressBar(stderr)
     try:
-        result = runner(args.no_sandbox, None if args.no_sandbox else child)(payload, bar)
+        result = run_once(payload, bar, no_sandbox=args.no_sandbox, child=child)
     finally:
         bar.close()
     if args.json is not None:
         write_json(result, args.json, stdout)
     if args.json != "-":
-        stdout.write(format_summary(result, system_name=str(snapshot.get("name", ""))) + "\n")
+        data = result.parsed() if isinstance(result, RawResult) else result
+        stdout.write(format_summary(data, system_name=str(snapshot.get("name", ""))) + "\n")
     return 0
 
 

@@ -14,7 +14,7 @@ Two layers, so that a hole in one is caught by the other:
 `run_sandboxed` and `Limits` are what the web side and the CLI call; `compile_user_code`,
 `user_globals` and `user_error_from_exception` are what the runner (inside the child) uses.
 
-What a child may run is registered here (`child_entry`): a function registered where it is
+What a child may run is registered in `entries` (`child_entry`): a function registered where it is
 defined, under its address "module:function": running a simulation
 (`simulator.runner:run_simulation`), checking or test-running a computational model
 (`simulator.evaluate`), running an application model once
@@ -26,19 +26,30 @@ starts), whether V8 must be loaded (`needs_v8`; without the hook, always), the a
 reserved beyond what is used (`address_space_reserved`, added to the data limit) and the
 modules imported lazily (`modules_needed`).
 
-The other names below are loaded from their modules when first used (PEP 562): `python -m
-simulator run` imports `simulator.sandbox.launch` before anything else, to start its child
-at once, and importing this package must not load RestrictedPython or the parent's side.
+Every name below is loaded from its module when first used (PEP 562): `python -m simulator
+run` imports `simulator.sandbox.launch` before anything else, to start its child at once, and
+importing this package must load nothing (not even `typing`: issue 16, start-up); the
+registry lives in `simulator.sandbox.entries`.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
+# `typing.TYPE_CHECKING`, without importing `typing` (mypy reads the name alone).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from simulator.sandbox.child import DEFAULT_FILENAME
+    from simulator.sandbox.entries import (
+        ENTRIES,
+        ChildEntry,
+        Progress,
+        child_entry,
+        entry_address,
+        entry_for,
+    )
     from simulator.sandbox.launch import SpareChild, StartedChild, start_child
     from simulator.sandbox.parent import MSG_WALL, Limits, crash_line, run_sandboxed
     from simulator.sandbox.restricted import (
@@ -76,6 +87,12 @@ __all__ = [
 ]
 
 _MODULE_OF = {
+    "ENTRIES": "entries",
+    "ChildEntry": "entries",
+    "Progress": "entries",
+    "child_entry": "entries",
+    "entry_address": "entries",
+    "entry_for": "entries",
     "ALLOWED_MODULES": "restricted",
     "DEFAULT_FILENAME": "child",
     "MAX_INT_BITS": "restricted",
@@ -92,129 +109,6 @@ _MODULE_OF = {
     "user_error_from_exception": "restricted",
     "user_globals": "restricted",
 }
-
-
-Payload = Mapping[str, Any]
-
-
-class Progress(Protocol):
-    """A run's progress callback: the fraction done (0..1) and, from an entry that knows it
-    (the runner), the simulated time reached [s]. Never called by two threads at once."""
-
-    def __call__(self, fraction: float, simulated_s: float | None = None, /) -> None: ...
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-MSG_UNKNOWN_ENTRY = "{address!r} is not a registered child entry (simulator.sandbox)"
-
-
-class ChildEntry:
-    """A registered entry: the function the child calls with the payload's keywords (and
-    `progress`), and its preparation hooks (None: the default each method names)."""
-
-    __slots__ = (
-        "address",
-        "address_space_reserved",
-        "function",
-        "modules_needed",
-        "needs_v8",
-        "prepare",
-    )
-
-    def __init__(
-        self,
-        address: str,
-        function: Callable[..., Any],
-        *,
-        prepare: Callable[[], object] | None = None,
-        needs_v8: Callable[[Payload], bool] | None = None,
-        address_space_reserved: Callable[[Payload], int] | None = None,
-        modules_needed: Callable[[Payload], Iterable[str]] | None = None,
-    ) -> None:
-        self.address = address
-        self.function = function
-        self.prepare = prepare
-        self.needs_v8 = needs_v8
-        self.address_space_reserved = address_space_reserved
-        self.modules_needed = modules_needed
-
-    def prepare_process(self) -> None:
-        """Prepare the child for this entry's runs, before its run is known (nothing
-        without a hook)."""
-        if self.prepare is not None:
-            self.prepare()
-
-    def wants_v8(self, payload: Payload) -> bool:
-        """Return whether the child loads V8 before the run (always, without a hook)."""
-        return self.needs_v8 is None or self.needs_v8(payload)
-
-    def reserved_bytes(self, payload: Payload) -> int:
-        """Return the address space the run reserves without using it (0 without a hook)."""
-        hook = self.address_space_reserved
-        return int(hook(payload)) if hook is not None else 0
-
-    def modules(self, payload: Payload) -> tuple[str, ...]:
-        """Return the modules to import before the privilege drop (none without a hook)."""
-        return tuple(self.modules_needed(payload)) if self.modules_needed is not None else ()
-
-
-ENTRIES: dict[str, ChildEntry] = {}
-
-
-def entry_address(function: Callable[..., Any]) -> str:
-    """Return the address "module:function" of a function."""
-    return f"{function.__module__}:{function.__name__}"
-
-
-@overload
-def child_entry(function: F, /) -> F: ...
-
-
-@overload
-def child_entry(
-    *,
-    prepare: Callable[[], object] | None = None,
-    needs_v8: Callable[[Payload], bool] | None = None,
-    address_space_reserved: Callable[[Payload], int] | None = None,
-    modules_needed: Callable[[Payload], Iterable[str]] | None = None,
-) -> Callable[[F], F]: ...
-
-
-def child_entry(
-    function: Callable[..., Any] | None = None,
-    /,
-    *,
-    prepare: Callable[[], object] | None = None,
-    needs_v8: Callable[[Payload], bool] | None = None,
-    address_space_reserved: Callable[[Payload], int] | None = None,
-    modules_needed: Callable[[Payload], Iterable[str]] | None = None,
-) -> Any:
-    """Register `function` as a child entry under its address; return it unchanged."""
-
-    def register(function: F) -> F:
-        address = entry_address(function)
-        ENTRIES[address] = ChildEntry(
-            address,
-            function,
-            prepare=prepare,
-            needs_v8=needs_v8,
-            address_space_reserved=address_space_reserved,
-            modules_needed=modules_needed,
-        )
-        return function
-
-    return register(function) if function is not None else register
-
-
-def entry_for(address: str) -> ChildEntry:
-    """Return the entry registered at `address`, importing its module (KeyError: none)."""
-    if address not in ENTRIES:
-        importlib.import_module(address.partition(":")[0])
-    try:
-        return ENTRIES[address]
-    except KeyError:
-        raise KeyError(MSG_UNKNOWN_ENTRY.format(address=address)) from None
 
 
 def __getattr__(name: str) -> Any:

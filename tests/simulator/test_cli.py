@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 
 from simulator.cli import main
-from simulator.cli.common import ProgressBar, parse_labels, parse_value, parse_variables
+from simulator.cli.common import (
+    ProgressBar,
+    parse_labels,
+    parse_value,
+    parse_variables,
+    write_json,
+)
 from simulator.cli.sweep import expand_values
+from simulator.sandbox.child import encode_json
+from simulator.sandbox.parent import RawResult
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
@@ -409,3 +417,19 @@ def test_sweep_jobs_must_be_a_positive_whole_number(value: str) -> None:
         err
         == f"error: argument --jobs: expected a whole number of runs at once, at least 1, got {value!r}\n"
     )
+
+
+def test_write_json_writes_a_raw_result_as_it_came_and_data_in_the_same_encoding(
+    tmp_path: Path,
+) -> None:
+    data = {"name": "é", "values": [0.1, 1e-05, None], "n": 2**70}
+    raw = RawResult(encode_json(data))
+    target = tmp_path / "result.json"
+
+    write_json(raw, str(target), io.StringIO())
+    out = io.StringIO()
+    write_json(data, "-", out)
+
+    assert target.read_bytes() == raw.json + b"\n"
+    assert out.getvalue().encode("utf-8") == raw.json + b"\n"
+    assert json.loads(out.getvalue()) == data

@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from simulator import cli, engine, runner
-from simulator.errors import ModelEvaluationError
+from simulator.cli.common import write_json
+from simulator.errors import ModelEvaluationError, SandboxLimitError, UserCodeError
 from simulator.runner import run_simulation
 from simulator.sandbox import Limits, child_entry, entry_for, parent, run_sandboxed
+from simulator.sandbox.child import encode_json
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
     SpareChild,
@@ -152,7 +154,7 @@ def test_the_command_line_runs_on_the_child_started_for_it() -> None:
     status = cli.main(argv, stdout=out, stderr=io.StringIO(), child=child)
 
     assert status == 0, out.getvalue()
-    assert '"status": "finished"' in out.getvalue()
+    assert json.loads(out.getvalue())["status"] == "finished"
     assert child.sent and child.discarded and child.process.poll() is not None
 
 
@@ -225,3 +227,85 @@ def test_a_simulation_child_installs_the_allocator_hook_before_its_run() -> None
     result = run_sandboxed({}, limits=LIMITS, _entry=entry)
 
     assert result["installed"] is (True if engine.speedups is not None else None)
+
+
+# -- the result handed back unparsed (issue 16: a large result) ---------------------------------
+def entry_result(progress: object = None, **payload: object) -> dict[str, Any]:
+    return {"status": "finished", **payload}
+
+
+child_entry(entry_result)
+
+
+def test_a_raw_result_is_the_bytes_the_child_encoded_and_parses_to_the_result() -> None:
+    entry = f"{THIS}:entry_result"
+    payload = {"name": 'é\n"quoted"', "values": [1, 0.1, 1e-05, 2**63, None], "nested": {}}
+
+    raw = run_sandboxed(payload, limits=LIMITS, raw_result=True, _entry=entry)
+    parsed = run_sandboxed(payload, limits=LIMITS, _entry=entry)
+
+    assert isinstance(raw, parent.RawResult)
+    assert raw.json == encode_json(parsed)
+    assert raw.parsed() == parsed == {"status": "finished", **payload}
+
+
+def test_a_raw_result_keeps_the_size_limit_and_the_run_s_errors() -> None:
+    entry = f"{THIS}:entry_result"
+    small = Limits(wall_s=20, cpu_s=10, result_bytes=1000)
+    with pytest.raises(SandboxLimitError, match="size limit"):
+        run_sandboxed({"text": "x" * 2000}, limits=small, raw_result=True, _entry=entry)
+    with pytest.raises(UserCodeError, match="ZeroDivisionError"):
+        run_sandboxed({**RUN, "app_source": "x = 1 / 0\n"}, limits=LIMITS, raw_result=True)
+
+
+RUN = {
+    "snapshot": json.loads((EXAMPLE / "snapshot.json").read_text()),
+    "app_source": (EXAMPLE / "app.py").read_text(),
+    "labels": {"CPU": 1, "GPU": 1},
+    "variables": {"N": 1000000, "blockSz": 256, "computeIntensity": 1, "occupancy": 64},
+}
+
+
+def test_run_json_writes_the_sandboxed_result_as_the_child_sent_it() -> None:
+    out = io.StringIO()
+    argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(EXAMPLE / "app.py")]
+    argv += ["--labels", "CPU=1,GPU=1", "--json", "-"]
+    argv += [f"--var={name}={value}" for name, value in RUN["variables"].items()]
+
+    assert cli.main(argv, stdout=out, stderr=io.StringIO()) == 0
+
+    text = out.getvalue()
+    result = json.loads(text)
+    # Byte for byte what the parsed path (and --no-sandbox) writes for the same data.
+    written = io.StringIO()
+    write_json(result, "-", written)
+    assert written.getvalue() == text
+    in_process = run_simulation(RUN["snapshot"], RUN["app_source"], **_keywords(RUN))
+    assert _without_timing(result) == _without_timing(json.loads(encode_json(in_process)))
+
+
+def _keywords(run: Mapping[str, Any]) -> dict[str, Any]:
+    return {"labels": run["labels"], "variables": run["variables"]}
+
+
+def _without_timing(result: dict[str, Any]) -> dict[str, Any]:
+    stats = {k: v for k, v in result["stats"].items() if k not in ("wall_s", "events_per_s")}
+    return {**result, "stats": stats}
+
+
+def test_the_launcher_starts_without_typing_pathlib_or_json() -> None:
+    # `python -m simulator run` imports it before it starts its child: what it loads delays
+    # the child's start (issue 16, start-up).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import simulator.sandbox.launch; "
+        "print(sorted({'typing', 'pathlib', 'json', 'simulator.sandbox.entries'} & set(sys.modules)))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+
+    assert loaded.strip() == "[]"

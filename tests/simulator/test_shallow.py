@@ -384,3 +384,28 @@ def test_keep_on_one_cpu_can_be_turned_off() -> None:
         check=False,
     )
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_run_whose_models_have_python_twins_never_imports_mini_racer() -> None:
+    # mini-racer imports asyncio and ssl (40-50 ms): only a model evaluated in V8 needs it.
+    example = Path(__file__).resolve().parents[2] / "examples" / "merpsys_gtx970"
+    code = (
+        "import json, sys\n"
+        "from simulator.runner import run_simulation\n"
+        f"snapshot = json.loads(open({str(example / 'snapshot.json')!r}).read())\n"
+        f"app = open({str(example / 'app.py')!r}).read()\n"
+        "variables = {'N': 1000000, 'blockSz': 256, 'computeIntensity': 1, 'occupancy': 64}\n"
+        "result = run_simulation(snapshot, app, labels={'CPU': 1, 'GPU': 1}, variables=variables)\n"
+        "print(result['status'], 'py_mini_racer' in sys.modules, 'asyncio' in sys.modules)\n"
+    )
+    environment = {**os.environ, shallow.TWINS_ENVIRONMENT_VARIABLE: "1"}
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
+        cwd=example.parents[1],
+    )
+
+    assert completed.stdout.split() == ["finished", "False", "False"]

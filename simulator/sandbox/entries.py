@@ -1,0 +1,145 @@
+"""The registry of what a sandbox child may run (simulator.sandbox, "What a child may run").
+
+A function is registered where it is defined (`child_entry`), under its address
+"module:function"; the child imports the entry's module and runs only what is registered
+(`entry_for`). Kept out of the package's `__init__` so that `python -m simulator run`, which
+imports `simulator.sandbox.launch` before anything else, does not load `typing` first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, TypeVar, overload
+
+__all__ = [
+    "ENTRIES",
+    "ChildEntry",
+    "Payload",
+    "Progress",
+    "child_entry",
+    "entry_address",
+    "entry_for",
+]
+
+Payload = Mapping[str, Any]
+
+
+class Progress(Protocol):
+    """A run's progress callback: the fraction done (0..1) and, from an entry that knows it
+    (the runner), the simulated time reached [s]. Never called by two threads at once."""
+
+    def __call__(self, fraction: float, simulated_s: float | None = None, /) -> None: ...
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MSG_UNKNOWN_ENTRY = "{address!r} is not a registered child entry (simulator.sandbox)"
+
+
+class ChildEntry:
+    """A registered entry: the function the child calls with the payload's keywords (and
+    `progress`), and its preparation hooks (None: the default each method names)."""
+
+    __slots__ = (
+        "address",
+        "address_space_reserved",
+        "function",
+        "modules_needed",
+        "needs_v8",
+        "prepare",
+    )
+
+    def __init__(
+        self,
+        address: str,
+        function: Callable[..., Any],
+        *,
+        prepare: Callable[[], object] | None = None,
+        needs_v8: Callable[[Payload], bool] | None = None,
+        address_space_reserved: Callable[[Payload], int] | None = None,
+        modules_needed: Callable[[Payload], Iterable[str]] | None = None,
+    ) -> None:
+        self.address = address
+        self.function = function
+        self.prepare = prepare
+        self.needs_v8 = needs_v8
+        self.address_space_reserved = address_space_reserved
+        self.modules_needed = modules_needed
+
+    def prepare_process(self) -> None:
+        """Prepare the child for this entry's runs, before its run is known (nothing
+        without a hook)."""
+        if self.prepare is not None:
+            self.prepare()
+
+    def wants_v8(self, payload: Payload) -> bool:
+        """Return whether the child loads V8 before the run (always, without a hook)."""
+        return self.needs_v8 is None or self.needs_v8(payload)
+
+    def reserved_bytes(self, payload: Payload) -> int:
+        """Return the address space the run reserves without using it (0 without a hook)."""
+        hook = self.address_space_reserved
+        return int(hook(payload)) if hook is not None else 0
+
+    def modules(self, payload: Payload) -> tuple[str, ...]:
+        """Return the modules to import before the privilege drop (none without a hook)."""
+        return tuple(self.modules_needed(payload)) if self.modules_needed is not None else ()
+
+
+ENTRIES: dict[str, ChildEntry] = {}
+
+
+def entry_address(function: Callable[..., Any]) -> str:
+    """Return the address "module:function" of a function."""
+    return f"{function.__module__}:{function.__name__}"
+
+
+@overload
+def child_entry(function: F, /) -> F: ...
+
+
+@overload
+def child_entry(
+    *,
+    prepare: Callable[[], object] | None = None,
+    needs_v8: Callable[[Payload], bool] | None = None,
+    address_space_reserved: Callable[[Payload], int] | None = None,
+    modules_needed: Callable[[Payload], Iterable[str]] | None = None,
+) -> Callable[[F], F]: ...
+
+
+def child_entry(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    prepare: Callable[[], object] | None = None,
+    needs_v8: Callable[[Payload], bool] | None = None,
+    address_space_reserved: Callable[[Payload], int] | None = None,
+    modules_needed: Callable[[Payload], Iterable[str]] | None = None,
+) -> Any:
+    """Register `function` as a child entry under its address; return it unchanged."""
+
+    def register(function: F) -> F:
+        address = entry_address(function)
+        ENTRIES[address] = ChildEntry(
+            address,
+            function,
+            prepare=prepare,
+            needs_v8=needs_v8,
+            address_space_reserved=address_space_reserved,
+            modules_needed=modules_needed,
+        )
+        return function
+
+    return register(function) if function is not None else register
+
+
+def entry_for(address: str) -> ChildEntry:
+    """Return the entry registered at `address`, importing its module (KeyError: none)."""
+    if address not in ENTRIES:
+        importlib.import_module(address.partition(":")[0])
+    try:
+        return ENTRIES[address]
+    except KeyError:
+        raise KeyError(MSG_UNKNOWN_ENTRY.format(address=address)) from None
