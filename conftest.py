@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
@@ -19,3 +20,14 @@ if os.environ.get("CI"):
 def api_client() -> APIClient:
     """Return an unauthenticated DRF test client."""
     return APIClient()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_response_cache(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Empty Django's cache after each database test: cached list responses
+    (webapp.api.cache) and launch throttle counts never outlive the test that made them."""
+    yield
+    if "_django_db_helper" in request.fixturenames:
+        from django.core.cache import cache
+
+        cache.clear()

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
-from django.db.models import Model, Q, QuerySet
+from django.db.models import Count, Max, Model, Q, QuerySet, Sum
 
 from hwdb.filters import (
     ComponentFilter,
@@ -88,6 +88,28 @@ def component_list(*, user: User, filters: Mapping[str, Any] | None = None) -> Q
     """
     queryset = visible_records(Component.objects.select_related("owner"), user=user)
     return _filtered(queryset, ComponentFilter, filters, user)
+
+
+def component_list_version(*, user: User) -> tuple[object, ...]:
+    """Return a value that changes whenever the component list `user` sees may change, for
+    the list's response cache (`webapp.api.cache`), in one aggregate query.
+
+    Every write of a component goes through `Component.save` (its `updated` time moves on;
+    the services save the component when they replace its attributes) or deletes it (the count
+    and the sum of ids change; ids are never reused): the count, the sum of ids and the latest
+    `updated` of all components tell each state from the one before. The first part says
+    whose eyes: every user who is not staff and owns no component sees the same list (the
+    shared records, none of them editable), so they share one entry; anyone else has their own.
+    """
+    totals = Component.objects.aggregate(
+        count=Count("pk"),
+        ids=Sum("pk"),
+        latest=Max("updated"),
+        mine=Count("pk", filter=Q(owner_id=user.pk)),
+    )
+    staff = bool(getattr(user, "is_staff", False))
+    viewer: object = user.pk if staff or totals["mine"] else "shared"
+    return (viewer, staff, totals["count"], totals["ids"], totals["latest"])
 
 
 def component_attributes(*, components: Iterable[Component]) -> list[Component]:

@@ -62,6 +62,7 @@ from hwdb.services.system_models import (
     system_model_import_snapshot,
     system_model_update,
 )
+from webapp.api.cache import cached_response
 from webapp.api.viewsets import CloneMixin, OwnedRecordViewSet, clone_schema
 
 
@@ -125,10 +126,16 @@ class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
         return component_clone(component=record, owner=self.user, **data)
 
     def list(self, request: Request) -> Response:
-        # Attributes are read for the page shown only, in one query.
+        # Rendered once per version of the catalogue (webapp.api.cache): a write is seen by
+        # the next request, and reads in between cost one aggregate query.
+        version = selectors.component_list_version(user=self.user)
+        return cached_response(self, version=version, build=self.list_data)
+
+    def list_data(self) -> Any:
+        """Return the rendered page of the list (attributes read for that page only)."""
         components = self.paginate_queryset(self.record_list()) or []
         page = selectors.component_attributes(components=components)
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data).data
 
     @extend_schema(
         parameters=filter_parameters(ComponentFilter), responses=ComponentsExportSerializer

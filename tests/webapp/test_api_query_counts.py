@@ -27,8 +27,9 @@ from webapp.studio.models import Simulation, SimulationStatus, Sweep
 
 pytestmark = pytest.mark.django_db
 
-# Each request: the token (with its user), then the list's count and its page.
-TOKEN, COUNT, PAGE = 1, 1, 1
+# Each request: the token (with its user), then the list's count and its page; the
+# component list reads the catalogue's version first.
+TOKEN, COUNT, PAGE, VERSION = 1, 1, 1, 1
 
 
 @pytest.fixture
@@ -62,11 +63,15 @@ def test_the_gpu_list_takes_the_same_queries_for_one_gpu_as_for_many(
     gpus(count, owner=None, attributes=20)
     gpus(count, owner=user, attributes=3)
     gpus(count, owner=UserFactory(), attributes=3)
-    # the attributes of the whole page come in one query, as rows
-    with django_assert_num_queries(TOKEN + COUNT + PAGE + 1):
+    # the catalogue's version; rendered afresh: the attributes of the whole page in one
+    # query, as rows; then served from the response cache (webapp.api.cache)
+    with django_assert_num_queries(TOKEN + VERSION + COUNT + PAGE + 1):
         response = client.get("/api/components/?type=GPU")
     assert response.status_code == 200
     assert response.json()["count"] == 3 * count
+    with django_assert_num_queries(TOKEN + VERSION):
+        again = client.get("/api/components/?type=GPU")
+    assert again.json() == response.json()
 
 
 def test_the_gpu_list_renders_attributes_as_the_field_by_field_serializer_does(

@@ -32,6 +32,8 @@ from webapp.studio.models import Simulation, SimulationStatus
 from webapp.studio.selectors import active_run_count, in_flight_run_count
 
 RUN_SIMULATION = "studio.run_simulation"
+# What sending a run reads of it (`send_runs`, `task_options`).
+SEND_FIELDS = ("id", "owner", "queue", "celery_task_id", "time_limit_s", "held")
 
 # The sandbox's wall clock stops a run first; Celery's soft and then hard limits are backstops.
 SOFT_LIMIT_MARGIN_S = 10
@@ -194,23 +196,32 @@ def _take_slots(owner_id: int, new: list[Simulation], cap: int | None) -> list[S
     ones left are held. The owner's row is locked, so that two launches or ends of the same
     owner's runs never fill one slot twice; the choice commits before the send, so a worker
     never finds a run it was sent still marked held.
+
+    Only the runs taken are read, and only what sending them needs (`SEND_FIELDS`): an owner
+    with a long backlog of held runs made every launch read each of them whole (snapshot
+    included) to hold one more (bench/bench_rest.py).
     """
     new_ids = [run.pk for run in new]
     with transaction.atomic():
         list(get_user_model().objects.select_for_update().filter(pk=owner_id).values("pk"))
-        candidates = list(
+        candidates = (
             Simulation.objects.filter(owner_id=owner_id, status=SimulationStatus.QUEUED)
             .filter(Q(held=True) | Q(pk__in=new_ids))
             .order_by("pk")
+            .only(*SEND_FIELDS)
         )
         if cap is None:
-            taken, left = candidates, []
+            taken = list(candidates)
         else:
             free = max(cap - in_flight_run_count(owner_id=owner_id, excluding=new_ids), 0)
-            taken, left = candidates[:free], candidates[free:]
-        Simulation.objects.filter(pk__in=[run.pk for run in taken], held=True).update(held=False)
-        held = [run.pk for run in left if not run.held]
-        Simulation.objects.filter(pk__in=held).update(held=True)
+            taken = list(candidates[:free]) if free else []
+        taken_ids = {run.pk for run in taken}
+        Simulation.objects.filter(pk__in=taken_ids, held=True).update(held=False)
+        left_new = [pk for pk in new_ids if pk not in taken_ids]
+        if left_new:
+            Simulation.objects.filter(
+                pk__in=left_new, status=SimulationStatus.QUEUED, held=False
+            ).update(held=True)
     for run in taken:
         run.held = False
     return taken

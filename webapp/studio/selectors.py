@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import (
     Case,
     Count,
+    F,
     IntegerField,
     Min,
     OuterRef,
@@ -76,7 +77,14 @@ NO_SWEEP = "none"
 SEARCH_MAX_LENGTH = 200
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
-# What the runs list leaves out of the records it joins: only their names are shown.
+# The names of the records a run used, as the runs list reads them (attributes of each run
+# it lists; `webapp.studio.api.serializers.SimulationSerializer` takes them when present).
+LISTED_NAMES = {
+    "listed_owner": "owner__username",
+    "listed_system_name": "system_model__name",
+    "listed_application_name": "application__name",
+}
+# What the run detail leaves out of the records it joins: only their names are shown.
 RELATED_UNSHOWN = (
     "system_model__graph",
     "system_model__description",
@@ -187,11 +195,14 @@ def simulation_list(
     other filters. Raise ValidationError naming the filter for a value it cannot take.
     """
     # The list shows neither the result nor what the run froze; it shows the owner's, the
-    # system model's, the application model's and the sweep's names.
+    # system model's, the application model's and the sweep's names: joined as columns
+    # (LISTED_NAMES), not as records (a page of 50 runs built 150 of them), but the sweep,
+    # whose size is read from its aggregate.
     queryset = (
         Simulation.objects.defer("result", "snapshot", "app_source")
-        .select_related("owner", "system_model", "application", "sweep")
-        .defer(*RELATED_UNSHOWN)
+        .select_related("sweep")
+        .defer("sweep__spec")
+        .annotate(**{name: F(path) for name, path in LISTED_NAMES.items()})
     )
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)

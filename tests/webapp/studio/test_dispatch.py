@@ -188,3 +188,51 @@ def test_a_requeued_lost_run_waits_behind_the_cap_like_a_new_one(
     assert report.requeued == [lost.pk]
     assert sent == [[lost.pk]]
     assert held_ids(user) == [others[1].pk]
+
+
+@pytest.mark.parametrize("backlog", [1, 12])
+def test_holding_one_more_run_reads_none_of_the_held_backlog(
+    user: Any,
+    capped: int,
+    sent: list[list[int]],
+    django_capture_on_commit_callbacks: Any,
+    django_assert_num_queries: Any,
+    backlog: int,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = [launch(user) for _ in range(capped + backlog)]
+    # the launch (in a savepoint: active runs, insert); after the commit, in a savepoint:
+    # the owner's lock, the runs in flight, the new run marked held. No held run is read.
+    with (
+        django_assert_num_queries(9) as captured,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        last = launch(user)
+    reads = [query["sql"] for query in captured if query["sql"].startswith("SELECT")]
+    assert not any('"snapshot"' in sql for sql in reads)
+    assert held_ids(user) == [run.pk for run in runs[capped:]] + [last.pk]
+    assert sum(len(batch) for batch in sent) == capped
+
+
+def test_a_released_run_is_sent_with_its_own_queue_task_id_and_limits(
+    user: Any,
+    capped: int,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from celery.canvas import Signature
+
+    published: list[dict[str, Any]] = []
+    monkeypatch.setattr(Signature, "apply_async", lambda self, *a, **k: published.append(self))
+    with django_capture_on_commit_callbacks(execute=True):
+        first, _, third = [launch(user, time_limit_s=7 + index) for index in range(3)]
+    published.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        run_with(first, {"overall_time_s": 1.0, "energy_j": {"total": 1.0}})
+    third.refresh_from_db()
+    [signature] = published
+    assert signature.args == (third.pk,)
+    assert signature.options["task_id"] == third.celery_task_id
+    assert signature.options["queue"] == third.queue
+    assert signature.options["time_limit"] == 9 + dispatch.HARD_LIMIT_MARGIN_S
+    assert (third.held, third.sent is not None) == (False, True)

@@ -67,3 +67,13 @@ def test_the_written_out_fields_equal_the_field_by_field_walk(
         assert [type(value) for value in written.values()] == [
             type(value) for value in walked.values()
         ]
+
+
+def test_run_paths_equal_what_django_reverses_for_every_id() -> None:
+    from django.urls import reverse
+
+    from webapp.studio.api.serializers import run_path
+
+    for name in ("simulation-result", "simulation-memory", "simulation-detail"):
+        for pk in (0, 7, 10, 123456789012345678):
+            assert run_path(name, pk) == reverse(name, kwargs={"pk": pk})

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from rest_framework import serializers
 
 from webapp.studio.models import ApplicationModel, Simulation, Sweep
@@ -78,6 +79,20 @@ def _datetime(value: datetime | None) -> str | None:
     return None if value is None else _DATETIME_FIELD.to_representation(value)
 
 
+@functools.cache
+def _run_path_parts(name: str, script_prefix: str) -> tuple[str, str]:
+    """Return the path of URL `name` of run 0 split around its id (reversed once a prefix)."""
+    head, _, tail = reverse(name, kwargs={"pk": 0}).rpartition("/0/")
+    return head + "/", "/" + tail
+
+
+def run_path(name: str, pk: int) -> str:
+    """Return reverse(name, kwargs={"pk": pk}) of a run's URL, without reversing per run (a
+    page of runs reversed one each; tests/webapp/studio/test_serializers.py compares)."""
+    head, tail = _run_path_parts(name, get_script_prefix())
+    return f"{head}{pk}{tail}"
+
+
 def _float(value: float | None) -> float | None:
     return None if value is None else float(value)
 
@@ -136,21 +151,32 @@ class SimulationSerializer(serializers.ModelSerializer):
 
     def get_result_url(self, simulation: Simulation) -> str:
         """Return the path of the run's result download."""
-        return reverse("simulation-result", kwargs={"pk": simulation.pk})
+        return run_path("simulation-result", simulation.pk)
 
     def get_queue_position(self, simulation: Simulation) -> int | None:
         """Return a queued run's place in its queue (1: next), as the selectors annotate it."""
         return getattr(simulation, "queue_position", None)
 
+    def owner_name(self, simulation: Simulation) -> str:
+        """Return the owner's username (as the runs list joins it, or from the record)."""
+        listed = getattr(simulation, "listed_owner", None)
+        return str(listed) if listed is not None else simulation.owner.username
+
     def get_system_name(self, simulation: Simulation) -> str | None:
         """Return the name of the system model the run was launched from (None: a snapshot)."""
-        system_model = simulation.system_model if simulation.system_model_id else None
-        return system_model.name if system_model is not None else None
+        if not simulation.system_model_id:
+            return None
+        if hasattr(simulation, "listed_system_name"):
+            return simulation.listed_system_name
+        return simulation.system_model.name if simulation.system_model is not None else None
 
     def get_application_name(self, simulation: Simulation) -> str | None:
         """Return the name of the application model the run was launched from."""
-        application = simulation.application if simulation.application_id else None
-        return application.name if application is not None else None
+        if not simulation.application_id:
+            return None
+        if hasattr(simulation, "listed_application_name"):
+            return simulation.listed_application_name
+        return simulation.application.name if simulation.application is not None else None
 
     def get_sweep_name(self, simulation: Simulation) -> str | None:
         """Return the name of the run's sweep (None outside any sweep)."""
@@ -175,7 +201,7 @@ class SimulationSerializer(serializers.ModelSerializer):
         return {
             "id": simulation.pk,
             "name": simulation.name,
-            "owner": simulation.owner.username,
+            "owner": self.owner_name(simulation),
             "system_model": simulation.system_model_id,
             "application": simulation.application_id,
             "variables": simulation.variables,

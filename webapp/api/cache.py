@@ -1,0 +1,77 @@
+"""Rendered list responses kept in Django's cache, keyed on a version of what they show.
+
+A list whose records change seldom and are read often (the hardware catalogue) is rendered
+once per version and served as those bytes afterwards: no page query, no serializing, no JSON
+encoding. The version is a value the caller reads cheaply from the database on every request
+(`hwdb.selectors.component_list_version`) that changes with every write of the listed records,
+so a write is seen by the next request, in every process. Entries also expire after
+`RESPONSE_CACHE_SECONDS`, which bounds how long a change the version does not see (a username
+renamed in the admin) may stay on the page.
+
+Only JSON renderings are cached; the browsable API renders as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from django.core.cache import cache
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+
+if TYPE_CHECKING:
+    from rest_framework.views import APIView
+
+RESPONSE_CACHE_SECONDS = 30
+KEY_PREFIX = "parasim:response:"
+
+
+class RenderedResponse(Response):
+    """A response whose body the view's accepted JSON renderer has already rendered; its
+    `data` (read by tests and the test client) is that body decoded, when asked for."""
+
+    def __init__(self, content: bytes) -> None:
+        self.prerendered = content
+        super().__init__()
+
+    @property
+    def data(self) -> Any:
+        return json.loads(self.prerendered)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        # Response.__init__ sets `data`; the body is what was rendered.
+        pass
+
+    @property
+    def rendered_content(self) -> bytes:  # type: ignore[override]
+        # What Response.rendered_content sets for a JSON renderer (whose charset is None).
+        self["Content-Type"] = self.content_type or self.accepted_renderer.media_type
+        return self.prerendered
+
+
+def cache_key(view: APIView, version: Hashable) -> str:
+    """Return the cache key of the view's response at `version`: the full URL (scheme, host,
+    query: the pagination links hold them) and the accepted media type (`indent=`) count."""
+    request = view.request
+    identity = repr((version, request.build_absolute_uri(), request.accepted_media_type))
+    return KEY_PREFIX + hashlib.sha256(identity.encode()).hexdigest()
+
+
+def cached_response(view: APIView, *, version: Hashable, build: Callable[[], Any]) -> Response:
+    """Return the response of `build()` (the response's data) rendered as JSON, from the
+    cache when this URL was rendered at this `version` before, rendering and keeping it
+    otherwise. `version` None, or a renderer other than JSON, bypasses the cache."""
+    request = view.request
+    renderer = request.accepted_renderer
+    if version is None or type(renderer) is not JSONRenderer:
+        return Response(build())
+    key = cache_key(view, version)
+    content = cache.get(key)
+    if content is None:
+        content = renderer.render(build(), request.accepted_media_type, view.get_renderer_context())
+        cache.set(key, content, RESPONSE_CACHE_SECONDS)
+    return RenderedResponse(content)
