@@ -948,7 +948,7 @@ def large_result_lines(result: CaseResult, baseline: CaseResult) -> list[str]:
     )
     return [
         f"large result: {size / 1e6:.1f} MB of result JSON (compact, as the sandbox sends it; "
-        f"the CLI prints {printed / 1e6:.1f} MB, with spaces after separators); time outside run_simulation "
+        f"the CLI prints {printed / 1e6:.1f} MB); time outside run_simulation "
         f"(median of wall - stats.wall_s) {big.outside:.2f} s against {small.outside:.2f} s "
         f"with --timeline-limit 0: returning and printing the result costs {cost:.2f} s; "
         f"target < {TARGET_RESULT_S:g} s for {TARGET_RESULT_BYTES / 1e6:g} MB: {judged}",
