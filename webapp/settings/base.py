@@ -271,6 +271,10 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # (webapp.studio.dispatch.fair_priority). Producers and workers must agree on these steps: a
     # message put at a level no worker listens to waits until one does.
     CELERY_BROKER_TRANSPORT_OPTIONS["priority_steps"] = list(range(10))
+    # Messages a worker received but had not acknowledged when it lost the broker (a Redis
+    # restart) are put back after the visibility timeout by a sweep every 10 s; kombu's
+    # default scans only on every 10th sweep, which added up to 100 s to such a run's wait.
+    CELERY_BROKER_TRANSPORT_OPTIONS["unacked_restore_throttle"] = 1
 CELERY_BEAT_SCHEDULE = {
     "studio-reap-lost-simulations": {
         "task": "studio.reap_lost_simulations",

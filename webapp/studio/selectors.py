@@ -7,6 +7,7 @@ staff see everything. A record a user cannot see raises its model's DoesNotExist
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import datetime, time, timedelta
@@ -396,6 +397,40 @@ def alive_workers(*, timeout: float = INSPECT_TIMEOUT_S) -> set[str] | None:
         logger.warning("could not ping the Celery workers", exc_info=True)
         return None
     return set(replies)
+
+
+def broker_task_ids() -> set[str] | None:
+    """Return the task ids of the run messages the broker holds: waiting in a simulation
+    queue (at any priority) or delivered to a worker and not yet acknowledged.
+
+    None when the broker cannot be read, or cannot say: only the Redis transport keeps
+    delivered messages where they can be listed (its unacknowledged hash); the embedded
+    filesystem transport does not. The queues and the hash are read in one MULTI/EXEC, so a
+    message moved between them meanwhile (restored after its visibility timeout) is seen.
+    A message popped by a worker that had not yet recorded it as delivered is not seen:
+    at worst such a run is sent again, and its first message is skipped as stale.
+    """
+    try:
+        with app.connection_for_read() as connection:
+            if connection.transport.driver_type != "redis":
+                return None
+            channel: Any = connection.default_channel
+            lists = {
+                channel._q_for_pri(queue, priority)
+                for queue in settings.PARASIM_QUEUES
+                for priority in channel.priority_steps
+            }
+            pipe = channel.client.pipeline(transaction=True)
+            for key in sorted(lists):
+                pipe.lrange(key, 0, -1)
+            pipe.hvals(channel.unacked_key)
+            *waiting, delivered = pipe.execute()
+        ids = {json.loads(raw)["headers"]["id"] for queue in waiting for raw in queue}
+        # each delivered one as [message, exchange, routing key]
+        return ids | {json.loads(raw)[0]["headers"]["id"] for raw in delivered}
+    except Exception:  # unreachable, or a message of a shape this check does not know
+        logger.warning("could not read the task ids in the broker", exc_info=True)
+        return None
 
 
 def active_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:

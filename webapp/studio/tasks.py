@@ -77,12 +77,12 @@ def run_simulation(self: Any, simulation_id: int) -> None:
 
 @shared_task(name="studio.reap_lost_simulations", ignore_result=True)
 def reap_lost_simulations() -> dict[str, list[int]]:
-    """Requeue or fail running simulations whose worker vanished, and send the queued ones
-    whose task never reached the broker (run by celery beat)."""
+    """Requeue or fail running simulations whose worker vanished, and send again the queued
+    ones whose message never reached the broker or was lost by it (run by celery beat)."""
     alive = selectors.alive_workers()
     if alive is None:
         return {"requeued": [], "failed": [], "resent": []}
-    report = simulation_reap_lost(alive_workers=alive)
+    report = simulation_reap_lost(alive_workers=alive, held_by_broker=selectors.broker_task_ids)
     if report.requeued or report.failed or report.resent or report.released:
         logger.warning(
             "lost simulations: requeued %s, failed %s, sent again %s; held runs released %s",

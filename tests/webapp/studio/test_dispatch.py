@@ -53,6 +53,71 @@ def test_a_launch_while_the_broker_is_down_is_sent_later_by_the_lost_run_check(
     assert simulation_reap_lost(alive_workers=[], now=later).resent == []
 
 
+def sent_long_ago(user: Any, settings: Any, count: int) -> list[Simulation]:
+    """Launch `count` runs (sent, nothing published) and date their send past the grace."""
+    with pytest.MonkeyPatch.context() as patch:
+        from celery.canvas import Signature
+
+        patch.setattr(Signature, "apply_async", lambda self, *a, **k: None)
+        runs = [launch(user) for _ in range(count)]
+    long_ago = timezone.now() - timedelta(seconds=settings.PARASIM_LOST_AFTER_SECONDS + 1)
+    Simulation.objects.filter(pk__in=[run.pk for run in runs]).update(sent=long_ago)
+    return [Simulation.objects.get(pk=run.pk) for run in runs]
+
+
+def test_a_run_whose_message_the_broker_lost_is_sent_again_under_a_new_task_id(
+    user: Any, settings: Any, sent: list[list[int]]
+) -> None:
+    settings.PARASIM_MAX_RUNNING_PER_USER = 0
+    held, lost = sent_long_ago(user, settings, 2)
+    report = simulation_reap_lost(
+        alive_workers=[], held_by_broker=lambda: {held.celery_task_id, "another-task"}
+    )
+    assert report.resent == [lost.pk]
+    assert sent == [[lost.pk]]
+    assert Simulation.objects.get(pk=held.pk).celery_task_id == held.celery_task_id
+    again = Simulation.objects.get(pk=lost.pk)
+    assert again.celery_task_id != lost.celery_task_id  # its lost message, if found, is stale
+    assert again.status == SimulationStatus.QUEUED
+
+
+@pytest.mark.parametrize("why", ["sent just now", "broker unreadable", "started meanwhile"])
+def test_a_run_is_not_sent_again_unless_the_broker_surely_lost_its_message(
+    user: Any, settings: Any, sent: list[list[int]], why: str
+) -> None:
+    settings.PARASIM_MAX_RUNNING_PER_USER = 0
+    [run] = sent_long_ago(user, settings, 1)
+    held_by_broker: Any = set
+    if why == "sent just now":
+        Simulation.objects.filter(pk=run.pk).update(sent=timezone.now())
+    elif why == "broker unreadable":
+        held_by_broker = lambda: None  # noqa: E731
+    else:  # a worker took the message and started the run after the broker was read
+
+        def held_by_broker() -> set[str]:
+            Simulation.objects.filter(pk=run.pk).update(status=SimulationStatus.RUNNING)
+            return set()
+
+    report = simulation_reap_lost(alive_workers=["w@alive"], held_by_broker=held_by_broker)
+    assert (report.resent, sent) == ([], [])
+    assert Simulation.objects.get(pk=run.pk).celery_task_id == run.celery_task_id
+
+
+def test_a_requeued_lost_run_is_marked_sent_by_its_new_message(
+    user: Any, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    simulation = launch(user)
+    long_ago = timezone.now() - timedelta(hours=1)
+    Simulation.objects.filter(pk=simulation.pk).update(
+        status=SimulationStatus.RUNNING, worker="w@gone", heartbeat=long_ago, sent=long_ago
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert simulation_reap_lost(alive_workers=[]).requeued == [simulation.pk]
+    # `sent` was cleared with the new task id: the requeued run is not taken for one whose
+    # message went missing an hour ago, nor, if its send fails, forgotten by the check.
+    assert Simulation.objects.get(pk=simulation.pk).sent is None  # `sent` fixture: no send
+
+
 # --- per-user concurrency (PARASIM_MAX_RUNNING_PER_USER) ----------------------------------
 
 

@@ -283,3 +283,50 @@ def test_a_run_whose_whole_worker_was_killed_is_requeued_and_finished_elsewhere(
     finally:
         rescuer.stop()
     assert (done.status, done.attempts, done.worker) == ("succeeded", 2, rescuer.hostname)
+
+
+def test_the_broker_check_finds_a_message_lost_between_queue_and_worker(
+    member: Any, settings: Any
+) -> None:
+    """Redis holds a run's message in its queue, or, once a worker took it, in the
+    unacknowledged hash; a message popped and never recorded (the broker stopped in between)
+    is in neither, and the lost-run check sends that run again."""
+    from datetime import timedelta
+
+    import redis
+    from django.utils import timezone
+
+    from webapp.celery import app
+    from webapp.studio.selectors import broker_task_ids
+    from webapp.studio.services.runs import simulation_reap_lost
+
+    settings.PARASIM_QUEUES = {**settings.PARASIM_QUEUES, "itest-broker": ""}
+    settings.PARASIM_MAX_RUNNING_PER_USER = 0
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    runs = [launch(member, queue="itest-broker") for _ in range(3)]
+    task_of = {run.celery_task_id: run.pk for run in runs}
+    assert {task_of[task] for task in broker_task_ids() or () if task in task_of} == set(
+        task_of.values()
+    )
+    try:
+        with app.connection_for_read() as connection:
+            channel = connection.default_channel
+            taken = channel.basic_get("itest-broker", no_ack=False)  # delivered, unacknowledged
+            lost = channel.basic_get("itest-broker", no_ack=True)  # popped, never recorded
+            taken_pk = task_of[taken.headers["id"]]
+            lost_pk = task_of[lost.headers["id"]]
+            held = broker_task_ids() or set()
+            assert {pk for task, pk in task_of.items() if task in held} == set(task_of.values()) - {
+                lost_pk
+            }
+            later = timezone.now() + timedelta(seconds=settings.PARASIM_LOST_AFTER_SECONDS + 1)
+            report = simulation_reap_lost(
+                alive_workers=[], held_by_broker=broker_task_ids, now=later
+            )
+            assert report.resent == [lost_pk]
+            again = Simulation.objects.get(pk=lost_pk)
+            assert again.celery_task_id in (broker_task_ids() or set())
+            assert Simulation.objects.get(pk=taken_pk).celery_task_id == taken.headers["id"]
+    finally:
+        for key in broker.keys("itest-broker*"):
+            broker.delete(key)

@@ -16,7 +16,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -340,14 +340,20 @@ class ReapReport:
 
 
 def simulation_reap_lost(
-    *, alive_workers: Iterable[str], now: datetime | None = None
+    *,
+    alive_workers: Iterable[str],
+    held_by_broker: Callable[[], set[str] | None] | None = None,
+    now: datetime | None = None,
 ) -> ReapReport:
-    """Requeue or fail running simulations whose worker is gone or that overran their limit.
+    """Requeue or fail running simulations whose worker is gone or that overran their limit,
+    and send again the queued runs whose message never reached the broker or left it.
 
     Lost: the worker answers no ping and the heartbeat is older than
     PARASIM_LOST_AFTER_SECONDS. Requeued under a new task id while fewer than
     PARASIM_MAX_ATTEMPTS starts were used, failed with the reason otherwise. A run past its
     hard time limit by more than the same grace is failed whatever its worker says.
+    `held_by_broker` returns the task ids the broker holds (`selectors.broker_task_ids`);
+    without it, or when it cannot say, only runs never sent are sent again.
     """
     now = now or current_time()
     alive = set(alive_workers)
@@ -397,6 +403,7 @@ def simulation_reap_lost(
                     ),
                 }
                 sim.celery_task_id = str(uuid.uuid4())
+                sim.sent = None  # set again when its new message is sent
                 sim.progress = 0.0
                 sim.save()
                 dispatch.enqueue([sim])
@@ -407,6 +414,8 @@ def simulation_reap_lost(
             _after_final(sim)
             failed.append(pk)
     resent = _resend_unsent(now - grace)
+    if held_by_broker is not None:
+        resent += _resend_vanished(now - grace, held_by_broker)
     return ReapReport(
         requeued=requeued, failed=failed, resent=resent, released=dispatch.release_all_held()
     )
@@ -428,6 +437,39 @@ def _resend_unsent(before: datetime) -> list[int]:
     if unsent:
         dispatch.send_runs(unsent)
     return [simulation.pk for simulation in unsent]
+
+
+def _resend_vanished(before: datetime, held_by_broker: Callable[[], set[str] | None]) -> list[int]:
+    """Send again the queued runs sent before `before` whose message the broker no longer
+    holds, each under a new task id; return their ids.
+
+    Kombu's Redis transport loses a message that a worker popped from its queue when the
+    broker stops before the worker recorded it as delivered (tests/webapp/studio/test_faults.py
+    restarts Redis mid-burst). The broker is read first: a run that started and ended since
+    is no longer queued here, and the task id changes only while the run is still queued
+    under the id that was looked for.
+    """
+    known = held_by_broker()
+    if known is None:
+        return []
+    candidates = list(
+        Simulation.objects.filter(
+            status=SimulationStatus.QUEUED, held=False, sent__lt=before
+        ).values_list("pk", "celery_task_id")
+    )
+    renamed = [
+        pk
+        for pk, task_id in candidates
+        if task_id not in known
+        and Simulation.objects.filter(
+            pk=pk, status=SimulationStatus.QUEUED, held=False, celery_task_id=task_id
+        ).update(celery_task_id=str(uuid.uuid4()), sent=None)
+    ]
+    runs = list(Simulation.objects.filter(pk__in=renamed).only(*dispatch.SEND_FIELDS))
+    if runs:
+        logger.warning("runs whose message the broker lost: %s", [run.pk for run in runs])
+        dispatch.send_runs(runs)
+    return [run.pk for run in runs]
 
 
 # --- a run's sweep ----------------------------------------------------------------------
