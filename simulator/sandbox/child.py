@@ -4,9 +4,9 @@ Runs as: `python -s -P -c BOOTSTRAP ROOT ENTRY RESULT_FD` (simulator.sandbox.lau
 possibly before its run is known; ENTRY is the address of a registered child entry
 (simulator.sandbox). In order: import the entry's module and let the entry prepare the
 process (a simulation installs the engine's allocator hook: this process runs it and
-nothing else), import everything runs need and load V8 (after dropping
-privileges the interpreter's own files may be unreadable), wait for one line on stdin
-naming the payload's file and the limits (exit quietly at end of file: no run), set the
+nothing else), import everything runs need (after dropping privileges the interpreter's own
+files may be unreadable), load V8 if the run has not come yet (`_load_v8_while_idle`),
+wait for one line on stdin naming the payload's file and the limits (exit quietly at end of file: no run), set the
 resource limits, read the payload, import what this payload needs, drop root privileges to a
 user id of its own, call the entry with the payload, and write newline-delimited JSON
 messages to RESULT_FD: `{"progress": f}` (with `"simulated_s"` where the entry reports the
@@ -24,17 +24,17 @@ import importlib
 import json
 import os
 import resource
+import select
 import signal
 import sys
 import threading
 import time
 from typing import IO, Any
 
-import orjson
-
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
+from simulator.sandbox.wire import WALL_DUMP_SIGNAL, encode_message
 
 # A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
 # not share a process count (RLIMIT_NPROC is per user) and cannot signal each other.
@@ -61,6 +61,7 @@ PRELOAD_MODULES = (
     "traceback",
     "simulator.errors",
     "simulator.sandbox.restricted",
+    "orjson",  # the result's encoder (simulator.sandbox.wire)
     "simulator.shallow",
     # mini-racer's modules and what loading V8 imports (`_load_v8`), so that V8 can still be
     # loaded after the privilege drop
@@ -89,39 +90,6 @@ STACK_BYTES = 64 * 1024**2
 # stack whatever its size; faulthandler then names the user's line (WALL_DUMP_SIGNAL below).
 RECURSION_LIMIT = 1000
 STACK_BYTES_PER_LEVEL = 8 * 1024
-# The file name user code is compiled under (simulator.sandbox.restricted), which names the
-# model's frames in the crash dumps the parent reads (simulator.sandbox.parent.crash_line).
-DEFAULT_FILENAME = "<application model>"
-
-# The parent sends it at the wall-clock limit: faulthandler writes the Python stack (so the
-# parent can name the model's line) and the process goes on until the parent kills it.
-WALL_DUMP_SIGNAL = signal.SIGUSR1
-
-
-def encode_json(value: object) -> bytes:
-    """Return `value` as compact JSON (UTF-8). orjson writes it ten times faster than
-    `json.dumps(separators=(",", ":"))` (a 60 MB result: 0.13 s instead of 1.6 s); what it
-    refuses (integers over 64 bits, keys that are not strings) goes through `json`. A NaN or
-    an infinity becomes null (`json` would write invalid JSON). The message `{"result": r}`
-    is `{"result":` + `encode_json(r)` + `}`, which the command line writes out unparsed
-    (simulator.sandbox.parent.RawResult)."""
-    try:
-        return orjson.dumps(value)
-    except TypeError:
-        return json.dumps(value, separators=(",", ":")).encode("utf-8")
-
-
-def encode_message(message: dict[str, Any]) -> bytes:
-    """Return one message of the result pipe: a line of JSON (`encode_json`)."""
-    return encode_json(message) + b"\n"
-
-
-def decode_message(line: bytes | memoryview) -> Any:
-    """Return the message of one line of the result pipe (ValueError: not JSON)."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return json.loads(bytes(line))  # e.g. NaN, which only `json` reads
 
 
 class _Channel:
@@ -233,6 +201,21 @@ def _preload_common() -> None:
         importlib.import_module(name)
 
 
+def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
+    """Load V8 before the run is known when the child has time to spare: its run has not
+    come yet (a queue worker's spare child, started as the previous run ended) and a run of
+    its entry may use V8. V8's start (about 60 ms) then happens while nobody waits. A child
+    whose run is already waiting (the command line's, which starts beside its parent and
+    prepares longer) leaves it to `_load_v8`, which loads V8 only if the run needs it.
+    Loading V8 starts no thread (its first context does), so the run's CPU pin, taken after
+    `go`, still covers V8's threads."""
+    if not entry.may_want_v8() or select.select([stdin], [], [], 0)[0]:
+        return
+    import py_mini_racer
+
+    py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
+
+
 def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:
     """Load V8 (shared library and ICU data, 50-70 ms) when the payload will use it: unless
     the entry says (`needs_v8`) that Python twins answer all its models. A twin that
@@ -293,6 +276,7 @@ def main(argv: list[str]) -> None:
         entry = entry_for(entry_name)
         entry.prepare_process()  # e.g. the engine's allocator hook (simulator.runner)
         _preload_common()
+        _load_v8_while_idle(entry, sys.stdin)
         order = _wait_for_run(sys.stdin)
         if order is None:  # not needed: its fresh working directory goes with it
             with contextlib.suppress(OSError):

@@ -77,6 +77,11 @@ class ChildEntry:
         """Return whether the child loads V8 before the run (always, without a hook)."""
         return self.needs_v8 is None or self.needs_v8(payload)
 
+    def may_want_v8(self) -> bool:
+        """Return whether a run of this entry may load V8, before its payload is known: the
+        hook asked about an empty payload (runs that cannot be told apart yet)."""
+        return self.needs_v8 is None or bool(self.needs_v8({}))
+
     def reserved_bytes(self, payload: Payload) -> int:
         """Return the address space the run reserves without using it (0 without a hook)."""
         hook = self.address_space_reserved

@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,6 @@ from simulator.cli.common import write_json
 from simulator.errors import ModelEvaluationError, SandboxLimitError, UserCodeError
 from simulator.runner import run_simulation
 from simulator.sandbox import Limits, child_entry, entry_for, parent, run_sandboxed
-from simulator.sandbox.child import encode_json
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
     SpareChild,
@@ -25,6 +26,7 @@ from simulator.sandbox.launch import (
     start_child,
     start_child_for,
 )
+from simulator.sandbox.wire import encode_json
 
 THIS = "tests.simulator.test_launch"
 ENTRY_PID = f"{THIS}:entry_pid"
@@ -35,6 +37,50 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "merpsys_gtx970"
 @child_entry(needs_v8=lambda payload: needs_v8(payload))
 def entry_pid(**_: object) -> dict[str, Any]:
     return {"status": "finished", "pid": os.getpid(), "cwd": os.getcwd()}
+
+
+ENTRY_V8 = f"{THIS}:entry_v8"
+
+
+@child_entry(needs_v8=lambda payload: bool(payload.get("v8", True)))
+def entry_v8(**_: object) -> dict[str, Any]:
+    dll = sys.modules.get("py_mini_racer._dll")
+    return {"status": "finished", "v8_loaded": getattr(dll, "_dll_handle", None) is not None}
+
+
+def v8_mapped(pid: int) -> bool:
+    """Return whether V8's library is loaded in process `pid`."""
+    return "libmini_racer" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_a_child_waiting_for_its_run_loads_v8_meanwhile() -> None:
+    child = start_child(ENTRY_V8)
+    deadline = time.monotonic() + 30
+    while not v8_mapped(child.process.pid):
+        assert time.monotonic() < deadline, "V8 was not loaded while the child waited"
+        time.sleep(0.05)
+
+    result = run_sandboxed({"v8": False}, limits=LIMITS, child=child, _entry=ENTRY_V8)
+
+    assert result["v8_loaded"] is True
+
+
+def test_a_child_whose_run_is_already_waiting_loads_v8_only_if_the_run_needs_it() -> None:
+    # the order goes out at once, long before the child is through its imports
+    result = run_sandboxed(
+        {"v8": False}, limits=LIMITS, child=start_child(ENTRY_V8), _entry=ENTRY_V8
+    )
+    assert result["v8_loaded"] is False
+    result = run_sandboxed(
+        {"v8": True}, limits=LIMITS, child=start_child(ENTRY_V8), _entry=ENTRY_V8
+    )
+    assert result["v8_loaded"] is True
+
+
+def test_an_entry_that_never_uses_v8_is_not_given_it_ahead() -> None:
+    assert entry_for(ENTRY_V8).may_want_v8()
+    assert entry_for(DEFAULT_ENTRY).may_want_v8()  # a run's models are not known yet
+    assert not entry_for("simulator.analyzer.sandboxed:analyze_kernel").may_want_v8()
 
 
 def test_a_started_child_runs_the_payload_it_is_given_later() -> None:
@@ -302,6 +348,24 @@ def test_the_launcher_starts_without_typing_pathlib_or_json() -> None:
     code = (
         "import sys; import simulator.sandbox.launch; "
         "print(sorted({'typing', 'pathlib', 'json', 'simulator.sandbox.entries'} & set(sys.modules)))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+
+    assert loaded.strip() == "[]"
+
+
+def test_the_command_lines_side_of_a_sandboxed_run_loads_no_orjson_runner_or_child() -> None:
+    # what the parent imports before handing over the run is on a short run's critical path
+    import subprocess
+    import sys
+
+    heavy = {"orjson", "simulator.sandbox.child", "simulator.runner", "simulator.engine"}
+    code = (
+        "import sys; import simulator.cli.run, simulator.sandbox.parent; "
+        f"print(sorted(set({sorted(heavy)!r}) & set(sys.modules)))"
     )
     root = Path(__file__).resolve().parents[2]
     loaded = subprocess.run(
