@@ -39,6 +39,8 @@ LAZY_IMPORTS_IN = {
     ("simulator/cli/common.py", "simulator.runner"): "only `--no-sandbox` runs a simulation in "
     "the CLI's own process; a sandboxed run's parent loads neither runner nor engine.",
     ("simulator/cli/common.py", "simulator.engine"): "as above.",
+    ("simulator/sandbox/wire.py", "orjson"): "loads dataclasses, uuid and enum (about 12 ms): "
+    "the command line's parent decodes a large result with it, encodes with it, and no more.",
     ("simulator/sandbox/launch.py", "json"): "`python -m simulator run` imports the launcher "
     "before it starts its child; the payload is sent after the child is started.",
 }

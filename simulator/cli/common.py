@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from simulator.sandbox import Progress
-from simulator.sandbox.child import encode_json
 from simulator.sandbox.launch import StartedChild
 from simulator.sandbox.parent import RawResult, run_sandboxed
+from simulator.sandbox.wire import encode_json
 from simulator.snapshot import load_snapshot
 
 __all__ = [

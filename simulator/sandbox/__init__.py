@@ -41,7 +41,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from simulator.sandbox.child import DEFAULT_FILENAME
     from simulator.sandbox.entries import (
         ENTRIES,
         ChildEntry,
@@ -61,6 +60,7 @@ if TYPE_CHECKING:
         user_error_from_exception,
         user_globals,
     )
+    from simulator.sandbox.wire import DEFAULT_FILENAME
 
 __all__ = [
     "ALLOWED_MODULES",
@@ -94,7 +94,7 @@ _MODULE_OF = {
     "entry_address": "entries",
     "entry_for": "entries",
     "ALLOWED_MODULES": "restricted",
-    "DEFAULT_FILENAME": "child",
+    "DEFAULT_FILENAME": "wire",
     "MAX_INT_BITS": "restricted",
     "MSG_WALL": "parent",
     "Limits": "parent",

@@ -36,8 +36,8 @@ from simulator.errors import (
     error_from_dict,
 )
 from simulator.sandbox import Progress
-from simulator.sandbox.child import DEFAULT_FILENAME, WALL_DUMP_SIGNAL, decode_message
 from simulator.sandbox.launch import DEFAULT_ENTRY, SpareChild, StartedChild, start_child
+from simulator.sandbox.wire import DEFAULT_FILENAME, WALL_DUMP_SIGNAL, decode_message
 
 __all__ = ["Limits", "RawResult", "crash_line", "run_sandboxed"]
 
@@ -73,14 +73,14 @@ SIGNAL_ADVICE: dict[int, str] = {
 SIGNAL_ADVICE[signal.SIGBUS] = SIGNAL_ADVICE[signal.SIGSEGV]
 ADVICE_REPORT = "the simulator crashed; please report it with the model"
 ADVICE_EXIT = "the simulator failed before it could report; please report it with the model"
-# How the child's result message begins (simulator.sandbox.child.encode_json).
+# How the child's result message begins (simulator.sandbox.wire.encode_json).
 RESULT_PREFIX = b'{"result":'
 
 
 @dataclass(frozen=True)
 class RawResult:
     """A run's result as the child sent it: its JSON text (UTF-8 bytes, compact, as
-    `simulator.sandbox.child.encode_json` writes it), not parsed. A command that only writes
+    `simulator.sandbox.wire.encode_json` writes it), not parsed. A command that only writes
     the result out (`python -m simulator run --json -`) saves parsing it and writing it again:
     for a 60 MB result, seconds (issue 16)."""
 

@@ -32,7 +32,7 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTran
 
 from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import child_entry
-from simulator.sandbox.child import DEFAULT_FILENAME
+from simulator.sandbox.wire import DEFAULT_FILENAME
 
 __all__ = [
     "ALLOWED_MODULES",

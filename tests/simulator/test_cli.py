@@ -19,8 +19,8 @@ from simulator.cli.common import (
     write_json,
 )
 from simulator.cli.sweep import expand_values
-from simulator.sandbox.child import encode_json
 from simulator.sandbox.parent import RawResult
+from simulator.sandbox.wire import encode_json
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"

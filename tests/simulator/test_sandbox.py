@@ -44,8 +44,9 @@ from simulator.sandbox import (
     run_sandboxed,
     user_globals,
 )
-from simulator.sandbox.child import SINGLE_THREADED, decode_message, encode_message
+from simulator.sandbox.child import SINGLE_THREADED
 from simulator.sandbox.restricted import PRINT_LIMIT_CHARS, compile_errors
+from simulator.sandbox.wire import decode_message, encode_message
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
@@ -841,6 +842,8 @@ def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> Non
         {"progress": 0.25},
         {"result": {"big": 2**70, "small": 1e-320, "text": "é\u2028"}},  # 2**70: via json
         {"result": {1: "a key that is not a string"}},  # via json, which makes it "1"
+        # long enough for the parent to decode it with orjson (simulator.sandbox.wire)
+        {"result": {"timeline": [{"t": i / 7, "who": f"P[{i}]", "x": -0.0} for i in range(4000)]}},
     ],
 )
 def test_a_message_reads_back_as_json_writes_it(message: dict[str, Any]) -> None:
@@ -850,7 +853,8 @@ def test_a_message_reads_back_as_json_writes_it(message: dict[str, Any]) -> None
     assert decode_message(line) == json.loads(json.dumps(message))
 
 
-def test_a_message_json_wrote_with_nan_still_reads() -> None:
-    line = (json.dumps({"result": {"x": float("nan")}}) + "\n").encode()
+@pytest.mark.parametrize("padding", [0, 100_000])
+def test_a_message_json_wrote_with_nan_still_reads(padding: int) -> None:
+    line = (json.dumps({"result": {"x": float("nan"), "pad": "p" * padding}}) + "\n").encode()
 
     assert math.isnan(decode_message(line)["result"]["x"])
