@@ -15,6 +15,10 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# No command line run by a test leaves a pool daemon behind (simulator.sandbox.pool); the
+# pool's own tests turn it on, each with a directory of its own.
+os.environ.setdefault("PARASIM_CHILD_POOL", "0")
+
 
 @pytest.fixture
 def api_client() -> APIClient:

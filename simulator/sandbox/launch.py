@@ -109,6 +109,18 @@ class StartedChild:
         with contextlib.suppress(BrokenPipeError):
             stdin.close()
 
+    def wait(self, *, block: bool) -> tuple[int, float] | None:
+        """Return (exit status, CPU seconds) once the child has ended (reaping it), None
+        while it runs. The status is `os.waitstatus_to_exitcode`'s: -N for signal N."""
+        try:
+            pid, status, usage = os.wait4(self.process.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:  # reaped already
+            return (self.process.returncode or 0), 0.0
+        if pid == 0:
+            return None
+        self.process.returncode = os.waitstatus_to_exitcode(status)
+        return self.process.returncode, usage.ru_utime + usage.ru_stime
+
     def kill(self) -> None:
         """Kill the child and whatever it started (its own process group)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -144,11 +156,17 @@ def start_child(entry: str = DEFAULT_ENTRY) -> StartedChild:
     return StartedChild(entry)
 
 
+def asks_for_a_child(argv: Sequence[str]) -> bool:
+    """Return whether the command line `argv` asks for a sandboxed `run` (a guess from the
+    words alone, made before the command line is even imported)."""
+    return bool(argv) and argv[0] == "run" and not {"--no-sandbox", "-h", "--help"} & set(argv)
+
+
 def start_child_for(argv: Sequence[str]) -> StartedChild | None:
     """Return a child started for the command line `argv` when it asks for a sandboxed
     `run` (a guess from the words alone, made before the command line is even imported;
     a child that turns out not to be needed is discarded), else None."""
-    if not argv or argv[0] != "run" or {"--no-sandbox", "-h", "--help"} & set(argv):
+    if not asks_for_a_child(argv):
         return None
     try:
         return start_child()

@@ -22,7 +22,6 @@ import os
 import re
 import selectors
 import signal
-import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -149,17 +148,17 @@ class _Run:
 
     def __init__(
         self,
-        process: subprocess.Popen[bytes],
-        result_fd: int,
+        child: StartedChild,
         limits: Limits,
         *,
         raw_result: bool = False,
     ) -> None:
-        self.process = process
+        self.child = child
+        self.process = child.process
         self.raw_result = raw_result
         self.final_raw: bytes | None = None
         self.limits = limits
-        self.result_fd = result_fd
+        self.result_fd = child.result_fd
         self.pending: list[bytes] = []  # the chunks of a message whose newline has not come
         self.result_size = 0
         self.output = b""
@@ -176,16 +175,10 @@ class _Run:
         """Return whether the child has exited, recording its status and CPU time."""
         if self.status is not None:
             return True
-        try:
-            pid, status, usage = os.wait4(self.process.pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:
-            pid, status, usage = self.process.pid, 0, None
-        if pid == 0:
+        ended = self.child.wait(block=block)
+        if ended is None:
             return False
-        self.status = os.waitstatus_to_exitcode(status)
-        self.process.returncode = self.status
-        if usage is not None:
-            self.cpu_s = usage.ru_utime + usage.ru_stime
+        self.status, self.cpu_s = ended
         return True
 
     def on_result_bytes(self, data: bytes, progress: Progress | None) -> None:
@@ -385,7 +378,7 @@ def run_sandboxed(
     run: _Run | None = None
     try:
         child.go(payload_json, asdict(limits))
-        run = _Run(child.process, child.result_fd, limits, raw_result=raw_result)
+        run = _Run(child, limits, raw_result=raw_result)
         _supervise(run, progress)
         return run.outcome()
     finally:

@@ -346,7 +346,7 @@ def test_the_launcher_starts_without_typing_pathlib_or_json() -> None:
     import sys
 
     code = (
-        "import sys; import simulator.sandbox.launch; "
+        "import sys; import simulator.sandbox.launch, simulator.sandbox.pool; "
         "print(sorted({'typing', 'pathlib', 'json', 'simulator.sandbox.entries'} & set(sys.modules)))"
     )
     root = Path(__file__).resolve().parents[2]

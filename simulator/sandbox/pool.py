@@ -1,0 +1,421 @@
+"""A pool of sandbox children started ahead, one per user and checkout, for the command line
+(issue 16, start-up: "reuse a pre-started child").
+
+`python -m simulator run` spends most of a short run starting its sandbox child: the
+interpreter, the simulator's imports and V8, about 150 ms on a 2-core machine, every time.
+A queue worker keeps a spare child started (simulator.sandbox.launch.SpareChild); a command
+line lives for one run, so a small daemon keeps the spare for it instead:
+
+- the daemon (`python -m simulator.sandbox.pool serve PATH ENTRY`) keeps one child started
+  with `launch.start_child`, exactly as a command line would start it: the same flags, the
+  same environment, the same preparation, and, once its run comes, the same limits, CPU pin,
+  privilege drop and V8 load (simulator.sandbox.child). It never runs user code itself;
+- a command line connects to its Unix socket and receives the child's pipes (SCM_RIGHTS:
+  stdin, stdout, stderr and the result pipe), its process id and its working directory
+  (`pool_child`); it hands the child its run and supervises it as its own (simulator.sandbox.
+  parent), killing and signalling it by process group. Only the daemon can wait for the
+  child: it sends the exit status and CPU time over the connection (`PooledChild.wait`), and
+  kills the child if the command line goes away first. It then starts the next spare;
+- the first command line finds no daemon: it uses a child of its own, as before, and starts
+  the daemon as it exits, for the next one. The daemon exits after PARASIM_POOL_IDLE_S
+  (300) seconds without a connection.
+
+The socket lives in a directory only its user can enter (`$XDG_RUNTIME_DIR/parasim`, else
+`/tmp/parasim-UID`, mode 0700, checked on every use), and the daemon accepts only peers of
+its own user id (SO_PEERCRED). Its name carries a digest of everything a child is made of
+(`pool_key`): the interpreter, the checkout, the entry, the child's environment, the
+simulator's files and the installed packages; a changed checkout gets a new daemon, and the
+old one idles out. `PARASIM_CHILD_POOL=0` turns the pool off (every run starts its own
+child). docs/sandbox.md, "The command line's pool of started children".
+
+Light on purpose, like launch.py: `python -m simulator run` imports it first.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+from simulator.sandbox.launch import (
+    DEFAULT_ENTRY,
+    PROJECT_ROOT,
+    StartedChild,
+    asks_for_a_child,
+    child_environment,
+    start_child,
+    start_child_for,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+POOL_SWITCH = "PARASIM_CHILD_POOL"  # "0": no pool
+IDLE_SWITCH = "PARASIM_POOL_IDLE_S"
+DEFAULT_IDLE_S = 300.0
+CONNECT_TIMEOUT_S = 2.0
+# How long a command line waits for the daemon's word on a child that ended (the daemon
+# reaps it at once, on SIGCHLD).
+STATUS_TIMEOUT_S = 10.0
+MAX_SOCKET_PATH_BYTES = 107
+_FDS = 4  # the child's stdin, stdout, stderr and result pipe, in this order
+_SO_PEERCRED = getattr(socket, "SO_PEERCRED", 17)
+
+
+def pool_directory() -> str | None:
+    """Return the directory of this user's pool sockets, made if missing (mode 0700), or None
+    when it is not a directory of this user's that nobody else can enter."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    path = os.path.join(base, "parasim") if base else f"/tmp/parasim-{os.geteuid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    private = stat.S_ISDIR(info.st_mode) and not info.st_mode & 0o077
+    return path if private and info.st_uid == os.geteuid() else None
+
+
+def _tree_signature(root: str, into: list[str]) -> None:
+    """Append (path, size, mtime) of every file under `root` that makes a child, sorted."""
+    with os.scandir(root) as entries:
+        for entry in sorted(entries, key=lambda item: item.name):
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    _tree_signature(entry.path, into)
+            elif entry.name.endswith((".py", ".so", ".js", ".json")):
+                info = entry.stat()
+                into.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
+
+
+def pool_key(entry: str = DEFAULT_ENTRY) -> str:
+    """Return a digest of what a started child is made of: the interpreter, the checkout,
+    the entry, the child's environment, the simulator's files, and the installed packages
+    (their directory changes whenever one is added, removed or upgraded)."""
+    parts = [sys.executable, PROJECT_ROOT, entry, repr(sorted(child_environment().items()))]
+    for directory in sys.path:
+        if directory.endswith("site-packages") and os.path.isdir(directory):
+            parts.append(f"{directory}:{os.stat(directory).st_mtime_ns}")
+    _tree_signature(os.path.join(PROJECT_ROOT, "simulator"), parts)
+    data = "\n".join(parts).encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+def pool_enabled() -> bool:
+    """Return whether the command line may use the pool (PARASIM_CHILD_POOL is not 0)."""
+    return os.environ.get(POOL_SWITCH, "1") != "0"
+
+
+def socket_path(entry: str = DEFAULT_ENTRY) -> str | None:
+    """Return the socket of the daemon for `entry` and this checkout, or None (no private
+    directory, or a path too long for a Unix socket)."""
+    directory = pool_directory()
+    if directory is None:
+        return None
+    path = os.path.join(directory, f"pool-{pool_key(entry)}.sock")
+    # A Unix socket's path holds at most 107 bytes; a longer one means no pool.
+    return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH_BYTES else None
+
+
+class _PooledProcess:
+    """What the parent uses of a child's process when the daemon is its real parent."""
+
+    def __init__(self, pid: int, fds: list[int]) -> None:
+        self.pid = pid
+        self.stdin = os.fdopen(fds[0], "wb", buffering=0)
+        self.stdout = os.fdopen(fds[1], "rb", buffering=0)
+        self.stderr = os.fdopen(fds[2], "rb", buffering=0)
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+
+class PooledChild(StartedChild):
+    """A started child taken from the pool: handed its run and supervised like a
+    `StartedChild`, reaped through the daemon's connection (`wait`)."""
+
+    def __init__(
+        self, connection: socket.socket, pid: int, workdir: str, fds: list[int], entry: str
+    ) -> None:
+        self.entry = entry
+        self.workdir = workdir
+        self.connection = connection
+        self.process = _PooledProcess(pid, fds)  # type: ignore[assignment]
+        self.result_fd = fds[3]
+        self.sent = False
+        self.discarded = False
+        self._status = b""
+        self._cpu_s = 0.0
+
+    def wait(self, *, block: bool) -> tuple[int, float] | None:
+        """Return (exit status, CPU seconds) once the daemon reports the child ended, None
+        while it runs. A daemon gone without a word reports nothing: (0, 0.0), read as an
+        end without a result."""
+        if self.process.returncode is not None:
+            return self.process.returncode, self._cpu_s
+        self.connection.settimeout(STATUS_TIMEOUT_S if block else 0.0)
+        try:
+            while not self._status.endswith(b"\n"):
+                data = self.connection.recv(64)
+                if not data:
+                    break
+                self._status += data
+        except (BlockingIOError, TimeoutError):
+            return None
+        except OSError:
+            pass
+        try:
+            code, cpu = self._status.decode("ascii").split()
+            status, self._cpu_s = int(code), float(cpu)
+        except ValueError:
+            status, self._cpu_s = 0, 0.0
+        self.process.returncode = status
+        return status, self._cpu_s
+
+    def discard(self) -> None:
+        """End the child (kill its process group, wait for the daemon's word), close its
+        pipes and the connection. The daemon removes its working directory."""
+        if self.discarded:
+            return
+        self.discarded = True
+        self.kill()
+        with contextlib.suppress(OSError):
+            self.wait(block=True)
+        process: _PooledProcess = self.process  # type: ignore[assignment]
+        for stream in (process.stdin, process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+        self._close_result_fd()
+        self.connection.close()
+
+
+def pool_child(entry: str = DEFAULT_ENTRY) -> PooledChild | None:
+    """Return a started child from this user's daemon, or None: the pool is off, there is no
+    private directory, or no daemon answers (one is then started as this process exits, for
+    the next command line). Never raises: without the pool a run starts its own child."""
+    if not pool_enabled():
+        return None
+    try:
+        path = socket_path(entry)
+        if path is None:
+            return None
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(CONNECT_TIMEOUT_S)
+        try:
+            connection.connect(path)
+            header, fds, _, _ = socket.recv_fds(connection, 4096, _FDS)
+        except OSError:
+            connection.close()
+            atexit.register(start_daemon, path, entry)
+            return None
+        if len(fds) != _FDS:  # the daemon could not start a child
+            for fd in fds:
+                os.close(fd)
+            connection.close()
+            return None
+        pid, workdir = header.decode("utf-8").split("\0", 1)
+        return PooledChild(connection, int(pid), workdir, list(fds), entry)
+    except Exception:  # the pool is an optimisation: a run must not fail for it
+        return None
+
+
+def child_for(argv: Sequence[str]) -> StartedChild | None:
+    """Return the child for the command line `argv` when it asks for a sandboxed `run`: one
+    from the pool, else one started now (launch.start_child_for), else None."""
+    if not asks_for_a_child(argv):
+        return None
+    return pool_child() or start_child_for(argv)
+
+
+def start_daemon(path: str, entry: str = DEFAULT_ENTRY) -> None:
+    """Start the daemon for `entry` at socket `path`, detached (its own session, no
+    terminal), with this process's environment (which the children's derives from)."""
+    with contextlib.suppress(OSError):
+        subprocess.Popen(
+            [sys.executable, "-m", "simulator.sandbox.pool", "serve", path, entry],
+            cwd=PROJECT_ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+
+# -- the daemon ------------------------------------------------------------------------------
+
+
+def _peer_uid(connection: socket.socket) -> int:
+    credentials = connection.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", credentials)[1])
+
+
+def _listen(path: str) -> socket.socket | None:
+    """Return the listening socket at `path`, or None when another daemon already listens."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(path)
+    except OSError:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
+        except OSError:  # a socket file left by a daemon that is gone
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            listener.bind(path)
+        else:
+            probe.close()
+            listener.close()
+            return None
+    listener.listen(16)
+    return listener
+
+
+class _Daemon:
+    """The pool's server: one spare child started ahead, the children handed out, and the
+    connections of the command lines that took them."""
+
+    def __init__(self, path: str, entry: str, idle_s: float) -> None:
+        self.path, self.entry, self.idle_s = path, entry, idle_s
+        self.selector = selectors.DefaultSelector()
+        self.spare: StartedChild | None = None
+        self.handed: dict[int, tuple[socket.socket, StartedChild]] = {}
+
+    def serve(self) -> None:
+        listener = _listen(self.path)
+        if listener is None:
+            return
+        bound = os.stat(self.path).st_ino  # removed at exit unless another daemon replaced it
+        wakeup_read, wakeup_write = os.pipe()
+        os.set_blocking(wakeup_read, False)
+        os.set_blocking(wakeup_write, False)
+        signal.set_wakeup_fd(wakeup_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        self.selector.register(listener, selectors.EVENT_READ, "listener")
+        self.selector.register(wakeup_read, selectors.EVENT_READ, "wakeup")
+        self._refill()
+        last_seen = time.monotonic()
+        try:
+            while True:
+                idle_left = self.idle_s - (time.monotonic() - last_seen)
+                if not self.handed and idle_left <= 0:
+                    return
+                ready = self.selector.select(None if self.handed else idle_left)
+                for key, _ in ready:
+                    if key.data == "listener":
+                        last_seen = time.monotonic()
+                        self._hand_out(listener)
+                    elif key.data == "wakeup":
+                        with contextlib.suppress(BlockingIOError):
+                            os.read(wakeup_read, 4096)
+                    else:  # a command line closed its connection (or wrote, which it never does)
+                        self._on_connection(key.data)
+                self._reap()
+                self._refill()
+                if self.handed:
+                    last_seen = time.monotonic()
+        finally:
+            with contextlib.suppress(OSError):
+                if os.stat(self.path).st_ino == bound:
+                    os.unlink(self.path)
+            listener.close()
+            if self.spare is not None:
+                self.spare.discard()
+            for connection, child in self.handed.values():
+                child.kill()
+                connection.close()
+
+    def _refill(self) -> None:
+        """Have a spare child started and waiting (a new one if the last one died)."""
+        if self.spare is not None and self.spare.process.poll() is not None:
+            self.spare.discard()
+            self.spare = None
+        if self.spare is None:
+            try:
+                self.spare = start_child(self.entry)
+            except OSError:
+                self.spare = None
+
+    def _hand_out(self, listener: socket.socket) -> None:
+        """Give the spare child to the command line connecting now, if it is this user's."""
+        connection, _ = listener.accept()
+        if _peer_uid(connection) != os.geteuid():
+            connection.close()
+            return
+        self._refill()
+        child, self.spare = self.spare, None
+        if child is None:
+            connection.close()
+            return
+        process = child.process
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stderr is not None
+        fds = [process.stdin.fileno(), process.stdout.fileno(), process.stderr.fileno()]
+        header = f"{process.pid}\0{child.workdir}".encode()
+        try:
+            socket.send_fds(connection, [header], [*fds, child.result_fd])
+        except OSError:
+            connection.close()
+            child.discard()
+            return
+        # The command line holds the pipes now: the daemon keeps none of them, so the child
+        # sees end of file on stdin and its parent's side closes when that command line does.
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()
+        child._close_result_fd()
+        self.handed[process.pid] = (connection, child)
+        self.selector.register(connection, selectors.EVENT_READ, connection)
+
+    def _on_connection(self, connection: socket.socket) -> None:
+        """A command line went away before its child ended: kill the child's group."""
+        with contextlib.suppress(OSError):
+            if connection.recv(1, socket.MSG_PEEK):
+                return
+        for held, child in self.handed.values():
+            if held is connection:
+                child.kill()
+                self.selector.unregister(connection)
+                return
+
+    def _reap(self) -> None:
+        """Tell each command line whose child ended how it ended, and clean up after it."""
+        for pid, (connection, child) in list(self.handed.items()):
+            try:
+                found, status, usage = os.wait4(pid, os.WNOHANG)
+            except ChildProcessError:
+                found, status, usage = pid, 0, None
+            if found == 0:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            child.process.returncode = code
+            cpu_s = usage.ru_utime + usage.ru_stime if usage is not None else 0.0
+            with contextlib.suppress(OSError):
+                connection.sendall(f"{code} {cpu_s!r}\n".encode("ascii"))
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(connection)
+            connection.close()
+            shutil.rmtree(child.workdir, ignore_errors=True)
+            del self.handed[pid]
+
+
+def serve(path: str, entry: str, *, environment: Mapping[str, str] | None = None) -> None:
+    """Run the daemon for `entry` at socket `path` until it has been idle long enough."""
+    env = os.environ if environment is None else environment
+    idle_s = float(env.get(IDLE_SWITCH, DEFAULT_IDLE_S))
+    os.umask(0o077)
+    _Daemon(path, entry, idle_s).serve()
+
+
+if __name__ == "__main__":  # pragma: no cover - started by start_daemon
+    if len(sys.argv) == 4 and sys.argv[1] == "serve":
+        serve(sys.argv[2], sys.argv[3])
