@@ -1,11 +1,11 @@
 """Entry point of the sandboxed simulation process started by `simulator.sandbox`.
 
-Runs as: `python -s -P -c BOOTSTRAP ROOT ENTRY RESULT_FD` (simulator.sandbox.launch),
+Runs as: `python -s -P -c BOOTSTRAP ROOT ENTRY RESULT_FD [v8-ahead]` (simulator.sandbox.launch),
 possibly before its run is known; ENTRY is the address of a registered child entry
 (simulator.sandbox). In order: import the entry's module and let the entry prepare the
 process (a simulation installs the engine's allocator hook: this process runs it and
 nothing else), import everything runs need (after dropping privileges the interpreter's own
-files may be unreadable), load V8 if the run has not come yet (`_load_v8_while_idle`),
+files may be unreadable), load V8 if told to and the run has not come yet (`_load_v8_while_idle`),
 wait for one line on stdin naming the payload's file and the limits (exit quietly at end of file: no run), set the
 resource limits, read the payload, import what this payload needs, drop root privileges to a
 user id of its own, call the entry with the payload, and write newline-delimited JSON
@@ -34,6 +34,7 @@ from typing import IO, Any
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
+from simulator.sandbox.launch import LOAD_V8_AHEAD
 from simulator.sandbox.wire import WALL_DUMP_SIGNAL, encode_message
 
 # A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
@@ -202,11 +203,11 @@ def _preload_common() -> None:
 
 
 def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
-    """Load V8 before the run is known when the child has time to spare: its run has not
-    come yet (a queue worker's spare child, started as the previous run ended) and a run of
+    """Load V8 before the run is known, for a child started to wait (LOAD_V8_AHEAD: the
+    command line's pool, simulator.sandbox.pool) when its run has not come yet and a run of
     its entry may use V8. V8's start (about 60 ms) then happens while nobody waits. A child
-    whose run is already waiting (the command line's, which starts beside its parent and
-    prepares longer) leaves it to `_load_v8`, which loads V8 only if the run needs it.
+    whose run is already waiting leaves it to `_load_v8`, which loads V8 only if the run
+    needs it.
     Loading V8 starts no thread (its first context does), so the run's CPU pin, taken after
     `go`, still covers V8's threads."""
     if not entry.may_want_v8() or select.select([stdin], [], [], 0)[0]:
@@ -260,7 +261,7 @@ def _wait_for_run(stdin: IO[str]) -> tuple[str, dict[str, int]] | None:
 
 def main(argv: list[str]) -> None:
     """Run one sandboxed simulation; never returns (exits the process)."""
-    entry_name, fd_text = argv
+    entry_name, fd_text, *options = argv
     # The parent sets only PYTHONHASHSEED (read at start-up); the run sees an environment
     # holding nothing but the thread counts of the numerical libraries: one run is one
     # thread, so a worker's concurrency is what decides how many cores it uses.
@@ -276,7 +277,8 @@ def main(argv: list[str]) -> None:
         entry = entry_for(entry_name)
         entry.prepare_process()  # e.g. the engine's allocator hook (simulator.runner)
         _preload_common()
-        _load_v8_while_idle(entry, sys.stdin)
+        if LOAD_V8_AHEAD in options:
+            _load_v8_while_idle(entry, sys.stdin)
         order = _wait_for_run(sys.stdin)
         if order is None:  # not needed: its fresh working directory goes with it
             with contextlib.suppress(OSError):

@@ -342,7 +342,7 @@ class _Daemon:
             self.spare = None
         if self.spare is None:
             try:
-                self.spare = start_child(self.entry)
+                self.spare = start_child(self.entry, load_v8_ahead=True)
             except OSError:
                 self.spare = None
 

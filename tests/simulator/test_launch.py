@@ -53,8 +53,26 @@ def v8_mapped(pid: int) -> bool:
     return "libmini_racer" in Path(f"/proc/{pid}/maps").read_text()
 
 
-def test_a_child_waiting_for_its_run_loads_v8_meanwhile() -> None:
-    child = start_child(ENTRY_V8)
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def wait_until_idle(pid: int) -> None:
+    """Return once process `pid` has used no CPU for half a second (prepared, waiting)."""
+    deadline = time.monotonic() + 60
+    before = cpu_ticks(pid)
+    while True:
+        assert time.monotonic() < deadline, "the child never settled"
+        time.sleep(0.5)
+        now = cpu_ticks(pid)
+        if now == before:
+            return
+        before = now
+
+
+def test_a_child_started_to_wait_loads_v8_meanwhile() -> None:
+    child = start_child(ENTRY_V8, load_v8_ahead=True)
     deadline = time.monotonic() + 30
     while not v8_mapped(child.process.pid):
         assert time.monotonic() < deadline, "V8 was not loaded while the child waited"
@@ -65,10 +83,23 @@ def test_a_child_waiting_for_its_run_loads_v8_meanwhile() -> None:
     assert result["v8_loaded"] is True
 
 
+def test_a_spare_child_of_a_worker_leaves_v8_to_the_runs_that_need_it() -> None:
+    # a worker's next run often comes while its spare would still be loading V8
+    child = start_child(ENTRY_V8)
+    wait_until_idle(child.process.pid)
+
+    assert not v8_mapped(child.process.pid)
+    result = run_sandboxed({"v8": False}, limits=LIMITS, child=child, _entry=ENTRY_V8)
+    assert result["v8_loaded"] is False
+
+
 def test_a_child_whose_run_is_already_waiting_loads_v8_only_if_the_run_needs_it() -> None:
     # the order goes out at once, long before the child is through its imports
     result = run_sandboxed(
-        {"v8": False}, limits=LIMITS, child=start_child(ENTRY_V8), _entry=ENTRY_V8
+        {"v8": False},
+        limits=LIMITS,
+        child=start_child(ENTRY_V8, load_v8_ahead=True),
+        _entry=ENTRY_V8,
     )
     assert result["v8_loaded"] is False
     result = run_sandboxed(
