@@ -51,15 +51,17 @@ time or the events, or the sandboxed and unsandboxed runs disagree.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,9 @@ SIMGRID_SCRIPT = BENCH_DIR / "simgrid_scenarios.py"
 MERPSYS_DIR = REPO_ROOT / "examples" / "merpsys_gtx970"
 
 SANDBOXED, NO_SANDBOX = "ParaSim CLI, sandboxed", "ParaSim CLI, --no-sandbox"
+# The command line's first run, or any run with the pool off: it starts its own child.
+FIRST_RUN = "ParaSim CLI, sandboxed, no pool (a first run)"
+NO_POOL = {"PARASIM_CHILD_POOL": "0"}
 SIMPY, SIMGRID = "SimPy script", "SimGrid script"
 SIMGRID_MISSING = (
     f"SimGrid is skipped: `import simgrid` fails in {SYSTEM_PYTHON} "
@@ -345,16 +350,25 @@ class CommandFailed(RuntimeError):
     """A benchmarked command ended with a non-zero exit status."""
 
 
-def timed(argv: Sequence[str], stdout_path: Path) -> tuple[float, float]:
-    """Run `argv` from the repository root with stdout to `stdout_path`; return (wall s,
-    CPU s of it and its waited-for descendants). Raise CommandFailed on a non-zero status."""
+def timed(
+    argv: Sequence[str], stdout_path: Path, env: Mapping[str, str] | None = None
+) -> tuple[float, float]:
+    """Run `argv` from the repository root with stdout to `stdout_path` and `env` added to
+    the environment; return (wall s, CPU s of it and its waited-for descendants: a pooled
+    sandbox child is the pool daemon's, its CPU is not counted). Raise CommandFailed on a
+    non-zero status."""
     with (
         open(stdout_path, "wb") as out,
         tempfile.TemporaryFile() as err,
     ):
         started = time.perf_counter()
         process = subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=REPO_ROOT
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            cwd=REPO_ROOT,
+            env={**os.environ, **(env or {})},
         )
         _, status, usage = os.wait4(process.pid, 0)
         wall_s = time.perf_counter() - started
@@ -390,9 +404,11 @@ def write_inputs(directory: Path, inputs: ParaSimInputs) -> dict[str, Path]:
     return files
 
 
-def run_parasim(argv: list[str], out: Path, events: int) -> Run:
+def run_parasim(
+    argv: list[str], out: Path, events: int, env: Mapping[str, str] | None = None
+) -> Run:
     """Return one timed CLI run; its figures come from the result JSON it printed."""
-    wall_s, cpu_s = timed(argv, out)
+    wall_s, cpu_s = timed(argv, out, env)
     printed = out.read_bytes()
     result = json.loads(printed)
     stats = result["stats"]
@@ -445,6 +461,15 @@ def runners(case: Case, with_simgrid: bool, workdir: Path) -> list[Runner]:
             lambda: run_parasim(cli_argv(files, case.parasim, sandbox=False), out, case.events),
         ),
     ]
+    if case.scenario == "startup":
+        commands.append(
+            (
+                Cell(FIRST_RUN),
+                lambda: run_parasim(
+                    cli_argv(files, case.parasim, sandbox=True), out, case.events, NO_POOL
+                ),
+            )
+        )
     if case.simpy is not None:
         name, args = case.simpy
         simpy_argv = [sys.executable, str(SIMPY_SCRIPT), name, json.dumps(args)]
@@ -679,7 +704,14 @@ def measure_memory(processes: int, workdir: Path) -> MemoryFigures:
     progress(f"memory: {processes:,} simultaneous processes")
     with open(out, "wb") as stdout, tempfile.TemporaryFile() as stderr:
         started = time.perf_counter()
-        completed = subprocess.run(argv, stdout=stdout, stderr=stderr, cwd=REPO_ROOT, check=False)
+        completed = subprocess.run(
+            argv,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=REPO_ROOT,
+            check=False,
+            env={**os.environ, **NO_POOL},  # the child must be the CLI's: RUSAGE_CHILDREN
+        )
         wall_s = time.perf_counter() - started
         stderr.seek(0)
         error = stderr.read().decode("utf-8", "replace").strip()[-500:]
@@ -902,7 +934,7 @@ def startup_lines(result: CaseResult) -> list[str]:
         f"{cell.median * 1e3:.0f} ms (n={len(cell.runs)}); "
         f"target <= {TARGET_STARTUP_S * 1e3:.0f} ms: {verdict(cell.median <= TARGET_STARTUP_S)}"
     ]
-    for path in (NO_SANDBOX, SIMPY, SIMGRID):
+    for path in (FIRST_RUN, NO_SANDBOX, SIMPY, SIMGRID):
         other = result.cell(path)
         if other is not None:
             lines.append(
@@ -982,6 +1014,39 @@ def machine_lines(simgrid: str | None) -> list[str]:
     ]
 
 
+@contextlib.contextmanager
+def command_line_pool(workdir: Path) -> Iterator[None]:
+    """Have the CLI's pool of started sandbox children (simulator.sandbox.pool) running,
+    private to this benchmark, as a user who has run the command line before has it; stop
+    it after. A first run, without the pool, is the startup scenario's FIRST_RUN cell."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from simulator.sandbox import pool
+
+    runtime = Path(tempfile.mkdtemp(prefix="pool-", dir="/tmp"))  # a socket path is short
+    saved = {name: os.environ.get(name) for name in ("XDG_RUNTIME_DIR", pool.POOL_SWITCH)}
+    os.environ.update({"XDG_RUNTIME_DIR": str(runtime), pool.POOL_SWITCH: "1"})
+    try:
+        path = pool.socket_path()
+        if path is not None:
+            case = compute_case(1, 1, 0, title="warm-up")
+            files = write_inputs(workdir, case.parasim)
+            timed(cli_argv(files, case.parasim, sandbox=True), workdir / "warm-up.json")
+            deadline = time.monotonic() + 30
+            while not os.path.exists(path) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1.0)  # its first child prepares
+        yield
+    finally:
+        subprocess.run(["pkill", "-TERM", "-f", f"simulator.sandbox.pool serve {runtime}"])
+        shutil.rmtree(runtime, ignore_errors=True)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_scenarios(
     scenarios: Sequence[str], sizes: Sizes, repeat: int, simgrid_max: int, *, with_simgrid: bool
 ) -> tuple[list[CaseResult], list[CaseResult], list[MemoryFigures], list[str]]:
@@ -1002,7 +1067,10 @@ def run_scenarios(
     others: list[CaseResult] = []
     report: list[str] = []
     memory: list[MemoryFigures] = []
-    with tempfile.TemporaryDirectory(prefix="parasim-bench-userpath-") as name:
+    with (
+        tempfile.TemporaryDirectory(prefix="parasim-bench-userpath-") as name,
+        command_line_pool(Path(name)),
+    ):
         workdir = Path(name)
         for case in cases:
             results += run_interleaved([case], repeat, with_simgrid, workdir)
