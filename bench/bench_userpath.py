@@ -451,11 +451,14 @@ def runners(case: Case, with_simgrid: bool, workdir: Path) -> list[Runner]:
     directory = Path(tempfile.mkdtemp(prefix=f"{case.scenario}-", dir=workdir))
     files = write_inputs(directory, case.parasim)
     out = directory / "stdout.json"
+
+    def sandboxed() -> Run:
+        run = run_parasim(cli_argv(files, case.parasim, sandbox=True), out, case.events)
+        pool_settles()
+        return run
+
     commands: list[Runner] = [
-        (
-            Cell(SANDBOXED),
-            lambda: run_parasim(cli_argv(files, case.parasim, sandbox=True), out, case.events),
-        ),
+        (Cell(SANDBOXED), sandboxed),
         (
             Cell(NO_SANDBOX),
             lambda: run_parasim(cli_argv(files, case.parasim, sandbox=False), out, case.events),
@@ -1012,6 +1015,42 @@ def machine_lines(simgrid: str | None) -> list[str]:
         "output); in-process s: ParaSim's stats.wall_s (run_simulation), SimPy's model + "
         "env.run(), SimGrid's actors + Engine.run(); ratios above 1 mean ParaSim is faster",
     ]
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, IndexError):
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(FileNotFoundError):
+            for child in (task / "children").read_text().split():
+                found += [int(child), *_descendants(int(child))]
+    return found
+
+
+def pool_settles(timeout_s: float = 5.0) -> None:
+    """Wait until the pool's daemon has prepared its next child (no CPU used for 0.1 s),
+    so that the preparation does not run beside the next timed command of another engine."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    daemons = subprocess.run(
+        ["pgrep", "-f", f"simulator.sandbox.pool serve {runtime}"], capture_output=True, text=True
+    ).stdout.split()
+    pids = [int(pid) for pid in daemons]
+    pids += [child for pid in pids for child in _descendants(pid)]
+    deadline = time.monotonic() + timeout_s
+    before = sum(map(_cpu_ticks, pids))
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = sum(map(_cpu_ticks, pids))
+        if now == before:
+            return
+        before = now
 
 
 @contextlib.contextmanager
