@@ -55,7 +55,6 @@ import contextlib
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -66,6 +65,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cli_pool import private_pool, settle  # bench/cli_pool.py
 from results_block import run_line, write_block  # bench/results_block.py
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -454,7 +454,7 @@ def runners(case: Case, with_simgrid: bool, workdir: Path) -> list[Runner]:
 
     def sandboxed() -> Run:
         run = run_parasim(cli_argv(files, case.parasim, sandbox=True), out, case.events)
-        pool_settles()
+        settle()
         return run
 
     commands: list[Runner] = [
@@ -1017,73 +1017,15 @@ def machine_lines(simgrid: str | None) -> list[str]:
     ]
 
 
-def _cpu_ticks(pid: int) -> int:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, IndexError):
-        return 0
-    return int(fields[11]) + int(fields[12])
-
-
-def _descendants(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(FileNotFoundError):
-            for child in (task / "children").read_text().split():
-                found += [int(child), *_descendants(int(child))]
-    return found
-
-
-def pool_settles(timeout_s: float = 5.0) -> None:
-    """Wait until the pool's daemon has prepared its next child (no CPU used for 0.1 s),
-    so that the preparation does not run beside the next timed command of another engine."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    daemons = subprocess.run(
-        ["pgrep", "-f", f"simulator.sandbox.pool serve {runtime}"], capture_output=True, text=True
-    ).stdout.split()
-    pids = [int(pid) for pid in daemons]
-    pids += [child for pid in pids for child in _descendants(pid)]
-    deadline = time.monotonic() + timeout_s
-    before = sum(map(_cpu_ticks, pids))
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        now = sum(map(_cpu_ticks, pids))
-        if now == before:
-            return
-        before = now
-
-
 @contextlib.contextmanager
 def command_line_pool(workdir: Path) -> Iterator[None]:
-    """Have the CLI's pool of started sandbox children (simulator.sandbox.pool) running,
-    private to this benchmark, as a user who has run the command line before has it; stop
-    it after. A first run, without the pool, is the startup scenario's FIRST_RUN cell."""
-    if str(REPO_ROOT) not in sys.path:
-        sys.path.insert(0, str(REPO_ROOT))
-    from simulator.sandbox import pool
-
-    runtime = Path(tempfile.mkdtemp(prefix="pool-", dir="/tmp"))  # a socket path is short
-    saved = {name: os.environ.get(name) for name in ("XDG_RUNTIME_DIR", pool.POOL_SWITCH)}
-    os.environ.update({"XDG_RUNTIME_DIR": str(runtime), pool.POOL_SWITCH: "1"})
-    try:
-        path = pool.socket_path()
-        if path is not None:
-            case = compute_case(1, 1, 0, title="warm-up")
-            files = write_inputs(workdir, case.parasim)
-            timed(cli_argv(files, case.parasim, sandbox=True), workdir / "warm-up.json")
-            deadline = time.monotonic() + 30
-            while not os.path.exists(path) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            time.sleep(1.0)  # its first child prepares
+    """Have the CLI's pool private to this benchmark (bench/cli_pool.py), warmed up by one
+    sandboxed one-computation run. A first run, without the pool, is the startup scenario's
+    FIRST_RUN cell."""
+    case = compute_case(1, 1, 0, title="warm-up")
+    files = write_inputs(workdir, case.parasim)
+    with private_pool(cli_argv(files, case.parasim, sandbox=True)):
         yield
-    finally:
-        subprocess.run(["pkill", "-TERM", "-f", f"simulator.sandbox.pool serve {runtime}"])
-        shutil.rmtree(runtime, ignore_errors=True)
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def run_scenarios(
