@@ -399,9 +399,10 @@ def alive_workers(*, timeout: float = INSPECT_TIMEOUT_S) -> set[str] | None:
     return set(replies)
 
 
-def broker_task_ids() -> set[str] | None:
-    """Return the task ids of the run messages the broker holds: waiting in a simulation
-    queue (at any priority) or delivered to a worker and not yet acknowledged.
+def broker_task_ids(queues: Iterable[str] = ()) -> set[str] | None:
+    """Return the task ids of the run messages the broker holds: waiting in one of the
+    configured queues or of `queues` (at any priority; a queue dropped from PARASIM_QUEUES may
+    still hold runs), or delivered to a worker and not yet acknowledged.
 
     None when the broker cannot be read, or cannot say: only the Redis transport keeps
     delivered messages where they can be listed (its unacknowledged hash); the embedded
@@ -417,7 +418,7 @@ def broker_task_ids() -> set[str] | None:
             channel: Any = connection.default_channel
             lists = {
                 channel._q_for_pri(queue, priority)
-                for queue in settings.PARASIM_QUEUES
+                for queue in {*settings.PARASIM_QUEUES, *queues}
                 for priority in channel.priority_steps
             }
             pipe = channel.client.pipeline(transaction=True)

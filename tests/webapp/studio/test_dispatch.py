@@ -71,7 +71,7 @@ def test_a_run_whose_message_the_broker_lost_is_sent_again_under_a_new_task_id(
     settings.PARASIM_MAX_RUNNING_PER_USER = 0
     held, lost = sent_long_ago(user, settings, 2)
     report = simulation_reap_lost(
-        alive_workers=[], held_by_broker=lambda: {held.celery_task_id, "another-task"}
+        alive_workers=[], held_by_broker=lambda queues: {held.celery_task_id, "another-task"}
     )
     assert report.resent == [lost.pk]
     assert sent == [[lost.pk]]
@@ -87,20 +87,32 @@ def test_a_run_is_not_sent_again_unless_the_broker_surely_lost_its_message(
 ) -> None:
     settings.PARASIM_MAX_RUNNING_PER_USER = 0
     [run] = sent_long_ago(user, settings, 1)
-    held_by_broker: Any = set
+    held_by_broker: Any = lambda queues: set()  # noqa: E731
     if why == "sent just now":
         Simulation.objects.filter(pk=run.pk).update(sent=timezone.now())
     elif why == "broker unreadable":
-        held_by_broker = lambda: None  # noqa: E731
+        held_by_broker = lambda queues: None  # noqa: E731
     else:  # a worker took the message and started the run after the broker was read
 
-        def held_by_broker() -> set[str]:
+        def held_by_broker(queues: Any) -> set[str]:
             Simulation.objects.filter(pk=run.pk).update(status=SimulationStatus.RUNNING)
             return set()
 
     report = simulation_reap_lost(alive_workers=["w@alive"], held_by_broker=held_by_broker)
     assert (report.resent, sent) == ([], [])
     assert Simulation.objects.get(pk=run.pk).celery_task_id == run.celery_task_id
+
+
+def test_the_broker_is_asked_about_every_queue_a_queued_run_is_in(
+    user: Any, settings: Any, sent: list[list[int]]
+) -> None:
+    [run] = sent_long_ago(user, settings, 1)
+    Simulation.objects.filter(pk=run.pk).update(queue="a-queue-no-longer-configured")
+    asked: list[set[str]] = []
+
+    simulation_reap_lost(alive_workers=[], held_by_broker=lambda queues: asked.append(queues))
+
+    assert asked == [{"a-queue-no-longer-configured"}]
 
 
 def test_a_requeued_lost_run_is_marked_sent_by_its_new_message(

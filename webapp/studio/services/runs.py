@@ -342,7 +342,7 @@ class ReapReport:
 def simulation_reap_lost(
     *,
     alive_workers: Iterable[str],
-    held_by_broker: Callable[[], set[str] | None] | None = None,
+    held_by_broker: Callable[[Iterable[str]], set[str] | None] | None = None,
     now: datetime | None = None,
 ) -> ReapReport:
     """Requeue or fail running simulations whose worker is gone or that overran their limit,
@@ -352,7 +352,8 @@ def simulation_reap_lost(
     PARASIM_LOST_AFTER_SECONDS. Requeued under a new task id while fewer than
     PARASIM_MAX_ATTEMPTS starts were used, failed with the reason otherwise. A run past its
     hard time limit by more than the same grace is failed whatever its worker says.
-    `held_by_broker` returns the task ids the broker holds (`selectors.broker_task_ids`);
+    `held_by_broker` returns the task ids the broker holds in the queues it is given and the
+    configured ones (`selectors.broker_task_ids`);
     without it, or when it cannot say, only runs never sent are sent again.
     """
     now = now or current_time()
@@ -439,7 +440,9 @@ def _resend_unsent(before: datetime) -> list[int]:
     return [simulation.pk for simulation in unsent]
 
 
-def _resend_vanished(before: datetime, held_by_broker: Callable[[], set[str] | None]) -> list[int]:
+def _resend_vanished(
+    before: datetime, held_by_broker: Callable[[Iterable[str]], set[str] | None]
+) -> list[int]:
     """Send again the queued runs sent before `before` whose message the broker no longer
     holds, each under a new task id; return their ids.
 
@@ -449,7 +452,12 @@ def _resend_vanished(before: datetime, held_by_broker: Callable[[], set[str] | N
     is no longer queued here, and the task id changes only while the run is still queued
     under the id that was looked for.
     """
-    known = held_by_broker()
+    queues = (
+        Simulation.objects.filter(status=SimulationStatus.QUEUED)
+        .values_list("queue", flat=True)
+        .distinct()
+    )
+    known = held_by_broker(set(queues))
     if known is None:
         return []
     candidates = list(
