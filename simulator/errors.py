@@ -7,7 +7,9 @@ gives the JSON form stored with a failed run and shown by the REST API.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # not `typing` (the command line's start-up); mypy reads the name
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SimulationError(Exception):

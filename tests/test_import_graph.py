@@ -43,6 +43,18 @@ LAZY_IMPORTS_IN = {
     "the command line's parent decodes a large result with it, encodes with it, and no more.",
     ("simulator/sandbox/launch.py", "json"): "`python -m simulator run` imports the launcher "
     "before it starts its child; the payload is sent after the child is started.",
+    ("simulator/sandbox/launch.py", "subprocess"): "a command line handed a started child by "
+    "its pool never starts one itself, so it never loads subprocess (about 8 ms).",
+    ("simulator/sandbox/launch.py", "tempfile"): "as above: only a child started here needs "
+    "a fresh working directory (tempfile loads random and hashlib).",
+    ("simulator/sandbox/launch.py", "shutil"): "as above: only the process that made a "
+    "child's working directory removes it.",
+    ("simulator/sandbox/pool.py", "subprocess"): "only the command line that starts the "
+    "pool's daemon, and the daemon, start processes; a command line handed a child does not.",
+    ("simulator/sandbox/pool.py", "shutil"): "the daemon's alone, to remove an ended "
+    "child's working directory.",
+    ("simulator/cli/common.py", "simulator.snapshot"): "a single run leaves the snapshot's "
+    "check to its child (the same SnapshotError); only a sweep checks it in the parent.",
 }
 
 

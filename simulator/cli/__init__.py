@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Sequence
-from typing import TextIO
 
 from simulator.cli.common import EXIT_ERROR, CliError, Parser, one_line
 from simulator.errors import SimulationError
-from simulator.sandbox.launch import StartedChild
+
+TYPE_CHECKING = False  # no `typing` at run time (simulator.cli.common says why)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TextIO
+
+    from simulator.sandbox.launch import StartedChild
 
 __all__ = ["COMMANDS", "EXIT_ERROR", "CliError", "build_parser", "main"]
 

@@ -7,14 +7,18 @@ import argparse
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, NoReturn, TextIO
 
-from simulator.sandbox import Progress
-from simulator.sandbox.launch import StartedChild
 from simulator.sandbox.parent import RawResult, run_sandboxed
 from simulator.sandbox.wire import encode_json
-from simulator.snapshot import load_snapshot
+
+# What a sandboxed `run` loads here is on its critical path: no `typing`, `pathlib` or
+# snapshot parser at run time (the child checks the snapshot; issue 16, start-up).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, TextIO
+
+    from simulator.sandbox import Progress
+    from simulator.sandbox.launch import StartedChild
 
 __all__ = [
     "CLI_MESSAGES",
@@ -29,6 +33,7 @@ __all__ = [
     "parse_labels",
     "parse_value",
     "parse_variables",
+    "read_inputs",
     "read_json",
     "read_text",
     "run_once",
@@ -124,7 +129,8 @@ def read_json(path: str) -> Any:
 
 def read_text(path: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
     except OSError as error:
         raise CliError(CLI_MESSAGES["read"].format(path=path, reason=error.strerror)) from None
     except UnicodeDecodeError as error:
@@ -133,7 +139,7 @@ def read_text(path: str) -> str:
 
 
 # -- running -----------------------------------------------------------------------------------
-Runner = Callable[[Mapping[str, Any], "Progress | None"], Mapping[str, Any]]
+Runner = Callable[[Mapping[str, "Any"], "Progress | None"], Mapping[str, "Any"]]
 
 
 def runner(
@@ -260,10 +266,20 @@ def _write_bytes(stream: TextIO, data: bytes) -> None:
     buffer.flush()
 
 
+def read_inputs(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """Return the snapshot (JSON, not checked: the run checks it) and the application model
+    the command line names."""
+    return read_json(args.system), read_text(args.app)
+
+
 def load_inputs(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    snapshot = read_json(args.system)
-    load_snapshot(snapshot)  # fail fast, before a sandbox is started
-    return snapshot, read_text(args.app)
+    """Return the command line's snapshot, checked (SnapshotError), and application model:
+    for a command that runs many (a sweep), before the first."""
+    from simulator.snapshot import load_snapshot
+
+    snapshot, app_source = read_inputs(args)
+    load_snapshot(snapshot)
+    return snapshot, app_source
 
 
 # -- the parser --------------------------------------------------------------------------------

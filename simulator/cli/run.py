@@ -4,21 +4,25 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
-from typing import Any, TextIO
 
 from simulator.cli.common import (
     ProgressBar,
     add_common,
-    load_inputs,
     parse_labels,
     parse_variables,
+    read_inputs,
     run_once,
     table,
     write_json,
 )
-from simulator.sandbox.launch import StartedChild
 from simulator.sandbox.parent import RawResult
+
+TYPE_CHECKING = False  # no `typing` at run time (simulator.cli.common says why)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, TextIO
+
+    from simulator.sandbox.launch import StartedChild
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +39,8 @@ def command_run(
 
     `child`: the sandbox child `python -m simulator` started ahead for this run.
     """
-    snapshot, app_source = load_inputs(args)
+    # The snapshot is checked where the run is (the same SnapshotError, the same message).
+    snapshot, app_source = read_inputs(args)
     payload = {
         "snapshot": snapshot,
         "app_source": app_source,

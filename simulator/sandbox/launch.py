@@ -13,17 +13,16 @@ package's `__init__` imports nothing of its own).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
-import threading
 
 # `typing.TYPE_CHECKING` without importing `typing`, `pathlib` or `json` (about 15 ms before the
-# child starts: issue 16, start-up; mypy reads the name alone).
+# child starts: issue 16, start-up; mypy reads the name alone). `subprocess`, `tempfile`,
+# `shutil` and `threading` (about 17 ms) are imported where a child is started or cleaned
+# up: a command line handed a started child by the pool (simulator.sandbox.pool) needs none.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -63,6 +62,10 @@ class StartedChild:
     """
 
     def __init__(self, entry: str = DEFAULT_ENTRY, *, load_v8_ahead: bool = False) -> None:
+        import shutil
+        import subprocess
+        import tempfile
+
         self.entry = entry
         self.workdir = tempfile.mkdtemp(prefix="parasim-run-")
         self.result_fd = -1
@@ -145,6 +148,8 @@ class StartedChild:
                 with contextlib.suppress(OSError):
                     stream.close()
         self._close_result_fd()
+        import shutil
+
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _close_result_fd(self) -> None:
@@ -190,7 +195,9 @@ class SpareChild:
         self.entry = entry
         self._child: StartedChild | None = None
         self._pid = os.getpid()
-        self._lock = threading.Lock()  # a sweep's threads share the spare
+        # threading.Lock itself, without importing `threading` (a module-level spare is made
+        # as the command line starts: simulator.sandbox.parent).
+        self._lock = _thread.allocate_lock()  # a sweep's threads share the spare
 
     def take(self) -> StartedChild:
         """Return a started child that is still waiting (a fresh one when the spare died)."""

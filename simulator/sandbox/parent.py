@@ -23,9 +23,6 @@ import re
 import selectors
 import signal
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any, Literal, NoReturn, overload
 
 from simulator.errors import (
     SandboxCrashError,
@@ -34,9 +31,18 @@ from simulator.errors import (
     UserCodeError,
     error_from_dict,
 )
-from simulator.sandbox import Progress
 from simulator.sandbox.launch import DEFAULT_ENTRY, SpareChild, StartedChild, start_child
 from simulator.sandbox.wire import DEFAULT_FILENAME, WALL_DUMP_SIGNAL, decode_message
+
+# Neither `typing` nor `dataclasses` (which loads `inspect`, 15 ms) at run time: this module is
+# on the command line's path to a sandboxed run (issue 16, start-up).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Literal, NoReturn, overload
+
+    from simulator.sandbox import Progress
+
 
 __all__ = ["Limits", "RawResult", "crash_line", "run_sandboxed"]
 
@@ -76,14 +82,24 @@ ADVICE_EXIT = "the simulator failed before it could report; please report it wit
 RESULT_PREFIX = b'{"result":'
 
 
-@dataclass(frozen=True)
 class RawResult:
     """A run's result as the child sent it: its JSON text (UTF-8 bytes, compact, as
     `simulator.sandbox.wire.encode_json` writes it), not parsed. A command that only writes
     the result out (`python -m simulator run --json -`) saves parsing it and writing it again:
     for a 60 MB result, seconds (issue 16)."""
 
-    json: bytes
+    __slots__ = ("json",)
+
+    def __init__(self, json: bytes) -> None:
+        self.json = json
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RawResult) and other.json == self.json
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RawResult({len(self.json)} bytes)"
 
     def parsed(self) -> dict[str, Any]:
         """Return the result as data (ValueError: not JSON)."""
@@ -91,18 +107,73 @@ class RawResult:
         return result
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of one sandboxed run."""
+_LIMIT_NAMES = (
+    "wall_s",
+    "cpu_s",
+    "data_bytes",
+    "fsize_bytes",
+    "nproc",
+    "output_bytes",
+    "result_bytes",
+)
 
-    wall_s: float = 300.0  # wall clock, enforced by the parent
-    cpu_s: int = 300  # RLIMIT_CPU
+
+class Limits:
+    """Resource limits of one sandboxed run (keyword arguments, each with its default);
+    immutable, compared by value."""
+
+    __slots__ = _LIMIT_NAMES
+    wall_s: float  # wall clock, enforced by the parent
+    cpu_s: int  # RLIMIT_CPU
     # RLIMIT_DATA, not RLIMIT_AS: V8 reserves large virtual ranges and aborts under AS.
-    data_bytes: int = 2 * 1024**3
-    fsize_bytes: int = 16 * 1024**2  # RLIMIT_FSIZE
-    nproc: int = 128  # RLIMIT_NPROC (threads count too); applied when started as root
-    output_bytes: int = 1024**2  # the child's own stdout + stderr
-    result_bytes: int = 64 * 1024**2  # the JSON messages on the result pipe
+    data_bytes: int
+    fsize_bytes: int  # RLIMIT_FSIZE
+    nproc: int  # RLIMIT_NPROC (threads count too); applied when started as root
+    output_bytes: int  # the child's own stdout + stderr
+    result_bytes: int  # the JSON messages on the result pipe
+
+    def __init__(
+        self,
+        *,
+        wall_s: float = 300.0,
+        cpu_s: int = 300,
+        data_bytes: int = 2 * 1024**3,
+        fsize_bytes: int = 16 * 1024**2,
+        nproc: int = 128,
+        output_bytes: int = 1024**2,
+        result_bytes: int = 64 * 1024**2,
+    ) -> None:
+        values = (wall_s, cpu_s, data_bytes, fsize_bytes, nproc, output_bytes, result_bytes)
+        for name, value in zip(_LIMIT_NAMES, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Limits are immutable: cannot set {name}")
+
+    def replace(self, **changes: float) -> Limits:
+        """Return these limits with `changes` (limits by name) instead."""
+        return Limits(**{**self.as_dict(), **changes})  # type: ignore[arg-type]
+
+    def as_dict(self) -> dict[str, float]:
+        """Return the limits by name, as the child takes them."""
+        return {name: getattr(self, name) for name in _LIMIT_NAMES}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Limits) and other.as_dict() == self.as_dict()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.as_dict().values()))
+
+    def __reduce__(self) -> tuple[object, tuple[dict[str, float]]]:
+        return _limits, (self.as_dict(),)  # pickle and copy: built again, never set
+
+    def __repr__(self) -> str:
+        return "Limits(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
+
+
+def _limits(values: dict[str, float]) -> Limits:
+    """Return the Limits of these values by name (Limits.__reduce__)."""
+    return Limits(**values)  # type: ignore[arg-type]
 
 
 _READ_CHUNK = 65536
@@ -314,30 +385,31 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-@overload
-def run_sandboxed(
-    payload: Mapping[str, Any],
-    *,
-    limits: Limits | None = None,
-    progress: Progress | None = None,
-    child: StartedChild | None = None,
-    keep_spare: bool = False,
-    raw_result: Literal[False] = False,
-    _entry: str = DEFAULT_ENTRY,
-) -> dict[str, Any]: ...
+if TYPE_CHECKING:  # the result's type by `raw_result`, for the type checker
 
+    @overload
+    def run_sandboxed(
+        payload: Mapping[str, Any],
+        *,
+        limits: Limits | None = None,
+        progress: Progress | None = None,
+        child: StartedChild | None = None,
+        keep_spare: bool = False,
+        raw_result: Literal[False] = False,
+        _entry: str = DEFAULT_ENTRY,
+    ) -> dict[str, Any]: ...
 
-@overload
-def run_sandboxed(
-    payload: Mapping[str, Any],
-    *,
-    limits: Limits | None = None,
-    progress: Progress | None = None,
-    child: StartedChild | None = None,
-    keep_spare: bool = False,
-    raw_result: Literal[True],
-    _entry: str = DEFAULT_ENTRY,
-) -> dict[str, Any] | RawResult: ...
+    @overload
+    def run_sandboxed(
+        payload: Mapping[str, Any],
+        *,
+        limits: Limits | None = None,
+        progress: Progress | None = None,
+        child: StartedChild | None = None,
+        keep_spare: bool = False,
+        raw_result: Literal[True],
+        _entry: str = DEFAULT_ENTRY,
+    ) -> dict[str, Any] | RawResult: ...
 
 
 def run_sandboxed(
@@ -377,7 +449,7 @@ def run_sandboxed(
         raise ValueError("the started child is for another entry or was used already")
     run: _Run | None = None
     try:
-        child.go(payload_json, asdict(limits))
+        child.go(payload_json, limits.as_dict())
         run = _Run(child, limits, raw_result=raw_result)
         _supervise(run, progress)
         return run.outcome()

@@ -37,12 +37,10 @@ import atexit
 import contextlib
 import os
 import selectors
-import shutil
 import signal
 import socket
 import stat
 import struct
-import subprocess
 import sys
 import time
 import zlib
@@ -240,6 +238,8 @@ def child_for(argv: Sequence[str]) -> StartedChild | None:
 def start_daemon(path: str, entry: str = DEFAULT_ENTRY) -> None:
     """Start the daemon for `entry` at socket `path`, detached (its own session, no
     terminal), with this process's environment (which the children's derives from)."""
+    import subprocess  # here: a command line handed a pooled child never needs it
+
     with contextlib.suppress(OSError):
         subprocess.Popen(
             [sys.executable, "-m", "simulator.sandbox.pool", "serve", path, entry],
@@ -389,6 +389,8 @@ class _Daemon:
 
     def _reap(self) -> None:
         """Tell each command line whose child ended how it ended, and clean up after it."""
+        import shutil  # the daemon's alone: see start_daemon
+
         for pid, (connection, child) in list(self.handed.items()):
             try:
                 found, status, usage = os.wait4(pid, os.WNOHANG)

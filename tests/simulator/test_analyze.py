@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -38,7 +37,7 @@ def test_cuda_without_an_architecture_is_refused() -> None:
 
 
 def test_the_childs_limits_stop_a_runaway_analysis() -> None:
-    tight = replace(ANALYZE_LIMITS, wall_s=0.001)
+    tight = ANALYZE_LIMITS.replace(wall_s=0.001)
     with pytest.raises(KernelAnalysisError, match="the analyzer stopped"):
         analyze_in_sandbox(language="sass", source=LISTING3, arch="sm_52", limits=tight)
 

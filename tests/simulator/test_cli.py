@@ -161,10 +161,16 @@ def test_an_invalid_snapshot_is_one_line_with_field_paths(tmp_path: Path) -> Non
     system["edges"].append(["cpu0", "nowhere"])
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(system))
-    status, _, err = cli("run", "--system", str(path), "--app", "x.py", "--labels", "CPU=1")
-    assert status == 2
-    assert err.count("\n") == 1
-    assert "nodes[1].count" in err and "edges[2][1]: Unknown node id 'nowhere'" in err
+    app = tmp_path / "app.py"
+    app.write_text("sim.computation({})\n")
+    # checked where the run is (the sandbox child, or this process), with the same message
+    for sandbox in ([], ["--no-sandbox"]):
+        status, _, err = cli(
+            "run", "--system", str(path), "--app", str(app), "--labels", "CPU=1", *sandbox
+        )
+        assert status == 2
+        assert err.count("\n") == 1
+        assert "nodes[1].count" in err and "edges[2][1]: Unknown node id 'nowhere'" in err
 
 
 def test_sweep_runs_the_product_of_variables_and_hardware(tmp_path: Path) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from simulator.errors import ModelEvaluationError
@@ -44,7 +42,7 @@ def test_the_child_computes_the_same_value() -> None:
 
 
 def test_a_process_limit_becomes_a_model_error_naming_the_function() -> None:
-    limits = dataclasses.replace(EVALUATE_LIMITS, wall_s=0.01)
+    limits = EVALUATE_LIMITS.replace(wall_s=0.01)
     with pytest.raises(ModelEvaluationError) as caught:
         evaluate_in_sandbox(
             model_key="link",

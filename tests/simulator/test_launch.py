@@ -389,13 +389,29 @@ def test_the_launcher_starts_without_typing_pathlib_or_json() -> None:
 
 
 def test_the_command_lines_side_of_a_sandboxed_run_loads_no_orjson_runner_or_child() -> None:
-    # what the parent imports before handing over the run is on a short run's critical path
+    # what the parent imports before handing over the run is on a short run's critical path:
+    # a pooled child needs no process started (subprocess, tempfile), and the child checks
+    # the snapshot; typing and dataclasses (with inspect) cost 20 ms on their own
     import subprocess
     import sys
 
-    heavy = {"orjson", "simulator.sandbox.child", "simulator.runner", "simulator.engine"}
+    heavy = {
+        "orjson",
+        "simulator.sandbox.child",
+        "simulator.runner",
+        "simulator.engine",
+        "simulator.snapshot",
+        "simulator.sandbox.entries",
+        "typing",
+        "dataclasses",
+        "inspect",
+        "pathlib",
+        "subprocess",
+        "tempfile",
+        "threading",
+    }
     code = (
-        "import sys; import simulator.cli.run, simulator.sandbox.parent; "
+        "import sys; import simulator.cli.run, simulator.sandbox.parent, simulator.sandbox.pool; "
         f"print(sorted(set({sorted(heavy)!r}) & set(sys.modules)))"
     )
     root = Path(__file__).resolve().parents[2]

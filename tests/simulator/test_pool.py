@@ -13,7 +13,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +132,7 @@ def test_how_a_pooled_child_ended_is_reported_as_for_a_child_of_ones_own(runtime
 def test_the_daemon_kills_the_child_of_a_command_line_that_went_away(runtime: Path) -> None:
     daemon_for(ENTRY_SLEEP)
     child = taken(ENTRY_SLEEP)
-    child.go(json.dumps({}), asdict(Limits(wall_s=60, cpu_s=60)))
+    child.go(json.dumps({}), Limits(wall_s=60, cpu_s=60).as_dict())
     time.sleep(0.5)
     assert alive(child.process.pid)
 

@@ -7,10 +7,11 @@ limits that restricted code cannot reach (fork, raw output, huge results).
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import json
 import math
 import os
+import pickle
 import resource
 import shutil
 import signal
@@ -552,9 +553,7 @@ def test_it_refuses_a_result_over_the_size_cap() -> None:
 
 
 def test_it_reassembles_a_result_of_many_chunks_whole() -> None:
-    limits = dataclasses.replace(
-        SMALL, cpu_s=30, wall_s=60, result_bytes=64 * 1024**2, data_bytes=2 * 1024**3
-    )
+    limits = SMALL.replace(cpu_s=30, wall_s=60, result_bytes=64 * 1024**2, data_bytes=2 * 1024**3)
 
     result = run_entry("entry_large_result", limits=limits)
 
@@ -858,3 +857,23 @@ def test_a_message_json_wrote_with_nan_still_reads(padding: int) -> None:
     line = (json.dumps({"result": {"x": float("nan"), "pad": "p" * padding}}) + "\n").encode()
 
     assert math.isnan(decode_message(line)["result"]["x"])
+
+
+def test_limits_are_values_replaced_by_name_and_never_changed_in_place() -> None:
+    limits = Limits(wall_s=5, cpu_s=10)
+    assert limits.replace(cpu_s=20) == Limits(wall_s=5, cpu_s=20) != limits
+    assert limits.as_dict()["data_bytes"] == Limits().data_bytes == 2 * 1024**3
+    assert list(limits.as_dict()) == [
+        "wall_s",
+        "cpu_s",
+        "data_bytes",
+        "fsize_bytes",
+        "nproc",
+        "output_bytes",
+        "result_bytes",
+    ]
+    with pytest.raises(AttributeError):
+        limits.cpu_s = 1  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(limits)) == copy.deepcopy(limits) == limits
+    with pytest.raises(TypeError):
+        Limits(5)  # type: ignore[misc]
