@@ -8,12 +8,15 @@ owned record, the studio's application models included.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
-from django.db.models import Count, Max, Model, Q, QuerySet, Sum
+from django.db import connection
+from django.db.models import Model, Q, QuerySet
 
+from hwdb import sql
 from hwdb.filters import (
     ComponentFilter,
     ComputationalModelFilter,
@@ -101,15 +104,23 @@ def component_list_version(*, user: User) -> tuple[object, ...]:
     whose eyes: every user who is not staff and owns no component sees the same list (the
     shared records, none of them editable), so they share one entry; anyone else has their own.
     """
-    totals = Component.objects.aggregate(
-        count=Count("pk"),
-        ids=Sum("pk"),
-        latest=Max("updated"),
-        mine=Count("pk", filter=Q(owner_id=user.pk)),
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_component_totals_sql(), [user.pk])
+        count, ids, latest, mine = cursor.fetchone()
     staff = bool(getattr(user, "is_staff", False))
-    viewer: object = user.pk if staff or totals["mine"] else "shared"
-    return (viewer, staff, totals["count"], totals["ids"], totals["latest"])
+    viewer: object = user.pk if staff or mine else "shared"
+    return (viewer, staff, count, ids, latest)
+
+
+@functools.cache
+def _component_totals_sql() -> str:
+    """Return the SQL of `component_list_version`'s totals, given the user's id: written once
+    per process (the ORM's aggregate took 1 ms to build, 4 times the query's own cost)."""
+    pk, owner = sql.column(Component, "pk"), sql.column(Component, "owner")
+    return (
+        f"SELECT COUNT({pk}), SUM({pk}), MAX({sql.column(Component, 'updated')}),"
+        f" SUM(CASE WHEN {owner} = %s THEN 1 ELSE 0 END) FROM {sql.table(Component)}"
+    )
 
 
 def component_attributes(*, components: Iterable[Component]) -> list[Component]:

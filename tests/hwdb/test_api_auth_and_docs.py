@@ -42,6 +42,26 @@ def test_a_bad_token_is_refused(api_client: APIClient) -> None:
     assert (response.status_code, response.data["detail"]) == (403, "Invalid token.")
 
 
+def test_a_token_signs_in_its_own_user_and_not_once_the_user_is_inactive(
+    api_client: APIClient,
+) -> None:
+    from rest_framework.authtoken.models import Token
+
+    from tests.webapp.studio.factories import SimulationFactory
+
+    user, other = UserFactory(), UserFactory()
+    Token.objects.create(user=other)
+    SimulationFactory(owner=other)
+    mine = SimulationFactory(owner=user)
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    listed = api_client.get("/api/simulations/").json()["results"]
+    assert [(run["id"], run["owner"]) for run in listed] == [(mine.pk, user.username)]
+    user.is_active = False
+    user.save()
+    response = api_client.get("/api/simulations/")
+    assert (response.status_code, response.data["detail"]) == (403, "User inactive or deleted.")
+
+
 def test_a_session_signs_in_too() -> None:
     user = UserFactory()
     client = Client()
