@@ -10,9 +10,11 @@ the production server configuration (gunicorn, webapp.settings.production, Postg
 By default it creates a throwaway PostgreSQL database (`--database-url`, default
 postgres://postgres@127.0.0.1:5432/parasim_bench_rest, dropped at exit unless `--keep`) and uses
 a spare Redis database (`--broker-url`, default redis://127.0.0.1:6379/13, emptied before and
-after), migrates and seeds it as docker-compose.yml's web service does (`seed_hardware`), adds
-one user with an API token per client, each with 50 finished runs so that a page of the runs
-list is full, and starts gunicorn on 127.0.0.1 with the configuration docs/deployment.md
+after) and another for the web processes' shared cache (`--cache-url`, default
+redis://127.0.0.1:6379/14, emptied likewise, as docker-compose.yml's PARASIM_CACHE_URL;
+`--cache-url ''`: each process its own), migrates and seeds it as docker-compose.yml's web
+service does (`seed_hardware`), adds one user with an API token per client, each with 50
+finished runs so that a page of the runs list is full, and starts gunicorn on 127.0.0.1 with the configuration docs/deployment.md
 describes (`gunicorn webapp.wsgi -c webapp/gunicorn.conf.py`, or `--gunicorn-args`).
 Requests carry `X-Forwarded-Proto: https`, as the TLS proxy in front of a deployment sets it.
 
@@ -83,6 +85,7 @@ EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
 EXAMPLE_VARIABLES = {"N": 10_000_000, "blockSz": 256, "occupancy": 64, "computeIntensity": 32}
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/parasim_bench_rest"
 DEFAULT_BROKER_URL = "redis://127.0.0.1:6379/13"
+DEFAULT_CACHE_URL = "redis://127.0.0.1:6379/14"
 DEFAULT_GUNICORN_ARGS = "-c webapp/gunicorn.conf.py"
 RUNS_PER_USER = 50
 LAUNCH_NAME = "bench launch"
@@ -281,11 +284,11 @@ def recreate_database(database_url: str, *, drop_at_exit: bool) -> None:
         atexit.register(run, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def empty_broker(broker_url: str) -> None:
-    """Empty the bench's Redis database (its queued launches)."""
+def empty_redis(url: str) -> None:
+    """Empty one of the bench's Redis databases (its queued launches, its shared cache)."""
     import redis
 
-    redis.Redis.from_url(broker_url).flushdb()
+    redis.Redis.from_url(url).flushdb()
 
 
 def server_environment(args: argparse.Namespace) -> dict[str, str]:
@@ -295,6 +298,7 @@ def server_environment(args: argparse.Namespace) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="webapp.settings.production",
         DATABASE_URL=args.database_url,
         CELERY_BROKER_URL=args.broker_url,
+        PARASIM_CACHE_URL=args.cache_url,
         SECRET_KEY=secrets.token_urlsafe(64),
         ALLOWED_HOSTS="localhost,127.0.0.1",
         DEBUG="0",
@@ -498,6 +502,11 @@ def main() -> None:
     parser.add_argument("--gunicorn-args", default=DEFAULT_GUNICORN_ARGS)
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     parser.add_argument("--broker-url", default=DEFAULT_BROKER_URL)
+    parser.add_argument(
+        "--cache-url",
+        default=DEFAULT_CACHE_URL,
+        help="the web processes' shared cache (PARASIM_CACHE_URL); '' for one per process",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the database at exit")
     parser.add_argument("--url", help="drive this server instead of starting one")
     parser.add_argument("--username", help="with --url: the user the clients sign in as")
@@ -530,8 +539,9 @@ def main() -> None:
         os.environ.update(env)
         sys.path.insert(0, str(ROOT))
         recreate_database(args.database_url, drop_at_exit=not args.keep)
-        empty_broker(args.broker_url)
-        atexit.register(empty_broker, args.broker_url)
+        for spare in filter(None, (args.broker_url, args.cache_url)):
+            empty_redis(spare)
+            atexit.register(empty_redis, spare)
         data = prepare_data(most)
         tokens, usernames = data["tokens"], data["usernames"]
         launch_ids = {"system_model": data["system_model"], "application": data["application"]}
@@ -594,6 +604,8 @@ def main() -> None:
         note = check_launched_runs_queued(usernames)
         print(note, file=sys.stderr)
     server = args.url or f"gunicorn webapp.wsgi {args.gunicorn_args}"
+    if not args.url:
+        server += f", shared cache {args.cache_url}" if args.cache_url else ", a cache per process"
     context = {
         "cores": os.cpu_count(),
         "load_average": [round(value, 2) for value in os.getloadavg()],

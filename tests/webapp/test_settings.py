@@ -33,6 +33,7 @@ def run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProc
             "ALLOWED_HOSTS",
             "DJANGO_ALLOW_ASYNC_UNSAFE",
             "DATABASE_CONN_MAX_AGE",
+            "PARASIM_CACHE_URL",
         }
     }
     clean.update(PARASIM_DATA_DIR=str(tmp_path), **env)
@@ -117,6 +118,33 @@ def test_production_keeps_database_connections_open_between_requests(
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [expected, True]
+
+
+PRINT_CACHE = (
+    "import json, django; django.setup(); from django.conf import settings as s; "
+    "c = s.CACHES['default']; print(json.dumps([c['BACKEND'], c.get('LOCATION', '')]))"
+)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (None, ["django.core.cache.backends.locmem.LocMemCache", ""]),
+        ("redis://r:6379/1", ["webapp.cache.SharedRedisCache", "redis://r:6379/1"]),
+    ],
+)
+def test_the_web_processes_share_a_cache_in_redis_when_one_is_named(
+    tmp_path: Path, given: str | None, expected: list[str]
+) -> None:
+    result = run(
+        ["-c", PRINT_CACHE],
+        tmp_path,
+        DJANGO_SETTINGS_MODULE="webapp.settings.production",
+        SECRET_KEY=SECRET,
+        **({"PARASIM_CACHE_URL": given} if given is not None else {}),
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == expected
 
 
 # --- each queue's run limits (PARASIM_QUEUE_LIMITS) ----------------------------------------

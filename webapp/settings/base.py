@@ -195,6 +195,25 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: the filesystem transport needs no service (embedded default); Redis at scale.
 BROKER_DIR = DATA_DIR / "broker"
+# The cache: shared by every web process when PARASIM_CACHE_URL names a Redis database (the
+# launch rate is then one limit per user, and a rendered list page serves every process);
+# otherwise each process keeps its own in memory. webapp/cache.py: a Redis that fails is a miss.
+PARASIM_CACHE_URL = os.environ.get("PARASIM_CACHE_URL", "")
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "webapp.cache.SharedRedisCache",
+            "LOCATION": PARASIM_CACHE_URL,
+            "KEY_PREFIX": "parasim",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+        if PARASIM_CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    ),
+    # Each process's own copies of rendered list pages, in front of the above (webapp/api/cache.py).
+    "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "local"},
+}
+
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {

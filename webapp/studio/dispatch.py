@@ -224,6 +224,8 @@ def _take_slots(owner_id: int, new: list[Simulation], cap: int | None) -> list[S
             ).update(held=True)
     for run in taken:
         run.held = False
+    for run in new:  # the caller's records say what was chosen (a launch answers with them)
+        run.held = run.pk not in taken_ids
     return taken
 
 

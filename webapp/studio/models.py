@@ -88,6 +88,9 @@ class Sweep(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
 
+    # Set by webapp.studio.selectors.simulation_queue_positions: its place in its queue.
+    queue_position: int | None = None
+
     class Meta:
         ordering = ["-created", "-id"]
 
@@ -164,6 +167,9 @@ class Simulation(models.Model):
     sweep_point = models.JSONField(
         null=True, blank=True, help_text="This child's variables and hardware within its sweep."
     )
+
+    # Set by webapp.studio.selectors.simulation_queue_positions: its place in its queue.
+    queue_position: int | None = None
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -7,6 +7,7 @@ staff see everything. A record a user cannot see raises its model's DoesNotExist
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -15,22 +16,18 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.db.models import (
-    Case,
     Count,
     F,
-    IntegerField,
     Min,
-    OuterRef,
     Q,
     QuerySet,
-    Subquery,
-    When,
 )
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+from hwdb import sql
 from hwdb.selectors import record_get, visible_records
 from simulator.result_metrics import SUMMARY_METRICS, gpu_names, result_metrics
 from webapp.celery import app
@@ -154,34 +151,63 @@ def _flag(name: str, value: object) -> bool:
     raise ValidationError({name: [FILTER_MESSAGES["flag"].format(value=value)]})
 
 
-def with_queue_position(queryset: QuerySet[Simulation]) -> QuerySet[Simulation]:
-    """Return `queryset` with `queue_position` on each run: for a queued run its place among
-    the queued runs of its queue in launch order (1: next to start), for the others None.
-
-    Every user's runs count: they share the queue. One correlated subquery, so a page of
-    runs costs no query more. The broker's fair priorities (`dispatch.fair_priority`) may
-    still let another user's first run overtake a long backlog.
-    """
-    ahead = (
-        Simulation.objects.filter(status=SimulationStatus.QUEUED, queue=OuterRef("queue"))
-        .filter(
-            Q(created__lt=OuterRef("created"))
-            | Q(created=OuterRef("created"), pk__lt=OuterRef("pk"))
-        )
-        .order_by()
-        .values("queue")
-        .annotate(count=Count("pk"))
-        .values("count")
+def simulation_queue_positions(*, simulations: Iterable[Simulation]) -> list[Simulation]:
+    """Return `simulations` as a list, each with `queue_position` set: for a queued run its
+    place among the queued runs of its queue in launch order (1: next to start), for the
+    others None (`queue_positions`)."""
+    simulations = list(simulations)
+    positions = queue_positions(
+        queued=[
+            (run.pk, run.queue, run.created)
+            for run in simulations
+            if run.status == SimulationStatus.QUEUED
+        ]
     )
-    return queryset.annotate(
-        queue_position=Case(
-            When(
-                status=SimulationStatus.QUEUED,
-                then=Coalesce(Subquery(ahead, output_field=IntegerField()), 0) + 1,
-            ),
-            default=None,
-            output_field=IntegerField(),
+    for run in simulations:
+        run.queue_position = positions.get(run.pk)
+    return simulations
+
+
+def queue_positions(*, queued: Iterable[tuple[int, str, datetime]]) -> dict[int, int]:
+    """Return the place of each queued run (id, queue, launch time) among the queued runs of
+    its queue in launch order, by id (1: next to start); a run no longer queued is left out.
+
+    Every user's runs count: they share the queue. One query numbers the queued runs of the
+    queues involved, launched up to the last of these, and none is made for no runs (a page
+    of finished runs). It replaced a count per listed run, which read the queue ahead of each
+    run again. The broker's fair priorities (`dispatch.fair_priority`) may still let another
+    user's first run overtake a long backlog.
+    """
+    queued = list(queued)
+    if not queued:
+        return {}
+    queues = sorted({queue for _, queue, _ in queued})
+    ids = [pk for pk, _, _ in queued]
+    last = max(created for _, _, created in queued)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _queue_positions_sql(len(queues), len(ids)),
+            [
+                SimulationStatus.QUEUED.value,
+                *queues,
+                connection.ops.adapt_datetimefield_value(last),
+                *ids,
+            ],
         )
+        return dict(cursor.fetchall())
+
+
+def _queue_positions_sql(queues: int, runs: int) -> str:
+    """Return the SQL of `queue_positions` for this many queues and runs."""
+    pk, queue, created, status = (
+        sql.column(Simulation, name) for name in ("pk", "queue", "created", "status")
+    )
+    return (
+        f"SELECT {pk}, position FROM (SELECT {pk}, ROW_NUMBER() OVER"
+        f" (PARTITION BY {queue} ORDER BY {created}, {pk}) AS position"
+        f" FROM {sql.table(Simulation)} WHERE {status} = %s"
+        f" AND {queue} IN ({', '.join(['%s'] * queues)}) AND {created} <= %s) ranked"
+        f" WHERE {pk} IN ({', '.join(['%s'] * runs)})"
     )
 
 
@@ -267,18 +293,64 @@ def simulation_list(
             .values("first")
         )
         queryset = queryset.filter(Q(sweep__isnull=True) | Q(pk__in=firsts))
-    return with_queue_position(queryset)
+    return queryset
+
+
+def simulation_list_version(*, user: User) -> tuple[object, ...] | None:
+    """Return a value that changes whenever a page of `user`'s runs list may change, for the
+    list's cache (`webapp.api.cache`), or None where it cannot be read cheaply (any database
+    but PostgreSQL: the list is then built on every request) or not safely (inside a
+    transaction).
+
+    PostgreSQL stamps every row version it writes with the writing transaction's id (the
+    `xmin` system column), whatever wrote it: a service, a worker's progress, the admin. The
+    number and the sum of those ids over the user's runs (staff: everybody's) and sweeps change
+    with every committed insert, update or delete of one of them, so no write path can be
+    missed. Each transaction has its own id, which is why a reader inside a transaction gets
+    None: two writes of that one transaction would leave the same stamps. Not covered: the names of the system and application models a run was launched
+    from, renamed elsewhere (at most `RESPONSE_CACHE_SECONDS` stale), and the queue places,
+    which depend on other users' runs and are read on every request
+    (`simulation_queue_positions`).
+    """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        # Inside a transaction its own writes all carry one id: they would not move it.
+        return None
+    staff = _is_staff(user)
+    with connection.cursor() as cursor:
+        cursor.execute(_list_version_sql(staff=staff), [] if staff else [user.pk, user.pk])
+        runs, run_stamps, sweeps, sweep_stamps = cursor.fetchone()
+    return (user.pk, staff, runs, run_stamps, sweeps, sweep_stamps)
+
+
+@functools.cache
+def _list_version_sql(*, staff: bool) -> str:
+    """Return the SQL of `simulation_list_version` (PostgreSQL), given the owner's id twice
+    unless `staff`."""
+
+    def totals(model: type[Simulation | Sweep]) -> str:
+        where = "" if staff else f" WHERE {sql.column(model, 'owner')} = %s"
+        return (
+            f"SELECT COUNT(*) AS rows, COALESCE(SUM(xmin::text::bigint), 0) AS stamps"
+            f" FROM {sql.table(model)}{where}"
+        )
+
+    return (
+        f"SELECT runs.rows, runs.stamps, sweeps.rows, sweeps.stamps"
+        f" FROM ({totals(Simulation)}) runs, ({totals(Sweep)}) sweeps"
+    )
 
 
 def simulation_get(*, user: User, simulation_id: object) -> Simulation:
     """Return `user`'s simulation with this id (Simulation.DoesNotExist otherwise), with its
-    `queue_position` (`with_queue_position`) and the names of what it was launched from."""
+    `queue_position` (`simulation_queue_positions`) and the names of what it was launched
+    from."""
     queryset = Simulation.objects.select_related(
         "owner", "system_model", "application", "sweep"
     ).defer(*RELATED_UNSHOWN)
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
-    return record_get(with_queue_position(queryset), record_id=simulation_id)
+    simulation = record_get(queryset, record_id=simulation_id)
+    return simulation_queue_positions(simulations=[simulation])[0]
 
 
 def sweep_list(*, user: User) -> QuerySet[Sweep]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.core.cache import cache
+from django.db import connection, transaction
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -278,6 +279,67 @@ def test_a_sweep_filter_that_is_no_id_is_a_400(client: APIClient, sweep: str) ->
     response = client.get(f"/api/simulations/?sweep={sweep}")
     assert response.status_code == 400
     assert list(response.json()) == ["sweep"]
+
+
+# Committed for real, each write in its own transaction, as in a deployment: on PostgreSQL the
+# pages are then kept in the cache (`selectors.simulation_list_version`).
+@pytest.mark.django_db(transaction=True)
+def test_the_runs_list_shows_every_write_at_once_though_its_pages_are_kept(
+    client: APIClient, user: Any, other_user: Any
+) -> None:
+    ahead = SimulationFactory(owner=other_user)  # launched first, in the same queue
+    sweep = Sweep.objects.create(owner=user, name="before", spec={})
+    mine = SimulationFactory(owner=user, sweep=sweep)
+    done = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED)
+
+    def listed() -> dict[int, tuple[Any, ...]]:
+        rows = client.get("/api/simulations/").json()["results"]
+        fields = ("progress", "queue_position", "sweep_name", "status")
+        return {row["id"]: tuple(row[field] for field in fields) for row in rows}
+
+    assert listed() == {
+        mine.pk: (0.0, 2, "before", "queued"),
+        done.pk: (0.0, None, None, "succeeded"),
+    }
+    # writes that go around `save`, as a worker's progress and the services' updates do
+    Simulation.objects.filter(pk=done.pk).update(progress=0.5)
+    assert listed()[done.pk][0] == 0.5
+    Sweep.objects.filter(pk=sweep.pk).update(name="after")
+    assert listed()[mine.pk][2] == "after"
+    # another user's run ahead starts: only the place of mine moves
+    Simulation.objects.filter(pk=ahead.pk).update(status=SimulationStatus.RUNNING)
+    assert listed()[mine.pk][1] == 1
+    Simulation.objects.filter(pk=mine.pk).update(status=SimulationStatus.RUNNING)
+    assert listed()[mine.pk][1:] == (None, "after", "running")
+    Simulation.objects.filter(pk=done.pk).delete()
+    assert list(listed()) == [mine.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_runs_list_version_moves_with_each_write_of_the_users_runs_only(
+    user: Any, other_user: Any
+) -> None:
+    version = selectors.simulation_list_version
+    if connection.vendor != "postgresql":
+        assert version(user=user) is None  # read where it is cheap only
+        return
+    with transaction.atomic():
+        assert version(user=user) is None  # a transaction's own writes share one id
+    run = SimulationFactory(owner=user)
+    seen = [version(user=user)]
+    Simulation.objects.filter(pk=run.pk).update(heartbeat=run.created)
+    seen.append(version(user=user))
+    SimulationFactory(owner=other_user)
+    assert version(user=user) == seen[-1]  # not theirs: their list is the same
+    Sweep.objects.create(owner=user, name="s", spec={})
+    seen.append(version(user=user))
+    Simulation.objects.filter(pk=run.pk).delete()
+    seen.append(version(user=user))
+    assert len(set(seen)) == len(seen)
+    staff = UserFactory(is_staff=True)
+    everyone = version(user=staff)
+    SimulationFactory(owner=other_user)
+    assert version(user=staff) != everyone
 
 
 def test_the_runs_list_pages_at_the_size_asked_up_to_the_server_maximum(

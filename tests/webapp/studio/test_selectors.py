@@ -14,7 +14,12 @@ from tests.hwdb.factories import SystemModelFactory
 from tests.webapp.studio.factories import ApplicationModelFactory, SimulationFactory
 from webapp.studio import selectors
 from webapp.studio.models import Simulation, SimulationStatus, Sweep
-from webapp.studio.selectors import FILTER_MESSAGES, simulation_get, simulation_list
+from webapp.studio.selectors import (
+    FILTER_MESSAGES,
+    simulation_get,
+    simulation_list,
+    simulation_queue_positions,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -154,7 +159,8 @@ def test_a_queued_run_knows_its_place_among_the_queued_runs_of_its_queue(
     elsewhere = launched_at(SimulationFactory(owner=user, queue="gajgerqueue"), start)
     done = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED)
 
-    positions = {run.pk: run.queue_position for run in simulation_list(user=user)}
+    listed = simulation_queue_positions(simulations=simulation_list(user=user))
+    positions = {run.pk: run.queue_position for run in listed}
     # another user's run ahead in the same queue counts: they share its worker
     assert positions == {
         running.pk: None,

@@ -49,7 +49,9 @@ def runs(user: Any) -> list[Simulation]:
         ),
     ]
     # as the list reads them (deferred columns, owner joined), and fresh from Python
-    listed = list(selectors.simulation_list(user=user).order_by("pk"))
+    listed = selectors.simulation_queue_positions(
+        simulations=selectors.simulation_list(user=user).order_by("pk")
+    )
     made[0].status = SimulationStatus.CANCELLED  # an enum member, not yet saved
     return [*listed, *made]
 

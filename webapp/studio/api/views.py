@@ -11,6 +11,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from django.db.models import QuerySet
@@ -32,6 +33,7 @@ from rest_framework.views import APIView
 
 from hwdb.api.pagination import MAX_PAGE_SIZE
 from simulator.results import memory_rows
+from webapp.api.cache import cached
 from webapp.api.viewsets import OwnedRecordViewSet
 from webapp.studio import selectors
 from webapp.studio.api.serializers import (
@@ -223,12 +225,32 @@ class SimulationViewSet(
     def get_object(self) -> Simulation:
         return selectors.simulation_get(user=self.request.user, simulation_id=self.kwargs["pk"])
 
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # The page is built once per version of the user's runs (webapp.api.cache; on
+        # PostgreSQL); the queue places, which other users' runs move, on every request.
+        version = selectors.simulation_list_version(user=request.user)
+        build = self.list_page
+        data, queued = build() if version is None else cached(self, version=version, build=build)
+        places = selectors.queue_positions(queued=queued)
+        for run in data["results"]:
+            run["queue_position"] = places.get(run["id"])
+        return Response(data)
+
+    def list_page(self) -> tuple[dict[str, Any], Sequence[tuple[int, str, datetime]]]:
+        """Return the page's data (queue places left out) and its queued runs' id, queue and
+        launch time."""
+        page = self.paginate_queryset(self.get_queryset()) or []
+        data = self.get_paginated_response(SimulationSerializer(page, many=True).data).data
+        queued = [(run.pk, run.queue, run.created) for run in page if run.status == "queued"]
+        return dict(data), queued
+
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SimulationLaunchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         launched = simulation_launch(user=_user(request), **serializer.validated_data)
-        # Read back as the detail reads it: with its queue position and the names it used.
-        simulation = selectors.simulation_get(user=request.user, simulation_id=launched.pk)
+        # As the detail shows it, with its queue position; the launch holds the records it
+        # used (owner, system model, application) and whether it was held back.
+        simulation = selectors.simulation_queue_positions(simulations=[launched])[0]
         return Response(SimulationDetailSerializer(simulation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses=SimulationSerializer)

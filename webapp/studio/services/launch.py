@@ -37,6 +37,8 @@ from webapp.studio.validation import reject_nul, resolve_variables
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+    from hwdb.models import SystemModel
+
 
 @dataclass(frozen=True)
 class LaunchPlan:
@@ -44,10 +46,10 @@ class LaunchPlan:
 
     owner: User
     name: str
-    system_model_id: int | None
+    system_model: SystemModel | None  # the record launched from, None for a bare snapshot
     snapshot: dict[str, Any]
     system: SystemSnapshot  # `snapshot` parsed, once per launch
-    application_id: int | None
+    application: ApplicationModel | None  # None for a bare source
     app_source: str
     declared: list[dict[str, Any]] | None
     variables: dict[str, object]
@@ -59,14 +61,16 @@ class LaunchPlan:
     timeline_limit: int
 
 
-def _visible_system_snapshot(user: User, system_model_id: object) -> tuple[int, dict[str, Any]]:
+def _visible_system_snapshot(
+    user: User, system_model_id: object
+) -> tuple[SystemModel, dict[str, Any]]:
     try:
         system_model = system_model_get(user=user, system_model_id=system_model_id)
     except ObjectDoesNotExist as error:
         raise field_error(
             "system_model", MESSAGES["not_visible"].format(what="system model", pk=system_model_id)
         ) from error
-    return system_model.pk, system_model_export_snapshot(system_model=system_model)
+    return system_model, system_model_export_snapshot(system_model=system_model)
 
 
 def _visible_application(user: User, application_id: object) -> ApplicationModel:
@@ -195,9 +199,9 @@ def launch_plan(
             else MESSAGES["one_of"].format(a="system_model", b="snapshot")
         )
         raise field_error(field, message)
-    system_model_id: int | None = None
+    system_record: SystemModel | None = None
     if system_model is not None:
-        system_model_id, exported = _visible_system_snapshot(user, system_model)
+        system_record, exported = _visible_system_snapshot(user, system_model)
         frozen, system = check_snapshot(exported, "system_model")
     else:
         reject_nul(snapshot, field="snapshot")
@@ -211,11 +215,12 @@ def launch_plan(
             else MESSAGES["one_of"].format(a="application", b="app_source")
         )
         raise field_error(field, message)
-    application_id: int | None = None
+    application_record: ApplicationModel | None = None
     declared: list[dict[str, Any]] | None = None
     if application is not None:
-        record = _visible_application(user, application)
-        application_id, source, declared = record.pk, record.source, list(record.variables)
+        application_record = _visible_application(user, application)
+        source = application_record.source
+        declared = list(application_record.variables)
     else:
         source = check_source(app_source, "app_source")
     # A sweep checks variables and labels per point instead (check_labels=False).
@@ -224,10 +229,10 @@ def launch_plan(
     return LaunchPlan(
         owner=user,
         name=str(name),
-        system_model_id=system_model_id,
+        system_model=system_record,
         snapshot=frozen,
         system=system,
-        application_id=application_id,
+        application=application_record,
         app_source=source,
         declared=declared,
         variables=resolved,
@@ -252,9 +257,9 @@ def new_simulation(
     return Simulation(
         owner=plan.owner,
         name=plan.name if name is None else name,
-        system_model_id=plan.system_model_id,
+        system_model=plan.system_model,
         snapshot=plan.snapshot if snapshot is None else snapshot,
-        application_id=plan.application_id,
+        application=plan.application,
         app_source=plan.app_source,
         variables=plan.variables if variables is None else variables,
         labels=plan.labels,

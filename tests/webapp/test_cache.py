@@ -1,0 +1,94 @@
+"""The cache shared by the web processes (webapp/cache.py): Redis, failing soft."""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from typing import Any
+
+import pytest
+from django.test import override_settings
+from rest_framework.test import APIClient
+
+import webapp.cache
+from tests.hwdb.factories import UserFactory
+from tests.webapp.studio.live import require_services
+from webapp.cache import SharedRedisCache
+
+UNREACHABLE = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+
+
+def shared_cache(location: str, prefix: str) -> SharedRedisCache:
+    return SharedRedisCache(
+        location, {"KEY_PREFIX": prefix, "OPTIONS": {"socket_connect_timeout": 0.5}}
+    )
+
+
+def test_two_processes_caches_share_what_one_of_them_keeps() -> None:
+    require_services()
+    location = os.environ["CELERY_BROKER_URL"]
+    prefix = f"test-{uuid.uuid4().hex}"  # the broker's database, keys of this test only
+    one, other = shared_cache(location, prefix), shared_cache(location, prefix)
+    try:
+        one.set("page", {"count": 3}, 30)
+        assert other.get("page") == {"count": 3}
+        assert other.add("page", "x") is False
+        other.delete("page")
+        assert one.get("page", "gone") == "gone"
+    finally:
+        one.delete("page")
+
+
+def test_an_unreachable_cache_is_a_miss_with_one_warning(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(webapp.cache, "_last_warning", [float("-inf")])  # none warned yet
+    cache = shared_cache(UNREACHABLE, "test")
+    with caplog.at_level(logging.WARNING, logger="webapp.cache"):
+        assert cache.get("page", "default") == "default"
+        cache.set("page", "value", 30)
+        assert (cache.add("page", "value"), cache.has_key("page")) == (False, False)
+        assert cache.get_many(["page"]) == {}
+    assert [record.getMessage() for record in caplog.records] == [
+        "the shared cache is unreachable; serving without it"
+    ]
+
+
+@pytest.mark.django_db
+def test_the_api_serves_while_the_shared_cache_is_unreachable(db: Any) -> None:
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    backend = {"BACKEND": "webapp.cache.SharedRedisCache", "LOCATION": UNREACHABLE}
+    local = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "local"}
+    with override_settings(CACHES={"default": backend, "local": local}):
+        assert client.get("/api/components/?type=GPU").status_code == 200
+        assert client.get("/api/simulations/").status_code == 200
+
+
+def test_a_page_is_built_once_for_all_processes_and_kept_in_each_ones_memory() -> None:
+    from types import SimpleNamespace
+
+    from django.core.cache import cache, caches
+
+    from webapp.api.cache import cached
+
+    url = f"http://testserver/api/{uuid.uuid4().hex}/"
+    request = SimpleNamespace(
+        build_absolute_uri=lambda: url,
+        accepted_media_type="application/json",
+    )
+    view: Any = SimpleNamespace(request=request)
+    builds: list[int] = []
+
+    def build() -> dict[str, int]:
+        builds.append(1)
+        return {"count": len(builds)}
+
+    assert cached(view, version=1, build=build) == {"count": 1}
+    caches["local"].clear()  # another process: its memory is empty, the shared cache is not
+    assert cached(view, version=1, build=build) == {"count": 1}
+    cache.clear()  # the shared entry is gone: this process still has its copy
+    assert cached(view, version=1, build=build) == {"count": 1}
+    assert cached(view, version=2, build=build) == {"count": 2}  # a new version is built
+    assert len(builds) == 2
