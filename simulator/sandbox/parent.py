@@ -23,6 +23,7 @@ import re
 import selectors
 import signal
 import time
+from collections.abc import Mapping  # loaded already, by json
 
 from simulator.errors import (
     SandboxCrashError,
@@ -38,7 +39,6 @@ from simulator.sandbox.wire import DEFAULT_FILENAME, WALL_DUMP_SIGNAL, decode_me
 # on the command line's path to a sandboxed run (issue 16, start-up).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, Literal, NoReturn, overload
 
     from simulator.sandbox import Progress
@@ -130,7 +130,9 @@ class Limits:
     fsize_bytes: int  # RLIMIT_FSIZE
     nproc: int  # RLIMIT_NPROC (threads count too); applied when started as root
     output_bytes: int  # the child's own stdout + stderr
-    result_bytes: int  # the JSON messages on the result pipe
+    # the JSON messages on the result pipe; a simulation's result may take RESULT_ROW_BYTES
+    # more per row its size asks for (result_rows): the cap bounds what a run adds
+    result_bytes: int
 
     def __init__(
         self,
@@ -174,6 +176,30 @@ class Limits:
 def _limits(values: dict[str, float]) -> Limits:
     """Return the Limits of these values by name (Limits.__reduce__)."""
     return Limits(**values)  # type: ignore[arg-type]
+
+
+RESULT_ROW_BYTES = 512
+"""What a simulation's result may take beyond `Limits.result_bytes` per row its size asks for:
+one per process and one per component instance (`processes` and `components`: about 170 and
+225 bytes each as JSON), one per timeline entry it keeps (about 70). A million processes on a
+million hosts then return their 400 MB result instead of failing at the cap, which still stops
+a result that grows by itself."""
+
+
+def result_rows(payload: Mapping[str, Any]) -> int:
+    """Return the rows the result of a simulation run of `payload` may have: its processes
+    (the labels' counts), its component instances (the snapshot nodes' counts) and the
+    timeline entries it keeps. Read from the raw payload, before any check: a malformed
+    field counts none (the run reports it)."""
+    labels = payload.get("labels")
+    counts = list(labels.values()) if isinstance(labels, Mapping) else []
+    snapshot = payload.get("snapshot")
+    nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
+    for node in nodes if isinstance(nodes, list) else ():
+        if isinstance(node, Mapping):
+            counts.append(node.get("count", 1))
+    counts.append(payload.get("timeline_limit", 0))
+    return sum(count for count in counts if type(count) is int and count > 0)
 
 
 _READ_CHUNK = 65536
@@ -436,6 +462,9 @@ def run_sandboxed(
     (registered with simulator.sandbox.child_entry) to run instead of the runner (the model checks, tests).
     """
     limits = limits or Limits()
+    if _entry == DEFAULT_ENTRY:  # a simulation: its result grows with the run's size
+        rows_bytes = RESULT_ROW_BYTES * result_rows(payload)
+        limits = limits.replace(result_bytes=limits.result_bytes + rows_bytes)
     try:
         payload_json = json.dumps(dict(payload))
     except (TypeError, ValueError) as error:

@@ -343,6 +343,30 @@ RUN = {
 }
 
 
+def test_a_simulation_s_result_may_grow_with_the_rows_its_size_asks_for() -> None:
+    size = len(encode_json(run_simulation(**{**RUN, "timeline_limit": 100})))
+    rows = parent.result_rows(RUN)
+    assert rows == 2 + sum(node.get("count", 1) for node in RUN["snapshot"]["nodes"])
+    small = Limits(wall_s=20, cpu_s=10, result_bytes=512)
+    allowed = 512 + parent.RESULT_ROW_BYTES * rows
+    assert allowed < size  # too little for the whole result
+    with pytest.raises(SandboxLimitError) as caught:
+        run_sandboxed(RUN, limits=small, raw_result=True)
+    assert str(caught.value) == f"the result exceeds the size limit of {allowed / 1e6:g} MB"
+
+    # The same run keeping 100 timeline entries may take 100 rows more, and fits.
+    result = run_sandboxed({**RUN, "timeline_limit": 100}, limits=small)
+    assert result["status"] == "finished"
+
+
+def test_result_rows_reads_the_raw_payload_and_counts_nothing_malformed() -> None:
+    snapshot = {"nodes": [{"id": "a", "count": 3}, {"id": "b"}, {"id": "c", "count": "x"}, 7]}
+    payload = {"labels": {"P": 5, "Q": -1, "R": True}, "snapshot": snapshot, "timeline_limit": 10}
+    assert parent.result_rows(payload) == 5 + 3 + 1 + 10
+    assert parent.result_rows({"labels": [1], "snapshot": {"nodes": "x"}}) == 0
+    assert parent.result_rows({}) == 0
+
+
 def test_run_json_writes_the_sandboxed_result_as_the_child_sent_it() -> None:
     out = io.StringIO()
     argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(EXAMPLE / "app.py")]
