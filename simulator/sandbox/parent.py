@@ -182,7 +182,7 @@ RESULT_ROW_BYTES = 512
 """What a simulation's result may take beyond `Limits.result_bytes` per row its size asks for:
 one per process and one per component instance (`processes` and `components`: about 170 and
 225 bytes each as JSON), one per timeline entry it keeps (about 70). A million processes on a
-million hosts then return their 400 MB result instead of failing at the cap, which still stops
+million hosts then return their result (about 355 MB) instead of failing at the cap, which still stops
 a result that grows by itself."""
 
 
