@@ -8,7 +8,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from simulator.sandbox.parent import RawResult, run_sandboxed
+from simulator.sandbox.parent import Limits, RawResult, run_sandboxed, with_result_rows
 from simulator.sandbox.wire import encode_json
 
 # What a sandboxed `run` loads here is on its critical path: no `typing`, `pathlib` or
@@ -169,7 +169,10 @@ def runner(
 
     def run_in_sandbox(payload: Mapping[str, Any], progress: Progress | None) -> Mapping[str, Any]:
         child = started.pop() if started else None
-        return run_sandboxed(payload, progress=progress, child=child, keep_spare=keep_spare)
+        limits = with_result_rows(Limits(), payload)  # the result goes to a file, whole
+        return run_sandboxed(
+            payload, limits=limits, progress=progress, child=child, keep_spare=keep_spare
+        )
 
     return run_in_sandbox
 
@@ -186,7 +189,8 @@ def run_once(
     writes out unparsed."""
     if no_sandbox:
         return runner(True)(payload, progress)
-    return run_sandboxed(payload, progress=progress, child=child, raw_result=True)
+    limits = with_result_rows(Limits(), payload)  # the result goes to a file, whole
+    return run_sandboxed(payload, limits=limits, progress=progress, child=child, raw_result=True)
 
 
 class ProgressBar:

@@ -130,9 +130,7 @@ class Limits:
     fsize_bytes: int  # RLIMIT_FSIZE
     nproc: int  # RLIMIT_NPROC (threads count too); applied when started as root
     output_bytes: int  # the child's own stdout + stderr
-    # the JSON messages on the result pipe; a simulation's result may take RESULT_ROW_BYTES
-    # more per row its size asks for (result_rows): the cap bounds what a run adds
-    result_bytes: int
+    result_bytes: int  # the JSON messages on the result pipe (see with_result_rows)
 
     def __init__(
         self,
@@ -179,11 +177,23 @@ def _limits(values: dict[str, float]) -> Limits:
 
 
 RESULT_ROW_BYTES = 512
-"""What a simulation's result may take beyond `Limits.result_bytes` per row its size asks for:
-one per process and one per component instance (`processes` and `components`: about 170 and
-225 bytes each as JSON), one per timeline entry it keeps (about 70). A million processes on a
-million hosts then return their result (about 355 MB) instead of failing at the cap, which still stops
-a result that grows by itself."""
+"""What `with_result_rows` lets a simulation's result take beyond `Limits.result_bytes` per
+row its size asks for: one per process and one per component instance (`processes` and
+`components`: about 170 and 225 bytes each as JSON), one per timeline entry it keeps (about
+70)."""
+
+
+def with_result_rows(limits: Limits, payload: Mapping[str, Any]) -> Limits:
+    """Return `limits` with the result cap raised by RESULT_ROW_BYTES per row the simulation
+    run of `payload` asks for (result_rows), so that the cap bounds what a run adds beyond its
+    size, not how large a run may be: a million processes on a million hosts return their
+    result (about 355 MB) instead of failing at 64 MiB.
+
+    For a caller that keeps a result as large as the run it was asked for (the command line,
+    which writes it to a file); the web side keeps the fixed cap, the bound of what it stores.
+    """
+    rows_bytes = RESULT_ROW_BYTES * result_rows(payload)
+    return limits.replace(result_bytes=limits.result_bytes + rows_bytes)
 
 
 def result_rows(payload: Mapping[str, Any]) -> int:
@@ -462,9 +472,6 @@ def run_sandboxed(
     (registered with simulator.sandbox.child_entry) to run instead of the runner (the model checks, tests).
     """
     limits = limits or Limits()
-    if _entry == DEFAULT_ENTRY:  # a simulation: its result grows with the run's size
-        rows_bytes = RESULT_ROW_BYTES * result_rows(payload)
-        limits = limits.replace(result_bytes=limits.result_bytes + rows_bytes)
     try:
         payload_json = json.dumps(dict(payload))
     except (TypeError, ValueError) as error:

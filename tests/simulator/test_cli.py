@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.cli import main
+from simulator.cli import common, main
 from simulator.cli.common import (
     ProgressBar,
     parse_labels,
@@ -19,7 +19,7 @@ from simulator.cli.common import (
     write_json,
 )
 from simulator.cli.sweep import expand_values
-from simulator.sandbox.parent import RawResult
+from simulator.sandbox.parent import RESULT_ROW_BYTES, Limits, RawResult
 from simulator.sandbox.wire import encode_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,6 +171,19 @@ def test_an_invalid_snapshot_is_one_line_with_field_paths(tmp_path: Path) -> Non
         assert status == 2
         assert err.count("\n") == 1
         assert "nodes[1].count" in err and "edges[2][1]: Unknown node id 'nowhere'" in err
+
+
+def test_a_sandboxed_run_s_result_cap_grows_with_the_rows_it_asks_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A base cap of 512 bytes: the example's 4 KB result fits only with its rows' allowance
+    # (the default --timeline-limit asks for 10,000 rows); test_launch.py has the cap failing.
+    monkeypatch.setattr(common, "Limits", lambda: Limits(wall_s=30, cpu_s=20, result_bytes=512))
+    status, out, err = cli("run", *LAUNCH, "--var", "computeIntensity=1", "--json", "-")
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["status"] == "finished"
+    assert len(encode_json(result)) > 512 + RESULT_ROW_BYTES * (2 + 4)  # more than without
 
 
 def test_sweep_runs_the_product_of_variables_and_hardware(tmp_path: Path) -> None:

@@ -343,20 +343,26 @@ RUN = {
 }
 
 
-def test_a_simulation_s_result_may_grow_with_the_rows_its_size_asks_for() -> None:
+def test_with_result_rows_lets_a_result_grow_with_the_rows_its_run_asks_for() -> None:
     size = len(encode_json(run_simulation(**{**RUN, "timeline_limit": 100})))
     rows = parent.result_rows(RUN)
     assert rows == 2 + sum(node.get("count", 1) for node in RUN["snapshot"]["nodes"])
     small = Limits(wall_s=20, cpu_s=10, result_bytes=512)
     allowed = 512 + parent.RESULT_ROW_BYTES * rows
     assert allowed < size  # too little for the whole result
+    grown = parent.with_result_rows(small, RUN)
+    assert grown == small.replace(result_bytes=allowed)
     with pytest.raises(SandboxLimitError) as caught:
-        run_sandboxed(RUN, limits=small, raw_result=True)
+        run_sandboxed(RUN, limits=grown, raw_result=True)
     assert str(caught.value) == f"the result exceeds the size limit of {allowed / 1e6:g} MB"
 
-    # The same run keeping 100 timeline entries may take 100 rows more, and fits.
-    result = run_sandboxed({**RUN, "timeline_limit": 100}, limits=small)
+    # The same run keeping 100 timeline entries may take 100 rows more, and fits; without
+    # with_result_rows (the web side) the cap stays fixed.
+    payload = {**RUN, "timeline_limit": 100}
+    result = run_sandboxed(payload, limits=parent.with_result_rows(small, payload))
     assert result["status"] == "finished"
+    with pytest.raises(SandboxLimitError, match=r"size limit of 0\.000512 MB"):
+        run_sandboxed(payload, limits=small)
 
 
 def test_result_rows_reads_the_raw_payload_and_counts_nothing_malformed() -> None:
