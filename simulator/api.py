@@ -45,10 +45,15 @@ from simulator.engine import speedups
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from simulator.engine import Engine
-    from simulator.platform import Message, ProcessState, World
+    from simulator.platform import Hop, Message, ProcessState, World
     from simulator.results import ProcessFigures, Timeline, Usage
 
+    _Route = tuple[ProcessState, Sequence[Hop]]  # a send's target and the hops to it
+
+_INF = math.inf
 API_MESSAGES = {
     "size": "{call}: the size must be a finite number of bytes >= 0 (got {value!r})",
     "label": "{call}: there are no processes of label {label!r} in this launch (labels: {known})",
@@ -194,7 +199,7 @@ class Sim(_SimCore):
     `computation` is `_SimCore`'s: the C core's when it is in use, else `_PythonSimCore`'s.
     """
 
-    __slots__ = ("_labels", "_receivers", "_state", "_world", "random")
+    __slots__ = ("_labels", "_receivers", "_state", "_targets", "_world", "random")
     # what the C core's `computation` calls for every call it does not answer itself
     _computation_fallback = _PythonSimCore.computation
 
@@ -206,7 +211,11 @@ class Sim(_SimCore):
         self._memo = _MEMO_UNKNOWN
         self._details = None
         # per source a process receives from: the message filter and what it waits for
-        self._receivers: dict[tuple[object, object], tuple[Callable[[Message], bool], str]] = {}
+        self._receivers: dict[tuple[object, object, type], tuple[Callable[[Message], bool], str]]
+        self._receivers = {}
+        # per (label, rank) a process sends to: the target and the hops to it, checked once
+        # (made at the first send)
+        self._targets: dict[tuple[object, object, type], _Route] | None = None
         # what the hot path of `computation` updates, looked up once
         self._usage = world.nodes[state.slot.node].usages[state.slot.instance]
         self._figures = state.figures
@@ -487,20 +496,41 @@ class Sim(_SimCore):
     ) -> None:
         """Send `size` bytes to a process of `target_label` without waiting for delivery;
         `hostMemory` ('pageable' or 'pinned') is the host memory the copy reads or writes."""
+        # The hot path (a message per call) checks as _check_size does, inline.
+        kind = size.__class__
+        if (kind is float or kind is int) and 0 <= size < _INF:  # type: ignore[operator]
+            size_b = float(size)  # type: ignore[arg-type]
+        else:
+            size_b = self._check_size("sim.p2pCommunicationSend", size)
+        host_memory = None
+        if hostMemory is not None:
+            host_memory = self._check_host_memory("sim.p2pCommunicationSend", hostMemory)
+        key = (target_label, target_rank, target_rank.__class__)  # rank 1.0 or True: not 1
+        try:
+            target, hops = self._targets[key]  # type: ignore[index]
+        except (KeyError, TypeError):  # the first send to this target (or unhashable)
+            target, hops = self._target(target_label, target_rank)
+        self._world.send(self._state, target, size_b, direction, P2P, host_memory, hops)
+
+    def _target(self, target_label: object, target_rank: object) -> _Route:
+        """Return the process a send to (`target_label`, `target_rank`) goes to and the hops
+        to it, checked once and kept for the next send to it."""
         call = "sim.p2pCommunicationSend"
-        size_b = self._check_size(call, size)
-        host_memory = self._check_host_memory(call, hostMemory)
         if target_rank is None:
             peers = self._peers(call, target_label)
             target = peers[self._state.slot.rank % len(peers)]
         else:
             target = self._peer(call, target_label, target_rank)
-        self._world.send(self._state, target, size_b, direction, P2P, host_memory)
+        if self._targets is None:
+            self._targets = {}
+        route = (target, self._world.hops(self._state.slot, target.slot))
+        self._targets[target_label, target_rank, target_rank.__class__] = route
+        return route
 
     def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> float:
         """Block until a message from `source_label` (rank `source_rank`, or any) arrived."""
         try:
-            accept, waiting = self._receivers[source_label, source_rank]
+            accept, waiting = self._receivers[source_label, source_rank, source_rank.__class__]
         except (KeyError, TypeError):  # the first receive from this source (or unhashable)
             accept, waiting = self._receiver(source_label, source_rank)
         return self._receive(accept, waiting).size
@@ -524,7 +554,7 @@ class Sim(_SimCore):
             def accept(message: Message) -> bool:
                 return message.channel == P2P and message.source is peer
 
-        self._receivers[source_label, source_rank] = (accept, waiting)
+        self._receivers[source_label, source_rank, source_rank.__class__] = (accept, waiting)
         return accept, waiting
 
     # -- collectives ---------------------------------------------------------------------------

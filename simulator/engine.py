@@ -469,7 +469,10 @@ class Mailbox:
                 if accept(item):
                     del items[index]
                     return item
-        self._getters.append([self.engine.current, accept])
+        current = getcurrent()  # Engine.current's check, inline (a receive per message)
+        if current.__class__ is not Process:
+            raise RuntimeError(NOT_IN_PROCESS.format(primitive="Mailbox.get"))
+        self._getters.append([current, accept])
         return self.engine.suspend(waiting or f"a message in {self.name}")
 
 

@@ -191,50 +191,46 @@ class ProcessState:
         self.collectives: dict[tuple[object, ...], int] = {}
 
 
-Hop = tuple[NodeRuntime, int, str, str]
+Hop = tuple[NodeRuntime, int, Resource, Usage]
+"""A charging hop: the network node, its instance, the FIFO of the hop's travel direction
+and the instance's usage (resolved once per pair of slots, World.hops)."""
 
 
 class _Transfer:
-    """One message crossing its hops, store and forward, one FIFO per hop direction."""
+    """One message crossing its hops, store and forward, one FIFO per hop direction: the
+    sender asks for the first hop's FIFO (World.send), each hop's end for the next one's."""
 
-    __slots__ = ("hop_start", "hops", "index", "link", "message", "target", "world")
+    __slots__ = ("engine", "hop_start", "hops", "index", "message", "target", "timeline")
 
     def __init__(
         self, world: World, message: Message, hops: Sequence[Hop], target: ProcessState
     ) -> None:
-        self.world = world
+        self.engine = world.engine
+        self.timeline = world.timeline
         self.message = message
         self.hops = hops
         self.target = target
         self.index = 0
         self.hop_start = 0.0
-        self.link: Resource | None = None
-
-    def next_hop(self, _arg: object = None) -> None:
-        if self.index == len(self.hops):
-            self.target.mailbox.put(self.message)
-            return
-        node, instance, came_from, going_to = self.hops[self.index]
-        self.link = node.link(instance, came_from, going_to)
-        self.link.request(self._start)
 
     def _start(self, _arg: object) -> None:
-        node, instance, _, _ = self.hops[self.index]
+        node, _, _, usage = self.hops[self.index]
         message = self.message
         duration = node.transfer_time(message.size, message.direction, message.host_memory)
-        engine = self.world.engine
-        self.hop_start = engine.now
-        node.usages[instance].start(engine.now)
+        engine = self.engine
+        now = self.hop_start = engine.now
+        usage.start(now)
         engine.schedule(duration, self._end)
 
     def _end(self, _arg: object) -> None:
-        node, instance, _, _ = self.hops[self.index]
-        now = self.world.engine.now
-        node.usages[instance].stop(now)
-        assert self.link is not None
-        self.link.release()
+        hops = self.hops
+        index = self.index
+        node, instance, link, usage = hops[index]
+        now = self.engine.now
+        usage.stop(now)
+        link.release()
         message = self.message
-        timeline = self.world.timeline
+        timeline = self.timeline
         if timeline.full:
             timeline.dropped += 1
         else:
@@ -249,8 +245,12 @@ class _Transfer:
                 direction=message.direction,
                 to=self.target.name,
             )
-        self.index += 1
-        self.next_hop()
+        index += 1
+        if index == len(hops):
+            self.target.mailbox.put(message)
+        else:
+            self.index = index
+            hops[index][2].request(self._start)
 
 
 class World:
@@ -288,11 +288,11 @@ class World:
         if cached is not None:
             return cached
         path = self.routes.path(source.node, target.node)
-        hops: list[Hop] = []
+        charged: list[tuple[NodeRuntime, int, str, str]] = []
         if len(path) == 1:
             node = self.nodes[source.node]
             if node.has_p2p:
-                hops.append((node, source.instance, "local", "local"))
+                charged.append((node, source.instance, "local", "local"))
         else:
             for index, node_id in enumerate(path):
                 node = self.nodes[node_id]
@@ -306,8 +306,11 @@ class World:
                     instance = source.instance % len(node.usages)
                 came_from = path[index - 1] if index > 0 else node_id
                 going_to = path[index + 1] if index + 1 < len(path) else node_id
-                hops.append((node, instance, came_from, going_to))
-        result = tuple(hops)
+                charged.append((node, instance, came_from, going_to))
+        result = tuple(
+            (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
+            for node, instance, came_from, going_to in charged
+        )
         self._hops[key] = result
         return result
 
@@ -319,12 +322,15 @@ class World:
         direction: str | None,
         channel: object,
         host_memory: str | None = None,
+        hops: Sequence[Hop] | None = None,
     ) -> None:
-        """Start a message on its way; it lands in the target's mailbox when it arrives."""
+        """Start a message on its way; it lands in the target's mailbox when it arrives.
+        `hops`: `self.hops(source.slot, target.slot)` when the caller kept them."""
         message = Message(source, size, direction, channel, self.engine.now, host_memory)
-        hops = self.hops(source.slot, target.slot)
+        if hops is None:
+            hops = self.hops(source.slot, target.slot)
         if hops:
-            _Transfer(self, message, hops, target).next_hop()
+            hops[0][2].request(_Transfer(self, message, hops, target)._start)
         else:
             target.mailbox.put(message)
 

@@ -387,6 +387,47 @@ def test_a_wrong_api_call_names_the_call_the_line_and_the_process(call: str, mes
     assert (caught.value.detail, caught.value.line, caught.value.process) == (message, 2, "CPU[0]")
 
 
+SEND_CHECK = "sim.p2pCommunicationSend: "
+SIZE_CHECK = "the size must be a finite number of bytes >= 0 (got {})"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ("size=1, target_rank=0.0", "label 'CPU' has 1 processes, so rank 0.0 does not exist"),
+        ("size=1, target_rank=True", "label 'CPU' has 1 processes, so rank True does not exist"),
+        ("size=float('nan'), target_rank=0", SIZE_CHECK.format("nan")),
+        ("size=True, target_rank=0", SIZE_CHECK.format("True")),
+        ("size=-0.5, target_rank=0", SIZE_CHECK.format("-0.5")),
+    ],
+)
+def test_a_send_to_a_target_sent_to_before_is_checked_as_the_first(
+    arguments: str, message: str
+) -> None:
+    # The second send finds its target kept by the first (rank 0.0 or True is not rank 0).
+    app = (
+        "sim.p2pCommunicationSend(size=1, target_label='CPU', target_rank=0)\n"
+        f"sim.p2pCommunicationSend(target_label='CPU', {arguments})\n"
+    )
+    with pytest.raises(UserCodeError) as caught:
+        run(app, {"CPU": 1})
+    assert (caught.value.detail, caught.value.line) == (SEND_CHECK + message, 2)
+
+
+def test_a_receive_from_a_source_received_from_before_is_checked_as_the_first() -> None:
+    app = (
+        "sim.p2pCommunicationSend(1, 'CPU', target_rank=0)\n"
+        "sim.p2pCommunicationReceive('CPU', 0)\n"
+        "sim.p2pCommunicationReceive('CPU', 0.0)\n"
+    )
+    with pytest.raises(UserCodeError) as caught:
+        run(app, {"CPU": 1})
+    assert (caught.value.detail, caught.value.line) == (
+        "sim.p2pCommunicationReceive: label 'CPU' has 1 processes, so rank 0.0 does not exist",
+        3,
+    )
+
+
 def test_a_failing_link_model_ends_the_run_with_a_model_error() -> None:
     failing = "function p2pTime(size, params) {\n  throw new Error('no direction');\n}"
     with pytest.raises(ModelEvaluationError) as caught:
