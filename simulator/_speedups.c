@@ -103,7 +103,18 @@ chunk_cache_stats(PyObject *module, PyObject *unused)
 /* -- the scheduling core ----------------------------------------------------------------------- */
 
 static PyTypeObject *process_type = NULL; /* simulator.engine.Process, set by set_process_type */
+/* simulator.engine.StacklessProcess, set by set_stackless_types: a process that is a generator,
+ * resumed by calling it, on the loop's greenlet only; and simulator.engine._Carrier, the
+ * Process subclass whose greenlet such a process borrows for a call that blocks */
+static PyTypeObject *stackless_type = NULL;
+static PyTypeObject *carrier_type = NULL;
+#define IS_PROCESS(object) \
+    (Py_TYPE(object) == process_type || (Py_TYPE(object) == carrier_type && carrier_type != NULL))
+static PyObject *wait_marker = NULL; /* WAIT: what a stackless process yields to wait */
 static PyObject *str_waiting = NULL;
+/* Resume stackless process `target` with `value` (StacklessCore, below): None, or NULL with an
+ * exception set. */
+static PyObject *stackless_resume(PyObject *target, PyObject *value);
 
 typedef struct {
     double when;
@@ -125,6 +136,8 @@ typedef struct {
     PyObject *loop;    /* the greenlet running Engine.run, or NULL */
     PyObject *start;   /* a new process the loop must start, or NULL */
     PyObject *failure; /* the exception a callback raised, or NULL */
+    PyObject *resume;     /* a stackless process (or callable) the loop must call next, or NULL */
+    PyObject *resume_arg; /* ... with this argument */
 } Core;
 
 static inline int
@@ -202,7 +215,7 @@ current_process(const char *primitive)
     PyGreenlet *current = PyGreenlet_GetCurrent();
     if (current == NULL)
         return NULL;
-    if (process_type == NULL || Py_TYPE(current) != process_type) {
+    if (process_type == NULL || !IS_PROCESS(current)) {
         Py_DECREF(current);
         PyErr_Format(PyExc_RuntimeError, "%s can only be called from inside a simulated process",
                      primitive);
@@ -234,7 +247,20 @@ core_dispatch(Core *self, PyObject *current)
             Py_DECREF(entry.target);
             return entry.arg;
         }
-        if (Py_TYPE(entry.target) == process_type) {
+        if (Py_TYPE(entry.target) == stackless_type) {
+            /* a stackless process runs on the loop's greenlet, whose stack is shallow and
+             * which no process waits inside: hand it over */
+            if (self->resume != NULL) { /* cannot happen: the loop takes each one at once */
+                Py_DECREF(entry.target);
+                Py_DECREF(entry.arg);
+                PyErr_SetString(PyExc_RuntimeError, "two stackless processes handed over");
+                return NULL;
+            }
+            self->resume = entry.target;
+            self->resume_arg = entry.arg;
+            break;
+        }
+        if (IS_PROCESS(entry.target)) {
             if (PyGreenlet_ACTIVE((PyGreenlet *)entry.target)) { /* started: jump straight to it */
                 PyObject *result = switch_to(entry.target, entry.arg);
                 Py_DECREF(entry.target);
@@ -359,6 +385,61 @@ Core_wake(Core *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* What a process left the loop when it switched back to it: a failed callback (raised here), a
+ * process to start, a stackless process to resume (core_dispatch, Core.hand_over); each may
+ * leave another. -1 with an exception set on failure. */
+static int
+core_settle(Core *self)
+{
+    for (;;) {
+        PyObject *result;
+        if (self->failure != NULL) {
+            PyObject *failure = self->failure;
+            self->failure = NULL;
+            PyErr_SetObject((PyObject *)Py_TYPE(failure), failure);
+            Py_DECREF(failure);
+            return -1;
+        }
+        if (self->start != NULL) {
+            PyObject *start = self->start;
+            self->start = NULL;
+            result = switch_to(start, Py_None);
+            Py_DECREF(start);
+        }
+        else if (self->resume != NULL) {
+            PyObject *target = self->resume, *arg = self->resume_arg;
+            self->resume = self->resume_arg = NULL;
+            result = Py_TYPE(target) == stackless_type ? stackless_resume(target, arg)
+                                                       : PyObject_CallOneArg(target, arg);
+            Py_DECREF(target);
+            Py_DECREF(arg);
+        }
+        else
+            return 0;
+        if (result == NULL)
+            return -1;
+        Py_DECREF(result);
+    }
+}
+
+/* Core.hand_over(target, arg): have the loop call `target(arg)` as soon as control reaches it,
+ * before any other event (a stackless process's borrowed greenlet, when its call is done). */
+static PyObject *
+Core_hand_over(Core *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "hand_over(target, arg) takes 2 arguments");
+        return NULL;
+    }
+    if (self->resume != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the loop already has a process to resume");
+        return NULL;
+    }
+    self->resume = Py_NewRef(args[0]);
+    self->resume_arg = Py_NewRef(args[1]);
+    Py_RETURN_NONE;
+}
+
 /* The loop of Engine.run: returns True when the queue ran dry, False when the next event lies
  * past `until` (the clock is then at `until`). */
 static PyObject *
@@ -375,8 +456,10 @@ Core_run_loop(Core *self, PyObject *unused)
         self->now = entry.when;
         self->events++;
         PyObject *result;
-        if (Py_TYPE(entry.target) == process_type) /* back when a process ends, starts or runs dry */
+        if (IS_PROCESS(entry.target)) /* back when a process ends, starts or runs dry */
             result = switch_to(entry.target, entry.arg);
+        else if (Py_TYPE(entry.target) == stackless_type)
+            result = stackless_resume(entry.target, entry.arg);
         else
             result = PyObject_CallOneArg(entry.target, entry.arg);
         Py_DECREF(entry.target);
@@ -384,22 +467,8 @@ Core_run_loop(Core *self, PyObject *unused)
         if (result == NULL)
             return NULL;
         Py_DECREF(result);
-        while (self->start != NULL) {
-            PyObject *start = self->start;
-            self->start = NULL;
-            result = switch_to(start, Py_None);
-            Py_DECREF(start);
-            if (result == NULL)
-                return NULL;
-            Py_DECREF(result);
-        }
-        if (self->failure != NULL) {
-            PyObject *failure = self->failure;
-            self->failure = NULL;
-            PyErr_SetObject((PyObject *)Py_TYPE(failure), failure);
-            Py_DECREF(failure);
+        if (core_settle(self) < 0)
             return NULL;
-        }
     }
 }
 
@@ -430,6 +499,8 @@ Core_traverse(Core *self, visitproc visit, void *arg)
     Py_VISIT(self->loop);
     Py_VISIT(self->start);
     Py_VISIT(self->failure);
+    Py_VISIT(self->resume);
+    Py_VISIT(self->resume_arg);
     Py_VISIT(Py_TYPE(self));
     return 0;
 }
@@ -450,6 +521,8 @@ Core_clear(Core *self)
     Py_CLEAR(self->loop);
     Py_CLEAR(self->start);
     Py_CLEAR(self->failure);
+    Py_CLEAR(self->resume);
+    Py_CLEAR(self->resume_arg);
     return 0;
 }
 
@@ -476,6 +549,8 @@ static PyMethodDef Core_methods[] = {
      "Resume the blocked process `proc` at the current time; `suspend` returns `value`."},
     {"_push", (PyCFunction)(void (*)(void))Core_push, METH_FASTCALL, NULL},
     {"_run_loop", (PyCFunction)Core_run_loop, METH_NOARGS, NULL},
+    {"hand_over", (PyCFunction)(void (*)(void))Core_hand_over, METH_FASTCALL,
+     "Have the loop call target(arg) as soon as control reaches it, before any other event."},
     {NULL},
 };
 
@@ -516,6 +591,7 @@ static PyType_Spec Core_spec = {
 /* -- a component instance's usage (simulator/results.py Usage, its Python reference) ---------- */
 
 static PyTypeObject *core_type = NULL;  /* Core, made at import */
+static PyTypeObject *sim_core_type = NULL; /* SimCore, made at import */
 static PyTypeObject *usage_type = NULL; /* Usage, made at import */
 static PyObject *str_add_busy = NULL;
 
@@ -756,6 +832,11 @@ typedef struct {
     PyObject *process; /* the process's name, for its timeline entries */
     PyObject *timeline;
     PyObject *usage;
+    PyObject *stackless;      /* the process when it is a StacklessProcess, else NULL / None */
+    PyObject *pending;        /* a stackless computation's duration while it runs, or NULL */
+    PyObject *pending_params; /* ... its params */
+    PyObject *pending_detail; /* ... the model's computationDetail for it, or NULL */
+    double pending_start;     /* ... and when it started */
 } SimCore;
 
 /* Return the memo key of computationTime(params) (simulator.shallow.memo_key), or NULL. */
@@ -988,6 +1069,117 @@ record_computation(SimCore *self, PyObject *timeline, PyObject *params, double s
     return 0;
 }
 
+/* 1 when the caller runs on a process's greenlet (a stackless process's borrowed one: it
+ * blocks as a greenlet does), 0 on the loop's, -1 on error. */
+static int
+stackless_on_process(void)
+{
+    PyGreenlet *current = PyGreenlet_GetCurrent();
+    if (current == NULL)
+        return -1;
+    int on_process = process_type != NULL && IS_PROCESS(current);
+    Py_DECREF(current);
+    return on_process;
+}
+
+/* A stackless process's computation of `duration` seconds (stolen; the model's detail or NULL):
+ * keep the usage busy from now and wake the process when it ends, where SimCore._resumed
+ * finishes it; return WAIT. */
+static PyObject *
+start_stackless(SimCore *self, PyObject *duration, PyObject *params, PyObject *detail)
+{
+    if (self->engine == NULL || !PyObject_TypeCheck(self->engine, core_type) ||
+        self->usage == NULL || Py_TYPE(self->usage) != usage_type || self->pending != NULL) {
+        Py_DECREF(duration);
+        PyErr_SetString(PyExc_RuntimeError, "sim.computation: the stackless process is not set up");
+        return NULL;
+    }
+    Core *core = (Core *)self->engine;
+    double seconds = PyFloat_AsDouble(duration);
+    if ((seconds == -1.0 && PyErr_Occurred()) || check_delay(seconds, duration) < 0) {
+        Py_DECREF(duration);
+        return NULL;
+    }
+    double now = core->now;
+    if (usage_start((Usage *)self->usage, now) < 0 ||
+        core_push(core, now + seconds, self->stackless, Py_None) < 0) {
+        Py_DECREF(duration);
+        return NULL;
+    }
+    self->pending = duration;
+    self->pending_params = Py_NewRef(params);
+    self->pending_detail = Py_XNewRef(detail);
+    self->pending_start = now;
+    return Py_NewRef(wait_marker);
+}
+
+/* SimCore._start_computing(duration, detail, params): a stackless process's computation that
+ * Python evaluated (api.StacklessSim): start it as the memoized path does; return WAIT. */
+static PyObject *
+SimCore_start_computing(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_start_computing(duration, detail, params)");
+        return NULL;
+    }
+    return start_stackless(self, Py_NewRef(args[0]), args[2], args[1] == Py_None ? NULL : args[1]);
+}
+
+/* SimCore._resumed(value): what a stackless process's wait gives back. After a computation
+ * (SimCore.computation's stackless path) the rest of `_pause_computing`: the usage stops, the
+ * seconds count as computing, the timeline keeps the entry; its duration is the value. Any
+ * other wait's value passes through. */
+static PyObject *
+SimCore_resumed(SimCore *self, PyObject *value)
+{
+    PyObject *duration = self->pending;
+    if (duration == NULL)
+        return Py_NewRef(value);
+    PyObject *params = self->pending_params, *detail = self->pending_detail;
+    self->pending = self->pending_params = self->pending_detail = NULL;
+    double end = ((Core *)self->engine)->now;
+    usage_stop((Usage *)self->usage, end);
+    PyObject *timeline = self->timeline;
+    int status = add_to_attribute(self->figures, str_compute_s, duration);
+    if (status == 0 && timeline == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sim.computation: the process is not set up");
+        status = -1;
+    }
+    if (status == 0) {
+        PyObject *full = PyObject_GetAttr(timeline, str_full);
+        int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
+        Py_XDECREF(full);
+        if (is_full < 0)
+            status = -1;
+        else if (is_full) { /* the timeline keeps no more entries: count the drop */
+            PyObject *one = PyLong_FromLong(1);
+            status = one == NULL ? -1 : add_to_attribute(timeline, str_dropped, one);
+            Py_XDECREF(one);
+        }
+        else if (detail == NULL)
+            status = record_computation(self, timeline, params, self->pending_start, end);
+        else { /* the model's detail: _PythonSimCore._record_computation keeps the entry */
+            PyObject *start_obj = PyFloat_FromDouble(self->pending_start);
+            PyObject *result = NULL;
+            if (start_obj != NULL) {
+                PyObject *call[] = {(PyObject *)self, start_obj, detail, params};
+                result = PyObject_VectorcallMethod(str_record_computation, call,
+                                                   4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            }
+            Py_XDECREF(start_obj);
+            status = result == NULL ? -1 : 0;
+            Py_XDECREF(result);
+        }
+    }
+    Py_DECREF(params);
+    Py_XDECREF(detail);
+    if (status < 0) {
+        Py_DECREF(duration);
+        return NULL;
+    }
+    return duration;
+}
+
 static PyObject *
 SimCore_computation(SimCore *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -1005,6 +1197,15 @@ SimCore_computation(SimCore *self, PyObject *const *args, size_t nargsf, PyObjec
         PyObject *result = PyObject_Vectorcall(fallback, args, nargs, kwnames);
         Py_DECREF(fallback);
         return result;
+    }
+    if (self->stackless != NULL && self->stackless != Py_None) {
+        int on_process = stackless_on_process();
+        if (on_process < 0) {
+            Py_DECREF(duration);
+            return NULL;
+        }
+        if (!on_process) /* on the loop: start it and let the process yield WAIT */
+            return start_stackless(self, duration, args[0], NULL);
     }
     double start = 0.0, end = 0.0;
     if (pause_computing(self, duration, &start, &end) < 0) {
@@ -1051,6 +1252,10 @@ SimCore_traverse(SimCore *self, visitproc visit, void *arg)
     Py_VISIT(self->process);
     Py_VISIT(self->timeline);
     Py_VISIT(self->usage);
+    Py_VISIT(self->stackless);
+    Py_VISIT(self->pending);
+    Py_VISIT(self->pending_params);
+    Py_VISIT(self->pending_detail);
     Py_VISIT(Py_TYPE(self));
     return 0;
 }
@@ -1065,6 +1270,10 @@ SimCore_clear(SimCore *self)
     Py_CLEAR(self->process);
     Py_CLEAR(self->timeline);
     Py_CLEAR(self->usage);
+    Py_CLEAR(self->stackless);
+    Py_CLEAR(self->pending);
+    Py_CLEAR(self->pending_params);
+    Py_CLEAR(self->pending_detail);
     return 0;
 }
 
@@ -1084,6 +1293,10 @@ static PyMethodDef SimCore_methods[] = {
      "computation(params=None, software_stack=None, optimization=None, memory=None)\n--\n\n"
      "Run the node model's `computationTime(params)`; return the seconds it took (see "
      "simulator.api.Sim)."},
+    {"_start_computing", (PyCFunction)(void (*)(void))SimCore_start_computing, METH_FASTCALL,
+     "Start a stackless process's computation of `duration` s (detail, params); WAIT."},
+    {"_resumed", (PyCFunction)SimCore_resumed, METH_O,
+     "What a stackless process's wait gives back: a computation's end, or `value`."},
     {NULL},
 };
 
@@ -1095,6 +1308,7 @@ static PyMemberDef SimCore_members[] = {
     {"_process", T_OBJECT, offsetof(SimCore, process), 0, NULL},
     {"_timeline", T_OBJECT, offsetof(SimCore, timeline), 0, NULL},
     {"_usage", T_OBJECT, offsetof(SimCore, usage), 0, NULL},
+    {"_stackless", T_OBJECT, offsetof(SimCore, stackless), 0, NULL},
     {NULL},
 };
 
@@ -1114,6 +1328,163 @@ static PyType_Spec SimCore_spec = {
     .basicsize = sizeof(SimCore),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = SimCore_slots,
+};
+
+/* -- stackless processes (simulator/engine.py StacklessProcess subclasses this) -------------- */
+
+static PyObject *str_end = NULL, *str_failed = NULL, *str_throw = NULL;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *generator; /* the model's generator (simulator.sandbox.stackless) */
+    PyObject *sim;       /* its `sim` (a SimCore: SimCore._resumed ends its computations) */
+} StacklessCore;
+
+/* Run the process's generator from `out`/`status` (what a send or throw gave) until it yields
+ * WAIT (None), returns (StacklessProcess._end) or raises (StacklessProcess._failed reports
+ * it: NULL). Steals `out`. */
+static PyObject *
+stackless_drive(StacklessCore *self, PySendResult status, PyObject *out)
+{
+    for (;;) {
+        if (status == PYGEN_NEXT) {
+            if (out == wait_marker) {
+                Py_DECREF(out);
+                Py_RETURN_NONE;
+            }
+            PyObject *value = out; /* a call that did not wait: its value goes straight back */
+            status = PyIter_Send(self->generator, value, &out);
+            Py_DECREF(value);
+            continue;
+        }
+        if (status == PYGEN_RETURN) {
+            Py_DECREF(out);
+            return PyObject_CallMethodNoArgs((PyObject *)self, str_end);
+        }
+        /* PYGEN_ERROR: what the model raised, reported by the Python side */
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (traceback != NULL && value != NULL)
+            PyException_SetTraceback(value, traceback);
+        Py_XDECREF(type);
+        Py_XDECREF(traceback);
+        if (value == NULL) {
+            PyErr_SetString(PyExc_SystemError, "a stackless process failed without an error");
+            return NULL;
+        }
+        PyObject *result = PyObject_CallMethodOneArg((PyObject *)self, str_failed, value);
+        Py_DECREF(value);
+        return result;
+    }
+}
+
+static PyObject *
+stackless_resume(PyObject *target, PyObject *value)
+{
+    StacklessCore *self = (StacklessCore *)target;
+    if (self->generator == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a stackless process without a generator");
+        return NULL;
+    }
+    PyObject *given;
+    if (self->sim != NULL && PyObject_TypeCheck(self->sim, sim_core_type)) {
+        given = SimCore_resumed((SimCore *)self->sim, value);
+        if (given == NULL)
+            return NULL;
+    }
+    else
+        given = Py_NewRef(value);
+    PyObject *out;
+    PySendResult status = PyIter_Send(self->generator, given, &out);
+    Py_DECREF(given);
+    return stackless_drive(self, status, out);
+}
+
+/* StacklessCore._resume(value) / (the loop's call) */
+static PyObject *
+StacklessCore_resume(StacklessCore *self, PyObject *value)
+{
+    return stackless_resume((PyObject *)self, value);
+}
+
+/* StacklessCore._throw(error): raise `error` where the process waits, then drive it on. */
+static PyObject *
+StacklessCore_throw(StacklessCore *self, PyObject *error)
+{
+    if (self->generator == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a stackless process without a generator");
+        return NULL;
+    }
+    PyObject *out = PyObject_CallMethodOneArg(self->generator, str_throw, error);
+    if (out != NULL)
+        return stackless_drive(self, PYGEN_NEXT, out);
+    if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
+        PyErr_Clear();
+        return stackless_drive(self, PYGEN_RETURN, Py_NewRef(Py_None));
+    }
+    return stackless_drive(self, PYGEN_ERROR, NULL);
+}
+
+static int
+StacklessCore_traverse(StacklessCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->generator);
+    Py_VISIT(self->sim);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+StacklessCore_clear(StacklessCore *self)
+{
+    Py_CLEAR(self->generator);
+    Py_CLEAR(self->sim);
+    return 0;
+}
+
+static void
+StacklessCore_dealloc(StacklessCore *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    StacklessCore_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMethodDef StacklessCore_methods[] = {
+    {"_resume", (PyCFunction)StacklessCore_resume, METH_O,
+     "Resume the process with `value` until it waits again or ends (what the loop does)."},
+    {"_throw", (PyCFunction)StacklessCore_throw, METH_O,
+     "Raise `error` where the process waits, then run it until it waits again or ends."},
+    {NULL},
+};
+
+static PyMemberDef StacklessCore_members[] = {
+    {"generator", T_OBJECT, offsetof(StacklessCore, generator), 0,
+     "The model's generator (simulator.sandbox.stackless)."},
+    {"_sim", T_OBJECT, offsetof(StacklessCore, sim), 0, NULL},
+    {NULL},
+};
+
+static PyType_Slot StacklessCore_slots[] = {
+    {Py_tp_doc, "What the C loop reads of a stackless process (simulator/engine.py "
+                "StacklessProcess): its generator and its sim."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, StacklessCore_dealloc},
+    {Py_tp_traverse, StacklessCore_traverse},
+    {Py_tp_clear, StacklessCore_clear},
+    {Py_tp_methods, StacklessCore_methods},
+    {Py_tp_members, StacklessCore_members},
+    {0, NULL},
+};
+
+static PyType_Spec StacklessCore_spec = {
+    .name = "simulator._speedups.StacklessCore",
+    .basicsize = sizeof(StacklessCore),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = StacklessCore_slots,
 };
 
 static PyObject *
@@ -1144,9 +1515,28 @@ set_process_type(PyObject *module, PyObject *type)
     Py_RETURN_NONE;
 }
 
+static PyObject *
+set_stackless_types(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyType_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "set_stackless_types expects two classes");
+        return NULL;
+    }
+    if (process_type == NULL || !PyType_IsSubtype((PyTypeObject *)args[1], process_type)) {
+        PyErr_SetString(PyExc_TypeError, "the carrier class must subclass the process class");
+        return NULL;
+    }
+    Py_XSETREF(stackless_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_XSETREF(carrier_type, (PyTypeObject *)Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"set_process_type", set_process_type, METH_O,
      "Tell the core which class is a simulated process."},
+    {"set_stackless_types", (PyCFunction)(void (*)(void))set_stackless_types, METH_FASTCALL,
+     "Tell the core which class is a stackless process (a generator the loop resumes) and "
+     "which the greenlet it borrows for a call that blocks."},
     {"install_chunk_cache", install_chunk_cache, METH_NOARGS,
      "Keep freed 16 KiB frame-stack chunks for the next greenlet instead of unmapping them."},
     {"chunk_cache_stats", chunk_cache_stats, METH_NOARGS,
@@ -1191,6 +1581,11 @@ PyInit__speedups(void)
     str_entries = PyUnicode_InternFromString("entries");
     str_limit = PyUnicode_InternFromString("limit");
     str_cuda_core_instructions = PyUnicode_InternFromString("CUDACoreInstructions");
+    str_end = PyUnicode_InternFromString("_end");
+    str_failed = PyUnicode_InternFromString("_failed");
+    str_throw = PyUnicode_InternFromString("throw");
+    if (str_end == NULL || str_failed == NULL || str_throw == NULL)
+        return NULL;
     if (str_waiting == NULL || str_add_busy == NULL || str_computation_time == NULL ||
         str_computation_fallback == NULL || str_computation_memo == NULL ||
         str_record_computation == NULL ||
@@ -1206,18 +1601,28 @@ PyInit__speedups(void)
     PyObject *core = PyType_FromSpec(&Core_spec);
     PyObject *usage = core == NULL ? NULL : PyType_FromSpec(&Usage_spec);
     PyObject *sim_core = usage == NULL ? NULL : PyType_FromSpec(&SimCore_spec);
-    if (sim_core == NULL || PyModule_AddObjectRef(module, "Core", core) < 0 ||
+    PyObject *stackless = sim_core == NULL ? NULL : PyType_FromSpec(&StacklessCore_spec);
+    if (stackless == NULL || PyModule_AddObjectRef(module, "Core", core) < 0 ||
+        PyModule_AddObjectRef(module, "StacklessCore", stackless) < 0 ||
         PyModule_AddObjectRef(module, "Usage", usage) < 0 ||
         PyModule_AddObjectRef(module, "SimCore", sim_core) < 0) {
         Py_XDECREF(core);
         Py_XDECREF(usage);
         Py_XDECREF(sim_core);
+        Py_XDECREF(stackless);
         Py_DECREF(module);
         return NULL;
     }
     core_type = (PyTypeObject *)core;
+    /* WAIT: a stackless process yields it to wait (SimCore.computation returns it) */
+    wait_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    if (wait_marker == NULL || PyModule_AddObjectRef(module, "WAIT", wait_marker) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
     usage_type = (PyTypeObject *)usage;
-    Py_DECREF(sim_core);
+    sim_core_type = (PyTypeObject *)sim_core; /* the globals keep these references too */
+    Py_DECREF(stackless);
     if (PyModule_AddIntConstant(module, "CHUNK_SIZE", (long)CHUNK_SIZE) < 0) {
         Py_DECREF(module);
         return NULL;

@@ -41,13 +41,15 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from simulator.engine import speedups
+from greenlet import getcurrent
+
+from simulator.engine import Process, speedups
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from simulator.engine import Engine
+    from simulator.engine import Engine, StacklessProcess
     from simulator.platform import Hop, Message, ProcessState, World
     from simulator.results import ProcessFigures, Timeline, Usage
 
@@ -133,7 +135,16 @@ class _PythonSimCore:
     (simulator/_speedups.c) does the same in C and calls `computation` here for every call it
     does not answer itself, so both give the same results."""
 
-    __slots__ = ("_details", "_engine", "_figures", "_memo", "_process", "_timeline", "_usage")
+    __slots__ = (
+        "_details",
+        "_engine",
+        "_figures",
+        "_memo",
+        "_process",
+        "_stackless",  # the C core's field: a StacklessSim's process (C core only)
+        "_timeline",
+        "_usage",
+    )
     if TYPE_CHECKING:  # set by Sim.__init__ (or the C core's fields), defined by Sim
         _details: dict[object, dict[str, object]] | None
         _engine: Engine
@@ -367,18 +378,27 @@ class Sim(_SimCore):
             timeline.kernel_inputs(params),
         )
 
-    def _computation(self, params: object, memory: Mapping[str, object] | None) -> float:
-        """`computation` in general: any model, detail, memory work, first evaluations."""
+    def _evaluated(
+        self, params: object
+    ) -> tuple[dict[str, object], float, dict[str, object] | None]:
+        """Return a computation's params (a copy), the seconds and the detail the node's
+        model gives for them (ApiUsageError when `params` is not a mapping)."""
         if params is None:
             params = {}
         if not isinstance(params, Mapping):
             raise ApiUsageError(API_MESSAGES["params"].format(kind=type(params).__name__))
-        state = self._state
-        slot = state.slot
-        node = self._world.nodes[slot.node]
+        node = self._world.nodes[self._state.slot.node]
         params = dict(params)
         duration = node.computation_time(params)
         detail = node.computation_detail(params) if node.has_detail else None
+        return params, duration, detail
+
+    def _computation(self, params: object, memory: Mapping[str, object] | None) -> float:
+        """`computation` in general: any model, detail, memory work, first evaluations."""
+        params, duration, detail = self._evaluated(params)
+        state = self._state
+        slot = state.slot
+        node = self._world.nodes[slot.node]
         engine = self._engine
         start = engine.now
         usage = node.usages[slot.instance]
@@ -626,3 +646,61 @@ class Sim(_SimCore):
         if now > started:
             self._state.figures.wait_s += now - started
             self._world.timeline.add(self._state.name, "barrier", started, now)
+
+
+def _on_borrowed_greenlet(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Return `method` made for a stackless process: it runs on a greenlet the process
+    borrows for the call (StacklessProcess.call), and gives WAIT when it blocked."""
+
+    def call(self: StacklessSim, *args: object, **kwargs: object) -> object:
+        return self._stackless.call(method, self, *args, **kwargs)
+
+    call.__name__ = method.__name__
+    call.__qualname__ = f"StacklessSim.{method.__name__}"
+    call.__doc__ = method.__doc__
+    return call
+
+
+class StacklessSim(Sim):
+    """The `sim` object of a stackless process (simulator.engine.StacklessProcess).
+
+    Its application model yields at every `sim` call that may wait
+    (simulator.sandbox.stackless). A `computation` starts without waiting and gives WAIT
+    (`SimCore._resumed` ends it): a memoized one in the C core, any other but one with
+    memory work after its model is evaluated here. Every other call that may block runs on a
+    borrowed greenlet: the same code as Sim's, the same results.
+    """
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # the C core's (simulator/_speedups.c SimCore)
+        _stackless: StacklessProcess
+
+        def _start_computing(
+            self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
+        ) -> object: ...
+
+    def _computation_fallback(
+        self,
+        params: Mapping[str, object] | None = None,
+        software_stack: object = None,
+        optimization: object = None,
+        memory: Mapping[str, object] | None = None,
+    ) -> Any:
+        """What the C core's `computation` leaves to Python: the model evaluated here and the
+        computation started as the memoized one (WAIT); with `memory`, on a borrowed
+        greenlet (the memory hierarchy's transfers wait in turn)."""
+        if memory is not None or isinstance(getcurrent(), Process):
+            return self._stackless.call(
+                _PythonSimCore.computation, self, params, software_stack, optimization, memory
+            )
+        params, duration, detail = self._evaluated(params)
+        return self._start_computing(duration, detail, params)
+
+    memoryAccess = _on_borrowed_greenlet(Sim.memoryAccess)
+    memoryFlush = _on_borrowed_greenlet(Sim.memoryFlush)
+    p2pCommunicationSend = _on_borrowed_greenlet(Sim.p2pCommunicationSend)
+    p2pCommunicationReceive = _on_borrowed_greenlet(Sim.p2pCommunicationReceive)
+    broadcast = _on_borrowed_greenlet(Sim.broadcast)
+    scatter = _on_borrowed_greenlet(Sim.scatter)
+    gather = _on_borrowed_greenlet(Sim.gather)
+    barrier = _on_borrowed_greenlet(Sim.barrier)

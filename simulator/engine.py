@@ -21,11 +21,11 @@ import math
 import os
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from greenlet import getcurrent, greenlet
+from greenlet import GreenletExit, getcurrent, greenlet
 
 from simulator.errors import DeadlockError
 
@@ -34,6 +34,11 @@ NEGATIVE_DELAY = "a delay cannot be negative or NaN (got {delay!r})"
 CLOSE_ATTEMPTS = 8  # GreenletExits `Engine.close` throws into a process that keeps blocking
 
 Callback = Callable[[Any], object]
+
+try:
+    from simulator import _speedups as _built_speedups
+except ImportError:  # not built
+    _built_speedups = None
 
 
 class Process(greenlet):
@@ -70,6 +75,155 @@ class Process(greenlet):
 
     def __repr__(self) -> str:
         return f"<Process {self.name}>"
+
+
+class _PythonStacklessCore:
+    """What the C core's StacklessCore holds (its stand-in when the C core is not built; the
+    pure-Python core runs no stackless process)."""
+
+    __slots__ = ("_sim", "generator")
+
+    def _resume(self, value: object) -> None:
+        raise RuntimeError("stackless processes need the C core (simulator._speedups)")
+
+    _throw = _resume
+
+
+if TYPE_CHECKING or _built_speedups is None:
+    _StacklessCore = _PythonStacklessCore
+else:
+    _StacklessCore = _built_speedups.StacklessCore
+
+
+class StacklessProcess(_StacklessCore):
+    """A simulated process without a greenlet of its own: a generator the loop resumes.
+
+    A greenlet keeps its saved C stack and a 16 KiB frame-stack chunk for as long as it
+    waits, about 11 KB a process; a generator keeps only its frame. The application model is
+    compiled into a generator function (simulator.sandbox.stackless) whose `sim` calls yield:
+    a call the C core can start without blocking (a memoized `sim.computation`) schedules
+    the process's wake-up and yields `WAIT`; at that event the loop resumes the generator
+    (StacklessCore, in C) with what `sim._resumed` gives back (the computation's end). Any
+    other call runs on a greenlet borrowed for the call (`call`), which the process gives
+    back when the call returns. Only the C core runs stackless processes: it hands them to
+    the loop's greenlet (`Core.hand_over`), the only one that resumes them, so none runs on
+    another's stack.
+
+    `on_error(error, name)` gives the error to report for what the model raised (None: the
+    error itself).
+    """
+
+    __slots__ = ("carrier", "data", "engine", "finish_time", "finished", "name", "on_error")
+
+    def __init__(
+        self,
+        engine: Engine,
+        name: str,
+        generator: Generator[object, object, None],
+        sim: object = None,
+    ) -> None:
+        self.engine = engine
+        self.name = name
+        self.generator = generator
+        self._sim = sim
+        self.finished = False
+        self.finish_time: float | None = None
+        self.data: Any = None
+        self.carrier: _Carrier | None = None  # the greenlet of a call that blocked
+        self.on_error: Callable[[BaseException, str], BaseException | None] | None = None
+
+    @property
+    def waiting(self) -> str | None:
+        """What the process waits for (its borrowed greenlet's wait), None if nothing."""
+        carrier = self.carrier
+        return None if carrier is None else carrier.waiting
+
+    def fail(self, error: BaseException) -> None:
+        """Resume the process by raising `error` where it waits (its borrowed call failed)."""
+        self._throw(error)
+
+    def _failed(self, error: BaseException) -> None:
+        """Raise what to report for `error`, which the model raised (StacklessCore's call)."""
+        reported = None if self.on_error is None else self.on_error(error, self.name)
+        if reported is None:
+            raise error
+        raise reported from None
+
+    def _end(self) -> None:
+        engine = self.engine
+        self.finished = True
+        self.finish_time = engine.now
+        engine._live -= 1
+        if engine.on_process_end is not None:
+            engine.on_process_end(self)  # type: ignore[arg-type]
+
+    def call(self, function: Callable[..., object], *args: object, **kwargs: object) -> object:
+        """Return `function(*args, **kwargs)`, a call that may block, for this process; WAIT
+        when it blocked: it then ran on a greenlet borrowed for it, which resumes the
+        process with its value (or its exception) when the call returns."""
+        if isinstance(getcurrent(), Process):  # already on a greenlet: block as it does
+            return function(*args, **kwargs)
+        carrier = _Carrier(self, function, args, kwargs)
+        result = carrier.switch()
+        if carrier.dead:  # it returned without blocking, or after, before the loop ran on
+            return result
+        carrier.inline = False
+        self.carrier = carrier
+        return WAIT
+
+    def close(self) -> None:
+        """End the process where it waits (Engine.close): its call's greenlet, its frame."""
+        carrier = self.carrier
+        if carrier is not None:
+            for _ in range(CLOSE_ATTEMPTS):
+                if not carrier or carrier.dead:
+                    break
+                with contextlib.suppress(Exception):
+                    carrier.throw()
+            self.carrier = None
+        with contextlib.suppress(Exception):  # RuntimeError when a `finally` waits again
+            self.generator.close()
+
+    def __repr__(self) -> str:
+        return f"<StacklessProcess {self.name}>"
+
+
+class _Carrier(Process):
+    """The greenlet a stackless process borrows for a call that may block (`call`)."""
+
+    __slots__ = ("inline", "kwargs", "owner")
+
+    def __init__(
+        self,
+        owner: StacklessProcess,
+        function: Callable[..., object],
+        args: tuple[object, ...],
+        kwargs: dict[str, object],
+    ) -> None:
+        super().__init__(owner.engine, owner.name, function, args)
+        self.owner = owner
+        self.kwargs = kwargs
+        self.data = owner.data
+        self.inline = True  # the process still waits for the value at its call
+
+    def run(self, _start: object = None) -> Any:
+        """Make the call; once the process has moved on (it yielded WAIT), hand it the value
+        through the loop, before any other event."""
+        try:
+            result = self.body(*self.args, **self.kwargs)
+        except GreenletExit:
+            raise
+        except BaseException as error:
+            if self.inline:
+                raise
+            self.owner.carrier = None
+            self.engine.hand_over(self.owner.fail, error)
+            return None
+        if self.inline:
+            return result
+        self.owner.carrier = None
+        self.engine.hand_over(self.owner, result)
+        return None
 
 
 class _PythonCore:
@@ -248,12 +402,6 @@ class _PythonCore:
                 raise failure
 
 
-try:
-    from simulator import _speedups as _built_speedups
-except ImportError:  # not built
-    _built_speedups = None
-
-
 def _load_speedups() -> Any:
     """Return `simulator._speedups` when it is built and wanted, else None."""
     if _built_speedups is None or os.environ.get("PARASIM_PURE_PYTHON"):
@@ -262,11 +410,17 @@ def _load_speedups() -> Any:
         _built_speedups.set_process_type(Process)
     except ImportError:  # a subinterpreter: the C core serves the main one only
         return None
+    _built_speedups.set_stackless_types(StacklessProcess, _Carrier)
     return _built_speedups
 
 
 speedups = _load_speedups()
 """`simulator._speedups` (the C core and the chunk cache) when in use, else None."""
+
+WAIT: object = speedups.WAIT if speedups is not None else object()
+"""What a stackless process's call gives when the process must wait (it yields it)."""
+STACKLESS_CORE = speedups is not None
+"""Whether `Engine` runs stackless processes (its core is the C core)."""
 
 
 def install_allocator_hook() -> bool:
@@ -301,6 +455,9 @@ class _EngineAPI(_API):
         processes: list[Process]
         on_process_end: Callable[[Process], None] | None
 
+        def hand_over(self, target: object, arg: object) -> None:
+            """The C core's: have the loop call `target(arg)` before any other event."""
+
     def spawn(self, name: str, body: Callable[..., object], *args: object) -> Process:
         """Return a new process that starts running `body(*args)` at the current time."""
         proc = Process(self, name, body, args)  # type: ignore[arg-type]
@@ -310,6 +467,25 @@ class _EngineAPI(_API):
         self._live += 1
         self._push(self.now, proc, None)
         return proc
+
+    def spawn_stackless(
+        self, name: str, generator: Generator[object, object, None], sim: object = None
+    ) -> StacklessProcess:
+        """Return a new stackless process that starts running `generator` at the current
+        time (the C core only: `stackless`); `sim`, the model's sim object, ends its
+        computations as it resumes (api.StacklessSim)."""
+        if not self.stackless:
+            raise RuntimeError("stackless processes need the C core (simulator._speedups)")
+        proc = StacklessProcess(self, name, generator, sim)  # type: ignore[arg-type]
+        self.processes.append(proc)  # type: ignore[arg-type]
+        self._live += 1
+        self._push(self.now, proc, None)
+        return proc
+
+    @property
+    def stackless(self) -> bool:
+        """Whether this engine runs stackless processes (its core is the C core)."""
+        return speedups is not None and isinstance(self, speedups.Core)
 
     @property
     def current(self) -> Process:
@@ -330,7 +506,7 @@ class _EngineAPI(_API):
         loop = getcurrent()
         self._loop = loop
         for proc in self.processes:
-            if not proc and not proc.dead and proc.parent is not loop:
+            if isinstance(proc, Process) and not proc and not proc.dead and proc.parent is not loop:
                 proc.parent = loop
         self._until = math.inf if until is None else float(until)
         if not self._run_loop():
@@ -352,6 +528,10 @@ class _EngineAPI(_API):
         """
         self._until = -math.inf  # a process that catches GreenletExit cannot run on
         for proc in self.processes:
+            if isinstance(proc, StacklessProcess):
+                if not proc.finished:
+                    proc.close()
+                continue
             # a `finally` that blocks again (a pause, a receive) suspends the process anew:
             # throw again, a few times, rather than leave it alive
             for _ in range(CLOSE_ATTEMPTS):
@@ -470,7 +650,7 @@ class Mailbox:
                     del items[index]
                     return item
         current = getcurrent()  # Engine.current's check, inline (a receive per message)
-        if current.__class__ is not Process:
+        if current.__class__ is not Process and current.__class__ is not _Carrier:
             raise RuntimeError(NOT_IN_PROCESS.format(primitive="Mailbox.get"))
         self._getters.append([current, accept])
         return self.engine.suspend(waiting or f"a message in {self.name}")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
@@ -181,14 +181,28 @@ class Message:
 class ProcessState:
     """The world's record of one simulated process: placement, mailbox, figures."""
 
-    __slots__ = ("collectives", "figures", "mailbox", "name", "slot")
+    __slots__ = ("collectives", "engine", "figures", "mailbox", "name", "slot")
+
+    if TYPE_CHECKING:  # made at first use (__getattr__): a process that only computes has none
+        mailbox: Mailbox
+        collectives: dict[tuple[object, ...], int]
 
     def __init__(self, engine: Engine, slot: Slot) -> None:
+        self.engine = engine
         self.slot = slot
         self.name = slot.name
-        self.mailbox = Mailbox(engine, f"the mailbox of {slot.name}")
         self.figures = ProcessFigures(slot.label, slot.rank, slot.node, slot.instance)
-        self.collectives: dict[tuple[object, ...], int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        """Make the mailbox or the collectives' counters at their first use (only an unset
+        slot comes here)."""
+        if name == "mailbox":
+            self.mailbox = Mailbox(self.engine, f"the mailbox of {self.name}")
+            return self.mailbox
+        if name == "collectives":
+            self.collectives = {}
+            return self.collectives
+        raise AttributeError(name)
 
 
 Hop = tuple[NodeRuntime, int, Resource, Usage]

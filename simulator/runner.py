@@ -14,8 +14,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from types import CodeType
-from typing import Any
+from types import CodeType, FunctionType
+from typing import Any, cast
 
 from greenlet import GreenletExit
 
@@ -28,8 +28,15 @@ from simulator.api import (
     OptimizationType,
     Sim,
     SoftwareStack,
+    StacklessSim,
 )
-from simulator.engine import Engine, Process, install_allocator_hook
+from simulator.engine import (
+    STACKLESS_CORE,
+    Engine,
+    Process,
+    StacklessProcess,
+    install_allocator_hook,
+)
 from simulator.errors import LaunchError, SimulationError, UserCodeError
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.models.roofline import gpu_roof
@@ -47,9 +54,11 @@ from simulator.sandbox import Progress, child_entry
 from simulator.sandbox.restricted import (
     DEFAULT_FILENAME,
     compile_user_code,
+    shared_builtins,
     user_error_from_exception,
     user_globals,
 )
+from simulator.sandbox.stackless import FAST_CALLS, process_function
 from simulator.shallow import MAX_CONTEXTS, ShallowFunctions, has_twin
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 
@@ -86,25 +95,39 @@ def _check_variables(variables: Mapping[str, object]) -> dict[str, object]:
     return checked
 
 
+STACKLESS_CALLS: frozenset[str] | None = FAST_CALLS
+"""The `sim` calls of a model whose processes run stackless (simulator.sandbox.stackless);
+None: any call (the tests run every model both ways)."""
+
+
 def _run_application(code: CodeType, namespace: dict[str, object], name: str) -> None:
     """Run the application model as one process; turn its failures into SimulationErrors."""
     try:
         exec(code, namespace)
     except GreenletExit:
         raise
-    except SimulationError as error:
-        if not isinstance(error, UserCodeError) or error.process is not None:
-            raise
-        # e.g. a forbidden import: the sandbox's guard raised it, the line is in the traceback
-        reported = user_error_from_exception(error, APP_FILENAME)
-        assert isinstance(reported, UserCodeError)
-        raise UserCodeError(reported.detail, line=reported.line, process=name) from None
     except BaseException as error:  # user code may raise anything, SystemExit included
-        reported = user_error_from_exception(error, APP_FILENAME)
-        if isinstance(reported, UserCodeError) and reported.process is None:
-            detail = str(error) if isinstance(error, ApiUsageError) else reported.detail
-            reported = UserCodeError(detail, line=reported.line, process=name)
+        reported = _reported(error, name)
+        if reported is None:
+            raise
         raise reported from None
+
+
+def _reported(error: BaseException, name: str) -> BaseException | None:
+    """Return the SimulationError to report for what process `name`'s model raised, None
+    when `error` is one to pass on as it is."""
+    if isinstance(error, SimulationError):
+        if not isinstance(error, UserCodeError) or error.process is not None:
+            return None
+        # e.g. a forbidden import: the sandbox's guard raised it, the line is in the traceback
+        known = user_error_from_exception(error, APP_FILENAME)
+        assert isinstance(known, UserCodeError)
+        return UserCodeError(known.detail, line=known.line, process=name)
+    reported = user_error_from_exception(error, APP_FILENAME)
+    if isinstance(reported, UserCodeError) and reported.process is None:
+        detail = str(error) if isinstance(error, ApiUsageError) else reported.detail
+        reported = UserCodeError(detail, line=reported.line, process=name)
+    return reported
 
 
 def _node_power_and_failure(
@@ -157,8 +180,8 @@ def _has_memory_nodes(system: SystemSnapshot) -> bool:
 # Address space a run reserves without using it, which RLIMIT_DATA counts whole
 # (bench/RESULTS.md, "Memory of a sandboxed run"): V8's code range (one per process, made
 # writable and executable up front), each V8 context's reservations, and per simulated
-# process a 16 KiB frame-stack chunk of which a short model touches one page, with the
-# greenlet's bookkeeping.
+# process on a greenlet a 16 KiB frame-stack chunk of which a short model touches one page,
+# with the greenlet's bookkeeping (a stackless process reserves nothing it does not use).
 V8_CODE_RANGE_BYTES = 512 * 1024**2
 V8_CONTEXT_BYTES = 20 * 1024**2
 PROCESS_RESERVED_BYTES = 24 * 1024
@@ -183,7 +206,16 @@ def address_space_reserved(payload: Mapping[str, Any]) -> int:
     v8 = (
         V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * min(len(contexts), MAX_CONTEXTS) if contexts else 0
     )
+    app = payload.get("app_source")
+    if STACKLESS_CORE and isinstance(app, str) and _stackless_function(app) is not None:
+        return v8
     return v8 + PROCESS_RESERVED_BYTES * processes
+
+
+def _stackless_function(app_source: str) -> CodeType | None:
+    """Return the generator function `app_source` runs as in stackless processes, or None
+    when its processes run on greenlets (simulator.sandbox.stackless)."""
+    return process_function(app_source, APP_FILENAME, calls=STACKLESS_CALLS)
 
 
 def needs_v8(payload: Mapping[str, Any]) -> bool:
@@ -370,6 +402,8 @@ def _simulate(
     code = compile_user_code(app_source, APP_FILENAME, trusted_sim=True)
 
     engine = Engine(seed)
+    # the processes run stackless when the model allows it (simulator.sandbox.stackless)
+    stackless = _stackless_function(app_source) if engine.stackless else None
     functions_by_pair: dict[tuple[str, str], ShallowFunctions] = {}
     nodes: dict[str, NodeRuntime] = {}
     figures: list[ComponentFigures] = []
@@ -442,21 +476,35 @@ def _simulate(
     states = [ProcessState(engine, slot) for slot in slots]
     world = World(engine, nodes, Routes(system), states, timeline, active_memory)
     label_counts = {label: int(count) for label, count in labels.items()}
+    # what every process sees alike, in one table for the run (the rest per process)
+    builtins = shared_builtins(
+        {
+            "ConstVar": ConstVar,
+            "SoftwareStack": SoftwareStack,
+            "OptimizationType": OptimizationType,
+            "HashMap": HashMap,
+        }
+    )
     for state in states:
+        sim = (Sim if stackless is None else StacklessSim)(world, state, label_counts)
         namespace = user_globals(
             {
                 **launch_variables,
-                "sim": Sim(world, state, label_counts),
+                "sim": sim,
                 "tag": Label(state.slot.label),
                 "rank": state.slot.rank,
                 "labels": dict(label_counts),
-                "ConstVar": ConstVar,
-                "SoftwareStack": SoftwareStack,
-                "OptimizationType": OptimizationType,
-                "HashMap": HashMap,
-            }
+            },
+            builtins,
         )
-        process = engine.spawn(state.name, _run_application, code, namespace, state.name)
+        process: Process | StacklessProcess
+        if stackless is None:
+            process = engine.spawn(state.name, _run_application, code, namespace, state.name)
+        else:
+            generator = FunctionType(stackless, namespace)()
+            process = engine.spawn_stackless(state.name, generator, sim)
+            process.on_error = _reported  # _run_application's reporting
+            cast(StacklessSim, sim)._stackless = process
         process.data = state
 
     total = len(states)
@@ -464,7 +512,7 @@ def _simulate(
     last_report = wall_start
     report = _one_at_a_time(progress) if progress is not None else None
 
-    def on_process_end(process: Process) -> None:
+    def on_process_end(process: Process | StacklessProcess) -> None:
         nonlocal finished, last_report
         process.data.figures.finish_s = engine.now
         finished += 1

@@ -18,6 +18,7 @@ import functools
 import math
 import operator
 import re
+import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
@@ -605,6 +606,8 @@ def _builtins() -> dict[str, object]:
     # code looks names up in its globals, then in its builtins): one table for every process
     # instead of one copy each.
     table.update(
+        __metaclass__=type,
+        _print_=_print_collector,
         _getattr_=guarded_getattr,
         _getitem_=_getitem,
         _getiter_=iter,
@@ -623,28 +626,48 @@ def _builtins() -> dict[str, object]:
 _PRINT_BUFFER_KEY = "__parasim_print_buffer__"
 
 
-def user_globals(extra: Mapping[str, object]) -> dict[str, object]:
-    """Return globals for running restricted user code: safe builtins and guards (shared,
-    `_builtins`), the print collector, `extra`.
+def _print_collector(_getattr: object = None) -> _PrintCollector:
+    """RestrictedPython's `_print_`, one for every process (in `_builtins`): the bounded
+    buffer lives in the globals of the code that prints, made at its first print, so a
+    process that never prints carries none."""
+    caller = sys._getframe(1).f_globals
+    buffer = caller.get(_PRINT_BUFFER_KEY)
+    if not isinstance(buffer, _PrintBuffer):
+        buffer = caller[_PRINT_BUFFER_KEY] = _PrintBuffer()
+    return _PrintCollector(buffer)
+
+
+def shared_builtins(extra: Mapping[str, object]) -> dict[str, object]:
+    """Return `_builtins` with `extra`, the names every process of a run sees alike (the
+    API's classes): one table for the run's processes instead of the names in each one's
+    globals. Names starting with "_" are reserved for the guards and are rejected."""
+    _check_reserved(extra)
+    table = dict(_builtins())
+    table.update(extra)
+    return table
+
+
+def user_globals(
+    extra: Mapping[str, object], builtins: dict[str, object] | None = None
+) -> dict[str, object]:
+    """Return globals for running restricted user code: `extra`, with `builtins` (default
+    `_builtins`: safe builtins, guards and the print collector, shared).
 
     `extra` supplies the model's API (`sim`, `tag`, `rank`, variables...); names starting
     with "_" are reserved for the guards and are rejected.
     """
-    reserved = [name for name in extra if name.startswith("_")]
+    _check_reserved(extra)
+    return {
+        **extra,
+        "__builtins__": _builtins() if builtins is None else builtins,
+        "__name__": USER_MODULE_NAME,
+    }
+
+
+def _check_reserved(names: Iterable[str]) -> None:
+    reserved = [name for name in names if name.startswith("_")]
     if reserved:
         raise ValueError(f"names starting with '_' are reserved: {reserved}")
-    buffer = _PrintBuffer()
-    table: dict[str, object] = dict(extra)
-    table.update(
-        {
-            "__builtins__": _builtins(),
-            "__name__": USER_MODULE_NAME,
-            "__metaclass__": type,
-            "_print_": lambda _getattr=None: _PrintCollector(buffer),
-            _PRINT_BUFFER_KEY: buffer,
-        }
-    )
-    return table
 
 
 def printed_output(globals_: Mapping[str, object]) -> str:

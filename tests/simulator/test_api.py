@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from simulator import runner
 from simulator.errors import DeadlockError, ModelEvaluationError, UserCodeError
 from simulator.models import builtin_models
 from simulator.runner import run_simulation
@@ -24,6 +25,15 @@ function p2pTime(size, params) {
   return params.get('direction') === 'HostToDevice' ? 10 + size : 20 + size;
 }
 """
+
+
+@pytest.fixture(autouse=True, params=["greenlets", "stackless"])
+def process_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run every model here on greenlets, and stackless (tests/simulator/test_stackless.py)
+    with every call on a borrowed greenlet where the model can be a generator."""
+    calls = frozenset() if request.param == "greenlets" else None
+    monkeypatch.setattr(runner, "STACKLESS_CALLS", calls)
+    return str(request.param)
 
 
 def host_bus_device(

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from simulator.engine import STACKLESS_CORE
 from simulator.errors import (
     LaunchError,
     SandboxLimitError,
@@ -788,6 +789,17 @@ def test_the_reservation_of_a_run_is_v8s_and_its_processes() -> None:
         V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * len(pairs) + 8 * PROCESS_RESERVED_BYTES
     )
     assert address_space_reserved({"labels": {"CPU": 2}}) == 2 * PROCESS_RESERVED_BYTES
+    greenlets = "sim.computation({'t': 1})\nsim.barrier()\n"
+    assert (
+        address_space_reserved({"labels": {"CPU": 2}, "app_source": greenlets})
+        == 2 * PROCESS_RESERVED_BYTES
+    )
+
+
+@pytest.mark.skipif(not STACKLESS_CORE, reason="stackless processes need the C core")
+def test_stackless_processes_reserve_nothing_beyond_what_they_use() -> None:
+    payload = {"labels": {"CPU": 2}, "app_source": "sim.computation({'t': 1})\n"}
+    assert address_space_reserved(payload) == 0
 
 
 def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> None:
@@ -815,7 +827,8 @@ def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> Non
     }
     payload = {
         "snapshot": snapshot,
-        "app_source": "sim.computation({'t': 0.5})\nsim.computation({'t': 0.25})\n",
+        # a barrier keeps the processes on greenlets, each with its frame-stack chunk
+        "app_source": "sim.computation({'t': 0.5})\nsim.computation({'t': 0.25})\nsim.barrier()\n",
         "labels": {"P": processes},
         "variables": {},
         "timeline_limit": 0,

@@ -1,0 +1,187 @@
+"""Application models as generator functions, for stackless processes.
+
+A simulated process on a greenlet keeps a saved C stack and a 16 KiB frame-stack chunk while
+it waits: about 11 KB a process, 10.7 GB for a million (bench/RESULTS.md). A generator keeps
+only its frame. `process_function` compiles an application model into a generator function
+whose `sim.<call>(...)` expressions are `(yield sim.<call>(...))`: the engine's
+`StacklessProcess` resumes it, and a call that must wait returns `WAIT`, which the process
+yields (simulator/engine.py).
+
+The model's own top level becomes the function's body with every name it binds declared
+`global`, so it reads and writes the process's globals exactly as the module did. Only a
+model that can keep its meaning this way is compiled: `sim` used only as `sim.<call>(...)` or
+`sim.random`, and never inside a function, class, lambda or comprehension of the model (a call
+there could not yield); no `global` statement. Anything else runs on greenlets as before.
+
+The restricted compiler (simulator.sandbox.restricted) compiles the function like any model:
+the same guards, the same refusals.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import symtable
+import types
+
+from RestrictedPython import compile_restricted_exec
+
+from simulator.sandbox.restricted import _ApplicationTransformer
+
+SIM = "sim"
+PROCESS_FUNCTION = "parasim_process"  # no leading "_": the restricted compiler checks it too
+WAITLESS_CALLS = frozenset({"now"})
+"""`sim` calls that never wait: left as they are."""
+FAST_CALLS = frozenset({"computation"})
+"""`sim` calls a stackless process makes without a greenlet (a computation without memory
+work); a model that makes others runs on greenlets, where messages cost less than on a
+borrowed one."""
+
+_NESTED_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+class _Refused(Exception):
+    """The model cannot run stackless (the reason, for tests and debugging)."""
+
+
+class _YieldingSimCalls(ast.NodeTransformer):
+    """Turn the top level's `sim.<call>(...)` into `(yield sim.<call>(...))`; refuse (raise
+    _Refused) what would change meaning."""
+
+    def __init__(self, calls: frozenset[str] | None) -> None:
+        self.calls = calls
+        self.nested = 0
+        self.yields = 0
+
+    def _scope(self, node: ast.AST) -> ast.AST:
+        self.nested += 1
+        self.generic_visit(node)
+        self.nested -= 1
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scope
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scope
+
+    def visit_Global(self, node: ast.Global) -> ast.AST:
+        raise _Refused(f"line {node.lineno}: a global statement")
+
+    visit_Nonlocal = visit_Global  # type: ignore[assignment]
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        func = node.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == SIM
+        ):
+            return self.generic_visit(node)
+        node.args = [self.visit(arg) for arg in node.args]
+        node.keywords = [self.visit(keyword) for keyword in node.keywords]
+        if func.attr in WAITLESS_CALLS:
+            return node
+        if self.nested:
+            raise _Refused(f"line {node.lineno}: sim.{func.attr} inside a nested scope")
+        if self.calls is not None and func.attr not in self.calls:
+            raise _Refused(f"line {node.lineno}: sim.{func.attr} waits on a greenlet")
+        if self.calls is not None and func.attr == "computation" and _with_memory(node):
+            raise _Refused(f"line {node.lineno}: sim.computation with memory waits on a greenlet")
+        self.yields += 1
+        return ast.copy_location(ast.Yield(value=node), node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == SIM
+            and node.attr == "random"
+            and isinstance(node.ctx, ast.Load)
+        ):
+            return node
+        return self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == SIM:
+            raise _Refused(f"line {node.lineno}: `sim` used other than as sim.<call>(...)")
+        return node
+
+
+def _with_memory(call: ast.Call) -> bool:
+    """Whether a `sim.computation(...)` call may give `memory` (its fourth argument)."""
+    return (
+        len(call.args) > 3
+        or any(isinstance(arg, ast.Starred) for arg in call.args)
+        or any(keyword.arg in (None, "memory") for keyword in call.keywords)
+    )
+
+
+@functools.lru_cache(maxsize=16)  # the sandbox child asks before its run, the run again
+def process_function(
+    source: str, filename: str, *, calls: frozenset[str] | None = FAST_CALLS
+) -> types.CodeType | None:
+    """Return the code of the generator function that runs application model `source` as a
+    stackless process (call it with the process's globals: types.FunctionType), or None when
+    the model must run on a greenlet: it waits in a call outside `calls` (None: any call, for
+    tests), or its meaning would change (see the module's docstring), or it makes no call
+    that waits. Errors are `compile_user_code`'s to report: a model it refuses gives None."""
+    try:
+        return _process_function(source, filename, calls)
+    except (_Refused, SyntaxError, TypeError, ValueError):
+        return None
+
+
+def refusal(source: str, filename: str, *, calls: frozenset[str] | None = FAST_CALLS) -> str:
+    """Return why `source` cannot run stackless ("" when it can)."""
+    try:
+        _process_function(source, filename, calls)
+    except (_Refused, SyntaxError, TypeError, ValueError) as error:
+        return str(error)
+    return ""
+
+
+def _process_function(source: str, filename: str, calls: frozenset[str] | None) -> types.CodeType:
+    tree = ast.parse(source, filename)
+    transformer = _YieldingSimCalls(calls)
+    body = [transformer.visit(statement) for statement in tree.body]
+    if not transformer.yields:
+        raise _Refused("no sim call waits")
+    top = symtable.symtable(source, filename, "exec")
+    bound = sorted(
+        symbol.get_name()
+        for symbol in top.get_symbols()
+        if symbol.is_assigned() or symbol.is_imported()
+    )
+    declarations: list[ast.stmt] = [ast.Global(names=bound)] if bound else []
+    function = ast.FunctionDef(
+        name=PROCESS_FUNCTION,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=declarations + body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+    )
+    ast.copy_location(function, tree.body[0])
+    module = ast.Module(body=[function], type_ignores=[])
+    ast.fix_missing_locations(module)
+    result = compile_restricted_exec(module, filename=filename, policy=_ApplicationTransformer)
+    if result.errors or result.code is None:
+        raise _Refused("; ".join(result.errors) or "cannot compile")
+    for constant in result.code.co_consts:
+        if isinstance(constant, types.CodeType) and constant.co_name == PROCESS_FUNCTION:
+            return constant
+    raise _Refused("no process function in the compiled code")  # cannot happen

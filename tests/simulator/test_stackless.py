@@ -1,0 +1,361 @@
+"""Stackless processes: an application model compiled into a generator function
+(simulator/sandbox/stackless.py) runs without a greenlet per process
+(simulator/engine.py StacklessProcess) and gives exactly the result it gives on greenlets.
+
+A run picks stackless processes for a model whose waiting calls are all memoizable
+computations (`runner.STACKLESS_CALLS`); the tests here also force them for every call a
+model makes (None), so that the borrowed-greenlet path of messages, collectives, memory calls
+and first evaluations gives the greenlet result too.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from simulator import engine as engine_module
+from simulator import runner
+from simulator.errors import DeadlockError, UserCodeError
+from simulator.runner import run_simulation
+from simulator.sandbox.stackless import process_function, refusal
+from tests.simulator.test_api import host_bus_device
+from tests.simulator.test_hot_path import (
+    APP,
+    CPUS_AND_A_GPU,
+    KERNEL_APP,
+    KERNEL_LABELS,
+    LABELS,
+    TWO_HOSTS_AND_A_SWITCH,
+    comparable,
+)
+
+pytestmark = pytest.mark.skipif(
+    engine_module.speedups is None, reason="stackless processes need the C core"
+)
+
+FILENAME = "<application model>"
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """Count the processes each kind of spawn made."""
+    counts = {"greenlet": 0, "stackless": 0}
+    spawn, spawn_stackless = engine_module.Engine.spawn, engine_module.Engine.spawn_stackless
+
+    def counting_spawn(self: Any, *args: Any) -> Any:
+        counts["greenlet"] += 1
+        return spawn(self, *args)
+
+    def counting_spawn_stackless(self: Any, *args: Any) -> Any:
+        counts["stackless"] += 1
+        return spawn_stackless(self, *args)
+
+    monkeypatch.setattr(engine_module.Engine, "spawn", counting_spawn)
+    monkeypatch.setattr(engine_module.Engine, "spawn_stackless", counting_spawn_stackless)
+    yield counts
+
+
+def run_both(
+    app: str,
+    labels: Mapping[str, int],
+    system: Mapping[str, Any] | None = None,
+    **kw: Any,
+) -> tuple[Any, Any]:
+    """Return the outcome of `app` on greenlets and stackless (every call): the result, or
+    the error raised, as comparable text."""
+
+    def outcome(calls: frozenset[str] | None) -> Any:
+        old = runner.STACKLESS_CALLS
+        runner.STACKLESS_CALLS = calls
+        try:
+            result = run_simulation(
+                system or host_bus_device(),
+                textwrap.dedent(app),
+                labels=dict(labels),
+                variables=kw.get("variables", {}),
+                timeline_limit=kw.get("timeline_limit", 10_000),
+            )
+        except (UserCodeError, DeadlockError) as error:
+            return f"{type(error).__name__}: {error}", getattr(error, "waiting", None)
+        finally:
+            runner.STACKLESS_CALLS = old
+        return comparable(result)
+
+    return outcome(frozenset()), outcome(None)
+
+
+# -- what runs stackless --------------------------------------------------------------------
+def test_a_model_that_only_computes_runs_stackless_and_one_that_talks_on_greenlets(
+    spawned: dict[str, int],
+) -> None:
+    computing = "for step in range(3):\n    sim.computation({'seconds': 1})\n"
+    run_simulation(host_bus_device(), computing, labels={"CPU": 2, "GPU": 1}, variables={})
+    assert spawned == {"greenlet": 0, "stackless": 3}
+
+    talking = (
+        "if tag.equals('CPU'):\n    sim.p2pCommunicationSend(1, 'GPU', 0)\n"
+        "else:\n    sim.p2pCommunicationReceive('CPU', 0)\n"
+    )
+    run_simulation(host_bus_device(), talking, labels={"CPU": 1, "GPU": 1}, variables={})
+    assert spawned == {"greenlet": 2, "stackless": 3}
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("def f():\n    sim.computation({})\nf()\n", "line 2: sim.computation inside a nested"),
+        ("f = lambda: sim.computation({})\nf()\n", "line 1: sim.computation inside a nested"),
+        ("[sim.computation({}) for _ in range(2)]\n", "line 1: sim.computation inside a nested"),
+        ("s = sim\ns.computation({})\n", "line 1: `sim` used other than as sim.<call>(...)"),
+        ("sim.computation({})\nprint(sim)\n", "line 2: `sim` used other than as sim.<call>"),
+        ("x = 1\nglobal x\nsim.computation({})\n", "line 2: a global statement"),
+        ("sim.p2pCommunicationReceive('CPU')\n", "line 1: sim.p2pCommunicationReceive waits on"),
+        ("x = sim.now()\n", "no sim call waits"),
+        ("sim.computation({}\n", "'(' was never closed"),
+    ],
+)
+def test_a_model_that_would_change_meaning_as_a_generator_is_refused(
+    source: str, reason: str
+) -> None:
+    assert process_function(source, FILENAME) is None
+    assert refusal(source, FILENAME).startswith(reason)
+
+
+def test_sim_random_now_and_nested_code_without_sim_are_allowed() -> None:
+    source = (
+        "def twice(x):\n    return 2 * x\n"
+        "t = sim.now() + sim.random.random()\n"
+        "sim.computation({'seconds': twice(1)})\n"
+        "squares = [i * i for i in range(3)]\n"
+    )
+    assert refusal(source, FILENAME) == ""
+    code = process_function(source, FILENAME)
+    assert code is not None and code.co_flags & 0x20  # CO_GENERATOR
+
+
+def test_the_restricted_compiler_still_guards_a_stackless_model() -> None:
+    # the function body goes through the same restricted compiler: a "_" name is refused
+    assert process_function("_x = 1\nsim.computation({})\n", FILENAME) is None
+
+
+# -- the same results ---------------------------------------------------------------------------
+@pytest.mark.parametrize("timeline_limit", [0, 25, 10_000])
+def test_the_hot_paths_model_gives_the_greenlet_result_stackless(timeline_limit: int) -> None:
+    greenlets, stackless = run_both(
+        APP,
+        LABELS,
+        TWO_HOSTS_AND_A_SWITCH,
+        variables={"rounds": 4},
+        timeline_limit=timeline_limit,
+    )
+    assert stackless == greenlets
+
+
+def test_kernels_and_details_give_the_greenlet_timeline_stackless() -> None:
+    greenlets, stackless = run_both(
+        KERNEL_APP, KERNEL_LABELS, CPUS_AND_A_GPU, variables={"rounds": 4}
+    )
+    assert stackless == greenlets
+    assert json.loads(stackless)["timeline"]  # the entries, in the same order
+
+
+MODELS = {
+    "top-level names are the process's globals": """
+        N = N + 4096 * rank
+        def seconds():
+            return N / 4096
+        total = 0
+        for step in range(3):
+            total += sim.computation({"seconds": seconds() + step})
+        sim.computation({"seconds": total})
+        """,
+    "a value flows back from every kind of call": """
+        if tag.equals("CPU"):
+            sim.p2pCommunicationSend(3, "GPU", rank)
+            got = sim.p2pCommunicationReceive("GPU", rank)
+            sim.computation({"seconds": got + sim.now()})
+        else:
+            got = sim.p2pCommunicationReceive("CPU", rank)
+            sim.computation({"seconds": got})
+            sim.p2pCommunicationSend(got + 1, "CPU", rank)
+        sim.barrier()
+        print("done", rank)
+        """,
+    "a failed call after a wait is caught where it was made": """
+        if tag.equals("CPU"):
+            sim.p2pCommunicationReceive("GPU", rank)
+            try:
+                sim.p2pCommunicationSend(1, "DSP")
+            except Exception as error:
+                sim.computation({"seconds": len(str(error))})
+        else:
+            sim.computation({"seconds": 2})
+            sim.p2pCommunicationSend(1, "CPU", rank)
+        """,
+    "an error names the process and the line": """
+        sim.computation({"seconds": rank})
+        if rank == 1:
+            sim.computation({"seconds": 1 / 0})
+        """,
+    "an error in a borrowed call": """
+        sim.computation({"seconds": 1})
+        sim.p2pCommunicationSend(-1, "GPU")
+        """,
+    "a deadlock names what each process waits for": """
+        try:
+            sim.computation({"seconds": 1})
+            sim.p2pCommunicationReceive("GPU" if tag.equals("CPU") else "CPU", rank)
+        finally:
+            sim.computation({"seconds": 1})
+        """,
+}
+
+
+@pytest.mark.parametrize("app", MODELS.values(), ids=MODELS.keys())
+def test_a_model_gives_the_same_outcome_stackless_and_on_greenlets(app: str) -> None:
+    greenlets, stackless = run_both(
+        app, {"CPU": 2, "GPU": 2}, host_bus_device(), variables={"N": 8192}
+    )
+    assert refusal(textwrap.dedent(app), FILENAME, calls=None) == ""
+    assert stackless == greenlets
+
+
+def test_a_stackless_error_reports_the_process_and_the_line() -> None:
+    _, stackless = run_both(MODELS["an error names the process and the line"], {"CPU": 2})
+    assert stackless == (
+        "UserCodeError: application model, line 4: ZeroDivisionError: division by zero "
+        "(process CPU[1])",
+        None,
+    )
+
+
+def test_a_stackless_deadlock_reports_the_borrowed_calls_wait() -> None:
+    _, (message, waiting) = run_both(
+        MODELS["a deadlock names what each process waits for"], {"CPU": 1, "GPU": 1}
+    )
+    assert message.startswith("DeadlockError")
+    assert waiting == {"CPU[0]": "a message from GPU[0]", "GPU[0]": "a message from CPU[0]"}
+
+
+def test_a_million_processes_worth_of_memory_is_not_kept_per_waiting_process() -> None:
+    """A waiting stackless process holds no greenlet: while 2,000 of them wait in their
+    computations (each its own params: the model is evaluated for every one), the run has
+    no greenlet of a process alive."""
+    import gc
+
+    from greenlet import greenlet
+
+    def greenlets() -> int:
+        return sum(isinstance(o, greenlet) for o in gc.get_objects())
+
+    seen: list[int] = []
+    real_resume = engine_module.StacklessProcess._end
+
+    def counting_end(self: Any) -> None:
+        if not seen:  # the first process to end: every other one is waiting
+            seen.append(greenlets() - before)
+        real_resume(self)
+
+    app = "sim.computation({'seconds': 1})\nsim.computation({'seconds': 1 + rank / 1000})\n"
+    system = host_bus_device(host_slots=2_000)
+    gc.collect()
+    before = greenlets()
+    try:
+        engine_module.StacklessProcess._end = counting_end  # type: ignore[method-assign]
+        result = run_simulation(system, app, labels={"CPU": 2_000}, variables={})
+    finally:
+        engine_module.StacklessProcess._end = real_resume  # type: ignore[method-assign]
+    assert result["overall_time_s"] == pytest.approx(3.999)
+    assert seen and seen[0] < 10  # none of a process (on greenlets: 2,000)
+
+
+# -- the engine's side: a call on a borrowed greenlet ------------------------------------------
+def test_a_borrowed_call_gives_its_value_or_raises_where_it_was_made() -> None:
+    engine = engine_module.Engine()
+    seen: list[tuple[float, object]] = []
+
+    def pause_then(value: object) -> object:
+        engine.pause(1.0)
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    def body() -> Iterator[object]:
+        value = yield proc.call(lambda: "at once")  # never blocks
+        seen.append((engine.now, value))
+        value = yield proc.call(pause_then, 42)
+        seen.append((engine.now, value))
+        try:
+            yield proc.call(pause_then, ValueError("after a wait"))
+        except ValueError as error:
+            seen.append((engine.now, str(error)))
+
+    proc = engine.spawn_stackless("p", body())
+    assert engine.run() == 2.0
+    assert seen == [(0.0, "at once"), (1.0, 42), (2.0, "after a wait")]
+    assert proc.finished and proc.finish_time == 2.0 and proc.carrier is None
+
+
+def test_a_borrowed_call_resumes_its_process_in_the_order_greenlets_do() -> None:
+    def orders(stackless: bool) -> list[str]:
+        engine = engine_module.Engine()
+        order: list[str] = []
+
+        def schedule_then_pause() -> None:
+            engine.schedule(1.0, lambda _: order.append("callback"))
+            engine.pause(1.0)
+
+        def a() -> Iterator[object]:
+            yield procs[0].call(engine.pause, 1.0)
+            order.append("a resumed")
+
+        def b() -> Iterator[object]:
+            yield procs[1].call(schedule_then_pause)
+            order.append("b resumed")
+
+        def greenlet_body(name: str, call: Any, *args: Any) -> None:
+            call(*args)
+            order.append(f"{name} resumed")
+
+        if stackless:
+            procs = [engine.spawn_stackless("a", a()), engine.spawn_stackless("b", b())]
+        else:
+            engine.spawn("a", greenlet_body, "a", engine.pause, 1.0)
+            engine.spawn("b", greenlet_body, "b", schedule_then_pause)
+        engine.run()
+        return order
+
+    # a's wake-up, the callback, b's wake-up, all at t=1: each process runs on at its own
+    assert (
+        orders(stackless=True)
+        == orders(stackless=False)
+        == [
+            "a resumed",
+            "callback",
+            "b resumed",
+        ]
+    )
+
+
+def test_close_ends_a_stackless_process_waiting_in_a_borrowed_call() -> None:
+    engine = engine_module.Engine()
+    box = engine_module.Mailbox(engine, "box")
+    unwound: list[str] = []
+
+    def body() -> Iterator[object]:
+        try:
+            yield proc.call(box.get)
+        finally:
+            unwound.append("finally")
+
+    proc = engine.spawn_stackless("p", body())
+    with pytest.raises(DeadlockError):
+        engine.run()
+    assert proc.waiting == "a message in box"
+    engine.close()
+    assert unwound == ["finally"]
+    assert proc.carrier is None
