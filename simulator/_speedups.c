@@ -836,6 +836,7 @@ typedef struct {
     PyObject *pending;        /* a stackless computation's duration while it runs, or NULL */
     PyObject *pending_params; /* ... its params */
     PyObject *pending_detail; /* ... the model's computationDetail for it, or NULL */
+    PyObject *continuation;   /* what turns a stackless wait's value into the call's, or NULL */
     double pending_start;     /* ... and when it started */
 } SimCore;
 
@@ -1127,14 +1128,22 @@ SimCore_start_computing(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* SimCore._resumed(value): what a stackless process's wait gives back. After a computation
  * (SimCore.computation's stackless path) the rest of `_pause_computing`: the usage stops, the
- * seconds count as computing, the timeline keeps the entry; its duration is the value. Any
- * other wait's value passes through. */
+ * seconds count as computing, the timeline keeps the entry; its duration is the value. After
+ * another wait, what its continuation (`_continuation`, set by the call) makes of the value
+ * (a receive: the message's size); else the value. */
 static PyObject *
 SimCore_resumed(SimCore *self, PyObject *value)
 {
     PyObject *duration = self->pending;
-    if (duration == NULL)
-        return Py_NewRef(value);
+    if (duration == NULL) {
+        PyObject *continuation = self->continuation;
+        if (continuation == NULL || continuation == Py_None)
+            return Py_NewRef(value);
+        self->continuation = NULL; /* its one use; the call may set the next */
+        PyObject *result = PyObject_CallOneArg(continuation, value);
+        Py_DECREF(continuation);
+        return result;
+    }
     PyObject *params = self->pending_params, *detail = self->pending_detail;
     self->pending = self->pending_params = self->pending_detail = NULL;
     double end = ((Core *)self->engine)->now;
@@ -1256,6 +1265,7 @@ SimCore_traverse(SimCore *self, visitproc visit, void *arg)
     Py_VISIT(self->pending);
     Py_VISIT(self->pending_params);
     Py_VISIT(self->pending_detail);
+    Py_VISIT(self->continuation);
     Py_VISIT(Py_TYPE(self));
     return 0;
 }
@@ -1274,6 +1284,7 @@ SimCore_clear(SimCore *self)
     Py_CLEAR(self->pending);
     Py_CLEAR(self->pending_params);
     Py_CLEAR(self->pending_detail);
+    Py_CLEAR(self->continuation);
     return 0;
 }
 
@@ -1309,6 +1320,7 @@ static PyMemberDef SimCore_members[] = {
     {"_timeline", T_OBJECT, offsetof(SimCore, timeline), 0, NULL},
     {"_usage", T_OBJECT, offsetof(SimCore, usage), 0, NULL},
     {"_stackless", T_OBJECT, offsetof(SimCore, stackless), 0, NULL},
+    {"_continuation", T_OBJECT, offsetof(SimCore, continuation), 0, NULL},
     {NULL},
 };
 

@@ -37,13 +37,14 @@ Semantics (where MERPSYS leaves a choice, the choice is written here):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from greenlet import getcurrent
 
-from simulator.engine import Process, speedups
+from simulator.engine import WAIT, Process, speedups
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 
 if TYPE_CHECKING:
@@ -136,12 +137,13 @@ class _PythonSimCore:
     does not answer itself, so both give the same results."""
 
     __slots__ = (
+        "_continuation",  # the C core's fields: a StacklessSim's (C core only)
         "_details",
         "_engine",
         "_figures",
         "_memo",
         "_process",
-        "_stackless",  # the C core's field: a StacklessSim's process (C core only)
+        "_stackless",
         "_timeline",
         "_usage",
     )
@@ -277,6 +279,10 @@ class Sim(_SimCore):
     def _receive(self, accept: Callable[[Message], bool], waiting: str) -> Message:
         started = self._engine.now
         message: Message = self._state.mailbox.get(accept, waiting)
+        return self._received(started, message)
+
+    def _received(self, started: float, message: Message) -> Message:
+        """Account a receive that began at `started` and got `message` now; return it."""
         now = self._engine.now
         if now > started:
             figures = self._state.figures
@@ -555,6 +561,9 @@ class Sim(_SimCore):
             accept, waiting = self._receiver(source_label, source_rank)
         return self._receive(accept, waiting).size
 
+    def _received_size(self, started: float, message: Message) -> float:
+        return self._received(started, message).size
+
     def _receiver(
         self, source_label: object, source_rank: object
     ) -> tuple[Callable[[Message], bool], str]:
@@ -698,8 +707,26 @@ class StacklessSim(Sim):
 
     memoryAccess = _on_borrowed_greenlet(Sim.memoryAccess)
     memoryFlush = _on_borrowed_greenlet(Sim.memoryFlush)
-    p2pCommunicationSend = _on_borrowed_greenlet(Sim.p2pCommunicationSend)
-    p2pCommunicationReceive = _on_borrowed_greenlet(Sim.p2pCommunicationReceive)
+    # p2pCommunicationSend never waits: Sim's, on whichever greenlet runs the process
+
+    def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> Any:
+        """Sim's receive: a message already there is taken at once; else the process waits
+        in the mailbox (no greenlet) and `_received_size` accounts the message it gets."""
+        if isinstance(getcurrent(), Process):  # on a borrowed greenlet: block as Sim does
+            return Sim.p2pCommunicationReceive(self, source_label, source_rank)
+        try:
+            accept, waiting = self._receivers[source_label, source_rank, source_rank.__class__]
+        except (KeyError, TypeError):  # the first receive from this source (or unhashable)
+            accept, waiting = self._receiver(source_label, source_rank)
+        started = self._engine.now
+        mailbox = self._state.mailbox
+        message = mailbox.take(accept)
+        if message is not None:
+            return self._received(started, message).size
+        mailbox.wait(self._stackless, accept, waiting)
+        self._continuation = functools.partial(self._received_size, started)
+        return WAIT
+
     broadcast = _on_borrowed_greenlet(Sim.broadcast)
     scatter = _on_borrowed_greenlet(Sim.scatter)
     gather = _on_borrowed_greenlet(Sim.gather)

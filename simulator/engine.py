@@ -113,7 +113,16 @@ class StacklessProcess(_StacklessCore):
     error itself).
     """
 
-    __slots__ = ("carrier", "data", "engine", "finish_time", "finished", "name", "on_error")
+    __slots__ = (
+        "_waiting",
+        "carrier",
+        "data",
+        "engine",
+        "finish_time",
+        "finished",
+        "name",
+        "on_error",
+    )
 
     def __init__(
         self,
@@ -131,12 +140,17 @@ class StacklessProcess(_StacklessCore):
         self.data: Any = None
         self.carrier: _Carrier | None = None  # the greenlet of a call that blocked
         self.on_error: Callable[[BaseException, str], BaseException | None] | None = None
+        self._waiting: str | None = None
 
     @property
     def waiting(self) -> str | None:
-        """What the process waits for (its borrowed greenlet's wait), None if nothing."""
+        """What the process waits for (in a mailbox, or its borrowed greenlet's wait)."""
         carrier = self.carrier
-        return None if carrier is None else carrier.waiting
+        return self._waiting if carrier is None else carrier.waiting
+
+    @waiting.setter
+    def waiting(self, waiting: str | None) -> None:
+        self._waiting = waiting
 
     def fail(self, error: BaseException) -> None:
         """Resume the process by raising `error` where it waits (its borrowed call failed)."""
@@ -654,6 +668,21 @@ class Mailbox:
             raise RuntimeError(NOT_IN_PROCESS.format(primitive="Mailbox.get"))
         self._getters.append([current, accept])
         return self.engine.suspend(waiting or f"a message in {self.name}")
+
+    def take(self, accept: Callable[[Any], bool]) -> Any:
+        """Return the oldest message `accept` takes, None when there is none (no waiting)."""
+        items = self._items
+        for index, item in enumerate(items):
+            if accept(item):
+                del items[index]
+                return item
+        return None
+
+    def wait(self, proc: StacklessProcess, accept: Callable[[Any], bool], waiting: str) -> None:
+        """Have stackless process `proc` wait for the next message `accept` takes: `put` wakes
+        it with the message, as it does a blocked `get`."""
+        proc.waiting = waiting
+        self._getters.append([proc, accept])
 
 
 class Resource:

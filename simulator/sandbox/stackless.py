@@ -30,12 +30,12 @@ from simulator.sandbox.restricted import _ApplicationTransformer
 
 SIM = "sim"
 PROCESS_FUNCTION = "parasim_process"  # no leading "_": the restricted compiler checks it too
-WAITLESS_CALLS = frozenset({"now"})
+WAITLESS_CALLS = frozenset({"now", "p2pCommunicationSend"})
 """`sim` calls that never wait: left as they are."""
-FAST_CALLS = frozenset({"computation"})
+FAST_CALLS = frozenset({"computation", "p2pCommunicationReceive"})
 """`sim` calls a stackless process makes without a greenlet (a computation without memory
-work); a model that makes others runs on greenlets, where messages cost less than on a
-borrowed one."""
+work, a receive); a model that makes others (collectives, memory calls) runs on greenlets,
+where they cost less than on a borrowed one."""
 
 _NESTED_SCOPES = (
     ast.FunctionDef,

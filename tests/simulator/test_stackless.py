@@ -89,7 +89,7 @@ def run_both(
 
 
 # -- what runs stackless --------------------------------------------------------------------
-def test_a_model_that_only_computes_runs_stackless_and_one_that_talks_on_greenlets(
+def test_a_model_that_computes_and_talks_runs_stackless_and_one_that_meets_on_greenlets(
     spawned: dict[str, int],
 ) -> None:
     computing = "for step in range(3):\n    sim.computation({'seconds': 1})\n"
@@ -101,7 +101,11 @@ def test_a_model_that_only_computes_runs_stackless_and_one_that_talks_on_greenle
         "else:\n    sim.p2pCommunicationReceive('CPU', 0)\n"
     )
     run_simulation(host_bus_device(), talking, labels={"CPU": 1, "GPU": 1}, variables={})
-    assert spawned == {"greenlet": 2, "stackless": 3}
+    assert spawned == {"greenlet": 0, "stackless": 5}
+
+    meeting = talking + "sim.barrier()\n"
+    run_simulation(host_bus_device(), meeting, labels={"CPU": 1, "GPU": 1}, variables={})
+    assert spawned == {"greenlet": 2, "stackless": 5}
 
 
 @pytest.mark.parametrize(
@@ -113,7 +117,8 @@ def test_a_model_that_only_computes_runs_stackless_and_one_that_talks_on_greenle
         ("s = sim\ns.computation({})\n", "line 1: `sim` used other than as sim.<call>(...)"),
         ("sim.computation({})\nprint(sim)\n", "line 2: `sim` used other than as sim.<call>"),
         ("x = 1\nglobal x\nsim.computation({})\n", "line 2: a global statement"),
-        ("sim.p2pCommunicationReceive('CPU')\n", "line 1: sim.p2pCommunicationReceive waits on"),
+        ("sim.barrier()\n", "line 1: sim.barrier waits on a greenlet"),
+        ("sim.computation({}, memory={})\n", "line 1: sim.computation with memory waits"),
         ("x = sim.now()\n", "no sim call waits"),
         ("sim.computation({}\n", "'(' was never closed"),
     ],
