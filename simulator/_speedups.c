@@ -1404,6 +1404,10 @@ stackless_resume(PyObject *target, PyObject *value)
         given = SimCore_resumed((SimCore *)self->sim, value);
         if (given == NULL)
             return NULL;
+        if (given == wait_marker) { /* the call waits again (a gather's next message) */
+            Py_DECREF(given);
+            Py_RETURN_NONE;
+        }
     }
     else
         given = Py_NewRef(value);

@@ -50,7 +50,7 @@ from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from simulator.engine import Engine, StacklessProcess
+    from simulator.engine import Engine, EventCount, StacklessProcess
     from simulator.platform import Hop, Message, ProcessState, World
     from simulator.results import ProcessFigures, Timeline, Usage
 
@@ -155,6 +155,7 @@ class _PythonSimCore:
         _process: str  # the process's name, for its timeline entries
         _timeline: Timeline
         _usage: Usage
+        _continuation: Callable[[Any], object] | None  # a StacklessSim's (the C core's)
 
         def _computation_memo(self) -> dict[object, float] | None: ...
         def _pause_computing(
@@ -561,9 +562,6 @@ class Sim(_SimCore):
             accept, waiting = self._receiver(source_label, source_rank)
         return self._receive(accept, waiting).size
 
-    def _received_size(self, started: float, message: Message) -> float:
-        return self._received(started, message).size
-
     def _receiver(
         self, source_label: object, source_rank: object
     ) -> tuple[Callable[[Message], bool], str]:
@@ -606,7 +604,7 @@ class Sim(_SimCore):
         root_label: object,
         root_rank: object,
         labels: object,
-    ) -> None:
+    ) -> object:
         call = f"sim.{kind}"
         names, members, root = self._rooted(call, root_label, root_rank, labels)
         channel = self._collective_channel(kind, names, root.name)
@@ -614,27 +612,50 @@ class Sim(_SimCore):
             for member in members:
                 if member is not root:
                     self._world.send(root, member, share, None, channel)
-            return
-        self._receive(lambda message: message.channel == channel, f"the {kind} from {root.name}")
+            return None
+        return self._collective_receive(channel, f"the {kind} from {root.name}")
+
+    def _collective_receive(self, channel: object, waiting: str) -> object:
+        """Receive a collective's message on `channel` (StacklessSim: without a greenlet)."""
+        self._receive(lambda message: message.channel == channel, waiting)
+        return None
+
+    def _gather_messages(self, channel: object, count: int) -> object:
+        """The gather's root: receive `count` messages on `channel`."""
+        for _ in range(count):
+            self._receive(lambda message: message.channel == channel, "the gather's messages")
+        return None
+
+    def _barrier_wait(self, event_count: EventCount, generation: int, started: float) -> object:
+        """Wait at the barrier until `event_count` reaches `generation`; account the wait."""
+        event_count.await_(generation)
+        self._barrier_waited(started)
+        return None
+
+    def _barrier_waited(self, started: float, _value: object = None) -> None:
+        now = self._engine.now
+        if now > started:
+            self._state.figures.wait_s += now - started
+            self._world.timeline.add(self._state.name, "barrier", started, now)
 
     def broadcast(
         self, size: object, root_label: object, root_rank: object = 0, labels: object = None
-    ) -> None:
+    ) -> Any:
         """Every participant receives the root's `size` bytes (the root does not block)."""
         size_b = self._check_size("sim.broadcast", size)
-        self._spread("broadcast", size_b, size_b, root_label, root_rank, labels)
+        return self._spread("broadcast", size_b, size_b, root_label, root_rank, labels)
 
     def scatter(
         self, size: object, root_label: object, root_rank: object = 0, labels: object = None
-    ) -> None:
+    ) -> Any:
         """The root's `size` bytes are split evenly; each other participant receives its share."""
         size_b = self._check_size("sim.scatter", size)
         _, members, _ = self._participants("sim.scatter", labels)
-        self._spread("scatter", size_b, size_b / len(members), root_label, root_rank, labels)
+        return self._spread("scatter", size_b, size_b / len(members), root_label, root_rank, labels)
 
     def gather(
         self, size: object, root_label: object, root_rank: object = 0, labels: object = None
-    ) -> None:
+    ) -> Any:
         """Each other participant sends `size` bytes to the root, which waits for all of them."""
         call = "sim.gather"
         size_b = self._check_size(call, size)
@@ -642,19 +663,25 @@ class Sim(_SimCore):
         channel = self._collective_channel("gather", names, root.name)
         if self._state is not root:
             self._world.send(self._state, root, size_b, None, channel)
-            return
-        for _ in range(len(members) - 1):
-            self._receive(lambda message: message.channel == channel, "the gather's messages")
+            return None
+        return self._gather_messages(channel, len(members) - 1)
 
-    def barrier(self, labels: object = None) -> None:
+    def barrier(self, labels: object = None) -> Any:
         """Block until every participant (processes of `labels`, default all) reached it."""
         names, members, _ = self._participants("sim.barrier", labels)
         started = self._engine.now
-        self._world.barrier(names, len(members))
-        now = self._engine.now
-        if now > started:
-            self._state.figures.wait_s += now - started
-            self._world.timeline.add(self._state.name, "barrier", started, now)
+        waiting = self._world.arrive(names, len(members))
+        if waiting is None:  # the last to arrive: nobody waits any more
+            return None
+        return self._barrier_wait(*waiting, started)
+
+
+def _size(message: Message) -> float:
+    return message.size
+
+
+def _no_value(_message: Message) -> None:
+    return None
 
 
 def _on_borrowed_greenlet(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -718,16 +745,53 @@ class StacklessSim(Sim):
             accept, waiting = self._receivers[source_label, source_rank, source_rank.__class__]
         except (KeyError, TypeError):  # the first receive from this source (or unhashable)
             accept, waiting = self._receiver(source_label, source_rank)
+        return self._wait_for_message(accept, waiting, _size)
+
+    # broadcast, scatter, gather and barrier are Sim's, waiting through these:
+
+    def _collective_receive(self, channel: object, waiting: str) -> object:
+        if isinstance(getcurrent(), Process):
+            return Sim._collective_receive(self, channel, waiting)
+        return self._wait_for_message(
+            lambda message: message.channel == channel, waiting, _no_value
+        )
+
+    def _gather_messages(self, channel: object, count: int) -> object:
+        if isinstance(getcurrent(), Process):
+            return Sim._gather_messages(self, channel, count)
+
+        def accept(message: Message) -> bool:
+            return message.channel == channel
+
+        def rest(remaining: int) -> object:
+            if remaining == 0:
+                return None
+            return self._wait_for_message(
+                accept, "the gather's messages", lambda _message: rest(remaining - 1)
+            )
+
+        return rest(count)
+
+    def _barrier_wait(self, event_count: EventCount, generation: int, started: float) -> object:
+        if isinstance(getcurrent(), Process):
+            return Sim._barrier_wait(self, event_count, generation, started)
+        if not event_count.wait(self._stackless, generation):
+            self._barrier_waited(started)
+            return None
+        self._continuation = functools.partial(self._barrier_waited, started)
+        return WAIT
+
+    def _wait_for_message(
+        self, accept: Callable[[Message], bool], waiting: str, then: Callable[[Message], object]
+    ) -> object:
+        """Return `then(message)` for the oldest message `accept` takes, accounted as a
+        receive; WAIT when there is none yet: the process then waits in its mailbox, and
+        gets `then(message)` (which may wait again) when the message comes."""
         started = self._engine.now
         mailbox = self._state.mailbox
         message = mailbox.take(accept)
         if message is not None:
-            return self._received(started, message).size
+            return then(self._received(started, message))
         mailbox.wait(self._stackless, accept, waiting)
-        self._continuation = functools.partial(self._received_size, started)
+        self._continuation = lambda message: then(self._received(started, message))
         return WAIT
-
-    broadcast = _on_borrowed_greenlet(Sim.broadcast)
-    scatter = _on_borrowed_greenlet(Sim.scatter)
-    gather = _on_borrowed_greenlet(Sim.gather)
-    barrier = _on_borrowed_greenlet(Sim.barrier)

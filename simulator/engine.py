@@ -604,7 +604,19 @@ class EventCount:
         if self.count >= value:
             return
         self._waiters.append([value, self.engine.current])
-        self.engine.suspend(f"{self.name} to reach {value} (now {self.count})")
+        self.engine.suspend(self._waiting(value))
+
+    def wait(self, proc: StacklessProcess, value: int) -> bool:
+        """Have stackless process `proc` wait until the count reaches `value` (`advance`
+        wakes it as it does an `await_`); False when it has already."""
+        if self.count >= value:
+            return False
+        proc.waiting = self._waiting(value)
+        self._waiters.append([value, proc])
+        return True
+
+    def _waiting(self, value: int) -> str:
+        return f"{self.name} to reach {value} (now {self.count})"
 
     def advance(self) -> None:
         """Increment the count and wake every process whose awaited value is now reached."""

@@ -350,6 +350,15 @@ class World:
 
     def barrier(self, participants: tuple[str, ...], count: int) -> None:
         """Block the caller until `count` processes reached the barrier of `participants`."""
+        waiting = self.arrive(participants, count)
+        if waiting is not None:
+            event_count, generation = waiting
+            event_count.await_(generation)
+
+    def arrive(self, participants: tuple[str, ...], count: int) -> tuple[EventCount, int] | None:
+        """Count one more process at the barrier of `participants` (`count` of them meet
+        there): None when it was the last, which lets the others go; else the event count
+        and the value it must wait for."""
         entry = self._barriers.get(participants)
         if entry is None:
             entry = (EventCount(self.engine, f"barrier {'/'.join(participants)}"), [0])
@@ -360,5 +369,5 @@ class World:
         if arrived[0] == count:
             arrived[0] = 0
             event_count.advance()
-        else:
-            event_count.await_(generation)
+            return None
+        return event_count, generation

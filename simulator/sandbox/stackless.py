@@ -11,7 +11,9 @@ The model's own top level becomes the function's body with every name it binds d
 `global`, so it reads and writes the process's globals exactly as the module did. Only a
 model that can keep its meaning this way is compiled: `sim` used only as `sim.<call>(...)` or
 `sim.random`, and never inside a function, class, lambda or comprehension of the model (a call
-there could not yield); no `global` statement. Anything else runs on greenlets as before.
+there could not yield); no `global` statement; no memory call (those wait on greenlets in
+the memory hierarchy's Python, which a stackless process would borrow one per call for).
+Anything else runs on greenlets as before.
 
 The restricted compiler (simulator.sandbox.restricted) compiles the function like any model:
 the same guards, the same refusals.
@@ -32,9 +34,11 @@ SIM = "sim"
 PROCESS_FUNCTION = "parasim_process"  # no leading "_": the restricted compiler checks it too
 WAITLESS_CALLS = frozenset({"now", "p2pCommunicationSend"})
 """`sim` calls that never wait: left as they are."""
-FAST_CALLS = frozenset({"computation", "p2pCommunicationReceive"})
+FAST_CALLS = frozenset(
+    {"computation", "p2pCommunicationReceive", "broadcast", "scatter", "gather", "barrier"}
+)
 """`sim` calls a stackless process makes without a greenlet (a computation without memory
-work, a receive); a model that makes others (collectives, memory calls) runs on greenlets,
+work, receives, collectives); a model that makes others (memory calls) runs on greenlets,
 where they cost less than on a borrowed one."""
 
 _NESTED_SCOPES = (

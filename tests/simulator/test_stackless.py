@@ -89,7 +89,7 @@ def run_both(
 
 
 # -- what runs stackless --------------------------------------------------------------------
-def test_a_model_that_computes_and_talks_runs_stackless_and_one_that_meets_on_greenlets(
+def test_a_model_that_computes_talks_and_meets_runs_stackless(
     spawned: dict[str, int],
 ) -> None:
     computing = "for step in range(3):\n    sim.computation({'seconds': 1})\n"
@@ -103,9 +103,14 @@ def test_a_model_that_computes_and_talks_runs_stackless_and_one_that_meets_on_gr
     run_simulation(host_bus_device(), talking, labels={"CPU": 1, "GPU": 1}, variables={})
     assert spawned == {"greenlet": 0, "stackless": 5}
 
-    meeting = talking + "sim.barrier()\n"
+    meeting = talking + "sim.barrier()\nsim.gather(1, 'CPU', 0)\n"
     run_simulation(host_bus_device(), meeting, labels={"CPU": 1, "GPU": 1}, variables={})
-    assert spawned == {"greenlet": 2, "stackless": 5}
+    assert spawned == {"greenlet": 0, "stackless": 7}
+
+    # a call in a function of the model cannot yield: its processes run on greenlets
+    helper = "def meet():\n    sim.barrier()\nmeet()\n"
+    run_simulation(host_bus_device(), helper, labels={"CPU": 1, "GPU": 1}, variables={})
+    assert spawned == {"greenlet": 2, "stackless": 7}
 
 
 @pytest.mark.parametrize(
@@ -117,7 +122,7 @@ def test_a_model_that_computes_and_talks_runs_stackless_and_one_that_meets_on_gr
         ("s = sim\ns.computation({})\n", "line 1: `sim` used other than as sim.<call>(...)"),
         ("sim.computation({})\nprint(sim)\n", "line 2: `sim` used other than as sim.<call>"),
         ("x = 1\nglobal x\nsim.computation({})\n", "line 2: a global statement"),
-        ("sim.barrier()\n", "line 1: sim.barrier waits on a greenlet"),
+        ("sim.memoryFlush()\n", "line 1: sim.memoryFlush waits on a greenlet"),
         ("sim.computation({}, memory={})\n", "line 1: sim.computation with memory waits"),
         ("x = sim.now()\n", "no sim call waits"),
         ("sim.computation({}\n", "'(' was never closed"),
