@@ -9,10 +9,11 @@ sandbox's restricted compiler and run once per simulated process, each with its 
 
 from __future__ import annotations
 
+import functools
 import gc
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import CodeType, FunctionType
 from typing import Any, cast
@@ -58,7 +59,7 @@ from simulator.sandbox.restricted import (
     user_error_from_exception,
     user_globals,
 )
-from simulator.sandbox.stackless import FAST_CALLS, process_function
+from simulator.sandbox.stackless import FAST_CALLS, module_error, parameters, process_function
 from simulator.shallow import MAX_CONTEXTS, ShallowFunctions, has_twin
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 
@@ -116,6 +117,7 @@ def _run_application(code: CodeType, namespace: dict[str, object], name: str) ->
 def _reported(error: BaseException, name: str) -> BaseException | None:
     """Return the SimulationError to report for what process `name`'s model raised, None
     when `error` is one to pass on as it is."""
+    error = module_error(error)  # a stackless process's function: what its module raises
     if isinstance(error, SimulationError):
         if not isinstance(error, UserCodeError) or error.process is not None:
             return None
@@ -206,16 +208,41 @@ def address_space_reserved(payload: Mapping[str, Any]) -> int:
     v8 = (
         V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * min(len(contexts), MAX_CONTEXTS) if contexts else 0
     )
-    app = payload.get("app_source")
-    if STACKLESS_CORE and isinstance(app, str) and _stackless_function(app) is not None:
+    app, variables = payload.get("app_source"), payload.get("variables")
+    names = variables if isinstance(variables, Mapping) else {}
+    if STACKLESS_CORE and isinstance(app, str) and _stackless_function(app, names) is not None:
         return v8
     return v8 + PROCESS_RESERVED_BYTES * processes
 
 
-def _stackless_function(app_source: str) -> CodeType | None:
+# What every process of a run sees alike, in the run's builtins (restricted.shared_builtins).
+API_BUILTINS = {
+    "ConstVar": ConstVar,
+    "SoftwareStack": SoftwareStack,
+    "OptimizationType": OptimizationType,
+    "HashMap": HashMap,
+}
+# What each process has of its own besides the launch variables (its globals, or arguments
+# of a stackless process's function).
+PROCESS_NAMES = frozenset({"sim", "tag", "rank", "labels"})
+
+
+@functools.cache
+def _shared_names() -> frozenset[str]:
+    return frozenset(shared_builtins(API_BUILTINS))
+
+
+def _stackless_function(app_source: str, variables: Iterable[object]) -> CodeType | None:
     """Return the generator function `app_source` runs as in stackless processes, or None
     when its processes run on greenlets (simulator.sandbox.stackless)."""
-    return process_function(app_source, APP_FILENAME, calls=STACKLESS_CALLS)
+    names = frozenset(name for name in variables if isinstance(name, str)) | PROCESS_NAMES
+    return process_function(
+        app_source,
+        APP_FILENAME,
+        calls=STACKLESS_CALLS,
+        arguments=names,
+        shared=_shared_names(),
+    )
 
 
 def needs_v8(payload: Mapping[str, Any]) -> bool:
@@ -403,7 +430,8 @@ def _simulate(
 
     engine = Engine(seed)
     # the processes run stackless when the model allows it (simulator.sandbox.stackless)
-    stackless = _stackless_function(app_source) if engine.stackless else None
+    stackless = _stackless_function(app_source, launch_variables) if engine.stackless else None
+    arguments = () if stackless is None else parameters(stackless)
     functions_by_pair: dict[tuple[str, str], ShallowFunctions] = {}
     nodes: dict[str, NodeRuntime] = {}
     figures: list[ComponentFigures] = []
@@ -476,32 +504,24 @@ def _simulate(
     states = [ProcessState(engine, slot) for slot in slots]
     world = World(engine, nodes, Routes(system), states, timeline, active_memory)
     label_counts = {label: int(count) for label, count in labels.items()}
-    # what every process sees alike, in one table for the run (the rest per process)
-    builtins = shared_builtins(
-        {
-            "ConstVar": ConstVar,
-            "SoftwareStack": SoftwareStack,
-            "OptimizationType": OptimizationType,
-            "HashMap": HashMap,
-        }
-    )
+    builtins = shared_builtins(API_BUILTINS)  # one table for the run's processes
     for state in states:
         sim = (Sim if stackless is None else StacklessSim)(world, state, label_counts)
-        namespace = user_globals(
-            {
-                **launch_variables,
-                "sim": sim,
-                "tag": Label(state.slot.label),
-                "rank": state.slot.rank,
-                "labels": dict(label_counts),
-            },
-            builtins,
-        )
+        names: dict[str, object] = {
+            **launch_variables,
+            "sim": sim,
+            "tag": Label(state.slot.label),
+            "rank": state.slot.rank,
+            "labels": dict(label_counts),
+        }
+        # a stackless process's function takes some as arguments: its fast locals
+        values = [names.pop(name) for name in arguments]
+        namespace = user_globals(names, builtins)
         process: Process | StacklessProcess
         if stackless is None:
             process = engine.spawn(state.name, _run_application, code, namespace, state.name)
         else:
-            generator = FunctionType(stackless, namespace)()
+            generator = FunctionType(stackless, namespace)(*values)
             process = engine.spawn_stackless(state.name, generator, sim)
             process.on_error = _reported  # _run_application's reporting
             cast(StacklessSim, sim)._stackless = process

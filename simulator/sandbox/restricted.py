@@ -163,9 +163,13 @@ class ModelTransformer(RestrictingNodeTransformer):
     TRUSTED_GLOBALS: frozenset[str] = frozenset()
 
     def visit_Module(self, node: ast.Module) -> ast.AST | None:
-        self._trusted = self.TRUSTED_GLOBALS - bound_names(node)
+        self._trusted = self.TRUSTED_GLOBALS - self.bound_by_model(node)
         visited = super().visit_Module(node)
         return visited if isinstance(visited, ast.AST) else None
+
+    def bound_by_model(self, node: ast.Module) -> set[str]:
+        """Return the names the model binds (a trusted name it binds is not trusted)."""
+        return bound_names(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST | None:
         value = node.value

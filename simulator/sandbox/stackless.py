@@ -7,11 +7,16 @@ whose `sim.<call>(...)` expressions are `(yield sim.<call>(...))`: the engine's
 `StacklessProcess` resumes it, and a call that must wait returns `WAIT`, which the process
 yields (simulator/engine.py).
 
-The model's own top level becomes the function's body with every name it binds declared
-`global`, so it reads and writes the process's globals exactly as the module did. Only a
+The model's own top level becomes the function's body. A name it binds that nothing else can
+see (no function, class, lambda or comprehension of the model names it, and it does not
+shadow a builtin) is the function's local, and so is a per-process name the run passes in
+(`sim`, `rank`, a launch variable...: the function's parameters), so the top level's loops
+run on fast locals; every other name it binds is declared `global`, so the process's globals
+are read and written exactly as the module did. Reading a local before it is bound raises
+the NameError the module would have (`module_error`). Only a
 model that can keep its meaning this way is compiled: `sim` used only as `sim.<call>(...)` or
 `sim.random`, and never inside a function, class, lambda or comprehension of the model (a call
-there could not yield); no `global` statement; no memory call (those wait on greenlets in
+there could not yield); no `global` statement at its top level; no memory call (those wait on greenlets in
 the memory hierarchy's Python, which a stackless process would borrow one per call for).
 Anything else runs on greenlets as before.
 
@@ -22,13 +27,15 @@ the same guards, the same refusals.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
+import re
 import symtable
 import types
 
 from RestrictedPython import compile_restricted_exec
 
-from simulator.sandbox.restricted import _ApplicationTransformer
+from simulator.sandbox.restricted import _ApplicationTransformer, bound_names
 
 SIM = "sim"
 PROCESS_FUNCTION = "parasim_process"  # no leading "_": the restricted compiler checks it too
@@ -51,6 +58,18 @@ _NESTED_SCOPES = (
     ast.DictComp,
     ast.GeneratorExp,
 )
+
+
+class _ProcessFunctionTransformer(_ApplicationTransformer):
+    """The application models' policy for the process function, whose parameters the run
+    binds (to the process's `sim`, rank, launch variables), not the model: `sim` stays
+    trusted when the model's own code (the function's body) never binds it."""
+
+    def bound_by_model(self, node: ast.Module) -> set[str]:
+        function = node.body[0]
+        if not isinstance(function, ast.FunctionDef):  # cannot happen: _process_function's
+            return bound_names(node)
+        return bound_names(ast.Module(body=function.body, type_ignores=[]))
 
 
 class _Refused(Exception):
@@ -76,7 +95,9 @@ class _YieldingSimCalls(ast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scope
 
     def visit_Global(self, node: ast.Global) -> ast.AST:
-        raise _Refused(f"line {node.lineno}: a global statement")
+        if not self.nested:  # the top level's own names are declared here
+            raise _Refused(f"line {node.lineno}: a global statement")
+        return node
 
     visit_Nonlocal = visit_Global  # type: ignore[assignment]
 
@@ -128,46 +149,124 @@ def _with_memory(call: ast.Call) -> bool:
 
 @functools.lru_cache(maxsize=16)  # the sandbox child asks before its run, the run again
 def process_function(
-    source: str, filename: str, *, calls: frozenset[str] | None = FAST_CALLS
+    source: str,
+    filename: str,
+    *,
+    calls: frozenset[str] | None = FAST_CALLS,
+    arguments: frozenset[str] = frozenset(),
+    shared: frozenset[str] = frozenset(),
 ) -> types.CodeType | None:
     """Return the code of the generator function that runs application model `source` as a
-    stackless process (call it with the process's globals: types.FunctionType), or None when
-    the model must run on a greenlet: it waits in a call outside `calls` (None: any call, for
-    tests), or its meaning would change (see the module's docstring), or it makes no call
-    that waits. Errors are `compile_user_code`'s to report: a model it refuses gives None."""
+    stackless process, or None when the model must run on a greenlet: it waits in a call
+    outside `calls` (None: any call, for tests), or its meaning would change (see the
+    module's docstring), or it makes no call that waits. Errors are `compile_user_code`'s to
+    report: a model it refuses gives None.
+
+    `arguments` are the per-process names the run can pass as arguments (the others stay
+    in the process's globals); `shared`, the names of the run's builtins (a model that binds
+    one keeps it global). Call the function with the process's globals
+    (types.FunctionType) and the values of its parameters (`parameters`), in order.
+    """
     try:
-        return _process_function(source, filename, calls)
+        return _process_function(source, filename, calls, arguments, shared)
     except (_Refused, SyntaxError, TypeError, ValueError):
         return None
+
+
+def parameters(code: types.CodeType) -> tuple[str, ...]:
+    """Return the names `process_function`'s function takes as arguments, in order."""
+    return code.co_varnames[: code.co_argcount]
 
 
 def refusal(source: str, filename: str, *, calls: frozenset[str] | None = FAST_CALLS) -> str:
     """Return why `source` cannot run stackless ("" when it can)."""
     try:
-        _process_function(source, filename, calls)
+        _process_function(source, filename, calls, frozenset(), frozenset())
     except (_Refused, SyntaxError, TypeError, ValueError) as error:
         return str(error)
     return ""
 
 
-def _process_function(source: str, filename: str, calls: frozenset[str] | None) -> types.CodeType:
+_UNBOUND_LOCAL = re.compile(r"local variable '(\w+)'")
+
+
+def module_error(error: BaseException) -> BaseException:
+    """Return what the model's module would have raised for `error`: reading a name of its
+    top level before binding it raises UnboundLocalError in the process function (a local
+    there), NameError in the module."""
+    if not isinstance(error, UnboundLocalError):
+        return error
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    match = _UNBOUND_LOCAL.search(str(error))
+    if tb is None or tb.tb_frame.f_code.co_name != PROCESS_FUNCTION or match is None:
+        return error  # raised in a function of the model: as it would be on a greenlet
+    return NameError(f"name {match.group(1)!r} is not defined").with_traceback(error.__traceback__)
+
+
+class _NestedNames(ast.NodeVisitor):
+    """Collect every name a function, class, lambda or comprehension of the model names
+    (read, bound or declared global there): such a name stays in the process's globals."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.nested = 0
+
+    def _scope(self, node: ast.AST) -> None:
+        self.nested += 1
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            self.names.add(node.name)
+        self.generic_visit(node)
+        self.nested -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scope
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scope
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if self.nested:
+            self.names.add(node.id)
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
+        if self.nested:
+            self.names.update(node.names)
+
+    visit_Nonlocal = visit_Global
+
+    def visit_arg(self, node: ast.arg) -> None:
+        if self.nested:
+            self.names.add(node.arg)
+
+
+def _process_function(
+    source: str,
+    filename: str,
+    calls: frozenset[str] | None,
+    arguments: frozenset[str],
+    shared: frozenset[str],
+) -> types.CodeType:
     tree = ast.parse(source, filename)
+    nested = _NestedNames()
+    nested.visit(tree)
     transformer = _YieldingSimCalls(calls)
     body = [transformer.visit(statement) for statement in tree.body]
     if not transformer.yields:
         raise _Refused("no sim call waits")
     top = symtable.symtable(source, filename, "exec")
-    bound = sorted(
+    bound = {
         symbol.get_name()
         for symbol in top.get_symbols()
         if symbol.is_assigned() or symbol.is_imported()
-    )
-    declarations: list[ast.stmt] = [ast.Global(names=bound)] if bound else []
+    }
+    kept_global = nested.names | shared | set(dir(builtins))
+    params = sorted(arguments - kept_global)
+    global_names = sorted(name for name in bound if name in kept_global)
+    declarations: list[ast.stmt] = [ast.Global(names=global_names)] if global_names else []
     function = ast.FunctionDef(
         name=PROCESS_FUNCTION,
         args=ast.arguments(
             posonlyargs=[],
-            args=[],
+            args=[ast.arg(arg=name) for name in params],
             vararg=None,
             kwonlyargs=[],
             kw_defaults=[],
@@ -182,7 +281,7 @@ def _process_function(source: str, filename: str, calls: frozenset[str] | None) 
     ast.copy_location(function, tree.body[0])
     module = ast.Module(body=[function], type_ignores=[])
     ast.fix_missing_locations(module)
-    result = compile_restricted_exec(module, filename=filename, policy=_ApplicationTransformer)
+    result = compile_restricted_exec(module, filename=filename, policy=_ProcessFunctionTransformer)
     if result.errors or result.code is None:
         raise _Refused("; ".join(result.errors) or "cannot compile")
     for constant in result.code.co_consts:

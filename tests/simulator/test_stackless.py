@@ -21,7 +21,7 @@ from simulator import engine as engine_module
 from simulator import runner
 from simulator.errors import DeadlockError, UserCodeError
 from simulator.runner import run_simulation
-from simulator.sandbox.stackless import process_function, refusal
+from simulator.sandbox.stackless import parameters, process_function, refusal
 from tests.simulator.test_api import host_bus_device
 from tests.simulator.test_hot_path import (
     APP,
@@ -120,6 +120,7 @@ def test_a_model_that_computes_talks_and_meets_runs_stackless(
         ("f = lambda: sim.computation({})\nf()\n", "line 1: sim.computation inside a nested"),
         ("[sim.computation({}) for _ in range(2)]\n", "line 1: sim.computation inside a nested"),
         ("s = sim\ns.computation({})\n", "line 1: `sim` used other than as sim.<call>(...)"),
+        ("sim = 1\nsim.computation({})\n", "line 1: `sim` used other than as sim.<call>(...)"),
         ("sim.computation({})\nprint(sim)\n", "line 2: `sim` used other than as sim.<call>"),
         ("x = 1\nglobal x\nsim.computation({})\n", "line 2: a global statement"),
         ("sim.memoryFlush()\n", "line 1: sim.memoryFlush waits on a greenlet"),
@@ -183,6 +184,28 @@ MODELS = {
             total += sim.computation({"seconds": seconds() + step})
         sim.computation({"seconds": total})
         """,
+    "a function's global statement keeps the name global": """
+        count = 0
+        def bump():
+            global count
+            count += 1
+        for step in range(3):
+            bump()
+            sim.computation({"seconds": count + rank})
+        """,
+    "a shadowed builtin, a launch variable and rank read as locals": """
+        total = sum([1, 2]) + len(HashMap())
+        sum = 5
+        HashMap = dict
+        for i in range(N // 4096):
+            sim.computation({"seconds": total + sum + rank + i})
+        """,
+    "a name read before it is bound": """
+        sim.computation({"seconds": 1})
+        if rank == 0:
+            later = 1
+        sim.computation({"seconds": later})
+        """,
     "a value flows back from every kind of call": """
         if tag.equals("CPU"):
             sim.p2pCommunicationSend(3, "GPU", rank)
@@ -232,6 +255,41 @@ def test_a_model_gives_the_same_outcome_stackless_and_on_greenlets(app: str) -> 
     )
     assert refusal(textwrap.dedent(app), FILENAME, calls=None) == ""
     assert stackless == greenlets
+
+
+def test_a_name_read_before_it_is_bound_is_the_modules_name_error() -> None:
+    _, stackless = run_both(MODELS["a name read before it is bound"], {"CPU": 2})
+    assert stackless == (
+        "UserCodeError: application model, line 5: NameError: name 'later' is not defined "
+        "(process CPU[1])",
+        None,
+    )
+
+
+def test_the_top_levels_names_are_fast_locals_unless_something_else_sees_them() -> None:
+    source = (
+        "total = 0\n"
+        "def seconds():\n    return rank + 1\n"
+        "for step in range(steps):\n"
+        "    total += sim.computation({'seconds': seconds()})\n"
+        "len = total\n"
+        "HashMap = len\n"
+    )
+    code = process_function(
+        source,
+        FILENAME,
+        arguments=frozenset({"sim", "rank", "steps"}),
+        shared=frozenset({"HashMap"}),
+    )
+    assert code is not None
+    # rank is read in a function: it stays in the globals, not an argument
+    assert parameters(code) == ("sim", "steps")
+    assert {"step", "total"} <= set(code.co_varnames)
+    # `seconds` is named by a function (its own), `len` and `HashMap` shadow builtins (the
+    # run's, for HashMap): all global
+    assert {"seconds", "len", "HashMap"} <= set(code.co_names)
+    # `sim`, a parameter the run binds, is still read without the attribute guard
+    assert "_getattr_" not in code.co_names
 
 
 def test_a_stackless_error_reports_the_process_and_the_line() -> None:
