@@ -701,10 +701,13 @@ class StacklessSim(Sim):
     """The `sim` object of a stackless process (simulator.engine.StacklessProcess).
 
     Its application model yields at every `sim` call that may wait
-    (simulator.sandbox.stackless). A `computation` starts without waiting and gives WAIT
-    (`SimCore._resumed` ends it): a memoized one in the C core, any other but one with
-    memory work after its model is evaluated here. Every other call that may block runs on a
-    borrowed greenlet: the same code as Sim's, the same results.
+    (simulator.sandbox.stackless); a call that must wait gives WAIT. A `computation` starts
+    without waiting (`SimCore._resumed` ends it): a memoized one in the C core, any other but
+    one with memory work after its model is evaluated here. A receive and the collectives
+    wait in the process's mailbox or the barrier's event count, with a continuation
+    (`_continuation`) that does what Sim's code does after its wait. Memory calls, and any
+    call made on a borrowed greenlet, block there as Sim's do: the same code, the same
+    results (tests/simulator/test_stackless.py).
     """
 
     __slots__ = ()
@@ -738,7 +741,7 @@ class StacklessSim(Sim):
 
     def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> Any:
         """Sim's receive: a message already there is taken at once; else the process waits
-        in the mailbox (no greenlet) and `_received_size` accounts the message it gets."""
+        in its mailbox (no greenlet) and gets the message's size when it comes."""
         if isinstance(getcurrent(), Process):  # on a borrowed greenlet: block as Sim does
             return Sim.p2pCommunicationReceive(self, source_label, source_rank)
         try:

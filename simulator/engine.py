@@ -1,5 +1,9 @@
 """Discrete-event kernel: simulated processes run ordinary sequential Python on greenlets.
 
+(Or as generators: an application model the runner can compile into a generator function
+runs its processes stackless, `StacklessProcess`, each one a generator frame instead of a
+greenlet's saved stack; its semantics are the greenlets'.)
+
 KnightSim (002, chapter 2) runs every simulated element as a context with its own stack that
 `pause`s for a latency, `await`s an event count and `advance`s one; here a context is a
 greenlet, so an application model is plain Python without `yield`. One event queue ordered
@@ -101,20 +105,20 @@ class StacklessProcess(_StacklessCore):
     A greenlet keeps its saved C stack and a 16 KiB frame-stack chunk for as long as it
     waits, about 11 KB a process; a generator keeps only its frame. The application model is
     compiled into a generator function (simulator.sandbox.stackless) whose `sim` calls yield:
-    a call the C core can start without blocking (a memoized `sim.computation`) schedules
-    the process's wake-up and yields `WAIT`; at that event the loop resumes the generator
-    (StacklessCore, in C) with what `sim._resumed` gives back (the computation's end). Any
-    other call runs on a greenlet borrowed for the call (`call`), which the process gives
-    back when the call returns. Only the C core runs stackless processes: it hands them to
-    the loop's greenlet (`Core.hand_over`), the only one that resumes them, so none runs on
-    another's stack.
+    a call that can wait without a greenlet (a computation, a receive, a collective: see
+    api.StacklessSim) arranges the process's wake-up (an event, a mailbox's or an event
+    count's waiter) and yields `WAIT`; at that event the loop resumes the generator
+    (StacklessCore, in C) with what `sim._resumed` gives back (the computation's end, or what
+    the call's continuation makes of the value). Any other call runs on a greenlet borrowed
+    for the call (`call`), which the process gives back when the call returns. Only the C
+    core runs stackless processes: it hands them to the loop's greenlet (`Core.hand_over`),
+    the only one that resumes them, so none runs on another's stack.
 
     `on_error(error, name)` gives the error to report for what the model raised (None: the
     error itself).
     """
 
     __slots__ = (
-        "_waiting",
         "carrier",
         "data",
         "engine",
@@ -122,6 +126,7 @@ class StacklessProcess(_StacklessCore):
         "finished",
         "name",
         "on_error",
+        "waiting",
     )
 
     def __init__(
@@ -140,17 +145,13 @@ class StacklessProcess(_StacklessCore):
         self.data: Any = None
         self.carrier: _Carrier | None = None  # the greenlet of a call that blocked
         self.on_error: Callable[[BaseException, str], BaseException | None] | None = None
-        self._waiting: str | None = None
+        self.waiting: str | None = None  # what it waits for in a mailbox or an event count
 
-    @property
-    def waiting(self) -> str | None:
-        """What the process waits for (in a mailbox, or its borrowed greenlet's wait)."""
+    def waits_for(self) -> str | None:
+        """What the process waits for: in a mailbox or an event count, or in a borrowed
+        greenlet's call."""
         carrier = self.carrier
-        return self._waiting if carrier is None else carrier.waiting
-
-    @waiting.setter
-    def waiting(self, waiting: str | None) -> None:
-        self._waiting = waiting
+        return self.waiting if carrier is None else carrier.waiting
 
     def fail(self, error: BaseException) -> None:
         """Resume the process by raising `error` where it waits (its borrowed call failed)."""
@@ -529,7 +530,12 @@ class _EngineAPI(_API):
             self.now = max(self.now, float(until))
             return self.now
         if self._live:
-            blocked = {p.name: p.waiting or "nothing" for p in self.processes if not p.finished}
+            blocked = {
+                p.name: (p.waits_for() if isinstance(p, StacklessProcess) else p.waiting)
+                or "nothing"
+                for p in self.processes
+                if not p.finished
+            }
             raise DeadlockError(blocked, self.now)
         return self.now
 

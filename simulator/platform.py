@@ -348,13 +348,6 @@ class World:
         else:
             target.mailbox.put(message)
 
-    def barrier(self, participants: tuple[str, ...], count: int) -> None:
-        """Block the caller until `count` processes reached the barrier of `participants`."""
-        waiting = self.arrive(participants, count)
-        if waiting is not None:
-            event_count, generation = waiting
-            event_count.await_(generation)
-
     def arrive(self, participants: tuple[str, ...], count: int) -> tuple[EventCount, int] | None:
         """Count one more process at the barrier of `participants` (`count` of them meet
         there): None when it was the last, which lets the others go; else the event count

@@ -423,7 +423,27 @@ def test_close_ends_a_stackless_process_waiting_in_a_borrowed_call() -> None:
     proc = engine.spawn_stackless("p", body())
     with pytest.raises(DeadlockError):
         engine.run()
-    assert proc.waiting == "a message in box"
+    assert proc.waits_for() == "a message in box"
     engine.close()
     assert unwound == ["finally"]
     assert proc.carrier is None
+
+
+def test_close_ends_a_stackless_process_waiting_in_its_mailbox() -> None:
+    engine = engine_module.Engine()
+    box = engine_module.Mailbox(engine, "box")
+    unwound: list[str] = []
+
+    def body() -> Iterator[object]:
+        try:
+            box.wait(proc, lambda _item: True, "a letter")
+            yield engine_module.WAIT
+        finally:
+            unwound.append("finally")
+
+    proc = engine.spawn_stackless("p", body())
+    with pytest.raises(DeadlockError) as caught:
+        engine.run()
+    assert caught.value.waiting == {"p": "a letter"}
+    engine.close()
+    assert unwound == ["finally"]
