@@ -5,7 +5,9 @@ it waits: about 11 KB a process, 10.7 GB for a million (bench/RESULTS.md). A gen
 only its frame. `process_function` compiles an application model into a generator function
 whose `sim.<call>(...)` expressions are `(yield sim.<call>(...))`: the engine's
 `StacklessProcess` resumes it, and a call that must wait returns `WAIT`, which the process
-yields (simulator/engine.py).
+yields (simulator/engine.py). A function of the model that waits (it makes such a call, or
+calls one that does, by name) becomes a generator too, and each call to it
+`(yield from f(...))`.
 
 The model's own top level becomes the function's body. A name it binds that nothing else can
 see (no function, class, lambda or comprehension of the model names it, and it does not
@@ -15,8 +17,10 @@ run on fast locals; every other name it binds is declared `global`, so the proce
 are read and written exactly as the module did. Reading a local before it is bound raises
 the NameError the module would have (`module_error`). Only a
 model that can keep its meaning this way is compiled: `sim` used only as `sim.<call>(...)` or
-`sim.random`, and never inside a function, class, lambda or comprehension of the model (a call
-there could not yield); no `global` statement at its top level; no memory call (those wait on greenlets in
+`sim.random`; no waiting call inside a class, lambda, comprehension or a function nested in
+another (a call there could not yield); a waiting function defined once, not decorated, not a
+generator itself, and only ever called by name; no `global` statement at its top level; no
+memory call (those wait on greenlets in
 the memory hierarchy's Python, which a stackless process would borrow one per call for).
 Anything else runs on greenlets as before.
 
@@ -32,6 +36,7 @@ import functools
 import re
 import symtable
 import types
+from collections.abc import Iterator
 
 from RestrictedPython import compile_restricted_exec
 
@@ -76,13 +81,94 @@ class _Refused(Exception):
     """The model cannot run stackless (the reason, for tests and debugging)."""
 
 
-class _YieldingSimCalls(ast.NodeTransformer):
-    """Turn the top level's `sim.<call>(...)` into `(yield sim.<call>(...))`; refuse (raise
-    _Refused) what would change meaning."""
+def _is_sim_call(node: ast.AST) -> bool:
+    """Whether `node` is `sim.<call>(...)` of a call that may wait."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == SIM
+        and node.func.attr not in WAITLESS_CALLS
+    )
 
-    def __init__(self, calls: frozenset[str] | None) -> None:
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """Yield the nodes of `scope`'s own code: not those of the functions, classes, lambdas
+    and comprehensions in it (their heads, decorators and defaults included)."""
+    for child in ast.iter_child_nodes(scope):
+        yield child
+        if not isinstance(child, _NESTED_SCOPES):
+            yield from _own_nodes(child)
+
+
+def _waiting_functions(tree: ast.Module) -> frozenset[str]:
+    """Return the names of the model's top-level functions that wait: they make a `sim`
+    call that may wait, or call (by name) one that does. Such a function becomes a generator
+    and each call to it `(yield from f(...))`; refused (_Refused) when that would change
+    meaning: the name bound more than once or used other than as `f(...)`, a decorated,
+    async or generator function."""
+    defined: dict[str, ast.FunctionDef] = {}
+    for node in _own_nodes(tree):
+        if isinstance(node, ast.FunctionDef):
+            defined.setdefault(node.name, node)
+    waits = {name for name, node in defined.items() if any(map(_is_sim_call, _own_nodes(node)))}
+    while True:
+        more = {
+            name
+            for name, node in defined.items()
+            if name not in waits
+            and any(
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id in waits
+                for call in _own_nodes(node)
+            )
+        }
+        if not more:
+            break
+        waits |= more
+    for name in waits:
+        function = defined[name]
+        if function.decorator_list:
+            raise _Refused(f"line {function.lineno}: {name} waits and is decorated")
+        if any(isinstance(node, ast.Yield | ast.YieldFrom) for node in _own_nodes(function)):
+            raise _Refused(f"line {function.lineno}: {name} waits and is a generator")
+        if _binding_count(tree, name) != 1:
+            raise _Refused(f"line {function.lineno}: {name} waits and is bound again")
+    return frozenset(waits)
+
+
+def _binding_count(tree: ast.AST, name: str) -> int:
+    """Return how many times `name` is bound or unbound anywhere in `tree` (any scope)."""
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            count += node.id == name
+        elif isinstance(node, ast.arg):
+            count += node.arg == name
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            count += node.name == name
+        elif isinstance(node, ast.alias):
+            count += (node.asname or node.name).split(".")[0] == name
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+            count += node.name == name
+        elif isinstance(node, ast.MatchMapping):
+            count += node.rest == name
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            count += name in node.names
+    return count
+
+
+class _YieldingSimCalls(ast.NodeTransformer):
+    """Turn `sim.<call>(...)` into `(yield sim.<call>(...))` at the top level and in the
+    model's waiting functions (`_waiting_functions`), and a call `f(...)` of such a function
+    into `(yield from f(...))`; refuse (raise _Refused) what would change meaning."""
+
+    def __init__(self, calls: frozenset[str] | None, waiting: frozenset[str]) -> None:
         self.calls = calls
-        self.nested = 0
+        self.waiting = waiting
+        self.nested = 0  # scopes around the node that cannot yield
+        self.function = 0  # waiting functions around it (they can)
         self.yields = 0
 
     def _scope(self, node: ast.AST) -> ast.AST:
@@ -91,11 +177,25 @@ class _YieldingSimCalls(ast.NodeTransformer):
         self.nested -= 1
         return node
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scope
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scope
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scope
 
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        if self.nested or self.function or node.name not in self.waiting:
+            return self._scope(node)
+        # a waiting function of the top level: its head cannot yield, its body does
+        self.nested += 1
+        node.args = self.visit(node.args)
+        if node.returns is not None:
+            node.returns = self.visit(node.returns)
+        self.nested -= 1
+        self.function += 1
+        node.body = [self.visit(statement) for statement in node.body]
+        self.function -= 1
+        return node
+
     def visit_Global(self, node: ast.Global) -> ast.AST:
-        if not self.nested:  # the top level's own names are declared here
+        if not self.nested and not self.function:  # the top level's own names go here
             raise _Refused(f"line {node.lineno}: a global statement")
         return node
 
@@ -103,6 +203,13 @@ class _YieldingSimCalls(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func
+        if isinstance(func, ast.Name) and func.id in self.waiting:
+            node.args = [self.visit(arg) for arg in node.args]
+            node.keywords = [self.visit(keyword) for keyword in node.keywords]
+            if self.nested:
+                raise _Refused(f"line {node.lineno}: {func.id}, which waits, in a nested scope")
+            self.yields += 1
+            return ast.copy_location(ast.YieldFrom(value=node), node)
         if not (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
@@ -135,6 +242,8 @@ class _YieldingSimCalls(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id == SIM:
             raise _Refused(f"line {node.lineno}: `sim` used other than as sim.<call>(...)")
+        if node.id in self.waiting:
+            raise _Refused(f"line {node.lineno}: {node.id}, which waits, used other than called")
         return node
 
 
@@ -248,7 +357,7 @@ def _process_function(
     tree = ast.parse(source, filename)
     nested = _NestedNames()
     nested.visit(tree)
-    transformer = _YieldingSimCalls(calls)
+    transformer = _YieldingSimCalls(calls, _waiting_functions(tree))
     body = [transformer.visit(statement) for statement in tree.body]
     if not transformer.yields:
         raise _Refused("no sim call waits")

@@ -789,7 +789,7 @@ def test_the_reservation_of_a_run_is_v8s_and_its_processes() -> None:
         V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * len(pairs) + 8 * PROCESS_RESERVED_BYTES
     )
     assert address_space_reserved({"labels": {"CPU": 2}}) == 2 * PROCESS_RESERVED_BYTES
-    greenlets = "def compute():\n    sim.computation({'t': 1})\ncompute()\n"
+    greenlets = "compute = lambda: sim.computation({'t': 1})\ncompute()\n"
     assert (
         address_space_reserved({"labels": {"CPU": 2}, "app_source": greenlets})
         == 2 * PROCESS_RESERVED_BYTES
@@ -827,8 +827,8 @@ def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> Non
     }
     payload = {
         "snapshot": snapshot,
-        # a call in a function keeps the processes on greenlets, each with its chunk
-        "app_source": "def compute(t):\n    sim.computation({'t': t})\ncompute(0.5)\ncompute(0.25)\n",
+        # a call in a lambda keeps the processes on greenlets, each with its chunk
+        "app_source": "compute = lambda t: sim.computation({'t': t})\ncompute(0.5)\ncompute(0.25)\n",
         "labels": {"P": processes},
         "variables": {},
         "timeline_limit": 0,

@@ -107,16 +107,25 @@ def test_a_model_that_computes_talks_and_meets_runs_stackless(
     run_simulation(host_bus_device(), meeting, labels={"CPU": 1, "GPU": 1}, variables={})
     assert spawned == {"greenlet": 0, "stackless": 7}
 
-    # a call in a function of the model cannot yield: its processes run on greenlets
+    # a function of the model that waits, called by name: a generator too
     helper = "def meet():\n    sim.barrier()\nmeet()\n"
     run_simulation(host_bus_device(), helper, labels={"CPU": 1, "GPU": 1}, variables={})
-    assert spawned == {"greenlet": 2, "stackless": 7}
+    assert spawned == {"greenlet": 0, "stackless": 9}
+
+    # ... but one passed around as a value cannot yield: its processes run on greenlets
+    passed = "def meet():\n    sim.barrier()\nrun = meet\nrun()\n"
+    run_simulation(host_bus_device(), passed, labels={"CPU": 1, "GPU": 1}, variables={})
+    assert spawned == {"greenlet": 2, "stackless": 9}
 
 
 @pytest.mark.parametrize(
     ("source", "reason"),
     [
-        ("def f():\n    sim.computation({})\nf()\n", "line 2: sim.computation inside a nested"),
+        ("def f():\n    g = lambda: sim.computation({})\nf()\n", "line 2: sim.computation inside"),
+        ("def f():\n    sim.computation({})\ng = f\n", "line 3: f, which waits, used other than"),
+        ("def f():\n    sim.computation({})\n[f() for _ in range(2)]\n", "line 3: f, which waits,"),
+        ("def f():\n    sim.barrier()\ndef f():\n    pass\n", "line 1: f waits and is bound again"),
+        ("def f():\n    yield 1\n    sim.barrier()\nf()\n", "line 1: f waits and is a generator"),
         ("f = lambda: sim.computation({})\nf()\n", "line 1: sim.computation inside a nested"),
         ("[sim.computation({}) for _ in range(2)]\n", "line 1: sim.computation inside a nested"),
         ("s = sim\ns.computation({})\n", "line 1: `sim` used other than as sim.<call>(...)"),
@@ -199,6 +208,25 @@ MODELS = {
         HashMap = dict
         for i in range(N // 4096):
             sim.computation({"seconds": total + sum + rank + i})
+        """,
+    "functions of the model that wait, one recursive": """
+        def exchange(peer):
+            if tag.equals("CPU"):
+                sim.p2pCommunicationSend(2, "GPU", peer)
+                return sim.p2pCommunicationReceive("GPU", peer)
+            got = sim.p2pCommunicationReceive("CPU", peer)
+            sim.p2pCommunicationSend(got, "CPU", peer)
+            return got
+        def countdown(n, total=0):
+            if n == 0:
+                return total
+            spent = sim.computation({"seconds": n + rank})
+            return countdown(n - 1, total + spent)
+        def when():
+            return sim.now()
+        total = countdown(3) + exchange(rank)
+        sim.barrier()
+        sim.computation({"seconds": total + when()})
         """,
     "a name read before it is bound": """
         sim.computation({"seconds": 1})
