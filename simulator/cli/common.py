@@ -8,7 +8,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from simulator.sandbox.parent import Limits, RawResult, run_sandboxed, with_result_rows
+from simulator.sandbox.parent import Limits, RawResult, grown_with_run, run_sandboxed
 from simulator.sandbox.wire import encode_json
 
 # What a sandboxed `run` loads here is on its critical path: no `typing`, `pathlib` or
@@ -169,7 +169,7 @@ def runner(
 
     def run_in_sandbox(payload: Mapping[str, Any], progress: Progress | None) -> Mapping[str, Any]:
         child = started.pop() if started else None
-        limits = with_result_rows(Limits(), payload)  # the result goes to a file, whole
+        limits = grown_with_run(Limits(), payload)  # the user's run, its result to a file
         return run_sandboxed(
             payload, limits=limits, progress=progress, child=child, keep_spare=keep_spare
         )
@@ -189,7 +189,7 @@ def run_once(
     writes out unparsed."""
     if no_sandbox:
         return runner(True)(payload, progress)
-    limits = with_result_rows(Limits(), payload)  # the result goes to a file, whole
+    limits = grown_with_run(Limits(), payload)  # the user's run, its result to a file
     return run_sandboxed(payload, limits=limits, progress=progress, child=child, raw_result=True)
 
 

@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import errno
 import faulthandler
+import gc
 import importlib
 import json
 import os
@@ -29,6 +30,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from typing import IO, Any
 
 from simulator.cpus import keep_on_one_cpu
@@ -81,6 +83,10 @@ PR_SET_PDEATHSIG = 1
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 EXIT_OK = 0
 EXIT_ERROR = 3
+REPORT_RESERVE_BYTES = 16 * 1024**2
+"""Memory the child holds while the run runs and lets go when it fails, so that a run that
+ran out of memory (the data limit) leaves room to report it."""
+_reserve: list[bytearray] = []  # REPORT_RESERVE_BYTES while the run runs
 # The main thread's stack grows on demand up to the soft RLIMIT_STACK, read at each fault, so
 # raising it here takes effect (up to the 128 MB gap Linux leaves below the stack at exec).
 STACK_BYTES = 64 * 1024**2
@@ -235,6 +241,20 @@ def _preload_for(entry: ChildEntry, payload: dict[str, Any]) -> None:
         importlib.import_module(name)
 
 
+def _let_the_run_go(error: BaseException) -> None:
+    """Free what the failed run holds before reporting `error`: its objects live on in the
+    frames of the error's traceback (and its context's), and a run that ran out of memory
+    leaves none for the report. The frames keep their line numbers."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        with contextlib.suppress(BaseException):
+            traceback.clear_frames(error.__traceback__)
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    with contextlib.suppress(BaseException):
+        gc.collect()
+
+
 def _error_dict(error: BaseException) -> dict[str, Any]:
     """Return the JSON form of the error that ended the run."""
     if isinstance(error, SimulationError):
@@ -306,10 +326,13 @@ def main(argv: list[str]) -> None:
                 raise SimulationError(MSG_PRIVILEGES.format(error=error)) from None
         _die_with_parent(parent)
         _report_crashes()
+        _reserve.append(bytearray(REPORT_RESERVE_BYTES))
         result = entry.function(**payload, progress=channel.progress)
         channel.send({"result": result})
         status = EXIT_OK
     except BaseException as error:  # the parent must get an answer, whatever happened
+        _reserve.clear()
+        _let_the_run_go(error)
         with contextlib.suppress(BaseException):
             channel.send({"error": _error_dict(error)})
     finally:

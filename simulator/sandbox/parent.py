@@ -130,7 +130,7 @@ class Limits:
     fsize_bytes: int  # RLIMIT_FSIZE
     nproc: int  # RLIMIT_NPROC (threads count too); applied when started as root
     output_bytes: int  # the child's own stdout + stderr
-    result_bytes: int  # the JSON messages on the result pipe (see with_result_rows)
+    result_bytes: int  # the JSON messages on the result pipe (see grown_with_run)
 
     def __init__(
         self,
@@ -177,23 +177,34 @@ def _limits(values: dict[str, float]) -> Limits:
 
 
 RESULT_ROW_BYTES = 512
-"""What `with_result_rows` lets a simulation's result take beyond `Limits.result_bytes` per
+"""What `grown_with_run` lets a simulation's result take beyond `Limits.result_bytes` per
 row its size asks for: one per process and one per component instance (`processes` and
 `components`: about 170 and 225 bytes each as JSON), one per timeline entry it keeps (about
 70)."""
+PROCESS_DATA_BYTES = 4 * 1024
+"""What `grown_with_run` adds to `Limits.data_bytes` per process a simulation run asks for:
+a stackless process takes about 2.5 KB (its frame, sim object, globals and figures) and its
+share of the result (bench/RESULTS.md: a million in about 2.2 GB)."""
 
 
-def with_result_rows(limits: Limits, payload: Mapping[str, Any]) -> Limits:
-    """Return `limits` with the result cap raised by RESULT_ROW_BYTES per row the simulation
-    run of `payload` asks for (result_rows), so that the cap bounds what a run adds beyond its
-    size, not how large a run may be: a million processes on a million hosts return their
-    result (about 355 MB) instead of failing at 64 MiB.
+def grown_with_run(limits: Limits, payload: Mapping[str, Any]) -> Limits:
+    """Return `limits` grown with the size of the simulation run of `payload`: the result
+    cap by RESULT_ROW_BYTES per row (result_rows), the data limit by PROCESS_DATA_BYTES per
+    process, so that the limits bound what a run takes beyond its size, not how large a run
+    may be: a million processes on a million hosts run and return their result (about
+    355 MB) instead of failing at 64 MiB of result or 2 GB of memory.
 
-    For a caller that keeps a result as large as the run it was asked for (the command line,
-    which writes it to a file); the web side keeps the fixed cap, the bound of what it stores.
+    For a caller whose user asked for the run's size on their own machine and keeps its
+    result whole (the command line, which writes it to a file); the web side keeps its fixed
+    limits, the bound of what a worker takes and stores.
     """
-    rows_bytes = RESULT_ROW_BYTES * result_rows(payload)
-    return limits.replace(result_bytes=limits.result_bytes + rows_bytes)
+    labels = payload.get("labels")
+    counts = labels.values() if isinstance(labels, Mapping) else ()
+    processes = sum(count for count in counts if type(count) is int and count > 0)
+    return limits.replace(
+        result_bytes=limits.result_bytes + RESULT_ROW_BYTES * result_rows(payload),
+        data_bytes=limits.data_bytes + PROCESS_DATA_BYTES * processes,
+    )
 
 
 def result_rows(payload: Mapping[str, Any]) -> int:

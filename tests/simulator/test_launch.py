@@ -343,23 +343,25 @@ RUN = {
 }
 
 
-def test_with_result_rows_lets_a_result_grow_with_the_rows_its_run_asks_for() -> None:
+def test_grown_with_run_lets_a_result_grow_with_the_rows_its_run_asks_for() -> None:
     size = len(encode_json(run_simulation(**{**RUN, "timeline_limit": 100})))
     rows = parent.result_rows(RUN)
     assert rows == 2 + sum(node.get("count", 1) for node in RUN["snapshot"]["nodes"])
     small = Limits(wall_s=20, cpu_s=10, result_bytes=512)
     allowed = 512 + parent.RESULT_ROW_BYTES * rows
     assert allowed < size  # too little for the whole result
-    grown = parent.with_result_rows(small, RUN)
-    assert grown == small.replace(result_bytes=allowed)
+    grown = parent.grown_with_run(small, RUN)
+    assert grown == small.replace(
+        result_bytes=allowed, data_bytes=small.data_bytes + 2 * parent.PROCESS_DATA_BYTES
+    )
     with pytest.raises(SandboxLimitError) as caught:
         run_sandboxed(RUN, limits=grown, raw_result=True)
     assert str(caught.value) == f"the result exceeds the size limit of {allowed / 1e6:g} MB"
 
     # The same run keeping 100 timeline entries may take 100 rows more, and fits; without
-    # with_result_rows (the web side) the cap stays fixed.
+    # grown_with_run (the web side) the cap stays fixed.
     payload = {**RUN, "timeline_limit": 100}
-    result = run_sandboxed(payload, limits=parent.with_result_rows(small, payload))
+    result = run_sandboxed(payload, limits=parent.grown_with_run(small, payload))
     assert result["status"] == "finished"
     with pytest.raises(SandboxLimitError, match=r"size limit of 0\.000512 MB"):
         run_sandboxed(payload, limits=small)

@@ -890,3 +890,37 @@ def test_limits_are_values_replaced_by_name_and_never_changed_in_place() -> None
     assert pickle.loads(pickle.dumps(limits)) == copy.deepcopy(limits) == limits
     with pytest.raises(TypeError):
         Limits(5)  # type: ignore[misc]
+
+
+def test_processes_that_outgrow_the_data_limit_are_reported_as_out_of_memory() -> None:
+    """However deep in the run memory runs out (a stackless process's frame, the engine's
+    queue, the result), the child lets the run go and says so: not a crash without a word."""
+    processes = 200_000
+    snapshot = {
+        "name": "too many processes",
+        "hardware": {"cpu": {"type": "CPU", "name": "CPU", "attributes": {}}},
+        "models": {
+            "m": {
+                "language": "javascript",
+                "source": "function computationTime(params) { return params.t; }",
+            }
+        },
+        "nodes": [
+            {"id": "n", "hardware": "cpu", "model": "m", "count": 1, "labels": {"P": processes}}
+        ],
+        "edges": [],
+    }
+    payload = {
+        "snapshot": snapshot,
+        "app_source": "sim.computation({'t': 0.5})\nsim.computation({'t': 0.25})\n",
+        "labels": {"P": processes},
+        "variables": {},
+        "timeline_limit": 0,
+    }
+    limits = Limits(wall_s=120, cpu_s=60, data_bytes=300 * 1024**2)
+    for _ in range(3):  # where the limit is met varies from run to run
+        with pytest.raises(SandboxLimitError) as caught:
+            run_sandboxed(payload, limits=limits)
+        assert caught.value.limit == "memory"
+        assert str(caught.value).startswith("the run ran out of memory")
+    assert_caller_lives_on()
