@@ -556,11 +556,16 @@ class Sim(_SimCore):
 
     def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> float:
         """Block until a message from `source_label` (rank `source_rank`, or any) arrived."""
+        return self._receive(*self._receiving_from(source_label, source_rank)).size
+
+    def _receiving_from(
+        self, source_label: object, source_rank: object
+    ) -> tuple[Callable[[Message], bool], str]:
+        """Return (the filter, what the process waits for) of receives from a source."""
         try:
-            accept, waiting = self._receivers[source_label, source_rank, source_rank.__class__]
+            return self._receivers[source_label, source_rank, source_rank.__class__]
         except (KeyError, TypeError):  # the first receive from this source (or unhashable)
-            accept, waiting = self._receiver(source_label, source_rank)
-        return self._receive(accept, waiting).size
+            return self._receiver(source_label, source_rank)
 
     def _receiver(
         self, source_label: object, source_rank: object
@@ -676,6 +681,12 @@ class Sim(_SimCore):
         return self._barrier_wait(*waiting, started)
 
 
+def _on_a_greenlet() -> bool:
+    """Whether the caller runs on a process's greenlet (a stackless process's borrowed one),
+    where a call blocks as Sim's do, rather than on the loop's."""
+    return isinstance(getcurrent(), Process)
+
+
 def _size(message: Message) -> float:
     return message.size
 
@@ -728,7 +739,7 @@ class StacklessSim(Sim):
         """What the C core's `computation` leaves to Python: the model evaluated here and the
         computation started as the memoized one (WAIT); with `memory`, on a borrowed
         greenlet (the memory hierarchy's transfers wait in turn)."""
-        if memory is not None or isinstance(getcurrent(), Process):
+        if memory is not None or _on_a_greenlet():
             return self._stackless.call(
                 _PythonSimCore.computation, self, params, software_stack, optimization, memory
             )
@@ -742,25 +753,22 @@ class StacklessSim(Sim):
     def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> Any:
         """Sim's receive: a message already there is taken at once; else the process waits
         in its mailbox (no greenlet) and gets the message's size when it comes."""
-        if isinstance(getcurrent(), Process):  # on a borrowed greenlet: block as Sim does
+        if _on_a_greenlet():  # a borrowed one: block as Sim does
             return Sim.p2pCommunicationReceive(self, source_label, source_rank)
-        try:
-            accept, waiting = self._receivers[source_label, source_rank, source_rank.__class__]
-        except (KeyError, TypeError):  # the first receive from this source (or unhashable)
-            accept, waiting = self._receiver(source_label, source_rank)
+        accept, waiting = self._receiving_from(source_label, source_rank)
         return self._wait_for_message(accept, waiting, _size)
 
     # broadcast, scatter, gather and barrier are Sim's, waiting through these:
 
     def _collective_receive(self, channel: object, waiting: str) -> object:
-        if isinstance(getcurrent(), Process):
+        if _on_a_greenlet():
             return Sim._collective_receive(self, channel, waiting)
         return self._wait_for_message(
             lambda message: message.channel == channel, waiting, _no_value
         )
 
     def _gather_messages(self, channel: object, count: int) -> object:
-        if isinstance(getcurrent(), Process):
+        if _on_a_greenlet():
             return Sim._gather_messages(self, channel, count)
 
         def accept(message: Message) -> bool:
@@ -776,7 +784,7 @@ class StacklessSim(Sim):
         return rest(count)
 
     def _barrier_wait(self, event_count: EventCount, generation: int, started: float) -> object:
-        if isinstance(getcurrent(), Process):
+        if _on_a_greenlet():
             return Sim._barrier_wait(self, event_count, generation, started)
         if not event_count.wait(self._stackless, generation):
             self._barrier_waited(started)

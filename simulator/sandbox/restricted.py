@@ -20,7 +20,7 @@ import operator
 import re
 import sys
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn
 
 from RestrictedPython import compile_restricted_exec
@@ -132,23 +132,26 @@ def _is_safe_factor(node: ast.expr) -> bool:
 
 def bound_names(tree: ast.AST) -> set[str]:
     """Return every name the code binds or unbinds anywhere (any scope)."""
-    names: set[str] = set()
+    return set(bindings(tree))
+
+
+def bindings(tree: ast.AST) -> Iterator[str]:
+    """Yield the name of every binding or unbinding in the code (any scope), once each."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            names.add(node.id)
+            yield node.id
         elif isinstance(node, ast.arg):
-            names.add(node.arg)
+            yield node.arg
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
+            yield node.name
         elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
+            yield (node.asname or node.name).split(".")[0]
         elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            names.add(node.name)
+            yield node.name
         elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.add(node.rest)
+            yield node.rest
         elif isinstance(node, ast.Global | ast.Nonlocal):
-            names.update(node.names)
-    return names
+            yield from node.names
 
 
 class ModelTransformer(RestrictingNodeTransformer):

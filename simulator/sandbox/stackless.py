@@ -40,7 +40,7 @@ from collections.abc import Iterator
 
 from RestrictedPython import compile_restricted_exec
 
-from simulator.sandbox.restricted import _ApplicationTransformer, bound_names
+from simulator.sandbox.restricted import _ApplicationTransformer, bindings, bound_names
 
 SIM = "sim"
 PROCESS_FUNCTION = "parasim_process"  # no leading "_": the restricted compiler checks it too
@@ -133,30 +133,9 @@ def _waiting_functions(tree: ast.Module) -> frozenset[str]:
             raise _Refused(f"line {function.lineno}: {name} waits and is decorated")
         if any(isinstance(node, ast.Yield | ast.YieldFrom) for node in _own_nodes(function)):
             raise _Refused(f"line {function.lineno}: {name} waits and is a generator")
-        if _binding_count(tree, name) != 1:
+        if sum(bound == name for bound in bindings(tree)) != 1:
             raise _Refused(f"line {function.lineno}: {name} waits and is bound again")
     return frozenset(waits)
-
-
-def _binding_count(tree: ast.AST, name: str) -> int:
-    """Return how many times `name` is bound or unbound anywhere in `tree` (any scope)."""
-    count = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            count += node.id == name
-        elif isinstance(node, ast.arg):
-            count += node.arg == name
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            count += node.name == name
-        elif isinstance(node, ast.alias):
-            count += (node.asname or node.name).split(".")[0] == name
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
-            count += node.name == name
-        elif isinstance(node, ast.MatchMapping):
-            count += node.rest == name
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            count += name in node.names
-    return count
 
 
 class _YieldingSimCalls(ast.NodeTransformer):
