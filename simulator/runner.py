@@ -223,8 +223,8 @@ API_BUILTINS = {
     "HashMap": HashMap,
 }
 # What each process has of its own besides the launch variables (its globals, or arguments
-# of a stackless process's function).
-PROCESS_NAMES = frozenset({"sim", "tag", "rank", "labels"})
+# of a stackless process's function): sim, tag, rank, labels.
+PROCESS_NAMES = RUNTIME_GLOBALS - API_BUILTINS.keys()
 
 
 @functools.cache
