@@ -802,8 +802,9 @@ def test_stackless_processes_reserve_nothing_beyond_what_they_use() -> None:
     assert address_space_reserved(payload) == 0
 
 
-def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> None:
-    processes = 20_000
+def many_processes(processes: int, app_source: str) -> dict[str, Any]:
+    """Return the payload of a run of `processes` processes on one host running `app_source`
+    (its model's computationTime is params.t)."""
     snapshot = {
         "name": "many processes",
         "hardware": {"cpu": {"type": "CPU", "name": "CPU", "attributes": {}}},
@@ -814,25 +815,25 @@ def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> Non
             }
         },
         "nodes": [
-            {
-                "id": "n",
-                "name": "n",
-                "hardware": "cpu",
-                "model": "m",
-                "count": 1,
-                "labels": {"P": processes},
-            }
+            {"id": "n", "hardware": "cpu", "model": "m", "count": 1, "labels": {"P": processes}}
         ],
         "edges": [],
     }
-    payload = {
+    return {
         "snapshot": snapshot,
-        # a call in a lambda keeps the processes on greenlets, each with its chunk
-        "app_source": "compute = lambda t: sim.computation({'t': t})\ncompute(0.5)\ncompute(0.25)\n",
+        "app_source": app_source,
         "labels": {"P": processes},
         "variables": {},
         "timeline_limit": 0,
     }
+
+
+def test_many_processes_run_within_a_data_limit_below_what_they_reserve() -> None:
+    processes = 20_000
+    # a call in a lambda keeps the processes on greenlets, each with its chunk
+    payload = many_processes(
+        processes, "compute = lambda t: sim.computation({'t': t})\ncompute(0.5)\ncompute(0.25)\n"
+    )
     limit = 400 * 1024**2  # below V8's code range and 20,000 frame-stack chunks, reserved
     assert address_space_reserved(payload) > limit
 
@@ -895,28 +896,7 @@ def test_limits_are_values_replaced_by_name_and_never_changed_in_place() -> None
 def test_processes_that_outgrow_the_data_limit_are_reported_as_out_of_memory() -> None:
     """However deep in the run memory runs out (a stackless process's frame, the engine's
     queue, the result), the child lets the run go and says so: not a crash without a word."""
-    processes = 200_000
-    snapshot = {
-        "name": "too many processes",
-        "hardware": {"cpu": {"type": "CPU", "name": "CPU", "attributes": {}}},
-        "models": {
-            "m": {
-                "language": "javascript",
-                "source": "function computationTime(params) { return params.t; }",
-            }
-        },
-        "nodes": [
-            {"id": "n", "hardware": "cpu", "model": "m", "count": 1, "labels": {"P": processes}}
-        ],
-        "edges": [],
-    }
-    payload = {
-        "snapshot": snapshot,
-        "app_source": "sim.computation({'t': 0.5})\nsim.computation({'t': 0.25})\n",
-        "labels": {"P": processes},
-        "variables": {},
-        "timeline_limit": 0,
-    }
+    payload = many_processes(200_000, "sim.computation({'t': 0.5})\nsim.computation({'t': 0.25})\n")
     limits = Limits(wall_s=120, cpu_s=60, data_bytes=300 * 1024**2)
     for _ in range(3):  # where the limit is met varies from run to run
         with pytest.raises(SandboxLimitError) as caught:
