@@ -1126,6 +1126,44 @@ SimCore_start_computing(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
     return start_stackless(self, Py_NewRef(args[0]), args[2], args[1] == Py_None ? NULL : args[1]);
 }
 
+/* Put a computation that ran from `start` to `end` on the timeline, with the model's `detail`
+ * (or NULL), or count it dropped when the timeline is full; -1 on error. Both kinds of process
+ * end their computations here (SimCore.computation, SimCore._resumed). */
+static int
+keep_or_count(SimCore *self, PyObject *params, PyObject *detail, double start, double end)
+{
+    PyObject *timeline = self->timeline;
+    if (timeline == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sim.computation: the process is not set up");
+        return -1;
+    }
+    PyObject *full = PyObject_GetAttr(timeline, str_full);
+    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
+    Py_XDECREF(full);
+    if (is_full < 0)
+        return -1;
+    if (is_full) { /* the timeline keeps no more entries: count the drop */
+        PyObject *one = PyLong_FromLong(1);
+        int status = one == NULL ? -1 : add_to_attribute(timeline, str_dropped, one);
+        Py_XDECREF(one);
+        return status;
+    }
+    if (detail == NULL)
+        return record_computation(self, timeline, params, start, end);
+    /* the model's detail: _PythonSimCore._record_computation keeps the entry */
+    PyObject *start_obj = PyFloat_FromDouble(start);
+    if (start_obj == NULL)
+        return -1;
+    PyObject *call[] = {(PyObject *)self, start_obj, detail, params};
+    PyObject *result = PyObject_VectorcallMethod(str_record_computation, call,
+                                                 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(start_obj);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
 /* SimCore._resumed(value): what a stackless process's wait gives back. After a computation
  * (SimCore.computation's stackless path) the rest of `_pause_computing`: the usage stops, the
  * seconds count as computing, the timeline keeps the entry; its duration is the value. After
@@ -1148,38 +1186,9 @@ SimCore_resumed(SimCore *self, PyObject *value)
     self->pending = self->pending_params = self->pending_detail = NULL;
     double end = ((Core *)self->engine)->now;
     usage_stop((Usage *)self->usage, end);
-    PyObject *timeline = self->timeline;
     int status = add_to_attribute(self->figures, str_compute_s, duration);
-    if (status == 0 && timeline == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "sim.computation: the process is not set up");
-        status = -1;
-    }
-    if (status == 0) {
-        PyObject *full = PyObject_GetAttr(timeline, str_full);
-        int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
-        Py_XDECREF(full);
-        if (is_full < 0)
-            status = -1;
-        else if (is_full) { /* the timeline keeps no more entries: count the drop */
-            PyObject *one = PyLong_FromLong(1);
-            status = one == NULL ? -1 : add_to_attribute(timeline, str_dropped, one);
-            Py_XDECREF(one);
-        }
-        else if (detail == NULL)
-            status = record_computation(self, timeline, params, self->pending_start, end);
-        else { /* the model's detail: _PythonSimCore._record_computation keeps the entry */
-            PyObject *start_obj = PyFloat_FromDouble(self->pending_start);
-            PyObject *result = NULL;
-            if (start_obj != NULL) {
-                PyObject *call[] = {(PyObject *)self, start_obj, detail, params};
-                result = PyObject_VectorcallMethod(str_record_computation, call,
-                                                   4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-            }
-            Py_XDECREF(start_obj);
-            status = result == NULL ? -1 : 0;
-            Py_XDECREF(result);
-        }
-    }
+    if (status == 0)
+        status = keep_or_count(self, params, detail, self->pending_start, end);
     Py_DECREF(params);
     Py_XDECREF(detail);
     if (status < 0) {
@@ -1221,30 +1230,7 @@ SimCore_computation(SimCore *self, PyObject *const *args, size_t nargsf, PyObjec
         Py_DECREF(duration);
         return NULL;
     }
-    PyObject *timeline = self->timeline;
-    if (timeline == NULL) {
-        Py_DECREF(duration);
-        PyErr_SetString(PyExc_RuntimeError, "sim.computation: the process is not set up");
-        return NULL;
-    }
-    PyObject *full = PyObject_GetAttr(timeline, str_full);
-    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
-    Py_XDECREF(full);
-    if (is_full < 0) {
-        Py_DECREF(duration);
-        return NULL;
-    }
-    if (is_full) { /* the timeline keeps no more entries: count the drop */
-        PyObject *one = PyLong_FromLong(1);
-        int status = one == NULL ? -1 : add_to_attribute(timeline, str_dropped, one);
-        Py_XDECREF(one);
-        if (status < 0) {
-            Py_DECREF(duration);
-            return NULL;
-        }
-        return duration;
-    }
-    if (record_computation(self, timeline, args[0], start, end) < 0) {
+    if (keep_or_count(self, args[0], NULL, start, end) < 0) {
         Py_DECREF(duration);
         return NULL;
     }
