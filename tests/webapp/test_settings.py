@@ -89,7 +89,7 @@ def test_database_broker_debug_and_hosts_come_from_the_environment(tmp_path: Pat
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {
-        "engine": "django.db.backends.postgresql",
+        "engine": "webapp.db.postgresql",
         "name": "parasim",
         "broker": "redis://cache.internal:6379/1",
         "debug": False,

@@ -133,6 +133,10 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, whose health check of a persistent connection asks the server only
+    # when the connection's socket says something happened (webapp/db/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "webapp.db.postgresql"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server and the worker write concurrently: wait for the lock instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})
