@@ -20,8 +20,9 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.cache import cache, caches
-from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
+
+from webapp.api.renderers import JSONRenderer
 
 if TYPE_CHECKING:
     from rest_framework.views import APIView
