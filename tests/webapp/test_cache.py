@@ -40,6 +40,14 @@ def test_two_processes_caches_share_what_one_of_them_keeps() -> None:
         one.delete("page")
 
 
+def test_each_operation_reuses_one_redis_client() -> None:
+    cache = shared_cache(UNREACHABLE, "test")
+    client = cache._cache.get_client("page")
+    assert cache._cache.get_client("other", write=True) is client
+    assert cache.get("page", "default") == "default"  # still failing soft
+    assert cache._cache.get_client("page") is client
+
+
 def test_an_unreachable_cache_is_a_miss_with_one_warning(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
