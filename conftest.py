@@ -28,10 +28,12 @@ def api_client() -> APIClient:
 
 @pytest.fixture(autouse=True)
 def _fresh_response_cache(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Empty Django's cache after each database test: cached list responses
-    (webapp.api.cache) and launch throttle counts never outlive the test that made them."""
+    """Empty Django's caches after each database test: cached list responses
+    (webapp.api.cache), launch throttle counts and the launches' parsed snapshots
+    (webapp.studio.services.launch) never outlive the test that made them."""
     yield
     if "_django_db_helper" in request.fixturenames:
-        from django.core.cache import cache
+        from django.core.cache import caches
 
-        cache.clear()
+        caches["default"].clear()
+        caches["local"].clear()

@@ -48,6 +48,34 @@ def visible_records(queryset: QuerySet[OwnedT], *, user: User | None) -> QuerySe
     return queryset.filter(Q(owner_id=user.pk) | Q(shared=True))
 
 
+def visible_condition(model: type[OwnedRecord], *, user: User | None) -> tuple[str, list[Any]]:
+    """Return `visible_records`' rule for `model` as an SQL condition on its table's columns
+    and the condition's parameters, for the hot reads written as plain SQL."""
+    if user is None or not user.is_authenticated:
+        return sql.column(model, "shared"), []
+    if getattr(user, "is_staff", False):
+        return "1 = 1", []
+    return f"({sql.column(model, 'shared')} OR {sql.column(model, 'owner')} = %s)", [user.pk]
+
+
+def visible_record(model: type[OwnedT], *, user: User | None, record_id: object) -> OwnedT:
+    """Return `record_get(visible_records(model.objects.all(), user=user), record_id=...)`,
+    read with one plain query when the id is an integer (the ORM's query took longer to build
+    than to run: a launch reads its application this way, bench/bench_rest.py)."""
+    if isinstance(record_id, bool) or not isinstance(record_id, int):
+        return record_get(
+            visible_records(model._default_manager.all(), user=user), record_id=record_id
+        )
+    found: list[OwnedT] = []
+    if -(2**63) <= record_id < 2**63:
+        condition, params = visible_condition(model, user=user)
+        query = f"SELECT * FROM {sql.table(model)} WHERE {sql.column(model, 'pk')} = %s AND "
+        found = list(model._default_manager.raw(query + condition, [record_id, *params]))
+    if not found:
+        raise model.DoesNotExist(NOT_FOUND.format(what=model._meta.verbose_name, pk=record_id))
+    return found[0]
+
+
 def _filtered(
     queryset: QuerySet[RecordT],
     filterset_class: type[OwnedFilterSet],
@@ -120,6 +148,44 @@ def _component_totals_sql() -> str:
     return (
         f"SELECT COUNT({pk}), SUM({pk}), MAX({sql.column(Component, 'updated')}),"
         f" SUM(CASE WHEN {owner} = %s THEN 1 ELSE 0 END) FROM {sql.table(Component)}"
+    )
+
+
+def system_model_snapshot_version(
+    *, user: User, system_model_id: object
+) -> tuple[object, ...] | None:
+    """Return a value that changes whenever `system_model_export_snapshot` of this system
+    model may change, or None when `user` may not see it (or it does not exist, or the id is
+    no number), in one query: the record's `updated` and the totals of all components and of
+    all computational models, as `component_list_version` keeps them (count, sum of ids,
+    latest `updated`). A launch keeps the exported and parsed snapshot under it
+    (`webapp.studio.services.launch`)."""
+    if isinstance(system_model_id, bool) or not isinstance(system_model_id, int):
+        return None
+    if not -(2**63) <= system_model_id < 2**63:
+        return None
+    condition, params = visible_condition(SystemModel, user=user)
+    with connection.cursor() as cursor:
+        cursor.execute(_snapshot_version_sql() + condition, [system_model_id, *params])
+        row = cursor.fetchone()
+    return None if row is None else (system_model_id, *row)
+
+
+@functools.cache
+def _snapshot_version_sql() -> str:
+    """Return the SQL of `system_model_snapshot_version` up to the visibility condition, given
+    the id: written once per process."""
+
+    def totals(model: type[Model]) -> str:
+        pk, updated = sql.column(model, "pk"), sql.column(model, "updated")
+        return f"(SELECT COUNT({pk}), SUM({pk}), MAX({updated}) FROM {sql.table(model)}) AS"
+
+    system = sql.table(SystemModel)
+    pk, updated = sql.column(SystemModel, "pk"), sql.column(SystemModel, "updated")
+    return (
+        f"SELECT {system}.{updated}, c.*, m.* FROM {system},"
+        f" {totals(Component)} c, {totals(ComputationalModel)} m"
+        f" WHERE {system}.{pk} = %s AND "
     )
 
 

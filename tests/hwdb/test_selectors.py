@@ -45,6 +45,55 @@ def test_an_invisible_record_does_not_exist_for_the_user(user: Any, other_user: 
 
 
 @pytest.mark.django_db
+def test_the_plain_sql_read_sees_what_visible_records_sees(
+    user: Any, other_user: Any, staff: Any
+) -> None:
+    records = [
+        SystemModelFactory(owner=user),
+        SystemModelFactory(owner=other_user, shared=True),
+        SystemModelFactory(owner=other_user),
+        SystemModelFactory(owner=None, shared=True),
+    ]
+    for viewer in (user, other_user, staff, AnonymousUser(), None):
+        visible = set(selectors.visible_records(SystemModel.objects.all(), user=viewer))
+        for record in records:
+            for record_id in (record.pk, str(record.pk)):  # plain SQL, and the ORM's fallback
+                if record in visible:
+                    found = selectors.visible_record(SystemModel, user=viewer, record_id=record_id)
+                    assert (found, found.graph, found.updated) == (
+                        record,
+                        record.graph,
+                        record.updated,
+                    )
+                else:
+                    with pytest.raises(SystemModel.DoesNotExist, match=r"^No system model"):
+                        selectors.visible_record(SystemModel, user=viewer, record_id=record_id)
+    for missing in (10**9, 2**63, -(2**63) - 1, "x"):
+        with pytest.raises(SystemModel.DoesNotExist):
+            selectors.visible_record(SystemModel, user=staff, record_id=missing)
+
+
+@pytest.mark.django_db
+def test_a_snapshots_version_moves_with_what_the_snapshot_exports(user: Any) -> None:
+    gpu, spare = GpuFactory(owner=user), ComponentFactory(owner=None, shared=True)
+    system = SystemModelFactory(owner=user)
+
+    def version() -> object:
+        return selectors.system_model_snapshot_version(user=user, system_model_id=system.pk)
+
+    first = version()
+    assert first is not None and version() == first
+    gpu.save()  # a component's write (its attributes are replaced with a save)
+    second = version()
+    assert second != first
+    spare.delete()
+    assert version() != second
+    assert selectors.system_model_snapshot_version(user=user, system_model_id="1") is None
+    other = SystemModelFactory(owner=None)  # built in, not shared: invisible to the user
+    assert selectors.system_model_snapshot_version(user=user, system_model_id=other.pk) is None
+
+
+@pytest.mark.django_db
 def test_only_the_owner_or_staff_can_change(user: Any, other_user: Any, staff: Any) -> None:
     shared = GpuFactory(owner=other_user, shared=True)
     builtin = GpuFactory(owner=None, shared=True)

@@ -29,7 +29,12 @@ from django.utils import timezone
 
 from webapp.celery import app
 from webapp.studio.models import Simulation, SimulationStatus
-from webapp.studio.selectors import active_run_count, in_flight_run_count
+from webapp.studio.selectors import (
+    OwnerRuns,
+    active_run_count,
+    in_flight_run_count,
+    owner_runs,
+)
 
 RUN_SIMULATION = "studio.run_simulation"
 # What sending a run reads of it (`send_runs`, `task_options`).
@@ -137,6 +142,33 @@ def enqueue(simulations: list[Simulation]) -> None:
     """Send the runs once the surrounding transaction commits, so workers find them stored;
     those beyond their owner's PARASIM_MAX_RUNNING_PER_USER are held back (`admit`)."""
     transaction.on_commit(lambda: admit(simulations))
+
+
+def lock_owner(owner_id: int) -> OwnerRuns:
+    """Lock the owner's row until the surrounding transaction ends and return their runs'
+    counts as they are under the lock: a launch decides on them (`hold_new`), as `_take_slots`
+    does after the commit for several runs at once."""
+    return owner_runs(owner_id=owner_id, lock=True)
+
+
+def hold_new(runs: OwnerRuns) -> bool:
+    """Return whether a run launched now is held back, given the owner's runs under the lock:
+    when their runs in flight fill PARASIM_MAX_RUNNING_PER_USER, or older runs are held (those
+    go first)."""
+    cap = _running_cap()
+    return cap is not None and (runs.held > 0 or runs.in_flight >= cap)
+
+
+def enqueue_admitted(simulation: Simulation, runs: OwnerRuns) -> None:
+    """Once the launch's transaction commits, send its run unless it is held (`hold_new`,
+    decided in that transaction under the owner's lock, so one launch stores and admits its
+    run in one transaction instead of two); a run held behind older held runs while slots
+    were free releases them, oldest first (`release_held`)."""
+    cap = _running_cap()
+    if not simulation.held:
+        transaction.on_commit(lambda: send_runs([simulation]))
+    elif cap is not None and runs.in_flight < cap:
+        transaction.on_commit(lambda: release_held(owner_id=simulation.owner_id))
 
 
 def _running_cap() -> int | None:

@@ -11,10 +11,12 @@ import functools
 import json
 import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import (
@@ -28,7 +30,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from hwdb import sql
-from hwdb.selectors import record_get, visible_records
+from hwdb.selectors import record_get, visible_record, visible_records
 from simulator.result_metrics import SUMMARY_METRICS, gpu_names, result_metrics
 from webapp.celery import app
 from webapp.studio.limits import queue_limits
@@ -107,6 +109,12 @@ def application_model_get(*, user: User, application_id: object) -> ApplicationM
     return record_get(application_model_list(user=user), record_id=application_id)
 
 
+def application_model_for_launch(*, user: User, application_id: object) -> ApplicationModel:
+    """Return `application_model_get`'s record without its owner joined, in one plain query
+    (`hwdb.selectors.visible_record`): a launch reads only its source and variables."""
+    return visible_record(ApplicationModel, user=user, record_id=application_id)
+
+
 def _id_filter(name: str, value: object) -> int:
     """Return `value` as a record id, or raise ValidationError naming the filter."""
     text = str(value)
@@ -181,6 +189,13 @@ def queue_positions(*, queued: Iterable[tuple[int, str, datetime]]) -> dict[int,
     queued = list(queued)
     if not queued:
         return {}
+    if len(queued) == 1:  # a launch's answer, a run's detail: count the queue up to it
+        [(pk, queue, created)] = queued
+        with connection.cursor() as cursor:
+            when = connection.ops.adapt_datetimefield_value(created)
+            status = SimulationStatus.QUEUED.value
+            cursor.execute(_queue_position_sql(), [pk, pk, status, status, queue, when, when, pk])
+            return {pk: count for pk, count in cursor.fetchall() if count}
     queues = sorted({queue for _, queue, _ in queued})
     ids = [pk for pk, _, _ in queued]
     last = max(created for _, _, created in queued)
@@ -195,6 +210,23 @@ def queue_positions(*, queued: Iterable[tuple[int, str, datetime]]) -> dict[int,
             ],
         )
         return dict(cursor.fetchall())
+
+
+@functools.cache
+def _queue_position_sql() -> str:
+    """Return the SQL of one run's place in its queue (`queue_positions`), given its id twice,
+    the status queued twice, its queue, its launch time twice and its id: how many queued runs
+    of the queue were launched up to it (the queue's index bounds what is read), 0 when it is
+    not queued any more."""
+    pk, queue, created, status = (
+        sql.column(Simulation, name) for name in ("pk", "queue", "created", "status")
+    )
+    table = sql.table(Simulation)
+    return (
+        f"SELECT %s, CASE WHEN EXISTS (SELECT 1 FROM {table} WHERE {pk} = %s AND {status} = %s)"
+        f" THEN (SELECT COUNT(*) FROM {table} WHERE {status} = %s AND {queue} = %s"
+        f" AND ({created} < %s OR ({created} = %s AND {pk} <= %s))) ELSE 0 END"
+    )
 
 
 def _queue_positions_sql(queues: int, runs: int) -> str:
@@ -523,6 +555,51 @@ def in_flight_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:
     )
     excluded = list(excluding)
     return (queryset.exclude(pk__in=excluded) if excluded else queryset).count()
+
+
+@dataclass(frozen=True)
+class OwnerRuns:
+    """The counts of an owner's runs that a launch decides on."""
+
+    active: int  # queued or running
+    in_flight: int  # running, or queued and not held back
+    held: int  # queued and held back
+
+
+def owner_runs(*, owner_id: int, lock: bool = False) -> OwnerRuns:
+    """Return the counts of the owner's runs in one query; with `lock`, first lock the owner's
+    row until the surrounding transaction ends (as `dispatch._take_slots` does), so that the
+    counts stay true for what the transaction then decides."""
+    with connection.cursor() as cursor:
+        if lock:
+            cursor.execute(_owner_lock_sql(connection.features.has_select_for_update), [owner_id])
+        queued, running = SimulationStatus.QUEUED.value, SimulationStatus.RUNNING.value
+        cursor.execute(_owner_runs_sql(), [running, queued, owner_id, queued, running])
+        active, in_flight, held = cursor.fetchone()
+    return OwnerRuns(active=active, in_flight=int(in_flight or 0), held=int(held or 0))
+
+
+@functools.cache
+def _owner_lock_sql(for_update: bool) -> str:
+    user = get_user_model()
+    pk = sql.column(user, "pk")
+    return f"SELECT {pk} FROM {sql.table(user)} WHERE {pk} = %s" + (
+        " FOR UPDATE" if for_update else ""
+    )
+
+
+@functools.cache
+def _owner_runs_sql() -> str:
+    """Return the SQL of `owner_runs`' counts, given the statuses running and queued, the
+    owner's id and the statuses queued and running: written once per process."""
+    status, held = sql.column(Simulation, "status"), sql.column(Simulation, "held")
+    return (
+        f"SELECT COUNT(*),"
+        f" SUM(CASE WHEN {status} = %s OR NOT {held} THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN {status} = %s AND {held} THEN 1 ELSE 0 END)"
+        f" FROM {sql.table(Simulation)}"
+        f" WHERE {sql.column(Simulation, 'owner')} = %s AND {status} IN (%s, %s)"
+    )
 
 
 def sweep_aggregate(*, sweep: Sweep) -> dict[str, Any]:

@@ -3,10 +3,12 @@ PARASIM_MAX_RUNNING_PER_USER runs in flight, the rest held back while others' ru
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from simulator.errors import SandboxLimitError
@@ -278,10 +280,10 @@ def test_holding_one_more_run_reads_none_of_the_held_backlog(
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         runs = [launch(user) for _ in range(capped + backlog)]
-    # the launch (in a savepoint: active runs, insert); after the commit, in a savepoint:
-    # the owner's lock, the runs in flight, the new run marked held. No held run is read.
+    # the launch, in a savepoint: the owner's lock, their runs' counts, the insert (held).
+    # Nothing after the commit; no held run is read.
     with (
-        django_assert_num_queries(9) as captured,
+        django_assert_num_queries(5) as captured,
         django_capture_on_commit_callbacks(execute=True),
     ):
         last = launch(user)
@@ -289,6 +291,36 @@ def test_holding_one_more_run_reads_none_of_the_held_backlog(
     assert not any('"snapshot"' in sql for sql in reads)
     assert held_ids(user) == [run.pk for run in runs[capped:]] + [last.pk]
     assert sum(len(batch) for batch in sent) == capped
+
+
+def test_a_launch_while_older_runs_are_held_and_a_slot_is_free_sends_the_oldest_first(
+    user: Any,
+    capped: int,
+    sent: list[list[int]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        first, _, held_one, held_two = [launch(user) for _ in range(capped + 2)]
+    # A run ends without its release (a worker that died before it): a slot is free while
+    # two runs are held.
+    Simulation.objects.filter(pk=first.pk).update(status=SimulationStatus.FAILED)
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        last = launch(user)
+    assert last.held
+    assert sent == [[held_one.pk]]
+    assert held_ids(user) == [held_two.pk, last.pk]
+
+
+def test_launches_one_after_another_fill_the_cap_and_the_rest_are_held(
+    user: Any, capped: int, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    # Each launch decides under the owner's lock on what the ones before it stored.
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = [launch(user) for _ in range(capped + 3)]
+    assert [run.held for run in runs] == [False] * capped + [True] * 3
+    assert in_flight_run_count(owner_id=user.pk) == capped
+    assert sorted(pk for batch in sent for pk in batch) == [run.pk for run in runs[:capped]]
 
 
 def test_a_released_run_is_sent_with_its_own_queue_task_id_and_limits(
@@ -313,3 +345,32 @@ def test_a_released_run_is_sent_with_its_own_queue_task_id_and_limits(
     assert signature.options["queue"] == third.queue
     assert signature.options["time_limit"] == 9 + dispatch.HARD_LIMIT_MARGIN_S
     assert (third.held, third.sent is not None) == (False, True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_launches_at_the_same_moment_never_fill_a_slot_twice(
+    user: Any, capped: int, sent: list[list[int]]
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL's row locks")
+    start = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def one_launch() -> None:
+        try:
+            start.wait()
+            launch(user)
+        except BaseException as error:  # reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one_launch) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert in_flight_run_count(owner_id=user.pk) == capped
+    assert len(held_ids(user)) == 6 - capped
+    assert sum(len(batch) for batch in sent) == capped

@@ -16,6 +16,7 @@ from webapp.studio import selectors
 from webapp.studio.models import Simulation, SimulationStatus, Sweep
 from webapp.studio.selectors import (
     FILTER_MESSAGES,
+    queue_positions,
     simulation_get,
     simulation_list,
     simulation_queue_positions,
@@ -172,6 +173,10 @@ def test_a_queued_run_knows_its_place_among_the_queued_runs_of_its_queue(
     assert simulation_get(user=other_user, simulation_id=others.pk).queue_position == 1
     Simulation.objects.filter(pk=others.pk).update(status=SimulationStatus.RUNNING)
     assert simulation_get(user=user, simulation_id=mine[1].pk).queue_position == 2
+    # a run that started since it was read has no place, alone or among others
+    for runs in ([others], [others, mine[0]]):
+        places = queue_positions(queued=[(run.pk, run.queue, run.created) for run in runs])
+        assert others.pk not in places
 
 
 def test_runs_launched_at_the_same_instant_queue_in_launch_order(user: Any) -> None:

@@ -9,6 +9,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 import simulator
+from hwdb.services.components import component_update
+from hwdb.services.system_models import system_model_update
 from tests.hwdb.factories import (
     ComputationalModelFactory,
     GpuFactory,
@@ -163,6 +165,31 @@ def test_a_launch_of_a_system_model_parses_its_exported_snapshot_once(
     parses = count_parses(monkeypatch)
     launch(user, snapshot=None, system_model=system.pk, labels={"GPU": 1})
     assert len(parses) == 1
+
+
+def test_a_relaunch_reuses_the_parsed_snapshot_until_the_system_or_its_hardware_change(
+    user: Any, other_user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpu = GpuFactory(owner=user, sms=13)
+    model = ComputationalModelFactory(owner=user)
+    system = SystemModelFactory(owner=user, graph=one_gpu_graph(gpu.pk, model.pk))
+    parses = count_parses(monkeypatch)
+
+    def sms() -> float:
+        run = launch(user, snapshot=None, system_model=system.pk, labels={"GPU": 1})
+        return float(run.snapshot["hardware"][f"hw-{gpu.pk}"]["attributes"]["SMs"])
+
+    assert (sms(), sms(), len(parses)) == (13, 13, 1)
+    attributes = [
+        {"key": a.key, "value": 16.0 if a.key == "SMs" else a.value, "unit": a.unit}
+        for a in gpu.attributes.all()
+    ]
+    component_update(component=gpu, fields={}, attributes=attributes)
+    assert (sms(), len(parses)) == (16, 2)
+    system_model_update(system_model=system, fields={"name": "renamed"})
+    assert (sms(), len(parses)) == (16, 3)
+    with pytest.raises(ValidationError):  # kept or not, it stays invisible to others
+        launch(other_user, snapshot=None, system_model=system.pk, labels={"GPU": 1})
 
 
 def test_a_launch_over_the_process_limit_is_refused_before_placing(
