@@ -40,8 +40,9 @@ those whose name holds one of the words):
 It prints one Markdown table row per endpoint and client count: requests, errors, median, p95
 (nearest rank) and maximum latency in ms, requests per second over the timed part, and the CPU
 time gunicorn's processes used per request (user + system, from /proc; steadier than latency
-on a shared machine, and what bounds throughput once the cores are busy); `--json` gives the
-same as JSON, with the load generator's own CPU time per request beside it. The load generator
+on a shared machine, and what bounds throughput once the cores are busy) and the time all of
+the machine's PostgreSQL processes used per request; `--json` gives the same as JSON, with the
+load generator's own CPU time per request beside it. The load generator
 runs on the same machine as the server and the databases, so the figures are those of the whole
 machine; quote them with its core count and load. In a closed loop, p95 at N clients is about
 N / throughput once the server is saturated.
@@ -115,6 +116,7 @@ class Phase:
     wall_s: float = 0.0
     server_cpu_s: float | None = None
     client_cpu_s: float = 0.0
+    database_cpu_s: float = 0.0
 
     def summary(self) -> dict[str, Any]:
         """Return count, errors, median, p95, max (ms) and requests per second."""
@@ -139,6 +141,7 @@ class Phase:
                 else None
             ),
             "client_cpu_ms": round(self.client_cpu_s / count * 1e3, 2) if count else None,
+            "database_cpu_ms": round(self.database_cpu_s / count * 1e3, 2) if count else None,
         }
 
 
@@ -190,6 +193,24 @@ def process_cpu_s(root: int) -> float:
     return total
 
 
+def named_processes_cpu_s(name: str) -> float:
+    """Return the CPU time (user + system, s) so far of every process of this machine whose
+    command name is `name` ("postgres": the database's server processes; the web processes
+    keep their connections, so their backends live through a phase)."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            head, _, rest = (entry / "stat").read_text().rpartition(")")
+        except OSError:  # gone meanwhile
+            continue
+        if head.partition("(")[2] == name:
+            fields = rest.split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def run_phase(
     clients: list[Client],
     endpoint: Endpoint,
@@ -229,10 +250,12 @@ def run_phase(
     start = time.perf_counter()
     cpu_before = process_cpu_s(server_pid) if server_pid else 0.0
     client_before = time.process_time()
+    database_before = named_processes_cpu_s("postgres")
     for thread in threads:
         thread.join()
     phase.wall_s = max(finished) - start if requests else 0.0
     phase.client_cpu_s = time.process_time() - client_before
+    phase.database_cpu_s = named_processes_cpu_s("postgres") - database_before
     if server_pid:
         phase.server_cpu_s = process_cpu_s(server_pid) - cpu_before
     return phase
@@ -242,14 +265,15 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     """Return the summaries as a Markdown table."""
     lines = [
         "| endpoint | clients | requests | errors | median ms | p95 ms | max ms | req/s "
-        "| server CPU ms/req |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server CPU ms/req | PostgreSQL CPU ms/req |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
             f"| `{row['endpoint']}` | {row['clients']} | {row['requests']} | {row['errors']} "
             f"| {row['median_ms']} | {row['p95_ms']} | {row['max_ms']} | {row['requests_per_s']} "
-            f"| {row['server_cpu_ms'] if row['server_cpu_ms'] is not None else '-'} |"
+            f"| {row['server_cpu_ms'] if row['server_cpu_ms'] is not None else '-'} "
+            f"| {row['database_cpu_ms']} |"
         )
     return "\n".join(lines)
 
@@ -596,7 +620,8 @@ def main() -> None:
             print(
                 f"{endpoint.name:32} {count:3} clients: median {summary['median_ms']} ms, "
                 f"p95 {summary['p95_ms']} ms, {summary['requests_per_s']} req/s, CPU ms/req: "
-                f"server {summary['server_cpu_ms']}, load generator {summary['client_cpu_ms']}",
+                f"server {summary['server_cpu_ms']}, load generator {summary['client_cpu_ms']}, "
+                f"PostgreSQL {summary['database_cpu_ms']}",
                 file=sys.stderr,
             )
     note = ""
