@@ -23,6 +23,7 @@ import faulthandler
 import gc
 import importlib
 import json
+import mmap
 import os
 import resource
 import select
@@ -86,7 +87,7 @@ EXIT_ERROR = 3
 REPORT_RESERVE_BYTES = 16 * 1024**2
 """Memory the child holds while the run runs and lets go when it fails, so that a run that
 ran out of memory (the data limit) leaves room to report it."""
-_reserve: list[bytearray] = []  # REPORT_RESERVE_BYTES while the run runs
+_reserve: list[mmap.mmap] = []  # REPORT_RESERVE_BYTES while the run runs (`_hold_reserve`)
 # The main thread's stack grows on demand up to the soft RLIMIT_STACK, read at each fault, so
 # raising it here takes effect (up to the 128 MB gap Linux leaves below the stack at exec).
 STACK_BYTES = 64 * 1024**2
@@ -214,13 +215,19 @@ def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
     its entry may use V8. V8's start (about 60 ms) then happens while nobody waits. A child
     whose run is already waiting leaves it to `_load_v8`, which loads V8 only if the run
     needs it.
-    Loading V8 starts no thread (its first context does), so the run's CPU pin, taken after
-    `go`, still covers V8's threads."""
+    V8's first isolate is made too when the run still has not come (`start_spare_racer`);
+    the run's CPU pin, taken after `go`, covers the threads it started (keep_on_one_cpu)."""
     if not entry.may_want_v8() or select.select([stdin], [], [], 0)[0]:
         return
     import py_mini_racer
 
     py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
+    if not select.select([stdin], [], [], 0)[0]:
+        # The run's first isolate too (10-15 ms): its threads start now, and `go` pins them
+        # with the rest (keep_on_one_cpu); they drop privileges with the process.
+        from simulator.shallow import start_spare_racer
+
+        start_spare_racer()
 
 
 def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:
@@ -239,6 +246,13 @@ def _preload_for(entry: ChildEntry, payload: dict[str, Any]) -> None:
     privileges are dropped."""
     for name in entry.modules(payload):
         importlib.import_module(name)
+
+
+def _hold_reserve() -> None:
+    """Hold REPORT_RESERVE_BYTES of the data limit: a private writable mapping, which the
+    limit counts whole (RLIMIT_DATA) without its pages being touched. A zero-filled bytearray
+    touched 4,096 pages, 10 ms of every run (bench/bench_userpath.py, start-up)."""
+    _reserve.append(mmap.mmap(-1, REPORT_RESERVE_BYTES, flags=mmap.MAP_PRIVATE))
 
 
 def _let_the_run_go(error: BaseException) -> None:
@@ -326,7 +340,7 @@ def main(argv: list[str]) -> None:
                 raise SimulationError(MSG_PRIVILEGES.format(error=error)) from None
         _die_with_parent(parent)
         _report_crashes()
-        _reserve.append(bytearray(REPORT_RESERVE_BYTES))
+        _hold_reserve()
         result = entry.function(**payload, progress=channel.progress)
         channel.send({"result": result})
         status = EXIT_OK

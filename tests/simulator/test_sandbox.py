@@ -904,3 +904,32 @@ def test_processes_that_outgrow_the_data_limit_are_reported_as_out_of_memory() -
         assert caught.value.limit == "memory"
         assert str(caught.value).startswith("the run ran out of memory")
     assert_caller_lives_on()
+
+
+def test_the_report_reserve_holds_the_data_limit_without_touching_its_pages() -> None:
+    code = (
+        "import resource\n"
+        "from simulator.sandbox import child\n"
+        "limit = 400 * 1024**2\n"
+        "resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))\n"
+        "def pages(field):\n"
+        "    return int(open('/proc/self/statm').read().split()[field]) * resource.getpagesize()\n"
+        "spare, rss = limit - pages(5), pages(1)\n"
+        "child._hold_reserve()\n"
+        "touched = pages(1) - rss\n"
+        "try:\n"
+        "    bytearray(spare - child.REPORT_RESERVE_BYTES // 2)\n"
+        "    print('not held')\n"
+        "except MemoryError:\n"
+        "    child._reserve.clear()\n"
+        "    bytearray(spare - child.REPORT_RESERVE_BYTES // 2)\n"
+        "    print('held', touched < 1024**2)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert done.stdout.strip() == "held True", done.stderr
