@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 
 _allowed_before_pin: frozenset[int] | None = None
 
@@ -22,9 +23,10 @@ def _current_cpu() -> int:
 
 
 def keep_on_one_cpu() -> int | None:
-    """Pin the calling thread, and the threads it starts from now on, to the CPU it runs on.
+    """Pin the process's threads, and the threads they start from now on, to the CPU the
+    calling thread runs on.
 
-    Call it before the first V8 context is created (its threads inherit the pin). Python and
+    Threads started before (a V8 isolate made ahead of the run) are pinned one by one. Python and
     V8 then take turns on one CPU, which they do anyway: the caller waits for every result.
     Without it each evaluation wakes V8's thread on another CPU and the result wakes the
     caller back, which on a virtual machine costs more than the evaluation itself. Returns
@@ -42,9 +44,22 @@ def keep_on_one_cpu() -> int | None:
         os.sched_setaffinity(0, {cpu})
     except (AttributeError, OSError, ValueError, IndexError):
         return None
+    for thread in _other_threads():
+        with contextlib.suppress(OSError):  # ended meanwhile
+            os.sched_setaffinity(thread, {cpu})
     if _allowed_before_pin is None:
         _allowed_before_pin = frozenset(allowed)
     return cpu
+
+
+def _other_threads() -> list[int]:
+    """Return the ids of the process's threads other than the calling one (Linux)."""
+    try:
+        names = os.listdir("/proc/self/task")
+    except OSError:  # pragma: no cover - not Linux
+        return []
+    me = threading.get_native_id()
+    return [int(name) for name in names if name.isdigit() and int(name) != me]
 
 
 def usable_cpus() -> frozenset[int]:

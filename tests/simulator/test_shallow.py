@@ -367,6 +367,37 @@ def test_keep_on_one_cpu_pins_the_caller_and_the_v8_threads_it_starts() -> None:
     assert done.stdout.strip() == "ok", done.stderr
 
 
+def test_a_spare_isolate_made_before_the_pin_serves_the_first_model_on_the_pinned_cpu() -> None:
+    # As a pooled sandbox child does: V8's isolate (and its threads) made while waiting.
+    code = (
+        "import os\n"
+        "from simulator import shallow\n"
+        "shallow.start_spare_racer()\n"
+        "spare = shallow._spare_racers[0]\n"
+        "cpu = shallow.keep_on_one_cpu()\n"
+        "threads = os.listdir('/proc/self/task')\n"
+        "assert len(threads) > 1, threads\n"
+        "assert all(os.sched_getaffinity(int(t)) == {cpu} for t in threads)\n"
+        "model = shallow.ShallowFunctions(model_key='m', source='function computationTime(p) { return 2; }', attributes={})\n"
+        "assert model.call('computationTime', params={}) == 2.0\n"
+        "assert shallow._spare_racers == []\n"
+        "assert model._cached_context.evaluator.racer is spare\n"
+        "other = shallow.ShallowFunctions(model_key='o', source='function computationTime(p) { return 3; }', attributes={})\n"
+        "assert other.call('computationTime', params={}) == 3.0\n"
+        "assert other._cached_context.evaluator.racer is not spare\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PARASIM_JS_TWINS": "0"},
+        check=False,
+    )
+    assert done.stdout.strip() == "ok", done.stderr
+
+
 def test_keep_on_one_cpu_can_be_turned_off() -> None:
     code = (
         "import os\n"
