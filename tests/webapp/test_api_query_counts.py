@@ -181,13 +181,13 @@ def test_a_launch_of_a_system_model_takes_a_fixed_number_of_queries(
     body = {"system_model": system.pk, "application": application.pk, "labels": {"GPU": 1}}
     # token; savepoint; the snapshot's version; system model, its components, their
     # attributes, its models; application; the owner's lock; their runs' counts; insert;
-    # release; the run's queue position; after commit: the backlog count (its priority), the
-    # `sent` mark.
-    with django_assert_num_queries(15), django_capture_on_commit_callbacks(execute=True):
+    # release; the run's queue position; after commit: the `sent` mark (its priority comes
+    # from the counts).
+    with django_assert_num_queries(14), django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/simulations/", body, format="json")
     assert response.status_code == 201, response.json()
     # Launched again: the snapshot exported and parsed at this version is kept (4 fewer).
-    with django_assert_num_queries(11), django_capture_on_commit_callbacks(execute=True):
+    with django_assert_num_queries(10), django_capture_on_commit_callbacks(execute=True):
         again = client.post("/api/simulations/", body, format="json")
     assert again.status_code == 201, again.json()
     first, second = Simulation.objects.order_by("pk")

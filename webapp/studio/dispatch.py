@@ -67,8 +67,10 @@ def fair_priorities(*, backlog: int, count: int) -> list[int]:
     return [fair_priority(backlog + index) for index in range(count)]
 
 
-def run_priorities(simulations: list[Simulation]) -> dict[int, int]:
-    """Return each run's priority by id, ranked after its owner's other active runs.
+def run_priorities(simulations: list[Simulation], *, backlog: int | None = None) -> dict[int, int]:
+    """Return each run's priority by id, ranked after its owner's other active runs
+    (`backlog`: how many those are, when the caller counted them for the one owner of
+    `simulations` under the owner's lock, as a launch does).
 
     Counted when the runs are sent, after their transaction committed: a concurrent launch of
     the same owner that committed first is counted too, which only pushes these runs back, so
@@ -79,13 +81,17 @@ def run_priorities(simulations: list[Simulation]) -> dict[int, int]:
     for sim in simulations:
         by_owner.setdefault(sim.owner_id, []).append(sim)
     priorities: dict[int, int] = {}
+    if backlog is not None and len(by_owner) != 1:
+        raise ValueError("a backlog is one owner's")
     for owner_id, runs in by_owner.items():
-        try:
-            backlog = active_run_count(owner_id=owner_id, excluding=[run.pk for run in runs])
-        except Exception:
-            logger.warning("could not rank runs", exc_info=True)
-            backlog = 0
-        levels = fair_priorities(backlog=backlog, count=len(runs))
+        ahead = backlog
+        if ahead is None:
+            try:
+                ahead = active_run_count(owner_id=owner_id, excluding=[run.pk for run in runs])
+            except Exception:
+                logger.warning("could not rank runs", exc_info=True)
+                ahead = 0
+        levels = fair_priorities(backlog=ahead, count=len(runs))
         priorities.update({run.pk: level for run, level in zip(runs, levels, strict=True)})
     return priorities
 
@@ -110,11 +116,11 @@ def _load_task_modules() -> None:
     app.loader.import_default_modules()
 
 
-def send_runs(simulations: list[Simulation]) -> None:
+def send_runs(simulations: list[Simulation], *, backlog: int | None = None) -> None:
     """Send the runs' tasks to their queues now, several as one Celery group, each with its
-    fair-share priority (`run_priorities`), and mark them sent."""
+    fair-share priority (`run_priorities`, `backlog` as there), and mark them sent."""
     _load_task_modules()
-    priorities = run_priorities(simulations)
+    priorities = run_priorities(simulations, backlog=backlog)
     signatures = [
         app.signature(
             RUN_SIMULATION, args=(sim.pk,), **task_options(sim, priority=priorities[sim.pk])
@@ -166,7 +172,8 @@ def enqueue_admitted(simulation: Simulation, runs: OwnerRuns) -> None:
     were free releases them, oldest first (`release_held`)."""
     cap = _running_cap()
     if not simulation.held:
-        transaction.on_commit(lambda: send_runs([simulation]))
+        # Its rank: the owner's runs counted under the lock, before it (no count after).
+        transaction.on_commit(lambda: send_runs([simulation], backlog=runs.active))
     elif cap is not None and runs.in_flight < cap:
         transaction.on_commit(lambda: release_held(owner_id=simulation.owner_id))
 

@@ -50,7 +50,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
     """Return the ids of the runs sent to the broker, one list per send; nothing is sent."""
     batches: list[list[int]] = []
 
-    def record(simulations: list[Simulation]) -> None:
+    def record(simulations: list[Simulation], **options: Any) -> None:
         batches.append([simulation.pk for simulation in simulations])
 
     monkeypatch.setattr(dispatch, "send_runs", record)

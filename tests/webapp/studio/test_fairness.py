@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from tests.hwdb.factories import UserFactory
+from tests.webapp.studio.conftest import launch as launch_run
 from tests.webapp.studio.factories import TINY_APP, SimulationFactory, tiny_snapshot
 from tests.webapp.studio.live import Worker, require_services, wait_for
 from tests.webapp.studio.test_integration import final, launch, member, worker
@@ -150,6 +151,23 @@ def test_sending_runs_gives_each_task_its_queue_id_and_priority(
         ("gajgerqueue", run.celery_task_id, priority)
         for run, priority in zip(runs, [1, 2, 2], strict=True)
     ]
+
+
+def test_a_launched_run_is_ranked_by_the_count_its_launch_took_under_the_lock(
+    user: Any,
+    published: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+    django_assert_num_queries: Any,
+    settings: Any,
+) -> None:
+    settings.PARASIM_MAX_RUNNING_PER_USER = 0  # no cap: every launch is sent
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = [launch_run(user) for _ in range(4)]
+    assert [o["priority"] for o in published] == [dispatch.fair_priority(rank) for rank in range(4)]
+    # the send counts nothing more: savepoint, lock, counts, insert, release; the `sent` mark
+    with django_assert_num_queries(6), django_capture_on_commit_callbacks(execute=True):
+        launch_run(user)
+    assert published[-1]["priority"] == dispatch.fair_priority(len(runs))
 
 
 def test_runs_are_still_sent_when_their_backlog_cannot_be_counted(
