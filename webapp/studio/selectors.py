@@ -194,8 +194,9 @@ def queue_positions(*, queued: Iterable[tuple[int, str, datetime]]) -> dict[int,
         with connection.cursor() as cursor:
             when = connection.ops.adapt_datetimefield_value(created)
             status = SimulationStatus.QUEUED.value
-            cursor.execute(_queue_position_sql(), [pk, pk, status, status, queue, when, when, pk])
-            return {pk: count for pk, count in cursor.fetchall() if count}
+            cursor.execute(_queue_position_sql(), [pk, status, status, queue, when, when, pk])
+            [(count,)] = cursor.fetchall()
+            return {pk: count} if count else {}
     queues = sorted({queue for _, queue, _ in queued})
     ids = [pk for pk, _, _ in queued]
     last = max(created for _, _, created in queued)
@@ -214,16 +215,16 @@ def queue_positions(*, queued: Iterable[tuple[int, str, datetime]]) -> dict[int,
 
 @functools.cache
 def _queue_position_sql() -> str:
-    """Return the SQL of one run's place in its queue (`queue_positions`), given its id twice,
-    the status queued twice, its queue, its launch time twice and its id: how many queued runs
-    of the queue were launched up to it (the queue's index bounds what is read), 0 when it is
+    """Return the SQL of one run's place in its queue (`queue_positions`), given its id, the
+    status queued twice, its queue, its launch time twice and its id: how many queued runs of
+    the queue were launched up to it (the queue's index bounds what is read), 0 when it is
     not queued any more."""
     pk, queue, created, status = (
         sql.column(Simulation, name) for name in ("pk", "queue", "created", "status")
     )
     table = sql.table(Simulation)
     return (
-        f"SELECT %s, CASE WHEN EXISTS (SELECT 1 FROM {table} WHERE {pk} = %s AND {status} = %s)"
+        f"SELECT CASE WHEN EXISTS (SELECT 1 FROM {table} WHERE {pk} = %s AND {status} = %s)"
         f" THEN (SELECT COUNT(*) FROM {table} WHERE {status} = %s AND {queue} = %s"
         f" AND ({created} < %s OR ({created} = %s AND {pk} <= %s))) ELSE 0 END"
     )
