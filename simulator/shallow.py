@@ -653,6 +653,16 @@ def start_spare_racer() -> None:
         _spare_racers.append(racer)
 
 
+def drop_spare_racers() -> None:
+    """Close the isolates `start_spare_racer` made, for a run that will not use V8: the data
+    limit has no room set aside for them (simulator.runner.address_space_reserved)."""
+    with _cache_lock:
+        spares = list(_spare_racers)
+        _spare_racers.clear()
+    for racer in spares:
+        racer.close()
+
+
 def _new_racer() -> MiniRacer:
     """Return the spare isolate once, else a new one."""
     with _cache_lock:
@@ -667,12 +677,9 @@ def clear_caches() -> None:
         contexts = list(_contexts.values())
         _contexts.clear()
         _memos.clear()
-        spares = list(_spare_racers)
-        _spare_racers.clear()
     for context in contexts:
         context.close()
-    for racer in spares:
-        racer.close()
+    drop_spare_racers()
 
 
 def memo_key(function: str, args: tuple[object, ...], params: Mapping[str, object]) -> object:

@@ -55,6 +55,9 @@ LAZY_IMPORTS_IN = {
     "child's working directory.",
     ("simulator/cli/common.py", "simulator.snapshot"): "a single run leaves the snapshot's "
     "check to its child (the same SnapshotError); only a sweep checks it in the parent.",
+    ("simulator/sandbox/child.py", "simulator.shallow"): "a pooled child whose entry may use "
+    "V8 makes the run's first isolate while it waits; the sandbox's own modules stay free of "
+    "the models' code otherwise.",
 }
 
 

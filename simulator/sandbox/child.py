@@ -232,13 +232,16 @@ def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
 
 def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:
     """Load V8 (shared library and ICU data, 50-70 ms) when the payload will use it: unless
-    the entry says (`needs_v8`) that Python twins answer all its models. A twin that
+    the entry says (`needs_v8`) that Python twins answer all its models, whose run then
+    closes the isolate made while the child waited, if any. A twin that
     declines an odd input later loads V8 then, from mini-racer's own files, which stay
     readable after the privilege drop (site-packages are world-readable)."""
     if entry.wants_v8(payload):
         import py_mini_racer
 
         py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
+    elif "simulator.shallow" in sys.modules:  # an isolate made while waiting goes unused
+        sys.modules["simulator.shallow"].drop_spare_racers()
 
 
 def _preload_for(entry: ChildEntry, payload: dict[str, Any]) -> None:

@@ -440,3 +440,25 @@ def test_a_run_whose_models_have_python_twins_never_imports_mini_racer() -> None
     )
 
     assert completed.stdout.split() == ["finished", "False", "False"]
+
+
+def test_spare_isolates_a_run_will_not_use_are_closed() -> None:
+    code = (
+        "from simulator import shallow\n"
+        "shallow.start_spare_racer()\n"
+        "spare = shallow._spare_racers[0]\n"
+        "shallow.drop_spare_racers()\n"
+        "assert shallow._spare_racers == []\n"
+        "try:\n"
+        "    spare.eval('1')\n"
+        "except Exception:\n"
+        "    print('closed')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert done.stdout.strip() == "closed", done.stderr
