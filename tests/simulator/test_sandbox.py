@@ -49,6 +49,7 @@ from simulator.sandbox import (
 from simulator.sandbox.child import SINGLE_THREADED
 from simulator.sandbox.restricted import PRINT_LIMIT_CHARS, compile_errors
 from simulator.sandbox.wire import decode_message, encode_message
+from tests.simulator.fresh_python import run_code
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
@@ -925,11 +926,5 @@ def test_the_report_reserve_holds_the_data_limit_without_touching_its_pages() ->
         "    bytearray(spare - child.REPORT_RESERVE_BYTES // 2)\n"
         "    print('held', touched < 1024**2)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        check=False,
-    )
+    done = run_code(code)
     assert done.stdout.strip() == "held True", done.stderr

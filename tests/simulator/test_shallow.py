@@ -14,6 +14,7 @@ import pytest
 from simulator import shallow
 from simulator.errors import ModelEvaluationError
 from simulator.shallow import ShallowFunctions
+from tests.simulator.fresh_python import run_code
 
 GPU_ATTRIBUTES = {"SMs": 13, "SMCoreClock": 1050.0, "L2 size": 1.75, "class": 3}
 
@@ -357,13 +358,7 @@ def test_keep_on_one_cpu_pins_the_caller_and_the_v8_threads_it_starts() -> None:
         "assert all(os.sched_getaffinity(int(t)) == {cpu} for t in threads)\n"
         "print('ok')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        check=False,
-    )
+    done = run_code(code)
     assert done.stdout.strip() == "ok", done.stderr
 
 
@@ -387,14 +382,7 @@ def test_a_spare_isolate_made_before_the_pin_serves_the_first_model_on_the_pinne
         "assert other._cached_context.evaluator.racer is not spare\n"
         "print('ok')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "PARASIM_JS_TWINS": "0"},
-        check=False,
-    )
+    done = run_code(code, PARASIM_JS_TWINS="0")
     assert done.stdout.strip() == "ok", done.stderr
 
 
@@ -406,14 +394,7 @@ def test_keep_on_one_cpu_can_be_turned_off() -> None:
         "assert keep_on_one_cpu() is None and os.sched_getaffinity(0) == before\n"
         "print('ok')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "PARASIM_KEEP_ON_ONE_CPU": "0"},
-        check=False,
-    )
+    done = run_code(code, PARASIM_KEEP_ON_ONE_CPU="0")
     assert done.stdout.strip() == "ok", done.stderr
 
 
@@ -454,11 +435,5 @@ def test_spare_isolates_a_run_will_not_use_are_closed() -> None:
         "except Exception:\n"
         "    print('closed')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        check=False,
-    )
+    done = run_code(code)
     assert done.stdout.strip() == "closed", done.stderr
