@@ -7,8 +7,9 @@ encoder (`encoders.JSONEncoder.default`): dates and times (DRF writes UTC as "Z"
 Decimals, lazy strings, querysets. A value orjson refuses (an integer beyond 64 bits, a
 circular structure) and an indented rendering (`Accept: application/json; indent=4`, the
 browsable API) are rendered by DRF's renderer itself. U+2028 and U+2029 are escaped as DRF
-escapes them. One difference is kept: a float that is not a number (NaN, infinity) is written
-as null where DRF's strict mode raised an error.
+escapes them. Two differences are kept: a float's exponent is written as orjson writes it
+(`1e-7` where `json` writes `1e-07`, the same number to any reader), and a float that is not
+a number (NaN, infinity) is written as null where DRF's strict mode raised an error.
 """
 
 from __future__ import annotations
