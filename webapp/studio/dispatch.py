@@ -22,19 +22,13 @@ from typing import Any
 
 from celery import group
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from webapp.celery import app
 from webapp.studio.models import Simulation, SimulationStatus
-from webapp.studio.selectors import (
-    OwnerRuns,
-    active_run_count,
-    in_flight_run_count,
-    owner_runs,
-)
+from webapp.studio.selectors import OwnerRuns, active_run_count, owner_runs
 
 RUN_SIMULATION = "studio.run_simulation"
 # What sending a run reads of it (`send_runs`, `task_options`).
@@ -242,7 +236,7 @@ def _take_slots(owner_id: int, new: list[Simulation], cap: int | None) -> list[S
     """
     new_ids = [run.pk for run in new]
     with transaction.atomic():
-        list(get_user_model().objects.select_for_update().filter(pk=owner_id).values("pk"))
+        runs = owner_runs(owner_id=owner_id, lock=True, excluding=new_ids)
         candidates = (
             Simulation.objects.filter(owner_id=owner_id, status=SimulationStatus.QUEUED)
             .filter(Q(held=True) | Q(pk__in=new_ids))
@@ -252,7 +246,7 @@ def _take_slots(owner_id: int, new: list[Simulation], cap: int | None) -> list[S
         if cap is None:
             taken = list(candidates)
         else:
-            free = max(cap - in_flight_run_count(owner_id=owner_id, excluding=new_ids), 0)
+            free = max(cap - runs.in_flight, 0)
             taken = list(candidates[:free]) if free else []
         taken_ids = {run.pk for run in taken}
         Simulation.objects.filter(pk__in=taken_ids, held=True).update(held=False)

@@ -541,21 +541,13 @@ def broker_task_ids(queues: Iterable[str] = ()) -> set[str] | None:
 
 def active_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:
     """Return how many of the owner's runs are queued or running, leaving out `excluding`."""
-    queryset = Simulation.objects.filter(
-        owner_id=owner_id, status__in=(SimulationStatus.QUEUED, SimulationStatus.RUNNING)
-    )
-    excluded = list(excluding)
-    return (queryset.exclude(pk__in=excluded) if excluded else queryset).count()
+    return owner_runs(owner_id=owner_id, excluding=excluding).active
 
 
 def in_flight_run_count(*, owner_id: int, excluding: Iterable[int] = ()) -> int:
     """Return how many of the owner's runs are running or queued and not held back (sent to
     the broker, or to be sent), leaving out `excluding`."""
-    queryset = Simulation.objects.filter(owner_id=owner_id).filter(
-        Q(status=SimulationStatus.RUNNING) | Q(status=SimulationStatus.QUEUED, held=False)
-    )
-    excluded = list(excluding)
-    return (queryset.exclude(pk__in=excluded) if excluded else queryset).count()
+    return owner_runs(owner_id=owner_id, excluding=excluding).in_flight
 
 
 @dataclass(frozen=True)
@@ -567,15 +559,22 @@ class OwnerRuns:
     held: int  # queued and held back
 
 
-def owner_runs(*, owner_id: int, lock: bool = False) -> OwnerRuns:
-    """Return the counts of the owner's runs in one query; with `lock`, first lock the owner's
-    row until the surrounding transaction ends (as `dispatch._take_slots` does), so that the
-    counts stay true for what the transaction then decides."""
+def owner_runs(*, owner_id: int, lock: bool = False, excluding: Iterable[int] = ()) -> OwnerRuns:
+    """Return the counts of the owner's runs, leaving out `excluding`, in one query: the one
+    place these rules are written. With `lock`, first lock the owner's row until the
+    surrounding transaction ends, so that the counts stay true for what the transaction then
+    decides (a launch, `dispatch._take_slots`)."""
+    queued, running = SimulationStatus.QUEUED.value, SimulationStatus.RUNNING.value
+    query = _owner_runs_sql()
+    params: list[Any] = [running, queued, owner_id, queued, running]
+    excluded = list(excluding)
+    if excluded:
+        query += f" AND {sql.column(Simulation, 'pk')} NOT IN ({', '.join(['%s'] * len(excluded))})"
+        params += excluded
     with connection.cursor() as cursor:
         if lock:
             cursor.execute(_owner_lock_sql(connection.features.has_select_for_update), [owner_id])
-        queued, running = SimulationStatus.QUEUED.value, SimulationStatus.RUNNING.value
-        cursor.execute(_owner_runs_sql(), [running, queued, owner_id, queued, running])
+        cursor.execute(query, params)
         active, in_flight, held = cursor.fetchone()
     return OwnerRuns(active=active, in_flight=int(in_flight or 0), held=int(held or 0))
 

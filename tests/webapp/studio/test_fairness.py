@@ -13,7 +13,6 @@ from typing import Any, cast
 
 import pytest
 from celery.app.task import Task
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from tests.hwdb.factories import UserFactory
@@ -177,10 +176,10 @@ def test_runs_are_still_sent_when_their_backlog_cannot_be_counted(
 
     runs = [stored_run(owner=user) for _ in range(2)]
 
-    def unreachable(self: Any) -> int:
+    def unreachable(**counted: Any) -> int:
         raise OperationalError("the database went away")
 
-    monkeypatch.setattr(QuerySet, "count", unreachable)
+    monkeypatch.setattr(dispatch, "active_run_count", unreachable)
     dispatch.send_runs(runs)
     assert [(o["task_id"], o["priority"]) for o in published] == [
         (runs[0].celery_task_id, 0),
