@@ -245,17 +245,32 @@ def _stackless_function(app_source: str, variables: Iterable[object]) -> CodeTyp
     )
 
 
-def needs_v8(payload: Mapping[str, Any]) -> bool:
-    """Return whether a run of `payload` evaluates JavaScript in V8: it has a model that no
-    Python twin answers (the sandbox child then loads V8 before it drops privileges)."""
+def needs_v8(payload: Mapping[str, Any]) -> int:
+    """Return how many V8 contexts a run of `payload` makes at most (0: it evaluates no
+    JavaScript in V8): one for each node model and hardware record that no Python twin
+    answers (the runner makes one per pair; a model no node uses is never evaluated). The
+    sandbox child loads V8 before it drops privileges when this is not 0, and keeps as many
+    of the isolates it made ahead (simulator.sandbox.child). A twin that declines an input
+    later makes its context then."""
     snapshot = payload.get("snapshot")
     models = snapshot.get("models") if isinstance(snapshot, Mapping) else None
-    if not isinstance(models, Mapping):
-        return True
-    sources = [
-        model.get("source") if isinstance(model, Mapping) else None for model in models.values()
-    ]
-    return not all(isinstance(source, str) and has_twin(source) for source in sources)
+    nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
+    if not isinstance(models, Mapping) or not isinstance(nodes, list):
+        return 1  # a snapshot the run will refuse
+    twinned = {
+        key
+        for key, model in models.items()
+        if isinstance(model, Mapping)
+        and isinstance(model.get("source"), str)
+        and has_twin(model["source"])
+    }
+    contexts = {
+        (node.get("model"), node.get("hardware"))
+        for node in nodes
+        if isinstance(node, Mapping) and node.get("model") is not None
+    }
+    untwinned = sum(1 for model, _ in contexts if model not in twinned)
+    return min(untwinned, MAX_CONTEXTS)
 
 
 def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:

@@ -41,7 +41,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -119,9 +119,14 @@ _BAD_RESULT = "\x00parasim-not-a-number:"
 _STATE_ERROR = re.compile(r"^\w*Error: parasim-state: ")
 
 # Runs once per context before the user's source, as its own script, so the user's line
-# numbers need no offset. Everything it defines is non-writable and non-configurable.
+# numbers need no offset. Everything it defines is non-writable and non-configurable. It can
+# run before the hardware attributes are known (a spare isolate made while a sandbox child
+# waits, `start_spare_racer`): it freezes every builtin but the global object itself and
+# leaves `__parasim_bind(attrs, globalNames)`, which defines `hw` and the attribute globals,
+# then freezes the global object and what it newly reaches. Both run before the user's
+# source; `_BIND` is called once per context, and the global object is frozen after it.
 _PRELUDE = r"""
-(function (attrs, globalNames) {
+(function () {
   'use strict';
   const BAD_RESULT = String.fromCharCode(0) + 'parasim-not-a-number:';
   const STATE_ERROR = 'parasim-state: ';
@@ -355,13 +360,6 @@ _PRELUDE = r"""
   withLocales(Number.prototype, 'toLocaleString', 0);
   withLocales(BigInt.prototype, 'toLocaleString', 0);
 
-  // --- The hardware attributes.
-  const hw = Object.create(null);
-  for (const key of Object.keys(attrs)) hw[key] = attrs[key];
-  define('hw', hw, false);
-  for (const name of globalNames) {
-    if (!(name in globalThis)) define(name, attrs[name], true);
-  }
   // params.x and params.get('x') read the same values; a parameter named "get" or "has"
   // is reachable through params.get() only, so the methods cannot be shadowed.
   const paramValues = new WeakMap();
@@ -401,9 +399,11 @@ _PRELUDE = r"""
 
   // --- The model: its source is the body of a factory run afresh for every call, so its
   // globals, closures and functions' properties start from the same state each time.
+  // The names of the global object's own properties (the builtins, `hw` and the attribute
+  // globals, added by __parasim_bind) are never taken for the model's functions.
   const builtinNames = new Set(Object.getOwnPropertyNames(globalThis));
-  builtinNames.add('__parasim_call').add('__parasim_has').add('__parasim_detail')
-      .add('__parasim_model').add('__parasim_is_body');
+  builtinNames.add('__parasim_call').add('__parasim_detail')
+      .add('__parasim_model').add('__parasim_is_body').add('__parasim_bind');
   let modelFactory = null;
   let loadedModel = null;
   const RESET_REGEXP = /(?:)/;
@@ -418,10 +418,13 @@ _PRELUDE = r"""
   define('__parasim_is_body', function (source) {
     try { Function(source); return true; } catch (error) { return false; }
   }, false);
+  // Returns the names of the functions the model defines, as JSON.
   define('__parasim_model', function (factory) {
     if (modelFactory !== null) throw new TypeError('a model is already loaded');
     modelFactory = Object.freeze(factory);  // arguments.callee would otherwise keep state
     loadedModel = freshModel();
+    return JSON.stringify(Object.keys(loadedModel).filter(
+        (name) => modelFunction(loadedModel, name) !== null));
   }, false);
   define('__parasim_call', function (name, args, params) {
     const fn = modelFunction(freshModel(), name);
@@ -429,9 +432,6 @@ _PRELUDE = r"""
     args.push(makeParams(params));
     const value = fn.apply(undefined, args);
     return typeof value === 'number' ? value : BAD_RESULT + describe(value);
-  }, false);
-  define('__parasim_has', function (name) {
-    return loadedModel !== null && modelFunction(loadedModel, name) !== null;
   }, false);
   // A detail (e.g. computationDetail: what bounds a kernel) is a flat object of at most 16
   // numbers, booleans and short strings; it comes back as JSON.
@@ -466,6 +466,15 @@ _PRELUDE = r"""
   });
   Object.setPrototypeOf(globalThis, globalsGuard);
   const seen = new Set([globalsGuard]);
+  const pushReachable = (object, pending) => {
+    pending.push(Object.getPrototypeOf(object));
+    for (const key of Reflect.ownKeys(object)) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
+      if (descriptor === undefined) continue;
+      if ('value' in descriptor) pending.push(descriptor.value);
+      else pending.push(descriptor.get, descriptor.set);
+    }
+  };
   const freezeReachable = (pending) => {
     while (pending.length > 0) {
       const object = pending.pop();
@@ -473,13 +482,7 @@ _PRELUDE = r"""
           seen.has(object)) continue;
       seen.add(object);
       Object.freeze(object);
-      pending.push(Object.getPrototypeOf(object));
-      for (const key of Reflect.ownKeys(object)) {
-        const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
-        if (descriptor === undefined) continue;
-        if ('value' in descriptor) pending.push(descriptor.value);
-        else pending.push(descriptor.get, descriptor.set);
-      }
+      pushReachable(object, pending);
     }
   };
   // The Segments object and its iterator (%SegmentsPrototype%, %SegmentIteratorPrototype%) are
@@ -494,7 +497,11 @@ _PRELUDE = r"""
     const segments = Reflect.apply(realSegment, segmenter, ['']);
     freezeReachable([segments, segments[Symbol.iterator]()]);
   };
-  const pending = [globalThis];
+  // The global object stays open for the attributes (__parasim_bind freezes it); everything
+  // it reaches now is frozen now.
+  seen.add(globalThis);
+  const pending = [];
+  pushReachable(globalThis, pending);
   // Intrinsics not reachable as properties of the global object.
   for (const make of [
     () => function* () {}, () => async function () {}, () => async function* () {},
@@ -507,7 +514,28 @@ _PRELUDE = r"""
     try { pending.push(make()); } catch (error) { /* not in this V8 */ }
   }
   freezeReachable(pending);
-})
+
+  // --- The hardware attributes, once; then the global object is frozen with the rest.
+  let bound = false;
+  define('__parasim_bind', function (attrs, globalNames) {
+    if (bound) throw new TypeError('the attributes are bound');
+    bound = true;
+    const hw = Object.create(null);
+    for (const key of Object.keys(attrs)) hw[key] = attrs[key];
+    define('hw', hw, false);
+    builtinNames.add('hw');
+    for (const name of globalNames) {
+      if (!(name in globalThis)) {
+        define(name, attrs[name], true);
+        builtinNames.add(name);
+      }
+    }
+    Object.freeze(globalThis);
+    const reached = [];
+    pushReachable(globalThis, reached);
+    freezeReachable(reached);
+  }, false);
+})();
 """
 
 
@@ -621,10 +649,11 @@ class _Evaluator:
 
 @dataclass
 class _ModelContext:
-    """A V8 context holding one model's source bound to one attribute set."""
+    """A V8 context holding one model's source bound to one attribute set, and the names of
+    the functions the source defines (told by V8 as it loaded the source)."""
 
     evaluator: _Evaluator
-    functions: dict[str, bool] = field(default_factory=dict)
+    functions: frozenset[str] = frozenset()
     closed: bool = False
 
     def close(self) -> None:
@@ -640,35 +669,42 @@ _memos: dict[tuple[str, str, bool], dict[object, float]] = {}
 _cache_lock = threading.Lock()
 
 
-_spare_racers: list[MiniRacer] = []
+_spare_racers: list[MiniRacer] = []  # made ahead, the prelude run (`start_spare_racer`)
 
 
 def start_spare_racer() -> None:
-    """Make one V8 isolate ahead of its use, for the first context a run makes: a sandbox
-    child waiting for its run (simulator.sandbox.child) calls this while nobody waits, which
-    takes its 10-15 ms off the run (bench/bench_userpath.py, start-up). The isolate's threads
+    """Make one V8 isolate ahead of its use and run the prelude in it, for a context a run
+    makes: a sandbox child waiting for its run (simulator.sandbox.child) calls this while
+    nobody waits, which takes 15-20 ms off the run's first context (an isolate, and the
+    prelude freezing every builtin: bench/bench_userpath.py, start-up). The isolate's threads
     exist from now on: a run that pins itself to a CPU pins every thread (`keep_on_one_cpu`)."""
     racer = _mini_racer().MiniRacer()
+    try:
+        _Evaluator(racer, DEFAULT_TIMEOUT_S).eval(_PRELUDE)
+    except BaseException:
+        racer.close()
+        raise
     with _cache_lock:
         _spare_racers.append(racer)
 
 
-def drop_spare_racers() -> None:
-    """Close the isolates `start_spare_racer` made, for a run that will not use V8: the data
-    limit has no room set aside for them (simulator.runner.address_space_reserved)."""
+def drop_spare_racers(keep: int = 0) -> None:
+    """Close the isolates `start_spare_racer` made beyond `keep`, for a run that will make
+    fewer contexts: the data limit has no room set aside for the others
+    (simulator.runner.address_space_reserved)."""
     with _cache_lock:
-        spares = list(_spare_racers)
-        _spare_racers.clear()
+        spares = _spare_racers[keep:]
+        del _spare_racers[keep:]
     for racer in spares:
         racer.close()
 
 
-def _new_racer() -> MiniRacer:
-    """Return the spare isolate once, else a new one."""
+def _new_racer() -> tuple[MiniRacer, bool]:
+    """Return (an isolate, whether the prelude ran in it): a spare one once, else a new one."""
     with _cache_lock:
         if _spare_racers:
-            return _spare_racers.pop()
-    return _mini_racer().MiniRacer()
+            return _spare_racers.pop(0), True
+    return _mini_racer().MiniRacer(), False
 
 
 def clear_caches() -> None:
@@ -779,14 +815,7 @@ class ShallowFunctions:
         """Return whether the model defines `function` (e.g. "p2pTime")."""
         if self._twin is not None:
             return function in self._twin.defines
-        context = self._context(function)
-        known = context.functions.get(function)
-        if known is None:
-            if not _JS_IDENTIFIER.match(function):
-                return False
-            answer = self._evaluate(context, function, f"__parasim_has({json.dumps(function)})")
-            context.functions[function] = known = answer is True
-        return known
+        return function in self._context(function).functions
 
     def call(self, function: str, *args: object, params: Mapping[str, object]) -> float:
         """Return `function(*args, params)` as a float, memoized; raise ModelEvaluationError."""
@@ -935,16 +964,20 @@ class ShallowFunctions:
 
     def _new_context(self, function: str) -> _ModelContext:
         """Return a fresh context with the prelude and the user's source loaded."""
-        racer = _new_racer()
+        racer, prepared = _new_racer()
         racer.set_soft_memory_limit(self.memory_limit_bytes // 2)
         racer.set_hard_memory_limit(self.memory_limit_bytes)
         context = _ModelContext(_Evaluator(racer, self.timeout_s))
         names = json.dumps(_global_names(self.attributes, self.source))
+        bind = f"__parasim_bind({self._attributes_json}, {names})"
+        body = f"__parasim_is_body({json.dumps(self.source)})"
         try:
-            context.evaluator.eval(f"{_PRELUDE}({self._attributes_json}, {names});")
-            if context.evaluator.eval(f"__parasim_is_body({json.dumps(self.source)})") is not True:
+            if not prepared:
+                context.evaluator.eval(_PRELUDE)
+            if context.evaluator.eval(f"{bind}; {body};") is not True:
                 self._refuse_source(context, function)
-            self._evaluate(context, function, _factory_script(self.source), loading=True)
+            loaded = self._evaluate(context, function, _factory_script(self.source), loading=True)
+            context.functions = frozenset(json.loads(str(loaded)))
         except BaseException:
             racer.close()
             raise

@@ -84,6 +84,9 @@ PR_SET_PDEATHSIG = 1
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 EXIT_OK = 0
 EXIT_ERROR = 3
+# Isolates a child started ahead makes while it waits (`_load_v8_while_idle`): a run's node
+# model and network model each take one (bench/bench_userpath.py's scenarios).
+SPARE_ISOLATES = 2
 REPORT_RESERVE_BYTES = 16 * 1024**2
 """Memory the child holds while the run runs and lets go when it fails, so that a run that
 ran out of memory (the data limit) leaves room to report it."""
@@ -215,16 +218,20 @@ def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
     its entry may use V8. V8's start (about 60 ms) then happens while nobody waits. A child
     whose run is already waiting leaves it to `_load_v8`, which loads V8 only if the run
     needs it.
-    V8's first isolate is made too when the run still has not come (`start_spare_racer`);
-    the run's CPU pin, taken after `go`, covers the threads it started (keep_on_one_cpu)."""
+    The run's first isolates are made too while the run still has not come
+    (`start_spare_racer`, SPARE_ISOLATES); the run's CPU pin, taken after `go`, covers the
+    threads they started (keep_on_one_cpu)."""
     if not entry.may_want_v8() or select.select([stdin], [], [], 0)[0]:
         return
     import py_mini_racer
 
     py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
-    if not select.select([stdin], [], [], 0)[0]:
-        # The run's first isolate too (10-15 ms): its threads start now, and `go` pins them
-        # with the rest (keep_on_one_cpu); they drop privileges with the process.
+    # The run's first isolates too (15-20 ms each, the prelude run in them): their threads
+    # start now, and `go` pins them with the rest (keep_on_one_cpu); they drop privileges with
+    # the process. One at a time, as long as the run has not come.
+    for _ in range(SPARE_ISOLATES):
+        if select.select([stdin], [], [], 0)[0]:
+            return
         from simulator.shallow import start_spare_racer
 
         start_spare_racer()
@@ -232,16 +239,18 @@ def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
 
 def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:
     """Load V8 (shared library and ICU data, 50-70 ms) when the payload will use it: unless
-    the entry says (`needs_v8`) that Python twins answer all its models, whose run then
-    closes the isolate made while the child waited, if any. A twin that
-    declines an odd input later loads V8 then, from mini-racer's own files, which stay
-    readable after the privilege drop (site-packages are world-readable)."""
-    if entry.wants_v8(payload):
+    the entry says (`needs_v8`) that Python twins answer all its models. The isolates made
+    while the child waited that the run will not use are closed (the entry says how many
+    contexts it makes). A twin that declines an odd input later loads V8 then, from
+    mini-racer's own files, which stay readable after the privilege drop (site-packages are
+    world-readable)."""
+    contexts = entry.v8_contexts(payload)
+    if contexts != 0:
         import py_mini_racer
 
         py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
-    elif "simulator.shallow" in sys.modules:  # an isolate made while waiting goes unused
-        sys.modules["simulator.shallow"].drop_spare_racers()
+    if contexts is not None and "simulator.shallow" in sys.modules:
+        sys.modules["simulator.shallow"].drop_spare_racers(keep=contexts)
 
 
 def _preload_for(entry: ChildEntry, payload: dict[str, Any]) -> None:

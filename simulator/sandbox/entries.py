@@ -56,7 +56,7 @@ class ChildEntry:
         function: Callable[..., Any],
         *,
         prepare: Callable[[], object] | None = None,
-        needs_v8: Callable[[Payload], bool] | None = None,
+        needs_v8: Callable[[Payload], int] | None = None,
         address_space_reserved: Callable[[Payload], int] | None = None,
         modules_needed: Callable[[Payload], Iterable[str]] | None = None,
     ) -> None:
@@ -73,9 +73,14 @@ class ChildEntry:
         if self.prepare is not None:
             self.prepare()
 
+    def v8_contexts(self, payload: Payload) -> int | None:
+        """Return how many V8 contexts a run of `payload` makes at most: the hook's answer
+        (0 or False: none, True: one), None without a hook (any number)."""
+        return None if self.needs_v8 is None else int(self.needs_v8(payload))
+
     def wants_v8(self, payload: Payload) -> bool:
         """Return whether the child loads V8 before the run (always, without a hook)."""
-        return self.needs_v8 is None or self.needs_v8(payload)
+        return self.v8_contexts(payload) != 0
 
     def may_want_v8(self) -> bool:
         """Return whether a run of this entry may load V8, before its payload is known: the
@@ -108,7 +113,7 @@ def child_entry(function: F, /) -> F: ...
 def child_entry(
     *,
     prepare: Callable[[], object] | None = None,
-    needs_v8: Callable[[Payload], bool] | None = None,
+    needs_v8: Callable[[Payload], int] | None = None,
     address_space_reserved: Callable[[Payload], int] | None = None,
     modules_needed: Callable[[Payload], Iterable[str]] | None = None,
 ) -> Callable[[F], F]: ...
@@ -119,7 +124,7 @@ def child_entry(
     /,
     *,
     prepare: Callable[[], object] | None = None,
-    needs_v8: Callable[[Payload], bool] | None = None,
+    needs_v8: Callable[[Payload], int] | None = None,
     address_space_reserved: Callable[[Payload], int] | None = None,
     modules_needed: Callable[[Payload], Iterable[str]] | None = None,
 ) -> Any:

@@ -19,6 +19,7 @@ from simulator.cli.common import write_json
 from simulator.errors import ModelEvaluationError, SandboxLimitError, UserCodeError
 from simulator.runner import run_simulation
 from simulator.sandbox import Limits, child_entry, entry_for, parent, run_sandboxed
+from simulator.sandbox.child import SPARE_ISOLATES
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
     SpareChild,
@@ -81,6 +82,43 @@ def test_a_child_started_to_wait_loads_v8_meanwhile() -> None:
     result = run_sandboxed({"v8": False}, limits=LIMITS, child=child, _entry=ENTRY_V8)
 
     assert result["v8_loaded"] is True
+
+
+ENTRY_SPARES = f"{THIS}:entry_spares"
+
+
+@child_entry(needs_v8=lambda payload: int(payload.get("contexts", 1)))
+def entry_spares(**_: object) -> dict[str, Any]:
+    shallow = sys.modules.get("simulator.shallow")
+    return {"status": "finished", "spares": len(getattr(shallow, "_spare_racers", []))}
+
+
+@pytest.mark.parametrize(("contexts", "kept"), [(0, 0), (1, 1), (5, SPARE_ISOLATES)])
+def test_a_child_started_to_wait_keeps_the_isolates_it_made_that_the_run_will_use(
+    contexts: int, kept: int
+) -> None:
+    started = start_child(ENTRY_SPARES, load_v8_ahead=True)
+    wait_until_idle(started.process.pid)
+
+    result = run_sandboxed(
+        {"contexts": contexts}, limits=LIMITS, child=started, _entry=ENTRY_SPARES
+    )
+
+    assert result["spares"] == kept
+
+
+def test_a_run_asks_for_one_v8_context_per_node_model_and_hardware_no_twin_answers() -> None:
+    snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
+    payload = {"snapshot": snapshot}
+    assert runner.needs_v8(payload) == 0  # both of the example's models have Python twins
+
+    for node in snapshot["nodes"]:
+        if node.get("model") is not None:
+            snapshot["models"][node["model"]]["source"] += "\n// edited: no twin answers it\n"
+    pairs = {(n["model"], n["hardware"]) for n in snapshot["nodes"] if n.get("model") is not None}
+
+    assert runner.needs_v8(payload) == len(pairs) > 0
+    assert runner.needs_v8({"snapshot": {"models": {}}}) == 1  # a snapshot the run refuses
 
 
 def test_a_spare_child_of_a_worker_leaves_v8_to_the_runs_that_need_it() -> None:

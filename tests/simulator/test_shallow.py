@@ -78,6 +78,53 @@ def test_it_tells_which_well_known_functions_the_model_defines() -> None:
     assert not functions.has("not a name")
 
 
+@pytest.mark.parametrize("made_ahead", [False, True], ids=["new-isolate", "spare-isolate"])
+def test_the_attributes_are_bound_once_and_the_global_object_is_frozen_after(
+    made_ahead: bool,
+) -> None:
+    # A spare isolate runs the prelude before the attributes are known (a pooled sandbox
+    # child); either way the model finds the same frozen world and cannot bind again.
+    if made_ahead:
+        shallow.start_spare_racer()
+    source = """\
+function computationTime(params) {
+  var rebound = 0;
+  try { __parasim_bind({evil: 1}, ['evil']); } catch (e) { rebound = e instanceof TypeError; }
+  return (Object.isFrozen(globalThis) ? 1 : 0) + (Object.isFrozen(hw) ? 2 : 0) +
+      (rebound ? 4 : 0) + (typeof evil === 'undefined' ? 8 : 0) + SMs * 100;
+}"""
+    functions = model(source, twin=False)
+
+    assert functions.call("computationTime", params={}) == 15.0 + 1300
+    assert shallow._spare_racers == []
+
+
+def test_the_functions_a_model_defines_are_told_as_it_loads_without_further_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    functions = model(twin=False)
+    functions.has("power")  # the context is made and the source loaded
+    evaluated: list[str] = []
+    real_eval = shallow._Evaluator.eval
+    monkeypatch.setattr(
+        shallow._Evaluator,
+        "eval",
+        lambda self, code: evaluated.append(code) or real_eval(self, code),
+    )
+
+    answers = {name: functions.has(name) for name in (*shallow.WELL_KNOWN_FUNCTIONS, "scale", "hw")}
+
+    assert answers == {
+        "computationTime": True,
+        "p2pTime": True,
+        "power": True,
+        "failureRate": True,
+        "scale": False,  # a variable, not a function
+        "hw": False,
+    }
+    assert evaluated == []
+
+
 def test_it_makes_non_identifier_attributes_reachable_only_through_hw() -> None:
     source = (
         "function computationTime(params) {\n"
@@ -421,6 +468,33 @@ def test_a_run_whose_models_have_python_twins_never_imports_mini_racer() -> None
     )
 
     assert completed.stdout.split() == ["finished", "False", "False"]
+
+
+def test_spare_isolates_beyond_what_a_run_keeps_are_closed_and_the_rest_serve_in_order() -> None:
+    code = (
+        "from simulator import shallow\n"
+        "shallow.start_spare_racer()\n"
+        "shallow.start_spare_racer()\n"
+        "shallow.start_spare_racer()\n"
+        "first, second, third = shallow._spare_racers\n"
+        "shallow.drop_spare_racers(keep=2)\n"
+        "assert shallow._spare_racers == [first, second]\n"
+        "try:\n"
+        "    third.eval('1')\n"
+        "except Exception:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise AssertionError('the third isolate is still open')\n"
+        "racers = []\n"
+        "for value in (2, 3, 4):\n"
+        "    model = shallow.ShallowFunctions(model_key='m', source=f'function computationTime(p) {{ return {value}; }}', attributes={'k': value})\n"
+        "    assert model.call('computationTime', params={}) == value\n"
+        "    racers.append(model._cached_context.evaluator.racer)\n"
+        "assert racers[:2] == [first, second] and racers[2] not in (first, second, third)\n"
+        "print('ok')\n"
+    )
+    done = run_code(code, PARASIM_JS_TWINS="0")
+    assert done.stdout.strip() == "ok", done.stderr
 
 
 def test_spare_isolates_a_run_will_not_use_are_closed() -> None:
