@@ -1,17 +1,22 @@
 """`python -m simulator`: the command line (see simulator.cli).
 
-A sandboxed `run` takes a started sandbox child from the user's pool (simulator.sandbox.pool)
-or starts one first (simulator.sandbox.launch), so that the child's start-up (interpreter,
-imports, V8) is over or runs while this process imports the command line.
+A sandboxed `run` is served by the user's pool daemon when one answers (simulator.sandbox.
+pool, `served_run`: the daemon has the command line imported and a child started); else it
+takes a started sandbox child from the pool or starts one first (simulator.sandbox.launch),
+so that the child's start-up (interpreter, imports, V8) is over or runs while this process
+imports the command line.
 """
 
 from __future__ import annotations
 
 import sys
 
-from simulator.sandbox.pool import child_for
+from simulator.sandbox.pool import child_for, served_run
 
 if __name__ == "__main__":
+    _status = served_run(sys.argv[1:])
+    if _status is not None:
+        raise SystemExit(_status)
     _child = child_for(sys.argv[1:])
     from simulator.cli import main
 

@@ -53,6 +53,21 @@ LAZY_IMPORTS_IN = {
     "pool's daemon, and the daemon, start processes; a command line handed a child does not.",
     ("simulator/sandbox/pool.py", "shutil"): "the daemon's alone, to remove an ended "
     "child's working directory.",
+    ("simulator/sandbox/pool.py", "socket"): "imports enum and selectors (about 8 ms): a "
+    "served command line talks through `_socket`; the daemon and a command line taking a "
+    "child load it.",
+    ("simulator/sandbox/pool.py", "selectors"): "the daemon's alone (its event loop).",
+    ("simulator/sandbox/pool.py", "signal"): "the daemon's alone (imports enum).",
+    ("simulator/sandbox/pool.py", "time"): "the daemon's alone (its idle clock).",
+    ("simulator/sandbox/pool.py", "gc"): "the daemon's alone (freezes what its copies share).",
+    ("simulator/sandbox/pool.py", "threading"): "the daemon imports it for its copies, each "
+    "of which watches its command line's connection on a thread.",
+    ("simulator/sandbox/pool.py", "simulator.cli"): "the daemon serves command lines with it; "
+    "a command line served by the daemon never loads it.",
+    ("simulator/sandbox/pool.py", "traceback"): "a copy serving a command line reports an "
+    "uncaught error with it, as Python would.",
+    ("simulator/sandbox/launch.py", "signal"): "imports enum: only a process that kills a "
+    "child it started needs it, and a served command line starts none.",
     ("simulator/cli/common.py", "simulator.snapshot"): "a single run leaves the snapshot's "
     "check to its child (the same SnapshotError); only a sweep checks it in the parent.",
     ("simulator/sandbox/child.py", "simulator.shallow"): "a pooled child whose entry may use "

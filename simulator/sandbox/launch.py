@@ -16,7 +16,6 @@ from __future__ import annotations
 import _thread
 import contextlib
 import os
-import signal
 import sys
 
 # `typing.TYPE_CHECKING` without importing `typing`, `pathlib` or `json` (about 15 ms before the
@@ -60,6 +59,8 @@ class StartedChild:
     Its stdout and stderr are pipes (the parent keeps their tail for error messages), its
     messages come on `result_fd`. It exits quietly when its stdin closes without a run.
     """
+
+    reaped_elsewhere = False  # this process reaps it (a pooled child: its daemon)
 
     def __init__(self, entry: str = DEFAULT_ENTRY, *, load_v8_ahead: bool = False) -> None:
         import shutil
@@ -129,13 +130,16 @@ class StartedChild:
 
     def kill(self) -> None:
         """Kill the child and whatever it started (its own process group)."""
+        import signal  # here: it imports enum, which a served command line never needs
+
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
 
-    def discard(self) -> None:
+    def discard(self, *, wait: bool = True) -> None:
         """End a child that will not run (or has run): kill, reap, close, remove its files.
 
         Idempotent: only the first call acts (a reaped child's process id may be reused).
+        `wait` matters only for a child another process reaps (`reaped_elsewhere`).
         """
         if self.discarded:
             return

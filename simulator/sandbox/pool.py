@@ -20,6 +20,19 @@ line lives for one run, so a small daemon keeps the spare for it instead:
   the daemon as it exits, for the next one. The daemon exits after PARASIM_POOL_IDLE_S
   (300) seconds without a connection.
 
+A sandboxed `run` goes further when the daemon answers: the command line is served
+(`served_run`). The daemon has the command line's modules imported (argparse, the run's
+options, the sandbox's parent side: 25-30 ms of every run's start, bench/bench_userpath.py);
+`python -m simulator run` imports only this module, connects to the daemon's second socket
+(`served_socket`) and sends its arguments, working directory, environment, umask and standard
+streams (SCM_RIGHTS). The daemon forks a copy of itself for it (`_serve_command_line`), which
+takes the user's working directory, environment, umask and streams, takes a started child
+from the daemon as any command line does, runs `simulator.cli.main` and sends back the exit
+status; what the command prints goes straight to the user's streams. The copy ends when the
+command line goes away (Ctrl-C), and with it the run (its child is killed by the daemon, as
+for any command line that went away). A copy that cannot take the user's working directory
+declines before it prints anything, and the command line runs itself.
+
 The socket lives in a directory only its user can enter (`$XDG_RUNTIME_DIR/parasim`, else
 `/tmp/parasim-UID`, mode 0700, checked on every use), and the daemon accepts only peers of
 its own user id (SO_PEERCRED). Its name carries a digest of everything a child is made of
@@ -33,16 +46,13 @@ Light on purpose, like launch.py: `python -m simulator run` imports it first.
 
 from __future__ import annotations
 
+import _socket
 import atexit
 import contextlib
 import os
-import selectors
-import signal
-import socket
 import stat
 import struct
 import sys
-import time
 import zlib
 
 from simulator.sandbox.launch import (
@@ -57,6 +67,7 @@ from simulator.sandbox.launch import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Mapping, Sequence
 
 POOL_SWITCH = "PARASIM_CHILD_POOL"  # "0": no pool
@@ -68,7 +79,15 @@ CONNECT_TIMEOUT_S = 2.0
 STATUS_TIMEOUT_S = 10.0
 MAX_SOCKET_PATH_BYTES = 107
 _FDS = 4  # the child's stdin, stdout, stderr and result pipe, in this order
-_SO_PEERCRED = getattr(socket, "SO_PEERCRED", 17)
+_SO_PEERCRED = getattr(_socket, "SO_PEERCRED", 17)
+# A served command line's request: its length and umask, with its stdin, stdout and stderr.
+_REQUEST_HEADER = struct.Struct("!II")
+_STREAMS = 3
+DECLINED = b"declined\n"  # the served copy's answer when the command line must run itself
+EXIT_SERVER_LOST = 2  # a served command line whose copy ended without a status
+MSG_SERVER_LOST = (
+    "error: the command line's server (simulator.sandbox.pool) ended without an answer\n"
+)
 
 
 def pool_directory() -> str | None:
@@ -98,7 +117,8 @@ def _tree_signature(root: str, into: list[str]) -> None:
 def pool_key(entry: str = DEFAULT_ENTRY) -> str:
     """Return a digest of what a started child is made of: the interpreter, the checkout,
     the entry, the child's environment, the simulator's files, and the installed packages
-    (their directory changes whenever one is added, removed or upgraded)."""
+    (their directory changes whenever one is added, removed or upgraded). What the daemon
+    serves a command line with (its modules) is among the simulator's files."""
     parts = [sys.executable, PROJECT_ROOT, entry, repr(sorted(child_environment().items()))]
     for directory in sys.path:
         if directory.endswith("site-packages") and os.path.isdir(directory):
@@ -121,7 +141,12 @@ def socket_path(entry: str = DEFAULT_ENTRY) -> str | None:
         return None
     path = os.path.join(directory, f"pool-{pool_key(entry)}.sock")
     # A Unix socket's path holds at most 107 bytes; a longer one means no pool.
-    return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH_BYTES else None
+    return path if len(os.fsencode(served_socket(path))) <= MAX_SOCKET_PATH_BYTES else None
+
+
+def served_socket(path: str) -> str:
+    """Return the socket where the daemon of socket `path` serves command lines."""
+    return path.removesuffix(".sock") + "-run.sock"
 
 
 class _PooledProcess:
@@ -140,7 +165,10 @@ class _PooledProcess:
 
 class PooledChild(StartedChild):
     """A started child taken from the pool: handed its run and supervised like a
-    `StartedChild`, reaped through the daemon's connection (`wait`)."""
+    `StartedChild`, reaped by the daemon, which reports how it ended on the connection
+    (`wait`)."""
+
+    reaped_elsewhere = True
 
     def __init__(
         self, connection: socket.socket, pid: int, workdir: str, fds: list[int], entry: str
@@ -180,15 +208,17 @@ class PooledChild(StartedChild):
         self.process.returncode = status
         return status, self._cpu_s
 
-    def discard(self) -> None:
-        """End the child (kill its process group, wait for the daemon's word), close its
-        pipes and the connection. The daemon removes its working directory."""
+    def discard(self, *, wait: bool = True) -> None:
+        """End the child (kill its process group, wait for the daemon's word unless not
+        `wait`), close its pipes and the connection. The daemon reaps it and removes its
+        working directory."""
         if self.discarded:
             return
         self.discarded = True
         self.kill()
-        with contextlib.suppress(OSError):
-            self.wait(block=True)
+        if wait:
+            with contextlib.suppress(OSError):
+                self.wait(block=True)
         process: _PooledProcess = self.process  # type: ignore[assignment]
         for stream in (process.stdin, process.stdout, process.stderr):
             with contextlib.suppress(OSError):
@@ -205,8 +235,16 @@ def pool_child(entry: str = DEFAULT_ENTRY) -> PooledChild | None:
         return None
     try:
         path = socket_path(entry)
-        if path is None:
-            return None
+        return None if path is None else _take_child(path, entry)
+    except Exception:  # the pool is an optimisation: a run must not fail for it
+        return None
+
+
+def _take_child(path: str, entry: str) -> PooledChild | None:
+    """Return a started child from the daemon at `path`, or None (see `pool_child`)."""
+    import socket  # here: it imports enum and selectors, which a served command line skips
+
+    try:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         connection.settimeout(CONNECT_TIMEOUT_S)
         try:
@@ -225,6 +263,77 @@ def pool_child(entry: str = DEFAULT_ENTRY) -> PooledChild | None:
         return PooledChild(connection, int(pid), workdir, list(fds), entry)
     except Exception:  # the pool is an optimisation: a run must not fail for it
         return None
+
+
+def served_run(argv: Sequence[str]) -> int | None:
+    """Have this user's daemon serve the command line `argv` when it asks for a sandboxed
+    `run`; return its exit status, or None: not such a command, the pool is off, no daemon
+    answers, or the daemon's copy declined (the command line then runs itself, which starts
+    a daemon as it exits when there was none). Ctrl-C ends the served copy and its run."""
+    if not asks_for_a_child(argv) or not pool_enabled():
+        return None
+    # `_socket`, not `socket`: the latter imports enum and selectors (about 8 ms).
+    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        path = socket_path()
+        if path is None:
+            return None
+        connection.settimeout(CONNECT_TIMEOUT_S)
+        connection.connect(served_socket(path))
+        umask = os.umask(0o077)
+        os.umask(umask)
+        body = encode_request(argv)
+        streams = (_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))
+        connection.sendmsg([_REQUEST_HEADER.pack(len(body), umask)], [streams])
+    except (OSError, ValueError):
+        connection.close()
+        return None
+    try:
+        connection.sendall(body)
+        connection.settimeout(None)
+        reply = b""
+        while not reply.endswith(b"\n"):
+            data = connection.recv(64)
+            if not data:
+                break
+            reply += data
+    except OSError:
+        reply = b""
+    finally:
+        connection.close()
+    if reply == DECLINED:
+        return None
+    try:
+        return int(reply)
+    except ValueError:
+        sys.stderr.write(MSG_SERVER_LOST)
+        return EXIT_SERVER_LOST
+
+
+def encode_request(argv: Sequence[str]) -> bytes:
+    """Return what a served command line sends besides its umask and streams: its working
+    directory, its standard streams' encodings, `argv` and its environment, NUL-separated
+    (no argument, path or variable holds a NUL; undecodable bytes pass as they came)."""
+    fields = [os.getcwd()]
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        fields.append(getattr(stream, "encoding", None) or "utf-8")
+        fields.append(getattr(stream, "errors", None) or "strict")
+        fields.append("1" if getattr(stream, "line_buffering", False) else "0")
+    fields += [str(len(argv)), *argv]
+    fields += [f"{name}={value}" for name, value in os.environ.items()]
+    return b"\0".join(os.fsencode(field) for field in fields)
+
+
+def decode_request(
+    body: bytes,
+) -> tuple[str, list[tuple[str, str, bool]], list[str], dict[str, str]]:
+    """Return (working directory, the standard streams' (encoding, errors, line buffered),
+    argv, environment) of a request made by `encode_request`."""
+    fields = [os.fsdecode(field) for field in body.split(b"\0")]
+    streams = [(fields[i], fields[i + 1], fields[i + 2] == "1") for i in (1, 4, 7)]
+    count = int(fields[10])
+    environment = dict(item.split("=", 1) for item in fields[11 + count :] if "=" in item)
+    return fields[0], streams, fields[11 : 11 + count], environment
 
 
 def child_for(argv: Sequence[str]) -> StartedChild | None:
@@ -255,12 +364,14 @@ def start_daemon(path: str, entry: str = DEFAULT_ENTRY) -> None:
 
 
 def _peer_uid(connection: socket.socket) -> int:
-    credentials = connection.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, struct.calcsize("3i"))
+    credentials = connection.getsockopt(_socket.SOL_SOCKET, _SO_PEERCRED, struct.calcsize("3i"))
     return int(struct.unpack("3i", credentials)[1])
 
 
 def _listen(path: str) -> socket.socket | None:
     """Return the listening socket at `path`, or None when another daemon already listens."""
+    import socket
+
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         listener.bind(path)
@@ -282,53 +393,83 @@ def _listen(path: str) -> socket.socket | None:
 
 class _Daemon:
     """The pool's server: one spare child started ahead, the children handed out, and the
-    connections of the command lines that took them."""
+    connections of the command lines that took them; the copies of itself serving command
+    lines (`_serve_command_line`)."""
 
     def __init__(self, path: str, entry: str, idle_s: float) -> None:
+        import selectors  # the daemon's alone: a command line imports this module first
+
         self.path, self.entry, self.idle_s = path, entry, idle_s
         self.selector = selectors.DefaultSelector()
         self.spare: StartedChild | None = None
         self.handed: dict[int, tuple[socket.socket, StartedChild]] = {}
+        self.served: set[int] = set()  # the process ids of the copies serving command lines
+        self.listeners: list[socket.socket] = []
+        self.wakeup: tuple[int, int] = (-1, -1)
 
     def serve(self) -> None:
+        import selectors
+        import signal
+        import time
+
         listener = _listen(self.path)
         if listener is None:
             return
         bound = os.stat(self.path).st_ino  # removed at exit unless another daemon replaced it
-        wakeup_read, wakeup_write = os.pipe()
+        self.listeners.append(listener)
+        serving = _listen(served_socket(self.path)) if self.entry == DEFAULT_ENTRY else None
+        served_bound = -1
+        if serving is not None:
+            _prepare_to_serve()
+            served_bound = os.stat(served_socket(self.path)).st_ino
+            self.listeners.append(serving)
+        wakeup_read, wakeup_write = self.wakeup = os.pipe()
         os.set_blocking(wakeup_read, False)
         os.set_blocking(wakeup_write, False)
         signal.set_wakeup_fd(wakeup_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         self.selector.register(listener, selectors.EVENT_READ, "listener")
+        if serving is not None:
+            self.selector.register(serving, selectors.EVENT_READ, "serving")
         self.selector.register(wakeup_read, selectors.EVENT_READ, "wakeup")
         self._refill()
         last_seen = time.monotonic()
         try:
             while True:
+                busy = self.handed or self.served
                 idle_left = self.idle_s - (time.monotonic() - last_seen)
-                if not self.handed and idle_left <= 0:
+                if not busy and idle_left <= 0:
                     return
-                ready = self.selector.select(None if self.handed else idle_left)
+                ready = self.selector.select(None if busy else idle_left)
                 for key, _ in ready:
                     if key.data == "listener":
                         last_seen = time.monotonic()
                         self._hand_out(listener)
+                    elif key.data == "serving":
+                        last_seen = time.monotonic()
+                        assert serving is not None
+                        self._serve(serving)
                     elif key.data == "wakeup":
                         with contextlib.suppress(BlockingIOError):
                             os.read(wakeup_read, 4096)
                     else:  # a command line closed its connection (or wrote, which it never does)
                         self._on_connection(key.data)
                 self._reap()
-                self._refill()
-                if self.handed:
+                if not self.handed and not self.served:
+                    self._refill()
+                if self.handed or self.served:
                     last_seen = time.monotonic()
         finally:
-            with contextlib.suppress(OSError):
-                if os.stat(self.path).st_ino == bound:
-                    os.unlink(self.path)
-            listener.close()
+            for socket_file, inode in (
+                (self.path, bound),
+                (served_socket(self.path), served_bound),
+            ):
+                with contextlib.suppress(OSError):
+                    if os.stat(socket_file).st_ino == inode:
+                        os.unlink(socket_file)
+            for open_listener in self.listeners:
+                open_listener.close()
             if self.spare is not None:
                 self.spare.discard()
             for connection, child in self.handed.values():
@@ -348,6 +489,9 @@ class _Daemon:
 
     def _hand_out(self, listener: socket.socket) -> None:
         """Give the spare child to the command line connecting now, if it is this user's."""
+        import selectors
+        import socket
+
         connection, _ = listener.accept()
         if _peer_uid(connection) != os.geteuid():
             connection.close()
@@ -376,10 +520,56 @@ class _Daemon:
         self.handed[process.pid] = (connection, child)
         self.selector.register(connection, selectors.EVENT_READ, connection)
 
+    def _serve(self, listener: socket.socket) -> None:
+        """Fork a copy of the daemon to serve the command line connecting now, if it is this
+        user's: the copy has the command line's modules imported already."""
+        connection, _ = listener.accept()
+        if _peer_uid(connection) != os.geteuid():
+            connection.close()
+            return
+        pid = os.fork()
+        if pid == 0:  # the copy: never returns
+            status = 1
+            try:
+                self._let_go()
+                status = _serve_command_line(connection, self.path, self.entry)
+            except BaseException:  # on the command line's stderr once the copy has it
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                os._exit(status)
+        connection.close()
+        self.served.add(pid)
+
+    def _let_go(self) -> None:
+        """In a copy serving a command line: close what is the daemon's (its sockets, its
+        wake-up pipe, its spare child's pipes, the connections of the command lines it
+        serves), so that the copy holds none of it; the spare child and the handed ones stay
+        the daemon's."""
+        import signal
+
+        signal.set_wakeup_fd(-1)
+        for number in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(number, signal.SIG_DFL)
+        self.selector.close()
+        for listener in self.listeners:
+            listener.close()
+        for fd in self.wakeup:
+            os.close(fd)
+        if self.spare is not None:
+            process = self.spare.process
+            for stream in (process.stdin, process.stdout, process.stderr):
+                if stream is not None:
+                    stream.close()
+            self.spare._close_result_fd()
+        for connection, _ in self.handed.values():
+            connection.close()
+
     def _on_connection(self, connection: socket.socket) -> None:
         """A command line went away before its child ended: kill the child's group."""
         with contextlib.suppress(OSError):
-            if connection.recv(1, socket.MSG_PEEK):
+            if connection.recv(1, _socket.MSG_PEEK):
                 return
         for held, child in self.handed.values():
             if held is connection:
@@ -388,9 +578,15 @@ class _Daemon:
                 return
 
     def _reap(self) -> None:
-        """Tell each command line whose child ended how it ended, and clean up after it."""
+        """Tell each command line whose child ended how it ended, and clean up after it;
+        reap the copies that served command lines."""
         import shutil  # the daemon's alone: see start_daemon
 
+        for pid in list(self.served):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    continue
+            self.served.discard(pid)
         for pid, (connection, child) in list(self.handed.items()):
             try:
                 found, status, usage = os.wait4(pid, os.WNOHANG)
@@ -408,6 +604,96 @@ class _Daemon:
             connection.close()
             shutil.rmtree(child.workdir, ignore_errors=True)
             del self.handed[pid]
+
+
+def _prepare_to_serve() -> None:
+    """Import what serving a command line uses, once in the daemon, so that every copy it
+    forks starts with it (`_serve_command_line`): the command line, its `run` parser built
+    once (argparse's and gettext's caches), the sandbox's parent side, and threading. The
+    objects are then left out of the collector's scans (`gc.freeze`): a copy's collections
+    would otherwise touch, and so copy, every page of them."""
+    import gc
+    import threading  # noqa: F401 - imported for the copies (`_serve_command_line`)
+
+    from simulator.cli import build_parser
+
+    build_parser("run")
+    gc.freeze()
+
+
+def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int:
+    """Serve one command line in a copy of the daemon (`served_run` is its other side): take
+    its request, its standard streams, working directory, environment and umask, run it with
+    a child from the daemon at `path`, send its exit status; return the copy's exit status.
+
+    A copy that cannot take the working directory declines (the command line runs itself).
+    The copy exits as soon as the command line goes away (Ctrl-C): the daemon then kills the
+    child it handed, as for any command line that went away."""
+    import socket
+    import threading
+
+    connection.settimeout(CONNECT_TIMEOUT_S)
+    header, fds, _, _ = socket.recv_fds(connection, _REQUEST_HEADER.size, _STREAMS)
+    if len(fds) != _STREAMS or len(header) != _REQUEST_HEADER.size:
+        return 1
+    length, umask = _REQUEST_HEADER.unpack(header)
+    body = bytearray()
+    while len(body) < length:
+        data = connection.recv(min(length - len(body), 1 << 20))
+        if not data:
+            return 1
+        body += data
+    cwd, streams, argv, environment = decode_request(bytes(body))
+    try:
+        os.chdir(cwd)
+    except OSError:
+        connection.sendall(DECLINED)
+        return 0
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.umask(umask)
+    os.environ.clear()
+    os.environ.update(environment)
+    sys.stdin, sys.stdout, sys.stderr = (
+        open(  # noqa: SIM115 - the copy's standard streams, on the command line's descriptors
+            fd,
+            "r" if fd == 0 else "w",
+            encoding=encoding,
+            errors=errors,
+            buffering=1 if fd and line_buffered else -1,  # 1: line buffered
+            closefd=False,
+        )
+        for fd, (encoding, errors, line_buffered) in enumerate(streams)
+    )
+    connection.settimeout(None)
+
+    def end_when_the_command_line_goes() -> None:
+        with contextlib.suppress(OSError):
+            while connection.recv(64):
+                pass
+        os._exit(1)
+
+    threading.Thread(target=end_when_the_command_line_goes, daemon=True).start()
+    from simulator.cli import main
+
+    try:
+        status = main(argv, child=_take_child(path, entry))
+    except SystemExit as stop:  # argparse's --help and usage errors
+        code = stop.code
+        if code is not None and not isinstance(code, int):
+            sys.stderr.write(f"{code}\n")
+        status = code if isinstance(code, int) else (0 if code is None else 1)
+    except BaseException:  # as Python reports an uncaught exception
+        import traceback
+
+        traceback.print_exc()
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    connection.sendall(f"{status}\n".encode("ascii"))
+    return 0
 
 
 def serve(path: str, entry: str, *, environment: Mapping[str, str] | None = None) -> None:

@@ -446,9 +446,13 @@ def test_the_launcher_starts_without_typing_pathlib_or_json() -> None:
     import subprocess
     import sys
 
+    # A command line the pool's daemon serves (`served_run`) loads nothing more: not even the
+    # socket module (enum, selectors), argparse or the command line.
+    unwanted = "{'typing', 'pathlib', 'json', 'simulator.sandbox.entries', 'socket', 'enum', "
+    unwanted += "'selectors', 'signal', 'argparse', 'simulator.cli'}"
     code = (
         "import sys; import simulator.sandbox.launch, simulator.sandbox.pool; "
-        "print(sorted({'typing', 'pathlib', 'json', 'simulator.sandbox.entries'} & set(sys.modules)))"
+        f"print(sorted({unwanted} & set(sys.modules)))"
     )
     root = Path(__file__).resolve().parents[2]
     loaded = subprocess.run(

@@ -4,6 +4,7 @@ it as its own; the daemon reaps it and reports how it ended."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,13 +22,17 @@ import pytest
 from simulator.errors import SandboxCrashError, SandboxLimitError
 from simulator.sandbox import Limits, child_entry, run_sandboxed
 from simulator.sandbox import pool as pool_module
-from simulator.sandbox.launch import PROJECT_ROOT
+from simulator.sandbox.launch import DEFAULT_ENTRY, PROJECT_ROOT
 from simulator.sandbox.pool import (
     PooledChild,
     child_for,
+    decode_request,
+    encode_request,
     pool_child,
     pool_directory,
     pool_key,
+    served_run,
+    served_socket,
     socket_path,
 )
 
@@ -227,3 +232,145 @@ def test_a_second_daemon_for_the_same_socket_leaves_the_first_one_serving(runtim
     os.kill(first, signal.SIGTERM)
     wait_until(lambda: not alive(first), "the daemon to stop")
     assert not os.path.exists(path)
+
+
+# -- a command line served by the daemon ------------------------------------------------------
+SERVED = (
+    "import sys\n"
+    "from simulator.sandbox.pool import served_run\n"
+    "status = served_run(sys.argv[1:])\n"
+    "sys.exit(99 if status is None else status)  # 99: not served\n"
+)
+NOT_SERVED = 99
+EXAMPLE_ARGS = ["--labels", "CPU=1,GPU=1", "--var", "N=1000000", "--var", "blockSz=256"]
+EXAMPLE_ARGS += ["--var", "computeIntensity=1", "--var", "occupancy=64"]
+
+
+def serving_daemon() -> int:
+    """Start the daemon for the simulation entry; return its process id once it serves."""
+    daemon = daemon_for(DEFAULT_ENTRY)
+    path = socket_path()
+    assert path is not None
+    wait_until(lambda: os.path.exists(served_socket(path)), "the daemon to serve command lines")
+    return daemon
+
+
+def command(code_or_module: list[str], argv: list[str], cwd: Path, **env: str) -> Any:
+    environment = {**os.environ, "PYTHONPATH": PROJECT_ROOT, **env}
+    return subprocess.run(
+        [sys.executable, *code_or_module, *argv], cwd=cwd, env=environment, capture_output=True
+    )
+
+
+def without_timings(printed: bytes) -> dict[str, Any]:
+    result = json.loads(printed)
+    result["stats"] = {k: v for k, v in result["stats"].items() if "_s" not in k}
+    return result
+
+
+def test_a_sandboxed_run_is_served_as_the_command_line_would_run_it(
+    runtime: Path, tmp_path: Path
+) -> None:
+    serving_daemon()
+    for name in ("snapshot.json", "app.py"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    argv = ["run", "--system", "snapshot.json", "--app", "app.py", *EXAMPLE_ARGS]
+    argv += ["--json", "out/result.json"]
+    (tmp_path / "out").mkdir()
+
+    served = command(["-c", SERVED], argv, tmp_path)  # relative paths: the user's directory
+    written = (tmp_path / "out" / "result.json").read_bytes()
+    mode = (tmp_path / "out" / "result.json").stat().st_mode & 0o777
+    (tmp_path / "out" / "result.json").unlink()
+    itself = command(["-m", "simulator"], argv, tmp_path, PARASIM_CHILD_POOL="0")
+
+    assert served.returncode == 0, served.stderr.decode()[-2000:]
+    assert itself.returncode == 0, itself.stderr.decode()[-2000:]
+
+    def summary(printed: bytes) -> list[bytes]:
+        return [line for line in printed.splitlines() if not line.startswith(b"Engine:")]
+
+    assert summary(served.stdout) == summary(itself.stdout)
+    assert b"Overall time:" in served.stdout
+    assert without_timings(written) == without_timings(
+        (tmp_path / "out" / "result.json").read_bytes()
+    )
+    assert mode == 0o666 & ~0o022  # the user's umask (the test's), not the daemon's 077
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--labels", "CPU=x"], b"error: "),  # the run's own message
+        (["--seed", "one"], b"error: argument --seed: invalid int value"),  # argparse's
+    ],
+)
+def test_a_served_run_ends_with_the_status_and_message_the_command_line_gives(
+    runtime: Path, extra: list[str], message: bytes
+) -> None:
+    serving_daemon()
+    argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(EXAMPLE / "app.py")]
+    argv += [*EXAMPLE_ARGS, *extra]
+
+    served = command(["-c", SERVED], argv, Path(PROJECT_ROOT))
+    itself = command(["-m", "simulator"], argv, Path(PROJECT_ROOT), PARASIM_CHILD_POOL="0")
+
+    assert served.returncode == itself.returncode == 2
+    assert message in served.stderr
+    assert served.stderr == itself.stderr and served.stdout == itself.stdout == b""
+
+
+def test_a_command_line_that_goes_away_ends_its_served_copy_and_its_run(
+    runtime: Path, tmp_path: Path
+) -> None:
+    daemon = serving_daemon()
+    (tmp_path / "app.py").write_text("while True:\n    pass\n")
+    argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(tmp_path / "app.py")]
+    argv += EXAMPLE_ARGS
+    wait_until(lambda: _children(daemon), "the daemon's spare child")
+    before = set(_children(daemon))
+    environment = {**os.environ, "PYTHONPATH": PROJECT_ROOT}
+    client = subprocess.Popen([sys.executable, "-c", SERVED, *argv], env=environment)
+    # the copy serving it and the spare it runs on (the next spare waits for the run's end)
+    busy = wait_until(lambda: set(_children(daemon)) - before, "the daemon to serve it")
+    time.sleep(1.0)
+    assert client.poll() is None
+
+    client.kill()
+    client.wait()
+
+    for pid in [*busy, *before]:
+        wait_until(lambda pid=pid: not alive(pid), f"process {pid} to end")
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(FileNotFoundError):
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return [child for child in found if alive(child)]
+
+
+def test_a_copy_that_cannot_take_the_users_directory_declines_and_nothing_is_printed(
+    runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serving_daemon()
+    monkeypatch.setattr(os, "getcwd", lambda: "/nonexistent/directory")
+
+    assert served_run(["run", "--system", "s.json", "--app", "a.py", "--labels", "A=1"]) is None
+
+
+def test_a_request_carries_arguments_and_environment_byte_for_byte(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PARASIM_TEST_VALUE", "a=b=c")
+    odd = os.fsdecode(b"caf\xe9.json")  # not UTF-8: passed as the bytes it was
+    argv = ["run", "--system", odd, "--var", "name=two words", ""]
+
+    cwd, streams, decoded, environment = decode_request(encode_request(argv))
+
+    assert cwd == str(tmp_path)
+    assert decoded == argv and os.fsencode(decoded[2]) == b"caf\xe9.json"
+    assert environment == dict(os.environ)
+    assert streams[1][0] == sys.stdout.encoding and streams[2][1] == sys.stderr.errors
