@@ -527,7 +527,13 @@ class _Daemon:
         if _peer_uid(connection) != os.geteuid():
             connection.close()
             return
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare: the command line runs itself
+            with contextlib.suppress(OSError):
+                connection.sendall(DECLINED)
+            connection.close()
+            return
         if pid == 0:  # the copy: never returns
             status = 1
             try:
@@ -621,33 +627,46 @@ def _prepare_to_serve() -> None:
     gc.freeze()
 
 
-def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int:
-    """Serve one command line in a copy of the daemon (`served_run` is its other side): take
-    its request, its standard streams, working directory, environment and umask, run it with
-    a child from the daemon at `path`, send its exit status; return the copy's exit status.
-
-    A copy that cannot take the working directory declines (the command line runs itself).
-    The copy exits as soon as the command line goes away (Ctrl-C): the daemon then kills the
-    child it handed, as for any command line that went away."""
+def _take_request(
+    connection: socket.socket,
+) -> tuple[list[int], int, tuple[str, list[tuple[str, str, bool]], list[str], dict[str, str]]]:
+    """Return a served command line's streams (descriptors), umask and request
+    (`decode_request`); ValueError when it sent less, OSError when the connection failed."""
     import socket
-    import threading
 
     connection.settimeout(CONNECT_TIMEOUT_S)
     header, fds, _, _ = socket.recv_fds(connection, _REQUEST_HEADER.size, _STREAMS)
     if len(fds) != _STREAMS or len(header) != _REQUEST_HEADER.size:
-        return 1
+        for fd in fds:
+            os.close(fd)
+        raise ValueError("an incomplete request")
     length, umask = _REQUEST_HEADER.unpack(header)
     body = bytearray()
     while len(body) < length:
         data = connection.recv(min(length - len(body), 1 << 20))
         if not data:
-            return 1
+            raise ValueError("an incomplete request")
         body += data
-    cwd, streams, argv, environment = decode_request(bytes(body))
+    return list(fds), umask, decode_request(bytes(body))
+
+
+def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int:
+    """Serve one command line in a copy of the daemon (`served_run` is its other side): take
+    its request, its standard streams, working directory, environment and umask, run it with
+    a child from the daemon at `path`, send its exit status; return the copy's exit status.
+
+    A copy that cannot take the request or the working directory declines, before it has
+    touched the user's streams (the command line then runs itself). The copy exits as soon as
+    the command line goes away (Ctrl-C): the daemon then kills the child it handed, as for any
+    command line that went away."""
+    import threading
+
     try:
+        fds, umask, (cwd, streams, argv, environment) = _take_request(connection)
         os.chdir(cwd)
-    except OSError:
-        connection.sendall(DECLINED)
+    except (OSError, ValueError, IndexError):
+        with contextlib.suppress(OSError):
+            connection.sendall(DECLINED)
         return 0
     for target, fd in enumerate(fds):
         os.dup2(fd, target)

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -374,3 +375,19 @@ def test_a_request_carries_arguments_and_environment_byte_for_byte(
     assert decoded == argv and os.fsencode(decoded[2]) == b"caf\xe9.json"
     assert environment == dict(os.environ)
     assert streams[1][0] == sys.stdout.encoding and streams[2][1] == sys.stderr.errors
+
+
+def test_a_request_without_its_streams_is_declined_and_the_daemon_serves_on(runtime: Path) -> None:
+    serving_daemon()
+    path = socket_path()
+    assert path is not None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(10)
+        connection.connect(served_socket(path))
+        connection.sendall(pool_module._REQUEST_HEADER.pack(5, 0o022))  # no descriptors
+        reply = connection.recv(64)
+
+    assert reply == pool_module.DECLINED
+    argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(EXAMPLE / "app.py")]
+    served = command(["-c", SERVED], [*argv, *EXAMPLE_ARGS], Path(PROJECT_ROOT))
+    assert served.returncode == 0, served.stderr.decode()[-2000:]
