@@ -37,6 +37,7 @@ Semantics (where MERPSYS leaves a choice, the choice is written here):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -77,6 +78,42 @@ RUNTIME_GLOBALS = frozenset(
 NO_MEMORY_HIERARCHY = "the system model has no memory hierarchy"
 P2P = "p2p"
 """Channel of point-to-point messages; collectives use their own channels."""
+
+
+class _Collective:
+    """A rooted collective call as one process makes it, checked once (`Sim._rooted`): the
+    participants' label names, the participants, the root, the channel its messages share
+    (one object per collective, kind and root in the run: `World.channel`) and what a
+    broadcast's or scatter's receivers wait for."""
+
+    __slots__ = ("_routes", "channel", "members", "names", "root", "waiting")
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        members: list[ProcessState],
+        root: ProcessState,
+        channel: tuple[object, ...],
+        waiting: str,
+    ) -> None:
+        self.names = names
+        self.members = members
+        self.root = root
+        self.channel = channel
+        self.waiting = waiting
+        self._routes: list[_Route] | None = None
+
+    def routes(self, world: World) -> list[_Route]:
+        """Return the root's route to each other participant (made at the first use)."""
+        routes = self._routes
+        if routes is None:
+            root = self.root
+            routes = self._routes = [
+                (member, world.hops(root.slot, member.slot))
+                for member in self.members
+                if member is not root
+            ]
+        return routes
 
 
 class ApiUsageError(Exception):
@@ -213,7 +250,7 @@ class Sim(_SimCore):
     `computation` is `_SimCore`'s: the C core's when it is in use, else `_PythonSimCore`'s.
     """
 
-    __slots__ = ("_labels", "_receivers", "_state", "_targets", "_world", "random")
+    __slots__ = ("_collectives", "_labels", "_receivers", "_state", "_targets", "_world", "random")
     # what the C core's `computation` calls for every call it does not answer itself
     _computation_fallback = _PythonSimCore.computation
 
@@ -230,6 +267,9 @@ class Sim(_SimCore):
         # per (label, rank) a process sends to: the target and the hops to it, checked once
         # (made at the first send)
         self._targets: dict[tuple[object, object, type], _Route] | None = None
+        # per rooted collective call and its arguments: what it was checked to be (made at
+        # the first collective)
+        self._collectives: dict[tuple[object, ...], _Collective] | None = None
         # what the hot path of `computation` updates, looked up once
         self._usage = world.nodes[state.slot.node].usages[state.slot.instance]
         self._figures = state.figures
@@ -326,13 +366,14 @@ class Sim(_SimCore):
             )
         return names, members, member_set
 
-    def _collective_channel(
-        self, kind: str, names: tuple[str, ...], root: str
-    ) -> tuple[object, ...]:
-        key = (kind, names, root)
-        sequence = self._state.collectives.get(key, 0)
-        self._state.collectives[key] = sequence + 1
-        return (*key, sequence)
+    def _collective_channel(self, key: tuple[object, ...]) -> tuple[object, int]:
+        """Return the channel of this process's next collective of `key` (World.channel):
+        every participant makes the same calls in the same order, so the n-th call of each
+        gets the same channel."""
+        counts = self._state.collectives
+        sequence = counts.get(key, 0)
+        counts[key] = sequence + 1
+        return (key, sequence)
 
     # -- computation (`computation` itself: _PythonSimCore) -------------------------------------
     def _computation_memo(self) -> dict[object, float] | None:
@@ -591,15 +632,29 @@ class Sim(_SimCore):
 
     # -- collectives ---------------------------------------------------------------------------
     def _rooted(
-        self, call: str, root_label: object, root_rank: object, labels: object
-    ) -> tuple[tuple[str, ...], list[ProcessState], ProcessState]:
+        self, kind: str, root_label: object, root_rank: object, labels: object
+    ) -> _Collective:
+        """Return the rooted collective `sim.<kind>(..., root_label, root_rank, labels)`,
+        checked at this process's first such call and kept for the next ones."""
+        key = (kind, root_label, root_rank, root_rank.__class__, labels)  # rank 1.0: not 1
+        try:
+            return self._collectives[key]  # type: ignore[index]
+        except (KeyError, TypeError):  # the first such call (or unhashable labels)
+            pass
+        call = f"sim.{kind}"
         names, members, member_set = self._participants(call, labels)
         root = self._peer(call, root_label, root_rank)
         if root not in member_set:
             raise ApiUsageError(
                 API_MESSAGES["root"].format(call=call, root=root.name, labels=list(names))
             )
-        return names, members, root
+        channel = self._world.channel((kind, names, root.name))
+        collective = _Collective(names, members, root, channel, f"the {kind} from {root.name}")
+        if self._collectives is None:
+            self._collectives = {}
+        with contextlib.suppress(TypeError):  # unhashable labels (a list): checked every call
+            self._collectives[key] = collective
+        return collective
 
     def _spread(
         self,
@@ -609,16 +664,19 @@ class Sim(_SimCore):
         root_label: object,
         root_rank: object,
         labels: object,
+        collective: _Collective | None = None,
     ) -> object:
-        call = f"sim.{kind}"
-        names, members, root = self._rooted(call, root_label, root_rank, labels)
-        channel = self._collective_channel(kind, names, root.name)
+        if collective is None:
+            collective = self._rooted(kind, root_label, root_rank, labels)
+        channel = self._collective_channel(collective.channel)
+        root = collective.root
         if self._state is root:
-            for member in members:
-                if member is not root:
-                    self._world.send(root, member, share, None, channel)
+            world = self._world
+            send = world.send
+            for member, hops in collective.routes(world):
+                send(root, member, share, None, channel, None, hops)
             return None
-        return self._collective_receive(channel, f"the {kind} from {root.name}")
+        return self._collective_receive(channel, collective.waiting)
 
     def _collective_receive(self, channel: object, waiting: str) -> object:
         """Receive a collective's message on `channel` (StacklessSim: without a greenlet)."""
@@ -647,29 +705,30 @@ class Sim(_SimCore):
         self, size: object, root_label: object, root_rank: object = 0, labels: object = None
     ) -> Any:
         """Every participant receives the root's `size` bytes (the root does not block)."""
-        size_b = self._check_size("sim.broadcast", size)
+        size_b = _checked_size(self, "sim.broadcast", size)
         return self._spread("broadcast", size_b, size_b, root_label, root_rank, labels)
 
     def scatter(
         self, size: object, root_label: object, root_rank: object = 0, labels: object = None
     ) -> Any:
         """The root's `size` bytes are split evenly; each other participant receives its share."""
-        size_b = self._check_size("sim.scatter", size)
-        _, members, _ = self._participants("sim.scatter", labels)
-        return self._spread("scatter", size_b, size_b / len(members), root_label, root_rank, labels)
+        size_b = _checked_size(self, "sim.scatter", size)
+        collective = self._rooted("scatter", root_label, root_rank, labels)
+        share = size_b / len(collective.members)
+        return self._spread("scatter", size_b, share, root_label, root_rank, labels, collective)
 
     def gather(
         self, size: object, root_label: object, root_rank: object = 0, labels: object = None
     ) -> Any:
         """Each other participant sends `size` bytes to the root, which waits for all of them."""
-        call = "sim.gather"
-        size_b = self._check_size(call, size)
-        names, members, root = self._rooted(call, root_label, root_rank, labels)
-        channel = self._collective_channel("gather", names, root.name)
+        size_b = _checked_size(self, "sim.gather", size)
+        collective = self._rooted("gather", root_label, root_rank, labels)
+        channel = self._collective_channel(collective.channel)
+        root = collective.root
         if self._state is not root:
             self._world.send(self._state, root, size_b, None, channel)
             return None
-        return self._gather_messages(channel, len(members) - 1)
+        return self._gather_messages(channel, len(collective.members) - 1)
 
     def barrier(self, labels: object = None) -> Any:
         """Block until every participant (processes of `labels`, default all) reached it."""
@@ -679,6 +738,15 @@ class Sim(_SimCore):
         if waiting is None:  # the last to arrive: nobody waits any more
             return None
         return self._barrier_wait(*waiting, started)
+
+
+def _checked_size(sim: Sim, call: str, size: object) -> float:
+    """Return `size` in bytes: `Sim._check_size`, a plain finite number >= 0 taken at once
+    (a collective's call per message)."""
+    kind = size.__class__
+    if (kind is float or kind is int) and 0 <= size < _INF:  # type: ignore[operator]
+        return float(size)  # type: ignore[arg-type]
+    return sim._check_size(call, size)
 
 
 def _on_a_greenlet() -> bool:

@@ -294,6 +294,12 @@ class World:
         self.groups: dict[tuple[str, ...], tuple[list[ProcessState], frozenset[ProcessState]]] = {}
         self._hops: dict[tuple[str, int, str, int], tuple[Hop, ...]] = {}
         self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
+        self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
+
+    def channel(self, key: tuple[object, ...]) -> tuple[object, ...]:
+        """Return the run's one object equal to `key` (a collective's kind, participants and
+        root), so that its messages' channels compare by identity first."""
+        return self._channels.setdefault(key, key)
 
     def hops(self, source: Slot, target: Slot) -> tuple[Hop, ...]:
         """Return the charging hops of a message from `source` to `target` (cached)."""

@@ -304,6 +304,33 @@ def test_gather_makes_the_root_wait_for_every_participant() -> None:
     assert finish(result)["CPU[0]"] == 5.0
 
 
+def test_a_collective_is_checked_and_kept_for_its_own_root_and_labels() -> None:
+    # A process keeps each collective it checked (Sim._rooted), by its arguments: another
+    # root, labels given as a list (not kept) and a repeated call are each their own.
+    result = run(
+        """
+        for root in ("CPU", "GPU", "CPU"):
+            sim.broadcast(6, root, 0, labels=["GPU", "CPU"])
+            sim.scatter(6, root, 0)
+        """,
+        {"CPU": 1, "GPU": 1},
+    )
+    senders = [process for process, _, _ in trace(result, "transfer")]
+    assert senders == ["CPU[0]", "CPU[0]", "GPU[0]", "GPU[0]", "CPU[0]", "CPU[0]"]
+    sizes = [entry["size"] for entry in result["timeline"] if entry["kind"] == "transfer"]
+    assert sizes == [6.0, 3.0] * 3
+
+
+def test_a_collective_called_before_with_another_root_is_checked_as_the_first() -> None:
+    app = 'sim.broadcast(1, "CPU", 0)\nsim.broadcast(1, "CPU", 0.0)\n'
+    with pytest.raises(UserCodeError) as caught:
+        run(app, {"CPU": 1})
+    assert (caught.value.detail, caught.value.line) == (
+        "sim.broadcast: label 'CPU' has 1 processes, so rank 0.0 does not exist",
+        2,
+    )
+
+
 def test_barrier_releases_everyone_when_the_last_participant_arrives() -> None:
     result = run(
         """
