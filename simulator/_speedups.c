@@ -1489,6 +1489,295 @@ static PyType_Spec StacklessCore_spec = {
     .slots = StacklessCore_slots,
 };
 
+
+/* -- a message crossing its hops (simulator/platform.py `_Transfer`, its Python reference) ---- */
+
+static PyObject *str_transfer_time = NULL, *str_release = NULL, *str_request = NULL,
+                *str_add = NULL, *str_mailbox = NULL, *str_put = NULL, *str_size = NULL,
+                *str_direction = NULL, *str_host_memory = NULL, *str_source = NULL,
+                *str_name = NULL, *str_id = NULL, *str_transfer = NULL,
+                *transfer_kwnames = NULL;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *engine;   /* the run's Engine (a Core) */
+    PyObject *timeline; /* the run's Timeline */
+    PyObject *message;  /* platform.Message */
+    PyObject *hops;     /* tuple of (node, instance, link FIFO, usage) */
+    PyObject *target;   /* the receiving ProcessState */
+    Py_ssize_t index;   /* the hop under way */
+    double hop_start;
+    vectorcallfunc vectorcall;
+} Transfer;
+
+static inline double
+engine_now(PyObject *engine)
+{
+    return ((Core *)engine)->now;
+}
+
+/* The current hop's (node, instance, link, usage), borrowed. */
+static PyObject *
+transfer_hop(Transfer *self)
+{
+    PyObject *hop = PyTuple_GET_ITEM(self->hops, self->index);
+    if (!PyTuple_CheckExact(hop) || PyTuple_GET_SIZE(hop) != 4) {
+        PyErr_SetString(PyExc_TypeError, "a hop is a (node, instance, link, usage) tuple");
+        return NULL;
+    }
+    return hop;
+}
+
+/* Start the current hop: `_Transfer._start`. */
+static int
+transfer_start(Transfer *self)
+{
+    PyObject *hop = transfer_hop(self);
+    if (hop == NULL)
+        return -1;
+    PyObject *node = PyTuple_GET_ITEM(hop, 0), *usage = PyTuple_GET_ITEM(hop, 3);
+    PyObject *size = PyObject_GetAttr(self->message, str_size);
+    PyObject *direction = size == NULL ? NULL : PyObject_GetAttr(self->message, str_direction);
+    PyObject *memory = direction == NULL ? NULL : PyObject_GetAttr(self->message, str_host_memory);
+    PyObject *duration = NULL;
+    if (memory != NULL) {
+        PyObject *call[] = {node, size, direction, memory};
+        duration = PyObject_VectorcallMethod(str_transfer_time, call,
+                                             4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    Py_XDECREF(size);
+    Py_XDECREF(direction);
+    Py_XDECREF(memory);
+    if (duration == NULL)
+        return -1;
+    double seconds = PyFloat_AsDouble(duration);
+    if ((seconds == -1.0 && PyErr_Occurred()) || check_delay(seconds, duration) < 0) {
+        Py_DECREF(duration);
+        return -1;
+    }
+    Py_DECREF(duration);
+    double now = self->hop_start = engine_now(self->engine);
+    if (Py_TYPE(usage) == usage_type) {
+        if (usage_start((Usage *)usage, now) < 0)
+            return -1;
+    }
+    else if (call_with_time(usage, str_start, now) < 0)
+        return -1;
+    /* the hop's end: this transfer called with True */
+    return core_push((Core *)self->engine, now + seconds, (PyObject *)self, Py_True);
+}
+
+/* `timeline.add(source, "transfer", start, now, node=, instance=, size=, direction=, to=)`, or
+ * the drop counted when the timeline is full. */
+static int
+transfer_record(Transfer *self, PyObject *node, PyObject *instance, double now)
+{
+    PyObject *timeline = self->timeline;
+    PyObject *full = PyObject_GetAttr(timeline, str_full);
+    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
+    Py_XDECREF(full);
+    if (is_full < 0)
+        return -1;
+    if (is_full) {
+        PyObject *one = PyLong_FromLong(1);
+        int status = one == NULL ? -1 : add_to_attribute(timeline, str_dropped, one);
+        Py_XDECREF(one);
+        return status;
+    }
+    PyObject *message = self->message;
+    PyObject *source = PyObject_GetAttr(message, str_source);
+    PyObject *process = source == NULL ? NULL : PyObject_GetAttr(source, str_name);
+    Py_XDECREF(source);
+    PyObject *start = process == NULL ? NULL : PyFloat_FromDouble(self->hop_start);
+    PyObject *end = start == NULL ? NULL : PyFloat_FromDouble(now);
+    PyObject *node_id = end == NULL ? NULL : PyObject_GetAttr(node, str_id);
+    PyObject *size = node_id == NULL ? NULL : PyObject_GetAttr(message, str_size);
+    PyObject *direction = size == NULL ? NULL : PyObject_GetAttr(message, str_direction);
+    PyObject *to = direction == NULL ? NULL : PyObject_GetAttr(self->target, str_name);
+    PyObject *result = NULL;
+    if (to != NULL) {
+        PyObject *call[] = {timeline, process, str_transfer, start, end,
+                            node_id, instance, size, direction, to};
+        result = PyObject_VectorcallMethod(str_add, call, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                           transfer_kwnames);
+    }
+    Py_XDECREF(process);
+    Py_XDECREF(start);
+    Py_XDECREF(end);
+    Py_XDECREF(node_id);
+    Py_XDECREF(size);
+    Py_XDECREF(direction);
+    Py_XDECREF(to);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* End the current hop: `_Transfer._end`. */
+static int
+transfer_end(Transfer *self)
+{
+    PyObject *hop = transfer_hop(self);
+    if (hop == NULL)
+        return -1;
+    Py_INCREF(hop); /* the next hop's start may run below */
+    PyObject *node = PyTuple_GET_ITEM(hop, 0), *instance = PyTuple_GET_ITEM(hop, 1);
+    PyObject *link = PyTuple_GET_ITEM(hop, 2), *usage = PyTuple_GET_ITEM(hop, 3);
+    double now = engine_now(self->engine);
+    int status = 0;
+    if (Py_TYPE(usage) == usage_type)
+        usage_stop((Usage *)usage, now);
+    else
+        status = call_with_time(usage, str_stop, now);
+    if (status == 0) {
+        PyObject *released = PyObject_CallMethodNoArgs(link, str_release);
+        status = released == NULL ? -1 : 0;
+        Py_XDECREF(released);
+    }
+    if (status == 0)
+        status = transfer_record(self, node, instance, now);
+    Py_DECREF(hop);
+    if (status < 0)
+        return -1;
+    Py_ssize_t index = self->index + 1;
+    PyObject *result;
+    if (index == PyTuple_GET_SIZE(self->hops)) {
+        PyObject *mailbox = PyObject_GetAttr(self->target, str_mailbox);
+        if (mailbox == NULL)
+            return -1;
+        result = PyObject_CallMethodOneArg(mailbox, str_put, self->message);
+        Py_DECREF(mailbox);
+    }
+    else {
+        self->index = index;
+        PyObject *next = transfer_hop(self);
+        if (next == NULL)
+            return -1;
+        /* the next hop's FIFO: this transfer is called with None when its turn comes */
+        PyObject *call[] = {PyTuple_GET_ITEM(next, 2), (PyObject *)self, Py_None};
+        result = PyObject_VectorcallMethod(str_request, call,
+                                           3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* transfer(None): start the current hop; transfer(True): end it. */
+static PyObject *
+Transfer_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 1 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a transfer is called with one argument");
+        return NULL;
+    }
+    Transfer *self = (Transfer *)callable;
+    if (self->hops == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a transfer without hops");
+        return NULL;
+    }
+    int status = args[0] == Py_True ? transfer_end(self) : transfer_start(self);
+    if (status < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Transfer(engine, timeline, message, hops, target) */
+static PyObject *
+Transfer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *engine, *timeline, *message, *hops, *target;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Transfer takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_UnpackTuple(args, "Transfer", 5, 5, &engine, &timeline, &message, &hops, &target))
+        return NULL;
+    if (!PyObject_TypeCheck(engine, core_type)) {
+        PyErr_SetString(PyExc_TypeError, "a transfer's engine runs on the C core");
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(hops) || PyTuple_GET_SIZE(hops) == 0) {
+        PyErr_SetString(PyExc_TypeError, "a transfer's hops are a non-empty tuple");
+        return NULL;
+    }
+    Transfer *self = (Transfer *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->engine = Py_NewRef(engine);
+    self->timeline = Py_NewRef(timeline);
+    self->message = Py_NewRef(message);
+    self->hops = Py_NewRef(hops);
+    self->target = Py_NewRef(target);
+    self->index = 0;
+    self->hop_start = 0.0;
+    self->vectorcall = Transfer_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+Transfer_traverse(Transfer *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->engine);
+    Py_VISIT(self->timeline);
+    Py_VISIT(self->message);
+    Py_VISIT(self->hops);
+    Py_VISIT(self->target);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+Transfer_clear(Transfer *self)
+{
+    Py_CLEAR(self->engine);
+    Py_CLEAR(self->timeline);
+    Py_CLEAR(self->message);
+    Py_CLEAR(self->hops);
+    Py_CLEAR(self->target);
+    return 0;
+}
+
+static void
+Transfer_dealloc(Transfer *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Transfer_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMemberDef Transfer_members[] = {
+    {"message", T_OBJECT, offsetof(Transfer, message), READONLY, NULL},
+    {"index", T_PYSSIZET, offsetof(Transfer, index), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Transfer, vectorcall), READONLY},
+    {NULL},
+};
+
+static PyType_Slot Transfer_slots[] = {
+    {Py_tp_doc, "A message crossing its hops, store and forward (simulator/platform.py "
+                "_Transfer): called with None when a hop's FIFO lets it start, with True when "
+                "the hop ends."},
+    {Py_tp_new, Transfer_new},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_dealloc, Transfer_dealloc},
+    {Py_tp_traverse, Transfer_traverse},
+    {Py_tp_clear, Transfer_clear},
+    {Py_tp_members, Transfer_members},
+    {0, NULL},
+};
+
+static PyType_Spec Transfer_spec = {
+    .name = "simulator._speedups.Transfer",
+    .basicsize = sizeof(Transfer),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = Transfer_slots,
+};
+
 static PyObject *
 set_plain_params_type(PyObject *module, PyObject *type)
 {
@@ -1588,6 +1877,25 @@ PyInit__speedups(void)
     str_throw = PyUnicode_InternFromString("throw");
     if (str_end == NULL || str_failed == NULL || str_throw == NULL)
         return NULL;
+    str_transfer_time = PyUnicode_InternFromString("transfer_time");
+    str_release = PyUnicode_InternFromString("release");
+    str_request = PyUnicode_InternFromString("request");
+    str_add = PyUnicode_InternFromString("add");
+    str_mailbox = PyUnicode_InternFromString("mailbox");
+    str_put = PyUnicode_InternFromString("put");
+    str_size = PyUnicode_InternFromString("size");
+    str_direction = PyUnicode_InternFromString("direction");
+    str_host_memory = PyUnicode_InternFromString("host_memory");
+    str_source = PyUnicode_InternFromString("source");
+    str_name = PyUnicode_InternFromString("name");
+    str_id = PyUnicode_InternFromString("id");
+    str_transfer = PyUnicode_InternFromString("transfer");
+    transfer_kwnames = Py_BuildValue("(sssss)", "node", "instance", "size", "direction", "to");
+    if (str_transfer_time == NULL || str_release == NULL || str_request == NULL ||
+        str_add == NULL || str_mailbox == NULL || str_put == NULL || str_size == NULL ||
+        str_direction == NULL || str_host_memory == NULL || str_source == NULL ||
+        str_name == NULL || str_id == NULL || str_transfer == NULL || transfer_kwnames == NULL)
+        return NULL;
     if (str_waiting == NULL || str_add_busy == NULL || str_computation_time == NULL ||
         str_computation_fallback == NULL || str_computation_memo == NULL ||
         str_record_computation == NULL ||
@@ -1604,7 +1912,9 @@ PyInit__speedups(void)
     PyObject *usage = core == NULL ? NULL : PyType_FromSpec(&Usage_spec);
     PyObject *sim_core = usage == NULL ? NULL : PyType_FromSpec(&SimCore_spec);
     PyObject *stackless = sim_core == NULL ? NULL : PyType_FromSpec(&StacklessCore_spec);
-    if (stackless == NULL || PyModule_AddObjectRef(module, "Core", core) < 0 ||
+    PyObject *transfer = stackless == NULL ? NULL : PyType_FromSpec(&Transfer_spec);
+    if (transfer == NULL || PyModule_AddObjectRef(module, "Transfer", transfer) < 0 ||
+        PyModule_AddObjectRef(module, "Core", core) < 0 ||
         PyModule_AddObjectRef(module, "StacklessCore", stackless) < 0 ||
         PyModule_AddObjectRef(module, "Usage", usage) < 0 ||
         PyModule_AddObjectRef(module, "SimCore", sim_core) < 0) {
@@ -1612,10 +1922,12 @@ PyInit__speedups(void)
         Py_XDECREF(usage);
         Py_XDECREF(sim_core);
         Py_XDECREF(stackless);
+        Py_XDECREF(transfer);
         Py_DECREF(module);
         return NULL;
     }
     core_type = (PyTypeObject *)core;
+    Py_DECREF(transfer); /* the module keeps it */
     /* WAIT: a stackless process yields it to wait (SimCore.computation returns it) */
     wait_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     if (wait_marker == NULL || PyModule_AddObjectRef(module, "WAIT", wait_marker) < 0) {

@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from simulator.engine import Engine, EventCount, Mailbox, Resource
+from simulator.engine import Engine, EventCount, Mailbox, Resource, speedups
 from simulator.errors import ModelEvaluationError
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
@@ -212,31 +212,45 @@ and the instance's usage (resolved once per pair of slots, World.hops)."""
 
 class _Transfer:
     """One message crossing its hops, store and forward, one FIFO per hop direction: the
-    sender asks for the first hop's FIFO (World.send), each hop's end for the next one's."""
+    sender asks for the first hop's FIFO (World.send), each hop's end for the next one's.
+    A FIFO calls the transfer with None when the hop may start; the engine calls it with True
+    when the hop ends. The C core's `Transfer` (simulator/_speedups.c) does the same in C;
+    this is its reference, used without the C core."""
 
     __slots__ = ("engine", "hop_start", "hops", "index", "message", "target", "timeline")
 
     def __init__(
-        self, world: World, message: Message, hops: Sequence[Hop], target: ProcessState
+        self,
+        engine: Engine,
+        timeline: Timeline,
+        message: Message,
+        hops: Sequence[Hop],
+        target: ProcessState,
     ) -> None:
-        self.engine = world.engine
-        self.timeline = world.timeline
+        self.engine = engine
+        self.timeline = timeline
         self.message = message
         self.hops = hops
         self.target = target
         self.index = 0
         self.hop_start = 0.0
 
-    def _start(self, _arg: object) -> None:
+    def __call__(self, end: object) -> None:
+        if end is True:
+            self._end()
+        else:
+            self._start()
+
+    def _start(self) -> None:
         node, _, _, usage = self.hops[self.index]
         message = self.message
         duration = node.transfer_time(message.size, message.direction, message.host_memory)
         engine = self.engine
         now = self.hop_start = engine.now
         usage.start(now)
-        engine.schedule(duration, self._end)
+        engine.schedule(duration, self, True)
 
-    def _end(self, _arg: object) -> None:
+    def _end(self) -> None:
         hops = self.hops
         index = self.index
         node, instance, link, usage = hops[index]
@@ -264,7 +278,7 @@ class _Transfer:
             self.target.mailbox.put(message)
         else:
             self.index = index
-            hops[index][2].request(self._start)
+            hops[index][2].request(self, None)
 
 
 class World:
@@ -295,6 +309,10 @@ class World:
         self._hops: dict[tuple[str, int, str, int], tuple[Hop, ...]] = {}
         self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
         self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
+        # a message's crossing: the C core's when the engine runs on it
+        self._transfer: Any = _Transfer
+        if speedups is not None and isinstance(engine, speedups.Core):
+            self._transfer = speedups.Transfer
 
     def channel(self, key: tuple[object, ...]) -> tuple[object, ...]:
         """Return the run's one object equal to `key` (a collective's kind, participants and
@@ -350,7 +368,7 @@ class World:
         if hops is None:
             hops = self.hops(source.slot, target.slot)
         if hops:
-            hops[0][2].request(_Transfer(self, message, hops, target)._start)
+            hops[0][2].request(self._transfer(self.engine, self.timeline, message, hops, target))
         else:
             target.mailbox.put(message)
 

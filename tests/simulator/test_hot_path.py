@@ -135,6 +135,58 @@ def test_the_c_hot_path_gives_the_pure_python_result_to_the_last_digit(
     assert result["processes"][0]["compute_s"] == pytest.approx(2.051)
 
 
+# Messages crossing two charging hops (store and forward, one FIFO per direction), with
+# contention: the C core's Transfer against platform._Transfer.
+TWO_SWITCHES: dict[str, Any] = {
+    "name": "two switches",
+    "hardware": TWO_HOSTS_AND_A_SWITCH["hardware"],
+    "models": TWO_HOSTS_AND_A_SWITCH["models"],
+    "nodes": [
+        {"id": "left", "hardware": "host", "model": "pause", "count": 3, "labels": {"A": 1}},
+        {"id": "right", "hardware": "host", "model": "pause", "count": 3, "labels": {"B": 1}},
+        {"id": "sw1", "hardware": "switch", "model": "link"},
+        {"id": "sw2", "hardware": "switch", "model": "link", "count": 2},
+    ],
+    "edges": [["left", "sw1"], ["sw1", "sw2"], ["sw2", "right"]],
+}
+MESSAGES_APP = """\
+for step in range(rounds):
+    if tag.equals("A"):
+        sim.p2pCommunicationSend(1e5 * (1 + rank), "B")
+        sim.p2pCommunicationSend(2e5, "B", target_rank=(rank + 1) % 3)
+        sim.p2pCommunicationReceive("B")
+    else:
+        sim.p2pCommunicationReceive("A")
+        sim.p2pCommunicationReceive("A")
+        sim.computation({"t": 0.0001 * rank})
+        sim.p2pCommunicationSend(5e4, "A")
+    sim.broadcast(3e4, "A", 0)
+"""
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("timeline_limit", [0, 7, 10_000])
+def test_the_c_message_path_gives_the_pure_python_result_to_the_last_digit(
+    timeline_limit: int,
+) -> None:
+    labels = {"A": 3, "B": 3}
+    result = run_simulation(
+        TWO_SWITCHES,
+        MESSAGES_APP,
+        labels=labels,
+        variables={"rounds": 4},
+        timeline_limit=timeline_limit,
+    )
+
+    python = run_pure_python(MESSAGES_APP, timeline_limit, TWO_SWITCHES, labels)
+    assert comparable(result) == comparable(python)
+    transfers = [e for e in result["timeline"] if e["kind"] == "transfer"]
+    if timeline_limit == 10_000:  # every message crossed both switches, one after the other
+        assert {e["node"] for e in transfers} == {"sw1", "sw2"}
+        # a round: 6 sends of A, 3 of B and the broadcast's 3 to B (A's own node: no hop)
+        assert len(transfers) == 2 * 4 * (6 + 3 + 3)
+
+
 @pytest.mark.parametrize("timeline_limit", [0, 25])
 def test_a_full_timeline_keeps_the_first_entries_and_counts_every_other(
     timeline_limit: int,
