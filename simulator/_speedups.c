@@ -1778,6 +1778,280 @@ static PyType_Spec Transfer_spec = {
     .slots = Transfer_slots,
 };
 
+
+/* -- a process's mailbox: delivery (simulator/engine.py Mailbox, `_PythonMailboxCore.put`) ------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *engine;  /* the run's Engine */
+    PyObject *items;   /* messages no getter took yet, oldest first (a list) */
+    PyObject *getters; /* waiting [process, accept] pairs, first come first served (a list) */
+} MailboxCore;
+
+/* engine.wake(proc, value), on the C core without a method call. */
+static int
+wake_process(PyObject *engine, PyObject *proc, PyObject *value)
+{
+    if (PyObject_TypeCheck(engine, core_type)) {
+        if (PyObject_SetAttr(proc, str_waiting, Py_None) < 0)
+            return -1;
+        Core *core = (Core *)engine;
+        return core_push(core, core->now, proc, value);
+    }
+    PyObject *result = PyObject_CallMethod(engine, "wake", "OO", proc, value);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* put(item): hand `item` to the first waiting getter that accepts it, or keep it. */
+static PyObject *
+MailboxCore_put(MailboxCore *self, PyObject *item)
+{
+    PyObject *getters = self->getters, *items = self->items;
+    if (getters == NULL || items == NULL || !PyList_CheckExact(getters) ||
+        !PyList_CheckExact(items)) {
+        PyErr_SetString(PyExc_TypeError, "a mailbox's items and getters are lists");
+        return NULL;
+    }
+    Py_INCREF(getters);
+    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(getters); index++) {
+        PyObject *getter = PyList_GET_ITEM(getters, index);
+        if (!PyList_CheckExact(getter) || PyList_GET_SIZE(getter) != 2) {
+            Py_DECREF(getters);
+            PyErr_SetString(PyExc_TypeError, "a mailbox's getter is a [process, accept] list");
+            return NULL;
+        }
+        Py_INCREF(getter);
+        PyObject *proc = PyList_GET_ITEM(getter, 0), *accept = PyList_GET_ITEM(getter, 1);
+        int taken = 1;
+        if (accept != Py_None) {
+            PyObject *answer = PyObject_CallOneArg(accept, item);
+            taken = answer == NULL ? -1 : PyObject_IsTrue(answer);
+            Py_XDECREF(answer);
+        }
+        if (taken > 0) {
+            Py_INCREF(proc);
+            int status = PySequence_DelItem(getters, index);
+            if (status == 0)
+                status = wake_process(self->engine, proc, item);
+            Py_DECREF(proc);
+            Py_DECREF(getter);
+            Py_DECREF(getters);
+            if (status < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        Py_DECREF(getter);
+        if (taken < 0) {
+            Py_DECREF(getters);
+            return NULL;
+        }
+    }
+    Py_DECREF(getters);
+    if (PyList_Append(items, item) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static int
+MailboxCore_traverse(MailboxCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->engine);
+    Py_VISIT(self->items);
+    Py_VISIT(self->getters);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+MailboxCore_clear(MailboxCore *self)
+{
+    Py_CLEAR(self->engine);
+    Py_CLEAR(self->items);
+    Py_CLEAR(self->getters);
+    return 0;
+}
+
+static void
+MailboxCore_dealloc(MailboxCore *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    MailboxCore_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMethodDef MailboxCore_methods[] = {
+    {"put", (PyCFunction)MailboxCore_put, METH_O,
+     "Deliver `item`: hand it to the first waiting getter that accepts it, or keep it."},
+    {NULL},
+};
+
+static PyMemberDef MailboxCore_members[] = {
+    {"engine", T_OBJECT, offsetof(MailboxCore, engine), 0, NULL},
+    {"_items", T_OBJECT, offsetof(MailboxCore, items), 0, NULL},
+    {"_getters", T_OBJECT, offsetof(MailboxCore, getters), 0, NULL},
+    {NULL},
+};
+
+static PyType_Slot MailboxCore_slots[] = {
+    {Py_tp_doc, "What the C core keeps of a mailbox (simulator/engine.py Mailbox): its engine, "
+                "messages and getters, and `put`."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, MailboxCore_dealloc},
+    {Py_tp_traverse, MailboxCore_traverse},
+    {Py_tp_clear, MailboxCore_clear},
+    {Py_tp_methods, MailboxCore_methods},
+    {Py_tp_members, MailboxCore_members},
+    {0, NULL},
+};
+
+static PyType_Spec MailboxCore_spec = {
+    .name = "simulator._speedups.MailboxCore",
+    .basicsize = sizeof(MailboxCore),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = MailboxCore_slots,
+};
+
+
+/* -- a FIFO server (simulator/engine.py Resource, `_PythonResourceCore`) ----------------------- */
+
+static PyObject *str_append = NULL, *str_popleft = NULL;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *engine;
+    PyObject *queue; /* (grant, arg) pairs waiting for a slot, oldest first (a deque) */
+    Py_ssize_t capacity;
+    Py_ssize_t users;
+} ResourceCore;
+
+/* request(grant, arg=None): call grant(arg) once a slot is this requester's (FIFO). */
+static PyObject *
+ResourceCore_request(ResourceCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "request(grant, arg=None) takes 1 or 2 arguments");
+        return NULL;
+    }
+    PyObject *grant = args[0], *arg = nargs == 2 ? args[1] : Py_None;
+    if (self->users < self->capacity) {
+        self->users++;
+        return PyObject_CallOneArg(grant, arg);
+    }
+    if (self->queue == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a resource without its queue");
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, grant, arg);
+    if (pair == NULL)
+        return NULL;
+    PyObject *result = PyObject_CallMethodOneArg(self->queue, str_append, pair);
+    Py_DECREF(pair);
+    return result;
+}
+
+/* release(): give a slot back; the oldest waiting request gets it. */
+static PyObject *
+ResourceCore_release(ResourceCore *self, PyObject *unused)
+{
+    if (self->queue == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a resource without its queue");
+        return NULL;
+    }
+    Py_ssize_t waiting = PyObject_Length(self->queue);
+    if (waiting < 0)
+        return NULL;
+    if (waiting > 0) {
+        PyObject *pair = PyObject_CallMethodNoArgs(self->queue, str_popleft);
+        if (pair == NULL)
+            return NULL;
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            Py_DECREF(pair);
+            PyErr_SetString(PyExc_TypeError, "a resource's queue holds (grant, arg) pairs");
+            return NULL;
+        }
+        PyObject *result = PyObject_CallOneArg(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
+        Py_DECREF(pair);
+        return result;
+    }
+    if (self->users > 0) {
+        self->users--;
+        Py_RETURN_NONE;
+    }
+    PyObject *name = PyObject_GetAttrString((PyObject *)self, "name");
+    if (name == NULL)
+        return NULL;
+    PyErr_Format(PyExc_RuntimeError, "%S released more often than acquired", name);
+    Py_DECREF(name);
+    return NULL;
+}
+
+static int
+ResourceCore_traverse(ResourceCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->engine);
+    Py_VISIT(self->queue);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+ResourceCore_clear(ResourceCore *self)
+{
+    Py_CLEAR(self->engine);
+    Py_CLEAR(self->queue);
+    return 0;
+}
+
+static void
+ResourceCore_dealloc(ResourceCore *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    ResourceCore_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMethodDef ResourceCore_methods[] = {
+    {"request", (PyCFunction)(void (*)(void))ResourceCore_request, METH_FASTCALL,
+     "Call `grant(arg)` once a slot is this requester's (requests are served FIFO)."},
+    {"release", (PyCFunction)ResourceCore_release, METH_NOARGS,
+     "Give a slot back; the oldest waiting request gets it."},
+    {NULL},
+};
+
+static PyMemberDef ResourceCore_members[] = {
+    {"engine", T_OBJECT, offsetof(ResourceCore, engine), 0, NULL},
+    {"_queue", T_OBJECT, offsetof(ResourceCore, queue), 0, NULL},
+    {"capacity", T_PYSSIZET, offsetof(ResourceCore, capacity), 0, NULL},
+    {"users", T_PYSSIZET, offsetof(ResourceCore, users), 0, NULL},
+    {NULL},
+};
+
+static PyType_Slot ResourceCore_slots[] = {
+    {Py_tp_doc, "What the C core keeps of a FIFO server (simulator/engine.py Resource): its "
+                "engine, queue, capacity and users, `request` and `release`."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, ResourceCore_dealloc},
+    {Py_tp_traverse, ResourceCore_traverse},
+    {Py_tp_clear, ResourceCore_clear},
+    {Py_tp_methods, ResourceCore_methods},
+    {Py_tp_members, ResourceCore_members},
+    {0, NULL},
+};
+
+static PyType_Spec ResourceCore_spec = {
+    .name = "simulator._speedups.ResourceCore",
+    .basicsize = sizeof(ResourceCore),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = ResourceCore_slots,
+};
+
 static PyObject *
 set_plain_params_type(PyObject *module, PyObject *type)
 {
@@ -1891,6 +2165,10 @@ PyInit__speedups(void)
     str_id = PyUnicode_InternFromString("id");
     str_transfer = PyUnicode_InternFromString("transfer");
     transfer_kwnames = Py_BuildValue("(sssss)", "node", "instance", "size", "direction", "to");
+    str_append = PyUnicode_InternFromString("append");
+    str_popleft = PyUnicode_InternFromString("popleft");
+    if (str_append == NULL || str_popleft == NULL)
+        return NULL;
     if (str_transfer_time == NULL || str_release == NULL || str_request == NULL ||
         str_add == NULL || str_mailbox == NULL || str_put == NULL || str_size == NULL ||
         str_direction == NULL || str_host_memory == NULL || str_source == NULL ||
@@ -1913,7 +2191,11 @@ PyInit__speedups(void)
     PyObject *sim_core = usage == NULL ? NULL : PyType_FromSpec(&SimCore_spec);
     PyObject *stackless = sim_core == NULL ? NULL : PyType_FromSpec(&StacklessCore_spec);
     PyObject *transfer = stackless == NULL ? NULL : PyType_FromSpec(&Transfer_spec);
-    if (transfer == NULL || PyModule_AddObjectRef(module, "Transfer", transfer) < 0 ||
+    PyObject *mailbox = transfer == NULL ? NULL : PyType_FromSpec(&MailboxCore_spec);
+    PyObject *resource = mailbox == NULL ? NULL : PyType_FromSpec(&ResourceCore_spec);
+    if (resource == NULL || PyModule_AddObjectRef(module, "ResourceCore", resource) < 0 ||
+        PyModule_AddObjectRef(module, "MailboxCore", mailbox) < 0 ||
+        PyModule_AddObjectRef(module, "Transfer", transfer) < 0 ||
         PyModule_AddObjectRef(module, "Core", core) < 0 ||
         PyModule_AddObjectRef(module, "StacklessCore", stackless) < 0 ||
         PyModule_AddObjectRef(module, "Usage", usage) < 0 ||
@@ -1923,11 +2205,15 @@ PyInit__speedups(void)
         Py_XDECREF(sim_core);
         Py_XDECREF(stackless);
         Py_XDECREF(transfer);
+        Py_XDECREF(mailbox);
+        Py_XDECREF(resource);
         Py_DECREF(module);
         return NULL;
     }
     core_type = (PyTypeObject *)core;
-    Py_DECREF(transfer); /* the module keeps it */
+    Py_DECREF(transfer); /* the module keeps these */
+    Py_DECREF(mailbox);
+    Py_DECREF(resource);
     /* WAIT: a stackless process yields it to wait (SimCore.computation returns it) */
     wait_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     if (wait_marker == NULL || PyModule_AddObjectRef(module, "WAIT", wait_marker) < 0) {

@@ -640,25 +640,15 @@ class EventCount:
         self._waiters = still
 
 
-class Mailbox:
-    """Messages for one process: `put` never blocks, `get` blocks until a matching one arrives.
+class _PythonMailboxCore:
+    """A mailbox's delivery in Python: the C core's `MailboxCore` (simulator/_speedups.c)
+    does the same in C (a message per call)."""
 
-    Waiting getters are served first come, first served; a message no getter accepts is kept
-    in arrival order.
-    """
-
-    __slots__ = ("_getters", "_items", "engine", "name")
-
-    def __init__(self, engine: Engine, name: str = "mailbox") -> None:
-        self.engine = engine
-        self.name = name
-        # A list, not a deque: a mailbox rarely holds more than a few messages, and an empty
-        # deque costs 600 bytes a process (bench/RESULTS.md, memory of 100,000 processes).
-        self._items: list[Any] = []
-        self._getters: list[list[Any]] = []  # [process, accept]: lists, see EventCount
-
-    def __len__(self) -> int:
-        return len(self._items)
+    __slots__ = ("_getters", "_items", "engine")
+    if TYPE_CHECKING:
+        engine: Engine
+        _items: list[Any]
+        _getters: list[list[Any]]
 
     def put(self, item: Any) -> None:
         """Deliver `item`: hand it to the first waiting getter that accepts it, or keep it."""
@@ -669,6 +659,33 @@ class Mailbox:
                 self.engine.wake(proc, item)
                 return
         self._items.append(item)
+
+
+if TYPE_CHECKING:
+    _MailboxCore = _PythonMailboxCore
+else:
+    _MailboxCore = _PythonMailboxCore if speedups is None else speedups.MailboxCore
+
+
+class Mailbox(_MailboxCore):
+    """Messages for one process: `put` never blocks, `get` blocks until a matching one arrives.
+
+    Waiting getters are served first come, first served; a message no getter accepts is kept
+    in arrival order. `put` is `_MailboxCore`'s (the C core's when it is in use).
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, engine: Engine, name: str = "mailbox") -> None:
+        self.engine = engine
+        self.name = name
+        # A list, not a deque: a mailbox rarely holds more than a few messages, and an empty
+        # deque costs 600 bytes a process (bench/RESULTS.md, memory of 100,000 processes).
+        self._items = []
+        self._getters = []  # [process, accept]: lists, see EventCount
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def get(self, accept: Callable[[Any], bool] | None = None, waiting: str | None = None) -> Any:
         """Return the oldest message `accept` takes (any when None), blocking until one arrives."""
@@ -703,28 +720,17 @@ class Mailbox:
         self._getters.append([proc, accept])
 
 
-class Resource:
-    """A server with `capacity` slots and a FIFO queue (a link direction, a lock).
+class _PythonResourceCore:
+    """A FIFO server's `request` and `release` in Python: the C core's `ResourceCore`
+    (simulator/_speedups.c) does the same in C (a message's hop per call)."""
 
-    `request(grant, arg)` calls `grant(arg)` when a slot is free (at once if one is);
-    `acquire()` is the blocking form for processes. Whoever holds a slot calls `release()`.
-    """
-
-    __slots__ = ("_queue", "capacity", "engine", "name", "users")
-
-    def __init__(self, engine: Engine, name: str = "resource", capacity: int = 1) -> None:
-        if capacity < 1:
-            raise ValueError("a resource needs a capacity of at least 1")
-        self.engine = engine
-        self.name = name
-        self.capacity = capacity
-        self.users = 0
-        self._queue: deque[tuple[Callback, object]] = deque()
-
-    @property
-    def queued(self) -> int:
-        """Return how many requests wait for a slot."""
-        return len(self._queue)
+    __slots__ = ("_queue", "capacity", "engine", "users")
+    if TYPE_CHECKING:
+        engine: Engine
+        capacity: int
+        users: int
+        _queue: deque[tuple[Callback, object]]
+        name: str
 
     def request(self, grant: Callback, arg: object = None) -> None:
         """Call `grant(arg)` once a slot is this requester's (requests are served FIFO)."""
@@ -733,15 +739,6 @@ class Resource:
             grant(arg)
         else:
             self._queue.append((grant, arg))
-
-    def acquire(self) -> None:
-        """Block the calling process until it holds a slot."""
-        if self.users < self.capacity:
-            self.users += 1
-            return
-        proc = self.engine.current
-        self._queue.append((self.engine.wake, proc))
-        self.engine.suspend(f"{self.name} (FIFO, {len(self._queue)} queued)")
 
     def release(self) -> None:
         """Give a slot back; the oldest waiting request gets it."""
@@ -752,3 +749,43 @@ class Resource:
             self.users -= 1
         else:
             raise RuntimeError(f"{self.name} released more often than acquired")
+
+
+if TYPE_CHECKING:
+    _ResourceCore = _PythonResourceCore
+else:
+    _ResourceCore = _PythonResourceCore if speedups is None else speedups.ResourceCore
+
+
+class Resource(_ResourceCore):
+    """A server with `capacity` slots and a FIFO queue (a link direction, a lock).
+
+    `request(grant, arg)` calls `grant(arg)` when a slot is free (at once if one is);
+    `acquire()` is the blocking form for processes. Whoever holds a slot calls `release()`.
+    `request` and `release` are `_ResourceCore`'s (the C core's when it is in use).
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, engine: Engine, name: str = "resource", capacity: int = 1) -> None:
+        if capacity < 1:
+            raise ValueError("a resource needs a capacity of at least 1")
+        self.engine = engine
+        self.name = name
+        self.capacity = capacity
+        self.users = 0
+        self._queue = deque()
+
+    @property
+    def queued(self) -> int:
+        """Return how many requests wait for a slot."""
+        return len(self._queue)
+
+    def acquire(self) -> None:
+        """Block the calling process until it holds a slot."""
+        if self.users < self.capacity:
+            self.users += 1
+            return
+        proc = self.engine.current
+        self._queue.append((self.engine.wake, proc))
+        self.engine.suspend(f"{self.name} (FIFO, {len(self._queue)} queued)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import gc
 import os
 import random
@@ -19,6 +20,8 @@ from simulator.engine import (
     Mailbox,
     PythonEngine,
     Resource,
+    _PythonMailboxCore,
+    _PythonResourceCore,
     install_allocator_hook,
     speedups,
 )
@@ -175,6 +178,63 @@ def test_a_resource_grants_callbacks_in_request_order(engine: Engine) -> None:
     assert link.queued == 1
     link.release()
     assert granted == ["a", "b", "c"]
+
+
+# A FIFO server's and a mailbox's hot methods, each in Python and in C (the C core's types
+# are the bases of Resource and Mailbox when it is built).
+RESOURCE_CORES = [pytest.param(_PythonResourceCore, id="python-resource")]
+MAILBOX_CORES = [pytest.param(_PythonMailboxCore, id="python-mailbox")]
+if speedups is not None:
+    RESOURCE_CORES.append(pytest.param(speedups.ResourceCore, id="c-resource"))
+    MAILBOX_CORES.append(pytest.param(speedups.MailboxCore, id="c-mailbox"))
+
+
+@pytest.mark.parametrize("core", RESOURCE_CORES)
+def test_each_resource_core_serves_in_order_and_refuses_a_release_too_many(
+    core: type, engine: Engine
+) -> None:
+    class Server(core):  # type: ignore[misc, valid-type]
+        __slots__ = ("name",)
+
+    server = Server()
+    server.engine, server.name, server.capacity, server.users = engine, "link x", 1, 0
+    server._queue = collections.deque()
+    granted: list[str] = []
+    for name in "abc":
+        server.request(granted.append, name)
+    assert granted == ["a"] and server.users == 1
+    server.release()
+    server.release()
+    assert granted == ["a", "b", "c"]
+    server.release()
+    assert server.users == 0
+    with pytest.raises(RuntimeError, match=r"^link x released more often than acquired$"):
+        server.release()
+
+
+@pytest.mark.parametrize("core", MAILBOX_CORES)
+def test_each_mailbox_core_hands_a_message_to_the_first_getter_that_takes_it(
+    core: type, engine: Engine
+) -> None:
+    class Waiter:
+        waiting = "a message"
+
+    class Box(core):  # type: ignore[misc, valid-type]
+        __slots__ = ()
+
+    box = Box()
+    box.engine, box._items = engine, []
+    first, second, third = Waiter(), Waiter(), Waiter()
+    box._getters = [[first, lambda m: m > 10], [second, lambda m: m > 1], [third, None]]
+    box.put(5)  # the second takes it, the first does not
+    assert [getter[0] for getter in box._getters] == [first, third]
+    assert second.waiting is None and first.waiting == "a message"
+    box.put(50)
+    box.put(0)
+    assert box._getters == [] and box._items == []
+    assert engine.pending == 3  # each getter woken with its message
+    box.put(7)
+    assert box._items == [7]
 
 
 def test_it_reports_a_deadlock_naming_each_blocked_process(engine: Engine) -> None:
