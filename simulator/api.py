@@ -86,7 +86,7 @@ class _Collective:
     (one object per collective, kind and root in the run: `World.channel`) and what a
     broadcast's or scatter's receivers wait for."""
 
-    __slots__ = ("_routes", "channel", "members", "names", "root", "waiting")
+    __slots__ = ("_routes", "_to_root", "channel", "members", "names", "root", "waiting")
 
     def __init__(
         self,
@@ -102,6 +102,15 @@ class _Collective:
         self.channel = channel
         self.waiting = waiting
         self._routes: list[_Route] | None = None
+        self._to_root: Sequence[Hop] | None = None
+
+    def to_root(self, world: World, state: ProcessState) -> Sequence[Hop]:
+        """Return the hops from `state`, the process making the call, to the root (made at
+        the first use)."""
+        hops = self._to_root
+        if hops is None:
+            hops = self._to_root = world.hops(state.slot, self.root.slot)
+        return hops
 
     def routes(self, world: World) -> list[_Route]:
         """Return the root's route to each other participant (made at the first use)."""
@@ -725,8 +734,11 @@ class Sim(_SimCore):
         collective = self._rooted("gather", root_label, root_rank, labels)
         channel = self._collective_channel(collective.channel)
         root = collective.root
-        if self._state is not root:
-            self._world.send(self._state, root, size_b, None, channel)
+        state = self._state
+        if state is not root:
+            world = self._world
+            hops = collective.to_root(world, state)
+            world.send(state, root, size_b, None, channel, None, hops)
             return None
         return self._gather_messages(channel, len(collective.members) - 1)
 
