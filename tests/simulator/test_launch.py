@@ -328,20 +328,25 @@ def test_the_child_loads_v8_only_for_a_payload_that_needs_it(v8: bool) -> None:
 
 
 def entry_allocator_hook(**_: object) -> dict[str, Any]:
+    import gc
+
     stats = engine.speedups.chunk_cache_stats() if engine.speedups is not None else None
-    return {"status": "finished", "installed": None if stats is None else stats["installed"]}
+    installed = None if stats is None else stats["installed"]
+    return {"status": "finished", "installed": installed, "threshold": gc.get_threshold()[0]}
 
 
-child_entry(prepare=engine.install_allocator_hook)(entry_allocator_hook)
+child_entry(prepare=runner.prepare_simulation_process)(entry_allocator_hook)
 
 
-def test_a_simulation_child_installs_the_allocator_hook_before_its_run() -> None:
-    assert entry_for(DEFAULT_ENTRY).prepare is engine.install_allocator_hook
+def test_a_simulation_child_installs_the_allocator_hook_and_batches_young_collections() -> None:
+    # A child runs one simulation and exits: no young collection when its run ends.
+    assert entry_for(DEFAULT_ENTRY).prepare is runner.prepare_simulation_process
     entry = f"{THIS}:entry_allocator_hook"
 
     result = run_sandboxed({}, limits=LIMITS, _entry=entry)
 
     assert result["installed"] is (True if engine.speedups is not None else None)
+    assert result["threshold"] == runner.RUN_GC_YOUNG_THRESHOLD
 
 
 # -- the result handed back unparsed (issue 16: a large result) ---------------------------------
