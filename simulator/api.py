@@ -573,12 +573,7 @@ class Sim(_SimCore):
     ) -> None:
         """Send `size` bytes to a process of `target_label` without waiting for delivery;
         `hostMemory` ('pageable' or 'pinned') is the host memory the copy reads or writes."""
-        # The hot path (a message per call) checks as _check_size does, inline.
-        kind = size.__class__
-        if (kind is float or kind is int) and 0 <= size < _INF:  # type: ignore[operator]
-            size_b = float(size)  # type: ignore[arg-type]
-        else:
-            size_b = self._check_size("sim.p2pCommunicationSend", size)
+        size_b = _checked_size(self, "sim.p2pCommunicationSend", size)
         host_memory = None
         if hostMemory is not None:
             host_memory = self._check_host_memory("sim.p2pCommunicationSend", hostMemory)
@@ -754,7 +749,7 @@ class Sim(_SimCore):
 
 def _checked_size(sim: Sim, call: str, size: object) -> float:
     """Return `size` in bytes: `Sim._check_size`, a plain finite number >= 0 taken at once
-    (a collective's call per message)."""
+    (a send's or a collective's call per message)."""
     kind = size.__class__
     if (kind is float or kind is int) and 0 <= size < _INF:  # type: ignore[operator]
         return float(size)  # type: ignore[arg-type]
