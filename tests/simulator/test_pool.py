@@ -243,6 +243,7 @@ SERVED = (
     "sys.exit(99 if status is None else status)  # 99: not served\n"
 )
 NOT_SERVED = 99
+USER_UMASK = 0o022  # the commands' own (the daemon's is 077), whatever the test runner's is
 EXAMPLE_ARGS = ["--labels", "CPU=1,GPU=1", "--var", "N=1000000", "--var", "blockSz=256"]
 EXAMPLE_ARGS += ["--var", "computeIntensity=1", "--var", "occupancy=64"]
 
@@ -259,7 +260,11 @@ def serving_daemon() -> int:
 def command(code_or_module: list[str], argv: list[str], cwd: Path, **env: str) -> Any:
     environment = {**os.environ, "PYTHONPATH": PROJECT_ROOT, **env}
     return subprocess.run(
-        [sys.executable, *code_or_module, *argv], cwd=cwd, env=environment, capture_output=True
+        [sys.executable, *code_or_module, *argv],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        umask=USER_UMASK,
     )
 
 
@@ -296,7 +301,7 @@ def test_a_sandboxed_run_is_served_as_the_command_line_would_run_it(
     assert without_timings(written) == without_timings(
         (tmp_path / "out" / "result.json").read_bytes()
     )
-    assert mode == 0o666 & ~0o022  # the user's umask (the test's), not the daemon's 077
+    assert mode == 0o666 & ~USER_UMASK  # the command line's umask, not the daemon's 077
 
 
 @pytest.mark.parametrize(
