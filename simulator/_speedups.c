@@ -821,7 +821,167 @@ static PyObject *str_computation_time = NULL, *str_computation_fallback = NULL,
 /* a timeline entry's keys and what keeping one reads (simulator/results.py Timeline) */
 static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str_start_s = NULL,
                 *str_end_s = NULL, *str_entries = NULL, *str_limit = NULL,
-                *str_cuda_core_instructions = NULL;
+                *str_cuda_core_instructions = NULL, *str_index = NULL;
+
+/* -- a `__slots__` attribute read and written without the attribute protocol's lookups -------- */
+
+/* Where one named slot lies in instances of the last class it was found in: `slot_address`
+ * finds the class's member descriptor once (and again only when the class changes or is
+ * modified), then reads the instance's slot at its offset, as the descriptor would. */
+typedef struct {
+    PyObject **name;       /* the attribute's interned name (a str_* global) */
+    PyTypeObject *type;    /* the class last seen (a borrowed pointer, compared only) */
+    unsigned int version;  /* its tp_version_tag then: a change to the class makes it differ */
+    Py_ssize_t offset;     /* the slot's offset in its instances */
+} SlotCache;
+
+/* The address of `owner`'s slot named `cache->name`, or NULL (no error) when the attribute is
+ * not a plain writable slot of a class with the default attribute protocol: the caller then
+ * uses the attribute protocol itself. */
+static PyObject **
+slot_address(PyObject *owner, SlotCache *cache)
+{
+    PyTypeObject *type = Py_TYPE(owner);
+    if (type != cache->type || type->tp_version_tag != cache->version ||
+        !(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        cache->type = NULL;
+        if (type->tp_getattro != PyObject_GenericGetAttr ||
+            type->tp_setattro != PyObject_GenericSetAttr)
+            return NULL;
+        PyObject *descriptor = _PyType_Lookup(type, *cache->name); /* borrowed; sets the tag */
+        if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type) ||
+            !(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+            return NULL;
+        PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY))
+            return NULL;
+        cache->type = type;
+        cache->version = type->tp_version_tag;
+        cache->offset = member->offset;
+    }
+    return (PyObject **)((char *)owner + cache->offset);
+}
+
+/* `owner.<name>` as a new reference (the slot's value, or the attribute protocol's). */
+static PyObject *
+slot_get(PyObject *owner, SlotCache *cache)
+{
+    PyObject **slot = slot_address(owner, cache);
+    if (slot != NULL && *slot != NULL)
+        return Py_NewRef(*slot);
+    return PyObject_GetAttr(owner, *cache->name); /* no slot, or unset: its error */
+}
+
+/* `owner.<name> = value`; -1 on error. */
+static int
+slot_set(PyObject *owner, SlotCache *cache, PyObject *value)
+{
+    PyObject **slot = slot_address(owner, cache);
+    if (slot == NULL)
+        return PyObject_SetAttr(owner, *cache->name, value);
+    Py_XSETREF(*slot, Py_NewRef(value));
+    return 0;
+}
+
+static SlotCache compute_s_slot = {&str_compute_s}, full_slot = {&str_full},
+                 dropped_slot = {&str_dropped}, entries_slot = {&str_entries},
+                 limit_slot = {&str_limit}, index_slot = {&str_index};
+
+/* -- the memo's index: a computation's duration found from its params without a key --------- */
+
+static PyTypeObject *memo_type = NULL; /* simulator.shallow.Memo, set by set_memo_type */
+
+/* Whether `memo` is a memo SimCore reads: a dict (tests give one) or a Memo. */
+static inline int
+is_memo(PyObject *memo)
+{
+    return PyDict_CheckExact(memo) || (memo_type != NULL && Py_TYPE(memo) == memo_type);
+}
+
+/* The memo's value for params of `count` items, from its index (simulator.shallow.Memo.index):
+ * index[count][name0][value0][name1][value1]... is the value of memo_key("computationTime",
+ * (), params), and it holds only keys the memo held (index_insert), so a value found here is
+ * the memo's. Returns a borrowed float, or NULL: not indexed (no error), or an error (an
+ * unhashable parameter raises TypeError, as the memo's lookup would). */
+static PyObject *
+index_lookup(PyObject *index, PyObject *params)
+{
+    Py_ssize_t count = PyDict_GET_SIZE(params), position = 0;
+    PyObject *count_obj = PyLong_FromSsize_t(count);
+    if (count_obj == NULL)
+        return NULL;
+    PyObject *level = PyDict_GetItemWithError(index, count_obj);
+    Py_DECREF(count_obj);
+    PyObject *name, *value;
+    while (level != NULL && PyDict_Next(params, &position, &name, &value)) {
+        if (!PyDict_CheckExact(level))
+            return NULL;
+        level = PyDict_GetItemWithError(level, name);
+        if (level == NULL)
+            return NULL;
+        if (!PyDict_CheckExact(level))
+            return NULL;
+        level = PyDict_GetItemWithError(level, value);
+    }
+    return level != NULL && PyFloat_CheckExact(level) ? level : NULL;
+}
+
+/* Put the memo's `duration` for `params` in the index (creating the levels it needs); -1 on
+ * error. Called only with a value just read from the memo under the same params. */
+static int
+index_insert(PyObject *index, PyObject *params, PyObject *duration)
+{
+    Py_ssize_t count = PyDict_GET_SIZE(params), position = 0, seen = 0;
+    PyObject *key = PyLong_FromSsize_t(count);
+    if (key == NULL)
+        return -1;
+    PyObject *level = index; /* borrowed throughout: each level is held by the one above */
+    PyObject *name, *value;
+    /* the keys in turn: count, then name0, value0, name1, value1...; the last one's value is
+     * the duration, every other's a dict */
+    int status = 0;
+    for (;;) {
+        PyObject *next_key = NULL;
+        int last;
+        if (key == NULL) { /* the next name or value */
+            if (seen % 2 == 0) {
+                if (!PyDict_Next(params, &position, &name, &value))
+                    break;
+                next_key = Py_NewRef(name);
+            } else
+                next_key = Py_NewRef(value);
+            seen++;
+            key = next_key;
+        }
+        last = seen == 2 * count;
+        if (last) {
+            status = PyDict_SetItem(level, key, duration);
+            Py_DECREF(key);
+            return status;
+        }
+        PyObject *below = PyDict_GetItemWithError(level, key);
+        if (below == NULL) {
+            if (PyErr_Occurred()) {
+                Py_DECREF(key);
+                return -1;
+            }
+            below = PyDict_New();
+            if (below == NULL || PyDict_SetItem(level, key, below) < 0) {
+                Py_XDECREF(below);
+                Py_DECREF(key);
+                return -1;
+            }
+            Py_DECREF(below); /* `level` holds it */
+        } else if (!PyDict_CheckExact(below)) {
+            Py_DECREF(key);
+            return 0; /* not an index this code made: leave it */
+        }
+        Py_DECREF(key);
+        key = NULL;
+        level = below;
+    }
+    return status;
+}
 
 typedef struct {
     PyObject_HEAD
@@ -867,18 +1027,19 @@ computation_key(PyObject *params)
     return key;
 }
 
-/* Add `value` (a float) to the float attribute `name` of `owner`. */
+/* Add `value` (a number) to the attribute of `owner` that `cache` names (a slot, read and
+ * written in place, or any attribute through the attribute protocol). */
 static int
-add_to_attribute(PyObject *owner, PyObject *name, PyObject *value)
+add_to_attribute(PyObject *owner, SlotCache *cache, PyObject *value)
 {
-    PyObject *old = PyObject_GetAttr(owner, name);
+    PyObject *old = slot_get(owner, cache);
     if (old == NULL)
         return -1;
     PyObject *sum = PyNumber_Add(old, value);
     Py_DECREF(old);
     if (sum == NULL)
         return -1;
-    int status = PyObject_SetAttr(owner, name, sum);
+    int status = slot_set(owner, cache, sum);
     Py_DECREF(sum);
     return status;
 }
@@ -962,7 +1123,7 @@ pause_held(PyObject *engine, PyObject *usage, PyObject *figures, PyObject *durat
         usage_stop((Usage *)usage, now);
     else if (call_with_time(usage, str_stop, now) < 0)
         return -1;
-    return add_to_attribute(figures, str_compute_s, duration_obj);
+    return add_to_attribute(figures, &compute_s_slot, duration_obj);
 }
 
 /* The memoized computation: `duration`, or NULL without an error when the Python code must
@@ -975,32 +1136,63 @@ memoized_duration(SimCore *self, PyObject *params)
     PyObject *memo = self->memo;
     if (memo == NULL || memo == Py_None)
         return NULL;
-    if (!PyDict_CheckExact(memo)) { /* api._MEMO_UNKNOWN: the process's first computation */
+    if (!is_memo(memo)) { /* api._MEMO_UNKNOWN: the process's first computation */
         memo = PyObject_CallMethodNoArgs((PyObject *)self, str_computation_memo);
         if (memo == NULL)
             return NULL;
         Py_XSETREF(self->memo, memo);
-        if (!PyDict_CheckExact(memo)) /* None: the model is asked every time, in Python */
+        if (!is_memo(memo)) /* None: the model is asked every time, in Python */
             return NULL;
     }
     if (self->details != NULL && self->details != Py_None)
         return NULL;
+    PyObject *index = NULL; /* the memo's index, when it has one (simulator.shallow.Memo) */
+    if (Py_TYPE(memo) == memo_type) {
+        index = slot_get(memo, &index_slot);
+        if (index == NULL)
+            return NULL;
+        if (!PyDict_CheckExact(index))
+            Py_CLEAR(index);
+    }
+    if (index != NULL) {
+        PyObject *found = index_lookup(index, params);
+        if (found != NULL) {
+            Py_DECREF(index);
+            return Py_NewRef(found);
+        }
+        if (PyErr_Occurred()) { /* an unhashable parameter (a list): the general path */
+            Py_DECREF(index);
+            if (PyErr_ExceptionMatches(PyExc_TypeError))
+                PyErr_Clear();
+            return NULL;
+        }
+    }
     PyObject *key = computation_key(params);
     if (key == NULL) {
+        Py_XDECREF(index);
         if (PyErr_ExceptionMatches(PyExc_TypeError))
             PyErr_Clear();
         return NULL;
     }
     PyObject *duration = PyDict_GetItemWithError(memo, key);
     Py_DECREF(key);
-    if (duration == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError)) /* an unhashable parameter (a list) */
+    if (duration == NULL || !PyFloat_CheckExact(duration)) {
+        /* not known, or not a float (the memo holds floats: anything else, Python decides) */
+        Py_XDECREF(index);
+        if (duration == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) /* unhashable */
             PyErr_Clear();
         return NULL;
     }
-    if (!PyFloat_CheckExact(duration)) /* the memo holds floats: anything else, Python decides */
-        return NULL;
-    return Py_NewRef(duration);
+    Py_INCREF(duration);
+    if (index != NULL) { /* the next lookup of these params needs no key */
+        int status = index_insert(index, params, duration);
+        Py_DECREF(index);
+        if (status < 0) {
+            Py_DECREF(duration);
+            return NULL;
+        }
+    }
+    return duration;
 }
 
 /* `Timeline.add_computation(process, start, end, None, None)`: append the entry and note
@@ -1008,7 +1200,7 @@ memoized_duration(SimCore *self, PyObject *params)
 static int
 keep_computation(PyObject *timeline, PyObject *process, double start, double end)
 {
-    PyObject *entries = PyObject_GetAttr(timeline, str_entries);
+    PyObject *entries = slot_get(timeline, &entries_slot);
     if (entries == NULL)
         return -1;
     if (!PyList_CheckExact(entries)) {
@@ -1033,14 +1225,14 @@ keep_computation(PyObject *timeline, PyObject *process, double start, double end
     Py_DECREF(entries);
     if (status < 0)
         return -1;
-    PyObject *limit_obj = PyObject_GetAttr(timeline, str_limit);
+    PyObject *limit_obj = slot_get(timeline, &limit_slot);
     if (limit_obj == NULL)
         return -1;
     Py_ssize_t limit = PyLong_AsSsize_t(limit_obj);
     Py_DECREF(limit_obj);
     if (limit == -1 && PyErr_Occurred())
         return -1;
-    return kept >= limit ? PyObject_SetAttr(timeline, str_full, Py_True) : 0;
+    return kept >= limit ? slot_set(timeline, &full_slot, Py_True) : 0;
 }
 
 /* Put the memoized computation that ran from `start` to `end` on the timeline (not full): here
@@ -1137,14 +1329,14 @@ keep_or_count(SimCore *self, PyObject *params, PyObject *detail, double start, d
         PyErr_SetString(PyExc_RuntimeError, "sim.computation: the process is not set up");
         return -1;
     }
-    PyObject *full = PyObject_GetAttr(timeline, str_full);
+    PyObject *full = slot_get(timeline, &full_slot);
     int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
     Py_XDECREF(full);
     if (is_full < 0)
         return -1;
     if (is_full) { /* the timeline keeps no more entries: count the drop */
         PyObject *one = PyLong_FromLong(1);
-        int status = one == NULL ? -1 : add_to_attribute(timeline, str_dropped, one);
+        int status = one == NULL ? -1 : add_to_attribute(timeline, &dropped_slot, one);
         Py_XDECREF(one);
         return status;
     }
@@ -1186,7 +1378,7 @@ SimCore_resumed(SimCore *self, PyObject *value)
     self->pending = self->pending_params = self->pending_detail = NULL;
     double end = ((Core *)self->engine)->now;
     usage_stop((Usage *)self->usage, end);
-    int status = add_to_attribute(self->figures, str_compute_s, duration);
+    int status = add_to_attribute(self->figures, &compute_s_slot, duration);
     if (status == 0)
         status = keep_or_count(self, params, detail, self->pending_start, end);
     Py_DECREF(params);
@@ -1573,14 +1765,14 @@ static int
 transfer_record(Transfer *self, PyObject *node, PyObject *instance, double now)
 {
     PyObject *timeline = self->timeline;
-    PyObject *full = PyObject_GetAttr(timeline, str_full);
+    PyObject *full = slot_get(timeline, &full_slot);
     int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
     Py_XDECREF(full);
     if (is_full < 0)
         return -1;
     if (is_full) {
         PyObject *one = PyLong_FromLong(1);
-        int status = one == NULL ? -1 : add_to_attribute(timeline, str_dropped, one);
+        int status = one == NULL ? -1 : add_to_attribute(timeline, &dropped_slot, one);
         Py_XDECREF(one);
         return status;
     }
@@ -2064,6 +2256,17 @@ set_plain_params_type(PyObject *module, PyObject *type)
 }
 
 static PyObject *
+set_memo_type(PyObject *module, PyObject *type)
+{
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyDict_Type)) {
+        PyErr_SetString(PyExc_TypeError, "set_memo_type expects a dict subclass");
+        return NULL;
+    }
+    Py_XSETREF(memo_type, (PyTypeObject *)Py_NewRef(type));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 set_process_type(PyObject *module, PyObject *type)
 {
     if (check_main_interpreter() < 0)
@@ -2108,6 +2311,8 @@ static PyMethodDef module_methods[] = {
      "Return the chunk cache's state: installed, cached, hits, capacity."},
     {"set_plain_params_type", set_plain_params_type, METH_O,
      "Tell SimCore which dict subclass it may read as params besides dict (api.HashMap)."},
+    {"set_memo_type", set_memo_type, METH_O,
+     "Tell SimCore which dict subclass is a memo with an `index` slot (shallow.Memo)."},
     {NULL},
 };
 
@@ -2146,6 +2351,7 @@ PyInit__speedups(void)
     str_entries = PyUnicode_InternFromString("entries");
     str_limit = PyUnicode_InternFromString("limit");
     str_cuda_core_instructions = PyUnicode_InternFromString("CUDACoreInstructions");
+    str_index = PyUnicode_InternFromString("index");
     str_end = PyUnicode_InternFromString("_end");
     str_failed = PyUnicode_InternFromString("_failed");
     str_throw = PyUnicode_InternFromString("throw");
@@ -2180,7 +2386,8 @@ PyInit__speedups(void)
         str_compute_s == NULL || str_full == NULL || str_dropped == NULL || str_pause == NULL ||
         str_start == NULL || str_stop == NULL || empty_tuple == NULL || str_process == NULL ||
         str_kind == NULL || str_compute == NULL || str_start_s == NULL || str_end_s == NULL ||
-        str_entries == NULL || str_limit == NULL || str_cuda_core_instructions == NULL)
+        str_entries == NULL || str_limit == NULL || str_cuda_core_instructions == NULL ||
+        str_index == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&speedups_module);
     if (module == NULL)

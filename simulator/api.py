@@ -47,6 +47,7 @@ from greenlet import getcurrent
 
 from simulator.engine import WAIT, Process, speedups
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
+from simulator.shallow import Memo
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -251,6 +252,7 @@ else:
     _SimCore = _PythonSimCore if speedups is None else speedups.SimCore
     if speedups is not None:
         speedups.set_plain_params_type(HashMap)
+        speedups.set_memo_type(Memo)  # its `index`: the memo read without building keys
 
 
 class Sim(_SimCore):

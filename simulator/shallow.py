@@ -662,10 +662,28 @@ class _ModelContext:
         self.evaluator.racer.close()
 
 
+class Memo(dict[object, float]):
+    """A model's memo of checked values, keyed by `memo_key`, with `index`: the same
+    `computationTime(params)` values by params' items in turn, which the C core's hot path
+    (simulator/_speedups.c `index_lookup`) reads without building the memo's key. The C core
+    fills it from the memo, so it holds only what the memo holds, and empties with it."""
+
+    __slots__ = ("index",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index: dict[object, object] = {}
+
+    def clear(self) -> None:
+        """Empty the memo and its index."""
+        super().clear()
+        self.index.clear()
+
+
 _contexts: OrderedDict[tuple[str, str, float, int], _ModelContext] = OrderedDict()
 # keyed on (source hash, attributes, whether a Python twin answers): V8's and a twin's results
 # are equal, but a test comparing them must not read one from the other's memo
-_memos: dict[tuple[str, str, bool], dict[object, float]] = {}
+_memos: dict[tuple[str, str, bool], Memo] = {}
 _cache_lock = threading.Lock()
 
 
@@ -775,7 +793,7 @@ class ShallowFunctions:
         self._twin = self._bound_twin(source_hash) if use_twin else None
         with _cache_lock:
             self._memo = _memos.setdefault(
-                (source_hash, self._attributes_json, self._twin is not None), {}
+                (source_hash, self._attributes_json, self._twin is not None), Memo()
             )
         self._cached_context: _ModelContext | None = None
         self._details: dict[object, dict[str, object]] = {}

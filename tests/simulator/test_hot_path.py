@@ -371,3 +371,164 @@ def test_a_c_core_whose_process_is_not_set_up_raises_instead_of_crashing() -> No
     core._memo = {("computationTime", (), (("t", 1.0),)): 1.0}
     with pytest.raises(RuntimeError, match="not set up"):
         core.computation({"t": 1.0})
+
+
+# Params the memo's index (shallow.Memo.index, read by the C core) must tell apart or take as
+# one exactly as the memo's key does: several items, the same items in another order, 1, 1.0
+# and True under one name (equal keys: the first one's value answers all three), an empty
+# dict, strings, an unhashable value.
+INDEX_MODEL = """\
+function computationTime(params) {
+    var t = 0.001;
+    for (var name in params) {
+        var value = params[name];
+        t += typeof value === "number" ? value * 1e-3 : value === true ? 5e-3 : 7e-3;
+    }
+    return t;
+}
+"""
+INDEX_APP = """\
+for step in range(rounds):
+    sim.computation({"a": 1 + rank, "b": 2 * (1 + step % 2)})
+    sim.computation({"b": 2 * (1 + step % 2), "a": 1 + rank})
+    sim.computation({"n": [1, 1.0, True][(rank + step) % 3]})
+    sim.computation({})
+    sim.computation({"s": "fast", "n": step % 2})
+    sim.computation({"l": [step]})
+"""
+
+
+def index_system() -> dict[str, Any]:
+    """Return a system of four hosts whose model is INDEX_MODEL."""
+    return {
+        "name": "memo index",
+        "hardware": {"host": {"type": "CPU", "name": "host", "attributes": {}}},
+        "models": {"m": {"language": "javascript", "source": INDEX_MODEL}},
+        "nodes": [{"id": "h", "hardware": "host", "model": "m", "count": 4, "labels": {"P": 1}}],
+        "edges": [],
+    }
+
+
+def index_leaves(level: Any, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Return every path through the index, its leaf last (count, name0, value0, ..., value)."""
+    if not isinstance(level, dict):
+        return [(*path, level)]
+    return [leaf for key, below in level.items() for leaf in index_leaves(below, (*path, key))]
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("timeline_limit", [0, 10, 10_000])
+def test_the_memo_index_answers_as_the_memo_does(timeline_limit: int) -> None:
+    from simulator import shallow
+
+    shallow.clear_caches()
+    system = index_system()
+
+    result = run_simulation(
+        system, INDEX_APP, labels={"P": 4}, variables={"rounds": 4}, timeline_limit=timeline_limit
+    )
+
+    expected = run_pure_python(INDEX_APP, timeline_limit, system, {"P": 4})
+    assert comparable(result) == comparable(expected)
+    memo = next(iter(shallow._memos.values()))
+    leaves = index_leaves(memo.index)
+    assert len(leaves) >= 8  # what was computed twice or more: all but the lists
+    for count, *items, duration in leaves:
+        pairs = tuple(zip(items[::2], items[1::2], strict=True))
+        assert len(pairs) == count
+        assert memo[("computationTime", (), pairs)] == duration
+    memo.clear()
+    assert memo.index == {}
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_params_in_another_order_are_another_key_of_the_index() -> None:
+    from simulator import shallow
+
+    shallow.clear_caches()
+    app = 'sim.computation({"a": 1, "b": 2})\nsim.computation({"a": 1, "b": 2})\n'
+    app += 'sim.computation({"b": 2, "a": 1})\nsim.computation({"b": 2, "a": 1})\n'
+
+    run_simulation(index_system(), app, labels={"P": 1}, variables={})
+
+    memo = next(iter(shallow._memos.values()))
+    ab = memo[("computationTime", (), (("a", 1), ("b", 2)))]
+    ba = memo[("computationTime", (), (("b", 2), ("a", 1)))]
+    assert memo.index == {2: {"a": {1: {"b": {2: ab}}}, "b": {2: {"a": {1: ba}}}}}
+
+
+class PlainFigures:
+    """Process figures without slots (an attribute dict): the C core adds to them through
+    the attribute protocol."""
+
+    def __init__(self) -> None:
+        self.compute_s = 0.0
+
+
+class SlottedFigures:
+    __slots__ = ("compute_s",)
+
+    def __init__(self) -> None:
+        self.compute_s = 0.0
+
+
+class ComputeSeconds:
+    """A `compute_s` that is a property: neither a slot nor an attribute of the instance."""
+
+    __slots__ = ("total",)
+
+    def __init__(self) -> None:
+        self.total = 0.0
+
+    @property
+    def compute_s(self) -> float:
+        return self.total
+
+    @compute_s.setter
+    def compute_s(self, value: float) -> None:
+        self.total = value
+
+
+def computed(figures: list[object], timeline: Timeline) -> None:
+    """Run one process per figures, each computing three memoized 0.5 s on the C core."""
+    from simulator.engine import Engine
+
+    engine = Engine(0)
+    memo = {("computationTime", (), (("t", 0.5),)): 0.5}
+
+    def body(figures: object) -> None:
+        core = speedups.SimCore()
+        core._memo, core._details, core._engine = memo, None, engine
+        core._usage, core._figures = Usage("h", 0, 1), figures
+        core._timeline, core._process = timeline, "P[0]"
+        for _ in range(3):
+            core.computation({"t": 0.5})
+
+    for number, one in enumerate(figures):
+        engine.spawn(f"P[{number}]", body, one)
+    engine.run()
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("limit", [0, 4, 20])
+def test_the_c_core_keeps_figures_and_timeline_of_any_kind_of_class(limit: int) -> None:
+    # a slot is read and written in place; anything else (a dict attribute, a property, a
+    # class changed after the C core first read it) through the attribute protocol
+    timeline = Timeline(limit)
+    figures = [SlottedFigures(), PlainFigures(), ComputeSeconds()]
+
+    computed(figures, timeline)
+
+    assert [one.compute_s for one in figures] == [1.5, 1.5, 1.5]  # type: ignore[attr-defined]
+    assert len(timeline.entries) == min(limit, 9) and timeline.dropped == 9 - min(limit, 9)
+    assert timeline.full == (limit <= 9)
+    seen: list[float] = []
+    slot = SlottedFigures.__dict__["compute_s"]
+    SlottedFigures.compute_s = property(  # type: ignore[assignment,misc]
+        lambda self: 2.0, lambda self, value: seen.append(value)
+    )
+    try:
+        computed([SlottedFigures.__new__(SlottedFigures)], Timeline(limit))
+    finally:
+        SlottedFigures.compute_s = slot  # type: ignore[misc]
+    assert seen == [2.5, 2.5, 2.5]
