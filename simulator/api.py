@@ -272,9 +272,11 @@ class Sim(_SimCore):
         self._labels = labels
         self._memo = _MEMO_UNKNOWN
         self._details = None
-        # per source a process receives from: the message filter and what it waits for
-        self._receivers: dict[tuple[object, object, type], tuple[Callable[[Message], bool], str]]
-        self._receivers = {}
+        # per source a process receives from: the message filter and what it waits for (made
+        # at the first receive)
+        self._receivers: (
+            dict[tuple[object, object, type], tuple[Callable[[Message], bool], str]] | None
+        ) = None
         # per (label, rank) a process sends to: the target and the hops to it, checked once
         # (made at the first send)
         self._targets: dict[tuple[object, object, type], _Route] | None = None
@@ -610,8 +612,8 @@ class Sim(_SimCore):
     ) -> tuple[Callable[[Message], bool], str]:
         """Return (the filter, what the process waits for) of receives from a source."""
         try:
-            return self._receivers[source_label, source_rank, source_rank.__class__]
-        except (KeyError, TypeError):  # the first receive from this source (or unhashable)
+            return self._receivers[source_label, source_rank, source_rank.__class__]  # type: ignore[index]
+        except (KeyError, TypeError):  # the first receive (from this source), or unhashable
             return self._receiver(source_label, source_rank)
 
     def _receiver(
@@ -633,6 +635,8 @@ class Sim(_SimCore):
             def accept(message: Message) -> bool:
                 return message.channel == P2P and message.source is peer
 
+        if self._receivers is None:
+            self._receivers = {}
         self._receivers[source_label, source_rank, source_rank.__class__] = (accept, waiting)
         return accept, waiting
 

@@ -532,18 +532,21 @@ def _simulate(
     world = World(engine, nodes, Routes(system), states, timeline, active_memory)
     label_counts = {label: int(count) for label, count in labels.items()}
     builtins = shared_builtins(API_BUILTINS)  # one table for the run's processes
-    for state in states:
-        sim = (Sim if stackless is None else StacklessSim)(world, state, label_counts)
+    sim_class = Sim if stackless is None else StacklessSim
+    for number, state in enumerate(states):
+        slot = state.slot
+        sim = sim_class(world, state, label_counts)
         names: dict[str, object] = {
             **launch_variables,
             "sim": sim,
-            "tag": Label(state.slot.label),
-            "rank": state.slot.rank,
+            "tag": Label(slot.label),
+            "rank": slot.rank,
             "labels": dict(label_counts),
         }
         # a stackless process's function takes some as arguments: its fast locals
-        values = [names.pop(name) for name in arguments]
-        namespace = user_globals(names, builtins)
+        values = list(map(names.pop, arguments))
+        # every process has the same names: the first one's are checked for all
+        namespace = user_globals(names, builtins, names_checked=number > 0)
         process: Process | StacklessProcess
         if stackless is None:
             process = engine.spawn(state.name, _run_application, code, namespace, state.name)

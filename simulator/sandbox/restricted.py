@@ -655,15 +655,20 @@ def shared_builtins(extra: Mapping[str, object]) -> dict[str, object]:
 
 
 def user_globals(
-    extra: Mapping[str, object], builtins: dict[str, object] | None = None
+    extra: Mapping[str, object],
+    builtins: dict[str, object] | None = None,
+    *,
+    names_checked: bool = False,
 ) -> dict[str, object]:
     """Return globals for running restricted user code: `extra`, with `builtins` (default
     `_builtins`: safe builtins, guards and the print collector, shared).
 
     `extra` supplies the model's API (`sim`, `tag`, `rank`, variables...); names starting
-    with "_" are reserved for the guards and are rejected.
+    with "_" are reserved for the guards and are rejected, unless `names_checked` (the
+    caller had the same names checked by an earlier call: a run's processes).
     """
-    _check_reserved(extra)
+    if not names_checked:
+        _check_reserved(extra)
     return {
         **extra,
         "__builtins__": _builtins() if builtins is None else builtins,
