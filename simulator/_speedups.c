@@ -821,7 +821,8 @@ static PyObject *str_computation_time = NULL, *str_computation_fallback = NULL,
 /* a timeline entry's keys and what keeping one reads (simulator/results.py Timeline) */
 static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str_start_s = NULL,
                 *str_end_s = NULL, *str_entries = NULL, *str_limit = NULL,
-                *str_cuda_core_instructions = NULL, *str_index = NULL;
+                *str_cuda_core_instructions = NULL, *str_index = NULL, *str_receive = NULL,
+                *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL;
 
 /* -- a `__slots__` attribute read and written without the attribute protocol's lookups -------- */
 
@@ -885,7 +886,9 @@ slot_set(PyObject *owner, SlotCache *cache, PyObject *value)
 
 static SlotCache compute_s_slot = {&str_compute_s}, full_slot = {&str_full},
                  dropped_slot = {&str_dropped}, entries_slot = {&str_entries},
-                 limit_slot = {&str_limit}, index_slot = {&str_index};
+                 limit_slot = {&str_limit}, index_slot = {&str_index},
+                 sent_at_slot = {&str_sent_at}, wait_s_slot = {&str_wait_s},
+                 comm_s_slot = {&str_comm_s};
 
 /* -- the memo's index: a computation's duration found from its params without a key --------- */
 
@@ -998,6 +1001,8 @@ typedef struct {
     PyObject *pending_detail; /* ... the model's computationDetail for it, or NULL */
     PyObject *continuation;   /* what turns a stackless wait's value into the call's, or NULL */
     double pending_start;     /* ... and when it started */
+    PyObject *receive_then;   /* a stackless receive's `then(message)` while it waits, or NULL */
+    double receive_started;   /* ... and when the receive began */
 } SimCore;
 
 /* Return the memo key of computationTime(params) (simulator.shallow.memo_key), or NULL. */
@@ -1195,10 +1200,10 @@ memoized_duration(SimCore *self, PyObject *params)
     return duration;
 }
 
-/* `Timeline.add_computation(process, start, end, None, None)`: append the entry and note
- * whether the timeline is now full; -1 on error. */
+/* `Timeline.add(process, kind, start, end)` on a timeline that is not full: append the entry
+ * and note whether the timeline is now full; -1 on error. */
 static int
-keep_computation(PyObject *timeline, PyObject *process, double start, double end)
+keep_entry(PyObject *timeline, PyObject *process, PyObject *kind, double start, double end)
 {
     PyObject *entries = slot_get(timeline, &entries_slot);
     if (entries == NULL)
@@ -1214,7 +1219,7 @@ keep_computation(PyObject *timeline, PyObject *process, double start, double end
     int status = -1;
     /* the keys in Timeline.add's order: the JSON of the result is the same */
     if (end_obj != NULL && PyDict_SetItem(entry, str_process, process) == 0 &&
-        PyDict_SetItem(entry, str_kind, str_compute) == 0 &&
+        PyDict_SetItem(entry, str_kind, kind) == 0 &&
         PyDict_SetItem(entry, str_start_s, start_obj) == 0 &&
         PyDict_SetItem(entry, str_end_s, end_obj) == 0)
         status = PyList_Append(entries, entry);
@@ -1247,7 +1252,7 @@ record_computation(SimCore *self, PyObject *timeline, PyObject *params, double s
         if (is_kernel < 0)
             return -1;
         if (!is_kernel)
-            return keep_computation(timeline, self->process, start, end);
+            return keep_entry(timeline, self->process, str_compute, start, end);
     }
     PyObject *start_obj = PyFloat_FromDouble(start);
     if (start_obj == NULL)
@@ -1356,6 +1361,99 @@ keep_or_count(SimCore *self, PyObject *params, PyObject *detail, double start, d
     return 0;
 }
 
+/* Account a receive that began at `started` and got `message` now (api._PythonSimCore._received,
+ * its Python reference): the wait for the message to be sent, then its flight, and the
+ * timeline's "receive" entry; -1 on error. */
+static int
+received(SimCore *self, double started, PyObject *message)
+{
+    if (self->engine == NULL || self->figures == NULL || self->timeline == NULL ||
+        self->process == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a receive: the process is not set up");
+        return -1;
+    }
+    double now;
+    if (PyObject_TypeCheck(self->engine, core_type))
+        now = ((Core *)self->engine)->now;
+    else {
+        PyObject *clock = PyObject_GetAttrString(self->engine, "now");
+        now = clock == NULL ? -1.0 : PyFloat_AsDouble(clock);
+        Py_XDECREF(clock);
+        if (now == -1.0 && PyErr_Occurred())
+            return -1;
+    }
+    if (!(now > started))
+        return 0;
+    PyObject *sent_obj = slot_get(message, &sent_at_slot);
+    if (sent_obj == NULL)
+        return -1;
+    double sent_at = PyFloat_AsDouble(sent_obj);
+    Py_DECREF(sent_obj);
+    if (sent_at == -1.0 && PyErr_Occurred())
+        return -1;
+    double in_flight_from = sent_at > started ? sent_at : started; /* max(started, sent_at) */
+    PyObject *waited = PyFloat_FromDouble(in_flight_from - started);
+    if (waited == NULL)
+        return -1;
+    int status = add_to_attribute(self->figures, &wait_s_slot, waited);
+    Py_DECREF(waited);
+    if (status < 0)
+        return -1;
+    PyObject *flew = PyFloat_FromDouble(now - in_flight_from);
+    if (flew == NULL)
+        return -1;
+    status = add_to_attribute(self->figures, &comm_s_slot, flew);
+    Py_DECREF(flew);
+    if (status < 0)
+        return -1;
+    PyObject *full = slot_get(self->timeline, &full_slot);
+    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
+    Py_XDECREF(full);
+    if (is_full < 0)
+        return -1;
+    if (is_full) { /* counted here: a receive is as frequent as a computation */
+        PyObject *one = PyLong_FromLong(1);
+        status = one == NULL ? -1 : add_to_attribute(self->timeline, &dropped_slot, one);
+        Py_XDECREF(one);
+        return status;
+    }
+    return keep_entry(self->timeline, self->process, str_receive, started, now);
+}
+
+/* SimCore._received(started, message): account the receive (`received`); return message. */
+static PyObject *
+SimCore_received(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_received(started, message)");
+        return NULL;
+    }
+    double started = PyFloat_AsDouble(args[0]);
+    if (started == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (received(self, started, args[1]) < 0)
+        return NULL;
+    return Py_NewRef(args[1]);
+}
+
+/* SimCore._await_message(started, then): the stackless receive that began at `started` waits
+ * in its mailbox; when the message comes, `_resumed` accounts it (`received`) and gives
+ * `then(message)` (api.StacklessSim._wait_for_message). */
+static PyObject *
+SimCore_await_message(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_await_message(started, then)");
+        return NULL;
+    }
+    double started = PyFloat_AsDouble(args[0]);
+    if (started == -1.0 && PyErr_Occurred())
+        return NULL;
+    Py_XSETREF(self->receive_then, Py_NewRef(args[1]));
+    self->receive_started = started;
+    Py_RETURN_NONE;
+}
+
 /* SimCore._resumed(value): what a stackless process's wait gives back. After a computation
  * (SimCore.computation's stackless path) the rest of `_pause_computing`: the usage stops, the
  * seconds count as computing, the timeline keeps the entry; its duration is the value. After
@@ -1365,6 +1463,15 @@ static PyObject *
 SimCore_resumed(SimCore *self, PyObject *value)
 {
     PyObject *duration = self->pending;
+    if (duration == NULL && self->receive_then != NULL) { /* a receive's message came */
+        PyObject *then = self->receive_then;
+        self->receive_then = NULL; /* its one use; `then` may wait again and set the next */
+        PyObject *result = received(self, self->receive_started, value) < 0
+                               ? NULL
+                               : PyObject_CallOneArg(then, value);
+        Py_DECREF(then);
+        return result;
+    }
     if (duration == NULL) {
         PyObject *continuation = self->continuation;
         if (continuation == NULL || continuation == Py_None)
@@ -1444,6 +1551,7 @@ SimCore_traverse(SimCore *self, visitproc visit, void *arg)
     Py_VISIT(self->pending_params);
     Py_VISIT(self->pending_detail);
     Py_VISIT(self->continuation);
+    Py_VISIT(self->receive_then);
     Py_VISIT(Py_TYPE(self));
     return 0;
 }
@@ -1463,6 +1571,7 @@ SimCore_clear(SimCore *self)
     Py_CLEAR(self->pending_params);
     Py_CLEAR(self->pending_detail);
     Py_CLEAR(self->continuation);
+    Py_CLEAR(self->receive_then);
     return 0;
 }
 
@@ -1486,6 +1595,10 @@ static PyMethodDef SimCore_methods[] = {
      "Start a stackless process's computation of `duration` s (detail, params); WAIT."},
     {"_resumed", (PyCFunction)SimCore_resumed, METH_O,
      "What a stackless process's wait gives back: a computation's end, or `value`."},
+    {"_received", (PyCFunction)(void (*)(void))SimCore_received, METH_FASTCALL,
+     "Account a receive that began at `started` and got `message` now; return message."},
+    {"_await_message", (PyCFunction)(void (*)(void))SimCore_await_message, METH_FASTCALL,
+     "A stackless receive begun at `started` waits; `_resumed` gives then(message)."},
     {NULL},
 };
 
@@ -2352,6 +2465,10 @@ PyInit__speedups(void)
     str_limit = PyUnicode_InternFromString("limit");
     str_cuda_core_instructions = PyUnicode_InternFromString("CUDACoreInstructions");
     str_index = PyUnicode_InternFromString("index");
+    str_receive = PyUnicode_InternFromString("receive");
+    str_sent_at = PyUnicode_InternFromString("sent_at");
+    str_wait_s = PyUnicode_InternFromString("wait_s");
+    str_comm_s = PyUnicode_InternFromString("comm_s");
     str_end = PyUnicode_InternFromString("_end");
     str_failed = PyUnicode_InternFromString("_failed");
     str_throw = PyUnicode_InternFromString("throw");
@@ -2387,7 +2504,8 @@ PyInit__speedups(void)
         str_start == NULL || str_stop == NULL || empty_tuple == NULL || str_process == NULL ||
         str_kind == NULL || str_compute == NULL || str_start_s == NULL || str_end_s == NULL ||
         str_entries == NULL || str_limit == NULL || str_cuda_core_instructions == NULL ||
-        str_index == NULL)
+        str_index == NULL || str_receive == NULL || str_sent_at == NULL || str_wait_s == NULL ||
+        str_comm_s == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&speedups_module);
     if (module == NULL)

@@ -245,6 +245,22 @@ class _PythonSimCore:
                         return self._pause_computing(duration, detail, params)
         return self._computation(params, memory)
 
+    def _received(self, started: float, message: Message) -> Message:
+        """Account a receive that began at `started` and got `message` now; return it (the
+        C core's `SimCore._received` does the same)."""
+        now = self._engine.now
+        if now > started:
+            figures = self._figures
+            in_flight_from = max(started, message.sent_at)
+            figures.wait_s += in_flight_from - started
+            figures.comm_s += now - in_flight_from
+            timeline = self._timeline
+            if timeline.full:  # counted here: a receive is as frequent as a computation
+                timeline.dropped += 1
+            else:
+                timeline.add(self._process, "receive", started, now)
+        return message
+
 
 if TYPE_CHECKING:
     _SimCore = _PythonSimCore
@@ -334,21 +350,6 @@ class Sim(_SimCore):
         started = self._engine.now
         message: Message = self._state.mailbox.get(accept, waiting)
         return self._received(started, message)
-
-    def _received(self, started: float, message: Message) -> Message:
-        """Account a receive that began at `started` and got `message` now; return it."""
-        now = self._engine.now
-        if now > started:
-            figures = self._state.figures
-            in_flight_from = max(started, message.sent_at)
-            figures.wait_s += in_flight_from - started
-            figures.comm_s += now - in_flight_from
-            timeline = self._timeline
-            if timeline.full:  # counted here: a receive is as frequent as a computation
-                timeline.dropped += 1
-            else:
-                timeline.add(self._state.name, "receive", started, now)
-        return message
 
     def _participants(
         self, call: str, labels: object
@@ -809,6 +810,7 @@ class StacklessSim(Sim):
         def _start_computing(
             self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
         ) -> object: ...
+        def _await_message(self, started: float, then: Callable[[Message], object]) -> None: ...
 
     def _computation_fallback(
         self,
@@ -885,5 +887,5 @@ class StacklessSim(Sim):
         if message is not None:
             return then(self._received(started, message))
         mailbox.wait(self._stackless, accept, waiting)
-        self._continuation = lambda message: then(self._received(started, message))
+        self._await_message(started, then)  # `_resumed` gives then(self._received(...))
         return WAIT
