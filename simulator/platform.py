@@ -281,6 +281,11 @@ class _Transfer:
             hops[index][2].request(self, None)
 
 
+# Which instance of a hop's node a message charges (World._plan): the sender's (the route's
+# first node), the receiver's (its last), or for a node between them the sender's, wrapped.
+_SOURCE, _TARGET, _BETWEEN = 0, 1, 2
+
+
 class World:
     """Everything the processes of one run share: engine, nodes, routes, processes, timeline."""
 
@@ -307,6 +312,8 @@ class World:
         # (simulator.api Sim._participants)
         self.groups: dict[tuple[str, ...], tuple[list[ProcessState], frozenset[ProcessState]]] = {}
         self._hops: dict[tuple[str, int, str, int], tuple[Hop, ...]] = {}
+        self._plans: dict[tuple[str, str], tuple[tuple[NodeRuntime, int, str, str], ...]] = {}
+        self._hop_tuples: dict[tuple[tuple[str, str], tuple[int, ...]], tuple[Hop, ...]] = {}
         self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
         self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
         # a message's crossing: the C core's when the engine runs on it
@@ -320,37 +327,50 @@ class World:
         return self._channels.setdefault(key, key)
 
     def hops(self, source: Slot, target: Slot) -> tuple[Hop, ...]:
-        """Return the charging hops of a message from `source` to `target` (cached)."""
+        """Return the charging hops of a message from `source` to `target` (cached per pair
+        of instances; pairs whose hops charge the same instances share one tuple)."""
         key = (source.node, source.instance, target.node, target.instance)
         cached = self._hops.get(key)
         if cached is not None:
             return cached
-        path = self.routes.path(source.node, target.node)
-        charged: list[tuple[NodeRuntime, int, str, str]] = []
-        if len(path) == 1:
-            node = self.nodes[source.node]
-            if node.has_p2p:
-                charged.append((node, source.instance, "local", "local"))
-        else:
-            for index, node_id in enumerate(path):
-                node = self.nodes[node_id]
-                if not (node.is_network and node.has_p2p):
-                    continue
-                if index == 0:
-                    instance = source.instance
-                elif index == len(path) - 1:
-                    instance = target.instance
-                else:
-                    instance = source.instance % len(node.usages)
-                came_from = path[index - 1] if index > 0 else node_id
-                going_to = path[index + 1] if index + 1 < len(path) else node_id
-                charged.append((node, instance, came_from, going_to))
-        result = tuple(
-            (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
-            for node, instance, came_from, going_to in charged
+        nodes = (source.node, target.node)
+        plan = self._plans.get(nodes)
+        if plan is None:
+            plan = self._plans[nodes] = self._plan(source.node, target.node)
+        ends = (source.instance, target.instance)
+        # a hop between the ends charges the instance of the sender's index, wrapped
+        instances = tuple(
+            ends[end] if end != _BETWEEN else source.instance % len(node.usages)
+            for node, end, _, _ in plan
         )
+        shared = (nodes, instances)
+        result = self._hop_tuples.get(shared)
+        if result is None:
+            result = self._hop_tuples[shared] = tuple(
+                (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
+                for (node, _, came_from, going_to), instance in zip(plan, instances, strict=True)
+            )
         self._hops[key] = result
         return result
+
+    def _plan(self, source: str, target: str) -> tuple[tuple[NodeRuntime, int, str, str], ...]:
+        """Return the charging hops of a message from node `source` to node `target`: each
+        hop's node, which end's instance it charges (_SOURCE, _TARGET, or _BETWEEN: the
+        sender's, wrapped), and the neighbours it comes from and goes to."""
+        path = self.routes.path(source, target)
+        if len(path) == 1:
+            node = self.nodes[source]
+            return ((node, _SOURCE, "local", "local"),) if node.has_p2p else ()
+        plan: list[tuple[NodeRuntime, int, str, str]] = []
+        for index, node_id in enumerate(path):
+            node = self.nodes[node_id]
+            if not (node.is_network and node.has_p2p):
+                continue
+            end = _SOURCE if index == 0 else _TARGET if index == len(path) - 1 else _BETWEEN
+            came_from = path[index - 1] if index > 0 else node_id
+            going_to = path[index + 1] if index + 1 < len(path) else node_id
+            plan.append((node, end, came_from, going_to))
+        return tuple(plan)
 
     def send(
         self,
