@@ -822,7 +822,8 @@ static PyObject *str_computation_time = NULL, *str_computation_fallback = NULL,
 static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str_start_s = NULL,
                 *str_end_s = NULL, *str_entries = NULL, *str_limit = NULL,
                 *str_cuda_core_instructions = NULL, *str_index = NULL, *str_receive = NULL,
-                *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL;
+                *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL,
+                *str_index_room = NULL;
 
 /* -- a `__slots__` attribute read and written without the attribute protocol's lookups -------- */
 
@@ -888,7 +889,7 @@ static SlotCache compute_s_slot = {&str_compute_s}, full_slot = {&str_full},
                  dropped_slot = {&str_dropped}, entries_slot = {&str_entries},
                  limit_slot = {&str_limit}, index_slot = {&str_index},
                  sent_at_slot = {&str_sent_at}, wait_s_slot = {&str_wait_s},
-                 comm_s_slot = {&str_comm_s};
+                 comm_s_slot = {&str_comm_s}, index_room_slot = {&str_index_room};
 
 /* -- the memo's index: a computation's duration found from its params without a key --------- */
 
@@ -929,10 +930,12 @@ index_lookup(PyObject *index, PyObject *params)
     return level != NULL && PyFloat_CheckExact(level) ? level : NULL;
 }
 
-/* Put the memo's `duration` for `params` in the index (creating the levels it needs); -1 on
- * error. Called only with a value just read from the memo under the same params. */
+/* Put the memo's `duration` for `params` in the index, creating the levels it needs while
+ * `*room` (the dicts the index may still make) allows: without room the params stay out of
+ * the index (their lookups build the key). -1 on error. Called only with a value just read
+ * from the memo under the same params. */
 static int
-index_insert(PyObject *index, PyObject *params, PyObject *duration)
+index_insert(PyObject *index, PyObject *params, PyObject *duration, Py_ssize_t *room)
 {
     Py_ssize_t count = PyDict_GET_SIZE(params), position = 0, seen = 0;
     PyObject *key = PyLong_FromSsize_t(count);
@@ -968,6 +971,11 @@ index_insert(PyObject *index, PyObject *params, PyObject *duration)
                 Py_DECREF(key);
                 return -1;
             }
+            if (*room <= 0) { /* the index is as large as it may grow */
+                Py_DECREF(key);
+                return 0;
+            }
+            --*room;
             below = PyDict_New();
             if (below == NULL || PyDict_SetItem(level, key, below) < 0) {
                 Py_XDECREF(below);
@@ -983,6 +991,30 @@ index_insert(PyObject *index, PyObject *params, PyObject *duration)
         key = NULL;
         level = below;
     }
+    return status;
+}
+
+/* index_insert with the room the memo gives (Memo.index_room, updated); -1 on error. */
+static int
+index_insert_bounded(PyObject *memo, PyObject *index, PyObject *params, PyObject *duration)
+{
+    PyObject *room_obj = slot_get(memo, &index_room_slot);
+    if (room_obj == NULL)
+        return -1;
+    Py_ssize_t room = PyLong_AsSsize_t(room_obj);
+    Py_DECREF(room_obj);
+    if (room == -1 && PyErr_Occurred())
+        return -1;
+    Py_ssize_t before = room;
+    if (index_insert(index, params, duration, &room) < 0)
+        return -1;
+    if (room == before)
+        return 0;
+    room_obj = PyLong_FromSsize_t(room);
+    if (room_obj == NULL)
+        return -1;
+    int status = slot_set(memo, &index_room_slot, room_obj);
+    Py_DECREF(room_obj);
     return status;
 }
 
@@ -1190,7 +1222,7 @@ memoized_duration(SimCore *self, PyObject *params)
     }
     Py_INCREF(duration);
     if (index != NULL) { /* the next lookup of these params needs no key */
-        int status = index_insert(index, params, duration);
+        int status = index_insert_bounded(memo, index, params, duration);
         Py_DECREF(index);
         if (status < 0) {
             Py_DECREF(duration);
@@ -2469,6 +2501,7 @@ PyInit__speedups(void)
     str_sent_at = PyUnicode_InternFromString("sent_at");
     str_wait_s = PyUnicode_InternFromString("wait_s");
     str_comm_s = PyUnicode_InternFromString("comm_s");
+    str_index_room = PyUnicode_InternFromString("index_room");
     str_end = PyUnicode_InternFromString("_end");
     str_failed = PyUnicode_InternFromString("_failed");
     str_throw = PyUnicode_InternFromString("throw");
@@ -2505,7 +2538,7 @@ PyInit__speedups(void)
         str_kind == NULL || str_compute == NULL || str_start_s == NULL || str_end_s == NULL ||
         str_entries == NULL || str_limit == NULL || str_cuda_core_instructions == NULL ||
         str_index == NULL || str_receive == NULL || str_sent_at == NULL || str_wait_s == NULL ||
-        str_comm_s == NULL)
+        str_comm_s == NULL || str_index_room == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&speedups_module);
     if (module == NULL)

@@ -662,22 +662,31 @@ class _ModelContext:
         self.evaluator.racer.close()
 
 
+# The dicts a memo's index may make (one per params' count, name and value prefix): about
+# 25 MB at most, where params of eight items that are all distinct could otherwise make
+# fifteen dicts a memo entry.
+MEMO_INDEX_DICTS = 100_000
+
+
 class Memo(dict[object, float]):
     """A model's memo of checked values, keyed by `memo_key`, with `index`: the same
     `computationTime(params)` values by params' items in turn, which the C core's hot path
     (simulator/_speedups.c `index_lookup`) reads without building the memo's key. The C core
-    fills it from the memo, so it holds only what the memo holds, and empties with it."""
+    fills it from the memo (params looked up a second time), so it holds only what the memo
+    holds, empties with it, and makes at most `index_room` more dicts."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "index_room")
 
     def __init__(self) -> None:
         super().__init__()
         self.index: dict[object, object] = {}
+        self.index_room = MEMO_INDEX_DICTS
 
     def clear(self) -> None:
         """Empty the memo and its index."""
         super().clear()
         self.index.clear()
+        self.index_room = MEMO_INDEX_DICTS
 
 
 _contexts: OrderedDict[tuple[str, str, float, int], _ModelContext] = OrderedDict()

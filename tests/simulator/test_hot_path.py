@@ -532,3 +532,31 @@ def test_the_c_core_keeps_figures_and_timeline_of_any_kind_of_class(limit: int) 
     finally:
         SlottedFigures.compute_s = slot  # type: ignore[misc]
     assert seen == [2.5, 2.5, 2.5]
+
+
+def index_dicts(level: object) -> int:
+    """Return how many dicts hang below `level` (a memo's index)."""
+    if not isinstance(level, dict):
+        return 0
+    return sum(isinstance(below, dict) + index_dicts(below) for below in level.values())
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_the_memo_index_makes_no_more_dicts_than_its_room() -> None:
+    from simulator import shallow
+
+    shallow.clear_caches()
+    system = index_system()
+    run_simulation(system, INDEX_APP, labels={"P": 4}, variables={"rounds": 4})
+    memo = next(iter(shallow._memos.values()))
+    full = index_dicts(memo.index)
+    assert full > 3 and memo.index_room == shallow.MEMO_INDEX_DICTS - full
+    memo.index.clear()
+    memo.index_room = 3
+
+    result = run_simulation(system, INDEX_APP, labels={"P": 4}, variables={"rounds": 4})
+
+    assert index_dicts(memo.index) == 3 and memo.index_room == 0
+    assert comparable(result) == comparable(run_pure_python(INDEX_APP, 10_000, system, {"P": 4}))
+    memo.clear()
+    assert memo.index == {} and memo.index_room == shallow.MEMO_INDEX_DICTS
