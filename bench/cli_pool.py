@@ -46,8 +46,13 @@ def settle(timeout_s: float = 5.0) -> None:
     daemons = subprocess.run(
         ["pgrep", "-f", f"simulator.sandbox.pool serve {runtime}"], capture_output=True, text=True
     ).stdout.split()
-    pids = [int(pid) for pid in daemons]
-    pids += [child for pid in pids for child in _descendants(pid)]
+    settle_processes([int(pid) for pid in daemons], timeout_s)
+
+
+def settle_processes(roots: Sequence[int], timeout_s: float = 5.0) -> None:
+    """Wait until the processes `roots` and their descendants use no CPU for 0.1 s (a queue
+    worker that has started its next run's child, bench_queue.py)."""
+    pids = [*roots, *(child for pid in roots for child in _descendants(pid))]
     deadline = time.monotonic() + timeout_s
     before = sum(map(_cpu_ticks, pids))
     while time.monotonic() < deadline:
