@@ -59,7 +59,13 @@ from simulator.sandbox.restricted import (
     user_error_from_exception,
     user_globals,
 )
-from simulator.sandbox.stackless import FAST_CALLS, module_error, parameters, process_function
+from simulator.sandbox.stackless import (
+    FAST_CALLS,
+    module_error,
+    parameters,
+    process_function,
+    referenced_names,
+)
 from simulator.shallow import MAX_CONTEXTS, ShallowFunctions, has_twin
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 
@@ -533,16 +539,17 @@ def _simulate(
     label_counts = {label: int(count) for label, count in labels.items()}
     builtins = shared_builtins(API_BUILTINS)  # one table for the run's processes
     sim_class = Sim if stackless is None else StacklessSim
+    # a stackless model that never names `tag` or `labels` gets neither (made per process)
+    referenced = referenced_names(stackless) if stackless is not None else PROCESS_NAMES
+    with_tag, with_labels = "tag" in referenced, "labels" in referenced
     for number, state in enumerate(states):
         slot = state.slot
         sim = sim_class(world, state, label_counts)
-        names: dict[str, object] = {
-            **launch_variables,
-            "sim": sim,
-            "tag": Label(slot.label),
-            "rank": slot.rank,
-            "labels": dict(label_counts),
-        }
+        names: dict[str, object] = {**launch_variables, "sim": sim, "rank": slot.rank}
+        if with_tag:
+            names["tag"] = Label(slot.label)
+        if with_labels:
+            names["labels"] = dict(label_counts)
         # a stackless process's function takes some as arguments: its fast locals
         values = list(map(names.pop, arguments))
         # every process has the same names: the first one's are checked for all

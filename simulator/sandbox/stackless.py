@@ -266,6 +266,17 @@ def parameters(code: types.CodeType) -> tuple[str, ...]:
     return code.co_varnames[: code.co_argcount]
 
 
+def referenced_names(code: types.CodeType) -> frozenset[str]:
+    """Return every name `code` or a function, class or comprehension in it could read or
+    bind: a process's global that is not among them is never looked at (restricted code has
+    no `globals()`, `vars()` or `eval`), so the run need not make it."""
+    names = {*code.co_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars}
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= referenced_names(constant)
+    return frozenset(names)
+
+
 def refusal(source: str, filename: str, *, calls: frozenset[str] | None = FAST_CALLS) -> str:
     """Return why `source` cannot run stackless ("" when it can)."""
     try:
@@ -347,7 +358,10 @@ def _process_function(
         if symbol.is_assigned() or symbol.is_imported()
     }
     kept_global = nested.names | shared | set(dir(builtins))
-    params = sorted(arguments - kept_global)
+    # the names the run passes in that the top level mentions: one it never mentions is
+    # not made for the process at all (`referenced_names`)
+    mentioned = {symbol.get_name() for symbol in top.get_symbols()}
+    params = sorted((arguments & mentioned) - kept_global)
     global_names = sorted(name for name in bound if name in kept_global)
     declarations: list[ast.stmt] = [ast.Global(names=global_names)] if global_names else []
     function = ast.FunctionDef(

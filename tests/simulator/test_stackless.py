@@ -21,7 +21,7 @@ from simulator import engine as engine_module
 from simulator import runner
 from simulator.errors import DeadlockError, UserCodeError
 from simulator.runner import run_simulation
-from simulator.sandbox.stackless import parameters, process_function, refusal
+from simulator.sandbox.stackless import parameters, process_function, referenced_names, refusal
 from tests.simulator.test_api import host_bus_device
 from tests.simulator.test_hot_path import (
     APP,
@@ -476,3 +476,33 @@ def test_close_ends_a_stackless_process_waiting_in_its_mailbox() -> None:
     assert caught.value.waiting == {"p": "a letter"}
     engine.close()
     assert unwound == ["finally"]
+
+
+def test_a_process_name_the_model_never_mentions_is_not_made() -> None:
+    # `tag` and `labels` cost a Label and a dict per process: made only for a model that
+    # names them, at its top level (an argument) or in a function of its own (a global)
+    plain = "for step in range(2):\n    sim.computation({'t': 1.0})\n"
+    nested = textwrap.dedent(
+        """\
+        def mine():
+            return labels["P"] if tag.equals("P") else 0
+        for step in range(mine()):
+            sim.computation({'t': 1.0})
+        """
+    )
+    names = ["sim", "rank", "tag", "labels"]
+    code = process_function(plain, FILENAME, arguments=frozenset(names), shared=frozenset())
+    assert code is not None and parameters(code) == ("sim",)
+    assert {"tag", "labels"}.isdisjoint(referenced_names(code))
+    code = process_function(nested, FILENAME, arguments=frozenset(names), shared=frozenset())
+    assert code is not None and {"tag", "labels"} <= referenced_names(code)
+    for app in (plain, nested):
+        greenlets, stackless = run_both(app, {"P": 3}, TWO_HOSTS_AND_A_SWITCH_P)
+        assert stackless == greenlets
+
+
+TWO_HOSTS_AND_A_SWITCH_P: dict[str, Any] = {
+    **TWO_HOSTS_AND_A_SWITCH,
+    "nodes": [{"id": "h", "hardware": "host", "model": "pause", "count": 3, "labels": {"P": 1}}],
+    "edges": [],
+}
