@@ -1272,6 +1272,22 @@ keep_entry(PyObject *timeline, PyObject *process, PyObject *kind, double start, 
     return kept >= limit ? slot_set(timeline, &full_slot, Py_True) : 0;
 }
 
+/* Timeline.add's first step: when the timeline is full, count one more dropped entry and
+ * return 1; 0 when it keeps entries; -1 on error. */
+static int
+counted_as_dropped(PyObject *timeline)
+{
+    PyObject *full = slot_get(timeline, &full_slot);
+    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
+    Py_XDECREF(full);
+    if (is_full <= 0)
+        return is_full;
+    PyObject *one = PyLong_FromLong(1);
+    int status = one == NULL ? -1 : add_to_attribute(timeline, &dropped_slot, one);
+    Py_XDECREF(one);
+    return status < 0 ? -1 : 1;
+}
+
 /* Put the memoized computation that ran from `start` to `end` on the timeline (not full): here
  * when its params cannot be a GPU kernel's (no CUDACoreInstructions, `kernel_inputs`'s own
  * first test), else through `_PythonSimCore._record_computation`. */
@@ -1366,17 +1382,9 @@ keep_or_count(SimCore *self, PyObject *params, PyObject *detail, double start, d
         PyErr_SetString(PyExc_RuntimeError, "sim.computation: the process is not set up");
         return -1;
     }
-    PyObject *full = slot_get(timeline, &full_slot);
-    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
-    Py_XDECREF(full);
-    if (is_full < 0)
-        return -1;
-    if (is_full) { /* the timeline keeps no more entries: count the drop */
-        PyObject *one = PyLong_FromLong(1);
-        int status = one == NULL ? -1 : add_to_attribute(timeline, &dropped_slot, one);
-        Py_XDECREF(one);
-        return status;
-    }
+    int dropped = counted_as_dropped(timeline);
+    if (dropped != 0) /* the timeline keeps no more entries (or an error) */
+        return dropped < 0 ? -1 : 0;
     if (detail == NULL)
         return record_computation(self, timeline, params, start, end);
     /* the model's detail: _PythonSimCore._record_computation keeps the entry */
@@ -1438,17 +1446,9 @@ received(SimCore *self, double started, PyObject *message)
     Py_DECREF(flew);
     if (status < 0)
         return -1;
-    PyObject *full = slot_get(self->timeline, &full_slot);
-    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
-    Py_XDECREF(full);
-    if (is_full < 0)
-        return -1;
-    if (is_full) { /* counted here: a receive is as frequent as a computation */
-        PyObject *one = PyLong_FromLong(1);
-        status = one == NULL ? -1 : add_to_attribute(self->timeline, &dropped_slot, one);
-        Py_XDECREF(one);
-        return status;
-    }
+    int dropped = counted_as_dropped(self->timeline);
+    if (dropped != 0) /* counted here: a receive is as frequent as a computation */
+        return dropped < 0 ? -1 : 0;
     return keep_entry(self->timeline, self->process, str_receive, started, now);
 }
 
@@ -1910,17 +1910,9 @@ static int
 transfer_record(Transfer *self, PyObject *node, PyObject *instance, double now)
 {
     PyObject *timeline = self->timeline;
-    PyObject *full = slot_get(timeline, &full_slot);
-    int is_full = full == NULL ? -1 : PyObject_IsTrue(full);
-    Py_XDECREF(full);
-    if (is_full < 0)
-        return -1;
-    if (is_full) {
-        PyObject *one = PyLong_FromLong(1);
-        int status = one == NULL ? -1 : add_to_attribute(timeline, &dropped_slot, one);
-        Py_XDECREF(one);
-        return status;
-    }
+    int dropped = counted_as_dropped(timeline);
+    if (dropped != 0) /* the timeline keeps no more entries (or an error) */
+        return dropped < 0 ? -1 : 0;
     PyObject *message = self->message;
     PyObject *source = PyObject_GetAttr(message, str_source);
     PyObject *process = source == NULL ? NULL : PyObject_GetAttr(source, str_name);
