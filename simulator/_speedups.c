@@ -823,7 +823,8 @@ static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str
                 *str_end_s = NULL, *str_entries = NULL, *str_limit = NULL,
                 *str_cuda_core_instructions = NULL, *str_index = NULL, *str_receive = NULL,
                 *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL,
-                *str_index_room = NULL;
+                *str_index_room = NULL, *str_targets = NULL, *str_state = NULL,
+                *str_p2p_send_fallback = NULL;
 
 /* -- a `__slots__` attribute read and written without the attribute protocol's lookups -------- */
 
@@ -889,7 +890,8 @@ static SlotCache compute_s_slot = {&str_compute_s}, full_slot = {&str_full},
                  dropped_slot = {&str_dropped}, entries_slot = {&str_entries},
                  limit_slot = {&str_limit}, index_slot = {&str_index},
                  sent_at_slot = {&str_sent_at}, wait_s_slot = {&str_wait_s},
-                 comm_s_slot = {&str_comm_s}, index_room_slot = {&str_index_room};
+                 comm_s_slot = {&str_comm_s}, index_room_slot = {&str_index_room},
+                 targets_slot = {&str_targets}, state_slot = {&str_state};
 
 /* -- the memo's index: a computation's duration found from its params without a key --------- */
 
@@ -1617,6 +1619,9 @@ SimCore_dealloc(SimCore *self)
     Py_DECREF(type);
 }
 
+static PyObject *SimCore_p2p_send(SimCore *self, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames); /* with the message path, below */
+
 static PyMethodDef SimCore_methods[] = {
     {"computation", (PyCFunction)(void (*)(void))SimCore_computation,
      METH_FASTCALL | METH_KEYWORDS,
@@ -1627,6 +1632,12 @@ static PyMethodDef SimCore_methods[] = {
      "Start a stackless process's computation of `duration` s (detail, params); WAIT."},
     {"_resumed", (PyCFunction)SimCore_resumed, METH_O,
      "What a stackless process's wait gives back: a computation's end, or `value`."},
+    {"p2pCommunicationSend", (PyCFunction)(void (*)(void))SimCore_p2p_send,
+     METH_FASTCALL | METH_KEYWORDS,
+     "p2pCommunicationSend(size, target_label, direction=None, target_rank=None, "
+     "hostMemory=None)\n--\n\n"
+     "Send `size` bytes to a process of `target_label` without waiting for delivery (see "
+     "simulator.api.Sim)."},
     {"_received", (PyCFunction)(void (*)(void))SimCore_received, METH_FASTCALL,
      "Account a receive that began at `started` and got `message` now; return message."},
     {"_await_message", (PyCFunction)(void (*)(void))SimCore_await_message, METH_FASTCALL,
@@ -2381,6 +2392,153 @@ static PyType_Spec ResourceCore_spec = {
     .slots = ResourceCore_slots,
 };
 
+/* -- a send (simulator/api.py _PythonSimCore.p2pCommunicationSend, its Python reference) ------ */
+
+static PyTypeObject *message_type = NULL; /* simulator.platform.Message, set by set_message_type */
+static PyObject *p2p_channel = NULL;      /* simulator.api.P2P */
+static PyObject *transfer_type = NULL;    /* Transfer, made at import */
+
+/* A send of a plain size (a float or int, not a bool, finite and >= 0) without hostMemory to
+ * a target this process sent to before (Sim._targets holds its route), on the C core:
+ * World.send's message, handed to the first hop's FIFO (or the target's mailbox when the
+ * route charges no hop). 1 when sent, 0 when Python must do it (nothing done), -1 on error. */
+static int
+p2p_send_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (message_type == NULL || transfer_type == NULL || self->engine == NULL ||
+        !PyObject_TypeCheck(self->engine, core_type) || self->timeline == NULL)
+        return 0;
+    if (nargs == 5 && args[4] != Py_None) /* hostMemory: checked in Python */
+        return 0;
+    PyObject *size = args[0];
+    double bytes;
+    if (PyFloat_CheckExact(size))
+        bytes = PyFloat_AS_DOUBLE(size);
+    else if (PyLong_CheckExact(size)) {
+        bytes = PyLong_AsDouble(size);
+        if (bytes == -1.0 && PyErr_Occurred()) { /* too large for a float: Python says so */
+            PyErr_Clear();
+            return 0;
+        }
+    } else
+        return 0;
+    if (!(bytes >= 0.0 && bytes < Py_HUGE_VAL)) /* _checked_size's test: Python reports */
+        return 0;
+    PyObject *direction = nargs >= 3 ? args[2] : Py_None;
+    PyObject *rank = nargs >= 4 ? args[3] : Py_None;
+    PyObject *targets = slot_get((PyObject *)self, &targets_slot);
+    if (targets == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (!PyDict_CheckExact(targets)) { /* None: the first send */
+        Py_DECREF(targets);
+        return 0;
+    }
+    /* the key of Sim._targets: (label, rank, type(rank)), so rank 1.0 or True is not 1 */
+    PyObject *key = PyTuple_Pack(3, args[1], rank, (PyObject *)Py_TYPE(rank));
+    if (key == NULL) {
+        Py_DECREF(targets);
+        return -1;
+    }
+    PyObject *route = PyDict_GetItemWithError(targets, key); /* borrowed */
+    Py_DECREF(key);
+    if (route != NULL)
+        Py_INCREF(route);
+    Py_DECREF(targets);
+    if (route == NULL) {
+        if (PyErr_Occurred()) { /* an unhashable label or rank: Python's message */
+            if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                return -1;
+            PyErr_Clear();
+        }
+        return 0;
+    }
+    if (!PyTuple_CheckExact(route) || PyTuple_GET_SIZE(route) != 2 ||
+        !PyTuple_CheckExact(PyTuple_GET_ITEM(route, 1))) {
+        Py_DECREF(route);
+        return 0;
+    }
+    PyObject *target = PyTuple_GET_ITEM(route, 0), *hops = PyTuple_GET_ITEM(route, 1);
+    PyObject *state = slot_get((PyObject *)self, &state_slot);
+    if (state == NULL) {
+        Py_DECREF(route);
+        return -1;
+    }
+    PyObject *size_obj = PyFloat_CheckExact(size) ? Py_NewRef(size) : PyFloat_FromDouble(bytes);
+    PyObject *now = size_obj == NULL ? NULL : PyFloat_FromDouble(((Core *)self->engine)->now);
+    PyObject *message = NULL;
+    if (now != NULL) {
+        /* Message(source, size, direction, channel, now, host_memory) */
+        PyObject *call[] = {state, size_obj, direction, p2p_channel, now, Py_None};
+        message = PyObject_Vectorcall((PyObject *)message_type, call, 6, NULL);
+    }
+    Py_XDECREF(size_obj);
+    Py_XDECREF(now);
+    Py_DECREF(state);
+    PyObject *done = NULL;
+    if (message != NULL && PyTuple_GET_SIZE(hops) == 0) {
+        PyObject *mailbox = PyObject_GetAttr(target, str_mailbox);
+        if (mailbox != NULL) {
+            done = PyObject_CallMethodOneArg(mailbox, str_put, message);
+            Py_DECREF(mailbox);
+        }
+    } else if (message != NULL) {
+        PyObject *first = PyTuple_GET_ITEM(hops, 0);
+        PyObject *fifo = PyTuple_Check(first) && PyTuple_GET_SIZE(first) > 2
+                             ? PyTuple_GET_ITEM(first, 2)
+                             : NULL;
+        if (fifo == NULL)
+            PyErr_SetString(PyExc_TypeError, "a hop is (node, instance, fifo, usage)");
+        else {
+            /* Transfer(engine, timeline, message, hops, target) */
+            PyObject *call[] = {self->engine, self->timeline, message, hops, target};
+            PyObject *transfer = PyObject_Vectorcall(transfer_type, call, 5, NULL);
+            if (transfer != NULL) {
+                done = PyObject_CallMethodOneArg(fifo, str_request, transfer);
+                Py_DECREF(transfer);
+            }
+        }
+    }
+    Py_XDECREF(message);
+    Py_DECREF(route);
+    if (done == NULL)
+        return -1;
+    Py_DECREF(done);
+    return 1;
+}
+
+static PyObject *
+SimCore_p2p_send(SimCore *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && nargs >= 2 && nargs <= 5) {
+        int sent = p2p_send_fast(self, args, nargs);
+        if (sent < 0)
+            return NULL;
+        if (sent)
+            Py_RETURN_NONE;
+    }
+    PyObject *fallback = PyObject_GetAttr((PyObject *)self, str_p2p_send_fallback);
+    if (fallback == NULL)
+        return NULL;
+    PyObject *result = PyObject_Vectorcall(fallback, args, nargs, kwnames);
+    Py_DECREF(fallback);
+    return result;
+}
+
+static PyObject *
+set_message_type(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyType_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "set_message_type(Message, P2P)");
+        return NULL;
+    }
+    Py_XSETREF(message_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_XSETREF(p2p_channel, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 set_plain_params_type(PyObject *module, PyObject *type)
 {
@@ -2448,6 +2606,8 @@ static PyMethodDef module_methods[] = {
      "Return the chunk cache's state: installed, cached, hits, capacity."},
     {"set_plain_params_type", set_plain_params_type, METH_O,
      "Tell SimCore which dict subclass it may read as params besides dict (api.HashMap)."},
+    {"set_message_type", (PyCFunction)(void (*)(void))set_message_type, METH_FASTCALL,
+     "Tell SimCore's send which class is a message and which channel a send's (Message, P2P)."},
     {"set_memo_type", set_memo_type, METH_O,
      "Tell SimCore which dict subclass is a memo with an `index` slot (shallow.Memo)."},
     {NULL},
@@ -2494,6 +2654,9 @@ PyInit__speedups(void)
     str_wait_s = PyUnicode_InternFromString("wait_s");
     str_comm_s = PyUnicode_InternFromString("comm_s");
     str_index_room = PyUnicode_InternFromString("index_room");
+    str_targets = PyUnicode_InternFromString("_targets");
+    str_state = PyUnicode_InternFromString("_state");
+    str_p2p_send_fallback = PyUnicode_InternFromString("_p2p_send_fallback");
     str_end = PyUnicode_InternFromString("_end");
     str_failed = PyUnicode_InternFromString("_failed");
     str_throw = PyUnicode_InternFromString("throw");
@@ -2530,7 +2693,8 @@ PyInit__speedups(void)
         str_kind == NULL || str_compute == NULL || str_start_s == NULL || str_end_s == NULL ||
         str_entries == NULL || str_limit == NULL || str_cuda_core_instructions == NULL ||
         str_index == NULL || str_receive == NULL || str_sent_at == NULL || str_wait_s == NULL ||
-        str_comm_s == NULL || str_index_room == NULL)
+        str_comm_s == NULL || str_index_room == NULL || str_targets == NULL ||
+        str_state == NULL || str_p2p_send_fallback == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&speedups_module);
     if (module == NULL)
@@ -2561,7 +2725,7 @@ PyInit__speedups(void)
         return NULL;
     }
     core_type = (PyTypeObject *)core;
-    Py_DECREF(transfer); /* the module keeps these */
+    transfer_type = transfer; /* the module keeps it, and this reference too */
     Py_DECREF(mailbox);
     Py_DECREF(resource);
     /* WAIT: a stackless process yields it to wait (SimCore.computation returns it) */

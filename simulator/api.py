@@ -47,13 +47,14 @@ from greenlet import getcurrent
 
 from simulator.engine import WAIT, Process, speedups
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
+from simulator.platform import Message
 from simulator.shallow import Memo
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from simulator.engine import Engine, EventCount, StacklessProcess
-    from simulator.platform import Hop, Message, ProcessState, World
+    from simulator.platform import Hop, ProcessState, World
     from simulator.results import ProcessFigures, Timeline, Usage
 
     _Route = tuple[ProcessState, Sequence[Hop]]  # a send's target and the hops to it
@@ -210,6 +211,14 @@ class _PythonSimCore:
         ) -> float: ...
         def _computation(self, params: object, memory: Mapping[str, object] | None) -> float: ...
 
+        _world: World
+        _state: ProcessState
+        _targets: dict[tuple[object, object, type], _Route] | None
+
+        def _check_size(self, call: str, size: object) -> float: ...
+        def _check_host_memory(self, call: str, host_memory: object) -> str | None: ...
+        def _target(self, target_label: object, target_rank: object) -> _Route: ...
+
     def computation(
         self,
         params: Mapping[str, object] | None = None,
@@ -261,6 +270,29 @@ class _PythonSimCore:
                 timeline.add(self._process, "receive", started, now)
         return message
 
+    def p2pCommunicationSend(
+        self,
+        size: object,
+        target_label: object,
+        direction: str | None = None,
+        target_rank: object = None,
+        hostMemory: object = None,  # the parameter's name in p2pTime's params too
+    ) -> None:
+        """Send `size` bytes to a process of `target_label` without waiting for delivery;
+        `hostMemory` ('pageable' or 'pinned') is the host memory the copy reads or writes.
+        (The C core's `SimCore.p2pCommunicationSend` sends a plain size to a target sent to
+        before in C, and calls this, `Sim._p2p_send_fallback`, for every other call.)"""
+        size_b = _checked_size(self, "sim.p2pCommunicationSend", size)
+        host_memory = None
+        if hostMemory is not None:
+            host_memory = self._check_host_memory("sim.p2pCommunicationSend", hostMemory)
+        key = (target_label, target_rank, target_rank.__class__)  # rank 1.0 or True: not 1
+        try:
+            target, hops = self._targets[key]  # type: ignore[index]
+        except (KeyError, TypeError):  # the first send to this target (or unhashable)
+            target, hops = self._target(target_label, target_rank)
+        self._world.send(self._state, target, size_b, direction, P2P, host_memory, hops)
+
 
 if TYPE_CHECKING:
     _SimCore = _PythonSimCore
@@ -269,6 +301,7 @@ else:
     if speedups is not None:
         speedups.set_plain_params_type(HashMap)
         speedups.set_memo_type(Memo)  # its `index`: the memo read without building keys
+        speedups.set_message_type(Message, P2P)  # what SimCore's send makes
 
 
 class Sim(_SimCore):
@@ -280,6 +313,7 @@ class Sim(_SimCore):
     __slots__ = ("_collectives", "_labels", "_receivers", "_state", "_targets", "_world", "random")
     # what the C core's `computation` calls for every call it does not answer itself
     _computation_fallback = _PythonSimCore.computation
+    _p2p_send_fallback = _PythonSimCore.p2pCommunicationSend  # the same for a send
 
     def __init__(self, world: World, state: ProcessState, labels: Mapping[str, int]) -> None:
         self._world = world
@@ -568,27 +602,6 @@ class Sim(_SimCore):
         return now - start
 
     # -- point to point ------------------------------------------------------------------------
-    def p2pCommunicationSend(
-        self,
-        size: object,
-        target_label: object,
-        direction: str | None = None,
-        target_rank: object = None,
-        hostMemory: object = None,  # the parameter's name in p2pTime's params too
-    ) -> None:
-        """Send `size` bytes to a process of `target_label` without waiting for delivery;
-        `hostMemory` ('pageable' or 'pinned') is the host memory the copy reads or writes."""
-        size_b = _checked_size(self, "sim.p2pCommunicationSend", size)
-        host_memory = None
-        if hostMemory is not None:
-            host_memory = self._check_host_memory("sim.p2pCommunicationSend", hostMemory)
-        key = (target_label, target_rank, target_rank.__class__)  # rank 1.0 or True: not 1
-        try:
-            target, hops = self._targets[key]  # type: ignore[index]
-        except (KeyError, TypeError):  # the first send to this target (or unhashable)
-            target, hops = self._target(target_label, target_rank)
-        self._world.send(self._state, target, size_b, direction, P2P, host_memory, hops)
-
     def _target(self, target_label: object, target_rank: object) -> _Route:
         """Return the process a send to (`target_label`, `target_rank`) goes to and the hops
         to it, checked once and kept for the next send to it."""
@@ -754,7 +767,7 @@ class Sim(_SimCore):
         return self._barrier_wait(*waiting, started)
 
 
-def _checked_size(sim: Sim, call: str, size: object) -> float:
+def _checked_size(sim: _PythonSimCore, call: str, size: object) -> float:
     """Return `size` in bytes: `Sim._check_size`, a plain finite number >= 0 taken at once
     (a send's or a collective's call per message)."""
     kind = size.__class__

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -560,3 +561,48 @@ def test_the_memo_index_makes_no_more_dicts_than_its_room() -> None:
     assert comparable(result) == comparable(run_pure_python(INDEX_APP, 10_000, system, {"P": 4}))
     memo.clear()
     assert memo.index == {} and memo.index_room == shallow.MEMO_INDEX_DICTS
+
+
+# Sends the C core makes itself (a plain size to a target sent to before, positional) and
+# those it leaves to Python (the first one, keywords, hostMemory).
+SENDS_APP = """\
+for step in range(rounds):
+    if tag.equals("A"):
+        sim.p2pCommunicationSend(1000 * (step + 1), "B", None, rank)
+        sim.p2pCommunicationSend(2.5e4, "B", "HostToDevice", rank)
+        sim.p2pCommunicationSend(0, "B", None, rank)
+        sim.p2pCommunicationSend(1e3, "B", target_rank=rank)
+        sim.p2pCommunicationSend(3e3, "B")
+        sim.p2pCommunicationSend(4e3, "B", None, rank, "pinned")
+    else:
+        for _ in range(6):
+            sim.p2pCommunicationReceive("A", rank)
+"""
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("timeline_limit", [0, 9, 10_000])
+def test_the_c_send_gives_the_pure_python_result_to_the_last_digit(timeline_limit: int) -> None:
+    assert Sim.p2pCommunicationSend is speedups.SimCore.p2pCommunicationSend
+    result = run_simulation(
+        TWO_SWITCHES,
+        SENDS_APP,
+        labels={"A": 3, "B": 3},
+        variables={"rounds": 4},
+        timeline_limit=timeline_limit,
+    )
+
+    expected = run_pure_python(SENDS_APP, timeline_limit, TWO_SWITCHES, {"A": 3, "B": 3})
+    assert comparable(result) == comparable(expected)
+
+
+@pytest.mark.parametrize("size", ["True", "-1.0", "float('nan')", "10 ** 400"])
+def test_a_bad_size_after_good_sends_is_told_as_the_first_send_would(size: str) -> None:
+    app = f'sim.p2pCommunicationSend(1.0, "B", None, 0)\nsim.p2pCommunicationSend({size}, "B", None, 0)\n'
+    first = f'sim.p2pCommunicationSend({size}, "B", None, 0)\n'
+    messages = []
+    for source in (app, first):
+        with pytest.raises(UserCodeError) as raised:
+            run_simulation(TWO_SWITCHES, source, labels={"A": 1, "B": 1}, variables={})
+        messages.append(re.sub(r"line \d+", "line N", str(raised.value)))
+    assert messages[0] == messages[1]
