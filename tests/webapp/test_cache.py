@@ -68,7 +68,7 @@ def test_the_api_serves_while_the_shared_cache_is_unreachable(db: Any) -> None:
     client = APIClient()
     client.force_authenticate(UserFactory())
     backend = {"BACKEND": "webapp.cache.SharedRedisCache", "LOCATION": UNREACHABLE}
-    local = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "local"}
+    local = {"BACKEND": "webapp.cache.ObjectCache", "LOCATION": "local"}
     with override_settings(CACHES={"default": backend, "local": local}):
         assert client.get("/api/components/?type=GPU").status_code == 200
         assert client.get("/api/simulations/").status_code == 200
@@ -100,3 +100,45 @@ def test_a_page_is_built_once_for_all_processes_and_kept_in_each_ones_memory() -
     assert cached(view, version=1, build=build) == {"count": 1}
     assert cached(view, version=2, build=build) == {"count": 2}  # a new version is built
     assert len(builds) == 2
+
+
+def test_the_process_cache_keeps_objects_themselves_and_forgets_them_when_due() -> None:
+    from webapp.cache import ObjectCache
+
+    local = ObjectCache(f"test-{uuid.uuid4().hex}", {})
+    page = {"count": 1}
+    local.set("page", page, 30)
+    assert local.get("page") is page  # not an unpickled copy
+    assert local.add("page", {"count": 2}) is False and local.get("page") is page
+    local.set("counter", 1)
+    assert local.incr("counter", 2) == 3 and local.get("counter") == 3
+    local.set("gone", page, -1)  # expired on arrival
+    assert local.get("gone", "missing") == "missing" and local.add("gone", 5) is True
+    with pytest.raises(ValueError, match="not found"):
+        local.incr("never")
+    local.clear()
+    assert local.get("page") is None
+
+
+@pytest.mark.django_db(transaction=True)  # the runs' version is read from committed rows
+def test_the_runs_list_adds_queue_places_to_a_copy_of_the_cached_page() -> None:
+    import copy
+
+    from django.core.cache import caches
+    from django.db import connection
+
+    from tests.webapp.studio.factories import SimulationFactory
+
+    user = UserFactory()
+    SimulationFactory.create_batch(2, owner=user)  # queued
+    client = APIClient()
+    client.force_authenticate(user)
+    first = client.get("/api/simulations/").json()
+    assert sorted(run["queue_position"] for run in first["results"]) == [1, 2]
+    kept = caches["local"]._cache
+    before = copy.deepcopy(dict(kept))
+    assert client.get("/api/simulations/").json() == first
+    assert dict(kept) == before  # what the cache holds is what was built, no places added
+    if connection.vendor == "postgresql":  # where the runs list has a version to cache by
+        [(page, queued)] = before.values()
+        assert len(queued) == 2 and all(run["queue_position"] is None for run in page["results"])

@@ -218,8 +218,9 @@ CACHES = {
         if PARASIM_CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),
-    # Each process's own copies of rendered list pages, in front of the above (webapp/api/cache.py).
-    "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "local"},
+    # Each process's own copies of rendered list pages, in front of the above (webapp/api/cache.py),
+    # and of launched snapshots, kept as objects (read-only to their readers).
+    "local": {"BACKEND": "webapp.cache.ObjectCache", "LOCATION": "local"},
 }
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")

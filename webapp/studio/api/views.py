@@ -28,12 +28,13 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from hwdb.api.pagination import MAX_PAGE_SIZE
 from simulator.results import memory_rows
 from webapp.api.cache import cached
+from webapp.api.throttling import LaunchRateThrottle
 from webapp.api.viewsets import OwnedRecordViewSet
 from webapp.studio import selectors
 from webapp.studio.api.serializers import (
@@ -107,7 +108,7 @@ class LaunchThrottleMixin:
 
     def get_throttles(self) -> list[BaseThrottle]:
         if getattr(self, "action", None) == "create":
-            return [ScopedRateThrottle()]
+            return [LaunchRateThrottle()]
         return []
 
 
@@ -232,9 +233,9 @@ class SimulationViewSet(
         build = self.list_page
         data, queued = build() if version is None else cached(self, version=version, build=build)
         places = selectors.queue_positions(queued=queued)
-        for run in data["results"]:
-            run["queue_position"] = places.get(run["id"])
-        return Response(data)
+        # A copy: the cached page is every request's (webapp.cache.ObjectCache).
+        results = [{**run, "queue_position": places.get(run["id"])} for run in data["results"]]
+        return Response({**data, "results": results})
 
     def list_page(self) -> tuple[dict[str, Any], Sequence[tuple[int, str, datetime]]]:
         """Return the page's data (queue places left out) and its queued runs' id, queue and
