@@ -55,3 +55,45 @@ def test_a_new_worker_loads_the_views_and_the_tasks_before_its_first_request(
 
     settings(monkeypatch)["post_worker_init"](None)
     assert app.finalized and "studio.reap_lost_simulations" in app.tasks
+
+
+@pytest.mark.parametrize(
+    ("environ", "status", "sent"),
+    [
+        ({}, "200 OK", 1234),
+        ({"HTTP_REFERER": 'https://x/?q="a"', "HTTP_USER_AGENT": 'curl "8"'}, "404 Not Found", 0),
+        ({"HTTP_AUTHORIZATION": "Basic dXNlcjpwYXNz"}, "201 Created", None),  # user:pass
+        ({"HTTP_AUTHORIZATION": "Token abc", "RAW_URI": '/api/?q="x"'}, "500", 17),
+    ],
+)
+def test_the_access_line_is_gunicorns_own(
+    monkeypatch: pytest.MonkeyPatch, environ: dict[str, str], status: str, sent: int | None
+) -> None:
+    import datetime
+    import logging
+    from types import SimpleNamespace
+
+    from gunicorn.config import Config
+    from gunicorn.glogging import Logger
+
+    monkeypatch.setattr(Logger, "now", lambda self: "[28/Nov/2026:18:00:00 +0000]")
+    config = Config()
+    config.set("accesslog", "-")
+    lines: dict[str, list[str]] = {}
+    for name, cls in (("gunicorn", Logger), ("ours", settings(monkeypatch)["logger_class"])):
+        logger = cls(config)
+        handler = logging.Handler()
+        handler.emit = lambda record, name=name: lines.setdefault(name, []).append(  # type: ignore[method-assign]
+            record.getMessage()
+        )
+        logger.access_log.handlers = [handler]
+        base = {
+            "REMOTE_ADDR": "10.0.0.7",
+            "REQUEST_METHOD": "GET",
+            "RAW_URI": "/api/components/?type=GPU",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+        }
+        response = SimpleNamespace(status=status, sent=sent, headers=[("Content-Type", "x")])
+        request = SimpleNamespace(headers=[("HOST", "example.org")])
+        logger.access(response, request, {**base, **environ}, datetime.timedelta(microseconds=1500))
+    assert lines["ours"] == lines["gunicorn"] and len(lines["ours"]) == 1
