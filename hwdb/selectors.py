@@ -66,14 +66,19 @@ def visible_record(model: type[OwnedT], *, user: User | None, record_id: object)
         return record_get(
             visible_records(model._default_manager.all(), user=user), record_id=record_id
         )
-    found: list[OwnedT] = []
+    row = None
     if -(2**63) <= record_id < 2**63:
         condition, params = visible_condition(model, user=user)
-        query = f"SELECT * FROM {sql.table(model)} WHERE {sql.column(model, 'pk')} = %s AND "
-        found = list(model._default_manager.raw(query + condition, [record_id, *params]))
-    if not found:
+        query = (
+            f"SELECT {sql.columns(model)} FROM {sql.table(model)}"
+            f" WHERE {sql.column(model, 'pk')} = %s AND {condition}"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(query, [record_id, *params])
+            row = cursor.fetchone()
+    if row is None:
         raise model.DoesNotExist(NOT_FOUND.format(what=model._meta.verbose_name, pk=record_id))
-    return found[0]
+    return sql.from_row(model, row)
 
 
 def _filtered(
