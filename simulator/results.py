@@ -277,7 +277,16 @@ class Timeline:
     decided once per distinct params (`kernel_inputs`).
     """
 
-    __slots__ = ("_kernels", "busy", "busy_dropped", "dropped", "entries", "full", "limit")
+    __slots__ = (
+        "_kernels",
+        "annotated",
+        "busy",
+        "busy_dropped",
+        "dropped",
+        "entries",
+        "full",
+        "limit",
+    )
 
     def __init__(self, limit: int) -> None:
         self.limit = max(0, limit)
@@ -286,6 +295,9 @@ class Timeline:
         self.full = self.limit == 0  # no entry will be kept: callers may count drops directly
         self.busy: list[BusyInterval] = []
         self.busy_dropped = 0
+        # Whether a kept computation carries a detail or a GPU kernel's work: without one,
+        # and without a GPU node, the result has no kernel rows (`kernel_rows`).
+        self.annotated = False
         # kernel_inputs(params) by the params' items and their types (True == 1 and
         # Fraction(1) == 1.0 are not the same kernel input)
         self._kernels: dict[object, dict[str, float] | None] = {}
@@ -300,6 +312,8 @@ class Timeline:
             {"process": process, "kind": kind, "start_s": start_s, "end_s": end_s, **extra}  # type: ignore[typeddict-item]
         )
         self.full = len(entries) >= self.limit
+        if kind == "compute" and ("detail" in extra or "kernel" in extra):
+            self.annotated = True
 
     def add_computation(
         self,
@@ -320,8 +334,10 @@ class Timeline:
         }
         if detail is not None:
             entry["detail"] = detail
+            self.annotated = True
         if kernel is not None:
             entry["kernel"] = kernel
+            self.annotated = True
         entries = self.entries
         entries.append(entry)  # type: ignore[arg-type]
         self.full = len(entries) >= self.limit
@@ -472,7 +488,9 @@ def assemble_result(
             "seed": seed,
         },
         "power_missing": power_missing,
-        "kernels": kernel_rows(timeline.entries, process_rows, figures_of),
+        "kernels": kernel_rows(
+            timeline.entries, process_rows, figures_of, annotated=timeline.annotated
+        ),
         "rooflines": [
             {
                 "node": f.node,
@@ -496,15 +514,21 @@ def kernel_rows(
     entries: Sequence[TimelineEntry],
     processes: Sequence[ProcessRow],
     figures_of: Mapping[str, ComponentFigures],
+    *,
+    annotated: bool = True,
 ) -> list[KernelRow]:
     """Return one row per GPU kernel among the timeline's computations: a computation on a
     GPU node, or one whose params are a kernel's (`kernel_inputs`) or whose model names a
-    bound."""
+    bound. `annotated` False says that no computation has a detail or a kernel's work
+    (`Timeline.annotated`): then only a GPU node's can be a kernel, and without GPU nodes
+    the entries are not read (a 100-process run's 2,000 took a millisecond)."""
     # Where each process ran, made when a kernel is found or a GPU node exists (not for the
     # 10,000 rows of a run without either: 15 ms of its result).
     where: dict[str, tuple[str, int]] | None = None
     on_gpus: set[str] = set()
     gpu_nodes = {node for node, figures in figures_of.items() if figures.type == "GPU"}
+    if not gpu_nodes and not annotated:
+        return []
     if gpu_nodes:
         where = {p["process"]: (p["node"], p["instance"]) for p in processes}
         on_gpus = {process for process, (node, _) in where.items() if node in gpu_nodes}

@@ -230,3 +230,60 @@ def test_a_kept_computation_has_the_keys_of_any_entry_then_its_detail_and_kernel
         "end_s": 2.5,
     }
     assert timeline.full  # its callers count what comes next as dropped
+
+
+def test_a_timeline_knows_whether_a_computation_carries_a_detail_or_a_kernel() -> None:
+    plain = Timeline(5)
+    plain.add_computation("P[0]", 0.0, 1.0, None, None)
+    plain.add("P[0]", "memory", 1.0, 2.0, detail={"level": "L2"})  # not a computation
+    plain.add("P[0]", "receive", 2.0, 3.0)
+    assert plain.annotated is False
+    for add in (
+        lambda t: t.add_computation("P[0]", 0.0, 1.0, {"bound": "memory"}, None),
+        lambda t: t.add_computation("P[0]", 0.0, 1.0, None, {"N": 4.0}),
+        lambda t: t.add("P[0]", "compute", 0.0, 1.0, detail={"bound": "memory"}),
+    ):
+        timeline = Timeline(5)
+        add(timeline)
+        assert timeline.annotated is True
+
+
+CPU_KERNEL_MODEL = """
+function computationTime(params) { return params.get('seconds'); }
+function computationDetail(params) {
+  return params.get('bounded') ? {bound: 'memory'} : {note: 'none'};
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("params", "rows"),
+    [
+        ({"seconds": 1.0}, 0),  # no detail's bound, no kernel: not listed
+        ({"seconds": 1.0, "bounded": 1}, 2),  # its model names a bound
+        ({"seconds": 1.0, "CUDACoreInstructions": 40.0, "GMEMBytesTransferred": 128.0}, 0),
+        (
+            {
+                "seconds": 1.0,
+                "CUDACoreInstructions": 40.0,
+                "GMEMBytesTransferred": 128.0,
+                "blockSize": 256,
+                "N": 4096,
+            },
+            2,  # a kernel's work (`kernel_inputs`)
+        ),
+    ],
+)
+def test_a_cpu_only_run_lists_the_kernels_its_computations_describe(
+    params: dict[str, float], rows: int
+) -> None:
+    system = {
+        "name": "one machine",
+        "hardware": {"cpu": {"type": "CPU", "name": "CPU", "attributes": {}}},
+        "models": {"m": {"language": "javascript", "source": CPU_KERNEL_MODEL}},
+        "nodes": [{"id": "cpu0", "hardware": "cpu", "model": "m", "labels": {"P": 2}}],
+        "edges": [],
+    }
+    result = run_simulation(system, f"sim.computation({params!r})\n", labels={"P": 2}, variables={})
+    assert len(result["kernels"]) == rows
+    assert all(row["node"] == "cpu0" for row in result["kernels"])
