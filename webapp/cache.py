@@ -104,7 +104,10 @@ class SharedRedisCache(RedisCache):
                 script = self._window_scripts[id(client)] = client.register_script(_WINDOW_SCRIPT)
             answer = script(keys=[redis_key], args=[repr(now), repr(window_s), limit, member])
             counted, count = bool(answer[0]), int(answer[1])
-            return counted, count, None if counted else float(answer[2])
+            if counted:
+                return True, count, None
+            # A limit of 0 refuses with an empty window: no oldest request.
+            return False, count, float(answer[2]) if len(answer) > 2 else None
 
         nothing_counted: tuple[bool, int, float | None] = (True, 1, None)
         return _soft(nothing_counted, run)
@@ -145,8 +148,9 @@ class ObjectCache(LocMemCache):
     Django's `LocMemCache` keeps pickled copies: a hit is a dictionary look-up instead of an
     unpickling (a runs page's data 0.6 ms, a launch's parsed snapshot 0.15 ms;
     bench/bench_rest.py). Every reader gets the same object, so what is kept here is never
-    changed: bytes, tuples and frozen dataclasses, or data a reader copies before it changes
-    it (the runs list adds its queue places to a copy)."""
+    changed by its readers: rendered bytes; a runs page's data, which the runs list copies
+    before adding its queue places; a launch's system model record, exported snapshot and
+    parsed snapshot, which the launch and sweep services read and copy (`with_hardware`)."""
 
     # LocMemCache's own attributes and helpers, which django-stubs does not declare.
     _cache: OrderedDict[str, Any]

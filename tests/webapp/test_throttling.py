@@ -89,3 +89,12 @@ def test_an_unreachable_redis_limits_nothing(monkeypatch: pytest.MonkeyPatch) ->
     cache = SharedRedisCache("redis://127.0.0.1:1/0", {"OPTIONS": {"socket_connect_timeout": 0.5}})
     at = [1.0]
     assert all(throttle(cache, at).allow_request(launch_request(1), VIEW) for _ in range(3))
+
+
+def test_a_rate_of_none_per_minute_refuses_every_launch_as_drf_does(
+    shared: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(LaunchRateThrottle, "THROTTLE_RATES", {"launch": "0/min"})
+    refused = throttle(shared, [10.0])
+    assert refused.allow_request(launch_request(3), VIEW) is False
+    assert refused.wait() == 60
