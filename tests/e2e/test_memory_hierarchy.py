@@ -129,9 +129,12 @@ def test_the_seeded_memory_paths_show_and_a_changed_coherence_is_saved(page: Any
 def test_a_cache_without_a_next_level_shows_the_error_beside_the_field(page: Any) -> None:
     system = open_copy_of_m2s_cgm(page)
     panel = select_node(page, "Shared L3")
+    # The copy's canvas draws its edges once its nodes are measured: slow on a busy CI machine.
+    edges = page.locator(".react-flow__edge.memory-edge")
+    expect(edges).to_have_count(MEMORY_PATHS, timeout=20_000)
     panel.get_by_label("Next memory level").select_option("")
     expect(panel.get_by_label("Via fabric")).to_have_value("")  # no fabric without a next level
-    expect(page.locator(".react-flow__edge.memory-edge")).to_have_count(MEMORY_PATHS - 1)
+    expect(edges).to_have_count(MEMORY_PATHS - 1)
     page.get_by_role("button", name="Save", exact=True).click()
     field = panel.locator("label.field.invalid").filter(has=page.get_by_label("Next memory level"))
     expect(field.locator(".field-error")).to_contain_text(
