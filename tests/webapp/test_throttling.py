@@ -60,7 +60,7 @@ def test_the_window_counts_launches_and_forgets_them_as_drf_does(
     assert throttle(shared, at).allow_request(launch_request(7), VIEW) is False
 
 
-def test_launches_at_once_from_many_processes_are_each_counted(
+def test_launches_at_once_from_many_processes_pass_up_to_the_limit_and_no_more(
     shared: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(LaunchRateThrottle, "THROTTLE_RATES", {"launch": "10/min"})
