@@ -47,6 +47,25 @@ def test_the_current_models_meet_the_threshold_on_every_out_of_sample_h100_run(
         assert result.current[scenario] <= ev.THRESHOLDS[scenario], (result.run, scenario)
 
 
+# The H200's scenarios that hold on every machine: on some of them a short kernel right after
+# the pageable copies takes up to 20 us more than on others and than the model says (the
+# memory-bound intensity points, N < 10^7), and the application's pageable copies run at the
+# host's rate (docs/validation/README.md); occupancy's and N >= 10^7's kernels are long
+# enough for it not to matter, and 003's are launched back to back.
+H200_SCENARIOS_EVERY_MACHINE = ("occupancy", "large_n", "time_003", "energy_003")
+
+
+@pytest.mark.parametrize(
+    "run", [r for r in RUNS if r.record_name.startswith("H200")], ids=lambda run: run.name
+)
+def test_the_current_models_meet_the_threshold_on_every_h200_run_for_long_kernels_and_energy(
+    run,
+):
+    result = ev.evaluate_run(run)
+    for scenario in H200_SCENARIOS_EVERY_MACHINE:
+        assert result.current[scenario] <= ev.THRESHOLDS[scenario], (run.name, scenario)
+
+
 def test_the_paper_models_are_still_far_off_on_the_same_runs(h100_results):
     # what the issue reported (docs/validation): the paper models miss by 20-90 % here
     for result in h100_results:
