@@ -66,6 +66,8 @@ LAZY_IMPORTS_IN = {
     "a command line served by the daemon never loads it.",
     ("simulator/sandbox/pool.py", "traceback"): "a copy serving a command line reports an "
     "uncaught error with it, as Python would.",
+    ("simulator/sandbox/pool.py", "simulator.sandbox.zygote"): "the daemon's alone: it "
+    "imports the sandbox child's module, subprocess, socket and tempfile.",
     ("simulator/sandbox/launch.py", "signal"): "imports enum: only a process that kills a "
     "child it started needs it, and a served command line starts none.",
     ("simulator/cli/common.py", "simulator.snapshot"): "a single run leaves the snapshot's "

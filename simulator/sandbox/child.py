@@ -12,6 +12,11 @@ user id of its own, call the entry with the payload, and write newline-delimited
 messages to RESULT_FD: `{"progress": f}` (with `"simulated_s"` where the entry reports the
 simulated time reached), then one `{"result": ...}` or `{"error": ...}`.
 Everything before the entry is called is trusted code; the entry runs user code.
+
+A zygote (`python -s -P -c BOOTSTRAP ROOT ENTRY CONTROL_FD zygote`, started by the command
+line's pool daemon: simulator.sandbox.zygote) prepares as above once, then forks a child per
+request on its control socket (`_fork_on_request`); each forked child goes on from the
+preparation exactly as a child started on its own: V8 ahead if asked, its run, its limits.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import os
 import resource
 import select
 import signal
+import socket
+import struct
 import sys
 import threading
 import time
@@ -37,7 +44,7 @@ from typing import IO, Any
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
-from simulator.sandbox.launch import LOAD_V8_AHEAD
+from simulator.sandbox.launch import LOAD_V8_AHEAD, ZYGOTE
 from simulator.sandbox.wire import WALL_DUMP_SIGNAL, encode_message
 
 # A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
@@ -101,6 +108,11 @@ STACK_BYTES = 64 * 1024**2
 # stack whatever its size; faulthandler then names the user's line (WALL_DUMP_SIGNAL below).
 RECURSION_LIMIT = 1000
 STACK_BYTES_PER_LEVEL = 8 * 1024
+# A zygote's answer to a fork request: the child's process id, or -1.
+FORK_REPLY = struct.Struct("!i")
+PEER_CREDENTIALS = struct.Struct("3i")  # SO_PEERCRED: the daemon's pid, uid, gid
+# How long a forked child waits for the first fork's exit to make it the daemon's child.
+REPARENT_TIMEOUT_S = 5.0
 
 
 class _Channel:
@@ -295,6 +307,93 @@ def _error_dict(error: BaseException) -> dict[str, Any]:
     return SimulationError(message).to_dict()
 
 
+def _fork_on_request(control_fd: int) -> tuple[int, list[str]]:
+    """Serve as a zygote (ZYGOTE): prepared already, fork a child for each request on the
+    control socket, a Unix datagram-like socket (SOCK_SEQPACKET) to the pool's daemon; return
+    only in a forked child, as (its result pipe's descriptor, its options). Exit when the
+    daemon closes the socket.
+
+    A request is JSON ({"workdir": ..., "v8": bool}) with four descriptors: the child's stdin,
+    stdout, stderr and result pipe. The child is forked twice (the first fork exits at once),
+    so that it becomes the daemon's own child (the daemon is a subreaper): the daemon reaps it
+    and has its CPU time, as for a child it started itself. The answer (`FORK_REPLY`) is the
+    child's process id, sent by the child once it is the daemon's, or -1 from whichever fork
+    failed."""
+    gc.collect()
+    gc.freeze()  # the forked children share the prepared objects' pages without copying them
+    control = socket.socket(fileno=control_fd)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 65536, 4)
+        except OSError:
+            os._exit(EXIT_OK)
+        if not message:  # the daemon went away
+            os._exit(EXIT_OK)
+        if len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            control.send(FORK_REPLY.pack(-1))
+            continue
+        request = json.loads(message)
+        try:
+            intermediate = os.fork()
+        except OSError:
+            intermediate = -1
+        if intermediate == 0:  # the first fork: fork the child, answer, exit
+            first = os.getpid()
+            try:
+                child = os.fork()
+            except OSError:
+                child = -1
+            if child == 0:
+                return _become_forked_child(control, fds, request, first)
+            if child < 0:
+                with contextlib.suppress(OSError):
+                    control.send(FORK_REPLY.pack(-1))
+            os._exit(EXIT_OK)
+        for fd in fds:
+            os.close(fd)
+        if intermediate < 0:
+            control.send(FORK_REPLY.pack(-1))
+        else:
+            os.waitpid(intermediate, 0)
+
+
+def _become_forked_child(
+    control: socket.socket, fds: list[int], request: dict[str, Any], intermediate: int
+) -> tuple[int, list[str]]:
+    """In a child forked by the zygote: wait to be the daemon's child (the first fork,
+    `intermediate`, exits at once), take a session of its own, the streams sent with the
+    request and its working directory, then say so with its process id and let go of the
+    zygote's socket; return (result pipe, options). Answer -1 and exit instead if it was not
+    adopted by the one who asked (a daemon that is no subreaper would have no say over it) or
+    could not take what it was sent."""
+    asking = control.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEER_CREDENTIALS.size)
+    daemon = PEER_CREDENTIALS.unpack(asking)[0]
+    deadline = time.monotonic() + REPARENT_TIMEOUT_S
+    while os.getppid() == intermediate and time.monotonic() < deadline:
+        time.sleep(0.0002)
+    try:
+        if os.getppid() != daemon:
+            raise OSError("not adopted by the daemon")
+        # before the daemon hears of it: from then on its process group can be killed
+        os.setsid()
+        for target, fd in enumerate(fds[:3]):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["workdir"])
+    except (OSError, KeyError, TypeError):
+        with contextlib.suppress(OSError):
+            control.send(FORK_REPLY.pack(-1))
+        os._exit(EXIT_ERROR)
+    with contextlib.suppress(OSError):
+        control.send(FORK_REPLY.pack(os.getpid()))
+    control.close()
+    # `random` reseeds itself in a forked child (os.register_at_fork); the run's own random
+    # source is seeded by the run (simulator.engine)
+    return fds[3], [LOAD_V8_AHEAD] if request.get("v8") else []
+
+
 def _wait_for_run(stdin: IO[str]) -> tuple[str, dict[str, int]] | None:
     """Return (the payload's path, the limits) the parent sends when the run starts, or
     None when the parent closed the pipe without a run (a started child not needed)."""
@@ -315,14 +414,23 @@ def main(argv: list[str]) -> None:
     os.environ.clear()
     os.environ.update(SINGLE_THREADED)
     os.environ.update(switches)
-    channel = _Channel(int(fd_text))
+    result_fd = int(fd_text)
+    prepared = False
+    if ZYGOTE in options:  # prepared once here; returns in each forked child
+        entry = entry_for(entry_name)
+        entry.prepare_process()
+        _preload_common()
+        result_fd, options = _fork_on_request(result_fd)
+        prepared = True
+    channel = _Channel(result_fd)
     parent = os.getppid()
     status = EXIT_ERROR
     try:
         # Started ahead of its run (simulator.sandbox.launch): prepare, then wait for the run.
         entry = entry_for(entry_name)
-        entry.prepare_process()  # e.g. the engine's allocator hook (simulator.runner)
-        _preload_common()
+        if not prepared:
+            entry.prepare_process()  # e.g. the engine's allocator hook (simulator.runner)
+            _preload_common()
         if LOAD_V8_AHEAD in options:
             _load_v8_while_idle(entry, sys.stdin)
         order = _wait_for_run(sys.stdin)

@@ -45,6 +45,9 @@ BOOTSTRAP = (
 )
 PAYLOAD_FILE = "payload.json"
 LOAD_V8_AHEAD = "v8-ahead"  # the child's last argument when it loads V8 while it waits
+# The last argument of a zygote (simulator.sandbox.zygote): prepared once, it forks a child per
+# request on the socket whose descriptor it gets in place of the result pipe's.
+ZYGOTE = "zygote"
 
 
 def child_environment() -> dict[str, str]:

@@ -6,10 +6,12 @@ interpreter, the simulator's imports and V8, about 150 ms on a 2-core machine, e
 A queue worker keeps a spare child started (simulator.sandbox.launch.SpareChild); a command
 line lives for one run, so a small daemon keeps the spare for it instead:
 
-- the daemon (`python -m simulator.sandbox.pool serve PATH ENTRY`) keeps one child started
-  with `launch.start_child`, exactly as a command line would start it: the same flags, the
-  same environment, the same preparation, and, once its run comes, the same limits, CPU pin,
-  privilege drop and V8 load (simulator.sandbox.child). It never runs user code itself;
+- the daemon (`python -m simulator.sandbox.pool serve PATH ENTRY`) keeps one child started,
+  forked by its zygote (simulator.sandbox.zygote: a process started as a child is and
+  prepared once), or else with `launch.start_child`, exactly as a command line would start
+  it: the same flags, the same environment, the same preparation, and, once its run comes,
+  the same limits, CPU pin, privilege drop and V8 load (simulator.sandbox.child). It never
+  runs user code itself;
 - a command line connects to its Unix socket and receives the child's pipes (SCM_RIGHTS:
   stdin, stdout, stderr and the result pipe), its process id and its working directory
   (`pool_child`); it hands the child its run and supervises it as its own (simulator.sandbox.
@@ -70,7 +72,10 @@ if TYPE_CHECKING:
     import socket
     from collections.abc import Mapping, Sequence
 
+    from simulator.sandbox.zygote import Zygote
+
 POOL_SWITCH = "PARASIM_CHILD_POOL"  # "0": no pool
+ZYGOTE_SWITCH = "PARASIM_POOL_ZYGOTE"  # "0": the daemon starts each child on its own
 IDLE_SWITCH = "PARASIM_POOL_IDLE_S"
 DEFAULT_IDLE_S = 300.0
 CONNECT_TIMEOUT_S = 2.0
@@ -406,6 +411,7 @@ class _Daemon:
         self.served: set[int] = set()  # the process ids of the copies serving command lines
         self.listeners: list[socket.socket] = []
         self.wakeup: tuple[int, int] = (-1, -1)
+        self.zygote: Zygote | None = None
 
     def serve(self) -> None:
         import selectors
@@ -433,9 +439,10 @@ class _Daemon:
         if serving is not None:
             self.selector.register(serving, selectors.EVENT_READ, "serving")
         self.selector.register(wakeup_read, selectors.EVENT_READ, "wakeup")
-        self._refill()
         last_seen = time.monotonic()
         try:
+            self.zygote = _start_zygote(self.entry)
+            self._refill()
             while True:
                 busy = self.handed or self.served
                 idle_left = self.idle_s - (time.monotonic() - last_seen)
@@ -475,12 +482,21 @@ class _Daemon:
             for connection, child in self.handed.values():
                 child.kill()
                 connection.close()
+            if self.zygote is not None:
+                self.zygote.close()
 
     def _refill(self) -> None:
-        """Have a spare child started and waiting (a new one if the last one died)."""
+        """Have a spare child started and waiting (a new one if the last one died): forked by
+        the zygote, or started on its own where there is none (or it failed)."""
         if self.spare is not None and self.spare.process.poll() is not None:
             self.spare.discard()
             self.spare = None
+        if self.spare is None and self.zygote is not None:
+            try:
+                self.spare = self.zygote.fork_child(load_v8_ahead=True)
+            except OSError:
+                self.zygote.close()
+                self.zygote = None
         if self.spare is None:
             try:
                 self.spare = start_child(self.entry, load_v8_ahead=True)
@@ -571,6 +587,8 @@ class _Daemon:
             self.spare._close_result_fd()
         for connection, _ in self.handed.values():
             connection.close()
+        if self.zygote is not None:
+            self.zygote.close_in_copy()
 
     def _on_connection(self, connection: socket.socket) -> None:
         """A command line went away before its child ended: kill the child's group."""
@@ -610,6 +628,42 @@ class _Daemon:
             connection.close()
             shutil.rmtree(child.workdir, ignore_errors=True)
             del self.handed[pid]
+        if self.zygote is not None and self.zygote.process.poll() is not None:
+            self.zygote.close()  # it died: children are started on their own from now on
+            self.zygote = None
+        self._reap_orphans()
+
+    def _reap_orphans(self) -> None:
+        """Reap the processes this daemon adopted as a subreaper (what a run's child left
+        behind when its group was killed), leaving its own children to the code that waits
+        for them."""
+        known = set(self.handed) | self.served
+        if self.spare is not None:
+            known.add(self.spare.process.pid)
+        if self.zygote is not None:
+            known.add(self.zygote.process.pid)
+        while True:
+            try:
+                ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return
+            if ended is None or ended.si_pid in known:
+                return
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(ended.si_pid, 0)
+
+
+def _start_zygote(entry: str) -> Zygote | None:
+    """Return the daemon's zygote (simulator.sandbox.zygote), this process made a subreaper
+    for it; None where that cannot be done."""
+    from simulator.sandbox.zygote import Zygote, become_subreaper
+
+    if os.environ.get(ZYGOTE_SWITCH) == "0" or not become_subreaper():
+        return None
+    try:
+        return Zygote(entry)
+    except OSError:
+        return None
 
 
 def _prepare_to_serve() -> None:

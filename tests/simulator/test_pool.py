@@ -23,7 +23,7 @@ import pytest
 from simulator.errors import SandboxCrashError, SandboxLimitError
 from simulator.sandbox import Limits, child_entry, run_sandboxed
 from simulator.sandbox import pool as pool_module
-from simulator.sandbox.launch import DEFAULT_ENTRY, PROJECT_ROOT
+from simulator.sandbox.launch import DEFAULT_ENTRY, PROJECT_ROOT, ZYGOTE
 from simulator.sandbox.pool import (
     PooledChild,
     child_for,
@@ -41,6 +41,8 @@ THIS = "tests.simulator.test_pool"
 ENTRY_PID = f"{THIS}:entry_pid"
 ENTRY_EXIT = f"{THIS}:entry_exit"
 ENTRY_SLEEP = f"{THIS}:entry_sleep"
+ENTRY_RANDOM = f"{THIS}:entry_random"
+ENTRY_ORPHAN = f"{THIS}:entry_orphan"
 LIMITS = Limits(wall_s=20, cpu_s=10)
 EXAMPLE = Path(PROJECT_ROOT) / "examples" / "merpsys_gtx970"
 
@@ -61,6 +63,22 @@ def entry_sleep(**_: object) -> dict[str, Any]:
     return {"status": "slept"}
 
 
+@child_entry(needs_v8=lambda payload: False)
+def entry_random(**_: object) -> dict[str, Any]:
+    import random
+
+    return {"status": "finished", "draw": random.random()}
+
+
+@child_entry(needs_v8=lambda payload: False)
+def entry_orphan(**_: object) -> dict[str, Any]:
+    """Leave a process behind: its parent (the run's child) ends, the run's group is killed."""
+    if os.fork() == 0:
+        time.sleep(60)
+        os._exit(0)
+    return {"status": "finished"}
+
+
 def wait_until(condition: Any, what: str, timeout: float = 30) -> Any:
     deadline = time.monotonic() + timeout
     while not (value := condition()):
@@ -72,7 +90,7 @@ def wait_until(condition: Any, what: str, timeout: float = 30) -> Any:
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
+    except (FileNotFoundError, ProcessLookupError, IndexError):  # gone while read
         return False
     return state != "Z"
 
@@ -120,6 +138,70 @@ def test_a_pooled_child_is_the_daemons_and_runs_the_payload_it_is_given(runtime:
     second = taken(ENTRY_PID)  # the daemon started the next one
     assert second.process.pid != child.process.pid
     assert run_sandboxed({}, limits=LIMITS, child=second, _entry=ENTRY_PID)["parent"] == daemon
+
+
+def stat_fields(pid: int) -> list[str]:
+    """Return /proc/PID/stat's fields after the command's name (state, ppid, pgrp, session...)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def test_the_daemons_children_are_forked_by_its_zygote_and_hold_none_of_it(runtime: Path) -> None:
+    daemon = daemon_for(ENTRY_PID)
+    child = taken(ENTRY_PID)
+    pid = child.process.pid
+
+    # started as the zygote was (its command line), then its own: the daemon's child, in
+    # its own session, in its own directory, holding its four pipes and nothing else
+    assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2] == ZYGOTE.encode()
+    parent, group, session = stat_fields(pid)[1:4]
+    assert int(parent) == daemon and int(group) == pid and int(session) == pid
+    assert os.readlink(f"/proc/{pid}/cwd") == child.workdir
+    assert sorted(os.listdir(f"/proc/{pid}/fd"), key=int)[:3] == ["0", "1", "2"]
+    assert len(os.listdir(f"/proc/{pid}/fd")) == 4
+    zygotes = [p for p in _children(daemon) if p != pid]
+    assert len(zygotes) == 1 and Path(f"/proc/{zygotes[0]}/cwd").resolve() == Path("/")
+
+    assert run_sandboxed({}, limits=LIMITS, child=child, _entry=ENTRY_PID) == {
+        "status": "finished",
+        "pid": pid,
+        "parent": daemon,
+    }
+
+
+def test_children_forked_by_one_zygote_draw_different_random_numbers(runtime: Path) -> None:
+    daemon_for(ENTRY_RANDOM)
+    draws = set()
+    for _ in range(3):
+        result = run_sandboxed({}, limits=LIMITS, child=taken(ENTRY_RANDOM), _entry=ENTRY_RANDOM)
+        draws.add(result["draw"])
+    assert len(draws) == 3
+
+
+def test_the_daemon_reaps_what_a_forked_childs_run_left_behind(runtime: Path) -> None:
+    daemon = daemon_for(ENTRY_ORPHAN)
+    assert run_sandboxed({}, limits=LIMITS, child=taken(ENTRY_ORPHAN), _entry=ENTRY_ORPHAN) == {
+        "status": "finished"
+    }
+
+    # the left process was killed with the run's group and, adopted by the daemon (a
+    # subreaper), reaped by it: no zombie stays behind
+    def zombies() -> list[int]:
+        children = Path(f"/proc/{daemon}/task/{daemon}/children").read_text().split()
+        return [int(p) for p in children if stat_fields(int(p))[0] == "Z"]
+
+    time.sleep(0.5)
+    wait_until(lambda: not zombies(), "the daemon to reap the orphan", timeout=10)
+    assert alive(daemon)  # reaped by the daemon, not by init once the daemon idled out
+
+
+def test_without_a_zygote_the_daemon_starts_each_child_itself(
+    runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PARASIM_POOL_ZYGOTE", "0")
+    daemon = daemon_for(ENTRY_PID)
+    child = taken(ENTRY_PID)
+    assert ZYGOTE.encode() not in Path(f"/proc/{child.process.pid}/cmdline").read_bytes()
+    assert run_sandboxed({}, limits=LIMITS, child=child, _entry=ENTRY_PID)["parent"] == daemon
 
 
 def test_how_a_pooled_child_ended_is_reported_as_for_a_child_of_ones_own(runtime: Path) -> None:
@@ -352,7 +434,7 @@ def test_a_command_line_that_goes_away_ends_its_served_copy_and_its_run(
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
             found += [int(child) for child in (task / "children").read_text().split()]
     return [child for child in found if alive(child)]
 
