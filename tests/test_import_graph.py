@@ -68,6 +68,8 @@ LAZY_IMPORTS_IN = {
     "uncaught error with it, as Python would.",
     ("simulator/sandbox/pool.py", "simulator.sandbox.zygote"): "the daemon's alone: it "
     "imports the sandbox child's module, subprocess, socket and tempfile.",
+    ("simulator/sandbox/launch.py", "simulator.sandbox.zygote"): "only a process that keeps "
+    "a spare child (a queue worker, a sweep) makes a zygote; a command line never does.",
     ("simulator/sandbox/launch.py", "signal"): "imports enum: only a process that kills a "
     "child it started needs it, and a served command line starts none.",
     ("simulator/cli/common.py", "simulator.snapshot"): "a single run leaves the snapshot's "

@@ -520,6 +520,7 @@ def run_sandboxed(
                 run.reap(block=True)
         child.discard(wait=not over)
         if keep_spare:
+            _SPARE.done_with(child)
             _SPARE.prepare()
 
 

@@ -75,7 +75,6 @@ if TYPE_CHECKING:
     from simulator.sandbox.zygote import Zygote
 
 POOL_SWITCH = "PARASIM_CHILD_POOL"  # "0": no pool
-ZYGOTE_SWITCH = "PARASIM_POOL_ZYGOTE"  # "0": the daemon starts each child on its own
 IDLE_SWITCH = "PARASIM_POOL_IDLE_S"
 DEFAULT_IDLE_S = 300.0
 CONNECT_TIMEOUT_S = 2.0
@@ -441,7 +440,9 @@ class _Daemon:
         self.selector.register(wakeup_read, selectors.EVENT_READ, "wakeup")
         last_seen = time.monotonic()
         try:
-            self.zygote = _start_zygote(self.entry)
+            from simulator.sandbox.zygote import start_zygote  # the daemon's alone
+
+            self.zygote = start_zygote(self.entry)
             self._refill()
             while True:
                 busy = self.handed or self.served
@@ -651,19 +652,6 @@ class _Daemon:
                 return
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(ended.si_pid, 0)
-
-
-def _start_zygote(entry: str) -> Zygote | None:
-    """Return the daemon's zygote (simulator.sandbox.zygote), this process made a subreaper
-    for it; None where that cannot be done."""
-    from simulator.sandbox.zygote import Zygote, become_subreaper
-
-    if os.environ.get(ZYGOTE_SWITCH) == "0" or not become_subreaper():
-        return None
-    try:
-        return Zygote(entry)
-    except OSError:
-        return None
 
 
 def _prepare_to_serve() -> None:

@@ -1,5 +1,5 @@
-"""A zygote for the command line's pool: sandbox children forked from one prepared process
-instead of each starting an interpreter (issue 16, start-up: "a zygote or fork server that
+"""A zygote: sandbox children forked from one prepared process instead of each starting an
+interpreter (issue 16, start-up: "a zygote or fork server that
 forks a clean child per run with the same limits and isolation").
 
 A child started on its own spends about 100 ms on its interpreter and imports before it can
@@ -12,13 +12,16 @@ ZYGOTE as its option), imports what a run needs, then forks a child per request
 (simulator.sandbox.child, `_fork_on_request`). A forked child takes its own streams, session
 and working directory (and, as Python does in any forked child, a fresh seed for `random`) and
 goes on as a started child does: V8 loaded while it waits, then its run with the run's limits,
-CPU pin and privilege drop. It never holds the zygote's socket.
+CPU pin and privilege drop (a queue worker's child loads V8 only when its run needs it). It
+never holds the zygote's socket.
 
-The daemon is a subreaper (PR_SET_CHILD_SUBREAPER) and the zygote forks twice, so each
-child becomes the daemon's own: the daemon reaps it, has its CPU time and kills its process
-group as before, and a child that outlives its first fork's parent is not left to init.
-Only the daemon uses this module; without a zygote (no subreaper, a zygote that died or
-failed to fork) it starts its children as before.
+The zygote's owner is a subreaper (PR_SET_CHILD_SUBREAPER) and the zygote forks twice, so
+each child becomes the owner's own: it reaps the child, has its CPU time and kills its
+process group as before, and adopts what the run leaves in that group. The owners: the
+command line's pool daemon (simulator.sandbox.pool) and any process that keeps a spare
+child (`launch.SpareChild`: a queue worker, a command-line sweep). Without a zygote (not
+Linux, PARASIM_ZYGOTE=0, a zygote that died or failed to fork) children are started on
+their own as before.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 from simulator.sandbox.child import FORK_REPLY
 from simulator.sandbox.launch import (
@@ -44,10 +49,22 @@ from simulator.sandbox.launch import (
     child_environment,
 )
 
+ZYGOTE_SWITCH = "PARASIM_ZYGOTE"  # "0": children are started on their own
 PR_SET_CHILD_SUBREAPER = 36
 # How long the daemon waits for a forked child's process id before it gives the zygote up
 # (a fork takes a few milliseconds; the zygote may still be importing on the first request).
 FORK_TIMEOUT_S = 10.0
+
+
+def start_zygote(entry: str) -> Zygote | None:
+    """Return a zygote for `entry`, this process made a subreaper for its children; None
+    where that cannot be done (PARASIM_ZYGOTE=0, not Linux, the process cannot start)."""
+    if os.environ.get(ZYGOTE_SWITCH) == "0" or not become_subreaper():
+        return None
+    try:
+        return Zygote(entry)
+    except OSError:
+        return None
 
 
 def become_subreaper() -> bool:
@@ -74,9 +91,17 @@ class _ForkedProcess:
         """Return the exit status once the child has ended (reaping it), else None."""
         return self._wait(os.WNOHANG)
 
-    def wait(self) -> int | None:
-        """Return the exit status, waiting for the child to end."""
-        return self._wait(0)
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Return the exit status, waiting for the child to end (`subprocess.TimeoutExpired`
+        after `timeout` seconds, as `Popen.wait`)."""
+        if timeout is None:
+            return self._wait(0)
+        deadline = time.monotonic() + timeout
+        while (code := self._wait(os.WNOHANG)) is None:
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"process {self.pid}", timeout)
+            time.sleep(0.005)
+        return code
 
     def _wait(self, options: int) -> int | None:
         if self.returncode is None:
@@ -91,8 +116,10 @@ class _ForkedProcess:
 
 
 class ForkedChild(StartedChild):
-    """A started child forked by the zygote: used, handed out and discarded as one the daemon
-    started itself."""
+    """A started child forked by the zygote: used, handed out and discarded as one started
+    on its own. Its run may leave processes in its group, which its zygote's owner adopts."""
+
+    forked = True
 
     def __init__(self, entry: str, workdir: str, pid: int, fds: tuple[int, int, int, int]) -> None:
         self.entry = entry
@@ -128,6 +155,7 @@ class Zygote:
         finally:
             theirs.close()
         self.control = ours
+        self._lock = threading.Lock()  # one request at a time (a sweep's threads share it)
 
     def fork_child(self, *, load_v8_ahead: bool) -> ForkedChild:
         """Return a child forked for `self.entry`, waiting for its run; raise OSError when the
@@ -141,9 +169,11 @@ class Zygote:
         request = json.dumps({"workdir": workdir, "v8": load_v8_ahead}).encode("utf-8")
         try:
             try:
-                socket.send_fds(self.control, [request], [stdin_r, stdout_w, stderr_w, result_w])
-                self.control.settimeout(FORK_TIMEOUT_S)
-                reply = self.control.recv(FORK_REPLY.size)
+                with self._lock:
+                    fds = [stdin_r, stdout_w, stderr_w, result_w]
+                    socket.send_fds(self.control, [request], fds)
+                    self.control.settimeout(FORK_TIMEOUT_S)
+                    reply = self.control.recv(FORK_REPLY.size)
             finally:
                 for fd in (stdin_r, stdout_w, stderr_w, result_w):
                     os.close(fd)

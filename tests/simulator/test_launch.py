@@ -22,6 +22,7 @@ from simulator.sandbox import Limits, child_entry, entry_for, parent, run_sandbo
 from simulator.sandbox.child import SPARE_ISOLATES
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
+    ZYGOTE,
     SpareChild,
     StartedChild,
     start_child,
@@ -38,6 +39,19 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "merpsys_gtx970"
 @child_entry(needs_v8=lambda payload: needs_v8(payload))
 def entry_pid(**_: object) -> dict[str, Any]:
     return {"status": "finished", "pid": os.getpid(), "cwd": os.getcwd()}
+
+
+ENTRY_ORPHAN = f"{THIS}:entry_orphan"
+
+
+@child_entry(needs_v8=lambda payload: False)
+def entry_orphan(**_: object) -> dict[str, Any]:
+    """Leave a process behind in the run's group: it is killed with the group at the end."""
+    left = os.fork()
+    if left == 0:
+        time.sleep(60)
+        os._exit(0)
+    return {"status": "finished", "left": left}
 
 
 ENTRY_V8 = f"{THIS}:entry_v8"
@@ -200,6 +214,57 @@ def test_a_spare_child_is_used_by_the_next_run_and_replaced() -> None:
         )
     finally:
         second.discard()
+        spare.close()
+
+
+def test_a_spare_child_is_forked_by_this_processs_zygote() -> None:
+    spare = SpareChild(ENTRY_PID)
+    spare.prepare()
+    child = spare.take()
+    try:
+        pid = child.process.pid
+        assert getattr(child, "forked", False)
+        assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2] == ZYGOTE.encode()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        assert int(fields[1]) == os.getpid() and int(fields[3]) == pid  # ours, its own session
+        result = run_sandboxed({}, limits=LIMITS, child=child, _entry=ENTRY_PID)
+        assert result == {"status": "finished", "pid": pid, "cwd": child.workdir}
+    finally:
+        spare.close()
+    assert spare._zygote is None
+
+
+def test_without_a_zygote_a_spare_child_is_started_on_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PARASIM_ZYGOTE", "0")
+    spare = SpareChild(ENTRY_PID)
+    child = spare.take()
+    try:
+        assert not getattr(child, "forked", False)
+        assert ZYGOTE.encode() not in Path(f"/proc/{child.process.pid}/cmdline").read_bytes()
+        assert run_sandboxed({}, limits=LIMITS, child=child, _entry=ENTRY_PID)["pid"] == (
+            child.process.pid
+        )
+    finally:
+        spare.close()
+
+
+def test_what_a_forked_childs_run_left_behind_is_reaped_by_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spare = SpareChild(ENTRY_ORPHAN)
+    monkeypatch.setattr(parent, "_SPARE", spare)
+    try:
+        left = run_sandboxed({}, limits=LIMITS, keep_spare=True, _entry=ENTRY_ORPHAN)["left"]
+        # killed with the run's group, adopted by this process (a subreaper): a zombie until
+        # the spare's next preparation reaps it
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{left}").exists():
+            assert time.monotonic() < deadline, "the left process was not reaped"
+            spare.prepare()
+            time.sleep(0.05)
+    finally:
         spare.close()
 
 

@@ -197,7 +197,7 @@ def test_the_daemon_reaps_what_a_forked_childs_run_left_behind(runtime: Path) ->
 def test_without_a_zygote_the_daemon_starts_each_child_itself(
     runtime: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PARASIM_POOL_ZYGOTE", "0")
+    monkeypatch.setenv("PARASIM_ZYGOTE", "0")
     daemon = daemon_for(ENTRY_PID)
     child = taken(ENTRY_PID)
     assert ZYGOTE.encode() not in Path(f"/proc/{child.process.pid}/cmdline").read_bytes()
@@ -415,12 +415,14 @@ def test_a_command_line_that_goes_away_ends_its_served_copy_and_its_run(
     (tmp_path / "app.py").write_text("while True:\n    pass\n")
     argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(tmp_path / "app.py")]
     argv += EXAMPLE_ARGS
-    wait_until(lambda: _children(daemon), "the daemon's spare child")
-    before = set(_children(daemon))
+    wait_until(lambda: len(_children(daemon)) == 2, "the daemon's zygote and spare child")
+    before = set(_children(daemon)) - {_zygote(daemon)}  # the zygote lives on with the daemon
     environment = {**os.environ, "PYTHONPATH": PROJECT_ROOT}
     client = subprocess.Popen([sys.executable, "-c", SERVED, *argv], env=environment)
     # the copy serving it and the spare it runs on (the next spare waits for the run's end)
-    busy = wait_until(lambda: set(_children(daemon)) - before, "the daemon to serve it")
+    busy = wait_until(
+        lambda: set(_children(daemon)) - before - {_zygote(daemon)}, "the daemon to serve it"
+    )
     time.sleep(1.0)
     assert client.poll() is None
 
@@ -429,6 +431,18 @@ def test_a_command_line_that_goes_away_ends_its_served_copy_and_its_run(
 
     for pid in [*busy, *before]:
         wait_until(lambda pid=pid: not alive(pid), f"process {pid} to end")
+
+
+def _zygote(daemon: int) -> int:
+    """Return the daemon's zygote: its child that stays in "/" (a forked child moves to its
+    own directory)."""
+    found = []
+    for pid in _children(daemon):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # ended meanwhile
+            if os.readlink(f"/proc/{pid}/cwd") == "/":
+                found.append(pid)
+    [zygote] = found
+    return zygote
 
 
 def _children(pid: int) -> list[int]:
