@@ -282,14 +282,10 @@ class SpareChild:
     def _reap_groups(self) -> None:
         """Reap the adopted processes of the noted groups (killed with their run's child)."""
         with self._lock:
-            groups = list(self._groups)
-        for group in groups:
-            try:
-                while os.waitpid(-group, os.WNOHANG)[0]:
-                    pass
-            except ChildProcessError:  # none left in the group
-                with self._lock:
-                    self._groups.discard(group)
+            if self._groups:
+                from simulator.sandbox.zygote import reap_groups  # loaded with the zygote
+
+                reap_groups(self._groups)
 
     def close(self) -> None:
         """Discard the spare child, if any, and end this process's zygote."""

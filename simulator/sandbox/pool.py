@@ -411,6 +411,7 @@ class _Daemon:
         self.listeners: list[socket.socket] = []
         self.wakeup: tuple[int, int] = (-1, -1)
         self.zygote: Zygote | None = None
+        self.groups: set[int] = set()  # the process groups of ended forked children
 
     def serve(self) -> None:
         import selectors
@@ -629,29 +630,15 @@ class _Daemon:
             connection.close()
             shutil.rmtree(child.workdir, ignore_errors=True)
             del self.handed[pid]
+            if getattr(child, "forked", False):  # what its run left in its group is ours
+                self.groups.add(pid)
         if self.zygote is not None and self.zygote.process.poll() is not None:
             self.zygote.close()  # it died: children are started on their own from now on
             self.zygote = None
-        self._reap_orphans()
+        if self.groups:
+            from simulator.sandbox.zygote import reap_groups  # loaded with the zygote
 
-    def _reap_orphans(self) -> None:
-        """Reap the processes this daemon adopted as a subreaper (what a run's child left
-        behind when its group was killed), leaving its own children to the code that waits
-        for them."""
-        known = set(self.handed) | self.served
-        if self.spare is not None:
-            known.add(self.spare.process.pid)
-        if self.zygote is not None:
-            known.add(self.zygote.process.pid)
-        while True:
-            try:
-                ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            except ChildProcessError:
-                return
-            if ended is None or ended.si_pid in known:
-                return
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(ended.si_pid, 0)
+            reap_groups(self.groups)
 
 
 def _prepare_to_serve() -> None:

@@ -67,6 +67,18 @@ def start_zygote(entry: str) -> Zygote | None:
         return None
 
 
+def reap_groups(groups: set[int]) -> None:
+    """Reap what this process adopted of `groups`, the process groups of ended forked
+    children (killed with them), and forget each group once none of it is left. A group's id
+    cannot be another process's while any of it is left, so nothing else is reaped."""
+    for group in list(groups):
+        try:
+            while os.waitpid(-group, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            groups.discard(group)
+
+
 def become_subreaper() -> bool:
     """Make this process adopt its descendants' orphans (Linux); return whether it did."""
     try:
