@@ -5,7 +5,9 @@
 and hardware swaps and prints one row per run; `analyze` reads a CUDA kernel's counts
 (simulator.analyzer); `calibrate` fits hardware attributes to measurements. Runs go through
 the sandbox (simulator.sandbox.run_sandboxed) unless `--no-sandbox` is given. Any
-simulation error or bad argument ends with exit status 2 and a one-line message on stderr.
+simulation error or bad argument ends with exit status 2 and a one-line message on stderr;
+output whose reader went away (`| head`) ends the command quietly with status 141, as a
+process ended by SIGPIPE reports it.
 
 One module per subcommand, each with `register(subparsers)`; `main` imports only the
 module of the command it runs (`COMMANDS`), so that `run` and `sweep` start without NumPy
@@ -15,9 +17,10 @@ module of the command it runs (`COMMANDS`), so that `run` and `sweep` start with
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
-from simulator.cli.common import EXIT_ERROR, CliError, Parser, one_line
+from simulator.cli.common import EXIT_BROKEN_PIPE, EXIT_ERROR, CliError, Parser, one_line
 from simulator.errors import SimulationError
 
 TYPE_CHECKING = False  # no `typing` at run time (simulator.cli.common says why)
@@ -57,6 +60,20 @@ def build_parser(command: str | None = None) -> Parser:
     return parser
 
 
+def _let_the_output_go(out: TextIO) -> None:
+    """Point `out` at /dev/null once its reader has gone, so that nothing more written to it,
+    and not the interpreter's last flush, fails again."""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -87,6 +104,9 @@ def main(
     except (CliError, SimulationError) as error:
         err.write(f"error: {one_line(str(error))}\n")
         return EXIT_ERROR
+    except BrokenPipeError:
+        _let_the_output_go(out)
+        return EXIT_BROKEN_PIPE
     finally:
         if child is not None:
             child.discard()

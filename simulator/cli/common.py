@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLI_MESSAGES",
+    "EXIT_BROKEN_PIPE",
     "EXIT_ERROR",
     "CliError",
     "Parser",
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 EXIT_ERROR = 2
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process ended by SIGPIPE
 
 CLI_MESSAGES = {
     "pair": "{option} expects NAME=VALUE, got {text!r}",

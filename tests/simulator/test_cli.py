@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -266,6 +267,29 @@ def test_python_dash_m_simulator_runs_through_the_sandbox() -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["status"] == "finished"
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_output_whose_reader_went_away_ends_the_command_quietly(sandbox: bool) -> None:
+    # `python -m simulator run ... --json - | head -c 0`: the pipe's reader is gone before
+    # the result is written
+    reader, writer = os.pipe()
+    os.close(reader)
+    argv = [sys.executable, "-m", "simulator", "run", *LAUNCH, "--var", "computeIntensity=1"]
+    argv += ["--json", "-"]
+    try:
+        completed = subprocess.run(
+            argv + ([] if sandbox else ["--no-sandbox"]),
+            cwd=ROOT,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(writer)
+    assert completed.returncode == 141
+    assert completed.stderr == ""
 
 
 def test_python_dash_m_simulator_reports_user_errors_from_the_sandbox(tmp_path: Path) -> None:
