@@ -14,7 +14,8 @@ simulated time reached), then one `{"result": ...}` or `{"error": ...}`.
 Everything before the entry is called is trusted code; the entry runs user code.
 
 A zygote (`python -s -P -c BOOTSTRAP ROOT ENTRY CONTROL_FD zygote`, started by the command
-line's pool daemon: simulator.sandbox.zygote) prepares as above once, then forks a child per
+line's pool daemon or a process that keeps a spare child: simulator.sandbox.zygote) prepares
+as above once, then forks a child per
 request on its control socket (`_fork_on_request`); each forked child goes on from the
 preparation exactly as a child started on its own: V8 ahead if asked, its run, its limits.
 """

@@ -52,6 +52,13 @@ LOAD_V8_AHEAD = "v8-ahead"  # the child's last argument when it loads V8 while i
 ZYGOTE = "zygote"
 
 
+def child_command(entry: str, fd: int, *options: str) -> list[str]:
+    """Return the command line of a child (or zygote) for `entry`: the interpreter with
+    CHILD_FLAGS, the bootstrap, the project root, the entry, the descriptor it writes its
+    messages to (a zygote: its control socket) and its options."""
+    return [sys.executable, *CHILD_FLAGS, "-c", BOOTSTRAP, PROJECT_ROOT, entry, str(fd), *options]
+
+
 def child_environment() -> dict[str, str]:
     """Return the child's environment: the fixed hash seed and the operator's switches."""
     passed = {name: os.environ[name] for name in CHILD_PASSED_THROUGH if name in os.environ}
@@ -78,12 +85,9 @@ class StartedChild:
         write_fd = -1
         try:
             self.result_fd, write_fd = os.pipe()
-            command = [sys.executable, *CHILD_FLAGS, "-c", BOOTSTRAP, PROJECT_ROOT, entry]
-            command.append(str(write_fd))
-            if load_v8_ahead:
-                command.append(LOAD_V8_AHEAD)
+            options = [LOAD_V8_AHEAD] if load_v8_ahead else []
             self.process = subprocess.Popen(
-                command,
+                child_command(entry, write_fd, *options),
                 cwd=self.workdir,
                 env=child_environment(),
                 stdin=subprocess.PIPE,

@@ -34,20 +34,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 
 from simulator.sandbox.child import FORK_REPLY
-from simulator.sandbox.launch import (
-    BOOTSTRAP,
-    CHILD_FLAGS,
-    PROJECT_ROOT,
-    ZYGOTE,
-    StartedChild,
-    child_environment,
-)
+from simulator.sandbox.launch import ZYGOTE, StartedChild, child_command, child_environment
 
 ZYGOTE_SWITCH = "PARASIM_ZYGOTE"  # "0": children are started on their own
 PR_SET_CHILD_SUBREAPER = 36
@@ -149,10 +141,8 @@ class Zygote:
         self.entry = entry
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            command = [sys.executable, *CHILD_FLAGS, "-c", BOOTSTRAP, PROJECT_ROOT, entry]
-            command += [str(theirs.fileno()), ZYGOTE]
             self.process = subprocess.Popen(
-                command,
+                child_command(entry, theirs.fileno(), ZYGOTE),
                 cwd="/",
                 env=child_environment(),
                 stdin=subprocess.DEVNULL,
