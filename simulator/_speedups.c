@@ -23,6 +23,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <frameobject.h> /* PyFrame_Type, for the attribute guard */
 
 #include <math.h>
 
@@ -822,6 +823,7 @@ static PyObject *str_computation_time = NULL, *str_computation_fallback = NULL,
 static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str_start_s = NULL,
                 *str_end_s = NULL, *str_entries = NULL, *str_limit = NULL,
                 *str_cuda_core_instructions = NULL, *str_index = NULL, *str_receive = NULL,
+                *str_size = NULL,
                 *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL,
                 *str_index_room = NULL, *str_targets = NULL, *str_state = NULL,
                 *str_p2p_send_fallback = NULL;
@@ -1234,10 +1236,23 @@ memoized_duration(SimCore *self, PyObject *params)
     return duration;
 }
 
+static int keep_entry_with(PyObject *timeline, PyObject *process, PyObject *kind, double start,
+                           double end, PyObject *keys, PyObject *const *values);
+
 /* `Timeline.add(process, kind, start, end)` on a timeline that is not full: append the entry
  * and note whether the timeline is now full; -1 on error. */
 static int
 keep_entry(PyObject *timeline, PyObject *process, PyObject *kind, double start, double end)
+{
+    return keep_entry_with(timeline, process, kind, start, end, NULL, NULL);
+}
+
+/* `keep_entry` with the entry's further items: `keys` (a tuple of str, or NULL for none) and
+ * their `values`, in that order after the four of every entry: `Timeline.add(process, kind,
+ * start, end, **dict(zip(keys, values)))` for a kind that is not "compute". */
+static int
+keep_entry_with(PyObject *timeline, PyObject *process, PyObject *kind, double start, double end,
+                PyObject *keys, PyObject *const *values)
 {
     PyObject *entries = slot_get(timeline, &entries_slot);
     if (entries == NULL)
@@ -1255,8 +1270,14 @@ keep_entry(PyObject *timeline, PyObject *process, PyObject *kind, double start, 
     if (end_obj != NULL && PyDict_SetItem(entry, str_process, process) == 0 &&
         PyDict_SetItem(entry, str_kind, kind) == 0 &&
         PyDict_SetItem(entry, str_start_s, start_obj) == 0 &&
-        PyDict_SetItem(entry, str_end_s, end_obj) == 0)
-        status = PyList_Append(entries, entry);
+        PyDict_SetItem(entry, str_end_s, end_obj) == 0) {
+        status = 0;
+        Py_ssize_t count = keys == NULL ? 0 : PyTuple_GET_SIZE(keys);
+        for (Py_ssize_t index = 0; index < count && status == 0; index++)
+            status = PyDict_SetItem(entry, PyTuple_GET_ITEM(keys, index), values[index]);
+        if (status == 0)
+            status = PyList_Append(entries, entry);
+    }
     Py_XDECREF(entry);
     Py_XDECREF(start_obj);
     Py_XDECREF(end_obj);
@@ -1500,9 +1521,11 @@ SimCore_resumed(SimCore *self, PyObject *value)
     if (duration == NULL && self->receive_then != NULL) { /* a receive's message came */
         PyObject *then = self->receive_then;
         self->receive_then = NULL; /* its one use; `then` may wait again and set the next */
-        PyObject *result = received(self, self->receive_started, value) < 0
-                               ? NULL
-                               : PyObject_CallOneArg(then, value);
+        /* None: a receive of the C core's (`stackless_receive_fast`), whose value is the
+         * message's size */
+        PyObject *result = received(self, self->receive_started, value) < 0 ? NULL
+                           : then == Py_None ? PyObject_GetAttr(value, str_size)
+                                             : PyObject_CallOneArg(then, value);
         Py_DECREF(then);
         return result;
     }
@@ -1621,6 +1644,8 @@ SimCore_dealloc(SimCore *self)
 
 static PyObject *SimCore_p2p_send(SimCore *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames); /* with the message path, below */
+static PyObject *SimCore_stackless_receive(SimCore *self, PyObject *const *args, size_t nargsf,
+                                           PyObject *kwnames); /* with the mailbox, below */
 
 static PyMethodDef SimCore_methods[] = {
     {"computation", (PyCFunction)(void (*)(void))SimCore_computation,
@@ -1642,6 +1667,11 @@ static PyMethodDef SimCore_methods[] = {
      "Account a receive that began at `started` and got `message` now; return message."},
     {"_await_message", (PyCFunction)(void (*)(void))SimCore_await_message, METH_FASTCALL,
      "A stackless receive begun at `started` waits; `_resumed` gives then(message)."},
+    {"_stackless_receive", (PyCFunction)(void (*)(void))SimCore_stackless_receive,
+     METH_FASTCALL | METH_KEYWORDS,
+     "p2pCommunicationReceive(source_label, source_rank=None)\n--\n\n"
+     "A stackless process's receive (see simulator.api.StacklessSim): the message's size, "
+     "or WAIT."},
     {NULL},
 };
 
@@ -1841,10 +1871,10 @@ static PyType_Spec StacklessCore_spec = {
 /* -- a message crossing its hops (simulator/platform.py `_Transfer`, its Python reference) ---- */
 
 static PyObject *str_transfer_time = NULL, *str_release = NULL, *str_request = NULL,
-                *str_add = NULL, *str_mailbox = NULL, *str_put = NULL, *str_size = NULL,
+                *str_mailbox = NULL, *str_put = NULL,
                 *str_direction = NULL, *str_host_memory = NULL, *str_source = NULL,
                 *str_name = NULL, *str_id = NULL, *str_transfer = NULL,
-                *transfer_kwnames = NULL;
+                *transfer_keys = NULL;
 
 typedef struct {
     PyObject_HEAD
@@ -1928,30 +1958,22 @@ transfer_record(Transfer *self, PyObject *node, PyObject *instance, double now)
     PyObject *source = PyObject_GetAttr(message, str_source);
     PyObject *process = source == NULL ? NULL : PyObject_GetAttr(source, str_name);
     Py_XDECREF(source);
-    PyObject *start = process == NULL ? NULL : PyFloat_FromDouble(self->hop_start);
-    PyObject *end = start == NULL ? NULL : PyFloat_FromDouble(now);
-    PyObject *node_id = end == NULL ? NULL : PyObject_GetAttr(node, str_id);
+    PyObject *node_id = process == NULL ? NULL : PyObject_GetAttr(node, str_id);
     PyObject *size = node_id == NULL ? NULL : PyObject_GetAttr(message, str_size);
     PyObject *direction = size == NULL ? NULL : PyObject_GetAttr(message, str_direction);
     PyObject *to = direction == NULL ? NULL : PyObject_GetAttr(self->target, str_name);
-    PyObject *result = NULL;
+    int status = -1;
     if (to != NULL) {
-        PyObject *call[] = {timeline, process, str_transfer, start, end,
-                            node_id, instance, size, direction, to};
-        result = PyObject_VectorcallMethod(str_add, call, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                           transfer_kwnames);
+        PyObject *extra[] = {node_id, instance, size, direction, to};
+        status = keep_entry_with(timeline, process, str_transfer, self->hop_start, now,
+                                 transfer_keys, extra);
     }
     Py_XDECREF(process);
-    Py_XDECREF(start);
-    Py_XDECREF(end);
     Py_XDECREF(node_id);
     Py_XDECREF(size);
     Py_XDECREF(direction);
     Py_XDECREF(to);
-    if (result == NULL)
-        return -1;
-    Py_DECREF(result);
-    return 0;
+    return status;
 }
 
 /* End the current hop: `_Transfer._end`. */
@@ -2394,6 +2416,143 @@ static PyType_Spec ResourceCore_spec = {
 
 /* -- a send (simulator/api.py _PythonSimCore.p2pCommunicationSend, its Python reference) ------ */
 
+static PyTypeObject *mailbox_core_type = NULL; /* MailboxCore, made at import */
+static PyObject *str_receivers = NULL, *str_receive_fallback = NULL;
+static SlotCache receivers_slot = {&str_receivers};
+
+/* A stackless process's receive from a source some process of the run received from before
+ * (Sim._receivers holds the source's filter and what a receive from it waits for), on the C
+ * core and off any greenlet: StacklessSim._receive_fallback's work (its Python reference).
+ * The oldest message the filter takes is accounted (`received`) and its size is *result; with
+ * none, the process waits in its mailbox and *result is WAIT (`_resumed` accounts the message
+ * when it comes and gives its size). 1 when done, 0 when Python must do it (nothing done),
+ * -1 on error. */
+static int
+stackless_receive_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject **result)
+{
+    if (mailbox_core_type == NULL || self->engine == NULL ||
+        !PyObject_TypeCheck(self->engine, core_type) || self->stackless == NULL ||
+        self->stackless == Py_None || self->receive_then != NULL)
+        return 0;
+    int on_process = stackless_on_process();
+    if (on_process != 0) /* a borrowed greenlet: Python's receive blocks there */
+        return on_process < 0 ? -1 : 0;
+    PyObject *rank = nargs == 2 ? args[1] : Py_None;
+    PyObject *receivers = slot_get((PyObject *)self, &receivers_slot);
+    if (receivers == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    /* the key of Sim._receivers: (label, rank, type(rank)), so rank 1.0 or True is not 1 */
+    PyObject *entry = NULL;
+    if (PyDict_CheckExact(receivers)) {
+        PyObject *key = PyTuple_Pack(3, args[0], rank, (PyObject *)Py_TYPE(rank));
+        if (key == NULL) {
+            Py_DECREF(receivers);
+            return -1;
+        }
+        entry = PyDict_GetItemWithError(receivers, key); /* borrowed */
+        Py_DECREF(key);
+        Py_XINCREF(entry);
+    }
+    Py_DECREF(receivers);
+    if (entry == NULL) {
+        if (PyErr_Occurred()) { /* an unhashable label or rank: Python's message */
+            if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                return -1;
+            PyErr_Clear();
+        }
+        return 0;
+    }
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2) {
+        Py_DECREF(entry);
+        return 0;
+    }
+    PyObject *accept = PyTuple_GET_ITEM(entry, 0), *waiting = PyTuple_GET_ITEM(entry, 1);
+    PyObject *state = slot_get((PyObject *)self, &state_slot);
+    PyObject *mailbox = state == NULL ? NULL : PyObject_GetAttr(state, str_mailbox);
+    Py_XDECREF(state);
+    if (mailbox == NULL) {
+        Py_DECREF(entry);
+        return -1;
+    }
+    MailboxCore *box = (MailboxCore *)mailbox;
+    if (!PyObject_TypeCheck(mailbox, mailbox_core_type) || box->items == NULL ||
+        box->getters == NULL || !PyList_CheckExact(box->items) ||
+        !PyList_CheckExact(box->getters)) {
+        Py_DECREF(mailbox);
+        Py_DECREF(entry);
+        return 0;
+    }
+    double started = ((Core *)self->engine)->now;
+    int status = 0;
+    /* Mailbox.take: the oldest message the filter takes */
+    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(box->items); index++) {
+        PyObject *item = Py_NewRef(PyList_GET_ITEM(box->items, index));
+        PyObject *answer = PyObject_CallOneArg(accept, item);
+        int taken = answer == NULL ? -1 : PyObject_IsTrue(answer);
+        Py_XDECREF(answer);
+        if (taken > 0 && index < PyList_GET_SIZE(box->items) &&
+            PyList_GET_ITEM(box->items, index) == item)
+            taken = PySequence_DelItem(box->items, index) < 0 ? -1 : 1;
+        else if (taken > 0) { /* the filter changed the mailbox: Python's error, not ours */
+            PyErr_SetString(PyExc_RuntimeError, "a receive's filter changed the mailbox");
+            taken = -1;
+        }
+        if (taken != 0) {
+            if (taken > 0 && received(self, started, item) == 0) {
+                *result = PyObject_GetAttr(item, str_size);
+                status = *result == NULL ? -1 : 1;
+            } else
+                status = -1;
+            Py_DECREF(item);
+            Py_DECREF(mailbox);
+            Py_DECREF(entry);
+            return status;
+        }
+        Py_DECREF(item);
+    }
+    /* Mailbox.wait: `put` wakes the process with the message */
+    PyObject *getter = PyList_New(2);
+    if (getter == NULL || PyObject_SetAttr(self->stackless, str_waiting, waiting) < 0) {
+        Py_XDECREF(getter);
+        status = -1;
+    } else {
+        PyList_SET_ITEM(getter, 0, Py_NewRef(self->stackless));
+        PyList_SET_ITEM(getter, 1, Py_NewRef(accept));
+        status = PyList_Append(box->getters, getter) < 0 ? -1 : 1;
+        Py_DECREF(getter);
+    }
+    if (status == 1) {
+        Py_XSETREF(self->receive_then, Py_NewRef(Py_None)); /* `_resumed`: the size */
+        self->receive_started = started;
+        *result = Py_NewRef(wait_marker);
+    }
+    Py_DECREF(mailbox);
+    Py_DECREF(entry);
+    return status;
+}
+
+static PyObject *
+SimCore_stackless_receive(SimCore *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && (nargs == 1 || nargs == 2)) {
+        PyObject *result = NULL;
+        int done = stackless_receive_fast(self, args, nargs, &result);
+        if (done < 0)
+            return NULL;
+        if (done)
+            return result;
+    }
+    PyObject *fallback = PyObject_GetAttr((PyObject *)self, str_receive_fallback);
+    if (fallback == NULL)
+        return NULL;
+    PyObject *result = PyObject_Vectorcall(fallback, args, nargs, kwnames);
+    Py_DECREF(fallback);
+    return result;
+}
+
 static PyTypeObject *message_type = NULL; /* simulator.platform.Message, set by set_message_type */
 static PyObject *p2p_channel = NULL;      /* simulator.api.P2P */
 static PyObject *transfer_type = NULL;    /* Transfer, made at import */
@@ -2594,6 +2753,64 @@ set_stackless_types(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* The attribute guard of application models (simulator.sandbox.restricted.guarded_getattr)
+ * for the reads it lets through: a str name that does not start with "_", is not one of
+ * RestrictedPython's INSPECT_ATTRIBUTES nor format/format_map, read from an object that is
+ * not a frame, code object or traceback (types no class can subclass, so the exact type
+ * is the isinstance test). Every other call goes to the Python guard, which refuses or
+ * answers it: its messages and its rules stay in one place. */
+static PyObject *guard_reference = NULL; /* restricted.guarded_getattr */
+static PyObject *guard_inspect = NULL;   /* INSPECT_ATTRIBUTES, a frozenset */
+
+static int
+guard_passes(PyObject *obj, PyObject *name)
+{
+    if (!PyUnicode_CheckExact(name) || PyUnicode_GET_LENGTH(name) == 0)
+        return 0;
+    Py_UCS4 first = PyUnicode_READ_CHAR(name, 0);
+    if (first == '_')
+        return 0;
+    PyTypeObject *type = Py_TYPE(obj);
+    if (type == &PyFrame_Type || type == &PyCode_Type || type == &PyTraceBack_Type)
+        return 0;
+    if (first == 'f' && (PyUnicode_CompareWithASCIIString(name, "format") == 0 ||
+                         PyUnicode_CompareWithASCIIString(name, "format_map") == 0))
+        return 0;
+    return PySet_Contains(guard_inspect, name) == 0 ? 1 : 0; /* -1: the Python guard says */
+}
+
+static PyObject *
+guarded_getattr(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (guard_reference == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "set_attribute_guard was not called");
+        return NULL;
+    }
+    if (kwnames == NULL && (nargs == 2 || nargs == 3) && guard_passes(args[0], args[1])) {
+        PyObject *value = PyObject_GetAttr(args[0], args[1]);
+        if (value == NULL && nargs == 3 && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            return Py_NewRef(args[2]);
+        }
+        return value;
+    }
+    PyErr_Clear(); /* guard_passes' set lookup cannot fail on a str, but be sure */
+    return PyObject_Vectorcall(guard_reference, args, nargsf, kwnames);
+}
+
+static PyObject *
+set_attribute_guard(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyCallable_Check(args[0]) || !PyFrozenSet_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "set_attribute_guard(guarded_getattr, frozenset)");
+        return NULL;
+    }
+    Py_XSETREF(guard_reference, Py_NewRef(args[0]));
+    Py_XSETREF(guard_inspect, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"set_process_type", set_process_type, METH_O,
      "Tell the core which class is a simulated process."},
@@ -2610,6 +2827,11 @@ static PyMethodDef module_methods[] = {
      "Tell SimCore's send which class is a message and which channel a send's (Message, P2P)."},
     {"set_memo_type", set_memo_type, METH_O,
      "Tell SimCore which dict subclass is a memo with an `index` slot (shallow.Memo)."},
+    {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,
+     "Tell guarded_getattr the Python guard it defers to and the inspection attributes."},
+    {"guarded_getattr", (PyCFunction)(void (*)(void))guarded_getattr,
+     METH_FASTCALL | METH_KEYWORDS,
+     "getattr(obj, name[, default]) for application models: the Python guard's rules."},
     {NULL},
 };
 
@@ -2657,6 +2879,10 @@ PyInit__speedups(void)
     str_targets = PyUnicode_InternFromString("_targets");
     str_state = PyUnicode_InternFromString("_state");
     str_p2p_send_fallback = PyUnicode_InternFromString("_p2p_send_fallback");
+    str_receivers = PyUnicode_InternFromString("_receivers");
+    str_receive_fallback = PyUnicode_InternFromString("_receive_fallback");
+    if (str_receivers == NULL || str_receive_fallback == NULL)
+        return NULL;
     str_end = PyUnicode_InternFromString("_end");
     str_failed = PyUnicode_InternFromString("_failed");
     str_throw = PyUnicode_InternFromString("throw");
@@ -2665,7 +2891,6 @@ PyInit__speedups(void)
     str_transfer_time = PyUnicode_InternFromString("transfer_time");
     str_release = PyUnicode_InternFromString("release");
     str_request = PyUnicode_InternFromString("request");
-    str_add = PyUnicode_InternFromString("add");
     str_mailbox = PyUnicode_InternFromString("mailbox");
     str_put = PyUnicode_InternFromString("put");
     str_size = PyUnicode_InternFromString("size");
@@ -2675,15 +2900,18 @@ PyInit__speedups(void)
     str_name = PyUnicode_InternFromString("name");
     str_id = PyUnicode_InternFromString("id");
     str_transfer = PyUnicode_InternFromString("transfer");
-    transfer_kwnames = Py_BuildValue("(sssss)", "node", "instance", "size", "direction", "to");
+    /* a transfer's timeline entry's further keys, in Timeline.add's order */
+    transfer_keys = Py_BuildValue("(sssss)", "node", "instance", "size", "direction", "to");
+    for (Py_ssize_t index = 0; transfer_keys != NULL && index < 5; index++)
+        PyUnicode_InternInPlace(&PyTuple_GET_ITEM(transfer_keys, index));
     str_append = PyUnicode_InternFromString("append");
     str_popleft = PyUnicode_InternFromString("popleft");
     if (str_append == NULL || str_popleft == NULL)
         return NULL;
     if (str_transfer_time == NULL || str_release == NULL || str_request == NULL ||
-        str_add == NULL || str_mailbox == NULL || str_put == NULL || str_size == NULL ||
+        str_mailbox == NULL || str_put == NULL || str_size == NULL ||
         str_direction == NULL || str_host_memory == NULL || str_source == NULL ||
-        str_name == NULL || str_id == NULL || str_transfer == NULL || transfer_kwnames == NULL)
+        str_name == NULL || str_id == NULL || str_transfer == NULL || transfer_keys == NULL)
         return NULL;
     if (str_waiting == NULL || str_add_busy == NULL || str_computation_time == NULL ||
         str_computation_fallback == NULL || str_computation_memo == NULL ||
@@ -2726,7 +2954,7 @@ PyInit__speedups(void)
     }
     core_type = (PyTypeObject *)core;
     transfer_type = transfer; /* the module keeps it, and this reference too */
-    Py_DECREF(mailbox);
+    mailbox_core_type = (PyTypeObject *)mailbox; /* ... and this one */
     Py_DECREF(resource);
     /* WAIT: a stackless process yields it to wait (SimCore.computation returns it) */
     wait_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);

@@ -322,11 +322,9 @@ class Sim(_SimCore):
         self._labels = labels
         self._memo = _MEMO_UNKNOWN
         self._details = None
-        # per source a process receives from: the message filter and what it waits for (made
-        # at the first receive)
-        self._receivers: (
-            dict[tuple[object, object, type], tuple[Callable[[Message], bool], str]] | None
-        ) = None
+        # per source: the message filter and what a receive from it waits for, the same for
+        # every process of the run (the world's, made at the run's first receive from it)
+        self._receivers = world.receivers
         # per (label, rank) a process sends to: the target and the hops to it, checked once
         # (made at the first send)
         self._targets: dict[tuple[object, object, type], _Route] | None = None
@@ -626,15 +624,16 @@ class Sim(_SimCore):
     ) -> tuple[Callable[[Message], bool], str]:
         """Return (the filter, what the process waits for) of receives from a source."""
         try:
-            return self._receivers[source_label, source_rank, source_rank.__class__]  # type: ignore[index]
-        except (KeyError, TypeError):  # the first receive (from this source), or unhashable
+            return self._receivers[source_label, source_rank, source_rank.__class__]
+        except (KeyError, TypeError):  # the run's first receive from this source, or unhashable
             return self._receiver(source_label, source_rank)
 
     def _receiver(
         self, source_label: object, source_rank: object
     ) -> tuple[Callable[[Message], bool], str]:
         """Return (the filter, what the process waits for) of receives from a source, checked
-        once and kept for the next receive from it."""
+        once and kept for every next receive from it (by any process: neither depends on
+        which process receives)."""
         call = "sim.p2pCommunicationReceive"
         if source_rank is None:
             self._peers(call, source_label)
@@ -649,8 +648,6 @@ class Sim(_SimCore):
             def accept(message: Message) -> bool:
                 return message.channel == P2P and message.source is peer
 
-        if self._receivers is None:
-            self._receivers = {}
         self._receivers[source_label, source_rank, source_rank.__class__] = (accept, waiting)
         return accept, waiting
 
@@ -848,11 +845,17 @@ class StacklessSim(Sim):
 
     def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> Any:
         """Sim's receive: a message already there is taken at once; else the process waits
-        in its mailbox (no greenlet) and gets the message's size when it comes."""
+        in its mailbox (no greenlet) and gets the message's size when it comes. (The C core's
+        `SimCore._stackless_receive` does the same for a source received from before, and
+        calls this, `_receive_fallback`, for every other call.)"""
         if _on_a_greenlet():  # a borrowed one: block as Sim does
             return Sim.p2pCommunicationReceive(self, source_label, source_rank)
         accept, waiting = self._receiving_from(source_label, source_rank)
         return self._wait_for_message(accept, waiting, _size)
+
+    _receive_fallback = p2pCommunicationReceive
+    if not TYPE_CHECKING and speedups is not None:
+        p2pCommunicationReceive = _SimCore._stackless_receive
 
     # broadcast, scatter, gather and barrier are Sim's, waiting through these:
 

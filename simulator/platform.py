@@ -19,7 +19,7 @@ The semantics the application model sees are written in simulator.api's docstrin
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from simulator.engine import Engine, EventCount, Mailbox, Resource, speedups
@@ -315,6 +315,11 @@ class World:
         self._plans: dict[tuple[str, str], tuple[tuple[NodeRuntime, int, str, str], ...]] = {}
         self._hop_tuples: dict[tuple[tuple[str, str], tuple[int, ...]], tuple[Hop, ...]] = {}
         self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
+        # per source a receive names (label, rank, type of rank): its message filter and what
+        # a receive from it waits for, the same for every process (simulator.api Sim._receiver)
+        self.receivers: dict[
+            tuple[object, object, type], tuple[Callable[[Message], bool], str]
+        ] = {}
         self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
         # a message's crossing: the C core's when the engine runs on it
         self._transfer: Any = _Transfer

@@ -298,9 +298,8 @@ class Timeline:
         # Whether a kept computation carries a detail or a GPU kernel's work: without one,
         # and without a GPU node, the result has no kernel rows (`kernel_rows`).
         self.annotated = False
-        # kernel_inputs(params) by the params' items and their types (True == 1 and
-        # Fraction(1) == 1.0 are not the same kernel input)
-        self._kernels: dict[object, dict[str, float] | None] = {}
+        # kernel_inputs(params) by its own items (floats): one dict per distinct kernel
+        self._kernels: dict[tuple[tuple[str, float], ...], dict[str, float]] = {}
 
     def add(self, process: str, kind: str, start_s: float, end_s: float, **extra: Any) -> None:
         """Record one interval of `kind` ("compute", "transfer", "receive", ...) for `process`."""
@@ -343,19 +342,14 @@ class Timeline:
         self.full = len(entries) >= self.limit
 
     def kernel_inputs(self, params: Mapping[str, object]) -> dict[str, float] | None:
-        """Return `kernel_inputs(params)` (simulator.models.roofline), decided once per
-        distinct params; the entries of one kernel share its dict (a result is read, never
-        written)."""
+        """Return `kernel_inputs(params)` (simulator.models.roofline); the entries of kernels
+        with the same inputs share one dict (a result is read, never written)."""
         if "CUDACoreInstructions" not in params:  # not a kernel's: the common case, at once
             return None
-        try:
-            key = (tuple(params.items()), tuple(map(type, params.values())))
-            return self._kernels[key]
-        except TypeError:  # an unhashable parameter (a list)
-            return kernel_inputs(params)
-        except KeyError:
-            inputs = self._kernels[key] = kernel_inputs(params)
-            return inputs
+        inputs = kernel_inputs(params)
+        if inputs is None:
+            return None
+        return self._kernels.setdefault(tuple(inputs.items()), inputs)
 
     def add_busy(self, node: str, instance: int, start_s: float, end_s: float) -> None:
         """Record one busy period of a component instance."""

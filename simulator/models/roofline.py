@@ -110,7 +110,15 @@ def kernel_inputs(params: Mapping[str, object]) -> dict[str, float] | None:
     and gridSize or N)."""
     if "CUDACoreInstructions" not in params:  # the common case of a CPU computation: fast
         return None
-    inputs = {name: value for name in KERNEL_INPUTS if (value := _number(params, name))}
+    inputs: dict[str, float] = {}
+    for name in KERNEL_INPUTS:
+        value = params.get(name)
+        kind = value.__class__
+        if kind is float or kind is int:  # `_number` at once for a plain number (not a bool)
+            if 0 < value < math.inf:  # type: ignore[operator]
+                inputs[name] = float(value)  # type: ignore[arg-type]
+        elif value is not None and (number := _number(params, name)):
+            inputs[name] = number
     if (
         "GMEMBytesTransferred" not in inputs
         or "CUDACoreInstructions" not in inputs

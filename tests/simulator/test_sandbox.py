@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from simulator.engine import STACKLESS_CORE
+from simulator.engine import STACKLESS_CORE, speedups
 from simulator.errors import (
     LaunchError,
     SandboxLimitError,
@@ -43,6 +43,7 @@ from simulator.sandbox import (
     compile_user_code,
     execute_user_code,
     printed_output,
+    restricted,
     run_sandboxed,
     user_globals,
 )
@@ -928,3 +929,70 @@ def test_the_report_reserve_holds_the_data_limit_without_touching_its_pages() ->
     )
     done = run_code(code)
     assert done.stdout.strip() == "held True", done.stderr
+
+
+class _Shouty(str):
+    """A str subclass: its format methods are refused as str's are."""
+
+
+def _a_frame() -> object:
+    return sys._getframe()
+
+
+def _outcome(guard: Any, *args: object, **kwargs: object) -> tuple[str, object]:
+    try:
+        return "value", guard(*args, **kwargs)
+    except Exception as error:  # the kind and message of a refusal are what is compared
+        return type(error).__name__, str(error)
+
+
+GUARD_CALLS: list[tuple[object, ...]] = [
+    ("text", "upper"),
+    ("text", "format"),
+    ("text", "format_map"),
+    (_Shouty("x"), "format"),
+    (_Shouty, "format"),
+    (str, "format_map"),
+    ({"a": 1}, "format"),  # not a str: no such attribute, as Python says
+    ({"a": 1}, "get"),
+    ({"a": 1}, "missing"),
+    ({"a": 1}, "missing", 7),
+    ({"a": 1}, "_private"),
+    ({"a": 1}, "__class__"),
+    ({"a": 1}, "_private", 7),
+    ((lambda: 0), "func_globals"),
+    ((lambda: 0), "gi_frame"),
+    (_a_frame(), "f_back"),
+    (_a_frame(), "clear"),
+    (_a_frame.__code__, "co_name"),
+    ({"a": 1}, ""),
+    ({"a": 1}, 3),
+    ({"a": 1},),
+    ({"a": 1}, "get", 1, 2),
+]
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize(
+    "call", GUARD_CALLS, ids=lambda call: f"{type(call[0]).__name__}.{call[1:]}"
+)
+def test_the_c_attribute_guard_answers_and_refuses_as_the_python_guard(
+    call: tuple[object, ...],
+) -> None:
+    python_guard = restricted.guarded_getattr
+    c_guard = restricted._attribute_guard()
+    assert c_guard is speedups.guarded_getattr
+    expected = _outcome(python_guard, *call)
+    got = _outcome(c_guard, *call)
+    if expected[0] == "value" and callable(expected[1]):  # a bound method: made anew each read
+        assert got[0] == "value" and got[1] == expected[1]
+    else:
+        assert got == expected
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_the_c_attribute_guard_takes_the_default_by_keyword_as_the_python_guard() -> None:
+    c_guard = restricted._attribute_guard()
+    assert c_guard({"a": 1}, "missing", default=5) == 5
+    with pytest.raises(AttributeError, match='starts with "_"'):
+        c_guard({"a": 1}, "_x", default=5)
