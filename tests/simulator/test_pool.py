@@ -156,8 +156,9 @@ def test_the_daemons_children_are_forked_by_its_zygote_and_hold_none_of_it(runti
     parent, group, session = stat_fields(pid)[1:4]
     assert int(parent) == daemon and int(group) == pid and int(session) == pid
     assert os.readlink(f"/proc/{pid}/cwd") == child.workdir
+    # once it waits for its run: a file it reads while it prepares is open a moment only
+    wait_until(lambda: len(os.listdir(f"/proc/{pid}/fd")) == 4, "the child to hold 4 fds", 5)
     assert sorted(os.listdir(f"/proc/{pid}/fd"), key=int)[:3] == ["0", "1", "2"]
-    assert len(os.listdir(f"/proc/{pid}/fd")) == 4
     zygotes = [p for p in _children(daemon) if p != pid]
     assert len(zygotes) == 1 and Path(f"/proc/{zygotes[0]}/cwd").resolve() == Path("/")
 
