@@ -153,9 +153,9 @@ class OptimizationType:
 class HashMap(dict[str, Any]):
     """A dict with Java's `put` / `get`, so `new HashMap()` and `.put(k, v)` port as they are."""
 
-    def put(self, key: str, value: Any) -> None:
-        """Store `value` under `key` (Java's `Map.put`)."""
-        self[key] = value
+    # Store `value` under `key` (Java's `Map.put`): dict's own item assignment, in C (a GPU
+    # model's params are a row of puts per kernel)
+    put = dict.__setitem__
 
 
 class Label(str):

@@ -114,7 +114,10 @@ class NodeRuntime:
                 model=str(self.model_key),
                 function=function,
             )
-        value = self.functions.call(function, *args, params=params)
+        return self._checked(function, self.functions.call(function, *args, params=params))
+
+    def _checked(self, function: str, value: object) -> float:
+        """Return a model's `value` as seconds: a finite number >= 0, else the node's error."""
         if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
             raise ModelEvaluationError(
                 NODE_MESSAGES["bad_time"].format(value=value),
@@ -152,7 +155,10 @@ class NodeRuntime:
             params["direction"] = direction
         if host_memory is not None:
             params["hostMemory"] = host_memory
-        return self._time("p2pTime", size, params=params)
+        functions = self.functions
+        if functions is None or not self.has_p2p:  # `_time` says what is missing
+            return self._time("p2pTime", size, params=params)
+        return self._checked("p2pTime", functions.call("p2pTime", size, params=params))
 
 
 class Message:

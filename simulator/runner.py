@@ -359,7 +359,7 @@ def _reporting_simulated_time(
 # 1,000-process collectives run went to it (gc.callbacks), a quarter of its 10,000-process
 # compute run's. Garbage is still collected, in larger batches (at most this many young
 # objects wait); a threshold already higher (or 0, collection off) is kept.
-RUN_GC_YOUNG_THRESHOLD = 50_000
+RUN_GC_YOUNG_THRESHOLD = 200_000
 
 
 class _YoungCollections:
@@ -459,11 +459,15 @@ def _simulate(
         raise LaunchError("labels", RUNNER_MESSAGES["labels"])
     slots = place_processes(system, labels)
     launch_variables = _check_variables(variables)
-    code = compile_user_code(app_source, APP_FILENAME, trusted_sim=True)
 
     engine = Engine(seed)
-    # the processes run stackless when the model allows it (simulator.sandbox.stackless)
+    # the processes run stackless when the model allows it (simulator.sandbox.stackless),
+    # whose process function compiles only a model that compile_user_code accepts; else on
+    # greenlets, running the model's module code (compile_user_code reports its errors)
     stackless = _stackless_function(app_source, launch_variables) if engine.stackless else None
+    code = (
+        compile_user_code(app_source, APP_FILENAME, trusted_sim=True) if stackless is None else None
+    )
     arguments = () if stackless is None else parameters(stackless)
     functions_by_pair: dict[tuple[str, str], ShallowFunctions] = {}
     nodes: dict[str, NodeRuntime] = {}

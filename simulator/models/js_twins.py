@@ -324,14 +324,17 @@ class MerpsysPcieTwin(JsTwin):
     def __init__(self, attributes: Mapping[str, object]) -> None:
         super().__init__(attributes)
         bandwidth = _present(attributes, "bandwidth")
-        self.links: dict[str, tuple[float | None, float | None, float | None]] = {
-            direction: (
-                _present(attributes, "startup" + suffix),
-                bandwidth,
-                _present(attributes, "lambda" + suffix),
+        # per direction (startup, bandwidth * lambda): the product is the same double at every
+        # call; None where an attribute is not a number (the JavaScript coerces or throws)
+        self.links: dict[str, tuple[float, float] | None] = {}
+        for direction, suffix in (("HostToDevice", "HTD"), ("DeviceToHost", "Dth")):
+            startup = _present(attributes, "startup" + suffix)
+            lambda_c = _present(attributes, "lambda" + suffix)
+            self.links[direction] = (
+                None
+                if startup is None or bandwidth is None or lambda_c is None
+                else (startup, bandwidth * lambda_c)
             )
-            for direction, suffix in (("HostToDevice", "HTD"), ("DeviceToHost", "Dth"))
-        }
 
     def call(self, function: str, args: tuple[object, ...], params: Mapping[str, object]) -> float:
         if function != "p2pTime" or len(args) != 1:
@@ -342,9 +345,9 @@ class MerpsysPcieTwin(JsTwin):
             return 0.0
         link = self.links.get(direction) if type(direction) is str else None
         if link is None:
-            raise Decline  # the JavaScript throws
-        startup, bandwidth, lambda_c = link
-        return _use(startup) + size / (_use(bandwidth) * _use(lambda_c))
+            raise Decline  # the JavaScript throws (or an attribute is not a number)
+        startup, rate = link
+        return startup + size / rate
 
 
 @dataclass(frozen=True)

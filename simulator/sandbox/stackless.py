@@ -178,6 +178,15 @@ class _YieldingSimCalls(ast.NodeTransformer):
             raise _Refused(f"line {node.lineno}: a global statement")
         return node
 
+    def _in_a_function_only(self, node: ast.AST) -> ast.AST:
+        """A `return`, `yield` or `await` the model wrote: the process function would take
+        one at the top level, which Python refuses there (compile_user_code says so)."""
+        if not self.nested and not self.function:
+            raise _Refused(f"line {getattr(node, 'lineno', '?')}: outside a function")
+        return self.generic_visit(node)
+
+    visit_Return = visit_Yield = visit_YieldFrom = visit_Await = _in_a_function_only
+
     visit_Nonlocal = visit_Global  # type: ignore[assignment]
 
     def visit_Call(self, node: ast.Call) -> ast.AST:

@@ -136,6 +136,9 @@ def test_a_model_that_computes_talks_and_meets_runs_stackless(
         ("sim.computation({}, memory={})\n", "line 1: sim.computation with memory waits"),
         ("x = sim.now()\n", "no sim call waits"),
         ("sim.computation({}\n", "'(' was never closed"),
+        ("sim.computation({})\nreturn\n", "line 2: outside a function"),
+        ("sim.computation({})\nx = yield 1\n", "line 2: outside a function"),
+        ("sim.computation({})\nyield from range(2)\n", "line 2: outside a function"),
     ],
 )
 def test_a_model_that_would_change_meaning_as_a_generator_is_refused(
@@ -143,6 +146,18 @@ def test_a_model_that_would_change_meaning_as_a_generator_is_refused(
 ) -> None:
     assert process_function(source, FILENAME) is None
     assert refusal(source, FILENAME).startswith(reason)
+
+
+@pytest.mark.parametrize("statement", ["return", "yield 1", "x = yield"])
+def test_a_return_or_yield_at_the_top_level_is_the_compilers_error_though_it_would_run_stackless(
+    statement: str,
+) -> None:
+    # the run compiles the model's module code only when it runs on greenlets: the process
+    # function, where a return or yield would be valid, must not take the model instead
+    app = f"sim.computation({{'seconds': 1.0}})\n{statement}\n"
+    with pytest.raises(UserCodeError) as caught:
+        run_simulation(TWO_HOSTS_AND_A_SWITCH, app, labels=LABELS, variables={})
+    assert "outside function (<application model>, line 2)" in str(caught.value)
 
 
 def test_sim_random_now_and_nested_code_without_sim_are_allowed() -> None:
