@@ -259,6 +259,18 @@ class MerpsysGpuTwin(JsTwin):
         # `SMCoreClock * Math.pow(10, 6)`: V8's Math.pow(10, 6) is exactly 1e6 (tested).
         self.sm_hz = None if self.sm_clock is None else self.sm_clock * 1e6
         self.gmem_per_sm = self._gmem_throughput(attributes)
+        # the globals every call reads, or None where one is not a number (each call declines)
+        used = (
+            self.warp_size,
+            self.cuda_cores,
+            self.schedulers,
+            self.gmem_per_sm,
+            self.sms,
+            self.sm_hz,
+        )
+        self._globals: tuple[float, float, float, float, float, float] | None = (
+            None if None in used else used  # type: ignore[assignment]
+        )
 
     def _gmem_throughput(self, attributes: Mapping[str, object]) -> float | None:
         """Return `getGMEMThroughput()` (4.5), which reads attributes only."""
@@ -301,18 +313,17 @@ class MerpsysGpuTwin(JsTwin):
         grid, block, cuda_instructions, issued, gmem_bytes, occupancy, latency, lambda_k = _numbers(
             kernel
         )
-        warp_size = _use(self.warp_size)
+        if self._globals is None:
+            raise Decline
+        warp_size, cuda_cores, schedulers, gmem_per_sm, sms, sm_hz = self._globals
         warps_launched = grid * _ceil(block / warp_size)  # W_L (4.2)
         throughput_bound = 1 / _max(  # Th_bound (4.4)
-            _max(
-                warp_size * cuda_instructions / _use(self.cuda_cores),
-                issued / _use(self.schedulers),
-            ),
-            gmem_bytes / _use(self.gmem_per_sm),
+            _max(warp_size * cuda_instructions / cuda_cores, issued / schedulers),
+            gmem_bytes / gmem_per_sm,
         )
         warp_throughput = _min(occupancy / latency, throughput_bound)  # W_Th (4.3)
-        cycles = warps_launched / (warp_throughput * _use(self.sms) * lambda_k)
-        return cycles / _use(self.sm_hz)  # T_k (4.1)
+        cycles = warps_launched / (warp_throughput * sms * lambda_k)
+        return cycles / sm_hz  # T_k (4.1)
 
 
 class MerpsysPcieTwin(JsTwin):
