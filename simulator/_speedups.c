@@ -1646,6 +1646,7 @@ static PyObject *SimCore_p2p_send(SimCore *self, PyObject *const *args, size_t n
                                   PyObject *kwnames); /* with the message path, below */
 static PyObject *SimCore_stackless_receive(SimCore *self, PyObject *const *args, size_t nargsf,
                                            PyObject *kwnames); /* with the mailbox, below */
+static PyObject *SimCore_take_or_wait(SimCore *self, PyObject *const *args, Py_ssize_t nargs);
 
 static PyMethodDef SimCore_methods[] = {
     {"computation", (PyCFunction)(void (*)(void))SimCore_computation,
@@ -1672,6 +1673,8 @@ static PyMethodDef SimCore_methods[] = {
      "p2pCommunicationReceive(source_label, source_rank=None)\n--\n\n"
      "A stackless process's receive (see simulator.api.StacklessSim): the message's size, "
      "or WAIT."},
+    {"_take_or_wait", (PyCFunction)(void (*)(void))SimCore_take_or_wait, METH_FASTCALL,
+     "StacklessSim._wait_for_message in C: then(message) or WAIT; NotImplemented: Python's."},
     {NULL},
 };
 
@@ -2167,6 +2170,8 @@ wake_process(PyObject *engine, PyObject *proc, PyObject *value)
     return 0;
 }
 
+static int accepts(PyObject *accept, PyObject *item); /* with the message filters, below */
+
 /* put(item): hand `item` to the first waiting getter that accepts it, or keep it. */
 static PyObject *
 MailboxCore_put(MailboxCore *self, PyObject *item)
@@ -2187,12 +2192,7 @@ MailboxCore_put(MailboxCore *self, PyObject *item)
         }
         Py_INCREF(getter);
         PyObject *proc = PyList_GET_ITEM(getter, 0), *accept = PyList_GET_ITEM(getter, 1);
-        int taken = 1;
-        if (accept != Py_None) {
-            PyObject *answer = PyObject_CallOneArg(accept, item);
-            taken = answer == NULL ? -1 : PyObject_IsTrue(answer);
-            Py_XDECREF(answer);
-        }
+        int taken = accept == Py_None ? 1 : accepts(accept, item);
         if (taken > 0) {
             Py_INCREF(proc);
             int status = PySequence_DelItem(getters, index);
@@ -2420,15 +2420,165 @@ static PyTypeObject *mailbox_core_type = NULL; /* MailboxCore, made at import */
 static PyObject *str_receivers = NULL, *str_receive_fallback = NULL;
 static SlotCache receivers_slot = {&str_receivers};
 
-/* A stackless process's receive from a source some process of the run received from before
- * (Sim._receivers holds the source's filter and what a receive from it waits for), on the C
- * core and off any greenlet: StacklessSim._receive_fallback's work (its Python reference).
- * The oldest message the filter takes is accounted (`received`) and its size is *result; with
- * none, the process waits in its mailbox and *result is WAIT (`_resumed` accounts the message
- * when it comes and gives its size). 1 when done, 0 when Python must do it (nothing done),
- * -1 on error. */
+/* -- message filters: what a receive takes from a mailbox, answered without calling Python -- */
+
+static PyObject *str_channel = NULL, *str_slot = NULL, *str_label = NULL;
+static SlotCache channel_slot = {&str_channel}, source_slot = {&str_source},
+                 slot_slot = {&str_slot};
+
+/* MessageFilter(channel, label=None, peer=None): `message.channel == channel`, and when given,
+ * `message.source.slot.label == label` or `message.source is peer` (api.Sim._receiver's and
+ * the collectives' filters; their Python references are the lambdas they replace). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *channel;
+    PyObject *label; /* or None */
+    PyObject *peer;  /* or None */
+    vectorcallfunc vectorcall;
+} MessageFilter;
+
+static PyTypeObject *message_filter_type = NULL; /* made at import */
+
+/* 1 when `filter` takes `message`, 0 when not, -1 on error. */
 static int
-stackless_receive_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject **result)
+filter_takes(MessageFilter *filter, PyObject *message)
+{
+    PyObject *channel = slot_get(message, &channel_slot);
+    if (channel == NULL)
+        return -1;
+    int same = channel == filter->channel ? 1
+                                          : PyObject_RichCompareBool(channel, filter->channel, Py_EQ);
+    Py_DECREF(channel);
+    if (same <= 0 || (filter->label == Py_None && filter->peer == Py_None))
+        return same;
+    PyObject *source = slot_get(message, &source_slot);
+    if (source == NULL)
+        return -1;
+    if (filter->peer != Py_None) {
+        same = source == filter->peer;
+        Py_DECREF(source);
+        return same;
+    }
+    PyObject *slot = slot_get(source, &slot_slot);
+    Py_DECREF(source);
+    PyObject *label = slot == NULL ? NULL : PyObject_GetAttr(slot, str_label);
+    Py_XDECREF(slot);
+    if (label == NULL)
+        return -1;
+    same = label == filter->label ? 1 : PyObject_RichCompareBool(label, filter->label, Py_EQ);
+    Py_DECREF(label);
+    return same;
+}
+
+/* 1 when `accept` (a MessageFilter or any callable) takes `item`, 0 when not, -1 on error. */
+static int
+accepts(PyObject *accept, PyObject *item)
+{
+    if (message_filter_type != NULL && Py_TYPE(accept) == message_filter_type)
+        return filter_takes((MessageFilter *)accept, item);
+    PyObject *answer = PyObject_CallOneArg(accept, item);
+    int taken = answer == NULL ? -1 : PyObject_IsTrue(answer);
+    Py_XDECREF(answer);
+    return taken;
+}
+
+static PyObject *
+MessageFilter_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a message filter takes one message");
+        return NULL;
+    }
+    int taken = filter_takes((MessageFilter *)self, args[0]);
+    if (taken < 0)
+        return NULL;
+    return Py_NewRef(taken ? Py_True : Py_False);
+}
+
+static PyObject *
+MessageFilter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"channel", "label", "peer", NULL};
+    PyObject *channel, *label = Py_None, *peer = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:MessageFilter", names, &channel, &label,
+                                     &peer))
+        return NULL;
+    MessageFilter *self = (MessageFilter *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->channel = Py_NewRef(channel);
+    self->label = Py_NewRef(label);
+    self->peer = Py_NewRef(peer);
+    self->vectorcall = MessageFilter_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+MessageFilter_traverse(MessageFilter *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->channel);
+    Py_VISIT(self->label);
+    Py_VISIT(self->peer);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+MessageFilter_clear(MessageFilter *self)
+{
+    Py_CLEAR(self->channel);
+    Py_CLEAR(self->label);
+    Py_CLEAR(self->peer);
+    return 0;
+}
+
+static void
+MessageFilter_dealloc(MessageFilter *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    MessageFilter_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMemberDef MessageFilter_members[] = {
+    {"channel", T_OBJECT, offsetof(MessageFilter, channel), READONLY, NULL},
+    {"label", T_OBJECT, offsetof(MessageFilter, label), READONLY, NULL},
+    {"peer", T_OBJECT, offsetof(MessageFilter, peer), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(MessageFilter, vectorcall), READONLY, NULL},
+    {NULL},
+};
+
+static PyType_Slot MessageFilter_slots[] = {
+    {Py_tp_doc, "MessageFilter(channel, label=None, peer=None): whether a receive takes a "
+                "message (its channel, and the source's label or the source itself)."},
+    {Py_tp_new, MessageFilter_new},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_dealloc, MessageFilter_dealloc},
+    {Py_tp_traverse, MessageFilter_traverse},
+    {Py_tp_clear, MessageFilter_clear},
+    {Py_tp_members, MessageFilter_members},
+    {0, NULL},
+};
+
+static PyType_Spec MessageFilter_spec = {
+    .name = "simulator._speedups.MessageFilter",
+    .basicsize = sizeof(MessageFilter),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = MessageFilter_slots,
+};
+
+
+/* A stackless process's wait for the oldest message `accept` takes, on the C core and off any
+ * greenlet (api.StacklessSim._wait_for_message, its Python reference): the message is taken
+ * at once and accounted (`received`), and *result is `then(message)` (`then` None: the
+ * message's size); with none, the process waits in its mailbox and *result is WAIT
+ * (`_resumed` accounts the message when it comes and gives the same). 1 when done, 0 when
+ * Python must do it (nothing done), -1 on error. */
+static int
+take_or_wait(SimCore *self, PyObject *accept, PyObject *waiting, PyObject *then,
+             PyObject **result)
 {
     if (mailbox_core_type == NULL || self->engine == NULL ||
         !PyObject_TypeCheck(self->engine, core_type) || self->stackless == NULL ||
@@ -2437,6 +2587,72 @@ stackless_receive_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs, P
     int on_process = stackless_on_process();
     if (on_process != 0) /* a borrowed greenlet: Python's receive blocks there */
         return on_process < 0 ? -1 : 0;
+    PyObject *state = slot_get((PyObject *)self, &state_slot);
+    PyObject *mailbox = state == NULL ? NULL : PyObject_GetAttr(state, str_mailbox);
+    Py_XDECREF(state);
+    if (mailbox == NULL)
+        return -1;
+    MailboxCore *box = (MailboxCore *)mailbox;
+    if (!PyObject_TypeCheck(mailbox, mailbox_core_type) || box->items == NULL ||
+        box->getters == NULL || !PyList_CheckExact(box->items) ||
+        !PyList_CheckExact(box->getters)) {
+        Py_DECREF(mailbox);
+        return 0;
+    }
+    double started = ((Core *)self->engine)->now;
+    int status = 0;
+    /* Mailbox.take: the oldest message the filter takes */
+    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(box->items); index++) {
+        PyObject *item = Py_NewRef(PyList_GET_ITEM(box->items, index));
+        int taken = accepts(accept, item);
+        if (taken > 0 && index < PyList_GET_SIZE(box->items) &&
+            PyList_GET_ITEM(box->items, index) == item)
+            taken = PySequence_DelItem(box->items, index) < 0 ? -1 : 1;
+        else if (taken > 0) { /* the filter changed the mailbox: Python's error, not ours */
+            PyErr_SetString(PyExc_RuntimeError, "a receive's filter changed the mailbox");
+            taken = -1;
+        }
+        if (taken != 0) {
+            if (taken > 0 && received(self, started, item) == 0) {
+                *result = then == Py_None ? PyObject_GetAttr(item, str_size)
+                                          : PyObject_CallOneArg(then, item);
+                status = *result == NULL ? -1 : 1;
+            } else
+                status = -1;
+            Py_DECREF(item);
+            Py_DECREF(mailbox);
+            return status;
+        }
+        Py_DECREF(item);
+    }
+    /* Mailbox.wait: `put` wakes the process with the message */
+    PyObject *getter = PyList_New(2);
+    if (getter == NULL || PyObject_SetAttr(self->stackless, str_waiting, waiting) < 0) {
+        Py_XDECREF(getter);
+        status = -1;
+    } else {
+        PyList_SET_ITEM(getter, 0, Py_NewRef(self->stackless));
+        PyList_SET_ITEM(getter, 1, Py_NewRef(accept));
+        status = PyList_Append(box->getters, getter) < 0 ? -1 : 1;
+        Py_DECREF(getter);
+    }
+    if (status == 1) {
+        Py_XSETREF(self->receive_then, Py_NewRef(then)); /* `_resumed`: None gives the size */
+        self->receive_started = started;
+        *result = Py_NewRef(wait_marker);
+    }
+    Py_DECREF(mailbox);
+    return status;
+}
+
+/* A stackless process's receive from a source some process of the run received from before
+ * (Sim._receivers holds the source's filter and what a receive from it waits for):
+ * `take_or_wait` of its message, whose value is the message's size (StacklessSim
+ * ._receive_fallback, its Python reference). 1 when done, 0 when Python must do it, -1 on
+ * error. */
+static int
+stackless_receive_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject **result)
+{
     PyObject *rank = nargs == 2 ? args[1] : Py_None;
     PyObject *receivers = slot_get((PyObject *)self, &receivers_slot);
     if (receivers == NULL) {
@@ -2464,73 +2680,28 @@ stackless_receive_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs, P
         }
         return 0;
     }
-    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2) {
-        Py_DECREF(entry);
-        return 0;
-    }
-    PyObject *accept = PyTuple_GET_ITEM(entry, 0), *waiting = PyTuple_GET_ITEM(entry, 1);
-    PyObject *state = slot_get((PyObject *)self, &state_slot);
-    PyObject *mailbox = state == NULL ? NULL : PyObject_GetAttr(state, str_mailbox);
-    Py_XDECREF(state);
-    if (mailbox == NULL) {
-        Py_DECREF(entry);
-        return -1;
-    }
-    MailboxCore *box = (MailboxCore *)mailbox;
-    if (!PyObject_TypeCheck(mailbox, mailbox_core_type) || box->items == NULL ||
-        box->getters == NULL || !PyList_CheckExact(box->items) ||
-        !PyList_CheckExact(box->getters)) {
-        Py_DECREF(mailbox);
-        Py_DECREF(entry);
-        return 0;
-    }
-    double started = ((Core *)self->engine)->now;
     int status = 0;
-    /* Mailbox.take: the oldest message the filter takes */
-    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(box->items); index++) {
-        PyObject *item = Py_NewRef(PyList_GET_ITEM(box->items, index));
-        PyObject *answer = PyObject_CallOneArg(accept, item);
-        int taken = answer == NULL ? -1 : PyObject_IsTrue(answer);
-        Py_XDECREF(answer);
-        if (taken > 0 && index < PyList_GET_SIZE(box->items) &&
-            PyList_GET_ITEM(box->items, index) == item)
-            taken = PySequence_DelItem(box->items, index) < 0 ? -1 : 1;
-        else if (taken > 0) { /* the filter changed the mailbox: Python's error, not ours */
-            PyErr_SetString(PyExc_RuntimeError, "a receive's filter changed the mailbox");
-            taken = -1;
-        }
-        if (taken != 0) {
-            if (taken > 0 && received(self, started, item) == 0) {
-                *result = PyObject_GetAttr(item, str_size);
-                status = *result == NULL ? -1 : 1;
-            } else
-                status = -1;
-            Py_DECREF(item);
-            Py_DECREF(mailbox);
-            Py_DECREF(entry);
-            return status;
-        }
-        Py_DECREF(item);
-    }
-    /* Mailbox.wait: `put` wakes the process with the message */
-    PyObject *getter = PyList_New(2);
-    if (getter == NULL || PyObject_SetAttr(self->stackless, str_waiting, waiting) < 0) {
-        Py_XDECREF(getter);
-        status = -1;
-    } else {
-        PyList_SET_ITEM(getter, 0, Py_NewRef(self->stackless));
-        PyList_SET_ITEM(getter, 1, Py_NewRef(accept));
-        status = PyList_Append(box->getters, getter) < 0 ? -1 : 1;
-        Py_DECREF(getter);
-    }
-    if (status == 1) {
-        Py_XSETREF(self->receive_then, Py_NewRef(Py_None)); /* `_resumed`: the size */
-        self->receive_started = started;
-        *result = Py_NewRef(wait_marker);
-    }
-    Py_DECREF(mailbox);
+    if (PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2)
+        status = take_or_wait(self, PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1),
+                              Py_None, result);
     Py_DECREF(entry);
     return status;
+}
+
+/* SimCore._take_or_wait(accept, waiting, then): StacklessSim._wait_for_message on the C core
+ * (`take_or_wait`; then None: the message's size), or NotImplemented where Python must. */
+static PyObject *
+SimCore_take_or_wait(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_take_or_wait(accept, waiting, then)");
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int done = take_or_wait(self, args[0], args[1], args[2], &result);
+    if (done < 0)
+        return NULL;
+    return done ? result : Py_NewRef(Py_NotImplemented);
 }
 
 static PyObject *
@@ -2556,6 +2727,93 @@ SimCore_stackless_receive(SimCore *self, PyObject *const *args, size_t nargsf, P
 static PyTypeObject *message_type = NULL; /* simulator.platform.Message, set by set_message_type */
 static PyObject *p2p_channel = NULL;      /* simulator.api.P2P */
 static PyObject *transfer_type = NULL;    /* Transfer, made at import */
+
+/* Message(source, size, direction, channel, now, None): a message sent now, or NULL. */
+static PyObject *
+make_message(PyObject *source, PyObject *size, PyObject *direction, PyObject *channel,
+             double now)
+{
+    PyObject *sent_at = PyFloat_FromDouble(now);
+    if (sent_at == NULL)
+        return NULL;
+    PyObject *call[] = {source, size, direction, channel, sent_at, Py_None};
+    PyObject *message = PyObject_Vectorcall((PyObject *)message_type, call, 6, NULL);
+    Py_DECREF(sent_at);
+    return message;
+}
+
+/* World.send's delivery of `message` to `target` along `hops` (a tuple): a Transfer asking
+ * for the first hop's FIFO, or the target's mailbox at once when the route charges no hop;
+ * -1 on error. */
+static int
+deliver(PyObject *engine, PyObject *timeline, PyObject *message, PyObject *target,
+        PyObject *hops)
+{
+    PyObject *done = NULL;
+    if (PyTuple_GET_SIZE(hops) == 0) {
+        PyObject *mailbox = PyObject_GetAttr(target, str_mailbox);
+        if (mailbox != NULL) {
+            done = PyObject_CallMethodOneArg(mailbox, str_put, message);
+            Py_DECREF(mailbox);
+        }
+    } else {
+        PyObject *first = PyTuple_GET_ITEM(hops, 0);
+        PyObject *fifo = PyTuple_Check(first) && PyTuple_GET_SIZE(first) > 2
+                             ? PyTuple_GET_ITEM(first, 2)
+                             : NULL;
+        if (fifo == NULL)
+            PyErr_SetString(PyExc_TypeError, "a hop is (node, instance, fifo, usage)");
+        else {
+            /* Transfer(engine, timeline, message, hops, target) */
+            PyObject *call[] = {engine, timeline, message, hops, target};
+            PyObject *transfer = PyObject_Vectorcall(transfer_type, call, 5, NULL);
+            if (transfer != NULL) {
+                done = PyObject_CallMethodOneArg(fifo, str_request, transfer);
+                Py_DECREF(transfer);
+            }
+        }
+    }
+    if (done == NULL)
+        return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
+/* send_each(engine, timeline, source, size, channel, routes): World.send_each on the C core:
+ * a message of `size` (a float) on `channel` from `source` to each (target, hops) of
+ * `routes` (a list), in order, as World.send sends it. */
+static PyObject *
+send_each(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyObject_TypeCheck(args[0], core_type) || !PyFloat_CheckExact(args[3]) ||
+        !PyList_CheckExact(args[5]) || message_type == NULL || transfer_type == NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "send_each(engine, timeline, source, size: float, channel, routes: list)");
+        return NULL;
+    }
+    PyObject *engine = args[0], *timeline = args[1], *source = args[2], *size = args[3];
+    PyObject *channel = args[4], *routes = args[5];
+    double now = ((Core *)engine)->now;
+    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(routes); index++) {
+        PyObject *route = PyList_GET_ITEM(routes, index);
+        if (!PyTuple_CheckExact(route) || PyTuple_GET_SIZE(route) != 2 ||
+            !PyTuple_CheckExact(PyTuple_GET_ITEM(route, 1))) {
+            PyErr_SetString(PyExc_TypeError, "a route is a (target, hops tuple) pair");
+            return NULL;
+        }
+        Py_INCREF(route); /* the list may change under a callback */
+        PyObject *message = make_message(source, size, Py_None, channel, now);
+        int status = message == NULL ? -1
+                                     : deliver(engine, timeline, message,
+                                               PyTuple_GET_ITEM(route, 0),
+                                               PyTuple_GET_ITEM(route, 1));
+        Py_XDECREF(message);
+        Py_DECREF(route);
+        if (status < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
 
 /* A send of a plain size (a float or int, not a bool, finite and >= 0) without hostMemory to
  * a target this process sent to before (Sim._targets holds its route), on the C core:
@@ -2625,46 +2883,15 @@ p2p_send_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
         return -1;
     }
     PyObject *size_obj = PyFloat_CheckExact(size) ? Py_NewRef(size) : PyFloat_FromDouble(bytes);
-    PyObject *now = size_obj == NULL ? NULL : PyFloat_FromDouble(((Core *)self->engine)->now);
-    PyObject *message = NULL;
-    if (now != NULL) {
-        /* Message(source, size, direction, channel, now, host_memory) */
-        PyObject *call[] = {state, size_obj, direction, p2p_channel, now, Py_None};
-        message = PyObject_Vectorcall((PyObject *)message_type, call, 6, NULL);
-    }
+    PyObject *message = size_obj == NULL ? NULL
+                                         : make_message(state, size_obj, direction, p2p_channel,
+                                                        ((Core *)self->engine)->now);
     Py_XDECREF(size_obj);
-    Py_XDECREF(now);
     Py_DECREF(state);
-    PyObject *done = NULL;
-    if (message != NULL && PyTuple_GET_SIZE(hops) == 0) {
-        PyObject *mailbox = PyObject_GetAttr(target, str_mailbox);
-        if (mailbox != NULL) {
-            done = PyObject_CallMethodOneArg(mailbox, str_put, message);
-            Py_DECREF(mailbox);
-        }
-    } else if (message != NULL) {
-        PyObject *first = PyTuple_GET_ITEM(hops, 0);
-        PyObject *fifo = PyTuple_Check(first) && PyTuple_GET_SIZE(first) > 2
-                             ? PyTuple_GET_ITEM(first, 2)
-                             : NULL;
-        if (fifo == NULL)
-            PyErr_SetString(PyExc_TypeError, "a hop is (node, instance, fifo, usage)");
-        else {
-            /* Transfer(engine, timeline, message, hops, target) */
-            PyObject *call[] = {self->engine, self->timeline, message, hops, target};
-            PyObject *transfer = PyObject_Vectorcall(transfer_type, call, 5, NULL);
-            if (transfer != NULL) {
-                done = PyObject_CallMethodOneArg(fifo, str_request, transfer);
-                Py_DECREF(transfer);
-            }
-        }
-    }
+    int status = message == NULL ? -1 : deliver(self->engine, self->timeline, message, target, hops);
     Py_XDECREF(message);
     Py_DECREF(route);
-    if (done == NULL)
-        return -1;
-    Py_DECREF(done);
-    return 1;
+    return status < 0 ? -1 : 1;
 }
 
 static PyObject *
@@ -2827,6 +3054,8 @@ static PyMethodDef module_methods[] = {
      "Tell SimCore's send which class is a message and which channel a send's (Message, P2P)."},
     {"set_memo_type", set_memo_type, METH_O,
      "Tell SimCore which dict subclass is a memo with an `index` slot (shallow.Memo)."},
+    {"send_each", (PyCFunction)(void (*)(void))send_each, METH_FASTCALL,
+     "send_each(engine, timeline, source, size, channel, routes): World.send_each in C."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,
      "Tell guarded_getattr the Python guard it defers to and the inspection attributes."},
     {"guarded_getattr", (PyCFunction)(void (*)(void))guarded_getattr,
@@ -2880,6 +3109,11 @@ PyInit__speedups(void)
     str_state = PyUnicode_InternFromString("_state");
     str_p2p_send_fallback = PyUnicode_InternFromString("_p2p_send_fallback");
     str_receivers = PyUnicode_InternFromString("_receivers");
+    str_channel = PyUnicode_InternFromString("channel");
+    str_slot = PyUnicode_InternFromString("slot");
+    str_label = PyUnicode_InternFromString("label");
+    if (str_channel == NULL || str_slot == NULL || str_label == NULL)
+        return NULL;
     str_receive_fallback = PyUnicode_InternFromString("_receive_fallback");
     if (str_receivers == NULL || str_receive_fallback == NULL)
         return NULL;
@@ -2935,7 +3169,9 @@ PyInit__speedups(void)
     PyObject *transfer = stackless == NULL ? NULL : PyType_FromSpec(&Transfer_spec);
     PyObject *mailbox = transfer == NULL ? NULL : PyType_FromSpec(&MailboxCore_spec);
     PyObject *resource = mailbox == NULL ? NULL : PyType_FromSpec(&ResourceCore_spec);
-    if (resource == NULL || PyModule_AddObjectRef(module, "ResourceCore", resource) < 0 ||
+    PyObject *filter = resource == NULL ? NULL : PyType_FromSpec(&MessageFilter_spec);
+    if (filter == NULL || PyModule_AddObjectRef(module, "MessageFilter", filter) < 0 ||
+        PyModule_AddObjectRef(module, "ResourceCore", resource) < 0 ||
         PyModule_AddObjectRef(module, "MailboxCore", mailbox) < 0 ||
         PyModule_AddObjectRef(module, "Transfer", transfer) < 0 ||
         PyModule_AddObjectRef(module, "Core", core) < 0 ||
@@ -2949,9 +3185,11 @@ PyInit__speedups(void)
         Py_XDECREF(transfer);
         Py_XDECREF(mailbox);
         Py_XDECREF(resource);
+        Py_XDECREF(filter);
         Py_DECREF(module);
         return NULL;
     }
+    message_filter_type = (PyTypeObject *)filter; /* the globals keep this reference */
     core_type = (PyTypeObject *)core;
     transfer_type = transfer; /* the module keeps it, and this reference too */
     mailbox_core_type = (PyTypeObject *)mailbox; /* ... and this one */

@@ -104,15 +104,15 @@ class _Collective:
         self.channel = channel
         self.waiting = waiting
         self._routes: list[_Route] | None = None
-        self._to_root: Sequence[Hop] | None = None
+        self._to_root: list[_Route] | None = None
 
-    def to_root(self, world: World, state: ProcessState) -> Sequence[Hop]:
-        """Return the hops from `state`, the process making the call, to the root (made at
-        the first use)."""
-        hops = self._to_root
-        if hops is None:
-            hops = self._to_root = world.hops(state.slot, self.root.slot)
-        return hops
+    def to_root(self, world: World, state: ProcessState) -> list[_Route]:
+        """Return the one route from `state`, the process making the call, to the root, as
+        a list of routes (made at the first use)."""
+        routes = self._to_root
+        if routes is None:
+            routes = self._to_root = [(self.root, world.hops(state.slot, self.root.slot))]
+        return routes
 
     def routes(self, world: World) -> list[_Route]:
         """Return the root's route to each other participant (made at the first use)."""
@@ -125,6 +125,31 @@ class _Collective:
                 if member is not root
             ]
         return routes
+
+
+class _PythonMessageFilter:
+    """Whether a receive takes a message: on `channel`, and from a process of `label` or
+    from `peer` when given. The C core's `MessageFilter` does the same in C (a mailbox asks
+    its filter about every message it holds), this is its reference."""
+
+    __slots__ = ("channel", "label", "peer")
+
+    def __init__(self, channel: object, label: object = None, peer: object = None) -> None:
+        self.channel = channel
+        self.label = label
+        self.peer = peer
+
+    def __call__(self, message: Message) -> bool:
+        if message.channel != self.channel:
+            return False
+        if self.peer is not None:
+            return message.source is self.peer
+        return self.label is None or message.source.slot.label == self.label
+
+
+_message_filter: Callable[..., Callable[[Message], bool]] = (
+    _PythonMessageFilter if speedups is None else speedups.MessageFilter
+)
 
 
 class ApiUsageError(Exception):
@@ -638,15 +663,11 @@ class Sim(_SimCore):
         if source_rank is None:
             self._peers(call, source_label)
             waiting = f"a message from {source_label} (any rank)"
-
-            def accept(message: Message) -> bool:
-                return message.channel == P2P and message.source.slot.label == source_label
+            accept = _message_filter(P2P, label=source_label)
         else:
             peer = self._peer(call, source_label, source_rank)
             waiting = f"a message from {peer.name}"
-
-            def accept(message: Message) -> bool:
-                return message.channel == P2P and message.source is peer
+            accept = _message_filter(P2P, peer=peer)
 
         self._receivers[source_label, source_rank, source_rank.__class__] = (accept, waiting)
         return accept, waiting
@@ -693,21 +714,19 @@ class Sim(_SimCore):
         root = collective.root
         if self._state is root:
             world = self._world
-            send = world.send
-            for member, hops in collective.routes(world):
-                send(root, member, share, None, channel, None, hops)
+            world.send_each(root, share, channel, collective.routes(world))
             return None
         return self._collective_receive(channel, collective.waiting)
 
     def _collective_receive(self, channel: object, waiting: str) -> object:
         """Receive a collective's message on `channel` (StacklessSim: without a greenlet)."""
-        self._receive(lambda message: message.channel == channel, waiting)
+        self._receive(_message_filter(channel), waiting)
         return None
 
     def _gather_messages(self, channel: object, count: int) -> object:
         """The gather's root: receive `count` messages on `channel`."""
         for _ in range(count):
-            self._receive(lambda message: message.channel == channel, "the gather's messages")
+            self._receive(_message_filter(channel), "the gather's messages")
         return None
 
     def _barrier_wait(self, event_count: EventCount, generation: int, started: float) -> object:
@@ -749,8 +768,7 @@ class Sim(_SimCore):
         state = self._state
         if state is not root:
             world = self._world
-            hops = collective.to_root(world, state)
-            world.send(state, root, size_b, None, channel, None, hops)
+            world.send_each(state, size_b, channel, collective.to_root(world, state))
             return None
         return self._gather_messages(channel, len(collective.members) - 1)
 
@@ -777,6 +795,9 @@ def _on_a_greenlet() -> bool:
     """Whether the caller runs on a process's greenlet (a stackless process's borrowed one),
     where a call blocks as Sim's do, rather than on the loop's."""
     return isinstance(getcurrent(), Process)
+
+
+_TAKE_IN_C = speedups is not None  # StacklessSim._wait_for_message asks the C core first
 
 
 def _size(message: Message) -> float:
@@ -821,6 +842,12 @@ class StacklessSim(Sim):
             self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
         ) -> object: ...
         def _await_message(self, started: float, then: Callable[[Message], object]) -> None: ...
+        def _take_or_wait(
+            self,
+            accept: Callable[[Message], bool],
+            waiting: str,
+            then: Callable[[Message], object] | None,
+        ) -> object: ...
 
     def _computation_fallback(
         self,
@@ -862,16 +889,13 @@ class StacklessSim(Sim):
     def _collective_receive(self, channel: object, waiting: str) -> object:
         if _on_a_greenlet():
             return Sim._collective_receive(self, channel, waiting)
-        return self._wait_for_message(
-            lambda message: message.channel == channel, waiting, _no_value
-        )
+        return self._wait_for_message(_message_filter(channel), waiting, _no_value)
 
     def _gather_messages(self, channel: object, count: int) -> object:
         if _on_a_greenlet():
             return Sim._gather_messages(self, channel, count)
 
-        def accept(message: Message) -> bool:
-            return message.channel == channel
+        accept = _message_filter(channel)
 
         def rest(remaining: int) -> object:
             if remaining == 0:
@@ -896,7 +920,12 @@ class StacklessSim(Sim):
     ) -> object:
         """Return `then(message)` for the oldest message `accept` takes, accounted as a
         receive; WAIT when there is none yet: the process then waits in its mailbox, and
-        gets `then(message)` (which may wait again) when the message comes."""
+        gets `then(message)` (which may wait again) when the message comes. The C core's
+        `_take_or_wait` does it where it can (then None there: the message's size)."""
+        if _TAKE_IN_C:
+            result = self._take_or_wait(accept, waiting, then)
+            if result is not NotImplemented:
+                return result
         started = self._engine.now
         mailbox = self._state.mailbox
         message = mailbox.take(accept)

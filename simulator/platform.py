@@ -327,10 +327,13 @@ class World:
             tuple[object, object, type], tuple[Callable[[Message], bool], str]
         ] = {}
         self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
-        # a message's crossing: the C core's when the engine runs on it
+        # a message's crossing, and a collective root's sends: the C core's when the engine
+        # runs on it
         self._transfer: Any = _Transfer
+        self._send_each: Any = None
         if speedups is not None and isinstance(engine, speedups.Core):
             self._transfer = speedups.Transfer
+            self._send_each = speedups.send_each
 
     def channel(self, key: tuple[object, ...]) -> tuple[object, ...]:
         """Return the run's one object equal to `key` (a collective's kind, participants and
@@ -404,6 +407,22 @@ class World:
             hops[0][2].request(self._transfer(self.engine, self.timeline, message, hops, target))
         else:
             target.mailbox.put(message)
+
+    def send_each(
+        self,
+        source: ProcessState,
+        size: float,
+        channel: object,
+        routes: list[tuple[ProcessState, Sequence[Hop]]],
+    ) -> None:
+        """`send` a message of `size` bytes on `channel` from `source` along each (target,
+        hops) of `routes`, in order (a collective's root, or a member sending to it); the C
+        core's `send_each` does the same in C."""
+        if self._send_each is not None:
+            self._send_each(self.engine, self.timeline, source, float(size), channel, routes)
+            return
+        for target, hops in routes:
+            self.send(source, target, size, None, channel, None, hops)
 
     def arrive(self, participants: tuple[str, ...], count: int) -> tuple[EventCount, int] | None:
         """Count one more process at the barrier of `participants` (`count` of them meet

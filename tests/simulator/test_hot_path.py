@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
-from simulator.api import Sim, _PythonSimCore
-from simulator.engine import speedups
+from simulator.api import P2P, Sim, _PythonMessageFilter, _PythonSimCore
+from simulator.engine import Engine, speedups
 from simulator.errors import UserCodeError
+from simulator.placement import Slot
+from simulator.platform import Message, ProcessState
 from simulator.results import PythonUsage, Timeline, Usage
 from simulator.runner import run_simulation
 
@@ -606,3 +608,39 @@ def test_a_bad_size_after_good_sends_is_told_as_the_first_send_would(size: str) 
             run_simulation(TWO_SWITCHES, source, labels={"A": 1, "B": 1}, variables={})
         messages.append(re.sub(r"line \d+", "line N", str(raised.value)))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_the_c_message_filter_takes_what_the_python_one_takes() -> None:
+    engine = Engine(0)
+    sender = ProcessState(engine, Slot("W", 0, "workers", 0))
+    other = ProcessState(engine, Slot("Root", 0, "root", 0))
+    collective = ("broadcast", ("Root", "W"), "Root[0]")
+    messages = [
+        Message(sender, 1.0, None, P2P, 0.0),
+        Message(other, 1.0, None, P2P, 0.0),
+        Message(sender, 1.0, None, (collective, 0), 0.0),
+        Message(sender, 1.0, None, (tuple(list(collective)), 0), 0.0),  # equal, not the same
+        Message(sender, 1.0, None, (collective, 1), 0.0),
+    ]
+    filters: list[tuple[object, dict[str, object]]] = [
+        (P2P, {}),
+        (P2P, {"label": "W"}),
+        (P2P, {"label": "Root"}),
+        (P2P, {"peer": sender}),
+        (P2P, {"peer": other}),
+        ((collective, 0), {}),
+        ((collective, 1), {}),
+    ]
+    for channel, given in filters:
+        c_filter = speedups.MessageFilter(channel, **given)
+        python_filter = _PythonMessageFilter(channel, **given)
+        expected = [python_filter(message) for message in messages]
+        assert [c_filter(message) for message in messages] == expected, (channel, given)
+    assert [_PythonMessageFilter(P2P, label="W")(m) for m in messages] == [
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
