@@ -83,10 +83,10 @@ P2P = "p2p"
 
 
 class _Collective:
-    """A rooted collective call as one process makes it, checked once (`Sim._rooted`): the
-    participants' label names, the participants, the root, the channel its messages share
-    (one object per collective, kind and root in the run: `World.channel`) and what a
-    broadcast's or scatter's receivers wait for."""
+    """A rooted collective call as the run's processes make it, checked once (`Sim._rooted`):
+    the participants' label names, the participants, the root, the channel its messages share
+    (one object per collective, kind and root in the run: `World.channel`), what a broadcast's
+    or scatter's receivers wait for, and the routes between the root and the others."""
 
     __slots__ = ("_routes", "_to_root", "channel", "members", "names", "root", "waiting")
 
@@ -104,14 +104,14 @@ class _Collective:
         self.channel = channel
         self.waiting = waiting
         self._routes: list[_Route] | None = None
-        self._to_root: list[_Route] | None = None
+        self._to_root: dict[ProcessState, list[_Route]] = {}
 
     def to_root(self, world: World, state: ProcessState) -> list[_Route]:
-        """Return the one route from `state`, the process making the call, to the root, as
-        a list of routes (made at the first use)."""
-        routes = self._to_root
+        """Return the one route from `state`, the participant making the call, to the root,
+        as a list of routes (made at its first use)."""
+        routes = self._to_root.get(state)
         if routes is None:
-            routes = self._to_root = [(self.root, world.hops(state.slot, self.root.slot))]
+            routes = self._to_root[state] = [(self.root, world.hops(state.slot, self.root.slot))]
         return routes
 
     def routes(self, world: World) -> list[_Route]:
@@ -353,9 +353,9 @@ class Sim(_SimCore):
         # per (label, rank) a process sends to: the target and the hops to it, checked once
         # (made at the first send)
         self._targets: dict[tuple[object, object, type], _Route] | None = None
-        # per rooted collective call and its arguments: what it was checked to be (made at
-        # the first collective)
-        self._collectives: dict[tuple[object, ...], _Collective] | None = None
+        # per rooted collective call and its arguments: what it was checked to be, the same
+        # for every process of the run (the world's, made at the run's first such call)
+        self._collectives: dict[tuple[object, ...], _Collective] = world.collectives
         # what the hot path of `computation` updates, looked up once
         self._usage = world.nodes[state.slot.node].usages[state.slot.instance]
         self._figures = state.figures
@@ -680,9 +680,11 @@ class Sim(_SimCore):
         checked at this process's first such call and kept for the next ones."""
         key = (kind, root_label, root_rank, root_rank.__class__, labels)  # rank 1.0: not 1
         try:
-            return self._collectives[key]  # type: ignore[index]
-        except (KeyError, TypeError):  # the first such call (or unhashable labels)
-            pass
+            collective = self._collectives.get(key)
+        except TypeError:  # unhashable labels (a list): checked every call
+            collective = None
+        if collective is not None:
+            return collective
         call = f"sim.{kind}"
         names, members, member_set = self._participants(call, labels)
         root = self._peer(call, root_label, root_rank)
@@ -692,8 +694,6 @@ class Sim(_SimCore):
             )
         channel = self._world.channel((kind, names, root.name))
         collective = _Collective(names, members, root, channel, f"the {kind} from {root.name}")
-        if self._collectives is None:
-            self._collectives = {}
         with contextlib.suppress(TypeError):  # unhashable labels (a list): checked every call
             self._collectives[key] = collective
         return collective

@@ -326,6 +326,9 @@ class World:
         self.receivers: dict[
             tuple[object, object, type], tuple[Callable[[Message], bool], str]
         ] = {}
+        # per rooted collective call and its arguments: what it was checked to be, the same
+        # for every process (simulator.api Sim._rooted: its `_Collective`)
+        self.collectives: dict[tuple[object, ...], Any] = {}
         self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
         # a message's crossing, and a collective root's sends: the C core's when the engine
         # runs on it
