@@ -48,6 +48,10 @@ class ModelFunctions(Protocol):
         """Return the value of `function(*args, params)`."""
         ...
 
+    def evaluate(self, function: str, *args: object, params: Mapping[str, object]) -> float:
+        """Return `call`'s value for a caller that keeps its own memo of the values."""
+        ...
+
     def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
         """Return `function(params)` as a flat object (see ShallowFunctions.call_detail)."""
         ...
@@ -158,7 +162,8 @@ class NodeRuntime:
         functions = self.functions
         if functions is None or not self.has_p2p:  # `_time` says what is missing
             return self._time("p2pTime", size, params=params)
-        return self._checked("p2pTime", functions.call("p2pTime", size, params=params))
+        # kept per arguments by `transfer_time`: the twin's value needs no second memo
+        return self._checked("p2pTime", functions.evaluate("p2pTime", size, params=params))
 
 
 class Message:

@@ -63,6 +63,12 @@ class KernelModeFunctions(ABC):
             return self.estimate(function, params).time_s
         return self._inner(function).call(function, *args, params=params)
 
+    def evaluate(self, function: str, *args: object, params: Mapping[str, object]) -> float:
+        """Return `call`'s value: the mode's, else the node model's `evaluate`."""
+        if function == "computationTime":
+            return self.call(function, *args, params=params)
+        return self._inner(function).evaluate(function, *args, params=params)
+
     def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
         """Return the mode's figures for computationDetail, else the node model's."""
         if function == "computationDetail":

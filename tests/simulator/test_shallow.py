@@ -511,3 +511,26 @@ def test_spare_isolates_a_run_will_not_use_are_closed() -> None:
     )
     done = run_code(code)
     assert done.stdout.strip() == "closed", done.stderr
+
+
+def test_evaluate_answers_from_the_twin_without_the_memo_and_keeps_what_v8_answers() -> None:
+    shallow.clear_caches()  # the memos are shared by source and attributes
+    pcie = Path(__file__).resolve().parents[2] / "examples" / "merpsys_gtx970" / "pcie_model.js"
+    source = pcie.read_text()
+    attributes = {
+        "bandwidth": 16e9,
+        "startupHTD": 1e-5,
+        "lambdaHTD": 0.8,
+        "startupDth": 1.2e-5,
+        "lambdaDth": 0.75,
+    }
+    twinned = ShallowFunctions(model_key="pcie", source=source, attributes=attributes)
+    in_v8 = ShallowFunctions(model_key="pcie", source=source, attributes=attributes, twin=False)
+    assert twinned.twinned and not in_v8.twinned
+    params = {"direction": "HostToDevice"}
+    value = twinned.evaluate("p2pTime", 4096.0, params=params)
+    assert value == in_v8.evaluate("p2pTime", 4096.0, params=params)  # V8's very float
+    assert value == twinned.call("p2pTime", 4096.0, params=params)
+    # the twin's answer was not kept by evaluate (call made the one entry), V8's was
+    assert len(twinned.computation_memo) == 1
+    assert len(in_v8.computation_memo) == 1
