@@ -823,7 +823,7 @@ static PyObject *str_computation_time = NULL, *str_computation_fallback = NULL,
 static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str_start_s = NULL,
                 *str_end_s = NULL, *str_entries = NULL, *str_limit = NULL,
                 *str_cuda_core_instructions = NULL, *str_index = NULL, *str_receive = NULL,
-                *str_size = NULL,
+                *str_size = NULL, *str_collectives = NULL, *str_barrier = NULL, *one_int = NULL,
                 *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL,
                 *str_index_room = NULL, *str_targets = NULL, *str_state = NULL,
                 *str_p2p_send_fallback = NULL;
@@ -1642,6 +1642,73 @@ SimCore_dealloc(SimCore *self)
     Py_DECREF(type);
 }
 
+/* SimCore._collective_channel(key): the channel of this process's next collective of `key`,
+ * (key, n) for its n-th such call, counted in its ProcessState's `collectives` (a dict) (api
+ * _PythonSimCore._collective_channel, its Python reference). */
+static PyObject *
+SimCore_collective_channel(SimCore *self, PyObject *key)
+{
+    PyObject *state = slot_get((PyObject *)self, &state_slot);
+    PyObject *counts = state == NULL ? NULL : PyObject_GetAttr(state, str_collectives);
+    Py_XDECREF(state);
+    if (counts == NULL)
+        return NULL;
+    if (!PyDict_CheckExact(counts)) {
+        Py_DECREF(counts);
+        PyErr_SetString(PyExc_TypeError, "a process's collectives are a dict");
+        return NULL;
+    }
+    PyObject *result = NULL;
+    PyObject *sequence = PyDict_GetItemWithError(counts, key); /* borrowed */
+    if (sequence != NULL)
+        Py_INCREF(sequence);
+    else if (!PyErr_Occurred())
+        sequence = PyLong_FromLong(0);
+    PyObject *next = sequence == NULL ? NULL : PyNumber_Add(sequence, one_int);
+    if (next != NULL && PyDict_SetItem(counts, key, next) == 0)
+        result = PyTuple_Pack(2, key, sequence);
+    Py_XDECREF(next);
+    Py_XDECREF(sequence);
+    Py_DECREF(counts);
+    return result;
+}
+
+/* SimCore._barrier_waited(started, value=None): account a wait at a barrier from `started` to
+ * now: the process's wait_s, and the timeline's "barrier" entry (or its drop counted) (api
+ * _PythonSimCore._barrier_waited, its Python reference). */
+static PyObject *
+SimCore_barrier_waited(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "_barrier_waited(started, value=None)");
+        return NULL;
+    }
+    if (self->engine == NULL || !PyObject_TypeCheck(self->engine, core_type) ||
+        self->figures == NULL || self->timeline == NULL || self->process == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a barrier: the process is not set up");
+        return NULL;
+    }
+    double started = PyFloat_AsDouble(args[0]);
+    if (started == -1.0 && PyErr_Occurred())
+        return NULL;
+    double now = ((Core *)self->engine)->now;
+    if (!(now > started))
+        Py_RETURN_NONE;
+    PyObject *waited = PyFloat_FromDouble(now - started);
+    if (waited == NULL)
+        return NULL;
+    int status = add_to_attribute(self->figures, &wait_s_slot, waited);
+    Py_DECREF(waited);
+    if (status == 0) {
+        int dropped = counted_as_dropped(self->timeline);
+        status = dropped != 0 ? (dropped < 0 ? -1 : 0)
+                              : keep_entry(self->timeline, self->process, str_barrier, started, now);
+    }
+    if (status < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *SimCore_p2p_send(SimCore *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames); /* with the message path, below */
 static PyObject *SimCore_stackless_receive(SimCore *self, PyObject *const *args, size_t nargsf,
@@ -1673,6 +1740,10 @@ static PyMethodDef SimCore_methods[] = {
      "p2pCommunicationReceive(source_label, source_rank=None)\n--\n\n"
      "A stackless process's receive (see simulator.api.StacklessSim): the message's size, "
      "or WAIT."},
+    {"_collective_channel", (PyCFunction)SimCore_collective_channel, METH_O,
+     "The channel of this process's next collective of `key`: (key, n) for its n-th call."},
+    {"_barrier_waited", (PyCFunction)(void (*)(void))SimCore_barrier_waited, METH_FASTCALL,
+     "Account a wait at a barrier from `started` to now (wait_s, the timeline's entry)."},
     {"_take_or_wait", (PyCFunction)(void (*)(void))SimCore_take_or_wait, METH_FASTCALL,
      "StacklessSim._wait_for_message in C: then(message) or WAIT; NotImplemented: Python's."},
     {NULL},
@@ -3109,6 +3180,11 @@ PyInit__speedups(void)
     str_state = PyUnicode_InternFromString("_state");
     str_p2p_send_fallback = PyUnicode_InternFromString("_p2p_send_fallback");
     str_receivers = PyUnicode_InternFromString("_receivers");
+    str_collectives = PyUnicode_InternFromString("collectives");
+    str_barrier = PyUnicode_InternFromString("barrier");
+    one_int = PyLong_FromLong(1);
+    if (str_collectives == NULL || str_barrier == NULL || one_int == NULL)
+        return NULL;
     str_channel = PyUnicode_InternFromString("channel");
     str_slot = PyUnicode_InternFromString("slot");
     str_label = PyUnicode_InternFromString("label");

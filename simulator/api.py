@@ -295,6 +295,23 @@ class _PythonSimCore:
                 timeline.add(self._process, "receive", started, now)
         return message
 
+    def _collective_channel(self, key: tuple[object, ...]) -> tuple[object, int]:
+        """Return the channel of this process's next collective of `key` (World.channel):
+        every participant makes the same calls in the same order, so the n-th call of each
+        gets the same channel (the C core's `SimCore._collective_channel` does the same)."""
+        counts = self._state.collectives
+        sequence = counts.get(key, 0)
+        counts[key] = sequence + 1
+        return (key, sequence)
+
+    def _barrier_waited(self, started: float, _value: object = None) -> None:
+        """Account a wait at a barrier from `started` to now (the C core's
+        `SimCore._barrier_waited` does the same)."""
+        now = self._engine.now
+        if now > started:
+            self._figures.wait_s += now - started
+            self._timeline.add(self._process, "barrier", started, now)
+
     def p2pCommunicationSend(
         self,
         size: object,
@@ -436,15 +453,6 @@ class Sim(_SimCore):
                 )
             )
         return names, members, member_set
-
-    def _collective_channel(self, key: tuple[object, ...]) -> tuple[object, int]:
-        """Return the channel of this process's next collective of `key` (World.channel):
-        every participant makes the same calls in the same order, so the n-th call of each
-        gets the same channel."""
-        counts = self._state.collectives
-        sequence = counts.get(key, 0)
-        counts[key] = sequence + 1
-        return (key, sequence)
 
     # -- computation (`computation` itself: _PythonSimCore) -------------------------------------
     def _computation_memo(self) -> dict[object, float] | None:
@@ -734,12 +742,6 @@ class Sim(_SimCore):
         event_count.await_(generation)
         self._barrier_waited(started)
         return None
-
-    def _barrier_waited(self, started: float, _value: object = None) -> None:
-        now = self._engine.now
-        if now > started:
-            self._state.figures.wait_s += now - started
-            self._world.timeline.add(self._state.name, "barrier", started, now)
 
     def broadcast(
         self, size: object, root_label: object, root_rank: object = 0, labels: object = None
