@@ -633,25 +633,17 @@ usage_tracked(Usage *self)
     return self->track != NULL && self->track != Py_None;
 }
 
+/* timeline.add_busy(node, instance, start, end), in C where the timeline is results.Timeline
+ * (below, with the timeline's entries); -1 on error. */
+static int keep_busy(PyObject *timeline, PyObject *node, PyObject *instance, double start,
+                     double end);
+
 static int
 usage_record_busy(Usage *self)
 {
     if (!usage_tracked(self) || !(self->busy_to > self->busy_from))
         return 0;
-    PyObject *start = PyFloat_FromDouble(self->busy_from);
-    PyObject *end = start == NULL ? NULL : PyFloat_FromDouble(self->busy_to);
-    PyObject *result = NULL;
-    if (end != NULL) {
-        PyObject *call[] = {self->track, self->node, self->instance, start, end};
-        result = PyObject_VectorcallMethod(str_add_busy, call,
-                                           5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-    }
-    Py_XDECREF(start);
-    Py_XDECREF(end);
-    if (result == NULL)
-        return -1;
-    Py_DECREF(result);
-    return 0;
+    return keep_busy(self->track, self->node, self->instance, self->busy_from, self->busy_to);
 }
 
 /* The load a busy instance carries: processes on it / its capacity, at most 1. */
@@ -1082,6 +1074,57 @@ add_to_attribute(PyObject *owner, SlotCache *cache, PyObject *value)
         return -1;
     int status = slot_set(owner, cache, sum);
     Py_DECREF(sum);
+    return status;
+}
+
+static PyObject *str_busy = NULL, *str_busy_dropped = NULL, *str_node_key = NULL,
+                *str_instance_key = NULL;
+static SlotCache busy_slot = {&str_busy}, busy_dropped_slot = {&str_busy_dropped};
+
+/* Timeline.add_busy(node, instance, start, end) (results.py, its Python reference): one busy
+ * period of a component instance kept in `busy`, or counted in `busy_dropped` once `busy`
+ * holds `limit` of them; a timeline of another kind is asked by name. -1 on error. */
+static int
+keep_busy(PyObject *timeline, PyObject *node, PyObject *instance, double start, double end)
+{
+    PyObject *start_obj = PyFloat_FromDouble(start);
+    PyObject *end_obj = start_obj == NULL ? NULL : PyFloat_FromDouble(end);
+    if (end_obj == NULL) {
+        Py_XDECREF(start_obj);
+        return -1;
+    }
+    int status = -1;
+    PyObject *busy = slot_get(timeline, &busy_slot);
+    if (busy == NULL || !PyList_CheckExact(busy)) { /* not a results.Timeline: its method */
+        Py_XDECREF(busy);
+        PyErr_Clear();
+        PyObject *call[] = {timeline, node, instance, start_obj, end_obj};
+        PyObject *result = PyObject_VectorcallMethod(str_add_busy, call,
+                                                     5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        status = result == NULL ? -1 : 0;
+        Py_XDECREF(result);
+    } else {
+        PyObject *limit_obj = slot_get(timeline, &limit_slot);
+        Py_ssize_t limit = limit_obj == NULL ? -1 : PyLong_AsSsize_t(limit_obj);
+        Py_XDECREF(limit_obj);
+        if (!(limit == -1 && PyErr_Occurred())) {
+            if (PyList_GET_SIZE(busy) >= limit)
+                status = add_to_attribute(timeline, &busy_dropped_slot, one_int);
+            else {
+                /* the keys in add_busy's order: the JSON of the result is the same */
+                PyObject *entry = PyDict_New();
+                if (entry != NULL && PyDict_SetItem(entry, str_node_key, node) == 0 &&
+                    PyDict_SetItem(entry, str_instance_key, instance) == 0 &&
+                    PyDict_SetItem(entry, str_start_s, start_obj) == 0 &&
+                    PyDict_SetItem(entry, str_end_s, end_obj) == 0)
+                    status = PyList_Append(busy, entry);
+                Py_XDECREF(entry);
+            }
+        }
+        Py_DECREF(busy);
+    }
+    Py_DECREF(start_obj);
+    Py_DECREF(end_obj);
     return status;
 }
 
@@ -3181,6 +3224,13 @@ PyInit__speedups(void)
     str_p2p_send_fallback = PyUnicode_InternFromString("_p2p_send_fallback");
     str_receivers = PyUnicode_InternFromString("_receivers");
     str_collectives = PyUnicode_InternFromString("collectives");
+    str_busy = PyUnicode_InternFromString("busy");
+    str_busy_dropped = PyUnicode_InternFromString("busy_dropped");
+    str_node_key = PyUnicode_InternFromString("node");
+    str_instance_key = PyUnicode_InternFromString("instance");
+    if (str_busy == NULL || str_busy_dropped == NULL || str_node_key == NULL ||
+        str_instance_key == NULL)
+        return NULL;
     str_barrier = PyUnicode_InternFromString("barrier");
     one_int = PyLong_FromLong(1);
     if (str_collectives == NULL || str_barrier == NULL || one_int == NULL)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from simulator.engine import speedups
-from simulator.models.energy import power_state_energy
+from simulator.models.energy import power_state_energies
 from simulator.models.reliability import success_probability
 from simulator.models.roofline import Roof, bound_class, kernel_inputs, kernel_point
 
@@ -410,29 +410,31 @@ def assemble_result(
     component_list = list(components)
     for figures, usages in component_list:
         node_energy = 0.0
-        for usage in usages:
-            loaded_s = min(usage.load_s, overall_time_s)
-            energy = power_state_energy(
-                idle_w=figures.idle_w,
-                active_w=figures.active_w,
-                total_s=overall_time_s,
-                loaded_s=loaded_s,
-            )
+        energies = power_state_energies(
+            idle_w=figures.idle_w,
+            active_w=figures.active_w,
+            total_s=overall_time_s,
+            loaded_s=[min(usage.load_s, overall_time_s) for usage in usages],
+        )
+        node, name, hardware, kind = figures.node, figures.name, figures.hardware, figures.type
+        idle_w, active_w, failure_rate = figures.idle_w, figures.active_w, figures.failure_rate
+        for usage, energy in zip(usages, energies, strict=True):
+            busy_s = usage.busy_s
             node_energy += energy
-            exposures.append((figures.failure_rate, usage.busy_s))
+            exposures.append((failure_rate, busy_s))
             component_rows.append(
                 {
-                    "node": figures.node,
-                    "name": figures.name,
-                    "hardware": figures.hardware,
-                    "type": figures.type,
+                    "node": node,
+                    "name": name,
+                    "hardware": hardware,
+                    "type": kind,
                     "instance": usage.instance,
-                    "busy_s": usage.busy_s,
-                    "utilisation": usage.busy_s / overall_time_s if overall_time_s > 0 else 0.0,
+                    "busy_s": busy_s,
+                    "utilisation": busy_s / overall_time_s if overall_time_s > 0 else 0.0,
                     "energy_j": energy,
-                    "power_idle_w": figures.idle_w,
-                    "power_active_w": figures.active_w,
-                    "failure_rate_per_s": figures.failure_rate,
+                    "power_idle_w": idle_w,
+                    "power_active_w": active_w,
+                    "failure_rate_per_s": failure_rate,
                 }
             )
         per_component[figures.node] = node_energy

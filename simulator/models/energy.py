@@ -16,7 +16,7 @@ threads per round, two per SM). With one resident block per SM this is 003's mod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,13 +51,26 @@ def power_state_energy(*, idle_w: float, active_w: float, total_s: float, loaded
     of its load (a fraction in [0, 1]) over time, `loaded_s` (SimGrid's linear power states:
     idle at 0 % load, `active_w` at 100 %).
     """
-    if total_s < 0 or loaded_s < 0:
+    (energy,) = power_state_energies(
+        idle_w=idle_w, active_w=active_w, total_s=total_s, loaded_s=(loaded_s,)
+    )
+    return energy
+
+
+def power_state_energies(
+    *, idle_w: float, active_w: float, total_s: float, loaded_s: Sequence[float]
+) -> list[float]:
+    """Return `power_state_energy` of each of the instances of one component, whose loads'
+    integrals are `loaded_s` (a run's result: one row per instance)."""
+    if total_s < 0 or any(loaded < 0 for loaded in loaded_s):
         raise ValueError(ENERGY_ERRORS["negative_time"])
     if idle_w < 0 or active_w < 0:
         raise ValueError(ENERGY_ERRORS["negative_power"])
-    if loaded_s > total_s * (1 + 1e-9) + 1e-15:
+    ceiling = total_s * (1 + 1e-9) + 1e-15
+    if any(loaded > ceiling for loaded in loaded_s):
         raise ValueError(ENERGY_ERRORS["load_exceeds_run"])
-    return idle_w * total_s + (active_w - idle_w) * loaded_s
+    idle_j, excess_w = idle_w * total_s, active_w - idle_w
+    return [idle_j + excess_w * loaded for loaded in loaded_s]
 
 
 def kernel_energy(

@@ -294,11 +294,14 @@ def test_a_kept_timeline_with_details_and_kernels_is_the_pure_python_one(
         assert {row["bound"] for row in result["kernels"]} == {"memory", None}
 
 
+@pytest.mark.parametrize("limit", [5, 500])  # 5: busy periods past the limit are counted
 @pytest.mark.parametrize("usage_class", USAGES)
-def test_both_usages_account_a_random_workload_identically(usage_class: type[Usage]) -> None:
+def test_both_usages_account_a_random_workload_identically(
+    usage_class: type[Usage], limit: int
+) -> None:
     def account(cls: type[Usage], seed: int) -> tuple[object, ...]:
         rng = random.Random(seed)
-        timeline = Timeline(50)
+        timeline = Timeline(limit)
         usage = cls("gpu", 3, rng.randint(0, 3))
         usage.track = timeline
         now, active = 0.0, 0
@@ -311,10 +314,21 @@ def test_both_usages_account_a_random_workload_identically(usage_class: type[Usa
                 usage.start(now)
                 active += 1
         usage.close(now + 1.0)
-        return (usage.busy_s, usage.load_s, usage.active, usage.capacity, timeline.busy)
+        return (
+            usage.busy_s,
+            usage.load_s,
+            usage.active,
+            usage.capacity,
+            timeline.busy,
+            timeline.busy_dropped,
+        )
 
+    dropped = 0
     for seed in range(20):
-        assert account(usage_class, seed) == account(PythonUsage, seed)
+        figures = account(usage_class, seed)
+        assert figures == account(PythonUsage, seed)
+        dropped += figures[-1]  # type: ignore[operator]
+    assert (dropped > 0) == (limit == 5)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from simulator.models.energy import (
     ENERGY_ERRORS,
     BlockRoundModel,
     power_for_state,
+    power_state_energies,
     power_state_energy,
     resident_blocks,
     rounds,
@@ -99,3 +100,19 @@ def test_round_energy_follows_equation_7():
 def test_rounds_reject_empty_kernels():
     with pytest.raises(ValueError, match=ENERGY_ERRORS["blocks"]):
         rounds(0, 14)
+
+
+def test_the_energies_of_a_components_instances_are_each_ones_energy():
+    loads = [0.0, 1.5, 2.0, 10.0 * (1 + 1e-10)]
+    energies = power_state_energies(idle_w=20, active_w=168, total_s=10, loaded_s=loads)
+    assert energies == [
+        power_state_energy(idle_w=20, active_w=168, total_s=10, loaded_s=load) for load in loads
+    ]
+    # the checks in power_state_energy's order: a negative load before a negative power
+    with pytest.raises(ValueError) as one:
+        power_state_energy(idle_w=-1, active_w=2, total_s=1, loaded_s=-1.0)
+    with pytest.raises(ValueError) as each:
+        power_state_energies(idle_w=-1, active_w=2, total_s=1, loaded_s=[0.5, -1.0])
+    assert str(each.value) == str(one.value)
+    with pytest.raises(ValueError):
+        power_state_energies(idle_w=1, active_w=2, total_s=1, loaded_s=[0.5, 2.0])
