@@ -866,32 +866,31 @@ class ShallowFunctions:
         of the values (a node's transfer times per run): a Python twin's answer without the
         memo (recomputed in about a microsecond, where keying and keeping it cost as much),
         any other through `call` (V8's answers are worth keeping: 50-300 us each)."""
-        twin = self._twin
-        if twin is not None:
-            try:
-                value = twin.call(function, args, params)
-            except (Decline, ArithmeticError):
-                pass
-            else:
-                if 0.0 <= value < math.inf:  # what `_checked` accepts; V8 reports the rest
-                    return value
-        return self.call(function, *args, params=params)
+        value = self._twin_answer(function, args, params)
+        return self.call(function, *args, params=params) if value is None else value
 
     def _call_uncached(
         self, function: str, args: tuple[object, ...], params: Mapping[str, object]
     ) -> float:
         """Return the validated value of one evaluation, without the memo: the Python twin's
-        when it answers with a finite non-negative number, else V8's (with V8's errors)."""
+        when it answers, else V8's (with V8's errors)."""
+        value = self._twin_answer(function, args, params)
+        return self._evaluate_call(function, args, params) if value is None else value
+
+    def _twin_answer(
+        self, function: str, args: tuple[object, ...], params: Mapping[str, object]
+    ) -> float | None:
+        """Return the Python twin's value of one evaluation when it answers with a finite
+        non-negative number (what `_checked` accepts), else None: V8 answers, and reports the
+        rest."""
         twin = self._twin
-        if twin is not None:
-            try:
-                value = twin.call(function, args, params)
-            except (Decline, ArithmeticError):
-                pass
-            else:
-                if 0.0 <= value < math.inf:  # what `_checked` accepts; V8 reports the rest
-                    return value
-        return self._evaluate_call(function, args, params)
+        if twin is None:
+            return None
+        try:
+            value = twin.call(function, args, params)
+        except (Decline, ArithmeticError):
+            return None
+        return value if 0.0 <= value < math.inf else None
 
     def _evaluate_call(
         self, function: str, args: tuple[object, ...], params: Mapping[str, object]
