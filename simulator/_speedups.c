@@ -112,6 +112,8 @@ static PyTypeObject *carrier_type = NULL;
 #define IS_PROCESS(object) \
     (Py_TYPE(object) == process_type || (Py_TYPE(object) == carrier_type && carrier_type != NULL))
 static PyObject *wait_marker = NULL; /* WAIT: what a stackless process yields to wait */
+/* a stackless wait's `then` that gives None for the message (a collective's receive) */
+static PyObject *no_value_marker = NULL;
 static PyObject *str_waiting = NULL;
 /* Resume stackless process `target` with `value` (StacklessCore, below): None, or NULL with an
  * exception set. */
@@ -1567,8 +1569,9 @@ SimCore_resumed(SimCore *self, PyObject *value)
         /* None: a receive of the C core's (`stackless_receive_fast`), whose value is the
          * message's size */
         PyObject *result = received(self, self->receive_started, value) < 0 ? NULL
-                           : then == Py_None ? PyObject_GetAttr(value, str_size)
-                                             : PyObject_CallOneArg(then, value);
+                           : then == Py_None         ? PyObject_GetAttr(value, str_size)
+                           : then == no_value_marker ? Py_NewRef(Py_None)
+                                                     : PyObject_CallOneArg(then, value);
         Py_DECREF(then);
         return result;
     }
@@ -1757,6 +1760,12 @@ static PyObject *SimCore_p2p_send(SimCore *self, PyObject *const *args, size_t n
 static PyObject *SimCore_stackless_receive(SimCore *self, PyObject *const *args, size_t nargsf,
                                            PyObject *kwnames); /* with the mailbox, below */
 static PyObject *SimCore_take_or_wait(SimCore *self, PyObject *const *args, Py_ssize_t nargs);
+static PyObject *SimCore_stackless_broadcast(SimCore *self, PyObject *const *args, size_t nargsf,
+                                             PyObject *kwnames); /* with the collectives, below */
+static PyObject *SimCore_stackless_scatter(SimCore *self, PyObject *const *args, size_t nargsf,
+                                           PyObject *kwnames);
+static PyObject *SimCore_stackless_gather(SimCore *self, PyObject *const *args, size_t nargsf,
+                                          PyObject *kwnames);
 
 static PyMethodDef SimCore_methods[] = {
     {"computation", (PyCFunction)(void (*)(void))SimCore_computation,
@@ -1787,6 +1796,18 @@ static PyMethodDef SimCore_methods[] = {
      "The channel of this process's next collective of `key`: (key, n) for its n-th call."},
     {"_barrier_waited", (PyCFunction)(void (*)(void))SimCore_barrier_waited, METH_FASTCALL,
      "Account a wait at a barrier from `started` to now (wait_s, the timeline's entry)."},
+    {"_stackless_broadcast", (PyCFunction)(void (*)(void))SimCore_stackless_broadcast,
+     METH_FASTCALL | METH_KEYWORDS,
+     "broadcast(size, root_label, root_rank=0, labels=None)\n--\n\n"
+     "A stackless process's broadcast (see simulator.api.Sim)."},
+    {"_stackless_scatter", (PyCFunction)(void (*)(void))SimCore_stackless_scatter,
+     METH_FASTCALL | METH_KEYWORDS,
+     "scatter(size, root_label, root_rank=0, labels=None)\n--\n\n"
+     "A stackless process's scatter (see simulator.api.Sim)."},
+    {"_stackless_gather", (PyCFunction)(void (*)(void))SimCore_stackless_gather,
+     METH_FASTCALL | METH_KEYWORDS,
+     "gather(size, root_label, root_rank=0, labels=None)\n--\n\n"
+     "A stackless process's gather (see simulator.api.Sim)."},
     {"_take_or_wait", (PyCFunction)(void (*)(void))SimCore_take_or_wait, METH_FASTCALL,
      "StacklessSim._wait_for_message in C: then(message) or WAIT; NotImplemented: Python's."},
     {NULL},
@@ -2684,6 +2705,34 @@ static PyType_Spec MessageFilter_spec = {
 };
 
 
+/* 1 when a stackless process's wait for a message can be done in C (`take_or_wait`), with
+ * *mailbox its MailboxCore (a new reference); 0 when Python must do it; -1 on error. */
+static int
+ready_to_take(SimCore *self, PyObject **mailbox)
+{
+    if (mailbox_core_type == NULL || self->engine == NULL ||
+        !PyObject_TypeCheck(self->engine, core_type) || self->stackless == NULL ||
+        self->stackless == Py_None || self->receive_then != NULL)
+        return 0;
+    int on_process = stackless_on_process();
+    if (on_process != 0) /* a borrowed greenlet: Python's receive blocks there */
+        return on_process < 0 ? -1 : 0;
+    PyObject *state = slot_get((PyObject *)self, &state_slot);
+    PyObject *box = state == NULL ? NULL : PyObject_GetAttr(state, str_mailbox);
+    Py_XDECREF(state);
+    if (box == NULL)
+        return -1;
+    MailboxCore *core = (MailboxCore *)box;
+    if (!PyObject_TypeCheck(box, mailbox_core_type) || core->items == NULL ||
+        core->getters == NULL || !PyList_CheckExact(core->items) ||
+        !PyList_CheckExact(core->getters)) {
+        Py_DECREF(box);
+        return 0;
+    }
+    *mailbox = box;
+    return 1;
+}
+
 /* A stackless process's wait for the oldest message `accept` takes, on the C core and off any
  * greenlet (api.StacklessSim._wait_for_message, its Python reference): the message is taken
  * at once and accounted (`received`), and *result is `then(message)` (`then` None: the
@@ -2694,25 +2743,11 @@ static int
 take_or_wait(SimCore *self, PyObject *accept, PyObject *waiting, PyObject *then,
              PyObject **result)
 {
-    if (mailbox_core_type == NULL || self->engine == NULL ||
-        !PyObject_TypeCheck(self->engine, core_type) || self->stackless == NULL ||
-        self->stackless == Py_None || self->receive_then != NULL)
-        return 0;
-    int on_process = stackless_on_process();
-    if (on_process != 0) /* a borrowed greenlet: Python's receive blocks there */
-        return on_process < 0 ? -1 : 0;
-    PyObject *state = slot_get((PyObject *)self, &state_slot);
-    PyObject *mailbox = state == NULL ? NULL : PyObject_GetAttr(state, str_mailbox);
-    Py_XDECREF(state);
-    if (mailbox == NULL)
-        return -1;
+    PyObject *mailbox = NULL;
+    int ready = ready_to_take(self, &mailbox);
+    if (ready <= 0)
+        return ready;
     MailboxCore *box = (MailboxCore *)mailbox;
-    if (!PyObject_TypeCheck(mailbox, mailbox_core_type) || box->items == NULL ||
-        box->getters == NULL || !PyList_CheckExact(box->items) ||
-        !PyList_CheckExact(box->getters)) {
-        Py_DECREF(mailbox);
-        return 0;
-    }
     double started = ((Core *)self->engine)->now;
     int status = 0;
     /* Mailbox.take: the oldest message the filter takes */
@@ -2728,8 +2763,9 @@ take_or_wait(SimCore *self, PyObject *accept, PyObject *waiting, PyObject *then,
         }
         if (taken != 0) {
             if (taken > 0 && received(self, started, item) == 0) {
-                *result = then == Py_None ? PyObject_GetAttr(item, str_size)
-                                          : PyObject_CallOneArg(then, item);
+                *result = then == Py_None           ? PyObject_GetAttr(item, str_size)
+                          : then == no_value_marker ? Py_NewRef(Py_None)
+                                                    : PyObject_CallOneArg(then, item);
                 status = *result == NULL ? -1 : 1;
             } else
                 status = -1;
@@ -2893,27 +2929,19 @@ deliver(PyObject *engine, PyObject *timeline, PyObject *message, PyObject *targe
     return 0;
 }
 
-/* send_each(engine, timeline, source, size, channel, routes): World.send_each on the C core:
- * a message of `size` (a float) on `channel` from `source` to each (target, hops) of
- * `routes` (a list), in order, as World.send sends it. */
-static PyObject *
-send_each(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* World.send_each's work: a message of `size` (a float) on `channel` from `source` to each
+ * (target, hops) of `routes` (a list), in order; -1 on error. */
+static int
+send_along(PyObject *engine, PyObject *timeline, PyObject *source, PyObject *size,
+           PyObject *channel, PyObject *routes)
 {
-    if (nargs != 6 || !PyObject_TypeCheck(args[0], core_type) || !PyFloat_CheckExact(args[3]) ||
-        !PyList_CheckExact(args[5]) || message_type == NULL || transfer_type == NULL) {
-        PyErr_SetString(PyExc_TypeError,
-                        "send_each(engine, timeline, source, size: float, channel, routes: list)");
-        return NULL;
-    }
-    PyObject *engine = args[0], *timeline = args[1], *source = args[2], *size = args[3];
-    PyObject *channel = args[4], *routes = args[5];
     double now = ((Core *)engine)->now;
     for (Py_ssize_t index = 0; index < PyList_GET_SIZE(routes); index++) {
         PyObject *route = PyList_GET_ITEM(routes, index);
         if (!PyTuple_CheckExact(route) || PyTuple_GET_SIZE(route) != 2 ||
             !PyTuple_CheckExact(PyTuple_GET_ITEM(route, 1))) {
             PyErr_SetString(PyExc_TypeError, "a route is a (target, hops tuple) pair");
-            return NULL;
+            return -1;
         }
         Py_INCREF(route); /* the list may change under a callback */
         PyObject *message = make_message(source, size, Py_None, channel, now);
@@ -2924,8 +2952,24 @@ send_each(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_XDECREF(message);
         Py_DECREF(route);
         if (status < 0)
-            return NULL;
+            return -1;
     }
+    return 0;
+}
+
+/* send_each(engine, timeline, source, size, channel, routes): World.send_each on the C core
+ * (`send_along`). */
+static PyObject *
+send_each(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyObject_TypeCheck(args[0], core_type) || !PyFloat_CheckExact(args[3]) ||
+        !PyList_CheckExact(args[5]) || message_type == NULL || transfer_type == NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "send_each(engine, timeline, source, size: float, channel, routes: list)");
+        return NULL;
+    }
+    if (send_along(args[0], args[1], args[2], args[3], args[4], args[5]) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -3025,6 +3069,183 @@ SimCore_p2p_send(SimCore *self, PyObject *const *args, size_t nargsf, PyObject *
     PyObject *result = PyObject_Vectorcall(fallback, args, nargs, kwnames);
     Py_DECREF(fallback);
     return result;
+}
+
+/* -- a stackless participant's rooted collective (api.Sim.broadcast, scatter, gather) ------- */
+
+static PyObject *str_broadcast = NULL, *str_scatter = NULL, *str_gather = NULL,
+                *str_collectives_slot = NULL, *str_root = NULL, *str_to_root = NULL,
+                *str_broadcast_fallback = NULL, *str_scatter_fallback = NULL,
+                *str_gather_fallback = NULL, *zero_int = NULL, *str_waiting_attr = NULL;
+static SlotCache collectives_slot = {&str_collectives_slot};
+
+/* The size of a collective call taken at once (api._checked_size's plain case), or -1 where
+ * Python must check it. */
+static double
+plain_size(PyObject *size)
+{
+    double bytes = -1.0;
+    if (PyFloat_CheckExact(size))
+        bytes = PyFloat_AS_DOUBLE(size);
+    else if (PyLong_CheckExact(size)) {
+        bytes = PyLong_AsDouble(size);
+        if (bytes == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1.0;
+        }
+    }
+    return bytes >= 0.0 && bytes < Py_HUGE_VAL ? bytes : -1.0;
+}
+
+/* `sim.<kind>(size, root_label, root_rank=0, labels=None)` of a stackless process that is not
+ * the root, for a collective the run checked before (Sim._rooted keeps it in the world's
+ * `collectives`), on the C core: a broadcast's or scatter's receive (`take_or_wait`, whose
+ * value is None), or a gather's send to the root along the route the collective keeps for
+ * this process (`send_along`). What Python's Sim.<kind> does for such a call, in the same
+ * order. 1 when done (*result set), 0 when Python must do it (nothing done), -1 on error. */
+static int
+rooted_fast(SimCore *self, PyObject *kind, PyObject *const *args, Py_ssize_t nargs,
+            PyObject **result)
+{
+    if (nargs < 2 || nargs > 4 || self->engine == NULL ||
+        !PyObject_TypeCheck(self->engine, core_type) || self->timeline == NULL ||
+        message_filter_type == NULL)
+        return 0;
+    double bytes = plain_size(args[0]);
+    if (bytes < 0.0)
+        return 0;
+    PyObject *root_rank = nargs > 2 ? args[2] : zero_int, *labels = nargs > 3 ? args[3] : Py_None;
+    PyObject *collectives = slot_get((PyObject *)self, &collectives_slot);
+    if (collectives == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *collective = NULL;
+    if (PyDict_CheckExact(collectives)) {
+        /* Sim._rooted's key: (kind, root_label, root_rank, type(root_rank), labels) */
+        PyObject *key = PyTuple_Pack(5, kind, args[1], root_rank, (PyObject *)Py_TYPE(root_rank),
+                                     labels);
+        if (key == NULL) {
+            Py_DECREF(collectives);
+            return -1;
+        }
+        collective = PyDict_GetItemWithError(collectives, key); /* borrowed */
+        Py_DECREF(key);
+        Py_XINCREF(collective);
+    }
+    Py_DECREF(collectives);
+    if (collective == NULL) {
+        if (PyErr_Occurred()) { /* unhashable labels: Python checks every such call */
+            if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                return -1;
+            PyErr_Clear();
+        }
+        return 0;
+    }
+    int status = 0;
+    PyObject *state = slot_get((PyObject *)self, &state_slot);
+    PyObject *root = state == NULL ? NULL : PyObject_GetAttr(collective, str_root);
+    PyObject *channel_key = root == NULL ? NULL : PyObject_GetAttr(collective, str_channel);
+    if (channel_key == NULL)
+        status = -1;
+    else if (root != state) { /* the root's own calls are Python's */
+        PyObject *mailbox = NULL, *routes = NULL, *waiting = NULL;
+        if (kind == str_gather) { /* the route to the root, once this process made it */
+            PyObject *to_root = PyObject_GetAttr(collective, str_to_root);
+            if (to_root == NULL)
+                status = -1;
+            else if (PyDict_CheckExact(to_root)) {
+                routes = PyDict_GetItemWithError(to_root, state); /* borrowed */
+                Py_XINCREF(routes);
+                status = routes != NULL && PyList_CheckExact(routes)
+                             ? 1
+                             : (PyErr_Occurred() ? -1 : 0);
+            }
+            Py_XDECREF(to_root);
+        } else {
+            status = ready_to_take(self, &mailbox);
+            Py_XDECREF(mailbox); /* take_or_wait finds it again */
+            if (status > 0) {
+                waiting = PyObject_GetAttr(collective, str_waiting_attr);
+                status = waiting == NULL ? -1 : 1;
+            }
+        }
+        if (status > 0) { /* from here on the call is made here: its channel counted */
+            PyObject *channel = SimCore_collective_channel(self, channel_key);
+            if (channel == NULL)
+                status = -1;
+            else if (kind == str_gather) {
+                PyObject *size = PyFloat_FromDouble(bytes);
+                status = size == NULL ? -1
+                                      : send_along(self->engine, self->timeline, state, size,
+                                                   channel, routes);
+                Py_XDECREF(size);
+                if (status == 0) {
+                    *result = Py_NewRef(Py_None);
+                    status = 1;
+                }
+            } else {
+                PyObject *accept = PyObject_CallOneArg((PyObject *)message_filter_type, channel);
+                status = accept == NULL ? -1
+                                        : take_or_wait(self, accept, waiting, no_value_marker,
+                                                       result);
+                Py_XDECREF(accept);
+                if (status == 0) { /* cannot happen: ready_to_take said it could */
+                    PyErr_SetString(PyExc_RuntimeError, "a collective's receive could not wait");
+                    status = -1;
+                }
+            }
+            Py_XDECREF(channel);
+        }
+        Py_XDECREF(routes);
+        Py_XDECREF(waiting);
+    }
+    Py_XDECREF(channel_key);
+    Py_XDECREF(root);
+    Py_XDECREF(state);
+    Py_DECREF(collective);
+    return status;
+}
+
+/* SimCore._stackless_<kind>: `rooted_fast`, else the Python method `fallback` names. */
+static PyObject *
+rooted_call(SimCore *self, PyObject *kind, PyObject *fallback_name, PyObject *const *args,
+            size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL) {
+        PyObject *result = NULL;
+        int done = rooted_fast(self, kind, args, nargs, &result);
+        if (done < 0)
+            return NULL;
+        if (done)
+            return result;
+    }
+    PyObject *fallback = PyObject_GetAttr((PyObject *)self, fallback_name);
+    if (fallback == NULL)
+        return NULL;
+    PyObject *result = PyObject_Vectorcall(fallback, args, nargs, kwnames);
+    Py_DECREF(fallback);
+    return result;
+}
+
+static PyObject *
+SimCore_stackless_broadcast(SimCore *self, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames)
+{
+    return rooted_call(self, str_broadcast, str_broadcast_fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+SimCore_stackless_scatter(SimCore *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    return rooted_call(self, str_scatter, str_scatter_fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+SimCore_stackless_gather(SimCore *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    return rooted_call(self, str_gather, str_gather_fallback, args, nargsf, kwnames);
 }
 
 static PyObject *
@@ -3224,6 +3445,22 @@ PyInit__speedups(void)
     str_p2p_send_fallback = PyUnicode_InternFromString("_p2p_send_fallback");
     str_receivers = PyUnicode_InternFromString("_receivers");
     str_collectives = PyUnicode_InternFromString("collectives");
+    str_broadcast = PyUnicode_InternFromString("broadcast");
+    str_scatter = PyUnicode_InternFromString("scatter");
+    str_gather = PyUnicode_InternFromString("gather");
+    str_collectives_slot = PyUnicode_InternFromString("_collectives");
+    str_root = PyUnicode_InternFromString("root");
+    str_to_root = PyUnicode_InternFromString("_to_root");
+    str_waiting_attr = PyUnicode_InternFromString("waiting");
+    str_broadcast_fallback = PyUnicode_InternFromString("_broadcast_fallback");
+    str_scatter_fallback = PyUnicode_InternFromString("_scatter_fallback");
+    str_gather_fallback = PyUnicode_InternFromString("_gather_fallback");
+    zero_int = PyLong_FromLong(0);
+    if (str_broadcast == NULL || str_scatter == NULL || str_gather == NULL ||
+        str_collectives_slot == NULL || str_root == NULL || str_to_root == NULL ||
+        str_waiting_attr == NULL || str_broadcast_fallback == NULL ||
+        str_scatter_fallback == NULL || str_gather_fallback == NULL || zero_int == NULL)
+        return NULL;
     str_busy = PyUnicode_InternFromString("busy");
     str_busy_dropped = PyUnicode_InternFromString("busy_dropped");
     str_node_key = PyUnicode_InternFromString("node");
@@ -3321,6 +3558,11 @@ PyInit__speedups(void)
     mailbox_core_type = (PyTypeObject *)mailbox; /* ... and this one */
     Py_DECREF(resource);
     /* WAIT: a stackless process yields it to wait (SimCore.computation returns it) */
+    no_value_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    if (no_value_marker == NULL) {
+        Py_DECREF(module);
+        return NULL;
+    }
     wait_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     if (wait_marker == NULL || PyModule_AddObjectRef(module, "WAIT", wait_marker) < 0) {
         Py_DECREF(module);

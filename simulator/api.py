@@ -883,8 +883,17 @@ class StacklessSim(Sim):
         return self._wait_for_message(accept, waiting, _size)
 
     _receive_fallback = p2pCommunicationReceive
+    # the rooted collectives are Sim's; the C core's `_stackless_<kind>` make a call of a
+    # process that is not the root, of a collective the run checked before, in C, and call
+    # these for every other
+    _broadcast_fallback = Sim.broadcast
+    _scatter_fallback = Sim.scatter
+    _gather_fallback = Sim.gather
     if not TYPE_CHECKING and speedups is not None:
         p2pCommunicationReceive = _SimCore._stackless_receive
+        broadcast = _SimCore._stackless_broadcast
+        scatter = _SimCore._stackless_scatter
+        gather = _SimCore._stackless_gather
 
     # broadcast, scatter, gather and barrier are Sim's, waiting through these:
 

@@ -658,3 +658,86 @@ def test_the_c_message_filter_takes_what_the_python_one_takes() -> None:
         False,
         False,
     ]
+
+
+# Rooted collectives of every shape a stackless process makes in C (`SimCore._stackless_*`:
+# a participant that is not the root, a collective checked before) and those it leaves to
+# Python (the root, the first call, labels given as an unhashable list).
+COLLECTIVES_APP = """\
+for step in range(rounds):
+    sim.broadcast(1000.0 * (step + 1), "Root", 0)
+    sim.scatter(6000, "Root", 0, ("Root", "W"))
+    sim.computation({"t": 0.001 * (1 + rank % 3)})
+    sim.gather(10.0 + rank, "Root")
+    sim.broadcast(5.0, "W", 2, ["Root", "W"])
+    sim.gather(1.5, "W", 1, ("W",)) if tag == "W" else None
+    sim.barrier()
+"""
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("timeline_limit", [0, 30, 10_000])
+def test_the_c_collectives_give_the_pure_python_result_to_the_last_digit(
+    timeline_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from simulator.api import StacklessSim
+
+    assert StacklessSim.broadcast is speedups.SimCore._stackless_broadcast
+    python_calls = {"broadcast": 0, "scatter": 0, "gather": 0}
+    for kind in python_calls:
+        fallback = getattr(StacklessSim, f"_{kind}_fallback")
+
+        def counted(self: Any, *args: Any, _kind: str = kind, _call: Any = fallback) -> Any:
+            python_calls[_kind] += 1
+            return _call(self, *args)
+
+        monkeypatch.setattr(StacklessSim, f"_{kind}_fallback", counted)
+
+    result = run_simulation(
+        TWO_HOSTS_AND_A_SWITCH,
+        COLLECTIVES_APP,
+        labels=LABELS,
+        variables={"rounds": 4},
+        timeline_limit=timeline_limit,
+    )
+
+    assert comparable(result) == comparable(run_pure_python(COLLECTIVES_APP, timeline_limit))
+    # 7 processes, 4 rounds: Python made the root's calls (the run's first of each collective
+    # among them), each other process's first gather (its route to the root) and every
+    # broadcast with listed labels; C made the rest
+    assert python_calls["scatter"] == 4
+    assert python_calls["broadcast"] == 4 + 7 * 4
+    assert python_calls["gather"] == (4 + 6) + (4 + 5)
+
+
+ERROR_OF = """\
+import json, sys
+from simulator.errors import UserCodeError
+from simulator.runner import run_simulation
+app, system, labels = json.loads(sys.stdin.read())
+try:
+    run_simulation(system, app, labels=labels, variables={})
+except UserCodeError as error:
+    print(error)
+"""
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("kind", ["broadcast", "scatter", "gather"])
+@pytest.mark.parametrize("size", ["True", "-1.0", "float('nan')", "10 ** 400", "'ten'"])
+def test_a_bad_collective_size_after_good_calls_is_told_as_the_pure_python_core_tells_it(
+    kind: str, size: str
+) -> None:
+    app = f'sim.{kind}(1.0, "Root", 0)\nsim.{kind}({size}, "Root", 0)\n'
+    with pytest.raises(UserCodeError) as raised:
+        run_simulation(TWO_HOSTS_AND_A_SWITCH, app, labels=LABELS, variables={})
+    python = subprocess.run(
+        [sys.executable, "-c", ERROR_OF],
+        input=json.dumps([app, TWO_HOSTS_AND_A_SWITCH, LABELS]),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PARASIM_PURE_PYTHON": "1"},
+        check=True,
+    )
+    assert str(raised.value) == python.stdout.strip()
+    assert "line 2" in python.stdout
