@@ -26,7 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def _cpu_ticks(pid: int) -> int:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, IndexError):
+    except (FileNotFoundError, ProcessLookupError, IndexError):  # gone while read
         return 0
     return int(fields[11]) + int(fields[12])
 
