@@ -81,6 +81,8 @@ FIRST_RUN = "ParaSim CLI, sandboxed, no pool (a first run)"
 IN_A_ROW = 5  # the startup scenario's runs one right after another (a shell loop)
 ROW = f"ParaSim CLI, sandboxed, {IN_A_ROW} in a row (per run)"
 NO_POOL = {"PARASIM_CHILD_POOL": "0"}
+# A user's usual command: the readable summary on stdout, the result JSON in a file.
+SUMMARY = "ParaSim CLI, sandboxed, summary printed (--json FILE)"
 SIMPY, SIMGRID = "SimPy script", "SimGrid script"
 SIMGRID_MISSING = (
     f"SimGrid is skipped: `import simgrid` fails in {SYSTEM_PYTHON} "
@@ -384,11 +386,14 @@ def timed(
     return wall_s, usage.ru_utime + usage.ru_stime
 
 
-def cli_argv(files: dict[str, Path], inputs: ParaSimInputs, *, sandbox: bool) -> list[str]:
-    """Return the `python -m simulator run` command of `inputs` (result JSON on stdout)."""
+def cli_argv(
+    files: dict[str, Path], inputs: ParaSimInputs, *, sandbox: bool, json_to: str = "-"
+) -> list[str]:
+    """Return the `python -m simulator run` command of `inputs`: the result JSON on stdout,
+    or in the file `json_to` with the summary on stdout."""
     labels = ",".join(f"{label}={count}" for label, count in inputs.labels.items())
     argv = [sys.executable, "-m", "simulator", "run", "--system", str(files["system"])]
-    argv += ["--app", str(files["app"]), "--labels", labels, "--json", "-"]
+    argv += ["--app", str(files["app"]), "--labels", labels, "--json", json_to]
     for name, value in inputs.variables.items():
         argv += ["--var", f"{name}={value!r}" if isinstance(value, float) else f"{name}={value}"]
     if inputs.timeline_limit is not None:
@@ -407,12 +412,18 @@ def write_inputs(directory: Path, inputs: ParaSimInputs) -> dict[str, Path]:
 
 
 def run_parasim(
-    argv: list[str], out: Path, events: int, env: Mapping[str, str] | None = None
+    argv: list[str],
+    out: Path,
+    events: int,
+    env: Mapping[str, str] | None = None,
+    *,
+    result_file: Path | None = None,
 ) -> Run:
-    """Return one timed CLI run; its figures come from the result JSON it printed."""
+    """Return one timed CLI run; its figures come from the result JSON it printed, or wrote
+    to `result_file`."""
     wall_s, cpu_s = timed(argv, out, env)
     printed = out.read_bytes()
-    result = json.loads(printed)
+    result = json.loads(printed if result_file is None else result_file.read_bytes())
     stats = result["stats"]
     return Run(
         wall_s=wall_s,
@@ -466,6 +477,16 @@ def runners(case: Case, with_simgrid: bool, workdir: Path) -> list[Runner]:
             lambda: run_parasim(cli_argv(files, case.parasim, sandbox=False), out, case.events),
         ),
     ]
+    if case.scenario == "compute":
+        result_file = directory / "result.json"
+        summary_argv = cli_argv(files, case.parasim, sandbox=True, json_to=str(result_file))
+
+        def summary() -> Run:
+            run = run_parasim(summary_argv, out, case.events, result_file=result_file)
+            settle()
+            return run
+
+        commands.append((Cell(SUMMARY), summary))
     if case.scenario == "startup":
         commands.append(
             (
@@ -855,7 +876,7 @@ def check(result: CaseResult) -> list[str]:
         for run in cell.runs:
             if run.events != case.events:
                 problems.append(f"{case.title}: {cell.path} counted {run.events} events")
-            if cell.path in (SANDBOXED, NO_SANDBOX) and (
+            if cell.path in (SANDBOXED, NO_SANDBOX, SUMMARY) and (
                 run.simulated_s != ours.simulated_s or run.engine_events != ours.engine_events
             ):
                 problems.append(
@@ -932,6 +953,12 @@ def ratio_targets(results: list[CaseResult]) -> list[str]:
                 f"{result.case.title}: sandboxed CLI is {ratio(median)} {path} on medians "
                 f"({ratio(best)} on bests; in-process {ratio(cell.in_process / ours.in_process)}); "
                 f"target >= {target:g}x: {verdict(median >= target)}"
+            )
+        summary, simpy = result.cell(SUMMARY), result.cell(SIMPY)
+        if summary is not None and simpy is not None:
+            lines.append(
+                f"{result.case.title}: {SUMMARY} is {ratio(simpy.median / summary.median)} "
+                f"{SIMPY} on medians ({ratio(simpy.best / summary.best)} on bests)"
             )
     return lines
 

@@ -11,6 +11,7 @@ from simulator.cli.common import (
     parse_labels,
     parse_variables,
     read_inputs,
+    record_table,
     run_once,
     table,
     write_json,
@@ -74,38 +75,17 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
     lines.append("")
     lines.append("Processes")
     lines.append(
-        table(
+        record_table(
             ["process", "node", "instance", "compute_s", "comm_s", "wait_s", "finish_s"],
-            [
-                [
-                    p["process"],
-                    p["node"],
-                    p["instance"],
-                    p["compute_s"],
-                    p["comm_s"],
-                    p["wait_s"],
-                    p["finish_s"],
-                ]
-                for p in result["processes"]
-            ],
+            result["processes"],
         )
     )
     lines.append("")
     lines.append("Components")
     lines.append(
-        table(
+        record_table(
             ["node", "instance", "hardware", "busy_s", "utilisation", "energy_j"],
-            [
-                [
-                    c["node"],
-                    c["instance"],
-                    c["hardware"],
-                    c["busy_s"],
-                    c["utilisation"],
-                    c["energy_j"],
-                ]
-                for c in result["components"]
-            ],
+            result["components"],
         )
     )
     memory = result.get("memory")

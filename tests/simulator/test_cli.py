@@ -17,6 +17,8 @@ from simulator.cli.common import (
     parse_labels,
     parse_value,
     parse_variables,
+    record_table,
+    table,
     write_json,
 )
 from simulator.cli.sweep import expand_values
@@ -82,6 +84,21 @@ def test_run_prints_a_summary_table() -> None:
     for heading in ("Overall time:", "Energy:", "Reliability:", "Processes", "Components"):
         assert heading in out
     assert "GPU[0]" in out and "PCIe 3.0 16x" in out
+
+
+def test_tables_pad_each_column_to_its_widest_cell_and_format_each_kind() -> None:
+    headers = ["name", "count", "seconds", "flag", "note"]
+    rows = [["a", 1, 0.5, True, None], ["b{0}", 12, 1 / 3, False, 2.0], ["c", 3, 1e-9, None, "x"]]
+    expected = (
+        "name  count  seconds   flag   note\n"
+        "a     1      0.5       True   -\n"
+        "b{0}  12     0.333333  False  2\n"
+        "c     3      1e-09     -      x"
+    )
+    assert table(headers, rows) == expected
+    records = [dict(zip(headers, row, strict=True)) for row in rows]
+    assert record_table(headers, records) == expected
+    assert table(["only", "headers"], []) == "only  headers"
 
 
 def test_run_writes_json_to_stdout_with_json_dash() -> None:

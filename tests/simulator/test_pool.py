@@ -493,3 +493,18 @@ def test_a_request_without_its_streams_is_declined_and_the_daemon_serves_on(runt
     argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(EXAMPLE / "app.py")]
     served = command(["-c", SERVED], [*argv, *EXAMPLE_ARGS], Path(PROJECT_ROOT))
     assert served.returncode == 0, served.stderr.decode()[-2000:]
+
+
+def test_the_daemon_imports_what_its_copies_print_a_summary_with() -> None:
+    # A copy that printed a run's summary imported orjson to read its result (64 KiB or
+    # more): about 10 ms of every such run until the daemon imported it once for them.
+    code = (
+        "import sys; from simulator.sandbox import pool; pool._prepare_to_serve(); "
+        "print(sorted({'orjson', 'simulator.cli.run', 'threading'} - set(sys.modules)))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, check=False
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
