@@ -93,7 +93,7 @@ def main() -> None:
     for module in PRELOAD_MODULES:  # what the sandbox child imports before its run
         importlib.import_module(module)
     runner.prepare_simulation_process()
-    payload = {"app": inputs.app, "variables": inputs.variables, "snapshot": inputs.snapshot}
+    payload = {"app_source": inputs.app, "variables": inputs.variables, "snapshot": inputs.snapshot}
     payload_with_labels = {**payload, "labels": inputs.labels}
     runner.address_space_reserved(payload_with_labels)  # asked before the run
     gc.collect()
