@@ -106,13 +106,10 @@ def main() -> None:
         if pid == 0:  # the child: one run, its figures written back
             os.close(read)
             # V8 and the run's first isolates, made while a pool's child waits for its run
-            # (simulator.sandbox.child `_load_v8_while_idle`, then `_load_v8` keeps those
-            # the run uses)
-            contexts = runner.needs_v8(payload_with_labels)
-            if contexts:
+            # (simulator.sandbox.child `_load_v8_while_idle`; `_load_v8` keeps them all)
+            if runner.needs_v8(payload_with_labels):
                 for _ in range(SPARE_ISOLATES):
                     shallow.start_spare_racer()
-                shallow.drop_spare_racers(keep=contexts)
             os.write(write, json.dumps(first_run(inputs)).encode())
             os._exit(0)
         os.close(write)

@@ -716,9 +716,9 @@ def start_spare_racer() -> None:
 
 
 def drop_spare_racers(keep: int = 0) -> None:
-    """Close the isolates `start_spare_racer` made beyond `keep`, for a run that will make
-    fewer contexts: the data limit has no room set aside for the others
-    (simulator.runner.address_space_reserved)."""
+    """Close the isolates `start_spare_racer` made beyond `keep` (`clear_caches`: tests,
+    long-lived workers). A sandbox child keeps its spares for its run: closing them gives
+    back none of the data limit (simulator.sandbox.child `_load_v8`)."""
     with _cache_lock:
         spares = _spare_racers[keep:]
         del _spare_racers[keep:]

@@ -705,8 +705,7 @@ def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int
         os.dup2(fd, target)
         os.close(fd)
     os.umask(umask)
-    os.environ.clear()
-    os.environ.update(environment)
+    _take_environment(environment)
     sys.stdin, sys.stdout, sys.stderr = (
         open(  # noqa: SIM115 - the copy's standard streams, on the command line's descriptors
             fd,
@@ -746,6 +745,18 @@ def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int
             stream.flush()
     connection.sendall(f"{status}\n".encode("ascii"))
     return 0
+
+
+def _take_environment(environment: Mapping[str, str]) -> None:
+    """Make this process's environment `environment`, changing only what differs: each
+    variable set or unset is a C call (putenv) and an encoding, and a command line's
+    environment is mostly the one the daemon started with."""
+    current = os.environ
+    for name in [name for name in current if name not in environment]:
+        del current[name]
+    for name, value in environment.items():
+        if current.get(name) != value:
+            current[name] = value
 
 
 def serve(path: str, entry: str, *, environment: Mapping[str, str] | None = None) -> None:

@@ -508,3 +508,30 @@ def test_the_daemon_imports_what_its_copies_print_a_summary_with() -> None:
 
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
+
+
+def test_a_copy_takes_the_command_lines_environment_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PARASIM_TEST_KEPT", "same")
+    monkeypatch.setenv("PARASIM_TEST_CHANGED", "old")
+    monkeypatch.setenv("PARASIM_TEST_GONE", "x")
+    wanted = {**os.environ, "PARASIM_TEST_CHANGED": "new", "PARASIM_TEST_ADDED": "1"}
+    del wanted["PARASIM_TEST_GONE"]
+    saved = dict(os.environ)
+    try:
+        pool_module._take_environment(wanted)
+        seen = dict(os.environ)
+        # what a process started from here inherits (putenv and unsetenv were called)
+        printed = subprocess.run(["env"], capture_output=True, text=True, check=True).stdout
+    finally:
+        pool_module._take_environment(saved)
+
+    assert seen == wanted
+    inherited = dict(line.split("=", 1) for line in printed.splitlines() if "=" in line)
+    assert {name: inherited.get(name) for name in wanted if name.startswith("PARASIM_TEST")} == {
+        "PARASIM_TEST_KEPT": "same",
+        "PARASIM_TEST_CHANGED": "new",
+        "PARASIM_TEST_ADDED": "1",
+    }
+    assert "PARASIM_TEST_GONE" not in inherited
