@@ -119,12 +119,45 @@ static PyObject *str_waiting = NULL;
  * exception set. */
 static PyObject *stackless_resume(PyObject *target, PyObject *value);
 
+/* The event queue: a binary heap ordered by (when, seq), seq counting pushes, so that events at
+ * the same time run in the order they were scheduled (FIFO). Events that share a time with one
+ * already queued wait behind it in that event's chain instead of in the heap (a bulk-synchronous
+ * model's thousands of processes wake at a handful of times): the heap holds the first of them,
+ * and popping it puts the next of its chain in its place. The order is the heap's own: a chain
+ * holds events of one time in seq order, each later than its head, so the head's successor is
+ * still the least of what is left; two heap entries of one time (the lookup below is a cache,
+ * which may have forgotten the first) are ordered by seq as before. */
 typedef struct {
     double when;
     unsigned long long seq;
     PyObject *target; /* a Process to resume or start, or a callback */
     PyObject *arg;
+    Py_ssize_t chain; /* the index of the chain of events queued behind this one at `when` */
 } Entry;
+
+typedef struct {
+    unsigned long long seq;
+    PyObject *target;
+    PyObject *arg;
+} Chained;
+
+typedef struct {
+    Chained *items;  /* items[head:size] wait, in seq order */
+    Py_ssize_t head;
+    Py_ssize_t size;
+    Py_ssize_t capacity;
+    Py_ssize_t next_free; /* the next free chain while this one is free */
+    unsigned int generation; /* counts the chain's uses: a cached reference names one */
+} Chain;
+
+/* Where the chain of an event at a given time was last seen: a direct-mapped cache. */
+typedef struct {
+    double when;
+    Py_ssize_t chain; /* -1: none */
+    unsigned int generation;
+} ChainSlot;
+
+#define CHAIN_SLOTS 256 /* a power of 2 */
 
 typedef struct {
     PyObject_HEAD
@@ -136,6 +169,12 @@ typedef struct {
     Entry *heap;
     Py_ssize_t size;
     Py_ssize_t capacity;
+    Chain *chains;
+    Py_ssize_t chains_used;     /* chains[0:chains_used] were ever taken */
+    Py_ssize_t chains_capacity;
+    Py_ssize_t free_chain;      /* -1: none */
+    Py_ssize_t chained;         /* events waiting in chains (not in the heap) */
+    ChainSlot chain_slots[CHAIN_SLOTS];
     PyObject *loop;    /* the greenlet running Engine.run, or NULL */
     PyObject *start;   /* a new process the loop must start, or NULL */
     PyObject *failure; /* the exception a callback raised, or NULL */
@@ -149,10 +188,90 @@ entry_before(const Entry *a, const Entry *b)
     return a->when < b->when || (a->when == b->when && a->seq < b->seq);
 }
 
+static inline ChainSlot *
+chain_slot(Core *self, double when)
+{
+    unsigned long long bits;
+    memcpy(&bits, &when, sizeof bits);
+    return &self->chain_slots[(bits * 0x9E3779B97F4A7C15ULL) >> 56 & (CHAIN_SLOTS - 1)];
+}
+
+/* A free chain's index (its items empty), or -1 with MemoryError set. */
+static Py_ssize_t
+chain_take(Core *self)
+{
+    Py_ssize_t index = self->free_chain;
+    if (index >= 0) {
+        self->free_chain = self->chains[index].next_free;
+        return index;
+    }
+    if (self->chains_used == self->chains_capacity) {
+        Py_ssize_t capacity = self->chains_capacity ? self->chains_capacity * 2 : 64;
+        Chain *chains = PyMem_Realloc(self->chains, (size_t)capacity * sizeof(Chain));
+        if (chains == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->chains = chains;
+        self->chains_capacity = capacity;
+    }
+    index = self->chains_used++;
+    self->chains[index] = (Chain){NULL, 0, 0, 0, -1, 0};
+    return index;
+}
+
+static inline void
+chain_give_back(Core *self, Py_ssize_t index)
+{
+    Chain *chain = &self->chains[index];
+    chain->generation++; /* cached references to it are stale now */
+    chain->head = chain->size = 0;
+    chain->next_free = self->free_chain;
+    self->free_chain = index;
+}
+
+static inline void
+heap_sift_down(Entry *heap, Py_ssize_t size, Entry item)
+{
+    Py_ssize_t pos = 0;
+    for (;;) {
+        Py_ssize_t child = 2 * pos + 1;
+        if (child >= size)
+            break;
+        if (child + 1 < size && entry_before(&heap[child + 1], &heap[child]))
+            child++;
+        if (!entry_before(&heap[child], &item))
+            break;
+        heap[pos] = heap[child];
+        pos = child;
+    }
+    heap[pos] = item;
+}
+
 /* Steals nothing: takes new references to target and arg. */
 static int
 core_push(Core *self, double when, PyObject *target, PyObject *arg)
 {
+    ChainSlot *slot = chain_slot(self, when);
+    if (slot->chain >= 0 && slot->when == when) {
+        Chain *chain = &self->chains[slot->chain];
+        if (chain->generation == slot->generation) { /* its head is queued: wait behind it */
+            if (chain->size == chain->capacity) {
+                Py_ssize_t capacity = chain->capacity ? chain->capacity * 2 : 16;
+                Chained *items = PyMem_Realloc(chain->items, (size_t)capacity * sizeof(Chained));
+                if (items == NULL) {
+                    PyErr_NoMemory();
+                    return -1;
+                }
+                chain->items = items;
+                chain->capacity = capacity;
+            }
+            chain->items[chain->size++] =
+                (Chained){self->seq++, Py_NewRef(target), Py_NewRef(arg)};
+            self->chained++;
+            return 0;
+        }
+    }
     if (self->size == self->capacity) {
         Py_ssize_t capacity = self->capacity ? self->capacity * 2 : 64;
         Entry *heap = PyMem_Realloc(self->heap, (size_t)capacity * sizeof(Entry));
@@ -163,7 +282,11 @@ core_push(Core *self, double when, PyObject *target, PyObject *arg)
         self->heap = heap;
         self->capacity = capacity;
     }
-    Entry item = {when, self->seq++, Py_NewRef(target), Py_NewRef(arg)};
+    Py_ssize_t chain = chain_take(self);
+    if (chain < 0)
+        return -1;
+    *slot = (ChainSlot){when, chain, self->chains[chain].generation};
+    Entry item = {when, self->seq++, Py_NewRef(target), Py_NewRef(arg), chain};
     Entry *heap = self->heap;
     Py_ssize_t pos = self->size++;
     while (pos > 0) {
@@ -183,22 +306,20 @@ core_pop(Core *self)
 {
     Entry *heap = self->heap;
     Entry top = heap[0];
-    Entry last = heap[--self->size];
-    Py_ssize_t size = self->size, pos = 0;
-    if (size > 0) {
-        for (;;) {
-            Py_ssize_t child = 2 * pos + 1;
-            if (child >= size)
-                break;
-            if (child + 1 < size && entry_before(&heap[child + 1], &heap[child]))
-                child++;
-            if (!entry_before(&heap[child], &last))
-                break;
-            heap[pos] = heap[child];
-            pos = child;
-        }
-        heap[pos] = last;
+    Chain *chain = &self->chains[top.chain];
+    if (chain->head < chain->size) { /* the next event at this time takes its place */
+        Chained next = chain->items[chain->head++];
+        if (chain->head == chain->size)
+            chain->head = chain->size = 0;
+        self->chained--;
+        heap_sift_down(heap, self->size, (Entry){top.when, next.seq, next.target, next.arg,
+                                                  top.chain});
+        return top;
     }
+    chain_give_back(self, top.chain);
+    Entry last = heap[--self->size];
+    if (self->size > 0)
+        heap_sift_down(heap, self->size, last);
     return top;
 }
 
@@ -478,7 +599,7 @@ Core_run_loop(Core *self, PyObject *unused)
 static PyObject *
 Core_get_pending(Core *self, void *closure)
 {
-    return PyLong_FromSsize_t(self->size);
+    return PyLong_FromSsize_t(self->size + self->chained);
 }
 
 static PyObject *
@@ -488,6 +609,9 @@ Core_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self != NULL) {
         self->now = 0.0;
         self->until = INFINITY;
+        self->free_chain = -1;
+        for (int i = 0; i < CHAIN_SLOTS; i++)
+            self->chain_slots[i].chain = -1;
     }
     return (PyObject *)self;
 }
@@ -498,6 +622,13 @@ Core_traverse(Core *self, visitproc visit, void *arg)
     for (Py_ssize_t i = 0; i < self->size; i++) {
         Py_VISIT(self->heap[i].target);
         Py_VISIT(self->heap[i].arg);
+    }
+    for (Py_ssize_t c = 0; c < self->chains_used; c++) {
+        const Chain *chain = &self->chains[c];
+        for (Py_ssize_t i = chain->head; i < chain->size; i++) {
+            Py_VISIT(chain->items[i].target);
+            Py_VISIT(chain->items[i].arg);
+        }
     }
     Py_VISIT(self->loop);
     Py_VISIT(self->start);
@@ -514,13 +645,28 @@ Core_clear(Core *self)
     /* detach the queue first: a decref below may run code that schedules on this engine */
     Entry *heap = self->heap;
     Py_ssize_t size = self->size;
+    Chain *chains = self->chains;
+    Py_ssize_t chains_used = self->chains_used;
     self->heap = NULL;
     self->size = self->capacity = 0;
+    self->chains = NULL;
+    self->chains_used = self->chains_capacity = self->chained = 0;
+    self->free_chain = -1;
+    for (int i = 0; i < CHAIN_SLOTS; i++)
+        self->chain_slots[i].chain = -1;
     for (Py_ssize_t i = 0; i < size; i++) {
         Py_DECREF(heap[i].target);
         Py_DECREF(heap[i].arg);
     }
     PyMem_Free(heap);
+    for (Py_ssize_t c = 0; c < chains_used; c++) {
+        for (Py_ssize_t i = chains[c].head; i < chains[c].size; i++) {
+            Py_DECREF(chains[c].items[i].target);
+            Py_DECREF(chains[c].items[i].arg);
+        }
+        PyMem_Free(chains[c].items);
+    }
+    PyMem_Free(chains);
     Py_CLEAR(self->loop);
     Py_CLEAR(self->start);
     Py_CLEAR(self->failure);
@@ -536,7 +682,7 @@ Core_dealloc(Core *self)
     PyObject_GC_UnTrack(self);
     do { /* again if a decref scheduled something on the dying engine */
         Core_clear(self);
-    } while (self->heap != NULL);
+    } while (self->heap != NULL || self->chains != NULL);
     type->tp_free((PyObject *)self);
     Py_DECREF(type);
 }

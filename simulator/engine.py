@@ -254,7 +254,9 @@ class _PythonCore:
     next events and jumps straight to the next process to run (one greenlet switch, none when
     it is the next to run itself) instead of going through a central loop. The loop in
     `_run_loop` takes over only when a process finishes, a new one starts or the queue runs
-    dry. `simulator/_speedups.c` implements the same core with a (time, sequence) heap.
+    dry. `simulator/_speedups.c` implements the same core with a (time, sequence) heap whose
+    entries each head a chain of the events queued behind them at their time, found through
+    a small cache of times (a time it forgot gets a second heap entry: the order is the same).
     """
 
     __slots__ = (

@@ -88,6 +88,59 @@ def test_it_runs_equal_time_events_in_the_order_they_were_scheduled(
     ]
 
 
+def equal_time_storm(engine: Engine, seed: int) -> list[tuple[float, int]]:
+    """Schedule thousands of callbacks at a few shared times and at hundreds of distinct ones
+    (more than the C core's 256 cached chains), some of which schedule more at now, at a
+    time already queued or at a new one; return (time, sequence) in the order they ran, the
+    sequence counting schedule calls."""
+    rng = random.Random(seed)
+    ran: list[tuple[float, int]] = []
+    scheduled = [0]
+
+    def schedule(delay: float) -> None:
+        engine.schedule(delay, event, scheduled[0])
+        scheduled[0] += 1
+
+    def event(sequence: int) -> None:
+        ran.append((engine.now, sequence))
+        roll = rng.random()
+        if roll < 0.2:
+            schedule(0.0)
+        elif roll < 0.4:
+            schedule(rng.choice((0.5, 1.0, 2.5)))
+        elif roll < 0.45:
+            schedule(rng.random() * 10)
+
+    for _ in range(3000):
+        schedule(rng.choice((1.0, 2.0, 3.0, 4.0)))
+    for _ in range(600):
+        schedule(rng.random() * 5)
+    assert engine.pending == 3600
+    engine.run(until=2.5)
+    assert engine.pending == scheduled[0] - len(ran) > 1000  # those at 3.0 and 4.0 among them
+    engine.run()
+    assert engine.pending == 0
+    assert len(ran) == scheduled[0]  # every scheduled event ran once
+    return ran
+
+
+def test_events_at_one_time_run_in_schedule_order_however_many_share_it(
+    engine: Engine,
+) -> None:
+    ran = equal_time_storm(engine, seed=7)
+
+    assert ran == sorted(ran)  # by time, then by when they were scheduled
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_c_core_runs_events_in_the_python_cores_order(seed: int) -> None:
+    c_order = equal_time_storm(Engine(seed=1), seed)
+    python_order = equal_time_storm(PythonEngine(seed=1), seed)
+
+    assert c_order == python_order
+
+
 def test_it_counts_the_events_it_processed(engine: Engine) -> None:
     def worker() -> None:
         for _ in range(10):
