@@ -196,6 +196,22 @@ chain_slot(Core *self, double when)
     return &self->chain_slots[(bits * 0x9E3779B97F4A7C15ULL) >> 56 & (CHAIN_SLOTS - 1)];
 }
 
+/* Make room for one more item in `*array` of `*capacity` items of `item_size` bytes, full:
+ * double it (`first` items the first time); -1 with MemoryError set. */
+static int
+grow_array(void **array, Py_ssize_t *capacity, size_t item_size, Py_ssize_t first)
+{
+    Py_ssize_t larger = *capacity ? *capacity * 2 : first;
+    void *grown = PyMem_Realloc(*array, (size_t)larger * item_size);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *array = grown;
+    *capacity = larger;
+    return 0;
+}
+
 /* A free chain's index (its items empty), or -1 with MemoryError set. */
 static Py_ssize_t
 chain_take(Core *self)
@@ -205,16 +221,9 @@ chain_take(Core *self)
         self->free_chain = self->chains[index].next_free;
         return index;
     }
-    if (self->chains_used == self->chains_capacity) {
-        Py_ssize_t capacity = self->chains_capacity ? self->chains_capacity * 2 : 64;
-        Chain *chains = PyMem_Realloc(self->chains, (size_t)capacity * sizeof(Chain));
-        if (chains == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        self->chains = chains;
-        self->chains_capacity = capacity;
-    }
+    if (self->chains_used == self->chains_capacity &&
+        grow_array((void **)&self->chains, &self->chains_capacity, sizeof(Chain), 64) < 0)
+        return -1;
     index = self->chains_used++;
     self->chains[index] = (Chain){NULL, 0, 0, 0, -1, 0};
     return index;
@@ -256,32 +265,18 @@ core_push(Core *self, double when, PyObject *target, PyObject *arg)
     if (slot->chain >= 0 && slot->when == when) {
         Chain *chain = &self->chains[slot->chain];
         if (chain->generation == slot->generation) { /* its head is queued: wait behind it */
-            if (chain->size == chain->capacity) {
-                Py_ssize_t capacity = chain->capacity ? chain->capacity * 2 : 16;
-                Chained *items = PyMem_Realloc(chain->items, (size_t)capacity * sizeof(Chained));
-                if (items == NULL) {
-                    PyErr_NoMemory();
-                    return -1;
-                }
-                chain->items = items;
-                chain->capacity = capacity;
-            }
+            if (chain->size == chain->capacity &&
+                grow_array((void **)&chain->items, &chain->capacity, sizeof(Chained), 16) < 0)
+                return -1;
             chain->items[chain->size++] =
                 (Chained){self->seq++, Py_NewRef(target), Py_NewRef(arg)};
             self->chained++;
             return 0;
         }
     }
-    if (self->size == self->capacity) {
-        Py_ssize_t capacity = self->capacity ? self->capacity * 2 : 64;
-        Entry *heap = PyMem_Realloc(self->heap, (size_t)capacity * sizeof(Entry));
-        if (heap == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        self->heap = heap;
-        self->capacity = capacity;
-    }
+    if (self->size == self->capacity &&
+        grow_array((void **)&self->heap, &self->capacity, sizeof(Entry), 64) < 0)
+        return -1;
     Py_ssize_t chain = chain_take(self);
     if (chain < 0)
         return -1;
