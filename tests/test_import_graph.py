@@ -57,6 +57,8 @@ LAZY_IMPORTS_IN = {
     "served command line talks through `_socket`; the daemon and a command line taking a "
     "child load it.",
     ("simulator/sandbox/pool.py", "selectors"): "the daemon's alone (its event loop).",
+    ("simulator/sandbox/pool.py", "select"): "the daemon's copy that waits for a command "
+    "line waits with it.",
     ("simulator/sandbox/pool.py", "signal"): "the daemon's alone (imports enum).",
     ("simulator/sandbox/pool.py", "time"): "the daemon's alone (its idle clock).",
     ("simulator/sandbox/pool.py", "gc"): "the daemon's alone (freezes what its copies share).",

@@ -27,13 +27,15 @@ A sandboxed `run` goes further when the daemon answers: the command line is serv
 options, the sandbox's parent side: 25-30 ms of every run's start, bench/bench_userpath.py);
 `python -m simulator run` imports only this module, connects to the daemon's second socket
 (`served_socket`) and sends its arguments, working directory, environment, umask and standard
-streams (SCM_RIGHTS). The daemon forks a copy of itself for it (`_serve_command_line`), which
-takes the user's working directory, environment, umask and streams, takes a started child
-from the daemon as any command line does, runs `simulator.cli.main` and sends back the exit
-status; what the command prints goes straight to the user's streams. The copy ends when the
-command line goes away (Ctrl-C), and with it the run (its child is killed by the daemon, as
-for any command line that went away). A copy that cannot take the user's working directory
-declines before it prints anything, and the command line runs itself.
+streams (SCM_RIGHTS). A copy of the daemon forked ahead, waiting on that socket while nothing
+runs (`_arm`), takes it; one that comes while another is served gets a copy forked for it. The
+copy (`_serve_command_line`) takes the user's working directory, environment, umask and
+streams, takes a started child from the daemon as any command line does, runs
+`simulator.cli.main` and sends back the exit status; what the command prints goes straight to
+the user's streams. The copy ends when the command line goes away (Ctrl-C), and with it the
+run (its child is killed by the daemon, as for any command line that went away). A copy that
+cannot take the user's working directory declines before it prints anything, and the command
+line runs itself.
 
 The socket lives in a directory only its user can enter (`$XDG_RUNTIME_DIR/parasim`, else
 `/tmp/parasim-UID`, mode 0700, checked on every use), and the daemon accepts only peers of
@@ -70,7 +72,7 @@ from simulator.sandbox.launch import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from simulator.sandbox.zygote import Zygote
 
@@ -87,6 +89,7 @@ _SO_PEERCRED = getattr(_socket, "SO_PEERCRED", 17)
 # A served command line's request: its length and umask, with its stdin, stdout and stderr.
 _REQUEST_HEADER = struct.Struct("!II")
 _STREAMS = 3
+_TAKEN = struct.Struct("i")  # the waiting copy's word that it took a command line: its pid
 DECLINED = b"declined\n"  # the served copy's answer when the command line must run itself
 EXIT_SERVER_LOST = 2  # a served command line whose copy ended without a status
 MSG_SERVER_LOST = (
@@ -412,6 +415,14 @@ class _Daemon:
         self.wakeup: tuple[int, int] = (-1, -1)
         self.zygote: Zygote | None = None
         self.groups: set[int] = set()  # the process groups of ended forked children
+        # The copy forked ahead that waits for the next command line on the serving socket
+        # (`_arm`), the pipe on which it says it took one, and the pipe whose end of file
+        # tells it the daemon is gone (the daemon holds its write end and never writes).
+        self.serving: socket.socket | None = None
+        self.accepting = False  # whether the daemon accepts on the serving socket itself
+        self.waiting: int | None = None
+        self.taken: tuple[int, int] = (-1, -1)
+        self.alive: tuple[int, int] = (-1, -1)
 
     def serve(self) -> None:
         import selectors
@@ -436,15 +447,20 @@ class _Daemon:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         self.selector.register(listener, selectors.EVENT_READ, "listener")
-        if serving is not None:
-            self.selector.register(serving, selectors.EVENT_READ, "serving")
         self.selector.register(wakeup_read, selectors.EVENT_READ, "wakeup")
+        if serving is not None:
+            self.serving = serving
+            self.taken, self.alive = os.pipe(), os.pipe()
+            os.set_blocking(self.taken[0], False)
+            self.selector.register(self.taken[0], selectors.EVENT_READ, "taken")
+            self._accept_here(True)
         last_seen = time.monotonic()
         try:
             from simulator.sandbox.zygote import start_zygote  # the daemon's alone
 
             self.zygote = start_zygote(self.entry)
             self._refill()
+            self._arm()
             while True:
                 busy = self.handed or self.served
                 idle_left = self.idle_s - (time.monotonic() - last_seen)
@@ -462,11 +478,15 @@ class _Daemon:
                     elif key.data == "wakeup":
                         with contextlib.suppress(BlockingIOError):
                             os.read(wakeup_read, 4096)
+                    elif key.data == "taken":
+                        last_seen = time.monotonic()
+                        self._on_taken()
                     else:  # a command line closed its connection (or wrote, which it never does)
                         self._on_connection(key.data)
                 self._reap()
                 if not self.handed and not self.served:
                     self._refill()
+                    self._arm()
                 if self.handed or self.served:
                     last_seen = time.monotonic()
         finally:
@@ -486,6 +506,10 @@ class _Daemon:
                 connection.close()
             if self.zygote is not None:
                 self.zygote.close()
+            if self.waiting is not None:  # it exits on the alive pipe's end of file anyway
+                with contextlib.suppress(OSError):
+                    os.kill(self.waiting, signal.SIGKILL)
+                    os.waitpid(self.waiting, 0)
 
     def _refill(self) -> None:
         """Have a spare child started and waiting (a new one if the last one died): forked by
@@ -566,11 +590,92 @@ class _Daemon:
         connection.close()
         self.served.add(pid)
 
-    def _let_go(self) -> None:
+    def _accept_here(self, on: bool) -> None:
+        """Have the daemon accept command lines on the serving socket itself (and fork a copy
+        for each, `_serve`), or leave them to the copy waiting there (`_arm`)."""
+        import selectors
+
+        if self.serving is None or on == self.accepting:
+            return
+        if on:
+            self.selector.register(self.serving, selectors.EVENT_READ, "serving")
+        else:
+            self.selector.unregister(self.serving)
+        self.accepting = on
+
+    def _arm(self) -> None:
+        """Fork the copy that waits for the next command line, while nothing runs: the
+        command line then finds a copy of the daemon ready (`_wait_for_command_line`), not
+        one forked for it (the fork, the copy's letting go of the daemon's descriptors and
+        its watcher thread, 1-2 ms of each served run). The daemon stops accepting on the
+        serving socket first, so that the copy alone takes the next connection."""
+        if self.serving is None or self.waiting is not None:
+            return
+        self._accept_here(False)
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare: the daemon accepts and forks as before
+            self._accept_here(True)
+            return
+        if pid == 0:  # the copy: never returns
+            status = 1
+            try:
+                status = self._wait_for_command_line()
+            except BaseException:  # on the command line's stderr once the copy has it
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                os._exit(status)
+        self.waiting = pid
+
+    def _on_taken(self) -> None:
+        """The waiting copy took a command line: it serves it now, and the daemon accepts
+        any other that comes meanwhile itself, until nothing runs and it forks the next."""
+        data = b""
+        with contextlib.suppress(BlockingIOError):
+            data = os.read(self.taken[0], 64 * _TAKEN.size)
+        for (pid,) in _TAKEN.iter_unpack(data[: len(data) - len(data) % _TAKEN.size]):
+            if pid == self.waiting:  # not one that ended before its word was read
+                self.served.add(pid)
+                self.waiting = None
+                self._accept_here(True)
+
+    def _wait_for_command_line(self) -> int:
+        """In the copy forked ahead (`_arm`): wait for a command line of this user's on the
+        serving socket, or for the daemon's end; tell the daemon it took one, then serve it
+        (`_serve_command_line`); return the copy's exit status."""
+        import select
+
+        serving = self.serving
+        assert serving is not None
+        taken, alive = self.taken[1], self.alive[0]
+        self._let_go(keep=(serving.fileno(), taken, alive))
+        serving.setblocking(False)
+        watch = _watcher()
+        while True:
+            ready, _, _ = select.select([serving.fileno(), alive], [], [])
+            if alive in ready:  # the daemon is gone
+                return 0
+            try:
+                connection, _ = serving.accept()
+            except OSError:  # gone meanwhile (the daemon accepted it before this copy was)
+                continue
+            if _peer_uid(connection) == os.geteuid():
+                break
+            connection.close()
+        connection.setblocking(True)
+        os.write(taken, _TAKEN.pack(os.getpid()))
+        for fd in (taken, alive):
+            os.close(fd)
+        serving.close()
+        return _serve_command_line(connection, self.path, self.entry, watch)
+
+    def _let_go(self, keep: tuple[int, ...] = ()) -> None:
         """In a copy serving a command line: close what is the daemon's (its sockets, its
         wake-up pipe, its spare child's pipes, the connections of the command lines it
-        serves), so that the copy holds none of it; the spare child and the handed ones stay
-        the daemon's."""
+        serves), so that the copy holds none of it, except the descriptors in `keep`; the
+        spare child and the handed ones stay the daemon's."""
         import signal
 
         signal.set_wakeup_fd(-1)
@@ -578,9 +683,11 @@ class _Daemon:
             signal.signal(number, signal.SIG_DFL)
         self.selector.close()
         for listener in self.listeners:
-            listener.close()
-        for fd in self.wakeup:
-            os.close(fd)
+            if listener.fileno() not in keep:
+                listener.close()
+        for fd in (*self.wakeup, *self.taken, *self.alive):
+            if fd >= 0 and fd not in keep:
+                os.close(fd)
         if self.spare is not None:
             process = self.spare.process
             for stream in (process.stdin, process.stdout, process.stderr):
@@ -609,10 +716,11 @@ class _Daemon:
         import shutil  # the daemon's alone: see start_daemon
 
         for pid in list(self.served):
-            with contextlib.suppress(ChildProcessError):
-                if os.waitpid(pid, os.WNOHANG)[0] == 0:
-                    continue
-            self.served.discard(pid)
+            if _ended(pid):
+                self.served.discard(pid)
+        if self.waiting is not None and _ended(self.waiting):
+            self.waiting = None  # it died waiting: the daemon accepts until it forks another
+            self._accept_here(True)
         for pid, (connection, child) in list(self.handed.items()):
             try:
                 found, status, usage = os.wait4(pid, os.WNOHANG)
@@ -639,6 +747,14 @@ class _Daemon:
             from simulator.sandbox.zygote import reap_groups  # loaded with the zygote
 
             reap_groups(self.groups)
+
+
+def _ended(pid: int) -> bool:
+    """Reap child `pid` if it ended; return whether it did (or is no child of this one)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] != 0
+    except ChildProcessError:
+        return True
 
 
 def _prepare_to_serve() -> None:
@@ -683,7 +799,12 @@ def _take_request(
     return list(fds), umask, decode_request(bytes(body))
 
 
-def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int:
+def _serve_command_line(
+    connection: socket.socket,
+    path: str,
+    entry: str,
+    watch: Callable[[socket.socket], None] | None = None,
+) -> int:
     """Serve one command line in a copy of the daemon (`served_run` is its other side): take
     its request, its standard streams, working directory, environment and umask, run it with
     a child from the daemon at `path`, send its exit status; return the copy's exit status.
@@ -691,7 +812,8 @@ def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int
     A copy that cannot take the request or the working directory declines, before it has
     touched the user's streams (the command line then runs itself). The copy exits as soon as
     the command line goes away (Ctrl-C): the daemon then kills the child it handed, as for any
-    command line that went away."""
+    command line that went away. A thread watches the connection for that: `watch` hands it
+    the connection (one started ahead: `_watcher`), else one is started now."""
     import threading
 
     try:
@@ -718,14 +840,10 @@ def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int
         for fd, (encoding, errors, line_buffered) in enumerate(streams)
     )
     connection.settimeout(None)
-
-    def end_when_the_command_line_goes() -> None:
-        with contextlib.suppress(OSError):
-            while connection.recv(64):
-                pass
-        os._exit(1)
-
-    threading.Thread(target=end_when_the_command_line_goes, daemon=True).start()
+    if watch is None:
+        threading.Thread(target=_end_when_gone, args=(connection,), daemon=True).start()
+    else:
+        watch(connection)
     from simulator.cli import main
 
     try:
@@ -745,6 +863,36 @@ def _serve_command_line(connection: socket.socket, path: str, entry: str) -> int
             stream.flush()
     connection.sendall(f"{status}\n".encode("ascii"))
     return 0
+
+
+def _end_when_gone(connection: socket.socket) -> None:
+    """End this copy as soon as its command line goes away (its connection's end of file)."""
+    with contextlib.suppress(OSError):
+        while connection.recv(64):
+            pass
+    os._exit(1)
+
+
+def _watcher() -> Callable[[socket.socket], None]:
+    """Start the thread that will watch a copy's command line (`_end_when_gone`) before the
+    command line comes: return what hands it the connection. A thread started for the
+    command line took 0.35 ms of its run (the copy waited for the thread to start)."""
+    import threading
+
+    given: list[socket.socket] = []
+    handed = threading.Event()
+
+    def watch_once_given() -> None:
+        handed.wait()
+        _end_when_gone(given[0])
+
+    threading.Thread(target=watch_once_given, daemon=True).start()
+
+    def hand(connection: socket.socket) -> None:
+        given.append(connection)
+        handed.set()
+
+    return hand
 
 
 def _take_environment(environment: Mapping[str, str]) -> None:

@@ -416,22 +416,33 @@ def test_a_command_line_that_goes_away_ends_its_served_copy_and_its_run(
     (tmp_path / "app.py").write_text("while True:\n    pass\n")
     argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(tmp_path / "app.py")]
     argv += EXAMPLE_ARGS
-    wait_until(lambda: len(_children(daemon)) == 2, "the daemon's zygote and spare child")
-    before = set(_children(daemon)) - {_zygote(daemon)}  # the zygote lives on with the daemon
+    wait_until(
+        lambda: len(_children(daemon)) == 3,
+        "the daemon's zygote, spare child and copy waiting for a command line",
+    )
+    # the copy that will serve it and the spare it will run on (the zygote lives on with the
+    # daemon; the next spare and copy wait for the run's end)
+    before = set(_children(daemon)) - {_zygote(daemon)}
     environment = {**os.environ, "PYTHONPATH": PROJECT_ROOT}
     client = subprocess.Popen([sys.executable, "-c", SERVED, *argv], env=environment)
-    # the copy serving it and the spare it runs on (the next spare waits for the run's end)
-    busy = wait_until(
-        lambda: set(_children(daemon)) - before - {_zygote(daemon)}, "the daemon to serve it"
-    )
-    time.sleep(1.0)
+    wait_until(lambda: max(map(cpu_seconds, before)) > 0.3, "the run to run")
     assert client.poll() is None
+    assert set(_children(daemon)) - {_zygote(daemon)} == before
 
     client.kill()
     client.wait()
 
-    for pid in [*busy, *before]:
+    for pid in before:
         wait_until(lambda pid=pid: not alive(pid), f"process {pid} to end")
+
+
+def cpu_seconds(pid: int) -> float:
+    """Return the CPU time process `pid` used (0 when it is gone)."""
+    try:
+        fields = stat_fields(pid)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _zygote(daemon: int) -> int:
@@ -535,3 +546,100 @@ def test_a_copy_takes_the_command_lines_environment_exactly(
         "PARASIM_TEST_ADDED": "1",
     }
     assert "PARASIM_TEST_GONE" not in inherited
+
+
+def copies_waiting(daemon: int) -> list[int]:
+    """Return the daemon's copies waiting for a command line: its children that run its
+    command (the zygote and the children it forks run the sandbox child's) in its directory
+    (a copy serving a command line moves to the command line's: the tests' run elsewhere)."""
+    command_line = Path(f"/proc/{daemon}/cmdline").read_bytes()
+    directory = os.readlink(f"/proc/{daemon}/cwd")
+    found = []
+    for pid in _children(daemon):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # ended meanwhile
+            if (
+                Path(f"/proc/{pid}/cmdline").read_bytes() == command_line
+                and os.readlink(f"/proc/{pid}/cwd") == directory
+            ):
+                found.append(pid)
+    return found
+
+
+def example_command(tmp_path: Path, app: str | None = None) -> list[str]:
+    """Return `run`'s arguments for the example, with application model `app` if given."""
+    app_path = EXAMPLE / "app.py"
+    if app is not None:
+        app_path = tmp_path / f"app-{len(list(tmp_path.iterdir()))}.py"
+        app_path.write_text(app)
+    return [
+        "run",
+        "--system",
+        str(EXAMPLE / "snapshot.json"),
+        "--app",
+        str(app_path),
+        *EXAMPLE_ARGS,
+    ]
+
+
+def test_a_command_line_is_served_by_the_copy_forked_ahead_and_the_next_by_a_new_one(
+    runtime: Path, tmp_path: Path
+) -> None:
+    daemon = serving_daemon()
+    [first] = wait_until(lambda: copies_waiting(daemon), "a copy waiting for a command line")
+
+    served = command(["-c", SERVED], example_command(tmp_path), tmp_path)
+
+    assert served.returncode == 0, served.stderr.decode()[-2000:]
+    wait_until(lambda: not alive(first), "the copy that served it to end")
+    [second] = wait_until(lambda: copies_waiting(daemon), "the next copy")
+    assert second != first
+
+
+def test_command_lines_at_once_are_each_served_while_the_other_runs(
+    runtime: Path, tmp_path: Path
+) -> None:
+    daemon = serving_daemon()
+    wait_until(lambda: copies_waiting(daemon), "a copy waiting for a command line")
+    long_app = "for step in range(400000000):  # some seconds\n    pass\n"
+    environment = {**os.environ, "PYTHONPATH": PROJECT_ROOT}
+    long_run = subprocess.Popen(
+        [sys.executable, "-c", SERVED, *example_command(tmp_path, long_app)],
+        env=environment,
+        cwd=tmp_path,
+    )
+    try:
+        # the waiting copy took the long run: the daemon accepts the next one itself
+        wait_until(lambda: not copies_waiting(daemon), "the long run to be taken")
+        short = command(["-c", SERVED], example_command(tmp_path), tmp_path)
+
+        assert short.returncode == 0, short.stderr.decode()[-2000:]
+        assert long_run.poll() is None  # served while the long run still runs
+    finally:
+        long_run.kill()
+        long_run.wait()
+
+
+def test_the_copy_waiting_for_a_command_line_ends_with_an_idle_daemon(
+    runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PARASIM_POOL_IDLE_S", "2")
+    daemon = serving_daemon()
+    [waiting] = wait_until(lambda: copies_waiting(daemon), "a copy waiting for a command line")
+
+    wait_until(lambda: not alive(daemon), "the idle daemon to exit")
+
+    wait_until(lambda: not alive(waiting), "the waiting copy to end", 5)
+
+
+def test_a_daemon_whose_waiting_copy_died_serves_the_next_command_line(
+    runtime: Path, tmp_path: Path
+) -> None:
+    daemon = serving_daemon()
+    [waiting] = wait_until(lambda: copies_waiting(daemon), "a copy waiting for a command line")
+    os.kill(waiting, signal.SIGKILL)
+    wait_until(lambda: not alive(waiting), "the waiting copy to die")
+
+    served = command(["-c", SERVED], example_command(tmp_path), tmp_path)
+
+    assert served.returncode == 0, served.stderr.decode()[-2000:]
+    wait_until(lambda: copies_waiting(daemon), "a new copy waiting")
