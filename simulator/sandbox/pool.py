@@ -759,20 +759,21 @@ def _ended(pid: int) -> bool:
 
 def _prepare_to_serve() -> None:
     """Import what serving a command line uses, once in the daemon, so that every copy it
-    forks starts with it (`_serve_command_line`): the command line, its `run` parser built
-    once (argparse's and gettext's caches), the sandbox's parent side, threading, and orjson,
-    which reads a result of 64 KiB or more for the summary a `run` prints without `--json -`
-    (`decode_message`; its import is about 10 ms of uuid, dataclasses, inspect and
-    platform). The objects are then left out of the collector's scans (`gc.freeze`): a copy's
-    collections would otherwise touch, and so copy, every page of them."""
+    forks starts with it (`_serve_command_line`): the command line and its `run` parser
+    (`parser_for`: 1.3 ms of each run when each copy built its own), the sandbox's parent
+    side, threading, and orjson, which reads a result of 64 KiB or more for the summary a
+    `run` prints without `--json -` (`decode_message`; its import is about 10 ms of uuid,
+    dataclasses, inspect and platform). The objects are then left out of the collector's
+    scans (`gc.freeze`): a copy's collections would otherwise touch, and so copy, every page
+    of them."""
     import gc
     import threading  # noqa: F401 - imported for the copies (`_serve_command_line`)
 
     import orjson  # noqa: F401 - imported for the copies (`decode_message`)
 
-    from simulator.cli import build_parser
+    from simulator.cli import parser_for
 
-    build_parser("run")
+    parser_for("run")
     gc.freeze()
 
 

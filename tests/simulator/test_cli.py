@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.cli import common, main
+from simulator.cli import common, main, parser_for
 from simulator.cli.common import (
     ProgressBar,
     parse_labels,
@@ -99,6 +99,18 @@ def test_tables_pad_each_column_to_its_widest_cell_and_format_each_kind() -> Non
     records = [dict(zip(headers, row, strict=True)) for row in rows]
     assert record_table(headers, records) == expected
     assert table(["only", "headers"], []) == "only  headers"
+
+
+def test_the_parser_kept_for_a_command_parses_each_command_line_afresh() -> None:
+    parser = parser_for("run")
+    base = ["run", "--system", "s.json", "--app", "a.py", "--labels", "A=1"]
+
+    first = parser.parse_args([*base, "--seed", "5", "--var", "x=1", "--no-sandbox"])
+    second = parser.parse_args(base)
+
+    assert parser_for("run") is parser and parser_for("sweep") is not parser
+    assert (first.seed, first.var, first.no_sandbox) == (5, ["x=1"], True)
+    assert (second.seed, second.var, second.no_sandbox) == (0, [], False)
 
 
 def test_run_writes_json_to_stdout_with_json_dash() -> None:
