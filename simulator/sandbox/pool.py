@@ -371,8 +371,14 @@ def start_daemon(path: str, entry: str = DEFAULT_ENTRY) -> None:
 
 
 def _peer_uid(connection: socket.socket) -> int:
+    return _peer(connection)[1]
+
+
+def _peer(connection: socket.socket) -> tuple[int, int]:
+    """Return the process id and the user id of the process at the other end."""
     credentials = connection.getsockopt(_socket.SOL_SOCKET, _SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", credentials)[1])
+    pid, uid, _ = struct.unpack("3i", credentials)
+    return int(pid), int(uid)
 
 
 def _listen(path: str) -> socket.socket | None:
@@ -421,6 +427,7 @@ class _Daemon:
         self.serving: socket.socket | None = None
         self.accepting = False  # whether the daemon accepts on the serving socket itself
         self.waiting: int | None = None
+        self.reserved: int | None = None  # the child the waiting copy took for its command line
         self.taken: tuple[int, int] = (-1, -1)
         self.alive: tuple[int, int] = (-1, -1)
 
@@ -462,7 +469,7 @@ class _Daemon:
             self._refill()
             self._arm()
             while True:
-                busy = self.handed or self.served
+                busy = self._busy()
                 idle_left = self.idle_s - (time.monotonic() - last_seen)
                 if not busy and idle_left <= 0:
                     return
@@ -484,10 +491,11 @@ class _Daemon:
                     else:  # a command line closed its connection (or wrote, which it never does)
                         self._on_connection(key.data)
                 self._reap()
-                if not self.handed and not self.served:
-                    self._refill()
+                if not self._busy():
+                    if self.reserved is None:
+                        self._refill()
                     self._arm()
-                if self.handed or self.served:
+                else:
                     last_seen = time.monotonic()
         finally:
             for socket_file, inode in (
@@ -535,7 +543,8 @@ class _Daemon:
         import socket
 
         connection, _ = listener.accept()
-        if _peer_uid(connection) != os.geteuid():
+        peer, uid = _peer(connection)
+        if uid != os.geteuid():
             connection.close()
             return
         self._refill()
@@ -561,6 +570,8 @@ class _Daemon:
         child._close_result_fd()
         self.handed[process.pid] = (connection, child)
         self.selector.register(connection, selectors.EVENT_READ, connection)
+        if peer == self.waiting:
+            self.reserved = process.pid
 
     def _serve(self, listener: socket.socket) -> None:
         """Fork a copy of the daemon to serve the command line connecting now, if it is this
@@ -589,6 +600,11 @@ class _Daemon:
                 os._exit(status)
         connection.close()
         self.served.add(pid)
+
+    def _busy(self) -> bool:
+        """Return whether a command line is served or a child runs (the child the waiting
+        copy holds for its next command line does not count)."""
+        return bool(self.served) or any(pid != self.reserved for pid in self.handed)
 
     def _accept_here(self, on: bool) -> None:
         """Have the daemon accept command lines on the serving socket itself (and fork a copy
@@ -638,7 +654,7 @@ class _Daemon:
         for (pid,) in _TAKEN.iter_unpack(data[: len(data) - len(data) % _TAKEN.size]):
             if pid == self.waiting:  # not one that ended before its word was read
                 self.served.add(pid)
-                self.waiting = None
+                self.waiting = self.reserved = None
                 self._accept_here(True)
 
     def _wait_for_command_line(self) -> int:
@@ -653,6 +669,7 @@ class _Daemon:
         self._let_go(keep=(serving.fileno(), taken, alive))
         serving.setblocking(False)
         watch = _watcher()
+        child = _take_child(self.path, self.entry)
         while True:
             ready, _, _ = select.select([serving.fileno(), alive], [], [])
             if alive in ready:  # the daemon is gone
@@ -669,7 +686,7 @@ class _Daemon:
         for fd in (taken, alive):
             os.close(fd)
         serving.close()
-        return _serve_command_line(connection, self.path, self.entry, watch)
+        return _serve_command_line(connection, self.path, self.entry, watch, child)
 
     def _let_go(self, keep: tuple[int, ...] = ()) -> None:
         """In a copy serving a command line: close what is the daemon's (its sockets, its
@@ -714,6 +731,7 @@ class _Daemon:
         """Tell each command line whose child ended how it ended, and clean up after it;
         reap the copies that served command lines."""
         import shutil  # the daemon's alone: see start_daemon
+        import signal
 
         for pid in list(self.served):
             if _ended(pid):
@@ -740,6 +758,11 @@ class _Daemon:
             del self.handed[pid]
             if getattr(child, "forked", False):  # what its run left in its group is ours
                 self.groups.add(pid)
+            if pid == self.reserved:  # the waiting copy's child died: so must the copy
+                self.reserved = None
+                if self.waiting is not None:
+                    with contextlib.suppress(OSError):
+                        os.kill(self.waiting, signal.SIGKILL)
         if self.zygote is not None and self.zygote.process.poll() is not None:
             self.zygote.close()  # it died: children are started on their own from now on
             self.zygote = None
@@ -805,6 +828,7 @@ def _serve_command_line(
     path: str,
     entry: str,
     watch: Callable[[socket.socket], None] | None = None,
+    child: PooledChild | None = None,
 ) -> int:
     """Serve one command line in a copy of the daemon (`served_run` is its other side): take
     its request, its standard streams, working directory, environment and umask, run it with
@@ -814,7 +838,8 @@ def _serve_command_line(
     touched the user's streams (the command line then runs itself). The copy exits as soon as
     the command line goes away (Ctrl-C): the daemon then kills the child it handed, as for any
     command line that went away. A thread watches the connection for that: `watch` hands it
-    the connection (one started ahead: `_watcher`), else one is started now."""
+    the connection (one started ahead: `_watcher`), else one is started now. `child`: one
+    taken ahead (a copy forked ahead takes it while it waits), else one is taken now."""
     import threading
 
     try:
@@ -848,7 +873,7 @@ def _serve_command_line(
     from simulator.cli import main
 
     try:
-        status = main(argv, child=_take_child(path, entry))
+        status = main(argv, child=child or _take_child(path, entry))
     except SystemExit as stop:  # argparse's --help and usage errors
         code = stop.code
         if code is not None and not isinstance(code, int):

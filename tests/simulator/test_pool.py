@@ -643,3 +643,22 @@ def test_a_daemon_whose_waiting_copy_died_serves_the_next_command_line(
 
     assert served.returncode == 0, served.stderr.decode()[-2000:]
     wait_until(lambda: copies_waiting(daemon), "a new copy waiting")
+
+
+def test_a_waiting_copy_whose_child_died_is_replaced_before_the_next_command_line(
+    runtime: Path, tmp_path: Path
+) -> None:
+    daemon = serving_daemon()
+    [waiting] = wait_until(lambda: copies_waiting(daemon), "a copy waiting for a command line")
+    # the child it took for its command line: neither the zygote nor a copy
+    [held] = wait_until(
+        lambda: set(_children(daemon)) - {_zygote(daemon), waiting}, "the copy's child"
+    )
+    os.kill(held, signal.SIGKILL)
+
+    wait_until(lambda: not alive(waiting), "the copy holding a dead child to end")
+    [replaced] = wait_until(lambda: copies_waiting(daemon), "a new copy waiting")
+    served = command(["-c", SERVED], example_command(tmp_path), tmp_path)
+
+    assert replaced != waiting
+    assert served.returncode == 0, served.stderr.decode()[-2000:]
