@@ -90,6 +90,10 @@ _SO_PEERCRED = getattr(_socket, "SO_PEERCRED", 17)
 _REQUEST_HEADER = struct.Struct("!II")
 _STREAMS = 3
 _TAKEN = struct.Struct("i")  # the waiting copy's word that it took a command line: its pid
+# Waiting copies that may end in a row without taking a command line (killed, or failing as
+# they start) before the daemon stops forking them: a copy that cannot wait must not make
+# the daemon fork one after another.
+MAX_WAITING_DEATHS = 3
 DECLINED = b"declined\n"  # the served copy's answer when the command line must run itself
 EXIT_SERVER_LOST = 2  # a served command line whose copy ended without a status
 MSG_SERVER_LOST = (
@@ -428,6 +432,9 @@ class _Daemon:
         self.accepting = False  # whether the daemon accepts on the serving socket itself
         self.waiting: int | None = None
         self.reserved: int | None = None  # the child the waiting copy took for its command line
+        # Waiting copies that ended before taking a command line, in a row: from
+        # MAX_WAITING_DEATHS on, none is forked (the daemon accepts and forks for each).
+        self.waiting_deaths = 0
         self.taken: tuple[int, int] = (-1, -1)
         self.alive: tuple[int, int] = (-1, -1)
 
@@ -625,7 +632,11 @@ class _Daemon:
         one forked for it (the fork, the copy's letting go of the daemon's descriptors and
         its watcher thread, 1-2 ms of each served run). The daemon stops accepting on the
         serving socket first, so that the copy alone takes the next connection."""
-        if self.serving is None or self.waiting is not None:
+        if (
+            self.serving is None
+            or self.waiting is not None
+            or self.waiting_deaths >= MAX_WAITING_DEATHS
+        ):
             return
         self._accept_here(False)
         try:
@@ -655,6 +666,7 @@ class _Daemon:
             if pid == self.waiting:  # not one that ended before its word was read
                 self.served.add(pid)
                 self.waiting = self.reserved = None
+                self.waiting_deaths = 0
                 self._accept_here(True)
 
     def _wait_for_command_line(self) -> int:
@@ -738,6 +750,7 @@ class _Daemon:
                 self.served.discard(pid)
         if self.waiting is not None and _ended(self.waiting):
             self.waiting = None  # it died waiting: the daemon accepts until it forks another
+            self.waiting_deaths += 1
             self._accept_here(True)
         for pid, (connection, child) in list(self.handed.items()):
             try:
@@ -763,6 +776,7 @@ class _Daemon:
                 if self.waiting is not None:
                     with contextlib.suppress(OSError):
                         os.kill(self.waiting, signal.SIGKILL)
+                    self.waiting_deaths -= 1  # not the copy's doing: not counted below
         if self.zygote is not None and self.zygote.process.poll() is not None:
             self.zygote.close()  # it died: children are started on their own from now on
             self.zygote = None

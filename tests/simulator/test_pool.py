@@ -662,3 +662,18 @@ def test_a_waiting_copy_whose_child_died_is_replaced_before_the_next_command_lin
 
     assert replaced != waiting
     assert served.returncode == 0, served.stderr.decode()[-2000:]
+
+
+def test_a_daemon_stops_forking_copies_that_end_before_a_command_line_and_serves_on(
+    runtime: Path, tmp_path: Path
+) -> None:
+    daemon = serving_daemon()
+    for _ in range(pool_module.MAX_WAITING_DEATHS):
+        [waiting] = wait_until(lambda: copies_waiting(daemon), "a copy waiting")
+        os.kill(waiting, signal.SIGKILL)
+        wait_until(lambda waiting=waiting: not alive(waiting), "the waiting copy to die")
+
+    time.sleep(1.0)  # time enough to fork another, which it must not
+    assert copies_waiting(daemon) == []
+    served = command(["-c", SERVED], example_command(tmp_path), tmp_path)
+    assert served.returncode == 0, served.stderr.decode()[-2000:]
