@@ -93,6 +93,18 @@ def comparable(result: Mapping[str, Any]) -> str:
     return json.dumps({**result, "stats": stats}, sort_keys=True)
 
 
+def run_here(app: str, timeline_limit: int) -> dict[str, Any]:
+    """Return the result of `app` (4 rounds) on two hosts and a switch, run in this process
+    (the C core where it is built)."""
+    return run_simulation(
+        TWO_HOSTS_AND_A_SWITCH,
+        app,
+        labels=LABELS,
+        variables={"rounds": 4},
+        timeline_limit=timeline_limit,
+    )
+
+
 def run_pure_python(
     app: str,
     timeline_limit: int,
@@ -125,13 +137,7 @@ def test_the_c_core_answers_computation_and_keeps_the_python_one_for_the_rest() 
 def test_the_c_hot_path_gives_the_pure_python_result_to_the_last_digit(
     timeline_limit: int,
 ) -> None:
-    result = run_simulation(
-        TWO_HOSTS_AND_A_SWITCH,
-        APP,
-        labels=LABELS,
-        variables={"rounds": 4},
-        timeline_limit=timeline_limit,
-    )
+    result = run_here(APP, timeline_limit)
 
     assert comparable(result) == comparable(run_pure_python(APP, timeline_limit))
     # Root[0]: 0.007 + 0.012 (HashMap) + 0.012 + 0.016 + 0.004 (a list) + 2.0 (no params)
@@ -195,13 +201,7 @@ def test_a_full_timeline_keeps_the_first_entries_and_counts_every_other(
     timeline_limit: int,
 ) -> None:
     def run(limit: int) -> Mapping[str, Any]:
-        return run_simulation(
-            TWO_HOSTS_AND_A_SWITCH,
-            APP,
-            labels=LABELS,
-            variables={"rounds": 4},
-            timeline_limit=limit,
-        )
+        return run_here(APP, limit)
 
     everything = run(10_000)
     computations = [entry for entry in everything["timeline"] if entry["kind"] == "compute"]
@@ -693,13 +693,7 @@ def test_the_c_collectives_give_the_pure_python_result_to_the_last_digit(
 
         monkeypatch.setattr(StacklessSim, f"_{kind}_fallback", counted)
 
-    result = run_simulation(
-        TWO_HOSTS_AND_A_SWITCH,
-        COLLECTIVES_APP,
-        labels=LABELS,
-        variables={"rounds": 4},
-        timeline_limit=timeline_limit,
-    )
+    result = run_here(COLLECTIVES_APP, timeline_limit)
 
     assert comparable(result) == comparable(run_pure_python(COLLECTIVES_APP, timeline_limit))
     # 7 processes, 4 rounds: Python made the root's calls (the run's first of each collective
