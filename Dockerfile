@@ -7,7 +7,7 @@ RUN if [ -f frontend/package.json ]; then \
         cd frontend && npm ci --no-audit --no-fund && npm run build; \
     else mkdir -p frontend/dist; fi
 
-# The C cores (simulator/_speedups.c, _cachesim.c, built by setuptools from the declarations
+# The C cores (simulator/_speedups.c, _cachesim.c, _v8results.c, built by setuptools from the declarations
 # setup.py reads) need a compiler and the Python headers, which the slim image lacks: build them
 # here, against the same pinned greenlet, and copy the built modules over.
 FROM python:3.11-bookworm AS speedups

@@ -1,9 +1,10 @@
 """Build the C extensions in place through setuptools: `python -m simulator.build_speedups
 [--force] [--require]`, or `python setup.py build_ext --inplace` (the same declarations).
 
-Two extensions, each with a pure-Python reference that gives the same results:
-`simulator/_speedups.c`, the engine's scheduling core (`simulator.engine`), and
-`simulator/_cachesim.c`, the cache simulator's core (`simulator.models.cache`). They are
+Three extensions, each with a pure-Python path that gives the same results:
+`simulator/_speedups.c`, the engine's scheduling core (`simulator.engine`),
+`simulator/_cachesim.c`, the cache simulator's core (`simulator.models.cache`), and
+`simulator/_v8results.c`, V8's results handed back without Python (`simulator.shallow`). They are
 declared here once (`EXTENSIONS`, as setuptools Extensions: `Extension.module`) and read by
 the project's packaging (`setup.py`, with `[build-system]` in pyproject.toml), which computes
 greenlet's include directory.
@@ -74,7 +75,13 @@ CACHESIM = Extension(
     "the cache simulator will use its pure-Python core",
     False,
 )
-EXTENSIONS = (SPEEDUPS, CACHESIM)
+V8RESULTS = Extension(
+    "_v8results",
+    "simulator V8 hand-back",
+    "JavaScript models' results will come back through mini-racer's Python callback",
+    False,
+)
+EXTENSIONS = (SPEEDUPS, CACHESIM, V8RESULTS)
 SOURCE = SPEEDUPS.source
 
 

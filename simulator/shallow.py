@@ -19,7 +19,8 @@ module-level cache, each call is a single evaluation, and results are memoized o
 V8 runs on a thread of its own that mini-racer hands each evaluation to; a process that
 evaluates many models (the sandboxed simulation) calls `keep_on_one_cpu` first, so that the
 hand-over is not a wake-up of another CPU (`bench/RESULTS.md`: 200 us down to 50-70 us a call
-on a 2-CPU VM).
+on a 2-CPU VM). The result comes back through a callback in C (simulator/_v8results.c,
+`_Isolate`) rather than mini-racer's Python one, which took 45-90 us of each evaluation.
 
 Python twins: a source that is byte for byte a shipped model (a built-in, or an example's)
 is evaluated by its Python twin (`simulator.models.js_twins`: the same double operations in
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -49,6 +51,15 @@ from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
+
+# V8's results handed back in C (`_Isolate`) where the extension is built and
+# PARASIM_PURE_PYTHON is not set, else through mini-racer's own Python callback.
+try:
+    from simulator import _v8results
+except ImportError:  # not built (simulator.build_speedups)
+    _v8results = None
+if os.environ.get("PARASIM_PURE_PYTHON"):
+    _v8results = None
 
 if TYPE_CHECKING:
     from py_mini_racer import MiniRacer
@@ -597,29 +608,97 @@ def _summary(message: str) -> str:
     return first[header.end() :] if header else first
 
 
-class _Evaluator:
-    """Evaluate scripts in one MiniRacer context: one call at a time, with a timeout.
+class _Isolate:
+    """A V8 isolate and context of mini-racer's library whose results come back through
+    simulator._v8results (C): V8's thread leaves each result in this isolate's slot and posts
+    its semaphore, which the caller waits on with the GIL released.
 
-    mini-racer's public `eval` hops through an asyncio loop thread (about 250 us a call);
-    the pinned version (0.14.1) also offers the task API used below, which waits on the
-    result queue directly (about 90 us). If its internals change, the public API is used.
+    mini-racer's own `MiniRacer` makes its context with a Python callback (V8's thread takes
+    the GIL, makes a thread state, puts the result in a queue whose condition wakes the
+    caller: 45-90 us of a 65-130 us evaluation on a 2-CPU VM, bench/bench_shallow.py) and
+    starts an asyncio loop thread for its own evaluations, which this never needs. What it
+    offers besides (memory limits, the values' conversion) is the same library's, through the
+    same `Context`. Made by `_new_isolate` where the C extension is built.
     """
 
-    def __init__(self, racer: MiniRacer, timeout_s: float) -> None:
+    def __init__(self) -> None:
+        from py_mini_racer import _context, _dll, _objects
+
+        assert _v8results is not None
+        dll = _dll.init_mini_racer(ignore_duplicate_init=True)
+        self.slot: Any = _v8results.ResultSlot()
+        raw = dll.mr_init_context(_dll.MR_CALLBACK(_v8results.HAND_BACK))
+        # No event loop: no task of this context is ever one of mini-racer's own.
+        self._ctx: Any = _context.Context(
+            dll, raw, None, _objects.ObjectFactoryImpl(), itertools.count(1)
+        )
+        self.abandoned: bool = False  # a task of it never ended (its slot must live on)
+
+    def set_soft_memory_limit(self, limit: int) -> None:
+        self._ctx.set_soft_memory_limit(limit)
+
+    def set_hard_memory_limit(self, limit: int) -> None:
+        self._ctx.set_hard_memory_limit(limit)
+
+    def was_hard_memory_limit_reached(self) -> bool:
+        return bool(self._ctx.was_hard_memory_limit_reached())
+
+    def close(self) -> None:
+        """Free the isolate (once); a slot a task may still post to is kept forever."""
+        ctx, self._ctx = self._ctx, None
+        if ctx is None:
+            return
+        ctx._dll.mr_free_context(ctx._ctx)
+        if self.abandoned:
+            _abandoned_slots.append(self.slot)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+# The slots of isolates whose task never ended: V8's thread may still post to them.
+_abandoned_slots: list[Any] = []
+
+
+def _new_isolate() -> MiniRacer | _Isolate:
+    """Return a new V8 isolate: an `_Isolate` where simulator._v8results is built, else
+    mini-racer's `MiniRacer`."""
+    if _v8results is not None:
+        return _Isolate()
+    return _mini_racer().MiniRacer()
+
+
+class _Evaluator:
+    """Evaluate scripts in one V8 context: one call at a time, with a timeout.
+
+    An `_Isolate`'s results come back through its C slot. For a `MiniRacer`: its public
+    `eval` hops through an asyncio loop thread (about 250 us a call); the pinned version
+    (0.14.1) also offers the task API used below, which waits on the result queue directly
+    (about 90 us). If its internals change, the public API is used.
+    """
+
+    def __init__(self, racer: MiniRacer | _Isolate, timeout_s: float) -> None:
         self.racer = racer
         self.timeout_s = timeout_s
         self.lock = threading.Lock()
         self.broken = False
+        self.slot: Any = racer.slot if isinstance(racer, _Isolate) else None
         ctx: Any = getattr(racer, "_ctx", None)
         try:
-            from py_mini_racer import _context
+            from ctypes import cast
 
+            from py_mini_racer import _context, _dll
+
+            self._cast = cast
             self._task_id = _context._UNCANCELABLE_TASK_CALLBACK_ID
             self._dll = ctx._dll
             self._raw_ctx = ctx._ctx
             self._results: queue.Queue[Any] = ctx._non_cancelable_mr_task_results_queue
             self._to_handle = ctx._python_to_value_handle
             self._to_python = ctx._value_handle_to_python
+            self._wrap = ctx._wrap_raw_handle
+            self._handle_type = _dll.RawValueHandle
             self.fast = True
         except (AttributeError, ImportError):  # pragma: no cover - other mini-racer versions
             self.fast = False
@@ -627,7 +706,10 @@ class _Evaluator:
     def eval(self, code: str) -> object:
         """Return the value of `code`; raise mini-racer's exceptions (JSTimeoutException...)."""
         with self.lock:
+            if self.slot is not None:
+                return self._eval_handed_back(code)
             if not self.fast:  # pragma: no cover - other mini-racer versions
+                assert not isinstance(self.racer, _Isolate)
                 return self.racer.eval(code, timeout_sec=self.timeout_s)
             handle = self._to_handle(code)
             task = self._dll.mr_eval(self._raw_ctx, handle.raw, self._task_id)
@@ -641,6 +723,39 @@ class _Evaluator:
                     self.broken = True  # V8 did not stop: the context must not be reused
                 raise _mini_racer().JSTimeoutException() from None
             return self._to_python(result)
+
+    def _eval_handed_back(self, code: str) -> object:
+        """`eval` on an `_Isolate`: the task's callback id is its slot's address."""
+        slot = self.slot
+        assert slot is not None
+        if self.broken:  # a task of its own may still post to the slot
+            raise _mini_racer().JSTimeoutException()
+        handle = self._to_handle(code)
+        task = self._dll.mr_eval(self._raw_ctx, handle.raw, slot.address)
+        try:
+            raw = slot.wait(self.timeout_s)
+            timed_out = raw is None
+            if timed_out:
+                self._dll.mr_cancel_task(self._raw_ctx, task)
+                raw = slot.wait(CANCEL_GRACE_S)
+        except BaseException:  # a signal handler's exception: the result is left unread
+            self._dll.mr_cancel_task(self._raw_ctx, task)
+            self._abandon()
+            raise
+        if raw is None:  # V8 did not stop
+            self._abandon()
+            raise _mini_racer().JSTimeoutException()
+        value = self._wrap(self._cast(raw, self._handle_type))
+        if timed_out:
+            self._to_python_quietly(value)
+            raise _mini_racer().JSTimeoutException()
+        return self._to_python(value)
+
+    def _abandon(self) -> None:
+        """Mark the context unusable: a task of it may still post to its isolate's slot."""
+        self.broken = True
+        if isinstance(self.racer, _Isolate):
+            self.racer.abandoned = True
 
     def _to_python_quietly(self, handle: object) -> None:
         with contextlib.suppress(_mini_racer().JSEvalException):
@@ -696,7 +811,7 @@ _memos: dict[tuple[str, str, bool], Memo] = {}
 _cache_lock = threading.Lock()
 
 
-_spare_racers: list[MiniRacer] = []  # made ahead, the prelude run (`start_spare_racer`)
+_spare_racers: list[MiniRacer | _Isolate] = []  # made ahead, the prelude run (`start_spare_racer`)
 
 
 def start_spare_racer() -> None:
@@ -705,7 +820,7 @@ def start_spare_racer() -> None:
     nobody waits, which takes 15-20 ms off the run's first context (an isolate, and the
     prelude freezing every builtin: bench/bench_userpath.py, start-up). The isolate's threads
     exist from now on: a run that pins itself to a CPU pins every thread (`keep_on_one_cpu`)."""
-    racer = _mini_racer().MiniRacer()
+    racer = _new_isolate()
     try:
         _Evaluator(racer, DEFAULT_TIMEOUT_S).eval(_PRELUDE)
     except BaseException:
@@ -726,12 +841,12 @@ def drop_spare_racers(keep: int = 0) -> None:
         racer.close()
 
 
-def _new_racer() -> tuple[MiniRacer, bool]:
+def _new_racer() -> tuple[MiniRacer | _Isolate, bool]:
     """Return (an isolate, whether the prelude ran in it): a spare one once, else a new one."""
     with _cache_lock:
         if _spare_racers:
             return _spare_racers.pop(0), True
-    return _mini_racer().MiniRacer(), False
+    return _new_isolate(), False
 
 
 def clear_caches() -> None:

@@ -21,6 +21,7 @@ SKIPPED_DIRS = {"migrations", "__pycache__"}
 LAZY_IMPORTS = {
     "numpy": "NumPy is heavy and optional: only some models and calibration need it.",
     "py_mini_racer": "loads V8; only the sandbox child that runs JavaScript needs it.",
+    "ctypes": "mini-racer's value handles (simulator.shallow), with py_mini_racer itself.",
     "simulator.evaluate": "imports py_mini_racer (V8); web processes only start its child.",
     "simulator.calibrate": "imports NumPy; a web process needs it only to calibrate.",
     "simulator.models.gpu_current": "imports NumPy (through volkov): loaded by the runs and "

@@ -31,7 +31,23 @@ def test_the_cache_core_compiles_its_own_source_against_python_headers_only() ->
     assert str(build_speedups.SOURCE) not in module.sources
     assert str(Path(greenlet.__file__).parent) not in module.include_dirs
     assert build_speedups.target(build_speedups.CACHESIM).name.startswith("_cachesim.")
-    assert build_speedups.EXTENSIONS == (build_speedups.SPEEDUPS, build_speedups.CACHESIM)
+
+
+def test_the_v8_hand_back_compiles_its_own_source_against_python_headers_only() -> None:
+    module = build_speedups.V8RESULTS.module()
+    assert [str(ROOT / source) for source in module.sources] == [
+        str(build_speedups.V8RESULTS.source)
+    ]
+    assert str(Path(greenlet.__file__).parent) not in module.include_dirs
+    assert build_speedups.target(build_speedups.V8RESULTS).name.startswith("_v8results.")
+
+
+def test_every_extension_is_declared_once() -> None:
+    assert build_speedups.EXTENSIONS == (
+        build_speedups.SPEEDUPS,
+        build_speedups.CACHESIM,
+        build_speedups.V8RESULTS,
+    )
 
 
 def test_the_packaging_declares_the_same_extensions_and_setuptools_builds_them() -> None:

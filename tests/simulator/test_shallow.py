@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -215,7 +217,53 @@ def test_it_reports_a_function_the_model_does_not_define() -> None:
     assert caught.value.detail == "the model does not define function memoryTime()"
 
 
-def test_it_stops_an_infinite_loop_at_the_time_limit_and_stays_usable() -> None:
+def needs_the_c_slot() -> None:
+    """Skip where simulator._v8results is not used; fail where CI requires the C cores."""
+    if shallow._v8results is not None:
+        return
+    if os.environ.get("PARASIM_PURE_PYTHON"):
+        pytest.skip("PARASIM_PURE_PYTHON is set: mini-racer's own callback hands results back")
+    if os.environ.get("PARASIM_REQUIRE_SPEEDUPS") == "1":
+        pytest.fail("simulator._v8results is required (PARASIM_REQUIRE_SPEEDUPS=1) but not built")
+    pytest.skip("simulator._v8results is not built")
+
+
+@pytest.fixture(params=["C slot", "mini-racer's callback"])
+def hand_back(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way V8's results come back: simulator._v8results's slot, or mini-racer's own
+    Python callback (where the C extension is not built)."""
+    if request.param == "C slot":
+        needs_the_c_slot()
+    else:
+        monkeypatch.setattr(shallow, "_v8results", None)
+    return str(request.param)
+
+
+def test_results_come_back_through_the_slot_where_it_is_built_and_say_the_same(
+    hand_back: str,
+) -> None:
+    functions = model()
+
+    assert functions.call("computationTime", params={"x": 26.0}) == 4.0
+    assert functions.call("p2pTime", 2e9, params={"direction": "DeviceToHost"}) == 1.0
+    with pytest.raises(ModelEvaluationError) as caught:
+        functions.call("power", "busy", params={})
+    assert caught.value.detail == "Error: no power figure for busy"
+    assert caught.value.line == 10
+    racer = functions._cached_context.evaluator.racer  # type: ignore[union-attr]
+    assert isinstance(racer, shallow._Isolate) == (hand_back == "C slot")
+
+
+def test_an_isolate_with_the_slot_starts_no_event_loop_thread(hand_back: str) -> None:
+    before = threading.active_count()
+
+    assert model().call("computationTime", params={"x": 13.0}) == 2.0
+
+    # mini-racer's MiniRacer runs an asyncio loop on a Python thread of its own
+    assert threading.active_count() - before == (0 if hand_back == "C slot" else 1)
+
+
+def test_it_stops_an_infinite_loop_at_the_time_limit_and_stays_usable(hand_back: str) -> None:
     source = "function computationTime(params) {\n  while (params.spin) {}\n  return 1;\n}"
     functions = model(source, timeout_s=0.2)
 
@@ -229,7 +277,7 @@ def test_it_stops_an_infinite_loop_at_the_time_limit_and_stays_usable() -> None:
     assert functions.call("computationTime", params={"spin": False}) == 1.0
 
 
-def test_it_stops_a_memory_blow_up_at_the_heap_limit_and_recovers() -> None:
+def test_it_stops_a_memory_blow_up_at_the_heap_limit_and_recovers(hand_back: str) -> None:
     source = """\
 function computationTime(params) {
   var hoard = [];
@@ -243,6 +291,44 @@ function computationTime(params) {
 
     assert caught.value.detail == "evaluation exceeded the memory limit of 32 MiB"
     assert functions.call("computationTime", params={"grow": False}) == 1.0
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_a_signal_handlers_exception_while_waiting_leaves_the_context_unused_after() -> None:
+    needs_the_c_slot()
+    source = "function computationTime(params) {\n  while (params.spin) {}\n  return 1;\n}"
+    functions = model(source, timeout_s=30)
+    assert functions.call("computationTime", params={"spin": False}) == 1.0
+    context = functions._cached_context
+    assert context is not None
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    main = threading.get_ident()
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGUSR1))
+    try:
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(Interrupted):
+            functions.call("computationTime", params={"spin": True})
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+
+    assert time.monotonic() - started < 5.0
+    evaluator = context.evaluator
+    assert evaluator.broken and isinstance(evaluator.racer, shallow._Isolate)
+    assert evaluator.racer.abandoned
+    # its next evaluation is refused as a timeout, which discards it; a new context answers
+    with pytest.raises(ModelEvaluationError, match="time limit"):
+        functions.call("computationTime", params={"spin": False, "again": 1})
+    assert context.closed and evaluator.racer.slot in shallow._abandoned_slots
+    assert functions.call("computationTime", params={"spin": False, "again": 2}) == 1.0
 
 
 def test_it_gives_javascript_no_typed_arrays_wasm_or_timers() -> None:
