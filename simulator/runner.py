@@ -406,11 +406,38 @@ def prepare_simulation_process() -> None:
         gc.set_threshold(RUN_GC_YOUNG_THRESHOLD, *threshold[1:])
 
 
+# What a sandbox child waiting for its run compiles (`warm_up_compiler`): the statements
+# application models are made of, sim calls, a helper function.
+WARM_UP_APP = """\
+def share(total, parts):
+    return total / max(parts, 1)
+
+data = {"t": 1.0, "n": [rank, 2 * rank]}
+for step in range(steps):
+    if rank == 0:
+        sim.p2pCommunicationSend(1, share(1e6, step + 1), tag="x")
+    else:
+        sim.p2pCommunicationReceive(0, tag="x")
+    sim.computation({"t": data["t"] + (step % 3) * 0.5, "n": len(data["n"])})
+"""
+
+
+def warm_up_compiler() -> None:
+    """Compile WARM_UP_APP as a run compiles its application model (`_stackless_function`,
+    else `compile_user_code`): a child forked by the zygote then owns the compiler's pages before its run
+    comes (simulator.sandbox.child `_warm_up_while_idle`). Nothing of it reaches a run: the
+    compiled function's cache is emptied after."""
+    _stackless_function(WARM_UP_APP, ("steps",))
+    compile_user_code(WARM_UP_APP, APP_FILENAME, trusted_sim=True)
+    process_function.cache_clear()
+
+
 @child_entry(
     prepare=prepare_simulation_process,  # the child runs a simulation and nothing else
     needs_v8=needs_v8,
     address_space_reserved=address_space_reserved,
     modules_needed=modules_needed,
+    warm_up=warm_up_compiler,
 )
 def run_simulation(
     snapshot: SystemSnapshot | Mapping[str, Any],

@@ -48,6 +48,7 @@ class ChildEntry:
         "modules_needed",
         "needs_v8",
         "prepare",
+        "warm_up",
     )
 
     def __init__(
@@ -59,6 +60,7 @@ class ChildEntry:
         needs_v8: Callable[[Payload], int] | None = None,
         address_space_reserved: Callable[[Payload], int] | None = None,
         modules_needed: Callable[[Payload], Iterable[str]] | None = None,
+        warm_up: Callable[[], object] | None = None,
     ) -> None:
         self.address = address
         self.function = function
@@ -66,12 +68,21 @@ class ChildEntry:
         self.needs_v8 = needs_v8
         self.address_space_reserved = address_space_reserved
         self.modules_needed = modules_needed
+        self.warm_up = warm_up
 
     def prepare_process(self) -> None:
         """Prepare the child for this entry's runs, before its run is known (nothing
         without a hook)."""
         if self.prepare is not None:
             self.prepare()
+
+    def warm(self) -> None:
+        """Do the entry's warm-up in a child waiting for its run (nothing without a hook):
+        work whose result a run cannot observe, done so that the memory it touches is the
+        child's own before the run comes (a forked child copies each page of its zygote's
+        that it writes to, on first write)."""
+        if self.warm_up is not None:
+            self.warm_up()
 
     def v8_contexts(self, payload: Payload) -> int | None:
         """Return how many V8 contexts a run of `payload` makes at most: the hook's answer
@@ -116,6 +127,7 @@ def child_entry(
     needs_v8: Callable[[Payload], int] | None = None,
     address_space_reserved: Callable[[Payload], int] | None = None,
     modules_needed: Callable[[Payload], Iterable[str]] | None = None,
+    warm_up: Callable[[], object] | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -127,6 +139,7 @@ def child_entry(
     needs_v8: Callable[[Payload], int] | None = None,
     address_space_reserved: Callable[[Payload], int] | None = None,
     modules_needed: Callable[[Payload], Iterable[str]] | None = None,
+    warm_up: Callable[[], object] | None = None,
 ) -> Any:
     """Register `function` as a child entry under its address; return it unchanged."""
 
@@ -139,6 +152,7 @@ def child_entry(
             needs_v8=needs_v8,
             address_space_reserved=address_space_reserved,
             modules_needed=modules_needed,
+            warm_up=warm_up,
         )
         return function
 

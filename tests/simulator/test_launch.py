@@ -234,6 +234,75 @@ def test_a_spare_child_is_forked_by_this_processs_zygote() -> None:
     assert spare._zygote is None
 
 
+@pytest.mark.parametrize(("entry", "initialized"), [(ENTRY_V8, True), (ENTRY_ORPHAN, False)])
+def test_a_zygote_initializes_v8_once_when_its_entrys_runs_may_use_it(
+    entry: str, initialized: bool
+) -> None:
+    spare = SpareChild(entry)
+    spare.prepare()
+    child = spare.take()
+    try:
+        zygote = spare._zygote
+        assert zygote is not None and getattr(child, "forked", False)
+        # with no thread of V8's in it: the fork copied no lock another thread held
+        assert v8_mapped(zygote.process.pid) is initialized
+        assert len(os.listdir(f"/proc/{zygote.process.pid}/task")) == 1
+        if initialized:
+            assert v8_mapped(child.process.pid)  # before its run is known
+        result = run_sandboxed({"v8": True}, limits=LIMITS, child=child, _entry=entry)
+        assert result["status"] == "finished"
+    finally:
+        spare.close()
+
+
+ENTRY_WARMED = f"{THIS}:entry_warmed"
+WARMED_IN: list[int] = []  # the processes whose warm-up ran
+
+
+@child_entry(needs_v8=lambda payload: False, warm_up=lambda: WARMED_IN.append(os.getpid()))
+def entry_warmed(**_: object) -> dict[str, Any]:
+    return {"status": "finished", "warmed": os.getpid() in WARMED_IN}
+
+
+def test_a_child_started_to_wait_warms_up_before_its_run_comes() -> None:
+    started = start_child(ENTRY_WARMED)
+    wait_until_idle(started.process.pid)
+
+    result = run_sandboxed({}, limits=LIMITS, child=started, _entry=ENTRY_WARMED)
+
+    assert result == {"status": "finished", "warmed": True}
+
+
+def test_a_child_whose_run_has_come_skips_the_warm_up() -> None:
+    from simulator.sandbox import child as child_module
+
+    read, write = os.pipe()
+    os.write(write, b"{}\n")
+    warmed: list[bool] = []
+    entry = entry_for(ENTRY_WARMED)
+    with open(read, encoding="utf-8") as order, open(write, "wb"):
+        hook, entry.warm_up = entry.warm_up, lambda: warmed.append(True)
+        try:
+            child_module._warm_up_while_idle(entry, order)
+            assert warmed == []
+            order.readline()
+            child_module._warm_up_while_idle(entry, order)
+            assert warmed == [True]
+        finally:
+            entry.warm_up = hook
+
+
+def test_the_runners_warm_up_compiles_a_model_and_leaves_no_compiled_function_cached() -> None:
+    from simulator.sandbox.stackless import process_function
+
+    assert runner._stackless_function(runner.WARM_UP_APP, ("steps",)) is not None
+    process_function.cache_clear()
+
+    entry_for(DEFAULT_ENTRY).warm()
+
+    assert process_function.cache_info().currsize == 0
+
+
 def test_without_a_zygote_a_spare_child_is_started_on_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
