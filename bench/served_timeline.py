@@ -2,7 +2,7 @@
 
 A diagnostic, not a benchmark of record (bench_userpath.py measures the user's path). It
 copies the checkout's files (and its built C extensions) to a scratch directory, inserts at
-each anchor of the served path (ANCHORS: the command line's `__main__` and pool client, the
+each anchor of the served path (ANCHORS: the command line's `__main__` and its client of the pool, the
 pool's copy of itself, `cli/run.py`, the sandbox child) a line that appends the time and the
 process id to a log, runs the copy's command line `--runs` times on a bench_userpath.py
 compute scenario, and prints each interval between consecutive marks (the first from the
@@ -38,12 +38,12 @@ ANCHORS = [
     ("simulator/__main__.py", "from __future__ import annotations", "main-start", True),
     ("simulator/__main__.py", "    _status = served_run(sys.argv[1:])", "pool-imported", False),
     (
-        "simulator/sandbox/pool.py",
+        "simulator/sandbox/served.py",
         "        connection.sendall(body)\n        connection.settimeout(None)",
         "client-sent",
         True,
     ),
-    ("simulator/sandbox/pool.py", "    if reply == DECLINED:", "client-reply", False),
+    ("simulator/sandbox/served.py", "    if reply == DECLINED:", "client-reply", False),
     (
         "simulator/sandbox/pool.py",
         "        os.chdir(cwd)\n    except (OSError, ValueError, IndexError):",

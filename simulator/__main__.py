@@ -1,7 +1,7 @@
 """`python -m simulator`: the command line (see simulator.cli).
 
 A sandboxed `run` is served by the user's pool daemon when one answers (simulator.sandbox.
-pool, `served_run`: the daemon has the command line imported and a child started); else it
+served `served_run`: the daemon has the command line imported and a child started); else it
 takes a started sandbox child from the pool or starts one first (simulator.sandbox.launch),
 so that the child's start-up (interpreter, imports, V8) is over or runs while this process
 imports the command line.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from simulator.sandbox.pool import child_for, served_run
+from simulator.sandbox.served import served_run
 
 if __name__ == "__main__":
     _status = served_run(sys.argv[1:])
@@ -22,6 +22,9 @@ if __name__ == "__main__":
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_status & 0xFF)
+    # Not served: the pool's and the launcher's modules only now (simulator.sandbox.served).
+    from simulator.sandbox.pool import child_for
+
     _child = child_for(sys.argv[1:])
     from simulator.cli import main
 

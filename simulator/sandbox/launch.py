@@ -18,6 +18,13 @@ import contextlib
 import os
 import sys
 
+from simulator.sandbox.served import (
+    DEFAULT_ENTRY,
+    PROJECT_ROOT,
+    asks_for_a_child,
+    child_environment,
+)
+
 # `typing.TYPE_CHECKING` without importing `typing`, `pathlib` or `json` (about 15 ms before the
 # child starts: issue 16, start-up; mypy reads the name alone). `subprocess`, `tempfile`,
 # `shutil` and `threading` (about 17 ms) are imported where a child is started or cleaned
@@ -29,18 +36,13 @@ if TYPE_CHECKING:
 
     from simulator.sandbox.zygote import Zygote
 
-DEFAULT_ENTRY = "simulator.runner:run_simulation"  # a registered child entry's address
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-
-# `-s -P` and an environment holding only PYTHONHASHSEED: what `-I` does (no user
+# `-s -P` and an environment holding only PYTHONHASHSEED (CHILD_ENVIRONMENT, which
+# simulator.sandbox.served keeps with the pool's name that depends on it): what `-I` does (no user
 # site-packages, no script directory on sys.path, no other PYTHON* variable), except that the
 # hash seed is fixed, so iterating a set of strings in an application model visits them in
 # the same order on every run (a run is deterministic). The child removes the variable at
 # start; the project root comes as argv[1].
 CHILD_FLAGS = ("-s", "-P")
-CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0"}
-# Operator switches the child reads before it clears its environment (not the user's).
-CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU", "PARASIM_JS_TWINS")
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from simulator.sandbox.child import main; main(sys.argv[2:])"
@@ -57,12 +59,6 @@ def child_command(entry: str, fd: int, *options: str) -> list[str]:
     CHILD_FLAGS, the bootstrap, the project root, the entry, the descriptor it writes its
     messages to (a zygote: its control socket) and its options."""
     return [sys.executable, *CHILD_FLAGS, "-c", BOOTSTRAP, PROJECT_ROOT, entry, str(fd), *options]
-
-
-def child_environment() -> dict[str, str]:
-    """Return the child's environment: the fixed hash seed and the operator's switches."""
-    passed = {name: os.environ[name] for name in CHILD_PASSED_THROUGH if name in os.environ}
-    return {**CHILD_ENVIRONMENT, **passed}
 
 
 class StartedChild:
@@ -178,12 +174,6 @@ def start_child(entry: str = DEFAULT_ENTRY, *, load_v8_ahead: bool = False) -> S
     line's pool; a queue worker's spare would often still be loading V8, 60 ms, when its
     next run comes, whose models a Python twin may answer: bench_queue, 118 -> 154 ms)."""
     return StartedChild(entry, load_v8_ahead=load_v8_ahead)
-
-
-def asks_for_a_child(argv: Sequence[str]) -> bool:
-    """Return whether the command line `argv` asks for a sandboxed `run` (a guess from the
-    words alone, made before the command line is even imported)."""
-    return bool(argv) and argv[0] == "run" and not {"--no-sandbox", "-h", "--help"} & set(argv)
 
 
 def start_child_for(argv: Sequence[str]) -> StartedChild | None:

@@ -54,19 +54,27 @@ import _socket
 import atexit
 import contextlib
 import os
-import stat
 import struct
 import sys
-import zlib
 
 from simulator.sandbox.launch import (
-    DEFAULT_ENTRY,
-    PROJECT_ROOT,
     StartedChild,
-    asks_for_a_child,
-    child_environment,
     start_child,
     start_child_for,
+)
+from simulator.sandbox.served import (
+    CONNECT_TIMEOUT_S,
+    DECLINED,
+    DEFAULT_ENTRY,
+    PROJECT_ROOT,
+    REQUEST_HEADER_BYTES,
+    REQUEST_STREAMS,
+    asks_for_a_child,
+    decode_request,
+    pool_enabled,
+    read_request_header,
+    served_socket,
+    socket_path,
 )
 
 TYPE_CHECKING = False
@@ -76,88 +84,18 @@ if TYPE_CHECKING:
 
     from simulator.sandbox.zygote import Zygote
 
-POOL_SWITCH = "PARASIM_CHILD_POOL"  # "0": no pool
 IDLE_SWITCH = "PARASIM_POOL_IDLE_S"
 DEFAULT_IDLE_S = 300.0
-CONNECT_TIMEOUT_S = 2.0
 # How long a command line waits for the daemon's word on a child that ended (the daemon
 # reaps it at once, on SIGCHLD).
 STATUS_TIMEOUT_S = 10.0
-MAX_SOCKET_PATH_BYTES = 107
 _FDS = 4  # the child's stdin, stdout, stderr and result pipe, in this order
 _SO_PEERCRED = getattr(_socket, "SO_PEERCRED", 17)
-# A served command line's request: its length and umask, with its stdin, stdout and stderr.
-_REQUEST_HEADER = struct.Struct("!II")
-_STREAMS = 3
 _TAKEN = struct.Struct("i")  # the waiting copy's word that it took a command line: its pid
 # Waiting copies that may end in a row without taking a command line (killed, or failing as
 # they start) before the daemon stops forking them: a copy that cannot wait must not make
 # the daemon fork one after another.
 MAX_WAITING_DEATHS = 3
-DECLINED = b"declined\n"  # the served copy's answer when the command line must run itself
-EXIT_SERVER_LOST = 2  # a served command line whose copy ended without a status
-MSG_SERVER_LOST = (
-    "error: the command line's server (simulator.sandbox.pool) ended without an answer\n"
-)
-
-
-def pool_directory() -> str | None:
-    """Return the directory of this user's pool sockets, made if missing (mode 0700), or None
-    when it is not a directory of this user's that nobody else can enter."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    path = os.path.join(base, "parasim") if base else f"/tmp/parasim-{os.geteuid()}"
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, 0o700)
-    info = os.lstat(path)
-    private = stat.S_ISDIR(info.st_mode) and not info.st_mode & 0o077
-    return path if private and info.st_uid == os.geteuid() else None
-
-
-def _tree_signature(root: str, into: list[str]) -> None:
-    """Append (path, size, mtime) of every file under `root` that makes a child, sorted."""
-    with os.scandir(root) as entries:
-        for entry in sorted(entries, key=lambda item: item.name):
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name != "__pycache__":
-                    _tree_signature(entry.path, into)
-            elif entry.name.endswith((".py", ".so", ".js", ".json")):
-                info = entry.stat()
-                into.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
-
-
-def pool_key(entry: str = DEFAULT_ENTRY) -> str:
-    """Return a digest of what a started child is made of: the interpreter, the checkout,
-    the entry, the child's environment, the simulator's files, and the installed packages
-    (their directory changes whenever one is added, removed or upgraded). What the daemon
-    serves a command line with (its modules) is among the simulator's files."""
-    parts = [sys.executable, PROJECT_ROOT, entry, repr(sorted(child_environment().items()))]
-    for directory in sys.path:
-        if directory.endswith("site-packages") and os.path.isdir(directory):
-            parts.append(f"{directory}:{os.stat(directory).st_mtime_ns}")
-    _tree_signature(os.path.join(PROJECT_ROOT, "simulator"), parts)
-    data = "\n".join(parts).encode("utf-8", "surrogateescape")
-    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
-
-
-def pool_enabled() -> bool:
-    """Return whether the command line may use the pool (PARASIM_CHILD_POOL is not 0)."""
-    return os.environ.get(POOL_SWITCH, "1") != "0"
-
-
-def socket_path(entry: str = DEFAULT_ENTRY) -> str | None:
-    """Return the socket of the daemon for `entry` and this checkout, or None (no private
-    directory, or a path too long for a Unix socket)."""
-    directory = pool_directory()
-    if directory is None:
-        return None
-    path = os.path.join(directory, f"pool-{pool_key(entry)}.sock")
-    # A Unix socket's path holds at most 107 bytes; a longer one means no pool.
-    return path if len(os.fsencode(served_socket(path))) <= MAX_SOCKET_PATH_BYTES else None
-
-
-def served_socket(path: str) -> str:
-    """Return the socket where the daemon of socket `path` serves command lines."""
-    return path.removesuffix(".sock") + "-run.sock"
 
 
 class _PooledProcess:
@@ -274,77 +212,6 @@ def _take_child(path: str, entry: str) -> PooledChild | None:
         return PooledChild(connection, int(pid), workdir, list(fds), entry)
     except Exception:  # the pool is an optimisation: a run must not fail for it
         return None
-
-
-def served_run(argv: Sequence[str]) -> int | None:
-    """Have this user's daemon serve the command line `argv` when it asks for a sandboxed
-    `run`; return its exit status, or None: not such a command, the pool is off, no daemon
-    answers, or the daemon's copy declined (the command line then runs itself, which starts
-    a daemon as it exits when there was none). Ctrl-C ends the served copy and its run."""
-    if not asks_for_a_child(argv) or not pool_enabled():
-        return None
-    # `_socket`, not `socket`: the latter imports enum and selectors (about 8 ms).
-    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        path = socket_path()
-        if path is None:
-            return None
-        connection.settimeout(CONNECT_TIMEOUT_S)
-        connection.connect(served_socket(path))
-        umask = os.umask(0o077)
-        os.umask(umask)
-        body = encode_request(argv)
-        streams = (_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))
-        connection.sendmsg([_REQUEST_HEADER.pack(len(body), umask)], [streams])
-    except (OSError, ValueError):
-        connection.close()
-        return None
-    try:
-        connection.sendall(body)
-        connection.settimeout(None)
-        reply = b""
-        while not reply.endswith(b"\n"):
-            data = connection.recv(64)
-            if not data:
-                break
-            reply += data
-    except OSError:
-        reply = b""
-    finally:
-        connection.close()
-    if reply == DECLINED:
-        return None
-    try:
-        return int(reply)
-    except ValueError:
-        sys.stderr.write(MSG_SERVER_LOST)
-        return EXIT_SERVER_LOST
-
-
-def encode_request(argv: Sequence[str]) -> bytes:
-    """Return what a served command line sends besides its umask and streams: its working
-    directory, its standard streams' encodings, `argv` and its environment, NUL-separated
-    (no argument, path or variable holds a NUL; undecodable bytes pass as they came)."""
-    fields = [os.getcwd()]
-    for stream in (sys.stdin, sys.stdout, sys.stderr):
-        fields.append(getattr(stream, "encoding", None) or "utf-8")
-        fields.append(getattr(stream, "errors", None) or "strict")
-        fields.append("1" if getattr(stream, "line_buffering", False) else "0")
-    fields += [str(len(argv)), *argv]
-    fields += [f"{name}={value}" for name, value in os.environ.items()]
-    return b"\0".join(os.fsencode(field) for field in fields)
-
-
-def decode_request(
-    body: bytes,
-) -> tuple[str, list[tuple[str, str, bool]], list[str], dict[str, str]]:
-    """Return (working directory, the standard streams' (encoding, errors, line buffered),
-    argv, environment) of a request made by `encode_request`."""
-    fields = [os.fsdecode(field) for field in body.split(b"\0")]
-    streams = [(fields[i], fields[i + 1], fields[i + 2] == "1") for i in (1, 4, 7)]
-    count = int(fields[10])
-    environment = dict(item.split("=", 1) for item in fields[11 + count :] if "=" in item)
-    return fields[0], streams, fields[11 : 11 + count], environment
 
 
 def child_for(argv: Sequence[str]) -> StartedChild | None:
@@ -822,12 +689,12 @@ def _take_request(
     import socket
 
     connection.settimeout(CONNECT_TIMEOUT_S)
-    header, fds, _, _ = socket.recv_fds(connection, _REQUEST_HEADER.size, _STREAMS)
-    if len(fds) != _STREAMS or len(header) != _REQUEST_HEADER.size:
+    header, fds, _, _ = socket.recv_fds(connection, REQUEST_HEADER_BYTES, REQUEST_STREAMS)
+    if len(fds) != REQUEST_STREAMS or len(header) != REQUEST_HEADER_BYTES:
         for fd in fds:
             os.close(fd)
         raise ValueError("an incomplete request")
-    length, umask = _REQUEST_HEADER.unpack(header)
+    length, umask = read_request_header(header)
     body = bytearray()
     while len(body) < length:
         data = connection.recv(min(length - len(body), 1 << 20))

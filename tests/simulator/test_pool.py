@@ -23,13 +23,12 @@ import pytest
 from simulator.errors import SandboxCrashError, SandboxLimitError
 from simulator.sandbox import Limits, child_entry, run_sandboxed
 from simulator.sandbox import pool as pool_module
+from simulator.sandbox import served as served_module
 from simulator.sandbox.launch import DEFAULT_ENTRY, PROJECT_ROOT, ZYGOTE
-from simulator.sandbox.pool import (
-    PooledChild,
-    child_for,
+from simulator.sandbox.pool import PooledChild, child_for, pool_child
+from simulator.sandbox.served import (
     decode_request,
     encode_request,
-    pool_child,
     pool_directory,
     pool_key,
     served_run,
@@ -321,7 +320,7 @@ def test_a_second_daemon_for_the_same_socket_leaves_the_first_one_serving(runtim
 # -- a command line served by the daemon ------------------------------------------------------
 SERVED = (
     "import sys\n"
-    "from simulator.sandbox.pool import served_run\n"
+    "from simulator.sandbox.served import served_run\n"
     "status = served_run(sys.argv[1:])\n"
     "sys.exit(99 if status is None else status)  # 99: not served\n"
 )
@@ -497,10 +496,10 @@ def test_a_request_without_its_streams_is_declined_and_the_daemon_serves_on(runt
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.settimeout(10)
         connection.connect(served_socket(path))
-        connection.sendall(pool_module._REQUEST_HEADER.pack(5, 0o022))  # no descriptors
+        connection.sendall(served_module.request_header(5, 0o022))  # no descriptors
         reply = connection.recv(64)
 
-    assert reply == pool_module.DECLINED
+    assert reply == served_module.DECLINED
     argv = ["run", "--system", str(EXAMPLE / "snapshot.json"), "--app", str(EXAMPLE / "app.py")]
     served = command(["-c", SERVED], [*argv, *EXAMPLE_ARGS], Path(PROJECT_ROOT))
     assert served.returncode == 0, served.stderr.decode()[-2000:]
