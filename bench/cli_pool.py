@@ -70,13 +70,13 @@ def private_pool(warm_up: Sequence[str]) -> Iterator[None]:
     sandboxed `python -m simulator run`) once; stop it and restore the environment after."""
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
-    from simulator.sandbox import pool
+    from simulator.sandbox import served
 
     runtime = Path(tempfile.mkdtemp(prefix="pool-", dir="/tmp"))  # a socket path is short
-    saved = {name: os.environ.get(name) for name in ("XDG_RUNTIME_DIR", pool.POOL_SWITCH)}
-    os.environ.update({"XDG_RUNTIME_DIR": str(runtime), pool.POOL_SWITCH: "1"})
+    saved = {name: os.environ.get(name) for name in ("XDG_RUNTIME_DIR", served.POOL_SWITCH)}
+    os.environ.update({"XDG_RUNTIME_DIR": str(runtime), served.POOL_SWITCH: "1"})
     try:
-        path = pool.socket_path()
+        path = served.socket_path()
         if path is not None:
             subprocess.run(list(warm_up), cwd=REPO_ROOT, check=True, capture_output=True)
             deadline = time.monotonic() + 30
