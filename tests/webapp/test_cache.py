@@ -142,3 +142,41 @@ def test_the_runs_list_adds_queue_places_to_a_copy_of_the_cached_page() -> None:
     if connection.vendor == "postgresql":  # where the runs list has a version to cache by
         [(page, queued)] = before.values()
         assert len(queued) == 2 and all(run["queue_position"] is None for run in page["results"])
+
+
+@pytest.mark.django_db(transaction=True)  # the runs' version is read from committed rows
+def test_a_runs_list_page_with_no_queued_run_is_kept_rendered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from django.db import connection
+
+    from tests.webapp.studio.factories import SimulationFactory
+    from webapp.api.renderers import JSONRenderer
+    from webapp.studio.models import SimulationStatus
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the runs list has a version to cache by on PostgreSQL only")
+    user = UserFactory()
+    SimulationFactory.create_batch(3, owner=user, status=SimulationStatus.SUCCEEDED)
+    client = APIClient()
+    client.force_authenticate(user)
+    first = client.get("/api/simulations/")
+    assert [run["queue_position"] for run in first.json()["results"]] == [None] * 3
+    renders: list[object] = []
+    render = JSONRenderer.render
+
+    def counted(self: JSONRenderer, *args: Any, **kwargs: Any) -> Any:
+        renders.append(args[0])
+        return render(self, *args, **kwargs)
+
+    monkeypatch.setattr(JSONRenderer, "render", counted)
+
+    assert client.get("/api/simulations/").content == first.content
+    assert renders == []
+    # a queued run: a new version, and its place read and rendered on every request
+    queued = SimulationFactory(owner=user)
+    for _ in range(2):
+        page = client.get("/api/simulations/").json()
+        places = {run["id"]: run["queue_position"] for run in page["results"]}
+        assert places[queued.pk] == 1 and list(places.values()).count(None) == 3
+    assert len(renders) == 2
