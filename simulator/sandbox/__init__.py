@@ -24,11 +24,13 @@ runs only what is registered (`entry_for`). The hooks tell the child what to pre
 it drops privileges and sets its limits: the process itself (`prepare_process`, once, as it
 starts), whether V8 must be loaded and for how many contexts (`needs_v8`; without the hook, always,
 for any number), the address space
-reserved beyond what is used (`address_space_reserved`, added to the data limit) and the
-modules imported lazily (`modules_needed`).
+reserved beyond what is used (`address_space_reserved`, added to the data limit), the
+modules imported lazily (`modules_needed`), and what a child waiting for its run may do ahead
+of it (`warm_up`: the runner compiles a sample model).
 
 Every name below is loaded from its module when first used (PEP 562): `python -m simulator
-run` imports `simulator.sandbox.launch` before anything else, to start its child at once, and
+run` imports `simulator.sandbox.served` before anything else (to be served by its pool's
+daemon), then, when none serves it, `simulator.sandbox.launch`, to start its child at once;
 importing this package must load nothing (not even `typing`: issue 16, start-up); the
 registry lives in `simulator.sandbox.entries`.
 """
