@@ -424,9 +424,9 @@ for step in range(steps):
 
 def warm_up_compiler() -> None:
     """Compile WARM_UP_APP as a run compiles its application model (`_stackless_function`,
-    else `compile_user_code`): a child forked by the zygote then owns the compiler's pages before its run
-    comes (simulator.sandbox.child `_warm_up_while_idle`). Nothing of it reaches a run: the
-    compiled function's cache is emptied after."""
+    else `compile_user_code`): a child forked by the zygote then owns the compiler's pages
+    before its run comes (simulator.sandbox.child `_warm_up_while_idle`). Nothing of it
+    reaches a run: the compiled function's cache is emptied after."""
     _stackless_function(WARM_UP_APP, ("steps",))
     compile_user_code(WARM_UP_APP, APP_FILENAME, trusted_sim=True)
     process_function.cache_clear()

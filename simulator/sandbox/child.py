@@ -271,9 +271,11 @@ def _warm_up_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
     """Warm the child up (`ChildEntry.warm`) when its run has not come yet: a child forked
     by the zygote copies each page it writes to on first write, and a run's first compile
     of its application model did so for the compiler's pages: about 2 ms of a served run on
-    a 2-CPU VM (3.9 -> 1.7 ms, compute 100, bench/served_timeline.py)."""
+    a 2-CPU VM (3.9 -> 1.7 ms, compute 100, bench/served_timeline.py). The warm-up only
+    saves time: one that fails is left there, and the run goes on as without it."""
     if not select.select([stdin], [], [], 0)[0]:
-        entry.warm()
+        with contextlib.suppress(Exception):
+            entry.warm()
 
 
 def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:

@@ -292,6 +292,22 @@ def test_a_child_whose_run_has_come_skips_the_warm_up() -> None:
             entry.warm_up = hook
 
 
+def test_a_warm_up_that_fails_is_left_there() -> None:
+    from simulator.sandbox import child as child_module
+
+    def failing() -> None:
+        raise RuntimeError("no warm-up today")
+
+    read, write = os.pipe()
+    entry = entry_for(ENTRY_WARMED)
+    with open(read, encoding="utf-8") as order, open(write, "wb"):
+        hook, entry.warm_up = entry.warm_up, failing
+        try:
+            child_module._warm_up_while_idle(entry, order)  # no order yet: it warms up
+        finally:
+            entry.warm_up = hook
+
+
 def test_the_runners_warm_up_compiles_a_model_and_leaves_no_compiled_function_cached() -> None:
     from simulator.sandbox.stackless import process_function
 
