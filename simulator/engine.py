@@ -438,11 +438,15 @@ WAIT: object = speedups.WAIT if speedups is not None else object()
 """What a stackless process's call gives when the process must wait (it yields it)."""
 STACKLESS_CORE = speedups is not None
 """Whether `Engine` runs stackless processes (its core is the C core)."""
+ARENA_REGION_BYTES: int = speedups.ARENA_REGION_BYTES if speedups is not None else 0
+"""How much address space the allocator hook maps at a time for object arenas (C core): the
+last region's unused part counts in the data limit (`install_allocator_hook`)."""
 
 
 def install_allocator_hook() -> bool:
-    """Make CPython keep freed frame-stack chunks for the next greenlet (the C core's chunk
-    cache, installed as the object-arena allocator); return whether it is installed.
+    """Make CPython keep freed frame-stack chunks for the next greenlet and take its object
+    arenas from regions advised for huge pages (the C core's chunk cache, installed as the
+    object-arena allocator); return whether it is installed.
 
     It changes an allocator hook of the whole process, so only a process that exists to run
     simulations installs it: the sandbox child (simulator.sandbox.child), `--no-sandbox`

@@ -32,6 +32,7 @@ from simulator.api import (
     StacklessSim,
 )
 from simulator.engine import (
+    ARENA_REGION_BYTES,
     STACKLESS_CORE,
     Engine,
     Process,
@@ -189,7 +190,8 @@ def _has_memory_nodes(system: SystemSnapshot) -> bool:
 # (bench/RESULTS.md, "Memory of a sandboxed run"): V8's code range (one per process, made
 # writable and executable up front), each V8 context's reservations, and per simulated
 # process on a greenlet a 16 KiB frame-stack chunk of which a short model touches one page,
-# with the greenlet's bookkeeping (a stackless process reserves nothing it does not use).
+# with the greenlet's bookkeeping (a stackless process reserves nothing it does not use); and
+# the unused part of the object-arena region the allocator hook mapped last (ARENA_REGION_BYTES).
 V8_CODE_RANGE_BYTES = 512 * 1024**2
 V8_CONTEXT_BYTES = 20 * 1024**2
 PROCESS_RESERVED_BYTES = 24 * 1024
@@ -197,7 +199,8 @@ PROCESS_RESERVED_BYTES = 24 * 1024
 
 def address_space_reserved(payload: Mapping[str, Any]) -> int:
     """Return the address space a run of `payload` reserves beyond what it uses (the sandbox
-    child raises the data limit by it, simulator.sandbox.child): V8's, and its processes'."""
+    child raises the data limit by it, simulator.sandbox.child): V8's, its processes', and
+    the object arenas' last region."""
     snapshot = payload.get("snapshot")
     labels = payload.get("labels")
     processes = 0
@@ -213,7 +216,7 @@ def address_space_reserved(payload: Mapping[str, Any]) -> int:
         }
     v8 = (
         V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * min(len(contexts), MAX_CONTEXTS) if contexts else 0
-    )
+    ) + ARENA_REGION_BYTES
     app, variables = payload.get("app_source"), payload.get("variables")
     names = variables if isinstance(variables, Mapping) else {}
     if STACKLESS_CORE and isinstance(app, str) and _stackless_function(app, names) is not None:

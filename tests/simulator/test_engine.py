@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import json
 import os
 import random
 import subprocess
@@ -489,6 +490,48 @@ def test_the_chunk_cache_reuses_frame_stacks_of_finished_processes() -> None:
     assert after["installed"] is True
     assert after["hits"] - before["hits"] >= 50
     assert after["cached"] <= after["capacity"]
+
+
+def _mapping_of(address: int, smaps: str) -> tuple[int, str]:
+    """Return (start, VmFlags) of the mapping of /proc/PID/smaps text `smaps` holding `address`."""
+    start = 0
+    for line in smaps.splitlines():
+        head = line.split(maxsplit=1)[0]
+        if "-" in head and not head.endswith(":"):
+            low, high = (int(part, 16) for part in head.split("-"))
+            start = low if low <= address < high else 0
+        elif head == "VmFlags:" and start:
+            return start, line
+    raise LookupError(hex(address))
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.skipif(
+    not Path("/sys/kernel/mm/transparent_hugepage").is_dir(),
+    reason="the kernel has no transparent huge pages",
+)
+def test_object_arenas_come_from_regions_advised_for_huge_pages() -> None:
+    code = (
+        "import json\n"
+        "from simulator import engine\n"
+        "engine.install_allocator_hook()\n"
+        "before = engine.speedups.chunk_cache_stats()\n"
+        "objects = [(index, str(index)) for index in range(400_000)]\n"  # some 40 arenas
+        "grown = engine.speedups.chunk_cache_stats()\n"
+        "smaps = open('/proc/self/smaps').read()\n"
+        "address = id(objects[-1])\n"
+        "del objects\n"
+        "after = engine.speedups.chunk_cache_stats()\n"
+        "print(json.dumps([before, grown, after, address, smaps]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, grown, after, address, smaps = json.loads(done.stdout)
+
+    assert grown["arenas_carved"] - before["arenas_carved"] >= 20
+    start, flags = _mapping_of(address, smaps)
+    assert start % (2 * 1024**2) == 0
+    assert " hg" in flags
+    assert after["arenas_kept"] > 0  # freed arenas wait for the next objects
 
 
 def test_the_c_core_is_built_where_required() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from simulator.engine import STACKLESS_CORE, speedups
+from simulator.engine import ARENA_REGION_BYTES, STACKLESS_CORE, speedups
 from simulator.errors import (
     LaunchError,
     SandboxLimitError,
@@ -788,20 +788,26 @@ def test_the_reservation_of_a_run_is_v8s_and_its_processes() -> None:
     reserved = address_space_reserved({"snapshot": snapshot, "labels": {"CPU": 3, "GPU": 5}})
 
     assert reserved == (
-        V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * len(pairs) + 8 * PROCESS_RESERVED_BYTES
+        V8_CODE_RANGE_BYTES
+        + V8_CONTEXT_BYTES * len(pairs)
+        + 8 * PROCESS_RESERVED_BYTES
+        + ARENA_REGION_BYTES
     )
-    assert address_space_reserved({"labels": {"CPU": 2}}) == 2 * PROCESS_RESERVED_BYTES
+    assert (
+        address_space_reserved({"labels": {"CPU": 2}})
+        == 2 * PROCESS_RESERVED_BYTES + ARENA_REGION_BYTES
+    )
     greenlets = "compute = lambda: sim.computation({'t': 1})\ncompute()\n"
     assert (
         address_space_reserved({"labels": {"CPU": 2}, "app_source": greenlets})
-        == 2 * PROCESS_RESERVED_BYTES
+        == 2 * PROCESS_RESERVED_BYTES + ARENA_REGION_BYTES
     )
 
 
 @pytest.mark.skipif(not STACKLESS_CORE, reason="stackless processes need the C core")
 def test_stackless_processes_reserve_nothing_beyond_what_they_use() -> None:
     payload = {"labels": {"CPU": 2}, "app_source": "sim.computation({'t': 1})\n"}
-    assert address_space_reserved(payload) == 0
+    assert address_space_reserved(payload) == ARENA_REGION_BYTES  # the hook's, not theirs
 
 
 def many_processes(processes: int, app_source: str) -> dict[str, Any]:
