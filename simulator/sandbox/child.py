@@ -436,9 +436,9 @@ def _wait_for_run(stdin: IO[str]) -> tuple[str, dict[str, int]] | None:
 def main(argv: list[str]) -> None:
     """Run one sandboxed simulation; never returns (exits the process)."""
     entry_name, fd_text, *options = argv
-    # The parent sets only PYTHONHASHSEED (read at start-up); the run sees an environment
-    # holding nothing but the thread counts of the numerical libraries: one run is one
-    # thread, so a worker's concurrency is what decides how many cores it uses.
+    # The parent sets only PYTHONHASHSEED and GLIBC_TUNABLES (read at start-up); the run sees
+    # an environment holding nothing but the thread counts of the numerical libraries: one run
+    # is one thread, so a worker's concurrency is what decides how many cores it uses.
     switches = {name: os.environ[name] for name in KEPT_SWITCHES if name in os.environ}
     os.environ.clear()
     os.environ.update(SINGLE_THREADED)

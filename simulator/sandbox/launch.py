@@ -36,12 +36,12 @@ if TYPE_CHECKING:
 
     from simulator.sandbox.zygote import Zygote
 
-# `-s -P` and an environment holding only PYTHONHASHSEED (CHILD_ENVIRONMENT, which
-# simulator.sandbox.served keeps with the pool's name that depends on it): what `-I` does (no user
-# site-packages, no script directory on sys.path, no other PYTHON* variable), except that the
-# hash seed is fixed, so iterating a set of strings in an application model visits them in
-# the same order on every run (a run is deterministic). The child removes the variable at
-# start; the project root comes as argv[1].
+# `-s -P` and an environment holding only PYTHONHASHSEED and glibc's malloc tunable
+# (CHILD_ENVIRONMENT, which simulator.sandbox.served keeps with the pool's name that depends on
+# it): what `-I` does (no user site-packages, no script directory on sys.path, no other
+# PYTHON* variable), except that the hash seed is fixed, so iterating a set of strings in an
+# application model visits them in the same order on every run (a run is deterministic). The
+# child removes the variables at start; the project root comes as argv[1].
 CHILD_FLAGS = ("-s", "-P")
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "

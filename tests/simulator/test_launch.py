@@ -488,6 +488,34 @@ def entry_allocator_hook(**_: object) -> dict[str, Any]:
 child_entry(prepare=runner.prepare_simulation_process)(entry_allocator_hook)
 
 
+def entry_heap_flags(**_: object) -> dict[str, Any]:
+    grown = [bytearray(3000) for _ in range(3000)]  # glibc's heap, not a mapping of its own
+    smaps = Path("/proc/self/smaps").read_text()
+    del grown
+    heap = smaps.split("[heap]", 1)[1] if "[heap]" in smaps else ""
+    flags = heap.split("VmFlags:", 1)[1].splitlines()[0] if "VmFlags:" in heap else ""
+    return {"status": "finished", "flags": flags.split()}
+
+
+child_entry(entry_heap_flags)
+
+
+def _glibc_at_least(major: int, minor: int) -> bool:
+    name, _, version = (os.confstr("CS_GNU_LIBC_VERSION") or "").partition(" ")
+    parts = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+    return name == "glibc" and parts >= (major, minor)
+
+
+@pytest.mark.skipif(
+    not (_glibc_at_least(2, 35) and Path("/sys/kernel/mm/transparent_hugepage").is_dir()),
+    reason="glibc's malloc advises huge pages from 2.35, on a kernel with them",
+)
+def test_a_childs_malloc_heap_is_advised_for_huge_pages() -> None:
+    result = run_sandboxed({}, limits=LIMITS, _entry=f"{THIS}:entry_heap_flags")
+
+    assert "hg" in result["flags"]
+
+
 def test_a_simulation_child_installs_the_allocator_hook_and_batches_young_collections() -> None:
     # A child runs one simulation and exits: no young collection when its run ends.
     assert entry_for(DEFAULT_ENTRY).prepare is runner.prepare_simulation_process
