@@ -456,6 +456,31 @@ def _zygote(daemon: int) -> int:
     return zygote
 
 
+def _open_files(pid: int) -> set[str]:
+    """Return what the descriptors of process `pid` point to ("pipe:[N]", paths...)."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):  # closed meanwhile
+            found.add(os.readlink(fd))
+    return found
+
+
+def _taken_by(copy: int, daemon: int) -> list[int]:
+    """Return the daemon's children whose stdin the waiting `copy` writes to and the daemon no
+    longer does: the child the daemon handed to the copy (its spare, before that, is the
+    daemon's; the copy drops the daemon's descriptors as it starts)."""
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # ended meanwhile
+        held, daemons = _open_files(copy), _open_files(daemon)
+        taken = []
+        for pid in _children(daemon):
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                stdin = os.readlink(f"/proc/{pid}/fd/0")
+                if stdin.startswith("pipe:") and stdin in held and stdin not in daemons:
+                    taken.append(pid)
+        return taken
+    return []
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
@@ -649,10 +674,8 @@ def test_a_waiting_copy_whose_child_died_is_replaced_before_the_next_command_lin
 ) -> None:
     daemon = serving_daemon()
     [waiting] = wait_until(lambda: copies_waiting(daemon), "a copy waiting for a command line")
-    # the child it took for its command line: neither the zygote nor a copy
-    [held] = wait_until(
-        lambda: set(_children(daemon)) - {_zygote(daemon), waiting}, "the copy's child"
-    )
+    # the child it took for its command line (not the daemon's spare before the copy has it)
+    [held] = wait_until(lambda: _taken_by(waiting, daemon), "the copy's child")
     os.kill(held, signal.SIGKILL)
 
     wait_until(lambda: not alive(waiting), "the copy holding a dead child to end")
