@@ -7,8 +7,9 @@ checkout runs the same bench_userpath.py scenario with its own interpreter
 daemon (a pool's name depends on the files of `simulator/`), both private to this script
 (`cli_pool.private_pool`). Every round runs each checkout once, the order turning each round,
 and the pools settle after every command. Prints per checkout the median and minimum of the
-whole command and of the run's `stats.wall_s` (from the result JSON it prints); quote them
-with the machine and the number of rounds.
+whole command and of the run's `stats.wall_s` (from the result JSON it prints, or with
+`--summary` writes to a file while it prints the summary); quote them with the machine and
+the number of rounds.
 
     .venv/bin/python bench/ab_checkouts.py --scenario compute-1000 --rounds 31 /tmp/before .
 """
@@ -42,10 +43,11 @@ SCENARIOS = {
 
 
 def command_of(
-    checkout: Path, files: dict[str, Path], inputs: bench_userpath.ParaSimInputs
+    checkout: Path, files: dict[str, Path], inputs: bench_userpath.ParaSimInputs, json_to: str
 ) -> list[str]:
-    """Return the scenario's sandboxed command line for `checkout`'s interpreter."""
-    argv = bench_userpath.cli_argv(files, inputs, sandbox=True)
+    """Return the scenario's sandboxed command line for `checkout`'s interpreter: the result
+    JSON on stdout (`json_to` "-"), or in that file with the summary printed."""
+    argv = bench_userpath.cli_argv(files, inputs, sandbox=True, json_to=json_to)
     python = checkout / ".venv" / "bin" / "python"
     argv[0] = str(python if python.exists() else Path(sys.executable))
     return argv
@@ -56,6 +58,9 @@ def main() -> None:
     parser.add_argument("checkouts", nargs="+", type=Path, help="repository roots")
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="compute-1000")
     parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument(
+        "--summary", action="store_true", help="the summary printed, the JSON in a file"
+    )
     args = parser.parse_args()
 
     checkouts = [path.resolve() for path in args.checkouts]
@@ -64,7 +69,9 @@ def main() -> None:
     runs: dict[Path, list[float]] = {path: [] for path in checkouts}
     with tempfile.TemporaryDirectory() as scratch:
         files = bench_userpath.write_inputs(Path(scratch), inputs)
-        commands = {path: command_of(path, files, inputs) for path in checkouts}
+        result_file = Path(scratch) / "result.json"
+        json_to = str(result_file) if args.summary else "-"
+        commands = {path: command_of(path, files, inputs, json_to) for path in checkouts}
         with private_pool(commands[checkouts[0]]):
             for path in checkouts:  # each daemon started and its first run paid
                 subprocess.run(commands[path], cwd=path, check=True, capture_output=True)
@@ -75,9 +82,11 @@ def main() -> None:
                     start = time.perf_counter()
                     done = subprocess.run(commands[path], cwd=path, check=True, capture_output=True)
                     walls[path].append(time.perf_counter() - start)
-                    runs[path].append(json.loads(done.stdout)["stats"]["wall_s"])
+                    printed = result_file.read_bytes() if args.summary else done.stdout
+                    runs[path].append(json.loads(printed)["stats"]["wall_s"])
                     settle()
-    print(f"{args.scenario}, {args.rounds} rounds interleaved (ms: median, min)")
+    what = "summary printed" if args.summary else "--json -"
+    print(f"{args.scenario} ({what}), {args.rounds} rounds interleaved (ms: median, min)")
     for path in checkouts:
         wall, run = walls[path], runs[path]
         print(

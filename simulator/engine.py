@@ -449,8 +449,10 @@ def install_allocator_hook() -> bool:
     object-arena allocator); return whether it is installed.
 
     It changes an allocator hook of the whole process, so only a process that exists to run
-    simulations installs it: the sandbox child (simulator.sandbox.child), `--no-sandbox`
-    runs of the command line, the benchmarks. Importing this module leaves it alone.
+    simulations or read their results installs it: the sandbox child
+    (simulator.sandbox.child), `--no-sandbox` runs of the command line, the pool's daemon
+    whose copies read results (simulator.sandbox.pool), the benchmarks. Importing this module
+    leaves it alone.
     Without the C core there is nothing to install. Idempotent.
     """
     if speedups is None:

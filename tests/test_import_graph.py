@@ -67,6 +67,8 @@ LAZY_IMPORTS_IN = {
     "of which watches its command line's connection on a thread.",
     ("simulator/sandbox/pool.py", "orjson"): "the daemon imports it for its copies, which read "
     "a result of 64 KiB or more with it for the summary a run prints (its import is 10 ms).",
+    ("simulator/sandbox/pool.py", "simulator.engine"): "the daemon's alone: it installs the "
+    "allocator hook for its copies, which read results (greenlet and the C core, about 9 ms).",
     ("simulator/sandbox/pool.py", "simulator.cli"): "the daemon serves command lines with it; "
     "a command line served by the daemon never loads it.",
     ("simulator/sandbox/pool.py", "traceback"): "a copy serving a command line reports an "

@@ -24,11 +24,13 @@ if TYPE_CHECKING:
 
 DEFAULT_ENTRY = "simulator.runner:run_simulation"  # a registered child entry's address
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-# A child's environment (simulator.sandbox.launch `CHILD_FLAGS` says why only this). glibc's
-# malloc advises huge pages for its heap (glibc 2.35 and later; older ones ignore it), as the
-# C core's allocator hook does for Python's objects (simulator/_speedups.c): a run's memory
-# faults in 2 MiB at a time, not 4 KiB (the GPU example's 1,000 pairs: 475 faults, not 66).
-CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0", "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+# glibc's malloc advises huge pages for its heap (glibc 2.35 and later; older ones ignore it),
+# as the C core's allocator hook does for Python's objects (simulator/_speedups.c): a run's
+# memory faults in 2 MiB at a time, not 4 KiB (the GPU example's 1,000 pairs: 66 faults, not
+# 475), and so does the pool's daemon's, whose copies read results (`with_huge_pages`).
+MALLOC_HUGE_PAGES = "glibc.malloc.hugetlb=1"
+# A child's environment (simulator.sandbox.launch `CHILD_FLAGS` says why only this).
+CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0", "GLIBC_TUNABLES": MALLOC_HUGE_PAGES}
 # Operator switches the child reads before it clears its environment (not the user's).
 CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU", "PARASIM_JS_TWINS")
 
@@ -52,6 +54,17 @@ def child_environment() -> dict[str, str]:
     """Return the child's environment: the fixed hash seed and the operator's switches."""
     passed = {name: os.environ[name] for name in CHILD_PASSED_THROUGH if name in os.environ}
     return {**CHILD_ENVIRONMENT, **passed}
+
+
+def with_huge_pages(tunables: str | None) -> str:
+    """Return glibc's tunables `tunables` (GLIBC_TUNABLES, colon-separated) with malloc's huge
+    pages on (MALLOC_HUGE_PAGES) in place of any setting of them."""
+    kept = [
+        part
+        for part in (tunables or "").split(":")
+        if part and not part.startswith("glibc.malloc.hugetlb=")
+    ]
+    return ":".join([*kept, MALLOC_HUGE_PAGES])
 
 
 def asks_for_a_child(argv: Sequence[str]) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from simulator.engine import ARENA_REGION_BYTES
 from simulator.errors import SandboxCrashError, SandboxLimitError
 from simulator.sandbox import Limits, child_entry, run_sandboxed
 from simulator.sandbox import pool as pool_module
@@ -699,3 +700,36 @@ def test_a_daemon_stops_forking_copies_that_end_before_a_command_line_and_serves
     assert copies_waiting(daemon) == []
     served = command(["-c", SERVED], example_command(tmp_path), tmp_path)
     assert served.returncode == 0, served.stderr.decode()[-2000:]
+
+
+def test_glibc_tunables_get_mallocs_huge_pages_and_keep_the_others() -> None:
+    assert served_module.with_huge_pages(None) == "glibc.malloc.hugetlb=1"
+    assert (
+        served_module.with_huge_pages("glibc.malloc.hugetlb=0:glibc.malloc.arena_max=2")
+        == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    )
+
+
+@pytest.mark.skipif(
+    not Path("/sys/kernel/mm/transparent_hugepage").is_dir(),
+    reason="the kernel has no transparent huge pages",
+)
+def test_the_daemon_reads_results_into_memory_advised_for_huge_pages(runtime: Path) -> None:
+    daemon = serving_daemon()
+
+    environment = Path(f"/proc/{daemon}/environ").read_bytes().split(b"\0")
+    assert b"GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in environment
+    advised = []  # (start, size, name) of each mapping advised for huge pages
+    for line in Path(f"/proc/{daemon}/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            low, high = (int(part, 16) for part in fields[0].split("-"))
+            mapping = (low, high - low, fields[5] if len(fields) > 5 else "")
+        elif fields[0] == "VmFlags:" and "hg" in fields:
+            advised.append(mapping)
+    assert any(name == "[heap]" for _, _, name in advised)  # glibc's, by the tunable
+    region = ARENA_REGION_BYTES
+    assert any(  # a region of object arenas (the allocator hook)
+        not name and start % (2 * 1024**2) == 0 and size % region == 0
+        for start, size, name in advised
+    )
