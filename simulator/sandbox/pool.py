@@ -619,11 +619,19 @@ class _Daemon:
         import shutil  # the daemon's alone: see start_daemon
         import signal
 
+        if self.waiting is not None:
+            # A copy says it took a command line before it does anything with it: read that
+            # first, so that its child ending meanwhile (a command line it refused) is not
+            # taken for the death of a waiting copy's child, which kills the copy below.
+            self._on_taken()
         for pid in list(self.served):
             if _ended(pid):
                 self.served.discard(pid)
         if self.waiting is not None and _ended(self.waiting):
             self.waiting = None  # it died waiting: the daemon accepts until it forks another
+            # and the child it took is no longer a waiting copy's (its connection closed:
+            # `_on_connection` kills it); else its end would kill the next copy for nothing
+            self.reserved = None
             self.waiting_deaths += 1
             self._accept_here(True)
         for pid, (connection, child) in list(self.handed.items()):
