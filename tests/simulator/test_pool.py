@@ -118,8 +118,18 @@ def daemon_for(entry: str) -> int:
     found = subprocess.run(
         ["pgrep", "-f", f"simulator.sandbox.pool serve {path}"], capture_output=True, text=True
     ).stdout.split()
-    assert len(found) == 1, found
-    return int(found[0])
+    # its copies (forked, the same command line) may be there already: the daemon is the one
+    # whose parent is none of them
+    daemons = [pid for pid in found if _parent(int(pid)) not in {int(other) for other in found}]
+    assert len(daemons) == 1, found
+    return int(daemons[0])
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (FileNotFoundError, ProcessLookupError, IndexError):  # gone while read
+        return 0
 
 
 def taken(entry: str) -> PooledChild:
