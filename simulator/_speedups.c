@@ -76,7 +76,8 @@ map_arena_region(void)
     char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
         return -1;
-    char *start = (char *)(((uintptr_t)raw + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1));
+    uintptr_t mask = (uintptr_t)(HUGE_PAGE_BYTES - 1);
+    char *start = (char *)(((uintptr_t)raw + mask) & ~mask);
     char *end = start + ARENA_REGION_BYTES;
     if (start > raw)
         munmap(raw, (size_t)(start - raw));

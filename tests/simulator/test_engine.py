@@ -27,6 +27,7 @@ from simulator.engine import (
     speedups,
 )
 from simulator.errors import DeadlockError
+from tests.simulator.huge_pages import KERNEL_HUGE_PAGES
 
 # Every test runs on both cores: the pure-Python reference and the C core when it is built.
 CORES = [pytest.param(PythonEngine, id="python-core")]
@@ -506,10 +507,7 @@ def _mapping_of(address: int, smaps: str) -> tuple[int, str]:
 
 
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
-@pytest.mark.skipif(
-    not Path("/sys/kernel/mm/transparent_hugepage").is_dir(),
-    reason="the kernel has no transparent huge pages",
-)
+@pytest.mark.skipif(not KERNEL_HUGE_PAGES, reason="the kernel has no transparent huge pages")
 def test_object_arenas_come_from_regions_advised_for_huge_pages() -> None:
     code = (
         "import json\n"

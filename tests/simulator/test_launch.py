@@ -29,6 +29,7 @@ from simulator.sandbox.launch import (
     start_child_for,
 )
 from simulator.sandbox.wire import encode_json
+from tests.simulator.huge_pages import MALLOC_HUGE_PAGES
 
 THIS = "tests.simulator.test_launch"
 ENTRY_PID = f"{THIS}:entry_pid"
@@ -500,14 +501,8 @@ def entry_heap_flags(**_: object) -> dict[str, Any]:
 child_entry(entry_heap_flags)
 
 
-def _glibc_at_least(major: int, minor: int) -> bool:
-    name, _, version = (os.confstr("CS_GNU_LIBC_VERSION") or "").partition(" ")
-    parts = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
-    return name == "glibc" and parts >= (major, minor)
-
-
 @pytest.mark.skipif(
-    not (_glibc_at_least(2, 35) and Path("/sys/kernel/mm/transparent_hugepage").is_dir()),
+    not MALLOC_HUGE_PAGES,
     reason="glibc's malloc advises huge pages from 2.35, on a kernel with them",
 )
 def test_a_childs_malloc_heap_is_advised_for_huge_pages() -> None:

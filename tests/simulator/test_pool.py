@@ -36,6 +36,7 @@ from simulator.sandbox.served import (
     served_socket,
     socket_path,
 )
+from tests.simulator.huge_pages import MALLOC_HUGE_PAGES
 
 THIS = "tests.simulator.test_pool"
 ENTRY_PID = f"{THIS}:entry_pid"
@@ -721,8 +722,8 @@ def test_glibc_tunables_get_mallocs_huge_pages_and_keep_the_others() -> None:
 
 
 @pytest.mark.skipif(
-    not Path("/sys/kernel/mm/transparent_hugepage").is_dir(),
-    reason="the kernel has no transparent huge pages",
+    not MALLOC_HUGE_PAGES,
+    reason="glibc's malloc advises huge pages from 2.35, on a kernel with them",
 )
 def test_the_daemon_reads_results_into_memory_advised_for_huge_pages(runtime: Path) -> None:
     daemon = serving_daemon()
