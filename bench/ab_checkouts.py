@@ -39,6 +39,7 @@ SCENARIOS = {
     "pairs": lambda: bench_userpath.pairs_case(bench_userpath.Sizes(), 0),
     "collectives": lambda: bench_userpath.collectives_case(bench_userpath.Sizes(), 0),
     "merpsys": lambda: bench_userpath.merpsys_case(bench_userpath.Sizes()),
+    "large-result": lambda: bench_userpath.large_result_case(bench_userpath.Sizes()),
 }
 
 

@@ -8,7 +8,8 @@ process id to a log, runs the copy's command line `--runs` times on a bench_user
 compute scenario, and prints each interval between consecutive marks (the first from the
 command's start, the last to its exit): median and minimum. `--gap` pauses between runs (a
 user typing; without it the runs come back to back, as a shell loop); `--fine` adds marks
-inside the child's preparation for its run. An anchor the code no longer has stops it with
+inside the child's preparation for its run and inside the run's own set-up (the snapshot,
+the model's compile, the nodes, the processes, the engine's run). An anchor the code no longer has stops it with
 its name: ANCHORS follow the code.
 
     .venv/bin/python bench/served_timeline.py --processes 100 --runs 30 [--gap 0.3] [--fine]
@@ -83,7 +84,7 @@ ANCHORS = [
     ),
     (
         "simulator/sandbox/child.py",
-        '        channel.send({"result": result})',
+        "        channel.send_result(result)",
         "child-run-end",
         False,
     ),
@@ -104,6 +105,11 @@ FINE_ANCHORS = [
     ),
     ("simulator/sandbox/child.py", "        _load_v8(entry, payload)", "c-v8", True),
     ("simulator/sandbox/child.py", "        _die_with_parent(parent)", "c-privileges", False),
+    ("simulator/runner.py", "    slots = place_processes(system, labels)", "r-snapshot", False),
+    ("simulator/runner.py", "    code = (\n        compile_user_code(", "r-compiled", False),
+    ("simulator/runner.py", "    memory = None\n    if _has_memory_nodes(", "r-nodes", False),
+    ("simulator/runner.py", "    total = len(states)", "r-processes", False),
+    ("simulator/runner.py", "    overall = engine.now", "r-engine-run", False),
 ]
 # One statement, no import at the top of the file: the mark of the process's time and id.
 MARK = (

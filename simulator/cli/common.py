@@ -291,12 +291,12 @@ def write_json(data: object, target: str, stdout: TextIO) -> None:
         raise CliError(CLI_MESSAGES["write"].format(path=target, reason=error.strerror)) from None
 
 
-def _write_bytes(stream: TextIO, data: bytes) -> None:
+def _write_bytes(stream: TextIO, data: bytes | memoryview) -> None:
     """Write UTF-8 bytes to a text stream: to its binary buffer when it has one (a 60 MB
     result is not decoded to be encoded again), else as text (a StringIO in tests)."""
     buffer = getattr(stream, "buffer", None)
     if buffer is None:
-        stream.write(data.decode("utf-8"))
+        stream.write(str(data, "utf-8"))
         return
     stream.flush()
     buffer.write(data)

@@ -46,7 +46,12 @@ from simulator.cpus import keep_on_one_cpu
 from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
 from simulator.sandbox.launch import LOAD_V8_AHEAD, ZYGOTE
-from simulator.sandbox.wire import WALL_DUMP_SIGNAL, encode_message
+from simulator.sandbox.wire import (
+    ABANDONED,
+    WALL_DUMP_SIGNAL,
+    encode_message,
+    result_message_pieces,
+)
 
 # A dynamic user id per run (base + pid), like systemd's DynamicUser: concurrent runs do
 # not share a process count (RLIMIT_NPROC is per user) and cannot signal each other.
@@ -109,6 +114,8 @@ STACK_BYTES = 64 * 1024**2
 # stack whatever its size; faulthandler then names the user's line (WALL_DUMP_SIGNAL below).
 RECURSION_LIMIT = 1000
 STACK_BYTES_PER_LEVEL = 8 * 1024
+# A result is written to its pipe in parts of at least this size (its pipe's buffer).
+WRITE_AT_BYTES = 64 * 1024
 # A zygote's answer to a fork request: the child's process id, or -1.
 FORK_REPLY = struct.Struct("!i")
 PEER_CREDENTIALS = struct.Struct("3i")  # SO_PEERCRED: the daemon's pid, uid, gid
@@ -127,10 +134,40 @@ class _Channel:
 
     def send(self, message: dict[str, Any]) -> None:
         with self.lock:
-            view = memoryview(encode_message(message))
-            while view:
-                written = os.write(self.fd, view)
-                view = view[written:]
+            self._write(encode_message(message))
+
+    def send_result(self, result: object) -> None:
+        """Send `{"result": result}` as `send` would; a dict with string keys (a run's
+        result) is written as it is encoded, a part as soon as WRITE_AT_BYTES are ready
+        (wire.result_message_pieces). Should a part fail to encode after others went, the
+        line is ended as ABANDONED, which the parent skips, and the error raised."""
+        if not isinstance(result, dict) or not all(type(key) is str for key in result):
+            self.send({"result": result})
+            return
+        with self.lock:
+            ready: list[bytes] = []
+            size = 0
+            sent = False
+            try:
+                for piece in result_message_pieces(result):
+                    ready.append(piece)
+                    size += len(piece)
+                    if size >= WRITE_AT_BYTES:
+                        sent = True
+                        self._write(b"".join(ready))
+                        ready, size = [], 0
+                self._write(b"".join(ready))
+            except BaseException:
+                if sent:
+                    with contextlib.suppress(OSError):
+                        self._write(ABANDONED)
+                raise
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
 
     def progress(self, fraction: float, simulated_s: float | None = None, /) -> None:
         now = time.monotonic()
@@ -493,7 +530,7 @@ def main(argv: list[str]) -> None:
         _report_crashes()
         _hold_reserve()
         result = entry.function(**payload, progress=channel.progress)
-        channel.send({"result": result})
+        channel.send_result(result)
         status = EXIT_OK
     except BaseException as error:  # the parent must get an answer, whatever happened
         _reserve.clear()

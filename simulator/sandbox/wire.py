@@ -14,6 +14,7 @@ import signal
 # `typing.TYPE_CHECKING` without importing `typing` (mypy reads the name alone).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 # The file name user code is compiled under (simulator.sandbox.restricted), which names the
@@ -27,6 +28,15 @@ WALL_DUMP_SIGNAL = signal.SIGUSR1
 # A message at least this long is decoded by orjson (a result); shorter ones (progress, an
 # error) by `json`, already loaded. Both give the same values.
 LARGE_MESSAGE_BYTES = 64 * 1024
+
+# The items of a result's list encoded at a time when the child sends a result in pieces
+# (`result_message_pieces`): about 70 KB of timeline entries, a pipe buffer's worth.
+RESULT_PIECE_ITEMS = 1000
+
+# How the child ends a message it could not finish (a part of a result that failed to
+# encode after others were written): a NUL, which no JSON text holds outside a string, and
+# the newline. The parent skips such a line; the child's error follows it.
+ABANDONED = b"\0\n"
 
 
 def encode_json(value: object) -> bytes:
@@ -47,6 +57,30 @@ def encode_json(value: object) -> bytes:
 def encode_message(message: dict[str, Any]) -> bytes:
     """Return one message of the result pipe: a line of JSON (`encode_json`)."""
     return encode_json(message) + b"\n"
+
+
+def result_message_pieces(result: dict[str, Any]) -> Iterator[bytes]:
+    """Yield the bytes of `encode_message({"result": result})` in pieces, so that the child
+    writes the first while it encodes the next and its reader reads them meanwhile (a result
+    of 1 MB: about 1.5 ms less between the run's end and the result read, on two cores).
+    A list of more than RESULT_PIECE_ITEMS items (the timeline) is encoded in slices of as
+    many, joined as orjson joins a list's items; any other value whole. Each piece goes
+    through `encode_json`, so a value that orjson refuses is still written (by `json`)."""
+    yield b'{"result":{'
+    separator = b""
+    for key, value in result.items():
+        head = separator + encode_json(key) + b":"
+        separator = b","
+        if not isinstance(value, list) or len(value) <= RESULT_PIECE_ITEMS:
+            yield head + encode_json(value)
+            continue
+        opening = head + b"["
+        for start in range(0, len(value), RESULT_PIECE_ITEMS):
+            # "[a,b]" without its brackets; slices after the first follow a comma
+            items = encode_json(value[start : start + RESULT_PIECE_ITEMS])[1:-1]
+            yield (opening if start == 0 else b",") + items
+        yield b"]"
+    yield b"}}\n"
 
 
 def decode_message(line: bytes | memoryview) -> Any:

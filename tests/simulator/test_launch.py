@@ -16,10 +16,15 @@ import pytest
 
 from simulator import cli, engine, runner
 from simulator.cli.common import write_json
-from simulator.errors import ModelEvaluationError, SandboxLimitError, UserCodeError
+from simulator.errors import (
+    ModelEvaluationError,
+    SandboxLimitError,
+    SimulationError,
+    UserCodeError,
+)
 from simulator.runner import run_simulation
 from simulator.sandbox import Limits, child_entry, entry_for, parent, run_sandboxed
-from simulator.sandbox.child import SPARE_ISOLATES
+from simulator.sandbox.child import SPARE_ISOLATES, WRITE_AT_BYTES
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
     ZYGOTE,
@@ -540,6 +545,45 @@ def test_a_raw_result_is_the_bytes_the_child_encoded_and_parses_to_the_result() 
     assert isinstance(raw, parent.RawResult)
     assert raw.json == encode_json(parsed)
     assert raw.parsed() == parsed == {"status": "finished", **payload}
+
+
+def test_a_result_written_in_pieces_reads_back_as_one_message_raw_or_parsed() -> None:
+    """A result larger than a pipe's buffer, its timeline in many slices: the child writes it
+    as it encodes it (wire.result_message_pieces), the parent reads the same bytes."""
+    entry = f"{THIS}:entry_result"
+    rows = [{"process": f"P[{i}]", "start_s": i / 7, "end_s": -0.0} for i in range(3 * 1000 + 1)]
+    payload = {"timeline": rows, "after": "é", "empty": [], "count": len(rows)}
+
+    raw = run_sandboxed(payload, limits=LIMITS, raw_result=True, _entry=entry)
+    parsed = run_sandboxed(payload, limits=LIMITS, _entry=entry)
+
+    assert isinstance(raw, parent.RawResult) and len(raw.json) > 2 * WRITE_AT_BYTES
+    assert raw.json == encode_json(parsed)
+    assert raw.parsed() == parsed == {"status": "finished", **payload}
+
+
+def entry_unencodable(progress: object = None, *, first: int = 0) -> dict[str, Any]:
+    """A result whose last value no encoder takes, after `first` items of a list."""
+    return {"rows": list(range(first)), "last": {1, 2}}
+
+
+child_entry(entry_unencodable)
+
+
+def test_a_result_that_fails_to_encode_part_way_is_reported_as_at_once() -> None:
+    """The child has written part of the result when its last part fails to encode: it ends
+    the line as abandoned (wire.ABANDONED), and the parent reports the child's error, as it
+    does when nothing was written yet, not a garbled message."""
+    entry = f"{THIS}:entry_unencodable"
+    reports = []
+    for first in (0, 50_000):  # nothing written before the failure, then over 64 KiB
+        for raw_result in (False, True):
+            with pytest.raises(SimulationError) as caught:
+                run_sandboxed({"first": first}, limits=LIMITS, raw_result=raw_result, _entry=entry)
+            reports.append((type(caught.value), str(caught.value)))
+
+    assert len(set(reports)) == 1, reports
+    assert "TypeError" in reports[0][1] and "set" in reports[0][1]
 
 
 def test_a_raw_result_keeps_the_size_limit_and_the_run_s_errors() -> None:

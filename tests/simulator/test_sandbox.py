@@ -49,7 +49,12 @@ from simulator.sandbox import (
 )
 from simulator.sandbox.child import SINGLE_THREADED
 from simulator.sandbox.restricted import PRINT_LIMIT_CHARS, compile_errors
-from simulator.sandbox.wire import decode_message, encode_message
+from simulator.sandbox.wire import (
+    RESULT_PIECE_ITEMS,
+    decode_message,
+    encode_message,
+    result_message_pieces,
+)
 from tests.simulator.fresh_python import run_code
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -872,6 +877,30 @@ def test_a_message_reads_back_as_json_writes_it(message: dict[str, Any]) -> None
 
     assert line.endswith(b"\n") and b"\n" not in line[:-1]
     assert decode_message(line) == json.loads(json.dumps(message))
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {},
+        {"empty": [], "status": "finished"},
+        {"timeline": [{"t": i / 7, "who": f"P[{i}]"} for i in range(RESULT_PIECE_ITEMS)]},
+        {"timeline": [i / 7 for i in range(RESULT_PIECE_ITEMS + 1)], "after": [[]] * 5},
+        {"a": [-0.0] * (2 * RESULT_PIECE_ITEMS + 3), "b": [1e-05] * (RESULT_PIECE_ITEMS + 1)},
+    ],
+)
+def test_a_result_in_pieces_is_the_bytes_of_the_whole_message(result: dict[str, Any]) -> None:
+    assert b"".join(result_message_pieces(result)) == encode_message({"result": result})
+
+
+def test_a_result_piece_that_orjson_refuses_goes_through_json_alone() -> None:
+    result = {"rows": [0.1] * (RESULT_PIECE_ITEMS + 1), "big": 2**70, "nan": float("nan")}
+
+    line = b"".join(result_message_pieces(result))
+
+    assert line.endswith(b"}\n") and b"\n" not in line[:-1]
+    assert b"[0.1,0.1" in line  # orjson's part, unchanged
+    assert decode_message(line)["result"] == {**result, "nan": None}  # orjson writes NaN as null
 
 
 @pytest.mark.parametrize("padding", [0, 100_000])
