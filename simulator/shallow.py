@@ -25,8 +25,9 @@ on a 2-CPU VM). The result comes back through a callback in C (simulator/_v8resu
 Python twins: a source that is byte for byte a shipped model (a built-in, or an example's)
 is evaluated by its Python twin (`simulator.models.js_twins`: the same double operations in
 the same order, property-tested equal to V8) in a few microseconds, with the same memo and the
-same checks of the value; whatever the twin declines, and every other source, goes to V8 as
-above. No V8 context is made for a model its twin answers entirely. `twin=False`, or
+same checks of the value; so is a user's source made of arithmetic functions only
+(`simulator.models.js_arithmetic`: `return params.t;`, `return latency + size / bandwidth;`);
+whatever a twin declines, and every other source, goes to V8 as above. No V8 context is made for a model its twin answers entirely. `twin=False`, or
 `PARASIM_JS_TWINS=0` in the environment, evaluates everything in V8 (tests, debugging).
 """
 
@@ -50,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
+from simulator.models.js_arithmetic import ArithmeticTwin, arithmetic_model
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
 
 # V8's results handed back in C (`_Isolate`) where the extension is built and
@@ -877,8 +879,12 @@ def _twins_enabled() -> bool:
 
 
 def has_twin(source: str) -> bool:
-    """Return whether a Python twin answers the model `source` (when twins are on)."""
-    return _twins_enabled() and hashlib.sha256(source.encode("utf-8")).hexdigest() in JS_TWINS
+    """Return whether a Python twin answers the model `source` (when twins are on): a shipped
+    model's, or an arithmetic model's (simulator.models.js_arithmetic)."""
+    if not _twins_enabled():
+        return False
+    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
+    return digest in JS_TWINS or arithmetic_model(source) is not None
 
 
 class ShallowFunctions:
@@ -923,14 +929,22 @@ class ShallowFunctions:
         self._details: dict[object, dict[str, object]] = {}
 
     def _bound_twin(self, source_hash: str) -> JsTwin | None:
-        """Return the Python twin of a shipped source bound to the attributes, or None.
+        """Return the Python twin of a shipped source, or of an arithmetic model's
+        (simulator.models.js_arithmetic), bound to the attributes; else None.
 
         An attribute named like the prelude's own globals (`__parasim_call`) would break V8's
         context, so such a record keeps V8's behaviour (its error) rather than a twin's answer.
         """
-        twin_class = JS_TWINS.get(source_hash)
-        if twin_class is None or any(key.startswith("__parasim") for key in self.attributes):
+        if any(key.startswith("__parasim") for key in self.attributes):
             return None
+        twin_class = JS_TWINS.get(source_hash)
+        if twin_class is None:  # a user's model: answered in Python if it is arithmetic
+            model = arithmetic_model(self.source)
+            if model is None:
+                return None
+            return ArithmeticTwin(
+                model, self.attributes, _global_names(self.attributes, self.source)
+            )
         try:
             return twin_class(self.attributes)
         except (Decline, ArithmeticError):

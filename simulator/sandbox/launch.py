@@ -65,10 +65,9 @@ def result_pipe() -> tuple[int, int]:
     """Return (read end, write end) of a new pipe for a child's result, its buffer grown to
     RESULT_PIPE_BYTES where the kernel allows (else the default, 64 KiB)."""
     read_fd, write_fd = os.pipe()
-    try:
+    # over the user's quota of pipe buffers, or a lower maximum: the default
+    with contextlib.suppress(OSError):
         fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, RESULT_PIPE_BYTES)
-    except OSError:  # over the user's quota of pipe buffers, or a lower maximum: the default
-        pass
     return read_fd, write_fd
 
 
