@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,30 +20,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simulator import shallow
-from simulator.errors import ModelEvaluationError
 from simulator.models.js_arithmetic import JS_GLOBAL_NAMES, ArithmeticTwin, arithmetic_model
 from simulator.models.js_twins import Decline
 from simulator.runner import needs_v8, run_simulation
 from simulator.shallow import ShallowFunctions
+from tests.simulator.models.v8_outcomes import outcome
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PAUSE = "function computationTime(params) { return params.t; }\n"
 SWITCH = "function p2pTime(size, params) { return latency + size / bandwidth; }\n"
 
 
-@pytest.fixture(autouse=True)
-def fresh_caches() -> Iterator[None]:
-    shallow.clear_caches()
-    yield
-    shallow.clear_caches()
-
-
-def outcome(functions: ShallowFunctions, function: str, *args: object, params: Any) -> str:
-    """Return what a call gives: the float's repr or the error's message."""
-    try:
-        return repr(functions.call(function, *args, params=params))
-    except ModelEvaluationError as error:
-        return f"error: {error}"
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def agree(

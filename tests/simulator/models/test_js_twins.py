@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from simulator.models.js_twins import (
 )
 from simulator.sandbox import child_entry
 from simulator.shallow import _DECLARATION, WELL_KNOWN_FUNCTIONS, ShallowFunctions
+from tests.simulator.models.v8_outcomes import outcome
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
@@ -80,19 +81,7 @@ ODD_VALUES = st.sampled_from(
 UNSERIALISABLE = st.sampled_from([{1, 2}, b"bytes", {"nested": {"x": [1, 2]}}])
 
 
-@pytest.fixture(autouse=True)
-def fresh_caches() -> Iterator[None]:
-    shallow.clear_caches()
-    yield
-    shallow.clear_caches()
-
-
-def outcome(functions: ShallowFunctions, function: str, *args: object, params: Any) -> str:
-    """Return what a call gives: the float's repr or the error's message."""
-    try:
-        return repr(functions.call(function, *args, params=params))
-    except ModelEvaluationError as error:
-        return f"error: {error}"
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def detail_outcome(functions: ShallowFunctions, function: str, params: Any) -> str:
