@@ -26,6 +26,7 @@ import contextlib
 import ctypes
 import errno
 import faulthandler
+import fcntl
 import gc
 import importlib
 import json
@@ -48,6 +49,7 @@ from simulator.sandbox import ChildEntry, entry_for
 from simulator.sandbox.launch import LOAD_V8_AHEAD, ZYGOTE
 from simulator.sandbox.wire import (
     ABANDONED,
+    RESULT_PIPE_BYTES,
     WALL_DUMP_SIGNAL,
     encode_message,
     result_message_pieces,
@@ -145,6 +147,10 @@ class _Channel:
             self.send({"result": result})
             return
         with self.lock:
+            # grown for this result only: a pipe's buffer counts against its user's quota
+            # (/proc/sys/fs/pipe-user-pages-soft), and the pipe closes as the child exits
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(self.fd, fcntl.F_SETPIPE_SZ, RESULT_PIPE_BYTES)
             ready: list[bytes] = []
             size = 0
             sent = False

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import _thread
 import contextlib
-import fcntl
 import os
 import sys
 
@@ -55,22 +54,6 @@ LOAD_V8_AHEAD = "v8-ahead"  # the child's last argument when it loads V8 while i
 ZYGOTE = "zygote"
 
 
-# The result pipe's buffer, where the kernel grants it (F_SETPIPE_SZ; an unprivileged process
-# may ask up to /proc/sys/fs/pipe-max-size, 1 MiB by default): the child writes a result of
-# 1 MB as it encodes it without waiting for its reader to empty a 64 KiB buffer each time.
-RESULT_PIPE_BYTES = 1 << 20
-
-
-def result_pipe() -> tuple[int, int]:
-    """Return (read end, write end) of a new pipe for a child's result, its buffer grown to
-    RESULT_PIPE_BYTES where the kernel allows (else the default, 64 KiB)."""
-    read_fd, write_fd = os.pipe()
-    # over the user's quota of pipe buffers, or a lower maximum: the default
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, RESULT_PIPE_BYTES)
-    return read_fd, write_fd
-
-
 def child_command(entry: str, fd: int, *options: str) -> list[str]:
     """Return the command line of a child (or zygote) for `entry`: the interpreter with
     CHILD_FLAGS, the bootstrap, the project root, the entry, the descriptor it writes its
@@ -97,7 +80,7 @@ class StartedChild:
         self.result_fd = -1
         write_fd = -1
         try:
-            self.result_fd, write_fd = result_pipe()
+            self.result_fd, write_fd = os.pipe()
             options = [LOAD_V8_AHEAD] if load_v8_ahead else []
             self.process = subprocess.Popen(
                 child_command(entry, write_fd, *options),

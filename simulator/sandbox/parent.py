@@ -32,14 +32,14 @@ from simulator.errors import (
     UserCodeError,
     error_from_dict,
 )
-from simulator.sandbox.launch import (
-    DEFAULT_ENTRY,
+from simulator.sandbox.launch import DEFAULT_ENTRY, SpareChild, StartedChild, start_child
+from simulator.sandbox.wire import (
+    ABANDONED,
+    DEFAULT_FILENAME,
     RESULT_PIPE_BYTES,
-    SpareChild,
-    StartedChild,
-    start_child,
+    WALL_DUMP_SIGNAL,
+    decode_message,
 )
-from simulator.sandbox.wire import ABANDONED, DEFAULT_FILENAME, WALL_DUMP_SIGNAL, decode_message
 
 # Neither `typing` nor `dataclasses` (which loads `inspect`, 15 ms) at run time: this module is
 # on the command line's path to a sandboxed run (issue 16, start-up).

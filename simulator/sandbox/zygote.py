@@ -39,13 +39,7 @@ import threading
 import time
 
 from simulator.sandbox.child import FORK_REPLY
-from simulator.sandbox.launch import (
-    ZYGOTE,
-    StartedChild,
-    child_command,
-    child_environment,
-    result_pipe,
-)
+from simulator.sandbox.launch import ZYGOTE, StartedChild, child_command, child_environment
 
 ZYGOTE_SWITCH = "PARASIM_ZYGOTE"  # "0": children are started on their own
 PR_SET_CHILD_SUBREAPER = 36
@@ -172,7 +166,7 @@ class Zygote:
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
-        result_r, result_w = result_pipe()
+        result_r, result_w = os.pipe()
         ours = (stdin_w, stdout_r, stderr_r, result_r)
         request = json.dumps({"workdir": workdir, "v8": load_v8_ahead}).encode("utf-8")
         try:

@@ -3,6 +3,7 @@ the command line and a process that runs simulation after simulation."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
@@ -23,7 +24,7 @@ from simulator.errors import (
     UserCodeError,
 )
 from simulator.runner import run_simulation
-from simulator.sandbox import Limits, child_entry, entry_for, parent, run_sandboxed
+from simulator.sandbox import Limits, child, child_entry, entry_for, parent, run_sandboxed
 from simulator.sandbox.child import SPARE_ISOLATES, WRITE_AT_BYTES
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
@@ -33,7 +34,7 @@ from simulator.sandbox.launch import (
     start_child,
     start_child_for,
 )
-from simulator.sandbox.wire import encode_json
+from simulator.sandbox.wire import RESULT_PIPE_BYTES, encode_json, encode_message
 from tests.simulator.huge_pages import MALLOC_HUGE_PAGES
 
 THIS = "tests.simulator.test_launch"
@@ -560,6 +561,21 @@ def test_a_result_written_in_pieces_reads_back_as_one_message_raw_or_parsed() ->
     assert isinstance(raw, parent.RawResult) and len(raw.json) > 2 * WRITE_AT_BYTES
     assert raw.json == encode_json(parsed)
     assert raw.parsed() == parsed == {"status": "finished", **payload}
+
+
+def test_a_result_is_written_into_its_pipe_grown_to_a_mebibyte_where_the_kernel_allows() -> None:
+    read, write = os.pipe()
+    try:
+        assert fcntl.fcntl(write, fcntl.F_GETPIPE_SZ) < RESULT_PIPE_BYTES
+        child._Channel(write).send_result({"status": "finished", "rows": [0.5] * 10})
+        line = os.read(read, RESULT_PIPE_BYTES)
+        grown = fcntl.fcntl(read, fcntl.F_GETPIPE_SZ)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert line == encode_message({"result": {"status": "finished", "rows": [0.5] * 10}})
+    maximum = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    assert grown == RESULT_PIPE_BYTES or maximum < RESULT_PIPE_BYTES
 
 
 def entry_unencodable(progress: object = None, *, first: int = 0) -> dict[str, Any]:
