@@ -27,8 +27,9 @@ is evaluated by its Python twin (`simulator.models.js_twins`: the same double op
 the same order, property-tested equal to V8) in a few microseconds, with the same memo and the
 same checks of the value; so is a user's source made of arithmetic functions only
 (`simulator.models.js_arithmetic`: `return params.t;`, `return latency + size / bandwidth;`);
-whatever a twin declines, and every other source, goes to V8 as above. No V8 context is made for a model its twin answers entirely. `twin=False`, or
-`PARASIM_JS_TWINS=0` in the environment, evaluates everything in V8 (tests, debugging).
+whatever a twin declines, and every other source, goes to V8 as above. No V8 context is made
+for a model its twin answers entirely. `twin=False`, or `PARASIM_JS_TWINS=0` in the
+environment, evaluates everything in V8 (tests, debugging).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Why its value is V8's: JavaScript's numbers are IEEE-754 doubles, and `+ - * /` 
 round as Python's floats do; `%` is C's `fmod` (the dividend's sign), which `math.fmod`
 computes exactly; a decimal literal is read correctly rounded by both; a number the model
 reads (a parameter, an attribute) is read as V8 reads it from the JSON it is handed
-(`js_twins.js_params`, `_number`). The twin declines (V8 answers, with its errors and their
+(`js_twins.js_params`, `js_number`). The twin declines (V8 answers, with its errors and their
 messages) whatever JavaScript would coerce or throw for: a missing, null, boolean, string or
 object value, a division or remainder by zero (Python raises where JavaScript gives an
 infinity or NaN), an identifier that names a builtin, another function or nothing.
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simulator.js_names import JS_RESERVED
-from simulator.models.js_twins import Decline, JsTwin, js_params
+from simulator.models.js_twins import Decline, JsTwin, js_number, js_params
 
 __all__ = ["JS_GLOBAL_NAMES", "ArithmeticModel", "ArithmeticTwin", "arithmetic_model"]
 
@@ -351,23 +351,13 @@ class ArithmeticTwin(JsTwin):
 _Evaluate = Callable[[tuple[object, ...], Mapping[str, object]], float]
 
 
-def _number(value: object) -> float:
-    """Return the double JavaScript reads for `value`; decline anything but a number."""
-    kind = type(value)
-    if kind is float:
-        return value  # type: ignore[return-value]
-    if kind is int:
-        return float(value)  # type: ignore[arg-type]  # OverflowError beyond the doubles
-    raise Decline
-
-
 def _compiled(
     function: _Function, attributes: Mapping[str, object], globals_: set[str]
 ) -> _Evaluate:
     """Return `function` as a Python function of (args, params) giving V8's value."""
     parameters = function.parameters
 
-    def leaf(node: _Node) -> Callable[[tuple[object, ...], Mapping[str, object]], float]:
+    def compiled_node(node: _Node) -> _Evaluate:
         kind = node[0]
         if kind == "number":
             value = node[1]
@@ -381,12 +371,12 @@ def _compiled(
                     # the params object (index == len(args)) or undefined: not a number
                     if index >= len(args):
                         raise Decline
-                    return _number(args[index])
+                    return js_number(args[index])
 
                 return argument
             if name in globals_ and name in attributes:
                 value = attributes[name]
-                return lambda args, params: _number(value)
+                return lambda args, params: js_number(value)
             return _declined  # a builtin, hw itself, another function, or not defined
         if kind == "member":
             owner, key = node[1], node[2]
@@ -400,21 +390,21 @@ def _compiled(
                         raise Decline  # a number's or undefined's member, or params' methods
                     if key not in values:
                         raise Decline  # undefined, or Object.prototype's
-                    return _number(values[key])
+                    return js_number(values[key])
 
                 return member
             if owner == "hw":
                 if key not in attributes:
                     return _declined
                 value = attributes[key]
-                return lambda args, params: _number(value)
+                return lambda args, params: js_number(value)
             return _declined
-        operand = compile_node(node[1])
+        operand = compiled_node(node[1])
         if kind == "negate":
             return lambda args, params: -operand(args, params)
         if kind == "plus":
             return operand
-        right = compile_node(node[2])
+        right = compiled_node(node[2])
         left = operand
         if kind == "+":
             return lambda args, params: left(args, params) + right(args, params)
@@ -427,8 +417,7 @@ def _compiled(
         assert kind == "%"
         return lambda args, params: _remainder(left(args, params), right(args, params))
 
-    compile_node = leaf
-    evaluate = leaf(function.body)
+    evaluate = compiled_node(function.body)
 
     def call(args: tuple[object, ...], params: Mapping[str, object]) -> float:
         values = js_params(params)  # the params object's values, as V8 reads them

@@ -42,7 +42,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from operator import itemgetter
 from typing import ClassVar
 
-__all__ = ["JS_TWINS", "Decline", "JsTwin", "js_params"]
+__all__ = ["JS_TWINS", "Decline", "JsTwin", "js_number", "js_params"]
 
 # Up to it every integer is a double; above, JSON.stringify writes an integral double's
 # shortest digits padded with zeros.
@@ -82,7 +82,7 @@ def js_params(params: Mapping[str, object]) -> Mapping[str, object]:
     return values
 
 
-def _number(value: object) -> float:
+def js_number(value: object) -> float:
     """Return the double JavaScript reads for `value`; decline anything but a number (an int
     beyond the doubles raises OverflowError, an ArithmeticError: V8 answers too)."""
     kind = type(value)
@@ -101,9 +101,9 @@ def _numbers(values: tuple[object, ...]) -> tuple[float, ...]:
 
 
 def _number_or_none(value: object) -> float | None:
-    """Return `_number(value)`, or None where using it must decline."""
+    """Return `js_number(value)`, or None where using it must decline."""
     try:
-        return _number(value)
+        return js_number(value)
     except (Decline, ArithmeticError):
         return None
 
@@ -118,7 +118,7 @@ def _use(value: float | None) -> float:
 def _required(values: Mapping[str, object], name: str) -> float:
     """Return the number of parameter `name`; decline when it is missing, null or not a number
     (`volkovParam(params, name)` throws, `params.get(name)` gives NaN)."""
-    return _number(values.get(name))
+    return js_number(values.get(name))
 
 
 def _attribute(
@@ -350,7 +350,7 @@ class MerpsysPcieTwin(JsTwin):
     def call(self, function: str, args: tuple[object, ...], params: Mapping[str, object]) -> float:
         if function != "p2pTime" or len(args) != 1:
             raise Decline
-        size = _number(args[0])
+        size = js_number(args[0])
         direction = js_params(params).get("direction")
         if size == 0 and not _truthy_direction(direction):
             return 0.0
@@ -406,7 +406,7 @@ class PcieLinkTwin(JsTwin):
         host_memory = values.get("hostMemory", "pageable")
         if host_memory != "pageable" and host_memory != "pinned":
             raise Decline
-        size = _number(args[0])
+        size = js_number(args[0])
         direction = values.get("direction")
         if direction is None:
             if size == 0:
@@ -437,7 +437,7 @@ class LatencyBandwidthLinkTwin(JsTwin):
         if function != "p2pTime" or len(args) != 1:
             raise Decline
         js_params(params)  # only to decline what JSON refuses
-        return _use(self.latency) + _number(args[0]) / _use(self.bandwidth)
+        return _use(self.latency) + js_number(args[0]) / _use(self.bandwidth)
 
 
 class CpuTwin(JsTwin):
@@ -457,8 +457,8 @@ class CpuTwin(JsTwin):
             raise Decline
         values = js_params(params)
         cores = _use(self.cores)
-        threads = _min(_number(values.get("threads", cores)), cores)
-        efficiency = _number(values.get("efficiency", 1.0))
+        threads = _min(js_number(values.get("threads", cores)), cores)
+        efficiency = js_number(values.get("efficiency", 1.0))
         if not (threads > 0) or not (efficiency > 0):
             raise Decline
         # left to right, as the JavaScript multiplies
@@ -486,7 +486,7 @@ class PowerStatesTwin(JsTwin):
             return _use(self.idle)
         if args[0] != "active":
             raise Decline
-        load = _number(values.get("load", 1.0))
+        load = js_number(values.get("load", 1.0))
         if not (load >= 0 and load <= 1):
             raise Decline
         idle = _use(self.idle)
@@ -585,7 +585,7 @@ class _OccupancyRules:
         if shared_value is None:  # `sharedMemPerBlock || 0`
             shared = 0.0
         else:
-            shared = _number(shared_value)
+            shared = js_number(shared_value)
             if shared != shared or shared == 0:
                 shared = 0.0
         if not (block_size >= 1 and block_size <= self.max_threads_per_block):
@@ -693,7 +693,7 @@ class VolkovGpuTwin(JsTwin):
         warp_size = _use(self.warp_size)
         block_size = _required(values, "blockSize")
         grid = values.get("gridSize")
-        grid_size = _ceil(_required(values, "N") / block_size) if grid is None else _number(grid)
+        grid_size = _ceil(_required(values, "N") / block_size) if grid is None else js_number(grid)
         occupancy_value = values.get("occupancy")
         if occupancy_value is None:
             rules = self.occupancy
@@ -705,8 +705,8 @@ class VolkovGpuTwin(JsTwin):
                 values.get("sharedMemPerBlock", 0.0),
             )
         else:
-            occupancy = _number(occupancy_value)
-        lambda_k = _number(values.get("kernelExecutionLambda", 1.0))
+            occupancy = js_number(occupancy_value)
+        lambda_k = js_number(values.get("kernelExecutionLambda", 1.0))
         if not (block_size > 0) or not (occupancy > 0) or not (lambda_k > 0):
             raise Decline
         return warp_size, block_size, grid_size, occupancy, lambda_k
@@ -726,17 +726,17 @@ class VolkovGpuTwin(JsTwin):
         for term, instructions, present, units in self.unit_terms:
             count = values.get(instructions, 0.0)
             if not present:
-                if count is not None and _number(count) > 0:
+                if count is not None and js_number(count) > 0:
                     raise Decline  # the JavaScript throws: the hardware lacks the units
                 continue
-            cycles = warp_size * _number(count) / _use(units)
+            cycles = warp_size * js_number(count) / _use(units)
             if cycles > busiest:
                 name, busiest = term, cycles
         extra = values.get("extraCyclesPerWarp", ())
         if type(extra) not in (list, tuple):
             raise Decline
         for item in extra:  # type: ignore[attr-defined]
-            cycles = _number(item)
+            cycles = js_number(item)
             if cycles > busiest:
                 name, busiest = "extra", cycles
         return name, (1 / busiest if busiest > 0 else math.inf)

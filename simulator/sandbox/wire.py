@@ -67,8 +67,9 @@ def encode_message(message: dict[str, Any]) -> bytes:
 
 def result_message_pieces(result: dict[str, Any]) -> Iterator[bytes]:
     """Yield the bytes of `encode_message({"result": result})` in pieces, so that the child
-    writes the first while it encodes the next and its reader reads them meanwhile (a result
-    of 1 MB: about 1.5 ms less between the run's end and the result read, on two cores).
+    writes the first while it encodes the next and its reader reads them meanwhile, and no
+    buffer holds the whole message twice (a 60 MB result reached the command line's output
+    about 0.3 s sooner: bench/RESULTS.md, stop 36).
     A list of more than RESULT_PIECE_ITEMS items (the timeline) is encoded in slices of as
     many, joined as orjson joins a list's items; any other value whole. Each piece goes
     through `encode_json`, so a value that orjson refuses is still written (by `json`)."""
