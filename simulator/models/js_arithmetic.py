@@ -138,6 +138,9 @@ _LINE_BREAK = re.compile(r"[\n\r]")
 _RESERVED_WORDS = JS_RESERVED - {"undefined", "NaN", "Infinity", "hw", "params", "globalThis"}
 _MAX_SOURCE_CHARS = 20_000  # a longer model is no one-line arithmetic: V8 reads it
 _MAX_DEPTH = 60  # nested parentheses and unary signs; deeper runs in V8
+# The deepest expression answered in Python: each level is a call when it is computed (a chain
+# of `a + b + ...` as much as nesting), and the sandbox child's recursion limit is 1,000.
+_MAX_TREE_DEPTH = 200
 
 
 class _NotArithmetic(Exception):
@@ -309,6 +312,8 @@ def arithmetic_model(source: str) -> ArithmeticModel | None:
     except (_NotArithmetic, ValueError, RecursionError):
         return None
     names = [function.name for function in functions]
+    if any(_tree_depth(function.body) > _MAX_TREE_DEPTH for function in functions):
+        return None
     if not functions or len(set(names)) != len(names):
         return None  # a later declaration would replace an earlier one
     for name in names:
@@ -316,6 +321,20 @@ def arithmetic_model(source: str) -> ArithmeticModel | None:
         if name in JS_GLOBAL_NAMES or name.startswith("__"):
             return None
     return ArithmeticModel({function.name: function for function in functions})
+
+
+def _tree_depth(root: _Node) -> int:
+    """Return the depth of an expression read by `_Reader` (without recursing: a long chain
+    of operators is as deep as it is long)."""
+    deepest, pending = 0, [(root, 1)]
+    while pending:
+        node, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if node[0] in ("negate", "plus"):
+            pending.append((node[1], depth + 1))
+        elif node[0] in ("+", "-", "*", "/", "%"):
+            pending += [(node[1], depth + 1), (node[2], depth + 1)]
+    return deepest
 
 
 # What an identifier of a function's expression is, once the attributes are bound.

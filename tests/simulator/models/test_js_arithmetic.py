@@ -180,6 +180,7 @@ def test_a_source_of_arithmetic_functions_is_read(source: str, functions: set[st
         "'use strict'; function f(p) { return p.x; }",
         "",
         "function f(p) { return " + "(" * 100 + "1" + ")" * 100 + "; }",  # too deep for us
+        "function f(p) { return " + "p.x + " * 500 + "1; }",  # as deep, computed
     ],
 )
 def test_anything_else_is_left_to_v8(source: str) -> None:
@@ -229,6 +230,12 @@ def test_what_javascript_coerces_or_throws_for_is_v8_s(
     source: str, attributes: dict[str, object], args: tuple[object, ...], params: dict[str, object]
 ) -> None:
     agree(source, attributes, "f", args, params)
+
+
+def test_a_long_chain_of_operators_is_answered_as_v8_does() -> None:
+    source = "function f(p) { return " + " + ".join(["p.x * 1.5"] * 90) + " - 0.25; }"
+    assert arithmetic_model(source) is not None
+    assert agree(source, {}, "f", (), {"x": 0.1})
 
 
 def test_a_function_the_model_does_not_define_is_v8_s_error() -> None:
