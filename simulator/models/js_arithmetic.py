@@ -337,10 +337,6 @@ def _tree_depth(root: _Node) -> int:
     return deepest
 
 
-# What an identifier of a function's expression is, once the attributes are bound.
-_PARAMETER, _ATTRIBUTE, _HW, _NEVER = "parameter", "attribute", "hw", "never"
-
-
 class ArithmeticTwin(JsTwin):
     """An `ArithmeticModel` bound to a hardware record's attributes: `call` computes each
     function's expression as V8 would, or declines (the module's docstring)."""
