@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import CodeType, FunctionType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from greenlet import GreenletExit
 
@@ -69,6 +69,10 @@ from simulator.sandbox.stackless import (
 )
 from simulator.shallow import MAX_CONTEXTS, ShallowFunctions, has_twin
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
+from simulator.summary import result_summary
+
+if TYPE_CHECKING:
+    from simulator.summary import ResultSummary
 
 APP_FILENAME = DEFAULT_FILENAME
 PROGRESS_INTERVAL_S = 0.1
@@ -435,6 +439,34 @@ def warm_up_compiler() -> None:
     process_function.cache_clear()
 
 
+@overload
+def run_simulation(
+    snapshot: SystemSnapshot | Mapping[str, Any],
+    app_source: str,
+    *,
+    labels: Mapping[str, int],
+    variables: Mapping[str, object],
+    seed: int = 0,
+    progress: Progress | None = None,
+    timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
+    summary: Literal[False] = False,
+) -> Result: ...
+
+
+@overload
+def run_simulation(
+    snapshot: SystemSnapshot | Mapping[str, Any],
+    app_source: str,
+    *,
+    labels: Mapping[str, int],
+    variables: Mapping[str, object],
+    seed: int = 0,
+    progress: Progress | None = None,
+    timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
+    summary: Literal[True],
+) -> ResultSummary: ...
+
+
 @child_entry(
     prepare=prepare_simulation_process,  # the child runs a simulation and nothing else
     needs_v8=needs_v8,
@@ -451,7 +483,8 @@ def run_simulation(
     seed: int = 0,
     progress: Progress | None = None,
     timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
-) -> Result:
+    summary: bool = False,
+) -> Result | ResultSummary:
     """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
 
     `progress` gets the fraction of processes finished and the simulated time reached, as
@@ -460,10 +493,14 @@ def run_simulation(
 
     `timeline_limit` bounds the timeline's process entries and its busy periods, each.
 
+    `summary`: return the result's summary instead (`result_summary`: what the command line
+    prints by default), which a sandbox child sends without the lists of entries that the
+    summary only counts.
+
     Raise SnapshotError, LaunchError, UserCodeError, ModelEvaluationError or DeadlockError.
     """
     with _young_collections.fewer():
-        return _simulate(
+        result = _simulate(
             snapshot,
             app_source,
             labels=labels,
@@ -472,6 +509,7 @@ def run_simulation(
             progress=progress,
             timeline_limit=timeline_limit,
         )
+    return result_summary(result) if summary else result
 
 
 def _simulate(

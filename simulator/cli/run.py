@@ -17,6 +17,7 @@ from simulator.cli.common import (
     write_json,
 )
 from simulator.sandbox.parent import RawResult
+from simulator.summary import result_summary
 
 TYPE_CHECKING = False  # no `typing` at run time (simulator.cli.common says why)
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ def command_run(
         "seed": args.seed,
         "timeline_limit": args.timeline_limit,
     }
+    if args.json is None:  # only the summary is printed: the run returns only that
+        payload["summary"] = True
     bar = ProgressBar(stderr)
     try:
         result = run_once(payload, bar, no_sandbox=args.no_sandbox, child=child)
@@ -59,12 +62,15 @@ def command_run(
         write_json(result, args.json, stdout)
     if args.json != "-":
         data = result.parsed() if isinstance(result, RawResult) else result
+        if args.json is not None:  # the whole result, written above
+            data = result_summary(data)
         stdout.write(format_summary(data, system_name=str(snapshot.get("name", ""))) + "\n")
     return 0
 
 
 def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
-    """Return the readable summary of a result: totals, processes, components, engine."""
+    """Return the readable text of a result's summary (simulator.summary.ResultSummary):
+    totals, processes, components, memory hierarchy, engine."""
     lines = []
     if system_name:
         lines.append(f"System:       {system_name}")
@@ -96,7 +102,7 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
     lines.append("")
     lines.append(
         f"Engine: {stats['events']} events in {stats['wall_s']:.3g} s "
-        f"({stats['events_per_s']:.3g} events/s); timeline {len(result['timeline'])} entries, "
+        f"({stats['events_per_s']:.3g} events/s); timeline {result['timeline_entries']} entries, "
         f"{result.get('timeline_dropped', 0)} dropped"
     )
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from simulator.cli.common import (
 from simulator.cli.sweep import expand_values
 from simulator.sandbox.parent import RESULT_ROW_BYTES, Limits, RawResult
 from simulator.sandbox.wire import encode_json
+from simulator.summary import result_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "merpsys_gtx970"
@@ -84,6 +85,67 @@ def test_run_prints_a_summary_table() -> None:
     for heading in ("Overall time:", "Energy:", "Reliability:", "Processes", "Components"):
         assert heading in out
     assert "GPU[0]" in out and "PCIe 3.0 16x" in out
+
+
+@pytest.mark.parametrize("sandbox", [[], ["--no-sandbox"]])
+def test_the_summary_printed_alone_is_the_one_printed_beside_the_json(
+    tmp_path: Path, sandbox: list[str]
+) -> None:
+    # Printed alone, the summary comes from a run that returns only that (simulator.summary);
+    # beside --json FILE, from the whole result: the same text but for the engine's timing.
+    argv = ["run", *LAUNCH, "--var", "computeIntensity=1", *sandbox]
+    status, alone, err = cli(*argv)
+    assert status == 0, err
+    status, beside, err = cli(*argv, "--json", str(tmp_path / "result.json"))
+    assert status == 0, err
+    entries = len(json.loads((tmp_path / "result.json").read_text())["timeline"])
+
+    def untimed(text: str) -> str:
+        head, engine = text.rsplit("\nEngine: ", 1)
+        return head + engine[engine.index("; timeline") :]
+
+    assert entries > 1
+    assert untimed(alone) == untimed(beside)
+    assert f"; timeline {entries} entries, 0 dropped\n" in alone
+
+
+def test_a_run_asked_for_its_summary_sends_no_lists_of_entries() -> None:
+    snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
+    payload = {
+        "snapshot": snapshot,
+        "app_source": (EXAMPLE / "app.py").read_text(),
+        "labels": {"CPU": 1, "GPU": 1},
+        "variables": {"N": 1000000, "blockSz": 256, "occupancy": 64, "computeIntensity": 1},
+    }
+    whole = common.run_once(payload, None, no_sandbox=True)
+    sent = common.run_once({**payload, "summary": True}, None, no_sandbox=False)
+    assert isinstance(sent, RawResult)
+    summary = sent.parsed()
+
+    assert summary == {**result_summary(whole), "stats": summary["stats"]}
+    assert summary["timeline_entries"] == len(whole["timeline"]) > 1
+    for key in ("timeline", "resource_timeline", "kernels", "rooflines", "power"):
+        assert whole[key] and key not in summary
+    assert len(sent.json) < len(encode_json(whole)) / 2
+
+
+def test_a_summary_keeps_the_memory_hierarchy_s_figures_when_the_run_has_them() -> None:
+    result = {
+        "status": "finished",
+        "overall_time_s": 2.0,
+        "energy_j": {"total": 1.0, "per_component": {}},
+        "reliability": {"p_success": 1.0},
+        "processes": [],
+        "components": [],
+        "stats": {"events": 1},
+        "timeline": [{}, {}, {}],
+        "timeline_dropped": 4,
+        "power": [{}],
+    }
+    summary = result_summary(result)
+    assert (summary["timeline_entries"], summary["timeline_dropped"]) == (3, 4)
+    assert "memory" not in summary and "power" not in summary and "timeline" not in summary
+    assert result_summary({**result, "memory": {"levels": []}})["memory"] == {"levels": []}
 
 
 def test_tables_pad_each_column_to_its_widest_cell_and_format_each_kind() -> None:
