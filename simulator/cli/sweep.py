@@ -197,6 +197,8 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                     "variables": variables,
                     "seed": args.seed,
                     "timeline_limit": args.timeline_limit,
+                    # only the table is printed: each run returns its summary alone
+                    **({"summary": True} if args.json is None else {}),
                 }
             )
     bar = ProgressBar(stderr, "sweeping")

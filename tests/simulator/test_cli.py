@@ -8,10 +8,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from simulator.cli import common, main, parser_for
+from simulator.cli import common, main, parser_for, sweep
 from simulator.cli.common import (
     ProgressBar,
     parse_labels,
@@ -320,6 +321,32 @@ def test_sweep_prints_a_table_with_one_row_per_run() -> None:
         "p_success",
     ]
     assert len(lines) == 4
+
+
+@pytest.mark.parametrize("sandbox", [[], ["--no-sandbox"]])
+def test_a_sweep_s_table_alone_is_the_one_printed_beside_the_json(
+    tmp_path: Path, sandbox: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Alone, each run returns its summary only; beside --json FILE, its whole result.
+    asked: list[bool] = []
+    run_points = sweep.run_points
+
+    def recorded(payloads: list[dict[str, object]], **options: Any) -> object:
+        asked.extend(bool(payload.get("summary")) for payload in payloads)
+        return run_points(payloads, **options)
+
+    monkeypatch.setattr(sweep, "run_points", recorded)
+    argv = ["sweep", *LAUNCH, "--var", "computeIntensity=1,64", *sandbox]
+    status, alone, err = cli(*argv)
+    assert status == 0, err
+    status, beside, err = cli(*argv, "--json", str(tmp_path / "runs.json"))
+    assert status == 0, err
+    assert alone == beside and len(alone.splitlines()) == 3
+    assert asked == [True, True, False, False]
+    assert all(
+        "timeline" in run["result"]
+        for run in json.loads((tmp_path / "runs.json").read_text())["runs"]
+    )
 
 
 def test_the_progress_bar_draws_only_on_a_terminal() -> None:
