@@ -7,6 +7,8 @@ around the process, which is reaped with `os.wait4`):
 - ParaSim CLI, sandboxed:  `python -m simulator run --system S --app A --labels L --json -`
                             (the default: the run goes to a limited child process);
 - ParaSim CLI, no sandbox: the same with `--no-sandbox`;
+- summary (compute only):  the same without `--json` (the summary alone, the README's
+                            command), and with `--json FILE` (the summary and a file);
 - SimPy script:            `python bench/userpath/simpy_models.py NAME ARGS`, a lean script
                             that imports nothing but SimPy and three standard modules;
 - SimGrid script:          `/usr/bin/python3 bench/simgrid_scenarios.py NAME ARGS` (Debian's
@@ -55,6 +57,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -81,7 +84,9 @@ FIRST_RUN = "ParaSim CLI, sandboxed, no pool (a first run)"
 IN_A_ROW = 5  # the startup scenario's runs one right after another (a shell loop)
 ROW = f"ParaSim CLI, sandboxed, {IN_A_ROW} in a row (per run)"
 NO_POOL = {"PARASIM_CHILD_POOL": "0"}
-# A user's usual command: the readable summary on stdout, the result JSON in a file.
+# The command as the README shows it: the readable summary on stdout and nothing else (the
+# run returns its summary alone), and with the result JSON in a file besides.
+SUMMARY_ALONE = "ParaSim CLI, sandboxed, summary alone (no --json: the default)"
 SUMMARY = "ParaSim CLI, sandboxed, summary printed (--json FILE)"
 SIMPY, SIMGRID = "SimPy script", "SimGrid script"
 SIMGRID_MISSING = (
@@ -387,13 +392,15 @@ def timed(
 
 
 def cli_argv(
-    files: dict[str, Path], inputs: ParaSimInputs, *, sandbox: bool, json_to: str = "-"
+    files: dict[str, Path], inputs: ParaSimInputs, *, sandbox: bool, json_to: str | None = "-"
 ) -> list[str]:
     """Return the `python -m simulator run` command of `inputs`: the result JSON on stdout,
-    or in the file `json_to` with the summary on stdout."""
+    or in the file `json_to` with the summary on stdout, or (None) the summary alone."""
     labels = ",".join(f"{label}={count}" for label, count in inputs.labels.items())
     argv = [sys.executable, "-m", "simulator", "run", "--system", str(files["system"])]
-    argv += ["--app", str(files["app"]), "--labels", labels, "--json", json_to]
+    argv += ["--app", str(files["app"]), "--labels", labels]
+    if json_to is not None:
+        argv += ["--json", json_to]
     for name, value in inputs.variables.items():
         argv += ["--var", f"{name}={value!r}" if isinstance(value, float) else f"{name}={value}"]
     if inputs.timeline_limit is not None:
@@ -433,6 +440,26 @@ def run_parasim(
         simulated_s=float(result["overall_time_s"]),
         engine_events=int(stats["events"]),
         result_bytes=len(json.dumps(result, separators=(",", ":")).encode("utf-8")),
+        output_bytes=len(printed),
+    )
+
+
+def run_parasim_summary(argv: list[str], out: Path, events: int) -> Run:
+    """Return one timed CLI run that printed its summary alone; its figures come from the
+    summary's text: the overall time to 9 significant digits, the engine's time to 3."""
+    wall_s, cpu_s = timed(argv, out)
+    printed = out.read_text(encoding="utf-8")
+    overall = re.search(r"^Overall time: (\S+) s$", printed, re.MULTILINE)
+    engine = re.search(r"^Engine: (\d+) events in (\S+) s ", printed, re.MULTILINE)
+    if overall is None or engine is None:
+        raise CommandFailed(f"{' '.join(argv[:6])}... printed no summary:\n{printed[-2000:]}")
+    return Run(
+        wall_s=wall_s,
+        cpu_s=cpu_s,
+        in_process_s=float(engine[2]),
+        events=events,
+        simulated_s=float(overall[1]),
+        engine_events=int(engine[1]),
         output_bytes=len(printed),
     )
 
@@ -487,6 +514,14 @@ def runners(case: Case, with_simgrid: bool, workdir: Path) -> list[Runner]:
             return run
 
         commands.append((Cell(SUMMARY), summary))
+        alone_argv = cli_argv(files, case.parasim, sandbox=True, json_to=None)
+
+        def summary_alone() -> Run:
+            run = run_parasim_summary(alone_argv, out, case.events)
+            settle()
+            return run
+
+        commands.append((Cell(SUMMARY_ALONE), summary_alone))
     if case.scenario == "startup":
         commands.append(
             (
@@ -876,8 +911,11 @@ def check(result: CaseResult) -> list[str]:
         for run in cell.runs:
             if run.events != case.events:
                 problems.append(f"{case.title}: {cell.path} counted {run.events} events")
-            if cell.path in (SANDBOXED, NO_SANDBOX, SUMMARY) and (
-                run.simulated_s != ours.simulated_s or run.engine_events != ours.engine_events
+            simulated_s = ours.simulated_s
+            if cell.path == SUMMARY_ALONE:  # read from the summary's text
+                simulated_s = float(f"{simulated_s:.9g}")
+            if cell.path in (SANDBOXED, NO_SANDBOX, SUMMARY, SUMMARY_ALONE) and (
+                run.simulated_s != simulated_s or run.engine_events != ours.engine_events
             ):
                 problems.append(
                     f"{case.title}: {cell.path} ended at {run.simulated_s!r} s after "
@@ -954,12 +992,14 @@ def ratio_targets(results: list[CaseResult]) -> list[str]:
                 f"({ratio(best)} on bests; in-process {ratio(cell.in_process / ours.in_process)}); "
                 f"target >= {target:g}x: {verdict(median >= target)}"
             )
-        summary, simpy = result.cell(SUMMARY), result.cell(SIMPY)
-        if summary is not None and simpy is not None:
-            lines.append(
-                f"{result.case.title}: {SUMMARY} is {ratio(simpy.median / summary.median)} "
-                f"{SIMPY} on medians ({ratio(simpy.best / summary.best)} on bests)"
-            )
+        simpy = result.cell(SIMPY)
+        for path in (SUMMARY_ALONE, SUMMARY):
+            summary = result.cell(path)
+            if summary is not None and simpy is not None:
+                lines.append(
+                    f"{result.case.title}: {path} is {ratio(simpy.median / summary.median)} "
+                    f"{SIMPY} on medians ({ratio(simpy.best / summary.best)} on bests)"
+                )
     return lines
 
 
