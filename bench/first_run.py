@@ -42,6 +42,8 @@ from simulator.sandbox.child import PRELOAD_MODULES, SPARE_ISOLATES  # noqa: E40
 SCENARIOS = {
     "merpsys": lambda sizes: bench_userpath.merpsys_case(sizes),
     "collectives": lambda sizes: bench_userpath.collectives_case(sizes, 0),
+    "pairs": lambda sizes: bench_userpath.pairs_case(sizes, 0),
+    "master-worker": lambda sizes: bench_userpath.master_worker_case(sizes, 0),
     "compute-100": lambda sizes: bench_userpath.compute_case(100, 20, 0),
     "compute-1000": lambda sizes: bench_userpath.compute_case(1000, 20, 0),
     "compute-10000": lambda sizes: bench_userpath.compute_case(10_000, 20, 0),

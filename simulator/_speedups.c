@@ -2269,7 +2269,8 @@ static PyType_Spec StacklessCore_spec = {
 
 /* -- a message crossing its hops (simulator/platform.py `_Transfer`, its Python reference) ---- */
 
-static PyObject *str_transfer_time = NULL, *str_release = NULL, *str_request = NULL,
+static PyObject *str_transfer_time = NULL, *str_transfer_times = NULL, *str___init__ = NULL,
+                *str_release = NULL, *str_request = NULL,
                 *str_mailbox = NULL, *str_put = NULL,
                 *str_direction = NULL, *str_host_memory = NULL, *str_source = NULL,
                 *str_name = NULL, *str_id = NULL, *str_transfer = NULL,
@@ -2305,6 +2306,26 @@ transfer_hop(Transfer *self)
     return hop;
 }
 
+static SlotCache transfer_times_slot = {&str_transfer_times},
+                 transfer_message_slots[3] = {{&str_size}, {&str_direction}, {&str_host_memory}};
+
+/* What NodeRuntime.transfer_time(size, direction, memory) returns when it has it in its memo
+ * (`_transfer_times`, keyed by its arguments), new; NULL with no error when it has not, or the
+ * node keeps no such memo: the method then computes it. */
+static PyObject *
+remembered_transfer_time(PyObject *node, PyObject *key)
+{
+    PyObject **times = slot_address(node, &transfer_times_slot);
+    if (times == NULL || *times == NULL || !PyDict_CheckExact(*times))
+        return NULL;
+    PyObject *seconds = PyDict_GetItemWithError(*times, key); /* borrowed */
+    if (seconds == NULL) {
+        PyErr_Clear(); /* e.g. an unhashable key: the method says so */
+        return NULL;
+    }
+    return Py_NewRef(seconds);
+}
+
 /* Start the current hop: `_Transfer._start`. */
 static int
 transfer_start(Transfer *self)
@@ -2313,18 +2334,25 @@ transfer_start(Transfer *self)
     if (hop == NULL)
         return -1;
     PyObject *node = PyTuple_GET_ITEM(hop, 0), *usage = PyTuple_GET_ITEM(hop, 3);
-    PyObject *size = PyObject_GetAttr(self->message, str_size);
-    PyObject *direction = size == NULL ? NULL : PyObject_GetAttr(self->message, str_direction);
-    PyObject *memory = direction == NULL ? NULL : PyObject_GetAttr(self->message, str_host_memory);
-    PyObject *duration = NULL;
-    if (memory != NULL) {
-        PyObject *call[] = {node, size, direction, memory};
+    PyObject *key = PyTuple_New(3); /* (size, direction, host memory), NodeRuntime's memo key */
+    if (key == NULL)
+        return -1;
+    for (int index = 0; index < 3; index++) {
+        PyObject *value = slot_get(self->message, &transfer_message_slots[index]);
+        if (value == NULL) {
+            Py_DECREF(key);
+            return -1;
+        }
+        PyTuple_SET_ITEM(key, index, value);
+    }
+    PyObject *duration = remembered_transfer_time(node, key);
+    if (duration == NULL) {
+        PyObject *call[] = {node, PyTuple_GET_ITEM(key, 0), PyTuple_GET_ITEM(key, 1),
+                            PyTuple_GET_ITEM(key, 2)};
         duration = PyObject_VectorcallMethod(str_transfer_time, call,
                                              4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     }
-    Py_XDECREF(size);
-    Py_XDECREF(direction);
-    Py_XDECREF(memory);
+    Py_DECREF(key);
     if (duration == NULL)
         return -1;
     double seconds = PyFloat_AsDouble(duration);
@@ -3139,6 +3167,42 @@ static PyTypeObject *message_type = NULL; /* simulator.platform.Message, set by 
 static PyObject *p2p_channel = NULL;      /* simulator.api.P2P */
 static PyObject *transfer_type = NULL;    /* Transfer, made at import */
 
+/* Message's six slots, which its __init__ sets from its arguments and nothing else
+ * (simulator/platform.py), in its arguments' order. */
+static SlotCache message_slots[6] = {{&str_source}, {&str_size},    {&str_direction},
+                                     {&str_channel}, {&str_sent_at}, {&str_host_memory}};
+/* message_type's version tag when set_message_type found it made as `message_made` needs
+ * (0: never, or not so): a change to the class since (its __init__ replaced, say) changes the
+ * tag, and messages are then made by calling the class. */
+static unsigned int message_version = 0;
+
+/* A Message of `values` (its __init__'s six arguments) made as the class would make it, its
+ * slots set here instead of by its __init__ (a Python call a message: 0.3 us of a ping-pong's
+ * 1.7); NULL with no error when the class is not as set_message_type found it. */
+static PyObject *
+message_made(PyObject *const values[6])
+{
+    PyTypeObject *type = message_type;
+    if (message_version == 0 || type->tp_version_tag != message_version ||
+        !(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return NULL;
+    PyObject *message = type->tp_alloc(type, 0);
+    if (message == NULL)
+        return NULL;
+    PyObject **slots[6];
+    for (int index = 0; index < 6; index++) {
+        slots[index] = slot_address(message, &message_slots[index]);
+        if (slots[index] == NULL) {
+            Py_DECREF(message);
+            message_version = 0; /* not the class it was: call it from now on */
+            return NULL;
+        }
+    }
+    for (int index = 0; index < 6; index++)
+        *slots[index] = Py_NewRef(values[index]);
+    return message;
+}
+
 /* Message(source, size, direction, channel, now, None): a message sent now, or NULL. */
 static PyObject *
 make_message(PyObject *source, PyObject *size, PyObject *direction, PyObject *channel,
@@ -3148,6 +3212,11 @@ make_message(PyObject *source, PyObject *size, PyObject *direction, PyObject *ch
     if (sent_at == NULL)
         return NULL;
     PyObject *call[] = {source, size, direction, channel, sent_at, Py_None};
+    PyObject *made = message_made(call);
+    if (made != NULL || PyErr_Occurred()) {
+        Py_DECREF(sent_at);
+        return made;
+    }
     PyObject *message = PyObject_Vectorcall((PyObject *)message_type, call, 6, NULL);
     Py_DECREF(sent_at);
     return message;
@@ -3516,8 +3585,31 @@ set_message_type(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "set_message_type(Message, P2P)");
         return NULL;
     }
-    Py_XSETREF(message_type, (PyTypeObject *)Py_NewRef(args[0]));
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    Py_XSETREF(message_type, (PyTypeObject *)Py_NewRef(type));
     Py_XSETREF(p2p_channel, Py_NewRef(args[1]));
+    /* Made without its __init__ call (`message_made`) only a class made as Message is: its
+     * own __init__ (a Python function) on object's __new__, no __dict__, the six slots. */
+    message_version = 0;
+    PyObject *init = PyDict_GetItemWithError(type->tp_dict, str___init__); /* borrowed */
+    if (init == NULL && PyErr_Occurred())
+        return NULL;
+    int made_as_message = init != NULL && PyFunction_Check(init) &&
+                          type->tp_new == PyBaseObject_Type.tp_new &&
+                          type->tp_alloc == PyType_GenericAlloc && type->tp_dictoffset == 0 &&
+                          type->tp_getattro == PyObject_GenericGetAttr &&
+                          type->tp_setattro == PyObject_GenericSetAttr;
+    if (made_as_message) {
+        _PyType_Lookup(type, str___init__); /* gives the class its version tag */
+        for (int index = 0; index < 6; index++) {
+            PyObject *descriptor = _PyType_Lookup(type, *message_slots[index].name);
+            if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type) ||
+                ((PyMemberDescrObject *)descriptor)->d_common.d_type != type)
+                made_as_message = 0;
+        }
+    }
+    if (made_as_message && (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        message_version = type->tp_version_tag;
     Py_RETURN_NONE;
 }
 
@@ -3747,6 +3839,8 @@ PyInit__speedups(void)
     if (str_end == NULL || str_failed == NULL || str_throw == NULL)
         return NULL;
     str_transfer_time = PyUnicode_InternFromString("transfer_time");
+    str_transfer_times = PyUnicode_InternFromString("_transfer_times");
+    str___init__ = PyUnicode_InternFromString("__init__");
     str_release = PyUnicode_InternFromString("release");
     str_request = PyUnicode_InternFromString("request");
     str_mailbox = PyUnicode_InternFromString("mailbox");
@@ -3766,7 +3860,8 @@ PyInit__speedups(void)
     str_popleft = PyUnicode_InternFromString("popleft");
     if (str_append == NULL || str_popleft == NULL)
         return NULL;
-    if (str_transfer_time == NULL || str_release == NULL || str_request == NULL ||
+    if (str_transfer_time == NULL || str_transfer_times == NULL || str___init__ == NULL ||
+        str_release == NULL || str_request == NULL ||
         str_mailbox == NULL || str_put == NULL || str_size == NULL ||
         str_direction == NULL || str_host_memory == NULL || str_source == NULL ||
         str_name == NULL || str_id == NULL || str_transfer == NULL || transfer_keys == NULL)

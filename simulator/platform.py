@@ -146,7 +146,8 @@ class NodeRuntime:
         self, size: float, direction: str | None, host_memory: str | None = None
     ) -> float:
         """Return `p2pTime(size, params)` with `params.direction` and `params.hostMemory` set
-        when they were given (remembered per arguments: a model is a function of them)."""
+        when they were given (remembered per arguments: a model is a function of them). The C
+        core's hop reads `_transfer_times` itself and calls this only for a time not there."""
         key = (size, direction, host_memory)
         seconds = self._transfer_times.get(key)
         if seconds is None:
@@ -168,7 +169,9 @@ class NodeRuntime:
 
 class Message:
     """A message in flight or delivered: who sent it, how big, on which channel, when, and
-    the host memory kind of its copy (None: not given, the link model's default)."""
+    the host memory kind of its copy (None: not given, the link model's default). The C core
+    makes one by setting these slots itself, as `__init__` does, while the class is as it was
+    when `api` handed it over (simulator/_speedups.c `message_made`)."""
 
     __slots__ = ("channel", "direction", "host_memory", "sent_at", "size", "source")
 

@@ -21,7 +21,7 @@ from simulator.api import P2P, Sim, _PythonMessageFilter, _PythonSimCore
 from simulator.engine import Engine, speedups
 from simulator.errors import UserCodeError
 from simulator.placement import Slot
-from simulator.platform import Message, ProcessState
+from simulator.platform import Message, NodeRuntime, ProcessState
 from simulator.results import PythonUsage, Timeline, Usage
 from simulator.runner import run_simulation
 
@@ -610,6 +610,61 @@ def test_the_c_send_gives_the_pure_python_result_to_the_last_digit(timeline_limi
 
     expected = run_pure_python(SENDS_APP, timeline_limit, TWO_SWITCHES, {"A": 3, "B": 3})
     assert comparable(result) == comparable(expected)
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_a_message_class_changed_after_import_is_called_for_each_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The C core sets a Message's slots itself while the class is as it found it; once its
+    # __init__ is replaced, it calls the class, for the C sends and the collectives alike.
+    before = run_simulation(
+        TWO_SWITCHES, SENDS_APP, labels={"A": 3, "B": 3}, variables={"rounds": 4}
+    )
+    made: list[object] = []
+    init = Message.__init__
+
+    def counted(self: Message, *args: Any) -> None:
+        made.append(args[1])
+        init(self, *args)
+
+    monkeypatch.setattr(Message, "__init__", counted)
+    after = run_simulation(
+        TWO_SWITCHES, SENDS_APP, labels={"A": 3, "B": 3}, variables={"rounds": 4}
+    )
+    monkeypatch.undo()
+    again = run_simulation(
+        TWO_SWITCHES, SENDS_APP, labels={"A": 3, "B": 3}, variables={"rounds": 4}
+    )
+
+    assert comparable(before) == comparable(after) == comparable(again)
+    assert len(made) == 3 * 4 * 6  # each A sends six messages a round
+    assert made[0] == 1000.0
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_a_hop_reads_the_node_s_memo_of_transfer_times_without_calling_it() -> None:
+    # The C core's hop looks a transfer's time up in NodeRuntime._transfer_times itself; a
+    # time not there yet comes from NodeRuntime.transfer_time, which keeps it.
+    calls: list[tuple[object, ...]] = []
+    transfer_time = NodeRuntime.transfer_time
+
+    def counted(self: NodeRuntime, *args: Any) -> float:
+        calls.append((self.id, *args))
+        return transfer_time(self, *args)
+
+    NodeRuntime.transfer_time = counted  # type: ignore[method-assign]
+    try:
+        result = run_simulation(
+            TWO_SWITCHES, SENDS_APP, labels={"A": 3, "B": 3}, variables={"rounds": 4}
+        )
+    finally:
+        NodeRuntime.transfer_time = transfer_time  # type: ignore[method-assign]
+
+    transfers = [e for e in result["timeline"] if e["kind"] == "transfer"]
+    assert len(transfers) == 3 * 4 * 6 * 2  # every message crossed both switches
+    # each node was asked each (size, direction, host memory) once: 7 on each switch
+    assert len(calls) == len(set(calls)) == 2 * 7
 
 
 @pytest.mark.parametrize("size", ["True", "-1.0", "float('nan')", "10 ** 400"])
