@@ -2269,6 +2269,12 @@ static PyType_Spec StacklessCore_spec = {
 
 /* -- a message crossing its hops (simulator/platform.py `_Transfer`, its Python reference) ---- */
 
+/* `fifo.request(grant, arg)`, `fifo.release()` and `mailbox.put(item)`: the C cores' own
+ * methods called at once when the object's class keeps them (defined with the cores). */
+static PyObject *fifo_request(PyObject *fifo, PyObject *grant, PyObject *arg);
+static PyObject *fifo_release(PyObject *fifo);
+static PyObject *mailbox_put(PyObject *mailbox, PyObject *item);
+
 static PyObject *str_transfer_time = NULL, *str_transfer_times = NULL, *str___init__ = NULL,
                 *str_release = NULL, *str_request = NULL,
                 *str_mailbox = NULL, *str_put = NULL,
@@ -2307,7 +2313,8 @@ transfer_hop(Transfer *self)
 }
 
 static SlotCache transfer_times_slot = {&str_transfer_times},
-                 transfer_message_slots[3] = {{&str_size}, {&str_direction}, {&str_host_memory}};
+                 transfer_message_slots[4] = {{&str_size}, {&str_direction}, {&str_host_memory},
+                                              {&str_source}};
 
 /* What NodeRuntime.transfer_time(size, direction, memory) returns when it has it in its memo
  * (`_transfer_times`, keyed by its arguments), new; NULL with no error when it has not, or the
@@ -2382,12 +2389,12 @@ transfer_record(Transfer *self, PyObject *node, PyObject *instance, double now)
     if (dropped != 0) /* the timeline keeps no more entries (or an error) */
         return dropped < 0 ? -1 : 0;
     PyObject *message = self->message;
-    PyObject *source = PyObject_GetAttr(message, str_source);
+    PyObject *source = slot_get(message, &transfer_message_slots[3]);
     PyObject *process = source == NULL ? NULL : PyObject_GetAttr(source, str_name);
     Py_XDECREF(source);
     PyObject *node_id = process == NULL ? NULL : PyObject_GetAttr(node, str_id);
-    PyObject *size = node_id == NULL ? NULL : PyObject_GetAttr(message, str_size);
-    PyObject *direction = size == NULL ? NULL : PyObject_GetAttr(message, str_direction);
+    PyObject *size = node_id == NULL ? NULL : slot_get(message, &transfer_message_slots[0]);
+    PyObject *direction = size == NULL ? NULL : slot_get(message, &transfer_message_slots[1]);
     PyObject *to = direction == NULL ? NULL : PyObject_GetAttr(self->target, str_name);
     int status = -1;
     if (to != NULL) {
@@ -2420,7 +2427,7 @@ transfer_end(Transfer *self)
     else
         status = call_with_time(usage, str_stop, now);
     if (status == 0) {
-        PyObject *released = PyObject_CallMethodNoArgs(link, str_release);
+        PyObject *released = fifo_release(link);
         status = released == NULL ? -1 : 0;
         Py_XDECREF(released);
     }
@@ -2435,7 +2442,7 @@ transfer_end(Transfer *self)
         PyObject *mailbox = PyObject_GetAttr(self->target, str_mailbox);
         if (mailbox == NULL)
             return -1;
-        result = PyObject_CallMethodOneArg(mailbox, str_put, self->message);
+        result = mailbox_put(mailbox, self->message);
         Py_DECREF(mailbox);
     }
     else {
@@ -2444,9 +2451,7 @@ transfer_end(Transfer *self)
         if (next == NULL)
             return -1;
         /* the next hop's FIFO: this transfer is called with None when its turn comes */
-        PyObject *call[] = {PyTuple_GET_ITEM(next, 2), (PyObject *)self, Py_None};
-        result = PyObject_VectorcallMethod(str_request, call,
-                                           3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        result = fifo_request(PyTuple_GET_ITEM(next, 2), (PyObject *)self, Py_None);
     }
     if (result == NULL)
         return -1;
@@ -2474,6 +2479,9 @@ Transfer_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, Py
     Py_RETURN_NONE;
 }
 
+static PyObject *transfer_made(PyTypeObject *type, PyObject *engine, PyObject *timeline,
+                               PyObject *message, PyObject *hops, PyObject *target);
+
 /* Transfer(engine, timeline, message, hops, target) */
 static PyObject *
 Transfer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -2485,6 +2493,14 @@ Transfer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     if (!PyArg_UnpackTuple(args, "Transfer", 5, 5, &engine, &timeline, &message, &hops, &target))
         return NULL;
+    return transfer_made(type, engine, timeline, message, hops, target);
+}
+
+/* Transfer_new's transfer of its five arguments (`deliver` calls it without a tuple). */
+static PyObject *
+transfer_made(PyTypeObject *type, PyObject *engine, PyObject *timeline, PyObject *message,
+              PyObject *hops, PyObject *target)
+{
     if (!PyObject_TypeCheck(engine, core_type)) {
         PyErr_SetString(PyExc_TypeError, "a transfer's engine runs on the C core");
         return NULL;
@@ -2837,6 +2853,51 @@ static PyType_Spec ResourceCore_spec = {
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = ResourceCore_slots,
 };
+
+/* The cores' classes and their own `request`, `release` and `put`, set at import. */
+static PyTypeObject *resource_core_type = NULL;
+static PyTypeObject *mailbox_core_type; /* defined below */
+static PyObject *resource_request_method = NULL, *resource_release_method = NULL,
+                *mailbox_put_method = NULL;
+
+/* Whether `owner`'s `name` is the `core` class's own `method`: its class, a subclass of the core
+ * without a __dict__ for its instances, did not replace it (its lookup is cached by type). */
+static int
+keeps_core_method(PyObject *owner, PyTypeObject *core, PyObject *name, PyObject *method)
+{
+    PyTypeObject *type = Py_TYPE(owner);
+    if (core == NULL || method == NULL || type->tp_dictoffset != 0 ||
+        !PyType_IsSubtype(type, core))
+        return 0;
+    return _PyType_Lookup(type, name) == method;
+}
+
+static PyObject *
+fifo_request(PyObject *fifo, PyObject *grant, PyObject *arg)
+{
+    if (keeps_core_method(fifo, resource_core_type, str_request, resource_request_method)) {
+        PyObject *args[] = {grant, arg};
+        return ResourceCore_request((ResourceCore *)fifo, args, 2);
+    }
+    PyObject *call[] = {fifo, grant, arg};
+    return PyObject_VectorcallMethod(str_request, call, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static PyObject *
+fifo_release(PyObject *fifo)
+{
+    if (keeps_core_method(fifo, resource_core_type, str_release, resource_release_method))
+        return ResourceCore_release((ResourceCore *)fifo, NULL);
+    return PyObject_CallMethodNoArgs(fifo, str_release);
+}
+
+static PyObject *
+mailbox_put(PyObject *mailbox, PyObject *item)
+{
+    if (keeps_core_method(mailbox, mailbox_core_type, str_put, mailbox_put_method))
+        return MailboxCore_put((MailboxCore *)mailbox, item);
+    return PyObject_CallMethodOneArg(mailbox, str_put, item);
+}
 
 /* -- a send (simulator/api.py _PythonSimCore.p2pCommunicationSend, its Python reference) ------ */
 
@@ -3233,7 +3294,7 @@ deliver(PyObject *engine, PyObject *timeline, PyObject *message, PyObject *targe
     if (PyTuple_GET_SIZE(hops) == 0) {
         PyObject *mailbox = PyObject_GetAttr(target, str_mailbox);
         if (mailbox != NULL) {
-            done = PyObject_CallMethodOneArg(mailbox, str_put, message);
+            done = mailbox_put(mailbox, message);
             Py_DECREF(mailbox);
         }
     } else {
@@ -3245,10 +3306,10 @@ deliver(PyObject *engine, PyObject *timeline, PyObject *message, PyObject *targe
             PyErr_SetString(PyExc_TypeError, "a hop is (node, instance, fifo, usage)");
         else {
             /* Transfer(engine, timeline, message, hops, target) */
-            PyObject *call[] = {engine, timeline, message, hops, target};
-            PyObject *transfer = PyObject_Vectorcall(transfer_type, call, 5, NULL);
+            PyObject *transfer = transfer_made((PyTypeObject *)transfer_type, engine, timeline,
+                                               message, hops, target);
             if (transfer != NULL) {
-                done = PyObject_CallMethodOneArg(fifo, str_request, transfer);
+                done = fifo_request(fifo, transfer, Py_None);
                 Py_DECREF(transfer);
             }
         }
@@ -3913,7 +3974,17 @@ PyInit__speedups(void)
     core_type = (PyTypeObject *)core;
     transfer_type = transfer; /* the module keeps it, and this reference too */
     mailbox_core_type = (PyTypeObject *)mailbox; /* ... and this one */
+    resource_core_type = (PyTypeObject *)resource; /* the module keeps it */
     Py_DECREF(resource);
+    resource_request_method = PyDict_GetItemString(resource_core_type->tp_dict, "request");
+    resource_release_method = PyDict_GetItemString(resource_core_type->tp_dict, "release");
+    mailbox_put_method = PyDict_GetItemString(mailbox_core_type->tp_dict, "put");
+    if (resource_request_method == NULL || resource_release_method == NULL ||
+        mailbox_put_method == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the cores' request, release and put are missing");
+        Py_DECREF(module);
+        return NULL;
+    }
     /* WAIT: a stackless process yields it to wait (SimCore.computation returns it) */
     no_value_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     if (no_value_marker == NULL) {

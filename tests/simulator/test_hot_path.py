@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from simulator.api import P2P, Sim, _PythonMessageFilter, _PythonSimCore
-from simulator.engine import Engine, speedups
+from simulator.engine import Engine, Mailbox, Resource, speedups
 from simulator.errors import UserCodeError
 from simulator.placement import Slot
 from simulator.platform import Message, NodeRuntime, ProcessState
@@ -640,6 +640,34 @@ def test_a_message_class_changed_after_import_is_called_for_each_message(
     assert comparable(before) == comparable(after) == comparable(again)
     assert len(made) == 3 * 4 * 6  # each A sends six messages a round
     assert made[0] == 1000.0
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_a_mailbox_s_or_fifo_s_method_replaced_is_the_one_the_c_core_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The C message path calls the cores' own put, request and release directly while the
+    # classes keep them, and the replacement once a class has one.
+    def run() -> dict[str, Any]:
+        return run_simulation(
+            TWO_SWITCHES, SENDS_APP, labels={"A": 3, "B": 3}, variables={"rounds": 4}
+        )
+
+    before = run()
+    calls = {"put": 0, "request": 0, "release": 0}
+    for cls, name in ((Mailbox, "put"), (Resource, "request"), (Resource, "release")):
+        method = getattr(cls, name)
+
+        def counted(self: Any, *args: Any, _name: str = name, _method: Any = method) -> Any:
+            calls[_name] += 1
+            return _method(self, *args)
+
+        monkeypatch.setattr(cls, name, counted)
+    after = run()
+
+    assert comparable(before) == comparable(after)
+    messages = 3 * 4 * 6
+    assert calls == {"put": messages, "request": 2 * messages, "release": 2 * messages}
 
 
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
