@@ -607,8 +607,12 @@ class _Daemon:
         with contextlib.suppress(OSError):
             if connection.recv(1, _socket.MSG_PEEK):
                 return
-        for held, child in self.handed.values():
+        for pid, (held, child) in self.handed.items():
             if held is connection:
+                if pid == self.reserved:
+                    # the waiting copy went away: its end is its own, counted as it is reaped,
+                    # not its child's (whose end `_reap` might see first, the copy still exiting)
+                    self.reserved = None
                 child.kill()
                 self.selector.unregister(connection)
                 return
