@@ -587,7 +587,9 @@ def test_a_copy_takes_the_command_lines_environment_exactly(
 def copies_waiting(daemon: int) -> list[int]:
     """Return the daemon's copies waiting for a command line: its children that run its
     command (the zygote and the children it forks run the sandbox child's) in its directory
-    (a copy serving a command line moves to the command line's: the tests' run elsewhere)."""
+    (a copy serving a command line moves to the command line's: the tests' run elsewhere),
+    with the thread that will watch the command line started (`pool._watcher`): a child the
+    daemon forks to start the zygote has its command line and directory too until it execs."""
     command_line = Path(f"/proc/{daemon}/cmdline").read_bytes()
     directory = os.readlink(f"/proc/{daemon}/cwd")
     found = []
@@ -596,6 +598,7 @@ def copies_waiting(daemon: int) -> list[int]:
             if (
                 Path(f"/proc/{pid}/cmdline").read_bytes() == command_line
                 and os.readlink(f"/proc/{pid}/cwd") == directory
+                and len(os.listdir(f"/proc/{pid}/task")) > 1
             ):
                 found.append(pid)
     return found
