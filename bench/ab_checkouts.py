@@ -8,8 +8,8 @@ daemon (a pool's name depends on the files of `simulator/`), both private to thi
 (`cli_pool.private_pool`). Every round runs each checkout once, the order turning each round,
 and the pools settle after every command. Prints per checkout the median and minimum of the
 whole command and of the run's `stats.wall_s` (from the result JSON it prints, or with
-`--summary` writes to a file while it prints the summary); quote them with the machine and
-the number of rounds.
+`--summary` writes to a file while it prints the summary; with `--summary-alone`, the engine's
+time as the summary prints it); quote them with the machine and the number of rounds.
 
     .venv/bin/python bench/ab_checkouts.py --scenario compute-1000 --rounds 31 /tmp/before .
 """
@@ -44,10 +44,14 @@ SCENARIOS = {
 
 
 def command_of(
-    checkout: Path, files: dict[str, Path], inputs: bench_userpath.ParaSimInputs, json_to: str
+    checkout: Path,
+    files: dict[str, Path],
+    inputs: bench_userpath.ParaSimInputs,
+    json_to: str | None,
 ) -> list[str]:
     """Return the scenario's sandboxed command line for `checkout`'s interpreter: the result
-    JSON on stdout (`json_to` "-"), or in that file with the summary printed."""
+    JSON on stdout (`json_to` "-"), or in that file with the summary printed, or (None) the
+    summary alone."""
     argv = bench_userpath.cli_argv(files, inputs, sandbox=True, json_to=json_to)
     python = checkout / ".venv" / "bin" / "python"
     argv[0] = str(python if python.exists() else Path(sys.executable))
@@ -62,6 +66,11 @@ def main() -> None:
     parser.add_argument(
         "--summary", action="store_true", help="the summary printed, the JSON in a file"
     )
+    parser.add_argument(
+        "--summary-alone",
+        action="store_true",
+        help="the summary printed and no JSON (no --json: the run returns its summary)",
+    )
     args = parser.parse_args()
 
     checkouts = [path.resolve() for path in args.checkouts]
@@ -71,7 +80,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         files = bench_userpath.write_inputs(Path(scratch), inputs)
         result_file = Path(scratch) / "result.json"
-        json_to = str(result_file) if args.summary else "-"
+        json_to = None if args.summary_alone else str(result_file) if args.summary else "-"
         commands = {path: command_of(path, files, inputs, json_to) for path in checkouts}
         with private_pool(commands[checkouts[0]]):
             for path in checkouts:  # each daemon started and its first run paid
@@ -83,10 +92,16 @@ def main() -> None:
                     start = time.perf_counter()
                     done = subprocess.run(commands[path], cwd=path, check=True, capture_output=True)
                     walls[path].append(time.perf_counter() - start)
-                    printed = result_file.read_bytes() if args.summary else done.stdout
-                    runs[path].append(json.loads(printed)["stats"]["wall_s"])
+                    if args.summary_alone:  # the engine's time as the summary prints it
+                        run_s = bench_userpath.summary_figures(done.stdout.decode())[2]
+                    else:
+                        printed = result_file.read_bytes() if args.summary else done.stdout
+                        run_s = json.loads(printed)["stats"]["wall_s"]
+                    runs[path].append(run_s)
                     settle()
-    what = "summary printed" if args.summary else "--json -"
+    what = (
+        "summary alone" if args.summary_alone else "summary printed" if args.summary else "--json -"
+    )
     print(f"{args.scenario} ({what}), {args.rounds} rounds interleaved (ms: median, min)")
     for path in checkouts:
         wall, run = walls[path], runs[path]

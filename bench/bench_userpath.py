@@ -444,22 +444,32 @@ def run_parasim(
     )
 
 
-def run_parasim_summary(argv: list[str], out: Path, events: int) -> Run:
-    """Return one timed CLI run that printed its summary alone; its figures come from the
-    summary's text: the overall time to 9 significant digits, the engine's time to 3."""
-    wall_s, cpu_s = timed(argv, out)
-    printed = out.read_text(encoding="utf-8")
+def summary_figures(printed: str) -> tuple[float, int, float]:
+    """Return the overall simulated time (9 significant digits), the engine's events and its
+    time (`stats.wall_s`, 3 digits) that a run's printed summary gives (ValueError: none)."""
     overall = re.search(r"^Overall time: (\S+) s$", printed, re.MULTILINE)
     engine = re.search(r"^Engine: (\d+) events in (\S+) s ", printed, re.MULTILINE)
     if overall is None or engine is None:
-        raise CommandFailed(f"{' '.join(argv[:6])}... printed no summary:\n{printed[-2000:]}")
+        raise ValueError(f"no summary in what the command printed:\n{printed[-2000:]}")
+    return float(overall[1]), int(engine[1]), float(engine[2])
+
+
+def run_parasim_summary(argv: list[str], out: Path, events: int) -> Run:
+    """Return one timed CLI run that printed its summary alone; its figures come from the
+    summary's text (`summary_figures`)."""
+    wall_s, cpu_s = timed(argv, out)
+    printed = out.read_text(encoding="utf-8")
+    try:
+        simulated_s, engine_events, in_process_s = summary_figures(printed)
+    except ValueError as error:
+        raise CommandFailed(f"{' '.join(argv[:6])}... {error}") from None
     return Run(
         wall_s=wall_s,
         cpu_s=cpu_s,
-        in_process_s=float(engine[2]),
+        in_process_s=in_process_s,
         events=events,
-        simulated_s=float(overall[1]),
-        engine_events=int(engine[1]),
+        simulated_s=simulated_s,
+        engine_events=engine_events,
         output_bytes=len(printed),
     )
 
