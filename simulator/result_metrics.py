@@ -12,7 +12,10 @@ and returns every figure a sweep plots or downloads under a stable column name:
 - `link_busy_s`: the busy time of the network links' instances, summed;
 - per node (its id, as in `energy_j.per_component`): `energy_j.<node>` and `busy_s.<node>`;
 - `power_missing`: the nodes whose energy rests on missing power attributes, as text
-  ("GeForce GTX 970 (gpu0): powerIdle"), empty when none.
+  ("GeForce GTX 970 (gpu0): powerIdle"), empty when none;
+- `model_warnings`: the nodes whose model ran outside the GPU architectures it was validated
+  on (simulator.model_validity), as text ("Volkov GPU on H100 SXM5 80GB (gpu0, Hopper):
+  validated on Maxwell and Pascal"), empty when none.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ __all__ = [
     "PHASES",
     "SUMMARY_METRICS",
     "gpu_names",
+    "model_warnings_text",
     "power_missing_text",
     "result_metrics",
 ]
@@ -68,6 +72,24 @@ def power_missing_text(entries: object) -> str:
         name = str(entry.get("name") or node)
         label = name if name == node else f"{name} ({node})"
         parts.append(f"{label}: {', '.join(str(a) for a in entry.get('attributes', []))}")
+    return "; ".join(parts)
+
+
+def model_warnings_text(entries: object) -> str:
+    """Return the result's architecture warnings as one line of text: "<model> on <hardware>
+    (<node>, <architecture>): validated on <families>; ..." ("" when none or not reported)."""
+    if not isinstance(entries, Sequence) or isinstance(entries, str):
+        return ""
+    parts = []
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("code") != "architecture":
+            continue
+        family = entry.get("architecture") or "unknown architecture"
+        validated = " and ".join(str(name) for name in entry.get("validated", []))
+        parts.append(
+            f"{entry.get('model')} on {entry.get('hardware')} ({entry.get('node')}, {family}): "
+            f"validated on {validated}"
+        )
     return "; ".join(parts)
 
 
@@ -134,4 +156,5 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
         metrics[f"energy_j.{node}"] = _number(per_node_energy.get(node))
         metrics[f"busy_s.{node}"] = busy.get(node)
     metrics["power_missing"] = power_missing_text(result.get("power_missing"))
+    metrics["model_warnings"] = model_warnings_text(result.get("warnings"))
     return metrics

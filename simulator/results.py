@@ -172,6 +172,9 @@ class _FinishedRun(TypedDict):
     kernels: list[KernelRow]  # issue 14: the run's GPU kernels, bounds and roofline points
     rooflines: list[RooflineRow]  # each GPU's roofline
     power: list[PowerSeries]  # each powered component instance's power over time
+    # issue 38: nodes whose model ran outside the GPU architectures it was validated on
+    # (simulator.model_validity.ModelWarning; results stored before lack the key)
+    warnings: list[dict[str, Any]]
 
 
 class Result(_FinishedRun, total=False):
@@ -399,9 +402,11 @@ def assemble_result(
     wall_s: float,
     seed: int,
     memory: dict[str, Any] | None = None,
+    warnings: Sequence[Mapping[str, Any]] = (),
 ) -> Result:
     """Return the result (DESIGN.md "Result") of a finished run; `memory`, the memory
-    hierarchy's figures (simulator.memsys), when the system has one."""
+    hierarchy's figures (simulator.memsys), when the system has one; `warnings`, what the
+    run's figures should be read with (simulator.model_validity)."""
     component_rows: list[ComponentRow] = []
     per_component: dict[str, float] = {}
     exposures: list[tuple[float, float]] = []
@@ -500,6 +505,7 @@ def assemble_result(
             if f.roof is not None
         ],
         "power": power_series(timeline.entries, process_rows, component_list, overall_time_s),
+        "warnings": [dict(warning) for warning in warnings],
     }
     if memory is not None:
         result["memory"] = memory

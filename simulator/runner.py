@@ -40,6 +40,7 @@ from simulator.engine import (
     install_allocator_hook,
 )
 from simulator.errors import LaunchError, SimulationError, UserCodeError
+from simulator.model_validity import architecture_warnings
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.models.roofline import gpu_roof
 from simulator.placement import Routes, place_processes
@@ -682,4 +683,5 @@ def _simulate(
         wall_s=time.perf_counter() - wall_start,
         seed=seed,
         memory=active_memory.result(overall) if active_memory is not None else None,
+        warnings=architecture_warnings(system),
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 from simulator import memory_spec
 from simulator.errors import SnapshotError
+from simulator.models.architectures import family_named, known_families
 
 COMPONENT_TYPES = ("GPU", "CPU", "NETWORK", "MEMORY", "STORAGE", "CACHE", "FABRIC")
 MEMORY_FIELDS = ("next", "via", "coherence", "topology")
@@ -69,6 +70,8 @@ MESSAGES = {
     "edge_group": "Node {ref!r} is a group; edges connect hardware nodes.",
     "self_loop": "An edge cannot connect a node to itself.",
     "duplicate_edge": "Duplicate edge between {a!r} and {b!r}.",
+    "architectures": "Expected a list of GPU architecture families, each one of {known}.",
+    "architecture": "Unknown GPU architecture family {value!r}; expected one of {known}.",
 }
 
 Reference = Callable[[object], "str | None"]
@@ -83,6 +86,9 @@ class Hardware:
     type: str
     name: str
     attributes: Mapping[str, float]
+    # The computational model the record's owner recommends for it (a GPU's: the kernel-time
+    # model validated on its architecture), by name; "" when the record names none.
+    recommended_model: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +99,9 @@ class Model:
     language: str
     source: str
     name: str = ""  # what messages call it; the key when the snapshot gives no name
+    # The GPU architecture families the model was validated on (simulator.model_validity);
+    # empty: the model makes no such claim.
+    validated_architectures: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -162,7 +171,12 @@ class SystemSnapshot:
         return {
             "name": self.name,
             "hardware": {
-                key: {"type": hw.type, "name": hw.name, "attributes": dict(hw.attributes)}
+                key: {
+                    "type": hw.type,
+                    "name": hw.name,
+                    "attributes": dict(hw.attributes),
+                    **({"recommendedModel": hw.recommended_model} if hw.recommended_model else {}),
+                }
                 for key, hw in self.hardware.items()
             },
             "models": {
@@ -170,6 +184,11 @@ class SystemSnapshot:
                     "language": m.language,
                     "source": m.source,
                     **({"name": m.name} if m.name else {}),
+                    **(
+                        {"validatedArchitectures": list(m.validated_architectures)}
+                        if m.validated_architectures
+                        else {}
+                    ),
                 }
                 for key, m in self.models.items()
             },
@@ -441,8 +460,12 @@ def _validate_hardware(data: object, errors: Errors) -> dict[str, Hardware]:
             for name, messages in memory_spec.attribute_errors(str(kind), values).items():
                 for message in messages:
                     _add(errors, f"{path}.attributes.{name}", message)
+        recommended = record.get("recommendedModel")
+        _check_name(errors, f"{path}.recommendedModel", recommended, required=False)
         if sum(len(v) for v in errors.values()) == before:
-            result[str(key)] = Hardware(str(key), str(kind), str(record["name"]), values)
+            result[str(key)] = Hardware(
+                str(key), str(kind), str(record["name"]), values, recommended or ""
+            )
     return result
 
 
@@ -467,8 +490,30 @@ def _validate_models(data: object, errors: Errors) -> dict[str, Model]:
         else:
             name = record.get("name")
             title = name if isinstance(name, str) else ""
-            result[str(key)] = Model(str(key), language, source, title)
+            families = _validated_architectures(
+                errors, f"{path}.validatedArchitectures", record.get("validatedArchitectures", [])
+            )
+            result[str(key)] = Model(str(key), language, source, title, families)
     return result
+
+
+def _validated_architectures(errors: Errors, path: str, value: object) -> tuple[str, ...]:
+    """Return a model's validated architecture families, each under its canonical name
+    ("Ada Lovelace" -> "Ada"); an error at `path` for anything else."""
+    known = ", ".join(known_families())
+    if not isinstance(value, list):
+        _add(errors, path, MESSAGES["architectures"].format(known=known))
+        return ()
+    families: list[str] = []
+    for index, name in enumerate(value):
+        family = family_named(name)
+        if family is None:
+            _add(
+                errors, f"{path}[{index}]", MESSAGES["architecture"].format(value=name, known=known)
+            )
+        elif family not in families:
+            families.append(family)
+    return tuple(families)
 
 
 def load_snapshot(data: object) -> SystemSnapshot:

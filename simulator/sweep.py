@@ -28,6 +28,7 @@ __all__ = [
     "range_error",
     "range_values",
     "swap_hardware",
+    "swap_model",
     "sweep_points",
 ]
 
@@ -129,4 +130,18 @@ def swap_hardware(
                 node["name"] = record.get("name") or node.get("name", "")
             node["hardware"] = key
     hardware[key] = copy.deepcopy(dict(record))
+    return variant
+
+
+def swap_model(
+    snapshot: Mapping[str, Any], node_id: str, record: Mapping[str, Any], *, key: str
+) -> dict[str, Any]:
+    """Return a copy of `snapshot` whose node `node_id` runs the computational model
+    `record`, stored in the snapshot's models under `key` (the snapshot is left unchanged;
+    the model it replaces stays, for the other nodes that may use it)."""
+    variant: dict[str, Any] = copy.deepcopy(dict(snapshot))
+    for node in variant["nodes"]:
+        if node.get("id") == node_id:
+            node["model"] = key
+    variant.setdefault("models", {})[key] = copy.deepcopy(dict(record))
     return variant

@@ -32,6 +32,9 @@ class BuiltinModel:
     description: str
     source: str
     reference: str
+    # The architecture families whose measurements the model was validated against (empty:
+    # not a kernel-time model, or no claim); a run outside them carries a warning.
+    validated_architectures: tuple[str, ...] = ()
 
 
 def _gpu_current_defaults() -> str:
@@ -126,6 +129,18 @@ _REGISTRY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 )
 
 
+# The architecture families each built-in kernel-time model was validated on, with the
+# evidence: a run of the model on a GPU of another family carries a warning
+# (simulator.model_validity). Volkov's model as published: 000 section 6 measured the GTX 970
+# and GTX TITAN X (Maxwell) and the GTX 1070 (Pascal). The current-architecture model: fitted
+# and checked out of sample on H100 SXM5 and H200 runs (docs/validation/), both Hopper; its
+# other families' profiles come from the literature, not from measurements of the model.
+VALIDATED_ARCHITECTURES: dict[str, tuple[str, ...]] = {
+    "Volkov GPU": ("Maxwell", "Pascal"),
+    "GPU kernel (current architectures)": ("Hopper",),
+}
+
+
 def _source(file: str) -> str:
     """Return one file of a built-in's source: generated, or read from `js/`."""
     generate = _GENERATED.get(file)
@@ -141,6 +156,7 @@ def builtin_models() -> list[BuiltinModel]:
             description=description,
             source="\n".join(_source(file) for file in files),
             reference=reference,
+            validated_architectures=VALIDATED_ARCHITECTURES.get(name, ()),
         )
         for name, description, reference, files in _REGISTRY
     ]

@@ -157,3 +157,55 @@ def known_compute_capabilities() -> list[str]:
 
 
 PROFILES: Mapping[str, ArchitectureProfile] = MappingProxyType(_load()[0])
+
+
+def _occupancy_families() -> dict[str, str]:
+    """Return the family of each compute capability of the occupancy limits
+    (`data/architectures.json`, which reaches back to Fermi, before the timing profiles)."""
+    # Imported here: occupancy is a sibling reading its own data file; only this needs it.
+    from simulator.models.occupancy import (
+        architecture_limits,
+        normalise_compute_capability,
+    )
+    from simulator.models.occupancy import known_compute_capabilities as occupancy_ccs
+
+    return {
+        normalise_compute_capability(cc): architecture_limits(cc).architecture
+        for cc in occupancy_ccs()
+    }
+
+
+@cache
+def _families() -> tuple[dict[str, str], dict[str, str]]:
+    """Return (family by compute capability, family by lower-case name or alias): the timing
+    profiles' families, and the occupancy table's for the compute capabilities they lack."""
+    _, by_cc, names = _load()
+    families = {cc: profile.family for cc, profile in by_cc.items()}
+    all_names = dict(names)
+    for cc, family in _occupancy_families().items():
+        canonical = names.get(family.lower(), family)
+        families.setdefault(cc, canonical)
+        all_names.setdefault(family.lower(), canonical)
+    return families, all_names
+
+
+def architecture_family(compute_capability: object) -> str | None:
+    """Return the family ("Hopper") of a compute capability (9.0 or "9.0"), None when it is
+    not a number or no family is known for it."""
+    if isinstance(compute_capability, bool) or not isinstance(compute_capability, int | float):
+        return None
+    return _families()[0].get(f"{float(compute_capability):.1f}")
+
+
+def family_named(name: object) -> str | None:
+    """Return the family a name or alias stands for ("ada lovelace" -> "Ada"), None if none."""
+    if not isinstance(name, str):
+        return None
+    return _families()[1].get(name.strip().lower())
+
+
+def known_families() -> list[str]:
+    """Return every architecture family, oldest first."""
+    families = _families()[0]
+    ordered = sorted(families, key=lambda c: tuple(int(p) for p in c.split(".")))
+    return list(dict.fromkeys(families[cc] for cc in ordered))

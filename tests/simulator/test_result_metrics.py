@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.result_metrics import gpu_names, power_missing_text, result_metrics
+from simulator.result_metrics import (
+    gpu_names,
+    model_warnings_text,
+    power_missing_text,
+    result_metrics,
+)
 
 
 def process(node: str, **times: float) -> dict[str, object]:
@@ -75,6 +80,24 @@ def test_an_empty_result_gives_none_for_each_figure() -> None:
 )
 def test_the_power_warning_reads_as_one_line(entries: object, text: str) -> None:
     assert power_missing_text(entries) == text
+
+
+def test_the_architecture_warnings_read_as_one_line() -> None:
+    assert model_warnings_text(None) == "" and result_metrics({})["model_warnings"] == ""
+    warning = {
+        "code": "architecture",
+        "node": "gpu0",
+        "hardware": "H100 SXM5 80GB",
+        "model": "Volkov GPU",
+        "architecture": "Hopper",
+        "validated": ["Maxwell", "Pascal"],
+    }
+    unknown = {**warning, "node": "gpu1", "architecture": None}
+    assert result_metrics({"warnings": [warning, unknown]})["model_warnings"] == (
+        "Volkov GPU on H100 SXM5 80GB (gpu0, Hopper): validated on Maxwell and Pascal; "
+        "Volkov GPU on H100 SXM5 80GB (gpu1, unknown architecture): validated on Maxwell "
+        "and Pascal"
+    )
 
 
 def test_the_gpus_of_a_snapshot_are_those_its_nodes_run_on() -> None:

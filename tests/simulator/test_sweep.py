@@ -15,6 +15,7 @@ from simulator.sweep import (
     range_error,
     range_values,
     swap_hardware,
+    swap_model,
     sweep_points,
 )
 from webapp.studio.validation import axis_size
@@ -138,3 +139,19 @@ def test_a_node_named_after_its_hardware_takes_the_swapped_in_hardwares_name() -
 
     assert names == ["H100 SXM5 80GB", "Accelerator", "H100 SXM5 80GB"]
     assert snapshot["nodes"][0]["name"] == "GeForce GTX 970"
+
+
+def test_a_model_swap_points_only_that_node_at_the_new_model() -> None:
+    snapshot = {
+        "hardware": {"g": {"type": "GPU", "name": "A", "attributes": {}}},
+        "models": {"m": {"name": "Volkov GPU", "source": "x"}},
+        "nodes": [{"id": "gpu0", "hardware": "g", "model": "m"}, {"id": "gpu1", "model": "m"}],
+    }
+    before = copy.deepcopy(snapshot)
+    record = {"name": "GPU kernel (current architectures)", "source": "y"}
+
+    variant = swap_model(snapshot, "gpu0", record, key="model-3")
+
+    assert snapshot == before
+    assert variant["models"] == {"m": before["models"]["m"], "model-3": record}
+    assert [node["model"] for node in variant["nodes"]] == ["model-3", "m"]
