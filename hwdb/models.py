@@ -14,8 +14,10 @@ from django.db import models
 from hwdb.validation import (
     ATTRIBUTE_KEY_MAX_LENGTH,
     NAME_MAX_LENGTH,
+    validate_architectures,
     validate_attribute_key,
     validate_finite,
+    validate_recommended_model,
 )
 
 
@@ -69,6 +71,13 @@ class Component(OwnedRecord):
     vendor = models.CharField(max_length=100, blank=True)
     comment = models.TextField(blank=True)
     source_url = models.URLField(max_length=500, blank=True)
+    recommended_model = models.CharField(
+        max_length=NAME_MAX_LENGTH,
+        blank=True,
+        validators=[validate_recommended_model],
+        help_text="The built-in computational model to run on it (a GPU's: the kernel-time "
+        "model validated on its architecture); a sweep swapping it in picks it.",
+    )
 
     # Set by hwdb.selectors.component_attributes: the attributes as plain dicts, for lists.
     attribute_rows: list[dict[str, Any]] | None = None
@@ -109,6 +118,13 @@ class ComputationalModel(OwnedRecord):
     source = models.TextField()
     description = models.TextField(blank=True)
     builtin = models.BooleanField(default=False, help_text="Shipped with ParaSim Studio.")
+    validated_architectures = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_architectures],
+        help_text="GPU architecture families the model was validated on; a run on another "
+        "family's GPU carries a warning.",
+    )
 
     class Meta:
         ordering = ["name", "id"]

@@ -278,6 +278,7 @@ def component_export_data(component: Component) -> dict[str, Any]:
         "vendor": component.vendor,
         "comment": component.comment,
         "source_url": component.source_url,
+        "recommended_model": component.recommended_model,
         "attributes": component_attribute_data(component),
     }
 
@@ -293,11 +294,11 @@ def system_model_export_snapshot(*, system_model: SystemModel) -> dict[str, Any]
     # Every launch of a system model exports it: attributes as plain rows, not records.
     components = component_attributes(
         components=Component.objects.filter(pk__in=graph_references(graph, "hardware")).only(
-            "type", "name", "vendor"
+            "type", "name", "vendor", "recommended_model"
         )
     )
     models = ComputationalModel.objects.filter(pk__in=graph_references(graph, "model")).only(
-        "name", "language", "source"
+        "name", "language", "source", "validated_architectures"
     )
     return system_snapshot(
         name=system_model.name,

@@ -41,13 +41,16 @@ def hardware_record(component: Component) -> dict[str, Any]:
     rows = component.attribute_rows
     if rows is None:
         raise ValueError(f"component {component.pk} has no attribute rows loaded")
-    return {
+    record: dict[str, Any] = {
         "type": component.type,
         "name": component.name,
         "vendor": component.vendor,
         "attributes": {row["key"]: row["value"] for row in rows},
         "units": {row["key"]: row["unit"] for row in rows if row["unit"]},
     }
+    if component.recommended_model:
+        record["recommendedModel"] = component.recommended_model
+    return record
 
 
 def record_attributes(record: Mapping[str, Any]) -> dict[str, float]:
@@ -67,7 +70,14 @@ def record_attribute_data(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def model_record(model: ComputationalModel) -> dict[str, Any]:
     """Return the snapshot's record of a computational model."""
-    return {"name": model.name, "language": model.language, "source": model.source}
+    record: dict[str, Any] = {
+        "name": model.name,
+        "language": model.language,
+        "source": model.source,
+    }
+    if model.validated_architectures:
+        record["validatedArchitectures"] = list(model.validated_architectures)
+    return record
 
 
 def system_snapshot(

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from django.core.exceptions import ValidationError
 
 from simulator.js_names import JS_RESERVED
+from simulator.models import builtin_model_names
+from simulator.models.architectures import family_named, known_families
 from simulator.snapshot import IDENTIFIER
 
 NAME_MAX_LENGTH = 200
@@ -56,6 +58,10 @@ MESSAGES = {
     ),
     "null_character": "Null characters are not allowed.",
     "snapshot_object": "A snapshot is a JSON object.",
+    "architectures": "Expected a list of GPU architecture families, each one of {known}.",
+    "architecture": "Unknown GPU architecture family {value!r}; expected one of {known}.",
+    "recommended_model": "No built-in computational model is named {value!r}; expected one of "
+    "{known}.",
 }
 
 
@@ -113,3 +119,29 @@ def null_character_paths(value: object, path: str = "") -> list[str]:
 def is_record_id(value: object) -> bool:
     """Return True when `value` can be a primary key (a positive 64-bit int, not a bool)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
+
+
+def validate_architectures(value: object) -> None:
+    """Raise ValidationError unless `value` is a list of GPU architecture families, each
+    under its canonical name ("Hopper", not "hopper"), none twice."""
+    known = ", ".join(known_families())
+    if not isinstance(value, list):
+        raise ValidationError(MESSAGES["architectures"].format(known=known), code="invalid")
+    for name in value:
+        if family_named(name) != name:
+            raise ValidationError(
+                MESSAGES["architecture"].format(value=name, known=known), code="invalid"
+            )
+    if len(set(value)) != len(value):
+        raise ValidationError(MESSAGES["architectures"].format(known=known), code="invalid")
+
+
+def validate_recommended_model(value: object) -> None:
+    """Raise ValidationError unless `value` is empty or the name of a built-in model
+    (simulator.models): a hardware record recommends a model every user can read."""
+    names = builtin_model_names()
+    if value not in ("", *names):
+        raise ValidationError(
+            MESSAGES["recommended_model"].format(value=value, known=", ".join(map(repr, names))),
+            code="invalid",
+        )

@@ -160,6 +160,7 @@ class ComponentSerializer(OwnedRecordSerializer):
             "vendor",
             "comment",
             "source_url",
+            "recommended_model",
             "shared",
             "owner",
             "can_edit",
@@ -184,7 +185,15 @@ class ComponentImportItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Component
-        fields = ["type", "name", "vendor", "comment", "source_url", "attributes"]
+        fields = [
+            "type",
+            "name",
+            "vendor",
+            "comment",
+            "source_url",
+            "recommended_model",
+            "attributes",
+        ]
 
     def validate_attributes(self, attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return _check_duplicate_keys(attributes)
@@ -208,6 +217,7 @@ class ComputationalModelSerializer(OwnedRecordSerializer):
             "language",
             "source",
             "description",
+            "validated_architectures",
             "shared",
             "builtin",
             "owner",

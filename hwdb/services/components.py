@@ -32,7 +32,15 @@ from simulator.attribute_ranges import range_error
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-COMPONENT_FIELDS = ("type", "name", "vendor", "comment", "source_url", "shared")
+COMPONENT_FIELDS = (
+    "type",
+    "name",
+    "vendor",
+    "comment",
+    "source_url",
+    "recommended_model",
+    "shared",
+)
 ATTRIBUTE_FIELDS = ("key", "value", "unit", "source")
 
 
@@ -114,6 +122,7 @@ def component_create(
     vendor: str = "",
     comment: str = "",
     source_url: str = "",
+    recommended_model: str = "",
     shared: bool = False,
     attributes: Sequence[AttributeData] = (),
 ) -> Component:
@@ -125,6 +134,7 @@ def component_create(
         vendor=vendor,
         comment=comment,
         source_url=source_url,
+        recommended_model=recommended_model,
         shared=shared,
     )
     records, errors = _component_errors(component, attributes)
@@ -169,6 +179,7 @@ def component_clone(*, component: Component, owner: User, name: str | None = Non
         vendor=component.vendor,
         comment=component.comment,
         source_url=component.source_url,
+        recommended_model=component.recommended_model,
         shared=False,
         attributes=component_attribute_data(component),
     )
@@ -191,7 +202,8 @@ def components_import(*, data: object, owner: User | None, shared: bool = False)
         raise ValidationError({"components": ['Expected {"components": [ ... ]}.']})
     errors: Errors = {}
     prepared: list[tuple[Component, list[Attribute]]] = []
-    allowed = {"name", "type", "vendor", "comment", "source_url", "attributes"}
+    plain = ("name", "type", "vendor", "comment", "source_url", "recommended_model")
+    allowed = {*plain, "attributes"}
     for index, item in enumerate(items):
         path = f"components[{index}]"
         if not isinstance(item, Mapping):
@@ -203,7 +215,7 @@ def components_import(*, data: object, owner: User | None, shared: bool = False)
         component = Component(
             owner=owner,
             shared=shared,
-            **{k: item.get(k, "") for k in ("name", "type", "vendor", "comment", "source_url")},
+            **{k: item.get(k, "") for k in plain},
         )
         records, component_errors = _component_errors(component, item.get("attributes", []))
         merge_errors(errors, path, component_errors)

@@ -26,7 +26,14 @@ from simulator.errors import ModelEvaluationError
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-COMPUTATIONAL_MODEL_FIELDS = ("name", "language", "source", "description", "shared")
+COMPUTATIONAL_MODEL_FIELDS = (
+    "name",
+    "language",
+    "source",
+    "description",
+    "validated_architectures",
+    "shared",
+)
 
 
 def _model_errors(model: ComputationalModel, *, check_syntax: bool = False) -> Errors:
@@ -69,6 +76,7 @@ def computational_model_create(
     language: str = ModelLanguage.JAVASCRIPT,
     shared: bool = False,
     builtin: bool = False,
+    validated_architectures: Sequence[str] = (),
 ) -> ComputationalModel:
     """Return a new computational model; built-in ones have no owner and are shared."""
     model = ComputationalModel(
@@ -79,6 +87,7 @@ def computational_model_create(
         language=language,
         shared=shared,
         builtin=builtin,
+        validated_architectures=list(validated_architectures),
     )
     raise_if(_model_errors(model, check_syntax=owner is not None))
     model.save()
@@ -117,6 +126,8 @@ def computational_model_clone(
         source=model.source,
         description=model.description,
         language=model.language,
+        # A copy is the same model until its owner edits it; the owner may drop the claim.
+        validated_architectures=model.validated_architectures,
     )
 
 

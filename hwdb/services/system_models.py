@@ -17,7 +17,10 @@ from hwdb.models import Component, ComputationalModel, ModelLanguage, SystemMode
 from hwdb.selectors import builtin_component_for, visible_components, visible_computational_models
 from hwdb.services.common import Errors, copy_name, merge_errors, raise_if, record_field_errors
 from hwdb.services.components import component_create
-from hwdb.services.computational_models import computational_model_create
+from hwdb.services.computational_models import (
+    computational_model_create,
+    computational_model_update,
+)
 from hwdb.snapshot_codec import (
     graph_references,
     record_attribute_data,
@@ -32,6 +35,7 @@ from hwdb.validation import (
     validate_attribute_key,
 )
 from simulator.errors import SnapshotError
+from simulator.models.architectures import family_named
 from simulator.snapshot import load_snapshot
 
 if TYPE_CHECKING:
@@ -168,6 +172,7 @@ def _find_or_create_component(record: Mapping[str, Any], owner: User | None) -> 
         type=record["type"],
         name=record["name"],
         vendor=record.get("vendor", ""),
+        recommended_model=record.get("recommendedModel") or "",
         shared=owner is None,
         attributes=record_attribute_data(record),
     )
@@ -178,6 +183,9 @@ def _find_or_create_model(
 ) -> ComputationalModel:
     language = record.get("language", ModelLanguage.JAVASCRIPT)
     name = record.get("name", key)
+    # load_snapshot has checked the families; the record is stored under their canonical names
+    families = (family_named(name) for name in record.get("validatedArchitectures", []))
+    validated = list(dict.fromkeys(f for f in families if f is not None))
     if owner is None:
         # Built-in imports (seeded examples) reuse a built-in model with the same code,
         # whatever its name, and never a user's shared record.
@@ -189,6 +197,11 @@ def _find_or_create_model(
             .first()
         )
         if builtin is not None:
+            if validated and builtin.validated_architectures != validated:
+                # the example's record is where a shipped model's claim is kept
+                return computational_model_update(
+                    model=builtin, fields={"validated_architectures": validated}
+                )
             return builtin
         return computational_model_create(
             owner=None,
@@ -197,16 +210,23 @@ def _find_or_create_model(
             language=language,
             shared=True,
             builtin=True,
+            validated_architectures=validated,
         )
     found = (
         visible_computational_models(user=owner)
         .filter(language=language, source=record["source"], name=name)
+        .filter(validated_architectures=validated)
         .first()
     )
     if found is not None:
         return found
     return computational_model_create(
-        owner=owner, name=name, source=record["source"], language=language, shared=owner is None
+        owner=owner,
+        name=name,
+        source=record["source"],
+        language=language,
+        shared=owner is None,
+        validated_architectures=validated,
     )
 
 

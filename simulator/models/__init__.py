@@ -147,6 +147,11 @@ def _source(file: str) -> str:
     return generate() if generate is not None else (JS_DIR / file).read_text(encoding="utf-8")
 
 
+def builtin_model_names() -> list[str]:
+    """Return the names of the built-in models (without reading their sources)."""
+    return [name for name, *_ in _REGISTRY]
+
+
 def builtin_models() -> list[BuiltinModel]:
     """Return the built-in JavaScript computational models, sources read from `js/` (and
     generated from the models' data where `_GENERATED` says)."""

@@ -311,3 +311,16 @@ def test_a_cache_missing_a_required_attribute_is_refused(api: APIClient) -> None
     assert response.status_code == 400
     assert "'clock'" in str(response.json()["attributes"])
     assert api.post(URL, cache_body(), format="json").status_code == 201
+
+
+def test_a_component_recommends_a_built_in_model_by_name(api: APIClient) -> None:
+    fields = {"type": "GPU", "name": "My H100"}
+    created = api.post(
+        URL, {**fields, "recommended_model": "GPU kernel (current architectures)"}, format="json"
+    )
+    assert created.status_code == 201, created.data
+    assert created.data["recommended_model"] == "GPU kernel (current architectures)"
+    refused = api.post(URL, {**fields, "recommended_model": "My own model"}, format="json")
+    assert refused.status_code == 400
+    (message,) = refused.json()["recommended_model"]
+    assert message.startswith("No built-in computational model is named 'My own model'")

@@ -114,3 +114,19 @@ def test_top_level_code_that_needs_hardware_attributes_is_not_a_save_error(
     source = "var clockHz = SMCoreClock * 1e6;\nfunction computationTime(p) { return 1 / clockHz; }"
     response = api.post(URL, {"name": "Uses attributes", "source": source}, format="json")
     assert response.status_code == 201, response.data
+
+
+def test_a_model_declares_its_validated_architectures_by_known_family(
+    api: APIClient, user: Any
+) -> None:
+    fields = {"name": "Mine", "source": GPU_MODEL_SOURCE}
+    created = api.post(URL, {**fields, "validated_architectures": ["Hopper"]}, format="json")
+    assert created.status_code == 201 and created.data["validated_architectures"] == ["Hopper"]
+    # a copy is the same model: it keeps the claim until its owner drops it
+    clone = api.post(f"{URL}{created.data['id']}/clone/", {}, format="json")
+    assert clone.data["validated_architectures"] == ["Hopper"]
+    refused = api.post(URL, {**fields, "validated_architectures": ["Rubin"]}, format="json")
+    assert refused.status_code == 400
+    (message,) = refused.json()["validated_architectures"]
+    assert message.startswith("Unknown GPU architecture family 'Rubin'; expected one of Fermi")
+    assert api.post(URL, fields, format="json").data["validated_architectures"] == []

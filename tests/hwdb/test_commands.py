@@ -113,6 +113,7 @@ class FakeBuiltin:
     name: str
     description: str
     source: str
+    validated_architectures: tuple[str, ...] = ()
 
 
 def test_built_in_computational_models_are_seeded_and_kept_up_to_date(
@@ -226,3 +227,34 @@ def test_seeding_removes_unused_duplicates_of_built_in_hardware() -> None:
     seed()
     assert not Component.objects.filter(pk=duplicate.pk).exists()
     assert Component.objects.filter(owner=None, name="GeForce GTX 970").count() == 1
+
+
+def test_the_seed_names_each_gpus_model_and_each_gpu_models_validated_architectures() -> None:
+    seed()
+    builtin = dict(
+        ComputationalModel.objects.filter(builtin=True).values_list(
+            "name", "validated_architectures"
+        )
+    )
+    assert builtin["Volkov GPU"] == ["Maxwell", "Pascal"]
+    assert builtin["GPU kernel (current architectures)"] == ["Hopper"]
+    assert builtin["PCIe link"] == []
+    # the paper's Listing 4 (the example's own model) is Volkov's model as published
+    assert builtin["MERPSYS Listing 4: Volkov kernel model (GTX 970 example)"] == [
+        "Maxwell",
+        "Pascal",
+    ]
+    recommended = dict(
+        Component.objects.filter(owner=None, type="GPU").values_list("name", "recommended_model")
+    )
+    assert recommended["GeForce GTX 970"] == "Volkov GPU"
+    assert recommended["H100 SXM5 80GB"] == "GPU kernel (current architectures)"
+    assert recommended["B200 SXM 180GB"] == "GPU kernel (current architectures)"
+    # the example's snapshot carries both, so a run of it knows where its model holds
+    snapshot = system_model_export_snapshot(system_model=example_system())
+    (gpu,) = [h for h in snapshot["hardware"].values() if h["type"] == "GPU"]
+    assert gpu["recommendedModel"] == "Volkov GPU"
+    assert {tuple(m.get("validatedArchitectures", ())) for m in snapshot["models"].values()} == {
+        ("Maxwell", "Pascal"),
+        (),
+    }

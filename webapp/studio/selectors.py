@@ -407,6 +407,7 @@ RESULT_PARTS = (
     "reliability",
     "stats",
     "power_missing",
+    "warnings",
 )
 SNAPSHOT_PARTS = ("nodes", "hardware")
 
@@ -414,7 +415,9 @@ SNAPSHOT_PARTS = ("nodes", "hardware")
 def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
     """Return the sweep's table: its variable names and one row per child simulation.
 
-    Rows hold simulation id, status, `hardware` (the component swapped in, if any), `gpu`
+    Rows hold simulation id, status, `hardware` (the component swapped in, if any), `model`
+    (the model its node ran, when the sweep swapped hardware), `model_swapped` (whether that
+    is the GPU's recommended model in place of the system's), `gpu`
     (the GPUs the point runs on, from its snapshot: " + " between several), each swept
     variable, every figure of `simulator.result_metrics` (None until the point succeeded;
     per-node ones as `energy_j.<node>` and `busy_s.<node>`) and the error message of a
@@ -439,6 +442,9 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
             "simulation": child["pk"],
             "status": child["status"],
             "hardware": hardware.get("name", ""),
+            # the model the swapped node ran: its recommended one where the sweep picked it
+            "model": hardware.get("model") or "",
+            "model_swapped": bool(hardware.get("model_swapped")),
             "gpu": " + ".join(
                 gpu_names({part: child[f"snapshot__{part}"] for part in SNAPSHOT_PARTS})
             ),
@@ -448,7 +454,7 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
         if succeeded:
             row.update(result_metrics({part: child[f"result__{part}"] for part in RESULT_PARTS}))
         else:
-            row.update(dict.fromkeys(SUMMARY_METRICS), power_missing="")
+            row.update(dict.fromkeys(SUMMARY_METRICS), power_missing="", model_warnings="")
         row["error"] = "" if succeeded else error.get("message", "")
         rows.append(row)
     return axes, rows
@@ -457,11 +463,20 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
 def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """Return the sweep table's columns: identity, variables, the run-wide figures, then the
     per-node figures any row has (in first-seen order), the power warning and the error."""
-    fixed = ["simulation", "status", "hardware", "gpu", *axes, *SUMMARY_METRICS]
+    fixed = [
+        "simulation",
+        "status",
+        "hardware",
+        "model",
+        "model_swapped",
+        "gpu",
+        *axes,
+        *SUMMARY_METRICS,
+    ]
     per_node: dict[str, None] = {}
     for row in rows:
         per_node.update(dict.fromkeys(key for key in row if key.startswith(PER_NODE_PREFIXES)))
-    return [*fixed, *per_node, "power_missing", "error"]
+    return [*fixed, *per_node, "power_missing", "model_warnings", "error"]
 
 
 PER_NODE_PREFIXES = ("energy_j.", "busy_s.")

@@ -30,7 +30,7 @@ from hwdb.services.system_models import system_model_import_snapshot
 from simulator import models as builtin_library
 
 SEED_DIR = Path(__file__).resolve().parent.parent.parent / "seed"
-COMPONENT_FIELDS = ("type", "name", "vendor", "comment", "source_url")
+COMPONENT_FIELDS = ("type", "name", "vendor", "comment", "source_url", "recommended_model")
 
 
 def _attribute_rows(attributes: Any) -> list[tuple[str, float, str, str]]:
@@ -118,6 +118,7 @@ class Command(BaseCommand):
                 "description": builtin.description,
                 "source": builtin.source,
                 "language": "javascript",
+                "validated_architectures": list(builtin.validated_architectures),
                 "shared": True,
             }
             existing = (

@@ -141,6 +141,8 @@ def test_the_sweep_csv_has_every_metric_of_every_point(
         "simulation",
         "status",
         "hardware",
+        "model",
+        "model_swapped",
         "gpu",
         "N",
         "overall_time_s",
@@ -162,6 +164,7 @@ def test_the_sweep_csv_has_every_metric_of_every_point(
         "energy_j.gpu0",
         "busy_s.gpu0",
         "power_missing",
+        "model_warnings",
         "error",
     ]
     assert [row["gpu"] for row in table] == [GTX, GTX, H100, H100]
@@ -187,3 +190,46 @@ def test_a_point_not_yet_run_has_its_gpu_and_empty_figures(user: Any, sent: Any)
         "",
     )
     assert "energy_j.gpu0" not in sweep_columns(axes, rows)
+
+
+def test_a_point_whose_model_ran_off_its_validated_architectures_warns_in_rest_and_table(
+    user: Any, sent: list[list[int]], client: APIClient
+) -> None:
+    snapshot = offload_snapshot()
+    snapshot["models"]["kernel"]["name"] = "Kernel (Maxwell)"
+    snapshot["models"]["kernel"]["validatedArchitectures"] = ["Maxwell"]
+    gtx = GpuFactory(owner=user, name=GTX, sms=13)
+    AttributeFactory(component=gtx, key="computeCapability", value=5.2)
+    h100 = GpuFactory(owner=user, name=H100, sms=132)
+    AttributeFactory(component=h100, key="computeCapability", value=9.0)
+    spec = {
+        "snapshot": snapshot,
+        "app_source": OFFLOAD_APP,
+        "labels": {"CPU": 1, "GPU": 1},
+        "variables": {"N": [1e6]},
+        "hardware": {"node": "gpu0", "components": [gtx.pk, h100.pk], "model": "keep"},
+    }
+    sweep = sweep_launch(user=user, name="off", spec=spec)
+    for child in sweep.simulations.order_by("pk"):
+        run_with(child, run_simulation(**sandbox_payload(child)))
+    gtx_run, h100_run = sweep.simulations.order_by("pk")
+
+    # the run page reads the result from its download
+    assert client.get(f"/api/simulations/{gtx_run.pk}/result.json").json()["warnings"] == []
+    (warning,) = client.get(f"/api/simulations/{h100_run.pk}/result.json").json()["warnings"]
+    assert (warning["code"], warning["node"], warning["model"]) == (
+        "architecture",
+        "gpu0",
+        "Kernel (Maxwell)",
+    )
+    assert (warning["architecture"], warning["validated"]) == ("Hopper", ["Maxwell"])
+    assert warning["message"].startswith("'Kernel (Maxwell)' was validated on Maxwell GPUs;")
+
+    points = client.get(f"/api/sweeps/{sweep.pk}/").json()["points"]
+    assert [(p["model"], p["model_warnings"]) for p in points] == [
+        ("Kernel (Maxwell)", ""),
+        (
+            "Kernel (Maxwell)",
+            "Kernel (Maxwell) on H100 SXM5 80GB (gpu0, Hopper): validated on Maxwell",
+        ),
+    ]

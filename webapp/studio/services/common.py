@@ -47,6 +47,8 @@ MESSAGES = {
     "sweep_ambiguous": "{count} components are named {ref!r}; give the id instead.",
     "sweep_components": "Expected a non-empty list of component ids or names.",
     "sweep_object": "Expected an object.",
+    "sweep_model": 'Expected "recommended" (run each GPU\'s recommended model where the '
+    "node's model was not validated on it) or \"keep\" (the node's model on every GPU).",
     "not_cancellable": "A {status} simulation cannot be cancelled.",
     "lost": "The worker {worker!r} running this simulation stopped answering; "
     "attempt {attempt} of {limit}.",

@@ -11,9 +11,12 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from hwdb.models import ComputationalModel
 from hwdb.selectors import component_matches
-from hwdb.snapshot_codec import with_hardware
+from hwdb.snapshot_codec import model_key, model_record, with_hardware
+from simulator.model_validity import validated_on
 from simulator.snapshot import SystemSnapshot, node_title
+from simulator.sweep import swap_model
 from webapp.studio import dispatch
 from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
 from webapp.studio.selectors import sweep_aggregate
@@ -32,7 +35,38 @@ from webapp.studio.validation import axis_size, axis_values, reject_nul, resolve
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+    from hwdb.models import Component
+
 SweepOption = tuple[dict[str, Any], SystemSnapshot, dict[str, Any] | None]
+# What a hardware swap does with the node's computational model (spec.hardware.model).
+SWEEP_MODEL_CHOICES = ("recommended", "keep")
+
+
+def _with_recommended_model(
+    variant: dict[str, Any], node_id: str, component: Component
+) -> tuple[dict[str, Any], str | None, bool]:
+    """Return (the variant, the name of the model its node runs, whether it was swapped).
+
+    The node's model gives way to the component's recommended (built-in) model only where
+    the model declares the GPU architectures it was validated on and the new GPU is not one
+    of them: a model that claims nothing is the user's own choice and stays, as does one
+    validated on the GPU. Where none is recommended or it is not installed, the model stays
+    and the run's result warns.
+    """
+    node = next(n for n in variant["nodes"] if n.get("id") == node_id)
+    key = node.get("model")
+    current = (variant.get("models") or {}).get(key) if key is not None else None
+    name = (current.get("name") or key) if isinstance(current, dict) else None
+    recommended = component.recommended_model
+    if current is None or not recommended or name == recommended:
+        return variant, name, False
+    if validated_on(current, variant["hardware"][node["hardware"]]) is not False:
+        return variant, name, False
+    model = ComputationalModel.objects.filter(builtin=True, name=recommended).order_by("id").first()
+    if model is None:
+        return variant, name, False
+    swapped = swap_model(variant, node_id, model_record(model), key=model_key(model.pk))
+    return swapped, model.name, True
 
 
 def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOption]:
@@ -55,6 +89,9 @@ def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOpt
     refs = spec.get("components")
     if not isinstance(refs, list) or not refs:
         raise field_error("spec.hardware.components", MESSAGES["sweep_components"])
+    choice = spec.get("model", "recommended")
+    if choice not in SWEEP_MODEL_CHOICES:
+        raise field_error("spec.hardware.model", MESSAGES["sweep_model"])
     options: list[SweepOption] = []
     for index, ref in enumerate(refs):
         field = f"spec.hardware.components[{index}]"
@@ -71,12 +108,15 @@ def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOpt
                 field, MESSAGES["sweep_ambiguous"].format(count=len(matches), ref=ref)
             )
         component = matches[0]
-        variant, system = check_snapshot(
-            with_hardware(snapshot, node_id=node_id, component=component), field
-        )
-        options.append(
-            (variant, system, {"node": node_id, "id": component.pk, "name": component.name})
-        )
+        variant = with_hardware(snapshot, node_id=node_id, component=component)
+        node_model = nodes[node_id].get("model")
+        model_name = (snapshot.get("models") or {}).get(node_model, {}).get("name", node_model)
+        swapped = False
+        if choice == "recommended":
+            variant, model_name, swapped = _with_recommended_model(variant, node_id, component)
+        variant, system = check_snapshot(variant, field)
+        point = {"node": node_id, "id": component.pk, "name": component.name}
+        options.append((variant, system, {**point, "model": model_name, "model_swapped": swapped}))
     return options
 
 
@@ -101,8 +141,11 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     `spec` holds the launch fields of `launch_plan` (system_model or snapshot, application or
     app_source, labels, queue, seed, time_limit_s, cpu_limit_s, timeline_limit), `variables`
     mapping names to a value, a list or a range {start, stop, step}, and optionally `hardware`
-    {node, components}: the node's hardware is swapped for each component (id or name). The
-    size is checked before anything is expanded.
+    {node, components, model}: the node's hardware is swapped for each component (id or
+    name), and with `model` "recommended" (the default) its model for the component's
+    recommended one where the node's model was not validated on that GPU
+    (`_with_recommended_model`; "keep" keeps it, and such points' results warn). The size is
+    checked before anything is expanded.
     """
     if not isinstance(spec, Mapping):
         raise field_error("spec", MESSAGES["sweep_object"])

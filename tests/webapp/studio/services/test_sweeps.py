@@ -7,8 +7,11 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
+from hwdb.services.computational_models import computational_model_create
 from simulator.errors import UserCodeError
-from tests.hwdb.factories import GpuFactory
+from simulator.models import builtin_models
+from tests.hwdb.factories import AttributeFactory, GpuFactory
+from tests.webapp.studio.factories import tiny_snapshot
 from tests.webapp.studio.services.conftest import count_parses, run_with, sweep_spec
 from webapp.studio.models import Simulation, SweepStatus
 from webapp.studio.services.common import MESSAGES
@@ -62,7 +65,75 @@ def test_a_sweep_swaps_one_nodes_hardware_for_each_component_named(user: Any) ->
         "node": "cpu0",
         "id": slow.pk,
         "name": "Slow GPU",
+        "model": "m",  # the tiny model has no name: its key
+        "model_swapped": False,
     }
+
+
+def _gpu(user: Any, name: str, cc: float, recommended: str = "") -> Any:
+    gpu = GpuFactory(owner=user, name=name, recommended_model=recommended)
+    AttributeFactory(component=gpu, key="computeCapability", value=cc)
+    return gpu
+
+
+def test_a_gpu_swap_runs_the_gpus_recommended_model_where_the_nodes_was_not_validated(
+    user: Any,
+) -> None:
+    volkov, current = (
+        next(m for m in builtin_models() if m.name == name)
+        for name in ("Volkov GPU", "GPU kernel (current architectures)")
+    )
+    installed = computational_model_create(
+        owner=None,
+        name=current.name,
+        source=current.source,
+        shared=True,
+        builtin=True,
+        validated_architectures=current.validated_architectures,
+    )
+    snapshot = tiny_snapshot()
+    snapshot["hardware"]["cpu"]["type"] = "GPU"
+    snapshot["models"]["m"] = {
+        "name": volkov.name,
+        "language": "javascript",
+        "source": volkov.source,
+        "validatedArchitectures": list(volkov.validated_architectures),
+    }
+    gpus = [
+        _gpu(user, "My H100", 9.0, current.name),  # Hopper: Volkov's model gives way
+        _gpu(user, "My GTX 1070", 6.1, volkov.name),  # Pascal: Volkov's model was validated
+        _gpu(user, "My B200", 10.0),  # recommends nothing: the model stays, the run warns
+    ]
+    hardware = {"node": "cpu0", "components": [gpu.pk for gpu in gpus]}
+    spec = sweep_spec(snapshot=snapshot, variables={"steps": 1, "ops": 1e9}, hardware=hardware)
+
+    children = list(sweep_launch(user=user, name="gpus", spec=spec).simulations.order_by("pk"))
+
+    points = [c.sweep_point["hardware"] for c in children]
+    assert [(p["model"], p["model_swapped"]) for p in points] == [
+        (current.name, True),
+        (volkov.name, False),
+        (volkov.name, False),
+    ]
+    h100 = children[0].snapshot
+    key = f"model-{installed.pk}"
+    assert h100["nodes"][0]["model"] == key
+    assert h100["models"][key]["source"] == current.source
+    assert h100["models"][key]["validatedArchitectures"] == ["Hopper"]
+    assert [c.snapshot["nodes"][0]["model"] for c in children[1:]] == ["m", "m"]
+
+    # "keep": the node's model on every GPU, as the user built it
+    kept = sweep_launch(
+        user=user, name="kept", spec={**spec, "hardware": {**hardware, "model": "keep"}}
+    )
+    assert [
+        (c.snapshot["nodes"][0]["model"], c.sweep_point["hardware"]["model_swapped"])
+        for c in kept.simulations.order_by("pk")
+    ] == [("m", False)] * 3
+
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="bad", spec={**spec, "hardware": {**hardware, "model": 1}})
+    assert error.value.message_dict == {"spec.hardware.model": [MESSAGES["sweep_model"]]}
 
 
 def test_it_refuses_an_over_large_sweep_with_its_size_and_the_limit(
