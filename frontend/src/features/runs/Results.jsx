@@ -6,6 +6,7 @@ import { Gantt } from "../../components/charts/Gantt.jsx";
 import { ganttInput } from "../../components/charts/ganttLayout.js";
 import { GridTable } from "../../components/GridTable.jsx";
 import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
+import { ModelWarning, modelWarningLines } from "./ModelWarning.jsx";
 import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
 import { boundText, phases } from "./runs.js";
 
@@ -43,6 +44,7 @@ export function Results({ result, memoryCsvUrl }) {
           <strong>{result.stats?.events ?? "—"}</strong>
         </div>
       </div>
+      <ModelWarning scope="This run's" lines={modelWarningLines(result)} />
       <PowerWarning scope="This run's" lines={powerMissingLines(result)} />
       <h2>{hasMemoryPhases ? "Kernel, transfer and memory times" : "Kernel and transfer times"}</h2>
       <table className="grid" aria-label="Kernel and transfer times">

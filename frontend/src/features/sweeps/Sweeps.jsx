@@ -18,6 +18,7 @@ import { usePolling } from "../../hooks/usePolling.js";
 import { coerce, graphLabels } from "../launch/launch.js";
 import { ModelChoices } from "../launch/ModelChoices.jsx";
 import { useLaunchChoices } from "../launch/useLaunchChoices.js";
+import { ModelWarning } from "../runs/ModelWarning.jsx";
 import { PowerWarning } from "../runs/PowerWarning.jsx";
 import { keepPlottable, SCALES } from "../../lib/scales.js";
 import {
@@ -25,7 +26,9 @@ import {
   metricOptions,
   phaseStacks,
   PHASES_METRIC,
+  modelWarning,
   powerWarning,
+  swappedModels,
   sweepSeries,
   varyingAxes,
 } from "./sweeps.js";
@@ -85,6 +88,7 @@ export function SweepNew() {
   const [queue, setQueue] = useState("");
   const [hwNode, setHwNode] = useState("");
   const [gpus, setGpus] = useState([]);
+  const [keepModel, setKeepModel] = useState(false);
   const [error, setError] = useState(null);
   const { data: componentList, error: componentsError } = useApiGet(
     "/api/components/?page_size=200&ordering=name",
@@ -151,7 +155,12 @@ export function SweepNew() {
         Object.entries(values).map(([k, v]) => [k, parseAxis(v, types[k] || "str")]),
       ),
     };
-    if (hwNode && gpus.length) spec.hardware = { node: hwNode, components: gpus.map(Number) };
+    if (hwNode && gpus.length)
+      spec.hardware = {
+        node: hwNode,
+        components: gpus.map(Number),
+        model: keepModel ? "keep" : "recommended",
+      };
     try {
       const s = await post("/api/sweeps/", { name, spec });
       navigate(`/app/sweeps/${s.id}`);
@@ -227,6 +236,20 @@ export function SweepNew() {
               </select>
               <FieldErrors errors={local} path="hardware.node" />
             </label>
+            {hwNode && (
+              <label className="check">
+                <input
+                  type="checkbox"
+                  checked={keepModel}
+                  onChange={(e) => setKeepModel(e.target.checked)}
+                />{" "}
+                Keep the node&apos;s model on every GPU{" "}
+                <span className="muted">
+                  (else a GPU outside the model&apos;s validated architectures runs the model its
+                  record recommends)
+                </span>
+              </label>
+            )}
             {hwNode && (
               <div className="checklist" role="group" aria-label="Hardware choices">
                 {candidates.map((x) => (
@@ -319,6 +342,8 @@ export function SweepDetail({ id }) {
   );
   const stacks = useMemo(() => phaseStacks(points, x, varying), [points, x, varying]);
   const warning = useMemo(() => powerWarning(points), [points]);
+  const outside = useMemo(() => modelWarning(points), [points]);
+  const swapped = useMemo(() => swappedModels(points), [points]);
 
   if (error) return <ErrorSummary error={error} />;
   if (!sweep) return retrying ? <Retrying error={retrying} /> : <Loading />;
@@ -353,6 +378,18 @@ export function SweepDetail({ id }) {
       <Retrying error={retrying} />
       {sweep.status === "running" && (
         <Progress value={(agg.done || 0) / (agg.total || 1)} label="Sweep progress" />
+      )}
+      {swapped.length > 0 && (
+        <p className="notice" role="note" aria-label="Models swapped">
+          Where the system&apos;s model was not validated on a swapped-in GPU, the point ran the
+          model that GPU&apos;s record recommends: {swapped.join("; ")}.
+        </p>
+      )}
+      {outside && (
+        <ModelWarning
+          scope={`In ${outside.points} of ${outside.of} finished points, the`}
+          lines={outside.lines}
+        />
       )}
       {warning && (
         <PowerWarning

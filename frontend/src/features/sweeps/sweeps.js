@@ -32,7 +32,17 @@ const PER_NODE = [
   { prefix: "energy_j.", label: "energy of", unit: "energy" },
   { prefix: "busy_s.", label: "busy time of", unit: "time" },
 ];
-const NOT_METRICS = new Set(["simulation", "status", "hardware", "gpu", "error", "power_missing"]);
+const NOT_METRICS = new Set([
+  "simulation",
+  "status",
+  "hardware",
+  "model",
+  "model_swapped",
+  "gpu",
+  "error",
+  "power_missing",
+  "model_warnings",
+]);
 
 const hasNumber = (points, key) => points.some((p) => typeof p[key] === "number");
 
@@ -124,4 +134,22 @@ export function powerWarning(points) {
   if (!lacking.length) return null;
   const lines = [...new Set(lacking.flatMap((p) => p.power_missing.split("; ")))];
   return { points: lacking.length, of: done.length, lines };
+}
+
+// Return the architecture warning of the points: {points, of, lines} (lines: the distinct
+// "<model> on <GPU> (<node>, <architecture>): validated on ..." texts) or null when every
+// finished point's model was validated on its GPU.
+export function modelWarning(points) {
+  const done = points.filter((p) => p.status === "succeeded");
+  const outside = done.filter((p) => p.model_warnings);
+  if (!outside.length) return null;
+  const lines = [...new Set(outside.flatMap((p) => p.model_warnings.split("; ")))];
+  return { points: outside.length, of: done.length, lines };
+}
+
+// Return the lines saying which points ran their GPU's recommended model instead of the
+// system's ("<GPU>: <model>"), each once; [] when the sweep swapped no model.
+export function swappedModels(points) {
+  const lines = points.filter((p) => p.model_swapped).map((p) => `${p.hardware}: ${p.model}`);
+  return [...new Set(lines)];
 }

@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   PHASES_METRIC,
   metricOptions,
+  modelWarning,
   phaseStacks,
   powerWarning,
   seriesName,
+  swappedModels,
   sweepSeries,
   varyingAxes,
 } from "./sweeps.js";
@@ -118,5 +120,28 @@ describe("powerWarning", () => {
       of: 4,
       lines: ["Link (bus0): powerIdle, powerConsumptionLoad", "GTX 970 (gpu0): powerIdle"],
     });
+  });
+});
+
+describe("modelWarning and swappedModels", () => {
+  const outside = "Volkov GPU on B200 (gpu0, Blackwell): validated on Maxwell and Pascal";
+  const points = [
+    point("GTX 970", 1, { model: "Volkov GPU", model_swapped: false, model_warnings: "" }),
+    point("H100", 1, { model: "GPU kernel (current architectures)", model_swapped: true }),
+    point("B200", 1, { model: "Volkov GPU", model_swapped: false, model_warnings: outside }),
+    point("B200", 2, { model: "Volkov GPU", model_swapped: false, model_warnings: outside }),
+  ];
+  it("counts the points whose model ran outside its validated architectures", () => {
+    expect(modelWarning(points)).toEqual({ points: 2, of: 4, lines: [outside] });
+    expect(modelWarning(points.slice(0, 2))).toBeNull();
+  });
+  it("names each GPU that ran its recommended model instead of the system's, once", () => {
+    expect(swappedModels([...points, points[1]])).toEqual([
+      "H100: GPU kernel (current architectures)",
+    ]);
+  });
+  it("plots neither the model nor its warnings", () => {
+    const values = metricOptions(points, ["a", "n"]).map((o) => o.value);
+    expect(values.some((v) => v.startsWith("model"))).toBe(false);
   });
 });
