@@ -21,6 +21,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from simulator.models.occupancy import (
+    architecture_limits,
+    normalise_compute_capability,
+)
+from simulator.models.occupancy import known_compute_capabilities as occupancy_ccs
+
 PROFILES_PATH = Path(__file__).parent / "data" / "architecture_profiles.json"
 
 ARCHITECTURE_ERRORS: dict[str, str] = {
@@ -162,13 +168,6 @@ PROFILES: Mapping[str, ArchitectureProfile] = MappingProxyType(_load()[0])
 def _occupancy_families() -> dict[str, str]:
     """Return the family of each compute capability of the occupancy limits
     (`data/architectures.json`, which reaches back to Fermi, before the timing profiles)."""
-    # Imported here: occupancy is a sibling reading its own data file; only this needs it.
-    from simulator.models.occupancy import (
-        architecture_limits,
-        normalise_compute_capability,
-    )
-    from simulator.models.occupancy import known_compute_capabilities as occupancy_ccs
-
     return {
         normalise_compute_capability(cc): architecture_limits(cc).architecture
         for cc in occupancy_ccs()
