@@ -13,11 +13,12 @@ has none).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypedDict
 
 from simulator.models.architectures import architecture_family, family_named
 from simulator.snapshot import SystemSnapshot
+from simulator.sweep import swap_model
 
 MESSAGES = {
     "outside": "{model!r} was validated on {validated} GPUs; {hardware!r} is {family} "
@@ -107,3 +108,35 @@ def validated_on(model: Mapping[str, Any] | None, hardware: Mapping[str, Any]) -
     cc = attributes.get("computeCapability") if isinstance(attributes, Mapping) else None
     family = architecture_family(cc)
     return family is not None and family in {family_named(name) for name in declared}
+
+
+# A model found by name: (its key in a snapshot's models, its snapshot record), or None.
+ModelLookup = Callable[[str], "tuple[str, dict[str, Any]] | None"]
+
+
+def with_recommended_model(
+    variant: Mapping[str, Any], node_id: str, find: ModelLookup
+) -> tuple[dict[str, Any], str | None, bool]:
+    """Return (the snapshot, the name of the model node `node_id` runs, whether it changed)
+    after a sweep swapped a GPU into the node: the GPU record's `recommendedModel`, looked up
+    by `find`, replaces the node's model only where that model declares validated
+    architectures and the GPU is outside them. A model that claims nothing is the user's own
+    choice and stays, as does one validated on the GPU; where the GPU recommends none, or
+    `find` does not know it, the model stays and the run's result warns. One rule for the
+    web side's sweeps (models looked up in the database) and the CLI's (the built-ins)."""
+    snapshot = dict(variant)
+    node = next(n for n in snapshot["nodes"] if n.get("id") == node_id)
+    key = node.get("model")
+    current = (snapshot.get("models") or {}).get(key) if key is not None else None
+    name = (current.get("name") or key) if isinstance(current, Mapping) else None
+    hardware = snapshot["hardware"][node["hardware"]]
+    recommended = hardware.get("recommendedModel")
+    if current is None or not isinstance(recommended, str) or name == recommended:
+        return snapshot, name, False
+    if validated_on(current, hardware) is not False:
+        return snapshot, name, False
+    found = find(recommended)
+    if found is None:
+        return snapshot, name, False
+    model_key, record = found
+    return swap_model(snapshot, node_id, record, key=model_key), recommended, True

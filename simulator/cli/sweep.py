@@ -7,6 +7,7 @@ import argparse
 import concurrent.futures
 import itertools
 import multiprocessing
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
@@ -30,7 +31,23 @@ from simulator.cli.common import (
 )
 from simulator.cpus import usable_cpus
 from simulator.errors import SimulationError
+from simulator.model_validity import with_recommended_model
+from simulator.models import builtin_models
 from simulator.sweep import range_error, range_values, swap_hardware, sweep_points
+
+
+def _builtin_model(name: str) -> tuple[str, dict[str, Any]] | None:
+    """Return the snapshot key and record of the built-in model called `name`, if any."""
+    for model in builtin_models():
+        if model.name == name:
+            record: dict[str, Any] = {
+                "name": model.name,
+                "language": "javascript",
+                "source": model.source,
+                "validatedArchitectures": list(model.validated_architectures),
+            }
+            return "builtin-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"), record
+    return None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,6 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NODE=FILE.json,...",
         help="hardware records (JSON) to swap into NODE, one run each; repeatable",
+    )
+    sweep.add_argument(
+        "--keep-model",
+        action="store_true",
+        help="keep the node's model on every swapped-in GPU (default: a GPU outside the "
+        "model's validated architectures runs the built-in model its record recommends)",
     )
     sweep.add_argument(
         "--jobs",
@@ -184,11 +207,22 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         for swaps in hardware_points:
             variables = dict(point)
             variant = snapshot
+            models: dict[str, str | None] = {}
             for index, (node_id, _path, record) in enumerate(swaps):
                 variant = swap_hardware(variant, node_id, record, key=f"sweep-{index}-{node_id}")
-            entries.append(
-                {"variables": variables, "hardware": {node: path for node, path, _ in swaps}}
-            )
+                if not args.keep_model:
+                    variant, model_name, swapped = with_recommended_model(
+                        variant, node_id, _builtin_model
+                    )
+                    if swapped:
+                        models[node_id] = model_name
+            entry: dict[str, Any] = {
+                "variables": variables,
+                "hardware": {node: path for node, path, _ in swaps},
+            }
+            if models:  # the nodes that ran their GPU's recommended model instead
+                entry["models"] = models
+            entries.append(entry)
             payloads.append(
                 {
                     "snapshot": variant,

@@ -594,3 +594,38 @@ def test_write_json_writes_a_raw_result_as_it_came_and_data_in_the_same_encoding
     assert target.read_bytes() == raw.json + b"\n"
     assert out.getvalue().encode("utf-8") == raw.json + b"\n"
     assert json.loads(out.getvalue()) == data
+
+
+def test_a_sweep_onto_an_h100_runs_its_recommended_model_unless_told_to_keep(
+    tmp_path: Path,
+) -> None:
+    # the seeded H100 record recommends the current-architecture model; the example's
+    # Listing 4 model is Volkov's, validated on Maxwell and Pascal only
+    seed = json.loads((ROOT / "hwdb/seed/hardware.json").read_text())["components"]
+    (h100,) = [c for c in seed if c["name"] == "H100 SXM5 80GB"]
+    record = {
+        "type": "GPU",
+        "name": h100["name"],
+        "attributes": {a["key"]: a["value"] for a in h100["attributes"]},
+        "recommendedModel": h100["recommended_model"],
+    }
+    hardware = tmp_path / "h100.json"
+    hardware.write_text(json.dumps(record))
+    argv = ["sweep", *LAUNCH, "--var", "computeIntensity=1", "--hardware", f"gpu0={hardware}"]
+    argv += ["--no-sandbox", "--json", "-"]
+
+    status, out, err = cli(*argv)
+    assert status == 0, err
+    (run,) = json.loads(out)["runs"]
+    assert run["models"] == {"gpu0": "GPU kernel (current architectures)"}
+    assert run["result"]["warnings"] == []
+
+    status, out, err = cli(*argv, "--keep-model")
+    assert status == 0, err
+    (run,) = json.loads(out)["runs"]
+    assert "models" not in run
+    (warning,) = run["result"]["warnings"]
+    assert (warning["model"], warning["architecture"]) == (
+        "MERPSYS Listing 4: Volkov kernel model (GTX 970 example)",
+        "Hopper",
+    )

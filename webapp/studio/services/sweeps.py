@@ -14,9 +14,8 @@ from django.db import transaction
 from hwdb.models import ComputationalModel
 from hwdb.selectors import component_matches
 from hwdb.snapshot_codec import model_key, model_record, with_hardware
-from simulator.model_validity import validated_on
+from simulator.model_validity import with_recommended_model
 from simulator.snapshot import SystemSnapshot, node_title
-from simulator.sweep import swap_model
 from webapp.studio import dispatch
 from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
 from webapp.studio.selectors import sweep_aggregate
@@ -35,38 +34,15 @@ from webapp.studio.validation import axis_size, axis_values, reject_nul, resolve
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-    from hwdb.models import Component
-
 SweepOption = tuple[dict[str, Any], SystemSnapshot, dict[str, Any] | None]
 # What a hardware swap does with the node's computational model (spec.hardware.model).
 SWEEP_MODEL_CHOICES = ("recommended", "keep")
 
 
-def _with_recommended_model(
-    variant: dict[str, Any], node_id: str, component: Component
-) -> tuple[dict[str, Any], str | None, bool]:
-    """Return (the variant, the name of the model its node runs, whether it was swapped).
-
-    The node's model gives way to the component's recommended (built-in) model only where
-    the model declares the GPU architectures it was validated on and the new GPU is not one
-    of them: a model that claims nothing is the user's own choice and stays, as does one
-    validated on the GPU. Where none is recommended or it is not installed, the model stays
-    and the run's result warns.
-    """
-    node = next(n for n in variant["nodes"] if n.get("id") == node_id)
-    key = node.get("model")
-    current = (variant.get("models") or {}).get(key) if key is not None else None
-    name = (current.get("name") or key) if isinstance(current, dict) else None
-    recommended = component.recommended_model
-    if current is None or not recommended or name == recommended:
-        return variant, name, False
-    if validated_on(current, variant["hardware"][node["hardware"]]) is not False:
-        return variant, name, False
-    model = ComputationalModel.objects.filter(builtin=True, name=recommended).order_by("id").first()
-    if model is None:
-        return variant, name, False
-    swapped = swap_model(variant, node_id, model_record(model), key=model_key(model.pk))
-    return swapped, model.name, True
+def _installed_model(name: str) -> tuple[str, dict[str, Any]] | None:
+    """Return the snapshot key and record of the built-in model called `name`, if installed."""
+    model = ComputationalModel.objects.filter(builtin=True, name=name).order_by("id").first()
+    return (model_key(model.pk), model_record(model)) if model is not None else None
 
 
 def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOption]:
@@ -113,7 +89,9 @@ def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOpt
         model_name = (snapshot.get("models") or {}).get(node_model, {}).get("name", node_model)
         swapped = False
         if choice == "recommended":
-            variant, model_name, swapped = _with_recommended_model(variant, node_id, component)
+            variant, model_name, swapped = with_recommended_model(
+                variant, node_id, _installed_model
+            )
         variant, system = check_snapshot(variant, field)
         point = {"node": node_id, "id": component.pk, "name": component.name}
         options.append((variant, system, {**point, "model": model_name, "model_swapped": swapped}))
@@ -144,7 +122,7 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     {node, components, model}: the node's hardware is swapped for each component (id or
     name), and with `model` "recommended" (the default) its model for the component's
     recommended one where the node's model was not validated on that GPU
-    (`_with_recommended_model`; "keep" keeps it, and such points' results warn). The size is
+    (`simulator.model_validity.with_recommended_model`; "keep" keeps it, and such points' results warn). The size is
     checked before anything is expanded.
     """
     if not isinstance(spec, Mapping):
