@@ -26,6 +26,7 @@ from django.db.models import (
     Q,
     QuerySet,
 )
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -254,15 +255,17 @@ def simulation_list(
     (or a run id); `group_sweeps` keeps one row per sweep, its first run that passes the
     other filters. Raise ValidationError naming the filter for a value it cannot take.
     """
-    # The list shows neither the result nor what the run froze; it shows the owner's, the
+    # The list shows neither the result, nor the error (only its kind: an error's message is
+    # the run page's), nor what the run froze; it shows the owner's, the
     # system model's, the application model's and the sweep's names: joined as columns
     # (LISTED_NAMES), not as records (a page of 50 runs built 150 of them), but the sweep,
     # whose size is read from its aggregate.
     queryset = (
-        Simulation.objects.defer("result", "snapshot", "app_source")
+        Simulation.objects.defer("result", "snapshot", "app_source", "error")
         .select_related("sweep")
         .defer("sweep__spec")
         .annotate(**{name: F(path) for name, path in LISTED_NAMES.items()})
+        .annotate(listed_error_kind=KeyTextTransform("kind", "error"))
     )
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
