@@ -186,6 +186,15 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {"launch": os.environ.get("PARASIM_LAUNCH_RATE", "120/min")},
 }
 
+# Brute-force throttling of sign-in (webapp/accounts/throttling.py): wrong passwords counted
+# per username and per client address within a window of seconds; at the limit, sign-in is
+# refused (429 from the API) until the window ends.
+PARASIM_LOGIN_WINDOW_S = int(os.environ.get("PARASIM_LOGIN_WINDOW_S", "900"))
+PARASIM_LOGIN_FAILURES_PER_USERNAME = int(
+    os.environ.get("PARASIM_LOGIN_FAILURES_PER_USERNAME", "10")
+)
+PARASIM_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("PARASIM_LOGIN_FAILURES_PER_ADDRESS", "30"))
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "ParaSim Studio API",
     "DESCRIPTION": "Hardware database, computational and system models, simulations.",
