@@ -107,7 +107,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: process_exception runs innermost first, and a view's database error must be
+    # answered here before any other middleware sees it.
+    "webapp.middleware.DatabaseUnavailableMiddleware",
 ]
+# What a request answers during a database outage says to retry after (webapp/middleware.py).
+PARASIM_DATABASE_RETRY_AFTER_S = int(os.environ.get("PARASIM_DATABASE_RETRY_AFTER_S", "5"))
 
 ROOT_URLCONF = "webapp.urls"
 WSGI_APPLICATION = "webapp.wsgi.application"
