@@ -167,20 +167,14 @@ class SimulationSerializer(serializers.ModelSerializer):
         return str(listed) if listed is not None else simulation.owner.username
 
     def get_system_name(self, simulation: Simulation) -> str | None:
-        """Return the name of the system model the run was launched from (None: a snapshot)."""
-        if not simulation.system_model_id:
-            return None
-        if hasattr(simulation, "listed_system_name"):
-            return simulation.listed_system_name
-        return simulation.system_model.name if simulation.system_model is not None else None
+        """Return the name, at launch, of the system model the run was launched from (None: a
+        snapshot)."""
+        return simulation.system_name or None
 
     def get_application_name(self, simulation: Simulation) -> str | None:
-        """Return the name of the application model the run was launched from."""
-        if not simulation.application_id:
-            return None
-        if hasattr(simulation, "listed_application_name"):
-            return simulation.listed_application_name
-        return simulation.application.name if simulation.application is not None else None
+        """Return the name, at launch, of the application model the run was launched from
+        (None: a bare source)."""
+        return simulation.application_name or None
 
     def get_error_kind(self, simulation: Simulation) -> str | None:
         """Return the kind of a failed run's error ("user_code", "limit", ...; None: none)."""
