@@ -8,13 +8,16 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from webapp.accounts.views import ObtainAuthTokenView
+from webapp.accounts.views import ObtainAuthTokenView, ThrottledAdminAuthenticationForm
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
     """Return 200 when the web process is up (used by CI and docker-compose health checks)."""
     return JsonResponse({"status": "ok"})
 
+
+# The admin's sign-in counts wrong passwords as the other two do (webapp.accounts.throttling).
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
@@ -82,11 +83,14 @@ def app_shell(request: HttpRequest, path: str = "") -> HttpResponse:
     return render(request, "spa.html", {"assets": entry_assets(manifest)})
 
 
-class ThrottledAuthenticationForm(AuthenticationForm):
-    """Django's sign-in form, refusing while the username or the address is throttled
-    (`webapp.accounts.throttling`) and counting each wrong password."""
+class ThrottledLoginMixin:
+    """A sign-in form (Django's `AuthenticationForm` or one built on it) refusing while the
+    username or the address is throttled (`webapp.accounts.throttling`) and counting each
+    wrong password."""
 
     throttled = False
+    cleaned_data: dict[str, Any]
+    request: Any
 
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username") or "")
@@ -96,13 +100,22 @@ class ThrottledAuthenticationForm(AuthenticationForm):
             self.throttled = True
             raise ValidationError(throttled_message(wait_s), code="throttled")
         try:
-            cleaned = super().clean()
+            cleaned: dict[str, Any] = super().clean()  # type: ignore[misc]
         except ValidationError:
             if username and self.cleaned_data.get("password"):
                 login_failure_record(username=username, address=address)
             raise
         login_success_record(username=username)
         return cleaned
+
+
+class ThrottledAuthenticationForm(ThrottledLoginMixin, AuthenticationForm):
+    """The sign-in page's form."""
+
+
+class ThrottledAdminAuthenticationForm(ThrottledLoginMixin, AdminAuthenticationForm):
+    """The admin site's sign-in form (`admin.site.login_form`): the same passwords, the same
+    counts."""
 
 
 class LoginView(auth_views.LoginView):

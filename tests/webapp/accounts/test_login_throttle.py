@@ -135,3 +135,17 @@ def test_the_counts_live_in_the_shared_redis_cache(
         redis = shared._cache.get_client(write=True)
         for key in redis.scan_iter(f"{shared.key_prefix}:*"):
             redis.delete(key)
+
+
+def test_the_admin_sign_in_counts_with_the_others(ada: Any) -> None:
+    client = Client()
+    for _ in range(LIMIT):
+        assert token(APIClient(), "ada", "wrong").status_code == 400
+    page = client.post(
+        "/admin/login/", {"username": "ada", "password": PASSWORD}, REMOTE_ADDR="10.0.0.1"
+    )
+    assert page.status_code == 200
+    assert "Too many failed sign-ins for this username or from this address" in (
+        page.content.decode()
+    )
+    assert "_auth_user_id" not in client.session
