@@ -30,6 +30,32 @@ ATTRIBUTE_FILTER_ERROR = "Invalid attribute condition {item!r}. " + ATTRIBUTE_FI
 
 AttributeCondition = tuple[str, str, float]
 
+# The words a true/false query parameter takes (any case); anything else is a 400 naming it.
+TRUE_WORDS = ("true", "1")
+FALSE_WORDS = ("false", "0")
+MSG_NOT_BOOLEAN = "Expected true or false, got {value!r}."
+
+
+class StrictBooleanField(forms.Field):
+    """A true/false query parameter: "true"/"1", "false"/"0" or absent; anything else is an
+    error (Django's NullBooleanField takes "null", or any other word, for absent)."""
+
+    def to_python(self, value: Any) -> bool | None:
+        if value is None or value == "":
+            return None
+        word = str(value).strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+        raise forms.ValidationError(MSG_NOT_BOOLEAN.format(value=value), code="invalid")
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    """`BooleanFilter` with `StrictBooleanField`."""
+
+    field_class = StrictBooleanField
+
 
 def parse_attribute_condition(item: str) -> AttributeCondition:
     """Return (key, operator, value) for `KEY__OP:VALUE`; raise ValidationError when malformed."""
@@ -78,7 +104,7 @@ class OwnedFilterSet(django_filters.FilterSet):
     """Filters every record kind has: free-text search, `mine`, ordering."""
 
     search = django_filters.CharFilter(method="filter_search", help_text="Text in the name.")
-    mine = django_filters.BooleanFilter(
+    mine = StrictBooleanFilter(
         method="filter_mine", help_text="true: only my records; false: only others' records."
     )
     search_fields: tuple[str, ...] = ("name",)
@@ -121,7 +147,7 @@ class ComponentFilter(OwnedFilterSet):
 class ComputationalModelFilter(OwnedFilterSet):
     """Filters of the computational model list."""
 
-    builtin = django_filters.BooleanFilter()
+    builtin = StrictBooleanFilter()
     ordering = django_filters.OrderingFilter(fields=("name", "created", "updated", "id"))
 
     class Meta:

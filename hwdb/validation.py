@@ -47,10 +47,14 @@ MESSAGES = {
         "A shared system model can reference only shared computational models; "
         "model {name!r} is private."
     ),
-    "component_in_use": "Component is used by system models: {names}. Remove it from them first.",
-    "model_in_use": "Computational model is used by system models: {names}. Remove it first.",
-    "unshare_in_use": (
-        "Other users' system models use this record ({names}); it must stay shared."
+    # Only the owner's own system models are named; other users' are counted (their names
+    # may be private), and keep copies of their own when the record is withdrawn.
+    "component_in_use": (
+        "Component is used by system models: {names}. Remove it from them first.{others}"
+    ),
+    "model_in_use": "Computational model is used by system models: {names}. Remove it first.{others}",
+    "others_keep_copies": (
+        " {count} system model(s) of other users use it too; they will keep copies of their own."
     ),
     "unshare_in_shared": (
         "Shared system models use this record ({names}); unshare them or remove it from them "

@@ -3,6 +3,12 @@
 Every error carries enough to point at the culprit: a snapshot field path, a line of the
 user's application model, or a computational model with its function and line. `to_dict`
 gives the JSON form stored with a failed run and shown by the REST API.
+
+Every text an error carries is bounded here, once, whatever produced it (a Python exception,
+a simulation-API call echoing its argument, a JavaScript exception): a model that raises or
+passes a 30 MB string must not store a 30 MB error that every page showing the run repeats.
+`bounded_text` cuts one text, `bounded_value` a whole JSON value (the web side applies it to
+every error it stores).
 """
 
 from __future__ import annotations
@@ -12,12 +18,63 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+# The most characters of one user-supplied text an error keeps (a detail, an echoed value,
+# a name); a whole message, which wraps a few of them in words of its own, keeps at most
+# MESSAGE_PARTS of them. The one limit of every stored or shown error message.
+MESSAGE_LIMIT_CHARS = 1000
+MESSAGE_PARTS = 4
+# The most entries an error's mapping or list keeps (a snapshot's field paths, a deadlock's
+# waiting processes); the rest are counted.
+ERROR_LIMIT_ITEMS = 100
+CUT_MARK = " [... {count} more characters]"
+MORE_ITEMS = "[... {count} more]"
+
+
+def bounded_text(text: str, limit: int = MESSAGE_LIMIT_CHARS) -> str:
+    """Return `text` cut to at most `limit` characters, the cut marked with the count left out
+    (a text cut once is not cut again)."""
+    if len(text) <= limit:
+        return text
+    kept = max(limit - len(CUT_MARK.format(count=len(text))), 0)
+    return text[:kept] + CUT_MARK.format(count=len(text) - kept)
+
+
+def bounded_value(value: Any, limit: int = MESSAGE_LIMIT_CHARS * MESSAGE_PARTS) -> Any:
+    """Return a JSON value with every text cut to `limit` characters and every mapping and list
+    to ERROR_LIMIT_ITEMS entries, the last of them then counting those left out (a value bounded
+    once is not cut again)."""
+    if isinstance(value, str):
+        return bounded_text(value, limit)
+    if isinstance(value, dict):
+        items = list(value.items())
+        shown = items if len(items) <= ERROR_LIMIT_ITEMS else items[: ERROR_LIMIT_ITEMS - 1]
+        kept = {
+            bounded_text(str(key), MESSAGE_LIMIT_CHARS): bounded_value(item, limit)
+            for key, item in shown
+        }
+        if len(shown) < len(items):
+            kept[MORE_ITEMS.format(count=len(items) - len(shown))] = ""
+        return kept
+    if isinstance(value, list | tuple):
+        shown_items = value if len(value) <= ERROR_LIMIT_ITEMS else value[: ERROR_LIMIT_ITEMS - 1]
+        kept_list = [bounded_value(item, limit) for item in shown_items]
+        if len(shown_items) < len(value):
+            kept_list.append(MORE_ITEMS.format(count=len(value) - len(shown_items)))
+        return kept_list
+    return value
+
+
+def _bounded_name(name: str | None) -> str | None:
+    return None if name is None else bounded_text(str(name))
+
+
 class SimulationError(Exception):
-    """Base class of every error the simulator raises on purpose."""
+    """Base class of every error the simulator raises on purpose; its message is bounded."""
 
     kind = "simulation"
 
     def __init__(self, message: str) -> None:
+        message = bounded_text(str(message), MESSAGE_LIMIT_CHARS * MESSAGE_PARTS)
         super().__init__(message)
         self.message = message
 
@@ -32,7 +89,8 @@ class SnapshotError(SimulationError):
     kind = "snapshot"
 
     def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
+        self.errors = bounded_value(errors, MESSAGE_LIMIT_CHARS)
+        errors = self.errors
         lines = [f"{path}: {msg}" for path, msgs in errors.items() for msg in msgs]
         super().__init__("invalid system snapshot:\n  " + "\n  ".join(lines))
 
@@ -46,8 +104,8 @@ class LaunchError(SimulationError):
     kind = "launch"
 
     def __init__(self, field: str, message: str) -> None:
-        self.field = field
-        super().__init__(f"{field}: {message}")
+        self.field = bounded_text(str(field))
+        super().__init__(f"{self.field}: {bounded_text(str(message))}")
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "field": self.field}
@@ -61,9 +119,9 @@ class UserCodeError(SimulationError):
     def __init__(
         self, message: str, *, line: int | None = None, process: str | None = None
     ) -> None:
-        self.detail = message
+        self.detail = message = bounded_text(str(message))
         self.line = line
-        self.process = process
+        self.process = process = _bounded_name(process)
         where = f"line {line}: " if line is not None else ""
         who = f" (process {process})" if process else ""
         super().__init__(f"application model, {where}{message}{who}")
@@ -83,9 +141,9 @@ class ModelEvaluationError(SimulationError):
     kind = "model"
 
     def __init__(self, message: str, *, model: str, function: str, line: int | None = None) -> None:
-        self.detail = message
-        self.model = model
-        self.function = function
+        self.detail = message = bounded_text(str(message))
+        self.model = model = bounded_text(str(model))
+        self.function = function = bounded_text(str(function))
         self.line = line
         where = f", line {line}" if line is not None else ""
         super().__init__(f"computational model {model!r}, function {function}(){where}: {message}")
@@ -106,9 +164,9 @@ class DeadlockError(SimulationError):
     kind = "deadlock"
 
     def __init__(self, waiting: dict[str, str], now: float) -> None:
-        self.waiting = waiting
+        self.waiting = waiting = bounded_value(waiting, MESSAGE_LIMIT_CHARS)
         self.now = now
-        lines = [f"{proc} waits for {what}" for proc, what in waiting.items()]
+        lines = [f"{proc} waits for {what}" if what else proc for proc, what in waiting.items()]
         super().__init__(
             f"deadlock at t={now:.9g} s: every remaining process is blocked:\n  "
             + "\n  ".join(lines)
@@ -124,8 +182,8 @@ class SandboxLimitError(SimulationError):
     kind = "limit"
 
     def __init__(self, limit: str, message: str) -> None:
-        self.limit = limit
-        self.detail = message
+        self.limit = bounded_text(str(limit))
+        self.detail = message = bounded_text(str(message))
         super().__init__(message)
 
     def to_dict(self) -> dict[str, Any]:
@@ -144,7 +202,7 @@ class SandboxCrashError(SimulationError):
     def __init__(
         self, message: str, *, signal: str | None = None, exit_status: int | None = None
     ) -> None:
-        self.signal = signal
+        self.signal = _bounded_name(signal)
         self.exit_status = exit_status
         super().__init__(message)
 

@@ -142,6 +142,10 @@ class SharedRedisCache(RedisCache):
     def delete(self, key: Any, version: Any = None) -> bool:
         return _soft(False, lambda: super(SharedRedisCache, self).delete(key, version))
 
+    def incr(self, key: Any, delta: int = 1, version: Any = None) -> Any:
+        # While Redis fails, nothing is counted (as the launch rate's window).
+        return _soft(delta, lambda: super(SharedRedisCache, self).incr(key, delta, version))
+
 
 class ObjectCache(LocMemCache):
     """This process's memory ("local" in settings), keeping the values themselves where

@@ -7,7 +7,8 @@ from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
+
+from webapp.accounts.views import ObtainAuthTokenView, ThrottledAdminAuthenticationForm
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -15,10 +16,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
+# The admin's sign-in counts wrong passwords as the other two do (webapp.accounts.throttling).
+admin.site.login_form = ThrottledAdminAuthenticationForm
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
-    path("api/auth/token/", obtain_auth_token, name="api-token"),
+    path("api/auth/token/", ObtainAuthTokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),

@@ -354,15 +354,6 @@ class EvaluationResultSerializer(serializers.Serializer):
     value = serializers.FloatField(help_text="What the function returned.")
 
 
-class EvaluationErrorSerializer(serializers.Serializer):
-    """The model failed: its message, the line of its source and which function it was."""
-
-    detail = serializers.CharField()
-    line = serializers.IntegerField(allow_null=True)
-    function = serializers.CharField()
-    model = serializers.CharField()
-
-
 class CalibrateSerializer(serializers.Serializer):
     """Measurements to fit to one component (simulator.calibrate; DESIGN.md item 7).
 

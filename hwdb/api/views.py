@@ -12,7 +12,12 @@ from typing import Any
 from django.db.models import QuerySet
 from django_filters import BooleanFilter, ChoiceFilter, OrderingFilter
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -27,7 +32,6 @@ from hwdb.api.serializers import (
     ComponentsImportSerializer,
     ComputationalModelSerializer,
     EvaluateSerializer,
-    EvaluationErrorSerializer,
     EvaluationResultSerializer,
     SnapshotSerializer,
     SystemModelSerializer,
@@ -63,7 +67,27 @@ from hwdb.services.system_models import (
     system_model_update,
 )
 from webapp.api.cache import cached_response
+from webapp.api.exceptions import FIELD_ERRORS_SCHEMA
 from webapp.api.viewsets import CloneMixin, OwnedRecordViewSet, clone_schema
+
+# A failed evaluation's 400 (webapp.api.exceptions): the model failed, with its message, the
+# line of its source and which function it was; or the request had field errors.
+EVALUATION_ERROR_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "object",
+            "description": "The model failed.",
+            "properties": {
+                "detail": {"type": "string"},
+                "line": {"type": "integer", "nullable": True},
+                "function": {"type": "string"},
+                "model": {"type": "string"},
+            },
+            "required": ["detail", "line", "function", "model"],
+        },
+        FIELD_ERRORS_SCHEMA,
+    ]
+}
 
 
 def filter_parameters(filterset_class: type[OwnedFilterSet]) -> list[OpenApiParameter]:
@@ -149,9 +173,17 @@ class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
     @extend_schema(
         request=ComponentsImportSerializer, responses={201: ComponentSerializer(many=True)}
     )
-    @action(detail=False, methods=["post"], url_path="import")
+    # Not paginated: the answer is the list of the components made (the schema said a page).
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        pagination_class=None,
+        filter_backends=[],
+    )
     def import_components(self, request: Request) -> Response:
-        """Create my own copies of the components in the body; all or none."""
+        """Create my own copies of the components in the body, all or none; return them as a
+        list."""
         data = self.input(ComponentsImportSerializer)
         components = components_import(
             data={"components": data["components"]}, owner=self.user, shared=data["shared"]
@@ -208,7 +240,14 @@ class ComputationalModelViewSet(CloneMixin, OwnedRecordViewSet):
 
     @extend_schema(
         request=EvaluateSerializer,
-        responses={200: EvaluationResultSerializer, 400: EvaluationErrorSerializer},
+        responses={
+            200: EvaluationResultSerializer,
+            400: OpenApiResponse(
+                EVALUATION_ERROR_SCHEMA,
+                description="The model failed (its message and line), or the request's "
+                "field errors.",
+            ),
+        },
     )
     @action(detail=True, methods=["post"])
     def evaluate(self, request: Request, pk: str) -> Response:

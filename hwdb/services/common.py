@@ -3,14 +3,17 @@ owned record gets (field validation, NUL characters, unsharing a record still in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from hwdb.models import Attribute, OwnedRecord, SystemModel
 from hwdb.validation import MESSAGES, NAME_MAX_LENGTH
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 Errors = dict[str, list[str]]
 AttributeData = Mapping[str, Any]
@@ -19,7 +22,13 @@ COPY_SUFFIX = " (copy)"
 
 
 class RecordInUseError(Exception):
-    """A component or computational model cannot be deleted: system models reference it."""
+    """A component or computational model cannot be deleted: its owner's system models
+    reference it."""
+
+
+# The graph key of each kind of record a system model references, and the relation that
+# mirrors it (`hwdb.services.system_models._link_references`).
+REFERENCE_RELATIONS = {"hardware": "components", "model": "computational_models"}
 
 
 def merge_errors(errors: Errors, prefix: str, more: Mapping[str, Sequence[str]]) -> None:
@@ -56,12 +65,53 @@ def record_names(system_models: Iterable[SystemModel]) -> str:
 
 
 def unshare_errors(users: QuerySet[SystemModel], owner_id: int | None) -> Errors:
-    """Return errors when a record about to become private is still used by system models
-    other users own (they would break) or by shared ones (they would expose it to everyone)."""
-    others = users.exclude(owner_id=owner_id)
-    if others.exists():
-        return {"shared": [MESSAGES["unshare_in_use"].format(names=record_names(others))]}
-    shared = users.filter(shared=True)
+    """Return errors when a record about to become private is still used by shared system
+    models of its owner (they would expose it to everyone). Other users' system models do not
+    hold it back: they get copies of their own (`others_keep_copies`)."""
+    shared = users.filter(owner_id=owner_id, shared=True)
     if shared.exists():
         return {"shared": [MESSAGES["unshare_in_shared"].format(names=record_names(shared))]}
     return {}
+
+
+def in_use_message(template: str, users: QuerySet[SystemModel], owner_id: int | None) -> str | None:
+    """Return why a record cannot be deleted (its owner's system models use it: named; other
+    users' too: counted), or None when its owner's do not."""
+    own = users.filter(owner_id=owner_id)
+    if not own.exists():
+        return None
+    count = users.exclude(owner_id=owner_id).count()
+    others = MESSAGES["others_keep_copies"].format(count=count) if count else ""
+    return template.format(names=record_names(own), others=others)
+
+
+def others_keep_copies(
+    *,
+    record: OwnedRecord,
+    users: QuerySet[SystemModel],
+    key: str,
+    copy: Callable[[User | None, bool], OwnedRecord],
+) -> int:
+    """Give every other user whose system models reference `record` a copy of their own
+    (`copy(owner, shared)`: shared where one of their system models using it is) and point
+    those system models at it; return how many system models were repointed.
+
+    Called before the record's owner withdraws it (unshares or deletes it): other users'
+    system models keep working, the owner is not held back by records of theirs, and their
+    runs were never at stake (each froze its snapshot at launch).
+    """
+    theirs = list(users.exclude(owner_id=record.owner_id).select_related("owner"))
+    by_owner: dict[int | None, list[SystemModel]] = {}
+    for system_model in theirs:
+        by_owner.setdefault(system_model.owner_id, []).append(system_model)
+    relation = REFERENCE_RELATIONS[key]
+    for system_models in by_owner.values():
+        copied = copy(system_models[0].owner, any(s.shared for s in system_models))
+        for system_model in system_models:
+            for node in system_model.graph.get("nodes", []):
+                if isinstance(node, dict) and node.get(key) == record.pk:
+                    node[key] = copied.pk
+            system_model.save()
+            getattr(system_model, relation).remove(record)
+            getattr(system_model, relation).add(copied)
+    return len(theirs)

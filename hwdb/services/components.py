@@ -6,7 +6,7 @@ attributes those `simulator.memory_spec` asks for) before anything is stored.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import ValidationError
@@ -19,10 +19,11 @@ from hwdb.services.common import (
     Errors,
     RecordInUseError,
     copy_name,
+    in_use_message,
     merge_errors,
+    others_keep_copies,
     raise_if,
     record_field_errors,
-    record_names,
     unshare_errors,
 )
 from hwdb.validation import MESSAGES, duplicate_key_errors
@@ -160,9 +161,14 @@ def component_update(
     for key, value in fields.items():
         setattr(stored, key, value)
     records, errors = _component_errors(stored, attributes)
-    if was_shared and not stored.shared:
+    withdrawn = was_shared and not stored.shared
+    if withdrawn:
         merge_errors(errors, "", unshare_errors(stored.system_models.all(), stored.owner_id))
     raise_if(errors)
+    if withdrawn:
+        others_keep_copies(
+            record=stored, users=stored.system_models.all(), key="hardware", copy=_copier(stored)
+        )
     stored.save()
     if records is not None:
         _store_attributes(stored, records)
@@ -187,11 +193,35 @@ def component_clone(*, component: Component, owner: User, name: str | None = Non
 
 @transaction.atomic
 def component_delete(*, component: Component) -> None:
-    """Delete `component`; raise RecordInUseError while system models reference it."""
+    """Delete `component`; raise RecordInUseError while its owner's system models reference
+    it. Other users' system models that do get copies of their own."""
     users = component.system_models.all()
-    if users.exists():
-        raise RecordInUseError(MESSAGES["component_in_use"].format(names=record_names(users)))
+    refused = in_use_message(MESSAGES["component_in_use"], users, component.owner_id)
+    if refused is not None:
+        raise RecordInUseError(refused)
+    others_keep_copies(record=component, users=users, key="hardware", copy=_copier(component))
     component.delete()
+
+
+def _copier(component: Component) -> Callable[[User | None, bool], Component]:
+    """Return a function making a copy of `component` as stored now (before the change
+    under way) for another owner: the same name, fields and attributes."""
+    original = Component.objects.get(pk=component.pk)
+    attributes = component_attribute_data(original)
+
+    def copy(owner: User | None, shared: bool) -> Component:
+        return component_create(
+            owner=owner,
+            type=original.type,
+            name=original.name,
+            vendor=original.vendor,
+            comment=original.comment,
+            source_url=original.source_url,
+            shared=shared,
+            attributes=attributes,
+        )
+
+    return copy
 
 
 @transaction.atomic

@@ -3,7 +3,7 @@ sandbox), update, clone, delete, and evaluating one function against a component
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
@@ -14,10 +14,11 @@ from hwdb.services.common import (
     Errors,
     RecordInUseError,
     copy_name,
+    in_use_message,
     merge_errors,
+    others_keep_copies,
     raise_if,
     record_field_errors,
-    record_names,
     unshare_errors,
 )
 from hwdb.validation import MESSAGES, MODEL_SOURCE_MAX_LENGTH
@@ -108,9 +109,14 @@ def computational_model_update(
     for key, value in fields.items():
         setattr(stored, key, value)
     errors = _model_errors(stored, check_syntax=source_changed and stored.owner_id is not None)
-    if was_shared and not stored.shared:
+    withdrawn = was_shared and not stored.shared
+    if withdrawn:
         merge_errors(errors, "", unshare_errors(stored.system_models.all(), stored.owner_id))
     raise_if(errors)
+    if withdrawn:
+        others_keep_copies(
+            record=stored, users=stored.system_models.all(), key="model", copy=_copier(stored)
+        )
     stored.save()
     return stored
 
@@ -159,8 +165,29 @@ def computational_model_evaluate(
 
 @transaction.atomic
 def computational_model_delete(*, model: ComputationalModel) -> None:
-    """Delete `model`; raise RecordInUseError while system models reference it."""
+    """Delete `model`; raise RecordInUseError while its owner's system models reference it.
+    Other users' system models that do get copies of their own."""
     users = model.system_models.all()
-    if users.exists():
-        raise RecordInUseError(MESSAGES["model_in_use"].format(names=record_names(users)))
+    refused = in_use_message(MESSAGES["model_in_use"], users, model.owner_id)
+    if refused is not None:
+        raise RecordInUseError(refused)
+    others_keep_copies(record=model, users=users, key="model", copy=_copier(model))
     model.delete()
+
+
+def _copier(model: ComputationalModel) -> Callable[[User | None, bool], ComputationalModel]:
+    """Return a function making a copy of `model` as stored now (before the change under way)
+    for another owner. The source was checked when it was saved: it is copied as it is."""
+    original = ComputationalModel.objects.get(pk=model.pk)
+
+    def copy(owner: User | None, shared: bool) -> ComputationalModel:
+        return ComputationalModel.objects.create(
+            owner=owner,
+            name=original.name,
+            source=original.source,
+            description=original.description,
+            language=original.language,
+            shared=shared,
+        )
+
+    return copy

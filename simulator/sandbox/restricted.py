@@ -51,7 +51,6 @@ __all__ = [
 # which is how the write guard recognises the model's own objects.
 USER_MODULE_NAME = "application_model"
 PRINT_LIMIT_CHARS = 64 * 1024
-MESSAGE_LIMIT_CHARS = 1000
 
 # Modules an application model may import, each with the names it exposes (None: every
 # public name). functools is cut down: update_wrapper / wraps copy arbitrary attributes.
@@ -285,8 +284,6 @@ def user_error_from_exception(
         text = str(exc)
     except Exception:  # a broken __str__ of an exception class the model defined
         text = ""
-    if len(text) > MESSAGE_LIMIT_CHARS:
-        text = text[:MESSAGE_LIMIT_CHARS] + " [...]"
     message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return UserCodeError(message, line=line)
 

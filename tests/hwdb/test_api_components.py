@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from hwdb.api.pagination import MAX_PAGE_SIZE
-from hwdb.filters import ATTRIBUTE_FILTER_ERROR
+from hwdb.api.pagination import MAX_PAGE_SIZE, MSG_PAGE_SIZE
+from hwdb.filters import ATTRIBUTE_FILTER_ERROR, MSG_NOT_BOOLEAN
 from hwdb.models import Component
 from hwdb.validation import MESSAGES
 from tests.hwdb.factories import ComponentFactory, GpuFactory, SystemModelFactory, one_gpu_graph
@@ -324,3 +324,33 @@ def test_a_component_recommends_a_built_in_model_by_name(api: APIClient) -> None
     assert refused.status_code == 400
     (message,) = refused.json()["recommended_model"]
     assert message.startswith("No built-in computational model is named 'My own model'")
+
+
+@pytest.mark.parametrize("value", ["-1.4e-45", "0", "-3", "null", "1.5", "²", "ten"])
+@pytest.mark.parametrize("url", [URL, "/api/models/", "/api/systems/", "/api/simulations/"])
+def test_a_page_size_that_is_no_positive_whole_number_is_refused_naming_it(
+    api: APIClient, url: str, value: str
+) -> None:
+    response = api.get(url, {"page_size": value})
+    assert response.status_code == 400
+    assert response.json() == {
+        "page_size": [MSG_PAGE_SIZE.format(limit=MAX_PAGE_SIZE, value=value)]
+    }
+
+
+@pytest.mark.parametrize("value", ["null", "maybe", "yes", "2"])
+@pytest.mark.parametrize("url", [URL, "/api/models/", "/api/systems/", f"{URL}export/"])
+def test_mine_that_is_neither_true_nor_false_is_refused_naming_it(
+    api: APIClient, url: str, value: str
+) -> None:
+    response = api.get(url, {"mine": value})
+    assert response.status_code == 400
+    assert response.json() == {"mine": [MSG_NOT_BOOLEAN.format(value=value)]}
+
+
+def test_mine_takes_true_and_false_in_any_case(api: APIClient, user: Any) -> None:
+    ComponentFactory(owner=user, name="Mine")
+    GpuFactory(owner=None, shared=True, name="Built in")
+    for word, names in (("TRUE", ["Mine"]), ("1", ["Mine"]), ("False", ["Built in"])):
+        response = api.get(URL, {"mine": word, "page_size": "50"})
+        assert [c["name"] for c in response.json()["results"]] == names

@@ -5,14 +5,10 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from webapp.accounts.views import app_shell
+from webapp.accounts.views import LoginView, app_shell
 
 urlpatterns = [
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
-        name="login",
-    ),
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", app_shell, name="app-home"),
     re_path(r"^app/(?P<path>.*)$", app_shell, name="app"),

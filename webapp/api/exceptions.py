@@ -3,7 +3,9 @@
 Views call selectors and services and let their errors through; this turns them into HTTP
 answers the same way for both apps: a service's ValidationError is a 400 naming the fields,
 a record in use a 409, a record the user cannot see (a selector's DoesNotExist) a 404, and
-a model that fails to evaluate a 400 with its line. DRF's own exceptions pass unchanged.
+a model that fails to evaluate a 400 with its line. DRF's own exceptions pass through DRF's
+handler. Every text of an error body is bounded (`simulator.errors.bounded_value`): messages
+echo what the request sent ("'...' is not a valid choice."), and a request may send megabytes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,17 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from hwdb.services.calibration import CalibrationPermissionError
 from hwdb.services.common import RecordInUseError
-from simulator.errors import ModelEvaluationError
+from simulator.errors import ModelEvaluationError, bounded_value
+
+# The OpenAPI schema of a 400's field errors as DRF and `validation_detail` write them: each
+# field (or "non_field_errors") to its messages, or, for a nested field, to its own errors.
+FIELD_ERRORS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Field errors: each field to its messages (a nested field to its errors).",
+    "additionalProperties": {
+        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "object"}]
+    },
+}
 
 
 def validation_detail(error: DjangoValidationError) -> dict[str, Any]:
@@ -32,7 +44,15 @@ def validation_detail(error: DjangoValidationError) -> dict[str, Any]:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Return the response for an error a view let through; None leaves it a 500."""
+    """Return the response for an error a view let through, its texts bounded; None leaves it
+    a 500."""
+    response = _error_response(exc, context)
+    if response is not None and response.data is not None:
+        response.data = bounded_value(response.data)
+    return response
+
+
+def _error_response(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DjangoValidationError):
         exc = ValidationError(validation_detail(exc))
     elif isinstance(exc, ObjectDoesNotExist):

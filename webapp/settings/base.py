@@ -107,7 +107,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: process_exception runs innermost first, and a view's database error must be
+    # answered here before any other middleware sees it.
+    "webapp.middleware.DatabaseUnavailableMiddleware",
 ]
+# What a request answers during a database outage says to retry after (webapp/middleware.py).
+PARASIM_DATABASE_RETRY_AFTER_S = int(os.environ.get("PARASIM_DATABASE_RETRY_AFTER_S", "5"))
 
 ROOT_URLCONF = "webapp.urls"
 WSGI_APPLICATION = "webapp.wsgi.application"
@@ -185,6 +190,15 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "webapp.api.exceptions.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"launch": os.environ.get("PARASIM_LAUNCH_RATE", "120/min")},
 }
+
+# Brute-force throttling of sign-in (webapp/accounts/throttling.py): wrong passwords counted
+# per username and per client address within a window of seconds; at the limit, sign-in is
+# refused (429 from the API) until the window ends.
+PARASIM_LOGIN_WINDOW_S = int(os.environ.get("PARASIM_LOGIN_WINDOW_S", "900"))
+PARASIM_LOGIN_FAILURES_PER_USERNAME = int(
+    os.environ.get("PARASIM_LOGIN_FAILURES_PER_USERNAME", "10")
+)
+PARASIM_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("PARASIM_LOGIN_FAILURES_PER_ADDRESS", "30"))
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "ParaSim Studio API",

@@ -99,7 +99,11 @@ class Sweep(models.Model):
 
 
 class Simulation(models.Model):
-    """One simulation run on a named queue, with everything it needs frozen at launch."""
+    """One simulation run on a named queue, with everything it needs frozen at launch.
+
+    The names of the system and application models it was launched from are frozen too: the
+    records may be renamed, unshared or deleted by their owners (other users' included), and
+    a run must neither change nor show their later, possibly private, names."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="simulations"
@@ -112,6 +116,11 @@ class Simulation(models.Model):
         on_delete=models.SET_NULL,
         related_name="simulations",
     )
+    system_name = models.CharField(
+        max_length=NAME_MAX_LENGTH,
+        blank=True,
+        help_text="The system model's name at launch (empty: launched from a bare snapshot).",
+    )
     snapshot = models.JSONField(help_text="The system snapshot frozen at launch.")
     application = models.ForeignKey(
         ApplicationModel,
@@ -119,6 +128,11 @@ class Simulation(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="simulations",
+    )
+    application_name = models.CharField(
+        max_length=NAME_MAX_LENGTH,
+        blank=True,
+        help_text="The application model's name at launch (empty: launched from a bare source).",
     )
     app_source = models.TextField(help_text="The application model's source frozen at launch.")
     variables = models.JSONField(default=dict, blank=True)

@@ -26,6 +26,7 @@ from django.db.models import (
     Q,
     QuerySet,
 )
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -77,22 +78,13 @@ NO_SWEEP = "none"
 SEARCH_MAX_LENGTH = 200
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
-# The names of the records a run used, as the runs list reads them (attributes of each run
-# it lists; `webapp.studio.api.serializers.SimulationSerializer` takes them when present).
-LISTED_NAMES = {
-    "listed_owner": "owner__username",
-    "listed_system_name": "system_model__name",
-    "listed_application_name": "application__name",
-}
-# What the run detail leaves out of the records it joins: only their names are shown.
-RELATED_UNSHOWN = (
-    "system_model__graph",
-    "system_model__description",
-    "application__source",
-    "application__variables",
-    "application__description",
-    "sweep__spec",
-)
+# The owner's name, as the runs list reads it (an attribute of each run it lists;
+# `webapp.studio.api.serializers.SimulationSerializer` takes it when present). The names of
+# the system and application models are the run's own, frozen at launch: the records' names
+# now may be other users' private ones.
+LISTED_NAMES = {"listed_owner": "owner__username"}
+# What the run detail leaves out of the records it joins.
+RELATED_UNSHOWN = ("sweep__spec",)
 
 
 def _is_staff(user: User) -> bool:
@@ -254,15 +246,17 @@ def simulation_list(
     (or a run id); `group_sweeps` keeps one row per sweep, its first run that passes the
     other filters. Raise ValidationError naming the filter for a value it cannot take.
     """
-    # The list shows neither the result nor what the run froze; it shows the owner's, the
+    # The list shows neither the result, nor the error (only its kind: an error's message is
+    # the run page's), nor what the run froze; it shows the owner's, the
     # system model's, the application model's and the sweep's names: joined as columns
     # (LISTED_NAMES), not as records (a page of 50 runs built 150 of them), but the sweep,
     # whose size is read from its aggregate.
     queryset = (
-        Simulation.objects.defer("result", "snapshot", "app_source")
+        Simulation.objects.defer("result", "snapshot", "app_source", "error")
         .select_related("sweep")
         .defer("sweep__spec")
         .annotate(**{name: F(path) for name, path in LISTED_NAMES.items()})
+        .annotate(listed_error_kind=KeyTextTransform("kind", "error"))
     )
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
@@ -311,8 +305,8 @@ def simulation_list(
             )
         found = (
             Q(name__icontains=search)
-            | Q(system_model__name__icontains=search)
-            | Q(application__name__icontains=search)
+            | Q(system_name__icontains=search)
+            | Q(application_name__icontains=search)
         )
         if search.isascii() and search.isdigit() and int(search) <= MAX_ID:
             found |= Q(pk=int(search))
@@ -340,10 +334,10 @@ def simulation_list_version(*, user: User) -> tuple[object, ...] | None:
     number and the sum of those ids over the user's runs (staff: everybody's) and sweeps change
     with every committed insert, update or delete of one of them, so no write path can be
     missed. Each transaction has its own id, which is why a reader inside a transaction gets
-    None: two writes of that one transaction would leave the same stamps. Not covered: the names of the system and application models a run was launched
-    from, renamed elsewhere (at most `RESPONSE_CACHE_SECONDS` stale), and the queue places,
-    which depend on other users' runs and are read on every request
-    (`simulation_queue_positions`).
+    None: two writes of that one transaction would leave the same stamps. Not covered: the
+    queue places, which depend on other users' runs and are read on every request
+    (`simulation_queue_positions`); the names of the records a run was launched from are the
+    run's own.
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         # Inside a transaction its own writes all carry one id: they would not move it.
@@ -375,11 +369,8 @@ def _list_version_sql(*, staff: bool) -> str:
 
 def simulation_get(*, user: User, simulation_id: object) -> Simulation:
     """Return `user`'s simulation with this id (Simulation.DoesNotExist otherwise), with its
-    `queue_position` (`simulation_queue_positions`) and the names of what it was launched
-    from."""
-    queryset = Simulation.objects.select_related(
-        "owner", "system_model", "application", "sweep"
-    ).defer(*RELATED_UNSHOWN)
+    `queue_position` (`simulation_queue_positions`)."""
+    queryset = Simulation.objects.select_related("owner", "sweep").defer(*RELATED_UNSHOWN)
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
     simulation = record_get(queryset, record_id=simulation_id)

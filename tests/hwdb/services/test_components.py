@@ -175,15 +175,16 @@ def test_a_component_used_by_a_system_model_cannot_be_deleted() -> None:
     assert Component.objects.filter(pk=component.pk).exists()
 
 
-def test_a_component_used_by_other_users_cannot_be_made_private() -> None:
+def test_a_component_used_by_other_users_is_made_private_and_they_keep_a_copy() -> None:
     component = GpuFactory(shared=True)
-    SystemModelFactory(graph=one_gpu_graph(component.pk), owner=UserFactory()).components.set(
-        [component]
-    )
-    with pytest.raises(ValidationError) as excinfo:
-        component_update(component=component, fields={"shared": False})
-    assert list(errors_of(excinfo)) == ["shared"]
-    assert Component.objects.get(pk=component.pk).shared is True
+    theirs = SystemModelFactory(graph=one_gpu_graph(component.pk), owner=UserFactory())
+    theirs.components.set([component])
+    component_update(component=component, fields={"shared": False})
+    assert Component.objects.get(pk=component.pk).shared is False
+    theirs.refresh_from_db()
+    (copied,) = theirs.components.all()
+    assert (copied.owner_id, copied.name) == (theirs.owner_id, component.name)
+    assert theirs.graph["nodes"][1]["hardware"] == copied.pk
 
 
 def test_components_export_and_import_round_trip() -> None:

@@ -63,6 +63,15 @@ class ApplicationModelFactory(factory.django.DjangoModelFactory):
 class SimulationFactory(factory.django.DjangoModelFactory):
     owner = factory.SubFactory(UserFactory)
     name = factory.Sequence(lambda n: f"Run {n}")
+    system_model = None
+    application = None
+    # The names at launch, as `services.launch.new_simulation` stores them.
+    system_name = factory.LazyAttribute(
+        lambda run: run.system_model.name if run.system_model else ""
+    )
+    application_name = factory.LazyAttribute(
+        lambda run: run.application.name if run.application else ""
+    )
     snapshot = factory.LazyFunction(tiny_snapshot)
     app_source = TINY_APP
     variables = factory.LazyFunction(lambda: {"steps": 3, "ops": 1e9})

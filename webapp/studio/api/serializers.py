@@ -98,7 +98,10 @@ def _float(value: float | None) -> float | None:
 
 
 class SimulationSerializer(serializers.ModelSerializer):
-    """A simulation with its live progress; the full result is downloaded from `result_url`."""
+    """A simulation with its live progress; the full result is downloaded from `result_url`.
+
+    Lists carry no error body, only its kind (`error_kind`): the run's page reads the error
+    (`SimulationDetailSerializer`)."""
 
     owner = serializers.CharField(source="owner.username", read_only=True)
     result_url = serializers.SerializerMethodField()
@@ -107,6 +110,7 @@ class SimulationSerializer(serializers.ModelSerializer):
     application_name = serializers.SerializerMethodField()
     sweep_name = serializers.SerializerMethodField()
     sweep_size = serializers.SerializerMethodField()
+    error_kind = serializers.SerializerMethodField()
 
     class Meta:
         model = Simulation
@@ -128,7 +132,7 @@ class SimulationSerializer(serializers.ModelSerializer):
             "progress",
             "overall_time_s",
             "energy_j",
-            "error",
+            "error_kind",
             "attempts",
             "worker",
             "created",
@@ -163,20 +167,21 @@ class SimulationSerializer(serializers.ModelSerializer):
         return str(listed) if listed is not None else simulation.owner.username
 
     def get_system_name(self, simulation: Simulation) -> str | None:
-        """Return the name of the system model the run was launched from (None: a snapshot)."""
-        if not simulation.system_model_id:
-            return None
-        if hasattr(simulation, "listed_system_name"):
-            return simulation.listed_system_name
-        return simulation.system_model.name if simulation.system_model is not None else None
+        """Return the name, at launch, of the system model the run was launched from (None: a
+        snapshot)."""
+        return simulation.system_name or None
 
     def get_application_name(self, simulation: Simulation) -> str | None:
-        """Return the name of the application model the run was launched from."""
-        if not simulation.application_id:
-            return None
-        if hasattr(simulation, "listed_application_name"):
-            return simulation.listed_application_name
-        return simulation.application.name if simulation.application is not None else None
+        """Return the name, at launch, of the application model the run was launched from
+        (None: a bare source)."""
+        return simulation.application_name or None
+
+    def get_error_kind(self, simulation: Simulation) -> str | None:
+        """Return the kind of a failed run's error ("user_code", "limit", ...; None: none)."""
+        if hasattr(simulation, "listed_error_kind"):
+            return simulation.listed_error_kind
+        kind = (simulation.error or {}).get("kind")
+        return None if kind is None else str(kind)
 
     def get_sweep_name(self, simulation: Simulation) -> str | None:
         """Return the name of the run's sweep (None outside any sweep)."""
@@ -216,7 +221,7 @@ class SimulationSerializer(serializers.ModelSerializer):
             "progress": _float(simulation.progress),
             "overall_time_s": _float(simulation.overall_time_s),
             "energy_j": _float(simulation.energy_j),
-            "error": simulation.error,
+            "error_kind": self.get_error_kind(simulation),
             "attempts": simulation.attempts,
             "worker": simulation.worker,
             "created": _datetime(simulation.created),
@@ -237,13 +242,19 @@ class SimulationSerializer(serializers.ModelSerializer):
 
 
 class SimulationDetailSerializer(SimulationSerializer):
-    """A simulation with what it froze at launch (the snapshot and the application source)
-    and where its memory-hierarchy figures download as CSV."""
+    """A simulation with its error, what it froze at launch (the snapshot and the application
+    source) and where its memory-hierarchy figures download as CSV."""
 
     memory_csv_url = serializers.SerializerMethodField()
 
     class Meta(SimulationSerializer.Meta):
-        fields = [*SimulationSerializer.Meta.fields, "snapshot", "app_source", "memory_csv_url"]
+        fields = [
+            *SimulationSerializer.Meta.fields,
+            "error",
+            "snapshot",
+            "app_source",
+            "memory_csv_url",
+        ]
         read_only_fields = fields
 
     def get_memory_csv_url(self, simulation: Simulation) -> str:
@@ -253,6 +264,7 @@ class SimulationDetailSerializer(SimulationSerializer):
     def to_representation(self, instance: Simulation) -> dict[str, Any]:
         return {
             **super().to_representation(instance),
+            "error": instance.error,
             "snapshot": instance.snapshot,
             "app_source": instance.app_source,
             "memory_csv_url": self.get_memory_csv_url(instance),

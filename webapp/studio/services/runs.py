@@ -28,7 +28,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest
 
 from simulator import sandbox
-from simulator.errors import SimulationError
+from simulator.errors import SimulationError, bounded_value
 from simulator.sandbox import Limits, Progress
 from webapp.studio import dispatch
 from webapp.studio.dispatch import HARD_LIMIT_MARGIN_S
@@ -168,8 +168,12 @@ def simulation_finish(
         )
         fields["simulated_time_s"] = fields["overall_time_s"]
     else:
+        # Bounded whatever made it (the simulator's errors are already; an internal error's
+        # text, a fake runner's, are not): every runs page reads it.
         fields.update(
-            status=SimulationStatus.FAILED, error=_storable(dict(error or {})), result=None
+            status=SimulationStatus.FAILED,
+            error=_storable(bounded_value(dict(error or {}))),
+            result=None,
         )
     for delay in (*STORE_RETRY_DELAYS_S, None):
         try:
