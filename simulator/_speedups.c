@@ -133,7 +133,19 @@ set_stackless_types(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+static PyObject *
+in_main_interpreter(PyObject *module, PyObject *unused)
+{
+    if (check_main_interpreter() < 0) {
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"in_main_interpreter", in_main_interpreter, METH_NOARGS,
+     "Return whether this is the main interpreter, the only one the core serves."},
     {"set_process_type", set_process_type, METH_O,
      "Tell the core which class is a simulated process."},
     {"set_stackless_types", (PyCFunction)(void (*)(void))set_stackless_types, METH_FASTCALL,

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from greenlet import getcurrent
 
+from simulator import hotpath
 from simulator.engine import WAIT, Process, speedups
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 from simulator.platform import Message
@@ -147,8 +148,8 @@ class _PythonMessageFilter:
         return self.label is None or message.source.slot.label == self.label
 
 
-_message_filter: Callable[..., Callable[[Message], bool]] = (
-    _PythonMessageFilter if speedups is None else speedups.MessageFilter
+_message_filter: Callable[..., Callable[[Message], bool]] = hotpath.choose(
+    _PythonMessageFilter, "MessageFilter"
 )
 
 
@@ -339,7 +340,7 @@ class _PythonSimCore:
 if TYPE_CHECKING:
     _SimCore = _PythonSimCore
 else:
-    _SimCore = _PythonSimCore if speedups is None else speedups.SimCore
+    _SimCore = hotpath.choose(_PythonSimCore, "SimCore")
     if speedups is not None:
         speedups.set_plain_params_type(HashMap)
         speedups.set_memo_type(Memo)  # its `index`: the memo read without building keys
@@ -799,9 +800,6 @@ def _on_a_greenlet() -> bool:
     return isinstance(getcurrent(), Process)
 
 
-_TAKE_IN_C = speedups is not None  # StacklessSim._wait_for_message asks the C core first
-
-
 def _size(message: Message) -> float:
     return message.size
 
@@ -932,11 +930,11 @@ class StacklessSim(Sim):
         """Return `then(message)` for the oldest message `accept` takes, accounted as a
         receive; WAIT when there is none yet: the process then waits in its mailbox, and
         gets `then(message)` (which may wait again) when the message comes. The C core's
-        `_take_or_wait` does it where it can (then None there: the message's size)."""
-        if _TAKE_IN_C:
-            result = self._take_or_wait(accept, waiting, then)
-            if result is not NotImplemented:
-                return result
+        `_take_or_wait` does it where it can (then None there: the message's size); a
+        StacklessSim runs on the C core only (`engine.STACKLESS_CORE`)."""
+        result = self._take_or_wait(accept, waiting, then)
+        if result is not NotImplemented:
+            return result
         started = self._engine.now
         mailbox = self._state.mailbox
         message = mailbox.take(accept)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from simulator.engine import speedups
+from simulator import hotpath
 from simulator.models.energy import power_state_energies
 from simulator.models.reliability import success_probability
 from simulator.models.roofline import Roof, bound_class, kernel_inputs, kernel_point
@@ -263,7 +263,7 @@ class PythonUsage:
 if TYPE_CHECKING:
     Usage = PythonUsage
 else:
-    Usage = PythonUsage if speedups is None else speedups.Usage
+    Usage = hotpath.choose(PythonUsage, "Usage")
 
 
 class Timeline:

@@ -49,20 +49,16 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from simulator import hotpath
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_arithmetic import ArithmeticTwin, arithmetic_model
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
 
-# V8's results handed back in C (`_Isolate`) where the extension is built and
-# PARASIM_PURE_PYTHON is not set, else through mini-racer's own Python callback.
-try:
-    from simulator import _v8results
-except ImportError:  # not built (simulator.build_speedups)
-    _v8results = None
-if os.environ.get("PARASIM_PURE_PYTHON"):
-    _v8results = None
+# V8's results handed back in C (`_Isolate`) where simulator.hotpath chose the extension,
+# else through mini-racer's own Python callback.
+_v8results = hotpath.v8results
 
 if TYPE_CHECKING:
     from py_mini_racer import MiniRacer
@@ -633,7 +629,11 @@ class _Isolate:
         raw = dll.mr_init_context(_dll.MR_CALLBACK(_v8results.HAND_BACK))
         # No event loop: no task of this context is ever one of mini-racer's own.
         self._ctx: Any = _context.Context(
-            dll, raw, None, _objects.ObjectFactoryImpl(), itertools.count(1)
+            dll,
+            raw,
+            None,  # type: ignore[arg-type]
+            _objects.ObjectFactoryImpl(),
+            itertools.count(1),
         )
         self.abandoned: bool = False  # a task of it never ended (its slot must live on)
 

@@ -598,12 +598,9 @@ def _attribute_guard() -> Callable[..., Any]:
     `guarded_getattr`, so its rules and messages stay here."""
     # Imported here: a run's builtins need the engine's C core, a web process's checks of a
     # model (compile_errors) do not.
-    from simulator.engine import speedups
+    from simulator.hotpath import attribute_guard
 
-    if speedups is None:
-        return guarded_getattr
-    speedups.set_attribute_guard(guarded_getattr, frozenset(INSPECT_ATTRIBUTES))
-    return cast(Callable[..., Any], speedups.guarded_getattr)
+    return cast(Callable[..., Any], attribute_guard(guarded_getattr, frozenset(INSPECT_ATTRIBUTES)))
 
 
 @functools.cache
