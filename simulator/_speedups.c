@@ -133,6 +133,154 @@ set_stackless_types(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* -- the name contract: the Python names the core reads, writes and calls ------------------- */
+
+/* A transfer's timeline entry's further keys, in Timeline.add's order (`transfer_keys`). */
+static PyObject *str_entry_node = NULL, *str_entry_instance = NULL, *str_entry_size = NULL,
+                *str_entry_direction = NULL, *str_entry_to = NULL;
+
+/* Every name the core uses, by its key in simulator.hotpath.NAMES, which gives the Python name
+ * (and the class it belongs to) at start-up: set_names. A rename on the Python side is one edit
+ * there, and tests/simulator/test_name_contract.py checks each name against its class. */
+typedef struct {
+    const char *key;
+    PyObject **name; /* the interned name, used where the core once interned a literal */
+} ContractName;
+
+static const ContractName contract_names[] = {
+    {"waiting", &str_waiting},
+    {"add_busy", &str_add_busy},
+    {"computation_time", &str_computation_time},
+    {"computation_fallback", &str_computation_fallback},
+    {"computation_memo", &str_computation_memo},
+    {"record_computation", &str_record_computation},
+    {"compute_s", &str_compute_s},
+    {"full", &str_full},
+    {"dropped", &str_dropped},
+    {"pause", &str_pause},
+    {"start", &str_start},
+    {"stop", &str_stop},
+    {"process", &str_process},
+    {"kind", &str_kind},
+    {"compute", &str_compute},
+    {"start_s", &str_start_s},
+    {"end_s", &str_end_s},
+    {"entries", &str_entries},
+    {"limit", &str_limit},
+    {"cuda_core_instructions", &str_cuda_core_instructions},
+    {"index", &str_index},
+    {"receive", &str_receive},
+    {"sent_at", &str_sent_at},
+    {"wait_s", &str_wait_s},
+    {"comm_s", &str_comm_s},
+    {"index_room", &str_index_room},
+    {"targets", &str_targets},
+    {"state", &str_state},
+    {"p2p_send_fallback", &str_p2p_send_fallback},
+    {"receivers", &str_receivers},
+    {"collectives", &str_collectives},
+    {"broadcast", &str_broadcast},
+    {"scatter", &str_scatter},
+    {"gather", &str_gather},
+    {"collectives_slot", &str_collectives_slot},
+    {"root", &str_root},
+    {"to_root", &str_to_root},
+    {"collective_waiting", &str_waiting_attr},
+    {"broadcast_fallback", &str_broadcast_fallback},
+    {"scatter_fallback", &str_scatter_fallback},
+    {"gather_fallback", &str_gather_fallback},
+    {"busy", &str_busy},
+    {"busy_dropped", &str_busy_dropped},
+    {"node_key", &str_node_key},
+    {"instance_key", &str_instance_key},
+    {"barrier", &str_barrier},
+    {"channel", &str_channel},
+    {"slot", &str_slot},
+    {"label", &str_label},
+    {"receive_fallback", &str_receive_fallback},
+    {"end", &str_end},
+    {"failed", &str_failed},
+    {"throw", &str_throw},
+    {"transfer_time", &str_transfer_time},
+    {"transfer_times", &str_transfer_times},
+    {"init", &str___init__},
+    {"release", &str_release},
+    {"request", &str_request},
+    {"mailbox", &str_mailbox},
+    {"put", &str_put},
+    {"size", &str_size},
+    {"direction", &str_direction},
+    {"host_memory", &str_host_memory},
+    {"source", &str_source},
+    {"name", &str_name},
+    {"id", &str_id},
+    {"transfer", &str_transfer},
+    {"append", &str_append},
+    {"popleft", &str_popleft},
+    {"entry_node", &str_entry_node},
+    {"entry_instance", &str_entry_instance},
+    {"entry_size", &str_entry_size},
+    {"entry_direction", &str_entry_direction},
+    {"entry_to", &str_entry_to},
+    {NULL, NULL},
+};
+static int names_set = 0;
+
+static PyObject *
+set_names(PyObject *module, PyObject *names)
+{
+    if (!PyDict_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "set_names expects a dict of key: name");
+        return NULL;
+    }
+    Py_ssize_t known = 0;
+    for (const ContractName *entry = contract_names; entry->key != NULL; entry++, known++) {
+        PyObject *name = PyDict_GetItemString(names, entry->key); /* borrowed */
+        if (name == NULL || !PyUnicode_CheckExact(name)) {
+            PyErr_Format(PyExc_ValueError,
+                         "simulator.hotpath.NAMES['%s'] must be a str: the C core uses that name",
+                         entry->key);
+            return NULL;
+        }
+    }
+    if (PyDict_GET_SIZE(names) != known) {
+        PyErr_Format(PyExc_ValueError,
+                     "simulator.hotpath.NAMES has %zd keys, the C core uses %zd: each key is "
+                     "one of the core's names (ContractName in simulator/_speedups.c)",
+                     PyDict_GET_SIZE(names), known);
+        return NULL;
+    }
+    if (names_set) {
+        /* the slot caches keep offsets found by name: names are set once, before any use */
+        PyErr_SetString(PyExc_RuntimeError, "the C core's names are set once, at start-up");
+        return NULL;
+    }
+    for (const ContractName *entry = contract_names; entry->key != NULL; entry++) {
+        PyObject *name = Py_NewRef(PyDict_GetItemString(names, entry->key));
+        PyUnicode_InternInPlace(&name);
+        Py_XSETREF(*entry->name, name);
+    }
+    transfer_keys = PyTuple_Pack(5, str_entry_node, str_entry_instance, str_entry_size,
+                                 str_entry_direction, str_entry_to);
+    if (transfer_keys == NULL)
+        return NULL;
+    names_set = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+names(PyObject *module, PyObject *unused)
+{
+    PyObject *result = PyDict_New();
+    for (const ContractName *entry = contract_names; result != NULL && entry->key != NULL;
+         entry++) {
+        PyObject *name = *entry->name != NULL ? *entry->name : Py_None;
+        if (PyDict_SetItemString(result, entry->key, name) < 0)
+            Py_CLEAR(result);
+    }
+    return result;
+}
+
 static PyObject *
 in_main_interpreter(PyObject *module, PyObject *unused)
 {
@@ -144,6 +292,9 @@ in_main_interpreter(PyObject *module, PyObject *unused)
 }
 
 static PyMethodDef module_methods[] = {
+    {"set_names", set_names, METH_O,
+     "Give the core the Python names it uses, by key (simulator.hotpath.NAMES); once."},
+    {"names", names, METH_NOARGS, "Return the names the core uses, by key (None: not set)."},
     {"in_main_interpreter", in_main_interpreter, METH_NOARGS,
      "Return whether this is the main interpreter, the only one the core serves."},
     {"set_process_type", set_process_type, METH_O,
@@ -185,116 +336,11 @@ PyInit__speedups(void)
     PyGreenlet_Import();
     if (_PyGreenlet_API == NULL)
         return NULL;
-    str_waiting = PyUnicode_InternFromString("waiting");
-    str_add_busy = PyUnicode_InternFromString("add_busy");
-    str_computation_time = PyUnicode_InternFromString("computationTime");
-    str_computation_fallback = PyUnicode_InternFromString("_computation_fallback");
-    str_computation_memo = PyUnicode_InternFromString("_computation_memo");
-    str_record_computation = PyUnicode_InternFromString("_record_computation");
-    str_compute_s = PyUnicode_InternFromString("compute_s");
-    str_full = PyUnicode_InternFromString("full");
-    str_dropped = PyUnicode_InternFromString("dropped");
-    str_pause = PyUnicode_InternFromString("pause");
-    str_start = PyUnicode_InternFromString("start");
-    str_stop = PyUnicode_InternFromString("stop");
+    /* the names the core reads and calls come later, from Python (set_names) */
     empty_tuple = PyTuple_New(0);
-    str_process = PyUnicode_InternFromString("process");
-    str_kind = PyUnicode_InternFromString("kind");
-    str_compute = PyUnicode_InternFromString("compute");
-    str_start_s = PyUnicode_InternFromString("start_s");
-    str_end_s = PyUnicode_InternFromString("end_s");
-    str_entries = PyUnicode_InternFromString("entries");
-    str_limit = PyUnicode_InternFromString("limit");
-    str_cuda_core_instructions = PyUnicode_InternFromString("CUDACoreInstructions");
-    str_index = PyUnicode_InternFromString("index");
-    str_receive = PyUnicode_InternFromString("receive");
-    str_sent_at = PyUnicode_InternFromString("sent_at");
-    str_wait_s = PyUnicode_InternFromString("wait_s");
-    str_comm_s = PyUnicode_InternFromString("comm_s");
-    str_index_room = PyUnicode_InternFromString("index_room");
-    str_targets = PyUnicode_InternFromString("_targets");
-    str_state = PyUnicode_InternFromString("_state");
-    str_p2p_send_fallback = PyUnicode_InternFromString("_p2p_send_fallback");
-    str_receivers = PyUnicode_InternFromString("_receivers");
-    str_collectives = PyUnicode_InternFromString("collectives");
-    str_broadcast = PyUnicode_InternFromString("broadcast");
-    str_scatter = PyUnicode_InternFromString("scatter");
-    str_gather = PyUnicode_InternFromString("gather");
-    str_collectives_slot = PyUnicode_InternFromString("_collectives");
-    str_root = PyUnicode_InternFromString("root");
-    str_to_root = PyUnicode_InternFromString("_to_root");
-    str_waiting_attr = PyUnicode_InternFromString("waiting");
-    str_broadcast_fallback = PyUnicode_InternFromString("_broadcast_fallback");
-    str_scatter_fallback = PyUnicode_InternFromString("_scatter_fallback");
-    str_gather_fallback = PyUnicode_InternFromString("_gather_fallback");
     zero_int = PyLong_FromLong(0);
-    if (str_broadcast == NULL || str_scatter == NULL || str_gather == NULL ||
-        str_collectives_slot == NULL || str_root == NULL || str_to_root == NULL ||
-        str_waiting_attr == NULL || str_broadcast_fallback == NULL ||
-        str_scatter_fallback == NULL || str_gather_fallback == NULL || zero_int == NULL)
-        return NULL;
-    str_busy = PyUnicode_InternFromString("busy");
-    str_busy_dropped = PyUnicode_InternFromString("busy_dropped");
-    str_node_key = PyUnicode_InternFromString("node");
-    str_instance_key = PyUnicode_InternFromString("instance");
-    if (str_busy == NULL || str_busy_dropped == NULL || str_node_key == NULL ||
-        str_instance_key == NULL)
-        return NULL;
-    str_barrier = PyUnicode_InternFromString("barrier");
     one_int = PyLong_FromLong(1);
-    if (str_collectives == NULL || str_barrier == NULL || one_int == NULL)
-        return NULL;
-    str_channel = PyUnicode_InternFromString("channel");
-    str_slot = PyUnicode_InternFromString("slot");
-    str_label = PyUnicode_InternFromString("label");
-    if (str_channel == NULL || str_slot == NULL || str_label == NULL)
-        return NULL;
-    str_receive_fallback = PyUnicode_InternFromString("_receive_fallback");
-    if (str_receivers == NULL || str_receive_fallback == NULL)
-        return NULL;
-    str_end = PyUnicode_InternFromString("_end");
-    str_failed = PyUnicode_InternFromString("_failed");
-    str_throw = PyUnicode_InternFromString("throw");
-    if (str_end == NULL || str_failed == NULL || str_throw == NULL)
-        return NULL;
-    str_transfer_time = PyUnicode_InternFromString("transfer_time");
-    str_transfer_times = PyUnicode_InternFromString("_transfer_times");
-    str___init__ = PyUnicode_InternFromString("__init__");
-    str_release = PyUnicode_InternFromString("release");
-    str_request = PyUnicode_InternFromString("request");
-    str_mailbox = PyUnicode_InternFromString("mailbox");
-    str_put = PyUnicode_InternFromString("put");
-    str_size = PyUnicode_InternFromString("size");
-    str_direction = PyUnicode_InternFromString("direction");
-    str_host_memory = PyUnicode_InternFromString("host_memory");
-    str_source = PyUnicode_InternFromString("source");
-    str_name = PyUnicode_InternFromString("name");
-    str_id = PyUnicode_InternFromString("id");
-    str_transfer = PyUnicode_InternFromString("transfer");
-    /* a transfer's timeline entry's further keys, in Timeline.add's order */
-    transfer_keys = Py_BuildValue("(sssss)", "node", "instance", "size", "direction", "to");
-    for (Py_ssize_t index = 0; transfer_keys != NULL && index < 5; index++)
-        PyUnicode_InternInPlace(&PyTuple_GET_ITEM(transfer_keys, index));
-    str_append = PyUnicode_InternFromString("append");
-    str_popleft = PyUnicode_InternFromString("popleft");
-    if (str_append == NULL || str_popleft == NULL)
-        return NULL;
-    if (str_transfer_time == NULL || str_transfer_times == NULL || str___init__ == NULL ||
-        str_release == NULL || str_request == NULL ||
-        str_mailbox == NULL || str_put == NULL || str_size == NULL ||
-        str_direction == NULL || str_host_memory == NULL || str_source == NULL ||
-        str_name == NULL || str_id == NULL || str_transfer == NULL || transfer_keys == NULL)
-        return NULL;
-    if (str_waiting == NULL || str_add_busy == NULL || str_computation_time == NULL ||
-        str_computation_fallback == NULL || str_computation_memo == NULL ||
-        str_record_computation == NULL ||
-        str_compute_s == NULL || str_full == NULL || str_dropped == NULL || str_pause == NULL ||
-        str_start == NULL || str_stop == NULL || empty_tuple == NULL || str_process == NULL ||
-        str_kind == NULL || str_compute == NULL || str_start_s == NULL || str_end_s == NULL ||
-        str_entries == NULL || str_limit == NULL || str_cuda_core_instructions == NULL ||
-        str_index == NULL || str_receive == NULL || str_sent_at == NULL || str_wait_s == NULL ||
-        str_comm_s == NULL || str_index_room == NULL || str_targets == NULL ||
-        str_state == NULL || str_p2p_send_fallback == NULL)
+    if (empty_tuple == NULL || zero_int == NULL || one_int == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&speedups_module);
     if (module == NULL)

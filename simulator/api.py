@@ -47,6 +47,7 @@ from greenlet import getcurrent
 
 from simulator import hotpath
 from simulator.engine import WAIT, Process, speedups
+from simulator.hotpath import COMPUTATION_TIME
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 from simulator.platform import Message
 from simulator.shallow import Memo
@@ -261,14 +262,14 @@ class _PythonSimCore:
         """
         if memory is None and params.__class__ in _PLAIN_PARAMS and params is not None:
             # The hot path (one call per computation of a run): a computation whose value
-            # the model already gave for these params. The key is shallow.memo_key's.
+            # the model already gave for these params. The key is hotpath.memo_key's, inlined.
             memo = self._memo
             if memo is _MEMO_UNKNOWN:
                 memo = self._memo = self._computation_memo()
             if memo is not None:
                 try:
                     items = tuple(params.items())
-                    duration = memo.get(("computationTime", (), items))
+                    duration = memo.get((COMPUTATION_TIME, (), items))
                 except TypeError:  # an unhashable parameter (a list): the general path
                     duration = None
                 if duration is not None:
@@ -341,10 +342,9 @@ if TYPE_CHECKING:
     _SimCore = _PythonSimCore
 else:
     _SimCore = hotpath.choose(_PythonSimCore, "SimCore")
-    if speedups is not None:
-        speedups.set_plain_params_type(HashMap)
-        speedups.set_memo_type(Memo)  # its `index`: the memo read without building keys
-        speedups.set_message_type(Message, P2P)  # what SimCore's send makes
+# HashMap read as a dict; Memo's `index`: the memo read without building keys; Message and
+# P2P: what SimCore's send makes
+hotpath.hand_types(plain_params=HashMap, memo=Memo, message=Message, p2p=P2P)
 
 
 class Sim(_SimCore):
@@ -462,7 +462,7 @@ class Sim(_SimCore):
         both hold the params, they are the computation's whole story."""
         node = self._world.nodes[self._state.slot.node]
         functions = node.functions
-        if functions is None or not functions.has("computationTime"):
+        if functions is None or not functions.has(COMPUTATION_TIME):
             return None
         memo: dict[object, float] | None = getattr(functions, "computation_memo", None)
         if node.has_detail:

@@ -102,7 +102,7 @@ class StacklessProcess(_StacklessCore):
     """A simulated process without a greenlet of its own: a generator the loop resumes.
 
     A greenlet keeps its saved C stack and a 16 KiB frame-stack chunk for as long as it
-    waits, about 11 KB a process; a generator keeps only its frame. The application model is
+    waits; a generator keeps only its frame. The application model is
     compiled into a generator function (simulator.sandbox.stackless) whose `sim` calls yield:
     a call that can wait without a greenlet (a computation, a receive, a collective: see
     api.StacklessSim) arranges the process's wake-up (an event, a mailbox's or an event
@@ -418,9 +418,7 @@ class _PythonCore:
                 raise failure
 
 
-if speedups is not None:
-    speedups.set_process_type(Process)
-    speedups.set_stackless_types(StacklessProcess, _Carrier)
+hotpath.hand_types(process=Process, stackless=StacklessProcess, carrier=_Carrier)
 
 WAIT: object = hotpath.choose(object(), "WAIT")
 """What a stackless process's call gives when the process must wait (it yields it)."""
@@ -676,7 +674,7 @@ class Mailbox(_MailboxCore):
         self.engine = engine
         self.name = name
         # A list, not a deque: a mailbox rarely holds more than a few messages, and an empty
-        # deque costs 600 bytes a process (bench/RESULTS.md, memory of 100,000 processes).
+        # deque is several times an empty list's size, for every process.
         self._items = []
         self._getters = []  # [process, accept]: lists, see EventCount
 
