@@ -26,14 +26,13 @@ static Py_ssize_t chunk_cache_len = 0;
 static unsigned long long chunk_cache_hits = 0;
 
 /* -- object arenas on huge pages --
- * pymalloc's object arenas (ARENA_SIZE, 1 MiB on 64-bit builds of 3.10 to 3.13) are mapped one
- * by one, and each 4 KiB page costs a page fault when first touched: about 800 in the sandbox
- * child of a run of 1,000 processes, 2,300 in the GPU example's 1,000 pairs, a microsecond or
- * more each on a virtual machine (bench/RESULTS.md). Carved from regions of ARENA_REGION_BYTES
+ * pymalloc's object arenas (ARENA_SIZE, 1 MiB on 64-bit builds of 3.10 to 3.13) are mapped one by
+ * one, and each 4 KiB page costs a page fault when first touched: hundreds to thousands in a run
+ * of many processes, each dear on a virtual machine. Carved from regions of ARENA_REGION_BYTES
  * aligned to 2 MiB and advised MADV_HUGEPAGE, they fault in 2 MiB at a time where transparent
- * huge pages are enabled ("always" or "madvise"); where not, as before. A freed arena is kept
- * for the next (up to ARENA_CACHE_MAX), else unmapped: the kernel splits the huge page. A region
- * the data limit refuses falls back to an arena alone, so a run still uses memory to its limit.
+ * huge pages are enabled ("always" or "madvise"); where not, as before. A freed arena is kept for
+ * the next (up to ARENA_CACHE_MAX), else unmapped: the kernel splits the huge page. A region the
+ * data limit refuses falls back to an arena alone, so a run still uses memory to its limit.
  * The last region's unused part counts in the data limit (simulator.runner reserves it). */
 #define ARENA_BYTES ((size_t)1 << 20)
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
