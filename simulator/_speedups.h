@@ -13,6 +13,10 @@
 
 #include "greenlet.h"
 
+/* The str_* globals of the parts hold the Python names the core uses: none is a literal here;
+ * each is set once at start-up from simulator.hotpath.NAMES by its key (set_names and the
+ * ContractName table, in _speedups.c), before the core is used. */
+
 /* GC_TYPE_FUNCTIONS(Type, FIELDS): Type_traverse, Type_clear and Type_dealloc of a heap type
  * whose references are the object fields that FIELDS names (FIELDS(X) expands to X(field)
  * for each, in order): each is visited and cleared in that order, the type itself is visited
