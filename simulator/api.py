@@ -45,7 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 from greenlet import getcurrent
 
+from simulator import hotpath
 from simulator.engine import WAIT, Process, speedups
+from simulator.hotpath import COMPUTATION_TIME
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 from simulator.platform import Message
 from simulator.shallow import Memo
@@ -147,8 +149,8 @@ class _PythonMessageFilter:
         return self.label is None or message.source.slot.label == self.label
 
 
-_message_filter: Callable[..., Callable[[Message], bool]] = (
-    _PythonMessageFilter if speedups is None else speedups.MessageFilter
+_message_filter: Callable[..., Callable[[Message], bool]] = hotpath.choose(
+    _PythonMessageFilter, "MessageFilter"
 )
 
 
@@ -260,14 +262,14 @@ class _PythonSimCore:
         """
         if memory is None and params.__class__ in _PLAIN_PARAMS and params is not None:
             # The hot path (one call per computation of a run): a computation whose value
-            # the model already gave for these params. The key is shallow.memo_key's.
+            # the model already gave for these params. The key is hotpath.memo_key's, inlined.
             memo = self._memo
             if memo is _MEMO_UNKNOWN:
                 memo = self._memo = self._computation_memo()
             if memo is not None:
                 try:
                     items = tuple(params.items())
-                    duration = memo.get(("computationTime", (), items))
+                    duration = memo.get((COMPUTATION_TIME, (), items))
                 except TypeError:  # an unhashable parameter (a list): the general path
                     duration = None
                 if duration is not None:
@@ -339,11 +341,10 @@ class _PythonSimCore:
 if TYPE_CHECKING:
     _SimCore = _PythonSimCore
 else:
-    _SimCore = _PythonSimCore if speedups is None else speedups.SimCore
-    if speedups is not None:
-        speedups.set_plain_params_type(HashMap)
-        speedups.set_memo_type(Memo)  # its `index`: the memo read without building keys
-        speedups.set_message_type(Message, P2P)  # what SimCore's send makes
+    _SimCore = hotpath.choose(_PythonSimCore, "SimCore")
+# HashMap read as a dict; Memo's `index`: the memo read without building keys; Message and
+# P2P: what SimCore's send makes
+hotpath.hand_types(plain_params=HashMap, memo=Memo, message=Message, p2p=P2P)
 
 
 class Sim(_SimCore):
@@ -461,7 +462,7 @@ class Sim(_SimCore):
         both hold the params, they are the computation's whole story."""
         node = self._world.nodes[self._state.slot.node]
         functions = node.functions
-        if functions is None or not functions.has("computationTime"):
+        if functions is None or not functions.has(COMPUTATION_TIME):
             return None
         memo: dict[object, float] | None = getattr(functions, "computation_memo", None)
         if node.has_detail:
@@ -799,9 +800,6 @@ def _on_a_greenlet() -> bool:
     return isinstance(getcurrent(), Process)
 
 
-_TAKE_IN_C = speedups is not None  # StacklessSim._wait_for_message asks the C core first
-
-
 def _size(message: Message) -> float:
     return message.size
 
@@ -932,11 +930,11 @@ class StacklessSim(Sim):
         """Return `then(message)` for the oldest message `accept` takes, accounted as a
         receive; WAIT when there is none yet: the process then waits in its mailbox, and
         gets `then(message)` (which may wait again) when the message comes. The C core's
-        `_take_or_wait` does it where it can (then None there: the message's size)."""
-        if _TAKE_IN_C:
-            result = self._take_or_wait(accept, waiting, then)
-            if result is not NotImplemented:
-                return result
+        `_take_or_wait` does it where it can (then None there: the message's size); a
+        StacklessSim runs on the C core only (`engine.STACKLESS_CORE`)."""
+        result = self._take_or_wait(accept, waiting, then)
+        if result is not NotImplemented:
+            return result
         started = self._engine.now
         mailbox = self._state.mailbox
         message = mailbox.take(accept)

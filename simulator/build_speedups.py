@@ -4,7 +4,10 @@
 Three extensions, each with a pure-Python path that gives the same results:
 `simulator/_speedups.c`, the engine's scheduling core (`simulator.engine`),
 `simulator/_cachesim.c`, the cache simulator's core (`simulator.models.cache`), and
-`simulator/_v8results.c`, V8's results handed back without Python (`simulator.shallow`). They are
+`simulator/_v8results.c`, V8's results handed back without Python (`simulator.shallow`). The
+first two are split by concern into parts (`_speedups_*.c`, `_cachesim_*.c`, with a header
+each) that the module's file includes in order: one translation unit, so that the compiler
+inlines across the parts as it did across the one file. They are
 declared here once (`EXTENSIONS`, as setuptools Extensions: `Extension.module`) and read by
 the project's packaging (`setup.py`, with `[build-system]` in pyproject.toml), which computes
 greenlet's include directory.
@@ -47,11 +50,17 @@ class Extension:
     label: str  # how main() names it
     fallback: str  # what runs instead when it cannot be built
     needs_greenlet: bool
+    parts: tuple[str, ...] = ()  # the files its source includes, in simulator/
 
     @property
     def source(self) -> Path:
-        """Return the path of its C source."""
+        """Return the path of its C source, the one file compiled."""
         return HERE / f"{self.name}.c"
+
+    @property
+    def depends(self) -> tuple[Path, ...]:
+        """Return the paths of the files its source includes (a change to one rebuilds it)."""
+        return tuple(HERE / part for part in self.parts)
 
     def module(self, *, optional: bool = True) -> SetuptoolsExtension:
         """Return its setuptools declaration (sources relative to the project root, as
@@ -60,6 +69,7 @@ class Extension:
         return SetuptoolsExtension(
             f"simulator.{self.name}",
             sources=[str(self.source.relative_to(ROOT))],
+            depends=[str(part.relative_to(ROOT)) for part in self.depends],
             include_dirs=includes,
             extra_compile_args=list(COMPILE_ARGS),
             optional=optional,
@@ -67,13 +77,33 @@ class Extension:
 
 
 SPEEDUPS = Extension(
-    "_speedups", "simulator speedups", "the engine will use its pure-Python core", True
+    "_speedups",
+    "simulator speedups",
+    "the engine will use its pure-Python core",
+    True,
+    parts=(
+        "_speedups.h",
+        *(
+            f"_speedups_{part}.c"
+            for part in (
+                "memory",
+                "loop",
+                "usage",
+                "sim",
+                "stackless",
+                "transfer",
+                "messages",
+                "guard",
+            )
+        ),
+    ),
 )
 CACHESIM = Extension(
     "_cachesim",
     "simulator cache core",
     "the cache simulator will use its pure-Python core",
     False,
+    parts=("_cachesim.h", "_cachesim_chain.c", "_cachesim_tree.c", "_cachesim_tree_type.c"),
 )
 V8RESULTS = Extension(
     "_v8results",
@@ -101,11 +131,13 @@ def compiler() -> list[str]:
 
 
 def up_to_date(output: Path, extension: Extension = SPEEDUPS) -> bool:
-    """Return whether `output` exists and is newer than its source and this script."""
+    """Return whether `output` exists and is newer than its source, the files it includes and
+    this script."""
     if not output.exists():
         return False
     built = output.stat().st_mtime
-    return built >= extension.source.stat().st_mtime and built >= Path(__file__).stat().st_mtime
+    inputs = (extension.source, *extension.depends, Path(__file__))
+    return all(built >= path.stat().st_mtime for path in inputs)
 
 
 class AtomicBuildExt(build_ext):

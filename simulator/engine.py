@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import random
 from collections import deque
 from collections.abc import Callable, Generator
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from greenlet import GreenletExit, getcurrent, greenlet
 
+from simulator import hotpath
 from simulator.errors import DeadlockError
 
 NOT_IN_PROCESS = "{primitive} can only be called from inside a simulated process"
@@ -39,10 +39,9 @@ CLOSE_ATTEMPTS = 8  # GreenletExits `Engine.close` throws into a process that ke
 
 Callback = Callable[[Any], object]
 
-try:
-    from simulator import _speedups as _built_speedups
-except ImportError:  # not built
-    _built_speedups = None
+speedups = hotpath.speedups
+"""`simulator._speedups` (the C core and the chunk cache) when in use, else None (the choice
+is simulator.hotpath's)."""
 
 
 class Process(greenlet):
@@ -93,17 +92,17 @@ class _PythonStacklessCore:
     _throw = _resume
 
 
-if TYPE_CHECKING or _built_speedups is None:
+if TYPE_CHECKING:
     _StacklessCore = _PythonStacklessCore
 else:
-    _StacklessCore = _built_speedups.StacklessCore
+    _StacklessCore = hotpath.choose(_PythonStacklessCore, "StacklessCore")
 
 
 class StacklessProcess(_StacklessCore):
     """A simulated process without a greenlet of its own: a generator the loop resumes.
 
     A greenlet keeps its saved C stack and a 16 KiB frame-stack chunk for as long as it
-    waits, about 11 KB a process; a generator keeps only its frame. The application model is
+    waits; a generator keeps only its frame. The application model is
     compiled into a generator function (simulator.sandbox.stackless) whose `sim` calls yield:
     a call that can wait without a greenlet (a computation, a receive, a collective: see
     api.StacklessSim) arranges the process's wake-up (an event, a mailbox's or an event
@@ -419,26 +418,13 @@ class _PythonCore:
                 raise failure
 
 
-def _load_speedups() -> Any:
-    """Return `simulator._speedups` when it is built and wanted, else None."""
-    if _built_speedups is None or os.environ.get("PARASIM_PURE_PYTHON"):
-        return None
-    try:
-        _built_speedups.set_process_type(Process)
-    except ImportError:  # a subinterpreter: the C core serves the main one only
-        return None
-    _built_speedups.set_stackless_types(StacklessProcess, _Carrier)
-    return _built_speedups
+hotpath.hand_types(process=Process, stackless=StacklessProcess, carrier=_Carrier)
 
-
-speedups = _load_speedups()
-"""`simulator._speedups` (the C core and the chunk cache) when in use, else None."""
-
-WAIT: object = speedups.WAIT if speedups is not None else object()
+WAIT: object = hotpath.choose(object(), "WAIT")
 """What a stackless process's call gives when the process must wait (it yields it)."""
 STACKLESS_CORE = speedups is not None
 """Whether `Engine` runs stackless processes (its core is the C core)."""
-ARENA_REGION_BYTES: int = speedups.ARENA_REGION_BYTES if speedups is not None else 0
+ARENA_REGION_BYTES: int = hotpath.choose(0, "ARENA_REGION_BYTES")
 """How much address space the allocator hook maps at a time for object arenas (C core): the
 last region's unused part counts in the data limit (`install_allocator_hook`)."""
 
@@ -465,7 +451,7 @@ if TYPE_CHECKING:
     _Core = _PythonCore
     _API = _PythonCore
 else:
-    _Core = _PythonCore if speedups is None else speedups.Core
+    _Core = hotpath.choose(_PythonCore, "Core")
     _API = object
 
 
@@ -672,7 +658,7 @@ class _PythonMailboxCore:
 if TYPE_CHECKING:
     _MailboxCore = _PythonMailboxCore
 else:
-    _MailboxCore = _PythonMailboxCore if speedups is None else speedups.MailboxCore
+    _MailboxCore = hotpath.choose(_PythonMailboxCore, "MailboxCore")
 
 
 class Mailbox(_MailboxCore):
@@ -688,7 +674,7 @@ class Mailbox(_MailboxCore):
         self.engine = engine
         self.name = name
         # A list, not a deque: a mailbox rarely holds more than a few messages, and an empty
-        # deque costs 600 bytes a process (bench/RESULTS.md, memory of 100,000 processes).
+        # deque is several times an empty list's size, for every process.
         self._items = []
         self._getters = []  # [process, accept]: lists, see EventCount
 
@@ -762,7 +748,7 @@ class _PythonResourceCore:
 if TYPE_CHECKING:
     _ResourceCore = _PythonResourceCore
 else:
-    _ResourceCore = _PythonResourceCore if speedups is None else speedups.ResourceCore
+    _ResourceCore = hotpath.choose(_PythonResourceCore, "ResourceCore")
 
 
 class Resource(_ResourceCore):

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from simulator.engine import speedups
+from simulator import hotpath
+from simulator.hotpath import KERNEL_MARKER
 from simulator.models.energy import power_state_energies
 from simulator.models.reliability import success_probability
 from simulator.models.roofline import Roof, bound_class, kernel_inputs, kernel_point
@@ -266,7 +267,7 @@ class PythonUsage:
 if TYPE_CHECKING:
     Usage = PythonUsage
 else:
-    Usage = PythonUsage if speedups is None else speedups.Usage
+    Usage = hotpath.choose(PythonUsage, "Usage")
 
 
 class Timeline:
@@ -347,7 +348,7 @@ class Timeline:
     def kernel_inputs(self, params: Mapping[str, object]) -> dict[str, float] | None:
         """Return `kernel_inputs(params)` (simulator.models.roofline); the entries of kernels
         with the same inputs share one dict (a result is read, never written)."""
-        if "CUDACoreInstructions" not in params:  # not a kernel's: the common case, at once
+        if KERNEL_MARKER not in params:  # not a kernel's: the common case, at once
             return None
         inputs = kernel_inputs(params)
         if inputs is None:
@@ -523,9 +524,9 @@ def kernel_rows(
     GPU node, or one whose params are a kernel's (`kernel_inputs`) or whose model names a
     bound. `annotated` False says that no computation has a detail or a kernel's work
     (`Timeline.annotated`): then only a GPU node's can be a kernel, and without GPU nodes
-    the entries are not read (a 100-process run's 2,000 took a millisecond)."""
+    the entries are not read (a pass over them would be most of a small run's result)."""
     # Where each process ran, made when a kernel is found or a GPU node exists (not for the
-    # 10,000 rows of a run without either: 15 ms of its result).
+    # rows of a run without either, where making it would dominate the result's cost).
     where: dict[str, tuple[str, int]] | None = None
     on_gpus: set[str] = set()
     gpu_nodes = {node for node, figures in figures_of.items() if figures.type == "GPU"}
@@ -539,7 +540,7 @@ def kernel_rows(
         if entry["kind"] != "compute":
             continue
         if entry["process"] not in on_gpus and "kernel" not in entry and "detail" not in entry:
-            continue  # not a kernel (the test below, in short: a 60 MB timeline's 0.2-1 s)
+            continue  # not a kernel (the test below, in short: it runs for every entry)
         if where is None:
             where = {p["process"]: (p["node"], p["instance"]) for p in processes}
         node, instance = where.get(entry["process"], ("", 0))
@@ -602,7 +603,7 @@ def power_series(
         if figures.type not in _MEMORY_TYPES and (figures.idle_w != 0 or figures.active_w != 0)
     ]
     # Only the instances that draw power need the timeline's steps: none, no pass over it
-    # (a 60 MB timeline's 0.6-1.9 s, issue 16).
+    # (a pass over a large timeline is a large part of its result, issue 16).
     wanted = {(figures.node, usage.instance) for figures, usages in drawing for usage in usages}
     if not wanted:
         return []

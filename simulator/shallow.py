@@ -18,13 +18,13 @@ module-level cache, each call is a single evaluation, and results are memoized o
 (model source, attributes, function, arguments, params) so a repeated call is a dict lookup.
 V8 runs on a thread of its own that mini-racer hands each evaluation to; a process that
 evaluates many models (the sandboxed simulation) calls `keep_on_one_cpu` first, so that the
-hand-over is not a wake-up of another CPU (`bench/RESULTS.md`: 200 us down to 50-70 us a call
-on a 2-CPU VM). The result comes back through a callback in C (simulator/_v8results.c,
-`_Isolate`) rather than mini-racer's Python one, which took 45-90 us of each evaluation.
+hand-over is not a wake-up of another CPU (the bench_shallow table in `bench/RESULTS.md`).
+The result comes back through a callback in C (simulator/_v8results.c, `_Isolate`) rather than
+mini-racer's Python one, which took most of each evaluation.
 
 Python twins: a source that is byte for byte a shipped model (a built-in, or an example's)
 is evaluated by its Python twin (`simulator.models.js_twins`: the same double operations in
-the same order, property-tested equal to V8) in a few microseconds, with the same memo and the
+the same order, property-tested equal to V8) without V8, with the same memo and the
 same checks of the value; so is a user's source made of arithmetic functions only
 (`simulator.models.js_arithmetic`: `return params.t;`, `return latency + size / bandwidth;`);
 whatever a twin declines, and every other source, goes to V8 as above. No V8 context is made
@@ -49,20 +49,16 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from simulator import hotpath
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import ModelEvaluationError
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_arithmetic import ArithmeticTwin, arithmetic_model
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
 
-# V8's results handed back in C (`_Isolate`) where the extension is built and
-# PARASIM_PURE_PYTHON is not set, else through mini-racer's own Python callback.
-try:
-    from simulator import _v8results
-except ImportError:  # not built (simulator.build_speedups)
-    _v8results = None
-if os.environ.get("PARASIM_PURE_PYTHON"):
-    _v8results = None
+# V8's results handed back in C (`_Isolate`) where simulator.hotpath chose the extension,
+# else through mini-racer's own Python callback.
+_v8results = hotpath.v8results
 
 if TYPE_CHECKING:
     from py_mini_racer import MiniRacer
@@ -87,7 +83,7 @@ TWINS_ENVIRONMENT_VARIABLE = "PARASIM_JS_TWINS"
 
 
 def _mini_racer() -> ModuleType:
-    """Return mini-racer, imported on first use: it loads asyncio and ssl (40-50 ms), which a
+    """Return mini-racer, imported on first use: it loads asyncio and ssl (slow), which a
     run whose models are all answered by Python twins never needs (issue 16: start-up)."""
     import py_mini_racer
 
@@ -618,10 +614,9 @@ class _Isolate:
 
     mini-racer's own `MiniRacer` makes its context with a Python callback (V8's thread takes
     the GIL, makes a thread state, puts the result in a queue whose condition wakes the
-    caller: 45-90 us of a 65-130 us evaluation on a 2-CPU VM, bench/bench_shallow.py) and
-    starts an asyncio loop thread for its own evaluations, which this never needs. What it
-    offers besides (memory limits, the values' conversion) is the same library's, through the
-    same `Context`. Made by `_new_isolate` where the C extension is built.
+    caller: most of an evaluation) and starts an asyncio loop thread for its own
+    evaluations, which this never needs. What it offers besides (memory limits, the values'
+    conversion) is the same library's, through the same `Context`. Made by `_new_isolate` where the C extension is built.
     """
 
     def __init__(self) -> None:
@@ -633,7 +628,11 @@ class _Isolate:
         raw = dll.mr_init_context(_dll.MR_CALLBACK(_v8results.HAND_BACK))
         # No event loop: no task of this context is ever one of mini-racer's own.
         self._ctx: Any = _context.Context(
-            dll, raw, None, _objects.ObjectFactoryImpl(), itertools.count(1)
+            dll,
+            raw,
+            None,  # type: ignore[arg-type]
+            _objects.ObjectFactoryImpl(),
+            itertools.count(1),
         )
         self.abandoned: bool = False  # a task of it never ended (its slot must live on)
 
@@ -676,9 +675,9 @@ class _Evaluator:
     """Evaluate scripts in one V8 context: one call at a time, with a timeout.
 
     An `_Isolate`'s results come back through its C slot. For a `MiniRacer`: its public
-    `eval` hops through an asyncio loop thread (about 250 us a call); the pinned version
-    (0.14.1) also offers the task API used below, which waits on the result queue directly
-    (about 90 us). If its internals change, the public API is used.
+    `eval` hops through an asyncio loop thread (two thread switches a call); the pinned
+    version (0.14.1) also offers the task API used below, which waits on the result queue
+    directly. If its internals change, the public API is used.
     """
 
     def __init__(self, racer: MiniRacer | _Isolate, timeout_s: float) -> None:
@@ -787,7 +786,7 @@ MEMO_INDEX_DICTS = 100_000
 
 
 class Memo(dict[object, float]):
-    """A model's memo of checked values, keyed by `memo_key`, with `index`: the same
+    """A model's memo of checked values, keyed by `hotpath.memo_key`, with `index`: the same
     `computationTime(params)` values by params' items in turn, which the C core's hot path
     (simulator/_speedups.c `index_lookup`) reads without building the memo's key. The C core
     fills it from the memo (params looked up a second time), so it holds only what the memo
@@ -820,8 +819,9 @@ _spare_racers: list[MiniRacer | _Isolate] = []  # made ahead, the prelude run (`
 def start_spare_racer() -> None:
     """Make one V8 isolate ahead of its use and run the prelude in it, for a context a run
     makes: a sandbox child waiting for its run (simulator.sandbox.child) calls this while
-    nobody waits, which takes 15-20 ms off the run's first context (an isolate, and the
-    prelude freezing every builtin: bench/bench_userpath.py, start-up). The isolate's threads
+    nobody waits, which takes the making of an isolate and the prelude freezing every builtin
+    off the run's first context (the start-up row of bench/bench_userpath.py's table in
+    bench/RESULTS.md). The isolate's threads
     exist from now on: a run that pins itself to a CPU pins every thread (`keep_on_one_cpu`)."""
     racer = _new_isolate()
     try:
@@ -861,11 +861,6 @@ def clear_caches() -> None:
     for context in contexts:
         context.close()
     drop_spare_racers()
-
-
-def memo_key(function: str, args: tuple[object, ...], params: Mapping[str, object]) -> object:
-    """Return the memo's key of `function(*args, params)` (TypeError: unhashable values)."""
-    return (function, args, tuple(params.items()))
 
 
 # Read at import too: a sandboxed run's child imports this module before it clears its
@@ -959,7 +954,7 @@ class ShallowFunctions:
     @property
     def computation_memo(self) -> dict[object, float]:
         """The memo of checked `computationTime(params)` values, keyed by
-        `memo_key("computationTime", (), params)`: the sim API's hot path reads it directly."""
+        `hotpath.memo_key("computationTime", (), params)`: the sim API's hot path reads it directly."""
         return self._memo
 
     @property
@@ -978,7 +973,7 @@ class ShallowFunctions:
         """Return `function(*args, params)` as a float, memoized; raise ModelEvaluationError."""
         memo = self._memo
         try:
-            key: object = memo_key(function, args, params)
+            key: object = hotpath.memo_key(function, args, params)
             value = memo.get(key)
         except TypeError:  # unhashable argument or parameter (a list, a dict)
             key = (function, json.dumps([args, params], sort_keys=True, default=repr))
@@ -994,8 +989,8 @@ class ShallowFunctions:
     def evaluate(self, function: str, *args: object, params: Mapping[str, object]) -> float:
         """Return `call(function, *args, params=params)` for a caller that keeps its own memo
         of the values (a node's transfer times per run): a Python twin's answer without the
-        memo (recomputed in about a microsecond, where keying and keeping it cost as much),
-        any other through `call` (V8's answers are worth keeping: 50-300 us each)."""
+        memo (recomputing it costs about what keying and keeping it would), any other
+        through `call` (V8's answers are dear, worth keeping)."""
         value = self._twin_answer(function, args, params)
         return self.call(function, *args, params=params) if value is None else value
 

@@ -81,7 +81,7 @@ LAZY_IMPORTS_IN = {
     "child it started needs it, and a served command line starts none.",
     ("simulator/cli/common.py", "simulator.snapshot"): "a single run leaves the snapshot's "
     "check to its child (the same SnapshotError); only a sweep checks it in the parent.",
-    ("simulator/sandbox/restricted.py", "simulator.engine"): "the attribute guard's C copy "
+    ("simulator/sandbox/restricted.py", "simulator.hotpath"): "the attribute guard's C copy "
     "is the engine's C core: a run's builtins need it, a web process checking a model "
     "(compile_errors) does not load the engine.",
     ("simulator/sandbox/child.py", "simulator.shallow"): "a pooled child whose entry may use "

@@ -38,7 +38,6 @@ bits (OverflowError beyond); `bench/bench_cache.py` measures both.
 
 from __future__ import annotations
 
-import os
 import random
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -46,6 +45,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from simulator import hotpath
 from simulator.models.memory import Level
 
 ERR_GEOMETRY = "cache level {name!r}: sets, ways and line_bytes must be positive integers"
@@ -224,21 +224,9 @@ class CacheSimulationResult:
         return result
 
 
-try:
-    from simulator import _cachesim as _built_cachesim
-except ImportError:  # not built
-    _built_cachesim = None
-
-
-def _load_cachesim() -> Any:
-    """Return `simulator._cachesim` when it is built and wanted, else None."""
-    if os.environ.get("PARASIM_PURE_PYTHON"):
-        return None
-    return _built_cachesim
-
-
-cachesim = _load_cachesim()
-"""`simulator._cachesim` (the C core of `CacheHierarchy`) when in use, else None."""
+cachesim = hotpath.cachesim
+"""`simulator._cachesim` (the C core of `CacheHierarchy`) when in use, else None (the choice
+is simulator.hotpath's)."""
 
 
 class _PythonCore:
@@ -374,7 +362,7 @@ if TYPE_CHECKING:
     _Core = _PythonCore
     _API = _PythonCore
 else:
-    _Core = _PythonCore if cachesim is None else cachesim.Hierarchy
+    _Core = hotpath.choose_in(cachesim, _PythonCore, "Hierarchy")
     _API = object
 
 # Item formats `run_arrays` takes (native byte order and size, as `memoryview` and the C core

@@ -1,11 +1,11 @@
-"""Python twins of the shipped JavaScript computational models: uncached calls in microseconds.
+"""Python twins of the shipped JavaScript computational models: uncached calls without V8.
 
-An uncached call of a JavaScript model costs 50-300 us in V8 (mini-racer hands every
-evaluation to V8's own thread). A twin is the same model written in Python operation for
+An uncached call of a JavaScript model is dear in V8 (mini-racer hands every evaluation to
+V8's own thread). A twin is the same model written in Python operation for
 operation: the same IEEE-754 double operations in the same order, `Math.ceil`, `Math.min` and
 `Number.prototype.toFixed` with JavaScript's results (signed zeros, NaN), numbers read as the
 JavaScript reads them from the JSON it is handed. So it returns the very float V8 returns, in
-a few microseconds; `tests/simulator/models/test_js_twins.py` checks that with hypothesis,
+a fraction of V8's time; `tests/simulator/models/test_js_twins.py` checks that with hypothesis,
 comparing each twin with V8 for exact equality.
 
 `shallow.ShallowFunctions` uses a twin only for a source that is byte for byte a shipped one:

@@ -358,7 +358,7 @@ def guarded_delattr(obj: object, name: str) -> None:
 
 
 # The largest integer result of `**`, `<<` and `*` in an application model: far above any
-# model's need, and computed in milliseconds (a power this size takes about 10 ms).
+# model's need, and small enough that computing such a result stays quick.
 MAX_INT_BITS = 1_000_000
 
 
@@ -590,17 +590,14 @@ _REMOVED_BUILTINS = frozenset({"setattr", "delattr", "_getattr_"})
 
 def _attribute_guard() -> Callable[..., Any]:
     """Return `guarded_getattr`, or the C core's copy of it when the core is in use: the
-    reads the guard lets through answered in C (a model's `params.put`, `tag.equals`: about
-    a tenth of the GPU example's run at 1,000 pairs went to them in Python), every other call passed to this module's
+    reads the guard lets through answered in C (a model's `params.put`, `tag.equals`: a
+    model makes them on every call), every other call passed to this module's
     `guarded_getattr`, so its rules and messages stay here."""
     # Imported here: a run's builtins need the engine's C core, a web process's checks of a
     # model (compile_errors) do not.
-    from simulator.engine import speedups
+    from simulator.hotpath import attribute_guard
 
-    if speedups is None:
-        return guarded_getattr
-    speedups.set_attribute_guard(guarded_getattr, frozenset(INSPECT_ATTRIBUTES))
-    return cast(Callable[..., Any], speedups.guarded_getattr)
+    return cast(Callable[..., Any], attribute_guard(guarded_getattr, frozenset(INSPECT_ATTRIBUTES)))
 
 
 @functools.cache
@@ -609,7 +606,7 @@ def _builtins() -> dict[str, object]:
 
     Sharing is safe because user code cannot reach it: `__builtins__` and every other name
     starting with "_" is refused by the restricted compiler. One table instead of one per
-    process saves 3.3 KB a process (bench/RESULTS.md, memory of 100,000 processes).
+    process keeps a process's memory to what is its own.
     """
     table = {k: v for k, v in safe_builtins.items() if k not in _REMOVED_BUILTINS}
     table.update(_EXTRA_BUILTINS)

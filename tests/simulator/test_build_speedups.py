@@ -4,6 +4,7 @@ and what happens without a working compiler."""
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import greenlet
@@ -48,6 +49,51 @@ def test_every_extension_is_declared_once() -> None:
         build_speedups.CACHESIM,
         build_speedups.V8RESULTS,
     )
+
+
+@pytest.mark.parametrize("extension", [build_speedups.SPEEDUPS, build_speedups.CACHESIM])
+def test_a_split_core_includes_each_declared_part_once_and_no_file_is_over_1200_lines(
+    extension: build_speedups.Extension,
+) -> None:
+    source = extension.source.read_text()
+    on_disk = sorted(path.name for path in extension.source.parent.glob(f"{extension.name}_*.c"))
+    assert sorted(part for part in extension.parts if part.endswith(".c")) == on_disk
+    for part in extension.depends:
+        assert source.count(f'#include "{part.name}"') == 1, part.name
+        assert extension.module().depends.count(str(part.relative_to(ROOT))) == 1
+    for path in (extension.source, *extension.depends):
+        assert len(path.read_text().splitlines()) <= 1200, path.name
+
+
+@pytest.mark.parametrize(
+    "part", [*build_speedups.SPEEDUPS.depends, *build_speedups.CACHESIM.depends], ids=str
+)
+def test_each_part_names_its_python_reference_and_a_differential_test_that_exists(
+    part: Path,
+) -> None:
+    if part.suffix == ".h":
+        return
+    head = part.read_text().split("*/", 1)[0]
+    assert "Python reference: " in head
+    tests = head.split("Differential test: ", 1)[1]
+    named = [word.strip(".,()") for word in tests.split() if word.startswith("tests/")]
+    assert named
+    assert all((ROOT / name).is_file() for name in named), named
+
+
+def test_a_part_changed_after_the_build_makes_the_module_out_of_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(build_speedups, "HERE", tmp_path)
+    extension = build_speedups.Extension("_core", "core", "Python", False, parts=("_core_a.c",))
+    built = tmp_path / "_core.so"
+    script = Path(build_speedups.__file__).stat().st_mtime
+    for path in (extension.source, *extension.depends, built):
+        path.write_text("")
+        os.utime(path, (script + 10, script + 10))
+    assert build_speedups.up_to_date(built, extension)
+    os.utime(extension.depends[0], (script + 20, script + 20))
+    assert not build_speedups.up_to_date(built, extension)
 
 
 def test_the_packaging_declares_the_same_extensions_and_setuptools_builds_them() -> None:

@@ -1,0 +1,48 @@
+/* simulator._speedups: what every part includes (the parts: see simulator/_speedups.c). */
+#ifndef PARASIM_SPEEDUPS_H
+#define PARASIM_SPEEDUPS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <frameobject.h> /* PyFrame_Type, for the attribute guard */
+
+#include <math.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "greenlet.h"
+
+/* The str_* globals of the parts hold the Python names the core uses: none is a literal here;
+ * each is set once at start-up from simulator.hotpath.NAMES by its key (set_names and the
+ * ContractName table, in _speedups.c), before the core is used. */
+
+/* GC_TYPE_FUNCTIONS(Type, FIELDS): Type_traverse, Type_clear and Type_dealloc of a heap type
+ * whose references are the object fields that FIELDS names (FIELDS(X) expands to X(field)
+ * for each, in order): each is visited and cleared in that order, the type itself is visited
+ * (a heap type's instances hold a reference to it), and dealloc untracks, clears, frees and
+ * drops that reference. A type with other references (Core's queue) writes its own. */
+#define GC_VISIT_FIELD(field) Py_VISIT(self->field);
+#define GC_CLEAR_FIELD(field) Py_CLEAR(self->field);
+#define GC_TYPE_FUNCTIONS(Type, FIELDS)                                                        \
+    static int Type##_traverse(Type *self, visitproc visit, void *arg)                         \
+    {                                                                                          \
+        FIELDS(GC_VISIT_FIELD)                                                                 \
+        Py_VISIT(Py_TYPE(self));                                                               \
+        return 0;                                                                              \
+    }                                                                                          \
+    static int Type##_clear(Type *self)                                                        \
+    {                                                                                          \
+        FIELDS(GC_CLEAR_FIELD)                                                                 \
+        return 0;                                                                              \
+    }                                                                                          \
+    static void Type##_dealloc(Type *self)                                                     \
+    {                                                                                          \
+        PyTypeObject *type = Py_TYPE(self);                                                    \
+        PyObject_GC_UnTrack(self);                                                             \
+        Type##_clear(self);                                                                    \
+        type->tp_free((PyObject *)self);                                                       \
+        Py_DECREF(type);                                                                       \
+    }
+
+#endif

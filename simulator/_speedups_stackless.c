@@ -1,0 +1,193 @@
+/* simulator._speedups: stackless processes (StacklessCore, generators the loop resumes).
+ *
+ * Python reference: simulator/engine.py StacklessProcess and simulator/sandbox/stackless.py.
+ * Differential test: tests/simulator/test_stackless.py.
+ *
+ * Compiled as one translation unit: simulator/_speedups.c includes the parts in order, so the
+ * compiler still inlines across them; a part uses what the parts before it define.
+ */
+#include "_speedups.h"
+
+/* -- stackless processes (simulator/engine.py StacklessProcess subclasses this) -------------- */
+
+static PyObject *str_end = NULL, *str_failed = NULL, *str_throw = NULL;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *generator; /* the model's generator (simulator.sandbox.stackless) */
+    PyObject *sim;       /* its `sim` (a SimCore: SimCore._resumed ends its computations) */
+} StacklessCore;
+
+/* Ask the memory system for what the next events will read, while this one runs: with
+ * thousands of processes, each event's process, generator, sim, usage and figures lie far
+ * from the last event's, and waiting for each of them in turn took most of an event's time
+ * (perf: the loads of those objects' first fields). A pipeline along the events queued at
+ * the next time: the third's process, the second's generator and sim (its process came in
+ * the event before), the next one's usage and figures (its sim came in the event before).
+ * Prefetching reads nothing it could fault on: every pointer followed is a live object's. */
+static void
+prefetch_next_events(const Core *self)
+{
+    if (self->size == 0)
+        return;
+    const Entry *top = &self->heap[0];
+    const Chain *chain = &self->chains[top->chain];
+    PyObject *next = top->target, *second = NULL;
+    if (chain->head < chain->size) {
+        second = chain->items[chain->head].target;
+        if (chain->head + 1 < chain->size)
+            __builtin_prefetch(chain->items[chain->head + 1].target);
+    }
+    if (second != NULL && Py_TYPE(second) == stackless_type) {
+        const StacklessCore *process = (const StacklessCore *)second;
+        if (process->sim != NULL) {
+            __builtin_prefetch(process->sim);
+            __builtin_prefetch((const char *)process->sim + 64);
+            __builtin_prefetch((const char *)process->sim + 128);
+        }
+        if (process->generator != NULL) /* a generator holds its frame: its locals follow */
+            for (int line = 0; line < 5; line++)
+                __builtin_prefetch((const char *)process->generator + 64 * line);
+    }
+    if (Py_TYPE(next) == stackless_type) {
+        PyObject *sim = ((const StacklessCore *)next)->sim;
+        if (sim != NULL && PyObject_TypeCheck(sim, sim_core_type)) {
+            const SimCore *core = (const SimCore *)sim;
+            if (core->usage != NULL) {
+                __builtin_prefetch(core->usage);
+                __builtin_prefetch((const char *)core->usage + 64);
+            }
+            if (core->figures != NULL) {
+                __builtin_prefetch(core->figures);
+                __builtin_prefetch((const char *)core->figures + 64);
+            }
+        }
+    }
+}
+
+/* Run the process's generator from `out`/`status` (what a send or throw gave) until it yields
+ * WAIT (None), returns (StacklessProcess._end) or raises (StacklessProcess._failed reports
+ * it: NULL). Steals `out`. */
+static PyObject *
+stackless_drive(StacklessCore *self, PySendResult status, PyObject *out)
+{
+    for (;;) {
+        if (status == PYGEN_NEXT) {
+            if (out == wait_marker) {
+                Py_DECREF(out);
+                Py_RETURN_NONE;
+            }
+            PyObject *value = out; /* a call that did not wait: its value goes straight back */
+            status = PyIter_Send(self->generator, value, &out);
+            Py_DECREF(value);
+            continue;
+        }
+        if (status == PYGEN_RETURN) {
+            Py_DECREF(out);
+            return PyObject_CallMethodNoArgs((PyObject *)self, str_end);
+        }
+        /* PYGEN_ERROR: what the model raised, reported by the Python side */
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (traceback != NULL && value != NULL)
+            PyException_SetTraceback(value, traceback);
+        Py_XDECREF(type);
+        Py_XDECREF(traceback);
+        if (value == NULL) {
+            PyErr_SetString(PyExc_SystemError, "a stackless process failed without an error");
+            return NULL;
+        }
+        PyObject *result = PyObject_CallMethodOneArg((PyObject *)self, str_failed, value);
+        Py_DECREF(value);
+        return result;
+    }
+}
+
+static PyObject *
+stackless_resume(PyObject *target, PyObject *value)
+{
+    StacklessCore *self = (StacklessCore *)target;
+    if (self->generator == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a stackless process without a generator");
+        return NULL;
+    }
+    PyObject *given;
+    if (self->sim != NULL && PyObject_TypeCheck(self->sim, sim_core_type)) {
+        given = SimCore_resumed((SimCore *)self->sim, value);
+        if (given == NULL)
+            return NULL;
+        if (given == wait_marker) { /* the call waits again (a gather's next message) */
+            Py_DECREF(given);
+            Py_RETURN_NONE;
+        }
+    }
+    else
+        given = Py_NewRef(value);
+    PyObject *out;
+    PySendResult status = PyIter_Send(self->generator, given, &out);
+    Py_DECREF(given);
+    return stackless_drive(self, status, out);
+}
+
+/* StacklessCore._resume(value) / (the loop's call) */
+static PyObject *
+StacklessCore_resume(StacklessCore *self, PyObject *value)
+{
+    return stackless_resume((PyObject *)self, value);
+}
+
+/* StacklessCore._throw(error): raise `error` where the process waits, then drive it on. */
+static PyObject *
+StacklessCore_throw(StacklessCore *self, PyObject *error)
+{
+    if (self->generator == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a stackless process without a generator");
+        return NULL;
+    }
+    PyObject *out = PyObject_CallMethodOneArg(self->generator, str_throw, error);
+    if (out != NULL)
+        return stackless_drive(self, PYGEN_NEXT, out);
+    if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
+        PyErr_Clear();
+        return stackless_drive(self, PYGEN_RETURN, Py_NewRef(Py_None));
+    }
+    return stackless_drive(self, PYGEN_ERROR, NULL);
+}
+
+#define StacklessCore_FIELDS(X) X(generator) X(sim)
+GC_TYPE_FUNCTIONS(StacklessCore, StacklessCore_FIELDS)
+
+static PyMethodDef StacklessCore_methods[] = {
+    {"_resume", (PyCFunction)StacklessCore_resume, METH_O,
+     "Resume the process with `value` until it waits again or ends (what the loop does)."},
+    {"_throw", (PyCFunction)StacklessCore_throw, METH_O,
+     "Raise `error` where the process waits, then run it until it waits again or ends."},
+    {NULL},
+};
+
+static PyMemberDef StacklessCore_members[] = {
+    {"generator", T_OBJECT, offsetof(StacklessCore, generator), 0,
+     "The model's generator (simulator.sandbox.stackless)."},
+    {"_sim", T_OBJECT, offsetof(StacklessCore, sim), 0, NULL},
+    {NULL},
+};
+
+static PyType_Slot StacklessCore_slots[] = {
+    {Py_tp_doc, "What the C loop reads of a stackless process (simulator/engine.py "
+                "StacklessProcess): its generator and its sim."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, StacklessCore_dealloc},
+    {Py_tp_traverse, StacklessCore_traverse},
+    {Py_tp_clear, StacklessCore_clear},
+    {Py_tp_methods, StacklessCore_methods},
+    {Py_tp_members, StacklessCore_members},
+    {0, NULL},
+};
+
+static PyType_Spec StacklessCore_spec = {
+    .name = "simulator._speedups.StacklessCore",
+    .basicsize = sizeof(StacklessCore),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = StacklessCore_slots,
+};

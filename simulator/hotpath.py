@@ -1,0 +1,278 @@
+"""The one switch between the simulator's C cores and their Python references.
+
+Every hot loop of the simulator exists twice: a Python reference, which states the rules and
+runs everywhere, and a C copy that gives the same results faster where it is built
+(`python -m simulator.build_speedups`, which `./studio setup` runs):
+
+    C module                   what it serves                      Python reference
+    simulator._speedups        the engine's core, mailboxes,       simulator.engine, api,
+                               FIFOs, sim calls, messages, usage,  platform, results,
+                               the attribute guard                 sandbox.restricted
+    simulator._cachesim        the cache chain and tree            simulator.models.cache,
+                                                                   models.coherence
+    simulator._v8results       V8's results handed back            simulator.shallow
+
+This module alone decides which runs, as markupsafe and msgpack do: it reads
+PARASIM_PURE_PYTHON once (set: the Python references everywhere) and imports each C module
+that is built and usable. A module with a C core names its Python reference and asks
+`choose` (or `choose_in`) for what to build on; none reads the variable or tests whether a C
+module exists. Each C part names its Python reference and its differential test at its top.
+
+It also holds what the C core and the Python references must agree on, defined once:
+`NAMES`, every slot, method and key the C core touches, which it receives at start-up
+(tests/simulator/test_name_contract.py checks each against its class); `TYPES`, the classes
+it recognises, handed over by the modules that define them (`hand_types`); the memo's key
+(`memo_key`, `COMPUTATION_TIME`) and the kernel marker (`KERNEL_MARKER`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, TypeVar
+
+__all__ = [
+    "COMPUTATION_TIME",
+    "KERNEL_MARKER",
+    "NAMES",
+    "PURE_PYTHON",
+    "TYPES",
+    "attribute_guard",
+    "cachesim",
+    "choose",
+    "choose_in",
+    "hand_types",
+    "handed_types",
+    "memo_key",
+    "speedups",
+    "v8results",
+]
+
+PURE_PYTHON = bool(os.environ.get("PARASIM_PURE_PYTHON"))
+"""Whether PARASIM_PURE_PYTHON asks for the Python references everywhere (read here only)."""
+
+_T = TypeVar("_T")
+
+
+COMPUTATION_TIME = "computationTime"
+"""The model function whose values the memo keeps and the hot path reads (`memo_key`)."""
+KERNEL_MARKER = "CUDACoreInstructions"
+"""The parameter that makes a computation's params a GPU kernel's (its work is a roofline's)."""
+
+
+def memo_key(function: str, args: tuple[object, ...], params: Mapping[str, object]) -> object:
+    """Return the memo's key of `function(*args, params)` (TypeError: unhashable values).
+    The hot path builds the key of `COMPUTATION_TIME` inline in the same form (simulator.api
+    `_PythonSimCore.computation`, and `computation_key` in simulator/_speedups_sim.c)."""
+    return (function, args, tuple(params.items()))
+
+
+@dataclass(frozen=True)
+class Name:
+    """One name the C core reads, writes or calls: `name`, on `owner`.
+
+    `owner` is "module:attribute": a class, whose attribute (slot, method, member) `name` is;
+    a TypedDict, whose key it is; a tuple, which holds it; or "module" alone, whose code uses
+    it as a string or a keyword argument (a timeline entry's kind or key)."""
+
+    name: str
+    owner: str
+
+
+_SIM = "simulator.api:Sim"
+_STACKLESS_SIM = "simulator.api:StacklessSim"
+_COLLECTIVE = "simulator.api:_Collective"
+_MESSAGE = "simulator.platform:Message"
+_STATE = "simulator.platform:ProcessState"
+_NODE = "simulator.platform:NodeRuntime"
+_TIMELINE = "simulator.results:Timeline"
+_FIGURES = "simulator.results:ProcessFigures"
+_ENTRY = "simulator.results:TimelineEntry"
+
+NAMES: dict[str, Name] = {
+    # a process and the engine
+    "waiting": Name("waiting", "simulator.engine:Process"),
+    "pause": Name("pause", "simulator.engine:Engine"),
+    "end": Name("_end", "simulator.engine:StacklessProcess"),
+    "failed": Name("_failed", "simulator.engine:StacklessProcess"),
+    "throw": Name("throw", "types:GeneratorType"),
+    "request": Name("request", "simulator.engine:Resource"),
+    "release": Name("release", "simulator.engine:Resource"),
+    "put": Name("put", "simulator.engine:Mailbox"),
+    "append": Name("append", "collections:deque"),
+    "popleft": Name("popleft", "collections:deque"),
+    # the sim object: its slots and the Python methods the C core leaves calls to
+    "targets": Name("_targets", _SIM),
+    "state": Name("_state", _SIM),
+    "receivers": Name("_receivers", _SIM),
+    "collectives_slot": Name("_collectives", _SIM),
+    "computation_fallback": Name("_computation_fallback", _SIM),
+    "computation_memo": Name("_computation_memo", _SIM),
+    "record_computation": Name("_record_computation", _SIM),
+    "p2p_send_fallback": Name("_p2p_send_fallback", _SIM),
+    "broadcast": Name("broadcast", _SIM),
+    "scatter": Name("scatter", _SIM),
+    "gather": Name("gather", _SIM),
+    "receive_fallback": Name("_receive_fallback", _STACKLESS_SIM),
+    "broadcast_fallback": Name("_broadcast_fallback", _STACKLESS_SIM),
+    "scatter_fallback": Name("_scatter_fallback", _STACKLESS_SIM),
+    "gather_fallback": Name("_gather_fallback", _STACKLESS_SIM),
+    "root": Name("root", _COLLECTIVE),
+    "to_root": Name("_to_root", _COLLECTIVE),
+    "collective_waiting": Name("waiting", _COLLECTIVE),
+    # the memo and the model's values
+    "computation_time": Name(COMPUTATION_TIME, "simulator.shallow:WELL_KNOWN_FUNCTIONS"),
+    "cuda_core_instructions": Name(KERNEL_MARKER, "simulator.models.roofline"),
+    "index": Name("index", "simulator.shallow:Memo"),
+    "index_room": Name("index_room", "simulator.shallow:Memo"),
+    # a process's figures, the timeline and a component's usage
+    "compute_s": Name("compute_s", _FIGURES),
+    "comm_s": Name("comm_s", _FIGURES),
+    "wait_s": Name("wait_s", _FIGURES),
+    "full": Name("full", _TIMELINE),
+    "dropped": Name("dropped", _TIMELINE),
+    "entries": Name("entries", _TIMELINE),
+    "limit": Name("limit", _TIMELINE),
+    "busy": Name("busy", _TIMELINE),
+    "busy_dropped": Name("busy_dropped", _TIMELINE),
+    "add_busy": Name("add_busy", _TIMELINE),
+    "process": Name("process", _ENTRY),
+    "kind": Name("kind", _ENTRY),
+    "start_s": Name("start_s", _ENTRY),
+    "end_s": Name("end_s", _ENTRY),
+    "node_key": Name("node", "simulator.results:BusyInterval"),
+    "instance_key": Name("instance", "simulator.results:BusyInterval"),
+    "compute": Name("compute", "simulator.results"),
+    "receive": Name("receive", "simulator.api"),
+    "barrier": Name("barrier", "simulator.api"),
+    "transfer": Name("transfer", "simulator.platform"),
+    "entry_node": Name("node", "simulator.platform"),
+    "entry_instance": Name("instance", "simulator.platform"),
+    "entry_size": Name("size", "simulator.platform"),
+    "entry_direction": Name("direction", "simulator.platform"),
+    "entry_to": Name("to", "simulator.platform"),
+    "start": Name("start", "simulator.results:PythonUsage"),
+    "stop": Name("stop", "simulator.results:PythonUsage"),
+    # messages, processes' states and nodes
+    "init": Name("__init__", _MESSAGE),
+    "source": Name("source", _MESSAGE),
+    "size": Name("size", _MESSAGE),
+    "direction": Name("direction", _MESSAGE),
+    "channel": Name("channel", _MESSAGE),
+    "sent_at": Name("sent_at", _MESSAGE),
+    "host_memory": Name("host_memory", _MESSAGE),
+    "collectives": Name("collectives", _STATE),
+    "mailbox": Name("mailbox", _STATE),
+    "name": Name("name", _STATE),
+    "slot": Name("slot", _STATE),
+    "label": Name("label", "simulator.placement:Slot"),
+    "id": Name("id", _NODE),
+    "transfer_time": Name("transfer_time", _NODE),
+    "transfer_times": Name("_transfer_times", _NODE),
+}
+"""Every name the C core (simulator._speedups) uses, by the key it knows it by (its
+`ContractName` table, simulator/_speedups.c): it receives them at start-up (`set_names`) and
+interns no name of its own. Renaming one on the Python side is one edit here, and
+tests/simulator/test_name_contract.py fails until the two agree."""
+
+
+# Each C module that is built (an ImportError: it is not).
+try:
+    from simulator import _speedups as _built_speedups
+except ImportError:
+    _built_speedups = None
+try:
+    from simulator import _cachesim as _built_cachesim
+except ImportError:
+    _built_cachesim = None
+try:
+    from simulator import _v8results as _built_v8results
+except ImportError:
+    _built_v8results = None
+
+speedups: Any = None
+"""`simulator._speedups` (the engine's core, the sim calls, messages, usage, the attribute
+guard and the chunk cache) when in use, else None."""
+cachesim: Any = None
+"""`simulator._cachesim` (the cores of `CacheHierarchy` and `CacheTree`) when in use, else None."""
+v8results: Any = None
+"""`simulator._v8results` (V8's results handed back in C) when in use, else None."""
+
+if not PURE_PYTHON:
+    # the engine's core serves the main interpreter only (its allocator hook and its types are
+    # the process's): a subinterpreter runs the Python references
+    if _built_speedups is not None and _built_speedups.in_main_interpreter():
+        speedups = _built_speedups
+        speedups.set_names({key: entry.name for key, entry in NAMES.items()})
+    cachesim = _built_cachesim
+    v8results = _built_v8results
+
+
+def choose(reference: _T, name: str) -> _T:
+    """Return the engine's C core's `name` when it is in use, else the Python `reference`."""
+    return choose_in(speedups, reference, name)
+
+
+def choose_in(module: ModuleType | None, reference: _T, name: str) -> _T:
+    """Return `module`'s `name` when `module` (one of this module's C modules) is in use,
+    else the Python `reference`."""
+    if module is None:
+        return reference
+    chosen: _T = getattr(module, name)
+    return chosen
+
+
+TYPES: dict[str, str] = {
+    "process": "simulator.engine:Process",
+    "stackless": "simulator.engine:StacklessProcess",
+    "carrier": "simulator.engine:_Carrier",
+    "plain_params": "simulator.api:HashMap",
+    "memo": "simulator.shallow:Memo",
+    "message": "simulator.platform:Message",
+    "p2p": "simulator.api:P2P",
+}
+"""The Python classes the C core recognises by identity (and the channel of a send), by key,
+with where each is defined: that module hands it over as it defines it (`hand_types`); the
+names the core uses on them are NAMES'."""
+
+_handed: dict[str, object] = {}
+
+
+def hand_types(**types: object) -> None:
+    """Hand the C core, when it is in use, the classes of TYPES that the caller defines (its
+    module imports this one, so this one cannot import them): `process` with `stackless` and
+    `carrier`, `plain_params`, `memo`, `message` with `p2p`."""
+    unknown = sorted(set(types) - set(TYPES))
+    if unknown:
+        raise TypeError(f"hand_types: unknown keys {unknown} (simulator.hotpath.TYPES)")
+    _handed.update(types)
+    if speedups is None:
+        return
+    if "process" in types:
+        speedups.set_process_type(types["process"])
+    if "stackless" in types:
+        speedups.set_stackless_types(types["stackless"], types["carrier"])
+    if "plain_params" in types:
+        speedups.set_plain_params_type(types["plain_params"])
+    if "memo" in types:
+        speedups.set_memo_type(types["memo"])
+    if "message" in types:
+        speedups.set_message_type(types["message"], types["p2p"])
+
+
+def handed_types() -> dict[str, object]:
+    """Return what `hand_types` was given so far, by key."""
+    return dict(_handed)
+
+
+def attribute_guard(reference: Any, inspect_attributes: frozenset[str]) -> Any:
+    """Return the attribute guard of application models: the C core's copy of `reference`
+    when the core is in use (it answers the reads the guard lets through and passes every
+    other call to `reference`, whose rules and messages stay in one place), else
+    `reference`."""
+    if speedups is None:
+        return reference
+    speedups.set_attribute_guard(reference, inspect_attributes)
+    return speedups.guarded_getattr

@@ -1,0 +1,138 @@
+"""The one switch between the C cores and their Python references (simulator.hotpath): it
+alone reads PARASIM_PURE_PYTHON and imports the C modules, and every core follows it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from simulator import hotpath
+
+ROOT = Path(__file__).resolve().parents[2]
+C_MODULES = {"_speedups", "_cachesim", "_v8results"}
+
+# Where each core's class (or function, or module) comes from, in a fresh interpreter.
+CHOICES = {
+    "engine core": "engine.Engine.__mro__[2].__module__",
+    "mailbox core": "engine.Mailbox.__mro__[1].__module__",
+    "FIFO core": "engine.Resource.__mro__[1].__module__",
+    "stackless core": "engine.StacklessProcess.__mro__[1].__module__",
+    "sim core": "api._SimCore.__module__",
+    "message filter": "api._message_filter.__module__",
+    "usage": "results.Usage.__module__",
+    "attribute guard": "getattr(restricted._attribute_guard(), '__module__', None)",
+    "cache chain": "cache.CacheHierarchy.__mro__[2].__module__",
+    "cache tree": "getattr(coherence.tree_core, '__module__', None)",
+    "V8 hand-back": "getattr(shallow._v8results, '__name__', None)",
+}
+PROBE = (
+    "import json\n"
+    "from simulator import api, engine, results, shallow\n"
+    "from simulator.models import cache, coherence\n"
+    "from simulator.sandbox import restricted\n"
+    "print(json.dumps({"
+    + ", ".join(f"{name!r}: {expression}" for name, expression in CHOICES.items())
+    + "}))"
+)
+
+
+def _choices(pure_python: bool) -> dict[str, str | None]:
+    env = {key: value for key, value in os.environ.items() if key != "PARASIM_PURE_PYTHON"}
+    if pure_python:
+        env["PARASIM_PURE_PYTHON"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    chosen: dict[str, str | None] = json.loads(done.stdout)
+    return chosen
+
+
+def test_pure_python_runs_every_python_reference() -> None:
+    chosen = _choices(pure_python=True)
+    assert not any(module and module.startswith("simulator._") for module in chosen.values())
+
+
+def test_the_built_c_modules_serve_every_core_together() -> None:
+    if hotpath.speedups is None or hotpath.cachesim is None or hotpath.v8results is None:
+        if os.environ.get("PARASIM_REQUIRE_SPEEDUPS") == "1":
+            pytest.fail("the C cores are required (PARASIM_REQUIRE_SPEEDUPS=1) but not built")
+        pytest.skip("a C core is not built, or PARASIM_PURE_PYTHON is set")
+    chosen = _choices(pure_python=False)
+    wrong = {
+        name: module
+        for name, module in chosen.items()
+        if module not in {"simulator._speedups", "simulator._cachesim", "simulator._v8results"}
+    }
+    assert wrong == {}
+
+
+def _code_mentions(tree: ast.AST) -> set[str]:
+    """Return the C modules a module imports and whether its code (not its docstrings) names
+    PARASIM_PURE_PYTHON."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "simulator":
+            found |= {alias.name for alias in node.names} & C_MODULES
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            names = (
+                [node.module]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+            )
+            found |= {name.rpartition(".")[2] for name in names if name} & C_MODULES
+        elif isinstance(node, ast.Call | ast.Subscript):
+            for child in ast.iter_child_nodes(node):
+                if not (isinstance(child, ast.Constant) and isinstance(child.value, str)):
+                    continue
+                if child.value == "PARASIM_PURE_PYTHON":
+                    found.add("PARASIM_PURE_PYTHON")
+                elif child.value.rpartition(".")[2] in C_MODULES:
+                    found.add(child.value.rpartition(".")[2])
+    return found
+
+
+def test_no_module_but_the_switch_reads_the_variable_or_imports_a_c_module() -> None:
+    offenders = {}
+    for path in sorted((ROOT / "simulator").rglob("*.py")):
+        relative = str(path.relative_to(ROOT))
+        if relative in {"simulator/hotpath.py", "simulator/build_speedups.py"}:
+            continue
+        mentions = _code_mentions(ast.parse(path.read_text(), filename=relative))
+        if mentions:
+            offenders[relative] = sorted(mentions)
+    assert offenders == {}
+
+
+def test_the_scan_finds_a_module_that_decides_on_its_own() -> None:
+    """The scan above is not vacuous: the decisions this switch replaced are found."""
+    decides = (
+        "import os\n"
+        "try:\n    from simulator import _cachesim\nexcept ImportError:\n    _cachesim = None\n"
+        "if os.environ.get('PARASIM_PURE_PYTHON'):\n    _cachesim = None\n"
+    )
+    assert _code_mentions(ast.parse(decides)) == {"_cachesim", "PARASIM_PURE_PYTHON"}
+    assert _code_mentions(ast.parse("importlib.import_module('simulator._speedups')")) == {
+        "_speedups"
+    }
+
+
+def test_choose_gives_the_c_name_only_where_its_module_is_in_use() -> None:
+    class Reference:
+        pass
+
+    built = types.ModuleType("simulator._fake")
+    built.Thing = object  # type: ignore[attr-defined]
+    assert hotpath.choose_in(None, Reference, "Thing") is Reference
+    assert hotpath.choose_in(built, Reference, "Thing") is object
+    if hotpath.speedups is None:
+        assert hotpath.choose(Reference, "Core") is Reference
+    else:
+        assert hotpath.choose(Reference, "Core") is hotpath.speedups.Core
