@@ -526,10 +526,12 @@ def broker_task_ids(queues: Iterable[str] = ()) -> set[str] | None:
                 for queue in {*settings.PARASIM_QUEUES, *queues}
                 for priority in channel.priority_steps
             }
+            # kombu prefixes the keys of the commands it sends itself, not LRANGE and HVALS
+            prefix = getattr(channel, "global_keyprefix", "")
             pipe = channel.client.pipeline(transaction=True)
             for key in sorted(lists):
-                pipe.lrange(key, 0, -1)
-            pipe.hvals(channel.unacked_key)
+                pipe.lrange(prefix + key, 0, -1)
+            pipe.hvals(prefix + channel.unacked_key)
             *waiting, delivered = pipe.execute()
         ids = {json.loads(raw)["headers"]["id"] for queue in waiting for raw in queue}
         # each delivered one as [message, exchange, routing key]
