@@ -288,7 +288,7 @@ def components_export(*, components: Iterable[Component]) -> dict[str, Any]:
 
 
 def system_model_export_snapshot(*, system_model: SystemModel) -> dict[str, Any]:
-    """Return the self-contained snapshot of DESIGN.md "Contracts" (records inlined)."""
+    """Return the self-contained snapshot of docs/contracts.md (records inlined)."""
     graph = system_model.graph if isinstance(system_model.graph, dict) else {}
     # Every launch of a system model exports it: attributes as plain rows, not records.
     components = component_attributes(

@@ -1,5 +1,5 @@
 """GPU kernel time on current architectures: Volkov's bounds with what today's GPUs add
-(issue 11; MODELS.md 1 for the paper-exact model it builds on, which stays in `volkov.py`).
+(issue 11; docs/models.md 1 for the paper-exact model it builds on, which stays in `volkov.py`).
 
     T_k     = t_launch + t_wake + sum over waves w of  o_w / W_Th(o_w) / SM_clock         (C.1)
     W_Th(o) = ((o / Lat_bound)^-p + Th_bound^-p)^(-1/p)                                   (C.2)

@@ -1,4 +1,4 @@
-"""Point-to-point transfer time, e.g. host-device copies over PCIe (000, section 4.3; MODELS.md 3).
+"""Point-to-point transfer time, e.g. host-device copies over PCIe (000, section 4.3; docs/models.md 3).
 
     T_c = t_s + n / (bw * lambda_c)                                               (4.6)
 
