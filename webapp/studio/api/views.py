@@ -237,8 +237,7 @@ class SimulationViewSet(
         # The page is built once per version of the user's runs (webapp.api.cache; on
         # PostgreSQL); the queue places, which other users' runs move, on every request. A
         # page with no queued run has no place to read: it is kept rendered as well, and
-        # served as the GPU list is (bench_rest.py's runs list through the WSGI handler in
-        # one process, interleaved: 1.7-2.0 -> 1.5-1.8 ms of CPU a request).
+        # served as the GPU list is.
         version = selectors.simulation_list_version(user=request.user)
         build = self.list_page
         data, queued = build() if version is None else cached(self, version=version, build=build)
