@@ -128,7 +128,7 @@ def component_list(*, user: User, filters: Mapping[str, Any] | None = None) -> Q
 
 def component_list_version(*, user: User) -> tuple[object, ...]:
     """Return a value that changes whenever the component list `user` sees may change, for
-    the list's response cache (`webapp.api.cache`), in one aggregate query.
+    the list's response cache (`restapi.cache`), in one aggregate query.
 
     Every write of a component goes through `Component.save` (its `updated` time moves on;
     the services save the component when they replace its attributes) or deletes it (the count

@@ -2,7 +2,7 @@
 
 With `PARASIM_CACHE_URL` set (docs/deployment.md, "Web server"), the per-user launch rate is
 one limit for all web processes instead of one per process, and a list page rendered by one
-process (`webapp.api.cache`) serves them all. What the cache holds can always be rebuilt, so
+process (`restapi.cache`) serves them all. What the cache holds can always be rebuilt, so
 a Redis that cannot be reached must not fail a request: a read is then a miss and a write is
 skipped, with a warning at most once a minute, and the launch rate is not counted meanwhile.
 """

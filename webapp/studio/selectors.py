@@ -331,7 +331,7 @@ def simulation_list(
 
 def simulation_list_version(*, user: User) -> tuple[object, ...] | None:
     """Return a value that changes whenever a page of `user`'s runs list may change, for the
-    list's cache (`webapp.api.cache`), or None where it cannot be read cheaply (any database
+    list's cache (`restapi.cache`), or None where it cannot be read cheaply (any database
     but PostgreSQL: the list is then built on every request) or not safely (inside a
     transaction).
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.core.cache import cache, caches
 from rest_framework.response import Response
 
-from webapp.api.renderers import JSONRenderer
+from restapi.renderers import JSONRenderer
 
 if TYPE_CHECKING:
     from rest_framework.views import APIView
