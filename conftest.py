@@ -29,7 +29,7 @@ def api_client() -> APIClient:
 @pytest.fixture(autouse=True)
 def _fresh_response_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     """Empty Django's caches after each database test: cached list responses
-    (webapp.api.cache), launch throttle counts and the launches' parsed snapshots
+    (restapi.cache), launch throttle counts and the launches' parsed snapshots
     (webapp.studio.services.launch) never outlive the test that made them."""
     yield
     if "_django_db_helper" in request.fixturenames:

@@ -8,6 +8,7 @@ the block whole and leaves the prose around it; a block not yet in the file is a
 from __future__ import annotations
 
 import datetime
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +24,23 @@ def run_line(
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = " ".join([python, f"bench/{script}", *arguments])
-    return f"Run of {stamp}: `{command}`" + (f" ({how})" if how else "")
+    return f"Run of {stamp} at {commit()}: `{command}`" + (f" ({how})" if how else "")
+
+
+def commit() -> str:
+    """Return the checkout's commit as the block names it: `abc1234`, "with uncommitted
+    changes" when the work tree differs from it, or "an unknown commit" outside git."""
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*arguments: str) -> str:
+        done = subprocess.run(["git", *arguments], cwd=root, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD")
+    if not head:
+        return "an unknown commit"
+    changed = git("status", "--porcelain", "--untracked-files=no")
+    return f"commit `{head}`" + (" with uncommitted changes" if changed else "")
 
 
 def markers(script: str, part: str | None = None) -> tuple[str, str]:

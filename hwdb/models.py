@@ -134,7 +134,7 @@ class ComputationalModel(OwnedRecord):
 
 
 class SystemModel(OwnedRecord):
-    """A system graph of hardware instances, groups and edges (DESIGN.md "Contracts").
+    """A system graph of hardware instances, groups and edges (docs/contracts.md).
 
     `components` and `computational_models` mirror the references held in `graph`; services keep
     them in step so that a referenced record cannot be deleted from under a system model.

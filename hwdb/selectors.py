@@ -61,7 +61,7 @@ def visible_condition(model: type[OwnedRecord], *, user: User | None) -> tuple[s
 def visible_record(model: type[OwnedT], *, user: User | None, record_id: object) -> OwnedT:
     """Return `record_get(visible_records(model.objects.all(), user=user), record_id=...)`,
     read with one plain query when the id is an integer (the ORM's query took longer to build
-    than to run: a launch reads its application this way, bench/bench_rest.py)."""
+    than to run: a launch reads its application this way)."""
     if isinstance(record_id, bool) or not isinstance(record_id, int):
         return record_get(
             visible_records(model._default_manager.all(), user=user), record_id=record_id
@@ -128,7 +128,7 @@ def component_list(*, user: User, filters: Mapping[str, Any] | None = None) -> Q
 
 def component_list_version(*, user: User) -> tuple[object, ...]:
     """Return a value that changes whenever the component list `user` sees may change, for
-    the list's response cache (`webapp.api.cache`), in one aggregate query.
+    the list's response cache (`restapi.cache`), in one aggregate query.
 
     Every write of a component goes through `Component.save` (its `updated` time moves on;
     the services save the component when they replace its attributes) or deletes it (the count
@@ -148,7 +148,7 @@ def component_list_version(*, user: User) -> tuple[object, ...]:
 @functools.cache
 def _component_totals_sql() -> str:
     """Return the SQL of `component_list_version`'s totals, given the user's id: written once
-    per process (the ORM's aggregate took 1 ms to build, 4 times the query's own cost)."""
+    per process (the ORM's aggregate took longer to build than the query took to run)."""
     pk, owner = sql.column(Component, "pk"), sql.column(Component, "owner")
     return (
         f"SELECT COUNT({pk}), SUM({pk}), MAX({sql.column(Component, 'updated')}),"
@@ -200,7 +200,7 @@ def component_attributes(*, components: Iterable[Component]) -> list[Component]:
 
     Plain rows rather than prefetched Attribute records: a page of GPUs holds some 500
     attributes, and building a model instance for each took longer than the rest of the list
-    request (`bench/bench_rest.py`).
+    request.
     """
     components = list(components)
     rows: dict[int, list[dict[str, Any]]] = {component.pk: [] for component in components}
@@ -289,7 +289,7 @@ def components_export(*, components: Iterable[Component]) -> dict[str, Any]:
 
 
 def system_model_export_snapshot(*, system_model: SystemModel) -> dict[str, Any]:
-    """Return the self-contained snapshot of DESIGN.md "Contracts" (records inlined)."""
+    """Return the self-contained snapshot of docs/contracts.md (records inlined)."""
     graph = system_model.graph if isinstance(system_model.graph, dict) else {}
     # Every launch of a system model exports it: attributes as plain rows, not records.
     components = component_attributes(

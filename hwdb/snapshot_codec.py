@@ -1,4 +1,4 @@
-"""The snapshot codec: stored records and graphs to DESIGN.md's system snapshot and back.
+"""The snapshot codec: stored records and graphs to docs/contracts.md's system snapshot and back.
 
 Pure functions, no queries: the callers load the records (hwdb.selectors) and pass them in.
 Both apps use it (hwdb's export and import of a system model, the studio's hardware swap in
@@ -88,7 +88,7 @@ def system_snapshot(
     components: Iterable[Component],
     models: Iterable[ComputationalModel],
 ) -> dict[str, Any]:
-    """Return the self-contained snapshot of a system model's `graph` (DESIGN.md "Contracts"),
+    """Return the self-contained snapshot of a system model's `graph` (docs/contracts.md),
     its records inlined and its nodes pointing at them by key."""
     graph = graph if isinstance(graph, dict) else {}
     nodes = []

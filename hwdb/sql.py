@@ -1,7 +1,7 @@
 """Names for the few reads written as plain SQL, taken from the models themselves.
 
 A hot read whose ORM query took longer to build than to run (the token's user, the
-catalogue's version, the runs list's version and queue places: bench/bench_rest.py) is
+catalogue's version, the runs list's version and queue places) is
 written once per process as SQL; its table and column names come from here, quoted for the
 database in use, so a renamed field or table cannot leave the SQL behind.
 """

@@ -21,7 +21,7 @@ ATTRIBUTE_KEY_MAX_LENGTH = 100
 MODEL_SOURCE_MAX_LENGTH = 200_000
 
 
-# Attributes become JavaScript globals inside computational models (DESIGN.md, 2), so a key
+# Attributes become JavaScript globals inside computational models (docs/contracts.md, 2), so a key
 # must not be a reserved word, a name the runtime provides, or a builtin it would hide.
 RESERVED_ATTRIBUTE_KEYS = JS_RESERVED | frozenset(
     ("Math", "JSON", "Object", "Array", "Number", "String", "Boolean")

@@ -3,8 +3,8 @@
  * mini-racer runs each evaluation on V8's own thread and hands its result back through a
  * callback that the context is made with. Its own callback is Python (ctypes): V8's thread
  * takes the GIL, makes and destroys a thread state, and puts the result into a queue whose
- * condition wakes the caller. On a 2-CPU virtual machine that hand-back is 45-90 us of an
- * evaluation's 65-130 (bench/bench_shallow.py).
+ * condition wakes the caller: most of a short evaluation's time (bench/RESULTS.md, the
+ * table of bench_shallow.py).
  *
  * Here the callback is C (`HAND_BACK`, a function address for mr_init_context): the task's
  * callback id is the address of a `ResultSlot`, and V8's thread stores the result's handle

@@ -3,7 +3,7 @@
 A computational model reads a hardware record's attributes as numbers (simulator.shallow):
 `SMs = -13` or `bandwidth = 0` would give a negative or infinite time far from where it was
 typed. hwdb refuses such values when a record is saved (hwdb.services.components); the rule
-lives here, beside the models that read the keys (MODELS.md; the JavaScript models'
+lives here, beside the models that read the keys (docs/models.md; the JavaScript models'
 "Attributes:" headers in simulator/models/js), readable without loading them. A key means
 the same on every hardware type; keys no built-in model reads take any finite number.
 """

@@ -18,8 +18,8 @@ _allowed_before_pin: frozenset[int] | None = None
 def _current_cpu() -> int:
     """Return the CPU the calling thread runs on (Linux: field 39 of /proc/thread-self/stat).
 
-    Read as bytes: a text file's first use in a sandbox child imports its codec, 0.7 ms of
-    every run's start (bench/bench_userpath.py, start-up)."""
+    Read as bytes: a text file's first use in a sandbox child imports its codec, which every
+    run's start would pay."""
     fd = os.open("/proc/thread-self/stat", os.O_RDONLY | os.O_CLOEXEC)
     try:
         stat = os.read(fd, 4096)

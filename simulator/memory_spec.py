@@ -2,7 +2,7 @@
 
 A system graph may hold caches, a switching fabric and main memory as nodes, as M2S-CGM
 does (002, chapter 3): CACHE, FABRIC and MEMORY hardware records with the attributes below,
-joined into memory paths by two node fields (DESIGN.md "Contracts"):
+joined into memory paths by two node fields (docs/contracts.md):
 
     "next": "<node id>"   on a CPU, GPU or CACHE node: the next level outwards, a CACHE or a
                           MEMORY node; the path of a CPU or GPU node follows `next` until it

@@ -294,7 +294,7 @@ def pattern_misses(
 ) -> tuple[float, list[float]]:
     """Return (accesses, misses at each level) of `pattern` on levels of `capacities` bytes.
 
-    The analytic model (ours; MODELS.md 5b takes hit ratios as given):
+    The analytic model (ours; docs/models.md 5b takes hit ratios as given):
 
     * accesses N = (read + write) / element; lines touched per pass U = footprint /
       max(line, stride) (accesses closer than a line share it); passes P = N / (U x a) with

@@ -30,8 +30,7 @@ class Slot(NamedTuple):
     """Where one simulated process runs: its label and rank, a node and an instance of it.
 
     A named tuple rather than a frozen dataclass: a run makes one per process, and a frozen
-    dataclass's `__init__` (one `object.__setattr__` a field) takes twice as long (0.7 us
-    against 0.35 us a slot on the 2-vCPU machine of bench/RESULTS.md)."""
+    dataclass's `__init__` calls `object.__setattr__` once a field."""
 
     label: str
     rank: int

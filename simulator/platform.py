@@ -364,7 +364,7 @@ class World:
             plan = self._plans[nodes] = self._plan(source.node, target.node)
         ends = (source.instance, target.instance)
         # a hop between the ends charges the instance of the sender's index, wrapped (loops,
-        # not generators: a process's first send comes here, about 1 us a call less)
+        # not generators: every process's first send comes here)
         instances = []
         for node, end, _, _ in plan:
             instances.append(ends[end] if end != _BETWEEN else source.instance % len(node.usages))

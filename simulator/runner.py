@@ -192,7 +192,7 @@ def _has_memory_nodes(system: SystemSnapshot) -> bool:
 
 
 # Address space a run reserves without using it, which RLIMIT_DATA counts whole
-# (bench/RESULTS.md, "Memory of a sandboxed run"): V8's code range (one per process, made
+# (bench/RESULTS.md: the memory rows of bench_userpath.py's table): V8's code range (one per process, made
 # writable and executable up front), each V8 context's reservations, and per simulated
 # process on a greenlet a 16 KiB frame-stack chunk of which a short model touches one page,
 # with the greenlet's bookkeeping (a stackless process reserves nothing it does not use); and
@@ -363,12 +363,11 @@ def _reporting_simulated_time(
 # The young generation of the cyclic garbage collector during a run (CPython's default: 700).
 # A run allocates container objects by the hundred thousand (processes, messages in flight,
 # timeline entries) that mostly live until it ends, so collecting after every 700 scans the
-# same live objects again and again: two fifths of the CPU time of bench_userpath.py's
-# 1,000-process collectives run went to it (gc.callbacks), a quarter of its 10,000-process
-# compute run's. Garbage is still collected, in larger batches (at most this many young
-# objects wait); a threshold already higher (or 0, collection off) is kept. At 50,000, the
-# GPU example at 1,000 CPU-GPU pairs (about 110,000 objects that live until it ends) was
-# collected twice for nothing, 6-8 ms of its 65 (gc.callbacks); at 200,000 never.
+# same live objects again and again, a large share of a big run's CPU time (gc.callbacks
+# show it). Garbage is still collected, in larger batches (at most this many young objects
+# wait); a threshold already higher (or 0, collection off) is kept. A lower one still
+# collected the GPU example at 1,000 CPU-GPU pairs (about 110,000 objects that live until it
+# ends) for nothing; this one never does.
 RUN_GC_YOUNG_THRESHOLD = 200_000
 
 
@@ -406,8 +405,7 @@ def prepare_simulation_process() -> None:
     """Prepare a process that exists to run a simulation (the sandbox child): the chunk cache
     (`install_allocator_hook`), and the young threshold raised for the process's whole life,
     as `_YoungCollections` raises it for a run. Put back as a run ends, the old threshold made
-    the next allocation collect what the run left, 12-25 ms after a run of 1,000-10,000
-    processes, on the way to the result (bench/bench_userpath.py, compute)."""
+    the next allocation collect what the run left, on the way to the result."""
     install_allocator_hook()
     threshold = gc.get_threshold()
     if 0 < threshold[0] < RUN_GC_YOUNG_THRESHOLD:

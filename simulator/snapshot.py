@@ -1,6 +1,6 @@
 """System snapshots: the self-contained description of the hardware a simulation runs on.
 
-A snapshot (DESIGN.md, "Contracts") inlines hardware records and computational models and
+A snapshot (docs/contracts.md, "Contracts") inlines hardware records and computational models and
 holds the system graph: nodes are hardware instances, groups nest nodes, edges connect nodes.
 `validate_graph` holds the graph rules; the REST API of `hwdb` calls it with its own
 reference checks so that the web side and the CLI give the same messages for the same
@@ -144,7 +144,7 @@ class SystemSnapshot:
     edges: tuple[tuple[str, str], ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form of DESIGN.md's snapshot contract."""
+        """Return the JSON form of docs/contracts.md's snapshot contract."""
         nodes: list[dict[str, Any]] = []
         for node in self.nodes.values():
             item: dict[str, Any] = {"id": node.id, "name": node.name}

@@ -1,21 +1,27 @@
-"""The import structure of the project's packages, read from their source with `ast`.
+"""The import structure of the project, read from its source with `ast`.
 
-Two rules (issue 15): the module-level imports of `simulator`, `hwdb`, `webapp` and
-`validation` form no circle, and no function imports anything except the documented lazy
-imports below. Imports under `if TYPE_CHECKING:` are for the type checker only and do not
-count; a package's `__init__` counts like any module, so a re-export that closes a circle
-is found too.
+The rules: the module-level imports of every module of the repository (the packages, the
+tests, the benchmarks, the examples, the root's scripts) form no circle (issues 15 and 39);
+the analyzer's modules form none even counting the imports made for the type checker; `hwdb`
+imports nothing from `webapp` (an app does not depend on the project) and `restapi`, the REST
+convention both apps share, imports neither; no function of the packages imports anything
+except the documented lazy imports below. Imports under `if TYPE_CHECKING:` are for the type
+checker only and do not count otherwise; a package's `__init__` counts like any module, so a
+re-export that closes a circle is found too.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Container, Iterator
+import subprocess
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("simulator", "hwdb", "webapp", "validation")
+PACKAGES = ("simulator", "hwdb", "webapp", "validation", "restapi")
 SKIPPED_DIRS = {"migrations", "__pycache__"}
+# Directories that hold no module of the project's (a checkout's environments and outputs).
+NOT_THE_PROJECT = {".venv", "node_modules", "build", ".git", "__pycache__", "data"}
 
 # Imports a function may make, by the module imported (a prefix: "numpy" covers numpy.linalg).
 LAZY_IMPORTS = {
@@ -167,22 +173,75 @@ def module_level_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFr
             )
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Return, per module of the packages, the modules of the packages it imports at load time."""
-    trees = {
-        module_name(path): (path, ast.parse(path.read_text(), str(path))) for path in source_files()
-    }
+def tree_files() -> list[Path]:
+    """Return every Python file of the repository: git's tracked files, or, outside a git
+    checkout, every file outside the environments and build outputs."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", "*.py"], cwd=ROOT, capture_output=True, check=False
+    )
+    if listed.returncode == 0 and listed.stdout:
+        names = [name for name in listed.stdout.decode().split("\0") if name]
+        return sorted(ROOT / name for name in names if (ROOT / name).is_file())
+    return sorted(
+        path
+        for path in ROOT.rglob("*.py")
+        if not NOT_THE_PROJECT & set(path.relative_to(ROOT).parts)
+    )
+
+
+def import_graph(
+    files: Iterable[Path] | None = None, *, type_checking: bool = False
+) -> dict[str, set[str]]:
+    """Return, per module of `files` (default: the packages), the modules among them it
+    imports at load time; with `type_checking`, those imported for the type checker too.
+
+    A script's absolute import of a module beside it (`bench/bench_rest.py`'s
+    `from results_block import ...`, as Python runs a script with its directory first on the
+    path) names that module."""
+    paths = list(source_files() if files is None else files)
+    trees = {module_name(path): (path, ast.parse(path.read_text(), str(path))) for path in paths}
     graph: dict[str, set[str]] = {}
     for module, (path, tree) in trees.items():
         is_package = path.name == "__init__.py"
+        directory = ".".join(module.split(".")[: None if is_package else -1])
+        nodes: list[ast.Import | ast.ImportFrom] = list(module_level_imports(tree))
+        if type_checking:
+            nodes += type_checking_imports(tree)
         edges: set[str] = set()
-        for node in module_level_imports(tree):
-            edges.update(
-                name for name in imported_modules(node, module, is_package, trees) if name in trees
-            )
+        for node in nodes:
+            for name in imported_modules(node, module, is_package, trees):
+                beside = f"{directory}.{name}" if directory else name
+                if name in trees:
+                    edges.add(name)
+                elif not getattr(node, "level", 0) and beside in trees:
+                    edges.add(beside)
         edges.discard(module)
         graph[module] = edges
     return graph
+
+
+def type_checking_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Return the imports under `if TYPE_CHECKING:` blocks of `tree`."""
+    return [
+        node
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and is_type_checking(block.test)
+        for statement in block.body
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+
+
+def every_import(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield (line, module) for every import of the file at `path`: at load time, in a
+    function or for the type checker alike."""
+    tree = ast.parse(path.read_text(), str(path))
+    module = module_name(path)
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for name in imported_modules(node, module, is_package):
+                yield node.lineno, name
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -239,6 +298,44 @@ def test_the_packages_import_each_other_without_a_circle() -> None:
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
 
+def test_no_module_of_the_repository_takes_part_in_an_import_circle() -> None:
+    """Every tracked Python file: the packages, tests, benchmarks, examples, root scripts."""
+    files = tree_files()
+    assert {ROOT / "manage.py", ROOT / "tests" / "test_import_graph.py"} <= set(files)
+    cycle = find_cycle(import_graph(files))
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_the_analyzers_modules_form_no_circle_even_for_the_type_checker() -> None:
+    """The execution graph's drawing (svg.py) takes the graph and the instructions, not the
+    analysis (analysis.py) that calls it: before, it imported `KernelAnalysis` for its type."""
+    analyzer = sorted((ROOT / "simulator" / "analyzer").rglob("*.py"))
+    cycle = find_cycle(import_graph(analyzer, type_checking=True))
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def imports_of(package: str, forbidden: tuple[str, ...]) -> list[str]:
+    """Return `file:line imports module` for each import of `package`'s files that names a
+    module of one of the `forbidden` packages."""
+    return [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if not SKIPPED_DIRS & set(path.relative_to(ROOT).parts)
+        for line, name in every_import(path)
+        if name.split(".")[0] in forbidden
+    ]
+
+
+def test_hwdb_imports_nothing_from_the_project() -> None:
+    """An app does not depend on the project that assembles it: the REST convention both
+    use is `restapi`, below them."""
+    assert imports_of("hwdb", ("webapp",)) == []
+
+
+def test_the_rest_convention_imports_neither_app() -> None:
+    assert imports_of("restapi", ("hwdb", "webapp")) == []
+
+
 def test_functions_import_only_the_documented_lazy_modules() -> None:
     found = [
         f"{file}:{line} imports {module}"
@@ -249,6 +346,12 @@ def test_functions_import_only_the_documented_lazy_modules() -> None:
 
 
 # --- the checker itself -------------------------------------------------------------------
+
+
+def test_a_type_checking_import_counts_only_when_asked_for() -> None:
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a.b\n")
+    assert [imported_modules(n, "x", False)[0] for n in type_checking_imports(tree)] == ["a.b"]
+    assert list(module_level_imports(tree)) != type_checking_imports(tree)
 
 
 def test_the_cycle_finder_names_a_circle_and_accepts_a_tree() -> None:

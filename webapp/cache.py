@@ -2,7 +2,7 @@
 
 With `PARASIM_CACHE_URL` set (docs/deployment.md, "Web server"), the per-user launch rate is
 one limit for all web processes instead of one per process, and a list page rendered by one
-process (`webapp.api.cache`) serves them all. What the cache holds can always be rebuilt, so
+process (`restapi.cache`) serves them all. What the cache holds can always be rebuilt, so
 a Redis that cannot be reached must not fail a request: a read is then a miss and a write is
 skipped, with a warning at most once a minute, and the launch rate is not counted meanwhile.
 """
@@ -150,8 +150,8 @@ class SharedRedisCache(RedisCache):
 class ObjectCache(LocMemCache):
     """This process's memory ("local" in settings), keeping the values themselves where
     Django's `LocMemCache` keeps pickled copies: a hit is a dictionary look-up instead of an
-    unpickling (a runs page's data 0.6 ms, a launch's parsed snapshot 0.15 ms;
-    bench/bench_rest.py). Every reader gets the same object, so what is kept here is never
+    unpickling of a runs page's data or a launch's parsed snapshot. Every reader gets the
+    same object, so what is kept here is never
     changed by its readers: rendered bytes; a runs page's data, which the runs list copies
     before adding its queue places; a launch's system model record, exported snapshot and
     parsed snapshot, which the launch and sweep services read and copy (`with_hardware`)."""

@@ -11,8 +11,7 @@ DATABASE_CONN_MAX_AGE), so the workers must fit PostgreSQL's max_connections bes
 Why synchronous workers and not threads: a request is mostly Python (serializing, building
 queries), which one process runs on one core at a time. Threaded workers (gthread) keep each
 client's connection in the process that accepted it, and with 50 keep-alive clients one of
-three processes held nearly all of them: about one core used of two, half the requests per
-second of three sync workers (bench/bench_rest.py, docs/deployment.md).
+three processes held nearly all of them, and one core of two stayed idle (docs/deployment.md).
 """
 
 from __future__ import annotations
@@ -29,8 +28,8 @@ MAX_DEFAULT_WORKERS = 9
 class AccessLogger(Logger):
     """gunicorn's logger, writing its default access line (Apache's combined format) from the
     values it shows: gunicorn builds a table of every request and response header and
-    every WSGI environment variable for each line, about a quarter of a millisecond of a
-    request's 3-5 ms of server CPU (bench/bench_rest.py). Another `access_log_format` is
+    every WSGI environment variable for each line, a noticeable part of a cached request's
+    server CPU. Another `access_log_format` is
     written by gunicorn's own code."""
 
     def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> None:
@@ -79,7 +78,7 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 def post_worker_init(worker: object) -> None:
     """Import the URL configuration (every view) and the Celery tasks in a new worker process,
-    so that its first request does not (about 0.6 s, a launch's broker connection besides)."""
+    so that its first request does not wait for them."""
     from django.urls import get_resolver
 
     from webapp.celery import app

@@ -3,7 +3,7 @@
 CUDACoreInstr = 23 + 4 * computeIntensity
 # Listing 5 prints 26 + 4 * computeIntensity here, but section 5.2 derives
 # INS_issued = 23 + 3 - 3 + 4a = 23 + 4a (three memory instructions, three dual issues);
-# MODELS.md keeps the derivation, so this port does too.
+# docs/models.md keeps the derivation, so this port does too.
 issuedInstructions = 23 + 4 * computeIntensity
 GMEMBytesTransferred = 384
 latencyBound = 942 + 24 * computeIntensity

@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from hwdb.services.analyzer import kernel_analyze
+from restapi.viewsets import LenientJSONParser
 from simulator.analyze import LANGUAGES
-from webapp.api.viewsets import LenientJSONParser
 
 MAX_SOURCE_CHARS = 200_000
 MAX_TRIPS = 26

@@ -20,7 +20,7 @@ from simulator.js_names import JS_IDENTIFIER
 GRAPH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": (
-        "System graph (DESIGN.md 'Contracts'): nodes are hardware instances (`hardware` is a "
+        "System graph (docs/contracts.md): nodes are hardware instances (`hardware` is a "
         "component id, `model` a computational model id) or groups (`group: true`); `parent` "
         "nests a node in a group; edges are pairs of node ids."
     ),
@@ -268,7 +268,7 @@ class CloneSerializer(serializers.Serializer):
 
 
 class SnapshotSerializer(serializers.Serializer):
-    """A self-contained system snapshot (DESIGN.md "Contracts"), hardware and models inlined.
+    """A self-contained system snapshot (docs/contracts.md), hardware and models inlined.
 
     Documents the shape in the schema; the import service checks the whole snapshot.
     """
@@ -355,7 +355,7 @@ class EvaluationResultSerializer(serializers.Serializer):
 
 
 class CalibrateSerializer(serializers.Serializer):
-    """Measurements to fit to one component (simulator.calibrate; DESIGN.md item 7).
+    """Measurements to fit to one component (simulator.calibrate).
 
     The shape of each measurement is checked by the service, so its errors name the field
     ("measurements[2].seconds").

@@ -1,5 +1,5 @@
 """API views of the hardware database: each validates the request, calls one selector or
-service, serializes the result. CRUD and clone come from `webapp.api.viewsets`, errors become
+service, serializes the result. CRUD and clone come from `hwdb.api.viewsets`, errors become
 responses in `webapp.api.exceptions`.
 
 Records a user may not see answer 404; records a user may see but not change answer 403.
@@ -36,6 +36,7 @@ from hwdb.api.serializers import (
     SnapshotSerializer,
     SystemModelSerializer,
 )
+from hwdb.api.viewsets import CloneMixin, OwnedRecordViewSet, clone_schema
 from hwdb.filters import (
     AttributeConditionsFilter,
     ComponentFilter,
@@ -66,9 +67,8 @@ from hwdb.services.system_models import (
     system_model_import_snapshot,
     system_model_update,
 )
-from webapp.api.cache import cached_response
-from webapp.api.exceptions import FIELD_ERRORS_SCHEMA
-from webapp.api.viewsets import CloneMixin, OwnedRecordViewSet, clone_schema
+from restapi.cache import cached_response
+from restapi.schemas import FIELD_ERRORS_SCHEMA
 
 # A failed evaluation's 400 (webapp.api.exceptions): the model failed, with its message, the
 # line of its source and which function it was; or the request had field errors.
@@ -150,7 +150,7 @@ class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
         return component_clone(component=record, owner=self.user, **data)
 
     def list(self, request: Request) -> Response:
-        # Rendered once per version of the catalogue (webapp.api.cache): a write is seen by
+        # Rendered once per version of the catalogue (restapi.cache): a write is seen by
         # the next request, and reads in between cost one aggregate query.
         version = selectors.component_list_version(user=self.user)
         return cached_response(self, version=version, build=self.list_data)

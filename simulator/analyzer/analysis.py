@@ -154,7 +154,7 @@ class KernelAnalysis:
 
     def svg(self) -> str:
         """Return the execution graph drawn as SVG, the critical path highlighted."""
-        return render_svg(self)
+        return render_svg(self.graph, self.instructions, kernel=self.kernel, arch=self.arch)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON parameter set (see docs/kernel-analyzer.md)."""

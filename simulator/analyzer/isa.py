@@ -176,8 +176,3 @@ def opcode_class(base: str) -> str | None:
 def memory_space(base: str) -> tuple[str, str] | None:
     """Return (space, kind) for a memory opcode: space global/shared/local/constant/texture."""
     return MEMORY.get(base)
-
-
-def known_opcodes() -> frozenset[str]:
-    """Return every opcode the analyzer knows."""
-    return frozenset(_CLASSES)

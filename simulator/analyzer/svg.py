@@ -10,13 +10,11 @@ the top level and inside every loop. Plain SVG 1.1, no external dependency.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 from xml.sax.saxutils import escape
 
-from simulator.analyzer.graph import Edge, Node, Region
-
-if TYPE_CHECKING:
-    from simulator.analyzer.analysis import KernelAnalysis
+from simulator.analyzer.graph import Edge, ExecutionGraph, Node, Region
+from simulator.analyzer.sass import Instruction
 
 ROW = 34
 NODE_W = 330
@@ -27,9 +25,9 @@ BLUE = "#1f5fd6"
 GREY = "#6b6b6b"
 
 
-def _order(analysis: KernelAnalysis) -> tuple[list[Node], dict[str, str]]:
+def _order(graph: ExecutionGraph) -> tuple[list[Node], dict[str, str]]:
     """Return the nodes to draw in order and an alias map (iteration start/next -> loop in/out)."""
-    by_symbol = {g.symbol: g.region for g in analysis.graph.loops}
+    by_symbol = {g.symbol: g.region for g in graph.loops}
     alias: dict[str, str] = {}
     ordered: list[Node] = []
 
@@ -44,13 +42,16 @@ def _order(analysis: KernelAnalysis) -> tuple[list[Node], dict[str, str]]:
                 alias[f"L{node.loop}.next"] = f"L{node.loop}.out"
                 walk(inner)
 
-    walk(analysis.graph.top)
+    walk(graph.top)
     return ordered, alias
 
 
-def render_svg(analysis: KernelAnalysis) -> str:
-    """Return the SVG document for `analysis`'s execution graph."""
-    nodes, alias = _order(analysis)
+def render_svg(
+    graph: ExecutionGraph, instructions: Sequence[Instruction], *, kernel: str, arch: str
+) -> str:
+    """Return the SVG document of `kernel`'s execution graph on `arch` (the analysis's graph
+    and instructions, simulator.analyzer.analysis.KernelAnalysis.svg)."""
+    nodes, alias = _order(graph)
     y = {node.id: TOP + row * ROW for row, node in enumerate(nodes)}
     loop_depth: dict[str, int] = {}
     depth = 0
@@ -60,15 +61,15 @@ def render_svg(analysis: KernelAnalysis) -> str:
         loop_depth[node.id] = depth
         if node.kind == "loop_in":
             depth += 1
-    regions: list[Region] = [analysis.graph.top] + [g.region for g in analysis.graph.loops]
+    regions: list[Region] = [graph.top] + [g.region for g in graph.loops]
     height = TOP + len(nodes) * ROW + 40
     width = CENTER + NODE_W // 2 + 260
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">',
         "<title>Execution graph</title>",
-        f'<text x="10" y="20" font-size="13" font-weight="bold">{escape(analysis.kernel)} '
-        f"({analysis.arch}): Lat_bound = {escape(str(analysis.lat_bound))} cycles</text>",
+        f'<text x="10" y="20" font-size="13" font-weight="bold">{escape(kernel)} '
+        f"({arch}): Lat_bound = {escape(str(graph.lat_bound))} cycles</text>",
         f'<text x="10" y="38" fill="{BLUE}">critical path in blue; dotted: register '
         "dependencies; ellipses: loop bodies</text>",
         '<defs><marker id="arrow" markerWidth="8" markerHeight="8" refX="7" refY="4" '
@@ -127,7 +128,7 @@ def render_svg(analysis: KernelAnalysis) -> str:
         text = escape(
             node.label
             if node.instruction is None
-            else f"{analysis.instructions[node.instruction].line:>3}: {node.label}"
+            else f"{instructions[node.instruction].line:>3}: {node.label}"
         )
         if node.kind == "instruction" and loop_depth[node.id] > 0:
             shape = (

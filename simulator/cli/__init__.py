@@ -11,7 +11,7 @@ process ended by SIGPIPE reports it.
 
 One module per subcommand, each with `register(subparsers)`; `main` imports only the
 module of the command it runs (`COMMANDS`), so that `run` and `sweep` start without NumPy
-(issue 16: it cost 125 ms a run), which `analyze` and `calibrate` load.
+(its import is most of a short run's start), which `analyze` and `calibrate` load.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def build_parser(command: str | None = None) -> Parser:
 @functools.cache
 def parser_for(command: str | None) -> Parser:
     """Return `build_parser(command)`, built once per process and subcommand (a parser holds
-    no state between parses): building it took 1.3 ms of each run a daemon's copy serves,
-    which the daemon now builds for all of them (simulator.sandbox.pool)."""
+    no state between parses): the daemon builds it once for every run its copies serve
+    (simulator.sandbox.pool)."""
     return build_parser(command if command in COMMANDS else None)
 
 

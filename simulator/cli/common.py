@@ -239,8 +239,8 @@ def record_table(
 def column_table(headers: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
     """Return `table` of the rows that `columns` hold, one sequence of values per column.
 
-    A column at a time and a row in one format call: the summary of a run of 10,000
-    processes, 130,000 cells, took 47 ms a cell and a pad at a time and takes 29 so."""
+    A column at a time and a row in one format call, not a cell and a pad at a time: the
+    summary of a large run has a hundred thousand cells."""
     texts = [_column_texts(column) for column in columns]
     widths = [
         max(len(header), max(map(len, column), default=0))
@@ -276,8 +276,8 @@ def write_json(data: object, target: str, stdout: TextIO) -> None:
     Compact and unindented, as the sandbox child encodes a result (`encode_json`: orjson),
     so that a sandboxed run's result (RawResult) is written as the child sent it, unparsed,
     and the same run in this process (`--no-sandbox`) writes the same bytes. Indenting ran
-    Python's pure-Python encoder (9 s of a 60 MB result's 13) and `json.dumps` takes 1-3 s
-    where orjson takes 0.2 (issue 16); `python -m json.tool` or jq indent it for reading."""
+    Python's pure-Python encoder, which took most of a large result's time, and `json.dumps`
+    is much slower than orjson; `python -m json.tool` or jq indent it for reading."""
     encoded = data.json if isinstance(data, RawResult) else encode_json(data)
     if target == "-":
         _write_bytes(stdout, encoded)

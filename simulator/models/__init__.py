@@ -123,7 +123,7 @@ _REGISTRY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     (
         "Reliability",
         "Failure rate from failureRate or 1 / mtbf for the probability of completing a run.",
-        "MODELS.md 6; simulator/models/reliability.py",
+        "docs/models.md 6; simulator/models/reliability.py",
         ("reliability.js",),
     ),
 )

@@ -1,4 +1,4 @@
-"""Block scheduling: waves of thread blocks over SMs (003 section IV-B, 001; MODELS.md 7).
+"""Block scheduling: waves of thread blocks over SMs (003 section IV-B, 001; docs/models.md 7).
 
 Blocks are dispatched round robin to the SMs and each SM holds as many blocks at once as the
 occupancy calculator allows; a kernel's runtime therefore rises in steps, one step per

@@ -1,7 +1,7 @@
 """Energy models: component power states (MERPSYS, SimGrid) and block rounds of CUDA kernels (003).
 
-`power_state_energy` integrates a linear power-state model over a run (MODELS.md 4a). The
-block-round model of Boughzala et al. (003, section IV-C; MODELS.md 4b) predicts a kernel's
+`power_state_energy` integrates a linear power-state model over a run (docs/models.md 4a). The
+block-round model of Boughzala et al. (003, section IV-C; docs/models.md 4b) predicts a kernel's
 time and energy from its number of blocks NB:
 
     T(NB) = a * NB + b                                                            (1)

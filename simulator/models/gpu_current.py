@@ -1,5 +1,5 @@
 """GPU kernel time on current architectures: Volkov's bounds with what today's GPUs add
-(issue 11; MODELS.md 1 for the paper-exact model it builds on, which stays in `volkov.py`).
+(issue 11; docs/models.md 1 for the paper-exact model it builds on, which stays in `volkov.py`).
 
     T_k     = t_launch + t_wake + sum over waves w of  o_w / W_Th(o_w) / SM_clock         (C.1)
     W_Th(o) = ((o / Lat_bound)^-p + Th_bound^-p)^(-1/p)                                   (C.2)
@@ -12,19 +12,20 @@
     t_wake  = clockWakePenalty * (1 - exp(-idle / clockWakeTimeConstant))                  (C.5)
 
 Why each term (measured on an H100 SXM5 and an H200 with the validation kit,
-`validation/data/`):
-- t_launch: a kernel timed with CUDA events costs 5-6 us even when empty; 000's model gives
-  4 ns for N = 1000. `kernelLaunchOverhead` (hardware attribute, else the architecture's).
+`validation/data/`; the figures are in docs/validation/README.md, "What the H100 and H200
+showed"):
+- t_launch: a kernel timed with CUDA events costs a fixed launch time even when empty, which
+  000's model, built for large kernels, leaves out. `kernelLaunchOverhead` (hardware
+  attribute, else the architecture's).
 - (C.2) replaces min() by a smooth minimum. With o / Lat and Th close, as for saxpy2 with one
   outstanding load per warp on HBM, the real kernel is slower than both bounds; p -> inf gives
   Volkov's (4.3) back. p is fitted once on the H100's first run (`FITTED_PARAMETERS`).
-- (C.3): streaming kernels reach 82 % of the HBM3 peak that (4.5) assumes (71 % on the H200).
+- (C.3): streaming kernels reach only part of the HBM peak that (4.5) assumes.
 - (C.4): a grid that is not a whole number of waves pays a whole tail wave, at the occupancy
-  of its busiest SM; on the H100 (2 resident blocks of 1024 per SM, issue bound) 265 blocks
-  take 1.45x as long as 264, and 132 blocks (one per SM) 0.55x.
-- (C.5): after the GPU idled, its clocks have come down; a kernel of 50 us takes 59 us after
-  10 ms of idleness and 76 us after 200 ms on the H100 (the kit's "wake" benchmark). `idle` is
-  the time the SMs had nothing to run before the launch (e.g. a pageable copy before it).
+  of its busiest SM: one block more than a whole number of waves costs a wave more.
+- (C.5): after the GPU idled, its clocks have come down, and a kernel takes longer the longer
+  the GPU idled before it (the kit's "wake" benchmark). `idle` is the time the SMs had nothing
+  to run before the launch (e.g. a pageable copy before it).
 
 Occupancy is in warps per SM, latencies in cycles, Th_bound in warps per cycle per SM.
 """

@@ -1,4 +1,4 @@
-"""Block-level GPU kernel simulation and its work-group parallel form (001; MODELS.md 7).
+"""Block-level GPU kernel simulation and its work-group parallel form (001; docs/models.md 7).
 
 The analytic model (volkov.py, (4.1)-(4.4)) treats a kernel as one stream of warps at the
 rate W_Th = min(occupancy / Lat_bound, Th_bound) per SM. The detailed mode simulates what

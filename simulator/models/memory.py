@@ -1,6 +1,6 @@
 """Memory access models: warp access patterns, shared-memory bank conflicts, cache levels.
 
-Three closed-form pieces feed Volkov's kernel model (MODELS.md 1 and 5):
+Three closed-form pieces feed Volkov's kernel model (docs/models.md 1 and 5):
 
 * `warp_access` turns one warp-wide global memory instruction (element size, stride) into
   the bytes it moves and the re-issues it costs (000, section 4.2): 4-byte elements with

@@ -1,7 +1,7 @@
 """Occupancy calculator: resident blocks and warps per SM from a kernel's launch resources.
 
 Follows NVIDIA's occupancy calculator (CUDA_Occupancy_Calculator.xls and cuda_occupancy.h,
-MODELS.md 2): the resident blocks per SM are the least of the architecture's block limit,
+docs/models.md 2): the resident blocks per SM are the least of the architecture's block limit,
 the warp limit, the register limit (registers allocated per warp, rounded up to the
 allocation unit, in each of the SM's sub-partitions) and the shared-memory limit (per-block
 usage plus the reserved 1 KB from CC 8.0, rounded up to the allocation unit). The

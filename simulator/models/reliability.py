@@ -1,4 +1,4 @@
-"""Reliability: probability that a run completes without a component failure (MODELS.md 6).
+"""Reliability: probability that a run completes without a component failure (docs/models.md 6).
 
 Each component fails as a Poisson process of rate lambda (1 / MTBF) while it is in use; a run
 survives with probability exp(-sum_i lambda_i * t_i) (`success_probability`).

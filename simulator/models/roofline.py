@@ -6,7 +6,7 @@
     I          = warp_size * INS_cuda / GMem_bytes     instructions per byte of one warp
     achieved   = W_L * warp_size * INS_cuda / T_k      with W_L as (4.2)
 
-Work is counted as Volkov's model counts it (MODELS.md 1): CUDA-core instructions per thread
+Work is counted as Volkov's model counts it (docs/models.md 1): CUDA-core instructions per thread
 (`CUDACoreInstructions`) and global-memory bytes per warp (`GMEMBytesTransferred`), so an FMA
 is one operation, and the roof's two sides are the first and third terms of (4.4) summed over
 the GPU. GMem_bw is GMEMThroughput when the record has it (the figure the model uses, an

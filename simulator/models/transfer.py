@@ -1,4 +1,4 @@
-"""Point-to-point transfer time, e.g. host-device copies over PCIe (000, section 4.3; MODELS.md 3).
+"""Point-to-point transfer time, e.g. host-device copies over PCIe (000, section 4.3; docs/models.md 3).
 
     T_c = t_s + n / (bw * lambda_c)                                               (4.6)
 
@@ -16,8 +16,8 @@ pageableBandwidthHTD, pageableStartupDth, pageableBandwidthDth); then a pageable
 
 and a pinned one (4.6). A direction without these attributes charges (4.6) for both kinds:
 000's testbeds were measured with pageable memory, so their t_s and lambda_c already carry
-the staging. Example (H100 SXM5, PCIe 5.0 x16): pinned 54.5 GB/s at 1 GB, t_s ~9 us;
-pageable ~7 GB/s host to device, ~11.6 GB/s device to host. The transfer's kind is the
+the staging, which on current machines caps a pageable copy well below a pinned one
+(docs/validation/h100-2026-11-22.md, "Transfers and the application"). The transfer's kind is the
 `hostMemory` parameter of `p2pTime` ('pageable', the default, or 'pinned').
 """
 

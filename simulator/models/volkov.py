@@ -1,4 +1,4 @@
-"""Volkov's GPU kernel-time model as used in MERPSYS (000, sections 4-5; MODELS.md 1).
+"""Volkov's GPU kernel-time model as used in MERPSYS (000, sections 4-5; docs/models.md 1).
 
     T_k      = W_L / (W_Th * SMs * SM_clock * lambda_k)                           (4.1)
     W_L      = grid_size * ceil(block_size / warp_size)                           (4.2)
@@ -98,15 +98,6 @@ def gmem_bandwidth_per_sm(
     per_second = clock * bytes_per_transfer * np.asarray(data_rate, dtype=np.float64)
     cycles = np.asarray(sms, dtype=np.float64) * np.asarray(sm_clock_hz, dtype=np.float64)
     return _result(per_second / cycles)
-
-
-def unit_cycles_per_warp(
-    instructions: ArrayLike, units: ArrayLike, warp_size: int = WARP_SIZE
-) -> Numeric:
-    """Return the cycles a warp's instructions occupy a functional unit: warp_size * INS / units."""
-    return _result(
-        warp_size * np.asarray(instructions, dtype=np.float64) / np.asarray(units, dtype=np.float64)
-    )
 
 
 def throughput_bound(

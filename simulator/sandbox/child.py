@@ -269,12 +269,10 @@ def _preload_common() -> None:
 
 
 def _init_v8_in_zygote(entry: ChildEntry) -> None:
-    """Load and initialize V8 (its library, ICU data and platform: about 50 ms) once in the
-    zygote, when a run of its entry may use it, so that every child it forks has it: a child
-    forked for a command line right after the last one ended otherwise made its next run wait
-    for that start (a run that comes while the child loads V8 waits for it: the order reached
-    the child 28.5 ms after the command line sent it, median of 30 runs back to back, 4.3
-    with this; bench/served_timeline.py). Initializing starts no
+    """Load and initialize V8 (its library, ICU data and platform) once in the zygote, when
+    a run of its entry may use it, so that every child it forks has it: a child forked for a
+    command line right after the last one ended otherwise made its next run wait for that
+    start (a run that comes while the child loads V8 waits for it). Initializing starts no
     thread (V8 runs `--single-threaded`; each isolate later starts its own), so the fork
     copies no lock held by another thread. A child that never uses V8 maps its library
     (shared pages) and about 12 MB of V8's data more."""
@@ -288,7 +286,7 @@ def _init_v8_in_zygote(entry: ChildEntry) -> None:
 def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
     """Load V8 before the run is known, for a child started to wait (LOAD_V8_AHEAD: the
     command line's pool, simulator.sandbox.pool) when its run has not come yet and a run of
-    its entry may use V8. V8's start (about 60 ms) then happens while nobody waits. A child
+    its entry may use V8. V8's start then happens while nobody waits. A child
     whose run is already waiting leaves it to `_load_v8`, which loads V8 only if the run
     needs it.
     The run's first isolates are made too while the run still has not come
@@ -299,7 +297,7 @@ def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
     import py_mini_racer
 
     py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
-    # The run's first isolates too (15-20 ms each, the prelude run in them): their threads
+    # The run's first isolates too (each runs the prelude, as dear as V8's start): their threads
     # start now, and `go` pins them with the rest (keep_on_one_cpu); they drop privileges with
     # the process. One at a time, as long as the run has not come.
     for _ in range(SPARE_ISOLATES):
@@ -313,24 +311,23 @@ def _load_v8_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
 def _warm_up_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
     """Warm the child up (`ChildEntry.warm`) when its run has not come yet: a child forked
     by the zygote copies each page it writes to on first write, and a run's first compile
-    of its application model did so for the compiler's pages: about 2 ms of a served run on
-    a 2-CPU VM (3.9 -> 1.7 ms, compute 100, bench/served_timeline.py). The warm-up only
-    saves time: one that fails is left there, and the run goes on as without it."""
+    of its application model did so for the compiler's pages, on the run's clock. The warm-up
+    only saves time: one that fails is left there, and the run goes on as without it."""
     if not select.select([stdin], [], [], 0)[0]:
         with contextlib.suppress(Exception):
             entry.warm()
 
 
 def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:
-    """Load V8 (shared library and ICU data, 50-70 ms) when the payload will use it: unless
+    """Load V8 (shared library and ICU data) when the payload will use it: unless
     the entry says (`needs_v8`) that Python twins answer all its models. A twin that declines
     an odd input later loads V8 then, from mini-racer's own files, which stay readable after
     the privilege drop (site-packages are world-readable).
 
     The isolates made while the child waited stay, those the run will not use included (a
-    twin that declines an input takes one): closing one took 1 ms of the run's start and
-    gave back none of the data limit (the process's VmData, 574 MiB with two isolates, is
-    the same after they close: V8 keeps what it mapped), only its two threads."""
+    twin that declines an input takes one): closing one would delay the run's start and
+    give back none of the data limit (the process's VmData is the same after they close: V8
+    keeps what it mapped), only its two threads."""
     if entry.v8_contexts(payload) != 0:
         import py_mini_racer
 
@@ -347,7 +344,7 @@ def _preload_for(entry: ChildEntry, payload: dict[str, Any]) -> None:
 def _hold_reserve() -> None:
     """Hold REPORT_RESERVE_BYTES of the data limit: a private writable mapping, which the
     limit counts whole (RLIMIT_DATA) without its pages being touched. A zero-filled bytearray
-    touched 4,096 pages, 10 ms of every run (bench/bench_userpath.py, start-up)."""
+    would touch every one of its pages in every run."""
     _reserve.append(mmap.mmap(-1, REPORT_RESERVE_BYTES, flags=mmap.MAP_PRIVATE))
 
 

@@ -25,10 +25,10 @@ from simulator.sandbox.served import (
     child_environment,
 )
 
-# `typing.TYPE_CHECKING` without importing `typing`, `pathlib` or `json` (about 15 ms before the
-# child starts: issue 16, start-up; mypy reads the name alone). `subprocess`, `tempfile`,
-# `shutil` and `threading` (about 17 ms) are imported where a child is started or cleaned
-# up: a command line handed a started child by the pool (simulator.sandbox.pool) needs none.
+# `typing.TYPE_CHECKING` without importing `typing`, `pathlib` or `json` (their import would
+# delay the child's start; mypy reads the name alone). `subprocess`, `tempfile`, `shutil` and
+# `threading` are imported where a child is started or cleaned up: a command line handed a
+# started child by the pool (simulator.sandbox.pool) needs none.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -171,8 +171,8 @@ def start_child(entry: str = DEFAULT_ENTRY, *, load_v8_ahead: bool = False) -> S
     """Return a child started for the registered entry at `entry` ("module:function"),
     waiting for its run. `load_v8_ahead`: it loads V8 while it waits, if its run has not
     come by the time it is prepared (for a child that usually waits long: the command
-    line's pool; a queue worker's spare would often still be loading V8, 60 ms, when its
-    next run comes, whose models a Python twin may answer: bench_queue, 118 -> 154 ms)."""
+    line's pool; a queue worker's spare would often still be loading V8 when its next run
+    comes, whose models a Python twin may answer: bench_queue.py measures the difference)."""
     return StartedChild(entry, load_v8_ahead=load_v8_ahead)
 
 
@@ -194,8 +194,8 @@ class SpareChild:
     if there is none), `prepare` starts the next one once a run is over, so the next run does
     not wait for its child's start-up.
 
-    The children are forked by this process's zygote (simulator.sandbox.zygote: about 4 ms
-    against about 100 for an interpreter and its imports), made the first time one is needed,
+    The children are forked by this process's zygote (simulator.sandbox.zygote: a fork instead
+    of an interpreter and its imports), made the first time one is needed,
     this process then a subreaper; where that cannot be done (not Linux, PARASIM_ZYGOTE=0, a
     zygote that died) they are started on their own. A forked child's run may leave processes
     in its group, which this process adopts: `done_with` has them reaped."""

@@ -41,7 +41,7 @@ from simulator.sandbox.wire import (
     decode_message,
 )
 
-# Neither `typing` nor `dataclasses` (which loads `inspect`, 15 ms) at run time: this module is
+# Neither `typing` nor `dataclasses` (which loads `inspect`) at run time: this module is
 # on the command line's path to a sandboxed run (issue 16, start-up).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class RawResult:
     __slots__ = ("json",)
 
     def __init__(self, json: bytes | memoryview) -> None:
-        self.json = json  # a view of the bytes read from the child (a 60 MB copy is 45 ms)
+        self.json = json  # a view of the bytes read from the child: a large result is not copied
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RawResult) and other.json == self.json
@@ -190,7 +190,7 @@ row its size asks for: one per process and one per component instance (`processe
 PROCESS_DATA_BYTES = 4 * 1024
 """What `grown_with_run` adds to `Limits.data_bytes` per process a simulation run asks for:
 a stackless process takes about 2.5 KB (its frame, sim object, globals and figures) and its
-share of the result (bench/RESULTS.md: a million in about 2.2 GB)."""
+share of the result (bench/RESULTS.md: the memory rows of bench_userpath.py's table)."""
 
 
 def grown_with_run(limits: Limits, payload: Mapping[str, Any]) -> Limits:
@@ -300,7 +300,7 @@ class _Run:
     def done_without_exit(self) -> bool:
         """Whether the run is over before the child's exit: decided, and the child is
         another process's to reap (a pooled child: its daemon's). Its exit (V8's threads and
-        mappings torn down, 5-10 ms) then happens after the result is returned."""
+        mappings torn down) then happens after the result is returned."""
         return self.decided and self.child.reaped_elsewhere
 
     def kill(self) -> None:
@@ -323,8 +323,8 @@ class _Run:
             self.fail("result", MSG_RESULT.format(limit_mb=self.limits.result_bytes / 1e6))
         # A message is one line; a large result arrives in many chunks, which are kept in a
         # list and joined once its newline came (linear in the result's size: joining the
-        # pending bytes on every chunk was quadratic, 24 s for 60 MB). The lines are read
-        # through a view of the joined bytes: each copy of a 60 MB result costs 45 ms.
+        # pending bytes on every chunk was quadratic). The lines are read through a view of
+        # the joined bytes, which a large result would otherwise be copied from.
         if data.find(b"\n") < 0:
             self.pending.append(data)
             return

@@ -2,7 +2,7 @@
 (issue 16, start-up: "reuse a pre-started child").
 
 `python -m simulator run` spends most of a short run starting its sandbox child: the
-interpreter, the simulator's imports and V8, about 150 ms on a 2-core machine, every time.
+interpreter, the simulator's imports and V8, every time.
 A queue worker keeps a spare child started (simulator.sandbox.launch.SpareChild); a command
 line lives for one run, so a small daemon keeps the spare for it instead:
 
@@ -24,7 +24,7 @@ line lives for one run, so a small daemon keeps the spare for it instead:
 
 A sandboxed `run` goes further when the daemon answers: the command line is served
 (`served_run`). The daemon has the command line's modules imported (argparse, the run's
-options, the sandbox's parent side: 25-30 ms of every run's start, bench/bench_userpath.py);
+options, the sandbox's parent side: otherwise part of every run's start);
 `python -m simulator run` imports only this module, connects to the daemon's second socket
 (`served_socket`) and sends its arguments, working directory, environment, umask and standard
 streams (SCM_RIGHTS). A copy of the daemon forked ahead, waiting on that socket while nothing
@@ -504,7 +504,7 @@ class _Daemon:
         """Fork the copy that waits for the next command line, while nothing runs: the
         command line then finds a copy of the daemon ready (`_wait_for_command_line`), not
         one forked for it (the fork, the copy's letting go of the daemon's descriptors and
-        its watcher thread, 1-2 ms of each served run). The daemon stops accepting on the
+        its watcher thread, otherwise paid by each served run). The daemon stops accepting on the
         serving socket first, so that the copy alone takes the next connection."""
         if (
             self.serving is None
@@ -683,14 +683,14 @@ def _ended(pid: int) -> bool:
 def _prepare_to_serve() -> None:
     """Import what serving a command line uses, once in the daemon, so that every copy it
     forks starts with it (`_serve_command_line`): the command line and its `run` parser
-    (`parser_for`: 1.3 ms of each run when each copy built its own), the sandbox's parent
-    side, threading, and orjson, which reads a result of 64 KiB or more for the summary a
-    `run` prints without `--json -` (`decode_message`; its import is about 10 ms of uuid,
-    dataclasses, inspect and platform). The objects are then left out of the collector's
+    (`parser_for`: built once, not by each copy), the sandbox's parent side, threading, and
+    orjson, which reads a result of 64 KiB or more for the summary a `run` prints without
+    `--json -` (`decode_message`; its import brings uuid, dataclasses, inspect and
+    platform). The objects are then left out of the collector's
     scans (`gc.freeze`): a copy's collections would otherwise touch, and so copy, every page
     of them. The allocator hook goes in first (`install_allocator_hook`): a copy reading a
-    result makes its objects in arenas on huge pages (a 1.1 MB result read and summarised
-    in 8.5 ms instead of 12, bench/RESULTS.md)."""
+    result makes its objects in arenas on huge pages, which it then reads and summarises
+    with fewer page faults."""
     import gc
     import threading  # noqa: F401 - imported for the copies (`_serve_command_line`)
 
@@ -807,7 +807,7 @@ def _end_when_gone(connection: socket.socket) -> None:
 def _watcher() -> Callable[[socket.socket], None]:
     """Start the thread that will watch a copy's command line (`_end_when_gone`) before the
     command line comes: return what hands it the connection. A thread started for the
-    command line took 0.35 ms of its run (the copy waited for the thread to start)."""
+    command line would make it wait for the thread to start."""
     import threading
 
     given: list[socket.socket] = []

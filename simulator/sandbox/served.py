@@ -7,7 +7,7 @@ children).
 The lightest module of the sandbox: `python -m simulator run` imports it alone before it
 knows whether a daemon answers (the socket module's C part, nothing else that the
 interpreter's start has not loaded: no `struct`, no `zlib`, not the pool's and the launcher's
-classes, about 3 ms of a served run on a 2-CPU VM, bench/served_timeline.py).
+classes, whose import every served run would pay).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def pool_key(entry: str = DEFAULT_ENTRY) -> str:
     data = "\n".join(parts).encode("utf-8", "surrogateescape")
     # The hash of an int is the same in every process (the hash seed salts only str and
     # bytes): the text as a number modulo 2**61 - 1, with its length. No zlib: its import
-    # loads a shared library, 0.5 ms of every command line.
+    # loads a shared library, on every command line.
     return f"{hash((len(data), int.from_bytes(data, 'little'))) & _DIGEST_MASK:016x}"
 
 
@@ -142,7 +142,7 @@ def served_run(argv: Sequence[str]) -> int | None:
     a daemon as it exits when there was none). Ctrl-C ends the served copy and its run."""
     if not asks_for_a_child(argv) or not pool_enabled():
         return None
-    # `_socket`, not `socket`: the latter imports enum and selectors (about 8 ms).
+    # `_socket`, not `socket`: the latter imports enum and selectors.
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         path = socket_path()

@@ -1,9 +1,9 @@
 """Application models as generator functions, for stackless processes.
 
 A simulated process on a greenlet keeps a saved C stack and a 16 KiB frame-stack chunk while
-it waits: about 11 KB a process, 10.7 GB for a million (bench/RESULTS.md). A generator keeps
-only its frame. `process_function` compiles an application model into a generator function
-whose `sim.<call>(...)` expressions are `(yield sim.<call>(...))`: the engine's
+it waits (the memory of a million of them: bench/RESULTS.md, the table of
+bench_stackless.py). A generator keeps only its frame. `process_function` compiles an
+application model into a generator function whose `sim.<call>(...)` expressions are `(yield sim.<call>(...))`: the engine's
 `StacklessProcess` resumes it, and a call that must wait returns `WAIT`, which the process
 yields (simulator/engine.py). A function of the model that waits (it makes such a call, or
 calls one that does, by name) becomes a generator too, and each call to it

@@ -1,7 +1,7 @@
 """The sandbox child's messages to its parent, and the names both sides agree on.
 
 Light on purpose: the command line's parent side imports it before the run, and orjson
-(about 12 ms to import here: it loads dataclasses, uuid and enum) is imported only when a
+(whose import loads dataclasses, uuid and enum) is imported only when a
 message is large enough for its speed to matter, or when a result is encoded. The child
 imports orjson ahead of its run (simulator.sandbox.child PRELOAD_MODULES).
 """
@@ -46,8 +46,8 @@ ABANDONED = b"\0\n"
 
 
 def encode_json(value: object) -> bytes:
-    """Return `value` as compact JSON (UTF-8). orjson writes it ten times faster than
-    `json.dumps(separators=(",", ":"))` (a 60 MB result: 0.13 s instead of 1.6 s); what it
+    """Return `value` as compact JSON (UTF-8). orjson writes it in a fraction of the time of
+    `json.dumps(separators=(",", ":"))`, which matters for a large result; what it
     refuses (integers over 64 bits, keys that are not strings) goes through `json`. A NaN or
     an infinity becomes null (`json` would write invalid JSON). The message `{"result": r}`
     is `{"result":` + `encode_json(r)` + `}`, which the command line writes out unparsed
@@ -68,8 +68,8 @@ def encode_message(message: dict[str, Any]) -> bytes:
 def result_message_pieces(result: dict[str, Any]) -> Iterator[bytes]:
     """Yield the bytes of `encode_message({"result": result})` in pieces, so that the child
     writes the first while it encodes the next and its reader reads them meanwhile, and no
-    buffer holds the whole message twice (a 60 MB result reached the command line's output
-    about 0.3 s sooner: bench/RESULTS.md, stop 36).
+    buffer holds the whole message twice (bench/RESULTS.md, the "large result" rows of
+    bench_userpath.py's table).
     A list of more than RESULT_PIECE_ITEMS items (the timeline) is encoded in slices of as
     many, joined as orjson joins a list's items; any other value whole. Each piece goes
     through `encode_json`, so a value that orjson refuses is still written (by `json`)."""

@@ -2,11 +2,11 @@
 interpreter (issue 16, start-up: "a zygote or fork server that
 forks a clean child per run with the same limits and isolation").
 
-A child started on its own spends about 100 ms on its interpreter and imports before it can
-wait for a run (2-core VM, 2026-11-28), and the pool's daemon starts the next one only when the
-last run is over, not to take a core from it: a command line that comes right after another one
-(a shell loop over parameters) waited for that start, 110 ms a run against 34 ms with the spare
-ready (compute 100 x 20). The zygote is that child's start done once: it is started exactly as
+A child started on its own spends most of a short run's time on its interpreter and imports
+before it can wait for a run, and the pool's daemon starts the next one only when the last run
+is over, not to take a core from it: a command line that comes right after another one (a shell
+loop over parameters) waited for that start. The zygote is that child's start done once: it is
+started exactly as
 a child is (`launch.StartedChild`: the same interpreter flags, environment and bootstrap, with
 ZYGOTE as its option), imports what a run needs, then forks a child per request
 (simulator.sandbox.child, `_fork_on_request`). A forked child takes its own streams, session

@@ -9,11 +9,11 @@ import pytest
 from rest_framework.test import APIClient
 
 from hwdb.api.pagination import MAX_PAGE_SIZE, MSG_PAGE_SIZE
+from hwdb.api.viewsets import PERMISSION_DENIED
 from hwdb.filters import ATTRIBUTE_FILTER_ERROR, MSG_NOT_BOOLEAN
 from hwdb.models import Component
 from hwdb.validation import MESSAGES
 from tests.hwdb.factories import ComponentFactory, GpuFactory, SystemModelFactory, one_gpu_graph
-from webapp.api.viewsets import PERMISSION_DENIED
 
 pytestmark = pytest.mark.django_db
 URL = "/api/components/"

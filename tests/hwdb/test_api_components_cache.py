@@ -1,4 +1,4 @@
-"""The component list's response cache (webapp.api.cache): a repeated request is served from
+"""The component list's response cache (restapi.cache): a repeated request is served from
 the cache with one query besides authentication, every write through the API is seen by the
 very next request, and no user is ever shown another user's view."""
 

@@ -148,7 +148,7 @@ ATTRIBUTES = {"SMs": 13.0, "SMCoreClock": 1253.0, "schedulers": 4.0, "CUDACores"
 
 
 def test_more_warps_hide_global_latency_until_the_schedulers_saturate() -> None:
-    # 004's expected behaviour (MODELS.md 5d): one-warp blocks of 8 arithmetic and 4 global
+    # 004's expected behaviour (docs/models.md 5d): one-warp blocks of 8 arithmetic and 4 global
     # instructions, a fixed grid of 832 blocks, 1 to 64 resident warps per SM.
     def run(occupancy: int) -> Any:
         params = {

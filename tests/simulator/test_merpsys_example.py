@@ -1,4 +1,4 @@
-"""The shipped MERPSYS example (000, section 5.4) reproduces MODELS.md's equations end to end.
+"""The shipped MERPSYS example (000, section 5.4) reproduces docs/models.md's equations end to end.
 
 Times are computed here by hand from eqs 4.1-4.6 and compared with what the CLI prints
 (through the sandbox, as a user runs it).
@@ -82,7 +82,7 @@ def result() -> dict:
 
 
 def test_the_cli_gives_the_kernel_time_of_the_worked_example_in_models_md(result: dict) -> None:
-    """MODELS.md 1: N = 10^7, block 256, a = 1, occupancy 64 on the GTX 970 -> T_k = 7.60e-4 s.
+    """docs/models.md 1: N = 10^7, block 256, a = 1, occupancy 64 on the GTX 970 -> T_k = 7.60e-4 s.
 
     Its grid, W_L and W_Th are checked against the Python model in tests/simulator/models/
     test_volkov.py; this is the example's JavaScript model, run by the CLI.
@@ -92,7 +92,7 @@ def test_the_cli_gives_the_kernel_time_of_the_worked_example_in_models_md(result
 
 
 def test_the_example_gpu_carries_the_gmem_throughput_eq_4_5_gives() -> None:
-    """The snapshot's GMEMThroughput is what eq. 4.5 gives for the GTX 970 (MODELS.md 1)."""
+    """The snapshot's GMEMThroughput is what eq. 4.5 gives for the GTX 970 (docs/models.md 1)."""
     attributes = json.loads((EXAMPLE / "snapshot.json").read_text())["hardware"]["gtx970"][
         "attributes"
     ]

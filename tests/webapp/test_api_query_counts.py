@@ -68,7 +68,7 @@ def test_the_gpu_list_takes_the_same_queries_for_one_gpu_as_for_many(
     gpus(count, owner=user, attributes=3)
     gpus(count, owner=UserFactory(), attributes=3)
     # the catalogue's version; rendered afresh: the attributes of the whole page in one
-    # query, as rows; then served from the response cache (webapp.api.cache)
+    # query, as rows; then served from the response cache (restapi.cache)
     with django_assert_num_queries(TOKEN + VERSION + COUNT + PAGE + 1):
         response = client.get("/api/components/?type=GPU")
     assert response.status_code == 200

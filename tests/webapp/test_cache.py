@@ -79,7 +79,7 @@ def test_a_page_is_built_once_for_all_processes_and_kept_in_each_ones_memory() -
 
     from django.core.cache import cache, caches
 
-    from webapp.api.cache import cached
+    from restapi.cache import cached
 
     url = f"http://testserver/api/{uuid.uuid4().hex}/"
     request = SimpleNamespace(
@@ -150,8 +150,8 @@ def test_a_runs_list_page_with_no_queued_run_is_kept_rendered(
 ) -> None:
     from django.db import connection
 
+    from restapi.renderers import JSONRenderer
     from tests.webapp.studio.factories import SimulationFactory
-    from webapp.api.renderers import JSONRenderer
     from webapp.studio.models import SimulationStatus
 
     if connection.vendor != "postgresql":

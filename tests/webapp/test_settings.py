@@ -196,3 +196,31 @@ def test_a_bad_queue_limit_setting_is_refused_naming_the_entry(text: str, names:
     with pytest.raises(ImproperlyConfigured) as error:
         queue_limits(text)
     assert names in str(error.value)
+
+
+PRINT_PREFIX = (
+    "import django; django.setup(); from django.conf import settings as s; "
+    "print(s.CELERY_BROKER_TRANSPORT_OPTIONS.get('global_keyprefix', ''))"
+)
+
+
+@pytest.mark.parametrize(
+    ("worker", "broker", "prefix"),
+    [
+        ("gw3", "redis://127.0.0.1:6379/15", "test-gw3:"),
+        ("", "redis://127.0.0.1:6379/15", ""),  # one process: the whole database is its own
+        ("gw3", "filesystem://", ""),  # nothing shared between the workers' folders
+    ],
+)
+def test_each_parallel_test_process_keeps_its_broker_messages_under_its_own_prefix(
+    tmp_path: Path, worker: str, broker: str, prefix: str
+) -> None:
+    result = run(
+        ["-c", PRINT_PREFIX],
+        tmp_path,
+        DJANGO_SETTINGS_MODULE="webapp.settings.test",
+        CELERY_BROKER_URL=broker,
+        PYTEST_XDIST_WORKER=worker,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == prefix

@@ -1,8 +1,8 @@
 """Token authentication in one plain query.
 
 DRF's `TokenAuthentication` reads the token and its user through the ORM
-(`Token.objects.select_related("user").get(key=...)`): building that query took about 1 ms of
-the 5 ms a cached list request costs (bench/bench_rest.py). This class reads the same rows
+(`Token.objects.select_related("user").get(key=...)`): building that query was a large part
+of what a cached list request costs. This class reads the same rows
 with SQL written once per process from the models' own table and column names, and the
 user comes back as the ORM would build it (`Model.from_db`, the fields' converters applied). It
 refuses what DRF refuses, with DRF's messages: an unknown token, an inactive user.

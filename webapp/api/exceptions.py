@@ -24,16 +24,6 @@ from hwdb.services.calibration import CalibrationPermissionError
 from hwdb.services.common import RecordInUseError
 from simulator.errors import ModelEvaluationError, bounded_value
 
-# The OpenAPI schema of a 400's field errors as DRF and `validation_detail` write them: each
-# field (or "non_field_errors") to its messages, or, for a nested field, to its own errors.
-FIELD_ERRORS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "Field errors: each field to its messages (a nested field to its errors).",
-    "additionalProperties": {
-        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "object"}]
-    },
-}
-
 
 def validation_detail(error: DjangoValidationError) -> dict[str, Any]:
     """Return the field errors of a Django ValidationError; field-less ones under the key

@@ -176,7 +176,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": [
-        "webapp.api.renderers.JSONRenderer",
+        "restapi.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_PAGINATION_CLASS": "hwdb.api.pagination.BoundedPageNumberPagination",
@@ -232,7 +232,7 @@ CACHES = {
         if PARASIM_CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),
-    # Each process's own copies of rendered list pages, in front of the above (webapp/api/cache.py),
+    # Each process's own copies of rendered list pages, in front of the above (restapi/cache.py),
     # and of launched snapshots, kept as objects (read-only to their readers).
     "local": {"BACKEND": "webapp.cache.ObjectCache", "LOCATION": "local"},
 }

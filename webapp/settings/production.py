@@ -17,7 +17,7 @@ if len(SECRET_KEY) < 50:
     )
 
 # Persistent database connections: opening one per request (PostgreSQL starts a backend
-# process for each) cost about 10 ms of every request's 25-35 ms (bench/bench_rest.py). Each
+# process for each) was a large part of every request's time. Each
 # gunicorn worker and Celery pool process keeps one; a connection that broke (a database
 # restart) is noticed and replaced at the start of the next request or task.
 DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("DATABASE_CONN_MAX_AGE", "600"))

@@ -232,7 +232,7 @@ def _take_slots(owner_id: int, new: list[Simulation], cap: int | None) -> list[S
 
     Only the runs taken are read, and only what sending them needs (`SEND_FIELDS`): an owner
     with a long backlog of held runs made every launch read each of them whole (snapshot
-    included) to hold one more (bench/bench_rest.py).
+    included) to hold one more.
     """
     new_ids = [run.pk for run in new]
     with transaction.atomic():

@@ -325,7 +325,7 @@ def simulation_list(
 
 def simulation_list_version(*, user: User) -> tuple[object, ...] | None:
     """Return a value that changes whenever a page of `user`'s runs list may change, for the
-    list's cache (`webapp.api.cache`), or None where it cannot be read cheaply (any database
+    list's cache (`restapi.cache`), or None where it cannot be read cheaply (any database
     but PostgreSQL: the list is then built on every request) or not safely (inside a
     transaction).
 
@@ -532,10 +532,12 @@ def broker_task_ids(queues: Iterable[str] = ()) -> set[str] | None:
                 for queue in {*settings.PARASIM_QUEUES, *queues}
                 for priority in channel.priority_steps
             }
+            # kombu prefixes the keys of the commands it sends itself, not LRANGE and HVALS
+            prefix = getattr(channel, "global_keyprefix", "")
             pipe = channel.client.pipeline(transaction=True)
             for key in sorted(lists):
-                pipe.lrange(key, 0, -1)
-            pipe.hvals(channel.unacked_key)
+                pipe.lrange(prefix + key, 0, -1)
+            pipe.hvals(prefix + channel.unacked_key)
             *waiting, delivered = pipe.execute()
         ids = {json.loads(raw)["headers"]["id"] for queue in waiting for raw in queue}
         # each delivered one as [message, exchange, routing key]

@@ -1,4 +1,4 @@
-"""Waves of blocks over SMs: the stepwise runtime of 003 Fig. 2 (MODELS.md 7)."""
+"""Waves of blocks over SMs: the stepwise runtime of 003 Fig. 2 (docs/models.md 7)."""
 
 from __future__ import annotations
 

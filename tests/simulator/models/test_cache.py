@@ -1,4 +1,4 @@
-"""Tests of the multi-level set-associative cache simulator (MODELS.md 5c)."""
+"""Tests of the multi-level set-associative cache simulator (docs/models.md 5c)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Energy: power states and 003's block-round kernel model (MODELS.md 4)."""
+"""Energy: power states and 003's block-round kernel model (docs/models.md 4)."""
 
 from __future__ import annotations
 

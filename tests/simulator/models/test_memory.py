@@ -1,4 +1,4 @@
-"""Tests of the warp access, bank conflict and cache-level models (MODELS.md 5a, 5b)."""
+"""Tests of the warp access, bank conflict and cache-level models (docs/models.md 5a, 5b)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_it_splits_bytes_over_the_levels_by_hit_ratio() -> None:
 
 
 def test_it_falls_back_to_volkovs_dram_term_without_cache_hits() -> None:
-    # saxpy2: 384 / 13.78 = 27.87 cycles (MODELS.md 1) and the 350-cycle latency of Table 4.1.
+    # saxpy2: 384 / 13.78 = 27.87 cycles (docs/models.md 1) and the 350-cycle latency of Table 4.1.
     terms = hierarchy_terms(384.0, _gpu_levels(0.0, 0.0))
     assert terms.cycles_per_warp["DRAM"] == pytest.approx(27.866, abs=1e-3)
     assert terms.cycles_per_warp["L1"] == 0.0

@@ -1,4 +1,4 @@
-"""The occupancy calculator against NVIDIA's rules and the papers' observations (MODELS.md 2)."""
+"""The occupancy calculator against NVIDIA's rules and the papers' observations (docs/models.md 2)."""
 
 from __future__ import annotations
 

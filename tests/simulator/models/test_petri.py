@@ -1,4 +1,4 @@
-"""Tests of the Petri-net core and the SM model of paper 004 (MODELS.md 5d)."""
+"""Tests of the Petri-net core and the SM model of paper 004 (docs/models.md 5d)."""
 
 from __future__ import annotations
 

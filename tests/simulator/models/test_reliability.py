@@ -1,4 +1,4 @@
-"""Reliability: closed form and Monte Carlo failure injection (MODELS.md 6)."""
+"""Reliability: closed form and Monte Carlo failure injection (docs/models.md 6)."""
 
 from __future__ import annotations
 

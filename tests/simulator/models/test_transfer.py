@@ -1,4 +1,4 @@
-"""Transfer times by eq 4.6 against 000's testbeds (MODELS.md 3)."""
+"""Transfer times by eq 4.6 against 000's testbeds (docs/models.md 3)."""
 
 from __future__ import annotations
 

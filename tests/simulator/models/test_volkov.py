@@ -1,4 +1,4 @@
-"""Volkov's kernel model against 000's reference values (MODELS.md 1)."""
+"""Volkov's kernel model against 000's reference values (docs/models.md 1)."""
 
 from __future__ import annotations
 

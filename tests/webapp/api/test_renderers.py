@@ -13,7 +13,7 @@ import pytest
 from django.utils.translation import gettext_lazy
 from rest_framework import renderers
 
-from webapp.api.renderers import JSONRenderer
+from restapi.renderers import JSONRenderer
 
 
 @dataclasses.dataclass

@@ -41,6 +41,22 @@ def require_services() -> None:
     pytest.skip(SERVICES_MISSING)
 
 
+def broker_prefix() -> str:
+    """Return the key prefix of this test process's broker messages (empty unless parallel)."""
+    return str(settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("global_keyprefix", ""))
+
+
+def flush_broker(broker: Any) -> None:
+    """Delete this test process's keys from the broker's Redis database (all of them when the
+    run is not parallel); a parallel worker's keys are left to it."""
+    prefix = broker_prefix()
+    if not prefix:
+        broker.flushdb()
+        return
+    for key in broker.scan_iter(match=f"{prefix}*"):
+        broker.delete(key)
+
+
 def wait_for(condition: Callable[[], Any], *, timeout: float, what: str) -> Any:
     """Return the first truthy value of `condition`, polling; fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout

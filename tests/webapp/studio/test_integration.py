@@ -20,7 +20,15 @@ from django.conf import settings
 
 from simulator.runner import run_simulation as run_in_process
 from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
-from tests.webapp.studio.live import ROOT, Worker, children, require_services, wait_for
+from tests.webapp.studio.live import (
+    ROOT,
+    Worker,
+    broker_prefix,
+    children,
+    flush_broker,
+    require_services,
+    wait_for,
+)
 from webapp.studio.models import FINAL_STATUSES, Simulation, SimulationStatus
 from webapp.studio.services.launch import simulation_launch
 from webapp.studio.services.runs import simulation_cancel
@@ -72,13 +80,13 @@ def worker(
 
     assert not app.conf.task_always_eager
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    broker.flushdb()
+    flush_broker(broker)
     running = Worker(database_url(), tmp_path_factory.mktemp("worker") / "worker.log")
     try:
         yield start(running)
     finally:
         running.stop()
-        broker.flushdb()
+        flush_broker(broker)
 
 
 def launch(user: Any, app_source: str = TINY_APP, **fields: Any) -> Simulation:
@@ -331,5 +339,5 @@ def test_the_broker_check_finds_a_message_lost_between_queue_and_worker(
             assert again.celery_task_id in (broker_task_ids(["itest-broker"]) or set())
             assert Simulation.objects.get(pk=taken_pk).celery_task_id == taken.headers["id"]
     finally:
-        for key in broker.keys("itest-broker*"):
+        for key in broker.keys(f"{broker_prefix()}itest-broker*"):
             broker.delete(key)

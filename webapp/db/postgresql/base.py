@@ -3,7 +3,7 @@ connection is plainly alive.
 
 With persistent connections (production settings) Django checks each connection before the
 first query of a request or task (`CONN_HEALTH_CHECKS`) with a `SELECT 1`: one more round
-trip on every request, 15 % of a cached list's time in gunicorn (py-spy, bench/bench_rest.py).
+trip on every request, a noticeable part of a cached list's time in gunicorn (py-spy).
 A connection that is idle between requests and has nothing to read is alive as far as a
 round trip could tell: a server that restarts or ends the backend (`pg_terminate_backend`,
 an idle timeout) sends an error and closes the socket, which makes it readable. Only then,

@@ -13,15 +13,6 @@ from webapp.studio.models import ApplicationModel, Simulation, Sweep
 from webapp.studio.selectors import sweep_points
 
 
-class VariableDeclarationSerializer(serializers.Serializer):
-    """One launch variable of an application model (checked by the services)."""
-
-    name = serializers.CharField()
-    type = serializers.ChoiceField(choices=["int", "float", "bool", "str"])
-    default = serializers.JSONField()
-    description = serializers.CharField(required=False)
-
-
 class ApplicationModelSerializer(serializers.ModelSerializer):
     """An application model; `variables` is a list of {name, type, default}."""
 

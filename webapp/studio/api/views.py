@@ -1,6 +1,6 @@
 """API views of the studio: each validates the request, calls one selector or service, serializes.
 
-Application models use the owned-record viewset of `webapp.api.viewsets`; errors become
+Application models use the owned-record viewset of `hwdb.api.viewsets`; errors become
 responses in `webapp.api.exceptions`. Records a user may not see answer 404; launches (simulations and sweeps) are rate-limited per
 user with the "launch" throttle scope (settings REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]).
 """
@@ -32,10 +32,10 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from hwdb.api.pagination import MAX_PAGE_SIZE
+from hwdb.api.viewsets import OwnedRecordViewSet
+from restapi.cache import cached, cached_response
 from simulator.results import memory_rows
-from webapp.api.cache import cached, cached_response
 from webapp.api.throttling import LaunchRateThrottle
-from webapp.api.viewsets import OwnedRecordViewSet
 from webapp.studio import selectors
 from webapp.studio.api.serializers import (
     ApplicationModelSerializer,
@@ -234,11 +234,10 @@ class SimulationViewSet(
         return selectors.simulation_get(user=self.request.user, simulation_id=self.kwargs["pk"])
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        # The page is built once per version of the user's runs (webapp.api.cache; on
+        # The page is built once per version of the user's runs (restapi.cache; on
         # PostgreSQL); the queue places, which other users' runs move, on every request. A
         # page with no queued run has no place to read: it is kept rendered as well, and
-        # served as the GPU list is (bench_rest.py's runs list through the WSGI handler in
-        # one process, interleaved: 1.7-2.0 -> 1.5-1.8 ms of CPU a request).
+        # served as the GPU list is.
         version = selectors.simulation_list_version(user=request.user)
         build = self.list_page
         data, queued = build() if version is None else cached(self, version=version, build=build)

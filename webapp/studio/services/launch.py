@@ -77,7 +77,7 @@ def _visible_system_snapshot(
 
     What a launch of a system model exports and parses is kept per version of the record and
     the catalogue (`system_model_snapshot_version`) in each process's memory: a hit costs the
-    version's one query instead of four and the parse (bench/bench_rest.py). The version is
+    version's one query instead of four and the parse. The version is
     read before the export, so an entry is never older than its key says.
     """
     version = system_model_snapshot_version(user=user, system_model_id=system_model_id)

@@ -4,8 +4,10 @@ change or delete under the owner-or-staff rule.
 
 A subclass names its selectors and services through small hooks (`record_list`,
 `record_get`, `record_create`, `record_update`, `record_delete`, and `record_clone` with
-`CloneMixin`); errors are left to `webapp.api.exceptions.exception_handler`. Records a user
-may not see answer 404; records a user may see but not change answer 403.
+`CloneMixin`); errors are left to the project's exception handler (settings'
+`EXCEPTION_HANDLER`). Records a user may not see answer 404; records a user may see but not
+change answer 403. Built on the shared plumbing of `restapi.viewsets`; the studio's
+application models use it too (an application model is an owned record).
 """
 
 from __future__ import annotations
@@ -13,64 +15,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status, viewsets
+from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import JSONParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from hwdb.api.serializers import CloneSerializer
 from hwdb.selectors import can_change
+from restapi.viewsets import RecordViewSet
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import User
     from django.db.models import QuerySet
 
     from hwdb.models import OwnedRecord
 
 PERMISSION_DENIED = "Only the owner or staff may change this record."
-
-
-class LenientJSONParser(JSONParser):
-    """JSON parser that lets NaN and Infinity through to field validation.
-
-    Python's JSON reader accepts them; refusing them at parse time would lose the field name,
-    so the finite-number check of the field reports them instead (attributes[0].value).
-    """
-
-    strict = False
-
-
-class RecordViewSet(viewsets.GenericViewSet):
-    """Shared plumbing: lenient JSON, numeric ids, request bodies in, records out."""
-
-    parser_classes = [LenientJSONParser]
-    permission_classes = [IsAuthenticated]
-    lookup_value_regex = r"[0-9]{1,18}"
-
-    @property
-    def user(self) -> User:
-        """Return the signed-in user (IsAuthenticated lets no anonymous request through)."""
-        return cast("User", self.request.user)
-
-    def input(self, serializer_class: type[serializers.BaseSerializer], **kwargs: Any) -> Any:
-        """Return the validated data of the request body (400 with field errors otherwise)."""
-        serializer = serializer_class(
-            data=self.request.data, context=self.get_serializer_context(), **kwargs
-        )
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
-
-    def output(self, record: Any, status_code: int = status.HTTP_200_OK) -> Response:
-        """Return a response with the record rendered by the view's serializer."""
-        return Response(self.get_serializer(record).data, status=status_code)
-
-    def paginated(self, queryset: Any) -> Response:
-        """Return one page of `queryset`, rendered."""
-        page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
 class OwnedRecordViewSet(RecordViewSet):

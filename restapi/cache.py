@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.core.cache import cache, caches
 from rest_framework.response import Response
 
-from webapp.api.renderers import JSONRenderer
+from restapi.renderers import JSONRenderer
 
 if TYPE_CHECKING:
     from rest_framework.views import APIView
@@ -71,8 +71,7 @@ def cached(view: APIView, *, version: Hashable, build: Callable[[], T]) -> T:
     An entry never changes under its key (the version is part of it), so each process also
     keeps the entries it used in its own memory (the "local" cache), in front of the cache
     shared by the processes ("default": Redis in a deployment): a hit then costs no round trip
-    (a cached GPU list took 3.95 ms of server CPU through Redis alone, 3.2 from memory;
-    bench/bench_rest.py), and a page is still built once for all processes. An entry lives
+    to Redis, and a page is still built once for all processes. An entry lives
     half of RESPONSE_CACHE_SECONDS in each, so the bound on what the version does not see holds.
     """
     key = cache_key(view, version)
