@@ -105,7 +105,7 @@ typedef struct {
     Directory dir;
     int *stack;        /* count: caches still to visit in a walk */
     uint64_t *sharers; /* dir.words: a copy of a line's holders */
-    uint64_t *order;   /* 2 x max_ways: a set's (stamp, line) pairs, flush order */
+    uint64_t *order;   /* twice max_ways: a set's (stamp, line) pairs, flush order */
 } Tree;
 
 /* -- the directory -------------------------------------------------------------------------- */

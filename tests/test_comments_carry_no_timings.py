@@ -16,18 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("simulator", "hwdb", "webapp")
-# Files of the hot path's rework (issue 39, items 1-3), whose comments are rewritten with it.
-REWORKED_ELSEWHERE = {
-    "simulator/_speedups.c",
-    "simulator/_cachesim.c",
-    "simulator/engine.py",
-    "simulator/api.py",
-    "simulator/results.py",
-    "simulator/shallow.py",
-    "simulator/models/cache.py",
-    "simulator/sandbox/restricted.py",
-    "simulator/models/js_twins.py",
-}
+REWORKED_ELSEWHERE: set[str] = set()
 NUMBER = r"(?<![\w.])\d[\d.,]*(?:\s*(?:-|->|to)\s*\d[\d.,]*)?"
 TIMING = re.compile(
     rf"{NUMBER}\s*(?:ms|us|µs|ns|milliseconds?|microseconds?)\b"

@@ -122,7 +122,7 @@ class CacheHierarchyConfig:
 # M2S-CGM's Intel Core i7-4790K CPU caches (002, section 4.3.1, Table 4.1): L1 data 32 KB
 # 2-way 1 cycle, L2 256 KB 4-way 2 cycles, L3 2 MB 16-way 4 cycles, 64 B lines. The main
 # memory latency is ours (the thesis simulates SDRAM with DRAMSim2 and prints no single
-# figure): 200 CPU cycles, 50 ns at 4 GHz.
+# figure): 200 CPU cycles (fifty nanoseconds at 4 GHz).
 I7_4790K = CacheHierarchyConfig(
     levels=(
         CacheLevelConfig("L1", sets=256, ways=2, line_bytes=64, latency_cycles=1),
@@ -559,7 +559,7 @@ def tiled_stream(
 
     Tiles of tile_rows x tile_cols are visited in row-major order of tiles, and the
     elements inside a tile row by row (edge tiles are clipped). Element (r, c) lives at
-    ``start + (r * cols + c) * element_bytes``. A 1 x cols tile is a plain row-major sweep,
+    ``start + (r * cols + c) * element_bytes``. A one-row tile is a plain row-major sweep,
     a rows x 1 tile a column-major one.
     """
     for name, value in (("rows", rows), ("cols", cols), ("element_bytes", element_bytes)):
