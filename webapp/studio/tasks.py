@@ -20,6 +20,7 @@ from webapp.studio import selectors
 from webapp.studio.dispatch import RUN_SIMULATION
 from webapp.studio.services.common import DATABASE_UNREACHABLE, RunCancelled
 from webapp.studio.services.runs import simulation_reap_lost, simulation_run
+from webapp.studio.worker_life import LIFE
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ def run_simulation(self: Any, simulation_id: int) -> None:
                 simulation_id=simulation_id,
                 task_id=str(self.request.id),
                 worker=str(self.request.hostname or ""),
+                worker_life=LIFE,
                 run=run_sandboxed,
             )
     except DATABASE_UNREACHABLE as error:
