@@ -711,5 +711,9 @@ def test_launches_are_rate_limited_per_user(
         client.post("/api/simulations/", launch_body(), format="json").status_code for _ in range(3)
     ]
     assert codes == [201, 201, 429]
+    refused = client.post("/api/simulations/", launch_body(), format="json")
+    detail = refused.json()["detail"]
+    assert detail.startswith("Launches are limited to 2 a minute per user (PARASIM_LAUNCH_RATE).")
+    assert "Expected available in" in detail and refused["Retry-After"]
     assert client.get("/api/simulations/").status_code == 200
     cache.clear()
