@@ -330,8 +330,17 @@ def test_a_worker_killed_and_restarted_under_its_hostname_reruns_its_runs(
     doomed = servers.worker("doomed", queues=["gajgerqueue"])
     reborn = None
     try:
-        ids = servers.faultctl("launch", "6", "--queue", "gajgerqueue", "--busy", "2000000")
-        wait_for(doomed.busy_pool_process, timeout=60, what="a run to be in progress")
+        ids = servers.faultctl("launch", "10", "--queue", "gajgerqueue", "--busy", "2000000")
+
+        def in_progress() -> bool:
+            # A busy sandbox may also be the spare child warming up after a run: ask the
+            # database as well.
+            runs = (servers.runs(ids) or {}).values()
+            return any(run["status"] == "running" for run in runs) and bool(
+                doomed.busy_pool_process()
+            )
+
+        wait_for(in_progress, timeout=60, what="a run to be in progress")
         doomed.kill()
         before = servers.runs(ids) or {}
         interrupted = {pk for pk, run in before.items() if run["status"] == "running"}
