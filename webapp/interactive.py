@@ -21,6 +21,7 @@ same task and the same transport of errors.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,8 @@ from simulator.errors import error_from_dict
 
 if TYPE_CHECKING:
     from simulator.sandbox.parent import EntryRunner, Limits
+
+logger = logging.getLogger(__name__)
 
 RUN_INTERACTIVE = "studio.run_interactive"
 
@@ -91,18 +94,24 @@ def interactive_slot(*, user_id: int | None) -> Iterator[None]:
     the user already holds PARASIM_MAX_INTERACTIVE_PER_USER (0: no limit)."""
     limit = int(settings.PARASIM_MAX_INTERACTIVE_PER_USER)
     key = f"interactive-jobs:{user_id}"
-    cache.add(key, 0, timeout=COUNT_TTL_S)
     try:
-        held = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=COUNT_TTL_S)
-        held = 1
+        cache.add(key, 0, timeout=COUNT_TTL_S)
+        try:
+            held = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.add(key, 1, timeout=COUNT_TTL_S)
+            held = 1
+    except Exception:  # the shared cache is down: the job is not refused for it
+        logger.warning("could not count the interactive jobs of user %s", user_id, exc_info=True)
+        yield
+        return
     try:
         if limit and held > limit:
             raise InteractiveBusy(limit)
         yield
     finally:
-        with suppress(ValueError):  # expired meanwhile: nothing left to give back
+        # ValueError: the count expired meanwhile, nothing left to give back.
+        with suppress(Exception):
             cache.decr(key)
 
 

@@ -70,6 +70,17 @@ def test_a_save_that_checks_a_source_counts_as_a_job(settings: Any) -> None:
     assert client_of(user).post("/api/applications/", body, format="json").status_code == 201
 
 
+def test_a_cache_that_fails_refuses_no_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    def down(*arguments: Any, **options: Any) -> Any:
+        raise ConnectionError("the shared cache is down")
+
+    monkeypatch.setattr("webapp.interactive.cache.add", down)
+    user = UserFactory()
+    model = ComputationalModelFactory(owner=user, source=CONSTANT_MODEL)
+    answered = evaluate(client_of(user), model.pk, GpuFactory(owner=user).pk)
+    assert answered.status_code == 200, answered.json()
+
+
 class FakeResult:
     """What `send_task` and `AsyncResult` return, answering `reply` (or timing out when it is
     None)."""
