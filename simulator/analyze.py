@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.errors import SimulationError
 from simulator.sandbox.parent import Limits, run_sandboxed
+
+if TYPE_CHECKING:
+    from simulator.sandbox.parent import EntryRunner
 
 __all__ = [
     "ANALYZE_ENTRY",
@@ -64,9 +67,11 @@ def analyze_in_sandbox(
     registers: int | None = None,
     shared_mem: int = 0,
     limits: Limits = ANALYZE_LIMITS,
+    run: EntryRunner | None = None,
 ) -> dict[str, Any]:
     """Return {"analysis", "summary", "svg"} for the kernel in `source` ("sass" or "cuda"),
-    analysed in a limited child; raise KernelAnalysisError."""
+    analysed in a limited child (started by `run`, by default `run_sandboxed` here); raise
+    KernelAnalysisError."""
     payload = {
         "language": language,
         "source": source,
@@ -83,7 +88,7 @@ def analyze_in_sandbox(
         ),
     }
     try:
-        result = run_sandboxed(payload, limits=limits, _entry=ANALYZE_ENTRY)
+        result = (run or run_sandboxed)(payload, limits=limits, _entry=ANALYZE_ENTRY)
     except SimulationError as error:
         raise KernelAnalysisError(STOPPED.format(message=error.message)) from error
     if "error" in result:

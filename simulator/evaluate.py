@@ -9,6 +9,7 @@ ModelEvaluationError / SandboxLimitError the child reported.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from simulator.errors import (
     ModelEvaluationError,
@@ -21,6 +22,9 @@ from simulator.sandbox import child_entry
 from simulator.sandbox.parent import Limits, run_sandboxed
 from simulator.sandbox.restricted import compile_errors
 from simulator.shallow import ShallowFunctions
+
+if TYPE_CHECKING:
+    from simulator.sandbox.parent import EntryRunner
 
 __all__ = [
     "CHECK_APPLICATION_ENTRY",
@@ -86,8 +90,10 @@ def evaluate_in_sandbox(
     args: Sequence[object],
     params: Mapping[str, object],
     limits: Limits = EVALUATE_LIMITS,
+    run: EntryRunner | None = None,
 ) -> float:
-    """Return `function(*args, params)` computed by `evaluate_model` in a limited child.
+    """Return `function(*args, params)` computed by `evaluate_model` in a limited child
+    (started by `run`, by default `run_sandboxed` in this process).
 
     Every failure is a ModelEvaluationError naming the model and function: the model's own
     (with its line), a process limit (wall clock, CPU, memory) or the child's crash.
@@ -101,7 +107,7 @@ def evaluate_in_sandbox(
         "params": dict(params),
     }
     try:
-        result = run_sandboxed(payload, limits=limits, _entry=EVALUATE_ENTRY)
+        result = (run or run_sandboxed)(payload, limits=limits, _entry=EVALUATE_ENTRY)
     except ModelEvaluationError:
         raise
     except SandboxLimitError as error:
@@ -138,14 +144,21 @@ def check_model(
     return {"ok": True}
 
 
-def check_in_sandbox(*, model_key: str, source: str, limits: Limits = EVALUATE_LIMITS) -> None:
+def check_in_sandbox(
+    *,
+    model_key: str,
+    source: str,
+    limits: Limits = EVALUATE_LIMITS,
+    run: EntryRunner | None = None,
+) -> None:
     """Raise ModelEvaluationError (with its line) when `source` is not valid JavaScript.
 
-    Runs `check_model` in a limited child, like `evaluate_in_sandbox`; a process limit or a
-    crash of the child is not the source's fault and is not reported.
+    Runs `check_model` in a limited child, like `evaluate_in_sandbox` (`run` the same); a
+    process limit or a crash of the child is not the source's fault and is not reported.
     """
+    payload = {"model_key": model_key, "source": source}
     try:
-        run_sandboxed({"model_key": model_key, "source": source}, limits=limits, _entry=CHECK_ENTRY)
+        (run or run_sandboxed)(payload, limits=limits, _entry=CHECK_ENTRY)
     except ModelEvaluationError:
         raise
     except SimulationError:
@@ -169,16 +182,18 @@ def check_application(
 
 
 def application_errors_in_sandbox(
-    *, source: str, limits: Limits = EVALUATE_LIMITS
+    *, source: str, limits: Limits = EVALUATE_LIMITS, run: EntryRunner | None = None
 ) -> list[UserCodeError]:
     """Return every error of an application model (with its line), none when it compiles.
 
     Compiled in a limited child like everything else the user writes: a pathological source
     (deep nesting, say) can crash a compiler, and that must not be the web process; a crash
-    or a limit is not the source's fault and is not reported.
+    or a limit is not the source's fault and is not reported. `run` as in `evaluate_in_sandbox`.
     """
     try:
-        result = run_sandboxed({"source": source}, limits=limits, _entry=CHECK_APPLICATION_ENTRY)
+        result = (run or run_sandboxed)(
+            {"source": source}, limits=limits, _entry=CHECK_APPLICATION_ENTRY
+        )
     except UserCodeError as error:
         return [error]
     except SimulationError:

@@ -6,7 +6,8 @@ import os
 
 from celery import Celery
 
-import webapp.broker  # noqa: F401  (filesystem:// gets the atomic transport)
+import webapp.broker  # filesystem:// gets the atomic transport
+import webapp.studio.worker_life  # noqa: F401  (draws the life before the pool forks)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings.local")
 

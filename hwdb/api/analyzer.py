@@ -102,4 +102,4 @@ class KernelAnalyzerView(APIView):
         serializer = KernelAnalyzeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(serializer.validated_data)
-        return Response(kernel_analyze(**data))
+        return Response(kernel_analyze(**data, user_id=request.user.pk))

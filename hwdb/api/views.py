@@ -258,7 +258,8 @@ class ComputationalModelViewSet(CloneMixin, OwnedRecordViewSet):
         """
         model = self.record_get(pk)
         data = self.input(EvaluateSerializer)
-        return Response({"value": computational_model_evaluate(model=model, **data)})
+        value = computational_model_evaluate(model=model, **data, user_id=request.user.pk)
+        return Response({"value": value})
 
 
 @extend_schema_view(

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from simulator.analyze import KernelAnalysisError, analyze_in_sandbox
+from webapp.interactive import sandbox_runner
 
 # The request field an analyzer message is about, by how the message starts
 # (simulator/analyzer/errors.py); any other concerns the pasted source.
@@ -40,10 +41,12 @@ def kernel_analyze(
     block_size: int | None = None,
     registers: int | None = None,
     shared_mem: int = 0,
+    user_id: int | None = None,
 ) -> dict[str, Any]:
     """Return the analysis of the kernel in `source` ({"analysis", "summary", "svg"});
     ValidationError naming the field when the analyzer refuses the input (the SASS line in
-    the message where it has one)."""
+    the message where it has one). Analysed on the interactive worker as one of `user_id`'s
+    interactive jobs (webapp/interactive.py)."""
     try:
         return analyze_in_sandbox(
             language=language,
@@ -54,6 +57,7 @@ def kernel_analyze(
             block_size=block_size,
             registers=registers,
             shared_mem=shared_mem,
+            run=sandbox_runner(user_id=user_id),
         )
     except KernelAnalysisError as error:
         raise ValidationError({message_field(error.message): [error.message]}) from None

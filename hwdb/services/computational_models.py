@@ -23,6 +23,7 @@ from hwdb.services.common import (
 )
 from hwdb.validation import MESSAGES, MODEL_SOURCE_MAX_LENGTH
 from simulator.errors import ModelEvaluationError
+from webapp.interactive import sandbox_runner
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -51,14 +52,19 @@ def _model_errors(model: ComputationalModel, *, check_syntax: bool = False) -> E
 def _syntax_errors(model: ComputationalModel) -> Errors:
     """Return {"source": ["Line N: SyntaxError: ..."]} when the JavaScript does not parse.
 
-    The check runs in the sandbox's child process (never in this one); a user's model is
+    The check runs in the sandbox's child process on the interactive worker (never in this
+    one, webapp/interactive.py), as one of the owner's interactive jobs; a user's model is
     checked when it is saved, a built-in one is trusted.
     """
     # Lazy: simulator.evaluate imports py_mini_racer (V8), which only the sandbox child runs.
     from simulator.evaluate import check_in_sandbox
 
     try:
-        check_in_sandbox(model_key=model.name, source=model.source)
+        check_in_sandbox(
+            model_key=model.name,
+            source=model.source,
+            run=sandbox_runner(user_id=model.owner_id),
+        )
     except ModelEvaluationError as error:
         last_line = model.source.count("\n") + 1
         line = min(error.line, last_line) if error.line is not None else None
@@ -144,11 +150,14 @@ def computational_model_evaluate(
     function: str,
     args: Sequence[object],
     params: Mapping[str, object],
+    user_id: int | None = None,
 ) -> float:
     """Return `function(*args, params)` of `model` bound to `component`'s attributes.
 
-    The JavaScript runs in the sandbox's limited child process, never in this one; raise
-    simulator.errors.ModelEvaluationError (with the model's line where known) on failure.
+    The JavaScript runs in the sandbox's limited child process on the interactive worker,
+    never in this one, as one of `user_id`'s interactive jobs (webapp/interactive.py: 429
+    past the user's limit); raise simulator.errors.ModelEvaluationError (with the model's
+    line where known) on failure.
     """
     # Lazy: simulator.evaluate imports py_mini_racer (V8), which only the sandbox child runs.
     from simulator.evaluate import evaluate_in_sandbox
@@ -160,6 +169,7 @@ def computational_model_evaluate(
         function=function,
         args=args,
         params=params,
+        run=sandbox_runner(user_id=user_id),
     )
 
 

@@ -45,9 +45,19 @@ from simulator.sandbox.wire import (
 # on the command line's path to a sandboxed run (issue 16, start-up).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Literal, NoReturn, overload
+    from collections.abc import Mapping as _Mapping
+    from typing import Any, Literal, NoReturn, Protocol, overload
 
     from simulator.sandbox import Progress
+
+    class EntryRunner(Protocol):
+        """Runs one registered child entry on a payload within limits and returns its result
+        (`run_sandboxed` here; the web side's runs the child on a worker,
+        webapp/interactive.py); raises the SimulationError the child reported."""
+
+        def __call__(
+            self, payload: _Mapping[str, Any], *, limits: Limits, _entry: str
+        ) -> dict[str, Any]: ...
 
 
 __all__ = ["Limits", "RawResult", "crash_line", "run_sandboxed"]

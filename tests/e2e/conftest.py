@@ -124,7 +124,8 @@ def running_studio(data_dir: Path, extra_env: Mapping[str, str] | None = None) -
     for command in (["migrate", "--noinput", "-v", "0"], ["seed_hardware"], ["ensure_demo_user"]):
         manage(data_dir, *command, extra_env=extra_env)
     port = free_port()
-    logs = {name: (data_dir / f"{name}.log").open("wb") for name in ("web", "worker")}
+    names = ("web", "worker", "worker-interactive")
+    logs = {name: (data_dir / f"{name}.log").open("wb") for name in names}
     web = subprocess.Popen(
         [python, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
         cwd=ROOT,
@@ -141,6 +142,19 @@ def running_studio(data_dir: Path, extra_env: Mapping[str, str] | None = None) -
         cwd=ROOT,
         env=env,
         stdout=logs["worker"],
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    # Test-runs, model checks and the analyzer run on a worker of their own, as `./studio run`
+    # starts it (webapp/interactive.py).
+    interactive_command = [python, "-m", "celery", "-A", "webapp", "worker", "--concurrency=2"]
+    interactive_command += ["-Q", "interactive", "--hostname", f"e2e-interactive-{port}@localhost"]
+    interactive_command += ["--loglevel=WARNING", "--without-gossip", "--without-mingle"]
+    interactive = subprocess.Popen(
+        interactive_command,
+        cwd=ROOT,
+        env=env,
+        stdout=logs["worker-interactive"],
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -162,6 +176,7 @@ def running_studio(data_dir: Path, extra_env: Mapping[str, str] | None = None) -
     finally:
         stop(web)
         stop(worker)
+        stop(interactive)
         for log in logs.values():
             log.close()
 

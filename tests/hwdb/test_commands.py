@@ -65,6 +65,19 @@ def test_the_seeded_pcie_3_16x_carries_exactly_fig_5_2() -> None:
     assert builtin_attributes("NETWORK", "PCIe 3.0 16x") == PCIE_3_16X
 
 
+def test_the_counts_it_prints_are_what_a_new_users_lists_show(client_for: Any, user: Any) -> None:
+    printed = seed().strip().splitlines()[-1]
+    client = client_for(user)
+    listed = {
+        path: client.get(f"/api/{path}/").data["count"]
+        for path in ("components", "models", "systems")
+    }
+    assert printed == (
+        f"Built-in records: {listed['components']} components, {listed['models']} "
+        f"computational models, {listed['systems']} example system models."
+    )
+
+
 def test_seeded_records_are_built_in_shared_and_visible_to_every_user(
     client_for: Any, user: Any
 ) -> None:

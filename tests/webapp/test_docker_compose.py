@@ -43,6 +43,7 @@ settings = importlib.import_module(os.environ["DJANGO_SETTINGS_MODULE"])
 print(json.dumps({
     "read": sorted(Recording.read),
     "queues": list(settings.PARASIM_QUEUES),
+    "interactive_queue": settings.PARASIM_INTERACTIVE_QUEUE,
     "beat_tasks": [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()],
 }))
 """
@@ -123,7 +124,7 @@ def test_the_web_health_check_asks_a_url_the_app_serves(services: dict[str, Any]
     assert resolve(url).url_name == "healthz"
 
 
-@pytest.mark.parametrize("name", ["worker", "worker-gajger", "beat"])
+@pytest.mark.parametrize("name", ["worker", "worker-gajger", "worker-interactive", "beat"])
 def test_celery_services_name_the_celery_app_and_configured_queues(
     services: dict[str, Any], configured: dict[str, Any], name: str
 ) -> None:
@@ -132,7 +133,25 @@ def test_celery_services_name_the_celery_app_and_configured_queues(
     assert words[3] in {"worker", "beat"}
     if "-Q" in words:
         queues = words[words.index("-Q") + 1].split(",")
-        assert set(queues) <= set(configured["queues"]), queues
+        assert set(queues) <= {*configured["queues"], configured["interactive_queue"]}, queues
+
+
+def test_the_interactive_queue_has_a_worker_of_its_own(
+    services: dict[str, Any], configured: dict[str, Any]
+) -> None:
+    # Test-runs and saves wait for it (webapp/interactive.py): simulations must not hold its
+    # slots, and it must not take runs.
+    commands = {name: command_words(s) for name, s in services.items() if "command" in s}
+    serving = {
+        name: words[words.index("-Q") + 1].split(",")
+        for name, words in commands.items()
+        if "-Q" in words
+    }
+    interactive = configured["interactive_queue"]
+    assert [name for name, queues in serving.items() if interactive in queues] == [
+        "worker-interactive"
+    ]
+    assert serving["worker-interactive"] == [interactive]
 
 
 def test_the_beat_schedules_tasks_the_workers_have(configured: dict[str, Any]) -> None:

@@ -253,6 +253,17 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_IGNORE_RESULT = True
+# Where interactive jobs (webapp/interactive.py) leave the answer their web request waits for:
+# the broker's Redis, or files beside the filesystem transport's. Only that task uses it: an
+# app-wide result backend would make every task sent (each launch) subscribe to its result.
+PARASIM_INTERACTIVE_RESULT_BACKEND = os.environ.get("PARASIM_INTERACTIVE_RESULT_BACKEND") or (
+    CELERY_BROKER_URL
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else f"file://{BROKER_DIR / 'results'}"
+)
+if PARASIM_INTERACTIVE_RESULT_BACKEND.startswith("file://"):
+    (BROKER_DIR / "results").mkdir(parents=True, exist_ok=True)
+CELERY_RESULT_EXPIRES = 600
 
 # Simulation queues (MERPSYS: a launch names the queue its simulator listens on, paper 000,
 # sections 2.2 and 5.4). PARASIM_QUEUES="default,gajgerqueue" gives the names; a worker serves
@@ -287,6 +298,13 @@ PARASIM_QUEUE_LIMITS = queue_limits_from_env(
 # user's further runs wait, stored as queued and held back, while other users' runs go first
 # (webapp.studio.dispatch, docs/deployment.md). 0: no limit.
 PARASIM_MAX_RUNNING_PER_USER = int(os.environ.get("PARASIM_MAX_RUNNING_PER_USER", "4"))
+# Test-runs, model checks and the kernel analyzer run their sandbox child on a worker serving
+# this queue (never in a web process, webapp/interactive.py); it is not a simulation queue.
+PARASIM_INTERACTIVE_QUEUE = os.environ.get("PARASIM_INTERACTIVE_QUEUE", "interactive")
+# Such jobs one user may have in flight at once; one more is answered 429. 0: no limit.
+PARASIM_MAX_INTERACTIVE_PER_USER = int(os.environ.get("PARASIM_MAX_INTERACTIVE_PER_USER", "2"))
+# Run them in the calling process instead (the test settings; never in a deployment).
+PARASIM_INTERACTIVE_EAGER = env_bool("PARASIM_INTERACTIVE_EAGER", False)
 PARASIM_MAX_ATTEMPTS = int(os.environ.get("PARASIM_MAX_ATTEMPTS", "3"))
 PARASIM_MAX_SWEEP = int(os.environ.get("PARASIM_MAX_SWEEP", "1000"))
 # Timeline entries one run may ask to keep (`timeline_limit`); each costs its result ~200 bytes.

@@ -160,6 +160,12 @@ class Simulation(models.Model):
     energy_j = models.FloatField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     worker = models.CharField(max_length=255, blank=True)
+    worker_life = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The life (process start) of the worker running it: a worker restarted under "
+        "the same hostname is another life (webapp.studio.worker_life).",
+    )
     celery_task_id = models.CharField(max_length=64, blank=True)
     sent = models.DateTimeField(
         null=True,

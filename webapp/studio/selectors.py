@@ -42,6 +42,7 @@ from webapp.studio.models import (
     SimulationStatus,
     Sweep,
 )
+from webapp.studio.worker_life import LIFE_COMMAND
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -500,14 +501,21 @@ def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:
     ]
 
 
-def alive_workers(*, timeout: float = INSPECT_TIMEOUT_S) -> set[str] | None:
-    """Return the hostnames of the workers answering a ping; None when the broker failed."""
+def alive_workers(*, timeout: float = INSPECT_TIMEOUT_S) -> dict[str, str] | None:
+    """Return the answering workers' hostnames, each with its current life
+    (`webapp.studio.worker_life`; "" from a worker that does not know the command); None
+    when the broker failed."""
     try:
-        replies = app.control.inspect(timeout=timeout).ping() or {}
+        replies = app.control.broadcast(LIFE_COMMAND, reply=True, timeout=timeout) or []
     except Exception:
-        logger.warning("could not ping the Celery workers", exc_info=True)
+        logger.warning("could not ask the Celery workers for their lives", exc_info=True)
         return None
-    return set(replies)
+    alive: dict[str, str] = {}
+    for reply in replies:
+        for hostname, answer in reply.items():
+            life = answer.get("life") if isinstance(answer, dict) else None
+            alive[hostname] = life if isinstance(life, str) else ""
+    return alive
 
 
 def broker_task_ids(queues: Iterable[str] = ()) -> set[str] | None:

@@ -15,15 +15,26 @@ from typing import Any
 
 from celery import shared_task
 
-from simulator.sandbox import run_sandboxed
+from simulator.analyze import ANALYZE_ENTRY
+from simulator.errors import SimulationError
+from simulator.evaluate import CHECK_APPLICATION_ENTRY, CHECK_ENTRY, EVALUATE_ENTRY
+from simulator.sandbox import Limits, run_sandboxed
+from webapp.interactive import RUN_INTERACTIVE, result_backend
 from webapp.studio import selectors
 from webapp.studio.dispatch import RUN_SIMULATION
 from webapp.studio.services.common import DATABASE_UNREACHABLE, RunCancelled
 from webapp.studio.services.runs import simulation_reap_lost, simulation_run
+from webapp.studio.worker_life import LIFE
 
 logger = logging.getLogger(__name__)
 
 DATABASE_RETRY_MAX_S = 10
+# What an interactive request may run (webapp/interactive.py): a test-run, the checks of a
+# save, the kernel analyzer; never a simulation, which has its own queues and limits.
+INTERACTIVE_ENTRIES = frozenset(
+    {EVALUATE_ENTRY, CHECK_ENTRY, CHECK_APPLICATION_ENTRY, ANALYZE_ENTRY}
+)
+MSG_NOT_INTERACTIVE = "{entry!r} is not an interactive job"
 
 
 @contextmanager
@@ -68,6 +79,7 @@ def run_simulation(self: Any, simulation_id: int) -> None:
                 simulation_id=simulation_id,
                 task_id=str(self.request.id),
                 worker=str(self.request.hostname or ""),
+                worker_life=LIFE,
                 run=run_sandboxed,
             )
     except DATABASE_UNREACHABLE as error:
@@ -92,3 +104,26 @@ def reap_lost_simulations() -> dict[str, list[int]]:
             report.released,
         )
     return {"requeued": report.requeued, "failed": report.failed, "resent": report.resent}
+
+
+@shared_task(name=RUN_INTERACTIVE, ignore_result=False, acks_late=False)
+def run_interactive(
+    *, payload: dict[str, Any], limits: dict[str, Any], entry: str
+) -> dict[str, Any]:
+    """Return {"result": ...} of the sandbox entry `entry` run on `payload` within `limits`,
+    or {"error": ...} with the SimulationError the child reported (`to_dict`), for the web
+    request waiting on it (webapp/interactive.py).
+
+    Acknowledged early: a job lost with its worker is not run again; its request has an
+    answer (503) and the user may try again.
+    """
+    if entry not in INTERACTIVE_ENTRIES:
+        return {"error": {"kind": "simulation", "message": MSG_NOT_INTERACTIVE.format(entry=entry)}}
+    try:
+        return {"result": run_sandboxed(payload, limits=Limits(**limits), _entry=entry)}
+    except SimulationError as error:
+        return {"error": error.to_dict()}
+
+
+# Set before the worker builds the task's tracer, which keeps the backend it finds.
+run_interactive.backend = result_backend()

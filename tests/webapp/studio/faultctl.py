@@ -6,8 +6,10 @@ with DATABASE_URL and CELERY_BROKER_URL pointing at them:
 
     python -m tests.webapp.studio.faultctl migrate
     python -m tests.webapp.studio.faultctl launch COUNT [--queue NAME] [--busy N]
+    python -m tests.webapp.studio.faultctl reap
 
-Each command prints one JSON value: the owner's id, or the launched runs' ids.
+Each command prints one JSON value: the owner's id, the launched runs' ids, or what one pass
+of the lost-run check did (asking the live workers over the broker, as beat's would).
 """
 
 from __future__ import annotations
@@ -61,6 +63,13 @@ def launch(count: int, *, queue: str | None, busy: int) -> list[int]:
     return ids
 
 
+def reap() -> dict[str, list[int]]:
+    """Return what one pass of the lost-run check did ({"requeued", "failed", "resent"})."""
+    from webapp.studio.tasks import reap_lost_simulations
+
+    return reap_lost_simulations()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     commands = parser.add_subparsers(dest="command", required=True)
@@ -69,11 +78,14 @@ def main() -> None:
     launching.add_argument("count", type=int)
     launching.add_argument("--queue")
     launching.add_argument("--busy", type=int, default=0)
+    commands.add_parser("reap")
     arguments = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings.test")
     django.setup()
     if arguments.command == "migrate":
         print(json.dumps(migrate()))
+    elif arguments.command == "reap":
+        print(json.dumps(reap()))
     else:
         print(json.dumps(launch(arguments.count, queue=arguments.queue, busy=arguments.busy)))
 

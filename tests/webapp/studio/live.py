@@ -92,7 +92,9 @@ class Worker:
     """A `celery worker` subprocess serving every configured queue (or `queues`).
 
     `env` adds to (or overrides) the worker's environment, e.g. CELERY_BROKER_URL or the
-    lost-run settings; `beat` embeds celery beat (`-B`) for the periodic lost-run check.
+    lost-run settings; `beat` embeds celery beat (`-B`) for the periodic lost-run check;
+    `hostname` names it (by default a new name), as docker-compose names a restarted worker
+    as before.
     """
 
     def __init__(
@@ -103,8 +105,9 @@ class Worker:
         *,
         env: Mapping[str, str] | None = None,
         beat: bool = False,
+        hostname: str | None = None,
     ) -> None:
-        self.hostname = f"itest-{uuid.uuid4().hex[:8]}@localhost"
+        self.hostname = hostname or f"itest-{uuid.uuid4().hex[:8]}@localhost"
         environment = {
             **os.environ,
             "DATABASE_URL": database_url,

@@ -678,9 +678,28 @@ def test_the_queue_list_tolerates_an_unreachable_broker(monkeypatch: pytest.Monk
     def broken(timeout: float) -> Any:
         raise ConnectionError("no broker")
 
+    def broadcast(*arguments: Any, **options: Any) -> Any:
+        raise ConnectionError("no broker")
+
     monkeypatch.setattr("webapp.celery.app.control.inspect", broken)
+    monkeypatch.setattr("webapp.celery.app.control.broadcast", broadcast)
     assert [q["workers"] for q in selectors.queue_list()] == [[], [], []]
     assert selectors.alive_workers() is None
+
+
+def test_the_live_workers_are_named_with_their_lives(monkeypatch: pytest.MonkeyPatch) -> None:
+    from webapp.studio.worker_life import LIFE, LIFE_COMMAND, parasim_life
+
+    asked: list[str] = []
+
+    def broadcast(command: str, **options: Any) -> Any:
+        asked.append(command)
+        # a worker of this version, and one that does not know the command
+        return [{"w1@a": parasim_life(None)}, {"w2@b": {"error": "KeyError('parasim_life')"}}]
+
+    monkeypatch.setattr("webapp.celery.app.control.broadcast", broadcast)
+    assert selectors.alive_workers() == {"w1@a": LIFE, "w2@b": ""}
+    assert asked == [LIFE_COMMAND]
 
 
 def test_launches_are_rate_limited_per_user(
@@ -692,5 +711,9 @@ def test_launches_are_rate_limited_per_user(
         client.post("/api/simulations/", launch_body(), format="json").status_code for _ in range(3)
     ]
     assert codes == [201, 201, 429]
+    refused = client.post("/api/simulations/", launch_body(), format="json")
+    detail = refused.json()["detail"]
+    assert detail.startswith("Launches are limited to 2 a minute per user (PARASIM_LAUNCH_RATE).")
+    assert "Expected available in" in detail and refused["Retry-After"]
     assert client.get("/api/simulations/").status_code == 200
     cache.clear()

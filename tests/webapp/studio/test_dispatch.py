@@ -45,14 +45,14 @@ def test_a_launch_while_the_broker_is_down_is_sent_later_by_the_lost_run_check(
     monkeypatch.setattr(
         Signature, "apply_async", lambda self, *a, **k: published.append(self.options["task_id"])
     )
-    assert simulation_reap_lost(alive_workers=[]).resent == []  # not overdue yet
+    assert simulation_reap_lost(alive_workers={}).resent == []  # not overdue yet
     later = timezone.now() + timedelta(seconds=settings.PARASIM_LOST_AFTER_SECONDS + 1)
-    assert simulation_reap_lost(alive_workers=[], now=later).resent == [simulation.pk]
+    assert simulation_reap_lost(alive_workers={}, now=later).resent == [simulation.pk]
     simulation.refresh_from_db()
     assert simulation.sent is not None
     assert simulation.celery_task_id != first_task  # a late copy of the first send is stale
     assert published == [simulation.celery_task_id]
-    assert simulation_reap_lost(alive_workers=[], now=later).resent == []
+    assert simulation_reap_lost(alive_workers={}, now=later).resent == []
 
 
 def sent_long_ago(user: Any, settings: Any, count: int) -> list[Simulation]:
@@ -73,7 +73,7 @@ def test_a_run_whose_message_the_broker_lost_is_sent_again_under_a_new_task_id(
     settings.PARASIM_MAX_RUNNING_PER_USER = 0
     held, lost = sent_long_ago(user, settings, 2)
     report = simulation_reap_lost(
-        alive_workers=[], held_by_broker=lambda queues: {held.celery_task_id, "another-task"}
+        alive_workers={}, held_by_broker=lambda queues: {held.celery_task_id, "another-task"}
     )
     assert report.resent == [lost.pk]
     assert sent == [[lost.pk]]
@@ -100,7 +100,9 @@ def test_a_run_is_not_sent_again_unless_the_broker_surely_lost_its_message(
             Simulation.objects.filter(pk=run.pk).update(status=SimulationStatus.RUNNING)
             return set()
 
-    report = simulation_reap_lost(alive_workers=["w@alive"], held_by_broker=held_by_broker)
+    report = simulation_reap_lost(
+        alive_workers={"w@alive": "its-life"}, held_by_broker=held_by_broker
+    )
     assert (report.resent, sent) == ([], [])
     assert Simulation.objects.get(pk=run.pk).celery_task_id == run.celery_task_id
 
@@ -112,7 +114,7 @@ def test_the_broker_is_asked_about_every_queue_a_queued_run_is_in(
     Simulation.objects.filter(pk=run.pk).update(queue="a-queue-no-longer-configured")
     asked: list[set[str]] = []
 
-    simulation_reap_lost(alive_workers=[], held_by_broker=lambda queues: asked.append(queues))
+    simulation_reap_lost(alive_workers={}, held_by_broker=lambda queues: asked.append(queues))
 
     assert asked == [{"a-queue-no-longer-configured"}]
 
@@ -126,7 +128,7 @@ def test_a_requeued_lost_run_is_marked_sent_by_its_new_message(
         status=SimulationStatus.RUNNING, worker="w@gone", heartbeat=long_ago, sent=long_ago
     )
     with django_capture_on_commit_callbacks(execute=True):
-        assert simulation_reap_lost(alive_workers=[]).requeued == [simulation.pk]
+        assert simulation_reap_lost(alive_workers={}).requeued == [simulation.pk]
     # `sent` was cleared with the new task id: the requeued run is not taken for one whose
     # message went missing an hour ago, nor, if its send fails, forgotten by the check.
     assert Simulation.objects.get(pk=simulation.pk).sent is None  # `sent` fixture: no send
@@ -241,11 +243,11 @@ def test_held_runs_are_not_resent_as_lost_but_released_when_a_slot_is_free(
     Simulation.objects.filter(held=False).update(sent=timezone.now())  # as the broker would
     sent.clear()
     later = timezone.now() + timedelta(hours=1)
-    report = simulation_reap_lost(alive_workers=[], now=later)
+    report = simulation_reap_lost(alive_workers={}, now=later)
     assert (report.resent, report.released) == ([], [])  # in flight: sent; held: waiting
     # A worker that died between storing a run's end and releasing: the check releases.
     Simulation.objects.filter(pk=runs[0].pk).update(status=SimulationStatus.SUCCEEDED)
-    report = simulation_reap_lost(alive_workers=[], now=later)
+    report = simulation_reap_lost(alive_workers={}, now=later)
     assert (report.resent, report.released) == ([], [runs[2].pk])
     assert sent == [[runs[2].pk]]
 
@@ -261,7 +263,7 @@ def test_a_requeued_lost_run_waits_behind_the_cap_like_a_new_one(
     then = timezone.now() - timedelta(seconds=90)  # lost, not past its hard limit
     Simulation.objects.filter(pk=lost.pk).update(heartbeat=then, started=then)
     with django_capture_on_commit_callbacks(execute=True):
-        report = simulation_reap_lost(alive_workers=[])
+        report = simulation_reap_lost(alive_workers={})
     # The lost run counts as in flight no more: it takes the free slot before the younger
     # held run.
     assert report.requeued == [lost.pk]

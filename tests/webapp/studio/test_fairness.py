@@ -197,7 +197,7 @@ def test_a_requeued_lost_run_is_ranked_after_its_owners_other_waiting_runs(
         owner=user, status="running", worker="gone@host", attempts=1, started=then, heartbeat=then
     )
     with django_capture_on_commit_callbacks(execute=True):
-        report = simulation_reap_lost(alive_workers=[], now=now)
+        report = simulation_reap_lost(alive_workers={}, now=now)
     assert report.requeued == [lost.pk]
     lost.refresh_from_db()
     assert [(o["task_id"], o["priority"]) for o in published] == [

@@ -144,20 +144,31 @@ class Servers:
         """Return the environment pointing Django and Celery at the throwaway servers."""
         return {"DATABASE_URL": self.postgres.url, "CELERY_BROKER_URL": self.redis.url}
 
-    def faultctl(self, *arguments: str) -> Any:
-        """Return the JSON printed by `python -m tests.webapp.studio.faultctl ARGUMENTS`."""
+    def faultctl(self, *arguments: str, **env: str) -> Any:
+        """Return the JSON printed by `python -m tests.webapp.studio.faultctl ARGUMENTS`,
+        run with `env` added to its environment."""
         environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "webapp.settings.test", **self.env}
+        environment.update(env)
         command = [sys.executable, "-m", "tests.webapp.studio.faultctl", *arguments]
         done = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     def worker(
-        self, name: str, *, queues: list[str] | None = None, beat: bool = False, **env: str
+        self,
+        name: str,
+        *,
+        queues: list[str] | None = None,
+        beat: bool = False,
+        hostname: str | None = None,
+        **env: str,
     ) -> Worker:
         """Return a started worker on the throwaway servers, with `env` added."""
         log = self.directory / f"{name}.log"
-        worker = Worker(self.postgres.url, log, queues, env={**self.env, **env}, beat=beat)
+        environment = {**self.env, **env}
+        worker = Worker(
+            self.postgres.url, log, queues, env=environment, beat=beat, hostname=hostname
+        )
         wait_for(
             lambda: worker.process.poll() is not None or b" ready." in log.read_bytes(),
             timeout=60,
@@ -307,4 +318,44 @@ def test_a_worker_killed_mid_burst_leaves_its_runs_to_another(servers: Servers) 
     assert interrupted, "no run was in progress when the worker was killed"
     assert {pk for pk, run in runs.items() if run["attempts"] == 2} == interrupted
     assert {runs[pk]["worker"] for pk in interrupted} == {rescuer.hostname}
+    assert_each_ran_once({pk: {**run, "attempts": 1} for pk, run in runs.items()}, ids)
+
+
+def test_a_worker_killed_and_restarted_under_its_hostname_reruns_its_runs(
+    servers: Servers,
+) -> None:
+    # docker-compose restarts a killed worker (`restart: unless-stopped`) under the same
+    # `--hostname=worker@%h`: the name answers again, but the runs the killed process held
+    # must be rerun, not left running until they are failed as past their time limit.
+    doomed = servers.worker("doomed", queues=["gajgerqueue"])
+    reborn = None
+    try:
+        ids = servers.faultctl("launch", "10", "--queue", "gajgerqueue", "--busy", "2000000")
+
+        def in_progress() -> bool:
+            # A busy sandbox may also be the spare child warming up after a run: ask the
+            # database as well.
+            runs = (servers.runs(ids) or {}).values()
+            return any(run["status"] == "running" for run in runs) and bool(
+                doomed.busy_pool_process()
+            )
+
+        wait_for(in_progress, timeout=60, what="a run to be in progress")
+        doomed.kill()
+        before = servers.runs(ids) or {}
+        interrupted = {pk for pk, run in before.items() if run["status"] == "running"}
+        reborn = servers.worker("reborn", queues=["gajgerqueue"], hostname=doomed.hostname)
+        # The check runs once the restarted worker answers (as a separate beat's would), past
+        # the interrupted runs' heartbeat grace.
+        time.sleep(3)
+        report = servers.faultctl("reap", PARASIM_LOST_AFTER_SECONDS="2")
+        runs = servers.all_final(ids, timeout=90, workers=[doomed, reborn])
+    finally:
+        doomed.stop()
+        if reborn is not None:
+            reborn.stop()
+    assert interrupted, "no run was in progress when the worker was killed"
+    assert sorted(report["requeued"]) == sorted(interrupted)
+    assert {pk for pk, run in runs.items() if run["attempts"] == 2} == interrupted
+    assert {runs[pk]["worker"] for pk in interrupted} == {doomed.hostname}
     assert_each_ran_once({pk: {**run, "attempts": 1} for pk, run in runs.items()}, ids)

@@ -332,7 +332,7 @@ def test_the_broker_check_finds_a_message_lost_between_queue_and_worker(
             # the queue is dropped from the configuration: its runs' messages are still seen
             settings.PARASIM_QUEUES = configured
             report = simulation_reap_lost(
-                alive_workers=[], held_by_broker=broker_task_ids, now=later
+                alive_workers={}, held_by_broker=broker_task_ids, now=later
             )
             assert report.resent == [lost_pk]
             again = Simulation.objects.get(pk=lost_pk)

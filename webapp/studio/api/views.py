@@ -12,7 +12,7 @@ import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from django.db.models import QuerySet
 from django.http import HttpResponse
@@ -25,6 +25,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import Throttled
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -101,6 +102,9 @@ def _no_result(simulation: Any) -> Response:
     )
 
 
+MSG_LAUNCH_RATE = "Launches are limited to {rate} per user (PARASIM_LAUNCH_RATE)."
+
+
 class LaunchThrottleMixin:
     """Throttle `create` with the per-user "launch" scope."""
 
@@ -110,6 +114,18 @@ class LaunchThrottleMixin:
         if getattr(self, "action", None) == "create":
             return [LaunchRateThrottle()]
         return []
+
+    def throttled(self, request: Request, wait: float) -> NoReturn:
+        """Refuse the launch (429), saying what the limit is and when to try again."""
+        rate = LaunchRateThrottle.THROTTLE_RATES.get(self.throttle_scope)
+        raise Throttled(wait, detail=MSG_LAUNCH_RATE.format(rate=rate_words(rate)))
+
+
+def rate_words(rate: str | None) -> str:
+    """Return a DRF rate ("120/min") in words ("120 a minute")."""
+    count, _, period = (rate or "").partition("/")
+    unit = {"s": "second", "m": "minute", "h": "hour", "d": "day"}.get(period[:1], period)
+    return f"{count} a {unit}"
 
 
 class ApplicationModelViewSet(OwnedRecordViewSet):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from webapp.interactive import sandbox_runner
 from webapp.studio.models import ApplicationModel
 from webapp.studio.services.common import check_name, check_source
 from webapp.studio.validation import validate_variable_declarations
@@ -19,14 +20,16 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def _compile_errors(source: str) -> list[str]:
-    """Return the messages ("Line N: ...") of every error in an application model's source."""
+def _compile_errors(source: str, *, owner_id: int | None) -> list[str]:
+    """Return the messages ("Line N: ...") of every error in an application model's source,
+    compiled on the interactive worker as one of the owner's interactive jobs."""
     # Lazy: simulator.evaluate imports py_mini_racer (V8), which only the sandbox child runs.
     from simulator.evaluate import application_errors_in_sandbox
 
+    run = sandbox_runner(user_id=owner_id)
     return [
         (f"Line {error.line}: " if error.line is not None else "") + error.detail
-        for error in application_errors_in_sandbox(source=source)
+        for error in application_errors_in_sandbox(source=source, run=run)
     ]
 
 
@@ -34,8 +37,9 @@ class _Checks:
     """Collects the errors of every field of an application model, so that one save reports
     them all (name, source and each variable together)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, owner_id: int | None) -> None:
         self.errors: dict[str, list[str]] = {}
+        self.owner_id = owner_id
 
     def run(self, check: Callable[[], T]) -> T | None:
         """Return what `check` returns; keep its field errors and return None instead."""
@@ -51,7 +55,7 @@ class _Checks:
         checked = self.run(lambda: check_source(source))
         if checked is None:
             return None
-        messages = _compile_errors(checked)
+        messages = _compile_errors(checked, owner_id=self.owner_id)
         if messages:
             self.errors.setdefault("source", []).extend(messages)
             return None
@@ -73,7 +77,7 @@ def application_model_create(
     shared: bool = False,
 ) -> ApplicationModel:
     """Return a new application model of `owner`; every field's errors are raised together."""
-    checks = _Checks()
+    checks = _Checks(owner_id=owner.pk)
     checked_name = checks.run(lambda: check_name(name))
     checked_source = checks.source(source)
     declared = checks.run(
@@ -100,7 +104,7 @@ def application_model_update(
 
     Simulations launched before keep the source they froze.
     """
-    checks = _Checks()
+    checks = _Checks(owner_id=application.owner_id)
     if "name" in fields:
         application.name = checks.run(lambda: check_name(fields["name"])) or application.name
     if "source" in fields and fields["source"] != application.source:

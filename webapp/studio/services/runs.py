@@ -67,8 +67,13 @@ class SandboxRunner(Protocol):
 # --- running (called by the Celery task) ------------------------------------------------
 
 
-def simulation_start(*, simulation_id: int, task_id: str, worker: str) -> Simulation | None:
+def simulation_start(
+    *, simulation_id: int, task_id: str, worker: str, worker_life: str = ""
+) -> Simulation | None:
     """Return the run claimed for this attempt, or None when the message must be skipped.
+
+    The run records the worker's hostname and its life (`webapp.studio.worker_life`), by
+    which the lost-run check tells a restarted worker from the one that took the run.
 
     Skipped: the run is final (a redelivery after it finished) or the message is stale
     (the run was requeued under another task id). A run that already used
@@ -95,6 +100,7 @@ def simulation_start(*, simulation_id: int, task_id: str, worker: str) -> Simula
             simulation.status = SimulationStatus.RUNNING
             simulation.attempts += 1
             simulation.worker = worker
+            simulation.worker_life = worker_life
             simulation.started = now
             simulation.heartbeat = now
             simulation.progress = 0.0
@@ -237,7 +243,12 @@ def sandbox_payload(simulation: Simulation) -> dict[str, Any]:
 
 
 def simulation_run(
-    *, simulation_id: int, task_id: str, worker: str, run: SandboxRunner | None = None
+    *,
+    simulation_id: int,
+    task_id: str,
+    worker: str,
+    worker_life: str = "",
+    run: SandboxRunner | None = None,
 ) -> Simulation | None:
     """Run one attempt of a simulation in a sandbox (`run`, by default the simulator's
     `run_sandboxed`) and store its outcome.
@@ -245,7 +256,9 @@ def simulation_run(
     Return the run, or None when the message was skipped (see `simulation_start`).
     """
     run = run or sandbox.run_sandboxed  # looked up per call, not bound at import
-    simulation = simulation_start(simulation_id=simulation_id, task_id=task_id, worker=worker)
+    simulation = simulation_start(
+        simulation_id=simulation_id, task_id=task_id, worker=worker, worker_life=worker_life
+    )
     if simulation is None:
         return None
     limits = sandbox_limits(
@@ -345,15 +358,17 @@ class ReapReport:
 
 def simulation_reap_lost(
     *,
-    alive_workers: Iterable[str],
+    alive_workers: Mapping[str, str],
     held_by_broker: Callable[[Iterable[str]], set[str] | None] | None = None,
     now: datetime | None = None,
 ) -> ReapReport:
     """Requeue or fail running simulations whose worker is gone or that overran their limit,
     and send again the queued runs whose message never reached the broker or left it.
 
-    Lost: the worker answers no ping and the heartbeat is older than
-    PARASIM_LOST_AFTER_SECONDS. Requeued under a new task id while fewer than
+    `alive_workers` maps each answering worker's hostname to its current life
+    (`selectors.alive_workers`; "" from a worker that cannot say). Lost: the heartbeat is
+    older than PARASIM_LOST_AFTER_SECONDS and no worker of the run's hostname answers, or
+    one does in another life than the run recorded (it was restarted under the same name). Requeued under a new task id while fewer than
     PARASIM_MAX_ATTEMPTS starts were used, failed with the reason otherwise. A run past its
     hard time limit by more than the same grace is failed whatever its worker says.
     `held_by_broker` returns the task ids the broker holds in the queues it is given and the
@@ -361,7 +376,7 @@ def simulation_reap_lost(
     without it, or when it cannot say, only runs never sent are sent again.
     """
     now = now or current_time()
-    alive = set(alive_workers)
+    alive = dict(alive_workers)
     grace = timedelta(seconds=int(settings.PARASIM_LOST_AFTER_SECONDS))
     limit = int(settings.PARASIM_MAX_ATTEMPTS)
     requeued: list[int] = []
@@ -389,7 +404,7 @@ def simulation_reap_lost(
                     "value": sim.time_limit_s,
                     "unit": "s",
                 }
-            elif sim.worker in alive:
+            elif _held_by_a_live_worker(sim, alive):
                 continue
             elif sim.attempts >= limit:
                 sim.status = SimulationStatus.FAILED
@@ -424,6 +439,17 @@ def simulation_reap_lost(
     return ReapReport(
         requeued=requeued, failed=failed, resent=resent, released=dispatch.release_all_held()
     )
+
+
+def _held_by_a_live_worker(simulation: Simulation, alive: Mapping[str, str]) -> bool:
+    """Return whether the life of the worker that took the run still answers.
+
+    A run recorded without a life (taken before lives were recorded) or a worker that
+    cannot tell its life is judged by the hostname alone."""
+    if simulation.worker not in alive:
+        return False
+    life = alive[simulation.worker]
+    return not simulation.worker_life or not life or life == simulation.worker_life
 
 
 def _resend_unsent(before: datetime) -> list[int]:

@@ -152,12 +152,19 @@ def test_cancelling_revokes_a_queued_run_and_terminates_a_running_one(
     }
 
 
+LIFE = "life-1"
+
+
 def stale_running(
-    user: Any, *, attempts: int = 1, worker: str = "w@gone", age_s: int = 120
+    user: Any, *, attempts: int = 1, worker: str = "w@gone", age_s: int = 120, life: str = LIFE
 ) -> Simulation:
     long_ago = timezone.now() - timedelta(seconds=age_s)
     simulation = SimulationFactory(
-        owner=user, status=SimulationStatus.RUNNING, attempts=attempts, worker=worker
+        owner=user,
+        status=SimulationStatus.RUNNING,
+        attempts=attempts,
+        worker=worker,
+        worker_life=life,
     )
     Simulation.objects.filter(pk=simulation.pk).update(heartbeat=long_ago, started=long_ago)
     return simulation
@@ -169,7 +176,7 @@ def test_a_run_whose_worker_vanished_is_requeued_under_a_new_task_id(
     simulation = stale_running(user)
     old_task = simulation.celery_task_id
     with django_capture_on_commit_callbacks(execute=True):
-        report = simulation_reap_lost(alive_workers={"w@alive"})
+        report = simulation_reap_lost(alive_workers={"w@alive": LIFE})
     assert report.requeued == [simulation.pk]
     assert sent == [[simulation.pk]]
     simulation.refresh_from_db()
@@ -182,7 +189,7 @@ def test_a_run_whose_worker_vanished_is_requeued_under_a_new_task_id(
 def test_a_lost_run_out_of_attempts_fails_with_the_reason(user: Any, settings: Any) -> None:
     settings.PARASIM_MAX_ATTEMPTS = 3
     simulation = stale_running(user, attempts=3)
-    report = simulation_reap_lost(alive_workers=set())
+    report = simulation_reap_lost(alive_workers={})
     assert report.failed == [simulation.pk]
     simulation.refresh_from_db()
     assert simulation.status == SimulationStatus.FAILED
@@ -195,17 +202,51 @@ def test_a_lost_run_out_of_attempts_fails_with_the_reason(user: Any, settings: A
 def test_runs_on_live_workers_or_with_a_fresh_heartbeat_are_left_alone(user: Any) -> None:
     on_live_worker = stale_running(user, worker="w@alive")
     fresh = stale_running(user, age_s=5)
-    report = simulation_reap_lost(alive_workers={"w@alive"})
+    report = simulation_reap_lost(alive_workers={"w@alive": LIFE})
     assert report.requeued == report.failed == []
     assert {on_live_worker.pk, fresh.pk} == set(
         Simulation.objects.filter(status="running").values_list("pk", flat=True)
     )
 
 
+def test_a_run_whose_worker_came_back_under_its_hostname_is_requeued(
+    user: Any, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    # docker-compose restarts a killed worker as `worker@%h` again: the name answers, but the
+    # process that held the run is gone.
+    simulation = stale_running(user, worker="w@alive", life="life-before-the-kill")
+    with django_capture_on_commit_callbacks(execute=True):
+        report = simulation_reap_lost(alive_workers={"w@alive": "life-after-the-restart"})
+    assert report.requeued == [simulation.pk]
+    assert sent == [[simulation.pk]]
+    assert Simulation.objects.get(pk=simulation.pk).status == SimulationStatus.QUEUED
+
+
+@pytest.mark.parametrize("recorded, answered", [("", "life-2"), ("life-1", "")])
+def test_without_a_life_on_either_side_the_hostname_decides(
+    user: Any, recorded: str, answered: str
+) -> None:
+    # A run taken before lives were recorded, or a worker that does not know the command.
+    stale_running(user, worker="w@alive", life=recorded)
+    report = simulation_reap_lost(alive_workers={"w@alive": answered})
+    assert report.requeued == report.failed == []
+
+
+def test_a_start_records_the_life_of_the_worker(user: Any) -> None:
+    simulation = SimulationFactory(owner=user)
+    simulation_start(
+        simulation_id=simulation.pk,
+        task_id=simulation.celery_task_id,
+        worker="w1@host",
+        worker_life="life-7",
+    )
+    assert Simulation.objects.get(pk=simulation.pk).worker_life == "life-7"
+
+
 def test_a_run_far_past_its_hard_limit_fails_even_if_its_worker_answers(user: Any) -> None:
     simulation = stale_running(user, worker="w@alive", age_s=60 + 20 + 60 + 5)
     Simulation.objects.filter(pk=simulation.pk).update(time_limit_s=60)
-    report = simulation_reap_lost(alive_workers={"w@alive"})
+    report = simulation_reap_lost(alive_workers={"w@alive": LIFE})
     assert report.failed == [simulation.pk]
     simulation.refresh_from_db()
     assert simulation.error["kind"] == "limit"
