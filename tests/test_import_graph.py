@@ -40,6 +40,12 @@ LAZY_IMPORTS = {
 
 # Imports a given file may make in a function, by (file, module imported).
 LAZY_IMPORTS_IN = {
+    ("webapp/interactive.py", "webapp.studio.tasks"): "the task module imports this one (its "
+    "task runs the entry); only an eager job, in tests, calls the task in this process.",
+    ("webapp/interactive.py", "webapp.celery"): "the services that import this module load "
+    "while Django sets up its apps; the Celery app is needed only when a job is sent.",
+    ("webapp/interactive.py", "celery.app.backends"): "as above: only a request waiting for "
+    "an interactive job's answer needs the result backend.",
     ("webapp/gunicorn.conf.py", "django.urls"): "gunicorn reads its configuration before "
     "Django is set up; post_worker_init runs after.",
     ("webapp/gunicorn.conf.py", "webapp.celery"): "as above: the Celery app needs settings.",

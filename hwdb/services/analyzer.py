@@ -9,8 +9,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from hwdb.sandbox import sandbox_runner
 from simulator.analyze import KernelAnalysisError, analyze_in_sandbox
-from webapp.interactive import sandbox_runner
 
 # The request field an analyzer message is about, by how the message starts
 # (simulator/analyzer/errors.py); any other concerns the pasted source.

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from hwdb.models import Component, ComputationalModel, ModelLanguage
+from hwdb.sandbox import sandbox_runner
 from hwdb.services.common import (
     Errors,
     RecordInUseError,
@@ -23,7 +24,6 @@ from hwdb.services.common import (
 )
 from hwdb.validation import MESSAGES, MODEL_SOURCE_MAX_LENGTH
 from simulator.errors import ModelEvaluationError
-from webapp.interactive import sandbox_runner
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -305,6 +305,9 @@ PARASIM_INTERACTIVE_QUEUE = os.environ.get("PARASIM_INTERACTIVE_QUEUE", "interac
 PARASIM_MAX_INTERACTIVE_PER_USER = int(os.environ.get("PARASIM_MAX_INTERACTIVE_PER_USER", "2"))
 # Run them in the calling process instead (the test settings; never in a deployment).
 PARASIM_INTERACTIVE_EAGER = env_bool("PARASIM_INTERACTIVE_EAGER", False)
+# What hands the apps' services a runner of sandbox entries for a user (a dotted path, so that
+# `hwdb` names no project module): the interactive worker's.
+PARASIM_SANDBOX_RUNNER = "webapp.interactive.sandbox_runner"
 PARASIM_MAX_ATTEMPTS = int(os.environ.get("PARASIM_MAX_ATTEMPTS", "3"))
 PARASIM_MAX_SWEEP = int(os.environ.get("PARASIM_MAX_SWEEP", "1000"))
 # Timeline entries one run may ask to keep (`timeline_limit`); each costs its result ~200 bytes.
