@@ -20,7 +20,9 @@ GPUS = ("GeForce GTX 970", "GeForce GTX TITAN X (Maxwell)")
 INTENSITIES = (1, 16, 32, 64)
 
 
-def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(page: Any) -> None:
+def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(
+    page: Any, tmp_path: Path
+) -> None:
     application = create_listing5(page, "saxpy2 (sweep)")
     system = build_gtx970_testbed(page, "GTX 970 testbed (sweep)")
 
@@ -58,3 +60,23 @@ def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(page: Any) 
 
     page.get_by_label("Metric").select_option("energy_j")
     screenshot(page, "10-sweep-energy")
+
+    # Measurements of one GPU over this two-GPU sweep: matched to that GPU's points only, once
+    # the page is told which GPU it was measured on.
+    sweep = page.url.rsplit("/", 1)[1]
+    measured = tmp_path / "gtx970.csv"
+    measured.write_text(
+        "n,block_size,compute_intensity,kernel_s\n"
+        + "".join(f"10000000,256,{a},{1e-3 * (1 + a / 64)}\n" for a in INTENSITIES)
+    )
+    page.goto(f"/app/measurements?sweep={sweep}")
+    page.get_by_label("Measurements CSV").set_input_files(str(measured))
+    expect(page.get_by_test_id("match-error")).to_contain_text(
+        f"The runs ran on 2 GPUs ({GPUS[0]}, {GPUS[1]})"
+    )
+    expect(page.get_by_role("table", name="Measured against predicted")).to_have_count(0)
+    page.get_by_label("GPU the CSV was measured on").select_option(GPUS[0])
+    expect(page.get_by_test_id("match-error")).to_have_count(0)
+    table = page.get_by_role("table", name="Measured against predicted")
+    expect(table.locator("tbody tr")).to_have_count(len(INTENSITIES))
+    expect(table.locator("tbody tr").filter(has_text=GPUS[0])).to_have_count(len(INTENSITIES))
