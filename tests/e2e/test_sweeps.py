@@ -20,6 +20,13 @@ GPUS = ("GeForce GTX 970", "GeForce GTX TITAN X (Maxwell)")
 INTENSITIES = (1, 16, 32, 64)
 
 
+def by_header(table: Any, header: str) -> Any:
+    """Return the row of `table` whose row header reads exactly `header`."""
+    return table.locator("tbody tr").filter(
+        has=table.page.get_by_role("rowheader", name=header, exact=True)
+    )
+
+
 def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(
     page: Any, tmp_path: Path
 ) -> None:
@@ -80,3 +87,23 @@ def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(
     table = page.get_by_role("table", name="Measured against predicted")
     expect(table.locator("tbody tr")).to_have_count(len(INTENSITIES))
     expect(table.locator("tbody tr").filter(has_text=GPUS[0])).to_have_count(len(INTENSITIES))
+
+    # Two points of the sweep, one per GPU, compared: energy by node, each cell naming the
+    # hardware that point had in the node, and a hardware row.
+    points = page.evaluate(
+        "async (id) => (await (await fetch(`/api/sweeps/${id}/`)).json()).points", sweep
+    )
+    pair = [
+        next(p["simulation"] for p in points if p["hardware"] == gpu and p["computeIntensity"] == 1)
+        for gpu in GPUS
+    ]
+    page.goto(f"/app/compare?runs={pair[0]},{pair[1]}")
+    settings = page.get_by_role("table", name="Settings of the compared runs")
+    hardware = by_header(settings, "Hardware, GPU")
+    expect(hardware.locator("td")).to_have_text(list(GPUS))
+    differences = page.get_by_role("table", name="Differences between the runs")
+    energy = by_header(differences, "Energy, GPU")
+    expect(energy.locator("td").nth(0)).to_contain_text(f"on {GPUS[0]}")
+    expect(energy.locator("td").nth(1)).to_contain_text(f"on {GPUS[1]}")
+    host = by_header(differences, "Energy, CPU")
+    expect(host.locator("td")).to_contain_text(["on Intel Core i7-4790K"] * 2)
