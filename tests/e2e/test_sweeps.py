@@ -12,7 +12,12 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
-from tests.e2e.helpers import build_gtx970_testbed, create_listing5
+from tests.e2e.helpers import (
+    EXAMPLE_SYSTEM,
+    build_gtx970_testbed,
+    create_application,
+    create_listing5,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -107,3 +112,27 @@ def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(
     expect(energy.locator("td").nth(1)).to_contain_text(f"on {GPUS[1]}")
     host = by_header(differences, "Energy, CPU")
     expect(host.locator("td")).to_contain_text(["on Intel Core i7-4790K"] * 2)
+
+
+def test_a_sweep_whose_points_all_failed_says_so_with_their_errors(page: Any) -> None:
+    application = create_application(
+        page,
+        "always fails (sweep)",
+        'raise RuntimeError(f"no point at x = {x}")\n',
+        [("x", "int", "1")],
+    )
+    page.goto(f"/app/sweeps/new?application={application}")
+    page.get_by_label("System model").select_option(label=EXAMPLE_SYSTEM)
+    page.get_by_label("Sweep name").fill("all failed")
+    page.get_by_label("Sweep values of x").fill("1,2")
+    page.get_by_role("button", name="Launch sweep").click()
+    page.wait_for_url(re.compile(r"/app/sweeps/\d+$"))
+    page.get_by_test_id("sweep-status").filter(has_text="finished").wait_for(timeout=120_000)
+
+    expect(page.get_by_test_id("sweep-summary")).to_have_text("All 2 points failed.")
+    errors = page.get_by_test_id("sweep-errors")
+    expect(errors).to_contain_text("The failed points gave 2 errors:")
+    expect(errors).to_contain_text("no point at x = 1")
+    expect(errors).to_contain_text("no point at x = 2")
+    expect(page.get_by_text("No finished points yet.")).to_have_count(0)
+    expect(page.get_by_text("points done")).to_have_count(0)
