@@ -61,7 +61,14 @@ def note_changes(
 ) -> None:
     """Raise the version of `stored` when any value in `after` differs from `before`, and
     record that version as the one at which each of those fields changed."""
-    changed = [field for field, value in after.items() if before.get(field) != value]
+    note_changed_fields(
+        stored, [field for field, value in after.items() if before.get(field) != value]
+    )
+
+
+def note_changed_fields(stored: OwnedRecord, changed: Sequence[str]) -> None:
+    """Raise the version of `stored` when `changed` names any field, and record that version
+    as the one at which each of them changed."""
     if not changed:
         return
     stored.version += 1
