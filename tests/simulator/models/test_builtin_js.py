@@ -403,6 +403,20 @@ def test_occupancy_js_matches_python(cc, block_size, registers, shared):
         assert shallow.call("computationTime", params=params) == expected
 
 
+def test_occupancy_names_every_missing_attribute_at_once_in_python_and_js():
+    attributes = _gpu_attributes("8.9", {})
+    del attributes["maxWarpsPerSM"], attributes["maxBlocksPerSM"]
+    message = "hardware attributes 'maxWarpsPerSM', 'maxBlocksPerSM' are required by the occupancy calculator"
+    with pytest.raises(ValueError, match=re.escape(message) + "$"):
+        limits_from_attributes(attributes)
+    source = MODELS["Occupancy calculator"].source + (
+        "\nfunction computationTime(params) { return activeWarpsPerSM(256, 32, 0); }"
+    )
+    shallow = ShallowFunctions(model_key="occupancy-probe", source=source, attributes=attributes)
+    with pytest.raises(ModelEvaluationError, match=re.escape(message)):
+        shallow.call("computationTime", params={})
+
+
 link = st.fixed_dictionaries(
     {
         "startupHTD": st.floats(0, 1e-3),
