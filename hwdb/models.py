@@ -40,7 +40,11 @@ class ModelLanguage(models.TextChoices):
 
 
 class OwnedRecord(models.Model):
-    """Fields every user-editable record shares: owner, `shared` flag and timestamps."""
+    """Fields every user-editable record shares: owner, `shared` flag, version and timestamps.
+
+    `version` is the optimistic lock of the editors: a client sends back the version it loaded,
+    and a save over a newer one is refused, naming the fields changed since (`field_versions`).
+    """
 
     name = models.CharField(max_length=NAME_MAX_LENGTH)
     owner = models.ForeignKey(
@@ -52,6 +56,16 @@ class OwnedRecord(models.Model):
         help_text="Empty for built-in records.",
     )
     shared = models.BooleanField(default=False, help_text="Readable by every signed-in user.")
+    version = models.PositiveIntegerField(
+        default=1,
+        help_text="Raised by one by each save that changes the record; a save sent with an older "
+        "version is refused (hwdb.services.common.check_version).",
+    )
+    field_versions = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The version at which each field last changed: what a refused save was missing.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

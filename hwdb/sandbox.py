@@ -16,4 +16,4 @@ if TYPE_CHECKING:
 def sandbox_runner(*, user_id: int | None) -> EntryRunner:
     """Return the project's runner of sandbox entries for `user_id`'s request."""
     runner = import_string(settings.PARASIM_SANDBOX_RUNNER)
-    return runner(user_id=user_id)  # type: ignore[no-any-return]
+    return runner(user_id=user_id)

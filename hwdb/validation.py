@@ -28,6 +28,11 @@ RESERVED_ATTRIBUTE_KEYS = JS_RESERVED | frozenset(
 )
 
 MESSAGES = {
+    "version_conflict": (
+        "Someone else saved this record after you loaded it (you edited version {expected}, it "
+        "is now version {version}; changed: {fields}). Reload it, or overwrite their changes."
+    ),
+    "version_conflict_unknown": "unknown",
     "not_finite": "Enter a finite number; NaN and infinity are not allowed.",
     "not_a_number": "Enter a number.",
     "attribute_key": "Attribute keys are identifiers: a letter or '_', then letters, digits or '_'.",

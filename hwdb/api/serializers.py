@@ -67,6 +67,15 @@ class FiniteFloatField(serializers.FloatField):
         return float(super().to_internal_value(data))
 
 
+# A record's `version`: read with the record, sent back with a save to have a stale save
+# refused (409) instead of overwriting someone else's; optional on writes.
+VERSION_FIELD = {
+    "required": False,
+    "min_value": 1,
+    "help_text": "The version this save was made from; a save from an older one answers 409.",
+}
+
+
 class OwnedRecordSerializer(serializers.ModelSerializer):
     """Read-only fields every record carries: owner, built-in flag, whether I may change it."""
 
@@ -165,10 +174,12 @@ class ComponentSerializer(OwnedRecordSerializer):
             "owner",
             "can_edit",
             "attributes",
+            "version",
             "created",
             "updated",
         ]
         read_only_fields = ["id", "created", "updated"]
+        extra_kwargs = {"version": VERSION_FIELD}
 
     def validate_attributes(self, attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return _check_duplicate_keys(attributes)
@@ -222,10 +233,12 @@ class ComputationalModelSerializer(OwnedRecordSerializer):
             "builtin",
             "owner",
             "can_edit",
+            "version",
             "created",
             "updated",
         ]
         read_only_fields = ["id", "builtin", "created", "updated"]
+        extra_kwargs = {"version": VERSION_FIELD}
 
 
 @extend_schema_field(GRAPH_SCHEMA)
@@ -246,10 +259,12 @@ class SystemModelSerializer(OwnedRecordSerializer):
             "graph",
             "owner",
             "can_edit",
+            "version",
             "created",
             "updated",
         ]
         read_only_fields = ["id", "created", "updated"]
+        extra_kwargs = {"version": VERSION_FIELD}
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance: SystemModel | None = self.instance

@@ -135,12 +135,24 @@ class ComponentViewSet(CloneMixin, OwnedRecordViewSet):
     def record_create(self, data: dict[str, Any]) -> Component:
         return component_create(owner=self.user, **data)
 
-    def record_update(self, record: Component, data: dict[str, Any], *, partial: bool) -> Component:
+    def record_update(
+        self,
+        record: Component,
+        data: dict[str, Any],
+        *,
+        partial: bool,
+        expected_version: int | None,
+    ) -> Component:
         # Attributes are replaced as a whole: a full update without them removes them all.
         attributes = data.pop("attributes", None)
         if attributes is None and not partial:
             attributes = []
-        component = component_update(component=record, fields=data, attributes=attributes)
+        component = component_update(
+            component=record,
+            fields=data,
+            attributes=attributes,
+            expected_version=expected_version,
+        )
         return self.record_get(str(component.pk))
 
     def record_delete(self, record: Component) -> None:
@@ -228,9 +240,16 @@ class ComputationalModelViewSet(CloneMixin, OwnedRecordViewSet):
         return computational_model_create(owner=self.user, **data)
 
     def record_update(
-        self, record: ComputationalModel, data: dict[str, Any], *, partial: bool
+        self,
+        record: ComputationalModel,
+        data: dict[str, Any],
+        *,
+        partial: bool,
+        expected_version: int | None,
     ) -> ComputationalModel:
-        return computational_model_update(model=record, fields=data)
+        return computational_model_update(
+            model=record, fields=data, expected_version=expected_version
+        )
 
     def record_delete(self, record: ComputationalModel) -> None:
         computational_model_delete(model=record)
@@ -282,9 +301,16 @@ class SystemModelViewSet(CloneMixin, OwnedRecordViewSet):
         return system_model_create(owner=self.user, **data)
 
     def record_update(
-        self, record: SystemModel, data: dict[str, Any], *, partial: bool
+        self,
+        record: SystemModel,
+        data: dict[str, Any],
+        *,
+        partial: bool,
+        expected_version: int | None,
     ) -> SystemModel:
-        return system_model_update(system_model=record, fields=data)
+        return system_model_update(
+            system_model=record, fields=data, expected_version=expected_version
+        )
 
     def record_delete(self, record: SystemModel) -> None:
         system_model_delete(system_model=record)

@@ -50,8 +50,11 @@ class OwnedRecordViewSet(RecordViewSet):
         """Return a new record of the user's made from the validated body (a service)."""
         raise NotImplementedError
 
-    def record_update(self, record: Any, data: dict[str, Any], *, partial: bool) -> OwnedRecord:
-        """Return `record` changed by the validated body (a service)."""
+    def record_update(
+        self, record: Any, data: dict[str, Any], *, partial: bool, expected_version: int | None
+    ) -> OwnedRecord:
+        """Return `record` changed by the validated body (a service); `expected_version` is
+        the version the client edited (None: not sent), refused with a 409 when stale."""
         raise NotImplementedError
 
     def record_delete(self, record: Any) -> None:
@@ -73,13 +76,20 @@ class OwnedRecordViewSet(RecordViewSet):
         return self.output(self.record_get(pk))
 
     def create(self, request: Request) -> Response:
-        record = self.record_create(self.input(self.get_serializer_class()))
-        return self.output(record, status.HTTP_201_CREATED)
+        data = self.input(self.get_serializer_class())
+        data.pop("version", None)  # a new record starts at version 1
+        return self.output(self.record_create(data), status.HTTP_201_CREATED)
 
     def update(self, request: Request, pk: str, partial: bool = False) -> Response:
         record = self.changeable(pk)
         data = self.input(self.get_serializer_class(), instance=record, partial=partial)
-        return self.output(self.record_update(record, data, partial=partial))
+        # The version the client loaded: optional, so that a client that never read the
+        # record may still replace it; the editors always send it.
+        expected_version = data.pop("version", None)
+        updated = self.record_update(
+            record, data, partial=partial, expected_version=expected_version
+        )
+        return self.output(updated)
 
     def partial_update(self, request: Request, pk: str) -> Response:
         return self.update(request, pk, partial=True)

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from hwdb.models import Attribute, Component
 from hwdb.selectors import can_change
-from hwdb.services.common import AttributeData, raise_if
+from hwdb.services.common import AttributeData, note_changed_fields, raise_if
 from hwdb.services.components import attribute_records
 
 if TYPE_CHECKING:
@@ -93,4 +93,6 @@ def _store_calibration(component: Component, attributes: Sequence[AttributeData]
             key=record.key,
             defaults={"value": record.value, "unit": record.unit, "source": record.source},
         )
-    stored.save(update_fields=["updated"])
+    # A calibration is a save of the attributes: an editor open on the component sees it as one.
+    note_changed_fields(stored, ["attributes"])
+    stored.save(update_fields=["updated", "version", "field_versions"])

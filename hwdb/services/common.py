@@ -31,6 +31,62 @@ class RecordInUseError(Exception):
 REFERENCE_RELATIONS = {"hardware": "components", "model": "computational_models"}
 
 
+class RecordVersionError(Exception):
+    """A save was sent with a version of the record older than the stored one (a 409).
+
+    `record` is the stored record, `expected` the version the save was made from and `changed`
+    the fields saved since then, so that the editor can show them and offer to reload or
+    overwrite.
+    """
+
+    def __init__(self, record: OwnedRecord, *, expected: int, changed: list[str]) -> None:
+        self.record = record
+        self.expected = expected
+        self.changed = changed
+        fields = ", ".join(changed) or MESSAGES["version_conflict_unknown"]
+        super().__init__(
+            MESSAGES["version_conflict"].format(
+                expected=expected, version=record.version, fields=fields
+            )
+        )
+
+
+def check_version(stored: OwnedRecord, expected: int | None) -> None:
+    """Raise RecordVersionError unless `expected` (None: not checked) is the stored version.
+
+    `stored` must be read under the row lock (select_for_update) of the transaction that
+    saves it, so that no other save slips in between the check and the write.
+    """
+    if expected is None or expected == stored.version:
+        return
+    changed = sorted(
+        field for field, version in (stored.field_versions or {}).items() if version > expected
+    )
+    raise RecordVersionError(stored, expected=expected, changed=changed)
+
+
+def note_changes(
+    stored: OwnedRecord, before: Mapping[str, object], after: Mapping[str, object]
+) -> None:
+    """Raise the version of `stored` when any value in `after` differs from `before`, and
+    record that version as the one at which each of those fields changed."""
+    note_changed_fields(
+        stored, [field for field, value in after.items() if before.get(field) != value]
+    )
+
+
+def note_changed_fields(stored: OwnedRecord, changed: Sequence[str]) -> None:
+    """Raise the version of `stored` when `changed` names any field, and record that version
+    as the one at which each of them changed."""
+    if not changed:
+        return
+    stored.version += 1
+    stored.field_versions = {
+        **(stored.field_versions or {}),
+        **dict.fromkeys(changed, stored.version),
+    }
+
+
 def merge_errors(errors: Errors, prefix: str, more: Mapping[str, Sequence[str]]) -> None:
     for path, messages in more.items():
         key = prefix if path == "__all__" else f"{prefix}.{path}" if prefix else path

@@ -18,9 +18,11 @@ from hwdb.services.common import (
     AttributeData,
     Errors,
     RecordInUseError,
+    check_version,
     copy_name,
     in_use_message,
     merge_errors,
+    note_changes,
     others_keep_copies,
     raise_if,
     record_field_errors,
@@ -107,6 +109,18 @@ def _memory_attribute_errors(component: Component, records: list[Attribute] | No
     return errors
 
 
+def _tracked_values(component: Component, records: list[Attribute] | None) -> dict[str, Any]:
+    """Return what a save may change: the fields, and the attributes (`records`, else the
+    stored ones) in key order."""
+    values: dict[str, Any] = {field: getattr(component, field) for field in COMPONENT_FIELDS}
+    if records is None:
+        records = list(component.attributes.all())
+    values["attributes"] = sorted(
+        (str(r.key), float(r.value), str(r.unit), str(r.source)) for r in records
+    )
+    return values
+
+
 def _store_attributes(component: Component, records: list[Attribute]) -> None:
     component.attributes.all().delete()
     for record in records:
@@ -151,12 +165,19 @@ def component_update(
     component: Component,
     fields: Mapping[str, Any],
     attributes: Sequence[AttributeData] | None = None,
+    expected_version: int | None = None,
 ) -> Component:
-    """Return the updated component; `attributes`, when given, replace all of them at once."""
+    """Return the updated component; `attributes`, when given, replace all of them at once.
+
+    With `expected_version`, raise RecordVersionError when the stored component is another
+    version (someone saved it since); nothing is written then.
+    """
     unknown = sorted(set(fields) - set(COMPONENT_FIELDS))
     if unknown:
         raise ValidationError({key: ["This field cannot be changed."] for key in unknown})
     stored = Component.objects.select_for_update().get(pk=component.pk)
+    check_version(stored, expected_version)
+    before = _tracked_values(stored, None)
     was_shared = stored.shared
     for key, value in fields.items():
         setattr(stored, key, value)
@@ -169,6 +190,8 @@ def component_update(
         others_keep_copies(
             record=stored, users=stored.system_models.all(), key="hardware", copy=_copier(stored)
         )
+    after = _tracked_values(stored, records)
+    note_changes(stored, before, after)
     stored.save()
     if records is not None:
         _store_attributes(stored, records)

@@ -14,9 +14,11 @@ from hwdb.sandbox import sandbox_runner
 from hwdb.services.common import (
     Errors,
     RecordInUseError,
+    check_version,
     copy_name,
     in_use_message,
     merge_errors,
+    note_changes,
     others_keep_copies,
     raise_if,
     record_field_errors,
@@ -103,13 +105,19 @@ def computational_model_create(
 
 @transaction.atomic
 def computational_model_update(
-    *, model: ComputationalModel, fields: Mapping[str, Any]
+    *,
+    model: ComputationalModel,
+    fields: Mapping[str, Any],
+    expected_version: int | None = None,
 ) -> ComputationalModel:
-    """Return the updated computational model."""
+    """Return the updated computational model; with `expected_version`, raise
+    RecordVersionError (and write nothing) when the stored one is another version."""
     unknown = sorted(set(fields) - set(COMPUTATIONAL_MODEL_FIELDS))
     if unknown:
         raise ValidationError({key: ["This field cannot be changed."] for key in unknown})
     stored = ComputationalModel.objects.select_for_update().get(pk=model.pk)
+    check_version(stored, expected_version)
+    before = {field: getattr(stored, field) for field in COMPUTATIONAL_MODEL_FIELDS}
     was_shared = stored.shared
     source_changed = "source" in fields and fields["source"] != stored.source
     for key, value in fields.items():
@@ -123,6 +131,9 @@ def computational_model_update(
         others_keep_copies(
             record=stored, users=stored.system_models.all(), key="model", copy=_copier(stored)
         )
+    note_changes(
+        stored, before, {field: getattr(stored, field) for field in COMPUTATIONAL_MODEL_FIELDS}
+    )
     stored.save()
     return stored
 

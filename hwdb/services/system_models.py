@@ -15,7 +15,15 @@ from django.db import transaction
 from hwdb.graphs import graph_errors
 from hwdb.models import Component, ComputationalModel, ModelLanguage, SystemModel
 from hwdb.selectors import builtin_component_for, visible_components, visible_computational_models
-from hwdb.services.common import Errors, copy_name, merge_errors, raise_if, record_field_errors
+from hwdb.services.common import (
+    Errors,
+    check_version,
+    copy_name,
+    merge_errors,
+    note_changes,
+    raise_if,
+    record_field_errors,
+)
 from hwdb.services.components import component_create
 from hwdb.services.computational_models import (
     computational_model_create,
@@ -79,15 +87,25 @@ def system_model_create(
 
 
 @transaction.atomic
-def system_model_update(*, system_model: SystemModel, fields: Mapping[str, Any]) -> SystemModel:
-    """Return the updated system model; the graph is checked again as a whole."""
+def system_model_update(
+    *,
+    system_model: SystemModel,
+    fields: Mapping[str, Any],
+    expected_version: int | None = None,
+) -> SystemModel:
+    """Return the updated system model; the graph is checked again as a whole. With
+    `expected_version`, raise RecordVersionError (and write nothing) when the stored one is
+    another version."""
     unknown = sorted(set(fields) - set(SYSTEM_MODEL_FIELDS))
     if unknown:
         raise ValidationError({key: ["This field cannot be changed."] for key in unknown})
     stored = SystemModel.objects.select_for_update().get(pk=system_model.pk)
+    check_version(stored, expected_version)
+    before = {field: getattr(stored, field) for field in SYSTEM_MODEL_FIELDS}
     for key, value in fields.items():
         setattr(stored, key, value)
     raise_if(_system_model_errors(stored))
+    note_changes(stored, before, {field: getattr(stored, field) for field in SYSTEM_MODEL_FIELDS})
     stored.save()
     _link_references(stored)
     return stored

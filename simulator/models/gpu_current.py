@@ -44,6 +44,9 @@ from simulator.models.volkov import (
     VOLKOV_ERRORS,
     GpuHardware,
     KernelProfile,
+    compute_capability_text,
+    missing_attributes,
+    missing_attributes_error,
     param_number,
     profile_from_params,
     resident_warps,
@@ -71,6 +74,11 @@ CURRENT_ERRORS: dict[str, str] = {
         "hardware attribute {name!r} is required by the current-architecture GPU model "
         "(or a computeCapability whose architecture profile gives it)"
     ),
+    "missing_attributes": (
+        "hardware attributes {names} are required by the current-architecture GPU model "
+        "(a computeCapability whose architecture profile gives them stands for "
+        "kernelLaunchOverhead and memoryEfficiency)"
+    ),
     "non_positive": "{name} must be positive",
     "no_blocks": (
         "no block of {block_size} threads fits on an SM at occupancy {occupancy} warps per SM"
@@ -86,6 +94,10 @@ def _fitted() -> dict[str, float]:
 
 FITTED_PARAMETERS: dict[str, float] = _fitted()
 TRANSITION_EXPONENT: float = FITTED_PARAMETERS["transition_exponent"]
+
+
+# Attributes the architecture profile of a computeCapability supplies when missing.
+ARCHITECTURE_ATTRIBUTES = ("kernelLaunchOverhead", "memoryEfficiency")
 
 
 @dataclass(frozen=True)
@@ -104,13 +116,21 @@ class CurrentGpu:
     def from_attributes(cls, attributes: Mapping[str, float | str]) -> CurrentGpu:
         """Return the GPU from a record's attributes; missing `kernelLaunchOverhead` [s] and
         `memoryEfficiency` come from the architecture profile of `computeCapability`."""
-        base = GpuHardware.from_attributes(attributes)
+        cc = attributes.get("computeCapability")
         profile: ArchitectureProfile | None = None
-        if base.compute_capability is not None:
+        if cc is not None:
             try:
-                profile = profile_for_compute_capability(base.compute_capability)
+                profile = profile_for_compute_capability(compute_capability_text(cc))
             except ValueError:
                 profile = None
+        # Several missing attributes are named at once; one is left to the reads below, whose
+        # messages say what stands for it.
+        missing = missing_attributes(attributes, memory=False)
+        if profile is None:
+            missing += [name for name in ARCHITECTURE_ATTRIBUTES if name not in attributes]
+        if len(missing) > 1:
+            raise ValueError(missing_attributes_error(missing, CURRENT_ERRORS))
+        base = GpuHardware.from_attributes(attributes)
 
         def value(name: str, fallback: float | None) -> float:
             if name in attributes:

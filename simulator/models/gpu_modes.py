@@ -87,6 +87,7 @@ MODE_ERRORS: dict[str, str] = {
     "grid": "give gridSize or N (the number of elements, one thread each)",
     "whole": "{name} must be a whole number from {low} to {high}, got {value!r}",
     "attribute": "hardware attribute {name!r} is required by the {mode}",
+    "attributes": "hardware attributes {names} are required by the {mode}",
     "bad_attribute": "hardware attribute {name!r} must be a whole number from {low} to {high}, "
     "got {value!r}",
     "one_block": (
@@ -303,6 +304,15 @@ class PetriKernel:
 def petri_kernel(attributes: Mapping[str, float], params: Mapping[str, object]) -> PetriKernel:
     """Return the Petri-net mode's kernel for `params` on `attributes`; ValueError if bad."""
     mode = PETRI_MODEL_NAME
+    # Name every attribute the mode reads that is missing at once, not the first alone.
+    missing = [
+        names[0]
+        for names in (("SMs", "SMS"), ("schedulers",), ("SMCoreClock",))
+        if not any(name in attributes for name in names)
+    ]
+    if len(missing) > 1:
+        names = ", ".join(repr(name) for name in missing)
+        raise ValueError(MODE_ERRORS["attributes"].format(names=names, mode=mode))
     launch = wave_launch(attributes, params, mode=mode)
     warp, source = warp_instructions(params)
     # A grid smaller than one wave leaves each SM fewer blocks than it could hold.

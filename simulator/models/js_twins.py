@@ -642,6 +642,7 @@ class VolkovGpuTwin(JsTwin):
             "throughputTerms",
             "busiestTerm",
             "volkovAttribute",
+            "volkovRequireAttributes",
             "volkovParam",
             "warpsLaunched",
             "gmemBandwidthPerSM",
@@ -773,7 +774,7 @@ class VolkovGpuTwin(JsTwin):
 JS_TWINS: dict[str, type[JsTwin]] = {
     "7967f8d7e322418920afb830d8d70a7e5e93403329501c0a4394baa1f18aa9fc": MerpsysGpuTwin,
     "003dd3ff161d156c24fa3c2e016a32cd9f5bdccb92fd647001bddc5aa782cf5f": MerpsysPcieTwin,
-    "13d66083fdab6d43474ac70fe905ea398c841ac7ab668c491c0f540cca0c4af2": VolkovGpuTwin,
+    "40ac93cf0a9ce19d983f8955b5a16eea13747037bc2a0cca957fa8cc5ea00480": VolkovGpuTwin,
     "38ace5c452509a4cf626b667bb51d8e7d6315cf852b5094fcf715165f7959177": PcieLinkTwin,
     "daff63644e7fc8c361e2a9ac6f0579c227b9c0f0f6e545b1e36f625aa524146f": LatencyBandwidthLinkTwin,
     "70c57ed9655e780fb7acf7e4153b92b8682c30e689a9b4bbaeb569e7172d2503": CpuTwin,

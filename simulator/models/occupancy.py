@@ -26,8 +26,18 @@ RESERVED_SHARED_FROM_CC8 = 1024
 # Tegra (and Fermi) parts allow only 32 K registers per block.
 EMBEDDED_REGISTER_LIMITED = frozenset({"2.0", "3.2", "5.3", "6.2"})
 
+# The attributes the limits need, in the order messages name them (as occupancy.js).
+LIMIT_ATTRIBUTES = (
+    "computeCapability",
+    "maxWarpsPerSM",
+    "registersPerSM",
+    "sharedMemPerSM",
+    "maxBlocksPerSM",
+)
+
 OCCUPANCY_ERRORS: dict[str, str] = {
     "missing_attribute": "hardware attribute {name!r} is required by the occupancy calculator",
+    "missing_attributes": "hardware attributes {names} are required by the occupancy calculator",
     "unknown_cc": "unknown compute capability {cc!r}; known: {known}",
     "block_size": "block size must be between 1 and {limit} threads, got {value}",
     "registers": "registers per thread must be between 0 and {limit}, got {value}",
@@ -126,6 +136,11 @@ def limits_from_attributes(attributes: Mapping[str, float | str]) -> Architectur
             raise ValueError(OCCUPANCY_ERRORS["missing_attribute"].format(name=name))
         return default
 
+    # Several missing attributes are named at once, not the first alone.
+    missing = [name for name in LIMIT_ATTRIBUTES if name not in attributes]
+    if len(missing) > 1:
+        names = ", ".join(repr(name) for name in missing)
+        raise ValueError(OCCUPANCY_ERRORS["missing_attributes"].format(names=names))
     cc = float(number("computeCapability"))
     cc_text = f"{cc:.1f}"
     warp_size = int(number("warpSize", WARP_SIZE))

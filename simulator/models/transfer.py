@@ -46,6 +46,9 @@ DEVICE_TO_HOST: Direction = "DeviceToHost"
 MS = 1e-3
 GB = 1e9
 
+# The attributes a PCIe link needs (Fig. 5.2), in the order its messages name them.
+PCIE_ATTRIBUTES = ("bandwidth", "startupHTD", "lambdaHTD", "startupDth", "lambdaDth")
+
 TRANSFER_ERRORS: dict[str, str] = {
     "direction": "direction must be 'HostToDevice' or 'DeviceToHost', got {direction!r}",
     "host_memory": HOST_MEMORY_ERROR,
@@ -53,6 +56,7 @@ TRANSFER_ERRORS: dict[str, str] = {
         "link attributes {present!r} and {missing!r} go together: give both or neither"
     ),
     "missing_attribute": "link attribute {name!r} is required",
+    "missing_attributes": "link attributes {names} are required",
     "negative_size": "message size must be non-negative",
     "no_direction": (
         "a non-empty message over a PCIe link needs a direction ('HostToDevice' or 'DeviceToHost')"
@@ -160,6 +164,12 @@ class PcieLink:
             if key not in attributes:
                 raise ValueError(TRANSFER_ERRORS["missing_attribute"].format(name=key))
             return float(attributes[key])
+
+        # Name every missing one at once, so that one failed run says all that is lacking.
+        missing = [key for key in PCIE_ATTRIBUTES if key not in attributes]
+        if len(missing) > 1:
+            names = ", ".join(repr(key) for key in missing)
+            raise ValueError(TRANSFER_ERRORS["missing_attributes"].format(names=names))
 
         def staging(suffix: str) -> HostStaging | None:
             startup, bandwidth = f"pageableStartup{suffix}", f"pageableBandwidth{suffix}"

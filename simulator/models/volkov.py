@@ -48,6 +48,7 @@ MHZ = 1e6
 
 VOLKOV_ERRORS: dict[str, str] = {
     "missing_attribute": "hardware attribute {name!r} is required by the Volkov GPU model",
+    "missing_attributes": "hardware attributes {names} are required by the Volkov GPU model",
     "missing_parameter": "parameter {name!r} is required by {model}",
     "non_positive": "{name} must be positive",
     "units_missing": "{name} instructions need the hardware's {units} (number of units per SM)",
@@ -222,6 +223,38 @@ def lambda_k(*, estimated_s: ArrayLike, measured_s: ArrayLike) -> Numeric:
     )
 
 
+# The attributes the model reads for every kernel (each a name or its alternatives), and those
+# (4.5) reads for GMem_bw when no GMEMThroughput is recorded.
+REQUIRED_ATTRIBUTES: tuple[tuple[str, ...], ...] = (
+    ("SMs", "SMS"),
+    ("SMCoreClock",),
+    ("CUDACores",),
+    ("schedulers",),
+)
+MEMORY_ATTRIBUTES = ("memoryClock", "busWidth", "dataRate")
+
+
+def missing_attributes(attributes: Mapping[str, object], *, memory: bool) -> list[str]:
+    """Return the names of the required attributes `attributes` lacks, in the order above;
+    with `memory`, also those of (4.5) when there is no GMEMThroughput."""
+    missing = [
+        names[0]
+        for names in REQUIRED_ATTRIBUTES
+        if not any(attributes.get(name) is not None for name in names)
+    ]
+    if memory and attributes.get("GMEMThroughput") is None:
+        missing += [name for name in MEMORY_ATTRIBUTES if attributes.get(name) is None]
+    return missing
+
+
+def missing_attributes_error(missing: list[str], errors: Mapping[str, str] = VOLKOV_ERRORS) -> str:
+    """Return the message naming every missing attribute: `errors`' "missing_attribute" for one,
+    its "missing_attributes" for several (so that one failed run says all that is lacking)."""
+    if len(missing) == 1:
+        return errors["missing_attribute"].format(name=missing[0])
+    return errors["missing_attributes"].format(names=", ".join(repr(name) for name in missing))
+
+
 @dataclass(frozen=True)
 class GpuHardware:
     """A GPU's attributes the model reads, in the project's units (Hz, bytes, watts)."""
@@ -246,8 +279,19 @@ class GpuHardware:
         """Return GMem_bw in bytes/SM/cycle: GMEMThroughput if recorded (as MERPSYS), else (4.5)."""
         if self.gmem_throughput is not None:
             return self.gmem_throughput
-        if self.memory_clock_hz is None or self.bus_width_bits is None or self.data_rate is None:
-            raise ValueError(VOLKOV_ERRORS["missing_attribute"].format(name="memoryClock"))
+        lacking = [
+            name
+            for name, value in zip(
+                MEMORY_ATTRIBUTES,
+                (self.memory_clock_hz, self.bus_width_bits, self.data_rate),
+                strict=True,
+            )
+            if value is None
+        ]
+        if lacking:
+            raise ValueError(missing_attributes_error(lacking))
+        assert self.memory_clock_hz is not None  # for mypy: `lacking` holds the None ones
+        assert self.bus_width_bits is not None and self.data_rate is not None
         return float(
             gmem_bandwidth_per_sm(
                 memory_clock_hz=self.memory_clock_hz,
@@ -279,6 +323,10 @@ class GpuHardware:
             value = number(name, required=False)
             return None if value is None else int(value)
 
+        missing = missing_attributes(attributes, memory=False)
+        if missing:
+            raise ValueError(missing_attributes_error(missing))
+
         memory_clock = number("memoryClock", required=False)
         cc = attributes.get("computeCapability")
         return cls(
@@ -294,16 +342,17 @@ class GpuHardware:
             fp64_units=optional_int("FP64Units"),
             sfus=optional_int("SFUs"),
             ldst_units=optional_int("LDSTUnits"),
-            compute_capability=None if cc is None else _cc_text(cc),
+            compute_capability=None if cc is None else compute_capability_text(cc),
             occupancy_limits=(
                 limits_from_attributes(attributes)
                 if "maxWarpsPerSM" in attributes
-                else (None if cc is None else architecture_limits(_cc_text(cc)))
+                else (None if cc is None else architecture_limits(compute_capability_text(cc)))
             ),
         )
 
 
-def _cc_text(value: float | str) -> str:
+def compute_capability_text(value: float | str) -> str:
+    """Return a computeCapability attribute as the architecture tables key it ("8.9")."""
     return f"{value:.1f}" if isinstance(value, float | int) else str(value)
 
 
@@ -500,6 +549,10 @@ def computation_estimate(
         return param_number(params, name, default, model="the Volkov GPU model")
 
     profile = profile_from_params(params, model="the Volkov GPU model")
+    # Every kernel reads GMem_bw: name the attributes (4.5) lacks with the others, at once.
+    missing = missing_attributes(attributes, memory=True)
+    if missing:
+        raise ValueError(missing_attributes_error(missing))
     has_grid = params.get("gridSize") is not None
     registers = params.get("registersPerThread")
     return estimate_kernel(

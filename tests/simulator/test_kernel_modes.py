@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from simulator.errors import ModelEvaluationError, SnapshotError
-from simulator.models.gpu_modes import petri_estimate
+from simulator.models.gpu_modes import MODE_ERRORS, PETRI_MODEL_NAME, petri_estimate
 from simulator.runner import modules_needed, run_simulation
 from simulator.sandbox import run_sandboxed
 from simulator.snapshot import load_snapshot
@@ -145,6 +145,17 @@ def test_the_waves_mode_steps_where_003_fig_2_does_on_a_one_block_per_sm_launch(
 
 
 ATTRIBUTES = {"SMs": 13.0, "SMCoreClock": 1253.0, "schedulers": 4.0, "CUDACores": 128.0}
+
+
+def test_the_petri_mode_names_every_missing_attribute_at_once() -> None:
+    params = {"arithmeticInstructions": 8, "blockSize": 32, "gridSize": 13, "occupancy": 1}
+    bare = {"CUDACores": 128.0, "SMS": 13.0}
+    message = MODE_ERRORS["attributes"].format(
+        names="'schedulers', 'SMCoreClock'", mode=PETRI_MODEL_NAME
+    )
+    with pytest.raises(ValueError) as caught:
+        petri_estimate(bare, params)
+    assert str(caught.value) == message
 
 
 def test_more_warps_hide_global_latency_until_the_schedulers_saturate() -> None:

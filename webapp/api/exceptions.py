@@ -2,10 +2,12 @@
 
 Views call selectors and services and let their errors through; this turns them into HTTP
 answers the same way for both apps: a service's ValidationError is a 400 naming the fields,
-a record in use a 409, a record the user cannot see (a selector's DoesNotExist) a 404, and
-a model that fails to evaluate a 400 with its line. DRF's own exceptions pass through DRF's
-handler. Every text of an error body is bounded (`simulator.errors.bounded_value`): messages
-echo what the request sent ("'...' is not a valid choice."), and a request may send megabytes.
+a record in use a 409, a save from a stale version of a record a 409 carrying the stored
+record and the fields changed since (`version_conflict_body`), a record the user cannot see
+(a selector's DoesNotExist) a 404, and a model that fails to evaluate a 400 with its line.
+DRF's own exceptions pass through DRF's handler. Every text of an error body is bounded
+(`simulator.errors.bounded_value`): messages echo what the request sent ("'...' is not a
+valid choice."), and a request may send megabytes.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from hwdb.services.calibration import CalibrationPermissionError
-from hwdb.services.common import RecordInUseError
+from hwdb.services.common import RecordInUseError, RecordVersionError
 from simulator.errors import ModelEvaluationError, bounded_value
 
 
@@ -31,6 +33,25 @@ def validation_detail(error: DjangoValidationError) -> dict[str, Any]:
     if hasattr(error, "error_dict"):
         return error.message_dict
     return {api_settings.NON_FIELD_ERRORS_KEY: error.messages}
+
+
+VERSION_CONFLICT = "version_conflict"
+
+
+def version_conflict_body(exc: RecordVersionError, context: dict[str, Any]) -> dict[str, Any]:
+    """Return the 409 body of a stale save: the message, the version the save was made from,
+    the stored version, the fields saved since, and the stored record as the view renders it
+    (so that the editor can reload it without another request)."""
+    view = context.get("view")
+    current = view.get_serializer(exc.record).data if view is not None else None
+    return {
+        "detail": str(exc),
+        "code": VERSION_CONFLICT,
+        "expected_version": exc.expected,
+        "version": exc.record.version,
+        "changed": exc.changed,
+        "current": current,
+    }
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -52,6 +73,8 @@ def _error_response(exc: Exception, context: dict[str, Any]) -> Response | None:
         exc = PermissionDenied(str(exc))
     elif isinstance(exc, RecordInUseError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    elif isinstance(exc, RecordVersionError):
+        return Response(version_conflict_body(exc, context), status=status.HTTP_409_CONFLICT)
     elif isinstance(exc, ModelEvaluationError):
         body = {
             "detail": exc.detail,

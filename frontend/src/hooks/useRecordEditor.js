@@ -1,8 +1,11 @@
 // The load / edit / save / delete cycle every record editor shares (hardware, computational
 // models, system models, application models): the record, whether it has unsaved changes (with
-// the leave-page guard), the API's error of the last request, and the actions.
+// the leave-page guard), the API's error of the last request, and the actions. Saves carry the
+// version the record was loaded at; a save refused because someone else saved since (409) keeps
+// the edits and offers to reload theirs or overwrite them (lib/versions.js).
 import { useCallback, useEffect, useMemo, useReducer, useRef } from "react";
 import { del, get, ignoreAbort, post, put } from "../lib/api.js";
+import { versionConflict, withVersion } from "../lib/versions.js";
 import { navigate, useToast, useUnsavedGuard } from "../lib/router.jsx";
 
 const mergePatch = (record, patch) => ({ ...record, ...patch });
@@ -14,9 +17,11 @@ const identity = (record) => record;
 // record), `toBody(record)` (what a save sends), `afterSave(response, record)` (the record after
 // a save; default fromServer(response)), `fingerprint(record)` (what "unsaved" compares;
 // default JSON.stringify), `reducer(record, action)` (what edit(action) does; default: merge a
-// patch). Returns {isNew, record, dirty, saved, error, setError, sent, edit, save, remove, clone};
-// `record` is null until loaded, `saved` the fingerprint of the stored version, `sent` the body
-// of the last save.
+// patch). Returns {isNew, record, dirty, saved, error, setError, sent, edit, save, remove, clone,
+// conflict, reload, overwrite}; `record` is null until loaded, `saved` the fingerprint of the
+// stored version, `sent` the body of the last save, `conflict` the refusal of a stale save
+// ({detail, changed, version, current}) until `reload` (take the stored record, dropping the
+// edits) or `overwrite` (save the edits over it).
 export function useRecordEditor(options) {
   const { id, endpoint, appPath, blank } = options;
   const {
@@ -33,15 +38,32 @@ export function useRecordEditor(options) {
   const editorReducer = (state, action) => {
     switch (action.type) {
       case "loaded":
-        return { ...state, record: action.record, saved: fingerprint(action.record), error: null };
+        return {
+          ...state,
+          record: action.record,
+          saved: fingerprint(action.record),
+          version: action.version ?? null,
+          error: null,
+          conflict: null,
+        };
       case "edited":
         return { ...state, record: reducer(state.record, action.action) };
       case "sending":
         return { ...state, sent: action.body };
       case "saved": {
         const record = afterSave(action.response, state.record);
-        return { ...state, record, saved: fingerprint(record), error: null };
+        const version = action.response?.version ?? null;
+        return {
+          ...state,
+          record,
+          saved: fingerprint(record),
+          version,
+          error: null,
+          conflict: null,
+        };
       }
+      case "conflict":
+        return { ...state, conflict: action.conflict, error: null };
       case "removed":
         return { ...state, saved: fingerprint(state.record) };
       case "failed":
@@ -52,9 +74,16 @@ export function useRecordEditor(options) {
   };
   const [state, dispatch] = useReducer(editorReducer, null, () => {
     const record = isNew ? fromServer(blank) : null;
-    return { record, saved: record ? fingerprint(record) : null, error: null, sent: null };
+    return {
+      record,
+      saved: record ? fingerprint(record) : null,
+      version: null,
+      error: null,
+      conflict: null,
+      sent: null,
+    };
   });
-  const { record, saved, error } = state;
+  const { record, saved, error, conflict } = state;
   const current = useMemo(() => (record ? fingerprint(record) : null), [record, fingerprint]);
   const dirty = Boolean(record) && saved !== null && current !== saved;
   useUnsavedGuard(dirty);
@@ -69,7 +98,8 @@ export function useRecordEditor(options) {
     if (isNew) return undefined;
     const controller = new AbortController();
     get(`${endpoint}${id}/`, { signal: controller.signal }).then(
-      (response) => dispatch({ type: "loaded", record: convert.current(response) }),
+      (response) =>
+        dispatch({ type: "loaded", record: convert.current(response), version: response?.version }),
       ignoreAbort((e) => dispatch({ type: "failed", error: e })),
     );
     return () => controller.abort();
@@ -78,10 +108,12 @@ export function useRecordEditor(options) {
   const setError = useCallback((e) => dispatch({ type: "failed", error: e }), []);
   const edit = useCallback((action) => dispatch({ type: "edited", action }), []);
 
-  // Save the record; return the server's answer, or null when the save failed (the error is
-  // kept, and so is every unsaved change).
-  const save = async () => {
-    const body = toBody(record);
+  // Save the record made from `version` (default: the one loaded; a click event passed by an
+  // onClick is no version); return the server's answer, or null when the save failed (the
+  // error or the conflict is kept, and so is every unsaved change).
+  const save = async (version) => {
+    const from = Number.isInteger(version) ? version : state.version;
+    const body = isNew ? toBody(record) : withVersion(toBody(record), from);
     dispatch({ type: "sending", body });
     try {
       const response = isNew ? await post(endpoint, body) : await put(`${endpoint}${id}/`, body);
@@ -90,10 +122,26 @@ export function useRecordEditor(options) {
       if (isNew) navigate(`${appPath}/${response.id}`, { replace: true, force: true });
       return response;
     } catch (e) {
-      setError(e);
+      const refused = versionConflict(e);
+      if (refused) dispatch({ type: "conflict", conflict: refused });
+      else setError(e);
       return null;
     }
   };
+
+  // After a conflict: show the stored record (their changes), dropping the unsaved edits.
+  const reload = () => {
+    if (!conflict) return;
+    dispatch({
+      type: "loaded",
+      record: convert.current(conflict.current),
+      version: conflict.version,
+    });
+  };
+
+  // After a conflict: save the edits over the stored record, made from its version (a save
+  // by someone else in between is refused again).
+  const overwrite = () => (conflict ? save(conflict.version) : Promise.resolve(null));
 
   // Delete the record after asking, then go to the list.
   const remove = async () => {
@@ -130,5 +178,8 @@ export function useRecordEditor(options) {
     save,
     remove,
     clone,
+    conflict,
+    reload,
+    overwrite,
   };
 }

@@ -164,4 +164,67 @@ describe("useRecordEditor", () => {
     expect(result.current.record).toEqual({ title: "H200" });
     expect(result.current.dirty).toBe(true);
   });
+
+  describe("when someone else saved the record since it was loaded", () => {
+    const LOADED = { ...STORED, description: "", version: 3 };
+    const THEIRS = { ...LOADED, description: "theirs", version: 4 };
+    const REFUSED = {
+      detail: "Someone else saved this record after you loaded it (...).",
+      code: "version_conflict",
+      expected_version: 3,
+      version: 4,
+      changed: ["description"],
+      current: THEIRS,
+    };
+    const toBody = (r) => ({ name: r.name, description: r.description });
+
+    async function refusedSave(...more) {
+      const fetch = mockFetch(json(200, LOADED), json(409, REFUSED), ...more);
+      const view = editor("7", { toBody });
+      await waitFor(() => expect(view.result.current.record).not.toBeNull());
+      act(() => view.result.current.edit({ name: "mine" }));
+      await act(() => view.result.current.save());
+      return { fetch, result: view.result };
+    }
+
+    it("sends the loaded version and keeps the edits and the refusal", async () => {
+      const { fetch, result } = await refusedSave();
+      expect(JSON.parse(fetch.mock.calls[1][1].body)).toEqual({
+        name: "mine",
+        description: "",
+        version: 3,
+      });
+      expect(result.current.conflict).toMatchObject({ changed: ["description"], version: 4 });
+      expect(result.current.error).toBeNull();
+      expect(result.current.record.name).toBe("mine");
+      expect(result.current.dirty).toBe(true);
+      expect(toast).not.toHaveBeenCalled();
+    });
+
+    it("reloads the stored record, dropping the edits", async () => {
+      const { fetch, result } = await refusedSave();
+      act(() => result.current.reload());
+      expect(result.current.record).toEqual(THEIRS);
+      expect(result.current.dirty).toBe(false);
+      expect(result.current.conflict).toBeNull();
+      expect(fetch).toHaveBeenCalledTimes(2);
+    });
+
+    it("overwrites with the stored version and goes on from the saved one", async () => {
+      const SAVED = { ...THEIRS, name: "mine", description: "", version: 5 };
+      const { fetch, result } = await refusedSave(json(200, SAVED));
+      await act(() => result.current.overwrite());
+      expect(JSON.parse(fetch.mock.calls[2][1].body)).toEqual({
+        name: "mine",
+        description: "",
+        version: 4,
+      });
+      expect(result.current.conflict).toBeNull();
+      expect(result.current.dirty).toBe(false);
+      act(() => result.current.edit({ name: "later" }));
+      const next = mockFetch(json(200, { ...SAVED, name: "later", version: 6 }));
+      await act(() => result.current.save({ type: "click" }));
+      expect(JSON.parse(next.mock.calls[0][1].body).version).toBe(5);
+    });
+  });
 });

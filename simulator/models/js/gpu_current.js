@@ -36,6 +36,25 @@ function currentArchitectureAttribute(name) {
   return architectures[key][name];
 }
 
+// Refuse hardware that lacks several of the attributes every kernel reads, naming all of them
+// at once; one missing is left to its read, whose message says what stands for it (Python
+// reference: CurrentGpu.from_attributes in simulator/models/gpu_current.py)
+function currentRequireAttributes() {
+  var absent = function (name) { return hw[name] === undefined || hw[name] === null; };
+  var missing = [];
+  if (absent('SMs') && absent('SMS')) missing.push('SMs');
+  ['SMCoreClock', 'CUDACores', 'schedulers'].forEach(function (name) { if (absent(name)) missing.push(name); });
+  var cc = hw.computeCapability;
+  var key = typeof cc === 'number' ? cc.toFixed(1) : String(cc).trim();
+  if (cc === undefined || cc === null || !Object.prototype.hasOwnProperty.call(GPU_CURRENT_DEFAULTS.architectures, key)) {
+    ['kernelLaunchOverhead', 'memoryEfficiency'].forEach(function (name) { if (absent(name)) missing.push(name); });
+  }
+  if (missing.length > 1) {
+    throw new Error("hardware attributes '" + missing.join("', '") + "' are required by the current-architecture GPU model " +
+      "(a computeCapability whose architecture profile gives them stands for kernelLaunchOverhead and memoryEfficiency)");
+  }
+}
+
 function currentParam(params, name, fallback) {
   var value = params.get(name, fallback);
   if (value === undefined || value === null) throw new Error("parameter '" + name + "' is required by the current-architecture GPU model");
@@ -88,6 +107,7 @@ function wakeTime(idleS) {
 
 // The estimate (C.1)-(C.5): the time and what bounds it
 function currentEstimate(params) {
+  currentRequireAttributes();
   var launchOverhead = currentArchitectureAttribute('kernelLaunchOverhead');
   var memoryEfficiency = currentArchitectureAttribute('memoryEfficiency');
   var warpSize = currentAttribute('warpSize', 32);

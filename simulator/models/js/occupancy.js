@@ -19,6 +19,10 @@ function roundUp(value, unit) {
 
 // Return {blocks, warps, limitingFactor} resident per SM for one launch configuration.
 function occupancyForLaunch(blockSize, registersPerThread, sharedMemPerBlock) {
+  // Several missing attributes are named at once (Python: limits_from_attributes)
+  var missing = ['computeCapability', 'maxWarpsPerSM', 'registersPerSM', 'sharedMemPerSM', 'maxBlocksPerSM'].filter(
+    function (name) { return hw[name] === undefined || hw[name] === null; });
+  if (missing.length > 1) throw new Error("hardware attributes '" + missing.join("', '") + "' are required by the occupancy calculator");
   var cc = occupancyAttribute('computeCapability');
   var ccText = cc.toFixed(1);
   var warpSize = occupancyAttribute('warpSize', 32);

@@ -14,6 +14,20 @@ function volkovAttribute(name, fallback) {
   return value;
 }
 
+// Refuse hardware that lacks any attribute every kernel reads, naming all of them at once
+// (Python reference: missing_attributes in simulator/models/volkov.py)
+function volkovRequireAttributes() {
+  var absent = function (name) { return hw[name] === undefined || hw[name] === null; };
+  var missing = [];
+  if (absent('SMs') && absent('SMS')) missing.push('SMs');
+  ['SMCoreClock', 'CUDACores', 'schedulers'].forEach(function (name) { if (absent(name)) missing.push(name); });
+  if (absent('GMEMThroughput')) {
+    ['memoryClock', 'busWidth', 'dataRate'].forEach(function (name) { if (absent(name)) missing.push(name); });
+  }
+  if (missing.length === 1) throw new Error("hardware attribute '" + missing[0] + "' is required by the Volkov GPU model");
+  if (missing.length > 1) throw new Error("hardware attributes '" + missing.join("', '") + "' are required by the Volkov GPU model");
+}
+
 function volkovParam(params, name, fallback) {
   var value = params.get(name, fallback);
   if (value === undefined || value === null) throw new Error("parameter '" + name + "' is required by the Volkov GPU model");
@@ -61,6 +75,7 @@ function volkovLaunch(params) {
 // T_k (4.1) in seconds
 function computationTime(params) {
   var launch = volkovLaunch(params);
+  volkovRequireAttributes();
   var sms = hw.SMs !== undefined ? hw.SMs : volkovAttribute('SMS');
   var latencyLimited = launch.occupancy / volkovParam(params, 'latencyBound');
   var warpThroughput = Math.min(latencyLimited, throughputBound(params, launch.warpSize));  // W_Th (4.3)
@@ -71,6 +86,7 @@ function computationTime(params) {
 // occupancy used; shown with the kernel in the run's timeline and result
 function computationDetail(params) {
   var launch = volkovLaunch(params);
+  volkovRequireAttributes();
   var busiest = throughputBusiest(params, launch.warpSize);
   var latencyLimited = launch.occupancy / volkovParam(params, 'latencyBound');
   return {bound: latencyLimited < busiest.bound ? 'latency' : busiest.name, occupancy: launch.occupancy};

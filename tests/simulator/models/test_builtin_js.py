@@ -305,6 +305,55 @@ def test_gpu_current_js_names_a_missing_attribute_as_python_does(missing):
         _js(CURRENT, attributes).call("computationTime", params=KERNEL)
 
 
+@pytest.mark.parametrize(
+    ("drop", "gmem_throughput", "named"),
+    [
+        (("CUDACores",), 40.0, "hardware attribute 'CUDACores' is required"),
+        (
+            ("SMs", "CUDACores", "schedulers"),
+            40.0,
+            "hardware attributes 'SMs', 'CUDACores', 'schedulers' are required",
+        ),
+        # without GMEMThroughput, (4.5)'s attributes are named with the others
+        (
+            ("SMCoreClock", "busWidth", "dataRate"),
+            None,
+            "hardware attributes 'SMCoreClock', 'busWidth', 'dataRate' are required",
+        ),
+    ],
+)
+def test_volkov_gpu_names_every_missing_attribute_at_once_in_python_and_js(
+    drop, gmem_throughput, named
+):
+    attributes = {key: value for key, value in H100.items() if key not in drop}
+    if gmem_throughput is not None:
+        attributes["GMEMThroughput"] = gmem_throughput
+    message = f"{named} by the Volkov GPU model"
+    with pytest.raises(ValueError, match=re.escape(message) + "$"):
+        volkov_time(attributes, KERNEL)
+    with pytest.raises(ModelEvaluationError, match=re.escape(message)):
+        _js("Volkov GPU", attributes).call("computationTime", params=KERNEL)
+
+
+def test_gpu_current_names_every_missing_attribute_at_once_in_python_and_js():
+    drop = ("SMs", "schedulers", "kernelLaunchOverhead", "memoryEfficiency")
+    attributes = {key: value for key, value in H100.items() if key not in drop}
+    message = CURRENT_ERRORS["missing_attributes"].format(
+        names="'SMs', 'schedulers', 'kernelLaunchOverhead', 'memoryEfficiency'"
+    )
+    with pytest.raises(ValueError, match=re.escape(message) + "$"):
+        current_time(attributes, KERNEL)
+    with pytest.raises(ModelEvaluationError, match=re.escape(message)):
+        _js(CURRENT, attributes).call("computationTime", params=KERNEL)
+    # a compute capability with a profile stands for the last two
+    with pytest.raises(ValueError, match=re.escape("attributes 'SMs', 'schedulers' are")):
+        current_time({**attributes, "computeCapability": 9.0}, KERNEL)
+    with pytest.raises(ModelEvaluationError, match=re.escape("attributes 'SMs', 'schedulers' are")):
+        _js(CURRENT, {**attributes, "computeCapability": 9.0}).call(
+            "computationTime", params=KERNEL
+        )
+
+
 def test_gpu_current_js_points_to_the_compute_capability_for_architecture_values():
     attributes = {k: v for k, v in H100.items() if k != "memoryEfficiency"}
     message = CURRENT_ERRORS["missing_attribute"].format(name="memoryEfficiency")
@@ -352,6 +401,20 @@ def test_occupancy_js_matches_python(cc, block_size, registers, shared):
             shallow.call("computationTime", params=params)
     else:
         assert shallow.call("computationTime", params=params) == expected
+
+
+def test_occupancy_names_every_missing_attribute_at_once_in_python_and_js():
+    attributes = _gpu_attributes("8.9", {})
+    del attributes["maxWarpsPerSM"], attributes["maxBlocksPerSM"]
+    message = "hardware attributes 'maxWarpsPerSM', 'maxBlocksPerSM' are required by the occupancy calculator"
+    with pytest.raises(ValueError, match=re.escape(message) + "$"):
+        limits_from_attributes(attributes)
+    source = MODELS["Occupancy calculator"].source + (
+        "\nfunction computationTime(params) { return activeWarpsPerSM(256, 32, 0); }"
+    )
+    shallow = ShallowFunctions(model_key="occupancy-probe", source=source, attributes=attributes)
+    with pytest.raises(ModelEvaluationError, match=re.escape(message)):
+        shallow.call("computationTime", params={})
 
 
 link = st.fixed_dictionaries(

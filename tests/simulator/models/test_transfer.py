@@ -155,3 +155,17 @@ def test_a_missing_host_memory_kind_is_pageable():
     link = PcieLink.from_attributes("PCIe 5.0 x16", H100_LINK_ATTRIBUTES)
     assert link.p2p_time(10**6, HOST_TO_DEVICE) == link.p2p_time(10**6, HOST_TO_DEVICE, PAGEABLE)
     assert link.p2p_time(0, None, PINNED) == 0.0
+
+
+def test_it_names_every_missing_link_attribute_at_once():
+    attributes = {
+        k: v for k, v in GTX970_PCIE_ATTRIBUTES.items() if k not in {"lambdaHTD", "startupDth"}
+    }
+    with pytest.raises(ValueError) as caught:
+        PcieLink.from_attributes("bare", attributes)
+    assert str(caught.value) == TRANSFER_ERRORS["missing_attributes"].format(
+        names="'lambdaHTD', 'startupDth'"
+    )
+    del attributes["bandwidth"]
+    with pytest.raises(ValueError, match="'bandwidth', 'lambdaHTD', 'startupDth' are required"):
+        PcieLink.from_attributes("barer", attributes)

@@ -9,6 +9,7 @@ from typing import Any
 from django.urls import get_script_prefix, reverse
 from rest_framework import serializers
 
+from hwdb.api.serializers import VERSION_FIELD
 from webapp.studio.models import ApplicationModel, Simulation, Sweep
 from webapp.studio.selectors import sweep_points
 
@@ -29,6 +30,7 @@ class ApplicationModelSerializer(serializers.ModelSerializer):
             "description",
             "owner",
             "shared",
+            "version",
             "created",
             "updated",
         ]
@@ -36,6 +38,7 @@ class ApplicationModelSerializer(serializers.ModelSerializer):
         # The services check names and sources; leave their messages to them, so that one
         # save reports the errors of every field together.
         extra_kwargs = {
+            "version": VERSION_FIELD,
             "name": {"validators": [], "allow_blank": True},
             "source": {"trim_whitespace": False, "allow_blank": True},
         }

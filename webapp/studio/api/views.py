@@ -149,9 +149,16 @@ class ApplicationModelViewSet(OwnedRecordViewSet):
         return application_model_create(owner=self.user, **data)
 
     def record_update(
-        self, record: ApplicationModel, data: dict[str, Any], *, partial: bool
+        self,
+        record: ApplicationModel,
+        data: dict[str, Any],
+        *,
+        partial: bool,
+        expected_version: int | None,
     ) -> ApplicationModel:
-        return application_model_update(application=record, fields=data)
+        return application_model_update(
+            application=record, fields=data, expected_version=expected_version
+        )
 
     def record_delete(self, record: ApplicationModel) -> None:
         application_model_delete(application=record)

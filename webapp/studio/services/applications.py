@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from hwdb.services.common import check_version, note_changes
 from webapp.interactive import sandbox_runner
 from webapp.studio.models import ApplicationModel
 from webapp.studio.services.common import check_name, check_source
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 T = TypeVar("T")
+
+APPLICATION_MODEL_FIELDS = ("name", "source", "variables", "description", "shared")
 
 
 def _compile_errors(source: str, *, owner_id: int | None) -> list[str]:
@@ -97,13 +100,25 @@ def application_model_create(
 
 @transaction.atomic
 def application_model_update(
-    *, application: ApplicationModel, fields: Mapping[str, Any]
+    *,
+    application: ApplicationModel,
+    fields: Mapping[str, Any],
+    expected_version: int | None = None,
 ) -> ApplicationModel:
     """Return `application` with `fields` (name, source, variables, description, shared) set;
-    every field's errors are raised together.
+    every field's errors are raised together. With `expected_version`, raise
+    hwdb.services.common.RecordVersionError (and write nothing) when the stored application
+    is another version.
 
     Simulations launched before keep the source they froze.
     """
+    application = (
+        ApplicationModel.objects.select_related("owner")
+        .select_for_update(of=("self",))
+        .get(pk=application.pk)
+    )
+    check_version(application, expected_version)
+    before = {field: getattr(application, field) for field in APPLICATION_MODEL_FIELDS}
     checks = _Checks(owner_id=application.owner_id)
     if "name" in fields:
         application.name = checks.run(lambda: check_name(fields["name"])) or application.name
@@ -117,6 +132,11 @@ def application_model_update(
         application.description = str(fields["description"])
     if "shared" in fields:
         application.shared = bool(fields["shared"])
+    note_changes(
+        application,
+        before,
+        {field: getattr(application, field) for field in APPLICATION_MODEL_FIELDS},
+    )
     application.save()
     return application
 

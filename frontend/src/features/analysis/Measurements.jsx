@@ -12,17 +12,20 @@ import { InlineField } from "../../components/InlineField.jsx";
 import { Plot } from "./Plot.jsx";
 import {
   METRICS,
-  comparePoints,
+  gpuColumn,
   kernelCalibration,
   matchColumns,
+  matchMeasurements,
   meanAbsError,
   parseCsv,
+  runGpus,
   xVariable,
 } from "./measurements.js";
 
 const percent = (v) => `${v >= 0 ? "+" : ""}${(100 * v).toFixed(1)} %`;
 
-// The succeeded runs of a sweep (or the one run), each with its variables and result.
+// The succeeded runs of a sweep (or the one run), each with its variables, result, the GPUs it
+// ran on and the component its sweep point swapped in.
 function usePredictions(sweep, run) {
   const [state, setState] = useState({ runs: null, error: null });
   useEffect(() => {
@@ -30,16 +33,16 @@ function usePredictions(sweep, run) {
     const controller = new AbortController();
     const { signal } = controller;
     const load = async () => {
-      const ids = sweep
-        ? (await get(`/api/sweeps/${sweep}/`, { signal })).points
-            .filter((p) => p.status === "succeeded")
-            .map((p) => p.simulation)
-        : [run];
+      const points = sweep
+        ? (await get(`/api/sweeps/${sweep}/`, { signal })).points.filter(
+            (p) => p.status === "succeeded",
+          )
+        : [{ simulation: run, gpu: "", hardware: "" }];
       return Promise.all(
-        ids.map(async (id) => {
+        points.map(async ({ simulation: id, gpu, hardware }) => {
           const sim = await get(`/api/simulations/${id}/`, { signal });
           const result = sim.status === "succeeded" ? await get(sim.result_url, { signal }) : null;
-          return { id, name: sim.name, variables: sim.variables, result };
+          return { id, name: sim.name, variables: sim.variables, result, gpu, hardware };
         }),
       );
     };
@@ -60,6 +63,7 @@ export function Measurements() {
   const [csv, setCsv] = useState(null); // {name, columns, rows} or {name, error}
   const [metricKey, setMetricKey] = useState("kernel");
   const [scenario, setScenario] = useState("");
+  const [measuredOn, setMeasuredOn] = useState("");
   const { runs, error } = usePredictions(sweep, run);
 
   useEffect(() => {
@@ -85,8 +89,17 @@ export function Measurements() {
   const metric = METRICS.find((m) => m.key === metricKey);
   const names = useMemo(() => Object.keys(runs?.[0]?.variables || {}), [runs]);
   const mapping = csv?.columns ? matchColumns(names, csv.columns) : {};
-  const points =
-    runs && csv?.rows ? comparePoints(runs, csv.rows, mapping, metric, scenario) : null;
+  const gpus = runs ? runGpus(runs) : [];
+  const csvGpuColumn = csv?.columns ? gpuColumn(csv.columns) : null;
+  const gpu = gpus.includes(measuredOn) ? measuredOn : gpus.length === 1 ? gpus[0] : "";
+  const matched =
+    runs && csv?.rows
+      ? matchMeasurements(runs, csv.rows, mapping, metric, {
+          scenario,
+          gpu: csvGpuColumn ? "" : gpu,
+        })
+      : null;
+  const points = matched && !matched.error ? matched.points : null;
   const scenarios = [...new Set((csv?.rows || []).map((r) => r.scenario).filter(Boolean))];
   const x = points ? xVariable(points, Object.keys(mapping)) : null;
 
@@ -136,6 +149,22 @@ export function Measurements() {
             ))}
           </select>
         </InlineField>
+        {gpus.length > 0 && !csvGpuColumn && (
+          <InlineField label="Measured on">
+            <select
+              aria-label="GPU the CSV was measured on"
+              value={gpu}
+              onChange={(e) => setMeasuredOn(e.target.value)}
+            >
+              {gpus.length > 1 && <option value="">choose the GPU</option>}
+              {gpus.map((g) => (
+                <option key={g} value={g}>
+                  {g}
+                </option>
+              ))}
+            </select>
+          </InlineField>
+        )}
         {scenarios.length > 0 && (
           <InlineField label="Scenario">
             <select
@@ -171,6 +200,11 @@ export function Measurements() {
             : `No column of ${csv.name} matches a variable of the runs (${names.join(", ")}).`}
         </p>
       )}
+      {matched?.error && Object.keys(mapping).length > 0 && (
+        <div className="error-box" role="alert" data-testid="match-error">
+          <strong>{matched.error}</strong>
+        </div>
+      )}
       {points && points.length === 0 && Object.keys(mapping).length > 0 && (
         <p className="muted">No row of the CSV has the variables of a run.</p>
       )}
@@ -184,6 +218,9 @@ export function Measurements() {
 function Comparison({ points, x, metric, mapping }) {
   const mean = meanAbsError(points);
   const sorted = [...points].sort((a, b) => a.variables[x] - b.variables[x]);
+  // One predicted line per GPU: points of different GPUs at one x are different predictions.
+  const gpus = [...new Set(sorted.map((p) => p.gpu))];
+  const manyGpus = gpus.length > 1;
   const xs = sorted.map((p) => p.variables[x]);
   const ys = sorted.flatMap((p) => [p.predicted, p.measured]);
   const logX = xs[0] > 0 && xs[xs.length - 1] / xs[0] >= 100;
@@ -198,7 +235,10 @@ function Comparison({ points, x, metric, mapping }) {
     <>
       <div className="cards">
         <div className="card">
-          <span className="card-label">Mean |error| over {points.length} points</span>
+          <span className="card-label">
+            Mean |error| over {points.length} points
+            {gpus[0] ? ` on ${gpus.join(", ")}` : ""}
+          </span>
           <strong data-testid="mean-error">{(100 * mean).toFixed(1)} %</strong>
         </div>
       </div>
@@ -214,13 +254,21 @@ function Comparison({ points, x, metric, mapping }) {
         >
           {(X, Y) => (
             <>
-              <polyline
-                className="predicted"
-                fill="none"
-                stroke={color(0)}
-                strokeWidth="2"
-                points={sorted.map((p) => `${X(p.variables[x])},${Y(p.predicted)}`).join(" ")}
-              />
+              {gpus.map((g) => (
+                <polyline
+                  key={g}
+                  className="predicted"
+                  fill="none"
+                  stroke={color(0)}
+                  strokeWidth="2"
+                  points={sorted
+                    .filter((p) => p.gpu === g)
+                    .map((p) => `${X(p.variables[x])},${Y(p.predicted)}`)
+                    .join(" ")}
+                >
+                  {manyGpus && <title>{`predicted on ${g}`}</title>}
+                </polyline>
+              ))}
               {sorted.map((p) => (
                 <g key={p.id}>
                   <line
@@ -238,7 +286,7 @@ function Comparison({ points, x, metric, mapping }) {
                     r="5"
                     fill={color(1)}
                   >
-                    <title>{`${x} = ${p.variables[x]}: measured ${fmtTime(p.measured)}, predicted ${fmtTime(p.predicted)} (${percent(p.error)})`}</title>
+                    <title>{`${manyGpus ? `${p.gpu}, ` : ""}${x} = ${p.variables[x]}: measured ${fmtTime(p.measured)}, predicted ${fmtTime(p.predicted)} (${percent(p.error)})`}</title>
                   </circle>
                 </g>
               ))}
@@ -258,10 +306,18 @@ function Comparison({ points, x, metric, mapping }) {
       </figure>
       <GridTable
         label="Measured against predicted"
-        columns={[...Object.keys(mapping), "Predicted", "Measured", "Repetitions", "Error"]}
+        columns={[
+          ...(gpus[0] ? ["GPU"] : []),
+          ...Object.keys(mapping),
+          "Predicted",
+          "Measured",
+          "Repetitions",
+          "Error",
+        ]}
       >
         {sorted.map((p) => (
           <tr key={p.id}>
+            {gpus[0] && <td>{p.gpu}</td>}
             {Object.keys(mapping).map((v) => (
               <td key={v}>{fmt(p.variables[v])}</td>
             ))}
@@ -274,7 +330,8 @@ function Comparison({ points, x, metric, mapping }) {
           </tr>
         ))}
       </GridTable>
-      {metric.key === "kernel" && <KernelCalibration points={sorted} />}
+      {/* lambda_k belongs to one GPU: fitted only from the points of one. */}
+      {metric.key === "kernel" && !manyGpus && <KernelCalibration points={sorted} />}
     </>
   );
 }

@@ -1,5 +1,6 @@
 // Measured against predicted: the validation kit's measurements.csv (validation/, one row per
-// repetition) matched to simulated runs by their variables, with the error of each point.
+// repetition) matched to simulated runs by their variables and the GPU they ran on, with the
+// error of each point.
 
 // The kit's columns for the Listing 5 application's variables; any other variable matches a
 // column of its own name, compared without case and underscores.
@@ -123,6 +124,106 @@ export function comparePoints(runs, rows, mapping, metric, scenario = "") {
     });
   }
   return points;
+}
+
+// Columns naming the GPU a row was measured on (compared without case and underscores).
+const GPU_COLUMNS = ["gpu", "device", "devicename", "gpuname"];
+
+// Return the CSV's column naming the GPU of each row, or null (the kit writes none: its GPU is
+// the one the user names).
+export function gpuColumn(columns) {
+  return (columns || []).find((c) => GPU_COLUMNS.includes(normal(c))) ?? null;
+}
+
+// The GPUs the runs ran on, each once, in first-seen order (empty names left out).
+export function runGpus(runs) {
+  return [...new Set(runs.map((r) => r.gpu).filter(Boolean))];
+}
+
+const sameGpu = (a, b) =>
+  String(a)
+    .toLowerCase()
+    .replace(/^nvidia\s+/, "") ===
+  String(b)
+    .toLowerCase()
+    .replace(/^nvidia\s+/, "");
+
+export const MATCH_MESSAGES = {
+  chooseGpu: (gpus) =>
+    `The runs ran on ${gpus.length} GPUs (${gpus.join(", ")}) and the CSV has no GPU column: ` +
+    "choose the GPU it was measured on.",
+  ambiguous: (ids, shared, differ) =>
+    `Runs ${ids.map((id) => `#${id}`).join(", ")} have the same ${shared || "variables"} but ` +
+    `differ in ${differ}; the CSV has no column that tells them apart, so its rows would match ` +
+    "each of them. Choose the GPU the CSV was measured on, or compare a sweep whose runs " +
+    "differ only in the CSV's columns.",
+};
+
+// Return {points, error}: the points of comparePoints, each with the GPU of its run, for the
+// runs the CSV can be matched to, or an error (and no points) when a row would match several
+// runs. Rows are matched by the variables of `mapping`, by `scenario` when given, and by the
+// GPU: a GPU column of the CSV when it has one, else `gpu` (the GPU it was measured on), which
+// must be named when the runs ran on several.
+export function matchMeasurements(runs, rows, mapping, metric, { scenario = "", gpu = "" } = {}) {
+  const column = gpuColumn(Object.keys(rows[0] || {}));
+  const gpus = runGpus(runs);
+  let groups; // [[runs, rows, gpu name]]
+  if (column) {
+    groups = gpus.map((name) => [
+      runs.filter((r) => r.gpu === name),
+      rows.filter((row) => sameGpu(row[column], name)),
+      name,
+    ]);
+  } else if (gpu) {
+    groups = [[runs.filter((r) => r.gpu === gpu), rows, gpu]];
+  } else if (gpus.length > 1) {
+    return { points: [], error: MATCH_MESSAGES.chooseGpu(gpus) };
+  } else {
+    groups = [[runs, rows, gpus[0] || ""]];
+  }
+  for (const [groupRuns] of groups) {
+    const error = ambiguity(groupRuns, mapping);
+    if (error) return { points: [], error };
+  }
+  const points = groups.flatMap(([groupRuns, groupRows, name]) =>
+    comparePoints(groupRuns, groupRows, mapping, metric, scenario).map((p) => ({
+      ...p,
+      gpu: name,
+    })),
+  );
+  return { points, error: null };
+}
+
+// Return the message for runs the CSV cannot tell apart (the same values of every matched
+// variable), naming what differs between them; null when each run has values of its own.
+function ambiguity(runs, mapping) {
+  const names = Object.keys(mapping);
+  const byKey = new Map();
+  for (const run of runs) {
+    const key = JSON.stringify(names.map((n) => run.variables[n]));
+    byKey.set(key, [...(byKey.get(key) || []), run]);
+  }
+  for (const same of byKey.values()) {
+    if (same.length < 2) continue;
+    const shared = names.map((n) => `${n} = ${same[0].variables[n]}`).join(", ");
+    const hardware = [...new Set(same.map((r) => r.hardware || r.gpu).filter(Boolean))];
+    const others = Object.keys(same[0].variables).filter(
+      (n) =>
+        !names.includes(n) && new Set(same.map((r) => JSON.stringify(r.variables[n]))).size > 1,
+    );
+    const differ = [
+      hardware.length > 1 ? `hardware (${hardware.join(", ")})` : null,
+      others.length ? `variables the CSV has no column for (${others.join(", ")})` : null,
+    ]
+      .filter(Boolean)
+      .join(" and ");
+    return MATCH_MESSAGES.ambiguous(
+      same.map((r) => r.id),
+      shared,
+      differ || "nothing the CSV shows",
+    );
+  }
+  return null;
 }
 
 // The mean of the points' absolute relative errors, or null without points.

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
   METRICS,
+  MATCH_MESSAGES,
   comparePoints,
+  gpuColumn,
   kernelCalibration,
   matchColumns,
+  matchMeasurements,
   meanAbsError,
   parseCsv,
   xVariable,
@@ -94,5 +97,86 @@ describe("measured against predicted", () => {
     const [point] = comparePoints([run(1, 1, 1e-3)], rows, mapping, htd, "intensity");
     expect(point.measured).toBeCloseTo(1e-2, 15);
     expect(point.predicted).toBe(0.004);
+  });
+});
+
+describe("a sweep over several GPUs against one CSV", () => {
+  const GPUS = ["GeForce GTX 970", "H100 SXM5 80GB", "B200 SXM 180GB", "A100 SXM4 40GB"];
+  const SIZES = [1e5, 1e6, 1e7, 1e8];
+  // The kernel time each GPU takes at size N, in seconds: the GTX 970 10x the H100.
+  const SPEED = { "GeForce GTX 970": 1e-9, "H100 SXM5 80GB": 1e-10, "B200 SXM 180GB": 5e-11 };
+  const gpuRun = (id, gpu, n) => ({
+    id,
+    gpu,
+    hardware: gpu,
+    variables: { N: n },
+    result: { timeline: [{ kind: "compute", start_s: 0, end_s: n * (SPEED[gpu] ?? 2e-10) }] },
+  });
+  // A 4-GPU sweep: 16 points, each size on each GPU.
+  const runs = GPUS.flatMap((gpu, g) => SIZES.map((n, i) => gpuRun(10 * g + i, gpu, n)));
+  // Measured on the H100: 10 % slower than its predictions.
+  const h100Rows = SIZES.map((n) => ({ n, kernel_s: 1.1 * n * 1e-10 }));
+  const mapping = { N: "n" };
+
+  it("refuses to match before it is told which GPU the CSV was measured on", () => {
+    const { points, error } = matchMeasurements(runs, h100Rows, mapping, kernel);
+    expect(points).toEqual([]);
+    expect(error).toBe(MATCH_MESSAGES.chooseGpu(GPUS));
+  });
+
+  it("matches the rows to that GPU's points only", () => {
+    const { points, error } = matchMeasurements(runs, h100Rows, mapping, kernel, {
+      gpu: "H100 SXM5 80GB",
+    });
+    expect(error).toBeNull();
+    expect(points.map((p) => p.id)).toEqual([10, 11, 12, 13]);
+    expect(points.every((p) => p.gpu === "H100 SXM5 80GB")).toBe(true);
+    for (const p of points) expect(p.error).toBeCloseTo(1 / 1.1 - 1, 12);
+    // Matched by the variables alone, the GTX 970's points took the H100's rows: +809 %.
+    const mixed = comparePoints(runs, h100Rows, mapping, kernel);
+    expect(mixed).toHaveLength(16);
+    expect(Math.max(...mixed.map((p) => p.error))).toBeGreaterThan(8);
+  });
+
+  it("matches each row by the GPU column of a CSV that has one", () => {
+    const rows = [
+      ...h100Rows.map((row) => ({ ...row, gpu: "NVIDIA H100 SXM5 80GB" })),
+      ...SIZES.map((n) => ({ n, kernel_s: n * 1e-9, gpu: "GeForce GTX 970" })),
+    ];
+    expect(gpuColumn(Object.keys(rows[0]))).toBe("gpu");
+    const { points, error } = matchMeasurements(runs, rows, mapping, kernel);
+    expect(error).toBeNull();
+    expect(points.map((p) => [p.id, p.gpu])).toEqual([
+      [0, "GeForce GTX 970"],
+      [1, "GeForce GTX 970"],
+      [2, "GeForce GTX 970"],
+      [3, "GeForce GTX 970"],
+      [10, "H100 SXM5 80GB"],
+      [11, "H100 SXM5 80GB"],
+      [12, "H100 SXM5 80GB"],
+      [13, "H100 SXM5 80GB"],
+    ]);
+    expect(points.filter((p) => p.gpu === "GeForce GTX 970").every((p) => p.error === 0)).toBe(
+      true,
+    );
+  });
+
+  it("refuses runs on one GPU that the CSV cannot tell apart, naming what differs", () => {
+    const links = ["PCIe 3.0 16x", "NVLink 4"].map((hardware, i) => ({
+      ...gpuRun(100 + i, "H100 SXM5 80GB", 1e6),
+      hardware,
+    }));
+    const { points, error } = matchMeasurements(links, h100Rows, mapping, kernel);
+    expect(points).toEqual([]);
+    expect(error).toBe(
+      MATCH_MESSAGES.ambiguous([100, 101], "N = 1000000", "hardware (PCIe 3.0 16x, NVLink 4)"),
+    );
+  });
+
+  it("matches a single GPU's runs without asking", () => {
+    const one = runs.filter((r) => r.gpu === "H100 SXM5 80GB");
+    const { points, error } = matchMeasurements(one, h100Rows, mapping, kernel);
+    expect(error).toBeNull();
+    expect(points).toHaveLength(4);
   });
 });

@@ -8,6 +8,7 @@ import { GridTable, REMOVE_COLUMN } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
 import { EditorHeader } from "../../components/EditorHeader.jsx";
+import { VersionConflict } from "../../components/VersionConflict.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
@@ -79,6 +80,9 @@ export function ApplicationEditor({ id }) {
     edit: set,
     save,
     remove,
+    conflict,
+    reload,
+    overwrite,
   } = useRecordEditor({
     id,
     endpoint: "/api/applications/",
@@ -107,6 +111,7 @@ export function ApplicationEditor({ id }) {
           <button onClick={() => navigate(`/app/launch?application=${id}`)}>Launch…</button>
         )}
       </EditorHeader>
+      <VersionConflict conflict={conflict} onReload={reload} onOverwrite={overwrite} />
       <ErrorSummary error={error} shown={["name", "source", "variables", "description"]} />
       <div className="form-grid">
         <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />

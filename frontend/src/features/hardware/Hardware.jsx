@@ -11,6 +11,7 @@ import { JsonImport } from "../../components/JsonImport.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
 import { EditorHeader } from "../../components/EditorHeader.jsx";
+import { VersionConflict } from "../../components/VersionConflict.jsx";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
 // hwdb.models.ComponentType (tests/e2e/test_memory_hierarchy.py checks that they agree).
@@ -339,6 +340,9 @@ export function HardwareDetail({ id }) {
     save,
     remove,
     clone,
+    conflict,
+    reload,
+    overwrite,
   } = useRecordEditor({
     id,
     endpoint: "/api/components/",
@@ -379,6 +383,7 @@ export function HardwareDetail({ id }) {
         )}
         {!isNew && <button onClick={exportOne}>Export JSON</button>}
       </EditorHeader>
+      <VersionConflict conflict={conflict} onReload={reload} onOverwrite={overwrite} />
       {readOnly && (
         <p className="note">
           This is a {record.owner ? `record of ${record.owner}` : "built-in record"}: read-only.

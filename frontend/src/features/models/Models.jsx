@@ -11,6 +11,7 @@ import { GridTable } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
 import { EditorHeader } from "../../components/EditorHeader.jsx";
+import { VersionConflict } from "../../components/VersionConflict.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 
@@ -73,6 +74,9 @@ export function ModelEditor({ id }) {
     save,
     remove,
     clone,
+    conflict,
+    reload,
+    overwrite,
   } = useRecordEditor({
     id,
     endpoint: "/api/models/",
@@ -101,6 +105,7 @@ export function ModelEditor({ id }) {
       >
         {!isNew && <button onClick={() => clone()}>Clone</button>}
       </EditorHeader>
+      <VersionConflict conflict={conflict} onReload={reload} onOverwrite={overwrite} />
       {readOnly && (
         <p className="note">
           {model.builtin ? "Built-in model" : `Model of ${model.owner}`}: read-only. Clone it to

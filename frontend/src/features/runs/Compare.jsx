@@ -1,6 +1,6 @@
-// Two or more runs side by side: what they ran with, a table of differences (kernel,
-// transfer and wait time, energy per component) against the first run, and their timelines
-// on one time axis.
+// Two or more runs side by side: what they ran with (the hardware in each node included), a
+// table of differences (kernel, transfer and wait time, energy per node with the hardware in
+// it) against the first run, and their timelines on one time axis.
 import { useMemo } from "react";
 import { get } from "../../lib/api.js";
 import { fmtTime } from "../../lib/format.js";
@@ -10,7 +10,7 @@ import { ganttInput } from "../../components/charts/ganttLayout.js";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { usePolling } from "../../hooks/usePolling.js";
-import { commonEnd, differenceRows } from "./compare.js";
+import { commonEnd, differenceRows, hardwareRows, runNodes } from "./compare.js";
 import { COMPARE_LIMIT, compareIds } from "./runQuery.js";
 import { FINAL } from "./runs.js";
 
@@ -57,6 +57,7 @@ export function Compare() {
         ),
         ...variables.map((v) => setting(`Variable ${v}`, (s) => s.variables?.[v])),
         setting("Seed", (s) => s.seed),
+        ...hardwareRows(runs.map((r) => runNodes(r.result, r.sim.snapshot))),
       ],
       differences: differenceRows(runs.map((r) => r.result)),
       end: commonEnd(runs.map((r) => r.result)),
@@ -92,8 +93,11 @@ export function Compare() {
           </tr>
         </thead>
         <tbody>
-          {table.settings.map((row) => (
-            <tr key={row.label} className={new Set(row.values).size > 1 ? "differs" : ""}>
+          {table.settings.map((row, index) => (
+            <tr
+              key={`${index}-${row.label}`}
+              className={new Set(row.values).size > 1 ? "differs" : ""}
+            >
               <th scope="row">{row.label}</th>
               {row.values.map((v, i) => (
                 <td key={i}>{v}</td>
@@ -118,6 +122,9 @@ export function Compare() {
                 <td key={i} className="nowrap">
                   {v}
                   {row.changes[i] && <span className="change"> ({row.changes[i]})</span>}
+                  {row.hardware?.[i] && (
+                    <span className="muted hardware-name"> on {row.hardware[i]}</span>
+                  )}
                 </td>
               ))}
             </tr>

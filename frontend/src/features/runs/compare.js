@@ -25,15 +25,45 @@ export function percentChange(base, value) {
   return change > 0 && text !== "0.0%" ? `+${text}` : text === "-0.0%" ? "0.0%" : text;
 }
 
-// Each node's name in a result's components (the energy per component is keyed by node).
-function nodeNames(result) {
-  const names = {};
-  for (const c of result?.components || []) names[c.node] = c.name || c.node;
-  return names;
+// Each node of a run ({node id: {name, hardware}}): from its result's components, else from
+// the snapshot it was launched with (a run without a result still ran on its hardware). A node
+// is a role in the system; a sweep's runs may put different hardware in one role.
+export function runNodes(result, snapshot = null) {
+  const nodes = {};
+  for (const c of result?.components || []) {
+    nodes[c.node] ??= { name: c.name || c.node, hardware: c.hardware || "" };
+  }
+  if (Object.keys(nodes).length || !snapshot) return nodes;
+  for (const n of snapshot.nodes || []) {
+    if (n.group || !n.hardware) continue;
+    const record = snapshot.hardware?.[n.hardware];
+    nodes[n.id] = { name: n.name || n.id, hardware: record?.name || String(n.hardware) };
+  }
+  return nodes;
+}
+
+// The words naming a node across runs: its name where every run gives it the same one, else
+// its id (a node named after its hardware takes the name of the hardware each point swapped in:
+// simulator.sweep.swap_hardware).
+function nodeLabel(node, runsNodes) {
+  const names = new Set(runsNodes.map((nodes) => nodes[node]?.name).filter(Boolean));
+  return names.size === 1 ? [...names][0] : `node ${node}`;
+}
+
+// Return the rows naming the hardware of each node in each run ({label, values}, "—" where a
+// run has no such node), nodes in first-seen order.
+export function hardwareRows(runsNodes) {
+  const order = [...new Set(runsNodes.flatMap((nodes) => Object.keys(nodes)))];
+  return order.map((node) => ({
+    label: `Hardware, ${nodeLabel(node, runsNodes)}`,
+    values: runsNodes.map((nodes) => nodes[node]?.hardware || "—"),
+  }));
 }
 
 // Return the table of differences of `results` (one per run, null for a run without a
 // result): rows {label, values: [text], changes: [text]}, each change against the first run.
+// Energy per component is one row per node (its role in the system), each value with the
+// hardware that run had in it (`hardware: [name]`): a sweep's runs differ in it.
 export function differenceRows(results) {
   const row = (label, read, format) => {
     const raw = results.map((r) => (r ? read(r) : null));
@@ -44,22 +74,22 @@ export function differenceRows(results) {
     };
   };
   const rows = FIGURES.map(([label, read, format]) => row(label, read, format));
-  const names = {};
+  const runsNodes = results.map((r) => runNodes(r));
   const nodes = [];
   for (const r of results) {
-    Object.assign(names, nodeNames(r));
     for (const node of Object.keys(r?.energy_j?.per_component || {})) {
       if (!nodes.includes(node)) nodes.push(node);
     }
   }
   for (const node of nodes) {
-    rows.push(
-      row(
-        `Energy, ${names[node] || node}`,
+    rows.push({
+      ...row(
+        `Energy, ${nodeLabel(node, runsNodes)}`,
         (r) => r.energy_j?.per_component?.[node] ?? null,
         fmtEnergy,
       ),
-    );
+      hardware: runsNodes.map((n) => n[node]?.hardware || ""),
+    });
   }
   return rows;
 }

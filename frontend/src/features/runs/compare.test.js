@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { commonEnd, differenceRows, percentChange } from "./compare.js";
+import { commonEnd, differenceRows, hardwareRows, percentChange, runNodes } from "./compare.js";
 
 const result = (scale, { gpuEnergy = 2 } = {}) => ({
   overall_time_s: 2 * scale,
@@ -49,6 +49,48 @@ describe("differenceRows", () => {
     const rows = differenceRows([result(1), null]);
     expect(rows[0].values[1]).toBe("—");
     expect(rows[0].changes[1]).toBe("");
+  });
+});
+
+describe("energy and hardware by node across a sweep's runs", () => {
+  // Two points of a sweep that swapped the GPU of node gpu0, named after its hardware.
+  const point = (gpu, gpuEnergy) => ({
+    overall_time_s: 1,
+    energy_j: { total: gpuEnergy + 8, per_component: { gpu0: gpuEnergy, cpu0: 8 } },
+    components: [
+      { node: "gpu0", name: gpu, hardware: gpu, instance: 0 },
+      { node: "cpu0", name: "Host", hardware: "Intel Core i7-4790K", instance: 0 },
+    ],
+    processes: [],
+  });
+  const results = [point("GeForce GTX 970", 0.127618), point("B200 SXM 180GB", 0.02)];
+
+  it("labels each energy row by its node and names each cell's hardware", () => {
+    const rows = differenceRows(results);
+    const gpu = rows.find((r) => r.label === "Energy, node gpu0");
+    expect(gpu.values).toEqual(["127.618 mJ", "20.000 mJ"]);
+    expect(gpu.hardware).toEqual(["GeForce GTX 970", "B200 SXM 180GB"]);
+    const host = rows.find((r) => r.label === "Energy, Host");
+    expect(host.hardware).toEqual(["Intel Core i7-4790K", "Intel Core i7-4790K"]);
+    expect(rows.some((r) => /B200|GTX/.test(r.label))).toBe(false);
+  });
+
+  it("has a hardware row per node, from the snapshot of a run without a result", () => {
+    const snapshot = {
+      nodes: [
+        { id: "host", name: "Host group", group: true },
+        { id: "gpu0", name: "H100 SXM5 80GB", hardware: "hw-1" },
+      ],
+      hardware: { "hw-1": { name: "H100 SXM5 80GB", type: "GPU" } },
+    };
+    const rows = hardwareRows([...results.map((r) => runNodes(r)), runNodes(null, snapshot)]);
+    expect(rows).toEqual([
+      {
+        label: "Hardware, node gpu0",
+        values: ["GeForce GTX 970", "B200 SXM 180GB", "H100 SXM5 80GB"],
+      },
+      { label: "Hardware, Host", values: ["Intel Core i7-4790K", "Intel Core i7-4790K", "—"] },
+    ]);
   });
 });
 

@@ -29,6 +29,7 @@ import {
   modelWarning,
   powerWarning,
   swappedModels,
+  sweepOutcome,
   sweepSeries,
   varyingAxes,
 } from "./sweeps.js";
@@ -348,6 +349,7 @@ export function SweepDetail({ id }) {
   if (error) return <ErrorSummary error={error} />;
   if (!sweep) return retrying ? <Retrying error={retrying} /> : <Loading />;
   const agg = sweep.aggregate || {};
+  const outcome = sweepOutcome(sweep, points);
   const format = formatterFor(chosen.unit);
   return (
     <section aria-labelledby="sweep-title">
@@ -372,9 +374,34 @@ export function SweepDetail({ id }) {
         <span className={`status status-${sweep.status}`} data-testid="sweep-status">
           {sweep.status}
         </span>{" "}
-        · {agg.done ?? 0} of {agg.total ?? "?"} points done
-        {agg.failed ? `, ${agg.failed} failed` : ""}
+        · <span data-testid="sweep-summary">{outcome.summary}</span>
       </p>
+      {outcome.noneSucceeded && outcome.errors.length > 0 && (
+        <div className="error-box" role="alert" data-testid="sweep-errors">
+          <strong>
+            {outcome.errors.length === 1
+              ? "Every failed point gave this error:"
+              : `The failed points gave ${outcome.errors.length} errors:`}
+          </strong>
+          <ul>
+            {outcome.errors.map((e) => (
+              <li key={e.message}>
+                <span className="error-cell">{e.message}</span>{" "}
+                <span className="muted">
+                  (
+                  {e.points.map((simulation, i) => (
+                    <span key={simulation}>
+                      {i > 0 && ", "}
+                      <Link to={`/app/runs/${simulation}`}>#{simulation}</Link>
+                    </span>
+                  ))}
+                  )
+                </span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <Retrying error={retrying} />
       {sweep.status === "running" && (
         <Progress value={(agg.done || 0) / (agg.total || 1)} label="Sweep progress" />
@@ -397,81 +424,91 @@ export function SweepDetail({ id }) {
           lines={warning.lines}
         />
       )}
-      <div className="form-row">
-        <label>
-          <span className="field-label">Plot</span>
-          <select aria-label="Metric" value={metric} onChange={(e) => setMetric(e.target.value)}>
-            {!metrics.some((m) => m.value === metric) && <option value={metric}>{metric}</option>}
-            {metrics.map((m) => (
-              <option key={m.value} value={m.value}>
-                {m.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span className="field-label">against</span>
-          <select
-            aria-label="Variable on the x axis"
-            value={x}
-            onChange={(e) => setAxis(e.target.value)}
-          >
-            {axes.map((a) => (
-              <option key={a}>{a}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span className="field-label">x axis</span>
-          <select
-            aria-label="X axis scale"
-            value={xScale}
-            disabled={stacked}
-            onChange={(e) => setXScale(e.target.value)}
-          >
-            {SCALES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span className="field-label">y axis</span>
-          <select
-            aria-label="Y axis scale"
-            value={yScale}
-            disabled={stacked}
-            onChange={(e) => setYScale(e.target.value)}
-          >
-            {SCALES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-      </div>
-      {stacked ? (
+      {!outcome.noneSucceeded && (
         <>
-          <p className="muted">
-            Process time by phase, summed over the run&apos;s processes (phases running at once add
-            up); bars on a linear axis.
-          </p>
-          <StackedBars stacks={stacks} xLabel={x} yLabel="process time" yFormat={fmtTime} />
-        </>
-      ) : (
-        <>
-          {plotted.dropped > 0 && (
-            <p className="muted" data-testid="log-dropped">
-              {plotted.dropped} point{plotted.dropped === 1 ? "" : "s"} at or below 0 left out of
-              the log axis.
-            </p>
+          <div className="form-row">
+            <label>
+              <span className="field-label">Plot</span>
+              <select
+                aria-label="Metric"
+                value={metric}
+                onChange={(e) => setMetric(e.target.value)}
+              >
+                {!metrics.some((m) => m.value === metric) && (
+                  <option value={metric}>{metric}</option>
+                )}
+                {metrics.map((m) => (
+                  <option key={m.value} value={m.value}>
+                    {m.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              <span className="field-label">against</span>
+              <select
+                aria-label="Variable on the x axis"
+                value={x}
+                onChange={(e) => setAxis(e.target.value)}
+              >
+                {axes.map((a) => (
+                  <option key={a}>{a}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              <span className="field-label">x axis</span>
+              <select
+                aria-label="X axis scale"
+                value={xScale}
+                disabled={stacked}
+                onChange={(e) => setXScale(e.target.value)}
+              >
+                {SCALES.map((s) => (
+                  <option key={s}>{s}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              <span className="field-label">y axis</span>
+              <select
+                aria-label="Y axis scale"
+                value={yScale}
+                disabled={stacked}
+                onChange={(e) => setYScale(e.target.value)}
+              >
+                {SCALES.map((s) => (
+                  <option key={s}>{s}</option>
+                ))}
+              </select>
+            </label>
+          </div>
+          {stacked ? (
+            <>
+              <p className="muted">
+                Process time by phase, summed over the run&apos;s processes (phases running at once
+                add up); bars on a linear axis.
+              </p>
+              <StackedBars stacks={stacks} xLabel={x} yLabel="process time" yFormat={fmtTime} />
+            </>
+          ) : (
+            <>
+              {plotted.dropped > 0 && (
+                <p className="muted" data-testid="log-dropped">
+                  {plotted.dropped} point{plotted.dropped === 1 ? "" : "s"} at or below 0 left out
+                  of the log axis.
+                </p>
+              )}
+              <LineChart
+                series={plotted.series}
+                xLabel={x}
+                yLabel={chosen.label}
+                yFormat={format}
+                xScale={xScale}
+                yScale={yScale}
+              />
+            </>
           )}
-          <LineChart
-            series={plotted.series}
-            xLabel={x}
-            yLabel={chosen.label}
-            yFormat={format}
-            xScale={xScale}
-            yScale={yScale}
-          />
         </>
       )}
       <h2>Points</h2>

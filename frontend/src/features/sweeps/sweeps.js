@@ -153,3 +153,43 @@ export function swappedModels(points) {
   const lines = points.filter((p) => p.model_swapped).map((p) => `${p.hardware}: ${p.model}`);
   return [...new Set(lines)];
 }
+
+// Return how the sweep stands, in words: {summary, noneSucceeded, errors}. `summary` counts the
+// points by outcome ("3 of 10 points done: 2 succeeded, 1 failed"; "All 4 points failed.");
+// `noneSucceeded` is true once the sweep is over without a succeeded point (nothing to plot);
+// `errors` are the failed points' messages, each once, with the points that gave it
+// ([{message, points: [simulation id]}], most frequent first).
+export function sweepOutcome(sweep, points = []) {
+  const agg = sweep?.aggregate || {};
+  const total = agg.total ?? points.length;
+  const count = (status) => agg[status] ?? points.filter((p) => p.status === status).length;
+  const succeeded = count("succeeded");
+  const failed = count("failed");
+  const cancelled = count("cancelled");
+  const done = agg.done ?? succeeded + failed + cancelled;
+  const over = sweep?.status !== "running";
+  const plural = (n) => `${n} point${n === 1 ? "" : "s"}`;
+  const parts = [
+    succeeded ? `${succeeded} succeeded` : null,
+    failed ? `${failed} failed` : null,
+    cancelled ? `${cancelled} cancelled` : null,
+  ].filter(Boolean);
+  let summary;
+  if (over && total > 0 && failed === total) {
+    summary = total === 1 ? "The only point failed." : `All ${plural(total)} failed.`;
+  } else if (over && total > 0 && succeeded === 0) {
+    summary = `No point succeeded: ${parts.join(", ")}.`;
+  } else {
+    summary = `${done} of ${plural(total)} done${parts.length ? `: ${parts.join(", ")}` : ""}.`;
+  }
+  const byMessage = new Map();
+  for (const p of points) {
+    if (p.status !== "failed") continue;
+    const message = p.error || "No message was recorded.";
+    byMessage.set(message, [...(byMessage.get(message) || []), p.simulation]);
+  }
+  const errors = [...byMessage]
+    .map(([message, ids]) => ({ message, points: ids }))
+    .sort((a, b) => b.points.length - a.points.length);
+  return { summary, noneSucceeded: over && total > 0 && succeeded === 0, errors };
+}

@@ -7,6 +7,7 @@ import {
   powerWarning,
   seriesName,
   swappedModels,
+  sweepOutcome,
   sweepSeries,
   varyingAxes,
 } from "./sweeps.js";
@@ -143,5 +144,53 @@ describe("modelWarning and swappedModels", () => {
   it("plots neither the model nor its warnings", () => {
     const values = metricOptions(points, ["a", "n"]).map((o) => o.value);
     expect(values.some((v) => v.startsWith("model"))).toBe(false);
+  });
+});
+
+describe("sweepOutcome", () => {
+  const failedPoint = (simulation, error) => ({ simulation, status: "failed", error });
+  const finished = (aggregate) => ({ status: "finished", aggregate });
+
+  it("says plainly that every point failed, with each error once", () => {
+    const message =
+      "hardware attributes 'CUDACores', 'schedulers' are required by the Volkov GPU model";
+    const outcome = sweepOutcome(
+      finished({ total: 1, done: 1, succeeded: 0, failed: 1, cancelled: 0 }),
+      [failedPoint(7, message)],
+    );
+    expect(outcome.summary).toBe("The only point failed.");
+    expect(outcome.summary).not.toMatch(/done/);
+    expect(outcome.noneSucceeded).toBe(true);
+    expect(outcome.errors).toEqual([{ message, points: [7] }]);
+  });
+
+  it("groups the failed points by their message, most frequent first", () => {
+    const outcome = sweepOutcome(
+      finished({ total: 3, done: 3, succeeded: 0, failed: 3, cancelled: 0 }),
+      [failedPoint(1, "b"), failedPoint(2, "a"), failedPoint(3, "a")],
+    );
+    expect(outcome.summary).toBe("All 3 points failed.");
+    expect(outcome.errors).toEqual([
+      { message: "a", points: [2, 3] },
+      { message: "b", points: [1] },
+    ]);
+  });
+
+  it("counts the outcomes of a sweep with succeeded points, and of one still running", () => {
+    const mixed = finished({ total: 4, done: 4, succeeded: 3, failed: 1, cancelled: 0 });
+    expect(sweepOutcome(mixed, [failedPoint(1, "x")])).toMatchObject({
+      summary: "4 of 4 points done: 3 succeeded, 1 failed.",
+      noneSucceeded: false,
+    });
+    const running = {
+      status: "running",
+      aggregate: { total: 4, done: 1, succeeded: 0, failed: 1 },
+    };
+    expect(sweepOutcome(running, [])).toMatchObject({
+      summary: "1 of 4 points done: 1 failed.",
+      noneSucceeded: false,
+    });
+    const cancelled = finished({ total: 2, done: 2, succeeded: 0, failed: 1, cancelled: 1 });
+    expect(sweepOutcome(cancelled, []).summary).toBe("No point succeeded: 1 failed, 1 cancelled.");
   });
 });

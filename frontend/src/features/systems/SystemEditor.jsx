@@ -11,6 +11,7 @@ import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { SharedCheckbox } from "../../components/RecordFields.jsx";
 import { EditorHeader } from "../../components/EditorHeader.jsx";
+import { VersionConflict } from "../../components/VersionConflict.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
 import {
@@ -223,6 +224,11 @@ function SystemEditorInner({ id }) {
         {!isNew && <button onClick={exportSnapshot}>Export snapshot JSON</button>}
         {!isNew && <button onClick={() => clone()}>Clone</button>}
       </EditorHeader>
+      <VersionConflict
+        conflict={editor.conflict}
+        onReload={editor.reload}
+        onOverwrite={editor.overwrite}
+      />
       {readOnly && (
         <p className="note">
           {system.owner ? `System model of ${system.owner}` : "Built-in example"}: read-only. Clone
