@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -193,7 +194,7 @@ def test_profile_refuses_a_base_record_whose_bus_is_not_the_runs(tmp_path):
     path = tmp_path / "hardware.json"
     path.write_text(json.dumps(seed), encoding="utf-8")
     run = ev.DATA_DIR / "h200-20261123-091741"
-    with pytest.raises(ValueError, match="busWidth 6144 but the run's device.json 6016"):
+    with pytest.raises(ValueError, match=re.escape("busWidth 6144 but the run's device.json 6016")):
         profile.records(run, base="H200 SXM 141GB", name="x", link_name="y", seed_path=path)
     made = profile.records(run, base="H200 SXM 141GB", name="x", link_name="y")
     keys = {a["key"]: a["value"] for a in made["components"][0]["attributes"]}
