@@ -25,6 +25,13 @@ instructions, a subset of INS_cuda) run on INTUnits lanes, half the FP32 lanes o
 Hopper; a record without INTUnits (INT32 on the FP32 cores, as on Maxwell and Pascal) has
 no such term. Sources of every rate: `hwdb/seed/hardware.json`; docs/kernel-throughput.md.
 
+    shared_memory = warp_size * INS_shared * n / LDSTUnits                                (C.7)
+
+(C.7): shared memory has 32 banks of 4 bytes; an n-way bank conflict splits a warp's access
+into n serialised ones (CUDA C++ Programming Guide, "Shared Memory" of compute capability 5.x
+and later), so (4.4)'s shared-memory term is multiplied by the accesses' average n
+(`sharedMemoryConflictWays`, 1 without conflicts, 32 when a warp hits one bank at 32 words).
+
 Why each term (measured on an H100 SXM5 and an H200 with the validation kit,
 `validation/data/`):
 - t_launch: a kernel timed with CUDA events costs 5-6 us even when empty; 000's model gives
@@ -104,6 +111,7 @@ CURRENT_ERRORS: dict[str, str] = {
         "no block of {block_size} threads fits on an SM at occupancy {occupancy} warps per SM"
     ),
     "negative_idle": "idleBeforeS must be zero or positive",
+    "conflict_ways": "sharedMemoryConflictWays must be 1 (no bank conflict) or more",
     "unknown_precision": "tensorPrecision {precision!r} is not one of {known}",
     "no_tensor_rate": (
         "tensorInstructions need the hardware's {name} (the {precision} tensor-core rate); "
@@ -258,12 +266,17 @@ def current_throughput_terms(
     gmem_bandwidth: float,
     tensor: TensorWork | None = None,
     int_instructions: float = 0.0,
+    shared_conflict_ways: float = 1.0,
 ) -> list[tuple[str, float]]:
-    """Return each resource's cycles per warp: (4.4)'s terms, then the tensor and INT32 terms
-    of (C.6) where the kernel has such instructions or the GPU INTUnits."""
-    terms: list[tuple[str, float]] = list(
-        throughput_terms(gpu.base, profile, gmem_bandwidth=gmem_bandwidth)
-    )
+    """Return each resource's cycles per warp: (4.4)'s terms, the shared-memory term times
+    the accesses' average bank-conflict degree (C.7), then the tensor and INT32 terms of
+    (C.6) where the kernel has such instructions or the GPU INTUnits."""
+    if shared_conflict_ways < 1:
+        raise ValueError(CURRENT_ERRORS["conflict_ways"])
+    terms: list[tuple[str, float]] = [
+        (name, cycles * shared_conflict_ways if name == "shared_memory" else cycles)
+        for name, cycles in throughput_terms(gpu.base, profile, gmem_bandwidth=gmem_bandwidth)
+    ]
     if tensor is not None and tensor.instructions > 0:
         terms.append(("tensor", gpu.tensor_cycles_per_warp(tensor)))
     int_cycles = gpu.int_cycles_per_warp(int_instructions)
@@ -332,6 +345,7 @@ def estimate_kernel_current(
     exponent: float | None = None,
     tensor: TensorWork | None = None,
     int_instructions: float = 0.0,
+    shared_conflict_ways: float = 1.0,
 ) -> CurrentKernelEstimate:
     """Return the kernel's time on a current GPU by (C.1)-(C.5).
 
@@ -339,7 +353,7 @@ def estimate_kernel_current(
     `l2_resident` (its inputs are in L2 already, e.g. written by the previous kernel) select
     the L2's bandwidth; `idle_before_s` is how long the SMs idled before the launch;
     `exponent` overrides the fitted transition exponent p; `tensor` and `int_instructions`
-    (INT32 instructions per thread) add the terms of (C.6).
+    (INT32 instructions per thread) add the terms of (C.6); `shared_conflict_ways` is (C.7)'s n.
     """
     hw = gpu.base
     if (grid_size is None) == (n is None):
@@ -373,7 +387,12 @@ def estimate_kernel_current(
         l2_resident=l2_resident, footprint_bytes=footprint_bytes
     )
     terms = current_throughput_terms(
-        gpu, profile, gmem_bandwidth=bandwidth, tensor=tensor, int_instructions=int_instructions
+        gpu,
+        profile,
+        gmem_bandwidth=bandwidth,
+        tensor=tensor,
+        int_instructions=int_instructions,
+        shared_conflict_ways=shared_conflict_ways,
     )
     busiest, cycles = max(terms, key=lambda term: term[1])
     th_bound = 1.0 / cycles if cycles > 0 else math.inf
@@ -431,7 +450,7 @@ def computation_estimate(
     (+ sharedMemPerBlock), FP64Instructions, SFUInstructions, sharedMemoryInstructions,
     extraCyclesPerWarp) plus footprintBytes, l2Resident, idleBeforeS, transitionExponent,
     tensorInstructions with tensorPrecision (default fp16) and tensorFLOPsPerInstruction, and
-    INTInstructions (C.6).
+    INTInstructions (C.6), and sharedMemoryConflictWays (C.7).
     """
 
     def number(name: str, default: float | None = None) -> float:
@@ -457,6 +476,7 @@ def computation_estimate(
         exponent=None if exponent is None else float(exponent),  # type: ignore[arg-type]
         tensor=tensor_work_from_params(params),
         int_instructions=number("INTInstructions", 0.0),
+        shared_conflict_ways=number("sharedMemoryConflictWays", 1.0),
     )
 
 

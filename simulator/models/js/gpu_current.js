@@ -14,7 +14,7 @@
 // l2Resident (the kernel's data are in L2 already), idleBeforeS [s] (how long the SMs idled
 // before the launch) and transitionExponent (p); tensorInstructions (INS_tensor per warp) with
 // tensorPrecision (fp16, bf16, tf32, fp8, fp4, fp64, int8) and tensorFLOPsPerInstruction, and
-// INTInstructions (C.6), with the hardware's tensorFLOPsPerCycle<precision> and
+// INTInstructions (C.6), sharedMemoryConflictWays (C.7: the average n of n-way bank conflicts), with the hardware's tensorFLOPsPerCycle<precision> and
 // tensorOpsPerCycleINT8 [per cycle per SM] and INTUnits.
 
 function currentAttribute(name, fallback) {
@@ -83,6 +83,10 @@ function tensorCyclesPerWarp(params) {
 // Th_bound (4.4 with C.6), warps per cycle, and the busiest resource's name (throughput_terms.js)
 function currentThroughputBound(params, warpSize, bandwidthPerSM) {
   var terms = throughputTerms(params, warpSize, bandwidthPerSM, currentAttribute, currentParam);
+  // (C.7): an n-way bank conflict serialises a warp's shared-memory access n times
+  var ways = params.get('sharedMemoryConflictWays', 1);
+  if (!(ways >= 1)) throw new Error('sharedMemoryConflictWays must be 1 (no bank conflict) or more');
+  for (var i = 0; i < terms.length; i++) if (terms[i][0] === 'shared_memory') terms[i][1] *= ways;
   var tensor = tensorCyclesPerWarp(params);
   if (tensor !== null) terms.push(['tensor', tensor]);
   // without INTUnits, INT32 runs on the CUDA cores (Maxwell, Pascal) and counts there only

@@ -192,6 +192,9 @@ CURRENT = "GPU kernel (current architectures)"
         st.floats(64, 16384),
     ),
     int_lanes=st.one_of(st.none(), st.tuples(st.sampled_from([16, 64, 128]), st.integers(0, 5000))),
+    shared=st.one_of(
+        st.none(), st.tuples(st.integers(0, 5000), st.sampled_from([0.5, 1, 2, 7.5, 32]))
+    ),
 )
 def test_gpu_current_js_matches_python(
     cc,
@@ -216,6 +219,7 @@ def test_gpu_current_js_matches_python(
     tensor,
     tensor_rates,
     int_lanes,
+    shared,
 ):
     # without kernelLaunchOverhead / memoryEfficiency both read the architecture's (or refuse)
     optional = {"kernelLaunchOverhead": launch_overhead, "memoryEfficiency": memory_efficiency}
@@ -257,6 +261,10 @@ def test_gpu_current_js_matches_python(
     params |= tensor or {}
     if int_lanes is not None:
         params["INTInstructions"] = int_lanes[1]
+    if shared is not None:  # (C.7): shared-memory accesses and their bank-conflict degree
+        attributes["LDSTUnits"] = 32
+        params["sharedMemoryInstructions"] = shared[0]
+        params["sharedMemoryConflictWays"] = shared[1]
     shallow = _js(CURRENT, attributes)
     try:
         # whole waves of the launch's blocks per SM, then a tail wave of tail_blocks

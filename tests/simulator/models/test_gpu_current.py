@@ -358,3 +358,24 @@ def test_int32_instructions_run_on_the_int_lanes_half_the_fp32_lanes():
     # without INTUnits (Maxwell, Pascal: INT32 on the FP32 cores) they count in INS_cuda only
     no_lanes = {k: v for k, v in H100_TENSOR.items() if k != "INTUnits"}
     assert computation_estimate(no_lanes, params).bound == "cuda_cores"
+
+
+def test_an_n_way_bank_conflict_multiplies_the_shared_memory_term_by_n():
+    # a transpose through shared memory: 64 LDS/STS per warp; a column read of a 32 x 32 float
+    # tile without padding hits one bank 32 times (n = 32), with padding once (n = 1)
+    params = {
+        **GEMM_PARAMS,
+        "tensorInstructions": 0,
+        "CUDACoreInstructions": 40,
+        "issuedInstructions": 120,
+        "GMEMBytesTransferred": 1024,
+        "sharedMemoryInstructions": 64,
+    }
+    record = {**H100_TENSOR, "LDSTUnits": 32}
+    padded = computation_estimate(record, params)
+    conflicted = computation_estimate(record, {**params, "sharedMemoryConflictWays": 32})
+    assert padded.bound != "shared_memory"
+    assert conflicted.bound == "shared_memory"
+    assert conflicted.throughput_bound == pytest.approx(1 / (32 * 64 * 32 / 32))
+    with pytest.raises(ValueError, match=re.escape(CURRENT_ERRORS["conflict_ways"])):
+        computation_estimate(record, {**params, "sharedMemoryConflictWays": 0.5})
