@@ -42,6 +42,15 @@ POSITIVE = frozenset(
         "issueRate",
         "kernelExecutionLambda",
         "memorySize",
+        # current GPUs' tensor-core rates and INT32 lanes (gpu_current.py, C.6)
+        "tensorFLOPsPerCycleFP16",
+        "tensorFLOPsPerCycleTF32",
+        "tensorFLOPsPerCycleFP8",
+        "tensorFLOPsPerCycleFP4",
+        "tensorFLOPsPerCycleFP64",
+        "tensorOpsPerCycleINT8",
+        "INTUnits",
+        "sharedMemBandwidth",
         # CPU
         "cores",
         "coreClock",

@@ -145,6 +145,10 @@ class RooflineRow(TypedDict):
     peak_ops_per_s: float  # CUDA-core instructions per second
     peak_bytes_per_s: float
     ridge_intensity: float  # instructions per byte where the two roofs meet
+    # every compute ceiling (FP32, FP64, tensor by precision) in instructions per second, an
+    # FMA one, and every memory roof (shared/L1, L2, DRAM) in bytes per second
+    ceilings: list[dict[str, float | str]]
+    memory_roofs: list[dict[str, float | str]]
 
 
 class PowerSeries(TypedDict):
@@ -501,6 +505,10 @@ def assemble_result(
                 "peak_ops_per_s": f.roof.peak_ops_per_s,
                 "peak_bytes_per_s": f.roof.peak_bytes_per_s,
                 "ridge_intensity": f.roof.ridge_intensity,
+                "ceilings": [{"name": name, "ops_per_s": value} for name, value in f.roof.ceilings],
+                "memory_roofs": [
+                    {"name": name, "bytes_per_s": value} for name, value in f.roof.memory_roofs
+                ],
             }
             for f in figures_of.values()
             if f.roof is not None

@@ -40,6 +40,10 @@ PROFILE_ERRORS: dict[str, str] = {
     "missing": "{path}: no {what} in the run folder (run validation/run_all.sh first)",
     "no_rows": "{path}: no '{benchmark}' rows in profile.csv",
     "base_not_found": "no component named {name!r} in {path}",
+    "peak_mismatch": (
+        "{name!r} has {key} {record:g} but the run's device.json {device:g}: memoryEfficiency "
+        "is measured against the run's Eq. 4.5 peak, so the record must carry the same {key}"
+    ),
 }
 PAGEABLE_MIN_BYTES = 1 << 20  # below this the startup term dominates the pageable fit
 PAGEABLE_STARTUP_MAX_BYTES = 16 << 10  # copies this small cost their startup time alone
@@ -333,6 +337,22 @@ def _attribute(m: Measurement, command: str) -> dict[str, object]:
     return {"key": m.key, "value": value, "unit": m.unit, "source": source[:500]}
 
 
+def _check_peak(record: Mapping[str, object], folder: Path, name: str) -> None:
+    """Raise ValueError when the record's memory clock or bus width is not the run's: the
+    measured efficiency would scale another peak than it was measured against."""
+    info = json.loads((folder / "device.json").read_text(encoding="utf-8"))
+    items = record["attributes"]
+    assert isinstance(items, list)
+    values = {str(a["key"]): a["value"] for a in items}
+    for key, device_key in (("busWidth", "busWidth"), ("memoryClock", "memoryClockMHz")):
+        if key in values and float(values[key]) != float(info[device_key]):
+            raise ValueError(
+                PROFILE_ERRORS["peak_mismatch"].format(
+                    name=name, key=key, record=float(values[key]), device=float(info[device_key])
+                )
+            )
+
+
 def records(
     folder: Path, *, base: str | None, name: str, link_name: str, seed_path: Path = SEED_PATH
 ) -> dict[str, list[dict[str, object]]]:
@@ -346,6 +366,7 @@ def records(
         match = next((c for c in components if c["name"] == base), None)
         if match is None:
             raise ValueError(PROFILE_ERRORS["base_not_found"].format(name=base, path=seed_path))
+        _check_peak(match, folder, base)
         keys = {m.key for m in measured}
         attributes = [a for a in match["attributes"] if a["key"] not in keys]
         vendor = match.get("vendor", vendor)

@@ -107,6 +107,8 @@ class KernelAnalysis:
             "INS_tensor": by_class.get("tensor", zero),
             "INS_uniform": by_class.get("uniform", zero),
             "INS_shared": self.counts.shared_accesses,
+            "INS_atomic": self.counts.atomic_accesses,
+            "INS_int": by_class.get("int", zero),
             "INS_global": self.counts.global_accesses,
             "LMem_bytes": self.counts.lmem_bytes,
             "reissues": self.counts.reissues,
@@ -132,7 +134,9 @@ class KernelAnalysis:
         )
 
     def model_params(self, trips: Mapping[str, int] | None = None) -> dict[str, Any]:
-        """Return the built-in Volkov GPU model's parameters (000 Listing 5 names)."""
+        """Return the built-in GPU models' parameters: Volkov's (000 Listing 5 names), and the
+        current-architecture model's INTInstructions, tensorInstructions and tensorPrecision
+        (when every tensor instruction has the same one)."""
         values = self.values(trips)
         params: dict[str, Any] = {
             "CUDACoreInstructions": values["INS_cuda"],
@@ -143,6 +147,12 @@ class KernelAnalysis:
             "SFUInstructions": values["INS_sfu"],
             "sharedMemoryInstructions": values["INS_shared"],
         }
+        # the current-architecture model's (C.6) inputs; Volkov's model has no such units
+        params["INTInstructions"] = values["INS_int"]
+        if values["INS_tensor"]:
+            params["tensorInstructions"] = values["INS_tensor"]
+            if len(self.counts.tensor_precisions) == 1:
+                params["tensorPrecision"] = self.counts.tensor_precisions[0]
         if self.resources is not None:
             params["registersPerThread"] = self.resources.registers
             params["sharedMemPerBlock"] = self.resources.shared_bytes

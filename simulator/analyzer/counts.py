@@ -14,6 +14,8 @@ Each reachable instruction counts once per execution: 1 outside loops, ``a`` ins
 * GMem_bytes: bytes moved per warp by global loads, stores and atomics (element size from the
   opcode modifiers, .64 -> 8 B, .128 -> 16 B, default 4 B) through `warp_access`; saxpy2 gives
   3 x 128 = 384. Local-memory (spill) traffic is reported separately as LMem_bytes.
+* INS_atomic: atomic and reduction instructions (ATOM, ATOMG, ATOMS, RED, REDG, surface ones);
+  the tensor instructions' precisions (`isa.tensor_precision`) are collected beside INS_tensor.
 
 INS_issued of 000 Listing 3 is ``24 + 3a`` here, not the paper's ``23 + 4a``: the paper subtracts
 all three dual issues from the once-executed part although one pair (FADD with the loop's BRA)
@@ -24,7 +26,7 @@ either way, so the throughput bound and the kernel time do not change (docs/kern
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from simulator.analyzer import isa
 from simulator.analyzer.polynomial import Polynomial
@@ -47,6 +49,9 @@ class Counts:
     dual_issue_pairs: int  # pairs in the listing
     global_accesses: Polynomial
     shared_accesses: Polynomial
+    atomic_accesses: Polynomial = field(default_factory=Polynomial)  # INS_atomic
+    # the precisions of the live tensor instructions (isa.tensor_precision), sorted
+    tensor_precisions: tuple[str, ...] = ()
 
 
 def all_loops(roots: list[Loop]) -> list[Loop]:
@@ -89,12 +94,18 @@ def count(
     pairs = 0
     global_accesses = Polynomial()
     shared_accesses = Polynomial()
+    atomic_accesses = Polynomial()
+    precisions: set[str] = set()
     for instruction in instructions:
         if instruction.index not in live:
             continue
         times = multiplier(instruction.index, loops)
         klass = instruction.klass
         by_class[klass] = by_class.get(klass, Polynomial()) + times
+        if klass == "tensor" and (precision := isa.tensor_precision(instruction.opcode)):
+            precisions.add(precision)
+        if instruction.base in isa.ATOMICS:
+            atomic_accesses = atomic_accesses + times
         issued = issued + times
         partner = instruction.pair
         if dual_issue and partner is not None and partner > instruction.index and partner in live:
@@ -139,4 +150,6 @@ def count(
         dual_issue_pairs=pairs,
         global_accesses=global_accesses,
         shared_accesses=shared_accesses,
+        atomic_accesses=atomic_accesses,
+        tensor_precisions=tuple(sorted(precisions)),
     )

@@ -63,7 +63,7 @@ _add("fp64", "DADD DMUL DFMA DMNMX DSET DSETP")
 _add("conversion", "F2F F2I I2F I2I I2IP F2IP I2FP F2FP FRND F2I64 I2F64")
 _add(
     "tensor",
-    "HMMA IMMA DMMA BMMA HGMMA IGMMA QGMMA BGMMA OMMA UTCHMMA UTCIMMA UTCQMMA",
+    "HMMA IMMA DMMA BMMA HGMMA IGMMA QGMMA BGMMA OMMA QMMA UTCHMMA UTCIMMA UTCQMMA",
 )
 _add(
     "uniform",
@@ -166,6 +166,36 @@ TWO_DESTINATIONS: Final = frozenset(
         "CSETP",
     }
 )
+
+
+# Atomic and reduction instructions (global, shared, surface): INS_atomic.
+ATOMICS: Final = frozenset({"ATOM", "ATOMG", "ATOMS", "RED", "REDG", "SUATOM", "SURED"})
+
+# Tensor opcodes whose base fixes the precision (the gpu_current model's TENSOR_PRECISIONS);
+# HMMA, HGMMA and UTCHMMA take it from a modifier (TF32, BF16, else FP16).
+_TENSOR_PRECISION_BY_BASE: Final = {
+    "DMMA": "fp64",
+    "IMMA": "int8",
+    "IGMMA": "int8",
+    "UTCIMMA": "int8",
+    "QMMA": "fp8",
+    "QGMMA": "fp8",
+    "UTCQMMA": "fp8",
+    "OMMA": "fp4",
+}
+
+
+def tensor_precision(opcode: str) -> str | None:
+    """Return the precision of a tensor instruction from its opcode with modifiers (e.g.
+    "HMMA.16816.F32.BF16" -> "bf16"), None for one without a rate (BMMA) or not a tensor one."""
+    base, *modifiers = opcode.split(".")
+    if base in _TENSOR_PRECISION_BY_BASE:
+        return _TENSOR_PRECISION_BY_BASE[base]
+    if base not in ("HMMA", "HGMMA", "UTCHMMA"):
+        return None
+    if "TF32" in modifiers:
+        return "tf32"
+    return "bf16" if "BF16" in modifiers else "fp16"
 
 
 def opcode_class(base: str) -> str | None:

@@ -38,12 +38,12 @@ class BuiltinModel:
 
 
 def _gpu_current_defaults() -> str:
-    """Return `GPU_CURRENT_DEFAULTS` for `gpu_current.js`: the fitted transition exponent and
-    each compute capability's launch overhead and memory efficiency, as `gpu_current.py` reads
-    them (`data/gpu_current_fit.json`, `data/architecture_profiles.json`)."""
+    """Return `GPU_CURRENT_DEFAULTS` for `gpu_current.js`: the fitted transition exponent,
+    the tensor precisions' rate attributes and instruction FLOPs, and each compute
+    capability's launch overhead and memory efficiency, as `gpu_current.py` reads them (`data/gpu_current_fit.json`, `data/architecture_profiles.json`)."""
     # Imported here: gpu_current imports NumPy (through volkov), which a run's sandbox child
     # loads only when one of its models needs it.
-    from simulator.models.gpu_current import TRANSITION_EXPONENT
+    from simulator.models.gpu_current import TENSOR_PRECISIONS, TRANSITION_EXPONENT
 
     rows = []
     for cc in known_compute_capabilities():
@@ -60,6 +60,7 @@ def _gpu_current_defaults() -> str:
         "// architecture_profiles.json, which the Python reference reads too.\n"
         "var GPU_CURRENT_DEFAULTS = {\n"
         f"  transitionExponent: {json.dumps(TRANSITION_EXPONENT)},\n"
+        f"  tensorPrecisions: {json.dumps(TENSOR_PRECISIONS)},\n"
         f"  architectures: {{\n{architectures}\n  }}\n"
         "};\n"
     )

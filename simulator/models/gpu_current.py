@@ -10,6 +10,27 @@
             full waves run o = B * warps per block warps per SM; the tail wave's busiest SM
             runs ceil(tail blocks / SMs) blocks                                            (C.4)
     t_wake  = clockWakePenalty * (1 - exp(-idle / clockWakeTimeConstant))                  (C.5)
+    Th_bound's terms beyond (4.4), cycles per warp:
+            tensor = INS_tensor * F_mma / R_tensor(precision)
+            int    = warp_size * INS_int / INTUnits                                        (C.6)
+
+(C.6): R_tensor is the dense rate of the kernel's precision in FLOPs (integer operations for
+INT8) per SM per cycle (`tensorFLOPsPerCycleFP16` for FP16 and BF16, ...TF32, ...FP8, ...FP4,
+...FP64, `tensorOpsPerCycleINT8`); F_mma the FLOPs of one warp's tensor instruction (the
+mma.sync shape of `TENSOR_PRECISIONS` unless `tensorFLOPsPerInstruction` says otherwise).
+A record's rate is NVIDIA's dense peak / (SMs x SMCoreClock), so that the model reproduces the
+published peak at the record's clock (NVIDIA quotes the H100's FP16 peak at 1830 MHz, where
+the SM's 4096 FLOPs per cycle give 989 TFLOPS; at the record's 1980 MHz that is 3786). INS_int (INT32
+instructions, a subset of INS_cuda) run on INTUnits lanes, half the FP32 lanes on Volta to
+Hopper; a record without INTUnits (INT32 on the FP32 cores, as on Maxwell and Pascal) has
+no such term. Sources of every rate: `hwdb/seed/hardware.json`; docs/kernel-throughput.md.
+
+    shared_memory = warp_size * INS_shared * n / LDSTUnits                                (C.7)
+
+(C.7): shared memory has 32 banks of 4 bytes; an n-way bank conflict splits a warp's access
+into n serialised ones (CUDA C++ Programming Guide, "Shared Memory" of compute capability 5.x
+and later), so (4.4)'s shared-memory term is multiplied by the accesses' average n
+(`sharedMemoryConflictWays`, 1 without conflicts, 32 when a warp hits one bank at 32 words).
 
 Why each term (measured on an H100 SXM5 and an H200 with the validation kit,
 `validation/data/`; the figures are in docs/validation/README.md, "What the H100 and H200
@@ -35,7 +56,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -67,7 +88,22 @@ CurrentBound = Literal[
     "sfu",
     "shared_memory",
     "extra",
+    "tensor",
+    "int",
 ]
+
+# Tensor-core precision -> (rate attribute, FLOPs of one warp's tensor instruction by default:
+# the PTX mma.sync shape of sm_80 and later; Volta's HMMA.884 and Hopper's warpgroup wgmma
+# differ, and a kernel using them gives tensorFLOPsPerInstruction).
+TENSOR_PRECISIONS: dict[str, tuple[str, float]] = {
+    "fp16": ("tensorFLOPsPerCycleFP16", 2 * 16 * 8 * 16),  # m16n8k16
+    "bf16": ("tensorFLOPsPerCycleFP16", 2 * 16 * 8 * 16),  # m16n8k16, FP16's rate
+    "tf32": ("tensorFLOPsPerCycleTF32", 2 * 16 * 8 * 8),  # m16n8k8
+    "fp8": ("tensorFLOPsPerCycleFP8", 2 * 16 * 8 * 32),  # m16n8k32
+    "fp4": ("tensorFLOPsPerCycleFP4", 2 * 16 * 8 * 64),  # m16n8k64
+    "fp64": ("tensorFLOPsPerCycleFP64", 2 * 8 * 8 * 4),  # m8n8k4 (DMMA)
+    "int8": ("tensorOpsPerCycleINT8", 2 * 16 * 8 * 32),  # m16n8k32
+}
 
 CURRENT_ERRORS: dict[str, str] = {
     "missing_attribute": (
@@ -84,6 +120,12 @@ CURRENT_ERRORS: dict[str, str] = {
         "no block of {block_size} threads fits on an SM at occupancy {occupancy} warps per SM"
     ),
     "negative_idle": "idleBeforeS must be zero or positive",
+    "conflict_ways": "sharedMemoryConflictWays must be 1 (no bank conflict) or more",
+    "unknown_precision": "tensorPrecision {precision!r} is not one of {known}",
+    "no_tensor_rate": (
+        "tensorInstructions need the hardware's {name} (the {precision} tensor-core rate); "
+        "this GPU has no {precision} tensor cores on record"
+    ),
 }
 
 
@@ -101,6 +143,30 @@ ARCHITECTURE_ATTRIBUTES = ("kernelLaunchOverhead", "memoryEfficiency")
 
 
 @dataclass(frozen=True)
+class TensorWork:
+    """A warp's tensor-core instructions (INS_tensor), their precision and, where it is not
+    the mma.sync shape of `TENSOR_PRECISIONS`, the FLOPs of one instruction."""
+
+    instructions: float = 0.0
+    precision: str = "fp16"
+    flops_per_instruction: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.precision not in TENSOR_PRECISIONS:
+            raise ValueError(
+                CURRENT_ERRORS["unknown_precision"].format(
+                    precision=self.precision, known=", ".join(TENSOR_PRECISIONS)
+                )
+            )
+        if self.instructions < 0:
+            raise ValueError(CURRENT_ERRORS["non_positive"].format(name="tensorInstructions"))
+        if self.flops_per_instruction is not None and self.flops_per_instruction <= 0:
+            raise ValueError(
+                CURRENT_ERRORS["non_positive"].format(name="tensorFLOPsPerInstruction")
+            )
+
+
+@dataclass(frozen=True)
 class CurrentGpu:
     """What the current-architecture model reads of a GPU beyond Volkov's attributes."""
 
@@ -111,6 +177,9 @@ class CurrentGpu:
     l2_bandwidth: float | None = None  # bytes per second, the whole L2
     wake_penalty_s: float = 0.0  # clockWakePenalty: the extra time after a long idle
     wake_time_constant_s: float = 1.0  # clockWakeTimeConstant
+    # tensor-core attribute -> dense FLOPs (INT8: operations) per SM per cycle (C.6)
+    tensor_rates: Mapping[str, float] = field(default_factory=dict)
+    int_units: float | None = None  # INTUnits: INT32 lanes per SM
 
     @classmethod
     def from_attributes(cls, attributes: Mapping[str, float | str]) -> CurrentGpu:
@@ -154,7 +223,34 @@ class CurrentGpu:
             l2_bandwidth=optional("L2Bandwidth"),
             wake_penalty_s=float(attributes.get("clockWakePenalty", 0.0)),
             wake_time_constant_s=float(attributes.get("clockWakeTimeConstant", 1.0)),
+            tensor_rates={
+                name: float(attributes[name])
+                for name, _ in TENSOR_PRECISIONS.values()
+                if name in attributes
+            },
+            int_units=optional("INTUnits"),
         )
+
+    def tensor_cycles_per_warp(self, work: TensorWork) -> float:
+        """Return the tensor term of (C.6): SM cycles a warp's tensor instructions occupy the
+        SM's tensor cores at the dense rate of their precision."""
+        if work.instructions <= 0:
+            return 0.0
+        name, default_flops = TENSOR_PRECISIONS[work.precision]
+        rate = self.tensor_rates.get(name)
+        if rate is None or rate <= 0:
+            raise ValueError(
+                CURRENT_ERRORS["no_tensor_rate"].format(name=name, precision=work.precision)
+            )
+        flops = default_flops if work.flops_per_instruction is None else work.flops_per_instruction
+        return work.instructions * flops / rate
+
+    def int_cycles_per_warp(self, int_instructions: float) -> float | None:
+        """Return the INT32 term of (C.6), or None for a GPU without INTUnits on record: INT32
+        runs on its CUDA cores (Maxwell, Pascal) and counts in INS_cuda only."""
+        if self.int_units is None:
+            return None
+        return self.base.warp_size * int_instructions / self.int_units
 
     def wake_s(self, idle_s: float) -> float:
         """Return t_wake (C.5): what a launch pays after the SMs idled for `idle_s` seconds."""
@@ -184,6 +280,32 @@ class CurrentGpu:
         return self.base.gmem_bandwidth * self.memory_efficiency, False
 
 
+def current_throughput_terms(
+    gpu: CurrentGpu,
+    profile: KernelProfile,
+    *,
+    gmem_bandwidth: float,
+    tensor: TensorWork | None = None,
+    int_instructions: float = 0.0,
+    shared_conflict_ways: float = 1.0,
+) -> list[tuple[str, float]]:
+    """Return each resource's cycles per warp: (4.4)'s terms, the shared-memory term times
+    the accesses' average bank-conflict degree (C.7), then the tensor and INT32 terms of
+    (C.6) where the kernel has such instructions or the GPU INTUnits."""
+    if shared_conflict_ways < 1:
+        raise ValueError(CURRENT_ERRORS["conflict_ways"])
+    terms: list[tuple[str, float]] = [
+        (name, cycles * shared_conflict_ways if name == "shared_memory" else cycles)
+        for name, cycles in throughput_terms(gpu.base, profile, gmem_bandwidth=gmem_bandwidth)
+    ]
+    if tensor is not None and tensor.instructions > 0:
+        terms.append(("tensor", gpu.tensor_cycles_per_warp(tensor)))
+    int_cycles = gpu.int_cycles_per_warp(int_instructions)
+    if int_cycles is not None:
+        terms.append(("int", int_cycles))
+    return terms
+
+
 def smooth_warp_throughput(
     *, occupancy: float, latency_bound: float, throughput_bound: float, exponent: float
 ) -> float:
@@ -203,7 +325,7 @@ class CurrentKernelEstimate:
 
     time_s: float
     launch_s: float
-    bound: CurrentBound
+    bound: str  # a CurrentBound
     occupancy: float  # warps per SM in a full wave
     blocks_per_sm: int
     waves: int  # including the tail wave
@@ -242,13 +364,17 @@ def estimate_kernel_current(
     l2_resident: bool = False,
     idle_before_s: float = 0.0,
     exponent: float | None = None,
+    tensor: TensorWork | None = None,
+    int_instructions: float = 0.0,
+    shared_conflict_ways: float = 1.0,
 ) -> CurrentKernelEstimate:
     """Return the kernel's time on a current GPU by (C.1)-(C.5).
 
     Arguments as `volkov.estimate_kernel`; `footprint_bytes` (the data the kernel touches) and
     `l2_resident` (its inputs are in L2 already, e.g. written by the previous kernel) select
     the L2's bandwidth; `idle_before_s` is how long the SMs idled before the launch;
-    `exponent` overrides the fitted transition exponent p.
+    `exponent` overrides the fitted transition exponent p; `tensor` and `int_instructions`
+    (INT32 instructions per thread) add the terms of (C.6); `shared_conflict_ways` is (C.7)'s n.
     """
     hw = gpu.base
     if (grid_size is None) == (n is None):
@@ -281,7 +407,14 @@ def estimate_kernel_current(
     bandwidth, from_l2 = gpu.memory_bandwidth_per_sm(
         l2_resident=l2_resident, footprint_bytes=footprint_bytes
     )
-    terms = throughput_terms(hw, profile, gmem_bandwidth=bandwidth)
+    terms = current_throughput_terms(
+        gpu,
+        profile,
+        gmem_bandwidth=bandwidth,
+        tensor=tensor,
+        int_instructions=int_instructions,
+        shared_conflict_ways=shared_conflict_ways,
+    )
     busiest, cycles = max(terms, key=lambda term: term[1])
     th_bound = 1.0 / cycles if cycles > 0 else math.inf
 
@@ -302,7 +435,7 @@ def estimate_kernel_current(
     overhead_s = gpu.launch_overhead_s + gpu.wake_s(idle_before_s)
     full_occupancy = float(blocks_per_sm * warps_per_block)
     latency_limited = full_occupancy / profile.latency_bound
-    bound: CurrentBound
+    bound: str
     if overhead_s > work_s:
         bound = "launch"
     elif latency_limited < th_bound:
@@ -336,7 +469,9 @@ def computation_estimate(
     `params` uses the Volkov model's names (gridSize or N, blockSize, CUDACoreInstructions,
     issuedInstructions, GMEMBytesTransferred, latencyBound, occupancy or registersPerThread
     (+ sharedMemPerBlock), FP64Instructions, SFUInstructions, sharedMemoryInstructions,
-    extraCyclesPerWarp) plus footprintBytes, l2Resident, idleBeforeS and transitionExponent.
+    extraCyclesPerWarp) plus footprintBytes, l2Resident, idleBeforeS, transitionExponent,
+    tensorInstructions with tensorPrecision (default fp16) and tensorFLOPsPerInstruction, and
+    INTInstructions (C.6), and sharedMemoryConflictWays (C.7).
     """
 
     def number(name: str, default: float | None = None) -> float:
@@ -360,6 +495,23 @@ def computation_estimate(
         l2_resident=bool(params.get("l2Resident", False)),
         idle_before_s=number("idleBeforeS", 0.0),
         exponent=None if exponent is None else float(exponent),  # type: ignore[arg-type]
+        tensor=tensor_work_from_params(params),
+        int_instructions=number("INTInstructions", 0.0),
+        shared_conflict_ways=number("sharedMemoryConflictWays", 1.0),
+    )
+
+
+def tensor_work_from_params(params: Mapping[str, object]) -> TensorWork | None:
+    """Return the kernel's tensor work from tensorInstructions, tensorPrecision and
+    tensorFLOPsPerInstruction, or None when it has no tensor instructions."""
+    instructions = param_number(params, "tensorInstructions", 0.0, model=MODEL_NAME)
+    if instructions == 0:
+        return None
+    flops = params.get("tensorFLOPsPerInstruction")
+    return TensorWork(
+        instructions=instructions,
+        precision=str(params.get("tensorPrecision", "fp16")).lower(),
+        flops_per_instruction=None if flops is None else float(flops),  # type: ignore[arg-type]
     )
 
 

@@ -12,6 +12,14 @@ is one operation, and the roof's two sides are the first and third terms of (4.4
 the GPU. GMem_bw is GMEMThroughput when the record has it (the figure the model uses, an
 achieved one as MERPSYS records it), else (4.5) from memoryClock, busWidth and dataRate.
 
+Every further ceiling that applies (issue 42) is listed beside the roof, in the same unit
+(instructions per second, an FMA being one instruction: FLOP/s / 2): FP32 (the roof itself),
+FP64 (FP64Units), and the tensor cores' dense rate of each precision the record gives
+(`tensorFLOPsPerCycle<precision>`, per SM per cycle, gpu_current.py C.6); and every memory roof
+in bytes per second: shared memory / L1 (32 banks of 4 bytes per SM per cycle, the CUDA C
+Programming Guide's shared-memory banks since compute capability 5.0, unless the record gives
+`sharedMemBandwidth` [B/cycle/SM]), L2 (`L2Bandwidth`) and DRAM/HBM (the roof's).
+
 Pure Python, no NumPy: a simulation run computes these for its kernels (simulator.results).
 """
 
@@ -47,7 +55,22 @@ BOUND_CLASSES: dict[str, str] = {
     "fp64": "compute",
     "sfu": "compute",
     "extra": "memory",
+    "tensor": "compute",
+    "int": "compute",
 }
+
+# Shared memory serves 32 banks x 4 bytes per SM per cycle (compute capability 5.0 and later).
+SHARED_BYTES_PER_CYCLE = 32 * 4
+
+# Ceiling name -> the attribute giving its dense FLOPs (INT8: operations) per SM per cycle.
+TENSOR_CEILINGS = (
+    ("tensor FP16/BF16", "tensorFLOPsPerCycleFP16"),
+    ("tensor TF32", "tensorFLOPsPerCycleTF32"),
+    ("tensor FP8", "tensorFLOPsPerCycleFP8"),
+    ("tensor FP4", "tensorFLOPsPerCycleFP4"),
+    ("tensor FP64", "tensorFLOPsPerCycleFP64"),
+    ("tensor INT8", "tensorOpsPerCycleINT8"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +81,10 @@ class Roof:
     peak_bytes_per_s: float
     warp_size: float
     max_warps_per_sm: float | None
+    # (name, instructions per second, an FMA one): FP32 first, then FP64 and tensor ceilings
+    ceilings: tuple[tuple[str, float], ...] = ()
+    # (name, bytes per second): shared/L1, L2, DRAM, fastest first
+    memory_roofs: tuple[tuple[str, float], ...] = ()
 
     @property
     def ridge_intensity(self) -> float:
@@ -96,11 +123,27 @@ def gpu_roof(attributes: Mapping[str, object]) -> Roof | None:
         if memory_clock is None or bus_width is None or data_rate is None:
             return None
         bandwidth = memory_clock * MHZ * (bus_width / 8) * data_rate
+    ceilings = [("FP32", cores * cycles_per_s)]
+    fp64_units = _number(attributes, "FP64Units")
+    if fp64_units is not None:
+        ceilings.append(("FP64", fp64_units * cycles_per_s))
+    for name, key in TENSOR_CEILINGS:
+        rate = _number(attributes, key)
+        if rate is not None:  # FLOPs per cycle; an instruction here is an FMA, two FLOPs
+            ceilings.append((name, rate / 2 * cycles_per_s))
+    shared = _number(attributes, "sharedMemBandwidth") or SHARED_BYTES_PER_CYCLE
+    roofs = [("shared memory / L1", shared * cycles_per_s)]
+    l2 = _number(attributes, "L2Bandwidth")
+    if l2 is not None:
+        roofs.append(("L2", l2))
+    roofs.append(("DRAM", bandwidth))
     return Roof(
         peak_ops_per_s=cores * cycles_per_s,
         peak_bytes_per_s=bandwidth,
         warp_size=_number(attributes, "warpSize") or 32.0,
         max_warps_per_sm=_number(attributes, "maxWarpsPerSM"),
+        ceilings=tuple(ceilings),
+        memory_roofs=tuple(roofs),
     )
 
 

@@ -293,6 +293,11 @@ def test_each_gpu_kernel_has_its_bound_occupancy_and_roofline_point() -> None:
     result = run(app, system, {"G": 1})
     (roofline,) = result["rooflines"]
     assert roofline["node"] == "gpu0" and roofline["peak_ops_per_s"] == 13 * 128 * 1253e6
+    # every ceiling and memory roof the record gives (issue 42): a GTX 970 has no tensor cores
+    assert roofline["ceilings"][0] == {"name": "FP32", "ops_per_s": roofline["peak_ops_per_s"]}
+    assert not any(c["name"].startswith("tensor") for c in roofline["ceilings"])
+    roofs = [m["name"] for m in roofline["memory_roofs"]]
+    assert roofs[0] == "shared memory / L1" and roofs[-1] == "DRAM"
     memory_bound, compute_bound = result["kernels"]
     assert (memory_bound["bound"], memory_bound["bound_class"]) == ("global_memory", "memory")
     assert (compute_bound["bound"], compute_bound["bound_class"]) == ("cuda_cores", "compute")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from simulator.analyzer.latency import latency_table
 from simulator.models import gpu_current
 from simulator.models.gpu_current import CurrentGpu
 from validation import evaluate as ev
-from validation.analyze import load_record
+from validation.analyze import SEED_PATH, load_record
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNS = ev.committed_runs()
@@ -177,3 +178,24 @@ def test_the_commands_name_what_is_wrong_with_a_folder(tmp_path, capsys):
     assert "is not a run folder" in capsys.readouterr().err
     assert profile.main([str(tmp_path), "--name", "x"]) == 2
     assert "no profile.csv in the run folder" in capsys.readouterr().err
+
+
+def test_profile_refuses_a_base_record_whose_bus_is_not_the_runs(tmp_path):
+    # memoryEfficiency is measured against the run's Eq. 4.5 peak; a base record with another
+    # bus width would get an efficiency that overstates (or understates) its bandwidth
+    from validation import profile
+
+    seed = json.loads(SEED_PATH.read_text(encoding="utf-8"))
+    for component in seed["components"]:
+        if component["name"] == "H200 SXM 141GB":
+            for attribute in component["attributes"]:
+                if attribute["key"] == "busWidth":
+                    attribute["value"] = 6144
+    path = tmp_path / "hardware.json"
+    path.write_text(json.dumps(seed), encoding="utf-8")
+    run = ev.DATA_DIR / "h200-20261123-091741"
+    with pytest.raises(ValueError, match=re.escape("busWidth 6144 but the run's device.json 6016")):
+        profile.records(run, base="H200 SXM 141GB", name="x", link_name="y", seed_path=path)
+    made = profile.records(run, base="H200 SXM 141GB", name="x", link_name="y")
+    keys = {a["key"]: a["value"] for a in made["components"][0]["attributes"]}
+    assert keys["busWidth"] == 6016

@@ -12,7 +12,10 @@
 // clockWakePenalty [s] with clockWakeTimeConstant [s] (C.5; no penalty without them).
 // Params: as the Volkov GPU model without kernelExecutionLambda, plus footprintBytes [bytes],
 // l2Resident (the kernel's data are in L2 already), idleBeforeS [s] (how long the SMs idled
-// before the launch) and transitionExponent (p).
+// before the launch) and transitionExponent (p); tensorInstructions (INS_tensor per warp) with
+// tensorPrecision (fp16, bf16, tf32, fp8, fp4, fp64, int8) and tensorFLOPsPerInstruction, and
+// INTInstructions (C.6), sharedMemoryConflictWays (C.7: the average n of n-way bank conflicts), with the hardware's tensorFLOPsPerCycle<precision> and
+// tensorOpsPerCycleINT8 [per cycle per SM] and INTUnits.
 
 function currentAttribute(name, fallback) {
   var value = hw[name];
@@ -75,9 +78,39 @@ function currentBandwidthPerSM(params, smCycles, memoryEfficiency) {
   return {perSM: perSecond / smCycles * memoryEfficiency, fromL2: false};
 }
 
-// Th_bound (4.4), warps per cycle, and the busiest resource's name (throughput_terms.js)
+// The tensor term of (C.6), SM cycles per warp: INS_tensor x FLOPs per instruction / the dense
+// rate of the precision
+function tensorCyclesPerWarp(params) {
+  var instructions = params.get('tensorInstructions', 0);
+  if (instructions === 0) return null;
+  var precision = String(params.get('tensorPrecision', 'fp16')).toLowerCase();
+  var precisions = GPU_CURRENT_DEFAULTS.tensorPrecisions;
+  if (!Object.prototype.hasOwnProperty.call(precisions, precision)) {
+    throw new Error("tensorPrecision '" + precision + "' is not one of " + Object.keys(precisions).join(', '));
+  }
+  if (instructions < 0) throw new Error('tensorInstructions must be positive');
+  var flops = params.get('tensorFLOPsPerInstruction', null);
+  if (flops !== null && !(flops > 0)) throw new Error('tensorFLOPsPerInstruction must be positive');
+  var name = precisions[precision][0];
+  var rate = hw[name];
+  if (rate === undefined || rate === null || !(rate > 0)) {
+    throw new Error('tensorInstructions need the hardware\'s ' + name + ' (the ' + precision + ' tensor-core rate); this GPU has no ' + precision + ' tensor cores on record');
+  }
+  return instructions * (flops === null ? precisions[precision][1] : flops) / rate;
+}
+
+// Th_bound (4.4 with C.6), warps per cycle, and the busiest resource's name (throughput_terms.js)
 function currentThroughputBound(params, warpSize, bandwidthPerSM) {
-  return busiestTerm(throughputTerms(params, warpSize, bandwidthPerSM, currentAttribute, currentParam));
+  var terms = throughputTerms(params, warpSize, bandwidthPerSM, currentAttribute, currentParam);
+  // (C.7): an n-way bank conflict serialises a warp's shared-memory access n times
+  var ways = params.get('sharedMemoryConflictWays', 1);
+  if (!(ways >= 1)) throw new Error('sharedMemoryConflictWays must be 1 (no bank conflict) or more');
+  for (var i = 0; i < terms.length; i++) if (terms[i][0] === 'shared_memory') terms[i][1] *= ways;
+  var tensor = tensorCyclesPerWarp(params);
+  if (tensor !== null) terms.push(['tensor', tensor]);
+  // without INTUnits, INT32 runs on the CUDA cores (Maxwell, Pascal) and counts there only
+  if (hw.INTUnits !== undefined) terms.push(['int', warpSize * params.get('INTInstructions', 0) / hw.INTUnits]);
+  return busiestTerm(terms);
 }
 
 // W_Th (C.2): the p-norm smooth minimum of occupancy / Lat_bound and Th_bound
@@ -157,7 +190,7 @@ function computationTime(params) {
 }
 
 // What bounds the kernel (launch, latency, issue, global_memory, l2, cuda_cores, fp64, sfu,
-// shared_memory, extra), the occupancy used and the waves: shown with the kernel in the run's
+// shared_memory, extra, tensor, int), the occupancy used and the waves: shown with the kernel in the run's
 // timeline and result
 function computationDetail(params) {
   return currentEstimate(params);

@@ -116,3 +116,49 @@ def test_ptxas_reports_shared_memory_and_spills() -> None:
     usage = parse_ptxas(text)["k"]
     assert (usage.registers, usage.shared_bytes, usage.barriers) == (40, 2048, 1)
     assert (usage.stack_frame_bytes, usage.spill_store_bytes, usage.spill_load_bytes) == (16, 8, 4)
+
+
+MMA_LOOP = """
+MOV R0, RZ;
+LDS.128 R8, [R2];
+HMMA.16816.F32.BF16 R4, R8, R10, R4;
+HMMA.16816.F32.BF16 R12, R8, R11, R12;
+IADD3 R0, R0, 0x1, RZ;
+ISETP.LT.AND P0, PT, R0, 0x40, PT;
+@P0 BRA 0x10;
+ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU PT, R7, [R2.64], R4;
+RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R2.64], R12;
+EXIT;
+"""
+
+
+def test_tensor_int_and_atomic_counts_reach_the_current_models_parameters() -> None:
+    analysis = analyze_sass(MMA_LOOP, "sm_80", trips={"a": 64})
+    values = analysis.values()
+    assert values["INS_tensor"] == 2 * 64
+    assert values["INS_atomic"] == 2  # ATOMG and RED
+    assert values["INS_int"] == 2 * 64  # IADD3 and ISETP in the loop
+    params = analysis.model_params()
+    assert params["tensorInstructions"] == 128
+    assert params["tensorPrecision"] == "bf16"
+    assert params["INTInstructions"] == 128
+    assert analysis.counts.tensor_precisions == ("bf16",)
+
+
+@pytest.mark.parametrize(
+    ("opcode", "precision"),
+    [
+        ("HMMA.16816.F32", "fp16"),
+        ("HMMA.1688.F32.TF32", "tf32"),
+        ("HGMMA.64x128x16.F32.BF16", "bf16"),
+        ("QGMMA.64x128x32.F32.E4M3.E4M3", "fp8"),
+        ("DMMA.884", "fp64"),
+        ("IMMA.16832.S8.S8", "int8"),
+        ("BMMA.88128.AND.POPC", None),
+        ("FFMA", None),
+    ],
+)
+def test_a_tensor_instructions_precision_comes_from_its_opcode(opcode, precision) -> None:
+    from simulator.analyzer.isa import tensor_precision
+
+    assert tensor_precision(opcode) == precision

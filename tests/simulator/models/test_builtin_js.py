@@ -167,6 +167,34 @@ CURRENT = "GPU kernel (current architectures)"
         ),
     ),
     idle=st.one_of(st.none(), st.floats(0, 1)),
+    tensor=st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {
+                "tensorInstructions": st.integers(0, 10**5),
+                "tensorPrecision": st.sampled_from(
+                    ["fp16", "BF16", "tf32", "fp8", "fp4", "fp64", "int8", "fp3"]
+                ),
+            },
+            optional={"tensorFLOPsPerInstruction": st.sampled_from([0, 512, 4096, 8192.5])},
+        ),
+    ),
+    tensor_rates=st.dictionaries(
+        st.sampled_from(
+            [
+                "tensorFLOPsPerCycleFP16",
+                "tensorFLOPsPerCycleTF32",
+                "tensorFLOPsPerCycleFP8",
+                "tensorFLOPsPerCycleFP64",
+                "tensorOpsPerCycleINT8",
+            ]
+        ),
+        st.floats(64, 16384),
+    ),
+    int_lanes=st.one_of(st.none(), st.tuples(st.sampled_from([16, 64, 128]), st.integers(0, 5000))),
+    shared=st.one_of(
+        st.none(), st.tuples(st.integers(0, 5000), st.sampled_from([0.5, 1, 2, 7.5, 32]))
+    ),
 )
 def test_gpu_current_js_matches_python(
     cc,
@@ -188,6 +216,10 @@ def test_gpu_current_js_matches_python(
     extra,
     wake,
     idle,
+    tensor,
+    tensor_rates,
+    int_lanes,
+    shared,
 ):
     # without kernelLaunchOverhead / memoryEfficiency both read the architecture's (or refuse)
     optional = {"kernelLaunchOverhead": launch_overhead, "memoryEfficiency": memory_efficiency}
@@ -202,6 +234,9 @@ def test_gpu_current_js_matches_python(
     )
     if use_gmem_throughput:
         attributes["GMEMThroughput"] = 13.78
+    attributes |= tensor_rates  # (C.6): a precision without a rate is refused on both sides
+    if int_lanes is not None:
+        attributes["INTUnits"] = int_lanes[0]
     params: dict[str, object] = {
         "gridSize": 1,
         "blockSize": block_size,
@@ -223,6 +258,13 @@ def test_gpu_current_js_matches_python(
         params["transitionExponent"] = exponent
     if idle is not None:
         params["idleBeforeS"] = idle
+    params |= tensor or {}
+    if int_lanes is not None:
+        params["INTInstructions"] = int_lanes[1]
+    if shared is not None:  # (C.7): shared-memory accesses and their bank-conflict degree
+        attributes["LDSTUnits"] = 32
+        params["sharedMemoryInstructions"] = shared[0]
+        params["sharedMemoryConflictWays"] = shared[1]
     shallow = _js(CURRENT, attributes)
     try:
         # whole waves of the launch's blocks per SM, then a tail wave of tail_blocks

@@ -267,3 +267,115 @@ def test_the_wake_penalty_grows_with_idle_time_to_its_recorded_maximum():
 def test_a_negative_idle_time_is_refused():
     with pytest.raises(ValueError, match="idleBeforeS must be zero or positive"):
         _current(H100, idle_before_s=-1.0, block_size=256, grid_size=1, occupancy=64.0)
+
+
+# -- (C.6): tensor cores by precision, INT32 lanes ------------------------------------------
+
+# The H100 SXM5 seed record's tensor-core rates [FLOP/cycle/SM] and INT32 lanes.
+H100_TENSOR = {
+    **H100,
+    "kernelLaunchOverhead": 5e-6,
+    "memoryEfficiency": 0.82,
+    "tensorFLOPsPerCycleFP16": 3786.0,
+    "tensorFLOPsPerCycleTF32": 1893.0,
+    "tensorFLOPsPerCycleFP8": 7572.0,
+    "tensorFLOPsPerCycleFP64": 256.0,
+    "tensorOpsPerCycleINT8": 7572.0,
+    "INTUnits": 64,
+}
+# A GEMM main loop: per warp 4096 mma.sync instructions, a few hundred other instructions and
+# a few kB from global memory (the tiles come through shared memory, reused)
+GEMM_PARAMS: dict[str, Any] = {
+    "gridSize": 132 * 8 * 10,
+    "blockSize": 128,
+    "occupancy": 32,
+    "CUDACoreInstructions": 600,
+    "issuedInstructions": 4096 + 600,
+    "GMEMBytesTransferred": 8192,
+    "latencyBound": 2000,
+    "tensorInstructions": 4096,
+}
+
+
+def tensor_work_s(attributes: Mapping[str, Any], params: Mapping[str, Any]) -> float:
+    estimate = computation_estimate(attributes, params)
+    assert estimate.bound == "tensor"
+    return estimate.time_s - estimate.launch_s
+
+
+@pytest.mark.parametrize(
+    ("precision", "rate"),
+    [("fp16", 3786.0), ("bf16", 3786.0), ("tf32", 1893.0), ("fp8", 7572.0), ("fp64", 256.0)],
+)
+def test_a_tensor_bound_kernels_time_follows_the_tensor_rate_of_its_precision(precision, rate):
+    # with the FLOPs of an instruction held, the time is the FLOPs over the precision's rate:
+    # waves x warps per SM x INS_tensor x F_mma / rate cycles (p -> inf: no latency blend)
+    params = {**GEMM_PARAMS, "tensorPrecision": precision, "tensorFLOPsPerInstruction": 4096}
+    params["transitionExponent"] = math.inf
+    waves = GEMM_PARAMS["gridSize"] / (132 * 8)
+    expected = waves * 32 * 4096 * 4096 / rate / 1980e6
+    assert tensor_work_s(H100_TENSOR, params) == pytest.approx(expected, rel=1e-12)
+
+
+def test_each_precision_defaults_to_its_mma_shape_and_fp8_is_twice_fp16():
+    fp16 = tensor_work_s(H100_TENSOR, {**GEMM_PARAMS, "tensorPrecision": "fp16"})
+    fp8 = tensor_work_s(H100_TENSOR, {**GEMM_PARAMS, "tensorPrecision": "fp8"})
+    tf32 = tensor_work_s(H100_TENSOR, {**GEMM_PARAMS, "tensorPrecision": "tf32"})
+    # m16n8k32 at twice the rate of m16n8k16 takes as long per instruction; m16n8k8 at half
+    assert fp8 == pytest.approx(fp16)
+    assert tf32 == pytest.approx(fp16)
+    # a kernel without its tensor instructions is not tensor bound and much faster
+    without = computation_estimate(H100_TENSOR, {**GEMM_PARAMS, "tensorInstructions": 0})
+    assert without.bound != "tensor"
+    assert without.time_s < 0.5 * fp16
+
+
+def test_a_precision_the_gpu_has_no_tensor_rate_for_is_refused_by_name():
+    volta = {k: v for k, v in H100_TENSOR.items() if k != "tensorFLOPsPerCycleFP8"}
+    message = CURRENT_ERRORS["no_tensor_rate"].format(
+        name="tensorFLOPsPerCycleFP8", precision="fp8"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        computation_estimate(volta, {**GEMM_PARAMS, "tensorPrecision": "fp8"})
+    with pytest.raises(ValueError, match="tensorPrecision 'fp3' is not one of fp16, bf16"):
+        computation_estimate(H100_TENSOR, {**GEMM_PARAMS, "tensorPrecision": "fp3"})
+    with pytest.raises(ValueError, match="tensorFLOPsPerInstruction must be positive"):
+        computation_estimate(H100_TENSOR, {**GEMM_PARAMS, "tensorFLOPsPerInstruction": 0})
+
+
+def test_int32_instructions_run_on_the_int_lanes_half_the_fp32_lanes():
+    params = {
+        **GEMM_PARAMS,
+        "tensorInstructions": 0,
+        "CUDACoreInstructions": 4000,
+        "issuedInstructions": 4000,
+        "INTInstructions": 3000,
+    }
+    estimate = computation_estimate(H100_TENSOR, params)
+    # 32 x 3000 / 64 lanes = 1500 cycles per warp > 32 x 4000 / 128 cores = 1000
+    assert estimate.bound == "int"
+    assert estimate.throughput_bound == pytest.approx(1 / 1500)
+    # without INTUnits (Maxwell, Pascal: INT32 on the FP32 cores) they count in INS_cuda only
+    no_lanes = {k: v for k, v in H100_TENSOR.items() if k != "INTUnits"}
+    assert computation_estimate(no_lanes, params).bound == "cuda_cores"
+
+
+def test_an_n_way_bank_conflict_multiplies_the_shared_memory_term_by_n():
+    # a transpose through shared memory: 64 LDS/STS per warp; a column read of a 32 x 32 float
+    # tile without padding hits one bank 32 times (n = 32), with padding once (n = 1)
+    params = {
+        **GEMM_PARAMS,
+        "tensorInstructions": 0,
+        "CUDACoreInstructions": 40,
+        "issuedInstructions": 120,
+        "GMEMBytesTransferred": 1024,
+        "sharedMemoryInstructions": 64,
+    }
+    record = {**H100_TENSOR, "LDSTUnits": 32}
+    padded = computation_estimate(record, params)
+    conflicted = computation_estimate(record, {**params, "sharedMemoryConflictWays": 32})
+    assert padded.bound != "shared_memory"
+    assert conflicted.bound == "shared_memory"
+    assert conflicted.throughput_bound == pytest.approx(1 / (32 * 64 * 32 / 32))
+    with pytest.raises(ValueError, match=re.escape(CURRENT_ERRORS["conflict_ways"])):
+        computation_estimate(record, {**params, "sharedMemoryConflictWays": 0.5})

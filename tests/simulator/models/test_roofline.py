@@ -92,3 +92,39 @@ def test_n_gives_the_grid_when_the_params_have_no_grid_size() -> None:
 )
 def test_each_model_bound_falls_in_one_class(bound: object, kind: str | None) -> None:
     assert bound_class(bound) == kind
+
+
+def test_every_ceiling_and_memory_roof_of_an_h100_record_is_listed() -> None:
+    h100 = {
+        "SMs": 132,
+        "SMCoreClock": 1980,
+        "CUDACores": 128,
+        "FP64Units": 64,
+        "memoryClock": 2619,
+        "busWidth": 5120,
+        "dataRate": 2,
+        "L2Bandwidth": 4.923e12,
+        "tensorFLOPsPerCycleFP16": 3786.0,
+        "tensorFLOPsPerCycleFP8": 7572.0,
+        "tensorFLOPsPerCycleFP64": 256.0,
+    }
+    roof = gpu_roof(h100)
+    assert roof is not None
+    cycles = 132 * 1980e6
+    ceilings = dict(roof.ceilings)
+    assert list(ceilings) == ["FP32", "FP64", "tensor FP16/BF16", "tensor FP8", "tensor FP64"]
+    assert ceilings["FP32"] == roof.peak_ops_per_s
+    assert ceilings["FP64"] == pytest.approx(64 * cycles)
+    # FLOPs per cycle / 2: the roofline counts an FMA as one instruction
+    assert ceilings["tensor FP16/BF16"] == pytest.approx(3786 / 2 * cycles)
+    assert ceilings["tensor FP8"] == pytest.approx(2 * ceilings["tensor FP16/BF16"])
+    roofs = dict(roof.memory_roofs)
+    assert list(roofs) == ["shared memory / L1", "L2", "DRAM"]
+    assert roofs["shared memory / L1"] == pytest.approx(128 * cycles)
+    assert roofs["L2"] == 4.923e12
+    assert roofs["DRAM"] == roof.peak_bytes_per_s
+
+
+def test_a_tensor_bound_kernel_is_compute_bound() -> None:
+    assert bound_class("tensor") == "compute"
+    assert bound_class("int") == "compute"

@@ -2,7 +2,7 @@
 import { color } from "../../lib/chart.js";
 import { fmt } from "../../lib/format.js";
 import { Plot } from "./Plot.jsx";
-import { boundLabel, rooflineDomain, roofPoints } from "./roofline.js";
+import { boundLabel, ceilingLines, rooflineDomain, roofPoints } from "./roofline.js";
 
 const giga = (v) => `${fmt(v / 1e9, 4)} G`;
 
@@ -30,6 +30,25 @@ export function RooflineChart({ roof, kernels }) {
                 .map(([a, b]) => `${X(a)},${Y(b)}`)
                 .join(" ")}
             />
+            {ceilingLines(roof, x[0], x[1]).map((line) => (
+              <g key={`${line.kind}-${line.name}`} className={`ceiling ceiling-${line.kind}`}>
+                <polyline
+                  fill="none"
+                  stroke={line.kind === "compute" ? "#7a4" : "#47a"}
+                  strokeWidth="1.5"
+                  strokeDasharray="6 3"
+                  points={line.points.map(([a, b]) => `${X(a)},${Y(b)}`).join(" ")}
+                />
+                <text
+                  x={X(line.points[line.kind === "compute" ? 1 : 0][0])}
+                  y={Y(line.points[line.kind === "compute" ? 1 : 0][1]) - 4}
+                  textAnchor={line.kind === "compute" ? "end" : "start"}
+                  fontSize="11"
+                >
+                  {line.name}
+                </text>
+              </g>
+            ))}
             <line
               x1={X(roof.ridge_intensity)}
               x2={X(roof.ridge_intensity)}
@@ -61,6 +80,14 @@ export function RooflineChart({ roof, kernels }) {
         Peak {giga(roof.peak_ops_per_s)} instructions/s (CUDA cores), memory{" "}
         {fmt(roof.peak_bytes_per_s / 1e9, 4)} GB/s, ridge at {fmt(roof.ridge_intensity)}{" "}
         instructions per byte.
+        {(roof.ceilings || []).length > 1 &&
+          ` Ceilings (an FMA one instruction): ${roof.ceilings
+            .map((c) => `${c.name} ${giga(c.ops_per_s)}`)
+            .join(", ")}.`}
+        {(roof.memory_roofs || []).length > 0 &&
+          ` Memory roofs: ${roof.memory_roofs
+            .map((m) => `${m.name} ${fmt(m.bytes_per_s / 1e9, 4)} GB/s`)
+            .join(", ")}.`}
       </figcaption>
     </figure>
   );

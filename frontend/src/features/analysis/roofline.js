@@ -23,7 +23,11 @@ export function logTicks(lo, hi) {
 // the ridge and every kernel's point are inside with a decade of room on each side.
 export function rooflineDomain(roof, kernels) {
   const xs = [roof.ridge_intensity, ...kernels.map((k) => k.intensity)];
-  const ys = [roof.peak_ops_per_s, ...kernels.map((k) => k.ops_per_s)];
+  const ys = [
+    roof.peak_ops_per_s,
+    ...(roof.ceilings || []).map((c) => c.ops_per_s),
+    ...kernels.map((k) => k.ops_per_s),
+  ];
   const decade = (v, dir) => 10 ** (dir < 0 ? Math.floor(Math.log10(v)) : Math.ceil(Math.log10(v)));
   const x0 = decade(Math.min(...xs) / 10, -1);
   const x1 = decade(Math.max(...xs) * 10, 1);
@@ -46,6 +50,40 @@ export function roofPoints(roof, x0, x1) {
     [ridge, roof.peak_ops_per_s],
     [x1, roof.peak_ops_per_s],
   ];
+}
+
+// Every further ceiling and memory roof as a line segment within [x0, x1]: each compute ceiling
+// (FP64, tensor by precision; FP32 is the roof itself) flat from where the fastest memory roof
+// reaches it, each memory roof but DRAM's (shared/L1, L2) a slope up to the highest ceiling.
+export function ceilingLines(roof, x0, x1) {
+  const ceilings = (roof.ceilings || []).filter((c) => c.name !== "FP32");
+  const roofs = (roof.memory_roofs || []).filter((m) => m.name !== "DRAM");
+  const top = Math.max(roof.peak_ops_per_s, ...ceilings.map((c) => c.ops_per_s));
+  const fastest = Math.max(roof.peak_bytes_per_s, ...roofs.map((m) => m.bytes_per_s));
+  const lines = [];
+  for (const c of ceilings) {
+    const start = Math.min(Math.max(c.ops_per_s / fastest, x0), x1);
+    lines.push({
+      kind: "compute",
+      name: c.name,
+      points: [
+        [start, c.ops_per_s],
+        [x1, c.ops_per_s],
+      ],
+    });
+  }
+  for (const m of roofs) {
+    const end = Math.min(Math.max(top / m.bytes_per_s, x0), x1);
+    lines.push({
+      kind: "memory",
+      name: m.name,
+      points: [
+        [x0, x0 * m.bytes_per_s],
+        [end, end * m.bytes_per_s],
+      ],
+    });
+  }
+  return lines;
 }
 
 // Each GPU node's roofline with the kernels that ran on it and have a point.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   boundLabel,
+  ceilingLines,
   logTicks,
   rooflineCharts,
   rooflineDomain,
@@ -81,5 +82,48 @@ describe("bounds and power", () => {
       [4, 10],
     ]);
     expect(stepEnergy(points)).toBe(100);
+  });
+});
+
+describe("the roofline's further ceilings and memory roofs", () => {
+  // H100 SXM5's record: FP32, FP64 and the FP16 tensor ceiling; shared, L2 and HBM roofs
+  const H100 = {
+    peak_ops_per_s: 3.345e13,
+    peak_bytes_per_s: 3.35e12,
+    ridge_intensity: 3.345e13 / 3.35e12,
+    ceilings: [
+      { name: "FP32", ops_per_s: 3.345e13 },
+      { name: "FP64", ops_per_s: 1.67e13 },
+      { name: "tensor FP16/BF16", ops_per_s: 4.95e14 },
+    ],
+    memory_roofs: [
+      { name: "shared memory / L1", bytes_per_s: 3.35e13 },
+      { name: "L2", bytes_per_s: 4.9e12 },
+      { name: "DRAM", bytes_per_s: 3.35e12 },
+    ],
+  };
+
+  it("draws every ceiling but the roof's own, and every memory roof but DRAM's", () => {
+    const lines = ceilingLines(H100, 0.01, 1000);
+    expect(lines.map((l) => l.name)).toEqual([
+      "FP64",
+      "tensor FP16/BF16",
+      "shared memory / L1",
+      "L2",
+    ]);
+    const tensor = lines.find((l) => l.name === "tensor FP16/BF16");
+    expect(tensor.points[1]).toEqual([1000, 4.95e14]);
+    expect(tensor.points[0][0]).toBeCloseTo(4.95e14 / 3.35e13);
+    const l2 = lines.find((l) => l.name === "L2");
+    expect(l2.points[1][1]).toBeCloseTo(4.95e14);
+  });
+
+  it("puts the highest ceiling inside the chart", () => {
+    const { y } = rooflineDomain(H100, []);
+    expect(y[1]).toBeGreaterThanOrEqual(4.95e14);
+  });
+
+  it("draws nothing more for a roof without ceilings (an older result)", () => {
+    expect(ceilingLines(GTX970, 0.1, 100)).toEqual([]);
   });
 });
