@@ -28,7 +28,7 @@ no such term. Sources of every rate: `hwdb/seed/hardware.json`; docs/kernel-thro
     shared_memory = warp_size * INS_shared * n / LDSTUnits                                (C.7)
 
 (C.7): shared memory has 32 banks of 4 bytes; an n-way bank conflict splits a warp's access
-into n serialised ones (CUDA C++ Programming Guide, "Shared Memory" of compute capability 5.x
+into n serialised ones (CUDA C++ Programming Guide, "Shared Memory" of compute capability 5.0
 and later), so (4.4)'s shared-memory term is multiplied by the accesses' average n
 (`sharedMemoryConflictWays`, 1 without conflicts, 32 when a warp hits one bank at 32 words).
 
