@@ -9,6 +9,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import VIEWPORT, screenshot
 from tests.e2e.helpers import EXAMPLE_SYSTEM, LISTING_5_VARIABLES, create_listing5, set_code
@@ -136,6 +137,21 @@ def test_launch_errors_name_the_variable_and_the_label(page: Any) -> None:
     screenshot(page, "14-launch-bad-input")
 
 
+def test_a_run_name_too_long_is_marked_at_the_name_field(page: Any) -> None:
+    application = create_listing5(page, "saxpy2 (long run name)")
+    page.goto(f"/app/launch?application={application}")
+    page.get_by_label("System model").select_option(label=EXAMPLE_SYSTEM)
+    page.get_by_label("Run name", exact=True).fill("x" * 201)
+    page.get_by_role("button", name="Launch", exact=True).click()
+    message = error_at(page, "name")
+    expect(message).to_contain_text("200 characters")
+    expect(page.get_by_label("Run name", exact=True)).to_have_attribute("aria-invalid", "true")
+    # shown beside its field, so the summary does not repeat it, and nothing went unshown
+    expect(page.locator(".error-box")).to_contain_text("Please correct the highlighted fields.")
+    expect(page.locator(".error-box li")).to_have_count(0)
+    assert page.url.endswith(f"/app/launch?application={application}")
+
+
 def test_a_runtime_error_in_the_application_points_at_its_line(page: Any) -> None:
     page.goto("/app/applications/new")
     page.get_by_label("Name", exact=True).fill("broken at line 3")
@@ -233,7 +249,7 @@ def test_a_sweep_range_running_backwards_is_refused_at_its_stop(page: Any) -> No
     page.get_by_label("System model").select_option(label=EXAMPLE_SYSTEM)
     page.get_by_label("Sweep values of computeIntensity").fill("64:8:8")
     page.get_by_role("button", name="Launch sweep").click()
-    message = error_at(page, "spec.variables.computeIntensity.stop").inner_text()
+    message = error_at(page, "variables.computeIntensity.stop").inner_text()
     assert message == "The stop must not be below the start."
 
 

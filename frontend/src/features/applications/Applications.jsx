@@ -107,7 +107,7 @@ export function ApplicationEditor({ id }) {
           <button onClick={() => navigate(`/app/launch?application=${id}`)}>Launch…</button>
         )}
       </EditorHeader>
-      <ErrorSummary error={error} shown={["name", "source", "variables", "description"]} />
+      <ErrorSummary error={error} />
       <div className="form-grid">
         <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />
         <TextField {...fieldProps} label="Description" name="description" />

@@ -116,17 +116,14 @@ export function SweepNew() {
   // The same errors under the form's paths ("labels.GPU"), shown beside the fields; the summary
   // names the rest in words (sweepErrors.js).
   const local = sweepFields(errors);
-  const beside = (path) =>
-    ["name", "system_model", "application", "queue", "labels", "hardware.node"].includes(path) ||
-    /^hardware\.components(\[\d+\])?$/.test(path) ||
-    Object.keys(labels).some((l) => path === `labels.${l}`) ||
-    (c.app?.variables || []).some((v) => path.startsWith(`variables.${v.name}`));
-  const shownError = error
-    ? {
-        ...error,
-        fields: Object.fromEntries(Object.entries(local).filter(([path]) => !beside(path))),
-      }
-    : componentsError;
+  const shownError = error ? { ...error, fields: local } : componentsError;
+  const variableErrors = (name) =>
+    Object.keys(local).filter(
+      (p) =>
+        p === `variables.${name}` ||
+        p.startsWith(`variables.${name}[`) ||
+        p.startsWith(`variables.${name}.`),
+    );
   const choiceNames = gpus.map((g) => components.find((x) => x.id === g)?.name);
   const hardwareErrors = Object.keys(local).filter((p) =>
     /^hardware\.components(\[\d+\])?$/.test(p),
@@ -190,7 +187,7 @@ export function SweepNew() {
             {(c.app?.variables || []).map((v) => (
               <label
                 key={v.name}
-                className={`field inline${Object.keys(errors).some((p) => p.startsWith(`spec.variables.${v.name}`)) ? " invalid" : ""}`}
+                className={`field inline${variableErrors(v.name).length ? " invalid" : ""}`}
               >
                 <span className="field-label">{v.name}</span>
                 <input
@@ -198,11 +195,9 @@ export function SweepNew() {
                   value={values[v.name] ?? ""}
                   onChange={(e) => setValues({ ...values, [v.name]: e.target.value })}
                 />
-                {Object.keys(errors)
-                  .filter((p) => p.startsWith(`spec.variables.${v.name}`))
-                  .map((p) => (
-                    <FieldErrors key={p} errors={errors} path={p} />
-                  ))}
+                {variableErrors(v.name).map((p) => (
+                  <FieldErrors key={p} errors={local} path={p} />
+                ))}
               </label>
             ))}
           </fieldset>
