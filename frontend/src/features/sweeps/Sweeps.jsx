@@ -116,7 +116,9 @@ export function SweepNew() {
   // The same errors under the form's paths ("labels.GPU"), shown beside the fields; the summary
   // names the rest in words (sweepErrors.js).
   const local = sweepFields(errors);
-  const shownError = error ? { ...error, fields: local } : componentsError;
+  // An Error's message is not enumerable: a spread of the error would drop it and leave the
+  // banner empty.
+  const shownError = error ? { message: error.message, fields: local } : componentsError;
   const variableErrors = (name) =>
     Object.keys(local).filter(
       (p) =>
