@@ -4,7 +4,7 @@ import { fmt, fmtEnergy, fmtTime } from "../../lib/format.js";
 import { Bars } from "../../components/charts/Bars.jsx";
 import { Gantt } from "../../components/charts/Gantt.jsx";
 import { ganttInput } from "../../components/charts/ganttLayout.js";
-import { GridTable } from "../../components/GridTable.jsx";
+import { GridTable, TABLE_PAGE_SIZE } from "../../components/GridTable.jsx";
 import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
 import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
 import { boundText, phases } from "./runs.js";
@@ -45,71 +45,69 @@ export function Results({ result, memoryCsvUrl }) {
       </div>
       <PowerWarning scope="This run's" lines={powerMissingLines(result)} />
       <h2>{hasMemoryPhases ? "Kernel, transfer and memory times" : "Kernel and transfer times"}</h2>
-      <table className="grid" aria-label="Kernel and transfer times">
-        <thead>
-          <tr>
-            <th>Process</th>
-            <th>Kind</th>
-            <th>Node</th>
-            <th>Direction</th>
-            <th>Bytes</th>
-            <th>{hasMemoryPhases ? "Bound by / detail" : "Bound by"}</th>
-            <th>Start</th>
-            <th>Duration</th>
+      <GridTable
+        label="Kernel and transfer times"
+        pageSize={TABLE_PAGE_SIZE}
+        columns={[
+          "Process",
+          "Kind",
+          "Node",
+          "Direction",
+          "Bytes",
+          hasMemoryPhases ? "Bound by / detail" : "Bound by",
+          "Start",
+          "Duration",
+        ]}
+      >
+        {ph.map((t, i) => (
+          <tr key={i} data-kind={t.kind}>
+            <td>{t.process}</td>
+            <td>{PHASE_KINDS[t.kind]}</td>
+            <td>{t.node ? `${nodeName[t.node] || t.node}[${t.instance ?? 0}]` : ""}</td>
+            <td>{t.direction || ""}</td>
+            <td>{t.size ? fmt(t.size) : ""}</td>
+            <td data-testid={`bound-${i}`}>
+              {t.kind === "memory" ? memoryText(t.detail, memoryName) : boundText(t.detail)}
+            </td>
+            <td>{fmtTime(t.start_s)}</td>
+            <td className="num" data-testid={`phase-${i}`}>
+              {fmtTime(t.duration)}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {ph.map((t, i) => (
-            <tr key={i} data-kind={t.kind}>
-              <td>{t.process}</td>
-              <td>{PHASE_KINDS[t.kind]}</td>
-              <td>{t.node ? `${nodeName[t.node] || t.node}[${t.instance ?? 0}]` : ""}</td>
-              <td>{t.direction || ""}</td>
-              <td>{t.size ? fmt(t.size) : ""}</td>
-              <td data-testid={`bound-${i}`}>
-                {t.kind === "memory" ? memoryText(t.detail, memoryName) : boundText(t.detail)}
-              </td>
-              <td>{fmtTime(t.start_s)}</td>
-              <td className="num" data-testid={`phase-${i}`}>
-                {fmtTime(t.duration)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </GridTable>
       <h2>Timeline</h2>
       <Gantt {...ganttInput(result)} />
       <div className="two-col">
         <div>
           <h2>Processes</h2>
-          <table className="grid" aria-label="Processes">
-            <thead>
-              <tr>
-                <th>Process</th>
-                <th>Node</th>
-                <th>Compute</th>
-                {showMemoryTime && <th>Memory</th>}
-                <th>Comm.</th>
-                <th>Wait</th>
-                <th>Finish</th>
+          <GridTable
+            label="Processes"
+            pageSize={TABLE_PAGE_SIZE}
+            columns={[
+              "Process",
+              "Node",
+              "Compute",
+              showMemoryTime && "Memory",
+              "Comm.",
+              "Wait",
+              "Finish",
+            ]}
+          >
+            {(result.processes || []).map((p) => (
+              <tr key={p.process || `${p.label}${p.rank}`}>
+                <td>{p.process || `${p.label}[${p.rank}]`}</td>
+                <td>
+                  {nodeName[p.node] || p.node}[{p.instance}]
+                </td>
+                <td>{fmtTime(p.compute_s)}</td>
+                {showMemoryTime && <td>{fmtTime(p.memory_s)}</td>}
+                <td>{fmtTime(p.comm_s)}</td>
+                <td>{fmtTime(p.wait_s)}</td>
+                <td>{fmtTime(p.finish_s)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {(result.processes || []).map((p) => (
-                <tr key={p.process || `${p.label}${p.rank}`}>
-                  <td>{p.process || `${p.label}[${p.rank}]`}</td>
-                  <td>
-                    {nodeName[p.node] || p.node}[{p.instance}]
-                  </td>
-                  <td>{fmtTime(p.compute_s)}</td>
-                  {showMemoryTime && <td>{fmtTime(p.memory_s)}</td>}
-                  <td>{fmtTime(p.comm_s)}</td>
-                  <td>{fmtTime(p.wait_s)}</td>
-                  <td>{fmtTime(p.finish_s)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </GridTable>
         </div>
         <div>
           <h2>Energy breakdown</h2>
@@ -120,6 +118,7 @@ export function Results({ result, memoryCsvUrl }) {
       <h2>Components</h2>
       <GridTable
         label="Components"
+        pageSize={TABLE_PAGE_SIZE}
         columns={["Node", "Hardware", "Type", "Busy", "Utilisation", "Energy"]}
       >
         {components.map((c) => (
