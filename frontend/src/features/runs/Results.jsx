@@ -7,7 +7,8 @@ import { ganttInput } from "../../components/charts/ganttLayout.js";
 import { GridTable, TABLE_PAGE_SIZE } from "../../components/GridTable.jsx";
 import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
 import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
-import { boundText, phases } from "./runs.js";
+import { KernelWaves } from "./KernelWaves.jsx";
+import { KERNEL_CHARTS, boundText, detailedKernels, phases } from "./runs.js";
 
 const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
 
@@ -20,6 +21,7 @@ export function Results({ result, memoryCsvUrl }) {
     .filter((c) => c.energy_j > 0)
     .map((c) => ({ label: `${c.name || c.node}[${c.instance}]`, value: c.energy_j }));
   const memoryName = memoryNames(result.memory);
+  const detailed = detailedKernels(ph);
   const hasMemoryPhases = ph.some((t) => t.kind === "memory");
   const showMemoryTime =
     Boolean(result.memory) || (result.processes || []).some((p) => p.memory_s > 0);
@@ -76,6 +78,22 @@ export function Results({ result, memoryCsvUrl }) {
           </tr>
         ))}
       </GridTable>
+      {detailed.length > 0 && (
+        <section aria-label="Detailed kernels">
+          <h2>Detailed kernels: waves and SMs</h2>
+          {detailed.length > KERNEL_CHARTS && (
+            <p className="muted">
+              The first {KERNEL_CHARTS} of {detailed.length} kernels simulated block by block; the
+              table above lists them all.
+            </p>
+          )}
+          <div className="kernel-charts">
+            {detailed.slice(0, KERNEL_CHARTS).map((k) => (
+              <KernelWaves key={k.index} kernel={k} />
+            ))}
+          </div>
+        </section>
+      )}
       <h2>Timeline</h2>
       <Gantt {...ganttInput(result)} />
       <div className="two-col">
