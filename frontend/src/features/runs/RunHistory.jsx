@@ -284,7 +284,7 @@ function RunRow({ run: r, picked, toggle, nested = false }) {
       </td>
       <td>
         <span className={`status status-${r.status}`}>{r.status}</span>
-        {r.status === "running" ? ` ${Math.round(100 * r.progress)}%` : ""}
+        {r.status === "running" && r.progress > 0 ? ` ${Math.round(100 * r.progress)}%` : ""}
         {r.status === "queued" && r.queue_position ? ` #${r.queue_position} in ${r.queue}` : ""}
       </td>
       <td className="nowrap">{fmtTime(r.overall_time_s)}</td>
