@@ -151,7 +151,10 @@ def test_back_returns_to_the_page_filters_and_search_and_a_run_is_found_by_its_i
     status = page.get_by_test_id("page-status")
     page.get_by_label("Search runs").fill("History run")
     page.get_by_role("button", name="Search", exact=True).click()
+    expect(status).to_contain_text(f"{RUNS} rows")
     page.get_by_label("Status", exact=True).select_option("succeeded")
+    expect(page).to_have_url(re.compile(r"status=succeeded"))
+    expect(status).to_contain_text(f"{RUNS} rows")
     page.get_by_role("navigation", name="Runs pages").get_by_role(
         "button", name="Last page"
     ).click()
