@@ -182,3 +182,11 @@ def test_back_returns_to_the_page_filters_and_search_and_a_run_is_found_by_its_i
     page.go_back()
     expect(page.get_by_label("Search runs")).to_have_value("History run")
     expect(status).to_contain_text(last_page)
+
+    # an address past the end of the list (a link kept while runs were deleted) says so
+    page.goto("/app/runs?search=History+run&page=99")
+    past = page.get_by_test_id("past-the-end")
+    expect(past).to_contain_text("Page 99 is past the end of this list.")
+    past.get_by_role("button", name="First page").click()
+    expect(status).to_contain_text(f"Page 1 of {-(-RUNS // 50)}")
+    expect(past).to_have_count(0)

@@ -188,7 +188,16 @@ export function RunHistory() {
           </button>
         )}
       </form>
-      <ErrorSummary error={error} />
+      {error?.status === 404 && page > 1 ? (
+        <p className="note" role="status" data-testid="past-the-end">
+          Page {page} is past the end of this list.{" "}
+          <button type="button" onClick={() => setPage(1)}>
+            First page
+          </button>
+        </p>
+      ) : (
+        <ErrorSummary error={error} />
+      )}
       {!data ? (
         !error && <Loading />
       ) : (
