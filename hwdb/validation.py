@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from django.core.exceptions import ValidationError
 
+from simulator.attribute_ranges import range_error
 from simulator.js_names import JS_RESERVED
 from simulator.models import builtin_model_names
 from simulator.models.architectures import family_named, known_families
@@ -104,6 +105,31 @@ def duplicate_key_errors(attributes: Sequence[Mapping[str, object]]) -> dict[int
         else:
             first_seen[key] = index
     return errors
+
+
+def attribute_row_errors(attributes: Sequence[object]) -> list[tuple[int, str, str]]:
+    """Return (row index, "key" or "value", message) for the rules of a list of attributes
+    beyond each row's own fields: a key already used by an earlier row, and a value out of
+    its key's range (simulator.attribute_ranges) on a row whose key and value read; rows
+    that are not objects are left to the row's own checks."""
+    rows = [row if isinstance(row, Mapping) else {} for row in attributes]
+    # A row without a string key is no duplicate of another such row.
+    keyed = [row if isinstance(row.get("key"), str) else {"key": object()} for row in rows]
+    found = [(index, "key", message) for index, message in duplicate_key_errors(keyed).items()]
+    for index, row in enumerate(rows):
+        key, value = row.get("key"), row.get("value")
+        if not isinstance(key, str) or isinstance(value, bool):
+            continue
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            continue
+        message = range_error(key, number) if math.isfinite(number) else None
+        if message:
+            found.append(
+                (index, "value", MESSAGES["attribute_range"].format(row=index + 1, message=message))
+            )
+    return found
 
 
 def null_character_paths(value: object, path: str = "") -> list[str]:

@@ -6,11 +6,12 @@ typed. hwdb refuses such values when a record is saved (hwdb.services.components
 lives here, beside the models that read the keys (docs/models.md; the JavaScript models'
 "Attributes:" headers in simulator/models/js), readable without loading them. A key means
 the same on every hardware type; keys no built-in model reads take any finite number.
+Counts of units (INTEGRAL: SMs, cores, warp size, ...) are whole numbers as well.
 """
 
 from __future__ import annotations
 
-__all__ = ["NON_NEGATIVE", "POSITIVE", "RANGE_MESSAGES", "range_error"]
+__all__ = ["INTEGRAL", "NON_NEGATIVE", "POSITIVE", "RANGE_MESSAGES", "range_error"]
 
 # Counts, sizes, clocks, bandwidths and rates the models divide by or count with.
 POSITIVE = frozenset(
@@ -107,16 +108,50 @@ NON_NEGATIVE = frozenset(
     )
 )
 
+# Counts of units, threads, registers, ways or bits: a model counting 13.5 SMs computes a
+# machine that cannot exist. (Sizes and clocks are left out: they are written in units such
+# as GB or GHz where fractions are real.)
+INTEGRAL = frozenset(
+    (
+        "SMs",
+        "SMS",
+        "CUDACores",
+        "schedulers",
+        "warpSize",
+        "busWidth",
+        "FP64Units",
+        "SFUs",
+        "LDSTUnits",
+        "maxWarpsPerSM",
+        "maxBlocksPerSM",
+        "maxThreadsPerBlock",
+        "registersPerSM",
+        "registersPerBlock",
+        "maxRegistersPerThread",
+        "cores",
+        "ways",
+        "lineSize",
+        "channels",
+        "mshrs",
+        "slices",
+        "headerBytes",
+    )
+)
+
 RANGE_MESSAGES = {
+    "integral": "{key} is a count: a whole number (got {value:g}).",
     "positive": "{key} must be greater than 0 (got {value:g}).",
     "non_negative": "{key} must be 0 or more (got {value:g}).",
 }
 
 
 def range_error(key: str, value: float) -> str | None:
-    """Return the message for an attribute value out of its key's range, None when fine."""
+    """Return the message for an attribute value out of its key's range (or a fraction of a
+    count), None when fine."""
     if key in POSITIVE and not value > 0:
         return RANGE_MESSAGES["positive"].format(key=key, value=value)
     if key in NON_NEGATIVE and not value >= 0:
         return RANGE_MESSAGES["non_negative"].format(key=key, value=value)
+    if key in INTEGRAL and not float(value).is_integer():
+        return RANGE_MESSAGES["integral"].format(key=key, value=value)
     return None

@@ -13,7 +13,7 @@ from rest_framework import serializers
 from hwdb.graphs import graph_errors
 from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, SystemModel
 from hwdb.selectors import can_change, component_get
-from hwdb.validation import MESSAGES, duplicate_key_errors
+from hwdb.validation import MESSAGES, attribute_row_errors
 from simulator import memory_spec
 from simulator.js_names import JS_IDENTIFIER
 
@@ -104,6 +104,29 @@ class AttributeListSerializer(serializers.ListSerializer):
         rows = getattr(instance, "attribute_rows", None)
         return rows if rows is not None else super().get_attribute(instance)
 
+    def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
+        """Return the attributes; refuse them with every error at once, keyed by row: each
+        row's own fields, then the rules across rows (duplicate keys) and each key's range
+        (simulator.attribute_ranges) on every row whose key and value read."""
+        errors: dict[int, Any] = {}
+        validated: list[dict[str, Any]] = []
+        try:
+            validated = super().to_internal_value(data)
+        except serializers.ValidationError as error:
+            if not isinstance(data, list) or not isinstance(error.detail, dict):
+                raise
+            errors = {int(index): detail for index, detail in error.detail.items()}
+        for index, field, message in attribute_row_errors(data):
+            row = errors.setdefault(index, {})
+            # A row that is no object has one message of its own (a list), nothing by field.
+            if isinstance(row, dict) and field not in row:
+                errors[index] = {**row, field: [message]}
+        if errors:
+            raise serializers.ValidationError(
+                {str(index): errors[index] for index in sorted(errors)}
+            )
+        return validated
+
     def to_representation(self, data: Any) -> list[dict[str, Any]]:
         if isinstance(data, Manager | QuerySet):
             return [_attribute_output(a.key, a.value, a.unit, a.source) for a in data.all()]
@@ -147,16 +170,6 @@ def _check_memory_attributes(kind: object, attributes: list[dict[str, Any]] | No
         raise serializers.ValidationError({"attributes": nested or missing})
 
 
-def _check_duplicate_keys(attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    duplicates = duplicate_key_errors(attributes)
-    if duplicates:
-        # The same shape DRF gives nested list errors: {"<index>": {"<field>": [...]}}.
-        raise serializers.ValidationError(
-            {str(index): {"key": [message]} for index, message in duplicates.items()}
-        )
-    return attributes
-
-
 class ComponentSerializer(OwnedRecordSerializer):
     attributes = AttributeSerializer(many=True, required=False)
 
@@ -181,9 +194,6 @@ class ComponentSerializer(OwnedRecordSerializer):
         read_only_fields = ["id", "created", "updated"]
         extra_kwargs = {"version": VERSION_FIELD}
 
-    def validate_attributes(self, attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return _check_duplicate_keys(attributes)
-
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance: Component | None = self.instance
         kind = attrs.get("type", instance.type if instance is not None else None)
@@ -205,9 +215,6 @@ class ComponentImportItemSerializer(serializers.ModelSerializer):
             "recommended_model",
             "attributes",
         ]
-
-    def validate_attributes(self, attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return _check_duplicate_keys(attributes)
 
 
 class ComponentsImportSerializer(serializers.Serializer):

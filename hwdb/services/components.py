@@ -28,9 +28,8 @@ from hwdb.services.common import (
     record_field_errors,
     unshare_errors,
 )
-from hwdb.validation import MESSAGES, duplicate_key_errors
+from hwdb.validation import MESSAGES, attribute_row_errors
 from simulator import memory_spec
-from simulator.attribute_ranges import range_error
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -69,16 +68,13 @@ def attribute_records(attributes: Sequence[AttributeData]) -> tuple[list[Attribu
         field_errors = record_field_errors(record, exclude=["component"])
         if isinstance(data.get("value"), bool):
             field_errors["value"] = [MESSAGES["not_a_number"]]
-        elif not field_errors.get("value") and isinstance(record.key, str):
-            out_of_range = range_error(record.key, float(record.value))
-            if out_of_range:
-                message = MESSAGES["attribute_range"].format(row=index + 1, message=out_of_range)
-                field_errors["value"] = [message]
         merge_errors(errors, path, field_errors)
         records.append(record)
-    if not errors:
-        for index, message in duplicate_key_errors(attributes).items():
-            errors.setdefault(f"attributes[{index}].key", []).append(message)
+    # The rules across rows and the ranges, reported with the rows' own errors at once.
+    for index, field, message in attribute_row_errors(attributes):
+        path = f"attributes[{index}].{field}"
+        if path not in errors:
+            errors[path] = [message]
     return records, errors
 
 

@@ -9,6 +9,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import VIEWPORT, screenshot
 from tests.e2e.helpers import EXAMPLE_SYSTEM, LISTING_5_VARIABLES, create_listing5, set_code
@@ -136,6 +137,21 @@ def test_launch_errors_name_the_variable_and_the_label(page: Any) -> None:
     screenshot(page, "14-launch-bad-input")
 
 
+def test_a_run_name_too_long_is_marked_at_the_name_field(page: Any) -> None:
+    application = create_listing5(page, "saxpy2 (long run name)")
+    page.goto(f"/app/launch?application={application}")
+    page.get_by_label("System model").select_option(label=EXAMPLE_SYSTEM)
+    page.get_by_label("Run name", exact=True).fill("x" * 201)
+    page.get_by_role("button", name="Launch", exact=True).click()
+    message = error_at(page, "name")
+    expect(message).to_contain_text("200 characters")
+    expect(page.get_by_label("Run name", exact=True)).to_have_attribute("aria-invalid", "true")
+    # shown beside its field, so the summary does not repeat it, and nothing went unshown
+    expect(page.locator(".error-box")).to_contain_text("Please correct the highlighted fields.")
+    expect(page.locator(".error-box li")).to_have_count(0)
+    assert page.url.endswith(f"/app/launch?application={application}")
+
+
 def test_a_runtime_error_in_the_application_points_at_its_line(page: Any) -> None:
     page.goto("/app/applications/new")
     page.get_by_label("Name", exact=True).fill("broken at line 3")
@@ -233,8 +249,25 @@ def test_a_sweep_range_running_backwards_is_refused_at_its_stop(page: Any) -> No
     page.get_by_label("System model").select_option(label=EXAMPLE_SYSTEM)
     page.get_by_label("Sweep values of computeIntensity").fill("64:8:8")
     page.get_by_role("button", name="Launch sweep").click()
-    message = error_at(page, "spec.variables.computeIntensity.stop").inner_text()
+    message = error_at(page, "variables.computeIntensity.stop").inner_text()
     assert message == "The stop must not be below the start."
+
+
+def test_a_sweep_takes_an_int_written_1e5_and_a_fraction_is_marked_at_its_field(
+    page: Any,
+) -> None:
+    application = create_listing5(page, "saxpy2 (1e5 sweep)")
+    page.goto(f"/app/sweeps/new?application={application}")
+    page.get_by_label("System model").select_option(label=EXAMPLE_SYSTEM)
+    page.get_by_label("Sweep values of N").fill("1.5e0")
+    page.get_by_role("button", name="Launch sweep").click()
+    expect(error_at(page, "variables.N")).to_contain_text("Expected a whole number (int)")
+    # the message is beside its field; the banner above says where to look, never empty
+    expect(page.locator(".error-box")).to_have_text("Please correct the highlighted fields.")
+    page.get_by_label("Sweep values of N").fill("1e5")
+    page.get_by_role("button", name="Launch sweep").click()
+    page.wait_for_url(re.compile(r"/app/sweeps/\d+$"))
+    expect(page.locator(".error-box")).to_have_count(0)
 
 
 def test_importing_hardware_json_reports_a_bad_file_and_accepts_a_good_one(page: Any) -> None:
@@ -287,6 +320,27 @@ def test_an_attribute_out_of_its_range_and_a_duplicate_key_are_refused_naming_th
     page.get_by_role("button", name="Save", exact=True).click()
     message = error_at(page, "attributes[1].key").inner_text()
     assert message == "Row 2: duplicate attribute key 'SMs' (also in row 1)."
+
+
+def test_a_hardware_save_reports_text_values_duplicate_keys_and_fractional_counts_at_once(
+    page: Any,
+) -> None:
+    page.goto("/app/hardware")
+    page.get_by_role("button", name="New component").click()
+    page.get_by_label("Name", exact=True).fill("Half-SM GPU e2e")
+    rows = [("SMs", "13.5"), ("warpSize", "lots"), ("SMs", "16")]
+    for index, (key, value) in enumerate(rows, start=1):
+        page.get_by_role("button", name="Add attribute").click()
+        page.get_by_label(f"Attribute {index} key").fill(key)
+        page.get_by_label(f"Attribute {index} value").fill(value)
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(error_at(page, "attributes[0].value")).to_have_text(
+        "Row 1: SMs is a count: a whole number (got 13.5)."
+    )
+    expect(error_at(page, "attributes[1].value")).to_have_text("A valid number is required.")
+    expect(error_at(page, "attributes[2].key")).to_have_text(
+        "Row 3: duplicate attribute key 'SMs' (also in row 1)."
+    )
 
 
 def test_an_application_model_shows_every_error_of_a_save_at_once(page: Any) -> None:

@@ -141,3 +141,52 @@ def test_three_runs_compare_on_one_axis_with_a_table_of_differences_in_percent(
         page.get_by_role("heading", name=re.compile(r"Timelines on one axis, 0 to 3\.000 s"))
     ).to_be_visible()
     screenshot(page, "24-compare-three")
+
+
+def test_back_returns_to_the_page_filters_and_search_and_a_run_is_found_by_its_id(
+    page: Any, history: list[int]
+) -> None:
+    first = history[0]
+    page.goto("/app/runs")
+    status = page.get_by_test_id("page-status")
+    page.get_by_label("Search runs").fill("History run")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(status).to_contain_text(f"{RUNS} rows")
+    page.get_by_label("Status", exact=True).select_option("succeeded")
+    expect(page).to_have_url(re.compile(r"status=succeeded"))
+    expect(status).to_contain_text(f"{RUNS} rows")
+    page.get_by_role("navigation", name="Runs pages").get_by_role(
+        "button", name="Last page"
+    ).click()
+    last_page = f"Page {-(-RUNS // 50)} of {-(-RUNS // 50)}"
+    expect(status).to_contain_text(last_page)
+    assert "search=History+run" in page.url and "status=succeeded" in page.url
+
+    # the run page and Back: the same page of the same search
+    page.get_by_role("link", name=run_name(1), exact=True).click()
+    page.wait_for_url(re.compile(rf"/app/runs/{first}$"))
+    page.go_back()
+    expect(status).to_contain_text(last_page)
+    expect(page.get_by_label("Search runs")).to_have_value("History run")
+    expect(page.get_by_label("Status", exact=True)).to_have_value("succeeded")
+    expect(runs_table(page).get_by_role("link", name=run_name(1), exact=True)).to_be_visible()
+
+    # the id as the list writes it finds that run alone, and the row's own words find it
+    for words in (f"#{first}", f"{run_name(1)} #{first}"):
+        page.get_by_label("Search runs").fill(words)
+        page.get_by_role("button", name="Search", exact=True).click()
+        expect(status).to_contain_text("Page 1 of 1 · 1 row")
+        expect(runs_table(page).get_by_role("link", name=run_name(1), exact=True)).to_be_visible()
+    page.go_back()
+    expect(page.get_by_label("Search runs")).to_have_value(f"#{first}")
+    page.go_back()
+    expect(page.get_by_label("Search runs")).to_have_value("History run")
+    expect(status).to_contain_text(last_page)
+
+    # an address past the end of the list (a link kept while runs were deleted) says so
+    page.goto("/app/runs?search=History+run&page=99")
+    past = page.get_by_test_id("past-the-end")
+    expect(past).to_contain_text("Page 99 is past the end of this list.")
+    past.get_by_role("button", name="First page").click()
+    expect(status).to_contain_text(f"Page 1 of {-(-RUNS // 50)}")
+    expect(past).to_have_count(0)

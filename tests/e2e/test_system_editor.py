@@ -104,6 +104,13 @@ def test_a_gpu_node_can_simulate_its_kernels_block_by_block(page: Any) -> None:
     table = page.get_by_role("table", name="Kernel and transfer times")
     bound = table.locator("tbody tr").filter(has_text="kernel").locator("[data-testid^=bound-]")
     expect(bound).to_contain_text("global memory, 64 warps/SM, 38 waves; block by block")
+    # and as a chart: a bar of busy time per SM of the GTX 970 (13), the waves and the tail
+    chart = page.get_by_role("figure", name=re.compile("^Detailed kernel of"))
+    expect(chart).to_have_count(1)
+    expect(chart.locator("rect.sm-busy")).to_have_count(13)
+    expect(chart.locator("figcaption")).to_contain_text(
+        re.compile(r"38 waves of 104 blocks, the last one a tail of \d+ blocks?; 13 SMs busy")
+    )
     screenshot(page, "21-detailed-kernel")
 
 

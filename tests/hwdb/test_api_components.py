@@ -76,6 +76,33 @@ def test_it_rejects_duplicate_attribute_keys_at_the_second_one(api: APIClient) -
     }
 
 
+def test_every_attribute_error_of_a_save_is_reported_at_once(api: APIClient) -> None:
+    attributes = [
+        {"key": "SMs", "value": 13.5},
+        {"key": "warpSize", "value": "lots"},
+        {"key": "SMs", "value": 16},
+        {"key": "bandwidth", "value": -1},
+        {"key": "coreClock", "value": 1.05},
+    ]
+    response = api.post(URL, body(name="n" * 201, attributes=attributes), format="json")
+    assert response.status_code == 400
+    errors = response.json()
+    assert "name" in errors
+    assert errors["attributes"] == {
+        "0": {"value": ["Row 1: SMs is a count: a whole number (got 13.5)."]},
+        "1": {"value": ["A valid number is required."]},
+        "2": {"key": ["Row 3: duplicate attribute key 'SMs' (also in row 1)."]},
+        "3": {"value": ["Row 4: bandwidth must be greater than 0 (got -1)."]},
+    }
+    assert not Component.objects.exists()
+
+
+def test_a_whole_count_written_as_a_float_is_accepted(api: APIClient) -> None:
+    attributes = [{"key": "SMs", "value": 13.0}, {"key": "coreClock", "value": 1.05}]
+    response = api.post(URL, body(attributes=attributes), format="json")
+    assert response.status_code == 201, response.data
+
+
 def test_it_rejects_unknown_types_and_over_long_names(api: APIClient) -> None:
     response = api.post(URL, body(type="QPU", name="n" * 201), format="json")
     assert response.status_code == 400

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
@@ -20,13 +21,16 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import (
+    CharField,
     Count,
     F,
     Min,
     Q,
     QuerySet,
+    Value,
 )
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce, Concat, NullIf
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -243,8 +247,9 @@ def simulation_list(
     """Return `user`'s simulations, newest first, filtered as `filters` (SIMULATION_FILTERS,
     the list's query parameters) say; an empty or missing value filters nothing.
 
-    `search` finds a word in the run's, its system model's or its application model's name
-    (or a run id); `group_sweeps` keeps one row per sweep, its first run that passes the
+    `search` finds words of the run's row as the list shows it ("Simulation 12 #12" for a
+    run without a name), its system model's or its application model's name, or a run id
+    ("12", "#12"); `group_sweeps` keeps one row per sweep, its first run that passes the
     other filters. Raise ValidationError naming the filter for a value it cannot take.
     """
     # The list shows neither the result, nor the error (only its kind: an error's message is
@@ -304,14 +309,7 @@ def simulation_list(
             raise ValidationError(
                 {"search": [FILTER_MESSAGES["search"].format(limit=SEARCH_MAX_LENGTH)]}
             )
-        found = (
-            Q(name__icontains=search)
-            | Q(system_name__icontains=search)
-            | Q(application_name__icontains=search)
-        )
-        if search.isascii() and search.isdigit() and int(search) <= MAX_ID:
-            found |= Q(pk=int(search))
-        queryset = queryset.filter(found)
+        queryset = queryset.alias(listed_row=_listed_row()).filter(_search_condition(search))
     if "group_sweeps" in filters and _flag("group_sweeps", filters["group_sweeps"]):
         firsts = (
             queryset.filter(sweep__isnull=False)
@@ -322,6 +320,34 @@ def simulation_list(
         )
         queryset = queryset.filter(Q(sweep__isnull=True) | Q(pk__in=firsts))
     return queryset
+
+
+# A run id as the list shows it ("#12") or typed bare ("12").
+RUN_ID_SEARCH = re.compile(r"#?\s*(\d+)", re.ASCII)
+
+
+def _search_condition(search: str) -> Q:
+    """Return the condition of the runs list's `search`: the words of a row as the list shows
+    them ("Simulation 12 #12" for a run without a name: its name or that default, then its id),
+    its system model's or its application model's name; a run id ("12" or "#12") finds that
+    run, not every id holding its digits."""
+    # The names the run was launched with, never the records' current (private) ones.
+    names = Q(system_name__icontains=search) | Q(application_name__icontains=search)
+    by_id = RUN_ID_SEARCH.fullmatch(search)
+    if by_id is not None:
+        found = names | Q(name__icontains=search)
+        number = int(by_id.group(1))
+        return found | Q(pk=number) if number <= MAX_ID else found
+    return names | Q(listed_row__icontains=search)
+
+
+def _listed_row() -> Concat:
+    """Return the words of a run's row as the list shows them, for the alias `listed_row`
+    that `_search_condition` reads: the front end's label (the run's name, else
+    "Simulation <id>"), then "#<id>"."""
+    run_id = Cast("pk", output_field=CharField())
+    label = Coalesce(NullIf(F("name"), Value("")), Concat(Value("Simulation "), run_id))
+    return Concat(label, Value(" #"), run_id, output_field=CharField())
 
 
 def simulation_list_version(*, user: User) -> tuple[object, ...] | None:

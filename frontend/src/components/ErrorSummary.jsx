@@ -1,5 +1,6 @@
 // Errors not shown beside a field: listed at the top of the form.
 import { useEffect } from "react";
+import { unshownErrors, useShownFieldErrors } from "../lib/fieldErrors.js";
 
 // Move the keyboard focus to the first invalid control of the page, else to the error box.
 export function focusFirstError() {
@@ -12,18 +13,16 @@ export function focusFirstError() {
 }
 
 // A new error moves the focus to the first invalid field (or to this box), so keyboard and
-// screen-reader users land on it. `names` (optional) turns a path into the words shown before
+// screen-reader users land on it. Every field error that no FieldErrors on the page shows
+// beside its field is listed here. `names` (optional) turns a path into the words shown before
 // its messages (null: none); without it the path is shown as code.
-export function ErrorSummary({ error, shown = [], names }) {
+export function ErrorSummary({ error, names }) {
+  const shown = useShownFieldErrors();
   useEffect(() => {
     if (error) focusFirstError();
   }, [error]);
   if (!error) return null;
-  const fields = error.fields || {};
-  const rest = Object.entries(fields).filter(
-    ([path]) =>
-      !shown.some((p) => path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}[`)),
-  );
+  const rest = unshownErrors(error.fields, shown);
   return (
     <div className="error-box" role="alert" aria-live="assertive" tabIndex={-1}>
       <strong>{error.message}</strong>

@@ -1,10 +1,14 @@
 // A labelled form control with the API's messages for its field beside it.
-import { cloneElement, isValidElement } from "react";
+import { cloneElement, isValidElement, useLayoutEffect } from "react";
 import { errorId } from "../lib/errors.js";
+import { showFieldError } from "../lib/fieldErrors.js";
 
+// The messages of `path`; while it shows any, the page's ErrorSummary leaves them out.
 export function FieldErrors({ errors, path, id }) {
   const messages = errors?.[path];
-  if (!messages || !messages.length) return null;
+  const showing = Boolean(messages && messages.length);
+  useLayoutEffect(() => (showing ? showFieldError(path) : undefined), [showing, path]);
+  if (!showing) return null;
   return (
     <div className="field-error" role="alert" id={id || errorId(path)} data-error-path={path}>
       {messages.length === 1

@@ -12,7 +12,11 @@ export function useApiGet(url, { all = false } = {}) {
     const request = all
       ? getAll(url, { signal: controller.signal })
       : get(url, { signal: controller.signal });
-    request.then(setData, ignoreAbort(setError));
+    // A later answer replaces an earlier failure: the page shows what its address asks now.
+    request.then((value) => {
+      setData(value);
+      setError(null);
+    }, ignoreAbort(setError));
     return () => controller.abort();
   }, [url, all]);
   return { data, error, setError };

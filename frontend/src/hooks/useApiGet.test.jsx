@@ -22,6 +22,17 @@ describe("useApiGet", () => {
     await waitFor(() => expect(result.current.error?.status).toBe(403));
   });
 
+  it("drops an earlier failure once a new address reads", async () => {
+    mockFetch(json(404, { detail: "Invalid page." }), json(200, { results: [1], count: 1 }));
+    const { result, rerender } = renderHook(({ url }) => useApiGet(url), {
+      initialProps: { url: "/api/x/?page=9" },
+    });
+    await waitFor(() => expect(result.current.error?.status).toBe(404));
+    rerender({ url: "/api/x/?page=1" });
+    await waitFor(() => expect(result.current.data).toEqual({ results: [1], count: 1 }));
+    expect(result.current.error).toBeNull();
+  });
+
   it("cancels the read on unmount and reports nothing", async () => {
     const fetch = mockFetch("pending");
     const { result, unmount } = renderHook(() => useApiGet("/api/x/"));

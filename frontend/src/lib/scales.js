@@ -42,13 +42,6 @@ export function axis(values, kind = "linear", { fromZero = false } = {}) {
   return { kind, lo: min, hi: max, ticks, at: (v) => (v - min) / (max - min || 1) };
 }
 
-// Return at most `most` of the ticks, evenly picked, the first always among them.
-export function thinTicks(ticks, most = 10) {
-  if (ticks.length <= most) return ticks;
-  const every = Math.ceil(ticks.length / most);
-  return ticks.filter((_, i) => i % every === 0);
-}
-
 // Return the series without the points a log axis cannot show, and how many were left out.
 export function keepPlottable(series, xKind, yKind) {
   let dropped = 0;
@@ -62,4 +55,24 @@ export function keepPlottable(series, xKind, yKind) {
     })
     .filter((s) => s.points.length);
   return { series: kept, dropped };
+}
+
+// The width in pixels of a tick label at the charts' 11 px font: an estimate wide enough for
+// digits and units, so that labels kept apart by it never touch.
+export const labelWidth = (text) => String(text).length * 6.6 + 4;
+
+// Return the ticks ([{at, label}], `at` in pixels, in order) whose labels fit side by side
+// without overlapping: the first is kept, then each one whose label starts `gap` pixels or
+// more past the end of the last kept label.
+export function spacedTicks(ticks, gap = 8) {
+  const kept = [];
+  let end = -Infinity;
+  for (const tick of ticks) {
+    const half = labelWidth(tick.label) / 2;
+    if (tick.at - half >= end + gap) {
+      kept.push(tick);
+      end = tick.at + half;
+    }
+  }
+  return kept;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { axis, keepPlottable, logTicks, thinTicks } from "./scales.js";
+import { axis, keepPlottable, labelWidth, logTicks, spacedTicks } from "./scales.js";
 
 describe("logTicks", () => {
   it("spans whole decades around the values", () => {
@@ -55,7 +55,25 @@ describe("keepPlottable", () => {
   });
 });
 
-it("thins ticks to at most the number asked", () => {
-  expect(thinTicks([1, 2, 3, 4, 5], 2)).toEqual([1, 4]);
-  expect(thinTicks([1, 2], 10)).toEqual([1, 2]);
+describe("spacedTicks", () => {
+  it("keeps the x labels of a crowded axis apart, the first among them", () => {
+    // a sweep of N over 24 values on a phone-wide plot: 12 px apart, labels ~50 px wide
+    const ticks = Array.from({ length: 24 }, (_, i) => ({
+      at: 80 + 12 * i,
+      label: String(2 ** (i + 10)),
+    }));
+    const kept = spacedTicks(ticks);
+    expect(kept[0]).toBe(ticks[0]);
+    expect(kept.length).toBeGreaterThan(1);
+    expect(kept.length).toBeLessThan(ticks.length);
+    for (let i = 1; i < kept.length; i++) {
+      const room = (labelWidth(kept[i - 1].label) + labelWidth(kept[i].label)) / 2;
+      expect(kept[i].at - kept[i - 1].at).toBeGreaterThanOrEqual(room);
+    }
+  });
+
+  it("keeps every tick where the labels fit", () => {
+    const ticks = [1, 2, 4, 8].map((v, i) => ({ at: 100 * i, label: String(v) }));
+    expect(spacedTicks(ticks)).toEqual(ticks);
+  });
 });

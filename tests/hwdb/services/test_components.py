@@ -84,10 +84,27 @@ def test_it_rejects_duplicate_attribute_keys_naming_both_places() -> None:
     }
 
 
+def test_it_reports_text_values_duplicate_keys_and_ranges_together() -> None:
+    attributes = [
+        {"key": "SMs", "value": "many"},
+        {"key": "SMs", "value": 13.5},
+        {"key": "bandwidth", "value": 0},
+    ]
+    with pytest.raises(ValidationError) as excinfo:
+        component_create(owner=UserFactory(), **gpu_fields(attributes=attributes))
+    assert errors_of(excinfo) == {
+        "attributes[0].value": [errors_of(excinfo)["attributes[0].value"][0]],
+        "attributes[1].key": ["Row 2: duplicate attribute key 'SMs' (also in row 1)."],
+        "attributes[1].value": ["Row 2: SMs is a count: a whole number (got 13.5)."],
+        "attributes[2].value": ["Row 3: bandwidth must be greater than 0 (got 0)."],
+    }
+
+
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
         ("SMs", -13, "Row 2: SMs must be greater than 0 (got -13)."),
+        ("SMs", 13.5, "Row 2: SMs is a count: a whole number (got 13.5)."),
         ("bandwidth", 0, "Row 2: bandwidth must be greater than 0 (got 0)."),
         ("startupHTD", -1e-6, "Row 2: startupHTD must be 0 or more (got -1e-06)."),
     ],

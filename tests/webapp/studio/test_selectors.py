@@ -78,6 +78,25 @@ def test_search_finds_the_run_system_or_application_name_or_a_run_id(
     assert ids(user, search="nothing like it") == []
 
 
+def test_search_finds_a_run_by_the_words_of_its_row_and_by_its_id(user: Any) -> None:
+    # The list shows a run without a name as "Simulation <id> #<id>".
+    unnamed = SimulationFactory(owner=user, name="")
+    neighbours = [SimulationFactory(owner=user, name="") for _ in range(10)]
+    named = SimulationFactory(owner=user, name="Warm-up")
+    label = f"Simulation {unnamed.pk}"
+
+    assert unnamed.pk in ids(user, search=label)
+    assert ids(user, search=f"{label} #{unnamed.pk}") == [unnamed.pk]
+    assert ids(user, search=f"simulation {unnamed.pk} #{unnamed.pk}") == [unnamed.pk]
+    # an id, bare or as the list writes it, is that run, not every id holding its digits
+    assert ids(user, search=f"#{unnamed.pk}") == [unnamed.pk]
+    assert ids(user, search=f"# {neighbours[-1].pk}") == [neighbours[-1].pk]
+    assert ids(user, search=str(unnamed.pk)) == [unnamed.pk]
+    # a named run is found by its name and its id, not by the default label
+    assert ids(user, search=f"Warm-up #{named.pk}") == [named.pk]
+    assert named.pk not in ids(user, search=f"Simulation {named.pk}")
+
+
 def test_the_launch_date_range_takes_whole_days_or_exact_instants(user: Any) -> None:
     day = datetime(2024, 5, 10, tzinfo=timezone.get_current_timezone())
     before = launched_at(SimulationFactory(owner=user), day - timedelta(seconds=1))

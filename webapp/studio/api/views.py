@@ -214,8 +214,9 @@ def _with_places(page: Mapping[str, Any], places: Mapping[int, int]) -> dict[str
                 "search",
                 OpenApiTypes.STR,
                 description=(
-                    "Words in the run's name, its system model's or application model's name, "
-                    "or a run id (case-insensitive)."
+                    "Words of the run's row as the list shows it (its name, else "
+                    "'Simulation <id>', then '#<id>'), its system model's or application "
+                    "model's name, or a run id ('12' or '#12'); case-insensitive."
                 ),
             ),
             OpenApiParameter(

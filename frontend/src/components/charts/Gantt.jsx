@@ -1,4 +1,5 @@
 import { useEffect, useId, useMemo, useRef, useState } from "react";
+import { useChartWidth } from "../../hooks/useChartWidth.js";
 import { color } from "../../lib/chart.js";
 import { fmtTime } from "../../lib/format.js";
 import {
@@ -38,8 +39,10 @@ export function Gantt({
   overallTime,
   dropped = 0,
   resourceDropped = 0,
-  width = 900,
+  width: preferred = 900,
 }) {
+  // Drawn as wide as its column allows (a phone's), its time axis spread over that width.
+  const [box, width] = useChartWidth(preferred, 320);
   // What does not change while zooming and panning (a pass over every kept entry) is
   // computed once per result.
   const layout = useMemo(() => {
@@ -211,7 +214,7 @@ export function Gantt({
             : `Showing ${timeLabel(win.start, resolution, 1)} – ${timeLabel(win.end, resolution, 1)} of ${fmtTime(total)}`}
         </span>
       </div>
-      <div className="gantt-scroll">
+      <div className="gantt-scroll" ref={box}>
         <svg
           ref={svgRef}
           width={width}

@@ -6,8 +6,6 @@ import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Field } from "../../components/Field.jsx";
 import { ARCHITECTURES, PARAMETERS, analyzeRequest, parseTrips, svgDataUrl } from "./analyzer.js";
 
-const SHOWN = ["language", "source", "arch", "trips", "block_size", "kernel"];
-
 export function Analyzer() {
   const [form, setForm] = useState({
     language: "sass",
@@ -56,7 +54,7 @@ export function Analyzer() {
         nvcc on the server) to derive the inputs of Volkov&apos;s GPU model.
       </p>
       <form onSubmit={analyze} className="analyzer-form">
-        <ErrorSummary error={error} shown={SHOWN} />
+        <ErrorSummary error={error} />
         <div className="filters">
           <Field label="Input" path="language" errors={errors}>
             <select value={form.language} onChange={set("language")}>

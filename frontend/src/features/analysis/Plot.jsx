@@ -1,4 +1,6 @@
 // An x-y chart frame: log or linear axes with ticks and labels; `children(X, Y)` draws in it.
+import { Axes } from "../../components/charts/Axes.jsx";
+import { useChartWidth } from "../../hooks/useChartWidth.js";
 import { niceTicks } from "../../lib/chart.js";
 import { fmt } from "../../lib/format.js";
 import { logTicks } from "./roofline.js";
@@ -24,44 +26,27 @@ export function Plot({
   yLabel,
   xFormat = fmt,
   yFormat = fmt,
-  width = 720,
+  width: preferred = 720,
   height = 380,
   children,
 }) {
+  const [box, width] = useChartWidth(preferred);
   const m = { l: 90, r: 20, t: 16, b: 50 };
   const X = scale(x.domain, [m.l, width - m.r], x.log);
   const Y = scale(y.domain, [height - m.b, m.t], y.log);
+  const placed = (values, at, format) => values.map((t) => ({ at: at(t), label: format(t) }));
   return (
-    <svg width={width} height={height} role="img" aria-label={label}>
-      {ticks(y.domain, y.log).map((t) => (
-        <g key={`y${t}`}>
-          <line x1={m.l} x2={width - m.r} y1={Y(t)} y2={Y(t)} stroke="#e3e7ee" />
-          <text x={m.l - 6} y={Y(t) + 4} fontSize="11" textAnchor="end">
-            {yFormat(t)}
-          </text>
-        </g>
-      ))}
-      {ticks(x.domain, x.log).map((t) => (
-        <g key={`x${t}`}>
-          <line x1={X(t)} x2={X(t)} y1={m.t} y2={height - m.b} stroke="#eef1f5" />
-          <text x={X(t)} y={height - m.b + 16} fontSize="11" textAnchor="middle">
-            {xFormat(t)}
-          </text>
-        </g>
-      ))}
-      <text x={(width + m.l) / 2} y={height - 10} fontSize="12" textAnchor="middle">
-        {xLabel}
-      </text>
-      <text
-        x={14}
-        y={height / 2}
-        fontSize="12"
-        textAnchor="middle"
-        transform={`rotate(-90 14 ${height / 2})`}
-      >
-        {yLabel}
-      </text>
-      {children(X, Y)}
-    </svg>
+    <div ref={box} className="chart-box">
+      <svg width={width} height={height} role="img" aria-label={label}>
+        <Axes
+          width={width}
+          height={height}
+          margin={m}
+          x={{ ticks: placed(ticks(x.domain, x.log), X, xFormat), title: xLabel, grid: true }}
+          y={{ ticks: placed(ticks(y.domain, y.log), Y, yFormat), title: yLabel }}
+        />
+        {children(X, Y)}
+      </svg>
+    </div>
   );
 }

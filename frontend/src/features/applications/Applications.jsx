@@ -112,7 +112,7 @@ export function ApplicationEditor({ id }) {
         )}
       </EditorHeader>
       <VersionConflict conflict={conflict} onReload={reload} onOverwrite={overwrite} />
-      <ErrorSummary error={error} shown={["name", "source", "variables", "description"]} />
+      <ErrorSummary error={error} />
       <div className="form-grid">
         <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />
         <TextField {...fieldProps} label="Description" name="description" />

@@ -390,10 +390,7 @@ export function HardwareDetail({ id }) {
           Clone it to make an editable copy.
         </p>
       )}
-      <ErrorSummary
-        error={error}
-        shown={["type", "name", "vendor", "comment", "source_url", "attributes"]}
-      />
+      <ErrorSummary error={error} />
       <div className="form-grid">
         <Field label="Type" path="type" errors={errors} hint={TYPE_HINTS[record.type]}>
           <select

@@ -80,26 +80,18 @@ export function Launch() {
       <header className="page-head">
         <h1 id="launch-title">Launch a simulation</h1>
       </header>
-      <ErrorSummary
-        error={error}
-        shown={[
-          "system_model",
-          "application",
-          "variables",
-          "labels",
-          "queue",
-          "seed",
-          "name",
-          "time_limit_s",
-          "cpu_limit_s",
-          "timeline_limit",
-        ]}
-      />
+      <ErrorSummary error={error} />
       <form className="launch-form" onSubmit={launch} aria-label="Launch a simulation">
         <div className="form-grid">
           <ModelChoices choices={c} errors={errors} />
-          <InlineField label="Run name (optional)">
-            <input aria-label="Run name" value={name} onChange={(e) => setName(e.target.value)} />
+          <InlineField label="Run name (optional)" errors={errors} path="name">
+            <input
+              aria-label="Run name"
+              value={name}
+              aria-invalid={Boolean(errors.name)}
+              aria-describedby={errors.name ? errorId("name") : undefined}
+              onChange={(e) => setName(e.target.value)}
+            />
           </InlineField>
           <InlineField label="Queue" errors={errors} path="queue">
             <select aria-label="Queue" value={queue} onChange={(e) => setQueue(e.target.value)}>

@@ -11,13 +11,20 @@ export function graphLabels(graph) {
   return caps;
 }
 
+// A number in decimal or exponent notation (not hex, not "Infinity").
+const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
 // Return `text` as the variable type `type` reads it; what does not read (a number beyond the
-// float range included: JSON would make it null) is sent as typed for the API to judge.
+// float range included: JSON would make it null) is sent as typed for the API to judge. An int
+// may be written as any number that is whole ("1e5", "2.0"); digits alone are read as they are.
 export function coerce(type, text) {
-  if (type === "int")
-    return /^-?\d+$/.test(String(text).trim()) && Number.isFinite(Number(text))
-      ? Number(text)
-      : text;
+  if (type === "int") {
+    const trimmed = String(text).trim();
+    const number = Number(trimmed);
+    if (trimmed === "" || !Number.isFinite(number)) return text;
+    if (/^-?\d+$/.test(trimmed)) return number;
+    return DECIMAL.test(trimmed) && Number.isInteger(number) ? number : text;
+  }
   if (type === "float")
     return String(text).trim() !== "" && Number.isFinite(Number(text)) ? Number(text) : text;
   if (type === "bool") return text === true || text === "true";

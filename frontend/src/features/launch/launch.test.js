@@ -20,6 +20,12 @@ describe("coerce", () => {
   it("reads ints, floats and bools, and leaves what does not read as typed", () => {
     expect(coerce("int", "42")).toBe(42);
     expect(coerce("int", "4.2")).toBe("4.2");
+    // a whole number in exponent notation is an int; a fraction or hex is left to the API
+    expect(coerce("int", "1e5")).toBe(100000);
+    expect(coerce("int", " 2.0E3 ")).toBe(2000);
+    expect(coerce("int", "1.5e0")).toBe("1.5e0");
+    expect(coerce("int", "0x10")).toBe("0x10");
+    expect(coerce("int", "1e400")).toBe("1e400");
     expect(coerce("float", "1e6")).toBe(1e6);
     expect(coerce("float", "1e400")).toBe("1e400");
     expect(coerce("int", "1" + "0".repeat(400))).toBe("1" + "0".repeat(400));

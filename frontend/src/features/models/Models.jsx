@@ -112,7 +112,7 @@ export function ModelEditor({ id }) {
           edit a copy.
         </p>
       )}
-      <ErrorSummary error={error} shown={["name", "description", "source"]} />
+      <ErrorSummary error={error} />
       <div className="form-grid">
         <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />
         <TextField {...fieldProps} label="Description" name="description" />

@@ -4,11 +4,12 @@ import { fmt, fmtEnergy, fmtTime } from "../../lib/format.js";
 import { Bars } from "../../components/charts/Bars.jsx";
 import { Gantt } from "../../components/charts/Gantt.jsx";
 import { ganttInput } from "../../components/charts/ganttLayout.js";
-import { GridTable } from "../../components/GridTable.jsx";
+import { GridTable, TABLE_PAGE_SIZE } from "../../components/GridTable.jsx";
 import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
 import { ModelWarning, modelWarningLines } from "./ModelWarning.jsx";
 import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
-import { boundText, phases } from "./runs.js";
+import { KernelWaves } from "./KernelWaves.jsx";
+import { KERNEL_CHARTS, boundText, detailedKernels, phases } from "./runs.js";
 
 const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
 
@@ -21,6 +22,7 @@ export function Results({ result, memoryCsvUrl }) {
     .filter((c) => c.energy_j > 0)
     .map((c) => ({ label: `${c.name || c.node}[${c.instance}]`, value: c.energy_j }));
   const memoryName = memoryNames(result.memory);
+  const detailed = detailedKernels(ph);
   const hasMemoryPhases = ph.some((t) => t.kind === "memory");
   const showMemoryTime =
     Boolean(result.memory) || (result.processes || []).some((p) => p.memory_s > 0);
@@ -47,71 +49,85 @@ export function Results({ result, memoryCsvUrl }) {
       <ModelWarning scope="This run's" lines={modelWarningLines(result)} />
       <PowerWarning scope="This run's" lines={powerMissingLines(result)} />
       <h2>{hasMemoryPhases ? "Kernel, transfer and memory times" : "Kernel and transfer times"}</h2>
-      <table className="grid" aria-label="Kernel and transfer times">
-        <thead>
-          <tr>
-            <th>Process</th>
-            <th>Kind</th>
-            <th>Node</th>
-            <th>Direction</th>
-            <th>Bytes</th>
-            <th>{hasMemoryPhases ? "Bound by / detail" : "Bound by"}</th>
-            <th>Start</th>
-            <th>Duration</th>
+      <GridTable
+        label="Kernel and transfer times"
+        pageSize={TABLE_PAGE_SIZE}
+        columns={[
+          "Process",
+          "Kind",
+          "Node",
+          "Direction",
+          "Bytes",
+          hasMemoryPhases ? "Bound by / detail" : "Bound by",
+          "Start",
+          "Duration",
+        ]}
+      >
+        {ph.map((t, i) => (
+          <tr key={i} data-kind={t.kind}>
+            <td>{t.process}</td>
+            <td>{PHASE_KINDS[t.kind]}</td>
+            <td>{t.node ? `${nodeName[t.node] || t.node}[${t.instance ?? 0}]` : ""}</td>
+            <td>{t.direction || ""}</td>
+            <td>{t.size ? fmt(t.size) : ""}</td>
+            <td data-testid={`bound-${i}`}>
+              {t.kind === "memory" ? memoryText(t.detail, memoryName) : boundText(t.detail)}
+            </td>
+            <td>{fmtTime(t.start_s)}</td>
+            <td className="num" data-testid={`phase-${i}`}>
+              {fmtTime(t.duration)}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {ph.map((t, i) => (
-            <tr key={i} data-kind={t.kind}>
-              <td>{t.process}</td>
-              <td>{PHASE_KINDS[t.kind]}</td>
-              <td>{t.node ? `${nodeName[t.node] || t.node}[${t.instance ?? 0}]` : ""}</td>
-              <td>{t.direction || ""}</td>
-              <td>{t.size ? fmt(t.size) : ""}</td>
-              <td data-testid={`bound-${i}`}>
-                {t.kind === "memory" ? memoryText(t.detail, memoryName) : boundText(t.detail)}
-              </td>
-              <td>{fmtTime(t.start_s)}</td>
-              <td className="num" data-testid={`phase-${i}`}>
-                {fmtTime(t.duration)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </GridTable>
+      {detailed.length > 0 && (
+        <section aria-label="Detailed kernels">
+          <h2>Detailed kernels: waves and SMs</h2>
+          {detailed.length > KERNEL_CHARTS && (
+            <p className="muted">
+              The first {KERNEL_CHARTS} of {detailed.length} kernels simulated block by block; the
+              table above lists them all.
+            </p>
+          )}
+          <div className="kernel-charts">
+            {detailed.slice(0, KERNEL_CHARTS).map((k) => (
+              <KernelWaves key={k.index} kernel={k} />
+            ))}
+          </div>
+        </section>
+      )}
       <h2>Timeline</h2>
       <Gantt {...ganttInput(result)} />
       <div className="two-col">
         <div>
           <h2>Processes</h2>
-          <table className="grid" aria-label="Processes">
-            <thead>
-              <tr>
-                <th>Process</th>
-                <th>Node</th>
-                <th>Compute</th>
-                {showMemoryTime && <th>Memory</th>}
-                <th>Comm.</th>
-                <th>Wait</th>
-                <th>Finish</th>
+          <GridTable
+            label="Processes"
+            pageSize={TABLE_PAGE_SIZE}
+            columns={[
+              "Process",
+              "Node",
+              "Compute",
+              showMemoryTime && "Memory",
+              "Comm.",
+              "Wait",
+              "Finish",
+            ]}
+          >
+            {(result.processes || []).map((p) => (
+              <tr key={p.process || `${p.label}${p.rank}`}>
+                <td>{p.process || `${p.label}[${p.rank}]`}</td>
+                <td>
+                  {nodeName[p.node] || p.node}[{p.instance}]
+                </td>
+                <td>{fmtTime(p.compute_s)}</td>
+                {showMemoryTime && <td>{fmtTime(p.memory_s)}</td>}
+                <td>{fmtTime(p.comm_s)}</td>
+                <td>{fmtTime(p.wait_s)}</td>
+                <td>{fmtTime(p.finish_s)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {(result.processes || []).map((p) => (
-                <tr key={p.process || `${p.label}${p.rank}`}>
-                  <td>{p.process || `${p.label}[${p.rank}]`}</td>
-                  <td>
-                    {nodeName[p.node] || p.node}[{p.instance}]
-                  </td>
-                  <td>{fmtTime(p.compute_s)}</td>
-                  {showMemoryTime && <td>{fmtTime(p.memory_s)}</td>}
-                  <td>{fmtTime(p.comm_s)}</td>
-                  <td>{fmtTime(p.wait_s)}</td>
-                  <td>{fmtTime(p.finish_s)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </GridTable>
         </div>
         <div>
           <h2>Energy breakdown</h2>
@@ -122,6 +138,7 @@ export function Results({ result, memoryCsvUrl }) {
       <h2>Components</h2>
       <GridTable
         label="Components"
+        pageSize={TABLE_PAGE_SIZE}
         columns={["Node", "Hardware", "Type", "Busy", "Utilisation", "Energy"]}
       >
         {components.map((c) => (

@@ -5,11 +5,10 @@ import { navigate, useToast } from "../../lib/router.jsx";
 import { CodeEditor } from "../../components/CodeEditor.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Loading } from "../../components/Loading.jsx";
-import { Progress } from "../../components/Progress.jsx";
 import { Retrying } from "../../components/Retrying.jsx";
 import { RunAnalysis } from "../analysis/RunAnalysis.jsx";
 import { Results } from "./Results.jsx";
-import { RunFacts } from "./RunFacts.jsx";
+import { RunFacts, RunProgress } from "./RunFacts.jsx";
 import { RunLimits } from "./RunLimits.jsx";
 import { FINAL } from "./runs.js";
 import { useSimulation } from "./useSimulation.js";
@@ -63,7 +62,7 @@ export function RunDetail({ id }) {
       </p>
       <RunFacts sim={sim} />
       <Retrying error={retrying} />
-      {!FINAL.includes(sim.status) && <Progress value={sim.progress} label="Simulation progress" />}
+      <RunProgress sim={sim} />
       <RunLimits sim={sim} />
       {failed && (
         <div className="error-box" role="alert">

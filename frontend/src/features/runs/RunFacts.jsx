@@ -1,17 +1,12 @@
 // The run page's facts (runFacts.js), with the elapsed and waiting times ticking each second
 // while the run is not final.
-import { useEffect, useState } from "react";
-import { runFacts } from "./runFacts.js";
+import { Progress } from "../../components/Progress.jsx";
+import { useNow } from "../../hooks/useNow.js";
+import { runFacts, runProgress } from "./runFacts.js";
 import { FINAL } from "./runs.js";
 
 export function RunFacts({ sim }) {
-  const live = !FINAL.includes(sim.status);
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!live) return undefined;
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, [live]);
+  const now = useNow(!FINAL.includes(sim.status));
   return (
     <dl className="run-facts" aria-label="Run facts">
       {runFacts(sim, now).map((f) => (
@@ -22,4 +17,13 @@ export function RunFacts({ sim }) {
       ))}
     </dl>
   );
+}
+
+// A running run's progress: the fraction of its processes finished where it knows one, the
+// simulated time reached and the time elapsed, ticking each second.
+export function RunProgress({ sim }) {
+  const now = useNow(sim.status === "running");
+  if (sim.status !== "running") return null;
+  const { fraction, caption } = runProgress(sim, now);
+  return <Progress value={fraction} label="Simulation progress" caption={caption} />;
 }

@@ -13,6 +13,8 @@ import {
   PAGE_SIZES,
   STATUSES,
   compareUrl,
+  listAddress,
+  listState,
   pageCount,
   runsUrl,
   toggleRun,
@@ -21,23 +23,28 @@ import {
 const COLUMNS = ["Compare", "Run", "Status", "Overall time", "Energy", "System", "Launched"];
 const SWEEP_PAGE_SIZE = 50;
 
+// The page, filters and search live in the page address (runQuery.listState): each change
+// is a new history entry, so Back returns to the list as it was.
 export function RunHistory() {
   const { query } = useLocation();
   const toast = useToast();
-  const [filters, setFilters] = useState(EMPTY_FILTERS);
-  const [search, setSearch] = useState("");
-  const [page, setPage] = useState(1);
-  const [pageSize, setPageSize] = useState(50);
+  const { filters, page, pageSize } = listState(query);
+  const [search, setSearch] = useState(filters.search);
+  // Back (or a link) to another search shows its words in the box.
+  const [searched, setSearched] = useState(filters.search);
+  if (searched !== filters.search) {
+    setSearched(filters.search);
+    setSearch(filters.search);
+  }
+  const show = (state) => navigate(listAddress({ filters, page, pageSize, ...state }));
+  const setPage = (next) => show({ page: next });
   const [picked, setPicked] = useState(query.get("compare") ? [query.get("compare")] : []);
   const { data, error } = useApiGet(runsUrl(filters, { page, pageSize }));
   const systems = useApiGet("/api/systems/?page_size=200").data;
   const applications = useApiGet("/api/applications/?page_size=200").data;
   const pages = data ? pageCount(data.count, pageSize) : 1;
 
-  const change = (key, value) => {
-    setFilters((f) => ({ ...f, [key]: value }));
-    setPage(1);
-  };
+  const change = (key, value) => show({ filters: { ...filters, [key]: value }, page: 1 });
   const toggle = (id) => {
     const next = toggleRun(picked, id);
     if (next.refused) {
@@ -173,16 +180,24 @@ export function RunHistory() {
           <button
             type="button"
             onClick={() => {
-              setFilters(EMPTY_FILTERS);
               setSearch("");
-              setPage(1);
+              show({ filters: EMPTY_FILTERS, page: 1 });
             }}
           >
             Clear filters
           </button>
         )}
       </form>
-      <ErrorSummary error={error} />
+      {error?.status === 404 && page > 1 ? (
+        <p className="note" role="status" data-testid="past-the-end">
+          Page {page} is past the end of this list.{" "}
+          <button type="button" onClick={() => setPage(1)}>
+            First page
+          </button>
+        </p>
+      ) : (
+        <ErrorSummary error={error} />
+      )}
       {!data ? (
         !error && <Loading />
       ) : (
@@ -194,10 +209,7 @@ export function RunHistory() {
             count={data.count}
             setPage={setPage}
             pageSize={pageSize}
-            setPageSize={(size) => {
-              setPageSize(size);
-              setPage(1);
-            }}
+            setPageSize={(size) => show({ pageSize: size, page: 1 })}
           />
           {data.results.length === 0 ? (
             <p className="muted">No run matches.</p>
@@ -281,7 +293,7 @@ function RunRow({ run: r, picked, toggle, nested = false }) {
       </td>
       <td>
         <span className={`status status-${r.status}`}>{r.status}</span>
-        {r.status === "running" ? ` ${Math.round(100 * r.progress)}%` : ""}
+        {r.status === "running" && r.progress > 0 ? ` ${Math.round(100 * r.progress)}%` : ""}
         {r.status === "queued" && r.queue_position ? ` #${r.queue_position} in ${r.queue}` : ""}
       </td>
       <td className="nowrap">{fmtTime(r.overall_time_s)}</td>

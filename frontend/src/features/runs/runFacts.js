@@ -59,3 +59,18 @@ export function runFacts(sim, nowMs) {
   if (sim.attempts > 1) facts.push({ label: "Attempts", value: String(sim.attempts) });
   return facts;
 }
+
+// Return what a running run's progress bar shows: {fraction, caption}. The worker records the
+// fraction of the processes that finished; while none has (one process, or all ending
+// together at the end, or a run with no end) the run cannot know a fraction, and the bar
+// gives the simulated time reached and the time elapsed instead of a 0 % that never moves.
+export function runProgress(sim, nowMs) {
+  const reached = typeof sim.simulated_time_s === "number" ? fmtTime(sim.simulated_time_s) : "—";
+  const elapsed = sim.started ? fmtDuration(seconds(sim.started, nowMs)) : "—";
+  const clock = `simulated time reached ${reached} · elapsed ${elapsed}`;
+  if (sim.progress > 0) {
+    const done = `${Math.round(sim.progress * 100)} % of the processes finished`;
+    return { fraction: sim.progress, caption: `${done} · ${clock}` };
+  }
+  return { fraction: null, caption: `Running: ${clock}` };
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fmtDuration, runFacts } from "./runFacts.js";
+import { fmtDuration, runFacts, runProgress } from "./runFacts.js";
 
 const facts = (sim, now) =>
   Object.fromEntries(runFacts(sim, Date.parse(now)).map((f) => [f.label, f.value]));
@@ -60,5 +60,30 @@ describe("runFacts", () => {
     expect(f["Simulated time"]).toBe("1.980 s");
     expect(f.Attempts).toBe("2");
     expect(f.Elapsed).toBeUndefined();
+  });
+});
+
+describe("runProgress", () => {
+  const running = {
+    ...base,
+    status: "running",
+    started: "2024-05-10T10:00:00Z",
+    simulated_time_s: 0.0025,
+  };
+  const at = Date.parse("2024-05-10T10:01:05Z");
+
+  it("gives no fraction while no process has finished, but the time reached and elapsed", () => {
+    expect(runProgress({ ...running, progress: 0 }, at)).toEqual({
+      fraction: null,
+      caption: "Running: simulated time reached 2.500 ms · elapsed 1 min 05 s",
+    });
+  });
+
+  it("gives the fraction of the processes finished where there is one", () => {
+    expect(runProgress({ ...running, progress: 0.5 }, at)).toEqual({
+      fraction: 0.5,
+      caption:
+        "50 % of the processes finished · simulated time reached 2.500 ms · elapsed 1 min 05 s",
+    });
   });
 });

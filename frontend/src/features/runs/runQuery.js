@@ -4,6 +4,7 @@
 // The most runs one comparison shows side by side (the table stays readable).
 export const COMPARE_LIMIT = 6;
 export const PAGE_SIZES = [25, 50, 100, 200];
+export const DEFAULT_PAGE_SIZE = 50;
 export const STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"];
 
 export const EMPTY_FILTERS = {
@@ -15,6 +16,48 @@ export const EMPTY_FILTERS = {
   launched_to: "",
   group_sweeps: true,
 };
+
+// The list's state in the page address (so that Back and a shared link restore it): each
+// filter under its own name, "from" and "to" for the launch days, "grouped=no" for ungrouped
+// sweeps, "page" and "per_page"; defaults are left out.
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const ID = /^\d+$/;
+
+// Return {filters, page, pageSize} from the page address's query (URLSearchParams); a value
+// that does not read is the default.
+export function listState(query) {
+  const text = (key) => (query.get(key) || "").trim();
+  const status = text("status");
+  const day = (key) => (DAY.test(text(key)) ? text(key) : "");
+  const filters = {
+    search: text("search"),
+    status: STATUSES.includes(status) ? status : "",
+    system_model: ID.test(text("system_model")) ? text("system_model") : "",
+    application: ID.test(text("application")) ? text("application") : "",
+    launched_from: day("from"),
+    launched_to: day("to"),
+    group_sweeps: text("grouped") !== "no",
+  };
+  const page = ID.test(text("page")) && Number(text("page")) >= 1 ? Number(text("page")) : 1;
+  const size = Number(text("per_page"));
+  return { filters, page, pageSize: PAGE_SIZES.includes(size) ? size : DEFAULT_PAGE_SIZE };
+}
+
+// Return the runs page's address for this state (listState reads it back).
+export function listAddress({ filters, page = 1, pageSize = DEFAULT_PAGE_SIZE }) {
+  const params = new URLSearchParams();
+  for (const key of ["search", "status", "system_model", "application"]) {
+    const value = String(filters[key] ?? "").trim();
+    if (value) params.set(key, value);
+  }
+  if (filters.launched_from) params.set("from", filters.launched_from);
+  if (filters.launched_to) params.set("to", filters.launched_to);
+  if (!filters.group_sweeps) params.set("grouped", "no");
+  if (page > 1) params.set("page", String(page));
+  if (pageSize !== DEFAULT_PAGE_SIZE) params.set("per_page", String(pageSize));
+  const query = params.toString();
+  return query ? `/app/runs?${query}` : "/app/runs";
+}
 
 // The ISO instant of local midnight starting `day` ("YYYY-MM-DD"), `days` days later.
 export function localMidnight(day, days = 0) {

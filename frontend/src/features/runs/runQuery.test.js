@@ -4,6 +4,8 @@ import {
   EMPTY_FILTERS,
   compareIds,
   compareUrl,
+  listAddress,
+  listState,
   localMidnight,
   pageCount,
   runsUrl,
@@ -76,5 +78,48 @@ describe("compareIds", () => {
     const many = Array.from({ length: 10 }, (_, i) => i + 1).join(",");
     expect(compareIds(new URLSearchParams(`runs=${many}`))).toHaveLength(COMPARE_LIMIT);
     expect(compareUrl(["1", "2", "3"])).toBe("/app/compare?runs=1,2,3");
+  });
+});
+
+describe("the runs list's address", () => {
+  it("keeps the page, filters and search, and reads them back", () => {
+    const state = {
+      filters: {
+        ...EMPTY_FILTERS,
+        search: "Simulation 1",
+        status: "failed",
+        system_model: "3",
+        launched_from: "2024-05-10",
+        group_sweeps: false,
+      },
+      page: 4,
+      pageSize: 100,
+    };
+    const address = listAddress(state);
+    expect(address).toBe(
+      "/app/runs?search=Simulation+1&status=failed&system_model=3&from=2024-05-10&grouped=no&page=4&per_page=100",
+    );
+    const query = new URL(address, "http://x").searchParams;
+    expect(listState(query)).toEqual(state);
+  });
+
+  it("leaves out the defaults and reads a bare address as them", () => {
+    expect(listAddress({ filters: EMPTY_FILTERS })).toBe("/app/runs");
+    expect(listState(new URLSearchParams())).toEqual({
+      filters: EMPTY_FILTERS,
+      page: 1,
+      pageSize: 50,
+    });
+  });
+
+  it("reads a value it cannot take as the default", () => {
+    const query = new URLSearchParams(
+      "status=lost&system_model=x&from=yesterday&page=-2&per_page=7&application=5",
+    );
+    expect(listState(query)).toEqual({
+      filters: { ...EMPTY_FILTERS, application: "5" },
+      page: 1,
+      pageSize: 50,
+    });
   });
 });

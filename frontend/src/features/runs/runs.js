@@ -46,3 +46,41 @@ export function boundText(detail) {
   }
   return `${head}${occupancy}${waves}${tail}`;
 }
+
+// The most detailed-mode kernels the run page charts (the table lists them all).
+export const KERNEL_CHARTS = 6;
+
+// The kernels of `phases` that the detailed kernel mode simulated block by block, each as
+// {index (its row in the table), process, start_s, detail} with per-SM busy fractions.
+export function detailedKernels(phaseList) {
+  return phaseList
+    .map((t, index) => ({ index, process: t.process, start_s: t.start_s, detail: t.detail }))
+    .filter(
+      (k) =>
+        k.detail?.mode === "detailed" && Array.isArray(k.detail.smBusy) && k.detail.smBusy.length,
+    );
+}
+
+// Return the words under a detailed kernel's chart: its waves, the tail wave and the SMs'
+// busy time.
+export function waveSummary(detail) {
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const parts = [];
+  if (typeof detail.waves === "number") {
+    parts.push(
+      `${plural(detail.waves, "wave")} of ${plural(detail.blocksPerWave, "block")}` +
+        (detail.tailBlocks ? `, the last one a tail of ${plural(detail.tailBlocks, "block")}` : ""),
+    );
+  }
+  const busy = detail.smBusy || [];
+  if (busy.length) {
+    const pct = (v) => `${Math.round(v * 100)} %`;
+    parts.push(
+      `${plural(busy.length, "SM")} busy ${pct(Math.min(...busy))} to ${pct(Math.max(...busy))}` +
+        (typeof detail.smBusyMean === "number" ? ` (mean ${pct(detail.smBusyMean)})` : ""),
+    );
+  }
+  if (typeof detail.analyticTime === "number")
+    parts.push(`formula ${fmtTime(detail.analyticTime)}`);
+  return parts.join("; ");
+}

@@ -121,17 +121,16 @@ export function SweepNew() {
   // The same errors under the form's paths ("labels.GPU"), shown beside the fields; the summary
   // names the rest in words (sweepErrors.js).
   const local = sweepFields(errors);
-  const beside = (path) =>
-    ["name", "system_model", "application", "queue", "labels", "hardware.node"].includes(path) ||
-    /^hardware\.components(\[\d+\])?$/.test(path) ||
-    Object.keys(labels).some((l) => path === `labels.${l}`) ||
-    (c.app?.variables || []).some((v) => path.startsWith(`variables.${v.name}`));
-  const shownError = error
-    ? {
-        ...error,
-        fields: Object.fromEntries(Object.entries(local).filter(([path]) => !beside(path))),
-      }
-    : componentsError;
+  // An Error's message is not enumerable: a spread of the error would drop it and leave the
+  // banner empty.
+  const shownError = error ? { message: error.message, fields: local } : componentsError;
+  const variableErrors = (name) =>
+    Object.keys(local).filter(
+      (p) =>
+        p === `variables.${name}` ||
+        p.startsWith(`variables.${name}[`) ||
+        p.startsWith(`variables.${name}.`),
+    );
   const choiceNames = gpus.map((g) => components.find((x) => x.id === g)?.name);
   const hardwareErrors = Object.keys(local).filter((p) =>
     /^hardware\.components(\[\d+\])?$/.test(p),
@@ -200,7 +199,7 @@ export function SweepNew() {
             {(c.app?.variables || []).map((v) => (
               <label
                 key={v.name}
-                className={`field inline${Object.keys(errors).some((p) => p.startsWith(`spec.variables.${v.name}`)) ? " invalid" : ""}`}
+                className={`field inline${variableErrors(v.name).length ? " invalid" : ""}`}
               >
                 <span className="field-label">{v.name}</span>
                 <input
@@ -208,11 +207,9 @@ export function SweepNew() {
                   value={values[v.name] ?? ""}
                   onChange={(e) => setValues({ ...values, [v.name]: e.target.value })}
                 />
-                {Object.keys(errors)
-                  .filter((p) => p.startsWith(`spec.variables.${v.name}`))
-                  .map((p) => (
-                    <FieldErrors key={p} errors={errors} path={p} />
-                  ))}
+                {variableErrors(v.name).map((p) => (
+                  <FieldErrors key={p} errors={local} path={p} />
+                ))}
               </label>
             ))}
           </fieldset>

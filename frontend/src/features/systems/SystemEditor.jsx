@@ -236,7 +236,7 @@ function SystemEditorInner({ id }) {
         </p>
       )}
       <div className="form-row">
-        <InlineField label="Name" error={fieldErrors.name?.join(" ")}>
+        <InlineField label="Name" errors={fieldErrors} path="name">
           <input
             aria-label="System model name"
             value={system.name}
@@ -260,9 +260,7 @@ function SystemEditorInner({ id }) {
           onChange={(shared) => setFields({ shared })}
         />
       </div>
-      {summaryError && Object.keys(fieldErrors).length > 0 && (
-        <ErrorSummary error={summaryError} shown={["name"]} />
-      )}
+      {summaryError && Object.keys(fieldErrors).length > 0 && <ErrorSummary error={summaryError} />}
       {error && Object.keys(fieldErrors).length === 0 && <ErrorSummary error={error} />}
       {Object.keys(nodeErrors.nodes).length > 0 && (
         <p className="error-box" role="alert">
