@@ -43,6 +43,7 @@ __all__ = [
     "cachesim",
     "choose",
     "choose_in",
+    "core_of",
     "hand_types",
     "handed_types",
     "memo_key",
@@ -222,6 +223,14 @@ def choose_in(module: ModuleType | None, reference: _T, name: str) -> _T:
         return reference
     chosen: _T = getattr(module, name)
     return chosen
+
+
+def core_of(engine: object) -> ModuleType | None:
+    """Return the C module whose core `engine` runs on (`speedups`), else None: what a
+    module built on an engine passes to `choose_in` to pick the same side as the engine."""
+    if speedups is not None and isinstance(engine, speedups.Core):
+        return speedups
+    return None
 
 
 TYPES: dict[str, str] = {

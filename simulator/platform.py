@@ -22,7 +22,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from simulator.engine import Engine, EventCount, Mailbox, Resource, speedups
+from simulator import hotpath
+from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
@@ -340,11 +341,9 @@ class World:
         self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
         # a message's crossing, and a collective root's sends: the C core's when the engine
         # runs on it
-        self._transfer: Any = _Transfer
-        self._send_each: Any = None
-        if speedups is not None and isinstance(engine, speedups.Core):
-            self._transfer = speedups.Transfer
-            self._send_each = speedups.send_each
+        core = hotpath.core_of(engine)
+        self._transfer: Any = hotpath.choose_in(core, _Transfer, "Transfer")
+        self._send_each: Any = hotpath.choose_in(core, None, "send_each")
 
     def channel(self, key: tuple[object, ...]) -> tuple[object, ...]:
         """Return the run's one object equal to `key` (a collective's kind, participants and
