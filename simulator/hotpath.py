@@ -125,7 +125,7 @@ NAMES: dict[str, Name] = {
     "collective_waiting": Name("waiting", _COLLECTIVE),
     # the memo and the model's values
     "computation_time": Name(COMPUTATION_TIME, "simulator.shallow:WELL_KNOWN_FUNCTIONS"),
-    "cuda_core_instructions": Name(KERNEL_MARKER, "simulator.models.roofline"),
+    "cuda_core_instructions": Name(KERNEL_MARKER, "simulator.models.roofline:KERNEL_INPUTS"),
     "index": Name("index", "simulator.shallow:Memo"),
     "index_room": Name("index_room", "simulator.shallow:Memo"),
     # a process's figures, the timeline and a component's usage
