@@ -217,12 +217,15 @@ def choose(reference: _T, name: str) -> _T:
 
 
 def choose_in(module: ModuleType | None, reference: _T, name: str) -> _T:
-    """Return `module`'s `name` when `module` (one of this module's C modules) is in use,
-    else the Python `reference`."""
+    """Return `module`'s `name` (dotted for a class's member: "SimCore._stackless_receive")
+    when `module` (one of this module's C modules) is in use, else the Python `reference`."""
     if module is None:
         return reference
-    chosen: _T = getattr(module, name)
-    return chosen
+    chosen: Any = module
+    for part in name.split("."):
+        chosen = getattr(chosen, part)
+    found: _T = chosen
+    return found
 
 
 def core_of(engine: object) -> ModuleType | None:

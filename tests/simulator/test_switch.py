@@ -171,6 +171,8 @@ def test_choose_gives_the_c_name_only_where_its_module_is_in_use() -> None:
     built.Thing = object  # type: ignore[attr-defined]
     assert hotpath.choose_in(None, Reference, "Thing") is Reference
     assert hotpath.choose_in(built, Reference, "Thing") is object
+    assert hotpath.choose_in(built, Reference, "Thing.__init__") is object.__init__
+    assert hotpath.choose_in(None, Reference, "Thing.__init__") is Reference
     if hotpath.speedups is None:
         assert hotpath.choose(Reference, "Core") is Reference
     else:
@@ -194,3 +196,48 @@ def test_core_of_names_the_c_module_only_for_an_engine_on_the_c_core() -> None:
         transfer = built.Transfer
         assert hotpath.core_of(Engine()) is built
         assert hotpath.choose_in(hotpath.core_of(Engine()), _Transfer, "Transfer") is transfer
+
+
+def _methods_declared_for_type_checking(tree: ast.Module, classes: set[str]) -> list[str]:
+    """Return "Class.method" for each method that `classes` declare under TYPE_CHECKING only."""
+    found = []
+    for node in tree.body:
+        if not (isinstance(node, ast.ClassDef) and node.name in classes):
+            continue
+        for statement in node.body:
+            if not (
+                isinstance(statement, ast.If)
+                and isinstance(statement.test, ast.Name)
+                and statement.test.id == "TYPE_CHECKING"
+            ):
+                continue
+            found += [
+                f"{node.name}.{child.name}"
+                for child in statement.body
+                if isinstance(child, ast.FunctionDef)
+            ]
+    return found
+
+
+def test_the_sim_family_reads_top_to_bottom() -> None:
+    """Neither core of `sim` declares a method for a subclass to supply: what both cores call
+    back (`_SimCalls`) is defined before them, and StacklessSim takes the C core's calls
+    through the switch (no `speedups is not None` of its own)."""
+    from simulator import api
+
+    source = (ROOT / "simulator" / "api.py").read_text()
+    tree = ast.parse(source)
+    assert _methods_declared_for_type_checking(tree, {"_SimCalls", "_PythonSimCore", "Sim"}) == []
+    assert _methods_declared_for_type_checking(
+        ast.parse("class _PythonSimCore:\n    if TYPE_CHECKING:\n        def _target(self): ...\n"),
+        {"_PythonSimCore"},
+    ) == ["_PythonSimCore._target"]
+    for name, reference in {
+        "p2pCommunicationReceive": api.StacklessSim._receive_fallback,
+        "broadcast": api.Sim.broadcast,
+        "scatter": api.Sim.scatter,
+        "gather": api.Sim.gather,
+    }.items():
+        stackless_name = "receive" if name == "p2pCommunicationReceive" else name
+        expected = hotpath.choose(reference, f"SimCore._stackless_{stackless_name}")
+        assert getattr(api.StacklessSim, name) is expected
