@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from greenlet import getcurrent
 
 from simulator import hotpath
-from simulator.engine import WAIT, Process, speedups
+from simulator.engine import WAIT, Process
 from simulator.hotpath import COMPUTATION_TIME
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 from simulator.platform import Message
@@ -206,7 +206,213 @@ _PLAIN_PARAMS: frozenset[type[object]] = frozenset(
 )  # params the hot path reads as they are
 
 
-class _PythonSimCore:
+class _SimCalls:
+    """What the calls of a `sim` object share, whichever core runs its hot path (the C core's
+    `SimCore` or `_PythonSimCore`, below): the checks of a call's arguments, a computation's
+    evaluation and accounting, the memory hierarchy's calls. Both cores call these back, so
+    they come first. No state of its own: the core's fields and Sim's slots hold it."""
+
+    if not TYPE_CHECKING:  # no slots of its own: either core can be Sim's base beside it
+        __slots__ = ()
+    else:  # what mypy reads: the core's fields (_PythonSimCore's slots) and Sim's slots
+        _details: dict[object, dict[str, object]] | None
+        _engine: Engine
+        _figures: ProcessFigures
+        _memo: dict[object, float] | None
+        _process: str  # the process's name, for its timeline entries
+        _timeline: Timeline
+        _usage: Usage
+        _continuation: Callable[[Any], object] | None  # a StacklessSim's (the C core's)
+        _world: World
+        _state: ProcessState
+        _targets: dict[tuple[object, object, type], _Route] | None
+
+    # -- the checks of a call's arguments ----------------------------------------------------------
+    def _check_size(self, call: str, size: object) -> float:
+        if (
+            not isinstance(size, int | float)
+            or isinstance(size, bool)
+            or not math.isfinite(size)
+            or size < 0
+        ):
+            raise ApiUsageError(API_MESSAGES["size"].format(call=call, value=size))
+        return float(size)
+
+    def _check_host_memory(self, call: str, host_memory: object) -> str | None:
+        if host_memory is None:
+            return None
+        try:
+            return host_memory_kind(host_memory)
+        except ValueError:
+            raise ApiUsageError(
+                API_MESSAGES["host_memory"].format(call=call, value=host_memory)
+            ) from None
+
+    def _peers(self, call: str, label: object) -> list[ProcessState]:
+        peers = self._world.by_label.get(label) if isinstance(label, str) else None
+        if not peers:
+            known = ", ".join(sorted(self._world.by_label))
+            raise ApiUsageError(API_MESSAGES["label"].format(call=call, label=label, known=known))
+        return peers
+
+    def _peer(self, call: str, label: object, rank: object) -> ProcessState:
+        peers = self._peers(call, label)
+        if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < len(peers):
+            raise ApiUsageError(
+                API_MESSAGES["rank"].format(call=call, label=label, count=len(peers), rank=rank)
+            )
+        return peers[rank]
+
+    def _target(self, target_label: object, target_rank: object) -> _Route:
+        """Return the process a send to (`target_label`, `target_rank`) goes to and the hops
+        to it, checked once and kept for the next send to it."""
+        call = "sim.p2pCommunicationSend"
+        if target_rank is None:
+            peers = self._peers(call, target_label)
+            target = peers[self._state.slot.rank % len(peers)]
+        else:
+            target = self._peer(call, target_label, target_rank)
+        if self._targets is None:
+            self._targets = {}
+        route = (target, self._world.hops(self._state.slot, target.slot))
+        self._targets[target_label, target_rank, target_rank.__class__] = route
+        return route
+
+    # -- a computation (the hot path itself: the cores' `computation`) -----------------------------
+    def _computation_memo(self) -> dict[object, float] | None:
+        """Return the memo of this process's node's `computationTime(params)` values, and set
+        the memo of its `computationDetail(params)` objects when the model defines one: when
+        both hold the params, they are the computation's whole story."""
+        node = self._world.nodes[self._state.slot.node]
+        functions = node.functions
+        if functions is None or not functions.has(COMPUTATION_TIME):
+            return None
+        memo: dict[object, float] | None = getattr(functions, "computation_memo", None)
+        if node.has_detail:
+            self._details = getattr(functions, "detail_memo", None)
+            if self._details is None:
+                return None
+        return memo
+
+    def _pause_computing(
+        self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
+    ) -> float:
+        """Keep the node busy for `duration` seconds of this process's computing; `detail`
+        (the model's computationDetail) and a GPU kernel's work (`kernel_inputs`, for its
+        roofline point) go on its timeline entry."""
+        engine = self._engine
+        usage = self._usage
+        start = engine.now
+        usage.start(start)
+        engine.pause(duration)
+        usage.stop(engine.now)
+        self._figures.compute_s += duration
+        timeline = self._timeline
+        if timeline.full:
+            timeline.dropped += 1
+        else:
+            self._record_computation(start, detail, params)
+        return duration
+
+    def _record_computation(
+        self, start: float, detail: dict[str, object] | None, params: Mapping[str, object]
+    ) -> None:
+        """Put a memoized computation that ran from `start` to now on the timeline (which is
+        not full), with its `detail` and a GPU kernel's work (`kernel_inputs`). The C core
+        keeps one without either itself (simulator/_speedups.c `keep_computation`)."""
+        timeline = self._timeline
+        timeline.add_computation(
+            self._process,
+            start,
+            self._engine.now,
+            None if detail is None else dict(detail),
+            timeline.kernel_inputs(params),
+        )
+
+    def _evaluated(
+        self, params: object
+    ) -> tuple[dict[str, object], float, dict[str, object] | None]:
+        """Return a computation's params (a copy), the seconds and the detail the node's
+        model gives for them (ApiUsageError when `params` is not a mapping)."""
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise ApiUsageError(API_MESSAGES["params"].format(kind=type(params).__name__))
+        node = self._world.nodes[self._state.slot.node]
+        params = dict(params)
+        duration = node.computation_time(params)
+        detail = node.computation_detail(params) if node.has_detail else None
+        return params, duration, detail
+
+    def _computation(self, params: object, memory: Mapping[str, object] | None) -> float:
+        """`computation` in general: any model, detail, memory work, first evaluations."""
+        params, duration, detail = self._evaluated(params)
+        state = self._state
+        slot = state.slot
+        node = self._world.nodes[slot.node]
+        engine = self._engine
+        start = engine.now
+        usage = node.usages[slot.instance]
+        usage.start(start)
+        if memory is None:
+            engine.pause(duration)
+        else:
+            memory_detail = self._memory("sim.computation", memory, until=start + duration)
+            detail = {**(detail or {}), **memory_detail, "computeSeconds": duration}
+            duration = engine.now - start
+        usage.stop(engine.now)
+        state.figures.compute_s += duration
+        timeline = self._timeline
+        if timeline.full:
+            timeline.dropped += 1
+        else:
+            timeline.add_computation(
+                state.name, start, engine.now, detail, timeline.kernel_inputs(params)
+            )
+        return duration
+
+    # -- the memory hierarchy ----------------------------------------------------------------------
+    def _memory(
+        self, call: str, arguments: object, until: float | None = None
+    ) -> dict[str, object]:
+        """Serve one memory call through the hierarchy; return its detail for the timeline.
+
+        With `until`, the call also lasts at least until then (a computation's own time).
+        """
+        memory = self._world.memory
+        slot = self._state.slot
+        if not isinstance(arguments, Mapping):
+            raise ApiUsageError(f"{call}: memory must be a dict of memoryAccess arguments")
+        if memory is None:
+            raise ApiUsageError(f"{call}: {NO_MEMORY_HIERARCHY}")
+        # loaded (and, in the sandbox, preloaded: runner.modules_needed) with the memory system
+        from simulator.memsys import MemoryUsageError, parse_call
+
+        try:
+            pattern, addresses, writes, level = parse_call(call, arguments, memory.region_base)
+            count = len(self._world.nodes[slot.node].usages)
+            levels, instances = memory.entry(
+                slot.node, slot.instance, count, level, call, trace=addresses is not None
+            )
+        except MemoryUsageError as error:
+            raise ApiUsageError(str(error)) from None
+        if pattern is not None:
+            for label in pattern.shared_with:
+                self._peers(call, label)
+        if addresses is not None and writes is not None:
+            demand, detail = memory.trace_demand(levels, instances, addresses, writes)
+        else:
+            assert pattern is not None
+            demand, detail = memory.pattern_demand(levels, instances, pattern)
+        if until is not None:
+            demand.latency_s = max(demand.latency_s, until - self._engine.now)
+        seconds = memory.serve(demand, self._state.name)
+        detail["memorySeconds"] = seconds
+        detail["path"] = " -> ".join(level.id for level in levels)
+        return detail
+
+
+class _PythonSimCore(_SimCalls):
     """The hot path of `Sim.computation` in Python: the C core's `SimCore`
     (simulator/_speedups.c) does the same in C and calls `computation` here for every call it
     does not answer itself, so both give the same results."""
@@ -222,29 +428,6 @@ class _PythonSimCore:
         "_timeline",
         "_usage",
     )
-    if TYPE_CHECKING:  # set by Sim.__init__ (or the C core's fields), defined by Sim
-        _details: dict[object, dict[str, object]] | None
-        _engine: Engine
-        _figures: ProcessFigures
-        _memo: dict[object, float] | None
-        _process: str  # the process's name, for its timeline entries
-        _timeline: Timeline
-        _usage: Usage
-        _continuation: Callable[[Any], object] | None  # a StacklessSim's (the C core's)
-
-        def _computation_memo(self) -> dict[object, float] | None: ...
-        def _pause_computing(
-            self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
-        ) -> float: ...
-        def _computation(self, params: object, memory: Mapping[str, object] | None) -> float: ...
-
-        _world: World
-        _state: ProcessState
-        _targets: dict[tuple[object, object, type], _Route] | None
-
-        def _check_size(self, call: str, size: object) -> float: ...
-        def _check_host_memory(self, call: str, host_memory: object) -> str | None: ...
-        def _target(self, target_label: object, target_rank: object) -> _Route: ...
 
     def computation(
         self,
@@ -347,7 +530,7 @@ else:
 hotpath.hand_types(plain_params=HashMap, memo=Memo, message=Message, p2p=P2P)
 
 
-class Sim(_SimCore):
+class Sim(_SimCore, _SimCalls):
     """The `sim` object of one process: MERPSYS's computation and communication calls.
 
     `computation` is `_SimCore`'s: the C core's when it is in use, else `_PythonSimCore`'s.
@@ -381,45 +564,10 @@ class Sim(_SimCore):
         self._timeline = world.timeline
         self.random = world.engine.random
 
-    # -- helpers -------------------------------------------------------------------------------
+    # -- helpers -----------------------------------------------------------------------------------
     def now(self) -> float:
         """Return the simulated time in seconds."""
         return self._engine.now
-
-    def _check_size(self, call: str, size: object) -> float:
-        if (
-            not isinstance(size, int | float)
-            or isinstance(size, bool)
-            or not math.isfinite(size)
-            or size < 0
-        ):
-            raise ApiUsageError(API_MESSAGES["size"].format(call=call, value=size))
-        return float(size)
-
-    def _check_host_memory(self, call: str, host_memory: object) -> str | None:
-        if host_memory is None:
-            return None
-        try:
-            return host_memory_kind(host_memory)
-        except ValueError:
-            raise ApiUsageError(
-                API_MESSAGES["host_memory"].format(call=call, value=host_memory)
-            ) from None
-
-    def _peers(self, call: str, label: object) -> list[ProcessState]:
-        peers = self._world.by_label.get(label) if isinstance(label, str) else None
-        if not peers:
-            known = ", ".join(sorted(self._world.by_label))
-            raise ApiUsageError(API_MESSAGES["label"].format(call=call, label=label, known=known))
-        return peers
-
-    def _peer(self, call: str, label: object, rank: object) -> ProcessState:
-        peers = self._peers(call, label)
-        if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < len(peers):
-            raise ApiUsageError(
-                API_MESSAGES["rank"].format(call=call, label=label, count=len(peers), rank=rank)
-            )
-        return peers[rank]
 
     def _receive(self, accept: Callable[[Message], bool], waiting: str) -> Message:
         started = self._engine.now
@@ -455,139 +603,7 @@ class Sim(_SimCore):
             )
         return names, members, member_set
 
-    # -- computation (`computation` itself: _PythonSimCore) -------------------------------------
-    def _computation_memo(self) -> dict[object, float] | None:
-        """Return the memo of this process's node's `computationTime(params)` values, and set
-        the memo of its `computationDetail(params)` objects when the model defines one: when
-        both hold the params, they are the computation's whole story."""
-        node = self._world.nodes[self._state.slot.node]
-        functions = node.functions
-        if functions is None or not functions.has(COMPUTATION_TIME):
-            return None
-        memo: dict[object, float] | None = getattr(functions, "computation_memo", None)
-        if node.has_detail:
-            self._details = getattr(functions, "detail_memo", None)
-            if self._details is None:
-                return None
-        return memo
-
-    def _pause_computing(
-        self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
-    ) -> float:
-        """Keep the node busy for `duration` seconds of this process's computing; `detail`
-        (the model's computationDetail) and a GPU kernel's work (`kernel_inputs`, for its
-        roofline point) go on its timeline entry."""
-        engine = self._engine
-        usage = self._usage
-        start = engine.now
-        usage.start(start)
-        engine.pause(duration)
-        usage.stop(engine.now)
-        self._figures.compute_s += duration
-        timeline = self._timeline
-        if timeline.full:
-            timeline.dropped += 1
-        else:
-            self._record_computation(start, detail, params)
-        return duration
-
-    def _record_computation(
-        self, start: float, detail: dict[str, object] | None, params: Mapping[str, object]
-    ) -> None:
-        """Put a memoized computation that ran from `start` to now on the timeline (which is
-        not full), with its `detail` and a GPU kernel's work (`kernel_inputs`). The C core
-        keeps one without either itself (simulator/_speedups.c `keep_computation`)."""
-        timeline = self._timeline
-        timeline.add_computation(
-            self._process,
-            start,
-            self._engine.now,
-            None if detail is None else dict(detail),
-            timeline.kernel_inputs(params),
-        )
-
-    def _evaluated(
-        self, params: object
-    ) -> tuple[dict[str, object], float, dict[str, object] | None]:
-        """Return a computation's params (a copy), the seconds and the detail the node's
-        model gives for them (ApiUsageError when `params` is not a mapping)."""
-        if params is None:
-            params = {}
-        if not isinstance(params, Mapping):
-            raise ApiUsageError(API_MESSAGES["params"].format(kind=type(params).__name__))
-        node = self._world.nodes[self._state.slot.node]
-        params = dict(params)
-        duration = node.computation_time(params)
-        detail = node.computation_detail(params) if node.has_detail else None
-        return params, duration, detail
-
-    def _computation(self, params: object, memory: Mapping[str, object] | None) -> float:
-        """`computation` in general: any model, detail, memory work, first evaluations."""
-        params, duration, detail = self._evaluated(params)
-        state = self._state
-        slot = state.slot
-        node = self._world.nodes[slot.node]
-        engine = self._engine
-        start = engine.now
-        usage = node.usages[slot.instance]
-        usage.start(start)
-        if memory is None:
-            engine.pause(duration)
-        else:
-            memory_detail = self._memory("sim.computation", memory, until=start + duration)
-            detail = {**(detail or {}), **memory_detail, "computeSeconds": duration}
-            duration = engine.now - start
-        usage.stop(engine.now)
-        state.figures.compute_s += duration
-        timeline = self._timeline
-        if timeline.full:
-            timeline.dropped += 1
-        else:
-            timeline.add_computation(
-                state.name, start, engine.now, detail, timeline.kernel_inputs(params)
-            )
-        return duration
-
-    # -- memory --------------------------------------------------------------------------------
-    def _memory(
-        self, call: str, arguments: object, until: float | None = None
-    ) -> dict[str, object]:
-        """Serve one memory call through the hierarchy; return its detail for the timeline.
-
-        With `until`, the call also lasts at least until then (a computation's own time).
-        """
-        memory = self._world.memory
-        slot = self._state.slot
-        if not isinstance(arguments, Mapping):
-            raise ApiUsageError(f"{call}: memory must be a dict of memoryAccess arguments")
-        if memory is None:
-            raise ApiUsageError(f"{call}: {NO_MEMORY_HIERARCHY}")
-        # loaded (and, in the sandbox, preloaded: runner.modules_needed) with the memory system
-        from simulator.memsys import MemoryUsageError, parse_call
-
-        try:
-            pattern, addresses, writes, level = parse_call(call, arguments, memory.region_base)
-            count = len(self._world.nodes[slot.node].usages)
-            levels, instances = memory.entry(
-                slot.node, slot.instance, count, level, call, trace=addresses is not None
-            )
-        except MemoryUsageError as error:
-            raise ApiUsageError(str(error)) from None
-        if pattern is not None:
-            for label in pattern.shared_with:
-                self._peers(call, label)
-        if addresses is not None and writes is not None:
-            demand, detail = memory.trace_demand(levels, instances, addresses, writes)
-        else:
-            assert pattern is not None
-            demand, detail = memory.pattern_demand(levels, instances, pattern)
-        if until is not None:
-            demand.latency_s = max(demand.latency_s, until - self._engine.now)
-        seconds = memory.serve(demand, self._state.name)
-        detail["memorySeconds"] = seconds
-        detail["path"] = " -> ".join(level.id for level in levels)
-        return detail
-
+    # -- memory ------------------------------------------------------------------------------------
     def memoryAccess(self, **arguments: object) -> float:
         """Move data through the memory hierarchy; return the seconds it took.
 
@@ -633,22 +649,7 @@ class Sim(_SimCore):
         self._world.timeline.add(state.name, "memory", start, now, detail=detail)
         return now - start
 
-    # -- point to point ------------------------------------------------------------------------
-    def _target(self, target_label: object, target_rank: object) -> _Route:
-        """Return the process a send to (`target_label`, `target_rank`) goes to and the hops
-        to it, checked once and kept for the next send to it."""
-        call = "sim.p2pCommunicationSend"
-        if target_rank is None:
-            peers = self._peers(call, target_label)
-            target = peers[self._state.slot.rank % len(peers)]
-        else:
-            target = self._peer(call, target_label, target_rank)
-        if self._targets is None:
-            self._targets = {}
-        route = (target, self._world.hops(self._state.slot, target.slot))
-        self._targets[target_label, target_rank, target_rank.__class__] = route
-        return route
-
+    # -- point to point ----------------------------------------------------------------------------
     def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> float:
         """Block until a message from `source_label` (rank `source_rank`, or any) arrived."""
         return self._receive(*self._receiving_from(source_label, source_rank)).size
@@ -681,7 +682,7 @@ class Sim(_SimCore):
         self._receivers[source_label, source_rank, source_rank.__class__] = (accept, waiting)
         return accept, waiting
 
-    # -- collectives ---------------------------------------------------------------------------
+    # -- collectives -------------------------------------------------------------------------------
     def _rooted(
         self, kind: str, root_label: object, root_rank: object, labels: object
     ) -> _Collective:
@@ -785,7 +786,7 @@ class Sim(_SimCore):
         return self._barrier_wait(*waiting, started)
 
 
-def _checked_size(sim: _PythonSimCore, call: str, size: object) -> float:
+def _checked_size(sim: _SimCalls, call: str, size: object) -> float:
     """Return `size` in bytes: `Sim._check_size`, a plain finite number >= 0 taken at once
     (a send's or a collective's call per message)."""
     kind = size.__class__
@@ -870,28 +871,26 @@ class StacklessSim(Sim):
     memoryFlush = _on_borrowed_greenlet(Sim.memoryFlush)
     # p2pCommunicationSend never waits: Sim's, on whichever greenlet runs the process
 
-    def p2pCommunicationReceive(self, source_label: object, source_rank: object = None) -> Any:
+    def _receive_fallback(self, source_label: object, source_rank: object = None) -> Any:
         """Sim's receive: a message already there is taken at once; else the process waits
-        in its mailbox (no greenlet) and gets the message's size when it comes. (The C core's
-        `SimCore._stackless_receive` does the same for a source received from before, and
-        calls this, `_receive_fallback`, for every other call.)"""
+        in its mailbox (no greenlet) and gets the message's size when it comes."""
         if _on_a_greenlet():  # a borrowed one: block as Sim does
             return Sim.p2pCommunicationReceive(self, source_label, source_rank)
         accept, waiting = self._receiving_from(source_label, source_rank)
         return self._wait_for_message(accept, waiting, _size)
 
-    _receive_fallback = p2pCommunicationReceive
-    # the rooted collectives are Sim's; the C core's `_stackless_<kind>` make a call of a
-    # process that is not the root, of a collective the run checked before, in C, and call
-    # these for every other
+    # A receive and the rooted collectives: the C core's `SimCore._stackless_<call>` makes in C
+    # a receive from a source the run received from before, and a collective's call of a
+    # process that is not its root of a collective the run checked before, and calls the
+    # Python call for every other (NAMES: "<call>_fallback"); without the C core, the Python
+    # calls (a StacklessSim runs on the C core only: engine.STACKLESS_CORE).
     _broadcast_fallback = Sim.broadcast
     _scatter_fallback = Sim.scatter
     _gather_fallback = Sim.gather
-    if not TYPE_CHECKING and speedups is not None:
-        p2pCommunicationReceive = _SimCore._stackless_receive
-        broadcast = _SimCore._stackless_broadcast
-        scatter = _SimCore._stackless_scatter
-        gather = _SimCore._stackless_gather
+    p2pCommunicationReceive = hotpath.choose(_receive_fallback, "SimCore._stackless_receive")
+    broadcast = hotpath.choose(Sim.broadcast, "SimCore._stackless_broadcast")
+    scatter = hotpath.choose(Sim.scatter, "SimCore._stackless_scatter")
+    gather = hotpath.choose(Sim.gather, "SimCore._stackless_gather")
 
     # broadcast, scatter, gather and barrier are Sim's, waiting through these:
 

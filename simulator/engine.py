@@ -494,7 +494,7 @@ class _EngineAPI(_API):
     @property
     def stackless(self) -> bool:
         """Whether this engine runs stackless processes (its core is the C core)."""
-        return speedups is not None and isinstance(self, speedups.Core)
+        return hotpath.core_of(self) is not None
 
     @property
     def current(self) -> Process:

@@ -13,6 +13,8 @@ every error it stores).
 
 from __future__ import annotations
 
+import math
+
 TYPE_CHECKING = False  # not `typing` (the command line's start-up); mypy reads the name
 if TYPE_CHECKING:
     from typing import Any
@@ -156,6 +158,29 @@ class ModelEvaluationError(SimulationError):
             "function": self.function,
             "line": self.line,
         }
+
+
+MSG_NOT_NUMBER = "returned {value}, expected a number"
+MSG_NOT_FINITE = "returned {value}, expected a finite number"
+MSG_NEGATIVE = "returned {value}, expected a non-negative number"
+
+
+def model_seconds(value: object) -> float:
+    """Return a model function's `value` as seconds when it is a finite number >= 0 (a bool
+    is not a number); else raise ValueError saying, in the model's terms (undefined, NaN,
+    Infinity), what it returned. The one rule of a model's times: simulator.shallow checks
+    each value it evaluates with it, once, and a ModelEvaluationError carries its message;
+    whatever answers `ModelFunctions.call` (simulator.platform) answers times it passed."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = "undefined" if type(value).__name__ == "JSUndefinedType" else repr(value)
+        raise ValueError(MSG_NOT_NUMBER.format(value=shown))
+    number = float(value)
+    if not math.isfinite(number):
+        shown = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+        raise ValueError(MSG_NOT_FINITE.format(value=shown))
+    if number < 0:
+        raise ValueError(MSG_NEGATIVE.format(value=value))
+    return number
 
 
 class DeadlockError(SimulationError):

@@ -43,6 +43,7 @@ __all__ = [
     "cachesim",
     "choose",
     "choose_in",
+    "core_of",
     "hand_types",
     "handed_types",
     "memo_key",
@@ -124,7 +125,7 @@ NAMES: dict[str, Name] = {
     "collective_waiting": Name("waiting", _COLLECTIVE),
     # the memo and the model's values
     "computation_time": Name(COMPUTATION_TIME, "simulator.shallow:WELL_KNOWN_FUNCTIONS"),
-    "cuda_core_instructions": Name(KERNEL_MARKER, "simulator.models.roofline"),
+    "cuda_core_instructions": Name(KERNEL_MARKER, "simulator.models.roofline:KERNEL_INPUTS"),
     "index": Name("index", "simulator.shallow:Memo"),
     "index_room": Name("index_room", "simulator.shallow:Memo"),
     # a process's figures, the timeline and a component's usage
@@ -216,12 +217,23 @@ def choose(reference: _T, name: str) -> _T:
 
 
 def choose_in(module: ModuleType | None, reference: _T, name: str) -> _T:
-    """Return `module`'s `name` when `module` (one of this module's C modules) is in use,
-    else the Python `reference`."""
+    """Return `module`'s `name` (dotted for a class's member: "SimCore._stackless_receive")
+    when `module` (one of this module's C modules) is in use, else the Python `reference`."""
     if module is None:
         return reference
-    chosen: _T = getattr(module, name)
-    return chosen
+    chosen: Any = module
+    for part in name.split("."):
+        chosen = getattr(chosen, part)
+    found: _T = chosen
+    return found
+
+
+def core_of(engine: object) -> ModuleType | None:
+    """Return the C module whose core `engine` runs on (`speedups`), else None: what a
+    module built on an engine passes to `choose_in` to pick the same side as the engine."""
+    if speedups is not None and isinstance(engine, speedups.Core):
+        return speedups
+    return None
 
 
 TYPES: dict[str, str] = {

@@ -18,11 +18,11 @@ The semantics the application model sees are written in simulator.api's docstrin
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from simulator.engine import Engine, EventCount, Mailbox, Resource, speedups
+from simulator import hotpath
+from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # loaded by the runner only for systems with a memory hierarc
 NODE_MESSAGES = {
     "no_model": "node {node!r} has no computational model",
     "no_function": "the model does not define {function}()",
-    "bad_time": "returned {value!r}; a time must be a finite number of seconds >= 0",
 }
 
 
@@ -45,7 +44,8 @@ class ModelFunctions(Protocol):
         ...
 
     def call(self, function: str, *args: object, params: Mapping[str, object]) -> float:
-        """Return the value of `function(*args, params)`."""
+        """Return the value of `function(*args, params)`: seconds that passed the one rule of
+        a model's times (simulator.errors.model_seconds), else ModelEvaluationError."""
         ...
 
     def evaluate(self, function: str, *args: object, params: Mapping[str, object]) -> float:
@@ -118,17 +118,7 @@ class NodeRuntime:
                 model=str(self.model_key),
                 function=function,
             )
-        return self._checked(function, self.functions.call(function, *args, params=params))
-
-    def _checked(self, function: str, value: object) -> float:
-        """Return a model's `value` as seconds: a finite number >= 0, else the node's error."""
-        if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-            raise ModelEvaluationError(
-                NODE_MESSAGES["bad_time"].format(value=value),
-                model=str(self.model_key),
-                function=function,
-            )
-        return float(value)
+        return self.functions.call(function, *args, params=params)  # checked where evaluated
 
     def computation_time(self, params: Mapping[str, object]) -> float:
         """Return `computationTime(params)` of the node's model, in seconds."""
@@ -164,7 +154,7 @@ class NodeRuntime:
         if functions is None or not self.has_p2p:  # `_time` says what is missing
             return self._time("p2pTime", size, params=params)
         # kept per arguments by `transfer_time`: the twin's value needs no second memo
-        return self._checked("p2pTime", functions.evaluate("p2pTime", size, params=params))
+        return functions.evaluate("p2pTime", size, params=params)
 
 
 class Message:
@@ -340,11 +330,9 @@ class World:
         self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
         # a message's crossing, and a collective root's sends: the C core's when the engine
         # runs on it
-        self._transfer: Any = _Transfer
-        self._send_each: Any = None
-        if speedups is not None and isinstance(engine, speedups.Core):
-            self._transfer = speedups.Transfer
-            self._send_each = speedups.send_each
+        core = hotpath.core_of(engine)
+        self._transfer: Any = hotpath.choose_in(core, _Transfer, "Transfer")
+        self._send_each: Any = hotpath.choose_in(core, None, "send_each")
 
     def channel(self, key: tuple[object, ...]) -> tuple[object, ...]:
         """Return the run's one object equal to `key` (a collective's kind, participants and

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulator import hotpath
 from simulator.cpus import keep_on_one_cpu
-from simulator.errors import ModelEvaluationError
+from simulator.errors import MSG_NOT_NUMBER, ModelEvaluationError, model_seconds
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_arithmetic import ArithmeticTwin, arithmetic_model
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
@@ -97,13 +97,10 @@ MODEL_SCRIPT_NAME = "parasim-computational-model.js"
 MSG_NOT_DEFINED = "the model does not define function {function}()"
 MSG_TIMEOUT = "evaluation exceeded the time limit of {limit:g} s"
 MSG_OOM = "evaluation exceeded the memory limit of {limit_mib:g} MiB"
-MSG_NOT_NUMBER = "returned {value}, expected a number"
 MSG_NOT_DETAIL = (
     "returned {value}, expected an object of at most 16 numbers, booleans and strings of up to "
     "60 characters"
 )
-MSG_NOT_FINITE = "returned {value}, expected a finite number"
-MSG_NEGATIVE = "returned {value}, expected a non-negative number"
 MSG_BAD_ARGUMENTS = "arguments are not JSON-serialisable: {error}"
 MSG_KEEPS_STATE = (
     "tried to keep state between calls ({what}); a model must be a pure function of its parameters"
@@ -1074,19 +1071,15 @@ class ShallowFunctions:
         return detail
 
     def _checked(self, function: str, value: object) -> float:
-        """Return `value` as a float when it is a finite non-negative number."""
+        """Return V8's `value` as seconds (simulator.errors.model_seconds, the one rule),
+        else this model's error at `function`'s line; a value V8 could not hand back as a
+        number comes described after _BAD_RESULT."""
         if isinstance(value, str) and value.startswith(_BAD_RESULT):
             raise self._error(function, MSG_NOT_NUMBER.format(value=value[len(_BAD_RESULT) :]))
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            shown = "undefined" if type(value).__name__ == "JSUndefinedType" else repr(value)
-            raise self._error(function, MSG_NOT_NUMBER.format(value=shown))
-        number = float(value)
-        if not math.isfinite(number):
-            shown = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
-            raise self._error(function, MSG_NOT_FINITE.format(value=shown))
-        if number < 0:
-            raise self._error(function, MSG_NEGATIVE.format(value=value))
-        return number
+        try:
+            return model_seconds(value)
+        except ValueError as error:
+            raise self._error(function, str(error)) from None
 
     def _error(self, function: str, message: str, line: int | None = None) -> ModelEvaluationError:
         """Return the error for `function`, located at `line` or else at its definition."""

@@ -29,11 +29,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from simulator.hotpath import KERNEL_MARKER
+
 MHZ = 1e6
 
 # The kernel parameters of Volkov's models (000 Listing 5) a kernel's point needs.
 KERNEL_INPUTS = (
-    "CUDACoreInstructions",
+    KERNEL_MARKER,  # CUDACoreInstructions: what makes params a kernel's (the hot path's test)
     "GMEMBytesTransferred",
     "gridSize",
     "N",
@@ -151,7 +153,7 @@ def kernel_inputs(params: Mapping[str, object]) -> dict[str, float] | None:
     """Return the numbers of a computation's params a roofline point needs, or None when the
     params are not a GPU kernel's (no CUDACoreInstructions, GMEMBytesTransferred, blockSize
     and gridSize or N)."""
-    if "CUDACoreInstructions" not in params:  # the common case of a CPU computation: fast
+    if KERNEL_MARKER not in params:  # the common case of a CPU computation: fast
         return None
     inputs: dict[str, float] = {}
     for name in KERNEL_INPUTS:
@@ -164,7 +166,7 @@ def kernel_inputs(params: Mapping[str, object]) -> dict[str, float] | None:
             inputs[name] = number
     if (
         "GMEMBytesTransferred" not in inputs
-        or "CUDACoreInstructions" not in inputs
+        or KERNEL_MARKER not in inputs
         or "blockSize" not in inputs
         or ("gridSize" not in inputs and "N" not in inputs)
     ):
@@ -194,7 +196,7 @@ def kernel_point(inputs: Mapping[str, float], duration_s: float, roof: Roof) -> 
     block = inputs["blockSize"]
     grid = inputs.get("gridSize") or math.ceil(inputs["N"] / block)
     warps = grid * math.ceil(block / roof.warp_size)  # W_L (4.2)
-    ops = warps * roof.warp_size * inputs["CUDACoreInstructions"]
+    ops = warps * roof.warp_size * inputs[KERNEL_MARKER]
     moved = warps * inputs["GMEMBytesTransferred"]
     intensity = ops / moved
     ops_per_s = ops / duration_s

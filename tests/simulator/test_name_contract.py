@@ -120,11 +120,15 @@ def test_a_name_renamed_on_one_side_only_breaks_the_contract() -> None:
 
 
 def test_the_memo_key_and_the_kernel_marker_are_the_ones_the_python_references_use() -> None:
-    from simulator import shallow
+    from simulator import results, shallow
     from simulator.models import roofline
 
     assert hotpath.COMPUTATION_TIME in shallow.WELL_KNOWN_FUNCTIONS
-    assert _used_in_module(roofline, hotpath.KERNEL_MARKER)
+    assert hotpath.KERNEL_MARKER in roofline.KERNEL_INPUTS
+    # the marker is spelled once, in the switch: results and roofline use its name
+    assert roofline.KERNEL_MARKER is results.KERNEL_MARKER is hotpath.KERNEL_MARKER
+    assert not _used_in_module(roofline, hotpath.KERNEL_MARKER)
+    assert not _used_in_module(results, hotpath.KERNEL_MARKER)
     assert hotpath.memo_key("f", (1,), {"a": 2}) == ("f", (1,), (("a", 2),))
 
 

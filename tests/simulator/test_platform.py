@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
+
+from simulator import shallow
 from simulator.engine import Engine
+from simulator.errors import ModelEvaluationError, model_seconds
 from simulator.platform import NodeRuntime
 
 
@@ -46,3 +51,66 @@ def test_a_link_evaluates_its_model_once_per_distinct_transfer() -> None:
         ("p2pTime", 1000.0, {"direction": "DeviceToHost"}),
         ("p2pTime", 2000.0, {"direction": "HostToDevice", "hostMemory": "pinned"}),
     ]
+
+
+def _node_on(source: str) -> NodeRuntime:
+    functions = shallow.ShallowFunctions(model_key="m", source=source, attributes={})
+    return NodeRuntime(
+        Engine(), "gpu", count=1, capacity=1, is_network=False, model_key="m", functions=functions
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ("return -0.5;", "returned -0.5, expected a non-negative number"),
+        ("return 0 / 0;", "returned NaN, expected a finite number"),
+        ("return undefined;", "returned undefined, expected a number"),
+    ],
+)
+def test_a_node_tells_a_bad_time_as_the_model_does_with_its_line(body: str, detail: str) -> None:
+    shallow.clear_caches()
+    node = _node_on(f"// model\nfunction computationTime(params) {{\n  {body}\n}}")
+
+    with pytest.raises(ModelEvaluationError) as caught:
+        node.computation_time({"n": 1})
+
+    assert (caught.value.detail, caught.value.line, caught.value.function) == (
+        detail,
+        2,
+        "computationTime",
+    )
+
+
+def test_a_value_evaluated_once_is_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One rule checks a model's times (simulator.errors.model_seconds), where the value is
+    evaluated: the node trusts what its model functions answer and does not check again."""
+    shallow.clear_caches()
+    checked: list[object] = []
+
+    def counting(value: object) -> float:
+        checked.append(value)
+        return model_seconds(value)
+
+    monkeypatch.setattr(shallow, "model_seconds", counting)
+    node = _node_on("function computationTime(params) { return params.n * 0.25 + 0 * Math.E; }")
+
+    assert node.computation_time({"n": 3}) == 0.75
+    assert checked == [0.75]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (True, "returned True, expected a number"),
+        ("1", "returned '1', expected a number"),
+        (float("inf"), "returned Infinity, expected a finite number"),
+        (float("-inf"), "returned -Infinity, expected a finite number"),
+        (-1, "returned -1, expected a non-negative number"),
+    ],
+)
+def test_the_one_rule_of_a_model_time_says_what_was_returned(value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        model_seconds(value)
+    assert model_seconds(2) == 2.0
+    assert type(model_seconds(2)) is float
