@@ -43,6 +43,7 @@ import os
 import queue
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -257,6 +258,10 @@ def _new_isolate() -> MiniRacer | _Isolate:
     return _mini_racer().MiniRacer()
 
 
+# Evaluated after a model's call: it runs once the call's promise jobs have run.
+_DRAIN = "0"
+
+
 class _Evaluator:
     """Evaluate scripts in one V8 context: one call at a time, with a timeout.
 
@@ -291,28 +296,59 @@ class _Evaluator:
         except (AttributeError, ImportError):  # pragma: no cover - other mini-racer versions
             self.fast = False
 
-    def eval(self, code: str) -> object:
-        """Return the value of `code`; raise mini-racer's exceptions (JSTimeoutException...)."""
-        with self.lock:
-            if self.slot is not None:
-                return self._eval_handed_back(code)
-            if not self.fast:  # pragma: no cover - other mini-racer versions
-                assert not isinstance(self.racer, _Isolate)
-                return self.racer.eval(code, timeout_sec=self.timeout_s)
-            handle = self._to_handle(code)
-            task = self._dll.mr_eval(self._raw_ctx, handle.raw, self._task_id)
-            try:
-                result = self._results.get(timeout=self.timeout_s)
-            except queue.Empty:
-                self._dll.mr_cancel_task(self._raw_ctx, task)
-                try:
-                    self._to_python_quietly(self._results.get(timeout=CANCEL_GRACE_S))
-                except queue.Empty:
-                    self.broken = True  # V8 did not stop: the context must not be reused
-                raise _mini_racer().JSTimeoutException() from None
-            return self._to_python(result)
+    def eval(self, code: str, *, drained: bool = False) -> object:
+        """Return the value of `code`; raise mini-racer's exceptions (JSTimeoutException...).
 
-    def _eval_handed_back(self, code: str) -> object:
+        `drained`: also run the promise jobs `code` queued, within the same time limit. V8
+        runs them after the task that queued them has handed its result back (mini-racer's
+        explicit microtask checkpoint), so they would otherwise run during, and be charged to,
+        the next evaluation; a trivial evaluation after `code` waits for them.
+        """
+        with self.lock:
+            if not drained:
+                return self._eval_once(code, self.timeout_s)
+            deadline = time.monotonic() + self.timeout_s
+            racer = _mini_racer()
+            try:
+                value = self._eval_once(code, self.timeout_s)
+            except (racer.JSTimeoutException, racer.JSOOMException):
+                raise  # V8 was stopped: its context is not used again for a call
+            except racer.JSEvalException:
+                if not self.racer.was_hard_memory_limit_reached():
+                    self._drain(deadline)  # the jobs queued before it threw
+                raise
+            self._drain(deadline)
+            return value
+
+    def _drain(self, deadline: float) -> None:
+        """Wait for the promise jobs of the last evaluation until `deadline` (with a tenth of
+        the limit's grace: the trivial evaluation itself must get a chance to run)."""
+        if self.broken:
+            return
+        remaining = max(deadline - time.monotonic(), self.timeout_s / 10)
+        self._eval_once(_DRAIN, remaining)
+
+    def _eval_once(self, code: str, timeout_s: float) -> object:
+        """Return the value of `code`, evaluated within `timeout_s`."""
+        if self.slot is not None:
+            return self._eval_handed_back(code, timeout_s)
+        if not self.fast:  # pragma: no cover - other mini-racer versions
+            assert not isinstance(self.racer, _Isolate)
+            return self.racer.eval(code, timeout_sec=timeout_s)
+        handle = self._to_handle(code)
+        task = self._dll.mr_eval(self._raw_ctx, handle.raw, self._task_id)
+        try:
+            result = self._results.get(timeout=timeout_s)
+        except queue.Empty:
+            self._dll.mr_cancel_task(self._raw_ctx, task)
+            try:
+                self._to_python_quietly(self._results.get(timeout=CANCEL_GRACE_S))
+            except queue.Empty:
+                self.broken = True  # V8 did not stop: the context must not be reused
+            raise _mini_racer().JSTimeoutException() from None
+        return self._to_python(result)
+
+    def _eval_handed_back(self, code: str, timeout_s: float) -> object:
         """`eval` on an `_Isolate`: the task's callback id is its slot's address."""
         slot = self.slot
         assert slot is not None
@@ -321,7 +357,7 @@ class _Evaluator:
         handle = self._to_handle(code)
         task = self._dll.mr_eval(self._raw_ctx, handle.raw, slot.address)
         try:
-            raw = slot.wait(self.timeout_s)
+            raw = slot.wait(timeout_s)
             timed_out = raw is None
             if timed_out:
                 self._dll.mr_cancel_task(self._raw_ctx, task)
@@ -766,7 +802,7 @@ class ShallowFunctions:
         evaluator = context.evaluator
         racer = _mini_racer()
         try:
-            return evaluator.eval(code)
+            return evaluator.eval(code, drained=True)
         except racer.JSTimeoutException:
             if evaluator.broken:
                 self._discard(context)

@@ -303,7 +303,9 @@
   // Returns the names of the functions the model defines, as JSON.
   define('__parasim_model', function (factory) {
     if (modelFactory !== null) throw new TypeError('a model is already loaded');
-    modelFactory = Object.freeze(factory);  // arguments.callee would otherwise keep state
+    // arguments.callee (and its prototype object) would otherwise keep state
+    freezeReachable([factory]);
+    modelFactory = factory;
     loadedModel = freshModel();
     return JSON.stringify(Object.keys(loadedModel).filter(
         (name) => modelFunction(loadedModel, name) !== null));
@@ -341,9 +343,15 @@
 
   // --- Nothing shared can change: a new global is refused with a message naming it, and the
   // global object and every builtin reachable from it (prototypes, accessors, hw) are frozen.
-  const globalsGuard = new Proxy(Object.getPrototypeOf(globalThis), {
+  // The prototype it guards is frozen with the builtins below: a property defined on it
+  // would be read as a global by every later call.
+  const globalsPrototype = Object.getPrototypeOf(globalThis);
+  const globalsGuard = new Proxy(globalsPrototype, {
     set(target, key) {
       throw new TypeError(STATE_ERROR + "it assigned global '" + String(key) + "'");
+    },
+    defineProperty(target, key) {
+      throw new TypeError(STATE_ERROR + "it defined global '" + String(key) + "'");
     },
   });
   Object.setPrototypeOf(globalThis, globalsGuard);
@@ -382,7 +390,7 @@
   // The global object stays open for the attributes (__parasim_bind freezes it); everything
   // it reaches now is frozen now.
   seen.add(globalThis);
-  const pending = [];
+  const pending = [globalsPrototype, paramsPrototype];
   pushReachable(globalThis, pending);
   // Intrinsics not reachable as properties of the global object.
   for (const make of [

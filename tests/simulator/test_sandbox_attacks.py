@@ -365,3 +365,91 @@ def test_the_users_line_is_read_from_the_innermost_frame_of_the_last_dump() -> N
 
     assert crash_line(stderr) == (7, "a warning\n")
     assert crash_line("no dump\n") == (None, "no dump\n")
+
+
+# --------------------------------------------------------------------------------------
+# JavaScript models keep no state between calls (issue 38, item 17): each attack is called
+# three times in a child, with different params so that the memo does not answer
+
+
+@child_entry
+def entry_js_calls(*, source: str, **_: object) -> dict[str, Any]:
+    from simulator.errors import ModelEvaluationError
+    from simulator.shallow import ShallowFunctions
+
+    functions = ShallowFunctions(model_key="m", source=source, attributes={}, twin=False)
+    answers: list[object] = []
+    for run in (1, 2, 3):
+        started = time.monotonic()
+        try:
+            answers.append(functions.call("computationTime", params={"run": run}))
+        except ModelEvaluationError as error:
+            answers.append(error.detail)
+        answers.append(time.monotonic() - started)
+    return {"answers": answers[0::2], "seconds": answers[1::2]}
+
+
+def js_calls(source: str) -> dict[str, Any]:
+    return run_sandboxed({"source": source}, limits=LIMITS, _entry=f"{THIS}:entry_js_calls")
+
+
+JS_STATE_ATTACKS = {
+    # the factory the source is the body of, and its prototype object
+    "arguments-callee-prototype": (
+        "var p = arguments.callee.prototype;\n"
+        "try { p.n = (p.n || 0) + 1; } catch (e) {}\n"
+        "function computationTime(params) { return p.n || 0; }"
+    ),
+    # the prototype every params object shares
+    "params-prototype": (
+        "function computationTime(params) {\n"
+        "  var p = Object.getPrototypeOf(params);\n"
+        "  try { p.n = (p.n || 0) + 1; } catch (e) {}\n"
+        "  return p.n || 0;\n}"
+    ),
+    "params-prototype-get": (
+        "function computationTime(params) {\n"
+        "  var value = params.get('run');\n"
+        "  try { Object.getPrototypeOf(params).get = function () { return 99; }; } catch (e) {}\n"
+        "  return value;\n}"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", JS_STATE_ATTACKS)
+def test_a_javascript_model_cannot_keep_state_in_what_the_prelude_hands_it(name: str) -> None:
+    answers = js_calls(JS_STATE_ATTACKS[name])["answers"]
+
+    # the writes have no effect: the counters stay 0, params.get reads each call's own run
+    assert answers == ([1.0, 2.0, 3.0] if name == "params-prototype-get" else [0.0, 0.0, 0.0])
+
+
+def test_a_global_defined_on_the_global_objects_prototype_is_refused() -> None:
+    source = (
+        "function computationTime(params) {\n"
+        "  var before = typeof counter === 'undefined' ? 0 : counter;\n"
+        "  Reflect.defineProperty(Object.getPrototypeOf(globalThis), 'counter',\n"
+        "                         {value: before + 1, configurable: true});\n"
+        "  return before;\n}"
+    )
+
+    refused = (
+        "tried to keep state between calls (it defined global 'counter'); a model must be a "
+        "pure function of its parameters"
+    )
+
+    assert js_calls(source)["answers"] == [refused] * 3
+
+
+def test_a_promise_job_that_never_ends_is_a_time_out_of_the_call_that_queued_it() -> None:
+    # V8 runs a call's promise jobs after the call has answered; before, this call answered
+    # 1 and the job ran in the next call's time.
+    source = (
+        "function computationTime(params) {\n"
+        "  if (params.run === 1) (async () => { for (;;) await null; })();\n"
+        "  return params.run;\n}"
+    )
+
+    result = js_calls(source)
+
+    assert result["answers"] == ["evaluation exceeded the time limit of 1 s", 2.0, 3.0]
