@@ -84,6 +84,10 @@ DEFAULT_MEMORY_LIMIT_BYTES = 128 * 1024 * 1024
 MAX_CONTEXTS = 32
 MAX_MEMO_ENTRIES = 200_000
 CANCEL_GRACE_S = 5.0
+# How often a call's wait looks at its isolate's heap, and how long it waits for V8 to stop
+# once the heap is past its limit (`_Evaluator._wait`).
+HEAP_CHECK_INTERVAL_S = 0.05
+HEAP_CANCEL_GRACE_S = 0.2
 # "0" evaluates shipped models in V8 instead of their Python twins.
 TWINS_ENVIRONMENT_VARIABLE = "PARASIM_JS_TWINS"
 
@@ -233,21 +237,26 @@ class _Isolate:
         return bool(self._ctx.was_hard_memory_limit_reached())
 
     def close(self) -> None:
-        """Free the isolate (once); a slot a task may still post to is kept forever."""
+        """Free the isolate (once). One whose task never ended is left as it is, with its
+        slot, for the process's life: freeing it waits for the task, and a builtin looping
+        in C++ ignores the order to stop (a sandboxed run's process ends soon after)."""
         ctx, self._ctx = self._ctx, None
         if ctx is None:
             return
-        ctx._dll.mr_free_context(ctx._ctx)
         if self.abandoned:
             _abandoned_slots.append(self.slot)
+            _abandoned_contexts.append(ctx)
+            return
+        ctx._dll.mr_free_context(ctx._ctx)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self.close()
 
 
-# The slots of isolates whose task never ended: V8's thread may still post to them.
+# The slots and contexts of isolates whose task never ended: V8's thread may still use them.
 _abandoned_slots: list[Any] = []
+_abandoned_contexts: list[Any] = []
 
 
 def _new_isolate() -> MiniRacer | _Isolate:
@@ -329,6 +338,18 @@ class _Evaluator:
         self._eval_once(_DRAIN, remaining)
 
     def _eval_once(self, code: str, timeout_s: float) -> object:
+        """Return the value of `code`, evaluated within `timeout_s` and the heap limit.
+
+        V8 is told to stop at the hard heap limit (mini-racer checks it after each garbage
+        collection), but a builtin that loops in C++ (`new Array(1e7).fill(1.5)`) does not
+        look until it returns: a result that comes back past the limit is refused too.
+        """
+        value = self._eval_unchecked(code, timeout_s)
+        if self.racer.was_hard_memory_limit_reached():
+            raise _mini_racer().JSOOMException()
+        return value
+
+    def _eval_unchecked(self, code: str, timeout_s: float) -> object:
         """Return the value of `code`, evaluated within `timeout_s`."""
         if self.slot is not None:
             return self._eval_handed_back(code, timeout_s)
@@ -357,23 +378,41 @@ class _Evaluator:
         handle = self._to_handle(code)
         task = self._dll.mr_eval(self._raw_ctx, handle.raw, slot.address)
         try:
-            raw = slot.wait(timeout_s)
+            raw, over_heap = self._wait(slot, timeout_s)
             timed_out = raw is None
             if timed_out:
                 self._dll.mr_cancel_task(self._raw_ctx, task)
-                raw = slot.wait(CANCEL_GRACE_S)
+                # past the heap limit, every moment of waiting is memory the process loses
+                raw = slot.wait(HEAP_CANCEL_GRACE_S if over_heap else CANCEL_GRACE_S)
         except BaseException:  # a signal handler's exception: the result is left unread
             self._dll.mr_cancel_task(self._raw_ctx, task)
             self._abandon()
             raise
+        stopped = _mini_racer().JSOOMException if over_heap else _mini_racer().JSTimeoutException
         if raw is None:  # V8 did not stop
             self._abandon()
-            raise _mini_racer().JSTimeoutException()
+            raise stopped()
         value = self._wrap(self._cast(raw, self._handle_type))
         if timed_out:
             self._to_python_quietly(value)
-            raise _mini_racer().JSTimeoutException()
+            raise stopped()
         return self._to_python(value)
+
+    def _wait(self, slot: Any, timeout_s: float) -> tuple[Any, bool]:
+        """Return (the raw result, or None when there is none within `timeout_s` or once the
+        isolate is past its hard heap limit; whether it is past it). A builtin that loops in
+        C++ ignores V8's order to stop at the limit and could grow to the process's memory
+        limit meanwhile: it is cancelled at the limit rather than at the time limit."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            raw = slot.wait(min(remaining, HEAP_CHECK_INTERVAL_S)) if remaining > 0 else None
+            if raw is not None:
+                return raw, False
+            if self.racer.was_hard_memory_limit_reached():
+                return None, True
+            if remaining <= HEAP_CHECK_INTERVAL_S:
+                return None, False
 
     def _abandon(self) -> None:
         """Mark the context unusable: a task of it may still post to its isolate's slot."""

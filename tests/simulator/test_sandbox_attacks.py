@@ -453,3 +453,66 @@ def test_a_promise_job_that_never_ends_is_a_time_out_of_the_call_that_queued_it(
     result = js_calls(source)
 
     assert result["answers"] == ["evaluation exceeded the time limit of 1 s", 2.0, 3.0]
+
+
+# --------------------------------------------------------------------------------------
+# A JavaScript builtin that loops in C++ ignores V8's order to stop (issue 38, item 21)
+
+
+@child_entry
+def entry_js_call(*, source: str, **_: object) -> dict[str, Any]:
+    from simulator.errors import ModelEvaluationError
+    from simulator.shallow import ShallowFunctions
+
+    functions = ShallowFunctions(model_key="m", source=source, attributes={}, twin=False)
+    try:
+        return {"answer": functions.call("computationTime", params={})}
+    except ModelEvaluationError as error:
+        return {"answer": error.detail}
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["new Array(1e9).fill(1.5)", "Array.from({length: 1e9})", "new Array(1e9).copyWithin(0, 1)"],
+)
+def test_a_builtin_that_ignores_the_time_limit_ends_the_call_promptly(statement: str) -> None:
+    # Before, V8's thread went on filling until the process's memory limit (or ran for
+    # minutes), and the caller waited for it.
+    source = f"function computationTime(params) {{ {statement}; return 1; }}"
+    started = time.monotonic()
+
+    result = run_sandboxed({"source": source}, limits=LIMITS, _entry=f"{THIS}:entry_js_call")
+
+    assert time.monotonic() - started < FEW_SECONDS
+    assert result["answer"] in (
+        "evaluation exceeded the time limit of 1 s",
+        "evaluation exceeded the memory limit of 128 MiB",
+    )
+
+
+@child_entry
+def entry_js_heap(*, statement: str, **_: object) -> dict[str, Any]:
+    from simulator.errors import ModelEvaluationError
+    from simulator.shallow import ShallowFunctions
+
+    source = f"function computationTime(params) {{ {statement}; return 1; }}"
+    functions = ShallowFunctions(
+        model_key="m", source=source, attributes={}, twin=False, timeout_s=30.0
+    )
+    started = time.monotonic()
+    try:
+        answer: object = functions.call("computationTime", params={})
+    except ModelEvaluationError as error:
+        answer = error.detail
+    return {"answer": answer, "seconds": time.monotonic() - started}
+
+
+def test_the_heap_limit_stops_a_builtin_that_ignores_it_before_the_time_limit() -> None:
+    result = run_sandboxed(
+        {"statement": "new Array(1e9).fill(1.5)"},
+        limits=Limits(wall_s=60, cpu_s=60, data_bytes=1024**3),
+        _entry=f"{THIS}:entry_js_heap",
+    )
+
+    assert result["answer"] == "evaluation exceeded the memory limit of 128 MiB"
+    assert result["seconds"] < 25  # the time limit is 30 s
