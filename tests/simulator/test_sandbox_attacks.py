@@ -516,3 +516,35 @@ def test_the_heap_limit_stops_a_builtin_that_ignores_it_before_the_time_limit() 
 
     assert result["answer"] == "evaluation exceeded the memory limit of 128 MiB"
     assert result["seconds"] < 25  # the time limit is 30 s
+
+
+# --------------------------------------------------------------------------------------
+# Determinism: an object's address is not a model's to read (issue 38, item 20)
+
+ID_REFUSED = (
+    "id() is not available in application models: an object's address differs from run to "
+    "run, and so would the results; compare objects with 'is', or number them yourself"
+)
+
+
+def test_id_is_refused_naming_the_users_line() -> None:
+    with pytest.raises(UserCodeError) as caught:
+        run_user_code("x = []\nk = id(x)\n")
+
+    assert caught.value.line == 2
+    assert caught.value.detail == ID_REFUSED
+
+
+def test_a_model_that_reads_addresses_gives_the_same_result_twice() -> None:
+    # Before, `order` followed the addresses of the lists, which differ from run to run.
+    source = (
+        "items = [[n] for n in range(50)]\n"
+        "try:\n"
+        "    order = [item[0] for item in sorted(items, key=id)]\n"
+        "except Exception as error:\n"
+        "    order = str(error)\n"
+    )
+
+    first, second = run_user_code(source), run_user_code(source)
+
+    assert first["globals"] == second["globals"] == {"order": f"application model, {ID_REFUSED}"}
