@@ -497,7 +497,12 @@ def entry_js_heap(*, statement: str, **_: object) -> dict[str, Any]:
 
     source = f"function computationTime(params) {{ {statement}; return 1; }}"
     functions = ShallowFunctions(
-        model_key="m", source=source, attributes={}, twin=False, timeout_s=30.0
+        model_key="m",
+        source=source,
+        attributes={},
+        twin=False,
+        timeout_s=30.0,
+        memory_limit_bytes=32 * 1024**2,  # reached sooner than the default's 128 MiB
     )
     started = time.monotonic()
     try:
@@ -514,7 +519,7 @@ def test_the_heap_limit_stops_a_builtin_that_ignores_it_before_the_time_limit() 
         _entry=f"{THIS}:entry_js_heap",
     )
 
-    assert result["answer"] == "evaluation exceeded the memory limit of 128 MiB"
+    assert result["answer"] == "evaluation exceeded the memory limit of 32 MiB"
     assert result["seconds"] < 25  # the time limit is 30 s
 
 
@@ -548,3 +553,74 @@ def test_a_model_that_reads_addresses_gives_the_same_result_twice() -> None:
     first, second = run_user_code(source), run_user_code(source)
 
     assert first["globals"] == second["globals"] == {"order": f"application model, {ID_REFUSED}"}
+
+
+# --------------------------------------------------------------------------------------
+# No network, and a user of its own (issue 38, item 22). Python models cannot import
+# `socket` and JavaScript has no network API: these entries stand for code that escaped.
+
+
+@child_entry
+def entry_connect(*, port: int, **_: object) -> dict[str, Any]:
+    import socket
+
+    answers: dict[str, Any] = {"uid": os.getuid()}
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as connection:
+                connection.settimeout(2)
+                connection.connect((host, port))
+            answers[family.name] = "connected"
+        except OSError as error:
+            answers[family.name] = type(error).__name__
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM):
+        answers["AF_UNIX"] = "made"
+    return answers
+
+
+def test_the_child_cannot_open_a_network_connection() -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass  # the test process can: the listener is there
+
+        answers = run_sandboxed({"port": port}, limits=LIMITS, _entry=f"{THIS}:entry_connect")
+
+    assert answers["AF_INET"] == "PermissionError"
+    assert answers["AF_INET6"] == "PermissionError"
+    assert answers["AF_UNIX"] == "made"  # the sandbox's own pipes and sockets are Unix ones
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a user of its own needs root or CAP_SETUID")
+def test_the_child_runs_as_a_user_of_its_own() -> None:
+    answers = run_sandboxed({"port": 9}, limits=LIMITS, _entry=f"{THIS}:entry_connect")
+
+    assert answers["uid"] not in (0, os.getuid())
+
+
+@child_entry
+def entry_connect_from_v8(**_: object) -> dict[str, Any]:
+    import socket
+
+    from simulator.shallow import ShallowFunctions
+
+    # a V8 isolate's threads exist before the filter: they are filtered too (TSYNC)
+    ShallowFunctions(
+        model_key="m",
+        source="function computationTime(p) { return 1; }",
+        attributes={},
+        twin=False,
+    ).call("computationTime", params={})
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+    except PermissionError:
+        return {"socket": "refused"}
+    return {"socket": "made"}
+
+
+def test_the_filter_holds_in_a_child_whose_v8_threads_exist() -> None:
+    assert run_sandboxed({}, limits=LIMITS, _entry=f"{THIS}:entry_connect_from_v8") == {
+        "socket": "refused"
+    }
