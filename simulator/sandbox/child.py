@@ -47,10 +47,11 @@ from typing import IO, Any
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
-from simulator.sandbox.launch import LOAD_V8_AHEAD, ZYGOTE
 from simulator.sandbox.network import MSG_NO_NETWORK, cut_off_network
+from simulator.sandbox.served import LOAD_V8_AHEAD, ZYGOTE
 from simulator.sandbox.wire import (
     ABANDONED,
+    FORK_REPLY,
     RESULT_PIPE_BYTES,
     WALL_DUMP_SIGNAL,
     encode_message,
@@ -122,8 +123,6 @@ RECURSION_LIMIT = 1000
 STACK_BYTES_PER_LEVEL = 8 * 1024
 # A result is written to its pipe in parts of at least this size (its pipe's buffer).
 WRITE_AT_BYTES = 64 * 1024
-# A zygote's answer to a fork request: the child's process id, or -1.
-FORK_REPLY = struct.Struct("!i")
 PEER_CREDENTIALS = struct.Struct("3i")  # SO_PEERCRED: the daemon's pid, uid, gid
 # How long a forked child waits for the first fork's exit to make it the daemon's child.
 REPARENT_TIMEOUT_S = 5.0
