@@ -86,7 +86,7 @@ LAZY_IMPORTS_IN = {
     ("simulator/sandbox/pool.py", "traceback"): "a copy serving a command line reports an "
     "uncaught error with it, as Python would.",
     ("simulator/sandbox/pool.py", "simulator.sandbox.zygote"): "the daemon's alone: it "
-    "imports the sandbox child's module, subprocess, socket and tempfile.",
+    "imports subprocess, socket and tempfile.",
     ("simulator/sandbox/launch.py", "simulator.sandbox.zygote"): "only a process that keeps "
     "a spare child (a queue worker, a sweep) makes a zygote; a command line never does.",
     ("simulator/sandbox/launch.py", "signal"): "imports enum: only a process that kills a "
@@ -349,6 +349,19 @@ def test_functions_import_only_the_documented_lazy_modules() -> None:
         if not is_allowed(file, module)
     ]
     assert not found, "function-local imports (see LAZY_IMPORTS):\n" + "\n".join(found)
+
+
+def test_the_sandbox_child_imports_neither_its_launcher_nor_its_zygote() -> None:
+    """The names the three share live below them (the child's options in
+    simulator.sandbox.served, the zygote's reply in simulator.sandbox.wire): before, child -> launch -> (lazily) zygote -> child was a circle
+    held together by those three constants (issue 39)."""
+    graph = import_graph()
+
+    assert (
+        not {"simulator.sandbox.launch", "simulator.sandbox.zygote"}
+        & graph["simulator.sandbox.child"]
+    )
+    assert "simulator.sandbox.child" not in graph["simulator.sandbox.zygote"]
 
 
 # --- the checker itself -------------------------------------------------------------------

@@ -8,7 +8,8 @@ nothing else), import everything runs need (after dropping privileges the interp
 files may be unreadable), load V8 if told to and the run has not come yet (`_load_v8_while_idle`),
 wait for one line on stdin naming the payload's file and the limits (exit quietly at end of file: no run), set the
 resource limits, read the payload, import what this payload needs, drop root privileges to a
-user id of its own, call the entry with the payload, and write newline-delimited JSON
+user id of its own, cut itself off the network (simulator.sandbox.network), call the entry
+with the payload, and write newline-delimited JSON
 messages to RESULT_FD: `{"progress": f}` (with `"simulated_s"` where the entry reports the
 simulated time reached), then one `{"result": ...}` or `{"error": ...}`.
 Everything before the entry is called is trusted code; the entry runs user code.
@@ -46,9 +47,11 @@ from typing import IO, Any
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
-from simulator.sandbox.launch import LOAD_V8_AHEAD, ZYGOTE
+from simulator.sandbox.network import MSG_NO_NETWORK, cut_off_network
+from simulator.sandbox.served import LOAD_V8_AHEAD, ZYGOTE
 from simulator.sandbox.wire import (
     ABANDONED,
+    FORK_REPLY,
     RESULT_PIPE_BYTES,
     WALL_DUMP_SIGNAL,
     encode_message,
@@ -61,6 +64,8 @@ DYNAMIC_UID_BASE = 200_000
 FALLBACK_USER_ID = 65534  # nobody
 PROGRESS_INTERVAL_S = 0.1
 MSG_PRIVILEGES = "cannot drop root privileges for the simulation process: {error}"
+# CAP_CHOWN (0), CAP_SETGID (6), CAP_SETUID (7): what `_drop_privileges` uses.
+SWITCH_USER_CAPABILITIES = (1 << 0) | (1 << 6) | (1 << 7)
 # Imported before privileges are dropped, because the entry may import them lazily.
 PRELOAD_MODULES = (
     "collections",
@@ -118,8 +123,6 @@ RECURSION_LIMIT = 1000
 STACK_BYTES_PER_LEVEL = 8 * 1024
 # A result is written to its pipe in parts of at least this size (its pipe's buffer).
 WRITE_AT_BYTES = 64 * 1024
-# A zygote's answer to a fork request: the child's process id, or -1.
-FORK_REPLY = struct.Struct("!i")
 PEER_CREDENTIALS = struct.Struct("3i")  # SO_PEERCRED: the daemon's pid, uid, gid
 # How long a forked child waits for the first fork's exit to make it the daemon's child.
 REPARENT_TIMEOUT_S = 5.0
@@ -224,8 +227,25 @@ def _report_crashes() -> None:
     faulthandler.register(WALL_DUMP_SIGNAL, file=sys.stderr, all_threads=False, chain=False)
 
 
+def _can_switch_user() -> bool:
+    """Return whether this process can give its run a user id of its own: as root, or with
+    the capabilities the switch uses (CAP_CHOWN, CAP_SETGID, CAP_SETUID) without being root.
+    Else (the Docker image's `parasim` user) the run keeps the worker's user id."""
+    if os.geteuid() == 0:
+        return True
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("CapEff:"):
+                    effective = int(line.split()[1], 16)
+                    return effective & SWITCH_USER_CAPABILITIES == SWITCH_USER_CAPABILITIES
+    except (OSError, ValueError):
+        pass
+    return False
+
+
 def _drop_privileges() -> None:
-    """Switch from root to an unprivileged user id, or raise OSError."""
+    """Switch to an unprivileged user id of the run's own, or raise OSError."""
     candidates = [DYNAMIC_UID_BASE + os.getpid(), FALLBACK_USER_ID]
     error: OSError | None = None
     for uid in candidates:
@@ -518,17 +538,21 @@ def main(argv: list[str]) -> None:
         with open(payload_path, encoding="utf-8") as handle:
             payload = json.load(handle)
         os.unlink(payload_path)
-        is_root = os.geteuid() == 0
+        own_user = _can_switch_user()
         # RLIMIT_DATA counts reservations whole: the limit grows by them to mean memory used.
         limits["data_bytes"] = int(limits["data_bytes"]) + entry.reserved_bytes(payload)
-        _set_limits(limits, processes=is_root)
+        _set_limits(limits, processes=own_user)
         _preload_for(entry, payload)
         _load_v8(entry, payload)
-        if is_root:
+        if own_user:
             try:
                 _drop_privileges()
             except OSError as error:
                 raise SimulationError(MSG_PRIVILEGES.format(error=error)) from None
+        try:
+            cut_off_network()  # every thread, V8's included
+        except OSError as error:
+            raise SimulationError(MSG_NO_NETWORK.format(error=error)) from None
         _die_with_parent(parent)
         _report_crashes()
         _hold_reserve()

@@ -20,6 +20,7 @@ import sys
 
 from simulator.sandbox.served import (
     DEFAULT_ENTRY,
+    LOAD_V8_AHEAD,
     PROJECT_ROOT,
     asks_for_a_child,
     child_environment,
@@ -48,10 +49,6 @@ BOOTSTRAP = (
     "from simulator.sandbox.child import main; main(sys.argv[2:])"
 )
 PAYLOAD_FILE = "payload.json"
-LOAD_V8_AHEAD = "v8-ahead"  # the child's last argument when it loads V8 while it waits
-# The last argument of a zygote (simulator.sandbox.zygote): prepared once, it forks a child per
-# request on the socket whose descriptor it gets in place of the result pipe's.
-ZYGOTE = "zygote"
 
 
 def child_command(entry: str, fd: int, *options: str) -> list[str]:

@@ -89,6 +89,10 @@ MSG_PRIVATE_ATTRIBUTE = '"{name}" is an invalid attribute name because it starts
 MSG_RESTRICTED_ATTRIBUTE = '"{name}" is a restricted name, forbidden in application models'
 MSG_FORMAT = "the format() methods of str are not allowed in application models"
 MSG_WRITE = "cannot modify attributes or items of a {type} object"
+MSG_ID = (
+    "id() is not available in application models: an object's address differs from run to "
+    "run, and so would the results; compare objects with 'is', or number them yourself"
+)
 MSG_BIG_INT = (
     "{op}: the integer result would exceed {limit:,} bits (about {digits:,} decimal digits), "
     "the limit for application models; use floats for such magnitudes"
@@ -422,6 +426,11 @@ def guarded_mul(left: Any, right: Any) -> Any:
     return left * right
 
 
+def unavailable_id(value: object, /) -> NoReturn:
+    """The `id` builtin of application models: refused, since addresses make runs differ."""
+    raise UserCodeError(MSG_ID)
+
+
 def guarded_pow_builtin(base: Any, exponent: Any, mod: Any = None) -> Any:
     """The `pow` builtin, refusing integer results over MAX_INT_BITS (modular powers pass)."""
     if mod is None:
@@ -617,6 +626,7 @@ def _builtins() -> dict[str, object]:
         setattr=guarded_setattr,
         delattr=guarded_delattr,
         pow=guarded_pow_builtin,
+        id=unavailable_id,
         __import__=_restricted_import,
     )
     # The guards the restricted compiler calls, found here when the globals lack them (the

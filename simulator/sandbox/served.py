@@ -34,6 +34,12 @@ CHILD_ENVIRONMENT = {"PYTHONHASHSEED": "0", "GLIBC_TUNABLES": MALLOC_HUGE_PAGES}
 # Operator switches the child reads before it clears its environment (not the user's).
 CHILD_PASSED_THROUGH = ("PARASIM_KEEP_ON_ONE_CPU", "PARASIM_JS_TWINS")
 
+# The child's last argument when it loads V8 while it waits for its run (simulator.sandbox.launch
+# starts it so, simulator.sandbox.child reads it).
+LOAD_V8_AHEAD = "v8-ahead"
+# The last argument of a zygote (simulator.sandbox.zygote): prepared once, it forks a child per
+# request on the socket whose descriptor it gets in place of the result pipe's.
+ZYGOTE = "zygote"
 POOL_SWITCH = "PARASIM_CHILD_POOL"  # "0": no pool
 CONNECT_TIMEOUT_S = 2.0
 MAX_SOCKET_PATH_BYTES = 107

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import struct
 
 # `typing.TYPE_CHECKING` without importing `typing` (mypy reads the name alone).
 TYPE_CHECKING = False
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 # The file name user code is compiled under (simulator.sandbox.restricted), which names the
 # model's frames in the crash dumps the parent reads (simulator.sandbox.parent.crash_line).
 DEFAULT_FILENAME = "<application model>"
+
+# A zygote's answer to a fork request: the child's process id, or -1.
+FORK_REPLY = struct.Struct("!i")
 
 # The parent sends it at the wall-clock limit: faulthandler writes the Python stack (so the
 # parent can name the model's line) and the process goes on until the parent kills it.

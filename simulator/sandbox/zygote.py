@@ -38,8 +38,9 @@ import tempfile
 import threading
 import time
 
-from simulator.sandbox.child import FORK_REPLY
-from simulator.sandbox.launch import ZYGOTE, StartedChild, child_command, child_environment
+from simulator.sandbox.launch import StartedChild, child_command, child_environment
+from simulator.sandbox.served import ZYGOTE
+from simulator.sandbox.wire import FORK_REPLY
 
 ZYGOTE_SWITCH = "PARASIM_ZYGOTE"  # "0": children are started on their own
 PR_SET_CHILD_SUBREAPER = 36

@@ -28,12 +28,12 @@ from simulator.sandbox import Limits, child, child_entry, entry_for, parent, run
 from simulator.sandbox.child import SPARE_ISOLATES, WRITE_AT_BYTES
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
-    ZYGOTE,
     SpareChild,
     StartedChild,
     start_child,
     start_child_for,
 )
+from simulator.sandbox.served import ZYGOTE
 from simulator.sandbox.wire import RESULT_PIPE_BYTES, encode_json, encode_message
 from tests.simulator.huge_pages import MALLOC_HUGE_PAGES
 

@@ -25,9 +25,10 @@ from simulator.errors import SandboxCrashError, SandboxLimitError
 from simulator.sandbox import Limits, child_entry, run_sandboxed
 from simulator.sandbox import pool as pool_module
 from simulator.sandbox import served as served_module
-from simulator.sandbox.launch import DEFAULT_ENTRY, PROJECT_ROOT, ZYGOTE
+from simulator.sandbox.launch import DEFAULT_ENTRY, PROJECT_ROOT
 from simulator.sandbox.pool import PooledChild, child_for, pool_child
 from simulator.sandbox.served import (
+    ZYGOTE,
     decode_request,
     encode_request,
     pool_directory,

@@ -365,3 +365,262 @@ def test_the_users_line_is_read_from_the_innermost_frame_of_the_last_dump() -> N
 
     assert crash_line(stderr) == (7, "a warning\n")
     assert crash_line("no dump\n") == (None, "no dump\n")
+
+
+# --------------------------------------------------------------------------------------
+# JavaScript models keep no state between calls (issue 38, item 17): each attack is called
+# three times in a child, with different params so that the memo does not answer
+
+
+@child_entry
+def entry_js_calls(*, source: str, **_: object) -> dict[str, Any]:
+    from simulator.errors import ModelEvaluationError
+    from simulator.shallow import ShallowFunctions
+
+    functions = ShallowFunctions(model_key="m", source=source, attributes={}, twin=False)
+    answers: list[object] = []
+    for run in (1, 2, 3):
+        started = time.monotonic()
+        try:
+            answers.append(functions.call("computationTime", params={"run": run}))
+        except ModelEvaluationError as error:
+            answers.append(error.detail)
+        answers.append(time.monotonic() - started)
+    return {"answers": answers[0::2], "seconds": answers[1::2]}
+
+
+def js_calls(source: str) -> dict[str, Any]:
+    return run_sandboxed({"source": source}, limits=LIMITS, _entry=f"{THIS}:entry_js_calls")
+
+
+JS_STATE_ATTACKS = {
+    # the factory the source is the body of, and its prototype object
+    "arguments-callee-prototype": (
+        "var p = arguments.callee.prototype;\n"
+        "try { p.n = (p.n || 0) + 1; } catch (e) {}\n"
+        "function computationTime(params) { return p.n || 0; }"
+    ),
+    # the prototype every params object shares
+    "params-prototype": (
+        "function computationTime(params) {\n"
+        "  var p = Object.getPrototypeOf(params);\n"
+        "  try { p.n = (p.n || 0) + 1; } catch (e) {}\n"
+        "  return p.n || 0;\n}"
+    ),
+    "params-prototype-get": (
+        "function computationTime(params) {\n"
+        "  var value = params.get('run');\n"
+        "  try { Object.getPrototypeOf(params).get = function () { return 99; }; } catch (e) {}\n"
+        "  return value;\n}"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", JS_STATE_ATTACKS)
+def test_a_javascript_model_cannot_keep_state_in_what_the_prelude_hands_it(name: str) -> None:
+    answers = js_calls(JS_STATE_ATTACKS[name])["answers"]
+
+    # the writes have no effect: the counters stay 0, params.get reads each call's own run
+    assert answers == ([1.0, 2.0, 3.0] if name == "params-prototype-get" else [0.0, 0.0, 0.0])
+
+
+def test_a_global_defined_on_the_global_objects_prototype_is_refused() -> None:
+    source = (
+        "function computationTime(params) {\n"
+        "  var before = typeof counter === 'undefined' ? 0 : counter;\n"
+        "  Reflect.defineProperty(Object.getPrototypeOf(globalThis), 'counter',\n"
+        "                         {value: before + 1, configurable: true});\n"
+        "  return before;\n}"
+    )
+
+    refused = (
+        "tried to keep state between calls (it defined global 'counter'); a model must be a "
+        "pure function of its parameters"
+    )
+
+    assert js_calls(source)["answers"] == [refused] * 3
+
+
+def test_a_promise_job_that_never_ends_is_a_time_out_of_the_call_that_queued_it() -> None:
+    # V8 runs a call's promise jobs after the call has answered; before, this call answered
+    # 1 and the job ran in the next call's time.
+    source = (
+        "function computationTime(params) {\n"
+        "  if (params.run === 1) (async () => { for (;;) await null; })();\n"
+        "  return params.run;\n}"
+    )
+
+    result = js_calls(source)
+
+    assert result["answers"] == ["evaluation exceeded the time limit of 1 s", 2.0, 3.0]
+
+
+# --------------------------------------------------------------------------------------
+# A JavaScript builtin that loops in C++ ignores V8's order to stop (issue 38, item 21)
+
+
+@child_entry
+def entry_js_call(*, source: str, **_: object) -> dict[str, Any]:
+    from simulator.errors import ModelEvaluationError
+    from simulator.shallow import ShallowFunctions
+
+    functions = ShallowFunctions(model_key="m", source=source, attributes={}, twin=False)
+    try:
+        return {"answer": functions.call("computationTime", params={})}
+    except ModelEvaluationError as error:
+        return {"answer": error.detail}
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["new Array(1e9).fill(1.5)", "Array.from({length: 1e9})", "new Array(1e9).copyWithin(0, 1)"],
+)
+def test_a_builtin_that_ignores_the_time_limit_ends_the_call_promptly(statement: str) -> None:
+    # Before, V8's thread went on filling until the process's memory limit (or ran for
+    # minutes), and the caller waited for it.
+    source = f"function computationTime(params) {{ {statement}; return 1; }}"
+    started = time.monotonic()
+
+    result = run_sandboxed({"source": source}, limits=LIMITS, _entry=f"{THIS}:entry_js_call")
+
+    assert time.monotonic() - started < FEW_SECONDS
+    assert result["answer"] in (
+        "evaluation exceeded the time limit of 1 s",
+        "evaluation exceeded the memory limit of 128 MiB",
+    )
+
+
+@child_entry
+def entry_js_heap(*, statement: str, **_: object) -> dict[str, Any]:
+    from simulator.errors import ModelEvaluationError
+    from simulator.shallow import ShallowFunctions
+
+    source = f"function computationTime(params) {{ {statement}; return 1; }}"
+    functions = ShallowFunctions(
+        model_key="m",
+        source=source,
+        attributes={},
+        twin=False,
+        timeout_s=30.0,
+        memory_limit_bytes=32 * 1024**2,  # reached sooner than the default's 128 MiB
+    )
+    started = time.monotonic()
+    try:
+        answer: object = functions.call("computationTime", params={})
+    except ModelEvaluationError as error:
+        answer = error.detail
+    return {"answer": answer, "seconds": time.monotonic() - started}
+
+
+def test_the_heap_limit_stops_a_builtin_that_ignores_it_before_the_time_limit() -> None:
+    result = run_sandboxed(
+        {"statement": "new Array(1e9).fill(1.5)"},
+        limits=Limits(wall_s=60, cpu_s=60, data_bytes=1024**3),
+        _entry=f"{THIS}:entry_js_heap",
+    )
+
+    assert result["answer"] == "evaluation exceeded the memory limit of 32 MiB"
+    assert result["seconds"] < 25  # the time limit is 30 s
+
+
+# --------------------------------------------------------------------------------------
+# Determinism: an object's address is not a model's to read (issue 38, item 20)
+
+ID_REFUSED = (
+    "id() is not available in application models: an object's address differs from run to "
+    "run, and so would the results; compare objects with 'is', or number them yourself"
+)
+
+
+def test_id_is_refused_naming_the_users_line() -> None:
+    with pytest.raises(UserCodeError) as caught:
+        run_user_code("x = []\nk = id(x)\n")
+
+    assert caught.value.line == 2
+    assert caught.value.detail == ID_REFUSED
+
+
+def test_a_model_that_reads_addresses_gives_the_same_result_twice() -> None:
+    # Before, `order` followed the addresses of the lists, which differ from run to run.
+    source = (
+        "items = [[n] for n in range(50)]\n"
+        "try:\n"
+        "    order = [item[0] for item in sorted(items, key=id)]\n"
+        "except Exception as error:\n"
+        "    order = str(error)\n"
+    )
+
+    first, second = run_user_code(source), run_user_code(source)
+
+    assert first["globals"] == second["globals"] == {"order": f"application model, {ID_REFUSED}"}
+
+
+# --------------------------------------------------------------------------------------
+# No network, and a user of its own (issue 38, item 22). Python models cannot import
+# `socket` and JavaScript has no network API: these entries stand for code that escaped.
+
+
+@child_entry
+def entry_connect(*, port: int, **_: object) -> dict[str, Any]:
+    import socket
+
+    answers: dict[str, Any] = {"uid": os.getuid()}
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as connection:
+                connection.settimeout(2)
+                connection.connect((host, port))
+            answers[family.name] = "connected"
+        except OSError as error:
+            answers[family.name] = type(error).__name__
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM):
+        answers["AF_UNIX"] = "made"
+    return answers
+
+
+def test_the_child_cannot_open_a_network_connection() -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass  # the test process can: the listener is there
+
+        answers = run_sandboxed({"port": port}, limits=LIMITS, _entry=f"{THIS}:entry_connect")
+
+    assert answers["AF_INET"] == "PermissionError"
+    assert answers["AF_INET6"] == "PermissionError"
+    assert answers["AF_UNIX"] == "made"  # the sandbox's own pipes and sockets are Unix ones
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a user of its own needs root or CAP_SETUID")
+def test_the_child_runs_as_a_user_of_its_own() -> None:
+    answers = run_sandboxed({"port": 9}, limits=LIMITS, _entry=f"{THIS}:entry_connect")
+
+    assert answers["uid"] not in (0, os.getuid())
+
+
+@child_entry
+def entry_connect_from_v8(**_: object) -> dict[str, Any]:
+    import socket
+
+    from simulator.shallow import ShallowFunctions
+
+    # a V8 isolate's threads exist before the filter: they are filtered too (TSYNC)
+    ShallowFunctions(
+        model_key="m",
+        source="function computationTime(p) { return 1; }",
+        attributes={},
+        twin=False,
+    ).call("computationTime", params={})
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+    except PermissionError:
+        return {"socket": "refused"}
+    return {"socket": "made"}
+
+
+def test_the_filter_holds_in_a_child_whose_v8_threads_exist() -> None:
+    assert run_sandboxed({}, limits=LIMITS, _entry=f"{THIS}:entry_connect_from_v8") == {
+        "socket": "refused"
+    }
