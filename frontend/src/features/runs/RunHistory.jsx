@@ -7,6 +7,8 @@ import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { GridTable } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
+import { useNow } from "../../hooks/useNow.js";
+import { runProgressBrief } from "./runFacts.js";
 import {
   COMPARE_LIMIT,
   EMPTY_FILTERS,
@@ -277,6 +279,7 @@ function Pager({ label, page, pages, count, setPage, pageSize, setPageSize }) {
 
 function RunRow({ run: r, picked, toggle, nested = false }) {
   const label = r.name || `Simulation ${r.id}`;
+  const now = useNow(r.status === "running");
   return (
     <tr className={nested ? "sweep-point" : undefined}>
       <td>
@@ -293,7 +296,12 @@ function RunRow({ run: r, picked, toggle, nested = false }) {
       </td>
       <td>
         <span className={`status status-${r.status}`}>{r.status}</span>
-        {r.status === "running" && r.progress > 0 ? ` ${Math.round(100 * r.progress)}%` : ""}
+        {r.status === "running" && (
+          <span className="muted nowrap" data-testid="run-progress">
+            {" "}
+            {runProgressBrief(r, now)}
+          </span>
+        )}
         {r.status === "queued" && r.queue_position ? ` #${r.queue_position} in ${r.queue}` : ""}
       </td>
       <td className="nowrap">{fmtTime(r.overall_time_s)}</td>

@@ -60,17 +60,34 @@ export function runFacts(sim, nowMs) {
   return facts;
 }
 
-// Return what a running run's progress bar shows: {fraction, caption}. The worker records the
-// fraction of the processes that finished; while none has (one process, or all ending
-// together at the end, or a run with no end) the run cannot know a fraction, and the bar
-// gives the simulated time reached and the time elapsed instead of a 0 % that never moves.
+// The figures of a running run's progress: the fraction of its processes finished, or null
+// while none has (one process, or all ending together at the end, or a run with no end: the
+// run cannot know a fraction then, and a 0 % that never moves would mislead), the simulated
+// time reached and the time elapsed, both as read.
+function progressFigures(sim, nowMs) {
+  return {
+    fraction: sim.progress > 0 ? sim.progress : null,
+    reached: typeof sim.simulated_time_s === "number" ? fmtTime(sim.simulated_time_s) : "—",
+    elapsed: sim.started ? fmtDuration(seconds(sim.started, nowMs)) : "—",
+  };
+}
+
+// Return what a running run's progress bar shows on the run page: {fraction, caption}.
 export function runProgress(sim, nowMs) {
-  const reached = typeof sim.simulated_time_s === "number" ? fmtTime(sim.simulated_time_s) : "—";
-  const elapsed = sim.started ? fmtDuration(seconds(sim.started, nowMs)) : "—";
+  const { fraction, reached, elapsed } = progressFigures(sim, nowMs);
   const clock = `simulated time reached ${reached} · elapsed ${elapsed}`;
-  if (sim.progress > 0) {
-    const done = `${Math.round(sim.progress * 100)} % of the processes finished`;
-    return { fraction: sim.progress, caption: `${done} · ${clock}` };
+  if (fraction !== null) {
+    const done = `${Math.round(fraction * 100)} % of the processes finished`;
+    return { fraction, caption: `${done} · ${clock}` };
   }
   return { fraction: null, caption: `Running: ${clock}` };
+}
+
+// Return the same figures in the few words a row of the runs list has room for:
+// "50 % · 2.500 ms simulated · 1 min 05 s elapsed", without the percentage where the run
+// cannot know one.
+export function runProgressBrief(sim, nowMs) {
+  const { fraction, reached, elapsed } = progressFigures(sim, nowMs);
+  const clock = `${reached} simulated · ${elapsed} elapsed`;
+  return fraction !== null ? `${Math.round(fraction * 100)} % · ${clock}` : clock;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fmtDuration, runFacts, runProgress } from "./runFacts.js";
+import { fmtDuration, runFacts, runProgress, runProgressBrief } from "./runFacts.js";
 
 const facts = (sim, now) =>
   Object.fromEntries(runFacts(sim, Date.parse(now)).map((f) => [f.label, f.value]));
@@ -85,5 +85,33 @@ describe("runProgress", () => {
       caption:
         "50 % of the processes finished · simulated time reached 2.500 ms · elapsed 1 min 05 s",
     });
+  });
+});
+
+describe("runProgressBrief", () => {
+  const running = {
+    ...base,
+    status: "running",
+    started: "2024-05-10T10:00:00Z",
+    simulated_time_s: 0.0025,
+  };
+  const at = Date.parse("2024-05-10T10:01:05Z");
+
+  it("gives a run that cannot know its fraction the time reached and elapsed, no 0 %", () => {
+    const brief = runProgressBrief({ ...running, progress: 0 }, at);
+    expect(brief).toBe("2.500 ms simulated · 1 min 05 s elapsed");
+    expect(brief).not.toMatch(/%/);
+  });
+
+  it("puts the fraction first where the run knows one", () => {
+    expect(runProgressBrief({ ...running, progress: 0.5 }, at)).toBe(
+      "50 % · 2.500 ms simulated · 1 min 05 s elapsed",
+    );
+  });
+
+  it("says what it does not know yet with a dash", () => {
+    expect(runProgressBrief({ ...running, started: null, simulated_time_s: null }, at)).toBe(
+      "— simulated · — elapsed",
+    );
   });
 });
