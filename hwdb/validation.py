@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from django.core.exceptions import ValidationError
 
+from simulator import memory_spec
 from simulator.attribute_ranges import range_error
 from simulator.js_names import JS_RESERVED
 from simulator.models import builtin_model_names
@@ -130,6 +131,45 @@ def attribute_row_errors(attributes: Sequence[object]) -> list[tuple[int, str, s
                 (index, "value", MESSAGES["attribute_range"].format(row=index + 1, message=message))
             )
     return found
+
+
+def memory_attribute_errors(
+    kind: object, attributes: Sequence[object], unread: set[int]
+) -> tuple[dict[int, list[str]], list[str]]:
+    """Return a cache's, fabric's or memory record's errors (simulator.memory_spec) as
+    ({row index: messages}, [messages of attributes it lacks]), read from the rows that read.
+
+    Rows in `unread` (they carry errors of their own) and rows whose key or value do not read
+    are left out: the attribute they name is not called missing, and the checks that read it
+    (a cache's geometry) wait for it; the checks of the other rows are reported with theirs.
+    """
+    if kind not in memory_spec.MEMORY_TYPES:
+        return {}, []
+    values: dict[str, float] = {}
+    index_of: dict[str, int] = {}
+    skipped: set[str] = set()
+    for index, row in enumerate(attributes):
+        key = row.get("key") if isinstance(row, Mapping) else None
+        if not isinstance(key, str):
+            continue
+        value = row.get("value") if isinstance(row, Mapping) else None
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            number = math.nan
+        if index in unread or isinstance(value, bool) or not math.isfinite(number):
+            skipped.add(key)
+            continue
+        values[key] = number
+        index_of.setdefault(key, index)
+    by_row: dict[int, list[str]] = {}
+    missing: list[str] = []
+    for key, messages in memory_spec.attribute_errors(str(kind), values).items():
+        if key in index_of:
+            by_row.setdefault(index_of[key], []).extend(messages)
+        elif key not in skipped:
+            missing.extend(messages)
+    return by_row, missing
 
 
 def null_character_paths(value: object, path: str = "") -> list[str]:

@@ -177,7 +177,11 @@ def attribute_errors(
         value = attributes.get(name)
         if value is not None and name not in errors and not _whole(value):
             _add(errors, name, MEMORY_MESSAGES["whole"].format(name=name))
-    if kind == "CACHE" and not errors:
+    # The geometry reads size, ways and lineSize: checked whenever those three read, so that
+    # its errors come with the others of the record instead of after they are fixed.
+    if kind == "CACHE" and all(
+        name in attributes and name not in errors for name in ("size", "ways", "lineSize")
+    ):
         _cache_geometry_errors(attributes, errors)
     return errors
 
@@ -212,7 +216,8 @@ def _cache_geometry_errors(attributes: Mapping[str, float], errors: Errors) -> N
         )
     slices = attributes.get("slices", 1)
     sets = size // (ways * line)
-    if "ways" not in errors and "lineSize" not in errors and sets % slices:
+    fine = not {"ways", "lineSize", "slices"} & errors.keys()
+    if fine and sets % slices:
         _add(errors, "slices", MEMORY_MESSAGES["slices"].format(sets=sets, slices=slices))
     write_back = attributes.get("writeBack", 1)
     if write_back not in (0, 1):

@@ -4,6 +4,7 @@ records; the rules themselves live in `hwdb.validation`, `hwdb.graphs` and the s
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import Manager, QuerySet
@@ -13,7 +14,7 @@ from rest_framework import serializers
 from hwdb.graphs import graph_errors
 from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, SystemModel
 from hwdb.selectors import can_change, component_get
-from hwdb.validation import MESSAGES, attribute_row_errors
+from hwdb.validation import MESSAGES, attribute_row_errors, memory_attribute_errors
 from simulator import memory_spec
 from simulator.js_names import JS_IDENTIFIER
 
@@ -151,6 +152,11 @@ class AttributeSerializer(serializers.ModelSerializer):
         list_serializer_class = AttributeListSerializer
 
 
+def _row_order(key: str) -> tuple[int, str]:
+    """Sort the rows of an attributes error by their number, what names no row last."""
+    return (int(key), "") if key.isdigit() else (1 << 62, key)
+
+
 def _check_memory_attributes(kind: object, attributes: list[dict[str, Any]] | None) -> None:
     """Refuse a cache's or fabric's impossible attributes (simulator.memory_spec), in DRF's
     nested shape: {"attributes": {"<index>": {"value": [...]}}}, or a list when one is
@@ -199,6 +205,39 @@ class ComponentSerializer(OwnedRecordSerializer):
         kind = attrs.get("type", instance.type if instance is not None else None)
         _check_memory_attributes(kind, attrs.get("attributes"))
         return attrs
+
+    def to_internal_value(self, data: Any) -> Any:
+        """Return the validated fields; when some are refused, refuse a cache's or fabric's
+        impossible attributes with them (on the rows that read), not after they are fixed."""
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as error:
+            detail = error.detail
+            rows = data.get("attributes") if isinstance(data, Mapping) else None
+            if not isinstance(detail, dict) or not isinstance(rows, list):
+                raise
+            instance: Component | None = self.instance
+            kind = data.get("type", instance.type if instance is not None else None)
+            row_errors = detail.get("attributes", {})
+            if not isinstance(row_errors, dict):
+                raise
+            unread = {int(index) for index in row_errors}
+            by_row, missing = memory_attribute_errors(kind, rows, unread)
+            if not by_row and not missing:
+                raise
+            found: dict[str, Any] = dict(detail)
+            nested: dict[str, Any] = dict(row_errors)
+            for index, messages in by_row.items():
+                nested[str(index)] = {"value": messages}
+            if not nested:
+                # What validate() answers: a list when only missing attributes are wrong.
+                found["attributes"] = missing
+                raise serializers.ValidationError(found) from error
+            if missing:
+                # A missing attribute has no row: named beside the rows' errors.
+                nested["missing"] = missing
+            found["attributes"] = {key: nested[key] for key in sorted(nested, key=_row_order)}
+            raise serializers.ValidationError(found) from error
 
 
 class ComponentImportItemSerializer(serializers.ModelSerializer):

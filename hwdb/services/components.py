@@ -28,8 +28,7 @@ from hwdb.services.common import (
     record_field_errors,
     unshare_errors,
 )
-from hwdb.validation import MESSAGES, attribute_row_errors
-from simulator import memory_spec
+from hwdb.validation import MESSAGES, attribute_row_errors, memory_attribute_errors
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -86,23 +85,30 @@ def _component_errors(
     if attributes is not None:
         records, attribute_errors = attribute_records(attributes)
         errors.update(attribute_errors)
-    if component.type in memory_spec.MEMORY_TYPES and not errors:
-        merge_errors(errors, "", _memory_attribute_errors(component, records))
+    if "attributes" not in errors:
+        merge_errors(errors, "", _memory_attribute_errors(component, attributes, errors))
     return records, errors
 
 
-def _memory_attribute_errors(component: Component, records: list[Attribute] | None) -> Errors:
+def _memory_attribute_errors(
+    component: Component, attributes: Sequence[AttributeData] | None, errors: Errors
+) -> Errors:
     """Return the errors of a cache's or fabric's attributes (simulator.memory_spec), keyed
-    by the attribute's path ("attributes[2].value") or "attributes" when one is missing."""
-    if records is None:
-        records = list(component.attributes.all()) if component.pk else []
-    index_of = {record.key: index for index, record in enumerate(records)}
-    values = {record.key: float(record.value) for record in records}
-    errors: Errors = {}
-    for key, messages in memory_spec.attribute_errors(component.type, values).items():
-        path = f"attributes[{index_of[key]}].value" if key in index_of else "attributes"
-        errors.setdefault(path, []).extend(messages)
-    return errors
+    by the attribute's path ("attributes[2].value") or "attributes" when one is missing; rows
+    with `errors` of their own are left out of them (hwdb.validation.memory_attribute_errors)."""
+    if attributes is None:
+        stored = component.attributes.all() if component.pk else []
+        attributes = [{"key": record.key, "value": record.value} for record in stored]
+    unread = {
+        index
+        for index in range(len(attributes))
+        if any(p == f"attributes[{index}]" or p.startswith(f"attributes[{index}].") for p in errors)
+    }
+    by_row, missing = memory_attribute_errors(component.type, attributes, unread)
+    found: Errors = {f"attributes[{index}].value": messages for index, messages in by_row.items()}
+    if missing:
+        found["attributes"] = missing
+    return found
 
 
 def _tracked_values(component: Component, records: list[Attribute] | None) -> dict[str, Any]:

@@ -381,3 +381,28 @@ def test_mine_takes_true_and_false_in_any_case(api: APIClient, user: Any) -> Non
     for word, names in (("TRUE", ["Mine"]), ("1", ["Mine"]), ("False", ["Built in"])):
         response = api.get(URL, {"mine": word, "page_size": "50"})
         assert [c["name"] for c in response.json()["results"]] == names
+
+
+def test_a_caches_geometry_is_reported_with_the_row_errors_at_once(api: APIClient) -> None:
+    body = cache_body(ways=3)
+    body["name"] = "n" * 201
+    body["attributes"].append({"key": "writeBack", "value": "yes"})
+    response = api.post(URL, body, format="json")
+    assert response.status_code == 400
+    errors = response.json()
+    assert "name" in errors
+    assert errors["attributes"]["5"] == {"value": ["A valid number is required."]}
+    (geometry,) = errors["attributes"]["1"]["value"]
+    assert "whole number of sets" in geometry
+    assert not Component.objects.exists()
+
+
+def test_a_row_with_its_own_error_is_not_also_called_missing(api: APIClient) -> None:
+    body = cache_body(lineSize=48)
+    body["attributes"][4]["value"] = "fast"  # clock
+    response = api.post(URL, body, format="json")
+    assert response.status_code == 400
+    assert response.json()["attributes"] == {
+        "2": {"value": ["lineSize must be a power of two (got 48)."]},
+        "4": {"value": ["A valid number is required."]},
+    }

@@ -176,3 +176,11 @@ def test_memory_path_messages_name_nodes_by_their_names(edit: Any, path: str, me
     messages = errors_of(snapshot)[f"nodes[{index(snapshot, node_id)}].{field}"]
     assert any(message in m for m in messages), messages
     assert not any(f"'{node_id}'" in m for m in messages), messages
+
+
+def test_a_caches_geometry_is_checked_with_its_other_errors() -> None:
+    values = {key: v for key, v in CACHE.items() if key != "clock"}
+    errors = attribute_errors("CACHE", {**values, "ways": 3, "slices": 0})
+    assert errors["clock"] == ["A CACHE record needs the attribute 'clock' (clock in MHz)."]
+    assert "whole number of sets" in errors["ways"][0]
+    assert "slices" in errors

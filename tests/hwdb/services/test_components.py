@@ -222,3 +222,23 @@ def test_a_bulk_import_with_one_bad_record_stores_none() -> None:
         components_import(data=data, owner=UserFactory())
     assert errors_of(excinfo) == {"components[1].attributes[0].value": [MESSAGES["not_finite"]]}
     assert not Component.objects.exists()
+
+
+def test_a_caches_geometry_is_reported_with_its_row_errors_not_after() -> None:
+    attributes = [
+        {"key": "size", "value": 32768},
+        {"key": "ways", "value": 3},
+        {"key": "lineSize", "value": 64},
+        {"key": "latencyCycles", "value": 1},
+        {"key": "clock", "value": "fast"},
+        {"key": "ways", "value": 2},
+    ]
+    with pytest.raises(ValidationError) as excinfo:
+        component_create(owner=UserFactory(), type="CACHE", name="L1", attributes=attributes)
+    errors = errors_of(excinfo)
+    assert set(errors) == {"attributes[1].value", "attributes[4].value", "attributes[5].key"}
+    (geometry,) = errors["attributes[1].value"]
+    assert "whole number of sets" in geometry
+    # the clock's row says what is wrong with it; the clock is not also called missing
+    assert "'clock'" not in str(errors)
+    assert not Component.objects.exists()
