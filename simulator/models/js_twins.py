@@ -361,6 +361,10 @@ class MerpsysPcieTwin(JsTwin):
         return startup + size / rate
 
 
+# pcie_link.js LINK_ATTRIBUTES
+PCIE_LINK_ATTRIBUTES = ("bandwidth", "startupHTD", "lambdaHTD", "startupDth", "lambdaDth")
+
+
 @dataclass(frozen=True)
 class _Staging:
     """A direction's pageable staging pair (pcie_link.js `pageableStaging`)."""
@@ -373,12 +377,15 @@ class PcieLinkTwin(JsTwin):
     """The built-in "PCIe link": eq 4.6 per direction, pageable copies at min(link, staging)."""
 
     shipped = "builtin:PCIe link"
-    defines = frozenset({"pageableStaging", "directionTime", "p2pTime"})
+    defines = frozenset(
+        {"linkAttribute", "pcieLink", "pageableStaging", "directionTime", "p2pTime"}
+    )
 
     def __init__(self, attributes: Mapping[str, object]) -> None:
         super().__init__(attributes)
-        # p2pTime reads both directions' staging first: a half pair throws for every call.
-        self.refused = False
+        # p2pTime reads the whole link first (pcieLink): a missing attribute or a half pair
+        # throws for every call, with the message V8 gives.
+        self.refused = any(name not in attributes for name in PCIE_LINK_ATTRIBUTES)
         self.links: dict[str, tuple[float | None, float | None, _Staging | None]] = {}
         bandwidth = _present(attributes, "bandwidth")
         for direction, suffix in (("HostToDevice", "HTD"), ("DeviceToHost", "Dth")):
@@ -775,7 +782,7 @@ JS_TWINS: dict[str, type[JsTwin]] = {
     "7967f8d7e322418920afb830d8d70a7e5e93403329501c0a4394baa1f18aa9fc": MerpsysGpuTwin,
     "003dd3ff161d156c24fa3c2e016a32cd9f5bdccb92fd647001bddc5aa782cf5f": MerpsysPcieTwin,
     "40ac93cf0a9ce19d983f8955b5a16eea13747037bc2a0cca957fa8cc5ea00480": VolkovGpuTwin,
-    "38ace5c452509a4cf626b667bb51d8e7d6315cf852b5094fcf715165f7959177": PcieLinkTwin,
+    "af18e6d8324cc19dccd43d1dbab5e453b22e70efb6d270fac58a077073acf641": PcieLinkTwin,
     "daff63644e7fc8c361e2a9ac6f0579c227b9c0f0f6e545b1e36f625aa524146f": LatencyBandwidthLinkTwin,
     "70c57ed9655e780fb7acf7e4153b92b8682c30e689a9b4bbaeb569e7172d2503": CpuTwin,
     "e5ae7da559bca9c631b4924f5190207cdacbedd5f2d8cfdec05af52350a2217d": PowerStatesTwin,

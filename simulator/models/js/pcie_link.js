@@ -12,6 +12,34 @@
 // and a pinned one (4.6). Without the pair both kinds cost (4.6): 000's testbeds were
 // measured with pageable memory, so their t_s and lambda_c already carry the staging.
 
+// Refuse a link that lacks attributes, naming all of them when several are missing, in the
+// order and with the words of the Python reference (PcieLink.from_attributes): the figures
+// would be NaN otherwise, and a NaN time says nothing of what is lacking.
+var LINK_ATTRIBUTES = ['bandwidth', 'startupHTD', 'lambdaHTD', 'startupDth', 'lambdaDth'];
+
+function linkAttribute(name) {
+  if (!(name in hw)) throw new Error("link attribute '" + name + "' is required");
+  return hw[name];
+}
+
+// Return {bandwidth, HTD, Dth}: each direction's startup, lambda and pageable staging (null:
+// none), read in the reference's order so that the first refusal is the same.
+function pcieLink() {
+  var missing = LINK_ATTRIBUTES.filter(function (name) { return !(name in hw); });
+  if (missing.length > 1) {
+    throw new Error("link attributes '" + missing.join("', '") + "' are required");
+  }
+  var link = {bandwidth: linkAttribute('bandwidth')};
+  ['HTD', 'Dth'].forEach(function (suffix) {
+    link[suffix] = {
+      startup: linkAttribute('startup' + suffix),
+      lambda: linkAttribute('lambda' + suffix),
+      staging: pageableStaging(suffix),
+    };
+  });
+  return link;
+}
+
 function pageableStaging(suffix) {
   var startup = 'pageableStartup' + suffix, bandwidth = 'pageableBandwidth' + suffix;
   var hasStartup = startup in hw, hasBandwidth = bandwidth in hw;
@@ -30,7 +58,7 @@ function directionTime(size, startup, rate, staging, hostMemory) {
 }
 
 function p2pTime(size, params) {
-  var stagingHTD = pageableStaging('HTD'), stagingDth = pageableStaging('Dth');
+  var link = pcieLink();
   var hostMemory = params.get('hostMemory', 'pageable');
   if (hostMemory !== 'pageable' && hostMemory !== 'pinned') {
     var shown = typeof hostMemory === 'string' ? "'" + hostMemory + "'" : String(hostMemory);
@@ -41,11 +69,9 @@ function p2pTime(size, params) {
     if (size === 0) return 0;
     throw new Error("a non-empty message over a PCIe link needs params.direction ('HostToDevice' or 'DeviceToHost')");
   }
-  if (direction === 'HostToDevice') {
-    return directionTime(size, hw.startupHTD, hw.bandwidth * hw.lambdaHTD, stagingHTD, hostMemory);
-  }
-  if (direction === 'DeviceToHost') {
-    return directionTime(size, hw.startupDth, hw.bandwidth * hw.lambdaDth, stagingDth, hostMemory);
+  if (direction === 'HostToDevice' || direction === 'DeviceToHost') {
+    var way = link[direction === 'HostToDevice' ? 'HTD' : 'Dth'];
+    return directionTime(size, way.startup, link.bandwidth * way.lambda, way.staging, hostMemory);
   }
   throw new Error("direction must be 'HostToDevice' or 'DeviceToHost', got " + direction);
 }

@@ -27,7 +27,7 @@ from simulator.models.occupancy import (
     occupancy_for_limits,
 )
 from simulator.models.reliability import failure_rate_from_attributes
-from simulator.models.transfer import PcieLink
+from simulator.models.transfer import PCIE_ATTRIBUTES, PcieLink
 from simulator.models.volkov import computation_estimate as volkov_estimate
 from simulator.models.volkov import computation_time as volkov_time
 from simulator.shallow import ShallowFunctions
@@ -589,3 +589,37 @@ def test_reliability_js_matches_python(rate, mtbf):
     expected = failure_rate_from_attributes(attributes)
     actual = _js("Reliability", attributes).call("failureRate", params={})
     assert math.isclose(actual, expected, rel_tol=REL, abs_tol=0)
+
+
+@pytest.mark.parametrize(
+    "drop",
+    [
+        ("bandwidth",),
+        ("startupDth",),
+        ("lambdaHTD", "startupDth"),
+        ("bandwidth", "startupHTD", "lambdaHTD", "startupDth", "lambdaDth"),
+    ],
+)
+@pytest.mark.parametrize("direction", ["HostToDevice", "DeviceToHost"])
+def test_pcie_link_names_every_missing_attribute_in_python_and_js(drop, direction):
+    full = {"startupHTD": 1e-6, "startupDth": 2e-6, "lambdaHTD": 0.8, "lambdaDth": 0.7}
+    attributes = {
+        key: value for key, value in {**full, "bandwidth": 1e10}.items() if key not in drop
+    }
+    with pytest.raises(ValueError) as expected:
+        PcieLink.from_attributes("probe", attributes).p2p_time(64, direction)
+    names = "', '".join(key for key in PCIE_ATTRIBUTES if key in drop)
+    word = "attributes" if len(drop) > 1 else "attribute"
+    assert (
+        str(expected.value) == f"link {word} '{names}' {'are' if len(drop) > 1 else 'is'} required"
+    )
+    for twin in (False, True):  # V8, and the Python twin that must leave it to V8
+        shallow = ShallowFunctions(
+            model_key="PCIe link",
+            source=MODELS["PCIe link"].source,
+            attributes=attributes,
+            twin=twin,
+        )
+        with pytest.raises(ModelEvaluationError) as caught:
+            shallow.call("p2pTime", 64, params={"direction": direction})
+        assert str(expected.value) in caught.value.detail
