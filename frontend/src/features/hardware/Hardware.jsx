@@ -12,7 +12,9 @@ import { Loading } from "../../components/Loading.jsx";
 import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
 import { EditorHeader } from "../../components/EditorHeader.jsx";
 import { VersionConflict } from "../../components/VersionConflict.jsx";
+import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
+import { recommendedModelChoices } from "./recommendedModel.js";
 
 // hwdb.models.ComponentType (tests/e2e/test_memory_hierarchy.py checks that they agree).
 export const TYPES = ["GPU", "CPU", "NETWORK", "MEMORY", "CACHE", "FABRIC", "STORAGE"];
@@ -309,6 +311,7 @@ const EMPTY = {
   vendor: "",
   comment: "",
   source_url: "",
+  recommended_model: "",
   shared: false,
   attributes: [],
   can_edit: true,
@@ -322,6 +325,7 @@ function toBody(record) {
     vendor: record.vendor,
     comment: record.comment,
     source_url: record.source_url,
+    recommended_model: record.recommended_model ?? "",
     shared: record.shared,
     attributes: record.attributes.map((a) => ({
       ...a,
@@ -351,6 +355,9 @@ export function HardwareDetail({ id }) {
     toBody,
   });
 
+  // The models a record may recommend: the built-in ones (hwdb.validation accepts no other).
+  const builtinModels = useApiGet("/api/models/?builtin=true&page_size=200").data;
+
   if (!record) return error ? <ErrorSummary error={error} /> : <Loading />;
   const errors = error?.fields || {};
   const readOnly = !record.can_edit;
@@ -358,11 +365,13 @@ export function HardwareDetail({ id }) {
   const fieldProps = { record, errors, set, readOnly };
 
   const exportOne = () => {
-    const { type, name, vendor, comment, source_url, attributes } = record;
+    const { type, name, vendor, comment, source_url, recommended_model, attributes } = record;
     download(
       `${name.replace(/[^\w.-]+/g, "_")}.json`,
       JSON.stringify(
-        { components: [{ type, name, vendor, comment, source_url, attributes }] },
+        {
+          components: [{ type, name, vendor, comment, source_url, recommended_model, attributes }],
+        },
         null,
         2,
       ),
@@ -407,6 +416,27 @@ export function HardwareDetail({ id }) {
         <TextField {...fieldProps} label="Vendor" name="vendor" />
         <TextField {...fieldProps} label="Source link" name="source_url" />
         <TextField {...fieldProps} label="Comment" name="comment" rows={2} />
+        <Field
+          label="Recommended model"
+          path="recommended_model"
+          errors={errors}
+          hint="The built-in model a sweep runs on this hardware where the node's model was not validated on it (see the models' validated architectures)."
+        >
+          <select
+            value={record.recommended_model ?? ""}
+            disabled={readOnly}
+            onChange={(e) => set({ recommended_model: e.target.value })}
+          >
+            <option value="">none</option>
+            {recommendedModelChoices(builtinModels?.results, record.recommended_model).map(
+              (name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ),
+            )}
+          </select>
+        </Field>
         <SharedCheckbox
           checked={record.shared}
           readOnly={readOnly}

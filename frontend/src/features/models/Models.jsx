@@ -6,7 +6,7 @@ import { fmt } from "../../lib/format.js";
 import { Link, navigate } from "../../lib/router.jsx";
 import { CodeEditor } from "../../components/CodeEditor.jsx";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
-import { FieldErrors } from "../../components/Field.jsx";
+import { Field, FieldErrors } from "../../components/Field.jsx";
 import { GridTable } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { OwnerCell, SharedCheckbox, TextField } from "../../components/RecordFields.jsx";
@@ -14,6 +14,7 @@ import { EditorHeader } from "../../components/EditorHeader.jsx";
 import { VersionConflict } from "../../components/VersionConflict.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useRecordEditor } from "../../hooks/useRecordEditor.js";
+import { formatArchitectures, parseArchitectures } from "./architectures.js";
 
 export function ModelList() {
   const { data: models, error } = useApiGet("/api/models/?page_size=200", { all: true });
@@ -48,6 +49,7 @@ export function ModelList() {
 const NEW_MODEL = {
   name: "",
   description: "",
+  validated_architectures: [],
   language: "javascript",
   shared: false,
   can_edit: true,
@@ -55,9 +57,16 @@ const NEW_MODEL = {
     "// Hardware attributes are globals (SMs, SMCoreClock, ...) and hw.<name>;\n// application parameters arrive as params (params.x, params.get('x')).\nfunction computationTime(params) {\n  return params.get('work') / (SMs * SMCoreClock * 1e6);\n}\n",
 };
 
+// The editor holds the validated architectures as the line its field shows (architectures.js).
+const fromServer = (model) => ({
+  ...model,
+  validated_architectures: formatArchitectures(model.validated_architectures),
+});
+
 const toBody = (model) => ({
   name: model.name,
   description: model.description,
+  validated_architectures: parseArchitectures(model.validated_architectures),
   language: model.language,
   source: model.source,
   shared: model.shared,
@@ -82,6 +91,7 @@ export function ModelEditor({ id }) {
     endpoint: "/api/models/",
     appPath: "/app/models",
     blank: NEW_MODEL,
+    fromServer,
     toBody,
   });
   const [testError, setTestError] = useState(null);
@@ -116,6 +126,19 @@ export function ModelEditor({ id }) {
       <div className="form-grid">
         <TextField {...fieldProps} label="Name" name="name" aria-invalid={Boolean(errors.name)} />
         <TextField {...fieldProps} label="Description" name="description" />
+        <Field
+          label="Validated architectures"
+          path="validated_architectures"
+          errors={errors}
+          hint="The GPU families the model was checked against, separated by commas (Maxwell, Pascal, ..., Hopper, Blackwell); a run on another family says so. Empty: the model is never judged."
+        >
+          <input
+            value={model.validated_architectures}
+            readOnly={readOnly}
+            placeholder="e.g. Hopper, Blackwell"
+            onChange={(e) => set({ validated_architectures: e.target.value })}
+          />
+        </Field>
         <SharedCheckbox
           checked={model.shared}
           readOnly={readOnly}
