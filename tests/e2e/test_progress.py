@@ -45,6 +45,15 @@ def test_an_endless_run_shows_the_simulated_time_reached_and_the_time_elapsed(
     # the figures move: the engine's clock advances and the elapsed time ticks
     expect(caption).not_to_have_text(first, timeout=10_000)
 
+    # the runs list says the same in a few words, with no percentage either
+    run_page = page.url
+    page.goto("/app/runs")
+    listed = page.get_by_test_id("run-progress").first
+    expect(listed).to_have_text(
+        re.compile(r"^\s*\d[\d.]* (µs|ms|s) simulated · \d[^%]* elapsed$"), timeout=20_000
+    )
+    page.goto(run_page)
+
     page.get_by_role("button", name="Cancel", exact=True).click()
     page.get_by_test_id("run-status").filter(has_text="cancelled").wait_for(timeout=60_000)
     expect(bar).to_have_count(0)
