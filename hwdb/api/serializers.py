@@ -234,8 +234,9 @@ class ComponentSerializer(OwnedRecordSerializer):
                 found["attributes"] = missing
                 raise serializers.ValidationError(found) from error
             if missing:
-                # A missing attribute has no row: named beside the rows' errors.
-                nested["missing"] = missing
+                # A missing attribute has no row: named for the list as a whole (DRF's key for
+                # that; the editor shows it at "attributes"), beside the rows' errors.
+                nested["non_field_errors"] = missing
             found["attributes"] = {key: nested[key] for key in sorted(nested, key=_row_order)}
             raise serializers.ValidationError(found) from error
 

@@ -406,3 +406,21 @@ def test_a_row_with_its_own_error_is_not_also_called_missing(api: APIClient) -> 
         "2": {"value": ["lineSize must be a power of two (got 48)."]},
         "4": {"value": ["A valid number is required."]},
     }
+
+
+def test_a_missing_cache_attribute_is_named_with_the_row_errors(api: APIClient) -> None:
+    body = cache_body()
+    body["attributes"] = [a for a in body["attributes"] if a["key"] != "clock"]
+    body["attributes"][0]["value"] = "big"  # size: the geometry waits for it
+    response = api.post(URL, body, format="json")
+    assert response.status_code == 400
+    assert response.json()["attributes"] == {
+        "0": {"value": ["A valid number is required."]},
+        "non_field_errors": ["A CACHE record needs the attribute 'clock' (clock in MHz)."],
+    }
+    only_missing = cache_body()
+    only_missing["name"] = "n" * 201
+    only_missing["attributes"] = [a for a in only_missing["attributes"] if a["key"] != "clock"]
+    errors = api.post(URL, only_missing, format="json").json()
+    assert "name" in errors
+    assert errors["attributes"] == ["A CACHE record needs the attribute 'clock' (clock in MHz)."]
