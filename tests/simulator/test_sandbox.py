@@ -32,12 +32,7 @@ from simulator.errors import (
     SimulationError,
     UserCodeError,
 )
-from simulator.runner import (
-    PROCESS_RESERVED_BYTES,
-    V8_CODE_RANGE_BYTES,
-    V8_CONTEXT_BYTES,
-    address_space_reserved,
-)
+from simulator.runner import address_space_reserved
 from simulator.sandbox import (
     Limits,
     child_entry,
@@ -49,6 +44,11 @@ from simulator.sandbox import (
     user_globals,
 )
 from simulator.sandbox.child import SINGLE_THREADED
+from simulator.sandbox.preparation import (
+    PROCESS_RESERVED_BYTES,
+    V8_CODE_RANGE_BYTES,
+    V8_CONTEXT_BYTES,
+)
 from simulator.sandbox.restricted import PRINT_LIMIT_CHARS, compile_errors
 from simulator.sandbox.wire import (
     RESULT_PIECE_ITEMS,
