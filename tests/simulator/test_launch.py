@@ -37,6 +37,7 @@ from simulator.sandbox import (
 from simulator.sandbox.child import SPARE_ISOLATES, WRITE_AT_BYTES
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
+    FreshStart,
     SpareChild,
     StartedChild,
     start_child,
@@ -254,6 +255,27 @@ def test_a_spare_child_is_used_by_the_next_run_and_replaced() -> None:
         )
     finally:
         second.discard()
+        spare.close()
+
+
+def test_a_run_gets_its_child_from_a_source_a_fresh_start_or_a_spare_restarted_after() -> None:
+    fresh = FreshStart(ENTRY_PID).take()
+    try:
+        assert isinstance(fresh, StartedChild) and fresh.entry == ENTRY_PID
+        result = run_sandboxed({}, limits=LIMITS, child=fresh, _entry=ENTRY_PID)
+        assert result["pid"] == fresh.process.pid
+    finally:
+        fresh.discard()
+    spare = SpareChild(ENTRY_PID)
+    try:
+        first = spare.take()  # none started yet: one is started for the run
+        assert run_sandboxed({}, limits=LIMITS, child=first, _entry=ENTRY_PID)["pid"] == (
+            first.process.pid
+        )
+        spare.done_with(first)  # the run is over: the next run's child starts now
+        assert spare._child is not None and spare._child is not first
+        assert spare._child.process.poll() is None
+    finally:
         spare.close()
 
 
