@@ -142,7 +142,11 @@ _LIMIT_NAMES = (
 
 class Limits:
     """Resource limits of one sandboxed run (keyword arguments, each with its default);
-    immutable, compared by value."""
+    immutable, compared by value.
+
+    What a frozen dataclass would be, written out: `dataclasses` loads `inspect`, which the
+    command line's start-up does without (tests/simulator/test_launch.py checks its imports).
+    """
 
     __slots__ = _LIMIT_NAMES
     wall_s: float  # wall clock, enforced by the parent
@@ -171,6 +175,9 @@ class Limits:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Limits are immutable: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Limits are immutable: cannot delete {name}")
 
     def replace(self, **changes: float) -> Limits:
         """Return these limits with `changes` (limits by name) instead."""

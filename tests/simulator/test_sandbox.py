@@ -933,6 +933,11 @@ def test_limits_are_values_replaced_by_name_and_never_changed_in_place() -> None
     ]
     with pytest.raises(AttributeError):
         limits.cpu_s = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del limits.cpu_s
+    assert limits.cpu_s == 10
+    assert repr(limits).startswith("Limits(wall_s=5, cpu_s=10, data_bytes=")
+    assert hash(limits) == hash(Limits(wall_s=5, cpu_s=10))
     assert pickle.loads(pickle.dumps(limits)) == copy.deepcopy(limits) == limits
     with pytest.raises(TypeError):
         Limits(5)  # type: ignore[misc]
