@@ -37,6 +37,7 @@ import bench_userpath  # noqa: E402
 
 from simulator import engine as engine_module  # noqa: E402
 from simulator import runner, shallow  # noqa: E402
+from simulator.sandbox import preparation  # noqa: E402
 from simulator.sandbox.child import PRELOAD_MODULES, SPARE_ISOLATES  # noqa: E402
 
 SCENARIOS = {
@@ -109,7 +110,7 @@ def main() -> None:
             os.close(read)
             # V8 and the run's first isolates, made while a pool's child waits for its run
             # (simulator.sandbox.child `_load_v8_while_idle`; `_load_v8` keeps them all)
-            if runner.needs_v8(payload_with_labels):
+            if preparation.needs_v8(payload_with_labels):
                 for _ in range(SPARE_ISOLATES):
                     shallow.start_spare_racer()
             os.write(write, json.dumps(first_run(inputs)).encode())

@@ -32,8 +32,6 @@ from simulator.api import (
     StacklessSim,
 )
 from simulator.engine import (
-    ARENA_REGION_BYTES,
-    STACKLESS_CORE,
     Engine,
     Process,
     StacklessProcess,
@@ -53,7 +51,8 @@ from simulator.results import (
     Timeline,
     assemble_result,
 )
-from simulator.sandbox import Progress, child_entry
+from simulator.sandbox import Progress, child_entry, preparation
+from simulator.sandbox.preparation import has_memory_nodes
 from simulator.sandbox.restricted import (
     DEFAULT_FILENAME,
     compile_user_code,
@@ -68,7 +67,7 @@ from simulator.sandbox.stackless import (
     process_function,
     referenced_names,
 )
-from simulator.shallow import MAX_CONTEXTS, ShallowFunctions, has_twin
+from simulator.shallow import ShallowFunctions
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 from simulator.summary import result_summary
 
@@ -164,71 +163,6 @@ def _node_power_and_failure(
     return idle, active, failure, missing
 
 
-DETAILED_MODE_MODULES = (
-    "multiprocessing.connection",
-    "multiprocessing.context",
-    "multiprocessing.popen_fork",
-    "multiprocessing.reduction",
-    "pickle",
-    "simulator.models.gpu_detailed",
-)
-KERNEL_MODE_MODULES: dict[str, tuple[str, ...]] = {
-    "detailed": DETAILED_MODE_MODULES,
-    "petri": ("simulator.models.gpu_modes",),
-    "waves": ("simulator.models.gpu_modes",),
-}
-
-
-MEMORY_TYPES = frozenset({"CACHE", "MEMORY", "FABRIC"})
-
-
-def _has_memory_nodes(system: SystemSnapshot) -> bool:
-    """Return whether the system has a memory-hierarchy node or a memory path."""
-    return any(
-        node.next is not None
-        or (node.hardware is not None and system.hardware[node.hardware].type in MEMORY_TYPES)
-        for node in system.nodes.values()
-    )
-
-
-# Address space a run reserves without using it, which RLIMIT_DATA counts whole
-# (bench/RESULTS.md: the memory rows of bench_userpath.py's table): V8's code range (one per process, made
-# writable and executable up front), each V8 context's reservations, and per simulated
-# process on a greenlet a 16 KiB frame-stack chunk of which a short model touches one page,
-# with the greenlet's bookkeeping (a stackless process reserves nothing it does not use); and
-# the unused part of the object-arena region the allocator hook mapped last (ARENA_REGION_BYTES).
-V8_CODE_RANGE_BYTES = 512 * 1024**2
-V8_CONTEXT_BYTES = 20 * 1024**2
-PROCESS_RESERVED_BYTES = 24 * 1024
-
-
-def address_space_reserved(payload: Mapping[str, Any]) -> int:
-    """Return the address space a run of `payload` reserves beyond what it uses (the sandbox
-    child raises the data limit by it, simulator.sandbox.child): V8's, its processes', and
-    the object arenas' last region."""
-    snapshot = payload.get("snapshot")
-    labels = payload.get("labels")
-    processes = 0
-    if isinstance(labels, Mapping):
-        processes = sum(count for count in labels.values() if isinstance(count, int) and count > 0)
-    contexts: set[tuple[object, object]] = set()
-    nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
-    if isinstance(nodes, list):
-        contexts = {
-            (node.get("model"), node.get("hardware"))
-            for node in nodes
-            if isinstance(node, Mapping) and node.get("model") is not None
-        }
-    v8 = (
-        V8_CODE_RANGE_BYTES + V8_CONTEXT_BYTES * min(len(contexts), MAX_CONTEXTS) if contexts else 0
-    ) + ARENA_REGION_BYTES
-    app, variables = payload.get("app_source"), payload.get("variables")
-    names = variables if isinstance(variables, Mapping) else {}
-    if STACKLESS_CORE and isinstance(app, str) and _stackless_function(app, names) is not None:
-        return v8
-    return v8 + PROCESS_RESERVED_BYTES * processes
-
-
 # What every process of a run sees alike, in the run's builtins (restricted.shared_builtins).
 API_BUILTINS = {
     "ConstVar": ConstVar,
@@ -259,60 +193,16 @@ def _stackless_function(app_source: str, variables: Iterable[object]) -> CodeTyp
     )
 
 
-def needs_v8(payload: Mapping[str, Any]) -> int:
-    """Return how many V8 contexts a run of `payload` makes at most (0: it evaluates no
-    JavaScript in V8): one for each node model and hardware record that no Python twin
-    answers (the runner makes one per pair; a model no node uses is never evaluated). The
-    sandbox child loads V8 before it drops privileges when this is not 0, and keeps as many
-    of the isolates it made ahead (simulator.sandbox.child). A twin that declines an input
-    later makes its context then."""
-    snapshot = payload.get("snapshot")
-    models = snapshot.get("models") if isinstance(snapshot, Mapping) else None
-    nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
-    if not isinstance(models, Mapping) or not isinstance(nodes, list):
-        return 1  # a snapshot the run will refuse
-    twinned = {
-        key
-        for key, model in models.items()
-        if isinstance(model, Mapping)
-        and isinstance(model.get("source"), str)
-        and has_twin(model["source"])
-    }
-    contexts = {
-        (node.get("model"), node.get("hardware"))
-        for node in nodes
-        if isinstance(node, Mapping) and node.get("model") is not None
-    }
-    untwinned = sum(1 for model, _ in contexts if model not in twinned)
-    return min(untwinned, MAX_CONTEXTS)
+def _runs_stackless(app_source: str, variables: Iterable[object]) -> bool:
+    """Return whether `app_source`'s processes run stackless (`_stackless_function`)."""
+    return _stackless_function(app_source, variables) is not None
 
 
-def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return the modules a sandboxed run of `payload` imports lazily (the sandbox child
-    imports them while it still can, simulator.sandbox.child): its nodes' kernel modes', and the
-    memory hierarchy's when it has memory nodes (a guess on the raw snapshot: importing a
-    module not needed costs time, not correctness)."""
-    snapshot = payload.get("snapshot")
-    nodes = snapshot.get("nodes") if isinstance(snapshot, Mapping) else None
-    if not isinstance(nodes, list):
-        return ()
-    nodes = [node for node in nodes if isinstance(node, Mapping)]
-    modes = [node.get("kernelMode") for node in nodes]
-    needed = [
-        module
-        for mode, modules in KERNEL_MODE_MODULES.items()
-        if mode in modes
-        for module in modules
-    ]
-    hardware = snapshot.get("hardware") if isinstance(snapshot, Mapping) else None
-    types = (
-        {record.get("type") for record in hardware.values() if isinstance(record, Mapping)}
-        if isinstance(hardware, Mapping)
-        else set()
-    )
-    if types & MEMORY_TYPES or any(node.get("next") is not None for node in nodes):
-        needed.append("simulator.memsys")
-    return tuple(dict.fromkeys(needed))
+address_space_reserved = functools.partial(
+    preparation.address_space_reserved, runs_stackless=_runs_stackless
+)
+"""The sandbox child's reservation hook (simulator.sandbox.preparation), with the runner's
+answer to whether a model's processes run stackless."""
 
 
 def _one_at_a_time(progress: Progress) -> Progress:
@@ -468,9 +358,10 @@ def run_simulation(
 
 @child_entry(
     prepare=prepare_simulation_process,  # the child runs a simulation and nothing else
-    needs_v8=needs_v8,
+    parse=preparation.parse_payload,  # once, in the child: the run gets the parsed snapshot
+    needs_v8=preparation.needs_v8,
     address_space_reserved=address_space_reserved,
-    modules_needed=modules_needed,
+    modules_needed=preparation.modules_needed,
     warm_up=warm_up_compiler,
 )
 def run_simulation(
@@ -600,7 +491,7 @@ def _simulate(
         )
 
     memory = None
-    if _has_memory_nodes(system):
+    if has_memory_nodes(system):
         # Imported here: the memory hierarchy's modules load only for systems that have one.
         from simulator.memsys import MemorySystem
 

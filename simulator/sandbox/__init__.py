@@ -22,7 +22,8 @@ defined, under its address "module:function": running a simulation
 (`run_sandboxed(..., _entry=...)`); the child imports the module, which registers it, and
 runs only what is registered (`entry_for`). The hooks tell the child what to prepare before
 it drops privileges and sets its limits: the process itself (`prepare_process`, once, as it
-starts), whether V8 must be loaded and for how many contexts (`needs_v8`; without the hook, always,
+starts), the payload as the other hooks and the run read it (`parse`: the runner's snapshot
+parsed once, simulator.sandbox.preparation), whether V8 must be loaded and for how many contexts (`needs_v8`; without the hook, always,
 for any number), the address space
 reserved beyond what is used (`address_space_reserved`, added to the data limit), the
 modules imported lazily (`modules_needed`), and what a child waiting for its run may do ahead

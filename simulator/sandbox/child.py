@@ -47,6 +47,7 @@ from typing import IO, Any
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
+from simulator.sandbox.entries import Payload
 from simulator.sandbox.network import MSG_NO_NETWORK, cut_off_network
 from simulator.sandbox.served import LOAD_V8_AHEAD, ZYGOTE
 from simulator.sandbox.wire import (
@@ -338,7 +339,7 @@ def _warm_up_while_idle(entry: ChildEntry, stdin: IO[str]) -> None:
             entry.warm()
 
 
-def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:
+def _load_v8(entry: ChildEntry, payload: Payload) -> None:
     """Load V8 (shared library and ICU data) when the payload will use it: unless
     the entry says (`needs_v8`) that Python twins answer all its models. A twin that declines
     an odd input later loads V8 then, from mini-racer's own files, which stay readable after
@@ -354,7 +355,7 @@ def _load_v8(entry: ChildEntry, payload: dict[str, Any]) -> None:
         py_mini_racer.init_mini_racer(ignore_duplicate_init=True)
 
 
-def _preload_for(entry: ChildEntry, payload: dict[str, Any]) -> None:
+def _preload_for(entry: ChildEntry, payload: Payload) -> None:
     """Import the modules the entry names for this payload (`modules_needed`), before
     privileges are dropped."""
     for name in entry.modules(payload):
@@ -538,6 +539,7 @@ def main(argv: list[str]) -> None:
         with open(payload_path, encoding="utf-8") as handle:
             payload = json.load(handle)
         os.unlink(payload_path)
+        payload = entry.parsed(payload)  # e.g. the snapshot, read by the hooks and the run
         own_user = _can_switch_user()
         # RLIMIT_DATA counts reservations whole: the limit grows by them to mean memory used.
         limits["data_bytes"] = int(limits["data_bytes"]) + entry.reserved_bytes(payload)

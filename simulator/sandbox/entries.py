@@ -47,6 +47,7 @@ class ChildEntry:
         "function",
         "modules_needed",
         "needs_v8",
+        "parse",
         "prepare",
         "warm_up",
     )
@@ -57,6 +58,7 @@ class ChildEntry:
         function: Callable[..., Any],
         *,
         prepare: Callable[[], object] | None = None,
+        parse: Callable[[Payload], Payload] | None = None,
         needs_v8: Callable[[Payload], int] | None = None,
         address_space_reserved: Callable[[Payload], int] | None = None,
         modules_needed: Callable[[Payload], Iterable[str]] | None = None,
@@ -65,6 +67,7 @@ class ChildEntry:
         self.address = address
         self.function = function
         self.prepare = prepare
+        self.parse = parse
         self.needs_v8 = needs_v8
         self.address_space_reserved = address_space_reserved
         self.modules_needed = modules_needed
@@ -75,6 +78,11 @@ class ChildEntry:
         without a hook)."""
         if self.prepare is not None:
             self.prepare()
+
+    def parsed(self, payload: Payload) -> Payload:
+        """Return the payload as the hooks below and the function read it: parsed once by the
+        entry's hook, before the privilege drop (the payload as it came, without a hook)."""
+        return self.parse(payload) if self.parse is not None else payload
 
     def warm(self) -> None:
         """Do the entry's warm-up in a child waiting for its run (nothing without a hook):
@@ -124,6 +132,7 @@ def child_entry(function: F, /) -> F: ...
 def child_entry(
     *,
     prepare: Callable[[], object] | None = None,
+    parse: Callable[[Payload], Payload] | None = None,
     needs_v8: Callable[[Payload], int] | None = None,
     address_space_reserved: Callable[[Payload], int] | None = None,
     modules_needed: Callable[[Payload], Iterable[str]] | None = None,
@@ -136,6 +145,7 @@ def child_entry(
     /,
     *,
     prepare: Callable[[], object] | None = None,
+    parse: Callable[[Payload], Payload] | None = None,
     needs_v8: Callable[[Payload], int] | None = None,
     address_space_reserved: Callable[[Payload], int] | None = None,
     modules_needed: Callable[[Payload], Iterable[str]] | None = None,
@@ -149,6 +159,7 @@ def child_entry(
             address,
             function,
             prepare=prepare,
+            parse=parse,
             needs_v8=needs_v8,
             address_space_reserved=address_space_reserved,
             modules_needed=modules_needed,

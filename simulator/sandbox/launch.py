@@ -3,9 +3,15 @@
 A sandboxed run's child (simulator.sandbox.child) spends most of a short run's wall time starting:
 the interpreter, the simulator's imports and V8. `start_child` starts one before its run is
 known; it prepares itself and waits for the word to go (`StartedChild.go`: the payload's
-file and the run's limits, on its stdin). `simulator.sandbox.run_sandboxed` starts one when
-it is given none. The command line starts one at once, before importing anything heavy,
-so that the child's start-up runs beside the command line's own.
+file and the run's limits, on its stdin).
+
+A run gets its child one way: from a `ChildSource`, whose strategies are a fresh start
+(`FreshStart`), this process's spare (`SpareChild`, forked by its zygote where it can be) and,
+for the command line, the pool's daemon (simulator.sandbox.pool, which may serve the whole
+command line from a forked copy of itself). `simulator.sandbox.run_sandboxed` takes a child
+from its source when it is given none; docs/sandbox.md, "How a run gets its child", says which
+strategy is used when, and why. The command line starts one at once, before importing
+anything heavy, so that the child's start-up runs beside the command line's own.
 
 Light on purpose: `python -m simulator run` imports this module before anything else (the
 package's `__init__` imports nothing of its own).
@@ -173,6 +179,37 @@ def start_child(entry: str = DEFAULT_ENTRY, *, load_v8_ahead: bool = False) -> S
     return StartedChild(entry, load_v8_ahead=load_v8_ahead)
 
 
+class ChildSource:
+    """Where a run gets its child: the one way a child is obtained, whose strategies are
+    `FreshStart` (a child started for the run), `SpareChild` (one started ahead in this
+    process, forked by its zygote where it can be) and the pool's daemon
+    (simulator.sandbox.pool `pool_child`, for the command line). docs/sandbox.md, "How a run
+    gets its child", says which is used when, and why.
+
+    `take` returns a started child waiting for its run; `done_with` is told once the run is
+    over and its child reaped (what the source does then: nothing, unless it says)."""
+
+    entry = DEFAULT_ENTRY
+
+    def take(self) -> StartedChild:
+        raise NotImplementedError
+
+    def done_with(self, child: StartedChild) -> None:
+        """Nothing to do once the run is over."""
+
+
+class FreshStart(ChildSource):
+    """A child started for the run, as it comes (`start_child`): what a process that runs
+    once uses (the web's interactive jobs, the model checks), and what every other strategy
+    falls back on."""
+
+    def __init__(self, entry: str = DEFAULT_ENTRY) -> None:
+        self.entry = entry
+
+    def take(self) -> StartedChild:
+        return start_child(self.entry)
+
+
 def start_child_for(argv: Sequence[str]) -> StartedChild | None:
     """Return a child started for the command line `argv` when it asks for a sandboxed
     `run` (a guess from the words alone, made before the command line is even imported;
@@ -185,7 +222,7 @@ def start_child_for(argv: Sequence[str]) -> StartedChild | None:
         return None
 
 
-class SpareChild:
+class SpareChild(ChildSource):
     """One child kept started ahead in this process, for a process that runs simulation
     after simulation (a queue worker, a sweep): `take` hands it over for a run (starting one
     if there is none), `prepare` starts the next one once a run is over, so the next run does
@@ -239,11 +276,13 @@ class SpareChild:
             child.discard()
 
     def done_with(self, child: StartedChild) -> None:
-        """Note that `child` (ended and reaped) may have left processes in its group: a forked
-        child's are this process's to reap (`prepare` does)."""
+        """Start the next spare (`prepare`) now that `child`'s run is over. `child` (ended and
+        reaped) may have left processes in its group: a forked child's are this process's to
+        reap (`prepare` does)."""
         if getattr(child, "forked", False):
             with self._lock:
                 self._groups.add(child.process.pid)
+        self.prepare()
 
     def _start(self) -> StartedChild:
         """Return a child forked by this process's zygote, or else one started on its own."""

@@ -32,7 +32,13 @@ from simulator.errors import (
     UserCodeError,
     error_from_dict,
 )
-from simulator.sandbox.launch import DEFAULT_ENTRY, SpareChild, StartedChild, start_child
+from simulator.sandbox.launch import (
+    DEFAULT_ENTRY,
+    ChildSource,
+    FreshStart,
+    SpareChild,
+    StartedChild,
+)
 from simulator.sandbox.wire import (
     ABANDONED,
     DEFAULT_FILENAME,
@@ -136,7 +142,11 @@ _LIMIT_NAMES = (
 
 class Limits:
     """Resource limits of one sandboxed run (keyword arguments, each with its default);
-    immutable, compared by value."""
+    immutable, compared by value.
+
+    What a frozen dataclass would be, written out: `dataclasses` loads `inspect`, which the
+    command line's start-up does without (tests/simulator/test_launch.py checks its imports).
+    """
 
     __slots__ = _LIMIT_NAMES
     wall_s: float  # wall clock, enforced by the parent
@@ -165,6 +175,9 @@ class Limits:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Limits are immutable: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Limits are immutable: cannot delete {name}")
 
     def replace(self, **changes: float) -> Limits:
         """Return these limits with `changes` (limits by name) instead."""
@@ -519,8 +532,11 @@ def run_sandboxed(
         if child is not None:
             child.discard()
         raise SimulationError(f"the run's parameters are not JSON-serialisable: {error}") from None
+    # The one way a run gets its child (launch.ChildSource; docs/sandbox.md, "How a run gets
+    # its child"): the one started ahead for it, else this process's spare, else a fresh start.
+    source: ChildSource = _SPARE if keep_spare and _entry == _SPARE.entry else FreshStart(_entry)
     if child is None:
-        child = _SPARE.take() if keep_spare and _entry == _SPARE.entry else start_child(_entry)
+        child = source.take()
     elif child.entry != _entry or child.sent:
         child.discard()
         raise ValueError("the started child is for another entry or was used already")
@@ -537,9 +553,7 @@ def run_sandboxed(
             if not over:
                 run.reap(block=True)
         child.discard(wait=not over)
-        if keep_spare:
-            _SPARE.done_with(child)
-            _SPARE.prepare()
+        source.done_with(child)  # the spare: the next run's child starts now
 
 
 _SPARE = SpareChild()

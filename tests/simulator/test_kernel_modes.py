@@ -11,8 +11,9 @@ import pytest
 
 from simulator.errors import ModelEvaluationError, SnapshotError
 from simulator.models.gpu_modes import MODE_ERRORS, PETRI_MODEL_NAME, petri_estimate
-from simulator.runner import modules_needed, run_simulation
+from simulator.runner import run_simulation
 from simulator.sandbox import run_sandboxed
+from simulator.sandbox.preparation import modules_needed
 from simulator.snapshot import load_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]

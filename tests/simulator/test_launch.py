@@ -24,10 +24,20 @@ from simulator.errors import (
     UserCodeError,
 )
 from simulator.runner import run_simulation
-from simulator.sandbox import Limits, child, child_entry, entry_for, parent, run_sandboxed
+from simulator.sandbox import (
+    Limits,
+    child,
+    child_entry,
+    entry_address,
+    entry_for,
+    parent,
+    preparation,
+    run_sandboxed,
+)
 from simulator.sandbox.child import SPARE_ISOLATES, WRITE_AT_BYTES
 from simulator.sandbox.launch import (
     DEFAULT_ENTRY,
+    FreshStart,
     SpareChild,
     StartedChild,
     start_child,
@@ -35,6 +45,7 @@ from simulator.sandbox.launch import (
 )
 from simulator.sandbox.served import ZYGOTE
 from simulator.sandbox.wire import RESULT_PIPE_BYTES, encode_json, encode_message
+from simulator.snapshot import SystemSnapshot, load_snapshot
 from tests.simulator.huge_pages import MALLOC_HUGE_PAGES
 
 THIS = "tests.simulator.test_launch"
@@ -131,15 +142,38 @@ def test_a_child_started_to_wait_keeps_the_isolates_it_made_for_its_run(contexts
 def test_a_run_asks_for_one_v8_context_per_node_model_and_hardware_no_twin_answers() -> None:
     snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
     payload = {"snapshot": snapshot}
-    assert runner.needs_v8(payload) == 0  # both of the example's models have Python twins
+    assert preparation.needs_v8(payload) == 0  # both of the example's models have Python twins
 
     for node in snapshot["nodes"]:
         if node.get("model") is not None:
             snapshot["models"][node["model"]]["source"] += "\n// edited: no twin answers it\n"
     pairs = {(n["model"], n["hardware"]) for n in snapshot["nodes"] if n.get("model") is not None}
 
-    assert runner.needs_v8(payload) == len(pairs) > 0
-    assert runner.needs_v8({"snapshot": {"models": {}}}) == 1  # a snapshot the run refuses
+    assert preparation.needs_v8(payload) == len(pairs) > 0
+    assert preparation.needs_v8({"snapshot": {"models": {}}}) == 1  # a snapshot the run refuses
+
+
+def test_a_runs_child_parses_its_snapshot_once_and_prepares_from_the_parsed_one() -> None:
+    entry = entry_for(entry_address(run_simulation))
+    snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
+    next(node for node in snapshot["nodes"] if node["id"] == "gpu0")["kernelMode"] = "petri"
+    payload = {"snapshot": snapshot, "app_source": "sim.computation({'t': 1})\n"}
+    payload |= {"labels": {"CPU": 1, "GPU": 1}, "variables": {}}
+
+    parsed = entry.parsed(payload)
+
+    assert isinstance(parsed["snapshot"], SystemSnapshot)  # what the run gets: parsed already
+    assert parsed["snapshot"] == load_snapshot(snapshot)
+    assert {key: value for key, value in parsed.items() if key != "snapshot"} == {
+        key: value for key, value in payload.items() if key != "snapshot"
+    }
+    assert entry.v8_contexts(parsed) == entry.v8_contexts(payload)
+    assert entry.reserved_bytes(parsed) == entry.reserved_bytes(payload)
+    assert entry.modules(parsed) == entry.modules(payload) == ("simulator.models.gpu_modes",)
+    # A snapshot that does not parse reaches the run as it came: the run reports its errors.
+    refused = {**payload, "snapshot": {"models": {}}}
+    assert entry.parsed(refused) is refused
+    assert entry.v8_contexts(refused) == 1 and entry.modules(refused) == ()
 
 
 def test_a_spare_child_of_a_worker_leaves_v8_to_the_runs_that_need_it() -> None:
@@ -221,6 +255,27 @@ def test_a_spare_child_is_used_by_the_next_run_and_replaced() -> None:
         )
     finally:
         second.discard()
+        spare.close()
+
+
+def test_a_run_gets_its_child_from_a_source_a_fresh_start_or_a_spare_restarted_after() -> None:
+    fresh = FreshStart(ENTRY_PID).take()
+    try:
+        assert isinstance(fresh, StartedChild) and fresh.entry == ENTRY_PID
+        result = run_sandboxed({}, limits=LIMITS, child=fresh, _entry=ENTRY_PID)
+        assert result["pid"] == fresh.process.pid
+    finally:
+        fresh.discard()
+    spare = SpareChild(ENTRY_PID)
+    try:
+        first = spare.take()  # none started yet: one is started for the run
+        assert run_sandboxed({}, limits=LIMITS, child=first, _entry=ENTRY_PID)["pid"] == (
+            first.process.pid
+        )
+        spare.done_with(first)  # the run is over: the next run's child starts now
+        assert spare._child is not None and spare._child is not first
+        assert spare._child.process.poll() is None
+    finally:
         spare.close()
 
 
@@ -455,7 +510,7 @@ def test_a_twinned_run_loads_v8_only_when_a_twin_declines_and_still_gets_v8s_ans
     )
     payload = {"snapshot": snapshot, "app_source": odd, "labels": {"CPU": 1, "GPU": 1}}
     payload["variables"] = {}
-    assert not runner.needs_v8(payload)  # both of the example's models have Python twins
+    assert not preparation.needs_v8(payload)  # both of the example's models have Python twins
 
     with pytest.raises(ModelEvaluationError) as in_process:
         run_simulation(snapshot, odd, labels={"CPU": 1, "GPU": 1}, variables={})

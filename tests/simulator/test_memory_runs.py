@@ -15,7 +15,8 @@ from simulator.errors import UserCodeError
 from simulator.memsys import Pattern, pattern_misses
 from simulator.models.cache import CacheHierarchy, CacheHierarchyConfig, CacheLevelConfig
 from simulator.results import memory_rows
-from simulator.runner import modules_needed, run_simulation
+from simulator.runner import run_simulation
+from simulator.sandbox.preparation import modules_needed
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "m2s_cgm_memory"
 sys.path.insert(0, str(EXAMPLE_DIR))

@@ -32,12 +32,7 @@ from simulator.errors import (
     SimulationError,
     UserCodeError,
 )
-from simulator.runner import (
-    PROCESS_RESERVED_BYTES,
-    V8_CODE_RANGE_BYTES,
-    V8_CONTEXT_BYTES,
-    address_space_reserved,
-)
+from simulator.runner import address_space_reserved
 from simulator.sandbox import (
     Limits,
     child_entry,
@@ -49,6 +44,11 @@ from simulator.sandbox import (
     user_globals,
 )
 from simulator.sandbox.child import SINGLE_THREADED
+from simulator.sandbox.preparation import (
+    PROCESS_RESERVED_BYTES,
+    V8_CODE_RANGE_BYTES,
+    V8_CONTEXT_BYTES,
+)
 from simulator.sandbox.restricted import PRINT_LIMIT_CHARS, compile_errors
 from simulator.sandbox.wire import (
     RESULT_PIECE_ITEMS,
@@ -933,6 +933,11 @@ def test_limits_are_values_replaced_by_name_and_never_changed_in_place() -> None
     ]
     with pytest.raises(AttributeError):
         limits.cpu_s = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del limits.cpu_s
+    assert limits.cpu_s == 10
+    assert repr(limits).startswith("Limits(wall_s=5, cpu_s=10, data_bytes=")
+    assert hash(limits) == hash(Limits(wall_s=5, cpu_s=10))
     assert pickle.loads(pickle.dumps(limits)) == copy.deepcopy(limits) == limits
     with pytest.raises(TypeError):
         Limits(5)  # type: ignore[misc]

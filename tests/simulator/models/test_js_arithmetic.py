@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from simulator import shallow
 from simulator.models.js_arithmetic import JS_GLOBAL_NAMES, ArithmeticTwin, arithmetic_model
 from simulator.models.js_twins import Decline
-from simulator.runner import needs_v8, run_simulation
+from simulator.runner import run_simulation
+from simulator.sandbox.preparation import needs_v8
 from simulator.shallow import ShallowFunctions
 from tests.simulator.models.v8_outcomes import outcome
 
