@@ -385,7 +385,7 @@ class _SimCalls:
             raise ApiUsageError(f"{call}: memory must be a dict of memoryAccess arguments")
         if memory is None:
             raise ApiUsageError(f"{call}: {NO_MEMORY_HIERARCHY}")
-        # loaded (and, in the sandbox, preloaded: runner.modules_needed) with the memory system
+        # loaded (and, in the sandbox, preloaded: sandbox.preparation.modules_needed) with the memory system
         from simulator.memsys import MemoryUsageError, parse_call
 
         try:
