@@ -1,13 +1,19 @@
 """Suite-wide collection rules for parallel runs (`./studio test` runs pytest-xdist with
-`--dist loadgroup`).
+`--dist loadgroup --no-loadscope-reorder`).
 
 A test is sent to a worker on its own unless it belongs to a group, whose tests all run on one
 worker in their file order:
 
-- the browser tests (tests/e2e) share one live server and one browser per worker, and some
-  read what an earlier one left there: they form one group;
+- each browser test file (tests/e2e) is a group: its tests share the worker's live server and
+  browser, and some read what an earlier test of the file left there. Each worker starts its
+  own server on free ports over its own data folder (tests/e2e/conftest.py), so the files are
+  spread over the workers instead of queuing behind one;
 - a test that uses a fixture living for its module or class (a started worker, a built
   example) is grouped with the rest of its file, so the fixture is made once.
+
+The workers take their work in collection order, so the browser files, which wait on a server
+and a browser far longer than the other tests run, are moved to the front: started last, one of
+them would keep a worker busy long after the other has emptied the queue.
 
 Each worker has its own test database (pytest-django adds the worker's name) and its own key
 prefix in the broker's Redis database (webapp/settings/test.py).
@@ -17,14 +23,18 @@ from __future__ import annotations
 
 import pytest
 
-E2E_GROUP = "e2e"
+E2E_DIR = "tests/e2e/"
+
+
+def _is_e2e(item: pytest.Item) -> bool:
+    return item.nodeid.startswith(E2E_DIR)
 
 
 def _group_of(item: pytest.Item) -> str | None:
     """Return the xdist group `item` must run in, or None when it may run anywhere."""
     path = item.nodeid.split("::", 1)[0]
-    if path.startswith("tests/e2e/"):
-        return E2E_GROUP
+    if path.startswith(E2E_DIR):
+        return path
     fixtureinfo = getattr(item, "_fixtureinfo", None)
     definitions = fixtureinfo.name2fixturedefs.values() if fixtureinfo else ()
     # the suite's own fixtures (a plugin's, such as pytest-django's, have no base id)
@@ -37,6 +47,8 @@ def _group_of(item: pytest.Item) -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.pluginmanager.hasplugin("xdist"):
         return
+    # a stable sort: each file's tests keep their order
+    items.sort(key=lambda item: not _is_e2e(item))
     for item in items:
         group = _group_of(item)
         if group is not None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import E2E_GROUP, _group_of
+from tests.conftest import _group_of, pytest_collection_modifyitems
 
 MADE: list[int] = []
 
@@ -36,6 +36,49 @@ def test_a_test_using_only_its_own_fixtures_runs_anywhere(
     assert groups(request.node) == []
 
 
-def test_the_browser_tests_share_one_group_across_their_files() -> None:
-    for path in ("tests/e2e/test_tour.py::test_tour", "tests/e2e/test_runs.py::test_a_run"):
-        assert _group_of(SimpleNamespace(nodeid=path, _fixtureinfo=None)) == E2E_GROUP
+def test_each_browser_test_file_is_a_group_of_its_own() -> None:
+    for path, group in [
+        ("tests/e2e/test_tour.py::test_tour", "tests/e2e/test_tour.py"),
+        ("tests/e2e/test_runs.py::test_a_run", "tests/e2e/test_runs.py"),
+        ("tests/e2e/test_runs.py::test_another_run", "tests/e2e/test_runs.py"),
+    ]:
+        assert _group_of(SimpleNamespace(nodeid=path, _fixtureinfo=None)) == group
+
+
+def test_the_browser_tests_are_handed_out_first_each_file_in_its_order() -> None:
+    nodeids = [
+        "tests/simulator/test_a.py::test_one",
+        "tests/e2e/test_tour.py::test_tour",
+        "tests/webapp/test_b.py::test_two",
+        "tests/e2e/test_runs.py::test_first",
+        "tests/e2e/test_runs.py::test_second",
+    ]
+    items: list[Any] = [FakeItem(nodeid) for nodeid in nodeids]
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(hasplugin=lambda name: True))
+    pytest_collection_modifyitems(config, items)  # type: ignore[arg-type]
+    assert [item.nodeid for item in items] == [
+        "tests/e2e/test_tour.py::test_tour",
+        "tests/e2e/test_runs.py::test_first",
+        "tests/e2e/test_runs.py::test_second",
+        "tests/simulator/test_a.py::test_one",
+        "tests/webapp/test_b.py::test_two",
+    ]
+    assert [item.markers for item in items] == [
+        [("tests/e2e/test_tour.py",)],
+        [("tests/e2e/test_runs.py",)],
+        [("tests/e2e/test_runs.py",)],
+        [],
+        [],
+    ]
+
+
+class FakeItem:
+    """A collected test as the collection hook sees it: a node id, markers added to it."""
+
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
+        self._fixtureinfo = None
+        self.markers: list[tuple[Any, ...]] = []
+
+    def add_marker(self, marker: Any) -> None:
+        self.markers.append(marker.args)
