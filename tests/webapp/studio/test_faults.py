@@ -327,10 +327,13 @@ def test_a_worker_killed_and_restarted_under_its_hostname_reruns_its_runs(
     # docker-compose restarts a killed worker (`restart: unless-stopped`) under the same
     # `--hostname=worker@%h`: the name answers again, but the runs the killed process held
     # must be rerun, not left running until they are failed as past their time limit.
+    # The runs are queued before the worker starts, so that the look below has the whole
+    # burst (30 runs of about 0.3 s each) to catch one in progress: launched into a running
+    # worker, a loaded machine could finish ten of them before `launch` had returned.
+    ids = servers.faultctl("launch", "30", "--queue", "gajgerqueue", "--busy", "2000000")
     doomed = servers.worker("doomed", queues=["gajgerqueue"])
     reborn = None
     try:
-        ids = servers.faultctl("launch", "10", "--queue", "gajgerqueue", "--busy", "2000000")
 
         def in_progress() -> bool:
             # A busy sandbox may also be the spare child warming up after a run: ask the
