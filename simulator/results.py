@@ -9,13 +9,22 @@ time the instance was busy (MODELS.md 6).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from simulator import hotpath
 from simulator.hotpath import KERNEL_MARKER
-from simulator.models.energy import power_state_energies
+from simulator.models.energy import (
+    ACCOUNTINGS,
+    KERNEL_LOAD_000,
+    WHOLE_RUN,
+    PowerStates,
+    kernel_load_energy,
+    power_state_energies,
+    whole_run_e1_energy,
+)
 from simulator.models.reliability import success_probability
 from simulator.models.roofline import Roof, bound_class, kernel_inputs, kernel_point
 
@@ -23,9 +32,57 @@ from simulator.models.roofline import Roof, bound_class, kernel_inputs, kernel_p
 DEFAULT_TIMELINE_LIMIT = 10_000
 
 
-class EnergyFigures(TypedDict):
-    """The run's energy [J]: the total and each node's share (its instances summed)."""
+class _EnergyFigures(TypedDict):
+    total: float
+    per_component: dict[str, float]
 
+
+class EnergyFigures(_EnergyFigures, total=False):
+    """The run's energy [J]: the total and each node's share (its instances summed), and the
+    accounting that counted them (simulator.models.energy.ACCOUNTINGS; results stored before
+    issue 45 lack the key: they counted idle power, 0 W where missing, over the whole run)."""
+
+    accounting: str
+
+
+class EstimatedState(TypedDict):
+    """A power state a component's record lacked, and the rule that estimated it."""
+
+    attribute: str
+    rule: str
+
+
+class EnergyAccountingRow(TypedDict):
+    """What one node's energy includes (issue 45): its accounting, the power states it was
+    charged by, the times they were charged over, and which of them were estimated."""
+
+    node: str
+    name: str
+    hardware: str
+    type: str
+    accounting: str
+    includes: str
+    base_state: str  # "active idle" or "idle"
+    base_w: float
+    load_w: float
+    idle_w: float
+    active_idle_w: float | None
+    off_w: float | None
+    run_s: float
+    loaded_s: float  # the instances' load integrals, summed
+    kernel_model: str | None  # "E.1" or "load" for a GPU, else None
+    blocks: float | None  # E.1's blocks, all kernels on the node
+    block_energy_j: float | None
+    energy_j: float
+    estimated: list[EstimatedState]
+
+
+class AlternativeEnergy(TypedDict):
+    """The run's energy under another named accounting (a paper's), never added to the
+    whole-run figure nor compared with it."""
+
+    accounting: str
+    description: str
     total: float
     per_component: dict[str, float]
 
@@ -174,6 +231,9 @@ class _FinishedRun(TypedDict):
     resource_timeline_dropped: int
     stats: EngineStats
     power_missing: list[PowerMissing]
+    # issue 45: what each node's energy includes, and the papers' accountings beside it
+    energy_accounting: list[EnergyAccountingRow]
+    energy_alternatives: dict[str, AlternativeEnergy]
     kernels: list[KernelRow]  # issue 14: the run's GPU kernels, bounds and roofline points
     rooflines: list[RooflineRow]  # each GPU's roofline
     power: list[PowerSeries]  # each powered component instance's power over time
@@ -380,6 +440,8 @@ class ComponentFigures:
     failure_rate: float
     power_missing: tuple[str, ...] = ()  # POWER_ATTRIBUTES the energy lacked
     roof: Roof | None = None  # a GPU's roofline (simulator.models.roofline.gpu_roof)
+    # the power states behind idle_w (the base power) and active_w (simulator.models.energy)
+    states: PowerStates | None = None
 
 
 @dataclass(slots=True)
@@ -414,23 +476,46 @@ def assemble_result(
     run's figures should be read with (simulator.model_validity)."""
     component_rows: list[ComponentRow] = []
     per_component: dict[str, float] = {}
+    per_component_000: dict[str, float] = {}
+    accounting_rows: list[EnergyAccountingRow] = []
     exposures: list[tuple[float, float]] = []
     power_missing: list[PowerMissing] = []
-    total_energy = 0.0
+    total_energy = total_000 = 0.0
     component_list = list(components)
+    blocks_of = _kernel_blocks(timeline, processes, component_list)
     for figures, usages in component_list:
-        node_energy = 0.0
-        energies = power_state_energies(
-            idle_w=figures.idle_w,
-            active_w=figures.active_w,
-            total_s=overall_time_s,
-            loaded_s=[min(usage.load_s, overall_time_s) for usage in usages],
+        node_energy = node_000 = 0.0
+        states = figures.states or PowerStates(
+            idle_w=figures.idle_w, base_w=figures.idle_w, base_state="idle", load_w=figures.active_w
         )
+        loaded = [min(usage.load_s, overall_time_s) for usage in usages]
+        e1 = figures.type == "GPU" and states.block_energy_j is not None and blocks_of is not None
+        node_blocks: float | None = None
+        if e1 and blocks_of is not None and states.block_energy_j is not None:
+            per_instance = [blocks_of.get((figures.node, usage.instance), 0.0) for usage in usages]
+            node_blocks = sum(per_instance)
+            energies = [
+                whole_run_e1_energy(
+                    active_idle_w=figures.idle_w,
+                    total_s=overall_time_s,
+                    block_energy_j=states.block_energy_j,
+                    blocks=blocks,
+                )
+                for blocks in per_instance
+            ]
+        else:
+            energies = power_state_energies(
+                idle_w=figures.idle_w,
+                active_w=figures.active_w,
+                total_s=overall_time_s,
+                loaded_s=loaded,
+            )
         node, name, hardware, kind = figures.node, figures.name, figures.hardware, figures.type
         idle_w, active_w, failure_rate = figures.idle_w, figures.active_w, figures.failure_rate
-        for usage, energy in zip(usages, energies, strict=True):
+        for usage, energy, loaded_s in zip(usages, energies, loaded, strict=True):
             busy_s = usage.busy_s
             node_energy += energy
+            node_000 += kernel_load_energy(load_w=active_w, loaded_s=loaded_s)
             exposures.append((failure_rate, busy_s))
             component_rows.append(
                 {
@@ -448,7 +533,14 @@ def assemble_result(
                 }
             )
         per_component[figures.node] = node_energy
+        per_component_000[figures.node] = node_000
         total_energy += node_energy
+        total_000 += node_000
+        accounting_rows.append(
+            _accounting_row(
+                figures, states, overall_time_s, sum(loaded), node_energy, node_blocks, len(usages)
+            )
+        )
         if figures.power_missing:
             power_missing.append(
                 {
@@ -478,7 +570,11 @@ def assemble_result(
     result: Result = {
         "status": "finished",
         "overall_time_s": overall_time_s,
-        "energy_j": {"total": total_energy, "per_component": per_component},
+        "energy_j": {
+            "total": total_energy,
+            "per_component": per_component,
+            "accounting": WHOLE_RUN,
+        },
         "reliability": {"p_success": success_probability(exposures)},
         "processes": process_rows,
         "components": component_rows,
@@ -494,6 +590,15 @@ def assemble_result(
             "seed": seed,
         },
         "power_missing": power_missing,
+        "energy_accounting": accounting_rows,
+        "energy_alternatives": {
+            KERNEL_LOAD_000: {
+                "accounting": KERNEL_LOAD_000,
+                "description": ACCOUNTINGS[KERNEL_LOAD_000],
+                "total": total_000,
+                "per_component": per_component_000,
+            }
+        },
         "kernels": kernel_rows(
             timeline.entries, process_rows, figures_of, annotated=timeline.annotated
         ),
@@ -519,6 +624,83 @@ def assemble_result(
     if memory is not None:
         result["memory"] = memory
     return result
+
+
+def _kernel_blocks(
+    timeline: Timeline,
+    processes: Sequence[ProcessFigures],
+    components: Sequence[tuple[ComponentFigures, Sequence[Usage]]],
+) -> dict[tuple[str, int], float] | None:
+    """Return the blocks of the kernels each GPU instance ran, from the timeline's kernel
+    entries (their gridSize, else ceil(N / blockSize)), when a GPU's record gives E.1's energy
+    per block; None when none does, or when the timeline dropped entries (the blocks of the
+    dropped kernels are unknown, so E.1 is not used and the load power counts instead)."""
+    wanted = {
+        figures.node
+        for figures, _ in components
+        if figures.type == "GPU"
+        and figures.states is not None
+        and figures.states.block_energy_j is not None
+    }
+    if not wanted or timeline.dropped:
+        return None
+    where = {f"{p.label}[{p.rank}]": (p.node, p.instance) for p in processes}
+    blocks: dict[tuple[str, int], float] = {}
+    for entry in timeline.entries:
+        extra: Mapping[str, Any] = entry
+        inputs = extra.get("kernel")
+        if entry["kind"] != "compute" or not inputs:
+            continue
+        key = where.get(entry["process"])
+        if key is None or key[0] not in wanted:
+            continue
+        grid = inputs.get("gridSize")
+        if grid is None:
+            grid = math.ceil(inputs["N"] / inputs["blockSize"])
+        blocks[key] = blocks.get(key, 0.0) + float(grid)
+    return blocks
+
+
+def _accounting_row(
+    figures: ComponentFigures,
+    states: PowerStates,
+    run_s: float,
+    loaded_s: float,
+    energy_j: float,
+    blocks: float | None,
+    instances: int,
+) -> EnergyAccountingRow:
+    """Return what the node's whole-run energy includes (EnergyAccountingRow)."""
+    base, load = figures.idle_w, figures.active_w
+    each = f"{instances} instances, each: " if instances > 1 else ""
+    if blocks is not None and states.block_energy_j is not None:
+        kernel_model: str | None = "E.1"
+        kernels = f"E.1: {states.block_energy_j:.6g} J per block x {blocks:.6g} blocks"
+    else:
+        kernel_model = "load" if figures.type == "GPU" else None
+        kernels = f"load {load:.6g} W - {base:.6g} W over the {loaded_s:.6g} s loaded"
+    includes = f"{each}{states.base_state} {base:.6g} W over the run's {run_s:.6g} s + {kernels}"
+    return {
+        "node": figures.node,
+        "name": figures.name,
+        "hardware": figures.hardware,
+        "type": figures.type,
+        "accounting": WHOLE_RUN,
+        "includes": includes,
+        "base_state": states.base_state,
+        "base_w": base,
+        "load_w": load,
+        "idle_w": states.idle_w,
+        "active_idle_w": states.active_idle_w,
+        "off_w": states.off_w,
+        "run_s": run_s,
+        "loaded_s": loaded_s,
+        "kernel_model": kernel_model,
+        "blocks": blocks,
+        "block_energy_j": states.block_energy_j if kernel_model == "E.1" else None,
+        "energy_j": energy_j,
+        "estimated": [{"attribute": a, "rule": r} for a, r in states.estimated],
+    }
 
 
 def kernel_rows(

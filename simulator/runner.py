@@ -39,6 +39,7 @@ from simulator.engine import (
 )
 from simulator.errors import LaunchError, SimulationError, UserCodeError
 from simulator.model_validity import architecture_warnings
+from simulator.models.energy import PowerStates, power_states
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.models.roofline import gpu_roof
 from simulator.placement import Routes, place_processes
@@ -144,23 +145,27 @@ def _reported(error: BaseException, name: str) -> BaseException | None:
 
 
 def _node_power_and_failure(
-    functions: ModelFunctions | None, attributes: Mapping[str, float]
-) -> tuple[float, float, float, tuple[str, ...]]:
-    """Return (idle W, active W, failure rate 1/s, the power attributes the energy lacked):
-    the model's functions, else attributes (a missing powerIdle counts 0 W, a missing
-    powerConsumptionLoad the idle power; both are named so that the result can say so)."""
-    idle = float(attributes.get("powerIdle", 0.0))
-    active = float(attributes.get("powerConsumptionLoad", idle))
+    functions: ModelFunctions | None,
+    attributes: Mapping[str, float],
+    component_type: str,
+    *,
+    runs_processes: bool,
+) -> tuple[PowerStates, float, tuple[str, ...]]:
+    """Return (power states, failure rate 1/s, the power attributes the record lacked): the
+    model's `power` function, else the record's attributes, whose missing states are
+    estimated by simulator.models.energy's rules and named so that the result can say so."""
+    states = power_states(attributes, component_type, runs_processes=runs_processes)
     missing = tuple(name for name in POWER_ATTRIBUTES if name not in attributes)
     failure = failure_rate_from_attributes(attributes)
     if functions is not None:
         if functions.has("power"):
             idle = functions.call("power", "idle", params={})
             active = functions.call("power", "active", params={})
+            states = PowerStates(idle_w=idle, base_w=idle, base_state="idle", load_w=active)
             missing = ()
         if functions.has("failureRate"):
             failure = functions.call("failureRate", params={})
-    return idle, active, failure, missing
+    return states, failure, missing
 
 
 # What every process of a run sees alike, in the run's builtins (restricted.shared_builtins).
@@ -473,8 +478,11 @@ def _simulate(
             functions=functions,
             title=node.name or node.id,
         )
-        idle_w, active_w, failure_rate, power_missing = _node_power_and_failure(
-            functions, hardware.attributes
+        power, failure_rate, power_missing = _node_power_and_failure(
+            functions,
+            hardware.attributes,
+            hardware.type,
+            runs_processes=sum(node.labels.values()) > 0,
         )
         figures.append(
             ComponentFigures(
@@ -482,11 +490,12 @@ def _simulate(
                 node.name,
                 hardware.name,
                 hardware.type,
-                idle_w,
-                active_w,
+                power.base_w,
+                power.load_w,
                 failure_rate,
                 power_missing,
                 roof=gpu_roof(hardware.attributes) if hardware.type == "GPU" else None,
+                states=power,
             )
         )
 

@@ -140,9 +140,28 @@ def test_two_host_to_device_copies_the_kernel_and_the_copy_back_make_the_overall
     assert [e["end_s"] - e["start_s"] for e in syncs] == [0.0]
 
 
-def test_the_gpu_energy_is_its_load_power_over_the_kernel(result: dict) -> None:
+def test_000s_gpu_energy_is_its_load_power_over_the_kernel(result: dict) -> None:
+    # seed 000's accounting, kept under its own name (issue 45): 168 W x the kernel only
+    figures = result["energy_alternatives"]["kernel_load_000"]
+    assert figures["accounting"] == "kernel_load_000"
+    assert math.isclose(
+        figures["per_component"]["gpu0"], 168.0 * kernel_time_by_hand(), rel_tol=1e-9
+    )
+
+
+def test_the_whole_run_gpu_energy_adds_active_idle_over_the_run(result: dict) -> None:
+    # The record has no idle power: active idle = 1.6222 x 0.1067 x 168 W (estimated, the
+    # rules of simulator.models.energy), drawn over the whole run, the load over the kernel.
+    active_idle = 1.6222 * 0.1067 * 168.0
+    run_s, kernel_s = result["overall_time_s"], kernel_time_by_hand()
     gpu = next(c for c in result["components"] if c["node"] == "gpu0")
-    assert math.isclose(gpu["energy_j"], 168.0 * kernel_time_by_hand(), rel_tol=1e-9)
+    expected = active_idle * run_s + (168.0 - active_idle) * kernel_s
+    assert math.isclose(gpu["energy_j"], expected, rel_tol=1e-9)
+    assert result["energy_j"]["accounting"] == "whole_run"
+    row = next(r for r in result["energy_accounting"] if r["node"] == "gpu0")
+    assert row["base_state"] == "active idle"
+    assert row["kernel_model"] == "load"
+    assert [e["attribute"] for e in row["estimated"]] == ["powerIdle", "powerActiveIdle"]
 
 
 def test_the_summary_prints_the_overall_time() -> None:

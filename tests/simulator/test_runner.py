@@ -46,7 +46,11 @@ def test_energy_is_idle_power_plus_linear_load_over_the_run() -> None:
     assert component["busy_s"] == 4.0
     assert component["utilisation"] == 1.0
     assert component["energy_j"] == pytest.approx(10 * 4 + (30 - 10) * (2 * 1.0 + 2 * 0.5))
-    assert result["energy_j"] == {"total": component["energy_j"], "per_component": {"cpu0": 100.0}}
+    assert result["energy_j"] == {
+        "total": component["energy_j"],
+        "per_component": {"cpu0": 100.0},
+        "accounting": "whole_run",
+    }
 
 
 def test_a_models_power_function_overrides_the_attributes() -> None:
