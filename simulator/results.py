@@ -673,13 +673,18 @@ def _accounting_row(
     """Return what the node's whole-run energy includes (EnergyAccountingRow)."""
     base, load = figures.idle_w, figures.active_w
     each = f"{instances} instances, each: " if instances > 1 else ""
+    kernel_model: str | None = "load" if figures.type == "GPU" else None
     if blocks is not None and states.block_energy_j is not None:
-        kernel_model: str | None = "E.1"
-        kernels = f"E.1: {states.block_energy_j:.6g} J per block x {blocks:.6g} blocks"
+        kernel_model = "E.1"
+        kernels = f" + E.1: {states.block_energy_j:.6g} J per block x {blocks:.6g} blocks"
+    elif load != base:
+        kernels = f" + (load {load:.6g} W - {base:.6g} W) x {loaded_s:.6g} s loaded"
     else:
-        kernel_model = "load" if figures.type == "GPU" else None
-        kernels = f"load {load:.6g} W - {base:.6g} W over the {loaded_s:.6g} s loaded"
-    includes = f"{each}{states.base_state} {base:.6g} W over the run's {run_s:.6g} s + {kernels}"
+        kernels = ""
+    if base == 0 and load == 0:
+        includes = "nothing: the record gives no power (0 W counted)"
+    else:
+        includes = f"{each}{states.base_state} {base:.6g} W x the run's {run_s:.6g} s{kernels}"
     return {
         "node": figures.node,
         "name": figures.name,

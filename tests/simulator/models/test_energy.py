@@ -6,13 +6,21 @@ import numpy as np
 import pytest
 
 from simulator.models.energy import (
+    CPU_IDLE_FRACTION,
     ENERGY_ERRORS,
+    ESTIMATION_RULES,
+    GPU_ACTIVE_IDLE_RATIO,
+    GPU_IDLE_FRACTION,
     BlockRoundModel,
+    kernel_energy,
+    kernel_load_energy,
     power_for_state,
     power_state_energies,
     power_state_energy,
+    power_states,
     resident_blocks,
     rounds,
+    whole_run_e1_energy,
 )
 
 M2075_SMS = 14
@@ -116,3 +124,59 @@ def test_the_energies_of_a_components_instances_are_each_ones_energy():
     assert str(each.value) == str(one.value)
     with pytest.raises(ValueError):
         power_state_energies(idle_w=1, active_w=2, total_s=1, loaded_s=[0.5, 2.0])
+
+
+def test_the_estimation_ratios_are_the_means_of_the_measured_records() -> None:
+    # idle/TDP: M2075 29.4/225, K20Xm 19.18/235 (003), H100 70.7/700, H200 79.54/700 (kit)
+    assert round((29.4 / 225 + 19.18 / 235 + 70.7 / 700 + 79.54 / 700) / 4, 4) == GPU_IDLE_FRACTION
+    # active idle / idle: H100 119.6/70.7, H200 123.5/79.54 (kit)
+    assert round((119.6 / 70.7 + 123.5 / 79.54) / 2, 4) == GPU_ACTIVE_IDLE_RATIO
+    assert round(25.0 / 270.0, 4) == CPU_IDLE_FRACTION
+
+
+def test_a_gpu_that_runs_processes_idles_at_its_active_idle_power() -> None:
+    h100 = {"powerIdle": 70.7, "powerActiveIdle": 119.6, "powerConsumptionLoad": 700.0}
+    used = power_states(h100, "GPU", runs_processes=True)
+    assert (used.base_state, used.base_w, used.load_w, used.estimated) == (
+        "active idle",
+        119.6,
+        700.0,
+        (),
+    )
+    unused = power_states(h100, "GPU", runs_processes=False)
+    assert (unused.base_state, unused.base_w) == ("idle", 70.7)
+
+
+def test_missing_states_are_estimated_and_named_with_their_rule() -> None:
+    b200 = power_states({"powerConsumptionLoad": 1000.0}, "GPU", runs_processes=True)
+    assert b200.idle_w == pytest.approx(GPU_IDLE_FRACTION * 1000)
+    assert b200.base_w == pytest.approx(GPU_ACTIVE_IDLE_RATIO * GPU_IDLE_FRACTION * 1000)
+    assert [a for a, _ in b200.estimated] == ["powerIdle", "powerActiveIdle"]
+    assert all(rule.startswith("estimated:") for _, rule in b200.estimated)
+    cpu = power_states({"powerConsumptionLoad": 270.0}, "CPU", runs_processes=True)
+    assert (cpu.base_state, cpu.base_w) == ("idle", pytest.approx(25.0, rel=1e-3))
+    bare = power_states({}, "NETWORK", runs_processes=False)
+    assert (bare.base_w, bare.load_w) == (0.0, 0.0)
+    assert bare.estimated == (("powerIdle", ESTIMATION_RULES["none"]),)
+    m2075 = power_states(
+        {"powerIdle": 29.4, "powerConsumptionLoad": 225, "powerOff": 10}, "GPU", runs_processes=True
+    )
+    assert m2075.off_w == 10.0
+
+
+def test_000s_figure_is_load_power_x_loaded_time_only() -> None:
+    # 000 (GTX 970, 168 W): the kernel of 0.7596 ms, nothing while idle
+    assert kernel_load_energy(load_w=168.0, loaded_s=0.7596e-3) == pytest.approx(0.1276128)
+    with pytest.raises(ValueError, match=ENERGY_ERRORS["negative_time"]):
+        kernel_load_energy(load_w=168.0, loaded_s=-1.0)
+
+
+def test_whole_run_e1_is_e1_with_the_run_as_its_time() -> None:
+    # E.1 over a kernel of T_k plus active idle over the rest of the run is E.1 over the run
+    e_b, blocks, active_idle, run_s, kernel_s = 2.5e-6, 39063, 119.6, 0.0113, 5.1e-5
+    by_parts = kernel_energy(
+        blocks=blocks, time_s=kernel_s, block_energy_j=e_b, active_idle_w=active_idle
+    ) + active_idle * (run_s - kernel_s)
+    assert whole_run_e1_energy(
+        active_idle_w=active_idle, total_s=run_s, block_energy_j=e_b, blocks=blocks
+    ) == pytest.approx(by_parts)
