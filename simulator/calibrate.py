@@ -35,6 +35,7 @@ from simulator.models.calibration import (
     fit_lambda_k,
     fit_transfer,
 )
+from simulator.models.energy import BLOCK_ENERGY_ATTRIBUTE
 from simulator.models.transfer import DEVICE_TO_HOST, HOST_TO_DEVICE
 
 KINDS = ("transfer", "kernel", "energy")
@@ -53,7 +54,6 @@ TRANSFER_ATTRIBUTES: dict[str, tuple[str, str]] = {
     DEVICE_TO_HOST: ("startupDth", "lambdaDth"),
 }
 KERNEL_ATTRIBUTE = "kernelExecutionLambda"
-BLOCK_ENERGY_ATTRIBUTE = "blockEnergy"
 IDLE_POWER_ATTRIBUTE = "powerIdle"
 SOURCE = "calibrated from {count} measurements on {date}"
 SOURCE_BY = SOURCE + " by {user}"

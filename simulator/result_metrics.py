@@ -13,6 +13,11 @@ and returns every figure a sweep plots or downloads under a stable column name:
 - per node (its id, as in `energy_j.per_component`): `energy_j.<node>` and `busy_s.<node>`;
 - `power_missing`: the nodes whose energy rests on missing power attributes, as text
   ("GeForce GTX 970 (gpu0): powerIdle"), empty when none;
+- `energy_accounting`: how `energy_j` was counted (simulator.models.energy.ACCOUNTINGS:
+  "whole_run"), "" for a result stored before issue 45 (which counted idle power, 0 W where
+  missing, over the run: not comparable with "whole_run"); `energy_estimated`: the nodes
+  whose power states were estimated, as text ("B200 SXM 180GB (gpu0): powerIdle,
+  powerActiveIdle"), empty when none;
 - `model_warnings`: the nodes whose model ran outside the GPU architectures it was validated
   on (simulator.model_validity), as text ("Volkov GPU on H100 SXM5 80GB (gpu0, Hopper):
   validated on Maxwell and Pascal"), empty when none.
@@ -26,6 +31,7 @@ from typing import Any
 __all__ = [
     "PHASES",
     "SUMMARY_METRICS",
+    "energy_estimated_text",
     "gpu_names",
     "model_warnings_text",
     "power_missing_text",
@@ -72,6 +78,23 @@ def power_missing_text(entries: object) -> str:
         name = str(entry.get("name") or node)
         label = name if name == node else f"{name} ({node})"
         parts.append(f"{label}: {', '.join(str(a) for a in entry.get('attributes', []))}")
+    return "; ".join(parts)
+
+
+def energy_estimated_text(rows: object) -> str:
+    """Return the nodes whose power states the result says were estimated, as one line:
+    "<name> (<node>): <attribute>, <attribute>; ..." ("" when none or not reported)."""
+    if not isinstance(rows, Sequence) or isinstance(rows, str):
+        return ""
+    parts = []
+    for row in rows:
+        if not isinstance(row, Mapping) or not row.get("estimated"):
+            continue
+        node = str(row.get("node", ""))
+        name = str(row.get("name") or node)
+        label = name if name == node else f"{name} ({node})"
+        attributes = [str(e.get("attribute")) for e in row["estimated"] if isinstance(e, Mapping)]
+        parts.append(f"{label}: {', '.join(attributes)}")
     return "; ".join(parts)
 
 
@@ -156,5 +179,8 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
         metrics[f"energy_j.{node}"] = _number(per_node_energy.get(node))
         metrics[f"busy_s.{node}"] = busy.get(node)
     metrics["power_missing"] = power_missing_text(result.get("power_missing"))
+    accounting = energy.get("accounting") if isinstance(energy, Mapping) else None
+    metrics["energy_accounting"] = accounting if isinstance(accounting, str) else ""
+    metrics["energy_estimated"] = energy_estimated_text(result.get("energy_accounting"))
     metrics["model_warnings"] = model_warnings_text(result.get("warnings"))
     return metrics

@@ -35,9 +35,12 @@ if TYPE_CHECKING:
         timeline_dropped: int
 
     class ResultSummary(_SummaryFigures, total=False):
-        """A run's summary (`result_summary`); `memory` as in Result."""
+        """A run's summary (`result_summary`); `memory` as in Result; `energy_accounting`
+        for results since issue 45: each node's energy, what it includes and the names of its
+        estimated states (the rules' text stays in the whole result)."""
 
         memory: dict[str, Any]
+        energy_accounting: list[dict[str, Any]]
 
 
 def result_summary(result: Mapping[str, Any]) -> ResultSummary:
@@ -57,4 +60,14 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
     }
     if "memory" in result:
         summary["memory"] = result["memory"]
+    if "energy_accounting" in result:
+        summary["energy_accounting"] = [
+            {
+                "node": row["node"],
+                "energy_j": row["energy_j"],
+                "includes": row["includes"],
+                "estimated": [{"attribute": e["attribute"]} for e in row["estimated"]],
+            }
+            for row in result["energy_accounting"]
+        ]
     return summary

@@ -76,7 +76,18 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
         lines.append(f"System:       {system_name}")
     overall = result["overall_time_s"]
     lines.append(f"Overall time: {overall:.9g} s")
-    lines.append(f"Energy:       {result['energy_j']['total']:.6g} J")
+    energy = result["energy_j"]
+    accounting = energy.get("accounting")
+    lines.append(
+        f"Energy:       {energy['total']:.6g} J"
+        + (f" ({accounting.replace('_', ' ')} accounting)" if accounting else "")
+    )
+    for row in result.get("energy_accounting") or []:
+        estimated = ", ".join(e["attribute"] for e in row.get("estimated", []))
+        lines.append(
+            f"  {row['node']}: {row['energy_j']:.6g} J = {row['includes']}"
+            + (f" [estimated: {estimated}]" if estimated else "")
+        )
     lines.append(f"Reliability:  P(success) = {result['reliability']['p_success']:.9g}")
     lines.append("")
     lines.append("Processes")

@@ -200,6 +200,9 @@ class BlockRoundModel:
 # One run's energy is counted one way for all its components (`WHOLE_RUN`); the papers'
 # figures are kept under their own names and are never added to or compared with it.
 
+# The record's E_b [J per block] (E.1, 003's eq. 3), which calibration writes (simulator.calibrate)
+BLOCK_ENERGY_ATTRIBUTE = "blockEnergy"
+
 WHOLE_RUN = "whole_run"
 KERNEL_LOAD_000 = "kernel_load_000"
 BLOCK_ROUND_003 = "block_round_003"
@@ -323,7 +326,7 @@ def power_states(
         active_idle = min(GPU_ACTIVE_IDLE_RATIO * idle, max(load, idle))
         estimated.append(("powerActiveIdle", ESTIMATION_RULES["gpu_active_idle"]))
     use_active = is_gpu and runs_processes and active_idle is not None
-    block_energy = number("energyPerBlock")
+    block_energy = number(BLOCK_ENERGY_ATTRIBUTE)
     return PowerStates(
         idle_w=idle,
         base_w=active_idle if use_active and active_idle is not None else idle,

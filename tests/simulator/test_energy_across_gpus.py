@@ -114,7 +114,7 @@ def test_000s_kernel_only_figure_stays_under_its_own_name(runs) -> None:
 def test_e1_counts_energy_per_block_x_blocks_plus_active_idle_over_the_run() -> None:
     # a record whose calibration gives the energy per block (value for the test's sake)
     block_energy = 2.5e-6
-    result = run_on(record("H100 SXM5 80GB", energyPerBlock=block_energy))
+    result = run_on(record("H100 SXM5 80GB", blockEnergy=block_energy))
     row = gpu_row(result)
     assert row["kernel_model"] == "E.1"
     assert row["blocks"] == GRID
@@ -124,7 +124,7 @@ def test_e1_counts_energy_per_block_x_blocks_plus_active_idle_over_the_run() -> 
 
 def test_e1_is_not_used_when_the_timeline_dropped_kernels() -> None:
     snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
-    system = swap_hardware(snapshot, "gpu0", record("H100 SXM5 80GB", energyPerBlock=1e-6), key="g")
+    system = swap_hardware(snapshot, "gpu0", record("H100 SXM5 80GB", blockEnergy=1e-6), key="g")
     app = (EXAMPLE / "app.py").read_text()
     result = run_simulation(
         system, app, labels={"CPU": 1, "GPU": 1}, variables=VARIABLES, seed=0, timeline_limit=0

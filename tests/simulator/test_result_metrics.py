@@ -116,3 +116,26 @@ def test_the_gpus_of_a_snapshot_are_those_its_nodes_run_on() -> None:
     }
     assert gpu_names(snapshot) == ["H100"]
     assert gpu_names(None) == []
+
+
+def test_the_energy_accounting_and_estimated_states_are_columns() -> None:
+    result = {
+        **RESULT,
+        "energy_j": {**RESULT["energy_j"], "accounting": "whole_run"},
+        "energy_accounting": [
+            {"node": "cpu0", "name": "cpu0", "estimated": []},
+            {
+                "node": "gpu0",
+                "name": "B200 SXM 180GB",
+                "estimated": [
+                    {"attribute": "powerIdle", "rule": "estimated: ..."},
+                    {"attribute": "powerActiveIdle", "rule": "estimated: ..."},
+                ],
+            },
+        ],
+    }
+    metrics = result_metrics(result)
+    assert metrics["energy_accounting"] == "whole_run"
+    assert metrics["energy_estimated"] == "B200 SXM 180GB (gpu0): powerIdle, powerActiveIdle"
+    # a result stored before issue 45 names no accounting
+    assert result_metrics(RESULT)["energy_accounting"] == ""
