@@ -313,6 +313,7 @@ def power_states(
         estimated.append(("powerIdle", ESTIMATION_RULES[rule]))
     if idle is None and load is None:
         estimated.append(("powerIdle", ESTIMATION_RULES["none"]))
+        estimated.append(("powerConsumptionLoad", ESTIMATION_RULES["none"]))
         idle = load = 0.0
     elif idle is None:
         estimated.append(("powerIdle", ESTIMATION_RULES["none"]))

@@ -119,7 +119,10 @@ def test_the_gtx_970_record_carries_fig_5_2_to_the_digit() -> None:
 
 
 def test_the_pcie_record_carries_exactly_fig_5_2() -> None:
-    assert attributes("PCIe 3.0 16x") == {
+    # besides the power states of issue 45 (0 W of its own, counted in its endpoints)
+    values = attributes("PCIe 3.0 16x")
+    assert (values.pop("powerIdle"), values.pop("powerConsumptionLoad")) == (0.0, 0.0)
+    assert values == {
         "startupDth": 5.1569e-6,
         "lambdaHTD": 0.689,
         "lambdaDth": 0.653,
@@ -439,3 +442,61 @@ def test_the_h100_testbed_bus_carries_the_validation_kits_fit() -> None:
     report = (REPO_ROOT / "docs" / "validation" / "h100-2026-11-22.md").read_text()
     assert "HtD t_s = 10.66 us and lambda_c = 0.1327" in report
     assert "14.06 us and lambda_c = 0.1536" in report
+
+
+# Issue 45: every GPU, CPU and link record has the power states the whole-run accounting
+# charges (idle, active idle for a GPU, load), each from its record with a source, or
+# estimated at run time by a rule the run names (simulator.models.energy.power_states).
+POWER_KEYS = ("powerIdle", "powerActiveIdle", "powerConsumptionLoad", "powerOff")
+# what a power state's source must show: a URL, a paper, the kit, or an accounting rule
+POWER_SOURCE = re.compile(r"https?://|^00[03] |validation kit|^0 W of its own: included in")
+POWERED_TYPES = ("GPU", "CPU", "NETWORK")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [c for c in COMPONENTS if c["type"] in POWERED_TYPES],
+    ids=lambda c: c["name"],
+)
+def test_every_power_state_has_a_source_or_is_estimated_by_a_named_rule(
+    record: dict[str, Any],
+) -> None:
+    from simulator.models.energy import power_states
+
+    values = {a["key"]: a["value"] for a in record["attributes"]}
+    for attr in record["attributes"]:
+        if attr["key"] in POWER_KEYS:
+            assert attr["unit"] == "W", attr["key"]
+            assert POWER_SOURCE.search(attr["source"]), (attr["key"], attr["source"])
+    states = power_states(values, record["type"], runs_processes=True)
+    estimated = dict(states.estimated)
+    needed = ["powerIdle", "powerConsumptionLoad"]
+    if record["type"] == "GPU":
+        needed.append("powerActiveIdle")
+    for key in needed:
+        assert key in values or key in estimated, key
+        if key in estimated:
+            assert estimated[key].startswith("estimated:"), key
+    if record["type"] in ("GPU", "CPU"):
+        # a GPU's and a CPU's load power is a datasheet's (TDP, max board power) or a paper's
+        assert "powerConsumptionLoad" in values
+        assert states.load_w > states.base_w >= states.idle_w > 0
+
+
+def test_the_kit_measured_the_h100_and_h200_states_and_nothing_is_estimated_there() -> None:
+    from simulator.models.energy import power_states
+
+    for name in ("H100 SXM5 80GB", "H200 SXM 141GB"):
+        states = power_states(attributes(name), "GPU", runs_processes=True)
+        assert states.estimated == ()
+        sources = {a["key"]: a["source"] for a in component(name)["attributes"]}
+        assert "validation kit" in sources["powerIdle"]
+        assert "validation kit" in sources["powerActiveIdle"]
+
+
+def test_links_inside_their_endpoints_draw_nothing_of_their_own() -> None:
+    for record in COMPONENTS:
+        name = record["name"]
+        if record["type"] == "NETWORK" and name.startswith(("PCIe", "NVLink")):
+            values = attributes(name)
+            assert (values["powerIdle"], values["powerConsumptionLoad"]) == (0.0, 0.0), name

@@ -426,6 +426,7 @@ RESULT_PARTS = (
     "stats",
     "power_missing",
     "warnings",
+    "energy_accounting",
 )
 SNAPSHOT_PARTS = ("nodes", "hardware")
 
@@ -472,7 +473,13 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
         if succeeded:
             row.update(result_metrics({part: child[f"result__{part}"] for part in RESULT_PARTS}))
         else:
-            row.update(dict.fromkeys(SUMMARY_METRICS), power_missing="", model_warnings="")
+            row.update(
+                dict.fromkeys(SUMMARY_METRICS),
+                power_missing="",
+                model_warnings="",
+                energy_accounting="",
+                energy_estimated="",
+            )
         row["error"] = "" if succeeded else error.get("message", "")
         rows.append(row)
     return axes, rows
@@ -480,7 +487,8 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
 
 def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """Return the sweep table's columns: identity, variables, the run-wide figures, then the
-    per-node figures any row has (in first-seen order), the power warning and the error."""
+    per-node figures any row has (in first-seen order), the power warning, the energy's
+    accounting and estimated states (issue 45) and the error."""
     fixed = [
         "simulation",
         "status",
@@ -494,7 +502,8 @@ def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> lis
     per_node: dict[str, None] = {}
     for row in rows:
         per_node.update(dict.fromkeys(key for key in row if key.startswith(PER_NODE_PREFIXES)))
-    return [*fixed, *per_node, "power_missing", "model_warnings", "error"]
+    energy = ["energy_accounting", "energy_estimated"]
+    return [*fixed, *per_node, "power_missing", "model_warnings", *energy, "error"]
 
 
 PER_NODE_PREFIXES = ("energy_j.", "busy_s.")

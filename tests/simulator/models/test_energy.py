@@ -157,7 +157,10 @@ def test_missing_states_are_estimated_and_named_with_their_rule() -> None:
     assert (cpu.base_state, cpu.base_w) == ("idle", pytest.approx(25.0, rel=1e-3))
     bare = power_states({}, "NETWORK", runs_processes=False)
     assert (bare.base_w, bare.load_w) == (0.0, 0.0)
-    assert bare.estimated == (("powerIdle", ESTIMATION_RULES["none"]),)
+    assert bare.estimated == (
+        ("powerIdle", ESTIMATION_RULES["none"]),
+        ("powerConsumptionLoad", ESTIMATION_RULES["none"]),
+    )
     m2075 = power_states(
         {"powerIdle": 29.4, "powerConsumptionLoad": 225, "powerOff": 10}, "GPU", runs_processes=True
     )

@@ -165,8 +165,11 @@ def test_the_sweep_csv_has_every_metric_of_every_point(
         "busy_s.gpu0",
         "power_missing",
         "model_warnings",
+        "energy_accounting",
+        "energy_estimated",
         "error",
     ]
+    assert {row["energy_accounting"] for row in table} == {"whole_run"}
     assert [row["gpu"] for row in table] == [GTX, GTX, H100, H100]
     assert float(table[1]["kernel_s"]) == pytest.approx(1e8 / 13e6)
     assert table[0]["power_missing"].endswith("GeForce GTX 970 (gpu0): powerIdle")
