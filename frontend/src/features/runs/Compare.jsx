@@ -10,7 +10,14 @@ import { ganttInput } from "../../components/charts/ganttLayout.js";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { usePolling } from "../../hooks/usePolling.js";
-import { commonEnd, differenceRows, hardwareRows, runNodes } from "./compare.js";
+import {
+  commonEnd,
+  differenceRows,
+  energyMismatch,
+  hardwareRows,
+  includesRows,
+  runNodes,
+} from "./compare.js";
 import { COMPARE_LIMIT, compareIds } from "./runQuery.js";
 import { FINAL } from "./runs.js";
 
@@ -60,6 +67,8 @@ export function Compare() {
         ...hardwareRows(runs.map((r) => runNodes(r.result, r.sim.snapshot))),
       ],
       differences: differenceRows(runs.map((r) => r.result)),
+      mismatch: energyMismatch(runs.map((r) => r.result)),
+      includes: includesRows(runs.map((r) => r.result)),
       end: commonEnd(runs.map((r) => r.result)),
     };
   }, [runs]);
@@ -107,6 +116,11 @@ export function Compare() {
         </tbody>
       </table>
       <h2>Differences against {title(runs[0].sim)}</h2>
+      {table.mismatch && (
+        <div className="notice warning" role="note" aria-label="Energy accountings differ">
+          <strong>Energies not comparable.</strong> {table.mismatch.text}
+        </div>
+      )}
       <table className="grid compare" aria-label="Differences between the runs">
         <thead>
           <tr>
@@ -116,11 +130,14 @@ export function Compare() {
         </thead>
         <tbody>
           {table.differences.map((row) => (
-            <tr key={row.label}>
+            <tr key={row.label} className={row.incomparable ? "incomparable" : ""}>
               <th scope="row">{row.label}</th>
               {row.values.map((v, i) => (
                 <td key={i} className="nowrap">
                   {v}
+                  {row.incomparable && v !== "—" && (
+                    <span className="muted"> (other accounting: not comparable)</span>
+                  )}
                   {row.changes[i] && <span className="change"> ({row.changes[i]})</span>}
                   {row.hardware?.[i] && (
                     <span className="muted hardware-name"> on {row.hardware[i]}</span>
@@ -131,6 +148,29 @@ export function Compare() {
           ))}
         </tbody>
       </table>
+      {table.includes.length > 0 && (
+        <>
+          <h2>What each energy includes</h2>
+          <table className="grid compare" aria-label="What each energy includes">
+            <thead>
+              <tr>
+                <th />
+                {heads}
+              </tr>
+            </thead>
+            <tbody>
+              {table.includes.map((row) => (
+                <tr key={row.label}>
+                  <th scope="row">{row.label}</th>
+                  {row.values.map((v, i) => (
+                    <td key={i}>{v}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
       <h2>Timelines on one axis, 0 to {fmtTime(table.end)}</h2>
       <div className="compare-timelines">
         {runs.map((r) => (

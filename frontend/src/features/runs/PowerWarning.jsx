@@ -5,9 +5,10 @@ export function PowerWarning({ lines, scope }) {
   if (!lines || !lines.length) return null;
   return (
     <div className="notice warning" role="note" aria-label="Energy warning">
-      <strong>{scope} energy rests on missing power attributes</strong> (a missing{" "}
-      <code>powerIdle</code> counts 0 W idle, a missing <code>powerConsumptionLoad</code> the idle
-      power under load; energies of hardware with and without them do not compare):
+      <strong>{scope} energy rests on missing power attributes</strong> (each missing state is
+      estimated by a rule named under &quot;What the energy includes&quot;; a run from before those
+      rules counted a missing <code>powerIdle</code> as 0 W; figures resting on estimates compare
+      only as well as the estimates hold):
       <ul>
         {lines.map((line) => (
           <li key={line}>{line}</li>

@@ -8,6 +8,8 @@ import { GridTable, TABLE_PAGE_SIZE } from "../../components/GridTable.jsx";
 import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx";
 import { ModelWarning, modelWarningLines } from "./ModelWarning.jsx";
 import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
+import { EnergyAccounting } from "./EnergyAccounting.jsx";
+import { accountingLabel, accountingOf } from "./energy.js";
 import { KernelWaves } from "./KernelWaves.jsx";
 import { KERNEL_CHARTS, boundText, detailedKernels, phases } from "./runs.js";
 
@@ -36,6 +38,7 @@ export function Results({ result, memoryCsvUrl }) {
         <div className="card">
           <span className="card-label">Energy</span>
           <strong data-testid="energy">{fmtEnergy(energy.total)}</strong>
+          <span className="muted card-note">{accountingLabel(accountingOf(result))}</span>
         </div>
         <div className="card">
           <span className="card-label">Reliability (P success)</span>
@@ -134,6 +137,7 @@ export function Results({ result, memoryCsvUrl }) {
           <Bars items={energyItems} format={fmtEnergy} label="Energy per component" width={520} />
         </div>
       </div>
+      <EnergyAccounting result={result} />
       {result.memory && <MemoryHierarchy memory={result.memory} csvUrl={memoryCsvUrl} />}
       <h2>Components</h2>
       <GridTable

@@ -1,6 +1,7 @@
 // The comparison of runs: the table of differences against the first run and the common
 // time axis of their timelines.
 import { fmtEnergy, fmtTime } from "../../lib/format.js";
+import { accountingLabel, accountingMismatch, accountingOf, energyIncludes } from "./energy.js";
 
 const sum = (rows, key) =>
   rows && rows.length ? rows.reduce((total, row) => total + (Number(row[key]) || 0), 0) : null;
@@ -64,16 +65,28 @@ export function hardwareRows(runsNodes) {
 // result): rows {label, values: [text], changes: [text]}, each change against the first run.
 // Energy per component is one row per node (its role in the system), each value with the
 // hardware that run had in it (`hardware: [name]`): a sweep's runs differ in it.
+// Energies counted under different accountings (issue 45) get no change and are marked
+// `incomparable`; the row "Energy accounting" names each run's.
 export function differenceRows(results) {
-  const row = (label, read, format) => {
+  const mismatch = energyMismatch(results);
+  const row = (label, read, format, energy = false) => {
     const raw = results.map((r) => (r ? read(r) : null));
+    const apart = energy && mismatch !== null;
     return {
       label,
       values: raw.map((v) => (v === null || v === undefined ? "—" : format(v))),
-      changes: raw.map((v, i) => (i === 0 ? "" : percentChange(raw[0], v))),
+      changes: raw.map((v, i) => (i === 0 || apart ? "" : percentChange(raw[0], v))),
+      ...(apart ? { incomparable: true } : {}),
     };
   };
-  const rows = FIGURES.map(([label, read, format]) => row(label, read, format));
+  const rows = FIGURES.map(([label, read, format]) =>
+    row(label, read, format, label.startsWith("Energy")),
+  );
+  rows.push({
+    label: "Energy accounting",
+    values: results.map((r) => (r ? accountingLabel(accountingOf(r)) : "—")),
+    changes: results.map(() => ""),
+  });
   const runsNodes = results.map((r) => runNodes(r));
   const nodes = [];
   for (const r of results) {
@@ -87,11 +100,37 @@ export function differenceRows(results) {
         `Energy, ${nodeLabel(node, runsNodes)}`,
         (r) => r.energy_j?.per_component?.[node] ?? null,
         fmtEnergy,
+        true,
       ),
       hardware: runsNodes.map((n) => n[node]?.hardware || ""),
     });
   }
   return rows;
+}
+
+// Return the notice that the runs' energies were counted under different accountings, or null
+// (simulator.models.energy.ACCOUNTINGS; runs without a result are left out).
+export function energyMismatch(results) {
+  return accountingMismatch(results.map((r) => (r ? accountingOf(r) : null)));
+}
+
+// Return one row per node saying what each run's energy of it includes: {label, values},
+// the values "<what it charged> (estimated: <states>)", "—" where a run has no such node or
+// predates issue 45.
+export function includesRows(results) {
+  const perRun = results.map((r) => Object.fromEntries(energyIncludes(r).map((x) => [x.node, x])));
+  const nodes = [...new Set(perRun.flatMap((rows) => Object.keys(rows)))];
+  const runsNodes = results.map((r) => runNodes(r));
+  return nodes.map((node) => ({
+    label: `Energy includes, ${nodeLabel(node, runsNodes)}`,
+    values: perRun.map((rows) => {
+      const x = rows[node];
+      if (!x) return "—";
+      return x.estimated.length
+        ? `${x.includes} (estimated: ${x.estimated.join(", ")})`
+        : x.includes;
+    }),
+  }));
 }
 
 // The end of the common time axis: the latest end among the runs' timelines and overall times.

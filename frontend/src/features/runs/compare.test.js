@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { commonEnd, differenceRows, hardwareRows, percentChange, runNodes } from "./compare.js";
+import {
+  commonEnd,
+  differenceRows,
+  energyMismatch,
+  hardwareRows,
+  includesRows,
+  percentChange,
+  runNodes,
+} from "./compare.js";
 
 const result = (scale, { gpuEnergy = 2 } = {}) => ({
   overall_time_s: 2 * scale,
@@ -98,5 +106,44 @@ describe("commonEnd", () => {
   it("is the longest run's end, so every timeline shares one axis", () => {
     expect(commonEnd([result(1), result(3), null])).toBe(6);
     expect(commonEnd([null])).toBe(1);
+  });
+});
+
+describe("energies of different accountings side by side (issue 45)", () => {
+  const counted = (accounting, total) => ({
+    overall_time_s: 1,
+    energy_j: { total, per_component: { gpu0: total }, ...(accounting ? { accounting } : {}) },
+    components: [{ node: "gpu0", name: "GPU", instance: 0 }],
+    energy_accounting: accounting
+      ? [
+          {
+            node: "gpu0",
+            name: "GPU",
+            includes: "active idle 119.6 W x the run's 1 s",
+            estimated: [{ attribute: "powerIdle", rule: "estimated: ..." }],
+            energy_j: total,
+          },
+        ]
+      : undefined,
+    processes: [],
+  });
+  it("withholds the change and marks the rows, naming each run's accounting", () => {
+    const results = [counted("whole_run", 1.38), counted("", 0.83)];
+    expect(energyMismatch(results)).not.toBeNull();
+    const by = Object.fromEntries(differenceRows(results).map((r) => [r.label, r]));
+    expect(by["Energy, total"].changes).toEqual(["", ""]);
+    expect(by["Energy, total"].incomparable).toBe(true);
+    expect(by["Energy, GPU"].incomparable).toBe(true);
+    expect(by["Overall time"].incomparable).toBeUndefined();
+    expect(by["Energy accounting"].values[1]).toContain("not recorded");
+  });
+  it("compares energies of one accounting and says what each includes", () => {
+    const results = [counted("whole_run", 1), counted("whole_run", 2)];
+    expect(energyMismatch(results)).toBeNull();
+    const by = Object.fromEntries(differenceRows(results).map((r) => [r.label, r]));
+    expect(by["Energy, total"].changes).toEqual(["", "+100.0%"]);
+    const [row] = includesRows(results);
+    expect(row.label).toBe("Energy includes, GPU");
+    expect(row.values[0]).toBe("active idle 119.6 W x the run's 1 s (estimated: powerIdle)");
   });
 });

@@ -20,6 +20,7 @@ import { ModelChoices } from "../launch/ModelChoices.jsx";
 import { useLaunchChoices } from "../launch/useLaunchChoices.js";
 import { ModelWarning } from "../runs/ModelWarning.jsx";
 import { PowerWarning } from "../runs/PowerWarning.jsx";
+import { pointEnergyTitle, pointsMismatch } from "../runs/energy.js";
 import { keepPlottable, SCALES } from "../../lib/scales.js";
 import {
   formatterFor,
@@ -340,6 +341,7 @@ export function SweepDetail({ id }) {
   );
   const stacks = useMemo(() => phaseStacks(points, x, varying), [points, x, varying]);
   const warning = useMemo(() => powerWarning(points), [points]);
+  const accountings = useMemo(() => pointsMismatch(points), [points]);
   const outside = useMemo(() => modelWarning(points), [points]);
   const swapped = useMemo(() => swappedModels(points), [points]);
 
@@ -420,6 +422,11 @@ export function SweepDetail({ id }) {
           scope={`In ${warning.points} of ${warning.of} finished points, the`}
           lines={warning.lines}
         />
+      )}
+      {accountings && (
+        <div className="notice warning" role="note" aria-label="Energy accountings differ">
+          <strong>Energies of these points not comparable.</strong> {accountings.text}
+        </div>
       )}
       {!outcome.noneSucceeded && (
         <>
@@ -541,7 +548,7 @@ export function SweepDetail({ id }) {
               <td>{fmtTime(p.overall_time_s)}</td>
               <td>{fmtTime(p.kernel_s)}</td>
               <td>{fmtTime(p.transfer_s)}</td>
-              <td title={p.power_missing ? `lacking: ${p.power_missing}` : undefined}>
+              <td title={pointEnergyTitle(p)}>
                 {fmtEnergy(p.energy_j)}
                 {p.power_missing ? " ⚠" : ""}
               </td>

@@ -42,6 +42,8 @@ const NOT_METRICS = new Set([
   "error",
   "power_missing",
   "model_warnings",
+  "energy_accounting",
+  "energy_estimated",
 ]);
 
 const hasNumber = (points, key) => points.some((p) => typeof p[key] === "number");
