@@ -791,7 +791,8 @@ def power_series(
     """Return the power over time of every component instance that draws power: idle power
     plus (loaded - idle) x its load, the load being the computations and transfers the
     timeline puts on it over its capacity (the same rule as its energy; the series' integral
-    is its energy_j when no timeline entry was dropped)."""
+    is its energy_j when no timeline entry was dropped, except for a GPU whose kernels E.1
+    counts: its series shows the load power over its kernels, W.1 of docs/energy.md)."""
     drawing = [
         (figures, usages)
         for figures, usages in components
