@@ -76,6 +76,8 @@ def test_a_sweep_plots_kernel_time_on_log_axes_one_line_per_gpu_used(page: Any) 
     assert steps[0] > 0 and steps[1] == pytest.approx(steps[0], rel=0.05)
     warning = page.get_by_role("note", name="Energy warning")
     expect(warning).to_contain_text("rests on missing power attributes")
+    # every point counted its energy one way (issue 45): nothing to refuse side by side
+    expect(page.get_by_role("note", name="Energy accountings differ")).to_have_count(0)
     expect(warning).to_contain_text(re.compile(rf"{GPUS[0]} \(\w+\): powerIdle"))
     screenshot(page, "sweep-kernel-log")
 
@@ -91,6 +93,12 @@ def test_a_sweep_plots_kernel_time_on_log_axes_one_line_per_gpu_used(page: Any) 
     assert all(kernel[(GPUS[1], n)] < kernel[(GPUS[0], n)] for n in SIZES)
     assert all(float(row["transfer_s"]) > 0 for row in table)
     assert all("powerIdle" in row["power_missing"] for row in table if row["gpu"] == GPUS[0])
+    assert {row["energy_accounting"] for row in table} == {"whole_run"}
+    # the GTX 970's idle states are estimated by the named rules; the H100's were measured
+    assert all(
+        "powerActiveIdle" in row["energy_estimated"] for row in table if row["gpu"] == GPUS[0]
+    )
+    assert all(GPUS[1] not in row["energy_estimated"] for row in table if row["gpu"] == GPUS[1])
 
     # The H100 point's run names its GPU node after the H100, not the GTX 970 it replaced.
     h100_run = next(row["simulation"] for row in table if row["gpu"] == GPUS[1])
@@ -99,3 +107,12 @@ def test_a_sweep_plots_kernel_time_on_log_axes_one_line_per_gpu_used(page: Any) 
     gpu_row = components.locator("tr", has_text="GPU").filter(has_text=GPUS[1])
     expect(gpu_row.locator("td").first).to_have_text(f"{GPUS[1]}[0]")
     expect(components).not_to_contain_text(GPUS[0])
+    # what its energy includes: the H100's measured active idle over the run, nothing estimated
+    expect(page.get_by_test_id("energy-accounting")).to_contain_text("whole run")
+    includes = page.get_by_role("table", name="Energy per node and what it includes")
+    h100_energy = includes.locator("tr", has_text=GPUS[1])
+    expect(h100_energy).to_contain_text("active idle 119.6 W")
+    expect(h100_energy).to_contain_text("no: from the record")
+    expect(page.get_by_role("list", name="Energy under other accountings")).to_contain_text(
+        "seed 000"
+    )
