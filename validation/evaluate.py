@@ -34,7 +34,7 @@ import numpy as np
 from simulator.analyzer.analysis import analyze_sass
 from simulator.analyzer.latency import _load as _load_latency_table
 from simulator.models import gpu_current
-from simulator.models.energy import kernel_energy
+from simulator.models.energy import kernel_energy, power_state_energy, power_states
 from simulator.models.gpu_current import CurrentGpu, estimate_kernel_current
 from simulator.models.transfer import PcieLink
 from simulator.models.volkov import KernelProfile
@@ -255,6 +255,69 @@ def link_time(record: Mapping[str, float], nbytes: float, direction: str) -> flo
     return float(PcieLink.from_attributes("link", record).time(nbytes, direction))
 
 
+# The kit's scenario of whole applications back to back (saxpy2 --app-window-s)
+APP_ENERGY_SCENARIO = "app-energy"
+
+
+@dataclass(frozen=True)
+class ApplicationEnergy:
+    """One saxpy2 application's energy, whole run (docs/energy.md W.1), predicted and measured.
+
+    `measured_j`: the board energy of the repeat window (`window_energy`, which skips the
+    second nvidia-smi still averages) over the applications repeated in it; `predicted_j`:
+    the record's active-idle power over the predicted application time `predicted_s` (two
+    host-to-device copies, the kernel, one copy back, as the "application" scenario predicts
+    them) plus its load power above active idle over the predicted kernel time `kernel_s`.
+    """
+
+    n: int
+    predicted_j: float
+    measured_j: float
+    predicted_s: float
+    kernel_s: float
+    windows: int
+
+
+def application_energy(
+    run: Run, record: Mapping[str, float] | None = None
+) -> list[ApplicationEnergy]:
+    """Return the whole-application energy of each of the run's app-energy configurations
+    ([] when the run has none: the runs committed before issue 45 hold no such windows)."""
+    configs = [c for c in run.configs if c.scenario == APP_ENERGY_SCENARIO and c.windows]
+    power = run.power() if configs else None
+    if power is None:
+        return []
+    record = dict(record) if record is not None else load_record(run.record_name)
+    link = load_record(run.current_link)
+    gpu = CurrentGpu.from_attributes(record)
+    profile = Saxpy2Profile.from_run(run)
+    states = power_states(record, "GPU", runs_processes=True)
+    found = []
+    for c in configs:
+        nbytes = c.n * BYTES_PER_ELEMENT
+        copies_in = 2 * link_time(link, nbytes, "HostToDevice")
+        kernel = current_kernel_time(gpu, profile, c, idle_before_s=copies_in)
+        predicted_s = copies_in + kernel + link_time(link, nbytes, "DeviceToHost")
+        found.append(
+            ApplicationEnergy(
+                n=c.n,
+                predicted_j=power_state_energy(
+                    idle_w=states.base_w,
+                    active_w=states.load_w,
+                    total_s=predicted_s,
+                    loaded_s=kernel,
+                ),
+                measured_j=float(
+                    np.mean([window_energy(power, s0, s1) / r for s0, s1, r in c.windows])
+                ),
+                predicted_s=predicted_s,
+                kernel_s=kernel,
+                windows=len(c.windows),
+            )
+        )
+    return found
+
+
 @dataclass
 class RunErrors:
     """Mean relative errors of one run, per scenario, for both model sets."""
@@ -379,6 +442,13 @@ def evaluate_run(
             ]
         )
     result.stream = stream_errors(run, gpu, exponent)
+    whole = application_energy(run, current_record) if not spec_only else []
+    if whole:
+        error = _mean([(a.predicted_j, a.measured_j) for a in whole])
+        result.notes.append(
+            f"application energy (whole run, docs/energy.md): {100 * error:.1f} % over "
+            f"{sum(a.windows for a in whole)} windows"
+        )
     return result
 
 

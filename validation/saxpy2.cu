@@ -9,11 +9,16 @@
 //
 // Usage (lists are comma separated; every combination is run):
 //   saxpy2 --scenario NAME --n 10000000 --block 256 --a 1,2,4 [--warps 2,4,64 | --shmem 0]
-//          [--reps 10] [--pinned] [--energy-window-s 0] [--grids-auto]
+//          [--reps 10] [--pinned] [--energy-window-s 0] [--app-window-s 0] [--grids-auto]
 //          [--out results.csv] [--device-info device.json] [--device 0]
 //
 // --energy-window-s S: repeat the kernel back to back until the repeat window lasts at least
 //   S seconds and record the window's wall-clock start/end (for the nvidia-smi power log).
+// --app-window-s S: repeat the whole application (HtD x, HtD y, kernel, DtH y) back to back
+//   until the repeat window lasts at least S seconds and record the window's wall-clock
+//   start/end; the row's kernel_repeats is then the applications repeated and
+//   window_kernel_s the application's mean time in the window (the energy of a whole run,
+//   docs/energy.md). Not with --energy-window-s.
 // --grids-auto: ignore --n; run grid sizes NB in {1, 2, R/2, R, R+1, 3R/2, 2R, 2R+1, 3R, 4R,
 //   6R, 8R, 12R, 16R} where R = SMs x resident blocks per SM (003's rounds), with n = NB x block.
 #include "kit.cuh"
@@ -55,6 +60,7 @@ struct Options {
   bool pinned = false;
   bool grids_auto = false;
   double energy_window_s = 0.0;
+  double app_window_s = 0.0;
   std::string out = "-";
   std::string device_info;
   int device = 0;
@@ -97,6 +103,7 @@ Options parse(int argc, char **argv) {
     else if (k == "--pinned") o.pinned = true;
     else if (k == "--grids-auto") o.grids_auto = true;
     else if (k == "--energy-window-s") o.energy_window_s = std::atof(value());
+    else if (k == "--app-window-s") o.app_window_s = std::atof(value());
     else if (k == "--out") o.out = value();
     else if (k == "--device-info") o.device_info = value();
     else if (k == "--device") o.device = std::atoi(value());
@@ -109,6 +116,7 @@ Options parse(int argc, char **argv) {
   for (long long v : o.n)
     if (v < 1 || v > 2000000000LL) usage_and_exit("--n");
   if (o.reps < 1) usage_and_exit("--reps");
+  if (o.energy_window_s > 0 && o.app_window_s > 0) usage_and_exit("--app-window-s (not with --energy-window-s)");
   return o;
 }
 
@@ -268,6 +276,22 @@ int main(int argc, char **argv) {
         CHECK(cudaEventRecord(ev[0]));
         for (long long r = 0; r < repeats; ++r)
           saxpy2<<<static_cast<unsigned>(grid), block, c.shmem>>>(n, a, dx, dy);
+        CHECK(cudaGetLastError());
+        CHECK(cudaEventRecord(ev[5]));
+        CHECK(cudaEventSynchronize(ev[5]));
+        end = epoch_s();
+        window_kernel = elapsed_s(ev[0], ev[5]) / static_cast<double>(repeats);
+      }
+      if (o.app_window_s > 0) {
+        repeats = std::max(1LL, static_cast<long long>(std::ceil(o.app_window_s / std::max(app, 1e-6))));
+        start = epoch_s();
+        CHECK(cudaEventRecord(ev[0]));
+        for (long long r = 0; r < repeats; ++r) {
+          CHECK(cudaMemcpy(dx, hx, size, cudaMemcpyHostToDevice));
+          CHECK(cudaMemcpy(dy, hy, size, cudaMemcpyHostToDevice));
+          saxpy2<<<static_cast<unsigned>(grid), block, c.shmem>>>(n, a, dx, dy);
+          CHECK(cudaMemcpy(hy, dy, size, cudaMemcpyDeviceToHost));
+        }
         CHECK(cudaGetLastError());
         CHECK(cudaEventRecord(ev[5]));
         CHECK(cudaEventSynchronize(ev[5]));

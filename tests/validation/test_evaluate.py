@@ -199,3 +199,47 @@ def test_profile_refuses_a_base_record_whose_bus_is_not_the_runs(tmp_path):
     made = profile.records(run, base="H200 SXM 141GB", name="x", link_name="y")
     keys = {a["key"]: a["value"] for a in made["components"][0]["attributes"]}
     assert keys["busWidth"] == 6016
+
+
+# Issue 45: the energy of a whole application run. The committed runs hold none (their power
+# log resolves only windows of >= 2 s, and only the kernel scenario "energy" had windows).
+def test_the_committed_runs_hold_no_whole_application_energy():
+    assert all(ev.application_energy(run) == [] for run in RUNS)
+
+
+def test_a_run_with_application_windows_gives_predicted_and_measured_energy(tmp_path):
+    import shutil
+    from datetime import UTC, datetime
+
+    source = next(r for r in H100_JUDGED).path
+    folder = tmp_path / source.name
+    shutil.copytree(source, folder)
+    # two windows of 3 s of back-to-back applications at a steady 150 W, after the log's end
+    power = (folder / "power.csv").read_text(encoding="utf-8").splitlines()
+    last = datetime.strptime(power[-1].split(",")[0], "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=UTC)
+    start = last.timestamp() + 10
+    lines = []
+    for k in range(int(8 / 0.05)):
+        stamp = datetime.fromtimestamp(start + 0.05 * k, UTC).strftime("%Y/%m/%d %H:%M:%S.%f")
+        lines.append(f"{stamp[:-3]}, 150.00, 1980, 2619, 40, 50")
+    (folder / "power.csv").write_text("\n".join([*power, *lines]) + "\n", encoding="utf-8")
+    rows = []
+    for rep, (s0, repeats) in enumerate([(start + 0.5, 250), (start + 4.5, 250)]):
+        rows.append(
+            f"app-energy,{rep},10000000,256,39063,1,0,8,8,64,4.6e-03,4.6e-03,7.2e-05,3.1e-03,"
+            f"1.23e-02,{repeats},1.2e-02,{s0:.6f},{s0 + 3:.6f}"
+        )
+    with (folder / "measurements.csv").open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(rows) + "\n")
+
+    run = ev.Run.load(folder)
+    record = load_record(run.record_name)
+    (found,) = ev.application_energy(run, record)
+    assert (found.n, found.windows) == (10_000_000, 2)
+    assert found.measured_j == pytest.approx(150.0 * 3 / 250)
+    # W.1 with the record's kit-measured active idle (119.6 W) and its 700 W load
+    expected = 119.6 * found.predicted_s + (700.0 - 119.6) * found.kernel_s
+    assert found.predicted_j == pytest.approx(expected)
+    assert 0 < found.kernel_s < found.predicted_s
+    notes = ev.evaluate_run(run).notes
+    assert any(note.startswith("application energy (whole run") for note in notes)
