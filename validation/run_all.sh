@@ -61,7 +61,7 @@ if [ "$quick" = 0 ]; then
   "$bin" "${common[@]}" --scenario occupancy-a256 --n 10000000 --block 32,64 --a 256 --warps "$warps"
   "$bin" "${common[@]}" --scenario occupancy-a1024 --n 10000000 --block 64 --a 1024 --warps 2,8,32,64
   "$bin" --device "$gpu" --out "$csv" --reps 5 --scenario size-pinned --pinned --n "$sizes" --block 256 --a 1
-  # whole applications back to back for >= 3 s each: the energy of a whole run (docs/energy.md)
+  # whole applications back to back in windows: the energy of a whole run (docs/energy.md)
   "$bin" --device "$gpu" --out "$csv" --reps 3 --scenario app-energy --n 10000000 --block 256 --a 1 --app-window-s 3
 fi
 # the GPU's profile for the current-architecture models (launch, latencies, bandwidth and the
