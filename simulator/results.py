@@ -75,6 +75,7 @@ class EnergyAccountingRow(TypedDict):
     block_energy_j: float | None
     energy_j: float
     estimated: list[EstimatedState]
+    states_from: str  # "record" (its attributes) or "model" (the model's power function)
 
 
 class AlternativeEnergy(TypedDict):
@@ -705,6 +706,7 @@ def _accounting_row(
         "block_energy_j": states.block_energy_j if kernel_model == "E.1" else None,
         "energy_j": energy_j,
         "estimated": [{"attribute": a, "rule": r} for a, r in states.estimated],
+        "states_from": states.source,
     }
 
 

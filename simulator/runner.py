@@ -161,7 +161,9 @@ def _node_power_and_failure(
         if functions.has("power"):
             idle = functions.call("power", "idle", params={})
             active = functions.call("power", "active", params={})
-            states = PowerStates(idle_w=idle, base_w=idle, base_state="idle", load_w=active)
+            states = PowerStates(
+                idle_w=idle, base_w=idle, base_state="idle", load_w=active, source="model"
+            )
             missing = ()
         if functions.has("failureRate"):
             failure = functions.call("failureRate", params={})

@@ -280,7 +280,8 @@ class PowerStates:
     for a GPU that runs processes, else "idle"); `load_w` at full load; `off_w` where the
     record defines an off state (listed, never charged: no run switches a component off);
     `block_energy_j` E.1's energy per block where the record gives it. `estimated` pairs
-    each estimated state with the rule used (ESTIMATION_RULES)."""
+    each estimated state with the rule used (ESTIMATION_RULES); `source` says whether the
+    record's attributes or the node's model's `power` function gave the states."""
 
     idle_w: float
     base_w: float
@@ -290,6 +291,7 @@ class PowerStates:
     off_w: float | None = None
     block_energy_j: float | None = None
     estimated: tuple[tuple[str, str], ...] = ()
+    source: str = "record"  # or "model": the node's model's `power` function gave them
 
 
 def power_states(

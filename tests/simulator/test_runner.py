@@ -377,3 +377,16 @@ def test_only_the_nodes_that_draw_power_have_a_series_beside_nodes_that_do_not()
     assert series == alone["power"][0]
     assert series["points"] == [[0.0, 30.0], [2.0, 20.0], [4.0, 10.0]]
     assert beside["kernels"] == []  # CPU computations with no kernel inputs
+
+
+def test_a_models_power_function_is_named_as_the_source_of_the_states() -> None:
+    model = COMPUTE + "\nfunction power(state, params) { return state === 'idle' ? 5 : 50; }"
+    system = machine(attributes={"powerConsumptionLoad": 2.0}, model=model)
+    result = run('sim.computation({"seconds": 2})', system, {"P": 1}, seed=0)
+    (row,) = result["energy_accounting"]
+    assert (row["states_from"], row["estimated"], row["base_w"]) == ("model", [], 5.0)
+    plain = run('sim.computation({"seconds": 2})', machine(attributes={}), {"P": 1})
+    (row,) = plain["energy_accounting"]
+    assert row["states_from"] == "record"
+    assert [e["attribute"] for e in row["estimated"]] == ["powerIdle", "powerConsumptionLoad"]
+    assert row["includes"] == "nothing: the record gives no power (0 W counted)"

@@ -31,7 +31,9 @@ export function EnergyAccounting({ result }) {
                 <td>{row.hardware}</td>
                 <td className="num">{fmtEnergy(row.energy)}</td>
                 <td>{row.includes}</td>
-                <td>{row.estimated.length ? row.estimated.join(", ") : "no: from the record"}</td>
+                <td>
+                  {row.estimated.length ? row.estimated.join(", ") : `no: from ${row.statesFrom}`}
+                </td>
               </tr>
             ))}
           </tbody>

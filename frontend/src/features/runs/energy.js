@@ -25,7 +25,8 @@ export function accountingLabel(accounting) {
 }
 
 // Return one row per node of what its energy includes: {node, label, hardware, includes,
-// estimated: [attribute], energy}; [] for a result from before issue 45.
+// estimated: [attribute], statesFrom (what gave the power states), energy}; [] for a result
+// from before issue 45.
 export function energyIncludes(result) {
   return (result?.energy_accounting || []).map((row) => ({
     node: row.node,
@@ -33,6 +34,7 @@ export function energyIncludes(result) {
     hardware: row.hardware || "",
     includes: row.includes || "",
     estimated: (row.estimated || []).map((e) => e.attribute),
+    statesFrom: row.states_from === "model" ? "the model's power function" : "the record",
     energy: row.energy_j,
   }));
 }

@@ -48,6 +48,9 @@ describe("what a run's energy includes", () => {
     const rows = energyIncludes(b200);
     expect(rows.map((r) => r.label)).toEqual(["B200 SXM 180GB (gpu0)", "bus0"]);
     expect(rows[0].estimated).toEqual(["powerIdle", "powerActiveIdle"]);
+    expect(rows[1].statesFrom).toBe("the record");
+    const modelled = { energy_accounting: [{ node: "cpu0", states_from: "model", estimated: [] }] };
+    expect(energyIncludes(modelled)[0].statesFrom).toBe("the model's power function");
     expect(estimatedLines(b200)).toEqual(["B200 SXM 180GB (gpu0): powerIdle, powerActiveIdle"]);
   });
   it("shows the table and keeps the papers' figure apart, said not comparable", () => {
