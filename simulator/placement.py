@@ -9,6 +9,7 @@ edges only join hardware nodes, so groups are never on a path).
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -96,10 +97,23 @@ def place_processes(snapshot: SystemSnapshot, labels: Mapping[str, object]) -> l
     return slots
 
 
-class Routes:
-    """Shortest paths of edges between nodes, computed on demand and cached."""
+def instance_across(instance: int, count: int, other: int) -> int:
+    """Return the instance of a neighbour node (`other` instances) that instance `instance` of
+    a node of `count` instances joins in a system with topology templates: the same index
+    when the counts agree, else blocks (child c of n_c joins parent c * n_p // n_c; a parent
+    reaches its first child)."""
+    if other == count:
+        return instance
+    if other < count:
+        return instance * other // count
+    return -(-instance * other // count)
 
-    __slots__ = ("_cache", "_neighbours", "_titles")
+
+class Routes:
+    """Shortest paths of edges between nodes, computed on demand and cached; with topology
+    templates (simulator.topology), routes between instances too (`instance_path`)."""
+
+    __slots__ = ("_cache", "_counts", "_instance_cache", "_neighbours", "_titles", "topologies")
 
     def __init__(self, snapshot: SystemSnapshot) -> None:
         neighbours: dict[str, list[str]] = {node_id: [] for node_id in snapshot.nodes}
@@ -110,6 +124,71 @@ class Routes:
         # Messages name nodes by their names; the ids stay in the paths.
         self._titles = {node.id: node.name or node.id for node in snapshot.nodes.values()}
         self._cache: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.topologies = snapshot.topologies
+        self._counts = {node.id: node.count for node in snapshot.nodes.values()}
+        self._instance_cache: dict[
+            tuple[str, int, str, int], tuple[tuple[str, int], ...] | None
+        ] = {}
+
+    def instance_path(
+        self, source: str, source_instance: int, target: str, target_instance: int
+    ) -> tuple[tuple[str, int], ...] | None:
+        """Return the (node id, instance) pairs from one instance to another, both included,
+        through a topology template; None when no template joins them (then `path` routes).
+
+        For each template, the path goes by edges from `source` to the template's endpoints
+        node and from there to `target` (instances mapped by `instance_across`), and through
+        the template between the two endpoint instances; the shortest such path wins, ties
+        to the template listed first."""
+        if not self.topologies:
+            return None
+        key = (source, source_instance, target, target_instance)
+        if key in self._instance_cache:
+            return self._instance_cache[key]
+        best = self._meeting(source, source_instance, target, target_instance)
+        for topology in self.topologies:
+            ends = topology.endpoints
+            try:
+                before = self._walk(self.path(source, ends), source_instance)
+                after = self._walk(self.path(target, ends), target_instance)
+            except LaunchError:
+                continue
+            middle = topology.route(before[-1][1], after[-1][1])
+            if middle is None:
+                continue
+            if before[-1] == after[-1]:
+                middle = ()
+                after = after[:-1]
+            route = (*before, *middle, *reversed(after))
+            if best is None or len(route) < len(best):
+                best = route
+        self._instance_cache[key] = best
+        return best
+
+    def _meeting(
+        self, source: str, source_instance: int, target: str, target_instance: int
+    ) -> tuple[tuple[str, int], ...] | None:
+        """Return the route along the node path from source to target where the instances
+        mapped from both ends meet (up a tree of counts and back down), None if they never
+        do (two instances of one node, say)."""
+        try:
+            nodes = self.path(source, target)
+        except LaunchError:
+            return None
+        forward = self._walk(nodes, source_instance)
+        backward = self._walk(nodes[::-1], target_instance)[::-1]
+        for index in range(len(nodes)):
+            if forward[index] == backward[index]:
+                return forward[:index] + backward[index:]
+        return None
+
+    def _walk(self, nodes: tuple[str, ...], instance: int) -> tuple[tuple[str, int], ...]:
+        counts = self._counts
+        steps = [(nodes[0], instance)]
+        for here, there in itertools.pairwise(nodes):
+            instance = instance_across(instance, counts[here], counts[there])
+            steps.append((there, instance))
+        return tuple(steps)
 
     def path(self, source: str, target: str) -> tuple[str, ...]:
         """Return the node ids from `source` to `target`, both included (BFS, edge order ties).
