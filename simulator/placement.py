@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from simulator.errors import LaunchError
 from simulator.snapshot import SystemSnapshot
+from simulator.topology import Topology
 
 LAUNCH_MESSAGES = {
     "count": "the number of processes of label {label!r} must be a whole number >= 0 (got {value!r})",
@@ -113,7 +114,7 @@ class Routes:
     """Shortest paths of edges between nodes, computed on demand and cached; with topology
     templates (simulator.topology), routes between instances too (`instance_path`)."""
 
-    __slots__ = ("_cache", "_counts", "_instance_cache", "_neighbours", "_titles", "topologies")
+    __slots__ = ("_cache", "_counts", "_neighbours", "_plans", "_titles", "topologies")
 
     def __init__(self, snapshot: SystemSnapshot) -> None:
         neighbours: dict[str, list[str]] = {node_id: [] for node_id in snapshot.nodes}
@@ -126,8 +127,9 @@ class Routes:
         self._cache: dict[tuple[str, str], tuple[str, ...]] = {}
         self.topologies = snapshot.topologies
         self._counts = {node.id: node.count for node in snapshot.nodes.values()}
-        self._instance_cache: dict[
-            tuple[str, int, str, int], tuple[tuple[str, int], ...] | None
+        self._plans: dict[
+            tuple[str, str],
+            tuple[tuple[str, ...] | None, list[tuple[Topology, tuple[str, ...], tuple[str, ...]]]],
         ] = {}
 
     def instance_path(
@@ -136,23 +138,32 @@ class Routes:
         """Return the (node id, instance) pairs from one instance to another, both included,
         through a topology template; None when no template joins them (then `path` routes).
 
-        For each template, the path goes by edges from `source` to the template's endpoints
-        node and from there to `target` (instances mapped by `instance_across`), and through
-        the template between the two endpoint instances; the shortest such path wins, ties
-        to the template listed first."""
+        Candidates: the edges' path where the instances mapped from both ends meet (up a
+        tree of counts and back down), and for each template the edges from `source` to its
+        endpoints node, its route between the two endpoint instances, and the edges on to
+        `target` (instances mapped by `instance_across`). The shortest wins, ties to the
+        meeting, then to the template listed first. Not kept here: World keeps each pair's
+        hops."""
         if not self.topologies:
             return None
-        key = (source, source_instance, target, target_instance)
-        if key in self._instance_cache:
-            return self._instance_cache[key]
-        best = self._meeting(source, source_instance, target, target_instance)
-        for topology in self.topologies:
-            ends = topology.endpoints
-            try:
-                before = self._walk(self.path(source, ends), source_instance)
-                after = self._walk(self.path(target, ends), target_instance)
-            except LaunchError:
-                continue
+        plans = self._plans.get((source, target))
+        if plans is None:
+            plans = self._plans[source, target] = self._plan(source, target)
+        meeting, through = plans
+        best: tuple[tuple[str, int], ...] | None = None
+        if meeting is not None and len(meeting) == 1:
+            if source_instance == target_instance:
+                best = ((source, source_instance),)
+        elif meeting is not None:
+            forward = self._walk(meeting, source_instance)
+            backward = self._walk(meeting[::-1], target_instance)[::-1]
+            for index in range(len(meeting)):
+                if forward[index] == backward[index]:
+                    best = forward[:index] + backward[index:]
+                    break
+        for topology, to_ends, from_ends in through:
+            before = self._walk(to_ends, source_instance)
+            after = self._walk(from_ends, target_instance)
             middle = topology.route(before[-1][1], after[-1][1])
             if middle is None:
                 continue
@@ -162,27 +173,31 @@ class Routes:
             route = (*before, *middle, *reversed(after))
             if best is None or len(route) < len(best):
                 best = route
-        self._instance_cache[key] = best
         return best
 
-    def _meeting(
-        self, source: str, source_instance: int, target: str, target_instance: int
-    ) -> tuple[tuple[str, int], ...] | None:
-        """Return the route along the node path from source to target where the instances
-        mapped from both ends meet (up a tree of counts and back down), None if they never
-        do (two instances of one node, say)."""
+    def _plan(
+        self, source: str, target: str
+    ) -> tuple[tuple[str, ...] | None, list[tuple[Topology, tuple[str, ...], tuple[str, ...]]]]:
+        """Return the node paths `instance_path` maps instances along for a pair of nodes:
+        the edges' path between them (None: none) and, per template reached from both, the
+        paths from the source and from the target to its endpoints node."""
         try:
-            nodes = self.path(source, target)
+            meeting: tuple[str, ...] | None = self.path(source, target)
         except LaunchError:
-            return None
-        forward = self._walk(nodes, source_instance)
-        backward = self._walk(nodes[::-1], target_instance)[::-1]
-        for index in range(len(nodes)):
-            if forward[index] == backward[index]:
-                return forward[:index] + backward[index:]
-        return None
+            meeting = None
+        through = []
+        for topology in self.topologies:
+            try:
+                to_ends = self.path(source, topology.endpoints)
+                from_ends = self.path(target, topology.endpoints)
+            except LaunchError:
+                continue
+            through.append((topology, to_ends, from_ends))
+        return meeting, through
 
     def _walk(self, nodes: tuple[str, ...], instance: int) -> tuple[tuple[str, int], ...]:
+        if len(nodes) == 1:
+            return ((nodes[0], instance),)
         counts = self._counts
         steps = [(nodes[0], instance)]
         for here, there in itertools.pairwise(nodes):

@@ -312,3 +312,24 @@ def test_snapshots_keep_their_topologies_through_to_dict() -> None:
     again = load_snapshot(system.to_dict())
     assert [t.to_dict() for t in again.topologies] == [t.to_dict() for t in system.topologies]
     assert system.to_dict()["topologies"][1]["down"] == [8, 4]
+
+
+def test_every_gpu_pair_of_the_32_node_cluster_routes_through_nvswitch_or_the_fat_tree() -> None:
+    routes = Routes(load_snapshot(cluster_snapshot(32)))
+    shapes: dict[tuple[str, ...], int] = {}
+    for a in range(256):
+        for b in range(256):
+            path = routes.instance_path("gpu", a, "gpu", b)
+            assert path is not None and path[0] == ("gpu", a) and path[-1] == ("gpu", b)
+            shape = tuple(node for node, _ in path)
+            shapes[shape] = shapes.get(shape, 0) + 1
+            if a // 8 == b // 8 and a != b:
+                assert path[1] == ("nvswitch", a // 8)
+            elif a // 32 == b // 32 and a != b:  # one leaf holds 32 NICs: four DGX
+                assert path[2] == ("leaf", a // 32)
+    assert shapes == {
+        ("gpu",): 256,
+        ("gpu", "nvswitch", "gpu"): 256 * 7,
+        ("gpu", "nic", "leaf", "nic", "gpu"): 256 * 24,
+        ("gpu", "nic", "leaf", "spine", "leaf", "nic", "gpu"): 256 * 224,
+    }
