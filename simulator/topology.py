@@ -82,7 +82,16 @@ MESSAGES = {
     "divisible": "The endpoints node {ref!r} has count {count}, not a multiple of {field} "
     "({value}).",
     "count": "Node {ref!r} has count {count}; this {kind} needs {needed} {what}.",
-    "boolean": "Expected true or false.",
+    "unknown_keys": "Unknown fields for a {kind}: {keys}; expected {known}.",
+}
+# The parameters of each kind besides id, kind, endpoints, routing and its roles.
+PARAMETERS: dict[str, tuple[str, ...]] = {
+    "fatTree": ("down", "up"),
+    "railLeafSpine": ("rails", "spines", "serversPerLeaf"),
+    "ring": (),
+    "torus": ("dims",),
+    "nvswitch": ("domainSize",),
+    "switch": ("domainSize",),
 }
 
 Errors = dict[str, list[str]]
@@ -451,6 +460,13 @@ def _parse_one(
             MESSAGES["required"] if kind is None else MESSAGES["kind"].format(value=kind),
         )
         return None
+    allowed = ("id", "kind", "endpoints", "routing", *ROLES[kind], *PARAMETERS[kind])
+    unknown = sorted(str(key) for key in item if key not in allowed)
+    if unknown:
+        message = MESSAGES["unknown_keys"].format(
+            kind=kind, keys=", ".join(unknown), known=", ".join(allowed)
+        )
+        _add(errors, path, message)
     known = ROUTINGS[kind]
     routing = item.get("routing", known[0])
     if routing not in known:
@@ -500,10 +516,8 @@ def _parse_one(
     for node, needed in sizes.items():
         have = counts.get(node)
         if have is not None and have != needed:
-            role_path = _role_path(path, kind, roles, node)
-            what = {"link": "links", "switches": "switches"}.get(
-                role_path.rsplit(".", 1)[-1].split("[")[0], "switches"
-            )
+            role_path = _role_path(path, roles, node)
+            what = "links" if "link" in roles else "switches"
             _add(
                 errors,
                 role_path,
@@ -524,7 +538,8 @@ def _parse_one(
     )
 
 
-def _role_path(path: str, kind: str, roles: Mapping[str, tuple[str, ...]], node: str) -> str:
+def _role_path(path: str, roles: Mapping[str, tuple[str, ...]], node: str) -> str:
+    """Return the field path that names `node` in a template's roles."""
     for role, nodes in roles.items():
         if node in nodes:
             return f"{path}.{role}[{nodes.index(node)}]" if role == "switches" else f"{path}.{role}"

@@ -364,3 +364,16 @@ def test_the_command_line_runs_a_cluster_and_refuses_a_bad_template_by_field(
     status = main(["run", "--system", str(bad_path), *common], stdout=out, stderr=err)
     assert status != 0
     assert "topologies[1].down: The product of down (8 x 3 = 24)" in err.getvalue()
+
+
+def test_an_unknown_template_field_is_named() -> None:
+    snapshot = cluster_snapshot()
+    snapshot["topologies"][0]["domainsize"] = 8
+    with pytest.raises(SnapshotError) as caught:
+        load_snapshot(snapshot)
+    assert caught.value.errors == {
+        "topologies[0]": [
+            "Unknown fields for a nvswitch: domainsize; expected id, kind, endpoints, routing, "
+            "switch, domainSize."
+        ]
+    }
