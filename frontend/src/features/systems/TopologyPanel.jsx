@@ -12,7 +12,7 @@ const roleName = (role) =>
 function TemplateList({ topologies, readOnly, onRemove }) {
   if (!topologies.length) return null;
   return (
-    <ul className="topology-list" aria-label="Topology templates">
+    <ul className="topology-list" aria-label="Templates in this system">
       {topologies.map((t, index) => (
         <li key={t.id || index}>
           <span>
