@@ -36,6 +36,7 @@ EPYC = "AMD EPYC 9654"
 NDR_NIC = "InfiniBand NDR 400 Gb/s (ConnectX-7)"
 QM9700 = "NVIDIA Quantum-2 QM9700 NDR switch (one 400 Gb/s port)"
 
+EXAMPLE_PREFIX = "Ready systems: "  # the names of the models the examples bring
 GPU_MODEL = "GPU kernel (current architectures)"
 LINK_MODEL = "Latency-bandwidth link"
 PCIE_MODEL = "PCIe link"
@@ -83,7 +84,13 @@ class _System:
 
     def model(self, key: str, name: str) -> str:
         builtin = self.builtins[name]
-        item: dict[str, Any] = {"language": "javascript", "source": builtin.source, "name": name}
+        # Seeding reuses the built-in model with this source; the name is the example's own
+        # only where no built-in has the source (a test's stand-in library).
+        item: dict[str, Any] = {
+            "language": "javascript",
+            "source": builtin.source,
+            "name": f"{EXAMPLE_PREFIX}{name}",
+        }
         if builtin.validated_architectures:
             item["validatedArchitectures"] = list(builtin.validated_architectures)
         self.data["models"][key] = item
@@ -145,7 +152,7 @@ def gh200() -> dict[str, Any]:
     c2c = system.hardware("c2c", C2C)
     system.data["models"]["c2c_model"] = {
         "language": "javascript",
-        "name": "NVLink-C2C: size / bandwidth (no published latency)",
+        "name": f"{EXAMPLE_PREFIX}NVLink-C2C, size / bandwidth (no published latency)",
         "source": "// NVLink-C2C of GH200: size / bandwidth per direction. NVIDIA publishes no\n"
         "// latency for the link, so none is charged (the record leaves it out).\n"
         "function p2pTime(size, params) {\n  return size / hw.bandwidth;\n}\n",
