@@ -14,7 +14,8 @@ Kinds and their routing:
   `up` = w (parents per node of the level below). Routing ``dmodk`` (the up-port at level l is
   floor(d / (w_1 ... w_(l-1))) mod w_l, d the destination: Zahavi, "D-Mod-K routing providing
   non-blocking traffic for shift permutations on real life fat trees", 2010) or ``ecmp`` (the
-  up-port is a deterministic hash of source, destination and level, mod w_l).
+  up-ports are the digits, in the same mixed radix, of a deterministic hash of source and
+  destination: `flow_hash`).
 * ``railLeafSpine``: servers of `rails` endpoints; endpoint r of every server joins the leaf
   of rail r in its group of `serversPerLeaf` servers; every leaf joins every spine. Routing
   ``dmodk`` (spine d mod spines) or ``ecmp``.
@@ -155,27 +156,21 @@ def _fat_tree(
     sizes = {
         switches[level]: parents[level + 1] * (total // below[level + 1]) for level in range(h)
     }
+    # The up-port at level l is digit l of a key in the mixed radix (w_1, w_2, ...), so the
+    # ports chosen up to level l add up to key mod (w_1 ... w_l): the destination under
+    # D-mod-k, one hash of source and destination under ECMP.
     levels = range(1, h + 1)
     names = tuple(switches)
-    # D-mod-k's up-port prefix at each level depends on the destination alone: kept per
-    # destination, made when first asked for.
     prefix_memo: dict[int, tuple[int, ...]] = {}
 
     def prefixes_of(source: int, target: int) -> tuple[int, ...]:
         if routing == "ecmp":
-            choices = [flow_hash(source, target, level) % up[level - 1] for level in levels]
-        else:
-            memo = prefix_memo.get(target)
-            if memo is not None:
-                return memo
-            choices = [(target // parents[level - 1]) % up[level - 1] for level in levels]
-        prefix, result = 0, []
-        for level in levels:
-            prefix += choices[level - 1] * parents[level - 1]
-            result.append(prefix)
-        if routing != "ecmp":
-            prefix_memo[target] = tuple(result)
-        return tuple(result)
+            key = flow_hash(source, target, 0)
+            return tuple(key % parents[level] for level in levels)
+        memo = prefix_memo.get(target)
+        if memo is None:
+            memo = prefix_memo[target] = tuple(target % parents[level] for level in levels)
+        return memo
 
     # Under D-mod-k a route depends on the source only through its level-1 switch group:
     # the endpoints under one leaf share their routes to a destination.
