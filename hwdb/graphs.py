@@ -84,5 +84,5 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
         model_ok=model_ok,
         hardware_type=lambda ref: hardware_types.get(ref) if isinstance(ref, int) else None,
         hardware_attributes=lambda ref: attributes.get(ref) if isinstance(ref, int) else None,
-        topologies=graph.get("topologies"),
+        **({"topologies": graph["topologies"]} if "topologies" in graph else {}),
     )

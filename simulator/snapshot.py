@@ -76,6 +76,7 @@ MESSAGES = {
 }
 
 Reference = Callable[[object], "str | None"]
+ABSENT = object()  # a graph field left out (validate_graph's `topologies`)
 Errors = dict[str, list[str]]
 
 
@@ -262,7 +263,7 @@ def validate_graph(
     model_ok: Reference,
     hardware_type: Callable[[object], str | None] | None = None,
     hardware_attributes: Callable[[object], Mapping[str, float] | None] | None = None,
-    topologies: object = None,
+    topologies: object = ABSENT,
 ) -> Errors:
     """Return the graph's errors as {field path: [messages]}; empty when the graph is valid.
 
@@ -271,7 +272,8 @@ def validate_graph(
     reference's component type (None: unknown) so that modes only a GPU has are checked;
     `hardware_attributes` returns a reference's attributes (None: unknown) so that memory
     paths are checked for line sizes and memory latency (simulator.memory_spec);
-    `topologies`: the graph's topology templates (simulator.topology), None when it has none.
+    `topologies`: the graph's topology templates (simulator.topology); left out when the
+    graph has none (null is refused: the field is a list).
     """
     errors: Errors = {}
     if not isinstance(nodes, list):
@@ -369,7 +371,7 @@ def validate_graph(
                 errors, f"nodes[{seen[start]}].parent", MESSAGES["parent_cycle"].format(cycle=cycle)
             )
     _merge(errors, _memory_errors(memory_nodes, hardware_type, hardware_attributes))
-    if topologies is not None:
+    if topologies is not ABSENT:
         _merge(errors, topology_errors(nodes, topologies, hardware_type, seen, groups, titles))
     if not isinstance(edges, list):
         _add(errors, "edges", MESSAGES["list"])
@@ -586,7 +588,7 @@ def load_snapshot(data: object) -> SystemSnapshot:
 
     raw_nodes = data.get("nodes")
     raw_edges = data.get("edges", [])
-    raw_topologies = data.get("topologies")
+    raw_topologies = data.get("topologies", ABSENT)
     errors.update(
         {
             path: errors.get(path, []) + messages
@@ -625,7 +627,7 @@ def load_snapshot(data: object) -> SystemSnapshot:
         )
     edges = tuple((str(a), str(b)) for a, b in raw_edges)
     topologies: tuple[Topology, ...] = ()
-    if raw_topologies is not None:
+    if isinstance(raw_topologies, list):
         counts = {node.id: node.count for node in nodes.values() if not node.group}
         topologies = tuple(parse_topologies(raw_topologies, counts)[0])
     return SystemSnapshot(str(data["name"]), hardware, models, nodes, edges, topologies)

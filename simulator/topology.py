@@ -390,8 +390,6 @@ def parse_topologies(
     messages call a node, `node_type` a node's hardware type (None: unknown)."""
     errors: Errors = {}
     result: list[Topology] = []
-    if raw is None:
-        return result, errors
     if not isinstance(raw, list):
         _add(errors, "topologies", MESSAGES["list"])
         return result, errors

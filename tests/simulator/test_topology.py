@@ -377,3 +377,13 @@ def test_an_unknown_template_field_is_named() -> None:
             "switch, domainSize."
         ]
     }
+
+
+def test_null_topologies_are_refused_and_none_left_out_is_fine() -> None:
+    snapshot = cluster_snapshot()
+    snapshot["topologies"] = None
+    with pytest.raises(SnapshotError) as caught:
+        load_snapshot(snapshot)
+    assert caught.value.errors == {"topologies": ["Expected a list."]}
+    del snapshot["topologies"]
+    assert load_snapshot(snapshot).topologies == ()
