@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
 GraphErrors = dict[str, list[str]]
-GRAPH_KEYS = frozenset({"nodes", "edges"})
+GRAPH_KEYS = frozenset({"nodes", "edges", "topologies"})
 
 
 def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool) -> GraphErrors:
@@ -84,4 +84,5 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
         model_ok=model_ok,
         hardware_type=lambda ref: hardware_types.get(ref) if isinstance(ref, int) else None,
         hardware_attributes=lambda ref: attributes.get(ref) if isinstance(ref, int) else None,
+        **({"topologies": graph["topologies"]} if "topologies" in graph else {}),
     )

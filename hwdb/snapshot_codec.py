@@ -106,7 +106,15 @@ def system_snapshot(
         "models": {model_key(m.pk): model_record(m) for m in models},
         "nodes": nodes,
         "edges": [list(edge) for edge in graph.get("edges", [])],
+        **_topologies(graph),
     }
+
+
+def _topologies(graph: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the graph's topology templates under their key, or nothing when it has none
+    (they name nodes by id, so graph and snapshot hold the same ones)."""
+    topologies = graph.get("topologies")
+    return {"topologies": [dict(item) for item in topologies]} if topologies else {}
 
 
 def system_graph(
@@ -122,7 +130,11 @@ def system_graph(
         if node.get("model") is not None:
             node["model"] = model_ids[node["model"]]
         nodes.append(node)
-    return {"nodes": nodes, "edges": [list(edge) for edge in snapshot.get("edges", [])]}
+    return {
+        "nodes": nodes,
+        "edges": [list(edge) for edge in snapshot.get("edges", [])],
+        **_topologies(snapshot),
+    }
 
 
 def with_hardware(

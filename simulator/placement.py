@@ -9,12 +9,14 @@ edges only join hardware nodes, so groups are never on a path).
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Mapping
 from typing import NamedTuple
 
 from simulator.errors import LaunchError
 from simulator.snapshot import SystemSnapshot
+from simulator.topology import Topology
 
 LAUNCH_MESSAGES = {
     "count": "the number of processes of label {label!r} must be a whole number >= 0 (got {value!r})",
@@ -96,10 +98,23 @@ def place_processes(snapshot: SystemSnapshot, labels: Mapping[str, object]) -> l
     return slots
 
 
-class Routes:
-    """Shortest paths of edges between nodes, computed on demand and cached."""
+def instance_across(instance: int, count: int, other: int) -> int:
+    """Return the instance of a neighbour node (`other` instances) that instance `instance` of
+    a node of `count` instances joins in a system with topology templates: the same index
+    when the counts agree, else blocks (child c of n_c joins parent c * n_p // n_c; a parent
+    reaches its first child)."""
+    if other == count:
+        return instance
+    if other < count:
+        return instance * other // count
+    return -(-instance * other // count)
 
-    __slots__ = ("_cache", "_neighbours", "_titles")
+
+class Routes:
+    """Shortest paths of edges between nodes, computed on demand and cached; with topology
+    templates (simulator.topology), routes between instances too (`instance_path`)."""
+
+    __slots__ = ("_cache", "_counts", "_neighbours", "_plans", "_titles", "topologies")
 
     def __init__(self, snapshot: SystemSnapshot) -> None:
         neighbours: dict[str, list[str]] = {node_id: [] for node_id in snapshot.nodes}
@@ -110,6 +125,85 @@ class Routes:
         # Messages name nodes by their names; the ids stay in the paths.
         self._titles = {node.id: node.name or node.id for node in snapshot.nodes.values()}
         self._cache: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.topologies = snapshot.topologies
+        self._counts = {node.id: node.count for node in snapshot.nodes.values()}
+        self._plans: dict[
+            tuple[str, str],
+            tuple[tuple[str, ...] | None, list[tuple[Topology, tuple[str, ...], tuple[str, ...]]]],
+        ] = {}
+
+    def instance_path(
+        self, source: str, source_instance: int, target: str, target_instance: int
+    ) -> tuple[tuple[str, int], ...] | None:
+        """Return the (node id, instance) pairs from one instance to another, both included,
+        through a topology template; None when no template joins them (then `path` routes).
+
+        Candidates: the edges' path where the instances mapped from both ends meet (up a
+        tree of counts and back down), and for each template the edges from `source` to its
+        endpoints node, its route between the two endpoint instances, and the edges on to
+        `target` (instances mapped by `instance_across`). The shortest wins, ties to the
+        meeting, then to the template listed first. Not kept here: World keeps each pair's
+        hops."""
+        if not self.topologies:
+            return None
+        plans = self._plans.get((source, target))
+        if plans is None:
+            plans = self._plans[source, target] = self._plan(source, target)
+        meeting, through = plans
+        best: tuple[tuple[str, int], ...] | None = None
+        if meeting is not None and len(meeting) == 1:
+            if source_instance == target_instance:
+                best = ((source, source_instance),)
+        elif meeting is not None:
+            forward = self._walk(meeting, source_instance)
+            backward = self._walk(meeting[::-1], target_instance)[::-1]
+            for index in range(len(meeting)):
+                if forward[index] == backward[index]:
+                    best = forward[:index] + backward[index:]
+                    break
+        for topology, to_ends, from_ends in through:
+            before = self._walk(to_ends, source_instance)
+            after = self._walk(from_ends, target_instance)
+            middle = topology.route(before[-1][1], after[-1][1])
+            if middle is None:
+                continue
+            if before[-1] == after[-1]:
+                middle = ()
+                after = after[:-1]
+            route = (*before, *middle, *reversed(after))
+            if best is None or len(route) < len(best):
+                best = route
+        return best
+
+    def _plan(
+        self, source: str, target: str
+    ) -> tuple[tuple[str, ...] | None, list[tuple[Topology, tuple[str, ...], tuple[str, ...]]]]:
+        """Return the node paths `instance_path` maps instances along for a pair of nodes:
+        the edges' path between them (None: none) and, per template reached from both, the
+        paths from the source and from the target to its endpoints node."""
+        try:
+            meeting: tuple[str, ...] | None = self.path(source, target)
+        except LaunchError:
+            meeting = None
+        through = []
+        for topology in self.topologies:
+            try:
+                to_ends = self.path(source, topology.endpoints)
+                from_ends = self.path(target, topology.endpoints)
+            except LaunchError:
+                continue
+            through.append((topology, to_ends, from_ends))
+        return meeting, through
+
+    def _walk(self, nodes: tuple[str, ...], instance: int) -> tuple[tuple[str, int], ...]:
+        if len(nodes) == 1:
+            return ((nodes[0], instance),)
+        counts = self._counts
+        steps = [(nodes[0], instance)]
+        for here, there in itertools.pairwise(nodes):
+            instance = instance_across(instance, counts[here], counts[there])
+            steps.append((there, instance))
+        return tuple(steps)
 
     def path(self, source: str, target: str) -> tuple[str, ...]:
         """Return the node ids from `source` to `target`, both included (BFS, edge order ties).

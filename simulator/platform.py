@@ -346,6 +346,13 @@ class World:
         cached = self._hops.get(key)
         if cached is not None:
             return cached
+        if self.routes.topologies:
+            path = self.routes.instance_path(
+                source.node, source.instance, target.node, target.instance
+            )
+            if path is not None and len(path) > 1:
+                routed = self._hops[key] = self._instance_hops(path)
+                return routed
         nodes = (source.node, target.node)
         plan = self._plans.get(nodes)
         if plan is None:
@@ -367,6 +374,23 @@ class World:
             result = self._hop_tuples[shared] = tuple(hops)
         self._hops[key] = result
         return result
+
+    def _instance_hops(self, path: tuple[tuple[str, int], ...]) -> tuple[Hop, ...]:
+        """Return the charging hops of a route of (node id, instance) pairs through a
+        topology template (simulator.topology): each network node with p2pTime on it, its
+        FIFO that of the neighbouring instances it joins."""
+        hops: list[Hop] = []
+        last = len(path) - 1
+        for index, (node_id, instance) in enumerate(path):
+            node = self.nodes[node_id]
+            if not (node.is_network and node.has_p2p):
+                continue
+            came_from = "{}[{}]".format(*path[index - 1]) if index > 0 else node_id
+            going_to = "{}[{}]".format(*path[index + 1]) if index < last else node_id
+            hops.append(
+                (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
+            )
+        return tuple(hops)
 
     def _plan(self, source: str, target: str) -> tuple[tuple[NodeRuntime, int, str, str], ...]:
         """Return the charging hops of a message from node `source` to node `target`: each

@@ -18,6 +18,7 @@ from typing import Any
 from simulator import memory_spec
 from simulator.errors import SnapshotError
 from simulator.models.architectures import family_named, known_families
+from simulator.topology import Topology, parse_topologies
 
 COMPONENT_TYPES = ("GPU", "CPU", "NETWORK", "MEMORY", "STORAGE", "CACHE", "FABRIC")
 MEMORY_FIELDS = ("next", "via", "coherence", "topology")
@@ -75,6 +76,7 @@ MESSAGES = {
 }
 
 Reference = Callable[[object], "str | None"]
+ABSENT = object()  # a graph field left out (validate_graph's `topologies`)
 Errors = dict[str, list[str]]
 
 
@@ -142,6 +144,9 @@ class SystemSnapshot:
     models: Mapping[str, Model]
     nodes: Mapping[str, Node]
     edges: tuple[tuple[str, str], ...] = field(default=())
+    # topology templates (simulator.topology): instance-level links and routing of the nodes
+    # they name; empty for a graph drawn box by box
+    topologies: tuple[Topology, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form of docs/contracts.md's snapshot contract."""
@@ -194,6 +199,7 @@ class SystemSnapshot:
             },
             "nodes": nodes,
             "edges": [list(edge) for edge in self.edges],
+            **({"topologies": [t.to_dict() for t in self.topologies]} if self.topologies else {}),
         }
 
 
@@ -257,6 +263,7 @@ def validate_graph(
     model_ok: Reference,
     hardware_type: Callable[[object], str | None] | None = None,
     hardware_attributes: Callable[[object], Mapping[str, float] | None] | None = None,
+    topologies: object = ABSENT,
 ) -> Errors:
     """Return the graph's errors as {field path: [messages]}; empty when the graph is valid.
 
@@ -264,7 +271,9 @@ def validate_graph(
     one (missing, invisible to the user) or None when it is fine; `hardware_type` returns a
     reference's component type (None: unknown) so that modes only a GPU has are checked;
     `hardware_attributes` returns a reference's attributes (None: unknown) so that memory
-    paths are checked for line sizes and memory latency (simulator.memory_spec).
+    paths are checked for line sizes and memory latency (simulator.memory_spec);
+    `topologies`: the graph's topology templates (simulator.topology); left out when the
+    graph has none (null is refused: the field is a list).
     """
     errors: Errors = {}
     if not isinstance(nodes, list):
@@ -362,6 +371,8 @@ def validate_graph(
                 errors, f"nodes[{seen[start]}].parent", MESSAGES["parent_cycle"].format(cycle=cycle)
             )
     _merge(errors, _memory_errors(memory_nodes, hardware_type, hardware_attributes))
+    if topologies is not ABSENT:
+        _merge(errors, topology_errors(nodes, topologies, hardware_type, seen, groups, titles))
     if not isinstance(edges, list):
         _add(errors, "edges", MESSAGES["list"])
         return errors
@@ -389,6 +400,31 @@ def validate_graph(
         else:
             pairs.add(frozenset((a, b)))
     return errors
+
+
+def topology_errors(
+    nodes: list[Any],
+    topologies: object,
+    hardware_type: Callable[[object], str | None] | None,
+    seen: Mapping[str, int],
+    groups: set[str],
+    titles: Mapping[str, str],
+) -> Errors:
+    """Return the errors of the graph's topology templates (simulator.topology)."""
+    counts: dict[str, int] = {}
+    for node_id, index in seen.items():
+        if node_id not in groups:
+            count = nodes[index].get("count", 1)
+            counts[node_id] = count if _is_int(count) else 0
+
+    def node_type(node_id: str) -> str | None:
+        if hardware_type is None or node_id not in seen:
+            return None
+        return hardware_type(nodes[seen[node_id]].get("hardware"))
+
+    return parse_topologies(topologies, counts, groups=groups, titles=titles, node_type=node_type)[
+        1
+    ]
 
 
 def _merge(errors: Errors, more: Errors) -> None:
@@ -552,6 +588,7 @@ def load_snapshot(data: object) -> SystemSnapshot:
 
     raw_nodes = data.get("nodes")
     raw_edges = data.get("edges", [])
+    raw_topologies = data.get("topologies", ABSENT)
     errors.update(
         {
             path: errors.get(path, []) + messages
@@ -562,6 +599,7 @@ def load_snapshot(data: object) -> SystemSnapshot:
                 model_ok=model_ok,
                 hardware_type=hardware_type,
                 hardware_attributes=hardware_attributes,
+                topologies=raw_topologies,
             ).items()
         }
     )
@@ -588,4 +626,8 @@ def load_snapshot(data: object) -> SystemSnapshot:
             topology=raw.get("topology", "crossbar"),
         )
     edges = tuple((str(a), str(b)) for a, b in raw_edges)
-    return SystemSnapshot(str(data["name"]), hardware, models, nodes, edges)
+    topologies: tuple[Topology, ...] = ()
+    if isinstance(raw_topologies, list):
+        counts = {node.id: node.count for node in nodes.values() if not node.group}
+        topologies = tuple(parse_topologies(raw_topologies, counts)[0])
+    return SystemSnapshot(str(data["name"]), hardware, models, nodes, edges, topologies)

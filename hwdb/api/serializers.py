@@ -48,6 +48,24 @@ GRAPH_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
         },
+        "topologies": {
+            "type": "array",
+            "description": "Topology templates (docs/topologies.md): fatTree, railLeafSpine, "
+            "ring, torus or nvswitch, naming the endpoints node and its switch or link nodes.",
+            "items": {
+                "type": "object",
+                "required": ["kind", "endpoints"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "kind": {
+                        "type": "string",
+                        "enum": ["fatTree", "railLeafSpine", "ring", "torus", "nvswitch"],
+                    },
+                    "endpoints": {"type": "string"},
+                    "routing": {"type": "string"},
+                },
+            },
+        },
     },
 }
 

@@ -159,3 +159,35 @@ def test_a_gpu_node_can_step_its_kernels_by_waves(page: Any, mode: str, bound: s
     table = page.get_by_role("table", name="Kernel and transfer times")
     cell = table.locator("tbody tr").filter(has_text="kernel").locator("[data-testid^=bound-]")
     expect(cell).to_have_text(re.compile(bound))
+
+
+def test_a_fat_tree_template_is_inserted_with_its_expanded_size_and_saved(page: Any) -> None:
+    page.goto("/app/systems/new")
+    page.get_by_label("System model name").fill("fat-tree template")
+    page.get_by_label("Search the palette").fill("ConnectX-7")
+    page.get_by_role("button", name="Add InfiniBand NDR 400 Gb/s (ConnectX-7)", exact=True).click()
+    page.get_by_label("Template down").fill("8, 4")
+    page.get_by_label("Template up").fill("1, 8")
+    expect(page.get_by_label("Expanded size")).to_have_text(
+        "Expands to 32 endpoints; 12 switch or link instances in 2 nodes; 64 links."
+    )
+    nic = page.locator(".hw-node").filter(has_text="ConnectX-7").first
+    nic.wait_for()
+    endpoints = page.get_by_label("Template endpoints")
+    endpoints.select_option(label="InfiniBand NDR 400 Gb/s (ConnectX-7)")
+    switch = "NVIDIA Quantum-2 QM9700 NDR switch (one 400 Gb/s port)"
+    page.get_by_label("Level 1 switch hardware").select_option(label=switch)
+    page.get_by_label("Level 2 switch hardware").select_option(label=switch)
+    page.get_by_role("button", name="Insert template").click()
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.wait_for_url(re.compile(r"/app/systems/\d+$"))
+    system = page.url.rsplit("/", 1)[1]
+    graph = page.evaluate(f"fetch('/api/systems/{system}/').then(r => r.json())")["graph"]
+    counts = {node["id"]: node["count"] for node in graph["nodes"]}
+    (template,) = graph["topologies"]
+    assert template["kind"] == "fatTree" and template["down"] == [8, 4]
+    assert [counts[node] for node in template["switches"]] == [4, 8]
+    assert counts[template["endpoints"]] == 32
+    expect(page.get_by_label("Templates in this system")).to_contain_text(
+        "Fat-tree (k levels) over"
+    )

@@ -15,6 +15,7 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 
 import simulator.models
+from examples.topologies.build import EXAMPLE_PREFIX
 from hwdb.management.commands.ensure_demo_user import DEMO_PASSWORD, DEMO_USERNAME
 from hwdb.models import Component, ComputationalModel, SystemModel
 from hwdb.selectors import component_attribute_data, system_model_export_snapshot
@@ -145,7 +146,11 @@ def test_built_in_computational_models_are_seeded_and_kept_up_to_date(
     seed()
     model.refresh_from_db()
     assert model.source == models[0].source
-    library = ComputationalModel.objects.filter(builtin=True).exclude(name__startswith="MERPSYS")
+    library = (
+        ComputationalModel.objects.filter(builtin=True)
+        .exclude(name__startswith="MERPSYS")
+        .exclude(name__startswith=EXAMPLE_PREFIX)
+    )
     assert library.count() == 1
 
 

@@ -26,6 +26,7 @@ import { decorate, errorsByNode } from "./graph.js";
 import { GROUP_SIZE, LEAF, groupAt, isDescendant, placeNew } from "./layout.js";
 import { NodeProperties } from "./NodeProperties.jsx";
 import { NODE_TYPES } from "./nodes.jsx";
+import { TopologyPanel } from "./TopologyPanel.jsx";
 
 const NO_GRAPH = { nodes: [], edges: [] };
 
@@ -296,6 +297,16 @@ function SystemEditorInner({ id }) {
               value={paletteSearch}
               onChange={(e) => setPaletteSearch(e.target.value)}
             />
+            <TopologyPanel
+              nodes={nodes}
+              components={components}
+              topologies={system.topologies || []}
+              readOnly={readOnly}
+              onInsert={(template) =>
+                edit({ type: "templateInserted", ...template, position: { x: 40, y: 40 } })
+              }
+              onRemove={(index) => edit({ type: "templateRemoved", index })}
+            />
             <ul>
               {palette.map((c) => (
                 <li
@@ -383,6 +394,14 @@ function SystemEditorInner({ id }) {
               edges={edges}
               removeEdge={(edgeId) => edit({ type: "edgeRemoved", id: edgeId })}
               select={pickNode}
+            />
+          )}
+          {readOnly && (system.topologies || []).length > 0 && (
+            <TopologyPanel
+              nodes={nodes}
+              components={components}
+              topologies={system.topologies}
+              readOnly
             />
           )}
         </aside>

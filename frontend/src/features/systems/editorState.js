@@ -4,6 +4,7 @@
 import { addEdge, applyEdgeChanges, applyNodeChanges } from "@xyflow/react";
 import { sortParentsFirst, stripUi, toFlow, toGraph, withoutMemoryRefs } from "./graph.js";
 import { GROUP_SIZE, childSlot, grow, isDescendant, layeredLayout } from "./layout.js";
+import { templateEntry } from "./topology.js";
 
 export const EMPTY_SYSTEM = {
   name: "",
@@ -24,9 +25,17 @@ export function editorState(record) {
     owner: record.owner,
     nodes: flow.nodes,
     edges: flow.edges,
+    topologies: record.graph?.topologies || [],
     selectedId: null,
     counter: 1,
   };
+}
+
+// The API's graph of the editor's state: the canvas's nodes and edges and the topology
+// templates (left out when there are none, as a graph drawn box by box has none).
+export function stateGraph(state) {
+  const graph = toGraph(state.nodes, state.edges);
+  return state.topologies?.length ? { ...graph, topologies: state.topologies } : graph;
 }
 
 // What "unsaved changes" compares: the fields and the graph, not positions, sizes or selection.
@@ -36,6 +45,7 @@ export function fingerprint(state) {
     d: state.description,
     s: state.shared,
     g: stripUi(toGraph(state.nodes, state.edges)),
+    t: state.topologies || [],
   });
 }
 
@@ -45,7 +55,7 @@ export function toBody(state) {
     name: state.name,
     description: state.description,
     shared: state.shared,
-    graph: toGraph(state.nodes, state.edges),
+    graph: stateGraph(state),
   };
 }
 
@@ -105,7 +115,10 @@ const mapSelected = (state, change) =>
 // {connection, id}; selected {id}; nodeAdded {component ("group" or a component), parent,
 // position}; nodeUpdated {patch} (the selected node's data); parentSet {parentId} (of the
 // selected node); nodeMoved {id, parentId, position}; selectedRemoved (with what it holds);
-// edgeRemoved {id}; arranged (layeredLayout of the whole canvas).
+// edgeRemoved {id}; arranged (layeredLayout of the whole canvas); templateInserted {kind,
+// endpoints (a node id), components {role: component}, size (topology.js templateSize),
+// routing, position}: the template's switch or link nodes with their counts, the endpoints
+// node's count set to the template's; templateRemoved {index}.
 export function systemEditorReducer(state, action) {
   switch (action.type) {
     case "fields":
@@ -183,6 +196,42 @@ export function systemEditorReducer(state, action) {
     }
     case "arranged":
       return { ...state, nodes: layeredLayout(state.nodes, state.edges) };
+    case "templateInserted": {
+      const { kind, endpoints, components, size, routing, position } = action;
+      let { counter } = state;
+      const added = [];
+      const roleNodes = {};
+      Object.entries(size.counts).forEach(([role, count], index) => {
+        const fresh = freshId(role, [...state.nodes, ...added], counter);
+        counter = fresh.counter;
+        const node = newNode(fresh.id, components[role], null, {
+          x: position.x + 220 * (index + 1),
+          y: position.y,
+        });
+        node.data = { ...node.data, count };
+        added.push(node);
+        roleNodes[role] = fresh.id;
+      });
+      const ids = new Set((state.topologies || []).map((t) => t.id));
+      let number = (state.topologies || []).length + 1;
+      while (ids.has(`${kind}${number}`)) number += 1;
+      const entry = templateEntry(`${kind}${number}`, kind, endpoints, roleNodes, size, routing);
+      const nodes = state.nodes.map((n) =>
+        n.id === endpoints ? { ...n, data: { ...n.data, count: size.endpoints } } : n,
+      );
+      return {
+        ...state,
+        nodes: sortParentsFirst([...nodes, ...added]),
+        edges: state.edges,
+        topologies: [...(state.topologies || []), entry],
+        counter,
+      };
+    }
+    case "templateRemoved":
+      return {
+        ...state,
+        topologies: (state.topologies || []).filter((_, i) => i !== action.index),
+      };
     case "edgeRemoved":
       return { ...state, edges: state.edges.filter((e) => e.id !== action.id) };
     default:
