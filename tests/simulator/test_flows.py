@@ -211,7 +211,9 @@ def test_a_route_crosses_fifo_hops_and_flow_links_in_turn() -> None:
     result = run_simulation(system, app, labels={"R": 1, "P": 1}, variables={})
 
     assert result["overall_time_s"] == pytest.approx((2e-5 + 2e-3) + (1e-5 + 1e-3), rel=1e-12)
-    transfers = [e for e in result["timeline"] if e["kind"] == "transfer"]
+    transfers: list[dict[str, Any]] = [
+        dict(e) for e in result["timeline"] if e["kind"] == "transfer"
+    ]
     assert [e["node"] for e in transfers] == ["fifo", "wire"]
     assert [link["link"] for link in result["links"]] == ["wire[0] r->h1"]
 
