@@ -16,6 +16,7 @@ import pytest
 
 from tests.simulator.fresh_python import run_code
 from validation.network.parasim_flows import by_name, run
+from validation.network.report import report
 
 VECTORS = json.loads(
     (
@@ -86,3 +87,8 @@ def test_the_python_references_give_the_same_times() -> None:
     assert child.returncode == 0, child.stderr
     assert json.loads(child.stdout) == run(by_name()[name], "LV08")[0]
     assert not any(math.isnan(t) for t in json.loads(child.stdout))
+
+
+def test_the_committed_report_is_the_reports_program_output() -> None:
+    committed = Path(__file__).resolve().parents[2] / "docs" / "validation" / "network.md"
+    assert committed.read_text() == report()
