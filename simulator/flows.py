@@ -257,23 +257,24 @@ class FlowNetwork:
 
     def _component(self, flow: Flow) -> tuple[list[Flow], list[FlowLink]]:
         """Return the flows and links connected to `flow`'s links (the flow itself only when
-        it still crosses them)."""
+        it still crosses them). Flows and links hash by identity."""
         links: list[FlowLink] = []
         flows: list[Flow] = []
-        seen_links: set[int] = set()
-        seen_flows: set[int] = set()
+        seen_links: set[FlowLink] = set()
+        seen_flows: set[Flow] = set()
         stack = [link for link, _ in flow.links]
         while stack:
             link = stack.pop()
-            if id(link) in seen_links:
+            if link in seen_links:
                 continue
-            seen_links.add(id(link))
+            seen_links.add(link)
             links.append(link)
             for other in link.flows:
-                if id(other) not in seen_flows:
-                    seen_flows.add(id(other))
+                if other not in seen_flows:
+                    seen_flows.add(other)
                     flows.append(other)
-                    stack.extend(hop for hop, _ in other.links if id(hop) not in seen_links)
+                    if len(other.links) > 1:
+                        stack.extend(hop for hop, _ in other.links if hop not in seen_links)
         return flows, links
 
     def _solve(self, changed: Flow, now: float) -> None:
@@ -281,24 +282,27 @@ class FlowNetwork:
         flows, links = self._component(changed)
         for link in links:
             link.advance(now)
-        for flow in flows:  # the bytes moved at the old rates
-            flow.remaining -= flow.rate * (now - flow.updated)
-            flow.updated = now
-        solve_max_min(flows, links)
-        factor = self.model.bandwidth_factor
-        for link in links:
             link.used = 0.0
             link.byte_rate = 0.0
+        solve_max_min(flows, links)
+        factor = self.model.bandwidth_factor
+        schedule, finish = self.engine.schedule, self._finish
         for flow in flows:
-            flow.rate = rate = flow.x * factor
+            x = flow.x
+            rate = x * factor
             for link, a in flow.links:
-                link.used += a * flow.x
+                link.used += a * x
                 link.byte_rate += rate
+            old = flow.rate
+            flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
+            flow.updated = now
+            if rate == old:  # its end event stands
+                continue
+            flow.rate = rate
             flow.version += 1
-            remaining = max(flow.remaining, 0.0)
-            delay = remaining / rate if rate > 0.0 else math.inf
-            if delay < math.inf:
-                self.engine.schedule(delay, self._finish, (flow, flow.version))
+            if rate > 0.0:
+                remaining = flow.remaining if flow.remaining > 0.0 else 0.0
+                schedule(remaining / rate, finish, (flow, flow.version))
         for link in links:
             if link.used > link.peak:
                 link.peak = link.used
@@ -314,42 +318,49 @@ class FlowNetwork:
 
 def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
     """Set each flow's `x` to the weighted max-min fair point of (F3)-(F5) by progressive
-    filling (module docstring)."""
-    remaining = {id(link): 1.0 for link in links}
-    unfixed: dict[int, Flow] = {id(flow): flow for flow in flows}
+    filling (module docstring). `links` are every link the flows cross, and the flows every
+    flow on those links."""
+    # per link still open: capacity left and the sum of a_{f,l} w_f over its unfixed flows
+    remaining: dict[FlowLink, float] = {}
+    usage: dict[FlowLink, float] = {}
+    for link in links:
+        remaining[link] = 1.0
+        total = 0.0
+        for flow, a in link.flows.items():
+            total += a * flow.weight
+        usage[link] = total
+    unfixed = set(flows)
+    bounded = [flow for flow in flows if flow.bound < math.inf]
     for flow in flows:
         flow.x = 0.0
+    open_links = [link for link in links if usage[link] > 0.0]
     while unfixed:
         level = math.inf
-        for link in links:
-            usage = 0.0
-            for flow, a in link.flows.items():
-                if id(flow) in unfixed:
-                    usage += a * flow.weight
-            if usage > 0.0:
-                level = min(level, max(remaining[id(link)], 0.0) / usage)
-        for flow in unfixed.values():
-            level = min(level, flow.bound / flow.weight)
+        for link in open_links:
+            share = max(remaining[link], 0.0) / usage[link]
+            if share < level:
+                level = share
+        for flow in bounded:
+            if flow in unfixed and flow.bound / flow.weight < level:
+                level = flow.bound / flow.weight
         if level == math.inf:  # flows that cross no constrained link: no limit
-            for flow in unfixed.values():
+            for flow in unfixed:
                 flow.x = math.inf
             return
-        fixed: list[Flow] = []
         threshold = level * (1.0 + 1e-12)
-        for flow in list(unfixed.values()):
-            if flow.bound / flow.weight <= threshold:
-                fixed.append(flow)
-        for link in links:
-            usage = 0.0
-            for flow, a in link.flows.items():
-                if id(flow) in unfixed:
-                    usage += a * flow.weight
-            if usage > 0.0 and max(remaining[id(link)], 0.0) / usage <= threshold:
-                fixed.extend(flow for flow in link.flows if id(flow) in unfixed)
+        fixed = [f for f in bounded if f in unfixed and f.bound / f.weight <= threshold]
+        still_open = []
+        for link in open_links:
+            if max(remaining[link], 0.0) / usage[link] <= threshold:
+                fixed.extend(flow for flow in link.flows if flow in unfixed)
+            else:
+                still_open.append(link)
         for flow in fixed:
-            if id(flow) not in unfixed:
+            if flow not in unfixed:
                 continue
-            del unfixed[id(flow)]
-            flow.x = min(level * flow.weight, flow.bound)
+            unfixed.discard(flow)
+            flow.x = x = min(level * flow.weight, flow.bound)
             for link, a in flow.links:
-                remaining[id(link)] -= a * flow.x
+                remaining[link] -= a * x
+                usage[link] -= a * flow.weight
+        open_links = [link for link in still_open if usage[link] > 1e-300]
