@@ -320,6 +320,16 @@ def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
     """Set each flow's `x` to the weighted max-min fair point of (F3)-(F5) by progressive
     filling (module docstring). `links` are every link the flows cross, and the flows every
     flow on those links."""
+    if len(links) == 1 and all(flow.bound == math.inf for flow in flows):
+        # one link, no bound: the shares are the weights' (one step of the filling below)
+        (link,) = links
+        total = 0.0
+        for flow, a in link.flows.items():
+            total += a * flow.weight
+        level = 1.0 / total if total > 0.0 else math.inf
+        for flow in flows:
+            flow.x = level * flow.weight
+        return
     # per link still open: capacity left and the sum of a_{f,l} w_f over its unfixed flows
     remaining: dict[FlowLink, float] = {}
     usage: dict[FlowLink, float] = {}
