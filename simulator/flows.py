@@ -81,6 +81,8 @@ DEFAULT_MODEL = "maxmin"
 FLOW_MESSAGES = {
     "sharing": "Unknown sharing {value!r}; expected one of " + ", ".join(SHARING_POLICIES) + ".",
     "model": "Unknown network model {value!r}; expected one of " + ", ".join(NETWORK_MODELS) + ".",
+    "sharing_network": "Only a NETWORK node carries flows; sharing {value!r} is set on a "
+    "{kind} node.",
     "negative": "a link's p2pTime({size}) ({seconds} s) is below its p2pTime(0) ({latency} s)",
 }
 

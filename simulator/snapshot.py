@@ -341,6 +341,11 @@ def validate_graph(
             sharing = node.get("sharing", "fifo")
             if sharing not in SHARING_POLICIES:
                 _add(errors, f"{path}.sharing", FLOW_MESSAGES["sharing"].format(value=sharing))
+            elif sharing != "fifo" and hardware_type is not None:
+                kind = hardware_type(node.get("hardware"))
+                if kind is not None and kind != "NETWORK":
+                    message = FLOW_MESSAGES["sharing_network"].format(value=sharing, kind=kind)
+                    _add(errors, f"{path}.sharing", message)
             labels = node.get("labels", {})
             if not isinstance(labels, dict):
                 _add(errors, f"{path}.labels", MESSAGES["object"])

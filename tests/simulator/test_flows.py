@@ -128,6 +128,16 @@ def test_a_bad_sharing_or_network_model_is_named_by_its_field() -> None:
     assert caught.value.errors["networkModel"][0].startswith("Unknown network model 'Reno'")
 
 
+def test_sharing_is_a_network_nodes_field() -> None:
+    system = _two_hosts("fifo")
+    system["nodes"][0]["sharing"] = "shared"
+    with pytest.raises(SnapshotError) as caught:
+        load_snapshot(system)
+    assert caught.value.errors["nodes[0].sharing"] == [
+        "Only a NETWORK node carries flows; sharing 'shared' is set on a CPU node."
+    ]
+
+
 def test_the_snapshot_keeps_sharing_and_model_and_fifo_is_the_default() -> None:
     assert load_snapshot(_two_hosts(None)).nodes["wire"].sharing == "fifo"
     loaded = load_snapshot(_two_hosts("shared", model="LV08"))
