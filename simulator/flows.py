@@ -161,6 +161,7 @@ class Flow:
         "bound",
         "done",
         "links",
+        "pending",
         "rate",
         "remaining",
         "updated",
@@ -186,6 +187,7 @@ class Flow:
         self.rate = 0.0
         self.updated = 0.0
         self.version = 0
+        self.pending = False  # whether an end event of this version is scheduled
 
 
 class FlowNetwork:
@@ -289,6 +291,13 @@ class FlowNetwork:
         solve_max_min(flows, links)
         factor = self.model.bandwidth_factor
         schedule, finish = self.engine.schedule, self._finish
+        # One link: every change to these flows' rates comes through this link (a flow
+        # joining it, or one of them ending), so only the first to end needs its end event;
+        # the others get theirs when it ends and the link is solved again. Otherwise each
+        # flow whose rate changed, or that has no end event, gets a new one.
+        one_link = len(links) == 1
+        first: Flow | None = None
+        first_delay = math.inf
         for flow in flows:
             x = flow.x
             rate = x * factor
@@ -298,13 +307,23 @@ class FlowNetwork:
             old = flow.rate
             flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
             flow.updated = now
-            if rate == old:  # its end event stands
+            if rate == old and flow.pending and not one_link:  # its end event stands
                 continue
             flow.rate = rate
             flow.version += 1
+            flow.pending = False
             if rate > 0.0:
                 remaining = flow.remaining if flow.remaining > 0.0 else 0.0
-                schedule(remaining / rate, finish, (flow, flow.version))
+                delay = remaining / rate
+                if one_link:
+                    if delay < first_delay:
+                        first, first_delay = flow, delay
+                else:
+                    flow.pending = True
+                    schedule(delay, finish, (flow, flow.version))
+        if first is not None:
+            first.pending = True
+            schedule(first_delay, finish, (first, first.version))
         for link in links:
             if link.used > link.peak:
                 link.peak = link.used

@@ -216,6 +216,13 @@ def scenarios() -> list[Scenario]:
         starts=[0.0, 5e-3, 12e-3, 20e-3, 21e-3],
     )
     out.append(s)
+    # one link alone, flows coming and going both ways (the solver's one-link case)
+    for sharing in ("shared", "full-duplex"):
+        s = duplex(sharing, (6 * MB, 9 * MB), name=f"one-link-{sharing}-come-and-go")
+        for n in range(8):
+            src, dst = ("h0", "h1") if n % 3 else ("h1", "h0")
+            _flow(s, src, dst, (1 + 2 * n) * MB, round(rng.uniform(0, 0.02), 6))
+        out.append(s)
     # long routes: TCP's window bound gamma / (2 x latency) is below the links' bandwidth
     out.append(dumbbell(3, name="wan-3-tcp-window", access_lat=[5e-3, 2e-3, 1 * US]))
     out.append(
