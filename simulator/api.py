@@ -106,14 +106,19 @@ class _Collective:
         self.channel = channel
         self.waiting = waiting
         self._routes: list[_Route] | None = None
-        self._to_root: dict[ProcessState, list[_Route]] = {}
+        self._to_root: dict[ProcessState, Sequence[_Route]] = {}
 
-    def to_root(self, world: World, state: ProcessState) -> list[_Route]:
+    def to_root(self, world: World, state: ProcessState) -> Sequence[_Route]:
         """Return the one route from `state`, the participant making the call, to the root,
         as a list of routes (made at its first use)."""
         routes = self._to_root.get(state)
         if routes is None:
-            routes = self._to_root[state] = [(self.root, world.hops(state.slot, self.root.slot))]
+            hops = world.hops(state.slot, self.root.slot)
+            # a route over flow links (platform.FlowRoute) is sent by Python alone: kept in a
+            # tuple, which the C core's gather leaves to Python (it sends lists only)
+            routes = self._to_root[state] = (
+                [(self.root, hops)] if hops.__class__ is tuple else ((self.root, hops),)
+            )
         return routes
 
     def routes(self, world: World) -> list[_Route]:

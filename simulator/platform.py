@@ -9,6 +9,10 @@ puts hosts, links and communications beside its actor API:
   (size, direction, host memory), a model being a function of them.
 * `Message` and `_Transfer`: a message crossing its charging hops store and forward, a hop
   starting when the previous one ended, into the target's mailbox.
+* `FlowRoute` and `_RouteTransfer`: a route that crosses flow links (a network node whose
+  `sharing` is "shared" or "full-duplex"): each run of consecutive flow links is crossed as
+  one flow of simulator.flows (bandwidth shared by max-min fairness), its FIFO hops store and
+  forward as above (docs/network-model.md).
 * `ProcessState`: the world's record of one simulated process (placement, mailbox, figures).
 * `World`: the engine, nodes, routes, processes, timeline and memory system of one run, the
   hops between two slots (cached), sends and barriers.
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from simulator import hotpath
 from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
+from simulator.flows import FLOW_MESSAGES, FLOW_SHARING, FlowLink, FlowNetwork
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
 
@@ -70,6 +75,7 @@ class NodeRuntime:
         "id",
         "is_network",
         "model_key",
+        "sharing",
         "title",
         "usages",
     )
@@ -85,9 +91,11 @@ class NodeRuntime:
         model_key: str | None,
         functions: ModelFunctions | None,
         title: str | None = None,
+        sharing: str = "fifo",
     ) -> None:
         self.engine = engine
         self.id = node_id
+        self.sharing = sharing  # simulator.flows.SHARING_POLICIES
         self.title = title or node_id  # what messages call the node: its name
         self.is_network = is_network
         self.model_key = model_key
@@ -285,6 +293,122 @@ class _Transfer:
             hops[index][2].request(self, None)
 
 
+class FlowRoute(tuple[Hop, ...]):
+    """The charging hops of a route that crosses flow links, with `links`: per hop, its
+    flow constraint (simulator.flows.FlowLink), or None for a store-and-forward hop, whose
+    FIFO the hop holds. Not an exact tuple, so the C core's sends leave it to Python
+    (`World.send`): the flow model has no C twin."""
+
+    links: tuple[FlowLink | None, ...]
+
+
+class _RouteTransfer:
+    """One message crossing a FlowRoute: its stages in path order, each a store-and-forward
+    hop (its FIFO, as `_Transfer`) or a run of consecutive flow links crossed as one flow
+    (simulator.flows.FlowNetwork.start). A flow's timeline entries and usage cover each of its
+    links from the flow's start to its last byte's arrival."""
+
+    __slots__ = ("engine", "index", "message", "network", "route", "start", "target", "timeline")
+
+    def __init__(
+        self,
+        engine: Engine,
+        timeline: Timeline,
+        network: FlowNetwork,
+        message: Message,
+        route: FlowRoute,
+        target: ProcessState,
+    ) -> None:
+        self.engine = engine
+        self.timeline = timeline
+        self.network = network
+        self.message = message
+        self.route = route
+        self.target = target
+        self.index = 0
+        self.start = 0.0
+
+    def go(self) -> None:
+        """Start the stage at `index`, or deliver the message after the last one."""
+        route = self.route
+        index = self.index
+        if index == len(route):
+            self.target.mailbox.put(self.message)
+        elif route.links[index] is None:
+            route[index][2].request(self._hop_start, None)
+        else:
+            self._flow_start()
+
+    def _hop_start(self, _: object) -> None:
+        node, _instance, _link, usage = self.route[self.index]
+        message = self.message
+        duration = node.transfer_time(message.size, message.direction, message.host_memory)
+        self.start = now = self.engine.now
+        usage.start(now)
+        self.engine.schedule(duration, self._hop_end, None)
+
+    def _hop_end(self, _: object) -> None:
+        node, instance, link, usage = self.route[self.index]
+        now = self.engine.now
+        usage.stop(now)
+        link.release()
+        self._record(node, instance, now)
+        self.index += 1
+        self.go()
+
+    def _flow_start(self) -> None:
+        route = self.route
+        message = self.message
+        size = message.size
+        end = self.index
+        crossings: list[tuple[FlowLink, float, float]] = []
+        now = self.start = self.engine.now
+        while end < len(route):
+            link = route.links[end]
+            if link is None:
+                break
+            node = route[end][0]
+            latency = node.transfer_time(0.0, message.direction, message.host_memory)
+            seconds = node.transfer_time(size, message.direction, message.host_memory)
+            if seconds < latency:
+                raise ModelEvaluationError(
+                    FLOW_MESSAGES["negative"].format(size=size, seconds=seconds, latency=latency),
+                    model=str(node.model_key),
+                    function="p2pTime",
+                )
+            crossings.append((link, latency, (seconds - latency) / size if size > 0 else 0.0))
+            route[end][3].start(now)
+            end += 1
+        self.network.start(crossings, size, lambda when: self._flow_end(end, when))
+
+    def _flow_end(self, end: int, now: float) -> None:
+        route = self.route
+        for index in range(self.index, end):
+            node, instance, _link, usage = route[index]
+            usage.stop(now)
+            self._record(node, instance, now)
+        self.index = end
+        self.go()
+
+    def _record(self, node: NodeRuntime, instance: int, now: float) -> None:
+        timeline = self.timeline
+        if timeline.full:
+            timeline.dropped += 1
+            return
+        message = self.message
+        timeline.add(
+            message.source.name,
+            "transfer",
+            self.start,
+            now,
+            node=node.id,
+            instance=instance,
+            size=message.size,
+            direction=message.direction,
+            to=self.target.name,
+        )
+
+
 # Which instance of a hop's node a message charges (World._plan): the sender's (the route's
 # first node), the receiver's (its last), or for a node between them the sender's, wrapped.
 _SOURCE, _TARGET, _BETWEEN = 0, 1, 2
@@ -301,9 +425,12 @@ class World:
         processes: Sequence[ProcessState],
         timeline: Timeline,
         memory: MemorySystem | None = None,
+        network: FlowNetwork | None = None,
     ) -> None:
         self.engine = engine
         self.memory = memory
+        # the flow links' network: made by the runner when a node's sharing is a flow's
+        self.network = network
         self.nodes = nodes
         self.routes = routes
         self.processes = list(processes)
@@ -332,7 +459,12 @@ class World:
         # runs on it
         core = hotpath.core_of(engine)
         self._transfer: Any = hotpath.choose_in(core, _Transfer, "Transfer")
-        self._send_each: Any = hotpath.choose_in(core, None, "send_each")
+        # The C core's sends take exact tuples of FIFO hops only: with flow links in the run, a
+        # collective's sends go through `send` (Python), which hands a FlowRoute to
+        # `_RouteTransfer`; a point-to-point send's C path leaves a FlowRoute to Python itself.
+        self._send_each: Any = hotpath.choose_in(
+            core if network is None else None, None, "send_each"
+        )
 
     def channel(self, key: tuple[object, ...]) -> tuple[object, ...]:
         """Return the run's one object equal to `key` (a collective's kind, participants and
@@ -366,12 +498,13 @@ class World:
         shared = (nodes, tuple(instances))
         result = self._hop_tuples.get(shared)
         if result is None:
-            hops = []
-            for index, (node, _, came_from, going_to) in enumerate(plan):
-                instance = instances[index]
-                link = node.link(instance, came_from, going_to)
-                hops.append((node, instance, link, node.usages[instance]))
-            result = self._hop_tuples[shared] = tuple(hops)
+            result = self._route(
+                [
+                    (node, instances[index], came_from, going_to)
+                    for index, (node, _, came_from, going_to) in enumerate(plan)
+                ]
+            )
+            self._hop_tuples[shared] = result
         self._hops[key] = result
         return result
 
@@ -379,7 +512,7 @@ class World:
         """Return the charging hops of a route of (node id, instance) pairs through a
         topology template (simulator.topology): each network node with p2pTime on it, its
         FIFO that of the neighbouring instances it joins."""
-        hops: list[Hop] = []
+        crossed: list[tuple[NodeRuntime, int, str, str]] = []
         last = len(path) - 1
         for index, (node_id, instance) in enumerate(path):
             node = self.nodes[node_id]
@@ -387,9 +520,28 @@ class World:
                 continue
             came_from = "{}[{}]".format(*path[index - 1]) if index > 0 else node_id
             going_to = "{}[{}]".format(*path[index + 1]) if index < last else node_id
+            crossed.append((node, instance, came_from, going_to))
+        return self._route(crossed)
+
+    def _route(self, crossed: Sequence[tuple[NodeRuntime, int, str, str]]) -> tuple[Hop, ...]:
+        """Return the hops of a route crossing each (network node, instance, neighbour it
+        comes from, neighbour it goes to) of `crossed`: a plain tuple when every hop is a
+        FIFO, a FlowRoute (simulator.flows) when any is a flow link."""
+        hops: list[Hop] = []
+        links: list[FlowLink | None] = []
+        network = self.network
+        for node, instance, came_from, going_to in crossed:
             hops.append(
                 (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
             )
+            if node.sharing in FLOW_SHARING and network is not None:
+                links.append(network.link(node.id, instance, node.sharing, came_from, going_to))
+            else:
+                links.append(None)
+        if any(link is not None for link in links):
+            route = FlowRoute(hops)
+            route.links = tuple(links)
+            return route
         return tuple(hops)
 
     def _plan(self, source: str, target: str) -> tuple[tuple[NodeRuntime, int, str, str], ...]:
@@ -426,7 +578,10 @@ class World:
         message = Message(source, size, direction, channel, self.engine.now, host_memory)
         if hops is None:
             hops = self.hops(source.slot, target.slot)
-        if hops:
+        if hops.__class__ is FlowRoute:
+            assert self.network is not None and isinstance(hops, FlowRoute)  # made with it
+            _RouteTransfer(self.engine, self.timeline, self.network, message, hops, target).go()
+        elif hops:
             hops[0][2].request(self._transfer(self.engine, self.timeline, message, hops, target))
         else:
             target.mailbox.put(message)
@@ -436,7 +591,7 @@ class World:
         source: ProcessState,
         size: float,
         channel: object,
-        routes: list[tuple[ProcessState, Sequence[Hop]]],
+        routes: Sequence[tuple[ProcessState, Sequence[Hop]]],
     ) -> None:
         """`send` a message of `size` bytes on `channel` from `source` along each (target,
         hops) of `routes`, in order (a collective's root, or a member sending to it); the C

@@ -254,6 +254,8 @@ class Result(_FinishedRun, total=False):
     """
 
     memory: dict[str, Any]
+    # per flow link (simulator.flows.FlowLink.result): only for a run that has flow links
+    links: list[dict[str, Any]]
 
 
 class PythonUsage:

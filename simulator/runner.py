@@ -38,6 +38,7 @@ from simulator.engine import (
     install_allocator_hook,
 )
 from simulator.errors import LaunchError, SimulationError, UserCodeError
+from simulator.flows import NETWORK_MODELS, FlowNetwork
 from simulator.model_validity import architecture_warnings
 from simulator.models.energy import PowerStates, power_states
 from simulator.models.reliability import failure_rate_from_attributes
@@ -479,6 +480,7 @@ def _simulate(
             model_key=model_key,
             functions=functions,
             title=node.name or node.id,
+            sharing=node.sharing if hardware.type == "NETWORK" else "fifo",
         )
         power, failure_rate, power_missing = _node_power_and_failure(
             functions,
@@ -510,7 +512,13 @@ def _simulate(
     active_memory = memory if memory is not None and memory.active else None
     timeline = Timeline(timeline_limit)
     states = [ProcessState(engine, slot) for slot in slots]
-    world = World(engine, nodes, Routes(system), states, timeline, active_memory)
+    # a network of flow links when a network node shares its bandwidth (simulator.flows)
+    network = (
+        FlowNetwork(engine, NETWORK_MODELS[system.network_model])
+        if any(node.sharing != "fifo" for node in nodes.values())
+        else None
+    )
+    world = World(engine, nodes, Routes(system), states, timeline, active_memory, network)
     label_counts = {label: int(count) for label, count in labels.items()}
     builtins = shared_builtins(API_BUILTINS)  # one table for the run's processes
     sim_class = Sim if stackless is None else StacklessSim
@@ -574,7 +582,7 @@ def _simulate(
     for _, usages in components:
         for usage in usages:
             usage.close(overall)
-    return assemble_result(
+    result = assemble_result(
         overall_time_s=overall,
         processes=[state.figures for state in states],
         components=components,
@@ -585,3 +593,6 @@ def _simulate(
         memory=active_memory.result(overall) if active_memory is not None else None,
         warnings=architecture_warnings(system),
     )
+    if network is not None:
+        result["links"] = network.result(overall)
+    return result

@@ -17,6 +17,7 @@ from typing import Any
 
 from simulator import memory_spec
 from simulator.errors import SnapshotError
+from simulator.flows import DEFAULT_MODEL, FLOW_MESSAGES, NETWORK_MODELS, SHARING_POLICIES
 from simulator.models.architectures import family_named, known_families
 from simulator.topology import Topology, parse_topologies
 
@@ -129,6 +130,7 @@ class Node:
     via: str | None = None  # the fabric crossed on the way to `next`
     coherence: str = "none"  # "mesi": this cache holds the directory of the caches below
     topology: str = "crossbar"  # of a FABRIC node
+    sharing: str = "fifo"  # of a network node: simulator.flows.SHARING_POLICIES
 
     def capacity(self, label: str) -> int:
         """Return how many processes with `label` the node's instances hold together."""
@@ -147,6 +149,8 @@ class SystemSnapshot:
     # topology templates (simulator.topology): instance-level links and routing of the nodes
     # they name; empty for a graph drawn box by box
     topologies: tuple[Topology, ...] = field(default=())
+    # how flow links share bandwidth (simulator.flows.NETWORK_MODELS)
+    network_model: str = DEFAULT_MODEL
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form of docs/contracts.md's snapshot contract."""
@@ -167,14 +171,19 @@ class SystemSnapshot:
                     ("via", node.via, None),
                     ("coherence", node.coherence, "none"),
                     ("topology", node.topology, "crossbar"),
+                    ("sharing", node.sharing, "fifo"),
                 ):
                     if value != default:
                         item[key] = value
             if node.parent is not None:
                 item["parent"] = node.parent
             nodes.append(item)
+        network = (
+            {} if self.network_model == DEFAULT_MODEL else {"networkModel": self.network_model}
+        )
         return {
             "name": self.name,
+            **network,
             "hardware": {
                 key: {
                     "type": hw.type,
@@ -316,6 +325,7 @@ def validate_graph(
                 "labels",
                 "kernelMode",
                 "kernelWorkers",
+                "sharing",
                 *MEMORY_FIELDS,
             ):
                 if node.get(key) not in (None, {}):
@@ -337,6 +347,14 @@ def validate_graph(
                     _add(errors, f"{path}.model", problem)
             _check_positive_int(errors, f"{path}.count", node.get("count", 1))
             _check_kernel_mode(errors, path, node, hardware_type)
+            sharing = node.get("sharing", "fifo")
+            if sharing not in SHARING_POLICIES:
+                _add(errors, f"{path}.sharing", FLOW_MESSAGES["sharing"].format(value=sharing))
+            elif sharing != "fifo" and hardware_type is not None:
+                kind = hardware_type(node.get("hardware"))
+                if kind is not None and kind != "NETWORK":
+                    message = FLOW_MESSAGES["sharing_network"].format(value=sharing, kind=kind)
+                    _add(errors, f"{path}.sharing", message)
             labels = node.get("labels", {})
             if not isinstance(labels, dict):
                 _add(errors, f"{path}.labels", MESSAGES["object"])
@@ -560,6 +578,9 @@ def load_snapshot(data: object) -> SystemSnapshot:
     if not isinstance(data, dict):
         raise SnapshotError({"snapshot": [MESSAGES["object"]]})
     _check_name(errors, "name", data.get("name"), required=True)
+    network = data.get("networkModel", DEFAULT_MODEL)
+    if not isinstance(network, str) or network not in NETWORK_MODELS:
+        _add(errors, "networkModel", FLOW_MESSAGES["model"].format(value=network))
     raw_hardware = data.get("hardware")
     raw_models = data.get("models", {})
     hardware = _validate_hardware(raw_hardware, errors)
@@ -624,10 +645,13 @@ def load_snapshot(data: object) -> SystemSnapshot:
             via=raw.get("via"),
             coherence=raw.get("coherence", "none"),
             topology=raw.get("topology", "crossbar"),
+            sharing="fifo" if is_group else raw.get("sharing", "fifo"),
         )
     edges = tuple((str(a), str(b)) for a, b in raw_edges)
     topologies: tuple[Topology, ...] = ()
     if isinstance(raw_topologies, list):
         counts = {node.id: node.count for node in nodes.values() if not node.group}
         topologies = tuple(parse_topologies(raw_topologies, counts)[0])
-    return SystemSnapshot(str(data["name"]), hardware, models, nodes, edges, topologies)
+    return SystemSnapshot(
+        str(data["name"]), hardware, models, nodes, edges, topologies, str(network)
+    )

@@ -1,9 +1,9 @@
 """A run's summary: what `python -m simulator run` prints without `--json`.
 
-The result's figures (totals, processes, components, memory hierarchy, engine statistics)
-without its lists of entries, of which the summary shows the timeline's length. A run asked
-for its summary alone returns this (`run_simulation(summary=True)`), so that a sandbox child
-sends no timeline the command line would only count: a 1,000-process run's 20,000 timeline
+The result's figures (totals, processes, components, memory hierarchy, flow links, engine
+statistics) without its lists of entries, of which the summary shows the timeline's length.
+A run asked for its summary alone returns this (`run_simulation(summary=True)`), so that a
+sandbox child sends no timeline the command line would only count: a 1,000-process run's 20,000 timeline
 entries are 64 % of its result's JSON. Light: the command line imports it (no `typing`, no
 engine: simulator.cli.common says why).
 """
@@ -35,11 +35,12 @@ if TYPE_CHECKING:
         timeline_dropped: int
 
     class ResultSummary(_SummaryFigures, total=False):
-        """A run's summary (`result_summary`); `memory` as in Result; `energy_accounting`
-        for results since issue 45: each node's energy, what it includes and the names of its
-        estimated states (the rules' text stays in the whole result)."""
+        """A run's summary (`result_summary`); `memory` and `links` as in Result;
+        `energy_accounting` for results since issue 45: each node's energy, what it includes and
+        the names of its estimated states (the rules' text stays in the whole result)."""
 
         memory: dict[str, Any]
+        links: list[dict[str, Any]]
         energy_accounting: list[dict[str, Any]]
 
 
@@ -70,4 +71,6 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
             }
             for row in result["energy_accounting"]
         ]
+    if "links" in result:
+        summary["links"] = result["links"]
     return summary

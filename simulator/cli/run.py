@@ -70,7 +70,7 @@ def command_run(
 
 def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
     """Return the readable text of a result's summary (simulator.summary.ResultSummary):
-    totals, processes, components, memory hierarchy, engine."""
+    totals, processes, components, memory hierarchy, flow links, engine."""
     lines = []
     if system_name:
         lines.append(f"System:       {system_name}")
@@ -109,6 +109,15 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
     if memory:
         lines.append("")
         lines.extend(_memory_summary(memory))
+    links = result.get("links")
+    if links:
+        lines.append("")
+        lines.append("Links (flows sharing bandwidth)")
+        lines.append(
+            record_table(
+                ["link", "bytes", "peak_utilisation", "mean_utilisation", "saturated_s"], links
+            )
+        )
     stats = result["stats"]
     lines.append("")
     lines.append(

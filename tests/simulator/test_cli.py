@@ -89,6 +89,36 @@ def test_run_prints_a_summary_table() -> None:
 
 
 @pytest.mark.parametrize("sandbox", [[], ["--no-sandbox"]])
+def test_run_prints_the_flow_links_figures(tmp_path: Path, sandbox: list[str]) -> None:
+    snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
+    for node in snapshot["nodes"]:
+        if node["id"] == "bus0":
+            node["sharing"] = "full-duplex"  # the PCIe bus as a flow link (docs/network-model.md)
+    (tmp_path / "system.json").write_text(json.dumps(snapshot))
+    argv = ["run", *LAUNCH, "--var", "computeIntensity=1", *sandbox]
+    argv[argv.index("--system") + 1] = str(tmp_path / "system.json")
+
+    status, out, err = cli(*argv)
+
+    assert status == 0, err
+    heading = "Links (flows sharing bandwidth)\n"
+    assert heading in out
+    table = out.split(heading, 1)[1].splitlines()
+    assert table[0].split() == [
+        "link",
+        "bytes",
+        "peak_utilisation",
+        "mean_utilisation",
+        "saturated_s",
+    ]
+    rows = {line.split("  ")[0]: line.split() for line in table[1:3]}
+    # two copies of 4 MB to the GPU, one back; each alone on the bus, so it is used in full
+    assert float(rows["bus0[0] cpu0->gpu0"][2]) == 8e6
+    assert float(rows["bus0[0] gpu0->cpu0"][2]) == 4e6
+    assert float(rows["bus0[0] cpu0->gpu0"][3]) == 1
+
+
+@pytest.mark.parametrize("sandbox", [[], ["--no-sandbox"]])
 def test_the_summary_printed_alone_is_the_one_printed_beside_the_json(
     tmp_path: Path, sandbox: list[str]
 ) -> None:

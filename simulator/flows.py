@@ -1,0 +1,397 @@
+"""A flow-level network: messages share link bandwidth by (weighted) max-min fairness.
+
+The store-and-forward FIFO of simulator.platform serves one message at a time per hop
+direction. A link whose node says `sharing: "shared"` or `"full-duplex"` is a *flow link*
+instead: a message crossing it is one flow over every flow link of its route at once, as in
+SimGrid's CM02/LV08 models (docs/network-model.md gives the sources). For a flow f on route
+R(f) of links l:
+
+    start:       f waits  L_f = phi_L * sum_{l in R(f)} lat_{f,l}                       (F1)
+    then moves:  r_f = phi_B * x_f bytes/s until its bytes are done                     (F2)
+    links:       sum_{f crosses l} a_{f,l} x_f <= 1        for every link l             (F3)
+    bound:       x_f <= gamma / (2 sum_l lat_{f,l})        (TCP window, gamma > 0 only) (F4)
+    fairness:    x is the weighted max-min fair point of (F3)-(F4) with weights
+                 w_f = 1 / p_f, p_f = sum_l lat_{f,l} + S * sum_l a_{f,l}  (p_f = 0: w = 1) (F5)
+
+where lat_{f,l} = T_l(0) and a_{f,l} = (T_l(n) - T_l(0)) / n are read from the link node's
+own computational model T_l(n) = p2pTime(n, params) for the flow's size n, direction and host
+memory kind: seconds per byte, so a constraint's capacity is one second of link time per
+second. For the MERPSYS model (eq. 4.6) T_l(n) = t_s + n / (bw lambda_c), hence lat = t_s and
+a = 1 / (bw lambda_c): a flow alone on a one-link route finishes after
+t_s + n / (bw lambda_c), eq. 4.6 itself.
+
+The models (`NETWORK_MODELS`): "maxmin" (phi_L = phi_B = 1, S = 0, gamma = 0, all w_f = 1:
+plain max-min fairness, the default), "CM02" (SimGrid's: no factors, S = 0, so w_f is the
+inverse of the route latency, gamma = 4 MiB) and "LV08" (SimGrid's: phi_L = 13.01,
+phi_B = 0.97, S = 20537, gamma = 4 MiB).
+
+The max-min point is found by progressive filling, as SimGrid's lmm solver does: repeatedly,
+the level lambda = min over links of (remaining capacity / sum of a_{f,l} w_f over unfixed
+flows) and over unfixed flows' bounds b_f / w_f; the flows at that level are fixed at
+x_f = lambda w_f and their links' remaining capacity reduced. Whenever a flow starts moving or
+ends, only its connected component (flows and links reachable through shared links) is
+re-solved; the other flows keep their rates and completion events.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+SHARING_POLICIES = ("fifo", "shared", "full-duplex")
+"""A network node's `sharing`: "fifo" (store and forward, one message at a time per travel
+direction: the default), "shared" (one flow constraint per instance for every direction,
+SimGrid's SHARED) or "full-duplex" (one flow constraint per instance and travel direction,
+SimGrid's SPLITDUPLEX)."""
+
+FLOW_SHARING = frozenset(SHARING_POLICIES[1:])
+
+SATURATED = 1.0 - 1e-9
+"""A link whose constraint is used to this fraction counts as saturated (rounding aside)."""
+
+
+@dataclass(frozen=True)
+class NetworkModel:
+    """The factors of a flow model (module docstring, F1-F5)."""
+
+    name: str
+    latency_factor: float = 1.0
+    bandwidth_factor: float = 1.0
+    weight_s: float = 0.0
+    tcp_gamma: float = 0.0
+    latency_weighted: bool = False
+
+
+NETWORK_MODELS: dict[str, NetworkModel] = {
+    "maxmin": NetworkModel("maxmin"),
+    "CM02": NetworkModel("CM02", tcp_gamma=4194304.0, latency_weighted=True),
+    "LV08": NetworkModel(
+        "LV08",
+        latency_factor=13.01,
+        bandwidth_factor=0.97,
+        weight_s=20537.0,
+        tcp_gamma=4194304.0,
+        latency_weighted=True,
+    ),
+}
+DEFAULT_MODEL = "maxmin"
+
+FLOW_MESSAGES = {
+    "sharing": "Unknown sharing {value!r}; expected one of " + ", ".join(SHARING_POLICIES) + ".",
+    "model": "Unknown network model {value!r}; expected one of " + ", ".join(NETWORK_MODELS) + ".",
+    "sharing_network": "Only a NETWORK node carries flows; sharing {value!r} is set on a "
+    "{kind} node.",
+    "negative": "a link's p2pTime({size}) ({seconds} s) is below its p2pTime(0) ({latency} s)",
+}
+
+
+def network_model(name: object) -> NetworkModel:
+    """Return the model called `name`; ValueError naming the choices for any other value."""
+    model = NETWORK_MODELS.get(name) if isinstance(name, str) else None
+    if model is None:
+        raise ValueError(FLOW_MESSAGES["model"].format(value=name))
+    return model
+
+
+class FlowLink:
+    """One flow constraint: a network node's instance (and travel direction when full
+    duplex), with what it carried: bytes, the integral of its utilisation, its peak and the
+    time it was saturated."""
+
+    __slots__ = (
+        "byte_rate",
+        "bytes",
+        "flows",
+        "id",
+        "instance",
+        "node",
+        "peak",
+        "saturated_s",
+        "sharing",
+        "since",
+        "used",
+        "used_s",
+    )
+
+    def __init__(self, node: str, instance: int, link_id: str, sharing: str) -> None:
+        self.node = node
+        self.instance = instance
+        self.id = link_id
+        self.sharing = sharing
+        self.flows: dict[Flow, float] = {}  # each flow crossing it and its a_{f,l}
+        self.used = 0.0  # sum of a_{f,l} r_f: the fraction of the link in use now
+        self.byte_rate = 0.0  # sum of r_f
+        self.since = 0.0
+        self.bytes = 0.0
+        self.used_s = 0.0
+        self.saturated_s = 0.0
+        self.peak = 0.0
+
+    def advance(self, now: float) -> None:
+        """Account the time since the last change at the current usage."""
+        elapsed = now - self.since
+        if elapsed > 0.0:
+            self.bytes += self.byte_rate * elapsed
+            self.used_s += self.used * elapsed
+            if self.used >= SATURATED:
+                self.saturated_s += elapsed
+        self.since = now
+
+    def result(self, overall_s: float) -> dict[str, Any]:
+        """Return the link's figures for the run's result (`links`)."""
+        return {
+            "link": self.id,
+            "node": self.node,
+            "instance": self.instance,
+            "sharing": self.sharing,
+            "bytes": self.bytes,
+            "peak_utilisation": self.peak,
+            "mean_utilisation": self.used_s / overall_s if overall_s > 0 else 0.0,
+            "saturated_s": self.saturated_s,
+        }
+
+
+class Flow:
+    """One message moving over its flow links (F1-F5): `done(now)` is called when its last
+    byte arrived."""
+
+    __slots__ = (
+        "bound",
+        "done",
+        "links",
+        "pending",
+        "rate",
+        "remaining",
+        "updated",
+        "version",
+        "weight",
+        "x",
+    )
+
+    def __init__(
+        self,
+        links: Iterable[tuple[FlowLink, float]],
+        size: float,
+        weight: float,
+        bound: float,
+        done: Callable[[float], None],
+    ) -> None:
+        self.links = tuple(links)
+        self.remaining = size
+        self.weight = weight
+        self.bound = bound
+        self.done = done
+        self.x = 0.0
+        self.rate = 0.0
+        self.updated = 0.0
+        self.version = 0
+        self.pending = False  # whether an end event of this version is scheduled
+
+
+class FlowNetwork:
+    """The flow links of one run and the flows moving over them (module docstring)."""
+
+    def __init__(self, engine: Any, model: NetworkModel) -> None:
+        self.engine = engine
+        self.model = model
+        self.links: dict[tuple[str, int, str, str], FlowLink] = {}
+        self.flows_done = 0
+
+    def link(
+        self, node: str, instance: int, sharing: str, came_from: str, going_to: str
+    ) -> FlowLink:
+        """Return the constraint of `node`'s `instance` for travel from one neighbour to
+        another: one per instance when shared, one per direction when full duplex."""
+        if sharing == "shared":
+            key = (node, instance, "", "")
+            link_id = f"{node}[{instance}]"
+        else:
+            key = (node, instance, came_from, going_to)
+            link_id = f"{node}[{instance}] {came_from}->{going_to}"
+        link = self.links.get(key)
+        if link is None:
+            link = self.links[key] = FlowLink(node, instance, link_id, sharing)
+        return link
+
+    def start(
+        self,
+        crossings: list[tuple[FlowLink, float, float]],
+        size: float,
+        done: Callable[[float], None],
+    ) -> float:
+        """Start a message of `size` bytes over `crossings` (each link with the message's
+        latency lat_{f,l} and seconds per byte a_{f,l} on it): after the route's latency
+        (F1, returned) it moves by (F2-F5); `done(now)` runs when it arrived."""
+        model = self.model
+        latency = sum(lat for _, lat, _ in crossings)
+        penalty = latency + model.weight_s * sum(a for _, _, a in crossings)
+        weight = 1.0 / penalty if model.latency_weighted and penalty > 0.0 else 1.0
+        bound = (
+            model.tcp_gamma / (2.0 * latency) if model.tcp_gamma > 0 and latency > 0 else math.inf
+        )
+        flow = Flow(((link, a) for link, _, a in crossings), size, weight, bound, done)
+        delay = latency * model.latency_factor
+        self.engine.schedule(delay, self._join, flow)
+        return delay
+
+    def _join(self, flow: Flow) -> None:
+        now = self.engine.now
+        if flow.remaining <= 0.0 or not flow.links:
+            self.flows_done += 1
+            flow.done(now)
+            return
+        flow.updated = now
+        for link, a in flow.links:
+            link.flows[flow] = a
+        self._solve(flow, now)
+
+    def _finish(self, arg: tuple[Flow, int]) -> None:
+        flow, version = arg
+        if version != flow.version:  # re-solved since: a later event stands for it
+            return
+        now = self.engine.now
+        flow.remaining = 0.0
+        for link, _ in flow.links:
+            del link.flows[flow]
+        self.flows_done += 1
+        self._solve(flow, now)
+        flow.done(now)
+
+    def _component(self, flow: Flow) -> tuple[list[Flow], list[FlowLink]]:
+        """Return the flows and links connected to `flow`'s links (the flow itself only when
+        it still crosses them). Flows and links hash by identity."""
+        links: list[FlowLink] = []
+        flows: list[Flow] = []
+        seen_links: set[FlowLink] = set()
+        seen_flows: set[Flow] = set()
+        stack = [link for link, _ in flow.links]
+        while stack:
+            link = stack.pop()
+            if link in seen_links:
+                continue
+            seen_links.add(link)
+            links.append(link)
+            for other in link.flows:
+                if other not in seen_flows:
+                    seen_flows.add(other)
+                    flows.append(other)
+                    if len(other.links) > 1:
+                        stack.extend(hop for hop, _ in other.links if hop not in seen_links)
+        return flows, links
+
+    def _solve(self, changed: Flow, now: float) -> None:
+        """Re-solve the component of `changed` at `now` and reschedule its flows' ends."""
+        flows, links = self._component(changed)
+        for link in links:
+            link.advance(now)
+            link.used = 0.0
+            link.byte_rate = 0.0
+        solve_max_min(flows, links)
+        factor = self.model.bandwidth_factor
+        schedule, finish = self.engine.schedule, self._finish
+        # One link: every change to these flows' rates comes through this link (a flow
+        # joining it, or one of them ending), so only the first to end needs its end event;
+        # the others get theirs when it ends and the link is solved again. Otherwise each
+        # flow whose rate changed, or that has no end event, gets a new one.
+        one_link = len(links) == 1
+        first: Flow | None = None
+        first_delay = math.inf
+        for flow in flows:
+            x = flow.x
+            rate = x * factor
+            for link, a in flow.links:
+                link.used += a * x
+                link.byte_rate += rate
+            old = flow.rate
+            flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
+            flow.updated = now
+            if rate == old and flow.pending and not one_link:  # its end event stands
+                continue
+            flow.rate = rate
+            flow.version += 1
+            flow.pending = False
+            if rate > 0.0:
+                remaining = flow.remaining if flow.remaining > 0.0 else 0.0
+                delay = remaining / rate
+                if one_link:
+                    if delay < first_delay:
+                        first, first_delay = flow, delay
+                else:
+                    flow.pending = True
+                    schedule(delay, finish, (flow, flow.version))
+        if first is not None:
+            first.pending = True
+            schedule(first_delay, finish, (first, first.version))
+        for link in links:
+            if link.used > link.peak:
+                link.peak = link.used
+
+    def result(self, overall_s: float) -> list[dict[str, Any]]:
+        """Return every flow link's figures, in the order they were first crossed."""
+        figures = []
+        for link in self.links.values():
+            link.advance(overall_s)
+            figures.append(link.result(overall_s))
+        return figures
+
+
+def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
+    """Set each flow's `x` to the weighted max-min fair point of (F3)-(F5) by progressive
+    filling (module docstring). `links` are every link the flows cross, and the flows every
+    flow on those links."""
+    if len(links) == 1 and all(flow.bound == math.inf for flow in flows):
+        # one link, no bound: the shares are the weights' (one step of the filling below)
+        (link,) = links
+        total = 0.0
+        for flow, a in link.flows.items():
+            total += a * flow.weight
+        level = 1.0 / total if total > 0.0 else math.inf
+        for flow in flows:
+            flow.x = level * flow.weight
+        return
+    # per link still open: capacity left and the sum of a_{f,l} w_f over its unfixed flows
+    remaining: dict[FlowLink, float] = {}
+    usage: dict[FlowLink, float] = {}
+    for link in links:
+        remaining[link] = 1.0
+        total = 0.0
+        for flow, a in link.flows.items():
+            total += a * flow.weight
+        usage[link] = total
+    unfixed = set(flows)
+    bounded = [flow for flow in flows if flow.bound < math.inf]
+    for flow in flows:
+        flow.x = 0.0
+    open_links = [link for link in links if usage[link] > 0.0]
+    while unfixed:
+        level = math.inf
+        for link in open_links:
+            share = max(remaining[link], 0.0) / usage[link]
+            if share < level:
+                level = share
+        for flow in bounded:
+            if flow in unfixed and flow.bound / flow.weight < level:
+                level = flow.bound / flow.weight
+        if level == math.inf:  # flows that cross no constrained link: no limit
+            for flow in unfixed:
+                flow.x = math.inf
+            return
+        threshold = level * (1.0 + 1e-12)
+        fixed = [f for f in bounded if f in unfixed and f.bound / f.weight <= threshold]
+        still_open = []
+        for link in open_links:
+            if max(remaining[link], 0.0) / usage[link] <= threshold:
+                fixed.extend(flow for flow in link.flows if flow in unfixed)
+            else:
+                still_open.append(link)
+        for flow in fixed:
+            if flow not in unfixed:
+                continue
+            unfixed.discard(flow)
+            flow.x = x = min(level * flow.weight, flow.bound)
+            for link, a in flow.links:
+                remaining[link] -= a * x
+                usage[link] -= a * flow.weight
+        open_links = [link for link in still_open if usage[link] > 1e-300]

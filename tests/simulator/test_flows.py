@@ -1,0 +1,237 @@
+"""The flow-level network (simulator.flows) and its place in a run (simulator.platform)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.engine import Engine
+from simulator.errors import ModelEvaluationError, SnapshotError
+from simulator.flows import (
+    NETWORK_MODELS,
+    Flow,
+    FlowLink,
+    FlowNetwork,
+    network_model,
+    solve_max_min,
+)
+from simulator.runner import run_simulation
+from simulator.snapshot import load_snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+TOUR = ROOT / "examples" / "merpsys_gtx970"
+LINK_JS = (ROOT / "simulator" / "models" / "js" / "latency_bandwidth_link.js").read_text()
+WAIT_JS = "function computationTime(params) { return params.get('seconds'); }"
+
+
+def _flow(links: list[tuple[FlowLink, float]], weight: float = 1.0, bound: float = 1e300) -> Flow:
+    flow = Flow(links, 1.0, weight, bound, lambda now: None)
+    for link, a in links:
+        link.flows[flow] = a
+    return flow
+
+
+def test_max_min_gives_the_bottleneck_share_and_the_rest_to_the_others() -> None:
+    # link A: 10 B/s, link B: 4 B/s (a = 1 / capacity); f1 crosses both, f2 A, f3 B
+    a, b = FlowLink("A", 0, "A", "shared"), FlowLink("B", 0, "B", "shared")
+    f1 = _flow([(a, 0.1), (b, 0.25)])
+    f2 = _flow([(a, 0.1)])
+    f3 = _flow([(b, 0.25)])
+
+    solve_max_min([f1, f2, f3], [a, b])
+
+    assert (f1.x, f2.x, f3.x) == pytest.approx((2.0, 8.0, 2.0))
+
+
+def test_weights_and_bounds_shape_the_shares() -> None:
+    link = FlowLink("L", 0, "L", "shared")
+    heavy = _flow([(link, 0.1)], weight=3.0)
+    light = _flow([(link, 0.1)], weight=1.0)
+    bounded = FlowLink("M", 0, "M", "shared")
+    capped = _flow([(bounded, 0.1)], bound=1.5)
+    free = _flow([(bounded, 0.1)])
+
+    solve_max_min([heavy, light, capped, free], [link, bounded])
+
+    assert (heavy.x, light.x) == pytest.approx((7.5, 2.5))  # 3 : 1 of 10 B/s
+    assert (capped.x, free.x) == pytest.approx((1.5, 8.5))  # the bound, and the rest
+
+
+def test_a_flow_that_starts_re_solves_only_its_component() -> None:
+    engine = Engine()
+    network = FlowNetwork(engine, NETWORK_MODELS["maxmin"])
+    left = network.link("left", 0, "shared", "", "")
+    right = network.link("right", 0, "shared", "", "")
+    ended: list[float] = []
+    network.start([(left, 0.0, 1e-3)], 1000.0, ended.append)  # 1000 B at 1 kB/s
+    network.start([(right, 0.0, 1e-3)], 500.0, ended.append)
+    engine.run(until=0.1)
+    (on_right,) = right.flows
+    version = on_right.version
+
+    network.start([(left, 0.0, 1e-3)], 100.0, ended.append)  # shares `left` only
+    engine.run()
+
+    assert on_right.version == version  # its rate and end event were left alone
+    assert ended == pytest.approx([0.3, 0.5, 1.1])  # 100 B at half of 1 kB/s from 0.1 s
+
+
+def test_an_unknown_network_model_is_named() -> None:
+    with pytest.raises(ValueError, match="Unknown network model 'TCP'; expected one of maxmin"):
+        network_model("TCP")
+    assert network_model("LV08").latency_factor == 13.01
+
+
+def _two_hosts(sharing: str | None, *, members: int = 1, model: str = "maxmin") -> dict[str, Any]:
+    """Host h0 (label R) and host h1 (label P, `members` slots) joined by one link of 1 GB/s
+    and 10 us latency."""
+    link: dict[str, Any] = {"id": "wire", "hardware": "wire", "model": "link"}
+    if sharing is not None:
+        link["sharing"] = sharing
+    return {
+        "name": "two hosts",
+        "networkModel": model,
+        "hardware": {
+            "host": {"type": "CPU", "name": "host", "attributes": {}},
+            "wire": {
+                "type": "NETWORK",
+                "name": "wire",
+                "attributes": {"bandwidth": 1e9, "latency": 1e-5},
+            },
+        },
+        "models": {
+            "wait": {"language": "javascript", "source": WAIT_JS},
+            "link": {"language": "javascript", "source": LINK_JS},
+        },
+        "nodes": [
+            {"id": "h0", "hardware": "host", "model": "wait", "labels": {"R": 1}},
+            link,
+            {"id": "h1", "hardware": "host", "model": "wait", "labels": {"P": members}},
+        ],
+        "edges": [["h0", "wire"], ["wire", "h1"]],
+    }
+
+
+def test_a_bad_sharing_or_network_model_is_named_by_its_field() -> None:
+    system = _two_hosts("half")
+    system["networkModel"] = "Reno"
+    with pytest.raises(SnapshotError) as caught:
+        load_snapshot(system)
+    assert caught.value.errors["nodes[1].sharing"] == [
+        "Unknown sharing 'half'; expected one of fifo, shared, full-duplex."
+    ]
+    assert caught.value.errors["networkModel"][0].startswith("Unknown network model 'Reno'")
+
+
+def test_sharing_is_a_network_nodes_field() -> None:
+    system = _two_hosts("fifo")
+    system["nodes"][0]["sharing"] = "shared"
+    with pytest.raises(SnapshotError) as caught:
+        load_snapshot(system)
+    assert caught.value.errors["nodes[0].sharing"] == [
+        "Only a NETWORK node carries flows; sharing 'shared' is set on a CPU node."
+    ]
+
+
+def test_the_snapshot_keeps_sharing_and_model_and_fifo_is_the_default() -> None:
+    assert load_snapshot(_two_hosts(None)).nodes["wire"].sharing == "fifo"
+    loaded = load_snapshot(_two_hosts("shared", model="LV08"))
+    again = load_snapshot(loaded.to_dict())
+    assert (again.nodes["wire"].sharing, again.network_model) == ("shared", "LV08")
+    assert "networkModel" not in load_snapshot(_two_hosts(None)).to_dict()
+
+
+def _tour(sharing: str | None, model: str = "maxmin") -> float:
+    snapshot = json.loads((TOUR / "snapshot.json").read_text("utf-8"))
+    if sharing is not None:
+        for node in snapshot["nodes"]:
+            if node["id"] == "bus0":
+                node["sharing"] = sharing
+        snapshot["networkModel"] = model
+    app = (TOUR / "app.py").read_text("utf-8")
+    variables = {"N": 10**7, "blockSz": 256, "computeIntensity": 1, "occupancy": 64}
+    result = run_simulation(snapshot, app, labels={"CPU": 1, "GPU": 1}, variables=variables)
+    assert ("links" in result) == (sharing is not None)
+    return float(result["overall_time_s"])
+
+
+@pytest.mark.parametrize(("sharing", "model"), [("full-duplex", "maxmin"), ("shared", "CM02")])
+def test_a_lone_transfer_on_a_flow_link_is_still_eq_4_6(sharing: str, model: str) -> None:
+    """The tour (its PCIe bus, eq. 4.6 per direction) gives its 11.998 ms with the bus as a
+    flow link too: one message at a time pays t_s + n / (bw lambda_c)."""
+    fifo = _tour(None)
+    flow = _tour(sharing, model)
+    assert round(fifo * 1e3, 3) == 11.998
+    assert flow == pytest.approx(fifo, rel=1e-12)
+
+
+GATHER = """
+for _ in range(2):
+    sim.gather(1e6, "R")
+sim.broadcast(1e6, "R")
+"""
+
+
+@pytest.mark.parametrize("stackless", [True, False])
+@pytest.mark.parametrize("sharing", ["fifo", "full-duplex"])
+def test_collectives_cross_flow_links_on_the_c_core_as_in_python(
+    sharing: str, stackless: bool
+) -> None:
+    """Three members gather to the root twice (a member's gather does not wait: its six
+    messages leave at once), then the root broadcasts: over a flow link the messages share
+    the wire (one latency, then 6 MB at 1 GB/s; the broadcast one latency and 3 MB), over a
+    FIFO they queue (a latency each). The C core's sends leave a flow route to Python."""
+    app = GATHER if stackless else "import math\n" + GATHER  # an import: no stackless run
+    result = run_simulation(
+        _two_hosts(sharing, members=3),
+        textwrap.dedent(app),
+        labels={"R": 1, "P": 3},
+        variables={},
+    )
+    if sharing == "fifo":
+        expected = 9 * (1e-5 + 1e6 / 1e9)
+    else:
+        expected = (1e-5 + 6e6 / 1e9) + (1e-5 + 3e6 / 1e9)
+    assert result["overall_time_s"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_route_crosses_fifo_hops_and_flow_links_in_turn() -> None:
+    """h0 - slow FIFO wire - router - flow wire - h1: the message crosses the FIFO hop, then
+    the flow link, one after the other."""
+    system = _two_hosts("full-duplex")
+    system["hardware"]["slow"] = {
+        "type": "NETWORK",
+        "name": "slow",
+        "attributes": {"bandwidth": 5e8, "latency": 2e-5},
+    }
+    system["hardware"]["router"] = {"type": "NETWORK", "name": "router", "attributes": {}}
+    system["nodes"] += [
+        {"id": "fifo", "hardware": "slow", "model": "link"},
+        {"id": "r", "hardware": "router"},
+    ]
+    system["edges"] = [["h0", "fifo"], ["fifo", "r"], ["r", "wire"], ["wire", "h1"]]
+    app = 'if tag.equals("R"):\n    sim.p2pCommunicationSend(1e6, "P")\nelse:\n'
+    app += '    sim.p2pCommunicationReceive("R")\n'
+
+    result = run_simulation(system, app, labels={"R": 1, "P": 1}, variables={})
+
+    assert result["overall_time_s"] == pytest.approx((2e-5 + 2e-3) + (1e-5 + 1e-3), rel=1e-12)
+    transfers: list[dict[str, Any]] = [
+        dict(e) for e in result["timeline"] if e["kind"] == "transfer"
+    ]
+    assert [e["node"] for e in transfers] == ["fifo", "wire"]
+    assert [link["link"] for link in result["links"]] == ["wire[0] r->h1"]
+
+
+def test_a_link_model_faster_for_more_bytes_than_for_none_is_a_model_error() -> None:
+    system = _two_hosts("shared")
+    system["models"]["link"]["source"] = "function p2pTime(size, params) { return 1 - size; }"
+    app = 'if tag.equals("R"):\n    sim.p2pCommunicationSend(0.5, "P")\nelse:\n'
+    app += '    sim.p2pCommunicationReceive("R")\n'
+    with pytest.raises(ModelEvaluationError, match="below its p2pTime"):
+        run_simulation(copy.deepcopy(system), app, labels={"R": 1, "P": 1}, variables={})

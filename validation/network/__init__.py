@@ -1,0 +1,1 @@
+"""The flow-level network model checked against SimGrid (docs/validation/network.md)."""
