@@ -300,3 +300,42 @@ def test_the_point_cap_is_named_in_its_message() -> None:
     assert size_error(MAX_POINTS + 1, MAX_POINTS) == (
         f"The sweep has {MAX_POINTS + 1} points; at most {MAX_POINTS} are allowed."
     )
+
+
+MERPSYS = "examples/merpsys_gtx970"
+SAXPY_VARS = ["--var", "N=1000000", "--var", "blockSz=256", "--var", "computeIntensity=1"]
+
+
+def _cli(*extra: str) -> tuple[int, str, str]:
+    import io
+
+    from simulator.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["sweep", "--system", f"{MERPSYS}/snapshot.json", "--app", f"{MERPSYS}/app.py"]
+    argv += ["--labels", "CPU=1,GPU=1", *SAXPY_VARS, "--no-sandbox", "--jobs", "1", *extra]
+    status = main(argv, stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_the_cli_sweeps_a_hardware_attribute_without_a_record_per_point() -> None:
+    status, out, err = _cli("--var", "occupancy=32", "--axis", "GPU.SMCoreClock=626.5,1253")
+    assert status == 0, err
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert [row[4] for row in rows] == ["626.5", "1253"]
+    times = [float(row[5]) for row in rows]
+    assert times[0] > times[1]  # half the clock: a slower kernel
+
+
+def test_the_cli_refuses_a_bad_axis_naming_it() -> None:
+    status, _, err = _cli("--var", "occupancy=32", "--axis", "gpu0.HBMBandwidth=1,2")
+    assert status == 2
+    assert "--axis gpu0.HBMBandwidth: 'GeForce GTX 970' (node 'gpu0') has no attribute" in err
+
+
+def test_the_cli_refuses_more_points_than_its_cap_showing_it() -> None:
+    status, _, err = _cli(
+        "--var", "occupancy=1:64:1", "--axis", "labels.GPU=1,2", "--max-points", "100"
+    )
+    assert status == 2
+    assert "The sweep has 128 points; at most 100 are allowed." in err
