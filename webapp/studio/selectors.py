@@ -441,7 +441,7 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
     per-node ones as `energy_j.<node>` and `busy_s.<node>`) and the error message of a
     failed point, in launch order.
     """
-    axes = list((sweep.spec.get("variables") or {}).keys())
+    axes = [*(sweep.spec.get("variables") or {}), *(sweep.spec.get("axes") or {})]
     rows = []
     children = sweep.simulations.order_by("pk").values(
         "pk",
@@ -467,8 +467,9 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
                 gpu_names({part: child[f"snapshot__{part}"] for part in SNAPSHOT_PARTS})
             ),
         }
+        values = {**(point.get("variables") or {}), **(point.get("axes") or {})}
         for name in axes:
-            row[name] = (point.get("variables") or {}).get(name)
+            row[name] = values.get(name)
         if succeeded:
             row.update(result_metrics({part: child[f"result__{part}"] for part in RESULT_PARTS}))
         else:
