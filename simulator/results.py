@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from simulator import hotpath
+from simulator.cost import CostFigures
 from simulator.hotpath import KERNEL_MARKER
 from simulator.models.energy import power_state_energies
 from simulator.models.reliability import success_probability
@@ -193,6 +194,7 @@ class Result(_FinishedRun, total=False):
     """
 
     memory: dict[str, Any]
+    cost: CostFigures  # simulator.cost (issue 44): results stored before lack it
 
 
 class PythonUsage:

@@ -31,6 +31,7 @@ from simulator.api import (
     SoftwareStack,
     StacklessSim,
 )
+from simulator.cost import run_cost
 from simulator.engine import (
     Engine,
     Process,
@@ -389,9 +390,10 @@ def run_simulation(
 
     Raise SnapshotError, LaunchError, UserCodeError, ModelEvaluationError or DeadlockError.
     """
+    system = load_snapshot(snapshot)
     with _young_collections.fewer():
         result = _simulate(
-            snapshot,
+            system,
             app_source,
             labels=labels,
             variables=variables,
@@ -399,6 +401,7 @@ def run_simulation(
             progress=progress,
             timeline_limit=timeline_limit,
         )
+    result["cost"] = run_cost(system, result, variables)
     return result_summary(result) if summary else result
 
 

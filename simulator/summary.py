@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypedDict
 
+    from simulator.cost import CostFigures
     from simulator.results import (
         ComponentRow,
         EnergyFigures,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         """A run's summary (`result_summary`); `memory` as in Result."""
 
         memory: dict[str, Any]
+        cost: CostFigures
 
 
 def result_summary(result: Mapping[str, Any]) -> ResultSummary:
@@ -57,4 +59,6 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
     }
     if "memory" in result:
         summary["memory"] = result["memory"]
+    if "cost" in result:
+        summary["cost"] = result["cost"]
     return summary
