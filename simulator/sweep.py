@@ -351,16 +351,16 @@ def parse_axes(
 
 def apply_point(
     snapshot: Mapping[str, Any],
-    labels: Mapping[str, int],
+    labels: Mapping[str, object],
     axes: Sequence[Axis],
     point: Mapping[str, object],
-) -> tuple[dict[str, Any], dict[str, int], dict[str, object]]:
+) -> tuple[dict[str, Any], dict[str, object], dict[str, object]]:
     """Return (snapshot, labels, variables) of one point: `point` maps each axis's name to
     its value. The snapshot is copied only when an attribute or count axis changes it; the
     given snapshot and labels are left unchanged."""
     variables = {a.name: point[a.name] for a in axes if a.kind == "variable"}
     changes = [a for a in axes if a.kind != "variable"]
-    new_labels = {str(k): int(v) for k, v in labels.items()}
+    new_labels = dict(labels)  # checked by the caller, with the point's counts
     if not changes:
         return dict(snapshot), new_labels, variables
     variant: dict[str, Any] = copy.deepcopy(dict(snapshot))
