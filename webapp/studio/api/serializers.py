@@ -302,14 +302,27 @@ class SweepDetailSerializer(SweepSerializer):
     """A sweep with one row per point."""
 
     points = serializers.SerializerMethodField()
+    # What flagged the points (selectors.sweep_objectives), as the view applied it.
+    objectives = serializers.SerializerMethodField()
+    constraints = serializers.SerializerMethodField()
 
     class Meta(SweepSerializer.Meta):
-        fields = [*SweepSerializer.Meta.fields, "points"]
+        fields = [*SweepSerializer.Meta.fields, "points", "objectives", "constraints"]
         read_only_fields = fields
 
     def get_points(self, sweep: Sweep) -> list[dict[str, Any]]:
-        """Return the sweep's table rows."""
+        """Return the sweep's table rows (those the view flagged, when it passes them)."""
+        if "points" in self.context:
+            return list(self.context["points"])
         return sweep_points(sweep=sweep)[1]
+
+    def get_objectives(self, sweep: Sweep) -> list[dict[str, str]]:
+        """Return the objectives the points' `pareto` flags are for: [{metric, direction}]."""
+        return list(self.context.get("objectives", []))
+
+    def get_constraints(self, sweep: Sweep) -> list[str]:
+        """Return the constraints the points' `feasible` flags are for."""
+        return list(self.context.get("constraints", []))
 
 
 class LimitRangeSerializer(serializers.Serializer):
