@@ -30,10 +30,15 @@ import {
   powerWarning,
   swappedModels,
   sweepOutcome,
+  sweepAxes,
   sweepSeries,
+  tradeoffOptions,
+  tradeoffQuery,
+  parseConstraints,
   varyingAxes,
 } from "./sweeps.js";
 import { sweepFieldName, sweepFields } from "./sweepErrors.js";
+import { TradeoffChart } from "./TradeoffChart.jsx";
 
 export function SweepList() {
   const { data, error } = useApiGet("/api/sweeps/?page_size=100");
@@ -306,20 +311,32 @@ export function SweepDetail({ id }) {
   const [axis, setAxis] = useState("");
   const [xScale, setXScale] = useState("linear");
   const [yScale, setYScale] = useState("linear");
+  // The trade-off: two objectives, their directions and the constraints the server flags
+  // each point by (feasible, on the Pareto front).
+  const [objectives, setObjectives] = useState({
+    x: "overall_time_s",
+    y: "energy_j",
+    xDirection: "",
+    yDirection: "",
+  });
+  const [constraintText, setConstraintText] = useState("");
+  const [constraints, setConstraints] = useState([]);
+  const [constraintProblem, setConstraintProblem] = useState(null);
+  const query = tradeoffQuery({ ...objectives, constraints });
   // A lost connection or a server error keeps the chart and tries again, slower.
   const {
     value: sweep,
     error,
     retrying,
   } = usePolling(
-    (signal) => get(`/api/sweeps/${id}/`, { signal }),
+    (signal) => get(`/api/sweeps/${id}/${query}`, { signal }),
     (s) => s.status === "running",
     800,
-    id,
+    `${id}${query}`,
   );
 
   const points = useMemo(() => sweep?.points || [], [sweep]);
-  const axes = useMemo(() => Object.keys(sweep?.spec?.variables || {}), [sweep]);
+  const axes = useMemo(() => sweepAxes(sweep?.spec), [sweep]);
   const varying = useMemo(() => varyingAxes(points, axes), [axes, points]);
   const nodeNames = useMemo(
     () =>
@@ -342,6 +359,20 @@ export function SweepDetail({ id }) {
   const warning = useMemo(() => powerWarning(points), [points]);
   const outside = useMemo(() => modelWarning(points), [points]);
   const swapped = useMemo(() => swappedModels(points), [points]);
+  const choices = useMemo(
+    () => tradeoffOptions(points, axes, nodeNames),
+    [points, axes, nodeNames],
+  );
+  const choice = (key) => choices.find((c) => c.value === key) || { value: key, label: key };
+  const applyConstraints = (event) => {
+    event.preventDefault();
+    const parsed = parseConstraints(
+      constraintText,
+      choices.map((c) => c.value),
+    );
+    setConstraintProblem(parsed.problem);
+    if (!parsed.problem) setConstraints(parsed.constraints);
+  };
 
   if (error) return <ErrorSummary error={error} />;
   if (!sweep) return retrying ? <Retrying error={retrying} /> : <Loading />;
@@ -507,6 +538,97 @@ export function SweepDetail({ id }) {
             </>
           )}
         </>
+      )}
+      {!outcome.noneSucceeded && (
+        <section aria-labelledby="tradeoff-title">
+          <h2 id="tradeoff-title">Trade-off</h2>
+          <p className="muted">
+            Any figure against any other; the Pareto front holds the feasible points no other
+            feasible point beats on both (computed by the server, the CSV carries the same flags).
+          </p>
+          <div className="form-row">
+            {[
+              ["x", "xDirection", "X objective"],
+              ["y", "yDirection", "Y objective"],
+            ].map(([key, direction, label]) => (
+              <span key={key}>
+                <label>
+                  <span className="field-label">{label}</span>
+                  <select
+                    aria-label={label}
+                    value={objectives[key]}
+                    onChange={(e) => setObjectives({ ...objectives, [key]: e.target.value })}
+                  >
+                    {!choices.some((c) => c.value === objectives[key]) && (
+                      <option value={objectives[key]}>{objectives[key]}</option>
+                    )}
+                    {choices.map((c) => (
+                      <option key={c.value} value={c.value}>
+                        {c.label}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <label>
+                  <span className="field-label">best</span>
+                  <select
+                    aria-label={`${label} direction`}
+                    value={objectives[direction]}
+                    onChange={(e) => setObjectives({ ...objectives, [direction]: e.target.value })}
+                  >
+                    <option value="">default</option>
+                    <option value="min">lowest</option>
+                    <option value="max">highest</option>
+                  </select>
+                </label>
+              </span>
+            ))}
+          </div>
+          <form className="form-row" onSubmit={applyConstraints}>
+            <label>
+              <span className="field-label">Constraints (one per line)</span>
+              <textarea
+                aria-label="Constraints"
+                rows={2}
+                placeholder={"gpu_power_w <= 700\noverall_time_s < 7200"}
+                value={constraintText}
+                onChange={(e) => setConstraintText(e.target.value)}
+              />
+            </label>
+            <button type="submit">Apply</button>
+          </form>
+          {constraintProblem && (
+            <p className="field-error" role="alert" data-testid="constraint-problem">
+              Line {constraintProblem.line}: {constraintProblem.message}
+            </p>
+          )}
+          {(sweep.constraints || []).length > 0 && (
+            <p className="muted" data-testid="constraints-applied">
+              Feasible: {sweep.constraints.join(" and ")}.
+            </p>
+          )}
+          <TradeoffChart
+            points={points}
+            x={objectives.x}
+            y={objectives.y}
+            xLabel={choice(objectives.x).label}
+            yLabel={choice(objectives.y).label}
+            xFormat={formatterFor(choice(objectives.x).unit)}
+            yFormat={formatterFor(choice(objectives.y).unit)}
+            xScale={xScale}
+            yScale={yScale}
+          />
+          <p>
+            <a
+              className="button"
+              href={`${sweep.results_url}${query}`}
+              download
+              data-testid="tradeoff-csv"
+            >
+              Download CSV with these flags
+            </a>
+          </p>
+        </section>
       )}
       <h2>Points</h2>
       <table className="grid" aria-label="Sweep points">
