@@ -85,6 +85,29 @@ export function parseAxis(text, type) {
   return coerce(type, t);
 }
 
+// Return the sweep's other axes from the form: the attribute axes typed one per line
+// ("GPU.SMCoreClock = 1000:1500:250", "gpu0.memoryBandwidth = 2e12,3e12") and each label
+// count typed as a list or a range ("1,2,4,8" or "1:1024:1"), which becomes the axis
+// "labels.<label>" (its processes and its node's instances together). A line without "="
+// is sent as typed, for the API to name.
+export function otherAxes(text, labels) {
+  const axes = {};
+  String(text || "")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .forEach((line) => {
+      const at = line.indexOf("=");
+      if (at < 0) axes[line] = [];
+      else axes[line.slice(0, at).trim()] = parseAxis(line.slice(at + 1), "float");
+    });
+  for (const [label, value] of Object.entries(labels)) {
+    if (!/^\s*\d+\s*$/.test(value) && /[,:]/.test(value))
+      axes[`labels.${label}`] = parseAxis(value, "int");
+  }
+  return axes;
+}
+
 export function SweepNew() {
   const { query } = useLocation();
   const c = useLaunchChoices(query);
@@ -95,6 +118,7 @@ export function SweepNew() {
   const [hwNode, setHwNode] = useState("");
   const [gpus, setGpus] = useState([]);
   const [keepModel, setKeepModel] = useState(false);
+  const [axesText, setAxesText] = useState("");
   const [error, setError] = useState(null);
   const { data: componentList, error: componentsError } = useApiGet(
     "/api/components/?page_size=200&ordering=name",
@@ -149,12 +173,18 @@ export function SweepNew() {
   const launch = async (event) => {
     event.preventDefault();
     const types = Object.fromEntries((c.app?.variables || []).map((v) => [v.name, v.type]));
+    const axes = otherAxes(axesText, labels);
     const spec = {
       system_model: c.system?.id,
       application: c.app?.id,
+      // a swept label's count is set per point by its axis: 1 stands in for it here
       labels: Object.fromEntries(
-        Object.entries(labels).map(([k, v]) => [k, /^\d+$/.test(v) ? Number(v) : v]),
+        Object.entries(labels).map(([k, v]) => [
+          k,
+          `labels.${k}` in axes ? 1 : /^\d+$/.test(v) ? Number(v) : v,
+        ]),
       ),
+      ...(Object.keys(axes).length ? { axes } : {}),
       queue: queue || undefined,
       variables: Object.fromEntries(
         Object.entries(values).map(([k, v]) => [k, parseAxis(v, types[k] || "str")]),
@@ -294,7 +324,24 @@ export function SweepNew() {
                 />
               </InlineField>
             ))}
+            <p className="muted">
+              A list <code>1,2,4,8</code> or a range <code>1:1024:1</code> sweeps the label&apos;s
+              processes and its node&apos;s instances together (a scaling study).
+            </p>
             <FieldErrors errors={local} path="labels" />
+            <h3>Hardware attribute axes</h3>
+            <label className="field">
+              <span className="field-label">
+                One per line: <code>node.attribute</code> or <code>TYPE.attribute</code> = values
+              </span>
+              <textarea
+                aria-label="Hardware attribute axes"
+                rows={3}
+                placeholder={"GPU.SMCoreClock = 1000:1500:250\ngpu0.memoryBandwidth = 2e12,3e12"}
+                value={axesText}
+                onChange={(e) => setAxesText(e.target.value)}
+              />
+            </label>
           </fieldset>
         </div>
         <button type="submit" className="primary big">
