@@ -259,3 +259,27 @@ def test_the_point_cap_counts_every_kind_of_axis(user: Any, settings: Any) -> No
     assert error.value.message_dict == {
         "spec": ["The sweep has 12 points; at most 10 are allowed."]
     }
+
+
+def test_an_attribute_axis_is_checked_on_every_record_swapped_in(user: Any) -> None:
+    fast = GpuFactory(owner=user, name="Fast GPU", type="CPU")
+    AttributeFactory(component=fast, key="speed", value=2e9)
+    bare = GpuFactory(owner=user, name="Bare GPU", type="CPU")  # no speed
+    spec = sweep_spec(
+        variables={"steps": 1, "ops": 1e9},
+        hardware={"node": "cpu0", "components": [fast.pk, bare.pk]},
+        axes={"CPU.speed": [1e9, 3e9]},
+    )
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="hw", spec=spec)
+    (message,) = error.value.message_dict["spec.axes.CPU.speed"]
+    assert message.startswith("'Bare GPU' (node 'cpu0') has no attribute 'speed'")
+    assert not Simulation.objects.exists()
+
+    spec["hardware"]["components"] = [fast.pk]
+    children = list(sweep_launch(user=user, name="hw", spec=spec).simulations.order_by("pk"))
+    speeds = [
+        c.snapshot["hardware"][c.snapshot["nodes"][0]["hardware"]]["attributes"]["speed"]
+        for c in children
+    ]
+    assert speeds == [1e9, 3e9]
