@@ -34,6 +34,14 @@ from simulator.cpus import usable_cpus
 from simulator.errors import SimulationError
 from simulator.model_validity import with_recommended_model
 from simulator.models import builtin_models
+from simulator.pareto import (
+    ObjectiveError,
+    check_direction,
+    check_metric,
+    pareto_flags,
+    parse_constraint,
+)
+from simulator.result_metrics import SUMMARY_METRICS, result_metrics
 from simulator.sweep import (
     MAX_POINTS,
     AxisError,
@@ -87,6 +95,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=MAX_POINTS,
         metavar="N",
         help="refuse a sweep of more points than this (default %(default)s)",
+    )
+    sweep.add_argument(
+        "--pareto",
+        metavar="X,Y",
+        help="flag the points on the Pareto front of two metrics (e.g. overall_time_s,cost_usd; "
+        "METRIC:max to maximise one), by the web side's rule (simulator.pareto)",
+    )
+    sweep.add_argument(
+        "--constraint",
+        action="append",
+        default=[],
+        metavar="'METRIC OP NUMBER'",
+        help="a point is feasible when it holds (e.g. 'gpu_power_w <= 700'); repeatable",
     )
     sweep.add_argument(
         "--keep-model",
@@ -213,6 +234,35 @@ def _hardware_choices(
     return choices
 
 
+def _flag_points(
+    runs: list[dict[str, Any]], axes: list[str], pareto: str | None, constraints: list[str]
+) -> bool:
+    """Flag each run `feasible` and `pareto` (simulator.pareto: the web side's rule) when
+    `--pareto` or `--constraint` was given; return whether it was."""
+    if pareto is None and not constraints:
+        return False
+    rows = []
+    for entry in runs:
+        values = {**entry["variables"], **entry.get("axes", {})}
+        metrics = result_metrics(entry["result"]) if "result" in entry else {}
+        rows.append({**{name: values.get(name) for name in axes}, **metrics})
+    known = list(dict.fromkeys([*axes, *SUMMARY_METRICS, *(k for r in rows for k in r)]))
+    objectives: list[tuple[str, str]] = []
+    try:
+        for part in (pareto or "overall_time_s,energy_j").split(","):
+            metric, _, direction = part.strip().partition(":")
+            objectives.append((check_metric(metric, known), check_direction(direction, metric)))
+        if len(objectives) != 2:
+            raise ObjectiveError(CLI_MESSAGES["pareto"].format(text=pareto))
+        rules = [parse_constraint(text, known) for text in constraints]
+    except ObjectiveError as error:
+        raise CliError(f"--pareto/--constraint: {error.message}") from error
+    for entry, (feasible, front) in zip(runs, pareto_flags(rows, objectives, rules), strict=True):
+        entry["feasible"] = feasible
+        entry["pareto"] = front
+    return True
+
+
 def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Run the product of swept variables and hardware; print a table or JSON."""
     snapshot, app_source = load_inputs(args)
@@ -288,11 +338,15 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         entry[kind] = value
         failed += kind == "error"
         runs.append(entry)
+    flagged = _flag_points(runs, list(axes), args.pareto, args.constraint)
+    priced = any(entry.get("result", {}).get("cost", {}).get("total") is not None for entry in runs)
     if args.json is not None:
         write_json({"runs": runs}, args.json, stdout)
     if args.json != "-":
         headers = [*axes, *(node for node, _ in hardware)]
         headers += ["overall_time_s", "energy_j", "p_success"]
+        headers += ["cost_usd"] if priced else []
+        headers += ["feasible", "pareto"] if flagged else []
         rows: list[list[object]] = []
         for entry in runs:
             values = {**entry["variables"], **entry.get("axes", {})}
@@ -309,6 +363,10 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                 ]
             else:
                 row += ["error: " + one_line(entry["error"]["message"]), None, None]
+            if priced:
+                row.append(entry.get("result", {}).get("cost", {}).get("total"))
+            if flagged:
+                row += [entry["feasible"], entry["pareto"]]
             rows.append(row)
         stdout.write(table(headers, rows) + "\n")
     if failed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -339,3 +340,47 @@ def test_the_cli_refuses_more_points_than_its_cap_showing_it() -> None:
     )
     assert status == 2
     assert "The sweep has 128 points; at most 100 are allowed." in err
+
+
+def test_the_cli_flags_the_pareto_front_and_feasible_points_by_the_web_sides_rule(
+    tmp_path: Any,
+) -> None:
+    import json
+
+    snapshot = json.loads(Path(f"{MERPSYS}/snapshot.json").read_text())
+    # made-up prices for the check: the GPU rented by the hour, the link and host free
+    snapshot["hardware"]["gtx970"]["attributes"]["hourlyRental"] = 3600.0
+    for key in ("host_cpu", "pcie3_x16"):
+        snapshot["hardware"][key]["attributes"]["hourlyRental"] = 0.0
+    system = tmp_path / "priced.json"
+    system.write_text(json.dumps(snapshot))
+    import io
+
+    from simulator.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["sweep", "--system", str(system), "--app", f"{MERPSYS}/app.py"]
+    argv += ["--labels", "CPU=1,GPU=1", *SAXPY_VARS, "--var", "occupancy=8,32"]
+    argv += ["--axis", "GPU.SMCoreClock=626.5,1253", "--no-sandbox", "--jobs", "1"]
+    argv += ["--pareto", "overall_time_s,cost_usd", "--constraint", "GPU.SMCoreClock >= 1000"]
+    argv += ["--json", str(tmp_path / "out.json")]
+    assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
+    header = out.getvalue().splitlines()[0]
+    assert header.split()[-3:] == ["cost_usd", "feasible", "pareto"]
+    runs = json.loads((tmp_path / "out.json").read_text())["runs"]
+    assert [run["feasible"] for run in runs] == [False, True, False, True]
+    for run in runs:  # 1 per second of the GPU: the cost is the run's time
+        assert run["result"]["cost"]["total"] == pytest.approx(run["result"]["overall_time_s"])
+    rows = [
+        {"time": r["result"]["overall_time_s"], "cost": r["result"]["cost"]["total"]} for r in runs
+    ]
+    feasible = [row for row, run in zip(rows, runs, strict=True) if run["feasible"]]
+    for row, run in zip(rows, runs, strict=True):
+        beaten = any(
+            o["time"] <= row["time"] and o["cost"] <= row["cost"] and o != row for o in feasible
+        )
+        assert run["pareto"] == (run["feasible"] and not beaten)
+
+    status, _, message = _cli("--var", "occupancy=32", "--pareto", "overall_time_s,speed")
+    assert status == 2
+    assert "--pareto/--constraint: Unknown metric 'speed'" in message
