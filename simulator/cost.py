@@ -11,9 +11,9 @@ ranges are simulator.attribute_ranges'):
 
 For each hardware node, `count` instances held for the run's whole simulated time `T`:
 
-    energy cost   = energy_j(node) / 3.6e6 J per kWh x powerPrice
-    hardware cost = count x T / 3600 x hourlyRental                     where rented, else
-                  = count x T / (lifetime x 365.25 x 86400) x purchasePrice
+    energy cost   = energy_j(node) / J_PER_KWH * powerPrice
+    hardware cost = count * (T / 3600) * hourlyRental                   where rented, else
+                  = count * T / (lifetime * HOURS_PER_YEAR * 3600) * purchasePrice
 
 and the run's cost is the sum over its nodes of both. A rental price that already includes
 the power should be entered without a `powerPrice`, or the power is counted twice. Where the
