@@ -22,6 +22,7 @@ import { ModelWarning } from "../runs/ModelWarning.jsx";
 import { PowerWarning } from "../runs/PowerWarning.jsx";
 import { keepPlottable, SCALES } from "../../lib/scales.js";
 import {
+  fmtCost,
   formatterFor,
   metricOptions,
   phaseStacks,
@@ -687,6 +688,10 @@ export function SweepDetail({ id }) {
             {axes.map((a) => (
               <th key={a}>{a}</th>
             ))}
+            <th title="On the Pareto front of the trade-off above; infeasible: a constraint fails">
+              Front
+            </th>
+            <th>Cost</th>
             <th>Overall time</th>
             <th>Kernel</th>
             <th>Transfer</th>
@@ -707,6 +712,10 @@ export function SweepDetail({ id }) {
               {axes.map((a) => (
                 <td key={a}>{String(p[a])}</td>
               ))}
+              <td data-testid="point-front">
+                {p.feasible === false ? "infeasible" : p.pareto ? "★ front" : ""}
+              </td>
+              <td>{typeof p.cost_usd === "number" ? fmtCost(p.cost_usd) : ""}</td>
               <td>{fmtTime(p.overall_time_s)}</td>
               <td>{fmtTime(p.kernel_s)}</td>
               <td>{fmtTime(p.transfer_s)}</td>
