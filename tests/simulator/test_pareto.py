@@ -38,7 +38,7 @@ def test_a_maximised_objective_turns_the_order_round() -> None:
 
 
 def test_constraints_make_points_infeasible_and_keep_them_off_the_front() -> None:
-    rows = [
+    rows: list[dict[str, object]] = [
         {"time": 1, "energy": 10, "gpu_power_w": 800},
         {"time": 2, "energy": 20, "gpu_power_w": 600},
         {"time": 3, "energy": 5, "gpu_power_w": 650},
