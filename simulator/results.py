@@ -195,6 +195,8 @@ class Result(_FinishedRun, total=False):
 
     memory: dict[str, Any]
     cost: CostFigures  # simulator.cost (issue 44): results stored before lack it
+    # simulator.failure_injection: only for a run that asked for it
+    failure_injection: dict[str, Any]
 
 
 class PythonUsage:

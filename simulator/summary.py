@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
         memory: dict[str, Any]
         cost: CostFigures
+        failure_injection: dict[str, Any]
 
 
 def result_summary(result: Mapping[str, Any]) -> ResultSummary:
@@ -61,4 +62,6 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
         summary["memory"] = result["memory"]
     if "cost" in result:
         summary["cost"] = result["cost"]
+    if "failure_injection" in result:
+        summary["failure_injection"] = result["failure_injection"]
     return summary
