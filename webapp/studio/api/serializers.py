@@ -63,6 +63,11 @@ class SimulationLaunchSerializer(serializers.Serializer):
         required=False, help_text="CPU-time limit in seconds; default and maximum: the queue's."
     )
     timeline_limit = serializers.IntegerField(required=False)
+    failures = serializers.JSONField(
+        required=False,
+        help_text='Monte Carlo failure injection: {"mode": "abort" or "restart", "samples", '
+        '"restart_s"} (docs/models.md, section 6).',
+    )
 
 
 _DATETIME_FIELD = serializers.DateTimeField()
@@ -248,6 +253,7 @@ class SimulationDetailSerializer(SimulationSerializer):
             "snapshot",
             "app_source",
             "memory_csv_url",
+            "failures",
         ]
         read_only_fields = fields
 
@@ -262,6 +268,7 @@ class SimulationDetailSerializer(SimulationSerializer):
             "snapshot": instance.snapshot,
             "app_source": instance.app_source,
             "memory_csv_url": self.get_memory_csv_url(instance),
+            "failures": instance.failures,
         }
 
 

@@ -150,6 +150,7 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
         "time_limit_s",
         "cpu_limit_s",
         "timeline_limit",
+        "failures",
     )
     try:
         plan = launch_plan(
