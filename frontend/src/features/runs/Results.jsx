@@ -9,6 +9,7 @@ import { MemoryHierarchy, memoryNames, memoryText } from "./MemoryHierarchy.jsx"
 import { ModelWarning, modelWarningLines } from "./ModelWarning.jsx";
 import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
 import { KernelWaves } from "./KernelWaves.jsx";
+import { CostAndFailures } from "./CostAndFailures.jsx";
 import { KERNEL_CHARTS, boundText, detailedKernels, phases } from "./runs.js";
 
 const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
@@ -135,6 +136,7 @@ export function Results({ result, memoryCsvUrl }) {
         </div>
       </div>
       {result.memory && <MemoryHierarchy memory={result.memory} csvUrl={memoryCsvUrl} />}
+      <CostAndFailures result={result} />
       <h2>Components</h2>
       <GridTable
         label="Components"
