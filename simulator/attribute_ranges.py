@@ -76,6 +76,8 @@ POSITIVE = frozenset(
         "headerBytes",
         # reliability: 1 / mtbf
         "mtbf",
+        # cost (simulator.cost): a purchase is written off over the lifetime, in years
+        "lifetime",
     )
 )
 
@@ -105,6 +107,10 @@ NON_NEGATIVE = frozenset(
         "powerLoadedCompute",
         "powerLoadedMemory",
         "failuresPerSecond",
+        # cost (simulator.cost): prices, where 0 is free
+        "purchasePrice",
+        "hourlyRental",
+        "powerPrice",
     )
 )
 

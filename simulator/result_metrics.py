@@ -4,6 +4,11 @@
 and returns every figure a sweep plots or downloads under a stable column name:
 
 - `overall_time_s`, `energy_j` (total), `p_success`, the engine's `events` and `wall_s`;
+- what the run cost (simulator.cost, docs/cost.md): `cost_usd`, `energy_cost_usd`,
+  `hardware_cost_usd`, `cost_per_step_usd`, `cost_per_token_usd` (None where not priced);
+- power: `power_w`, the run's mean power (energy over time), and `gpu_power_w`, the highest
+  mean power of any one GPU instance (its energy over the run's time), so that a constraint
+  such as "at most 700 W per GPU" reads one figure;
 - process time by phase, summed over the run's processes (process-seconds, so that phases
   running in parallel add up): `kernel_s` (computing on GPU nodes; None without a GPU node),
   `cpu_compute_s` (computing on the other nodes), `compute_s` (both), `transfer_s`
@@ -54,6 +59,13 @@ SUMMARY_METRICS = (
     "p_success",
     "events",
     "wall_s",
+    "cost_usd",
+    "energy_cost_usd",
+    "hardware_cost_usd",
+    "cost_per_step_usd",
+    "cost_per_token_usd",
+    "power_w",
+    "gpu_power_w",
 )
 
 Metric = float | int | str | None
@@ -169,6 +181,7 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
         "events": _number(stats.get("events")),
         "wall_s": _number(stats.get("wall_s")),
     }
+    metrics.update(_cost_and_power(result, components, metrics))
     per_node_energy = energy.get("per_component", {}) if isinstance(energy, Mapping) else {}
     busy: dict[str, float] = {}
     for component in components:
@@ -184,3 +197,35 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
     metrics["energy_estimated"] = energy_estimated_text(result.get("energy_accounting"))
     metrics["model_warnings"] = model_warnings_text(result.get("warnings"))
     return metrics
+
+
+def _cost_and_power(
+    result: Mapping[str, Any],
+    components: Sequence[Mapping[str, Any]],
+    metrics: Mapping[str, Metric],
+) -> dict[str, Metric]:
+    """Return the cost and power figures (module docstring) of `result`, whose run-wide
+    `metrics` are already read."""
+    cost = result.get("cost")
+    cost = cost if isinstance(cost, Mapping) else {}
+    per_unit = cost.get("per_unit")
+    per_unit = per_unit if isinstance(per_unit, Mapping) else {}
+    time_s = metrics["overall_time_s"]
+    energy_j = metrics["energy_j"]
+    timed = isinstance(time_s, float) and time_s > 0
+    gpu_watts = [
+        (_number(c.get("energy_j")) or 0.0) / time_s
+        for c in components
+        if c.get("type") == "GPU" and timed and isinstance(time_s, float)
+    ]
+    return {
+        "cost_usd": _number(cost.get("total")),
+        "energy_cost_usd": _number(cost.get("energy")),
+        "hardware_cost_usd": _number(cost.get("hardware")),
+        "cost_per_step_usd": _number(per_unit.get("step")),
+        "cost_per_token_usd": _number(per_unit.get("token")),
+        "power_w": energy_j / time_s
+        if timed and isinstance(energy_j, float) and isinstance(time_s, float)
+        else None,
+        "gpu_power_w": max(gpu_watts) if gpu_watts else None,
+    }

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from simulator import hotpath
+from simulator.cost import CostFigures
 from simulator.hotpath import KERNEL_MARKER
 from simulator.models.energy import (
     ACCOUNTINGS,
@@ -256,6 +257,9 @@ class Result(_FinishedRun, total=False):
     memory: dict[str, Any]
     # per flow link (simulator.flows.FlowLink.result): only for a run that has flow links
     links: list[dict[str, Any]]
+    cost: CostFigures  # simulator.cost (issue 44): results stored before lack it
+    # simulator.failure_injection: only for a run that asked for it
+    failure_injection: dict[str, Any]
 
 
 class PythonUsage:

@@ -31,6 +31,7 @@ from simulator.api import (
     SoftwareStack,
     StacklessSim,
 )
+from simulator.cost import run_cost
 from simulator.engine import (
     Engine,
     Process,
@@ -38,6 +39,7 @@ from simulator.engine import (
     install_allocator_hook,
 )
 from simulator.errors import LaunchError, SimulationError, UserCodeError
+from simulator.failure_injection import check_failures, inject_failures
 from simulator.flows import NETWORK_MODELS, FlowNetwork
 from simulator.model_validity import architecture_warnings
 from simulator.models.energy import PowerStates, power_states
@@ -346,6 +348,7 @@ def run_simulation(
     seed: int = 0,
     progress: Progress | None = None,
     timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
+    failures: Mapping[str, Any] | None = None,
     summary: Literal[False] = False,
 ) -> Result: ...
 
@@ -360,6 +363,7 @@ def run_simulation(
     seed: int = 0,
     progress: Progress | None = None,
     timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
+    failures: Mapping[str, Any] | None = None,
     summary: Literal[True],
 ) -> ResultSummary: ...
 
@@ -381,6 +385,7 @@ def run_simulation(
     seed: int = 0,
     progress: Progress | None = None,
     timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
+    failures: Mapping[str, Any] | None = None,
     summary: bool = False,
 ) -> Result | ResultSummary:
     """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
@@ -391,15 +396,20 @@ def run_simulation(
 
     `timeline_limit` bounds the timeline's process entries and its busy periods, each.
 
+    `failures`: inject failures by Monte Carlo beside the analytic reliability
+    ({mode, samples, restart_s}: simulator.failure_injection), giving `failure_injection`.
+
     `summary`: return the result's summary instead (`result_summary`: what the command line
     prints by default), which a sandbox child sends without the lists of entries that the
     summary only counts.
 
     Raise SnapshotError, LaunchError, UserCodeError, ModelEvaluationError or DeadlockError.
     """
+    system = load_snapshot(snapshot)
+    injection = check_failures(failures) if failures is not None else None
     with _young_collections.fewer():
         result = _simulate(
-            snapshot,
+            system,
             app_source,
             labels=labels,
             variables=variables,
@@ -407,6 +417,9 @@ def run_simulation(
             progress=progress,
             timeline_limit=timeline_limit,
         )
+    result["cost"] = run_cost(system, result, variables)
+    if injection is not None:
+        result["failure_injection"] = inject_failures(result, injection, seed=seed)
     return result_summary(result) if summary else result
 
 

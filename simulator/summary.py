@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypedDict
 
+    from simulator.cost import CostFigures
     from simulator.results import (
         ComponentRow,
         EnergyFigures,
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
         memory: dict[str, Any]
         links: list[dict[str, Any]]
         energy_accounting: list[dict[str, Any]]
+        cost: CostFigures
+        failure_injection: dict[str, Any]
 
 
 def result_summary(result: Mapping[str, Any]) -> ResultSummary:
@@ -73,4 +76,8 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
         ]
     if "links" in result:
         summary["links"] = result["links"]
+    if "cost" in result:
+        summary["cost"] = result["cost"]
+    if "failure_injection" in result:
+        summary["failure_injection"] = result["failure_injection"]
     return summary

@@ -8,6 +8,20 @@ included when the steps reach it within a millionth of a step (`RANGE_TOLERANCE`
 reached. A range of integers gives integers, computed exactly; any float in it gives floats
 rounded to 12 significant digits (`SIGNIFICANT_DIGITS`: 0.1-steps give 0.3, not
 0.30000000000000004).
+
+What an axis varies is read from its name (`axis_kind`, `parse_axes`), by one rule for both:
+
+- `N`: the application variable `N`;
+- `gpu0.memoryBandwidth`: the hardware attribute `memoryBandwidth` of node `gpu0`;
+- `GPU.SMCoreClock`: that attribute of every node whose hardware is of type GPU;
+- `labels.GPU`: the number of processes of label GPU, and with it the instances (`count`)
+  of the one node carrying that label: ceil(processes / the node's multiplicity), so a
+  scaling study from 1 to 1,024 GPUs needs no edited system.
+
+A point is applied to a copy of the snapshot (`apply_point`): an attribute is set in the
+snapshot's own copy of the record (a node sharing its record with nodes the axis does not
+name gets a copy of its own inside the snapshot); no hardware database record is cloned.
+The attributes of a type are set before those of a node, so a node's own axis wins.
 """
 
 from __future__ import annotations
@@ -15,24 +29,38 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from simulator.attribute_ranges import range_error as attribute_range_error
+from simulator.snapshot import IDENTIFIER
+
 __all__ = [
+    "AXIS_MESSAGES",
+    "MAX_POINTS",
     "RANGE_MESSAGES",
     "RANGE_TOLERANCE",
     "SIGNIFICANT_DIGITS",
+    "Axis",
+    "AxisError",
+    "apply_point",
     "axis_values",
+    "parse_axes",
     "range_count",
     "range_error",
     "range_values",
+    "size_error",
     "swap_hardware",
     "swap_model",
     "sweep_points",
 ]
 
 RANGE_TOLERANCE = 1e-6  # of a step
+# The most points a sweep may have where no other cap is configured (the command line's;
+# the web side reads its own setting, PARASIM_MAX_SWEEP, through the same message).
+MAX_POINTS = 10_000
 SIGNIFICANT_DIGITS = 12
 
 Number = int | float
@@ -145,3 +173,221 @@ def swap_model(
             node["model"] = key
     variant.setdefault("models", {})[key] = copy.deepcopy(dict(record))
     return variant
+
+
+AXIS_MESSAGES = {
+    "name": (
+        "Unknown axis {name!r}: expected a variable name, NODE.attribute, TYPE.attribute "
+        "or labels.LABEL."
+    ),
+    "variable": "Unknown variable {name!r}; the application model declares: {declared}.",
+    "target": (
+        "{target!r} is neither a node nor a hardware type of the system; nodes: {nodes}; "
+        "types: {types}."
+    ),
+    "ambiguous": "{target!r} is both a node id and a hardware type; rename the node.",
+    "no_hardware": "Node {target!r} has no hardware record.",
+    "attribute": (
+        "{record!r} (node {node!r}) has no attribute {key!r}; it has: {known}. Add it to the "
+        "record first."
+    ),
+    "attribute_value": "Expected a finite number for {key}, got {value!r}.",
+    "attribute_range": "{message}",
+    "label": "No node of the system carries label {label!r}; labels in the system: {known}.",
+    "label_nodes": (
+        "Label {label!r} is carried by {count} nodes ({nodes}); a count axis needs exactly one "
+        "node carrying it."
+    ),
+    "count_value": "A process count is a whole number of at least 1, got {value!r}.",
+    "repeated": "Axis {name!r} is given twice.",
+    "too_many": "The sweep has {size} points; at most {limit} are allowed.",
+}
+
+LABELS_PREFIX = "labels."
+
+
+class AxisError(ValueError):
+    """A sweep axis that cannot be swept: `field` names it (`axes.gpu0.SMs[2]`)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One checked axis: what it varies (`kind`: "variable", "attribute" or "count"), on
+    what (`target`: the variable, the node id or hardware type, the label), the attribute
+    `key`, the `nodes` it sets, and its values."""
+
+    name: str
+    kind: str
+    target: str
+    values: tuple[object, ...]
+    key: str = ""
+    nodes: tuple[str, ...] = ()
+
+
+def size_error(size: int, limit: int) -> str | None:
+    """Return the message for a sweep of `size` points over the cap `limit`, else None."""
+    return AXIS_MESSAGES["too_many"].format(size=size, limit=limit) if size > limit else None
+
+
+def _hardware_nodes(snapshot: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {
+        str(node.get("id")): node
+        for node in snapshot.get("nodes") or []
+        if isinstance(node, Mapping) and not node.get("group")
+    }
+
+
+def _record(snapshot: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    record = (snapshot.get("hardware") or {}).get(node.get("hardware"))
+    return record if isinstance(record, Mapping) else None
+
+
+def parse_axes(
+    axes: Mapping[str, Sequence[object]],
+    snapshot: Mapping[str, Any],
+    *,
+    declared: Collection[str] | None = None,
+    field: str = "axes",
+) -> list[Axis]:
+    """Return the checked axes of `axes` (name -> values) on `snapshot`; raise AxisError
+    naming the first bad one (`field`.name, with [index] for a bad value).
+
+    `declared`: the application's variable names (None: any variable name is taken).
+    An attribute must already be in every record the axis sets (a misspelt key would
+    otherwise sweep nothing), each value in its key's range (simulator.attribute_ranges).
+    """
+    nodes = _hardware_nodes(snapshot)
+    types: dict[str, list[str]] = {}
+    for node_id, node in nodes.items():
+        record = _record(snapshot, node)
+        if record is not None:
+            types.setdefault(str(record.get("type")), []).append(node_id)
+    checked: list[Axis] = []
+    for name, raw in axes.items():
+        path = f"{field}.{name}"
+        values = tuple(raw)
+        if name.startswith(LABELS_PREFIX):
+            label = name[len(LABELS_PREFIX) :]
+            carriers = [i for i, n in nodes.items() if label in (n.get("labels") or {})]
+            if not carriers:
+                known = sorted({lb for n in nodes.values() for lb in n.get("labels") or {}})
+                raise AxisError(
+                    path,
+                    AXIS_MESSAGES["label"].format(label=label, known=", ".join(known) or "none"),
+                )
+            if len(carriers) > 1:
+                raise AxisError(
+                    path,
+                    AXIS_MESSAGES["label_nodes"].format(
+                        label=label, count=len(carriers), nodes=", ".join(carriers)
+                    ),
+                )
+            for index, value in enumerate(values):
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise AxisError(
+                        f"{path}[{index}]", AXIS_MESSAGES["count_value"].format(value=value)
+                    )
+            checked.append(Axis(name, "count", label, values, nodes=(carriers[0],)))
+            continue
+        if "." not in name:
+            if not IDENTIFIER.match(name):
+                raise AxisError(path, AXIS_MESSAGES["name"].format(name=name))
+            if declared is not None and name not in declared:
+                listed = ", ".join(declared) or "none"
+                raise AxisError(path, AXIS_MESSAGES["variable"].format(name=name, declared=listed))
+            checked.append(Axis(name, "variable", name, values))
+            continue
+        target, _, key = name.rpartition(".")
+        if not IDENTIFIER.match(key) or not target:
+            raise AxisError(path, AXIS_MESSAGES["name"].format(name=name))
+        if target in nodes and target in types:
+            raise AxisError(path, AXIS_MESSAGES["ambiguous"].format(target=target))
+        if target in nodes:
+            if _record(snapshot, nodes[target]) is None:
+                raise AxisError(path, AXIS_MESSAGES["no_hardware"].format(target=target))
+            targets = [target]
+        elif target in types:
+            targets = types[target]
+        else:
+            raise AxisError(
+                path,
+                AXIS_MESSAGES["target"].format(
+                    target=target,
+                    nodes=", ".join(nodes) or "none",
+                    types=", ".join(sorted(types)) or "none",
+                ),
+            )
+        for node_id in targets:
+            record = _record(snapshot, nodes[node_id]) or {}
+            attributes = record.get("attributes") or {}
+            if key not in attributes:
+                raise AxisError(
+                    path,
+                    AXIS_MESSAGES["attribute"].format(
+                        record=record.get("name") or nodes[node_id].get("hardware"),
+                        node=node_id,
+                        key=key,
+                        known=", ".join(sorted(attributes)) or "none",
+                    ),
+                )
+        for index, value in enumerate(values):
+            finite = isinstance(value, int | float) and not isinstance(value, bool)
+            if not finite or not math.isfinite(float(value)):  # type: ignore[arg-type]
+                raise AxisError(
+                    f"{path}[{index}]",
+                    AXIS_MESSAGES["attribute_value"].format(key=key, value=value),
+                )
+            fault = attribute_range_error(key, float(value))  # type: ignore[arg-type]
+            if fault is not None:
+                raise AxisError(f"{path}[{index}]", fault)
+        checked.append(Axis(name, "attribute", target, values, key=key, nodes=tuple(targets)))
+    return checked
+
+
+def apply_point(
+    snapshot: Mapping[str, Any],
+    labels: Mapping[str, object],
+    axes: Sequence[Axis],
+    point: Mapping[str, object],
+) -> tuple[dict[str, Any], dict[str, object], dict[str, object]]:
+    """Return (snapshot, labels, variables) of one point: `point` maps each axis's name to
+    its value. The snapshot is copied only when an attribute or count axis changes it; the
+    given snapshot and labels are left unchanged."""
+    variables = {a.name: point[a.name] for a in axes if a.kind == "variable"}
+    changes = [a for a in axes if a.kind != "variable"]
+    new_labels = dict(labels)  # checked by the caller, with the point's counts
+    if not changes:
+        return dict(snapshot), new_labels, variables
+    variant: dict[str, Any] = copy.deepcopy(dict(snapshot))
+    hardware: dict[str, Any] = variant["hardware"]
+    by_id = {node.get("id"): node for node in variant["nodes"] if isinstance(node, dict)}
+    # Types first, then nodes: a node's own axis wins over its type's.
+    ordered = sorted(changes, key=lambda a: a.kind != "attribute" or a.target in by_id)
+    for axis in ordered:
+        value = point[axis.name]
+        if axis.kind == "count":
+            node = by_id[axis.nodes[0]]
+            multiplicity = max(int((node.get("labels") or {}).get(axis.target, 1)), 1)
+            assert isinstance(value, int)
+            new_labels[axis.target] = value
+            node["count"] = -(-value // multiplicity)
+            continue
+        named = set(axis.nodes)
+        for node_id in axis.nodes:
+            node = by_id[node_id]
+            key = node["hardware"]
+            shared = any(
+                other.get("hardware") == key and other_id not in named
+                for other_id, other in by_id.items()
+            )
+            if shared:  # give this node its own copy, leaving the others' record as it is
+                own = f"{key}@{node_id}"
+                hardware[own] = copy.deepcopy(hardware[key])
+                node["hardware"] = key = own
+            hardware[key]["attributes"][axis.key] = value
+    return variant, new_labels, variables

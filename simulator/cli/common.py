@@ -61,6 +61,7 @@ CLI_MESSAGES = {
     "unknown_node": "--hardware: the system has no node {node!r}",
     "sweep_failed": "{failed} of {total} runs failed",
     "jobs": "expected a whole number of runs at once, at least 1, got {text!r}",
+    "pareto": "expected two metrics, X,Y (each METRIC or METRIC:min or METRIC:max), got {text!r}",
 }
 
 

@@ -31,6 +31,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `run` command to the command line's subparsers."""
     run = subparsers.add_parser("run", help="simulate one application on one system")
     add_common(run, sweep=False)
+    run.add_argument(
+        "--inject-failures",
+        choices=("abort", "restart"),
+        help="Monte Carlo failure injection from the records' failure rates: a failure "
+        "aborts the run, or restarts it from the beginning (docs/models.md 6)",
+    )
+    run.add_argument(
+        "--failure-samples",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="samples of the failure injection (default %(default)s), seeded by --seed",
+    )
+    run.add_argument(
+        "--restart-cost",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="seconds each restart costs of its own (with --inject-failures restart)",
+    )
     run.set_defaults(handler=command_run)
 
 
@@ -51,6 +71,12 @@ def command_run(
         "seed": args.seed,
         "timeline_limit": args.timeline_limit,
     }
+    if args.inject_failures is not None:
+        payload["failures"] = {
+            "mode": args.inject_failures,
+            "samples": args.failure_samples,
+            "restart_s": args.restart_cost,
+        }
     if args.json is None:  # only the summary is printed: the run returns only that
         payload["summary"] = True
     bar = ProgressBar(stderr)
@@ -89,6 +115,9 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
             + (f" [estimated: {estimated}]" if estimated else "")
         )
     lines.append(f"Reliability:  P(success) = {result['reliability']['p_success']:.9g}")
+    injected = result.get("failure_injection")
+    if injected:
+        lines.extend(_failure_summary(injected))
     lines.append("")
     lines.append("Processes")
     lines.append(
@@ -204,4 +233,24 @@ def _memory_summary(memory: Mapping[str, Any]) -> list[str]:
     messages = ", ".join(f"{name} {count}" for name, count in coherence["messages"].items())
     lines.append("")
     lines.append(f"Coherence: {coherence['protocol']}; messages: {messages or 'none'}")
+    return lines
+
+
+def _failure_summary(injected: Mapping[str, Any]) -> list[str]:
+    """Return the lines of a run's Monte Carlo failure injection (simulator.failure_injection)."""
+    low, high = injected["ci_95"]
+    lines = [
+        f"Failure injection ({injected['mode']}, {injected['samples']} samples, seed "
+        f"{injected['seed']}): P(complete) = {injected['p_complete']:.6g} "
+        f"(95 % interval {low:.6g} to {high:.6g}; analytic {injected['analytic_p_success']:.6g})"
+    ]
+    if injected["mode"] == "restart":
+        percentiles = injected["completion_percentiles_s"]
+        lines.append(
+            f"  completion time: mean {injected['mean_completion_s']:.6g} s (analytic "
+            f"{injected['analytic_mean_completion_s']:.6g} s), p50 {percentiles['50']:.6g} s, "
+            f"p90 {percentiles['90']:.6g} s, p99 {percentiles['99']:.6g} s; "
+            f"{injected['mean_attempts']:.6g} attempts on average, each restart costing "
+            f"{injected['restart_s']:.6g} s"
+        )
     return lines

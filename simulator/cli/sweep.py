@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import itertools
+import math
 import multiprocessing
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +34,25 @@ from simulator.cpus import usable_cpus
 from simulator.errors import SimulationError
 from simulator.model_validity import with_recommended_model
 from simulator.models import builtin_models
-from simulator.sweep import range_error, range_values, swap_hardware, sweep_points
+from simulator.pareto import (
+    ObjectiveError,
+    check_direction,
+    check_metric,
+    pareto_flags,
+    parse_constraint,
+)
+from simulator.result_metrics import SUMMARY_METRICS, result_metrics
+from simulator.sweep import (
+    MAX_POINTS,
+    AxisError,
+    apply_point,
+    parse_axes,
+    range_error,
+    range_values,
+    size_error,
+    swap_hardware,
+    sweep_points,
+)
 
 
 def _builtin_model(name: str) -> tuple[str, dict[str, Any]] | None:
@@ -60,6 +79,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NODE=FILE.json,...",
         help="hardware records (JSON) to swap into NODE, one run each; repeatable",
+    )
+    sweep.add_argument(
+        "--axis",
+        action="append",
+        default=[],
+        metavar="AXIS=V1,V2|START:STOP:STEP",
+        help="an axis of any kind: a variable (N), a node's hardware attribute "
+        "(gpu0.memoryBandwidth), every node of a type's (GPU.SMCoreClock) or a label's "
+        "process count with its node's instances (labels.GPU); repeatable",
+    )
+    sweep.add_argument(
+        "--max-points",
+        type=_jobs,
+        default=MAX_POINTS,
+        metavar="N",
+        help="refuse a sweep of more points than this (default %(default)s)",
+    )
+    sweep.add_argument(
+        "--pareto",
+        metavar="X,Y",
+        help="flag the points on the Pareto front of two metrics (e.g. overall_time_s,cost_usd; "
+        "METRIC:max to maximise one), by the web side's rule (simulator.pareto)",
+    )
+    sweep.add_argument(
+        "--constraint",
+        action="append",
+        default=[],
+        metavar="'METRIC OP NUMBER'",
+        help="a point is feasible when it holds (e.g. 'gpu_power_w <= 700'); repeatable",
     )
     sweep.add_argument(
         "--keep-model",
@@ -186,6 +234,35 @@ def _hardware_choices(
     return choices
 
 
+def _flag_points(
+    runs: list[dict[str, Any]], axes: list[str], pareto: str | None, constraints: list[str]
+) -> bool:
+    """Flag each run `feasible` and `pareto` (simulator.pareto: the web side's rule) when
+    `--pareto` or `--constraint` was given; return whether it was."""
+    if pareto is None and not constraints:
+        return False
+    rows = []
+    for entry in runs:
+        values = {**entry["variables"], **entry.get("axes", {})}
+        metrics = result_metrics(entry["result"]) if "result" in entry else {}
+        rows.append({**{name: values.get(name) for name in axes}, **metrics})
+    known = list(dict.fromkeys([*axes, *SUMMARY_METRICS, *(k for r in rows for k in r)]))
+    objectives: list[tuple[str, str]] = []
+    try:
+        for part in (pareto or "overall_time_s,energy_j").split(","):
+            metric, _, direction = part.strip().partition(":")
+            objectives.append((check_metric(metric, known), check_direction(direction, metric)))
+        if len(objectives) != 2:
+            raise ObjectiveError(CLI_MESSAGES["pareto"].format(text=pareto))
+        rules = [parse_constraint(text, known) for text in constraints]
+    except ObjectiveError as error:
+        raise CliError(f"--pareto/--constraint: {error.message}") from error
+    for entry, (feasible, front) in zip(runs, pareto_flags(rows, objectives, rules), strict=True):
+        entry["feasible"] = feasible
+        entry["pareto"] = front
+    return True
+
+
 def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Run the product of swept variables and hardware; print a table or JSON."""
     snapshot, app_source = load_inputs(args)
@@ -195,17 +272,28 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         if name in axes:
             raise CliError(CLI_MESSAGES["repeated"].format(option="--var", name=name))
         axes[name] = expand_values(text)
+    for name, text in (split_pair("--axis", spec) for spec in args.axis):
+        if name in axes:
+            raise CliError(CLI_MESSAGES["repeated"].format(option="--axis", name=name))
+        axes[name] = expand_values(text)
+    try:
+        checked = parse_axes(axes, snapshot)
+    except AxisError as error:
+        raise CliError(f"--axis {error.field.removeprefix('axes.')}: {error.message}") from error
     hardware = _hardware_choices(args.hardware, snapshot)
     hardware_points = list(
         itertools.product(
             *([(node, path, record) for path, record in records] for node, records in hardware)
         )
     )
+    size = math.prod(len(values) for values in axes.values()) * len(hardware_points)
+    too_many = size_error(size, args.max_points)
+    if too_many is not None:
+        raise CliError(too_many)
     entries: list[dict[str, Any]] = []
     payloads: list[dict[str, Any]] = []
     for point in sweep_points(axes):
         for swaps in hardware_points:
-            variables = dict(point)
             variant = snapshot
             models: dict[str, str | None] = {}
             for index, (node_id, _path, record) in enumerate(swaps):
@@ -216,10 +304,14 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                     )
                     if swapped:
                         models[node_id] = model_name
+            variant, point_labels, variables = apply_point(variant, labels, checked, point)
             entry: dict[str, Any] = {
                 "variables": variables,
                 "hardware": {node: path for node, path, _ in swaps},
             }
+            others = {a.name: point[a.name] for a in checked if a.kind != "variable"}
+            if others:  # the attribute and count axes' values
+                entry["axes"] = others
             if models:  # the nodes that ran their GPU's recommended model instead
                 entry["models"] = models
             entries.append(entry)
@@ -227,7 +319,7 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                 {
                     "snapshot": variant,
                     "app_source": app_source,
-                    "labels": labels,
+                    "labels": point_labels,
                     "variables": variables,
                     "seed": args.seed,
                     "timeline_limit": args.timeline_limit,
@@ -246,14 +338,22 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         entry[kind] = value
         failed += kind == "error"
         runs.append(entry)
+    flagged = _flag_points(runs, list(axes), args.pareto, args.constraint)
+    priced = any(entry.get("result", {}).get("cost", {}).get("total") is not None for entry in runs)
     if args.json is not None:
         write_json({"runs": runs}, args.json, stdout)
     if args.json != "-":
         headers = [*axes, *(node for node, _ in hardware)]
         headers += ["overall_time_s", "energy_j", "p_success"]
+        headers += ["cost_usd"] if priced else []
+        headers += ["feasible", "pareto"] if flagged else []
         rows: list[list[object]] = []
         for entry in runs:
-            row: list[object] = [*entry["variables"].values(), *entry["hardware"].values()]
+            values = {**entry["variables"], **entry.get("axes", {})}
+            row: list[object] = [
+                *(values[name] for name in axes),
+                *entry["hardware"].values(),
+            ]
             if "result" in entry:
                 result = entry["result"]
                 row += [
@@ -263,6 +363,10 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                 ]
             else:
                 row += ["error: " + one_line(entry["error"]["message"]), None, None]
+            if priced:
+                row.append(entry.get("result", {}).get("cost", {}).get("total"))
+            if flagged:
+                row += [entry["feasible"], entry["pareto"]]
             rows.append(row)
         stdout.write(table(headers, rows) + "\n")
     if failed:

@@ -13,7 +13,9 @@ leave it open:
   component is taken to be in use uniformly over the run of `run_s` seconds, so component i
   fails at wall-clock rate lambda_i * t_i / run_s; an attempt ends at the first failure and
   the run completes after the first attempt without one. Completion times are returned;
-  their mean converges to (exp(H) - 1) * run_s / H with H = sum lambda_i t_i.
+  their mean converges to (exp(H) - 1) * run_s / H with H = sum lambda_i t_i. A restart
+  may cost `restart_s` of its own (reloading, re-queueing) after each failure: the mean
+  grows by (exp(H) - 1) * restart_s, the expected number of failures times the cost.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ RELIABILITY_ERRORS: dict[str, str] = {
     "mode": "on_failure must be 'abort' or 'restart', got {mode!r}",
     "run_s": "restart mode needs a positive run duration run_s",
     "mtbf": "MTBF must be positive",
+    "restart_s": "a restart's cost restart_s must be a finite number of seconds, 0 or more",
 }
 
 Z_95 = 1.959963984540054
@@ -63,12 +66,15 @@ def failure_rate_from_attributes(attributes: Mapping[str, float]) -> float:
     return 0.0
 
 
-def expected_restart_completion(exposures: Iterable[tuple[float, float]], run_s: float) -> float:
-    """Return the mean completion time of a run that restarts after every failure."""
+def expected_restart_completion(
+    exposures: Iterable[tuple[float, float]], run_s: float, restart_s: float = 0.0
+) -> float:
+    """Return the mean completion time of a run that restarts after every failure, each
+    restart costing `restart_s` of its own."""
     hazard = _hazard(list(exposures))
     if hazard == 0:
         return run_s
-    return math.expm1(hazard) * run_s / hazard
+    return math.expm1(hazard) * (run_s / hazard + restart_s)
 
 
 def _hazard(exposures: list[tuple[float, float]]) -> float:
@@ -111,6 +117,7 @@ def monte_carlo_completion(
     on_failure: Literal["abort", "restart"] = "abort",
     run_s: float | None = None,
     max_attempts: int = 1_000,
+    restart_s: float = 0.0,
 ) -> MonteCarloReliability:
     """Return the completion distribution of a run under injected exponential failures.
 
@@ -140,6 +147,8 @@ def monte_carlo_completion(
         raise ValueError(RELIABILITY_ERRORS["mode"].format(mode=on_failure))
     if run_s is None or run_s <= 0:
         raise ValueError(RELIABILITY_ERRORS["run_s"])
+    if not (math.isfinite(restart_s) and restart_s >= 0):
+        raise ValueError(RELIABILITY_ERRORS["restart_s"])
     # The first of several exponential clocks is exponential with the summed wall-clock rate.
     wall_rate = float(np.sum(rates * times)) / run_s
     elapsed = np.zeros(samples)
@@ -156,7 +165,7 @@ def monte_carlo_completion(
             else np.full(count, np.inf)
         )
         succeeded = first_failure >= run_s
-        elapsed[pending] += np.where(succeeded, run_s, first_failure)
+        elapsed[pending] += np.where(succeeded, run_s, first_failure + restart_s)
         attempts[pending] += 1
         done[np.flatnonzero(pending)[succeeded]] = True
     completed = int(done.sum())

@@ -144,6 +144,11 @@ def needs_v8(payload: Mapping[str, Any]) -> int:
     return min(untwinned, MAX_CONTEXTS)
 
 
+# What simulator.failure_injection's draws import when first called: NumPy's generator,
+# whose seeding reads the standard library's `secrets`.
+FAILURE_INJECTION_MODULES = ("numpy", "numpy.random", "secrets")
+
+
 def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
     """Return the modules a sandboxed run of `payload` imports lazily (the sandbox child
     imports them while it still can, simulator.sandbox.child): its nodes' kernel modes', and
@@ -160,4 +165,6 @@ def modules_needed(payload: Mapping[str, Any]) -> tuple[str, ...]:
     ]
     if has_memory_nodes(system):
         needed.append("simulator.memsys")
+    if payload.get("failures") is not None:  # Monte Carlo failure injection draws with NumPy
+        needed.extend(FAILURE_INJECTION_MODULES)
     return tuple(dict.fromkeys(needed))

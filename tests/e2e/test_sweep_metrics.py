@@ -56,7 +56,7 @@ def test_a_sweep_plots_kernel_time_on_log_axes_one_line_per_gpu_used(page: Any) 
     page.get_by_label("Metric").select_option("kernel_s")
     page.get_by_label("X axis scale").select_option("log")
     page.get_by_label("Y axis scale").select_option("log")
-    chart = page.locator("figure.chart")
+    chart = page.locator("figure.chart").first  # the trade-off chart follows it
     expect(chart).to_have_attribute("data-y-scale", "log")
     expect(chart).to_have_attribute("data-x-scale", "log")
     expect(chart.get_by_role("img")).to_have_attribute(
@@ -83,7 +83,7 @@ def test_a_sweep_plots_kernel_time_on_log_axes_one_line_per_gpu_used(page: Any) 
 
     page.get_by_label("Metric").select_option("phases")
     expect(page.locator("figure.chart g.stack")).to_have_count(len(GPUS) * len(SIZES))
-    expect(page.locator("figure.chart").get_by_label("Legend")).to_contain_text("transfer")
+    expect(page.locator("figure.chart").first.get_by_label("Legend")).to_contain_text("transfer")
 
     with page.expect_download() as download_info:
         page.get_by_role("link", name="Download CSV").click()
@@ -116,3 +116,55 @@ def test_a_sweep_plots_kernel_time_on_log_axes_one_line_per_gpu_used(page: Any) 
     expect(page.get_by_role("list", name="Energy under other accountings")).to_contain_text(
         "seed 000"
     )
+
+
+def test_a_sweep_over_gpus_n_and_link_bandwidth_shows_its_pareto_front_and_constraints(
+    page: Any,
+) -> None:
+    """Issue 44's question for the MERPSYS saxpy2 system: across GPUs, N and the PCIe
+    bandwidth (a hardware attribute axis, no record cloned), which points trade time against
+    energy best, and which remain under a constraint; the CSV carries the same flags."""
+    application = create_listing5(page, "saxpy2 (trade-off)")
+    system = build_testbed_named_after_its_gpu(page, "GTX 970 testbed (trade-off)")
+
+    page.goto(f"/app/sweeps/new?system={system}&application={application}")
+    page.get_by_label("Sweep name").fill("GPU x N x PCIe")
+    page.get_by_label("Sweep values of N").fill("1000000,10000000")
+    page.get_by_label("Node to swap").select_option(label=GPUS[0])
+    choices = page.get_by_role("group", name="Hardware choices")
+    for gpu in GPUS:
+        choices.get_by_label(gpu, exact=True).first.check()
+    page.get_by_label("Hardware attribute axes").fill("NETWORK.bandwidth = 8e9,15.8e9")
+    page.get_by_role("button", name="Launch sweep").click()
+    page.wait_for_url(re.compile(r"/app/sweeps/\d+$"))
+    page.get_by_test_id("sweep-status").filter(has_text="finished").wait_for(timeout=180_000)
+    points = page.get_by_role("table", name="Sweep points")
+    expect(points.locator("tbody tr").filter(has_text="succeeded")).to_have_count(8)
+    expect(points.locator("thead")).to_contain_text("NETWORK.bandwidth")
+
+    tradeoff = page.get_by_role("region", name="Trade-off")
+    chart = tradeoff.locator("figure.chart")
+    expect(chart.locator("[data-kind]")).to_have_count(8)
+    expect(chart.locator('[data-kind="infeasible"]')).to_have_count(0)
+    front = chart.locator('[data-kind="front"]').count()
+    assert front >= 1
+
+    tradeoff.get_by_label("Constraints").fill("N <= 1000000")
+    tradeoff.get_by_role("button", name="Apply").click()
+    expect(tradeoff.get_by_test_id("constraints-applied")).to_have_text("Feasible: N <= 1e+06.")
+    expect(chart.locator('[data-kind="infeasible"]')).to_have_count(4)
+    screenshot(page, "sweep-tradeoff")
+
+    tradeoff.get_by_label("Constraints").fill("speed <= 3")
+    tradeoff.get_by_role("button", name="Apply").click()
+    expect(tradeoff.get_by_test_id("constraint-problem")).to_contain_text('Unknown metric "speed"')
+
+    with page.expect_download() as download_info:
+        tradeoff.get_by_test_id("tradeoff-csv").click()
+    table = list(csv.DictReader(io.StringIO(Path(download_info.value.path()).read_text())))
+    assert len(table) == 8
+    assert {float(row["NETWORK.bandwidth"]) for row in table} == {8e9, 15.8e9}
+    assert all((row["feasible"] == "True") == (float(row["N"]) <= 1e6) for row in table)
+    shown = chart.locator('[data-kind="front"]').count()
+    assert sum(row["pareto"] == "True" for row in table) == shown
+    assert all(row["feasible"] == "True" for row in table if row["pareto"] == "True")

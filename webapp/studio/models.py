@@ -187,6 +187,12 @@ class Simulation(models.Model):
     sweep_point = models.JSONField(
         null=True, blank=True, help_text="This child's variables and hardware within its sweep."
     )
+    failures = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The Monte Carlo failure injection asked for at launch ({mode, samples, "
+        "restart_s}: simulator.failure_injection), or null for none.",
+    )
 
     # Set by webapp.studio.selectors.simulation_queue_positions: its place in its queue.
     queue_position: int | None = None

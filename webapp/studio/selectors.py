@@ -36,6 +36,13 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from hwdb import sql
 from hwdb.selectors import record_get, visible_record, visible_records
+from simulator.pareto import (
+    ObjectiveError,
+    check_direction,
+    check_metric,
+    pareto_flags,
+    parse_constraint,
+)
 from simulator.result_metrics import SUMMARY_METRICS, gpu_names, result_metrics
 from webapp.celery import app
 from webapp.studio.limits import queue_limits
@@ -427,6 +434,7 @@ RESULT_PARTS = (
     "power_missing",
     "warnings",
     "energy_accounting",
+    "cost",
 )
 SNAPSHOT_PARTS = ("nodes", "hardware")
 
@@ -442,7 +450,7 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
     per-node ones as `energy_j.<node>` and `busy_s.<node>`) and the error message of a
     failed point, in launch order.
     """
-    axes = list((sweep.spec.get("variables") or {}).keys())
+    axes = [*(sweep.spec.get("variables") or {}), *(sweep.spec.get("axes") or {})]
     rows = []
     children = sweep.simulations.order_by("pk").values(
         "pk",
@@ -468,8 +476,9 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
                 gpu_names({part: child[f"snapshot__{part}"] for part in SNAPSHOT_PARTS})
             ),
         }
+        values = {**(point.get("variables") or {}), **(point.get("axes") or {})}
         for name in axes:
-            row[name] = (point.get("variables") or {}).get(name)
+            row[name] = values.get(name)
         if succeeded:
             row.update(result_metrics({part: child[f"result__{part}"] for part in RESULT_PARTS}))
         else:
@@ -503,10 +512,79 @@ def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> lis
     for row in rows:
         per_node.update(dict.fromkeys(key for key in row if key.startswith(PER_NODE_PREFIXES)))
     energy = ["energy_accounting", "energy_estimated"]
-    return [*fixed, *per_node, "power_missing", "model_warnings", *energy, "error"]
+    flags = [key for key in ("feasible", "pareto") if any(key in row for row in rows)]
+    return [*fixed, *per_node, "power_missing", "model_warnings", *energy, "error", *flags]
 
 
 PER_NODE_PREFIXES = ("energy_j.", "busy_s.")
+# The sweep table's columns that are no metric to plot, optimise or constrain.
+NOT_METRICS = frozenset(
+    (
+        "simulation",
+        "status",
+        "hardware",
+        "model",
+        "model_swapped",
+        "gpu",
+        "power_missing",
+        "model_warnings",
+        "error",
+        "feasible",
+        "pareto",
+    )
+)
+DEFAULT_OBJECTIVES = ("overall_time_s", "energy_j")
+
+
+def sweep_objectives(
+    axes: Iterable[str],
+    rows: list[dict[str, Any]],
+    *,
+    x: object = None,
+    y: object = None,
+    x_direction: object = None,
+    y_direction: object = None,
+    constraints: Iterable[object] = (),
+) -> dict[str, Any]:
+    """Flag each row `feasible` (every constraint holds) and `pareto` (on the front of the
+    feasible rows for the objectives x and y), by simulator.pareto's rule; return what was
+    applied: {"objectives": [{"metric", "direction"}], "constraints": [text]}.
+
+    x and y are metrics of the table (default: overall time and energy), each minimised
+    unless its direction says "max" (p_success: maximised by default); a constraint is
+    "<metric> <op> <number>". Raise ValidationError naming the field at fault (x, y,
+    x_direction, y_direction, constraint[i]).
+    """
+    rows_list = list(rows)
+    columns = sweep_columns(axes, rows_list)
+    known = [c for c in columns if c not in NOT_METRICS]
+    objectives: list[tuple[str, str]] = []
+    for field, metric, direction, default in (
+        ("x", x, x_direction, DEFAULT_OBJECTIVES[0]),
+        ("y", y, y_direction, DEFAULT_OBJECTIVES[1]),
+    ):
+        try:
+            name = check_metric(default if metric in (None, "") else metric, known)
+        except ObjectiveError as error:
+            raise ValidationError({field: [error.message]}) from error
+        try:
+            objectives.append((name, check_direction(direction, name)))
+        except ObjectiveError as error:
+            raise ValidationError({f"{field}_direction": [error.message]}) from error
+    rules = []
+    for index, text in enumerate(constraints):
+        try:
+            rules.append(parse_constraint(text, known))
+        except ObjectiveError as error:
+            raise ValidationError({f"constraint[{index}]": [error.message]}) from error
+    flags = pareto_flags(rows_list, objectives, rules)
+    for row, (feasible, front) in zip(rows_list, flags, strict=True):
+        row["feasible"] = feasible
+        row["pareto"] = front
+    return {
+        "objectives": [{"metric": m, "direction": d} for m, d in objectives],
+        "constraints": [str(rule) for rule in rules],
+    }
 
 
 def queue_list(*, timeout: float = INSPECT_TIMEOUT_S) -> list[dict[str, Any]]:

@@ -107,6 +107,11 @@ def test_it_reports_text_values_duplicate_keys_and_ranges_together() -> None:
         ("SMs", 13.5, "Row 2: SMs is a count: a whole number (got 13.5)."),
         ("bandwidth", 0, "Row 2: bandwidth must be greater than 0 (got 0)."),
         ("startupHTD", -1e-6, "Row 2: startupHTD must be 0 or more (got -1e-06)."),
+        # the cost attributes (simulator.cost, docs/cost.md)
+        ("purchasePrice", -1, "Row 2: purchasePrice must be 0 or more (got -1)."),
+        ("powerPrice", -0.1, "Row 2: powerPrice must be 0 or more (got -0.1)."),
+        ("hourlyRental", -2, "Row 2: hourlyRental must be 0 or more (got -2)."),
+        ("lifetime", 0, "Row 2: lifetime must be greater than 0 (got 0)."),
     ],
 )
 def test_it_rejects_attribute_values_the_models_cannot_count_or_divide_with(

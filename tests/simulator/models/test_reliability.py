@@ -72,3 +72,16 @@ def test_restart_mode_needs_a_run_duration_and_modes_are_checked():
         monte_carlo_completion(EXPOSURES, on_failure="restart")
     with pytest.raises(ValueError, match="on_failure must be"):
         monte_carlo_completion(EXPOSURES, on_failure="retry")  # type: ignore[arg-type]
+
+
+def test_a_restart_cost_adds_the_expected_failures_times_the_cost():
+    # H = 0.25: e^H - 1 = 0.2840 failures expected per completed run, each costing 50 s more
+    plain = expected_restart_completion(EXPOSURES, 400.0)
+    costly = expected_restart_completion(EXPOSURES, 400.0, restart_s=50.0)
+    assert costly - plain == pytest.approx(math.expm1(0.25) * 50.0)
+    result = monte_carlo_completion(
+        EXPOSURES, samples=100_000, seed=1, on_failure="restart", run_s=400.0, restart_s=50.0
+    )
+    assert result.mean_completion_s == pytest.approx(costly, rel=0.01)
+    with pytest.raises(ValueError, match="restart_s"):
+        monte_carlo_completion(EXPOSURES, on_failure="restart", run_s=1.0, restart_s=-1.0)

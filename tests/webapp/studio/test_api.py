@@ -189,6 +189,7 @@ def test_a_launch_answers_201_and_queues_the_run(
         ({"snapshot": {"name": "x"}}, "snapshot.hardware"),
         ({"labels": None}, "labels"),
         ({"application": 999999, "app_source": None}, "application"),
+        ({"failures": {"mode": "retry"}}, "failures.mode"),
     ],
 )
 def test_a_bad_launch_is_a_400_naming_the_field(
@@ -198,6 +199,18 @@ def test_a_bad_launch_is_a_400_naming_the_field(
     assert response.status_code == 400
     assert field in response.json()
     assert not Simulation.objects.exists()
+
+
+def test_a_launch_asks_for_failure_injection_and_shows_it(
+    client: APIClient, sent: list[list[int]]
+) -> None:
+    body = launch_body(failures={"mode": "abort", "samples": 1000})
+    response = client.post("/api/simulations/", body, format="json")
+    assert response.status_code == 201, response.json()
+    expected = {"mode": "abort", "samples": 1000, "restart_s": 0.0}
+    assert response.json()["failures"] == expected
+    detail = client.get(f"/api/simulations/{response.json()['id']}/").json()
+    assert detail["failures"] == expected
 
 
 def test_a_launch_asks_for_a_longer_timeline_within_the_servers_maximum(

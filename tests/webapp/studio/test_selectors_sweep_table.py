@@ -157,6 +157,13 @@ def test_the_sweep_csv_has_every_metric_of_every_point(
         "p_success",
         "events",
         "wall_s",
+        "cost_usd",
+        "energy_cost_usd",
+        "hardware_cost_usd",
+        "cost_per_step_usd",
+        "cost_per_token_usd",
+        "power_w",
+        "gpu_power_w",
         "energy_j.cpu0",
         "busy_s.cpu0",
         "energy_j.bus0",
@@ -168,6 +175,8 @@ def test_the_sweep_csv_has_every_metric_of_every_point(
         "energy_accounting",
         "energy_estimated",
         "error",
+        "feasible",
+        "pareto",
     ]
     assert {row["energy_accounting"] for row in table} == {"whole_run"}
     assert [row["gpu"] for row in table] == [GTX, GTX, H100, H100]
@@ -236,3 +245,69 @@ def test_a_point_whose_model_ran_off_its_validated_architectures_warns_in_rest_a
             "Kernel (Maxwell) on H100 SXM5 80GB (gpu0, Hopper): validated on Maxwell",
         ),
     ]
+
+
+def test_the_rest_view_and_the_csv_flag_the_same_pareto_front_and_feasible_points(
+    client: APIClient, finished_sweep: Sweep
+) -> None:
+    query = "?x=overall_time_s&y=gpu_power_w&constraint=gpu_power_w%20%3C%3D%20500"
+    body = client.get(f"/api/sweeps/{finished_sweep.pk}/{query}").json()
+    points = body["points"]
+    # the H100 draws 700 W loaded: at N = 1e8 its kernel keeps it loaded most of the run
+    powers = [p["gpu_power_w"] for p in points]
+    assert [p["feasible"] for p in points] == [w <= 500 for w in powers]
+    assert body["objectives"] == [
+        {"metric": "overall_time_s", "direction": "min"},
+        {"metric": "gpu_power_w", "direction": "min"},
+    ]
+    assert body["constraints"] == ["gpu_power_w <= 500"]
+    feasible = [p for p in points if p["feasible"]]
+    for point in points:
+        beaten = any(
+            o["overall_time_s"] <= point["overall_time_s"]
+            and o["gpu_power_w"] <= point["gpu_power_w"]
+            and (o["overall_time_s"], o["gpu_power_w"])
+            != (point["overall_time_s"], point["gpu_power_w"])
+            for o in feasible
+        )
+        assert point["pareto"] == (point["feasible"] and not beaten)
+    assert any(p["pareto"] for p in points)
+
+    response = client.get(f"/api/sweeps/{finished_sweep.pk}/results.csv{query}")
+    table = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [(row["feasible"], row["pareto"]) for row in table] == [
+        (str(p["feasible"]), str(p["pareto"])) for p in points
+    ]
+
+
+def test_by_default_the_front_minimises_time_and_energy(
+    client: APIClient, finished_sweep: Sweep
+) -> None:
+    body = client.get(f"/api/sweeps/{finished_sweep.pk}/").json()
+    assert [o["metric"] for o in body["objectives"]] == ["overall_time_s", "energy_j"]
+    assert all(p["feasible"] for p in body["points"])
+    # the GTX 970 at N = 1e8 is slower than the H100 and draws more energy over its long run
+    gtx_large = body["points"][1]
+    assert not gtx_large["pareto"]
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "words"),
+    [
+        ("?x=speed", "x", "Unknown metric 'speed'; the sweep has: N, overall_time_s"),
+        ("?y_direction=down", "y_direction", "Expected a direction, min or max"),
+        ("?constraint=power%20~%20700", "constraint[0]", "Expected"),
+        ("?constraint=N%3C3&constraint=wall%3C1", "constraint[1]", "Unknown metric 'wall'"),
+    ],
+)
+def test_a_bad_objective_or_constraint_is_a_400_naming_its_field(
+    client: APIClient, finished_sweep: Sweep, query: str, field: str, words: str
+) -> None:
+    for path in (
+        f"/api/sweeps/{finished_sweep.pk}/",
+        f"/api/sweeps/{finished_sweep.pk}/results.csv",
+    ):
+        response = client.get(path + query, HTTP_ACCEPT="application/json")
+        assert response.status_code == 400
+        assert words in str(response.json())
+        assert field in str(response.json())

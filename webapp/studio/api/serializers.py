@@ -63,6 +63,11 @@ class SimulationLaunchSerializer(serializers.Serializer):
         required=False, help_text="CPU-time limit in seconds; default and maximum: the queue's."
     )
     timeline_limit = serializers.IntegerField(required=False)
+    failures = serializers.JSONField(
+        required=False,
+        help_text='Monte Carlo failure injection: {"mode": "abort" or "restart", "samples", '
+        '"restart_s"} (docs/models.md, section 6).',
+    )
 
 
 _DATETIME_FIELD = serializers.DateTimeField()
@@ -248,6 +253,7 @@ class SimulationDetailSerializer(SimulationSerializer):
             "snapshot",
             "app_source",
             "memory_csv_url",
+            "failures",
         ]
         read_only_fields = fields
 
@@ -262,6 +268,7 @@ class SimulationDetailSerializer(SimulationSerializer):
             "snapshot": instance.snapshot,
             "app_source": instance.app_source,
             "memory_csv_url": self.get_memory_csv_url(instance),
+            "failures": instance.failures,
         }
 
 
@@ -302,14 +309,27 @@ class SweepDetailSerializer(SweepSerializer):
     """A sweep with one row per point."""
 
     points = serializers.SerializerMethodField()
+    # What flagged the points (selectors.sweep_objectives), as the view applied it.
+    objectives = serializers.SerializerMethodField()
+    constraints = serializers.SerializerMethodField()
 
     class Meta(SweepSerializer.Meta):
-        fields = [*SweepSerializer.Meta.fields, "points"]
+        fields = [*SweepSerializer.Meta.fields, "points", "objectives", "constraints"]
         read_only_fields = fields
 
     def get_points(self, sweep: Sweep) -> list[dict[str, Any]]:
-        """Return the sweep's table rows."""
+        """Return the sweep's table rows (those the view flagged, when it passes them)."""
+        if "points" in self.context:
+            return list(self.context["points"])
         return sweep_points(sweep=sweep)[1]
+
+    def get_objectives(self, sweep: Sweep) -> list[dict[str, str]]:
+        """Return the objectives the points' `pareto` flags are for: [{metric, direction}]."""
+        return list(self.context.get("objectives", []))
+
+    def get_constraints(self, sweep: Sweep) -> list[str]:
+        """Return the constraints the points' `feasible` flags are for."""
+        return list(self.context.get("constraints", []))
 
 
 class LimitRangeSerializer(serializers.Serializer):

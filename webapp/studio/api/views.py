@@ -324,6 +324,34 @@ class SimulationViewSet(
         return csv_response(columns, rows, filename=f"simulation-{simulation.pk}-memory.csv")
 
 
+# The query of a sweep's table (its REST view and its CSV): simulator.pareto's rule.
+SWEEP_TABLE_PARAMETERS = [
+    OpenApiParameter(
+        "x", OpenApiTypes.STR, description="First objective (default overall_time_s)."
+    ),
+    OpenApiParameter("y", OpenApiTypes.STR, description="Second objective (default energy_j)."),
+    OpenApiParameter(
+        "x_direction",
+        OpenApiTypes.STR,
+        enum=["min", "max"],
+        description="Default: min (p_success: max).",
+    ),
+    OpenApiParameter(
+        "y_direction",
+        OpenApiTypes.STR,
+        enum=["min", "max"],
+        description="Default: min (p_success: max).",
+    ),
+    OpenApiParameter(
+        "constraint",
+        OpenApiTypes.STR,
+        many=True,
+        description='Repeatable: "<metric> <op> <number>", op one of <=, <, >=, >, '
+        'e.g. "gpu_power_w <= 700".',
+    ),
+]
+
+
 @extend_schema_view(
     create=extend_schema(request=SweepLaunchSerializer, responses=SweepDetailSerializer),
 )
@@ -350,6 +378,31 @@ class SweepViewSet(
     def get_object(self) -> Sweep:
         return selectors.sweep_get(user=self.request.user, sweep_id=self.kwargs["pk"])
 
+    def _table(
+        self, request: Request, sweep: Sweep
+    ) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+        """Return the sweep's table with its rows flagged feasible and on the Pareto front
+        for the objectives and constraints of the query (selectors.sweep_objectives)."""
+        axes, rows = selectors.sweep_points(sweep=sweep)
+        query = request.query_params
+        applied = selectors.sweep_objectives(
+            axes,
+            rows,
+            x=query.get("x"),
+            y=query.get("y"),
+            x_direction=query.get("x_direction"),
+            y_direction=query.get("y_direction"),
+            constraints=query.getlist("constraint"),
+        )
+        return axes, rows, applied
+
+    @extend_schema(parameters=SWEEP_TABLE_PARAMETERS, responses=SweepDetailSerializer)
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A sweep with one row per point, each flagged `feasible` and `pareto`."""
+        sweep = self.get_object()
+        _, rows, applied = self._table(request, sweep)
+        return Response(SweepDetailSerializer(sweep, context={"points": rows, **applied}).data)
+
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SweepLaunchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -367,11 +420,14 @@ class SweepViewSet(
         sweep = sweep_cancel(sweep=self.get_object())
         return Response(SweepSerializer(sweep).data)
 
-    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    @extend_schema(
+        parameters=SWEEP_TABLE_PARAMETERS, responses={(200, "text/csv"): OpenApiTypes.STR}
+    )
     def results(self, request: Request, pk: str | None = None) -> HttpResponse:
-        """Download the sweep's table as CSV, one row per point."""
+        """Download the sweep's table as CSV, one row per point, with the same `feasible`
+        and `pareto` flags as the sweep's REST view for the same query."""
         sweep = self.get_object()
-        axes, rows = selectors.sweep_points(sweep=sweep)
+        axes, rows, _ = self._table(request, sweep)
         columns = selectors.sweep_columns(axes, rows)
         return csv_response(columns, rows, filename=f"sweep-{sweep.pk}.csv")
 

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
+from simulator.sweep import AXIS_MESSAGES as SWEEP_MESSAGES
 from webapp.studio.models import NAME_MAX_LENGTH
 from webapp.studio.validation import reject_nul
 
@@ -32,7 +33,8 @@ MESSAGES = {
     "name": f"Expected a string of at most {NAME_MAX_LENGTH} characters.",
     "blank": "This field may not be blank.",
     "source": f"Expected Python source of at most {MAX_SOURCE_LENGTH} characters.",
-    "sweep_too_large": "The sweep has {size} points; at most {limit} are allowed.",
+    "sweep_too_large": SWEEP_MESSAGES["too_many"],  # simulator.sweep.size_error: the CLI's too
+    "sweep_repeated": "Axis {name!r} is given in both spec.variables and spec.axes.",
     "too_many_processes": (
         "The labels ask for {total:,} processes; this server runs at most {limit:,} in one run "
         "(PARASIM_MAX_PROCESSES)."

@@ -30,6 +30,7 @@ from hwdb.selectors import (
     system_model_snapshot_version,
 )
 from simulator.errors import LaunchError, SnapshotError
+from simulator.failure_injection import check_failures
 from simulator.placement import place_processes
 from simulator.results import DEFAULT_TIMELINE_LIMIT
 from simulator.snapshot import SystemSnapshot, load_snapshot
@@ -68,6 +69,7 @@ class LaunchPlan:
     time_limit_s: int
     cpu_limit_s: int
     timeline_limit: int
+    failures: dict[str, Any] | None = None  # simulator.failure_injection.check_failures
 
 
 def _visible_system_snapshot(
@@ -181,6 +183,16 @@ def _check_timeline_limit(value: object) -> int:
     return value
 
 
+def _check_failures(value: object) -> dict[str, Any] | None:
+    """Return the failure injection asked for in normal form, None for none."""
+    if value is None:
+        return None
+    try:
+        return check_failures(value)
+    except LaunchError as error:
+        raise field_error(error.field, error.message.removeprefix(f"{error.field}: ")) from error
+
+
 def _check_seed(value: object) -> int:
     if value is None:
         return 0
@@ -204,13 +216,15 @@ def launch_plan(
     time_limit_s: object = None,
     cpu_limit_s: object = None,
     timeline_limit: object = None,
+    failures: object = None,
     check_labels: bool = True,
 ) -> LaunchPlan:
     """Return the checked plan of a launch; raise ValidationError naming the first bad field.
 
     The system is a visible system model (`system_model`, an id) or an explicit `snapshot`;
     the application a visible application model (`application`) or a bare `app_source`;
-    `time_limit_s` and `cpu_limit_s` default to the queue's and may not exceed its maximum.
+    `time_limit_s` and `cpu_limit_s` default to the queue's and may not exceed its maximum;
+    `failures` asks for Monte Carlo failure injection (simulator.failure_injection).
     """
     if name in (None, ""):
         name = ""
@@ -269,6 +283,7 @@ def launch_plan(
         time_limit_s=limits["time_limit_s"],
         cpu_limit_s=limits["cpu_limit_s"],
         timeline_limit=_check_timeline_limit(timeline_limit),
+        failures=_check_failures(failures),
     )
 
 
@@ -301,6 +316,7 @@ def new_simulation(
         celery_task_id=str(uuid.uuid4()),
         sweep=sweep,
         sweep_point=sweep_point,
+        failures=plan.failures,
     )
 
 

@@ -232,7 +232,7 @@ def headline_figures(result: Mapping[str, Any]) -> dict[str, float | None]:
 
 def sandbox_payload(simulation: Simulation) -> dict[str, Any]:
     """Return the keyword arguments of `run_simulation` for this run (JSON-serialisable)."""
-    return {
+    payload = {
         "snapshot": simulation.snapshot,
         "app_source": simulation.app_source,
         "labels": simulation.labels,
@@ -240,6 +240,9 @@ def sandbox_payload(simulation: Simulation) -> dict[str, Any]:
         "seed": simulation.seed,
         "timeline_limit": simulation.timeline_limit,
     }
+    if simulation.failures is not None:  # only a run that asked for failure injection
+        payload["failures"] = simulation.failures
+    return payload
 
 
 def simulation_run(

@@ -16,6 +16,7 @@ from hwdb.selectors import component_matches
 from hwdb.snapshot_codec import model_key, model_record, with_hardware
 from simulator.model_validity import with_recommended_model
 from simulator.snapshot import SystemSnapshot, node_title
+from simulator.sweep import Axis, AxisError, apply_point, parse_axes, size_error
 from webapp.studio import dispatch
 from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
 from webapp.studio.selectors import sweep_aggregate
@@ -100,12 +101,17 @@ def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOpt
 
 def sweep_size(spec: Mapping[str, Any]) -> int:
     """Return the number of points of a sweep specification (checking its axes' shapes)."""
-    axes = spec.get("variables") or {}
-    if not isinstance(axes, Mapping):
-        raise field_error("spec.variables", MESSAGES["sweep_object"])
     size = 1
-    for name, axis in axes.items():
-        size *= axis_size(axis, field=f"spec.variables.{name}")
+    for part in ("variables", "axes"):
+        axes = spec.get(part) or {}
+        if not isinstance(axes, Mapping):
+            raise field_error(f"spec.{part}", MESSAGES["sweep_object"])
+        for name, axis in axes.items():
+            size *= axis_size(axis, field=f"spec.{part}.{name}")
+    repeated = set(spec.get("variables") or {}) & set(spec.get("axes") or {})
+    if repeated:
+        name = sorted(repeated)[0]
+        raise field_error(f"spec.axes.{name}", MESSAGES["sweep_repeated"].format(name=name))
     hardware = spec.get("hardware")
     if isinstance(hardware, Mapping) and isinstance(hardware.get("components"), list):
         size *= max(len(hardware["components"]), 1)
@@ -130,9 +136,9 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     reject_nul(spec, field="spec")
     sweep_name = check_name(name) if name not in (None, "") else "sweep"
     size = sweep_size(spec)
-    limit = int(settings.PARASIM_MAX_SWEEP)
-    if size > limit:
-        raise field_error("spec", MESSAGES["sweep_too_large"].format(size=size, limit=limit))
+    too_many = size_error(size, int(settings.PARASIM_MAX_SWEEP))
+    if too_many is not None:
+        raise field_error("spec", too_many)
     launch_fields = (
         "system_model",
         "snapshot",
@@ -144,6 +150,7 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
         "time_limit_s",
         "cpu_limit_s",
         "timeline_limit",
+        "failures",
     )
     try:
         plan = launch_plan(
@@ -153,30 +160,56 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
         raise ValidationError(
             {f"spec.{field}": messages for field, messages in error.message_dict.items()}
         ) from error
-    axes = {name: axis_values(axis) for name, axis in (spec.get("variables") or {}).items()}
+    variable_axes = {
+        name: axis_values(axis) for name, axis in (spec.get("variables") or {}).items()
+    }
+    other_axes = {name: axis_values(axis) for name, axis in (spec.get("axes") or {}).items()}
+    axes = {**variable_axes, **other_axes}
     hardware_options = _sweep_hardware(user, plan, spec.get("hardware"))
+    declared = None if plan.declared is None else [item["name"] for item in plan.declared]
+    if not isinstance(spec.get("labels"), Mapping):
+        raise field_error(
+            "spec.labels",
+            MESSAGES["required"] if not spec.get("labels") else "Expected an object.",
+        )
     sweep = Sweep.objects.create(owner=user, name=sweep_name, spec=dict(spec))
     children: list[Simulation] = []
     for snapshot, system, hardware in hardware_options:
+        # Checked on each swapped-in record: the attribute an axis sets must be in all.
         try:
-            labels = check_label_counts(system, spec.get("labels"))
-        except ValidationError as error:
-            raise ValidationError(
-                {f"spec.{field}": messages for field, messages in error.message_dict.items()}
-            ) from error
+            checked = [
+                Axis(name, "variable", name, tuple(values))
+                for name, values in variable_axes.items()
+            ] + parse_axes(other_axes, snapshot, declared=declared, field="spec.axes")
+        except AxisError as error:
+            raise field_error(error.field, error.message) from error
+        # One parse per distinct system a point runs on (the variables change none).
+        systems: dict[tuple[object, ...], tuple[dict[str, Any], dict[str, int]]] = {}
         for values in itertools.product(*axes.values()):
             point = dict(zip(axes, values, strict=True))
-            variables = resolve_variables(plan.declared, point, field="spec.variables")
+            variant, point_labels, given = apply_point(snapshot, plan_labels(spec), checked, point)
+            others = {a.name: point[a.name] for a in checked if a.kind != "variable"}
+            shape = tuple(others.values())
+            if shape not in systems:
+                parsed = system if not others else check_snapshot(variant, "spec.axes")[1]
+                try:
+                    systems[shape] = (variant, check_label_counts(parsed, point_labels))
+                except ValidationError as error:
+                    raise ValidationError(
+                        {f"spec.{f}": messages for f, messages in error.message_dict.items()}
+                    ) from error
+            point_snapshot, labels = systems[shape]
+            variables = resolve_variables(plan.declared, given, field="spec.variables")
             label = ", ".join(f"{k}={v}" for k, v in point.items())
             if hardware:
                 label = f"{hardware['name']}" + (f", {label}" if label else "")
             child = new_simulation(
                 plan,
-                snapshot=snapshot,
+                snapshot=point_snapshot,
                 variables=variables,
                 name=f"{sweep_name}: {label}" if label else sweep_name,
                 sweep=sweep,
-                sweep_point={"variables": point, "hardware": hardware},
+                sweep_point={"variables": given, "hardware": hardware, "axes": others},
             )
             child.labels = labels
             children.append(child)
@@ -186,6 +219,12 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     sweep.save(update_fields=["aggregate"])
     dispatch.enqueue(children)
     return sweep
+
+
+def plan_labels(spec: Mapping[str, Any]) -> dict[str, object]:
+    """Return the sweep's label counts as given (checked per point, with its count axes)."""
+    labels = spec.get("labels")
+    return dict(labels) if isinstance(labels, Mapping) else {}
 
 
 def sweep_cancel(*, sweep: Sweep) -> Sweep:

@@ -9,6 +9,7 @@ import { FieldErrors } from "../../components/Field.jsx";
 import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { LimitFields } from "./LimitFields.jsx";
+import { FailureFields, failuresBody } from "./FailureFields.jsx";
 import { limitBody, queueLimits } from "./limits.js";
 import { coerce, graphLabels, optionalWhole } from "./launch.js";
 import { ModelChoices } from "./ModelChoices.jsx";
@@ -24,6 +25,7 @@ export function Launch() {
   const [seed, setSeed] = useState("0");
   const [limits, setLimits] = useState({});
   const [timelineLimit, setTimelineLimit] = useState("");
+  const [failures, setFailures] = useState({});
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
 
@@ -64,6 +66,7 @@ export function Launch() {
       seed: /^-?\d+$/.test(seed) ? Number(seed) : seed,
       ...limitBody(limits),
       timeline_limit: optionalWhole(timelineLimit),
+      failures: failuresBody(failures),
     };
     try {
       const sim = await post("/api/simulations/", body);
@@ -130,6 +133,7 @@ export function Launch() {
               onChange={(e) => setTimelineLimit(e.target.value)}
             />
           </InlineField>
+          <FailureFields values={failures} onChange={setFailures} errors={errors} />
         </div>
         <div className="two-col">
           <fieldset>

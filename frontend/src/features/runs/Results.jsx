@@ -11,6 +11,7 @@ import { PowerWarning, powerMissingLines } from "./PowerWarning.jsx";
 import { EnergyAccounting } from "./EnergyAccounting.jsx";
 import { accountingLabel, accountingOf } from "./energy.js";
 import { KernelWaves } from "./KernelWaves.jsx";
+import { CostAndFailures } from "./CostAndFailures.jsx";
 import { KERNEL_CHARTS, boundText, detailedKernels, phases } from "./runs.js";
 
 const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
@@ -139,6 +140,7 @@ export function Results({ result, memoryCsvUrl }) {
       </div>
       <EnergyAccounting result={result} />
       {result.memory && <MemoryHierarchy memory={result.memory} csvUrl={memoryCsvUrl} />}
+      <CostAndFailures result={result} />
       <h2>Components</h2>
       <GridTable
         label="Components"

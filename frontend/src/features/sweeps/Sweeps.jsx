@@ -23,6 +23,7 @@ import { PowerWarning } from "../runs/PowerWarning.jsx";
 import { pointEnergyTitle, pointsMismatch } from "../runs/energy.js";
 import { keepPlottable, SCALES } from "../../lib/scales.js";
 import {
+  fmtCost,
   formatterFor,
   metricOptions,
   phaseStacks,
@@ -31,10 +32,15 @@ import {
   powerWarning,
   swappedModels,
   sweepOutcome,
+  sweepAxes,
   sweepSeries,
+  tradeoffOptions,
+  tradeoffQuery,
+  parseConstraints,
   varyingAxes,
 } from "./sweeps.js";
 import { sweepFieldName, sweepFields } from "./sweepErrors.js";
+import { TradeoffChart } from "./TradeoffChart.jsx";
 
 export function SweepList() {
   const { data, error } = useApiGet("/api/sweeps/?page_size=100");
@@ -81,6 +87,29 @@ export function parseAxis(text, type) {
   return coerce(type, t);
 }
 
+// Return the sweep's other axes from the form: the attribute axes typed one per line
+// ("GPU.SMCoreClock = 1000:1500:250", "gpu0.memoryBandwidth = 2e12,3e12") and each label
+// count typed as a list or a range ("1,2,4,8" or "1:1024:1"), which becomes the axis
+// "labels.<label>" (its processes and its node's instances together). A line without "="
+// is sent as typed, for the API to name.
+export function otherAxes(text, labels) {
+  const axes = {};
+  String(text || "")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .forEach((line) => {
+      const at = line.indexOf("=");
+      if (at < 0) axes[line] = [];
+      else axes[line.slice(0, at).trim()] = parseAxis(line.slice(at + 1), "float");
+    });
+  for (const [label, value] of Object.entries(labels)) {
+    if (!/^\s*\d+\s*$/.test(value) && /[,:]/.test(value))
+      axes[`labels.${label}`] = parseAxis(value, "int");
+  }
+  return axes;
+}
+
 export function SweepNew() {
   const { query } = useLocation();
   const c = useLaunchChoices(query);
@@ -91,6 +120,7 @@ export function SweepNew() {
   const [hwNode, setHwNode] = useState("");
   const [gpus, setGpus] = useState([]);
   const [keepModel, setKeepModel] = useState(false);
+  const [axesText, setAxesText] = useState("");
   const [error, setError] = useState(null);
   const { data: componentList, error: componentsError } = useApiGet(
     "/api/components/?page_size=200&ordering=name",
@@ -145,12 +175,18 @@ export function SweepNew() {
   const launch = async (event) => {
     event.preventDefault();
     const types = Object.fromEntries((c.app?.variables || []).map((v) => [v.name, v.type]));
+    const axes = otherAxes(axesText, labels);
     const spec = {
       system_model: c.system?.id,
       application: c.app?.id,
+      // a swept label's count is set per point by its axis: 1 stands in for it here
       labels: Object.fromEntries(
-        Object.entries(labels).map(([k, v]) => [k, /^\d+$/.test(v) ? Number(v) : v]),
+        Object.entries(labels).map(([k, v]) => [
+          k,
+          `labels.${k}` in axes ? 1 : /^\d+$/.test(v) ? Number(v) : v,
+        ]),
       ),
+      ...(Object.keys(axes).length ? { axes } : {}),
       queue: queue || undefined,
       variables: Object.fromEntries(
         Object.entries(values).map(([k, v]) => [k, parseAxis(v, types[k] || "str")]),
@@ -290,7 +326,24 @@ export function SweepNew() {
                 />
               </InlineField>
             ))}
+            <p className="muted">
+              A list <code>1,2,4,8</code> or a range <code>1:1024:1</code> sweeps the label&apos;s
+              processes and its node&apos;s instances together (a scaling study).
+            </p>
             <FieldErrors errors={local} path="labels" />
+            <h3>Hardware attribute axes</h3>
+            <label className="field">
+              <span className="field-label">
+                One per line: <code>node.attribute</code> or <code>TYPE.attribute</code> = values
+              </span>
+              <textarea
+                aria-label="Hardware attribute axes"
+                rows={3}
+                placeholder={"GPU.SMCoreClock = 1000:1500:250\ngpu0.memoryBandwidth = 2e12,3e12"}
+                value={axesText}
+                onChange={(e) => setAxesText(e.target.value)}
+              />
+            </label>
           </fieldset>
         </div>
         <button type="submit" className="primary big">
@@ -307,20 +360,32 @@ export function SweepDetail({ id }) {
   const [axis, setAxis] = useState("");
   const [xScale, setXScale] = useState("linear");
   const [yScale, setYScale] = useState("linear");
+  // The trade-off: two objectives, their directions and the constraints the server flags
+  // each point by (feasible, on the Pareto front).
+  const [objectives, setObjectives] = useState({
+    x: "overall_time_s",
+    y: "energy_j",
+    xDirection: "",
+    yDirection: "",
+  });
+  const [constraintText, setConstraintText] = useState("");
+  const [constraints, setConstraints] = useState([]);
+  const [constraintProblem, setConstraintProblem] = useState(null);
+  const query = tradeoffQuery({ ...objectives, constraints });
   // A lost connection or a server error keeps the chart and tries again, slower.
   const {
     value: sweep,
     error,
     retrying,
   } = usePolling(
-    (signal) => get(`/api/sweeps/${id}/`, { signal }),
+    (signal) => get(`/api/sweeps/${id}/${query}`, { signal }),
     (s) => s.status === "running",
     800,
-    id,
+    `${id}${query}`,
   );
 
   const points = useMemo(() => sweep?.points || [], [sweep]);
-  const axes = useMemo(() => Object.keys(sweep?.spec?.variables || {}), [sweep]);
+  const axes = useMemo(() => sweepAxes(sweep?.spec), [sweep]);
   const varying = useMemo(() => varyingAxes(points, axes), [axes, points]);
   const nodeNames = useMemo(
     () =>
@@ -344,6 +409,20 @@ export function SweepDetail({ id }) {
   const accountings = useMemo(() => pointsMismatch(points), [points]);
   const outside = useMemo(() => modelWarning(points), [points]);
   const swapped = useMemo(() => swappedModels(points), [points]);
+  const choices = useMemo(
+    () => tradeoffOptions(points, axes, nodeNames),
+    [points, axes, nodeNames],
+  );
+  const choice = (key) => choices.find((c) => c.value === key) || { value: key, label: key };
+  const applyConstraints = (event) => {
+    event.preventDefault();
+    const parsed = parseConstraints(
+      constraintText,
+      choices.map((c) => c.value),
+    );
+    setConstraintProblem(parsed.problem);
+    if (!parsed.problem) setConstraints(parsed.constraints);
+  };
 
   if (error) return <ErrorSummary error={error} />;
   if (!sweep) return retrying ? <Retrying error={retrying} /> : <Loading />;
@@ -515,6 +594,97 @@ export function SweepDetail({ id }) {
           )}
         </>
       )}
+      {!outcome.noneSucceeded && (
+        <section aria-labelledby="tradeoff-title">
+          <h2 id="tradeoff-title">Trade-off</h2>
+          <p className="muted">
+            Any figure against any other; the Pareto front holds the feasible points no other
+            feasible point beats on both (computed by the server, the CSV carries the same flags).
+          </p>
+          <div className="form-row">
+            {[
+              ["x", "xDirection", "X objective"],
+              ["y", "yDirection", "Y objective"],
+            ].map(([key, direction, label]) => (
+              <span key={key}>
+                <label>
+                  <span className="field-label">{label}</span>
+                  <select
+                    aria-label={label}
+                    value={objectives[key]}
+                    onChange={(e) => setObjectives({ ...objectives, [key]: e.target.value })}
+                  >
+                    {!choices.some((c) => c.value === objectives[key]) && (
+                      <option value={objectives[key]}>{objectives[key]}</option>
+                    )}
+                    {choices.map((c) => (
+                      <option key={c.value} value={c.value}>
+                        {c.label}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <label>
+                  <span className="field-label">best</span>
+                  <select
+                    aria-label={`${label} direction`}
+                    value={objectives[direction]}
+                    onChange={(e) => setObjectives({ ...objectives, [direction]: e.target.value })}
+                  >
+                    <option value="">default</option>
+                    <option value="min">lowest</option>
+                    <option value="max">highest</option>
+                  </select>
+                </label>
+              </span>
+            ))}
+          </div>
+          <form className="form-row" onSubmit={applyConstraints}>
+            <label>
+              <span className="field-label">Constraints (one per line)</span>
+              <textarea
+                aria-label="Constraints"
+                rows={2}
+                placeholder={"gpu_power_w <= 700\noverall_time_s < 7200"}
+                value={constraintText}
+                onChange={(e) => setConstraintText(e.target.value)}
+              />
+            </label>
+            <button type="submit">Apply</button>
+          </form>
+          {constraintProblem && (
+            <p className="field-error" role="alert" data-testid="constraint-problem">
+              Line {constraintProblem.line}: {constraintProblem.message}
+            </p>
+          )}
+          {(sweep.constraints || []).length > 0 && (
+            <p className="muted" data-testid="constraints-applied">
+              Feasible: {sweep.constraints.join(" and ")}.
+            </p>
+          )}
+          <TradeoffChart
+            points={points}
+            x={objectives.x}
+            y={objectives.y}
+            xLabel={choice(objectives.x).label}
+            yLabel={choice(objectives.y).label}
+            xFormat={formatterFor(choice(objectives.x).unit)}
+            yFormat={formatterFor(choice(objectives.y).unit)}
+            xScale={xScale}
+            yScale={yScale}
+          />
+          <p>
+            <a
+              className="button"
+              href={`${sweep.results_url}${query}`}
+              download
+              data-testid="tradeoff-csv"
+            >
+              Download CSV with these flags
+            </a>
+          </p>
+        </section>
+      )}
       <h2>Points</h2>
       <table className="grid" aria-label="Sweep points">
         <thead>
@@ -525,6 +695,10 @@ export function SweepDetail({ id }) {
             {axes.map((a) => (
               <th key={a}>{a}</th>
             ))}
+            <th title="On the Pareto front of the trade-off above; infeasible: a constraint fails">
+              Front
+            </th>
+            <th>Cost</th>
             <th>Overall time</th>
             <th>Kernel</th>
             <th>Transfer</th>
@@ -545,6 +719,10 @@ export function SweepDetail({ id }) {
               {axes.map((a) => (
                 <td key={a}>{String(p[a])}</td>
               ))}
+              <td data-testid="point-front">
+                {p.feasible === false ? "infeasible" : p.pareto ? "★ front" : ""}
+              </td>
+              <td>{typeof p.cost_usd === "number" ? fmtCost(p.cost_usd) : ""}</td>
               <td>{fmtTime(p.overall_time_s)}</td>
               <td>{fmtTime(p.kernel_s)}</td>
               <td>{fmtTime(p.transfer_s)}</td>

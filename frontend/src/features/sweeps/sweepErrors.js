@@ -39,6 +39,8 @@ export function sweepFieldName(path, choices = []) {
     [/^labels$/, () => "Label counts"],
     [/^variables\.([^.]+)/, (m) => `Values of ${m[1]}`],
     [/^variables$/, () => "Variables"],
+    [/^axes\.(.+)$/, (m) => `Axis ${m[1]}`],
+    [/^axes$/, () => "Other axes"],
     [/^hardware\.node$/, () => "Node to swap"],
     [/^hardware(\.|$)/, () => "Hardware to swap in"],
   ];

@@ -27,6 +27,14 @@ const SUMMARY = [
   { key: "p_success", label: "reliability (P success)", unit: "number" },
   { key: "events", label: "engine events", unit: "number" },
   { key: "wall_s", label: "wall time of the run", unit: "time" },
+  // what the run cost (docs/cost.md) and drew
+  { key: "cost_usd", label: "cost per run", unit: "cost" },
+  { key: "energy_cost_usd", label: "energy cost", unit: "cost" },
+  { key: "hardware_cost_usd", label: "hardware cost (rented or written off)", unit: "cost" },
+  { key: "cost_per_step_usd", label: "cost per step", unit: "cost" },
+  { key: "cost_per_token_usd", label: "cost per token", unit: "cost" },
+  { key: "power_w", label: "mean power of the run", unit: "power" },
+  { key: "gpu_power_w", label: "mean power of the hungriest GPU", unit: "power" },
 ];
 const PER_NODE = [
   { prefix: "energy_j.", label: "energy of", unit: "energy" },
@@ -44,6 +52,8 @@ const NOT_METRICS = new Set([
   "model_warnings",
   "energy_accounting",
   "energy_estimated",
+  "feasible",
+  "pareto",
 ]);
 
 const hasNumber = (points, key) => points.some((p) => typeof p[key] === "number");
@@ -77,9 +87,101 @@ export function metricOptions(points, axes = [], nodeNames = {}) {
   return options;
 }
 
+// Return a cost in the records' currency (USD by convention), to 4 significant digits.
+export function fmtCost(value) {
+  return typeof value === "number" ? `$${fmt(value)}` : "–";
+}
+
+// Return a power in watts.
+export function fmtPower(value) {
+  return typeof value === "number" ? `${fmt(value)} W` : "–";
+}
+
 // Return the formatter of a metric's unit.
 export function formatterFor(unit) {
+  if (unit === "cost") return fmtCost;
+  if (unit === "power") return fmtPower;
   return unit === "time" ? fmtTime : unit === "energy" ? fmtEnergy : fmt;
+}
+
+// Return the sweep's axes, in the table's order: its variables, then its other axes
+// (hardware attributes such as "GPU.SMCoreClock", label counts such as "labels.GPU").
+export function sweepAxes(spec) {
+  return [...Object.keys(spec?.variables || {}), ...Object.keys(spec?.axes || {})];
+}
+
+// Return what the trade-off chart can put on x or y: the metrics (not the per-phase stack)
+// and the numeric axes, as [{value, label, unit}].
+export function tradeoffOptions(points, axes, nodeNames = {}) {
+  const metrics = metricOptions(points, axes, nodeNames).filter((m) => m.value !== PHASES_METRIC);
+  const numeric = axes
+    .filter((a) => hasNumber(points, a))
+    .map((a) => ({ value: a, label: a, unit: "number" }));
+  return [...metrics, ...numeric];
+}
+
+// The query of the sweep's table for an objective pair and constraints: the server flags
+// each point `feasible` and `pareto` by simulator.pareto's rule (the page shows its flags).
+export function tradeoffQuery({ x, y, xDirection, yDirection, constraints = [] }) {
+  const query = new URLSearchParams();
+  if (x) query.set("x", x);
+  if (y) query.set("y", y);
+  if (xDirection) query.set("x_direction", xDirection);
+  if (yDirection) query.set("y_direction", yDirection);
+  constraints.forEach((c) => query.append("constraint", c));
+  const text = query.toString();
+  return text ? `?${text}` : "";
+}
+
+// The shape of a constraint (simulator.pareto's): "<metric> <op> <number>".
+const CONSTRAINT = /^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*(\S+)\s*$/;
+
+// Return the constraints typed one per line (or separated by ";"), and the first problem
+// found before asking the server ({line, message}, or null): the server checks them again.
+export function parseConstraints(text, known) {
+  const lines = String(text || "")
+    .split(/[\n;]/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  for (const [index, line] of lines.entries()) {
+    const match = CONSTRAINT.exec(line);
+    if (!match) {
+      return {
+        constraints: lines,
+        problem: {
+          line: index + 1,
+          message: `Expected "<metric> <op> <number>" (e.g. "gpu_power_w <= 700"), got "${line}".`,
+        },
+      };
+    }
+    if (!known.includes(match[1]))
+      return {
+        constraints: lines,
+        problem: { line: index + 1, message: `Unknown metric "${match[1]}".` },
+      };
+    if (!Number.isFinite(Number(match[3])))
+      return {
+        constraints: lines,
+        problem: { line: index + 1, message: `Expected a number after ${match[2]}.` },
+      };
+  }
+  return { constraints: lines, problem: null };
+}
+
+// Return the trade-off chart's points from the server's flags: {front, feasible, infeasible},
+// each [{x, y, point}] of the succeeded points with a number on both axes; `front` sorted by
+// x (the line through it).
+export function tradeoffPoints(points, x, y) {
+  const split = { front: [], feasible: [], infeasible: [] };
+  for (const p of points) {
+    if (p.status !== "succeeded" || typeof p[x] !== "number" || typeof p[y] !== "number") continue;
+    const item = { x: p[x], y: p[y], point: p };
+    if (p.feasible === false) split.infeasible.push(item);
+    else if (p.pareto) split.front.push(item);
+    else split.feasible.push(item);
+  }
+  split.front.sort((a, b) => a.x - b.x || a.y - b.y);
+  return split;
 }
 
 // Return the swept variables whose values differ between points.

@@ -340,3 +340,47 @@ def test_a_sweeps_timeline_limit_is_checked_and_kept_by_every_point(
     assert list(error.value.message_dict) == ["spec.timeline_limit"]
     sweep = sweep_launch(user=user, name="s", spec=sweep_spec(timeline_limit=20_000))
     assert {run.timeline_limit for run in sweep.simulations.all()} == {20_000}
+
+
+def test_a_run_may_ask_for_failure_injection_and_its_result_carries_it(user: Any) -> None:
+    from simulator.runner import run_simulation
+
+    asked = launch(user, failures={"mode": "restart", "samples": 500, "restart_s": 2})
+    assert asked.failures == {"mode": "restart", "samples": 500, "restart_s": 2.0}
+    payload = sandbox_payload(asked)
+    assert payload["failures"] == asked.failures
+    result = run_simulation(**payload)
+    injected = result["failure_injection"]
+    # the tiny CPU has no failure rate: every sample completes at once, in the run's time
+    assert (injected["mode"], injected["samples"], injected["p_complete"]) == ("restart", 500, 1.0)
+    assert injected["mean_completion_s"] == result["overall_time_s"]
+    assert "failures" not in sandbox_payload(launch(user))  # none asked: none run
+
+
+@pytest.mark.parametrize(
+    ("failures", "field"),
+    [
+        ("often", "failures"),
+        ({"mode": "retry"}, "failures.mode"),
+        ({"samples": 0}, "failures.samples"),
+        ({"mode": "restart", "restart_s": -1}, "failures.restart_s"),
+    ],
+)
+def test_a_bad_failure_injection_is_refused_naming_its_field(
+    user: Any, failures: object, field: str
+) -> None:
+    with pytest.raises(ValidationError) as error:
+        launch(user, failures=failures)
+    assert list(error.value.message_dict) == [field]
+    assert not Simulation.objects.exists()
+
+
+def test_a_sweep_passes_its_failure_injection_to_every_point(user: Any) -> None:
+    spec = sweep_spec(failures={"mode": "abort", "samples": 100})
+    sweep = sweep_launch(user=user, name="failing", spec=spec)
+    assert {str(c.failures) for c in sweep.simulations.all()} == {
+        str({"mode": "abort", "samples": 100, "restart_s": 0.0})
+    }
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="bad", spec=sweep_spec(failures={"mode": "x"}))
+    assert list(error.value.message_dict) == ["spec.failures.mode"]

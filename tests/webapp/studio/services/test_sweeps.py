@@ -184,3 +184,102 @@ def test_a_failed_point_is_reported_without_sinking_the_rest(user: Any) -> None:
     assert sweep.status == SweepStatus.FINISHED
     assert (sweep.aggregate["succeeded"], sweep.aggregate["failed"]) == (2, 1)
     assert sweep.aggregate["best"]["simulation"] == children[0].pk
+
+
+def test_a_sweep_varies_a_hardware_attribute_and_a_label_count_per_point(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parses = count_parses(monkeypatch)
+    spec = sweep_spec(
+        variables={"steps": [1, 2]},
+        axes={"cpu0.speed": [1e9, 4e9], "labels.CPU": [1, 5]},
+    )
+    sweep = sweep_launch(user=user, name="scale", spec=spec)
+    children = list(sweep.simulations.order_by("pk"))
+    assert len(children) == 8
+    seen = [
+        (
+            c.variables["steps"],
+            c.snapshot["hardware"]["cpu"]["attributes"]["speed"],
+            c.labels,
+            c.snapshot["nodes"][0]["count"],
+            c.sweep_point["axes"],
+        )
+        for c in children[:4]
+    ]
+    # the node holds 2 processes of CPU per instance: 5 processes need 3 instances
+    assert seen == [
+        (1, 1e9, {"CPU": 1}, 1, {"cpu0.speed": 1e9, "labels.CPU": 1}),
+        (1, 1e9, {"CPU": 5}, 3, {"cpu0.speed": 1e9, "labels.CPU": 5}),
+        (1, 4e9, {"CPU": 1}, 1, {"cpu0.speed": 4e9, "labels.CPU": 1}),
+        (1, 4e9, {"CPU": 5}, 3, {"cpu0.speed": 4e9, "labels.CPU": 5}),
+    ]
+    assert len(parses) == 1 + 4  # the launch's, then one per distinct (speed, count)
+
+
+@pytest.mark.parametrize(
+    ("axes", "field", "words"),
+    [
+        ({"cpu0.clock": [1]}, "spec.axes.cpu0.clock", "has no attribute 'clock'"),
+        ({"CPU.speed": [1, "x"]}, "spec.axes.CPU.speed[1]", "Expected a finite number"),
+        ({"labels.GPU": [1]}, "spec.axes.labels.GPU", "No node of the system carries"),
+        ({"nope": [1]}, "spec.axes.nope", "Unknown variable 'nope'"),
+        ({"steps": [1]}, "spec.axes.steps", "both spec.variables and spec.axes"),
+        ({"cpu0.speed": []}, "spec.axes.cpu0.speed", "at least one value"),
+    ],
+)
+def test_a_bad_axis_is_refused_naming_its_field_and_nothing_is_stored(
+    user: Any, axes: dict[str, Any], field: str, words: str
+) -> None:
+    from webapp.studio.services.applications import application_model_create
+
+    application = application_model_create(
+        owner=user,
+        name="tiny",
+        source="for i in range(steps):\n    sim.computation({'ops': ops})\n",
+        variables=[
+            {"name": "steps", "type": "int", "default": 3},
+            {"name": "ops", "type": "float", "default": 1e9},
+        ],
+    )
+    spec = sweep_spec(variables={"steps": [1]}, axes=axes, application=application.pk)
+    del spec["app_source"]
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="bad", spec=spec)
+    assert list(error.value.message_dict) == [field]
+    assert words in error.value.message_dict[field][0]
+    assert not Simulation.objects.exists()
+
+
+def test_the_point_cap_counts_every_kind_of_axis(user: Any, settings: Any) -> None:
+    settings.PARASIM_MAX_SWEEP = 10
+    spec = sweep_spec(variables={"steps": [1, 2]}, axes={"labels.CPU": [1, 2, 3, 4, 5, 6]})
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="big", spec=spec)
+    assert error.value.message_dict == {
+        "spec": ["The sweep has 12 points; at most 10 are allowed."]
+    }
+
+
+def test_an_attribute_axis_is_checked_on_every_record_swapped_in(user: Any) -> None:
+    fast = GpuFactory(owner=user, name="Fast GPU", type="CPU")
+    AttributeFactory(component=fast, key="speed", value=2e9)
+    bare = GpuFactory(owner=user, name="Bare GPU", type="CPU")  # no speed
+    spec = sweep_spec(
+        variables={"steps": 1, "ops": 1e9},
+        hardware={"node": "cpu0", "components": [fast.pk, bare.pk]},
+        axes={"CPU.speed": [1e9, 3e9]},
+    )
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="hw", spec=spec)
+    (message,) = error.value.message_dict["spec.axes.CPU.speed"]
+    assert message.startswith("'Bare GPU' (node 'cpu0') has no attribute 'speed'")
+    assert not Simulation.objects.exists()
+
+    spec["hardware"]["components"] = [fast.pk]
+    children = list(sweep_launch(user=user, name="hw", spec=spec).simulations.order_by("pk"))
+    speeds = [
+        c.snapshot["hardware"][c.snapshot["nodes"][0]["hardware"]]["attributes"]["speed"]
+        for c in children
+    ]
+    assert speeds == [1e9, 3e9]
