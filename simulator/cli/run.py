@@ -18,6 +18,7 @@ from simulator.cli.common import (
 )
 from simulator.sandbox.parent import RawResult
 from simulator.summary import result_summary
+from simulator.trace_export import chrome_trace
 
 TYPE_CHECKING = False  # no `typing` at run time (simulator.cli.common says why)
 if TYPE_CHECKING:
@@ -31,6 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `run` command to the command line's subparsers."""
     run = subparsers.add_parser("run", help="simulate one application on one system")
     add_common(run, sweep=False)
+    run.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="also write the run as a Chrome trace (Perfetto, chrome://tracing) to FILE",
+    )
     run.set_defaults(handler=command_run)
 
 
@@ -51,7 +57,8 @@ def command_run(
         "seed": args.seed,
         "timeline_limit": args.timeline_limit,
     }
-    if args.json is None:  # only the summary is printed: the run returns only that
+    trace = getattr(args, "trace", None)
+    if args.json is None and trace is None:  # only the summary is printed: the run returns that
         payload["summary"] = True
     bar = ProgressBar(stderr)
     try:
@@ -60,9 +67,12 @@ def command_run(
         bar.close()
     if args.json is not None:
         write_json(result, args.json, stdout)
+    if trace is not None:
+        parsed = result.parsed() if isinstance(result, RawResult) else result
+        write_json(chrome_trace(parsed), trace, stdout)
     if args.json != "-":
         data = result.parsed() if isinstance(result, RawResult) else result
-        if args.json is not None:  # the whole result, written above
+        if args.json is not None or trace is not None:  # the whole result, read above
             data = result_summary(data)
         stdout.write(format_summary(data, system_name=str(snapshot.get("name", ""))) + "\n")
     return 0
