@@ -31,6 +31,11 @@ urlpatterns = [
         name="simulation-memory",
     ),
     path(
+        "simulations/<int:pk>/trace.json",
+        SimulationViewSet.as_view({"get": "trace"}),
+        name="simulation-trace",
+    ),
+    path(
         "sweeps/<int:pk>/results.csv",
         SweepViewSet.as_view({"get": "results"}),
         name="sweep-results",

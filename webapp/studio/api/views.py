@@ -36,6 +36,7 @@ from hwdb.api.pagination import MAX_PAGE_SIZE
 from hwdb.api.viewsets import OwnedRecordViewSet
 from restapi.cache import cached, cached_response
 from simulator.results import memory_rows
+from simulator.trace_export import chrome_trace
 from webapp.api.throttling import LaunchRateThrottle
 from webapp.studio import selectors
 from webapp.studio.api.serializers import (
@@ -237,8 +238,8 @@ class SimulationViewSet(
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Simulations: create launches one on a queue; cancel; download the result and its
-    memory figures."""
+    """Simulations: create launches one on a queue; cancel; download the result, its memory
+    figures and its Chrome trace."""
 
     filter_backends: list[Any] = []
 
@@ -322,6 +323,28 @@ class SimulationViewSet(
             return _no_result(simulation)
         columns, rows = memory_rows(simulation.result)
         return csv_response(columns, rows, filename=f"simulation-{simulation.pk}-memory.csv")
+
+    @extend_schema(
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            404: OpenApiResponse(description="The run is not yours or does not exist."),
+            409: OpenApiResponse(description="The run has no result (yet)."),
+        }
+    )
+    def trace(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """Download the run as a Chrome trace (Trace Event Format JSON, for Perfetto and
+        chrome://tracing; simulator.trace_export); 409 while the run has no result, as the
+        result download."""
+        simulation = self.get_object()
+        if simulation.status != SimulationStatus.SUCCEEDED or simulation.result is None:
+            return _no_result(simulation)
+        response = HttpResponse(
+            json.dumps(chrome_trace(simulation.result)), content_type="application/json"
+        )
+        response["Content-Disposition"] = (
+            f'attachment; filename="simulation-{simulation.pk}.trace.json"'
+        )
+        return response
 
 
 @extend_schema_view(
