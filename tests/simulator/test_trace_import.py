@@ -1,0 +1,309 @@
+"""Traces in (issue 43 item 7): a Kineto trace and an Nsight Systems SQLite export, both made
+here, read into a profile, mapped to the kernel models and written as an application model
+that replays them (simulator.trace_import, simulator.trace_model, `import-trace`)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.cli import main
+from simulator.models.gemm import computation_estimate
+from simulator.runner import run_simulation
+from simulator.trace_import import TraceError, read_kineto, read_trace
+from simulator.trace_model import (
+    dram_bandwidth,
+    gpu_record,
+    import_trace,
+    match_gpu,
+    short_name,
+)
+
+GEMM_NAME = (
+    "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage3_warpsize2x2x1_"
+    "tensor16x8x16_kernel"
+)
+ELEMENTWISE = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3>)"
+)
+NCCL = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
+
+
+def kineto_trace() -> dict[str, Any]:
+    """A small Kineto trace: a copy in, a BF16 GEMM whose aten::mm recorded its shapes, an
+    elementwise kernel and a memset on stream 7 inside a "forward" annotation, and an NCCL
+    all-reduce of 1 Mi floats on stream 20."""
+
+    def gpu(cat: str, name: str, ts: float, dur: float, stream: int, **args: Any) -> dict[str, Any]:
+        return {
+            "ph": "X",
+            "cat": cat,
+            "name": name,
+            "pid": 0,
+            "tid": stream,
+            "ts": ts,
+            "dur": dur,
+            "args": {"device": 0, "stream": stream, **args},
+        }
+
+    return {
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB", "numSms": 108}],
+        "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+        "traceEvents": [
+            {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}},
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "aten::mm",
+                "pid": 1,
+                "tid": 1,
+                "ts": 95,
+                "dur": 20,
+                "args": {
+                    "External id": 11,
+                    "Input Dims": [[4096, 2048], [2048, 8192]],
+                    "Input type": ["c10::BFloat16", "c10::BFloat16"],
+                },
+            },
+            gpu("gpu_user_annotation", "forward", 90, 700, 7),
+            gpu("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 0, 40, 7, bytes=1 << 20),
+            gpu(
+                "kernel",
+                GEMM_NAME,
+                100,
+                500,
+                7,
+                grid=[64, 32, 1],
+                block=[128, 1, 1],
+                **{"External id": 11},
+            ),
+            gpu("kernel", ELEMENTWISE, 700, 50, 7, grid=[4096, 1, 1], block=[128, 1, 1]),
+            gpu("gpu_memset", "Memset (Device)", 760, 4, 7, bytes=4096),
+            gpu(
+                "kernel",
+                NCCL,
+                800,
+                300,
+                20,
+                grid=[8, 1, 1],
+                block=[544, 1, 1],
+                **{
+                    "Collective name": "allreduce",
+                    "In msg nelems": 1 << 20,
+                    "dtype": "Float",
+                    "Group size": 2,
+                },
+            ),
+        ],
+    }
+
+
+def test_a_kineto_trace_reads_kernels_copies_and_collectives_with_their_launchers() -> None:
+    profile = read_kineto(kineto_trace())
+    assert (profile.gpu_name, profile.sms, profile.rank, profile.world_size) == (
+        "NVIDIA A100-SXM4-40GB",
+        108,
+        0,
+        2,
+    )
+    kinds = [op.kind for op in profile.ops]
+    assert kinds == ["memcpy", "kernel", "kernel", "memset", "collective"]
+    copy, gemm, elementwise, memset, nccl = profile.ops
+    assert (copy.direction, copy.bytes, copy.region) == ("HtoD", 1 << 20, None)
+    assert gemm.op_name == "aten::mm" and gemm.input_dims == ((4096, 2048), (2048, 8192))
+    assert (gemm.grid, gemm.block, gemm.region) == ((64, 32, 1), (128, 1, 1), "forward")
+    assert elementwise.op_name is None and memset.bytes == 4096
+    assert (nccl.collective, nccl.bytes, nccl.group_size) == ("allreduce", 4 << 20, 2)
+    assert profile.span_us == 1100
+    assert profile.streams() == [(0, 7), (0, 20)]
+
+
+def test_kernels_map_to_the_tiled_model_or_scale_by_the_documented_rule() -> None:
+    a100, h100 = gpu_record("A100 SXM4 40GB"), gpu_record("H100 SXM5 80GB")
+    assert match_gpu("NVIDIA A100-SXM4-40GB") == a100
+    imported = import_trace(read_kineto(kineto_trace()), measured=a100, target=h100)
+    report = imported.report
+    assert report["rules"] == {"link": 1, "gemm": 1, "bandwidth": 2, "measured": 1}
+    shape = {"kind": "gemm", "M": 4096, "N": 8192, "K": 2048, "tileM": 128, "tileN": 128,
+             "tileK": 32, "precision": "bf16"}  # fmt: skip
+    gemm_us = computation_estimate(h100.attributes, shape).time_s * 1e6
+    ratio = dram_bandwidth(a100.attributes) / dram_bandwidth(h100.attributes)  # type: ignore[operator]
+    assert 0.3 < ratio < 1  # an H100's HBM3 is faster than an A100's HBM2
+    app = imported.app_source
+    assert f"{gemm_us:.6g}, 'gemm')  # gemm M=4096 N=8192 K=2048" in app
+    assert f"kernel('at::native::vectorized_elementwise_kernel', (4096, 1, 1), (128, 1, 1), 50, {50 * ratio:.6g}, 'bandwidth')" in app  # fmt: skip
+    assert "collective('S20', 'allreduce', 4194304, 2, 300)" in app
+    assert "    # forward\n" in app
+    assert report["predicted_busy_us"] == pytest.approx(gemm_us + (50 + 4) * ratio + 300)
+    assert [row["name"] for row in report["unmapped"]] == [
+        "at::native::vectorized_elementwise_kernel",
+        "Memset",
+    ]
+    # the tiled model on the measured GPU against the measured 500 us
+    model_a100 = computation_estimate(a100.attributes, shape).time_s * 1e6
+    assert report["tiled_model_on_measured_gpu"]["median_ratio"] == pytest.approx(model_a100 / 500)
+
+
+def test_the_imported_model_replays_the_measured_durations_on_its_snapshot() -> None:
+    profile = read_kineto(kineto_trace())
+    a100 = gpu_record("A100 SXM4 40GB")
+    imported = import_trace(profile, measured=a100, ranks=2)
+    assert imported.labels == {"S7": 2, "H7": 2, "S20": 2}
+    compile(imported.app_source, "app.py", "exec")
+    result = run_simulation(
+        imported.snapshot, imported.app_source, labels=imported.labels, variables={}
+    )
+    rows = {row["process"]: row for row in result["processes"]}
+    for rank in (0, 1):
+        # the kernels and the memset take their measured time, one after another
+        assert rows[f"S7[{rank}]"]["compute_s"] == pytest.approx((500 + 50 + 4) * 1e-6, abs=1e-12)
+        assert rows[f"S20[{rank}]"]["compute_s"] == pytest.approx(300e-6, abs=1e-12)
+        assert rows[f"S7[{rank}]"]["comm_s"] + rows[f"S7[{rank}]"]["wait_s"] > 0  # the copy
+    timeline: Any = result["timeline"]
+    names = [entry.get("detail", {}).get("kernelName") for entry in timeline]
+    assert "at::native::vectorized_elementwise_kernel" in names and "nccl allreduce" in names
+
+
+def test_an_nsight_systems_export_reads_its_tables(tmp_path: Path) -> None:
+    path = tmp_path / "report.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, smCount INTEGER);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, contextId INT,
+            streamId INT, correlationId INT, globalPid INT, demangledName INT, shortName INT,
+            gridX INT, gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INT, end INT, deviceId INT, contextId INT,
+            streamId INT, correlationId INT, globalPid INT, bytes INT, copyKind INT,
+            srcKind INT, dstKind INT);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, eventClass INT,
+            globalTid INT, correlationId INT, nameId INT, returnValue INT);
+        CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, rangeId INT, category INT,
+            color INT, text TEXT, globalTid INT, endGlobalTid INT, textId INT, domainId INT);
+        INSERT INTO StringIds VALUES (1, 'ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_nn'),
+            (2, 'ampere_bf16_s16816gemm'), (3, 'ncclDevKernel_AllGather_RING_LL(ncclDevComm*)'),
+            (4, 'ncclDevKernel_AllGather_RING_LL'), (5, 'step 3');
+        INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3', 132);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+            (2000000, 2250000, 0, 1, 7, 101, 1, 1, 2, 120, 2, 1, 256, 1, 1),
+            (2300000, 2400500, 0, 1, 13, 102, 1, 3, 4, 16, 1, 1, 512, 1, 1);
+        INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES
+            (1000000, 1100000, 0, 1, 7, 100, 1, 8388608, 1, 0, 1),
+            (2500000, 2510000, 0, 1, 7, 103, 1, 65536, 2, 1, 0);
+        INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1900000, 1900100, 0, 42, 101, 0, 0);
+        INSERT INTO NVTX_EVENTS VALUES (1800000, 1950000, 59, 0, 0, 0, NULL, 42, 42, 5, 0);
+        """
+    )
+    db.commit()
+    db.close()
+    profile = read_trace(path)
+    assert (profile.source, profile.gpu_name, profile.sms) == ("nsys", "NVIDIA H100 80GB HBM3", 132)
+    copy_in, gemm, nccl, copy_out = profile.ops
+    assert (copy_in.direction, copy_in.bytes, copy_in.start_us, copy_in.dur_us) == (
+        "HtoD",
+        8388608,
+        1000.0,
+        100.0,
+    )
+    assert (gemm.kind, gemm.grid, gemm.block, gemm.dur_us) == (
+        "kernel",
+        (120, 2, 1),
+        (256, 1, 1),
+        250.0,
+    )
+    assert gemm.region == "step 3"  # the NVTX range around its launch on the launching thread
+    assert (nccl.kind, nccl.collective, nccl.stream, nccl.dur_us) == (
+        "collective",
+        "allgather",
+        13,
+        100.5,
+    )
+    assert copy_out.direction == "DtoH" and copy_out.region is None
+    imported = import_trace(profile)
+    assert imported.report["rules"] == {"link": 2, "bandwidth": 1, "measured": 1}
+    # a GEMM without its operator's shapes is reported as not mapped, with its measured time
+    assert imported.report["unmapped"] == [
+        {
+            "name": "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_nn",
+            "count": 1,
+            "measured_us": 250.0,
+        }
+    ]
+
+
+def test_bad_traces_are_refused_with_the_field_at_fault(tmp_path: Path) -> None:
+    trace = kineto_trace()
+    trace["traceEvents"][3]["dur"] = -1
+    with pytest.raises(TraceError, match=r"traceEvents\[3\]\.dur must be a number >= 0"):
+        read_kineto(trace, name="t.json")
+    with pytest.raises(TraceError, match="'traceEvents' must be a list"):
+        read_kineto({"traceEvents": {}})
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(TraceError, match="neither an Nsight Systems SQLite export nor JSON"):
+        read_trace(bad)
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).execute("CREATE TABLE x (a INT)").connection.commit()
+    with pytest.raises(TraceError, match="no table CUPTI_ACTIVITY_KIND_KERNEL"):
+        read_trace(empty)
+
+
+def test_kernel_names_read_short() -> None:
+    assert short_name(ELEMENTWISE) == "at::native::vectorized_elementwise_kernel"
+    assert (
+        short_name("void at::native::(anonymous namespace)::cat_kernel<float>(float*)")
+        == "at::native::cat_kernel"
+    )
+    assert short_name(GEMM_NAME) == GEMM_NAME
+
+
+def test_import_trace_writes_the_model_snapshot_and_report_and_they_run(tmp_path: Path) -> None:
+    source = tmp_path / "trace.json.gz"
+    source.write_bytes(gzip.compress(json.dumps(kineto_trace()).encode()))
+    app, snapshot, report = tmp_path / "app.py", tmp_path / "system.json", tmp_path / "r.json"
+    out, err = io.StringIO(), io.StringIO()
+    status = main(
+        [
+            "import-trace",
+            str(source),
+            "-o",
+            str(app),
+            "--snapshot",
+            str(snapshot),
+            "--report",
+            str(report),
+            "--target-gpu",
+            "H100 SXM5 80GB",
+        ],
+        stdout=out,
+        stderr=err,
+    )
+    assert status == 0, err.getvalue()
+    assert "Not mapped to a kernel model (2 names" in out.getvalue()
+    assert json.loads(report.read_text())["measured_record"] == "A100 SXM4 40GB"
+    labels = ",".join(f"{k}={v}" for k, v in json.loads(report.read_text())["labels"].items())
+    status = main(
+        ["run", "--system", str(snapshot), "--app", str(app), "--labels", labels, "--no-sandbox"],
+        stdout=out,
+        stderr=err,
+    )
+    assert status == 0, err.getvalue()
+
+    missing_target = tmp_path / "other.py"
+    status = main(
+        ["import-trace", str(source), "-o", str(missing_target), "--target-gpu", "Z9000"],
+        stdout=out,
+        stderr=err,
+    )
+    assert status == 2 and "no GPU record 'Z9000'" in err.getvalue()
+    assert not missing_target.exists()  # nothing half-written
