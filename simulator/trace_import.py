@@ -27,6 +27,7 @@ launching operator recorded shapes, the operator's name, input dims and types. B
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import json
 import re
@@ -218,7 +219,12 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
         world_size=max(1, _int(info.get("world_size"), 1)),
     )
 
+    # A kernel's launching operator: the CPU operator with the kernel's External id, or (in
+    # traces whose kernels carry the launch's correlation there instead) the innermost
+    # operator with recorded shapes around the runtime call that launched it.
     launched_by: dict[int, tuple[str, Any, Any]] = {}
+    shaped_ops: dict[tuple[object, object], list[tuple[float, float, tuple[str, Any, Any]]]] = {}
+    launches: dict[int, tuple[object, object, float]] = {}
     annotations: dict[int, list[tuple[float, float, str]]] = {}
     gpu_events: list[tuple[int, Mapping[str, Any]]] = []
     for index, event in enumerate(events):
@@ -227,12 +233,16 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
         category = event.get("cat")
         args = event.get("args") if isinstance(event.get("args"), Mapping) else {}
         assert isinstance(args, Mapping)
-        if category == "cpu_op" and "Input Dims" in args and "External id" in args:
-            launched_by[_int(args["External id"], -1)] = (
-                str(event.get("name")),
-                args.get("Input Dims"),
-                args.get("Input type"),
-            )
+        if category == "cpu_op" and "Input Dims" in args:
+            start, dur = _times(event, index, name)
+            shaped = (str(event.get("name")), args.get("Input Dims"), args.get("Input type"))
+            if "External id" in args:
+                launched_by[_int(args["External id"], -1)] = shaped
+            thread = (event.get("pid"), event.get("tid"))
+            shaped_ops.setdefault(thread, []).append((start, start + dur, shaped))
+        elif category == "cuda_runtime" and "correlation" in args:
+            start, _ = _times(event, index, name)
+            launches[_int(args["correlation"], -1)] = (event.get("pid"), event.get("tid"), start)
         elif category == "gpu_user_annotation":
             stream = _int(args.get("stream", event.get("tid")), -1)
             start, dur = _times(event, index, name)
@@ -240,6 +250,8 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
         elif category in ("kernel", "gpu_memcpy", "gpu_memset"):
             gpu_events.append((index, event))
     profile.annotations = sum(len(ranges) for ranges in annotations.values())
+    for thread_ops in shaped_ops.values():
+        thread_ops.sort(key=lambda item: item[0])
 
     for index, event in gpu_events:
         where = f"{name}: traceEvents[{index}]"
@@ -252,7 +264,10 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
         region = _innermost(annotations.get(stream, ()), start, start + dur)
         category = event["cat"]
         if category == "kernel":
-            op_name, dims, types = launched_by.get(_int(args.get("External id"), -1), (None,) * 3)
+            launcher = launched_by.get(_int(args.get("External id"), -1))
+            if launcher is None:
+                launcher = _enclosing(shaped_ops, launches.get(_int(args.get("correlation"), -1)))
+            op_name, dims, types = launcher or (None, None, None)
             collective = args.get("Collective name") or collective_of(event_name)
             message: float | None = None
             if collective:
@@ -297,6 +312,30 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
             )
     profile.ops.sort(key=lambda op: (op.start_us, op.stream))
     return profile
+
+
+# How many operators before a launch to look through for one that encloses it: operators
+# nest, so the innermost enclosing one is the nearest that has not ended; siblings that ended
+# before the launch are skipped, up to this many.
+_ENCLOSING_LOOKBACK = 256
+
+
+def _enclosing(
+    shaped_ops: Mapping[tuple[object, object], list[tuple[float, float, tuple[str, Any, Any]]]],
+    launch: tuple[object, object, float] | None,
+) -> tuple[str, Any, Any] | None:
+    """Return the innermost operator with shapes around a launch (pid, tid, ts), else None."""
+    if launch is None:
+        return None
+    pid, tid, at = launch
+    ops = shaped_ops.get((pid, tid))
+    if not ops:
+        return None
+    index = bisect.bisect_right(ops, at, key=lambda item: item[0])
+    for start, end, launcher in reversed(ops[max(0, index - _ENCLOSING_LOOKBACK) : index]):
+        if start <= at <= end:
+            return launcher
+    return None
 
 
 def _times(event: Mapping[str, Any], index: int, name: str) -> tuple[float, float]:

@@ -105,6 +105,23 @@ TILE_PATTERNS = (
     re.compile(r"_(\d+)x(\d+)_(\d+)x\d+_"),
     re.compile(r"_(\d+)x(\d+)_"),
 )
+# Template arguments that say only the element type: a short name leaves them out.
+BUILTIN_TYPES = frozenset(
+    [
+        "bool",
+        "char",
+        "short",
+        "int",
+        "long",
+        "float",
+        "double",
+        "half",
+        "unsigned",
+        "signed",
+        "void",
+        "size_t",
+    ]
+)
 TYPE_PRECISION = {
     "c10::half": "fp16",
     "half": "fp16",
@@ -328,16 +345,29 @@ def short_name(name: str) -> str:
     `at::native::vectorized_elementwise_kernel`."""
     text = re.sub(r"^void\s+", "", name.strip()).replace("(anonymous namespace)::", "")
     depth = 0
-    out = []
+    out: list[str] = []
+    argument: list[str] = []
     for char in text:
         if char == "<":
             depth += 1
+            if depth == 1:
+                argument = []
+                continue
         elif char == ">":
             depth = max(0, depth - 1)
+            if depth == 0:
+                # a template that is one name (cutlass::Kernel<cutlass_80_tensorop_...>) is
+                # what tells the kernel apart: it stays
+                word = "".join(argument).strip()
+                if re.fullmatch(r"[A-Za-z_]\w*", word) and word not in BUILTIN_TYPES:
+                    out.append(f"<{word}>")
+                continue
         elif char == "(" and depth == 0:
             break
-        elif depth == 0:
+        if depth == 0:
             out.append(char)
+        elif depth == 1:
+            argument.append(char)
     result = "".join(out).strip()
     return result[:120] or name[:120]
 

@@ -307,3 +307,35 @@ def test_import_trace_writes_the_model_snapshot_and_report_and_they_run(tmp_path
     )
     assert status == 2 and "no GPU record 'Z9000'" in err.getvalue()
     assert not missing_target.exists()  # nothing half-written
+
+
+def test_a_kernel_without_its_operator_s_id_finds_the_operator_around_its_launch() -> None:
+    # Older Kineto traces give a kernel the launch's correlation as its External id: the
+    # operator is the innermost one with shapes around the runtime call of that correlation.
+    trace = kineto_trace()
+    outer: dict[str, Any] = {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 2, "ts": 2000,
+             "dur": 100, "args": {"External id": 90, "Input Dims": [[256, 512], [1024, 512], [1024]],
+                                  "Input type": ["float", "float", "float"]}}  # fmt: skip
+    inner: dict[str, Any] = {**outer, "name": "aten::addmm", "ts": 2010, "dur": 50,
+             "args": {"External id": 91, "Input Dims": [[1024], [256, 512], [512, 1024], [], []],
+                      "Input type": ["float", "float", "float", "Scalar", "Scalar"]}}  # fmt: skip
+    sibling = {**inner, "ts": 2065, "dur": 10, "args": {**inner["args"], "External id": 92}}
+    launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2,
+              "ts": 2030, "dur": 5, "args": {"External id": 7777, "correlation": 7777}}  # fmt: skip
+    kernel = {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": 2100, "dur": 30,
+              "name": "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nt_align4>()",
+              "args": {"External id": 7777, "correlation": 7777, "stream": 7, "device": 0,
+                       "grid": [4, 16, 1], "block": [128, 1, 1]}}  # fmt: skip
+    trace["traceEvents"] += [outer, inner, sibling, launch, kernel]
+    profile = read_kineto(trace)
+    gemm = next(op for op in profile.ops if op.start_us == 2100)
+    assert gemm.op_name == "aten::addmm" and gemm.input_dims == (
+        (1024,),
+        (256, 512),
+        (512, 1024),
+        (),
+        (),
+    )
+    mapped = import_trace(profile, measured=gpu_record("A100 SXM4 40GB")).app_source
+    name = "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nt_align4>"
+    assert f"kernel('{name}', (4, 16, 1), (128, 1, 1), 30)  # gemm M=256 N=1024 K=512 tileM=64 tileN=64 tileK=16 precision=tf32" in mapped  # fmt: skip
