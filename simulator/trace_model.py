@@ -20,12 +20,14 @@ rules, in order (each operation's rule is in the report):
    the report lists them;
 4. `measured`: NCCL collectives keep their measured time (the network, not the GPU, times
    them); without the measured GPU's record, rules 2 and 3 keep it too;
-5. `link`: copies between host and device become transfers that the host link's model times.
+5. `link`: copies between host and device become transfers that the host link's model times
+   (with TIMES "measured" they take their measured time on the GPU's process instead, so that
+   a replay on the measured GPU gives back every measured duration).
 
 The generated application is readable Python like a user's: each GPU stream is a process
 (label `S<stream>`) that runs its kernels in the order they ran, each with its name, grid,
 block and duration; its host copies go to a host process of its own (label `H<stream>`) that
-answers each one; a collective waits at a barrier of its stream's processes (one per rank)
+answers each one (predicted times only); a collective waits at a barrier of its stream's processes (one per rank)
 and then takes its measured time. (This branch's simulator has no `sim.allreduce`; the
 comment beside each collective names it, its bytes and its group.) The system snapshot holds
 the GPU's record with a replay model (`computationTime` returns the duration the application
@@ -57,24 +59,9 @@ CATALOGUE = Path(__file__).resolve().parent.parent / "hwdb" / "seed" / "hardware
 REPLAY_MODEL = """\
 // Trace replay (docs/traces.md): a kernel takes the time the application passes in
 // params.durationS [s], measured on the trace's GPU or predicted for another by
-// `python -m simulator import-trace`; the detail names the kernel and the rule that timed it.
-function computationTime(params) {
-  var seconds = params.get('durationS');
-  if (typeof seconds !== 'number' || !(seconds >= 0) || seconds === Infinity) {
-    throw new Error("parameter 'durationS' must be a number of seconds >= 0, got " + seconds);
-  }
-  return seconds;
-}
-
-// A detail holds strings of at most 60 characters: long kernel names are cut.
-function computationDetail(params) {
-  return {kernelName: String(params.get('kernelName')).slice(0, 60),
-          rule: String(params.get('rule')).slice(0, 60)};
-}
-
-function power(state, params) {
-  return state === 'idle' ? (hw.powerIdle || 0) : (hw.powerConsumptionLoad || hw.powerIdle || 0);
-}
+// `python -m simulator import-trace`. One arithmetic expression, so that the simulator
+// answers it without V8 (simulator.models.js_arithmetic): a trace has thousands of kernels.
+function computationTime(params) { return params.durationS; }
 """
 
 GEMM_OPS = {
@@ -526,8 +513,13 @@ def _app_source(
         "    })",
         "",
         "",
-        "def copy(host, direction, size):",
-        "    # host <-> device: the link's model times it; the host process answers when it is done",
+        "def copy(host, direction, size, measured_us):",
+        '    if TIMES == "measured":',
+        "        # as it took on the traced machine (its link, pinned or pageable host memory)",
+        '        sim.computation({"kernelName": "Memcpy " + direction,',
+        '                         "durationS": measured_us * 1e-6, "rule": "measured"})',
+        "        return",
+        "    # host <-> device: the link's model times it; the host process answers when done",
         '    way = ConstVar.HostToDevice if direction == "HtoD" else ConstVar.DeviceToHost',
         "    sim.p2pCommunicationSend(size, host, way, rank)",
         "    sim.p2pCommunicationReceive(host, rank)",
@@ -562,7 +554,7 @@ def _app_source(
         if copies:
             host = "H" + label[1:] if devices == 1 else "H" + label
             lines += [
-                f"elif tag == {host!r}:",
+                f'elif tag == {host!r} and TIMES == "predicted":',
                 f"    for _ in range({copies}):  # the host copies of stream {label}",
                 f"        sim.p2pCommunicationReceive({label!r}, rank)",
                 f"        sim.p2pCommunicationSend(0, {label!r}, None, rank)",
@@ -573,7 +565,7 @@ def _app_source(
 def _call(entry: MappedOp, label: str, host: str) -> str:
     op = entry.op
     if entry.rule == "link":
-        return f"copy({host!r}, {op.direction!r}, {int(op.bytes or 0)})  # {_fmt(op.dur_us)} us measured"
+        return f"copy({host!r}, {op.direction!r}, {int(op.bytes or 0)}, {_fmt(op.dur_us)})"
     if op.kind == "collective":
         size = int(op.bytes) if op.bytes is not None else 0
         return (

@@ -164,13 +164,30 @@ def test_the_imported_model_replays_the_measured_durations_on_its_snapshot() -> 
     )
     rows = {row["process"]: row for row in result["processes"]}
     for rank in (0, 1):
-        # the kernels and the memset take their measured time, one after another
-        assert rows[f"S7[{rank}]"]["compute_s"] == pytest.approx((500 + 50 + 4) * 1e-6, abs=1e-12)
+        # the copy, the kernels and the memset take their measured time, one after another
+        s7 = rows[f"S7[{rank}]"]
+        assert s7["compute_s"] == pytest.approx((40 + 500 + 50 + 4) * 1e-6, abs=1e-12)
+        assert s7["finish_s"] == pytest.approx(s7["compute_s"], abs=1e-12)
         assert rows[f"S20[{rank}]"]["compute_s"] == pytest.approx(300e-6, abs=1e-12)
-        assert rows[f"S7[{rank}]"]["comm_s"] + rows[f"S7[{rank}]"]["wait_s"] > 0  # the copy
-    timeline: Any = result["timeline"]
-    names = [entry.get("detail", {}).get("kernelName") for entry in timeline]
-    assert "at::native::vectorized_elementwise_kernel" in names and "nccl allreduce" in names
+    # the longest stream's busy time: the replay drops the idle gaps and cross-stream waits
+    assert result["overall_time_s"] == pytest.approx(594e-6, abs=1e-12)
+
+
+def test_predicted_times_send_the_copies_over_the_link_and_run_the_predicted_kernels() -> None:
+    profile = read_kineto(kineto_trace())
+    a100, h100 = gpu_record("A100 SXM4 40GB"), gpu_record("H100 SXM5 80GB")
+    imported = import_trace(profile, measured=a100, target=h100)
+    result = run_simulation(
+        imported.snapshot, imported.app_source, labels=imported.labels, variables={}
+    )
+    rows = {row["process"]: row for row in result["processes"]}
+    predicted = imported.report["predicted_busy_us"] - 300  # less the collective
+    assert rows["S7[0]"]["compute_s"] == pytest.approx(predicted * 1e-6, rel=1e-5)
+    # 1 MiB host to device over the snapshot's PCIe 4.0 x16: t_s + n / bw (eq. 4.6)
+    link_s = 3.97e-6 + (1 << 20) / 31.5e9
+    assert rows["S7[0]"]["comm_s"] + rows["S7[0]"]["wait_s"] == pytest.approx(link_s, rel=1e-9)
+    assert rows["H7[0]"]["finish_s"] == pytest.approx(link_s, rel=1e-9)
+    assert imported.snapshot["hardware"]["gpu"]["name"] == "H100 SXM5 80GB"
 
 
 def test_an_nsight_systems_export_reads_its_tables(tmp_path: Path) -> None:
