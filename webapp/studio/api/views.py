@@ -58,6 +58,7 @@ from webapp.studio.services.applications import (
 from webapp.studio.services.launch import simulation_launch
 from webapp.studio.services.runs import simulation_cancel
 from webapp.studio.services.sweeps import sweep_cancel, sweep_launch
+from webapp.studio.services.traces import trace_import
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -405,3 +406,40 @@ class QueueListView(APIView):
     @extend_schema(responses=QueueSerializer(many=True))
     def get(self, request: Request) -> Response:
         return Response(QueueSerializer(selectors.queue_list(), many=True).data)
+
+
+class TraceImportView(APIView):
+    """Upload a PyTorch profiler (Kineto) trace or an Nsight Systems SQLite export and get the
+    application model, replay snapshot and report `python -m simulator import-trace` gives
+    (docs/traces.md); with `name`, the model is saved as one of your application models."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {
+                    "trace": {"type": "string", "format": "binary"},
+                    "target_gpu": {"type": "string"},
+                    "measured_gpu": {"type": "string"},
+                    "ranks": {"type": "integer"},
+                    "name": {"type": "string"},
+                },
+                "required": ["trace"],
+            }
+        },
+        responses=OpenApiTypes.OBJECT,
+    )
+    def post(self, request: Request) -> Response:
+        data = cast("Mapping[str, Any]", request.data)
+        answer = trace_import(
+            user=_user(request),
+            upload=request.FILES.get("trace"),
+            target_gpu=str(data.get("target_gpu", "")),
+            measured_gpu=str(data.get("measured_gpu", "")),
+            ranks=data.get("ranks", 1),
+            name=str(data.get("name", "")),
+        )
+        created = "application" in answer
+        return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
