@@ -10,7 +10,8 @@ rules, in order (each operation's rule is in the report):
    dot-product and flash attention operators) and whose precision the target has a tensor rate
    for is timed by the tiled-kernel model (simulator.models.gemm) on the target's attributes,
    with the tile the kernel's name gives (`..._128x128_32x5_...`, `tilesize128x128x32`),
-   else 128 x 128 x 32;
+   else 128 x 128 x 32; an unbatched GEMM launched with at least twice as many blocks as
+   output tiles is taken as split-K over blocks / tiles slices (`_split_k`), a heuristic;
 2. `fp32-peak`: an FP32 GEMM on CUDA cores (sgemm, no tensor cores) scales its measured time by
    the ratio of FP32 peaks, SMs x CUDACores x SMCoreClock, measured GPU over target;
 3. `bandwidth`: every other kernel, memset and device-local copy scales its measured time by the
@@ -285,6 +286,15 @@ def gemm_shape(op: GpuOp) -> dict[str, Any] | None:
         return None
     shape: dict[str, Any] = {"kind": "gemm", "M": m, "N": n, "K": k}
     shape.update(_tile(op.name))
+    if op.grid and name not in ("aten::bmm", "aten::baddbmm"):
+        # A launch with at least twice the blocks of output tiles (either orientation: a
+        # kernel may compute the transpose) splits K: the extra blocks are K slices.
+        bm, bn = shape.get("tileM", 128), shape.get("tileN", 128)
+        tiles = min(math.ceil(m / bm) * math.ceil(n / bn), math.ceil(n / bm) * math.ceil(m / bn))
+        blocks = op.grid[0] * op.grid[1] * op.grid[2]
+        splits = min(blocks // tiles, math.ceil(k / shape.get("tileK", 32)))
+        if splits >= 2:
+            shape["splitK"] = splits
     return shape
 
 
@@ -383,7 +393,9 @@ def map_ops(
             continue
         shape = None
         if op.kind == "kernel":
-            if GEMM_NAME.search(op.name) or op.op_name in GEMM_OPS:
+            # by the kernel's own name, not its parameters' types (cublasLtEpilogue_t) nor its
+            # operator (a GEMM operator launches epilogue and reduction kernels too)
+            if GEMM_NAME.search(short_name(op.name)):
                 shape = gemm_shape(op)
             elif ATTENTION_NAME.search(op.name):
                 shape = attention_shape(op)
@@ -398,7 +410,11 @@ def map_ops(
             if target is None or entry.predicted_us is not None:
                 mapped.append(entry)
                 continue
-        simt_gemm = op.kind == "kernel" and bool(GEMM_NAME.search(op.name)) and precision is None
+        simt_gemm = (
+            op.kind == "kernel"
+            and bool(GEMM_NAME.search(short_name(op.name)))
+            and precision is None
+        )
         if simt_gemm and not TENSOR_CORE_NAME.search(op.name):
             rule, ratio = "fp32-peak", fp32_ratio
         else:
@@ -410,6 +426,21 @@ def map_ops(
     return mapped
 
 
+def _split_k(shape: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Return the tiled model's params of a split-K GEMM: S = `splitK` slices of K, each a
+    GEMM of the same tiles over K / S (cuBLAS launches them as grid.z), as S times the tiles
+    (M padded to whole tiles, times S) over ceil(K / S); the B operand's traffic floor then
+    counts one slice's rows only, which leaves it low by K N (S - 1) / S elements."""
+    splits = int(shape.get("splitK", 1))
+    if shape.get("kind") != "gemm" or splits <= 1:
+        return shape
+    tile_m = int(shape.get("tileM", 128))
+    rows = math.ceil(int(shape["M"]) / tile_m) * tile_m * splits
+    params = {key: value for key, value in shape.items() if key != "splitK"}
+    params.update(M=rows, K=math.ceil(int(shape["K"]) / splits))
+    return params
+
+
 def _tiled_us(attributes: Mapping[str, float | str], shape: Mapping[str, Any]) -> float | None:
     """Return the tiled model's time [us], or None when the GPU lacks what it needs (no
     tensor rate of the precision, say)."""
@@ -417,7 +448,7 @@ def _tiled_us(attributes: Mapping[str, float | str], shape: Mapping[str, Any]) -
     if name is None or name not in attributes:
         return None
     try:
-        return computation_estimate(attributes, shape).time_s * 1e6
+        return computation_estimate(attributes, _split_k(shape)).time_s * 1e6
     except (ValueError, KeyError, TypeError, ZeroDivisionError):
         return None
 

@@ -16,11 +16,14 @@ import pytest
 from simulator.cli import main
 from simulator.models.gemm import computation_estimate
 from simulator.runner import run_simulation
-from simulator.trace_import import TraceError, read_kineto, read_trace
+from simulator.trace_import import GpuOp, TraceError, TraceProfile, read_kineto, read_trace
 from simulator.trace_model import (
+    _split_k,
     dram_bandwidth,
+    gemm_shape,
     gpu_record,
     import_trace,
+    map_ops,
     match_gpu,
     short_name,
 )
@@ -356,3 +359,26 @@ def test_a_kernel_without_its_operator_s_id_finds_the_operator_around_its_launch
     mapped = import_trace(profile, measured=gpu_record("A100 SXM4 40GB")).app_source
     name = "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nt_align4>"
     assert f"kernel('{name}', (4, 16, 1), (128, 1, 1), 30)  # gemm M=256 N=1024 K=512 tileM=64 tileN=64 tileK=16 precision=tf32" in mapped  # fmt: skip
+
+
+def test_split_k_launches_and_a_gemm_operator_s_other_kernels() -> None:
+    def op(name: str, grid: tuple[int, int, int], dims: Any) -> GpuOp:
+        return GpuOp("kernel", name, 0, 7, 0.0, 10.0, grid=grid, block=(128, 1, 1),
+                     op_name="aten::mm", input_dims=dims, input_types=("float", "float"))  # fmt: skip
+
+    # 216 blocks for one output tile: K is split in 216 slices
+    name = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_16x6_nt_align4>(P)"
+    split = op(name, (1, 1, 216), ((15, 327680), (327680, 72)))
+    shape = gemm_shape(split)
+    assert shape is not None and shape["splitK"] == 216
+    params = _split_k({**shape, "precision": "tf32"})
+    assert (params["M"], params["K"], params["N"]) == (128 * 216, 1518, 72)  # ceil(327680 / 216)
+    # as many blocks as tiles: no split
+    whole = gemm_shape(op(name, (64, 2, 1), ((8192, 1024), (1024, 128))))
+    assert whole is not None and "splitK" not in whole
+    # cuBLASLt's epilogue, launched by the same operator, is not a GEMM for its parameters' types
+    epilogue = op("void epilogue::impl::globalKernel<float>(int, cublasLtEpilogue_t)", (5, 1, 1),
+                  ((2048, 32), (32, 160)))  # fmt: skip
+    profile = TraceProfile("kineto", None, None, 0, 1, [split, epilogue])
+    rules = [entry.rule for entry in map_ops(profile, gpu_record("A100 SXM4 40GB"), None)]
+    assert rules == ["gemm", "bandwidth"]
