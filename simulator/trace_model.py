@@ -204,13 +204,15 @@ def _normal(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def match_gpu(trace_name: str | None, memory_bytes: float | None = None) -> GpuRecord | None:
+def match_gpu(trace_name: str | None) -> GpuRecord | None:
     """Return the catalogue's record for a GPU a trace names ("NVIDIA A100-PG509-200",
-    "Tesla V100-SXM2-32GB"): same model number (A100, V100, H100, ...), then the form (SXM or
-    PCIe) and the memory the name gives; None when no record has the model number."""
+    "Tesla V100-SXM2-32GB"): same model number (A100, V100, H100, ...), then the memory the
+    name gives, then its form (SXM or PCIe; SXM when it gives none), the catalogue's first
+    record among equals; None when no record has the model number."""
     if not trace_name:
         return None
-    model = re.search(r"\b([A-Z]{1,2}\d{2,4})\b", trace_name.replace("-", " "))
+    spaced = trace_name.replace("-", " ")
+    model = re.search(r"\b((?:RTX|GTX) \d{3,4}(?: Ti)?|[A-Z]{1,2}\d{2,4})\b", spaced)
     if model is None:
         return None
     family = model.group(1)
@@ -218,13 +220,15 @@ def match_gpu(trace_name: str | None, memory_bytes: float | None = None) -> GpuR
     if not candidates:
         return None
     normal = _normal(trace_name)
+    memory = re.search(r"(\d+)gb", normal)
+    stated_form = "sxm" if "sxm" in normal else "pcie" if "pcie" in normal else None
 
     def score(record: GpuRecord) -> tuple[int, int]:
         name = _normal(record.name)
-        form = int(("sxm" in normal) == ("sxm" in name) and ("pcie" in normal) == ("pcie" in name))
-        memory = re.search(r"(\d+)gb", normal)
-        same_memory = int(bool(memory) and f"{memory.group(1)}gb" in name) if memory else 0
-        return (form, same_memory)
+        same_memory = int(memory is not None and f"{memory.group(1)}gb" in name)
+        # the form the trace states, else SXM (the data-centre boards profilers mostly run on)
+        same_form = int((stated_form or "sxm") in name)
+        return (same_memory, same_form)
 
     return max(candidates, key=score)
 

@@ -382,3 +382,23 @@ def test_split_k_launches_and_a_gemm_operator_s_other_kernels() -> None:
     profile = TraceProfile("kineto", None, None, 0, 1, [split, epilogue])
     rules = [entry.rule for entry in map_ops(profile, gpu_record("A100 SXM4 40GB"), None)]
     assert rules == ["gemm", "bandwidth"]
+
+
+@pytest.mark.parametrize(
+    ("trace_name", "record"),
+    [
+        ("NVIDIA A100-SXM4-80GB", "A100 SXM4 80GB"),
+        ("NVIDIA A100-PG509-200", "A100 SXM4 40GB"),  # no memory, no form: the first SXM
+        ("Tesla V100-SXM2-32GB", "Tesla V100 SXM2 16GB"),  # the catalogue's only V100
+        ("NVIDIA H100 80GB HBM3", "H100 SXM5 80GB"),
+        ("NVIDIA H100 PCIe", "H100 PCIe 80GB"),
+        ("NVIDIA GeForce RTX 4090", "GeForce RTX 4090"),
+        ("NVIDIA Z9", None),
+        (None, None),
+    ],
+)
+def test_a_trace_s_gpu_name_matches_its_catalogue_record(
+    trace_name: str | None, record: str | None
+) -> None:
+    matched = match_gpu(trace_name)
+    assert (matched.name if matched else None) == record
