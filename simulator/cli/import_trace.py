@@ -111,6 +111,7 @@ def format_report(report: Mapping[str, Any]) -> str:
         f"Records:    measured {report['measured_record'] or '-'}, target "
         f"{report['target_record'] or '-'}",
         "Rules:      " + ", ".join(f"{rule} {n}" for rule, n in sorted(report["rules"].items())),
+        "Labels:     " + ",".join(f"{label}={n}" for label, n in report["labels"].items()),
     ]
     if "predicted_busy_us" in report:
         lines.append(

@@ -310,6 +310,7 @@ def test_import_trace_writes_the_model_snapshot_and_report_and_they_run(tmp_path
     )
     assert status == 0, err.getvalue()
     assert "Not mapped to a kernel model (2 names" in out.getvalue()
+    assert "Labels:     S7=1,H7=1,S20=1" in out.getvalue()
     assert json.loads(report.read_text())["measured_record"] == "A100 SXM4 40GB"
     labels = ",".join(f"{k}={v}" for k, v in json.loads(report.read_text())["labels"].items())
     status = main(
