@@ -462,6 +462,11 @@ def stream_label(device: int, stream: int, devices: int) -> str:
     return f"S{stream}" if devices == 1 else f"D{device}S{stream}"
 
 
+def host_label(stream: str) -> str:
+    """Return the label of the host process that launches a stream's work (H7 for S7)."""
+    return "H" + stream[1:] if stream.startswith("S") else "H" + stream
+
+
 def import_trace(
     profile: TraceProfile,
     *,
@@ -484,8 +489,7 @@ def import_trace(
     labels: dict[str, int] = {}
     for label in order:
         labels[label] = ranks
-        if any(e.rule == "link" for e in by_stream[label]):
-            labels["H" + label[1:] if devices == 1 else "H" + label] = ranks
+        labels[host_label(label)] = ranks
     app = _app_source(profile, by_stream, order, measured, target, source_name, devices)
     snapshot = _snapshot(profile, measured, target, labels)
     report = _report(profile, mapped, measured, target, labels)
@@ -535,9 +539,18 @@ def _app_source(
     else:
         lines += ['TIMES = "measured"  # the trace\'s own durations']
     lines += [
+        "GAPS = True  # False: each stream's operations run back to back",
+        "",
+        "",
+        "def launched():",
+        "    # wait for the host to launch the next operation (GAPS): the stream idles as the",
+        "    # trace shows it idling (the CPU's launches, data loading) when its work is done early",
+        "    if GAPS:",
+        "        sim.p2pCommunicationReceive(host, rank)",
         "",
         "",
         'def kernel(name, grid, block, measured_us, predicted_us=None, rule="measured"):',
+        "    launched()",
         '    us = predicted_us if TIMES == "predicted" and predicted_us is not None else measured_us',
         "    sim.computation({",
         '        "kernelName": name,',
@@ -548,7 +561,8 @@ def _app_source(
         "    })",
         "",
         "",
-        "def copy(host, direction, size, measured_us):",
+        "def copy(direction, size, measured_us):",
+        "    launched()",
         '    if TIMES == "measured":',
         "        # as it took on the traced machine (its link, pinned or pageable host memory)",
         '        sim.computation({"kernelName": "Memcpy " + direction,',
@@ -560,20 +574,34 @@ def _app_source(
         "    sim.p2pCommunicationReceive(host, rank)",
         "",
         "",
-        "def collective(stream, name, size, group, measured_us):",
+        "def collective(name, size, group, measured_us):",
         "    # The processes of this stream (one per rank) meet, then the collective takes the",
         "    # time it took: this simulator has no sim.allreduce here; a p2p ring could stand in.",
-        "    sim.barrier(stream)",
+        "    launched()",
+        "    sim.barrier(tag)",
         '    sim.computation({"kernelName": "nccl " + name, "durationS": measured_us * 1e-6,',
         '                     "messageBytes": size, "groupSize": group, "rule": "measured"})',
         "",
         "",
+        "def host_side(stream, launches):",
+        "    # The host of one stream: it launches each operation at the time the trace shows",
+        "    # it starting (GAPS) and answers the operation's copy to or from the host",
+        "    for at_us, is_copy in launches:",
+        "        if GAPS:",
+        '            sim.computation({"durationS": max(0.0, at_us * 1e-6 - sim.now())})',
+        "            sim.p2pCommunicationSend(0, stream, None, rank)",
+        '        if is_copy and TIMES == "predicted":',
+        "            sim.p2pCommunicationReceive(stream, rank)",
+        "            sim.p2pCommunicationSend(0, stream, None, rank)",
+        "",
+        "",
     ]
+    origin = min(op.start_us for op in profile.ops)
     first = True
     for label in order:
         entries = by_stream[label]
-        host = "H" + label[1:] if devices == 1 else "H" + label
         lines.append(f"{'if' if first else 'elif'} tag == {label!r}:")
+        lines.append(f"    host = {host_label(label)!r}")
         first = False
         region = None
         for entry in entries:
@@ -581,32 +609,26 @@ def _app_source(
             if op.region != region and op.region:
                 lines.append(f"    # {op.region}")
             region = op.region
-            lines.append("    " + _call(entry, label, host))
-        if not entries:  # pragma: no cover - a listed stream has operations
-            lines.append("    pass")
+            lines.append("    " + _call(entry))
     for label in order:
-        copies = sum(1 for e in by_stream[label] if e.rule == "link")
-        if copies:
-            host = "H" + label[1:] if devices == 1 else "H" + label
-            lines += [
-                f'elif tag == {host!r} and TIMES == "predicted":',
-                f"    for _ in range({copies}):  # the host copies of stream {label}",
-                f"        sim.p2pCommunicationReceive({label!r}, rank)",
-                f"        sim.p2pCommunicationSend(0, {label!r}, None, rank)",
-            ]
+        launches = ", ".join(
+            f"({_fmt(entry.op.start_us - origin)}, {int(entry.rule == 'link')})"
+            for entry in by_stream[label]
+        )
+        lines += [
+            f"elif tag == {host_label(label)!r}:",
+            f"    host_side({label!r}, [{launches}])",
+        ]
     return "\n".join(lines) + "\n"
 
 
-def _call(entry: MappedOp, label: str, host: str) -> str:
+def _call(entry: MappedOp) -> str:
     op = entry.op
     if entry.rule == "link":
-        return f"copy({host!r}, {op.direction!r}, {int(op.bytes or 0)}, {_fmt(op.dur_us)})"
+        return f"copy({op.direction!r}, {int(op.bytes or 0)}, {_fmt(op.dur_us)})"
     if op.kind == "collective":
         size = int(op.bytes) if op.bytes is not None else 0
-        return (
-            f"collective({label!r}, {op.collective!r}, {size}, {op.group_size or 0}, "
-            f"{_fmt(op.dur_us)})"
-        )
+        return f"collective({op.collective!r}, {size}, {op.group_size or 0}, {_fmt(op.dur_us)})"
     name = short_name(op.name) if op.kind == "kernel" else op.name.split(" (")[0]
     grid = op.grid or (1, 1, 1)
     block = op.block or (1, 1, 1)
@@ -647,7 +669,14 @@ def _snapshot(
     edges = [["gpu0", "pcie0"]]
     if host_labels:
         nodes.append(
-            {"id": "host0", "name": "Host", "hardware": "host", "count": 1, "labels": host_labels}
+            {
+                "id": "host0",
+                "name": "Host",
+                "hardware": "host",
+                "model": "replay",
+                "count": 1,
+                "labels": host_labels,
+            }
         )
         edges.append(["host0", "pcie0"])
     return {

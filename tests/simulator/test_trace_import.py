@@ -144,7 +144,7 @@ def test_kernels_map_to_the_tiled_model_or_scale_by_the_documented_rule() -> Non
     app = imported.app_source
     assert f"{gemm_us:.6g}, 'gemm')  # gemm M=4096 N=8192 K=2048" in app
     assert f"kernel('at::native::vectorized_elementwise_kernel', (4096, 1, 1), (128, 1, 1), 50, {50 * ratio:.6g}, 'bandwidth')" in app  # fmt: skip
-    assert "collective('S20', 'allreduce', 4194304, 2, 300)" in app
+    assert "collective('allreduce', 4194304, 2, 300)" in app
     assert "    # forward\n" in app
     assert report["predicted_busy_us"] == pytest.approx(gemm_us + (50 + 4) * ratio + 300)
     assert [row["name"] for row in report["unmapped"]] == [
@@ -160,36 +160,58 @@ def test_the_imported_model_replays_the_measured_durations_on_its_snapshot() -> 
     profile = read_kineto(kineto_trace())
     a100 = gpu_record("A100 SXM4 40GB")
     imported = import_trace(profile, measured=a100, ranks=2)
-    assert imported.labels == {"S7": 2, "H7": 2, "S20": 2}
+    assert imported.labels == {"S7": 2, "H7": 2, "S20": 2, "H20": 2}
     compile(imported.app_source, "app.py", "exec")
-    result = run_simulation(
-        imported.snapshot, imported.app_source, labels=imported.labels, variables={}
-    )
-    rows = {row["process"]: row for row in result["processes"]}
+
+    def run(source: str) -> dict[str, Any]:
+        result = run_simulation(imported.snapshot, source, labels=imported.labels, variables={})
+        return {
+            "overall": result["overall_time_s"],
+            **{r["process"]: r for r in result["processes"]},
+        }
+
+    # launched when the trace shows them starting, each operation runs when it ran: the
+    # replay spans the trace
+    rows = run(imported.app_source)
+    assert rows["overall"] == pytest.approx(profile.span_us * 1e-6, abs=1e-12)
     for rank in (0, 1):
-        # the copy, the kernels and the memset take their measured time, one after another
         s7 = rows[f"S7[{rank}]"]
+        # the copy, the kernels and the memset take their measured time
         assert s7["compute_s"] == pytest.approx((40 + 500 + 50 + 4) * 1e-6, abs=1e-12)
-        assert s7["finish_s"] == pytest.approx(s7["compute_s"], abs=1e-12)
+        assert s7["finish_s"] == pytest.approx(764e-6, abs=1e-12)
         assert rows[f"S20[{rank}]"]["compute_s"] == pytest.approx(300e-6, abs=1e-12)
-    # the longest stream's busy time: the replay drops the idle gaps and cross-stream waits
-    assert result["overall_time_s"] == pytest.approx(594e-6, abs=1e-12)
+    # without the gaps, one after another: the busiest stream's busy time
+    rows = run(imported.app_source.replace("GAPS = True", "GAPS = False"))
+    assert rows["overall"] == pytest.approx(594e-6, abs=1e-12)
+    assert rows["S7[1]"]["finish_s"] == pytest.approx(594e-6, abs=1e-12)
 
 
 def test_predicted_times_send_the_copies_over_the_link_and_run_the_predicted_kernels() -> None:
     profile = read_kineto(kineto_trace())
     a100, h100 = gpu_record("A100 SXM4 40GB"), gpu_record("H100 SXM5 80GB")
     imported = import_trace(profile, measured=a100, target=h100)
-    result = run_simulation(
-        imported.snapshot, imported.app_source, labels=imported.labels, variables={}
-    )
-    rows = {row["process"]: row for row in result["processes"]}
+    ratio = dram_bandwidth(a100.attributes) / dram_bandwidth(h100.attributes)  # type: ignore[operator]
+
+    def run(source: str) -> dict[str, Any]:
+        result = run_simulation(imported.snapshot, source, labels=imported.labels, variables={})
+        return {
+            "overall": result["overall_time_s"],
+            **{r["process"]: r for r in result["processes"]},
+        }
+
+    rows = run(imported.app_source.replace("GAPS = True", "GAPS = False"))
     predicted = imported.report["predicted_busy_us"] - 300  # less the collective
     assert rows["S7[0]"]["compute_s"] == pytest.approx(predicted * 1e-6, rel=1e-5)
     # 1 MiB host to device over the snapshot's PCIe 4.0 x16: t_s + n / bw (eq. 4.6)
     link_s = 3.97e-6 + (1 << 20) / 31.5e9
     assert rows["S7[0]"]["comm_s"] + rows["S7[0]"]["wait_s"] == pytest.approx(link_s, rel=1e-9)
     assert rows["H7[0]"]["finish_s"] == pytest.approx(link_s, rel=1e-9)
+    # with the gaps the faster GPU waits for the host's launches: the memset, launched at
+    # 760 us, ends the stream
+    rows = run(imported.app_source)
+    # (the source carries 6 significant digits of each predicted time)
+    assert rows["S7[0]"]["finish_s"] == pytest.approx((760 + 4 * ratio) * 1e-6, rel=1e-6)
+    assert rows["overall"] == pytest.approx(1100e-6, rel=1e-9)
     assert imported.snapshot["hardware"]["gpu"]["name"] == "H100 SXM5 80GB"
 
 
@@ -310,7 +332,7 @@ def test_import_trace_writes_the_model_snapshot_and_report_and_they_run(tmp_path
     )
     assert status == 0, err.getvalue()
     assert "Not mapped to a kernel model (2 names" in out.getvalue()
-    assert "Labels:     S7=1,H7=1,S20=1" in out.getvalue()
+    assert "Labels:     S7=1,H7=1,S20=1,H20=1" in out.getvalue()
     assert json.loads(report.read_text())["measured_record"] == "A100 SXM4 40GB"
     labels = ",".join(f"{k}={v}" for k, v in json.loads(report.read_text())["labels"].items())
     status = main(
