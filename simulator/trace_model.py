@@ -27,12 +27,13 @@ rules, in order (each operation's rule is in the report):
 
 The generated application is readable Python like a user's: each GPU stream is a process
 (label `S<stream>`) that runs its kernels in the order they ran, each with its name, grid,
-block and duration; its host copies go to a host process of its own (label `H<stream>`) that
-answers each one (predicted times only); a collective waits at a barrier of its stream's processes (one per rank)
-and then takes its measured time. (This branch's simulator has no `sim.allreduce`; the
-comment beside each collective names it, its bytes and its group.) The system snapshot holds
-the GPU's record with a replay model (`computationTime` returns the duration the application
-passes) and a PCIe link.
+block and duration. A host process of its own (label `H<stream>`) launches each operation at
+the time the trace shows it starting (`GAPS`, on by default: the stream idles as it did) and
+answers its host copies (predicted times only). A collective waits at a barrier of its
+stream's processes (one per rank) and then takes its measured time. (This branch's simulator
+has no `sim.allreduce`; each collective's call names it, its bytes and its group.) The system
+snapshot holds the GPU's record with a replay model (`computationTime` returns the duration
+the application passes), a PCIe link and a host CPU with the same replay model.
 """
 
 from __future__ import annotations
@@ -496,8 +497,11 @@ def import_trace(
     return ImportedTrace(app, snapshot, labels, report)
 
 
-def _fmt(us: float) -> str:
-    return f"{us:.6g}"
+def _fmt(us: float, digits: int = 10) -> str:
+    """Return a time in microseconds as the source writes it: measured times and launch
+    offsets keep the trace's nanoseconds (10 significant digits hold 10^4 s of them),
+    predictions 6 digits."""
+    return f"{us:.{digits}g}"
 
 
 def _app_source(
@@ -634,7 +638,7 @@ def _call(entry: MappedOp) -> str:
     block = op.block or (1, 1, 1)
     args = f"{name!r}, {grid}, {block}, {_fmt(op.dur_us)}"
     if entry.predicted_us is not None:
-        args += f", {_fmt(entry.predicted_us)}, {entry.rule!r}"
+        args += f", {_fmt(entry.predicted_us, 6)}, {entry.rule!r}"
     comment = ""
     if entry.shape:
         dims = " ".join(f"{k}={v}" for k, v in entry.shape.items() if k != "kind")
