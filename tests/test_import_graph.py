@@ -30,6 +30,8 @@ LAZY_IMPORTS = {
     "ctypes": "mini-racer's value handles (simulator.shallow), with py_mini_racer itself.",
     "simulator.evaluate": "imports py_mini_racer (V8); web processes only start its child.",
     "simulator.calibrate": "imports NumPy; a web process needs it only to calibrate.",
+    "simulator.trace_model": "imports NumPy (through the kernel models); a web process needs "
+    "it only to import a trace.",
     "simulator.models.gpu_current": "imports NumPy (through volkov): loaded by the runs and "
     "the model tables that use the current-GPU model.",
     "simulator.models.gpu_detailed": "imports NumPy (through volkov): only detailed kernel runs.",

@@ -1,9 +1,10 @@
-"""Command line: `python -m simulator run | sweep | analyze | calibrate`.
+"""Command line: `python -m simulator run | sweep | analyze | calibrate | import-trace`.
 
 `run` simulates one application model on one system snapshot and prints a summary table
 (or the result JSON with `--json -`); `sweep` runs the product of variable lists / ranges
 and hardware swaps and prints one row per run; `analyze` reads a CUDA kernel's counts
-(simulator.analyzer); `calibrate` fits hardware attributes to measurements. Runs go through
+(simulator.analyzer); `calibrate` fits hardware attributes to measurements; `import-trace`
+turns a profiler trace into an application model (simulator.trace_model). Runs go through
 the sandbox (simulator.sandbox.run_sandboxed) unless `--no-sandbox` is given. Any
 simulation error or bad argument ends with exit status 2 and a one-line message on stderr;
 output whose reader went away (`| head`) ends the command quietly with status 141, as a
@@ -39,6 +40,7 @@ COMMANDS = {
     "sweep": "simulator.cli.sweep",
     "analyze": "simulator.cli.analyze",
     "calibrate": "simulator.cli.calibrate",
+    "import-trace": "simulator.cli.import_trace",
 }
 # Subcommands left out when their module cannot be imported (a partial installation).
 OPTIONAL_COMMANDS = frozenset({"analyze"})

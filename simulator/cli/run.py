@@ -18,6 +18,7 @@ from simulator.cli.common import (
 )
 from simulator.sandbox.parent import RawResult
 from simulator.summary import result_summary
+from simulator.trace_export import chrome_trace
 
 TYPE_CHECKING = False  # no `typing` at run time (simulator.cli.common says why)
 if TYPE_CHECKING:
@@ -51,6 +52,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="seconds each restart costs of its own (with --inject-failures restart)",
     )
+    run.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="also write the run as a Chrome trace (Perfetto, chrome://tracing) to FILE",
+    )
     run.set_defaults(handler=command_run)
 
 
@@ -77,7 +83,8 @@ def command_run(
             "samples": args.failure_samples,
             "restart_s": args.restart_cost,
         }
-    if args.json is None:  # only the summary is printed: the run returns only that
+    trace = getattr(args, "trace", None)
+    if args.json is None and trace is None:  # only the summary is printed: the run returns that
         payload["summary"] = True
     bar = ProgressBar(stderr)
     try:
@@ -86,9 +93,12 @@ def command_run(
         bar.close()
     if args.json is not None:
         write_json(result, args.json, stdout)
+    if trace is not None:
+        parsed = result.parsed() if isinstance(result, RawResult) else result
+        write_json(chrome_trace(parsed), trace, stdout)
     if args.json != "-":
         data = result.parsed() if isinstance(result, RawResult) else result
-        if args.json is not None:  # the whole result, written above
+        if args.json is not None or trace is not None:  # the whole result, read above
             data = result_summary(data)
         stdout.write(format_summary(data, system_name=str(snapshot.get("name", ""))) + "\n")
     return 0

@@ -242,9 +242,10 @@ class SimulationSerializer(serializers.ModelSerializer):
 
 class SimulationDetailSerializer(SimulationSerializer):
     """A simulation with its error, what it froze at launch (the snapshot and the application
-    source) and where its memory-hierarchy figures download as CSV."""
+    source) and where its memory-hierarchy figures download as CSV and its Chrome trace."""
 
     memory_csv_url = serializers.SerializerMethodField()
+    trace_url = serializers.SerializerMethodField()
 
     class Meta(SimulationSerializer.Meta):
         fields = [
@@ -254,12 +255,17 @@ class SimulationDetailSerializer(SimulationSerializer):
             "app_source",
             "memory_csv_url",
             "failures",
+            "trace_url",
         ]
         read_only_fields = fields
 
     def get_memory_csv_url(self, simulation: Simulation) -> str:
         """Return the path of the run's memory CSV download."""
         return reverse("simulation-memory", kwargs={"pk": simulation.pk})
+
+    def get_trace_url(self, simulation: Simulation) -> str:
+        """Return the path of the run's Chrome trace download (issue 43 item 6)."""
+        return reverse("simulation-trace", kwargs={"pk": simulation.pk})
 
     def to_representation(self, instance: Simulation) -> dict[str, Any]:
         return {
@@ -269,6 +275,7 @@ class SimulationDetailSerializer(SimulationSerializer):
             "app_source": instance.app_source,
             "memory_csv_url": self.get_memory_csv_url(instance),
             "failures": instance.failures,
+            "trace_url": self.get_trace_url(instance),
         }
 
 

@@ -10,6 +10,7 @@ from webapp.studio.api.views import (
     QueueListView,
     SimulationViewSet,
     SweepViewSet,
+    TraceImportView,
 )
 
 router = SimpleRouter()
@@ -20,6 +21,7 @@ router.register("sweeps", SweepViewSet, basename="sweep")
 # Downloads keep their file name in the path, without the router's trailing slash.
 urlpatterns = [
     path("queues/", QueueListView.as_view(), name="queue-list"),
+    path("trace-imports/", TraceImportView.as_view(), name="trace-import"),
     path(
         "simulations/<int:pk>/result.json",
         SimulationViewSet.as_view({"get": "result"}),
@@ -29,6 +31,11 @@ urlpatterns = [
         "simulations/<int:pk>/memory.csv",
         SimulationViewSet.as_view({"get": "memory"}),
         name="simulation-memory",
+    ),
+    path(
+        "simulations/<int:pk>/trace.json",
+        SimulationViewSet.as_view({"get": "trace"}),
+        name="simulation-trace",
     ),
     path(
         "sweeps/<int:pk>/results.csv",

@@ -36,6 +36,7 @@ from hwdb.api.pagination import MAX_PAGE_SIZE
 from hwdb.api.viewsets import OwnedRecordViewSet
 from restapi.cache import cached, cached_response
 from simulator.results import memory_rows
+from simulator.trace_export import chrome_trace
 from webapp.api.throttling import LaunchRateThrottle
 from webapp.studio import selectors
 from webapp.studio.api.serializers import (
@@ -57,6 +58,7 @@ from webapp.studio.services.applications import (
 from webapp.studio.services.launch import simulation_launch
 from webapp.studio.services.runs import simulation_cancel
 from webapp.studio.services.sweeps import sweep_cancel, sweep_launch
+from webapp.studio.services.traces import trace_import
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -237,8 +239,8 @@ class SimulationViewSet(
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Simulations: create launches one on a queue; cancel; download the result and its
-    memory figures."""
+    """Simulations: create launches one on a queue; cancel; download the result, its memory
+    figures and its Chrome trace."""
 
     filter_backends: list[Any] = []
 
@@ -322,6 +324,28 @@ class SimulationViewSet(
             return _no_result(simulation)
         columns, rows = memory_rows(simulation.result)
         return csv_response(columns, rows, filename=f"simulation-{simulation.pk}-memory.csv")
+
+    @extend_schema(
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            404: OpenApiResponse(description="The run is not yours or does not exist."),
+            409: OpenApiResponse(description="The run has no result (yet)."),
+        }
+    )
+    def trace(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """Download the run as a Chrome trace (Trace Event Format JSON, for Perfetto and
+        chrome://tracing; simulator.trace_export); 409 while the run has no result, as the
+        result download."""
+        simulation = self.get_object()
+        if simulation.status != SimulationStatus.SUCCEEDED or simulation.result is None:
+            return _no_result(simulation)
+        response = HttpResponse(
+            json.dumps(chrome_trace(simulation.result)), content_type="application/json"
+        )
+        response["Content-Disposition"] = (
+            f'attachment; filename="simulation-{simulation.pk}.trace.json"'
+        )
+        return response
 
 
 # The query of a sweep's table (its REST view and its CSV): simulator.pareto's rule.
@@ -438,3 +462,40 @@ class QueueListView(APIView):
     @extend_schema(responses=QueueSerializer(many=True))
     def get(self, request: Request) -> Response:
         return Response(QueueSerializer(selectors.queue_list(), many=True).data)
+
+
+class TraceImportView(APIView):
+    """Upload a PyTorch profiler (Kineto) trace or an Nsight Systems SQLite export and get the
+    application model, replay snapshot and report `python -m simulator import-trace` gives
+    (docs/traces.md); with `name`, the model is saved as one of your application models."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {
+                    "trace": {"type": "string", "format": "binary"},
+                    "target_gpu": {"type": "string"},
+                    "measured_gpu": {"type": "string"},
+                    "ranks": {"type": "integer"},
+                    "name": {"type": "string"},
+                },
+                "required": ["trace"],
+            }
+        },
+        responses=OpenApiTypes.OBJECT,
+    )
+    def post(self, request: Request) -> Response:
+        data = cast("Mapping[str, Any]", request.data)
+        answer = trace_import(
+            user=_user(request),
+            upload=request.FILES.get("trace"),
+            target_gpu=str(data.get("target_gpu", "")),
+            measured_gpu=str(data.get("measured_gpu", "")),
+            ranks=data.get("ranks", 1),
+            name=str(data.get("name", "")),
+        )
+        created = "application" in answer
+        return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

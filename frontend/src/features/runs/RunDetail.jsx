@@ -10,6 +10,7 @@ import { RunAnalysis } from "../analysis/RunAnalysis.jsx";
 import { Results } from "./Results.jsx";
 import { RunFacts, RunProgress } from "./RunFacts.jsx";
 import { RunLimits } from "./RunLimits.jsx";
+import { TraceDownload } from "./TraceDownload.jsx";
 import { FINAL } from "./runs.js";
 import { useSimulation } from "./useSimulation.js";
 
@@ -39,6 +40,7 @@ export function RunDetail({ id }) {
               Download result JSON
             </a>
           )}
+          <TraceDownload sim={sim} result={result} />
           {sim.application && (
             <button onClick={() => navigate(`/app/applications/${sim.application}`)}>
               Edit application model

@@ -1,0 +1,133 @@
+"""`python -m simulator import-trace`: a PyTorch profiler (Kineto) trace or an Nsight Systems
+SQLite export turned into an application model, a system snapshot to replay it on, and a
+report of how each kernel was timed (simulator.trace_model; docs/traces.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+
+from simulator.cli.common import CLI_MESSAGES, CliError, table
+from simulator.trace_import import TraceError, read_trace
+from simulator.trace_model import (
+    GpuRecord,
+    TraceImportError,
+    gpu_record,
+    import_trace,
+    match_gpu,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, TextIO
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `import-trace` command to the command line's subparsers."""
+    command = subparsers.add_parser(
+        "import-trace",
+        help="turn a Kineto trace or an Nsight Systems SQLite export into an application model",
+    )
+    command.add_argument("trace", help="Kineto JSON (.json or .json.gz) or nsys SQLite export")
+    command.add_argument(
+        "-o", "--output", required=True, help="application model to write (Python; '-': stdout)"
+    )
+    command.add_argument("--snapshot", help="also write a system snapshot to replay it on")
+    command.add_argument("--report", help="write the import report as JSON ('-': stdout)")
+    command.add_argument(
+        "--measured-gpu",
+        help="the trace's GPU: a catalogue name or a JSON record (default: matched by the "
+        "name the trace gives)",
+    )
+    command.add_argument(
+        "--target-gpu", help="predict for this GPU: a catalogue name or a JSON record"
+    )
+    command.add_argument(
+        "--ranks", type=int, default=1, help="ranks that run the traced rank's work (default 1)"
+    )
+    command.set_defaults(handler=command_import_trace)
+
+
+def command_import_trace(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Import the trace, write the model (and snapshot and report), print the summary."""
+    try:
+        profile = read_trace(args.trace)
+        measured: GpuRecord | None
+        if args.measured_gpu:
+            measured = gpu_record(args.measured_gpu)
+        else:
+            measured = match_gpu(profile.gpu_name)
+        target = gpu_record(args.target_gpu) if args.target_gpu else None
+        imported = import_trace(
+            profile,
+            measured=measured,
+            target=target,
+            ranks=args.ranks,
+            source_name=os.path.basename(args.trace),
+        )
+    except (TraceError, TraceImportError) as error:
+        raise CliError(str(error)) from error
+    # Written only once all of it is ready: a failure above leaves no file behind.
+    outputs = [(args.output, imported.app_source)]
+    if args.snapshot:
+        outputs.append((args.snapshot, json.dumps(imported.snapshot, indent=1) + "\n"))
+    if args.report:
+        outputs.append((args.report, json.dumps(imported.report, indent=1) + "\n"))
+    for target_path, text in outputs:
+        _write(target_path, text, stdout)
+    if "-" not in (args.output, args.report):
+        stdout.write(format_report(imported.report) + "\n")
+    return 0
+
+
+def _write(path: str, text: str, stdout: TextIO) -> None:
+    if path == "-":
+        stdout.write(text)
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".import-trace-")
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except OSError as error:
+        raise CliError(
+            CLI_MESSAGES["write"].format(path=path, reason=error.strerror or error)
+        ) from error
+
+
+def format_report(report: Mapping[str, Any]) -> str:
+    """Return the readable text of an import's report."""
+    counts = report["counts"]
+    lines = [
+        f"Trace:      {report['source']}, GPU {report['gpu'] or 'not named'}, rank "
+        f"{report['rank']} of {report['world_size']}",
+        f"Operations: {counts.get('kernel', 0)} kernels, {counts.get('memcpy', 0)} copies, "
+        f"{counts.get('memset', 0)} memsets, {counts.get('collective', 0)} collectives on "
+        f"{report['streams']} streams; span {report['span_us'] / 1e3:.6g} ms",
+        f"Records:    measured {report['measured_record'] or '-'}, target "
+        f"{report['target_record'] or '-'}",
+        "Rules:      " + ", ".join(f"{rule} {n}" for rule, n in sorted(report["rules"].items())),
+        "Labels:     " + ",".join(f"{label}={n}" for label, n in report["labels"].items()),
+    ]
+    if "predicted_busy_us" in report:
+        lines.append(
+            f"GPU time:   measured {report['measured_busy_us'] / 1e3:.6g} ms, predicted "
+            f"{report['predicted_busy_us'] / 1e3:.6g} ms (all streams summed)"
+        )
+    unmapped = report["unmapped"]
+    if unmapped:
+        lines.append(f"Not mapped to a kernel model ({len(unmapped)} names, by measured time):")
+        lines.append(
+            table(
+                ["kernel", "count", "measured_us"],
+                [
+                    [row["name"][:70], row["count"], f"{row['measured_us']:.6g}"]
+                    for row in unmapped[:15]
+                ],
+            )
+        )
+    return "\n".join(lines)

@@ -1,0 +1,775 @@
+"""A profiler trace turned into an application model and a system to replay it on (issue 43
+item 7; docs/traces.md).
+
+`import_trace(profile, measured=..., target=...)` maps every GPU operation of a
+`simulator.trace_import.TraceProfile` to the model that times it on the target GPU, by these
+rules, in order (each operation's rule is in the report):
+
+1. `gemm`, `attention`: a tensor-core GEMM or flash-attention kernel whose launching operator
+   recorded its shapes (aten::mm, addmm, bmm, baddbmm, linear, matmul, _scaled_mm; the scaled
+   dot-product and flash attention operators) and whose precision the target has a tensor rate
+   for is timed by the tiled-kernel model (simulator.models.gemm) on the target's attributes,
+   with the tile the kernel's name gives (`..._128x128_32x5_...`, `tilesize128x128x32`),
+   else 128 x 128 x 32; an unbatched GEMM launched with at least twice as many blocks as
+   output tiles is taken as split-K over blocks / tiles slices (`_split_k`), a heuristic;
+2. `fp32-peak`: an FP32 GEMM on CUDA cores (sgemm, no tensor cores) scales its measured time by
+   the ratio of FP32 peaks, SMs x CUDACores x SMCoreClock, measured GPU over target;
+3. `bandwidth`: every other kernel, memset and device-local copy scales its measured time by the
+   ratio of DRAM bandwidths (memoryEfficiency x eq. 4.5, else GMEMThroughput), measured GPU
+   over target: most of what a training step runs besides its GEMMs (elementwise, norms,
+   reductions, copies) is bandwidth-bound. These are the kernels the models could not map, and
+   the report lists them;
+4. `measured`: NCCL collectives keep their measured time (the network, not the GPU, times
+   them); without the measured GPU's record, rules 2 and 3 keep it too;
+5. `link`: copies between host and device become transfers that the host link's model times
+   (with TIMES "measured" they take their measured time on the GPU's process instead, so that
+   a replay on the measured GPU gives back every measured duration).
+
+The generated application is readable Python like a user's: each GPU stream is a process
+(label `S<stream>`) that runs its kernels in the order they ran, each with its name, grid,
+block and duration. A host process of its own (label `H<stream>`) launches each operation at
+the time the trace shows it starting (`GAPS`, on by default: the stream idles as it did) and
+answers its host copies (predicted times only). A collective waits at a barrier of its
+stream's processes (one per rank) and then takes its measured time. (This branch's simulator
+has no `sim.allreduce`; each collective's call names it, its bytes and its group.) The system
+snapshot holds the GPU's record with a replay model (`computationTime` returns the duration
+the application passes), a PCIe link and a host CPU with the same replay model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator.models import builtin_models
+from simulator.models.gemm import TENSOR_PRECISIONS, computation_estimate
+from simulator.models.gpu_current import CurrentGpu
+from simulator.models.volkov import GpuHardware
+from simulator.trace_import import GpuOp, TraceProfile
+
+# The hardware catalogue the project ships (hwdb's seed), read as data: a GPU named on the
+# command line is looked up there.
+CATALOGUE = Path(__file__).resolve().parent.parent / "hwdb" / "seed" / "hardware.json"
+
+# The replay model of the generated snapshot's GPU: the application gives each kernel's time.
+REPLAY_MODEL = """\
+// Trace replay (docs/traces.md): a kernel takes the time the application passes in
+// params.durationS [s], measured on the trace's GPU or predicted for another by
+// `python -m simulator import-trace`. One arithmetic expression, so that the simulator
+// answers it without V8 (simulator.models.js_arithmetic): a trace has thousands of kernels.
+function computationTime(params) { return params.durationS; }
+"""
+
+GEMM_OPS = {
+    "aten::mm",
+    "aten::addmm",
+    "aten::bmm",
+    "aten::baddbmm",
+    "aten::linear",
+    "aten::matmul",
+    "aten::_scaled_mm",
+}
+ATTENTION_OPS = {
+    "aten::_scaled_dot_product_flash_attention": "bhsd",
+    "aten::_scaled_dot_product_efficient_attention": "bhsd",
+    "aten::_scaled_dot_product_cudnn_attention": "bhsd",
+    "aten::_flash_attention_forward": "bshd",
+    "aten::_efficient_attention_forward": "bshd",
+}
+# Names of tensor-core GEMM kernels: CUTLASS's tensorop, cuBLAS's s/h 884, 1688 and 16816
+# (the MMA shape), xmma and hmma, TF32 kernels, Hopper's wgmma/gmma and later architectures'.
+TENSOR_CORE_NAME = re.compile(
+    r"tensorop|[sh](?:884|1688|16816)|xmma|hmma|tf32|wgmma|_gmma|sm90|sm100|cublasLt", re.I
+)
+GEMM_NAME = re.compile(r"gemm|gemv|matmul|cublas", re.I)
+ATTENTION_NAME = re.compile(r"flash_fwd|fmha.*fwd|flash_attn|attention.*fwd|fwd.*attention", re.I)
+TILE_PATTERNS = (
+    re.compile(r"tilesize(\d+)x(\d+)x(\d+)"),
+    re.compile(r"_(\d+)x(\d+)_(\d+)x\d+_"),
+    re.compile(r"_(\d+)x(\d+)_"),
+)
+# Template arguments that say only the element type: a short name leaves them out.
+BUILTIN_TYPES = frozenset(
+    [
+        "bool",
+        "char",
+        "short",
+        "int",
+        "long",
+        "float",
+        "double",
+        "half",
+        "unsigned",
+        "signed",
+        "void",
+        "size_t",
+    ]
+)
+TYPE_PRECISION = {
+    "c10::half": "fp16",
+    "half": "fp16",
+    "c10::bfloat16": "bf16",
+    "bfloat16": "bf16",
+    "c10::float8_e4m3fn": "fp8",
+    "c10::float8_e5m2": "fp8",
+    "double": "fp64",
+    "signed char": "int8",
+    "int8": "int8",
+}
+
+
+class TraceImportError(ValueError):
+    """A GPU record that cannot be found or read: the message names it."""
+
+
+@dataclass(frozen=True)
+class GpuRecord:
+    """A GPU's hardware record: its name and attributes (hwdb's form, a plain mapping)."""
+
+    name: str
+    attributes: Mapping[str, float | str]
+
+
+@dataclass
+class MappedOp:
+    """One GPU operation with the rule that times it on the target and its times [us]."""
+
+    op: GpuOp
+    rule: str
+    predicted_us: float | None = None
+    model_on_measured_us: float | None = None  # rules 1: the model on the measured GPU
+    shape: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ImportedTrace:
+    """What an import gives: the application's source, the snapshot, the report."""
+
+    app_source: str
+    snapshot: dict[str, Any]
+    labels: dict[str, int]
+    report: dict[str, Any]
+
+
+# -- hardware records ------------------------------------------------------------------------------
+def _attributes(record: Mapping[str, Any], where: str) -> dict[str, float | str]:
+    attributes = record.get("attributes")
+    if isinstance(attributes, list):  # the catalogue's form: [{key, value, unit, source}]
+        return {str(item["key"]): item["value"] for item in attributes if "key" in item}
+    if isinstance(attributes, Mapping):
+        return dict(attributes)
+    raise TraceImportError(f"{where}: a hardware record has 'attributes'")
+
+
+def catalogue_gpus(path: Path = CATALOGUE) -> list[GpuRecord]:
+    """Return the GPU records of the project's hardware catalogue (none without it)."""
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    items = next(iter(data.values())) if isinstance(data, Mapping) else data
+    return [
+        GpuRecord(str(item["name"]), _attributes(item, str(item["name"])))
+        for item in items
+        if isinstance(item, Mapping) and item.get("type") == "GPU"
+    ]
+
+
+def gpu_record(spec: str) -> GpuRecord:
+    """Return the GPU record `spec` names: a JSON file holding one (name, attributes), or the
+    name of a GPU in the hardware catalogue (case and spacing ignored)."""
+    path = Path(spec)
+    if path.suffix == ".json" and path.exists():
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise TraceImportError(f"cannot read the GPU record {spec}: {error}") from error
+        if not isinstance(record, Mapping) or "name" not in record:
+            raise TraceImportError(f"{spec}: a GPU record is an object with name and attributes")
+        return GpuRecord(str(record["name"]), _attributes(record, spec))
+    wanted = _normal(spec)
+    records = catalogue_gpus()
+    for record in records:
+        if _normal(record.name) == wanted:
+            return record
+    names = ", ".join(record.name for record in records)
+    raise TraceImportError(f"no GPU record {spec!r}: give a JSON file or one of: {names}")
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def match_gpu(trace_name: str | None) -> GpuRecord | None:
+    """Return the catalogue's record for a GPU a trace names ("NVIDIA A100-PG509-200",
+    "Tesla V100-SXM2-32GB"): same model number (A100, V100, H100, ...), then the memory the
+    name gives, then its form (SXM or PCIe; SXM when it gives none), the catalogue's first
+    record among equals; None when no record has the model number."""
+    if not trace_name:
+        return None
+    spaced = trace_name.replace("-", " ")
+    model = re.search(r"\b((?:RTX|GTX) \d{3,4}(?: Ti)?|[A-Z]{1,2}\d{2,4})\b", spaced)
+    if model is None:
+        return None
+    family = model.group(1)
+    candidates = [r for r in catalogue_gpus() if re.search(rf"\b{family}\b", r.name)]
+    if not candidates:
+        return None
+    normal = _normal(trace_name)
+    memory = re.search(r"(\d+)gb", normal)
+    stated_form = "sxm" if "sxm" in normal else "pcie" if "pcie" in normal else None
+
+    def score(record: GpuRecord) -> tuple[int, int]:
+        name = _normal(record.name)
+        same_memory = int(memory is not None and f"{memory.group(1)}gb" in name)
+        # the form the trace states, else SXM (the data-centre boards profilers mostly run on)
+        same_form = int((stated_form or "sxm") in name)
+        return (same_memory, same_form)
+
+    return max(candidates, key=score)
+
+
+def dram_bandwidth(attributes: Mapping[str, float | str]) -> float | None:
+    """Return a GPU's DRAM bandwidth [B/s] as the current-architecture model reads it, else
+    None when the record lacks what it needs."""
+    try:
+        gpu = CurrentGpu.from_attributes(attributes)
+        per_sm_cycle, _ = gpu.memory_bandwidth_per_sm(l2_resident=False, footprint_bytes=None)
+        return per_sm_cycle * gpu.base.sms * gpu.base.sm_clock_hz
+    except (ValueError, KeyError, TypeError):
+        try:
+            hw = GpuHardware.from_attributes(attributes)
+            return hw.gmem_bandwidth * hw.sms * hw.sm_clock_hz
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def fp32_peak(attributes: Mapping[str, float | str]) -> float | None:
+    """Return a GPU's FP32 lane-cycles per second (SMs x CUDACores x SMCoreClock), else None."""
+    try:
+        hw = GpuHardware.from_attributes(attributes)
+    except (ValueError, KeyError, TypeError):
+        return None
+    return hw.sms * hw.cuda_cores * hw.sm_clock_hz
+
+
+# -- shapes ------------------------------------------------------------------------------------
+def gemm_shape(op: GpuOp) -> dict[str, Any] | None:
+    """Return M, N, K and precision of a GEMM kernel from its launching operator's input dims
+    (a batch is folded into M), else None."""
+    dims = op.input_dims
+    name = op.op_name
+    if not dims or name not in GEMM_OPS:
+        return None
+    try:
+        if name in ("aten::mm", "aten::_scaled_mm"):
+            (m, k), (_, n) = dims[0], dims[1]
+        elif name == "aten::addmm":
+            (m, k), (_, n) = dims[1], dims[2]
+        elif name == "aten::bmm":
+            (b, m, k), (_, _, n) = dims[0], dims[1]
+            m *= b
+        elif name == "aten::baddbmm":
+            (b, m, k), (_, _, n) = dims[1], dims[2]
+            m *= b
+        elif name == "aten::linear":
+            k = dims[0][-1]
+            m = math.prod(dims[0][:-1])
+            n = dims[1][0]
+        else:  # aten::matmul
+            k = dims[0][-1]
+            m = math.prod(dims[0][:-1])
+            n = dims[1][-1]
+    except (ValueError, IndexError, TypeError):
+        return None
+    if min(m, n, k) <= 0:
+        return None
+    shape: dict[str, Any] = {"kind": "gemm", "M": m, "N": n, "K": k}
+    shape.update(_tile(op.name))
+    if op.grid and name not in ("aten::bmm", "aten::baddbmm"):
+        # A launch with at least twice the blocks of output tiles (either orientation: a
+        # kernel may compute the transpose) splits K: the extra blocks are K slices.
+        bm, bn = shape.get("tileM", 128), shape.get("tileN", 128)
+        tiles = min(math.ceil(m / bm) * math.ceil(n / bn), math.ceil(n / bm) * math.ceil(m / bn))
+        blocks = op.grid[0] * op.grid[1] * op.grid[2]
+        splits = min(blocks // tiles, math.ceil(k / shape.get("tileK", 32)))
+        if splits >= 2:
+            shape["splitK"] = splits
+    return shape
+
+
+def attention_shape(op: GpuOp) -> dict[str, Any] | None:
+    """Return the attention forward's heads, lengths and head dimension from its operator's
+    query and key dims, else None."""
+    layout = ATTENTION_OPS.get(op.op_name or "")
+    dims = op.input_dims
+    if layout is None or not dims or len(dims) < 2 or len(dims[0]) != 4 or len(dims[1]) != 4:
+        return None
+    if layout == "bhsd":
+        (b, h, sq, d), sk = dims[0], dims[1][2]
+    else:
+        (b, sq, h, d), sk = dims[0], dims[1][1]
+    return {"kind": "attention", "batchHeads": b * h, "seqQ": sq, "seqK": sk, "headDim": d}
+
+
+def _tile(name: str) -> dict[str, int]:
+    for pattern in TILE_PATTERNS:
+        match = pattern.search(name)
+        if match:
+            values = [int(v) for v in match.groups()]
+            tile = {"tileM": values[0], "tileN": values[1]}
+            if len(values) > 2:
+                tile["tileK"] = values[2]
+            return tile
+    return {}
+
+
+def precision_of(op: GpuOp) -> str | None:
+    """Return the tensor precision a GEMM or attention kernel runs in, or None for FP32 on
+    CUDA cores (an FP32 input on a kernel whose name shows no tensor cores)."""
+    types = [t.lower() for t in op.input_types or () if t]
+    for text in types:
+        if text in TYPE_PRECISION:
+            return TYPE_PRECISION[text]
+    if any(t == "float" for t in types) or not types:
+        return "tf32" if TENSOR_CORE_NAME.search(op.name) else None
+    return None
+
+
+def short_name(name: str) -> str:
+    """Return a kernel's name without return type, namespaces' templates and parameters:
+    `void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)` reads
+    `at::native::vectorized_elementwise_kernel`."""
+    text = re.sub(r"^void\s+", "", name.strip()).replace("(anonymous namespace)::", "")
+    depth = 0
+    out: list[str] = []
+    argument: list[str] = []
+    for char in text:
+        if char == "<":
+            depth += 1
+            if depth == 1:
+                argument = []
+                continue
+        elif char == ">":
+            depth = max(0, depth - 1)
+            if depth == 0:
+                # a template that is one name (cutlass::Kernel<cutlass_80_tensorop_...>) is
+                # what tells the kernel apart: it stays
+                word = "".join(argument).strip()
+                if re.fullmatch(r"[A-Za-z_]\w*", word) and word not in BUILTIN_TYPES:
+                    out.append(f"<{word}>")
+                continue
+        elif char == "(" and depth == 0:
+            break
+        if depth == 0:
+            out.append(char)
+        elif depth == 1:
+            argument.append(char)
+    result = "".join(out).strip()
+    return result[:120] or name[:120]
+
+
+# -- mapping -------------------------------------------------------------------------------------
+def map_ops(
+    profile: TraceProfile, measured: GpuRecord | None, target: GpuRecord | None
+) -> list[MappedOp]:
+    """Return each operation of `profile` with its rule and, given a target, its predicted
+    time (module docstring, rules 1-5)."""
+    bandwidth_ratio = fp32_ratio = None
+    if measured is not None and target is not None:
+        ours, theirs = dram_bandwidth(measured.attributes), dram_bandwidth(target.attributes)
+        if ours and theirs:
+            bandwidth_ratio = ours / theirs
+        ours, theirs = fp32_peak(measured.attributes), fp32_peak(target.attributes)
+        if ours and theirs:
+            fp32_ratio = ours / theirs
+    mapped: list[MappedOp] = []
+    for op in profile.ops:
+        if op.kind == "collective":
+            mapped.append(MappedOp(op, "measured", op.dur_us if target else None))
+            continue
+        if op.kind == "memcpy" and op.direction in ("HtoD", "DtoH"):
+            mapped.append(MappedOp(op, "link"))
+            continue
+        shape = None
+        if op.kind == "kernel":
+            # by the kernel's own name, not its parameters' types (cublasLtEpilogue_t) nor its
+            # operator (a GEMM operator launches epilogue and reduction kernels too)
+            if GEMM_NAME.search(short_name(op.name)):
+                shape = gemm_shape(op)
+            elif ATTENTION_NAME.search(op.name):
+                shape = attention_shape(op)
+        precision = precision_of(op) if shape else None
+        if shape and precision:
+            shape["precision"] = precision
+            entry = MappedOp(op, shape["kind"], shape=shape)
+            if target is not None:
+                entry.predicted_us = _tiled_us(target.attributes, shape)
+            if measured is not None:
+                entry.model_on_measured_us = _tiled_us(measured.attributes, shape)
+            if target is None or entry.predicted_us is not None:
+                mapped.append(entry)
+                continue
+        simt_gemm = (
+            op.kind == "kernel"
+            and bool(GEMM_NAME.search(short_name(op.name)))
+            and precision is None
+        )
+        if simt_gemm and not TENSOR_CORE_NAME.search(op.name):
+            rule, ratio = "fp32-peak", fp32_ratio
+        else:
+            rule, ratio = "bandwidth", bandwidth_ratio
+        if target is not None and ratio is None:
+            rule = "measured"
+        predicted = None if target is None else op.dur_us * (ratio if ratio else 1.0)
+        mapped.append(MappedOp(op, rule, predicted, shape=shape or {}))
+    return mapped
+
+
+def _split_k(shape: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Return the tiled model's params of a split-K GEMM: S = `splitK` slices of K, each a
+    GEMM of the same tiles over K / S (cuBLAS launches them as grid.z), as S times the tiles
+    (M padded to whole tiles, times S) over ceil(K / S); the B operand's traffic floor then
+    counts one slice's rows only, which leaves it low by K N (S - 1) / S elements."""
+    splits = int(shape.get("splitK", 1))
+    if shape.get("kind") != "gemm" or splits <= 1:
+        return shape
+    tile_m = int(shape.get("tileM", 128))
+    rows = math.ceil(int(shape["M"]) / tile_m) * tile_m * splits
+    params = {key: value for key, value in shape.items() if key != "splitK"}
+    params.update(M=rows, K=math.ceil(int(shape["K"]) / splits))
+    return params
+
+
+def _tiled_us(attributes: Mapping[str, float | str], shape: Mapping[str, Any]) -> float | None:
+    """Return the tiled model's time [us], or None when the GPU lacks what it needs (no
+    tensor rate of the precision, say)."""
+    name, _ = TENSOR_PRECISIONS.get(shape["precision"], (None, 0))
+    if name is None or name not in attributes:
+        return None
+    try:
+        return computation_estimate(attributes, _split_k(shape)).time_s * 1e6
+    except (ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
+# -- the application, the snapshot, the report ----------------------------------------------------
+def stream_label(device: int, stream: int, devices: int) -> str:
+    return f"S{stream}" if devices == 1 else f"D{device}S{stream}"
+
+
+def host_label(stream: str) -> str:
+    """Return the label of the host process that launches a stream's work (H7 for S7)."""
+    return "H" + stream[1:] if stream.startswith("S") else "H" + stream
+
+
+def import_trace(
+    profile: TraceProfile,
+    *,
+    measured: GpuRecord | None = None,
+    target: GpuRecord | None = None,
+    ranks: int = 1,
+    source_name: str = "trace",
+) -> ImportedTrace:
+    """Return the application model, snapshot and report of a trace (module docstring)."""
+    if ranks < 1:
+        raise TraceImportError(f"ranks must be a whole number >= 1, got {ranks}")
+    if not profile.ops:
+        raise TraceImportError(f"{source_name}: the trace holds no GPU kernel, copy or memset")
+    mapped = map_ops(profile, measured, target)
+    devices = len({op.device for op in profile.ops})
+    by_stream: dict[str, list[MappedOp]] = defaultdict(list)
+    for entry in mapped:
+        by_stream[stream_label(entry.op.device, entry.op.stream, devices)].append(entry)
+    order = [stream_label(d, s, devices) for d, s in profile.streams()]
+    labels: dict[str, int] = {}
+    for label in order:
+        labels[label] = ranks
+        labels[host_label(label)] = ranks
+    app = _app_source(profile, by_stream, order, measured, target, source_name, devices)
+    snapshot = _snapshot(profile, measured, target, labels)
+    report = _report(profile, mapped, measured, target, labels)
+    return ImportedTrace(app, snapshot, labels, report)
+
+
+def _fmt(us: float, digits: int = 10) -> str:
+    """Return a time in microseconds as the source writes it: measured times and launch
+    offsets keep the trace's nanoseconds (10 significant digits hold 10^4 s of them),
+    predictions 6 digits."""
+    return f"{us:.{digits}g}"
+
+
+def _app_source(
+    profile: TraceProfile,
+    by_stream: Mapping[str, list[MappedOp]],
+    order: Sequence[str],
+    measured: GpuRecord | None,
+    target: GpuRecord | None,
+    source_name: str,
+    devices: int,
+) -> str:
+    counts = Counter(op.kind for op in profile.ops)
+    if profile.source == "kineto":
+        kind = "a PyTorch profiler (Kineto) trace"
+    else:
+        kind = "an Nsight Systems SQLite export"
+    lines = [
+        f"# Application model imported from {kind}",
+        f"# ({source_name}) by `python -m simulator import-trace` (docs/traces.md).",
+        "# Each GPU stream is a process (label S<stream>) that runs its kernels in the order",
+        "# they ran; a copy between host and GPU is a transfer to the stream's host process",
+        "# (label H<stream>), which answers it; an NCCL collective waits at a barrier of its",
+        "# stream's processes (one per rank), then takes its time.",
+        f"# Measured on: {profile.gpu_name or 'a GPU the trace does not name'}"
+        + (f" ({profile.sms} SMs)" if profile.sms else "")
+        + f", rank {profile.rank} of {profile.world_size}"
+        + (f"; hardware record {measured.name!r}" if measured else ""),
+        f"# Trace: {counts['kernel']} kernels, {counts['memcpy']} copies, {counts['memset']} "
+        f"memsets, {counts['collective']} collectives on {len(order)} streams; "
+        f"span {profile.span_us / 1e3:.6g} ms",
+    ]
+    if target is not None:
+        lines += [
+            f"# Predicted for: {target.name!r}. TIMES picks the durations the kernels take:",
+            '# "predicted" (the kernel models, or the measured time scaled by the rule each',
+            '# line names) or "measured" (the trace\'s own).',
+            'TIMES = "predicted"',
+        ]
+    else:
+        lines += ['TIMES = "measured"  # the trace\'s own durations']
+    lines += [
+        "GAPS = True  # False: each stream's operations run back to back",
+        "",
+        "",
+        "def launched():",
+        "    # wait for the host to launch the next operation (GAPS): the stream idles as the",
+        "    # trace shows it idling (the CPU's launches, data loading) when its work is done early",
+        "    if GAPS:",
+        "        sim.p2pCommunicationReceive(host, rank)",
+        "",
+        "",
+        'def kernel(name, grid, block, measured_us, predicted_us=None, rule="measured"):',
+        "    launched()",
+        '    us = predicted_us if TIMES == "predicted" and predicted_us is not None else measured_us',
+        "    sim.computation({",
+        '        "kernelName": name,',
+        '        "gridSize": grid[0] * grid[1] * grid[2],',
+        '        "blockSize": block[0] * block[1] * block[2],',
+        '        "durationS": us * 1e-6,',
+        '        "rule": rule,',
+        "    })",
+        "",
+        "",
+        "def copy(direction, size, measured_us):",
+        "    launched()",
+        '    if TIMES == "measured":',
+        "        # as it took on the traced machine (its link, pinned or pageable host memory)",
+        '        sim.computation({"kernelName": "Memcpy " + direction,',
+        '                         "durationS": measured_us * 1e-6, "rule": "measured"})',
+        "        return",
+        "    # host <-> device: the link's model times it; the host process answers when done",
+        '    way = ConstVar.HostToDevice if direction == "HtoD" else ConstVar.DeviceToHost',
+        "    sim.p2pCommunicationSend(size, host, way, rank)",
+        "    sim.p2pCommunicationReceive(host, rank)",
+        "",
+        "",
+        "def collective(name, size, group, measured_us):",
+        "    # The processes of this stream (one per rank) meet, then the collective takes the",
+        "    # time it took: this simulator has no sim.allreduce here; a p2p ring could stand in.",
+        "    launched()",
+        "    sim.barrier(tag)",
+        '    sim.computation({"kernelName": "nccl " + name, "durationS": measured_us * 1e-6,',
+        '                     "messageBytes": size, "groupSize": group, "rule": "measured"})',
+        "",
+        "",
+        "def host_side(stream, launches):",
+        "    # The host of one stream: it launches each operation at the time the trace shows",
+        "    # it starting (GAPS) and answers the operation's copy to or from the host",
+        "    for at_us, is_copy in launches:",
+        "        if GAPS:",
+        '            sim.computation({"durationS": max(0.0, at_us * 1e-6 - sim.now())})',
+        "            sim.p2pCommunicationSend(0, stream, None, rank)",
+        '        if is_copy and TIMES == "predicted":',
+        "            sim.p2pCommunicationReceive(stream, rank)",
+        "            sim.p2pCommunicationSend(0, stream, None, rank)",
+        "",
+        "",
+    ]
+    origin = min(op.start_us for op in profile.ops)
+    first = True
+    for label in order:
+        entries = by_stream[label]
+        lines.append(f"{'if' if first else 'elif'} tag == {label!r}:")
+        lines.append(f"    host = {host_label(label)!r}")
+        first = False
+        region = None
+        for entry in entries:
+            op = entry.op
+            if op.region != region and op.region:
+                lines.append(f"    # {op.region}")
+            region = op.region
+            lines.append("    " + _call(entry))
+    for label in order:
+        launches = ", ".join(
+            f"({_fmt(entry.op.start_us - origin)}, {int(entry.rule == 'link')})"
+            for entry in by_stream[label]
+        )
+        lines += [
+            f"elif tag == {host_label(label)!r}:",
+            f"    host_side({label!r}, [{launches}])",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _call(entry: MappedOp) -> str:
+    op = entry.op
+    if entry.rule == "link":
+        return f"copy({op.direction!r}, {int(op.bytes or 0)}, {_fmt(op.dur_us)})"
+    if op.kind == "collective":
+        size = int(op.bytes) if op.bytes is not None else 0
+        return f"collective({op.collective!r}, {size}, {op.group_size or 0}, {_fmt(op.dur_us)})"
+    name = short_name(op.name) if op.kind == "kernel" else op.name.split(" (")[0]
+    grid = op.grid or (1, 1, 1)
+    block = op.block or (1, 1, 1)
+    args = f"{name!r}, {grid}, {block}, {_fmt(op.dur_us)}"
+    if entry.predicted_us is not None:
+        args += f", {_fmt(entry.predicted_us, 6)}, {entry.rule!r}"
+    comment = ""
+    if entry.shape:
+        dims = " ".join(f"{k}={v}" for k, v in entry.shape.items() if k != "kind")
+        comment = f"  # {entry.shape.get('kind', 'gemm')} {dims}"
+    elif op.bytes:
+        comment = f"  # {int(op.bytes)} bytes"
+    return f"kernel({args}){comment}"
+
+
+def _snapshot(
+    profile: TraceProfile,
+    measured: GpuRecord | None,
+    target: GpuRecord | None,
+    labels: Mapping[str, int],
+) -> dict[str, Any]:
+    gpu = target or measured
+    gpu_name = gpu.name if gpu else (profile.gpu_name or "GPU of the trace")
+    link = next(m for m in builtin_models() if m.name == "PCIe link")
+    gpu_labels = {k: v for k, v in labels.items() if k.startswith(("S", "D"))}
+    host_labels = {k: v for k, v in labels.items() if k.startswith("H")}
+    nodes: list[dict[str, Any]] = [
+        {
+            "id": "gpu0",
+            "name": "GPU",
+            "hardware": "gpu",
+            "model": "replay",
+            "count": 1,
+            "labels": gpu_labels,
+        },
+        {"id": "pcie0", "name": "PCIe", "hardware": "pcie", "model": "pcie", "count": 1},
+    ]
+    edges = [["gpu0", "pcie0"]]
+    if host_labels:
+        nodes.append(
+            {
+                "id": "host0",
+                "name": "Host",
+                "hardware": "host",
+                "model": "replay",
+                "count": 1,
+                "labels": host_labels,
+            }
+        )
+        edges.append(["host0", "pcie0"])
+    return {
+        "name": f"Trace replay on {gpu_name}",
+        "hardware": {
+            "gpu": {
+                "type": "GPU",
+                "name": gpu_name,
+                "attributes": dict(gpu.attributes) if gpu else {},
+            },
+            # PCIe 4.0 x16 at its nominal rate, as the catalogue's record of it
+            "pcie": {
+                "type": "NETWORK",
+                "name": "PCIe 4.0 x16",
+                "attributes": {
+                    "bandwidth": 31.5e9,
+                    "startupHTD": 3.97e-6,
+                    "startupDth": 5.16e-6,
+                    "lambdaHTD": 1,
+                    "lambdaDth": 1,
+                },
+            },
+            "host": {"type": "CPU", "name": "Host CPU", "attributes": {}},
+        },
+        "models": {
+            "replay": {"language": "javascript", "source": REPLAY_MODEL},
+            "pcie": {"language": "javascript", "source": link.source},
+        },
+        "nodes": nodes,
+        "edges": edges,
+    }
+
+
+def _report(
+    profile: TraceProfile,
+    mapped: Sequence[MappedOp],
+    measured: GpuRecord | None,
+    target: GpuRecord | None,
+    labels: Mapping[str, int],
+) -> dict[str, Any]:
+    counts = Counter(op.kind for op in profile.ops)
+    rules = Counter(entry.rule for entry in mapped)
+    unmapped: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for entry in mapped:
+        if entry.rule in ("bandwidth", "fp32-peak") or (
+            entry.rule == "measured" and entry.op.kind != "collective"
+        ):
+            row = unmapped[short_name(entry.op.name)]
+            row[0] += 1
+            row[1] += entry.op.dur_us
+    per_stream: dict[str, float] = defaultdict(float)
+    for op in profile.ops:
+        per_stream[str(op.stream)] += op.dur_us
+    model_errors = [
+        entry.model_on_measured_us / entry.op.dur_us
+        for entry in mapped
+        if entry.model_on_measured_us is not None and entry.op.dur_us > 0
+    ]
+    report: dict[str, Any] = {
+        "source": profile.source,
+        "gpu": profile.gpu_name,
+        "measured_record": measured.name if measured else None,
+        "target_record": target.name if target else None,
+        "rank": profile.rank,
+        "world_size": profile.world_size,
+        "counts": dict(counts),
+        "streams": sum(1 for label in labels if not label.startswith("H")),
+        "annotations": profile.annotations,
+        "span_us": profile.span_us,
+        "busy_us_per_stream": dict(per_stream),
+        "rules": dict(rules),
+        "unmapped": sorted(
+            (
+                {"name": name, "count": int(c), "measured_us": t}
+                for name, (c, t) in unmapped.items()
+            ),
+            key=lambda row: -row["measured_us"],
+        ),
+        "labels": dict(labels),
+    }
+    if model_errors:
+        model_errors.sort()
+        report["tiled_model_on_measured_gpu"] = {
+            "kernels": len(model_errors),
+            "median_ratio": model_errors[len(model_errors) // 2],
+            "min_ratio": model_errors[0],
+            "max_ratio": model_errors[-1],
+        }
+    if target is not None:
+        report["predicted_busy_us"] = sum(e.predicted_us or 0.0 for e in mapped)
+        report["measured_busy_us"] = sum(e.op.dur_us for e in mapped if e.rule != "link")
+    return report

@@ -1,0 +1,82 @@
+"""POST /api/trace-imports/: an uploaded Kineto trace becomes an application model, a replay
+snapshot and a report (issue 43 item 7), saved as an application model when named."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from tests.simulator.test_trace_import import kineto_trace
+from webapp.studio.models import ApplicationModel
+
+
+def upload(content: bytes, name: str = "trace.json") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content, content_type="application/octet-stream")
+
+
+def test_an_uploaded_trace_comes_back_as_a_model_snapshot_and_report(
+    client: APIClient, user: Any
+) -> None:
+    body = json.dumps(kineto_trace()).encode()
+    response = client.post(
+        "/api/trace-imports/",
+        {"trace": upload(body), "target_gpu": "H100 SXM5 80GB", "ranks": "2"},
+        format="multipart",
+    )
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert answer["labels"] == {"S7": 2, "H7": 2, "S20": 2, "H20": 2}
+    assert answer["report"]["measured_record"] == "A100 SXM4 40GB"
+    assert answer["report"]["rules"]["gemm"] == 1
+    assert answer["snapshot"]["hardware"]["gpu"]["name"] == "H100 SXM5 80GB"
+    assert "collective('allreduce', 4194304, 2, 300)" in answer["app_source"]
+    assert "application" not in answer and not ApplicationModel.objects.exists()
+
+    saved = client.post(
+        "/api/trace-imports/", {"trace": upload(body), "name": "Imported step"}, format="multipart"
+    )
+    assert saved.status_code == 201, saved.content
+    model = ApplicationModel.objects.get(pk=saved.json()["application"])
+    assert (model.owner, model.name) == (user, "Imported step")
+    assert model.source == saved.json()["app_source"]
+
+
+def test_bad_uploads_name_their_field_and_save_nothing(client: APIClient) -> None:
+    response = client.post(
+        "/api/trace-imports/", {"trace": upload(b"{oops"), "name": "x"}, format="multipart"
+    )
+    assert response.status_code == 400
+    (message,) = response.json()["trace"]
+    assert "trace.json is neither an Nsight Systems SQLite export nor JSON" in message
+    assert "/tmp" not in message  # the server's temporary path is not shown
+    body = json.dumps(kineto_trace()).encode()
+    response = client.post(
+        "/api/trace-imports/",
+        {"trace": upload(body), "target_gpu": "Z9000", "name": "x"},
+        format="multipart",
+    )
+    assert (
+        response.status_code == 400 and "no GPU record 'Z9000'" in response.json()["target_gpu"][0]
+    )
+    response = client.post(
+        "/api/trace-imports/", {"trace": upload(body), "ranks": "0"}, format="multipart"
+    )
+    assert response.status_code == 400 and "ranks" in response.json()
+    assert client.post("/api/trace-imports/", {}, format="multipart").status_code == 400
+    assert not ApplicationModel.objects.exists()
+
+
+def test_only_a_signed_in_user_imports_a_trace() -> None:
+    body = json.dumps(kineto_trace()).encode()
+    response = APIClient().post("/api/trace-imports/", {"trace": upload(body)}, format="multipart")
+    assert response.status_code in (401, 403)
+
+
+def test_the_schema_documents_the_trace_endpoints(client: APIClient) -> None:
+    paths = client.get("/api/schema/", {"format": "json"}).json()["paths"]
+    upload_body = paths["/api/trace-imports/"]["post"]["requestBody"]["content"]
+    assert upload_body["multipart/form-data"]["schema"]["required"] == ["trace"]
+    assert "/api/simulations/{id}/trace.json" in paths
