@@ -500,6 +500,7 @@ def _simulate(
     timeline = Timeline(timeline_limit)
     states = [ProcessState(engine, slot) for slot in slots]
     world = World(engine, nodes, Routes(system), states, timeline, active_memory)
+    world.hosts = {node.id: node.parent or node.id for node in system.nodes.values()}
     label_counts = {label: int(count) for label, count in labels.items()}
     builtins = shared_builtins(API_BUILTINS)  # one table for the run's processes
     sim_class = Sim if stackless is None else StacklessSim
@@ -573,4 +574,5 @@ def _simulate(
         seed=seed,
         memory=active_memory.result(overall) if active_memory is not None else None,
         warnings=architecture_warnings(system),
+        collectives=world.collective_calls,
     )

@@ -51,9 +51,10 @@ def test_a_real_runs_result_has_exactly_the_keys_of_the_result_type() -> None:
         snapshot, app_source, labels={"CPU": 1, "GPU": 1}, variables=VARIABLES
     )
 
-    optional = Result.__optional_keys__  # memory: only with a memory hierarchy
+    # memory: only with a memory hierarchy; collectives: only a run with sim.allreduce & co
+    optional = Result.__optional_keys__
     assert set(result) == set(Result.__required_keys__)
-    assert optional == {"memory"}
+    assert optional == {"memory", "collectives"}
     assert set(get_type_hints(Result)) == Result.__required_keys__ | optional
     for process in result["processes"]:
         assert set(process) == set(get_type_hints(ProcessRow))
