@@ -35,15 +35,16 @@ if TYPE_CHECKING:
         timeline_dropped: int
 
     class ResultSummary(_SummaryFigures, total=False):
-        """A run's summary (`result_summary`); `memory` as in Result."""
+        """A run's summary (`result_summary`); `memory` and `collectives` as in Result."""
 
         memory: dict[str, Any]
+        collectives: list[dict[str, Any]]
 
 
 def result_summary(result: Mapping[str, Any]) -> ResultSummary:
     """Return the summary of `result` (simulator.results.Result): its figures, the timeline's
     length in place of the timeline, and none of its lists of entries (timeline, resource
-    timeline, kernels, rooflines, power)."""
+    timeline, kernels, rooflines, power); a run's collective calls stay (one row each)."""
     summary: ResultSummary = {
         "status": result["status"],
         "overall_time_s": result["overall_time_s"],
@@ -57,4 +58,6 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
     }
     if "memory" in result:
         summary["memory"] = result["memory"]
+    if "collectives" in result:
+        summary["collectives"] = result["collectives"]
     return summary

@@ -70,7 +70,7 @@ def command_run(
 
 def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
     """Return the readable text of a result's summary (simulator.summary.ResultSummary):
-    totals, processes, components, memory hierarchy, engine."""
+    totals, processes, components, memory hierarchy, collectives, engine."""
     lines = []
     if system_name:
         lines.append(f"System:       {system_name}")
@@ -98,6 +98,26 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
     if memory:
         lines.append("")
         lines.extend(_memory_summary(memory))
+    calls = result.get("collectives")
+    if calls:
+        lines.append("")
+        lines.append("Collectives (busbw as nccl-tests reports it, bytes/s)")
+        lines.append(
+            record_table(
+                [
+                    "call",
+                    "collective",
+                    "algorithm",
+                    "participants",
+                    "size",
+                    "wire_bytes",
+                    "time_s",
+                    "algbw",
+                    "busbw",
+                ],
+                calls,
+            )
+        )
     stats = result["stats"]
     lines.append("")
     lines.append(
