@@ -33,6 +33,10 @@ Semantics (where MERPSYS leaves a choice, the choice is written here):
   bytes to the root. Sends are non-blocking, receivers (and the root of a gather) block until
   their messages arrived. `barrier(labels=None)` blocks until every participant reached it
   and costs no time of its own.
+* `allreduce`, `allgather`, `reduceScatter`, `reduce` and `alltoall` run an algorithm's
+  schedule of point-to-point messages (simulator.collectives), piece by piece through
+  `World.send`, each reduction charged to the receiving process's node; docs/collectives.md
+  gives their arguments, algorithms, automatic choice and what the result reports of them.
 """
 
 from __future__ import annotations
