@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from simulator.engine import Engine, EventCount, StacklessProcess
-    from simulator.platform import Hop, ProcessState, World
+    from simulator.platform import Hop, NodeRuntime, ProcessState, World
     from simulator.results import ProcessFigures, Timeline, Usage
 
     _Route = tuple[ProcessState, Sequence[Hop]]  # a send's target and the hops to it
@@ -880,7 +880,7 @@ class Sim(_SimCore, _SimCalls):
         plan = self._collective_plan(
             call, kind, size_b, names, members, root_index, algorithm, chunk_b
         )
-        chosen, operations, record_of = plan
+        chosen, operations, record_of, model_seconds = plan
         key = world.channel((kind, names, root_name))
         channel = self._collective_channel(key)
         state = self._state
@@ -890,6 +890,13 @@ class Sim(_SimCore, _SimCalls):
         record = record_of(channel, started)
         figures = state.figures
         mailbox = state.mailbox
+        if model_seconds is not None:  # the model's time for the whole call, once all came
+            waiting = world.arrive((f"{kind}Time", *map(str, channel)), len(members))
+            if waiting is not None:
+                waiting[0].await_(waiting[1])
+            figures.wait_s += engine.now - started
+            engine.pause(model_seconds)
+            figures.comm_s += model_seconds
         for what, peer, piece, reduced, tag in operations[index]:
             if what == collectives.SEND:
                 target = members[peer]
@@ -933,7 +940,12 @@ class Sim(_SimCore, _SimCalls):
         root: int,
         algorithm: object,
         chunk: float,
-    ) -> tuple[str, list[list[collectives.Operation]], Callable[[object, float], dict[str, Any]]]:
+    ) -> tuple[
+        str,
+        list[list[collectives.Operation]],
+        Callable[[object, float], dict[str, Any]],
+        float | None,
+    ]:
         """Return the algorithm, every member's operations and the call's record maker of a
         collective, made once per run for its arguments (every member asks)."""
         world = self._world
@@ -942,11 +954,22 @@ class Sim(_SimCore, _SimCalls):
         if plan is not None:
             return plan
         hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
-        chosen = collectives.choose(kind, size, hosts) if algorithm == "auto" else str(algorithm)
-        try:
-            steps = collectives.schedule(kind, chosen, size, hosts, root, call)
-        except collectives.ScheduleError as error:
-            raise ApiUsageError(str(error)) from None
+        model = self._collective_model(kind, members) if algorithm == "auto" else None
+        model_seconds: float | None = None
+        if model is not None:
+            chosen = "model"
+            assert model.functions is not None
+            params = {"participants": len(members), "collective": kind}
+            model_seconds = model.functions.call(f"{kind}Time", size, params=params)
+            steps: collectives.Schedule = []
+        else:
+            chosen = (
+                collectives.choose(kind, size, hosts) if algorithm == "auto" else str(algorithm)
+            )
+            try:
+                steps = collectives.schedule(kind, chosen, size, hosts, root, call)
+            except collectives.ScheduleError as error:
+                raise ApiUsageError(str(error)) from None
         messages, wire = collectives.wire_figures(steps)
         operations = collectives.programs(steps, len(members), chunk)
         records: dict[object, dict[str, Any]] = {}
@@ -959,6 +982,7 @@ class Sim(_SimCore, _SimCalls):
                     "collective": kind,
                     "algorithm": chosen,
                     "requested": str(algorithm),
+                    "model_node": None if model is None else model.id,
                     "participants": len(members),
                     "labels": list(names),
                     "size": size,
@@ -976,8 +1000,25 @@ class Sim(_SimCore, _SimCalls):
                 world.collective_calls.append(record)
             return record
 
-        plan = world.collectives[key] = (chosen, operations, record_of)
+        plan = world.collectives[key] = (chosen, operations, record_of, model_seconds)
         return plan
+
+    def _collective_model(self, kind: str, members: list[ProcessState]) -> NodeRuntime | None:
+        """Return the node whose model gives the time of the whole call (MERPSYS's
+        per-hardware collective functions, 000 section 3): the first node, in route order,
+        that lies on the route from the first participant to every other (the participants'
+        own node when they share one) and whose model defines `<kind>Time(size, params)`."""
+        world = self._world
+        first = members[0].slot.node
+        common: list[str] | None = None
+        for member in members[1:]:
+            path = world.routes.path(first, member.slot.node)
+            common = list(path) if common is None else [n for n in common if n in path]
+        for node_id in common or [first]:
+            node = world.nodes[node_id]
+            if node.functions is not None and node.functions.has(f"{kind}Time"):
+                return node
+        return None
 
     def _reduce_piece(self, kind: str, piece: float, op: object) -> None:
         """Charge the reduction of a received piece of `piece` bytes to this process's node:

@@ -361,3 +361,33 @@ def test_hierarchical_needs_as_many_members_on_every_host() -> None:
     with pytest.raises(UserCodeError) as error:
         run("sim.allreduce(8, algorithm='hierarchical')\n", 3, uniform(3, hosts=2))
     assert "the same number of participants on every host" in str(error.value)
+
+
+# -- a model's own time for a collective (MERPSYS's per-hardware communication functions) -------
+
+
+def test_a_network_model_may_define_the_time_of_a_whole_collective() -> None:
+    # the switch every route crosses defines allreduceTime: with algorithm "auto" the call
+    # takes that time once every participant came, and sends nothing
+    system = uniform(4)
+    system["models"]["link"]["source"] = LINK_MODEL + (
+        "\nfunction allreduceTime(size, params) { return size / 10 + params.participants; }"
+    )
+    result = run(
+        """
+        sim.computation({"seconds": rank})
+        sim.allreduce(40)
+        sim.allreduce(40, algorithm='ring', chunk=0)
+        """,
+        4,
+        system,
+    )
+    model, ring = result["collectives"]
+    assert (model["algorithm"], model["model_node"], model["messages"]) == ("model", "net", 0)
+    assert (model["start_s"], model["end_s"]) == (0.0, 3.0 + 40 / 10 + 4)
+    assert model["busbw"] == pytest.approx(40 / 11 * 2 * 3 / 4)
+    assert (ring["algorithm"], ring["model_node"]) == ("ring", None)
+    assert ring["time_s"] == pytest.approx(2 * 3 * step(10))
+    waits = [p["wait_s"] for p in result["processes"]]
+    assert waits == [3.0, 2.0, 1.0, 0.0]
+    assert not [e for e in result["timeline"] if e["kind"] == "transfer"][: -ring["messages"]]
