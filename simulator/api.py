@@ -897,10 +897,14 @@ class Sim(_SimCore, _SimCalls):
             figures.wait_s += engine.now - started
             engine.pause(model_seconds)
             figures.comm_s += model_seconds
+        routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
         for what, peer, piece, reduced, tag in operations[index]:
             if what == collectives.SEND:
                 target = members[peer]
-                world.send(state, target, piece, None, (channel, tag), None)
+                hops = routes.get(peer)
+                if hops is None:
+                    hops = routes[peer] = world.hops(state.slot, target.slot)
+                world.send(state, target, piece, None, (channel, tag), None, hops)
                 continue
             waited_from = engine.now
             message = mailbox.get(
@@ -1026,22 +1030,12 @@ class Sim(_SimCore, _SimCalls):
         `computationTime(params)` with `flops` one per 4-byte element and `bytes` read and
         written; a node whose model defines neither reduces for free."""
         slot = self._state.slot
-        node = self._world.nodes[slot.node]
-        functions = node.functions
-        if functions is None:
-            return
-        params = {
-            "collective": kind,
-            "op": str(op),
-            "flops": piece / REDUCE_ELEMENT_BYTES,
-            "bytes": 3 * piece,
-        }
-        if functions.has("reduceTime"):
-            seconds = functions.call("reduceTime", piece, params=params)
-        elif functions.has(COMPUTATION_TIME):
-            seconds = node.computation_time(params)
-        else:
-            return
+        world = self._world
+        node = world.nodes[slot.node]
+        key = ("reduce", node.id, kind, piece, op)
+        seconds = world.collectives.get(key)
+        if seconds is None:
+            seconds = world.collectives[key] = self._reduction_time(node, kind, piece, op)
         if seconds <= 0:
             return
         engine = self._engine
@@ -1050,6 +1044,25 @@ class Sim(_SimCore, _SimCalls):
         engine.pause(seconds)
         usage.stop(engine.now)
         self._state.figures.compute_s += seconds
+
+    @staticmethod
+    def _reduction_time(node: NodeRuntime, kind: str, piece: float, op: object) -> float:
+        """Return the seconds `node` takes to reduce a piece (`_reduce_piece`), 0 without
+        a model that says."""
+        functions = node.functions
+        if functions is None:
+            return 0.0
+        params = {
+            "collective": kind,
+            "op": str(op),
+            "flops": piece / REDUCE_ELEMENT_BYTES,
+            "bytes": 3 * piece,
+        }
+        if functions.has("reduceTime"):
+            return functions.call("reduceTime", piece, params=params)
+        if functions.has(COMPUTATION_TIME):
+            return node.computation_time(params)
+        return 0.0
 
     def barrier(self, labels: object = None) -> Any:
         """Block until every participant (processes of `labels`, default all) reached it."""

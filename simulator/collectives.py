@@ -457,7 +457,7 @@ def programs(steps: Schedule, members: int, chunk: float) -> list[list[Operation
                 )
     result = []
     for operations in keyed:
-        operations.sort(key=lambda item: item[:4])
+        operations.sort()  # by diagonal, sends first, then step, piece, the operation itself
         result.append([item[4] for item in operations])
     return result
 
