@@ -919,6 +919,7 @@ class Sim(_SimCore, _SimCalls):
                 self._reduce_piece(kind, piece, op)
         now = engine.now
         record["start_s"] = min(record["start_s"], started)
+        record["last_call_s"] = max(record["last_call_s"], started)
         record["end_s"] = max(record["end_s"], now)
         record["_left"] -= 1
         if record["_left"] == 0:
@@ -995,6 +996,7 @@ class Sim(_SimCore, _SimCalls):
                     "messages": messages,
                     "wire_bytes": wire,
                     "start_s": now,
+                    "last_call_s": now,
                     "end_s": now,
                     "time_s": None,
                     "algbw": None,
@@ -1079,10 +1081,12 @@ REDUCE_ELEMENT_BYTES = 4
 
 
 def _finish_record(record: dict[str, Any]) -> None:
-    """Set a collective call's time, algorithm and bus bandwidth once its last participant
-    left it (nccl-tests' doc/PERFORMANCE.md: algbw = size / time, busbw = algbw x factor)."""
+    """Set a collective call's time (from its last participant's call, when every
+    participant is in it, to the last return) and its algorithm and bus bandwidth once its
+    last participant left it (nccl-tests' doc/PERFORMANCE.md: algbw = size / time, busbw =
+    algbw x the collective's factor)."""
     del record["_left"]
-    time_s = record["end_s"] - record["start_s"]
+    time_s = record["end_s"] - record["last_call_s"]
     record["time_s"] = time_s
     if time_s > 0:
         algbw = record["size"] / time_s

@@ -385,9 +385,26 @@ def test_a_network_model_may_define_the_time_of_a_whole_collective() -> None:
     model, ring = result["collectives"]
     assert (model["algorithm"], model["model_node"], model["messages"]) == ("model", "net", 0)
     assert (model["start_s"], model["end_s"]) == (0.0, 3.0 + 40 / 10 + 4)
-    assert model["busbw"] == pytest.approx(40 / 11 * 2 * 3 / 4)
+    assert (model["last_call_s"], model["time_s"]) == (3.0, 40 / 10 + 4)
+    assert model["busbw"] == pytest.approx(40 / 8 * 2 * 3 / 4)
     assert (ring["algorithm"], ring["model_node"]) == ("ring", None)
     assert ring["time_s"] == pytest.approx(2 * 3 * step(10))
     waits = [p["wait_s"] for p in result["processes"]]
     assert waits == [3.0, 2.0, 1.0, 0.0]
     assert not [e for e in result["timeline"] if e["kind"] == "transfer"][: -ring["messages"]]
+
+
+def test_a_calls_time_starts_when_its_last_participant_is_in_it() -> None:
+    # a reduce's senders return at once; its root, done later, comes late to the alltoall
+    result = run(
+        """
+        sim.reduce(30, 'R', 2, algorithm='tree', chunk=0)
+        sim.alltoall(30, algorithm='direct', chunk=0)
+        """,
+        3,
+    )
+    reduce, alltoall = result["collectives"]
+    assert reduce["time_s"] == pytest.approx(step(30))
+    assert (alltoall["start_s"], alltoall["last_call_s"]) == (0.0, step(30))
+    assert alltoall["time_s"] == pytest.approx(step(10))
+    assert alltoall["end_s"] == pytest.approx(step(30) + step(10))
