@@ -408,3 +408,13 @@ def test_a_calls_time_starts_when_its_last_participant_is_in_it() -> None:
     assert (alltoall["start_s"], alltoall["last_call_s"]) == (0.0, step(30))
     assert alltoall["time_s"] == pytest.approx(step(10))
     assert alltoall["end_s"] == pytest.approx(step(30) + step(10))
+
+
+def test_hierarchical_allreduce_costs_its_three_rings() -> None:
+    # 2 hosts x 4: 2(L-1) intra-host steps of n/L and 2(H-1) inter-host steps of n/p
+    n, hosts, width = 64.0, 2, 4
+    result = run(
+        f"sim.allreduce({n}, algorithm='hierarchical', chunk=0)\n", 8, uniform(8, hosts=hosts)
+    )
+    expected = 2 * (width - 1) * step(n / width) + 2 * (hosts - 1) * step(n / 8)
+    assert result["collectives"][0]["time_s"] == pytest.approx(expected)
