@@ -353,11 +353,11 @@ def schedule(
             return _tree_up(members, parents, size) + _tree_down(members, parents, size)
         if algorithm == "double_binary_tree":
             first = _in_order_tree(p)
-            if p % 2:  # mirrored: rank r plays r's mirror's part
-                second = [-1 if q < 0 else p - 1 - q for q in reversed(first)]
-            else:  # shifted by one: a leaf of one tree is inside the other
-                second = [first[(r - 1) % p] for r in range(p)]
-                second = [-1 if q < 0 else (q + 1) % p for q in second]
+            # the second tree is the first shifted by one rank, so that a leaf of one is
+            # inside the other (NCCL mirrors it for an odd count, but a balanced in-order
+            # tree is its own mirror, which would put both trees on the same links)
+            second = [first[(r - 1) % p] for r in range(p)]
+            second = [-1 if q < 0 else (q + 1) % p for q in second]
             half = size / 2
             return _merge(
                 _tree_up(members, first, half) + _tree_down(members, first, half),

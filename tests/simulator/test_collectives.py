@@ -418,3 +418,11 @@ def test_hierarchical_allreduce_costs_its_three_rings() -> None:
     )
     expected = 2 * (width - 1) * step(n / width) + 2 * (hosts - 1) * step(n / 8)
     assert result["collectives"][0]["time_s"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("p", [3, 5, 7, 8, 16])
+def test_the_double_binary_trees_share_no_link_and_halve_the_trees_time(p: int) -> None:
+    # two balanced in-order trees of depth floor(log2 p), n/2 each, up then down at once
+    result = run("sim.allreduce(64, algorithm='double_binary_tree', chunk=0)\n", p)
+    depth = p.bit_length() - 1
+    assert result["collectives"][0]["time_s"] == pytest.approx(2 * depth * step(32))
