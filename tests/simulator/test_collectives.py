@@ -426,3 +426,24 @@ def test_the_double_binary_trees_share_no_link_and_halve_the_trees_time(p: int) 
     result = run("sim.allreduce(64, algorithm='double_binary_tree', chunk=0)\n", p)
     depth = p.bit_length() - 1
     assert result["collectives"][0]["time_s"] == pytest.approx(2 * depth * step(32))
+
+
+@pytest.mark.parametrize(
+    ("kind", "per_rank", "across"),
+    [
+        # (p-1)/p n in all, as the flat ring; only (H-1) n/p of it between hosts
+        ("allgather", 11 / 12, 2 / 12),
+        ("reduceScatter", 11 / 12, 2 / 12),
+        ("allreduce", 2 * 11 / 12, 2 * 2 / 12),
+        ("alltoall", 2 / 3 + 3 / 4, 2 / 3),  # (H-1)/H n across hosts, then (L-1)/L n inside
+    ],
+)
+def test_hierarchical_puts_the_flat_algorithms_bytes_on_the_wire(
+    kind: str, per_rank: float, across: float
+) -> None:
+    hosts = [h for h in range(3) for _ in range(4)]  # 3 hosts x 4
+    steps = collectives.schedule(kind, "hierarchical", 1200.0, hosts)
+    _, wire = collectives.wire_figures(steps)
+    assert wire / 12 == pytest.approx(per_rank * 1200)
+    crossing = sum(t[2] for s in steps for t in s if hosts[t[0]] != hosts[t[1]])
+    assert crossing / 12 == pytest.approx(across * 1200)
