@@ -898,7 +898,7 @@ class Sim(_SimCore, _SimCalls):
             engine.pause(model_seconds)
             figures.comm_s += model_seconds
         routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
-        for what, peer, piece, reduced, tag in operations[index]:
+        for what, peer, piece, reduced, tag in collectives.program(operations[index], chunk_b):
             if what == collectives.SEND:
                 target = members[peer]
                 hops = routes.get(peer)
@@ -947,11 +947,11 @@ class Sim(_SimCore, _SimCalls):
         chunk: float,
     ) -> tuple[
         str,
-        list[list[collectives.Operation]],
+        list[list[collectives.Message]],
         Callable[[object, float], dict[str, Any]],
         float | None,
     ]:
-        """Return the algorithm, every member's operations and the call's record maker of a
+        """Return the algorithm, every member's messages and the call's record maker of a
         collective, made once per run for its arguments (every member asks)."""
         world = self._world
         key = ("plan", kind, size, names, root, algorithm, chunk)
@@ -976,7 +976,7 @@ class Sim(_SimCore, _SimCalls):
             except collectives.ScheduleError as error:
                 raise ApiUsageError(str(error)) from None
         messages, wire = collectives.wire_figures(steps)
-        operations = collectives.programs(steps, len(members), chunk)
+        operations = collectives.messages_by_member(steps, len(members))
         records: dict[object, dict[str, Any]] = {}
 
         def record_of(channel: object, now: float) -> dict[str, Any]:

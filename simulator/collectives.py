@@ -17,8 +17,9 @@ alltoall (size / p to each rank). Nothing here depends on the engine.
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 Transfer = tuple[int, int, float, bool]  # source, target, bytes, whether the target reduces
 Schedule = list[list[Transfer]]
@@ -437,29 +438,40 @@ def pieces(size: float, chunk: float) -> int:
     return math.ceil(size / chunk)
 
 
-def programs(steps: Schedule, members: int, chunk: float) -> list[list[Operation]]:
-    """Return each member's operations in the order it makes them: the sends of a step's
-    piece (step s, piece c) on diagonal s + c, then that diagonal's receives; a send waits
-    only for the receives of earlier diagonals, which is how pieces pipeline. Every receive
-    is of a piece its sender sends on the same diagonal, so no member waits for ever."""
-    keyed: list[list[tuple[int, int, int, int, Operation]]] = [[] for _ in range(members)]
+Message = tuple[int, int, int, float, bool]  # step, SEND or RECEIVE, peer, bytes, reduced
+
+
+def messages_by_member(steps: Schedule, members: int) -> list[list[Message]]:
+    """Return each member's messages of a schedule: what it sends and receives, step by step."""
+    mine: list[list[Message]] = [[] for _ in range(members)]
     for index, step in enumerate(steps):
         for source, target, size, reduced in step:
-            count = pieces(size, chunk)
-            piece = size / count
-            for c in range(count):
-                tag = (index, c)
-                keyed[source].append(
-                    (index + c, SEND, index, c, (SEND, target, piece, reduced, tag))
-                )
-                keyed[target].append(
-                    (index + c, RECEIVE, index, c, (RECEIVE, source, piece, reduced, tag))
-                )
-    result = []
-    for operations in keyed:
-        operations.sort()  # by diagonal, sends first, then step, piece, the operation itself
-        result.append([item[4] for item in operations])
-    return result
+            mine[source].append((index, SEND, target, size, reduced))
+            mine[target].append((index, RECEIVE, source, size, reduced))
+    return mine
+
+
+def program(messages: Sequence[Message], chunk: float) -> Iterator[Operation]:
+    """Yield a member's operations in the order it makes them: the sends of a step's piece
+    (step s, piece c) on diagonal s + c, then that diagonal's receives; a send waits only for
+    the receives of earlier diagonals, which is how pieces pipeline. Every receive is of a
+    piece its sender sends on the same diagonal, so no member waits for ever. Made as they
+    are taken (a heap of the member's messages, each at its next piece), so a call's pieces
+    need no memory of their own."""
+    heap = []
+    for number, (step, what, peer, size, reduced) in enumerate(messages):
+        count = pieces(size, chunk)
+        heap.append((step, what, step, 0, number, count, peer, size / count, reduced))
+    heapq.heapify(heap)
+    while heap:
+        diagonal, what, step, c, number, count, peer, piece, reduced = heap[0]
+        yield what, peer, piece, reduced, (step, c)
+        if c + 1 < count:
+            heapq.heapreplace(
+                heap, (diagonal + 1, what, step, c + 1, number, count, peer, piece, reduced)
+            )
+        else:
+            heapq.heappop(heap)
 
 
 def wire_figures(steps: Schedule) -> tuple[int, float]:
