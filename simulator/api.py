@@ -866,6 +866,7 @@ class Sim(_SimCore, _SimCalls):
             )
         if chunk is None:
             chunk_b = float(collectives.DEFAULT_CHUNK_BYTES)
+            most = collectives.DEFAULT_MOST_PIECES
         else:
             if (
                 not isinstance(chunk, int | float)
@@ -877,8 +878,9 @@ class Sim(_SimCore, _SimCalls):
                     collectives.COLLECTIVE_MESSAGES["chunk"].format(call=call, value=chunk)
                 )
             chunk_b = float(chunk)
+            most = 0
         plan = self._collective_plan(
-            call, kind, size_b, names, members, root_index, algorithm, chunk_b
+            call, kind, size_b, names, members, root_index, algorithm, chunk_b, most
         )
         chosen, operations, record_of, model_seconds = plan
         key = world.channel((kind, names, root_name))
@@ -898,7 +900,9 @@ class Sim(_SimCore, _SimCalls):
             engine.pause(model_seconds)
             figures.comm_s += model_seconds
         routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
-        for what, peer, piece, reduced, tag in collectives.program(operations[index], chunk_b):
+        for what, peer, piece, reduced, tag in collectives.program(
+            operations[index], chunk_b, most
+        ):
             if what == collectives.SEND:
                 target = members[peer]
                 hops = routes.get(peer)
@@ -945,6 +949,7 @@ class Sim(_SimCore, _SimCalls):
         root: int,
         algorithm: object,
         chunk: float,
+        most: int,
     ) -> tuple[
         str,
         list[list[collectives.Message]],
@@ -954,7 +959,7 @@ class Sim(_SimCore, _SimCalls):
         """Return the algorithm, every member's messages and the call's record maker of a
         collective, made once per run for its arguments (every member asks)."""
         world = self._world
-        key = ("plan", kind, size, names, root, algorithm, chunk)
+        key = ("plan", kind, size, names, root, algorithm, chunk, most)
         plan = world.collectives.get(key)
         if plan is not None:
             return plan
@@ -992,6 +997,7 @@ class Sim(_SimCore, _SimCalls):
                     "labels": list(names),
                     "size": size,
                     "chunk": chunk,
+                    "most_pieces": most or None,
                     "steps": len(steps),
                     "messages": messages,
                     "wire_bytes": wire,

@@ -28,6 +28,12 @@ DEFAULT_CHUNK_BYTES = 512 * 1024
 """A piece's bytes unless the call gives `chunk`: NCCL's default buffer (NCCL_BUFFSIZE,
 4 MiB) over its NCCL_STEPS (8) slots, the piece one step of its Simple protocol moves."""
 
+DEFAULT_MOST_PIECES = 64
+"""Without `chunk`, a message travels as at most this many pieces (larger ones for a larger
+message): simulating a call costs events in proportion to its pieces. Filling a pipeline of S
+stages costs S - 1 pieces' time more than a stream of infinitely small ones: (S - 1) / 64 of
+a message's time at this cap. An explicit `chunk` is kept as it is, without a cap."""
+
 KINDS = ("allreduce", "allgather", "reduceScatter", "reduce", "alltoall")
 
 ALGORITHMS: dict[str, tuple[str, ...]] = {
@@ -431,11 +437,13 @@ SEND, RECEIVE = 0, 1
 Operation = tuple[int, int, float, bool, tuple[int, int]]  # what, peer, bytes, reduced, tag
 
 
-def pieces(size: float, chunk: float) -> int:
-    """Return how many pieces a message of `size` bytes travels as (chunk 0: one)."""
+def pieces(size: float, chunk: float, most: int = 0) -> int:
+    """Return how many pieces a message of `size` bytes travels as (chunk 0: one), at most
+    `most` when given (> 0)."""
     if chunk <= 0 or size <= chunk:
         return 1
-    return math.ceil(size / chunk)
+    count = math.ceil(size / chunk)
+    return min(count, most) if most > 0 else count
 
 
 Message = tuple[int, int, int, float, bool]  # step, SEND or RECEIVE, peer, bytes, reduced
@@ -451,16 +459,16 @@ def messages_by_member(steps: Schedule, members: int) -> list[list[Message]]:
     return mine
 
 
-def program(messages: Sequence[Message], chunk: float) -> Iterator[Operation]:
+def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterator[Operation]:
     """Yield a member's operations in the order it makes them: the sends of a step's piece
     (step s, piece c) on diagonal s + c, then that diagonal's receives; a send waits only for
     the receives of earlier diagonals, which is how pieces pipeline. Every receive is of a
     piece its sender sends on the same diagonal, so no member waits for ever. Made as they
     are taken (a heap of the member's messages, each at its next piece), so a call's pieces
-    need no memory of their own."""
+    need no memory of their own. `most`: `pieces`'s."""
     heap = []
     for number, (step, what, peer, size, reduced) in enumerate(messages):
-        count = pieces(size, chunk)
+        count = pieces(size, chunk, most)
         heap.append((step, what, step, 0, number, count, peer, size / count, reduced))
     heapq.heapify(heap)
     while heap:

@@ -447,3 +447,15 @@ def test_hierarchical_puts_the_flat_algorithms_bytes_on_the_wire(
     assert wire / 12 == pytest.approx(per_rank * 1200)
     crossing = sum(t[2] for s in steps for t in s if hosts[t[0]] != hosts[t[1]])
     assert crossing / 12 == pytest.approx(across * 1200)
+
+
+def test_without_chunk_a_message_travels_as_at_most_64_pieces() -> None:
+    # direct allreduce over 2: two messages of 64 MiB each way, 128 pieces of 512 KiB each
+    # with the chunk given, 64 (of 1 MiB) by default
+    app = "sim.allreduce(2 ** 27, algorithm='direct'{chunk})\n"
+    capped = run(app.format(chunk=""), 2)
+    given = run(app.format(chunk=", chunk=2 ** 19"), 2)
+    count = lambda result: sum(e["kind"] == "transfer" for e in result["timeline"])  # noqa: E731
+    assert (count(capped), count(given)) == (2 * 2 * 64, 2 * 2 * 128)
+    assert capped["collectives"][0]["most_pieces"] == collectives.DEFAULT_MOST_PIECES == 64
+    assert given["collectives"][0]["most_pieces"] is None
