@@ -33,6 +33,10 @@ Semantics (where MERPSYS leaves a choice, the choice is written here):
   bytes to the root. Sends are non-blocking, receivers (and the root of a gather) block until
   their messages arrived. `barrier(labels=None)` blocks until every participant reached it
   and costs no time of its own.
+* `allreduce`, `allgather`, `reduceScatter`, `reduce` and `alltoall` run an algorithm's
+  schedule of point-to-point messages (simulator.collectives), piece by piece through
+  `World.send`, each reduction charged to the receiving process's node; docs/collectives.md
+  gives their arguments, algorithms, automatic choice and what the result reports of them.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from greenlet import getcurrent
 
-from simulator import hotpath
+from simulator import collectives, hotpath
 from simulator.engine import WAIT, Process
 from simulator.hotpath import COMPUTATION_TIME
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
@@ -56,7 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from simulator.engine import Engine, EventCount, StacklessProcess
-    from simulator.platform import Hop, ProcessState, World
+    from simulator.platform import Hop, NodeRuntime, ProcessState, World
     from simulator.results import ProcessFigures, Timeline, Usage
 
     _Route = tuple[ProcessState, Sequence[Hop]]  # a send's target and the hops to it
@@ -781,6 +785,298 @@ class Sim(_SimCore, _SimCalls):
             return None
         return self._gather_messages(channel, len(collective.members) - 1)
 
+    # -- collectives with algorithms (simulator.collectives, docs/collectives.md) ------------------
+    def allreduce(
+        self,
+        size: object,
+        labels: object = None,
+        algorithm: object = "auto",
+        chunk: object = None,
+        op: object = "sum",
+    ) -> Any:
+        """Every participant ends with the reduction (`op`) of everyone's `size` bytes."""
+        return self._collective("allreduce", size, labels, algorithm, chunk, op)
+
+    def allgather(
+        self, size: object, labels: object = None, algorithm: object = "auto", chunk: object = None
+    ) -> Any:
+        """Every participant ends with everyone's `size / participants` bytes (`size` in all)."""
+        return self._collective("allgather", size, labels, algorithm, chunk, None)
+
+    def reduceScatter(
+        self,
+        size: object,
+        labels: object = None,
+        algorithm: object = "auto",
+        chunk: object = None,
+        op: object = "sum",
+    ) -> Any:
+        """The reduction of everyone's `size` bytes, each participant keeping its
+        `size / participants` share."""
+        return self._collective("reduceScatter", size, labels, algorithm, chunk, op)
+
+    def reduce(
+        self,
+        size: object,
+        root_label: object,
+        root_rank: object = 0,
+        labels: object = None,
+        algorithm: object = "auto",
+        chunk: object = None,
+        op: object = "sum",
+    ) -> Any:
+        """The root ends with the reduction (`op`) of everyone's `size` bytes."""
+        return self._collective(
+            "reduce", size, labels, algorithm, chunk, op, root=(root_label, root_rank)
+        )
+
+    def alltoall(
+        self, size: object, labels: object = None, algorithm: object = "auto", chunk: object = None
+    ) -> Any:
+        """Each participant sends `size / participants` of its `size` bytes to each other."""
+        return self._collective("alltoall", size, labels, algorithm, chunk, None)
+
+    def _collective(
+        self,
+        kind: str,
+        size: object,
+        labels: object,
+        algorithm: object,
+        chunk: object,
+        op: object,
+        root: tuple[object, object] | None = None,
+    ) -> None:
+        """Run this process's part of a collective: its sends and receives of the schedule
+        `simulator.collectives` gives, piece by piece through `World.send`, each reduction
+        charged to its node; the call's record (`World.collective_calls`) gets its figures."""
+        call = f"sim.{kind}"
+        size_b = _checked_size(self, call, size)
+        names, members, member_set = self._participants(call, labels)
+        world = self._world
+        root_index = 0
+        root_name = None
+        if root is not None:
+            root_state = self._peer(call, root[0], root[1])
+            if root_state not in member_set:
+                raise ApiUsageError(
+                    API_MESSAGES["root"].format(call=call, root=root_state.name, labels=list(names))
+                )
+            root_index = members.index(root_state)
+            root_name = root_state.name
+        if algorithm != "auto" and algorithm not in collectives.ALGORITHMS[kind]:
+            raise ApiUsageError(
+                collectives.COLLECTIVE_MESSAGES["algorithm"].format(
+                    call=call, known=list(collectives.ALGORITHMS[kind]), value=algorithm
+                )
+            )
+        if chunk is None:
+            chunk_b = float(collectives.DEFAULT_CHUNK_BYTES)
+            most = collectives.DEFAULT_MOST_PIECES
+        else:
+            if (
+                not isinstance(chunk, int | float)
+                or isinstance(chunk, bool)
+                or not math.isfinite(chunk)
+                or chunk < 0
+            ):
+                raise ApiUsageError(
+                    collectives.COLLECTIVE_MESSAGES["chunk"].format(call=call, value=chunk)
+                )
+            chunk_b = float(chunk)
+            most = 0
+        plan = self._collective_plan(
+            call, kind, size_b, names, members, root_index, algorithm, chunk_b, most
+        )
+        chosen, operations, record_of, model_seconds = plan
+        key = world.channel((kind, names, root_name))
+        channel = self._collective_channel(key)
+        state = self._state
+        index = members.index(state)
+        engine = self._engine
+        started = engine.now
+        record = record_of(channel, started)
+        figures = state.figures
+        mailbox = state.mailbox
+        if model_seconds is not None:  # the model's time for the whole call, once all came
+            waiting = world.arrive((f"{kind}Time", *map(str, channel)), len(members))
+            if waiting is not None:
+                waiting[0].await_(waiting[1])
+            figures.wait_s += engine.now - started
+            engine.pause(model_seconds)
+            figures.comm_s += model_seconds
+        routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
+        for what, peer, piece, reduced, tag in collectives.program(
+            operations[index], chunk_b, most
+        ):
+            if what == collectives.SEND:
+                target = members[peer]
+                hops = routes.get(peer)
+                if hops is None:
+                    hops = routes[peer] = world.hops(state.slot, target.slot)
+                world.send(state, target, piece, None, (channel, tag), None, hops)
+                continue
+            waited_from = engine.now
+            message = mailbox.get(
+                _message_filter((channel, tag), peer=members[peer]), f"the {kind}'s data"
+            )
+            now = engine.now
+            if now > waited_from:
+                in_flight_from = max(waited_from, message.sent_at)
+                figures.wait_s += in_flight_from - waited_from
+                figures.comm_s += now - in_flight_from
+            if reduced:
+                self._reduce_piece(kind, piece, op)
+        now = engine.now
+        record["start_s"] = min(record["start_s"], started)
+        record["last_call_s"] = max(record["last_call_s"], started)
+        record["end_s"] = max(record["end_s"], now)
+        record["_left"] -= 1
+        if record["_left"] == 0:
+            _finish_record(record)
+        self._timeline.add(
+            self._process,
+            "collective",
+            started,
+            now,
+            collective=kind,
+            algorithm=chosen,
+            size=size_b,
+            call=record["call"],
+        )
+
+    def _collective_plan(
+        self,
+        call: str,
+        kind: str,
+        size: float,
+        names: tuple[str, ...],
+        members: list[ProcessState],
+        root: int,
+        algorithm: object,
+        chunk: float,
+        most: int,
+    ) -> tuple[
+        str,
+        list[list[collectives.Message]],
+        Callable[[object, float], dict[str, Any]],
+        float | None,
+    ]:
+        """Return the algorithm, every member's messages and the call's record maker of a
+        collective, made once per run for its arguments (every member asks)."""
+        world = self._world
+        key = ("plan", kind, size, names, root, algorithm, chunk, most)
+        plan = world.collectives.get(key)
+        if plan is not None:
+            return plan
+        hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
+        model = self._collective_model(kind, members) if algorithm == "auto" else None
+        model_seconds: float | None = None
+        if model is not None:
+            chosen = "model"
+            assert model.functions is not None
+            params = {"participants": len(members), "collective": kind}
+            model_seconds = model.functions.call(f"{kind}Time", size, params=params)
+            steps: collectives.Schedule = []
+        else:
+            chosen = (
+                collectives.choose(kind, size, hosts) if algorithm == "auto" else str(algorithm)
+            )
+            try:
+                steps = collectives.schedule(kind, chosen, size, hosts, root, call)
+            except collectives.ScheduleError as error:
+                raise ApiUsageError(str(error)) from None
+        messages, wire = collectives.wire_figures(steps)
+        operations = collectives.messages_by_member(steps, len(members))
+        records: dict[object, dict[str, Any]] = {}
+
+        def record_of(channel: object, now: float) -> dict[str, Any]:
+            record = records.get(channel)
+            if record is None:
+                record = records[channel] = {
+                    "call": len(world.collective_calls),
+                    "collective": kind,
+                    "algorithm": chosen,
+                    "requested": str(algorithm),
+                    "model_node": None if model is None else model.id,
+                    "participants": len(members),
+                    "labels": list(names),
+                    "size": size,
+                    "chunk": chunk,
+                    "most_pieces": most or None,
+                    "steps": len(steps),
+                    "messages": messages,
+                    "wire_bytes": wire,
+                    "start_s": now,
+                    "last_call_s": now,
+                    "end_s": now,
+                    "time_s": None,
+                    "algbw": None,
+                    "busbw": None,
+                    "_left": len(members),
+                }
+                world.collective_calls.append(record)
+            return record
+
+        plan = world.collectives[key] = (chosen, operations, record_of, model_seconds)
+        return plan
+
+    def _collective_model(self, kind: str, members: list[ProcessState]) -> NodeRuntime | None:
+        """Return the node whose model gives the time of the whole call (MERPSYS's
+        per-hardware collective functions, 000 section 3): the first node, in route order,
+        that lies on the route from the first participant to every other (the participants'
+        own node when they share one) and whose model defines `<kind>Time(size, params)`."""
+        world = self._world
+        first = members[0].slot.node
+        common: list[str] | None = None
+        for member in members[1:]:
+            path = world.routes.path(first, member.slot.node)
+            common = list(path) if common is None else [n for n in common if n in path]
+        for node_id in common or [first]:
+            node = world.nodes[node_id]
+            if node.functions is not None and node.functions.has(f"{kind}Time"):
+                return node
+        return None
+
+    def _reduce_piece(self, kind: str, piece: float, op: object) -> None:
+        """Charge the reduction of a received piece of `piece` bytes to this process's node:
+        its model's `reduceTime(bytes, params)` when it defines one, else its
+        `computationTime(params)` with `flops` one per 4-byte element and `bytes` read and
+        written; a node whose model defines neither reduces for free."""
+        slot = self._state.slot
+        world = self._world
+        node = world.nodes[slot.node]
+        key = ("reduce", node.id, kind, piece, op)
+        seconds = world.collectives.get(key)
+        if seconds is None:
+            seconds = world.collectives[key] = self._reduction_time(node, kind, piece, op)
+        if seconds <= 0:
+            return
+        engine = self._engine
+        usage = node.usages[slot.instance]
+        usage.start(engine.now)
+        engine.pause(seconds)
+        usage.stop(engine.now)
+        self._state.figures.compute_s += seconds
+
+    @staticmethod
+    def _reduction_time(node: NodeRuntime, kind: str, piece: float, op: object) -> float:
+        """Return the seconds `node` takes to reduce a piece (`_reduce_piece`), 0 without
+        a model that says."""
+        functions = node.functions
+        if functions is None:
+            return 0.0
+        params = {
+            "collective": kind,
+            "op": str(op),
+            "flops": piece / REDUCE_ELEMENT_BYTES,
+            "bytes": 3 * piece,
+        }
+        if functions.has("reduceTime"):
+            return functions.call("reduceTime", piece, params=params)
+        if functions.has(COMPUTATION_TIME):
+            return node.computation_time(params)
+        return 0.0
+
     def barrier(self, labels: object = None) -> Any:
         """Block until every participant (processes of `labels`, default all) reached it."""
         names, members, _ = self._participants("sim.barrier", labels)
@@ -789,6 +1085,26 @@ class Sim(_SimCore, _SimCalls):
         if waiting is None:  # the last to arrive: nobody waits any more
             return None
         return self._barrier_wait(*waiting, started)
+
+
+REDUCE_ELEMENT_BYTES = 4
+"""A reduction's element: 4 bytes (float32, nccl-tests' default type), one flop each."""
+
+
+def _finish_record(record: dict[str, Any]) -> None:
+    """Set a collective call's time (from its last participant's call, when every
+    participant is in it, to the last return) and its algorithm and bus bandwidth once its
+    last participant left it (nccl-tests' doc/PERFORMANCE.md: algbw = size / time, busbw =
+    algbw x the collective's factor)."""
+    del record["_left"]
+    time_s = record["end_s"] - record["last_call_s"]
+    record["time_s"] = time_s
+    if time_s > 0:
+        algbw = record["size"] / time_s
+        record["algbw"] = algbw
+        record["busbw"] = collectives.bus_bandwidth(
+            record["collective"], algbw, record["participants"]
+        )
 
 
 def _checked_size(sim: _SimCalls, call: str, size: object) -> float:
@@ -873,6 +1189,11 @@ class StacklessSim(Sim):
         return self._start_computing(duration, detail, params)
 
     memoryAccess = _on_borrowed_greenlet(Sim.memoryAccess)
+    allreduce = _on_borrowed_greenlet(Sim.allreduce)
+    allgather = _on_borrowed_greenlet(Sim.allgather)
+    reduceScatter = _on_borrowed_greenlet(Sim.reduceScatter)
+    reduce = _on_borrowed_greenlet(Sim.reduce)
+    alltoall = _on_borrowed_greenlet(Sim.alltoall)
     memoryFlush = _on_borrowed_greenlet(Sim.memoryFlush)
     # p2pCommunicationSend never waits: Sim's, on whichever greenlet runs the process
 

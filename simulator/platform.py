@@ -435,6 +435,12 @@ class World:
         self.routes = routes
         self.processes = list(processes)
         self.timeline = timeline
+        # each process node's host (the group that holds it, else itself), which the
+        # hierarchical collectives split a group by (set by the runner from the snapshot)
+        self.hosts: Mapping[str, str] = {}
+        # one record per collective call with an algorithm (simulator.api Sim._collective),
+        # in the order of their first participant's call
+        self.collective_calls: list[dict[str, Any]] = []
         self.by_label: dict[str, list[ProcessState]] = {}
         for state in self.processes:
             self.by_label.setdefault(state.slot.label, []).append(state)

@@ -251,7 +251,9 @@ class Result(_FinishedRun, total=False):
     only for a system with a memory hierarchy (a TypedDict's optional key: `total=False`).
     `kernels`, `rooflines` and `power` are written by every run since issue 14 (results
     stored before lack them); like the timeline, `kernels` and `power` cover the timeline's
-    entries: a run with `timeline_dropped` > 0 had more.
+    entries: a run with `timeline_dropped` > 0 had more. `collectives` (issue 40) is there
+    only for a run that made a collective with an algorithm (`sim.allreduce`...): one row per
+    call with its algorithm, bytes on the wire, algorithm and bus bandwidth.
     """
 
     memory: dict[str, Any]
@@ -260,6 +262,7 @@ class Result(_FinishedRun, total=False):
     cost: CostFigures  # simulator.cost (issue 44): results stored before lack it
     # simulator.failure_injection: only for a run that asked for it
     failure_injection: dict[str, Any]
+    collectives: list[dict[str, Any]]
 
 
 class PythonUsage:
@@ -477,6 +480,7 @@ def assemble_result(
     seed: int,
     memory: dict[str, Any] | None = None,
     warnings: Sequence[Mapping[str, Any]] = (),
+    collectives: Sequence[Mapping[str, Any]] = (),
 ) -> Result:
     """Return the result (DESIGN.md "Result") of a finished run; `memory`, the memory
     hierarchy's figures (simulator.memsys), when the system has one; `warnings`, what the
@@ -630,6 +634,11 @@ def assemble_result(
     }
     if memory is not None:
         result["memory"] = memory
+    if collectives:
+        result["collectives"] = [
+            {key: value for key, value in call.items() if not key.startswith("_")}
+            for call in collectives
+        ]
     return result
 
 

@@ -532,6 +532,7 @@ def _simulate(
         else None
     )
     world = World(engine, nodes, Routes(system), states, timeline, active_memory, network)
+    world.hosts = {node.id: node.parent or node.id for node in system.nodes.values()}
     label_counts = {label: int(count) for label, count in labels.items()}
     builtins = shared_builtins(API_BUILTINS)  # one table for the run's processes
     sim_class = Sim if stackless is None else StacklessSim
@@ -605,6 +606,7 @@ def _simulate(
         seed=seed,
         memory=active_memory.result(overall) if active_memory is not None else None,
         warnings=architecture_warnings(system),
+        collectives=world.collective_calls,
     )
     if network is not None:
         result["links"] = network.result(overall)

@@ -36,21 +36,23 @@ if TYPE_CHECKING:
         timeline_dropped: int
 
     class ResultSummary(_SummaryFigures, total=False):
-        """A run's summary (`result_summary`); `memory` and `links` as in Result;
-        `energy_accounting` for results since issue 45: each node's energy, what it includes and
-        the names of its estimated states (the rules' text stays in the whole result)."""
+        """A run's summary (`result_summary`); `memory`, `links` and `collectives` as in
+        Result; `energy_accounting` for results since issue 45: each node's energy, what it
+        includes and the names of its estimated states (the rules' text stays in the whole
+        result)."""
 
         memory: dict[str, Any]
         links: list[dict[str, Any]]
         energy_accounting: list[dict[str, Any]]
         cost: CostFigures
         failure_injection: dict[str, Any]
+        collectives: list[dict[str, Any]]
 
 
 def result_summary(result: Mapping[str, Any]) -> ResultSummary:
     """Return the summary of `result` (simulator.results.Result): its figures, the timeline's
     length in place of the timeline, and none of its lists of entries (timeline, resource
-    timeline, kernels, rooflines, power)."""
+    timeline, kernels, rooflines, power); a run's collective calls stay (one row each)."""
     summary: ResultSummary = {
         "status": result["status"],
         "overall_time_s": result["overall_time_s"],
@@ -80,4 +82,6 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
         summary["cost"] = result["cost"]
     if "failure_injection" in result:
         summary["failure_injection"] = result["failure_injection"]
+    if "collectives" in result:
+        summary["collectives"] = result["collectives"]
     return summary

@@ -106,7 +106,7 @@ def command_run(
 
 def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
     """Return the readable text of a result's summary (simulator.summary.ResultSummary):
-    totals, processes, components, memory hierarchy, flow links, engine."""
+    totals, processes, components, memory hierarchy, flow links, collectives, engine."""
     lines = []
     if system_name:
         lines.append(f"System:       {system_name}")
@@ -155,6 +155,26 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
         lines.append(
             record_table(
                 ["link", "bytes", "peak_utilisation", "mean_utilisation", "saturated_s"], links
+            )
+        )
+    calls = result.get("collectives")
+    if calls:
+        lines.append("")
+        lines.append("Collectives (busbw as nccl-tests reports it, bytes/s)")
+        lines.append(
+            record_table(
+                [
+                    "call",
+                    "collective",
+                    "algorithm",
+                    "participants",
+                    "size",
+                    "wire_bytes",
+                    "time_s",
+                    "algbw",
+                    "busbw",
+                ],
+                calls,
             )
         )
     stats = result["stats"]

@@ -659,3 +659,58 @@ def test_a_sweep_onto_an_h100_runs_its_recommended_model_unless_told_to_keep(
         "MERPSYS Listing 4: Volkov kernel model (GTX 970 example)",
         "Hopper",
     )
+
+
+def test_run_prints_each_collective_call_with_its_algorithm_and_bus_bandwidth(
+    tmp_path: Path,
+) -> None:
+    # 4 processes, one node each, behind one switch (latency 1 s, 2 bytes/s): a ring
+    # allreduce of 40 bytes takes 2(p-1)(1 + 10/2) = 36 s; busbw = 40/36 x 2 x 3/4
+    nodes: list[dict[str, Any]] = [
+        {"id": f"n{index}", "hardware": "cpu", "model": "compute", "labels": {"R": 1}}
+        for index in range(4)
+    ]
+    nodes.append({"id": "net", "hardware": "net", "model": "link"})
+    system = {
+        "name": "switch",
+        "hardware": {
+            "cpu": {"type": "CPU", "name": "Processor", "attributes": {}},
+            "net": {
+                "type": "NETWORK",
+                "name": "Switch",
+                "attributes": {"latency": 1, "bandwidth": 2},
+            },
+        },
+        "models": {
+            "compute": {
+                "language": "javascript",
+                "source": "function computationTime(p) { return 0; }",
+            },
+            "link": {
+                "language": "javascript",
+                "source": "function p2pTime(size, params) { return latency + size / bandwidth; }",
+            },
+        },
+        "nodes": nodes,
+        "edges": [[f"n{index}", "net"] for index in range(4)],
+    }
+    (tmp_path / "system.json").write_text(json.dumps(system))
+    (tmp_path / "app.py").write_text("sim.allreduce(40, algorithm='ring', chunk=0)\n")
+    argv = ["run", "--system", str(tmp_path / "system.json"), "--app", str(tmp_path / "app.py")]
+    status, out, err = cli(*argv, "--labels", "R=4", "--json", str(tmp_path / "out.json"))
+    assert status == 0, err
+    (call,) = json.loads((tmp_path / "out.json").read_text())["collectives"]
+    assert (call["algorithm"], call["time_s"]) == ("ring", 36.0)
+    assert call["busbw"] == pytest.approx(40 / 36 * 2 * 3 / 4)
+    head, rows = out.split("Collectives (busbw as nccl-tests reports it, bytes/s)\n")[1].split(
+        "\n"
+    )[:2]
+    assert head.split() == [
+        "call", "collective", "algorithm", "participants", "size", "wire_bytes", "time_s",
+        "algbw", "busbw",
+    ]  # fmt: skip
+    assert rows.split()[:4] == ["0", "allreduce", "ring", "4"]
+    status, alone, err = cli(*argv, "--labels", "R=4")
+    assert status == 0, err
+    table_alone = alone.split("Collectives (busbw")[1].split("\n\nEngine:")[0]
+    assert table_alone == out.split("Collectives (busbw")[1].split("\n\nEngine:")[0]

@@ -5,6 +5,7 @@ import { fmtTime } from "../../lib/format.js";
 import {
   clampWindow,
   droppedNotice,
+  entryWhat,
   fullWindow,
   ganttRows,
   isFullWindow,
@@ -289,7 +290,7 @@ export function Gantt({
                     const what =
                       bar.count > 1
                         ? `${bar.count} ${bar.kind} entries`
-                        : `${bar.kind}${bar.entry.node && row.group === "process" ? ` on ${bar.entry.node}` : ""}`;
+                        : entryWhat(bar.entry, row.group === "process");
                     return (
                       <rect
                         key={i}

@@ -76,6 +76,34 @@ describe("Gantt", () => {
     expect(new Set(clips).size).toBe(2);
   });
 
+  it("names a collective's algorithm on its bar, drawn behind the call's transfers", () => {
+    render(
+      <Gantt
+        {...props}
+        dropped={0}
+        timeline={[
+          {
+            process: "GPU[0]",
+            kind: "collective",
+            collective: "allreduce",
+            algorithm: "ring",
+            size: 1024,
+            call: 0,
+            start_s: 0,
+            end_s: 2,
+          },
+          { process: "GPU[0]", kind: "transfer", node: "nvl0", start_s: 0.5, end_s: 1 },
+        ]}
+      />,
+    );
+    const titles = [...document.querySelectorAll("[data-row] rect title")].map(
+      (t) => t.textContent,
+    );
+    expect(titles[0]).toMatch(/^GPU\[0\]: allreduce \(ring\) of 1024 bytes, /);
+    expect(titles[1]).toMatch(/^GPU\[0\]: transfer on nvl0, /);
+    expect(screen.getByText("collective")).toBeTruthy();
+  });
+
   it("says so when there is no timeline", () => {
     render(<Gantt timeline={[]} />);
     expect(screen.getByText("No timeline recorded.")).toBeTruthy();

@@ -8,7 +8,16 @@ import { fmtTime } from "../../lib/format.js";
 export const MIN_SPAN_FRACTION = 1e-7;
 
 // Kinds drawn as thin bars behind the active ones: the process is waiting, not working.
-export const passiveKind = (kind) => /receive|wait|barrier|idle/.test(kind);
+// Drawn thin and behind: a process waiting, or inside a collective (its transfers show on top).
+export const passiveKind = (kind) => /receive|wait|barrier|idle|collective/.test(kind);
+
+// What a bar's tooltip calls one entry: a collective names its call and the algorithm it ran.
+export const entryWhat = (entry, withNode) => {
+  if (entry.kind === "collective" && entry.collective) {
+    return `${entry.collective} (${entry.algorithm}) of ${entry.size} bytes`;
+  }
+  return `${entry.kind}${entry.node && withNode ? ` on ${entry.node}` : ""}`;
+};
 
 const byStart = (a, b) => a.start_s - b.start_s || a.end_s - b.end_s;
 const processName = (p) => p.process || `${p.label}[${p.rank}]`;

@@ -199,7 +199,8 @@ export function ApplicationEditor({ id }) {
       <p className="hint">
         Globals: <code>tag</code>, <code>rank</code>, <code>labels</code>, the variables,{" "}
         <code>ConstVar</code> and <code>sim</code> (computation, p2pCommunicationSend/Receive,
-        broadcast, scatter, gather, barrier, now, random).
+        broadcast, scatter, gather, barrier, allreduce, allgather, reduceScatter, reduce, alltoall,
+        now, random).
       </p>
       <FieldErrors errors={errors} path="source" />
       <CodeEditor

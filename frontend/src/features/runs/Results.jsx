@@ -1,5 +1,5 @@
 // A run's results: overall figures, kernel and transfer times, timeline, processes, energy,
-// the memory hierarchy and the components.
+// collective calls, the memory hierarchy and the components.
 import { fmt, fmtEnergy, fmtTime } from "../../lib/format.js";
 import { Bars } from "../../components/charts/Bars.jsx";
 import { Gantt } from "../../components/charts/Gantt.jsx";
@@ -12,6 +12,7 @@ import { EnergyAccounting } from "./EnergyAccounting.jsx";
 import { accountingLabel, accountingOf } from "./energy.js";
 import { KernelWaves } from "./KernelWaves.jsx";
 import { CostAndFailures } from "./CostAndFailures.jsx";
+import { Collectives } from "./Collectives.jsx";
 import { KERNEL_CHARTS, boundText, detailedKernels, phases } from "./runs.js";
 
 const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
@@ -102,6 +103,7 @@ export function Results({ result, memoryCsvUrl }) {
       )}
       <h2>Timeline</h2>
       <Gantt {...ganttInput(result)} />
+      <Collectives calls={result.collectives} />
       <div className="two-col">
         <div>
           <h2>Processes</h2>
