@@ -1039,9 +1039,10 @@ class Sim(_SimCore, _SimCalls):
 
     def _reduce_piece(self, kind: str, piece: float, op: object) -> None:
         """Charge the reduction of a received piece of `piece` bytes to this process's node:
-        its model's `reduceTime(bytes, params)` when it defines one, else its
-        `computationTime(params)` with `flops` one per 4-byte element and `bytes` read and
-        written; a node whose model defines neither reduces for free."""
+        its model's `reduceTime(bytes, params)` when it defines one; on a GPU, the bytes read
+        and written (`bytes`) at its DRAM roof, as NCCL reduces inside its communication
+        kernel (no kernel launch per piece); else its `computationTime(params)` with `flops`
+        one per 4-byte element and `bytes`; a node with none of these reduces for free."""
         slot = self._state.slot
         world = self._world
         node = world.nodes[slot.node]
@@ -1063,17 +1064,17 @@ class Sim(_SimCore, _SimCalls):
         """Return the seconds `node` takes to reduce a piece (`_reduce_piece`), 0 without
         a model that says."""
         functions = node.functions
-        if functions is None:
-            return 0.0
         params = {
             "collective": kind,
             "op": str(op),
             "flops": piece / REDUCE_ELEMENT_BYTES,
             "bytes": 3 * piece,
         }
-        if functions.has("reduceTime"):
+        if functions is not None and functions.has("reduceTime"):
             return functions.call("reduceTime", piece, params=params)
-        if functions.has(COMPUTATION_TIME):
+        if node.reduce_bytes_per_s:
+            return 3 * piece / node.reduce_bytes_per_s
+        if functions is not None and functions.has(COMPUTATION_TIME):
             return node.computation_time(params)
         return 0.0
 

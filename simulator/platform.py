@@ -75,6 +75,7 @@ class NodeRuntime:
         "id",
         "is_network",
         "model_key",
+        "reduce_bytes_per_s",
         "sharing",
         "title",
         "usages",
@@ -92,9 +93,13 @@ class NodeRuntime:
         functions: ModelFunctions | None,
         title: str | None = None,
         sharing: str = "fifo",
+        reduce_bytes_per_s: float | None = None,
     ) -> None:
         self.engine = engine
         self.id = node_id
+        # the rate at which a collective's reduction streams through the node's memory: a
+        # GPU's DRAM roof (simulator.api Sim._reduction_time); None for other hardware
+        self.reduce_bytes_per_s = reduce_bytes_per_s
         self.sharing = sharing  # simulator.flows.SHARING_POLICIES
         self.title = title or node_id  # what messages call the node: its name
         self.is_network = is_network

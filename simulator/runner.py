@@ -494,6 +494,7 @@ def _simulate(
             functions=functions,
             title=node.name or node.id,
             sharing=node.sharing if hardware.type == "NETWORK" else "fifo",
+            reduce_bytes_per_s=_reduce_bytes_per_s(hardware.type, hardware.attributes),
         )
         power, failure_rate, power_missing = _node_power_and_failure(
             functions,
@@ -611,3 +612,13 @@ def _simulate(
     if network is not None:
         result["links"] = network.result(overall)
     return result
+
+
+def _reduce_bytes_per_s(kind: str, attributes: Mapping[str, Any]) -> float | None:
+    """Return the rate at which a GPU streams a collective's reduction through its memory
+    (its DRAM roof, simulator.models.roofline.gpu_roof), None for other hardware or a record
+    without the attributes the roof needs."""
+    if kind != "GPU":
+        return None
+    roof = gpu_roof(attributes)
+    return None if roof is None else roof.peak_bytes_per_s

@@ -11,13 +11,16 @@ experience", CCPE 19(13), 2007). Bus bandwidth is nccl-tests' (doc/PERFORMANCE.m
 
 from __future__ import annotations
 
+import json
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from simulator import collectives, runner
 from simulator.errors import UserCodeError
+from simulator.models.roofline import gpu_roof
 from simulator.runner import run_simulation
 
 A, B = 1.0, 2.0  # the uniform network: latency a (s), bandwidth B (bytes/s)
@@ -459,3 +462,24 @@ def test_without_chunk_a_message_travels_as_at_most_64_pieces() -> None:
     assert (count(capped), count(given)) == (2 * 2 * 64, 2 * 2 * 128)
     assert capped["collectives"][0]["most_pieces"] == collectives.DEFAULT_MOST_PIECES == 64
     assert given["collectives"][0]["most_pieces"] is None
+
+
+def test_a_gpu_reduces_at_its_dram_roof_whatever_its_kernel_model_needs() -> None:
+    # The ready DGX H100's GPUs run the current-architecture kernel model, which needs a
+    # kernel's description (blockSize...) that a collective's reduction does not have: the
+    # reduction streams its bytes (two read, one written) through the GPU's memory instead.
+    snapshot = json.loads(
+        (Path(__file__).parents[2] / "examples" / "dgx_h100" / "snapshot.json").read_text()
+    )
+    gpu = next(h for h in snapshot["hardware"].values() if h["type"] == "GPU")
+    roof = gpu_roof(gpu["attributes"])
+    assert roof is not None
+    n = 8.0 * 2**20
+    result = run_simulation(
+        snapshot,
+        f"sim.reduceScatter({n}, algorithm='ring', chunk=0)\n",
+        labels={"GPU": 8},
+        variables={},
+    )
+    expected = 7 * 3 * (n / 8) / roof.peak_bytes_per_s
+    assert [p["compute_s"] for p in result["processes"]] == [pytest.approx(expected)] * 8
