@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
@@ -140,7 +139,3 @@ def evaluate_runs(paths: Sequence[Path]) -> list[dict[str, Any]]:
     scores = [score_run(p) for p in paths]
     return sorted(scores, key=lambda s: (not s["prospective"], s["run"]))
 
-
-def nan_to_none(value: float) -> float | None:
-    """Return the value, None for NaN (JSON has no NaN)."""
-    return None if math.isnan(value) else value
