@@ -41,6 +41,7 @@ from simulator.models.transfer import PcieLink
 from simulator.models.volkov import KernelProfile
 from validation.analyze import (
     LARGE_N,
+    MEASURED_KEYS,
     Configuration,
     aggregate,
     analyze,
@@ -52,6 +53,7 @@ from validation.analyze import (
     window_energy,
 )
 from validation.profile import kernel_measurements, read_profile
+from validation.zoo.score import committed_zoo_runs, evaluate_runs
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT / "validation" / "data"
@@ -91,21 +93,6 @@ PPT_GPU = (
 )
 BYTES_PER_ELEMENT = 4
 STREAM_BLOCK = 256  # validation/gpuprofile.cu's stream benchmark
-# measured attributes a spec-sheet record does not have (for the H200 prediction from spec)
-MEASURED_KEYS = (
-    "kernelLaunchOverhead",
-    "memoryEfficiency",
-    "L2Bandwidth",
-    "powerIdle",
-    "powerActiveIdle",
-    "powerLoadedCompute",
-    "powerLoadedMemory",
-    "globalLoadLatency",
-    "L2HitLatency",
-    "L1HitLatency",
-    "dependentIssueLatency",
-    "issueRate",
-)
 
 EVALUATE_ERRORS: dict[str, str] = {
     "no_runs": "no run folders with a run.json under {path}",
@@ -815,8 +802,6 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     args = parser.parse_args(argv)
     if args.zoo is not None:
-        from validation.zoo.score import committed_zoo_runs, evaluate_runs
-
         print(json.dumps(evaluate_runs(args.zoo or committed_zoo_runs()), indent=2))
         return 0
     runs = committed_runs()
@@ -840,8 +825,6 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.json:
         table: dict[str, object] = dict(summary(out_of_sample))
         if args.run is None:
-            from validation.zoo.score import committed_zoo_runs, evaluate_runs
-
             zoo_runs = committed_zoo_runs()
             if zoo_runs:  # per kernel class and run, prospective runs first
                 table["zoo"] = evaluate_runs(zoo_runs)

@@ -9,6 +9,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from validation.zoo import predict
+from validation.zoo.build import build_kernels
+from validation.zoo.score import evaluate_runs
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; return the exit status (2 with a message on bad input)."""
@@ -22,16 +26,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "sass":
-            from validation.zoo.build import build_kernels
-
             build_kernels()
             return 0
-        from validation.zoo import predict
-
         if args.command == "predict":
             created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             document = predict.build_document(created)
-            predict.PREDICTIONS.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            predict.PREDICTIONS.write_text(
+                json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+            )
             print(f"{len(document['predictions'])} configurations -> {predict.PREDICTIONS}")
             return 0
         if args.command == "check":
@@ -39,8 +41,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             for line in problems:
                 print(f"validation.zoo check: {line}", file=sys.stderr)
             return 1 if problems else 0
-        from validation.zoo.score import evaluate_runs
-
         print(json.dumps(evaluate_runs(args.runs), indent=2))
         return 0
     except (ValueError, OSError, KeyError) as error:

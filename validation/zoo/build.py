@@ -31,7 +31,12 @@ def nvcc() -> str:
 def cuobjdump() -> str:
     """Return cuobjdump's path (PATH, beside nvcc, or the pip package nvidia-cuda-cuobjdump)."""
     candidates = [shutil.which("cuobjdump"), str(Path(nvcc()).parent / "cuobjdump")]
-    candidates += [str(p) for p in (REPO_ROOT / ".venv" / "lib").glob("python3*/site-packages/nvidia/cu*/bin/cuobjdump")]
+    candidates += [
+        str(p)
+        for p in (REPO_ROOT / ".venv" / "lib").glob(
+            "python3*/site-packages/nvidia/cu*/bin/cuobjdump"
+        )
+    ]
     for candidate in candidates:
         if candidate and Path(candidate).is_file():
             return candidate
@@ -42,10 +47,18 @@ def compile_zoo(out_dir: Path) -> tuple[str, str]:
     """Compile zoo.cu to a cubin for sm_90 in `out_dir`; return its SASS (the fill kernels left
     out) and `cuobjdump -res-usage`."""
     cubin = out_dir / "zoo.cubin"
-    subprocess.run([nvcc(), "-cubin", *NVCC_FLAGS, "-o", str(cubin), str(HERE / "zoo.cu")],
-                   check=True, capture_output=True, text=True)
-    sass = subprocess.run([cuobjdump(), "-sass", str(cubin)], check=True, capture_output=True, text=True).stdout
-    res = subprocess.run([cuobjdump(), "-res-usage", str(cubin)], check=True, capture_output=True, text=True).stdout
+    subprocess.run(
+        [nvcc(), "-cubin", *NVCC_FLAGS, "-o", str(cubin), str(HERE / "zoo.cu")],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    sass = subprocess.run(
+        [cuobjdump(), "-sass", str(cubin)], check=True, capture_output=True, text=True
+    ).stdout
+    res = subprocess.run(
+        [cuobjdump(), "-res-usage", str(cubin)], check=True, capture_output=True, text=True
+    ).stdout
     return drop_functions(sass, "fill_"), res
 
 
@@ -67,7 +80,9 @@ def cublas_flags() -> list[str]:
 
 def list_configs(binary: Path) -> str:
     """Return `binary --list` (runs on a machine without a GPU: it makes no CUDA call)."""
-    return subprocess.run([str(binary), "--list"], check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        [str(binary), "--list"], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def build_kernels() -> None:
@@ -78,12 +93,29 @@ def build_kernels() -> None:
         out = Path(tmp)
         sass, res = compile_zoo(out)
         binary = out / "zoo"
-        subprocess.run([nvcc(), *NVCC_FLAGS, "-o", str(binary), str(HERE / "zoo.cu")], check=True,
-                       capture_output=True, text=True)
+        subprocess.run(
+            [nvcc(), *NVCC_FLAGS, "-o", str(binary), str(HERE / "zoo.cu")],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         configs = list_configs(binary)
         lib = out / "zoo_cublas"
-        built = subprocess.run([nvcc(), *NVCC_FLAGS, *cublas_flags(), "-o", str(lib), str(HERE / "zoo_cublas.cu"),
-                                "-lcublas", "-lcublasLt"], capture_output=True, text=True, check=False)
+        built = subprocess.run(
+            [
+                nvcc(),
+                *NVCC_FLAGS,
+                *cublas_flags(),
+                "-o",
+                str(lib),
+                str(HERE / "zoo_cublas.cu"),
+                "-lcublas",
+                "-lcublasLt",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if built.returncode == 0:
             configs += list_configs(lib)
         else:
@@ -92,13 +124,13 @@ def build_kernels() -> None:
     (KERNELS / "zoo.sass").write_text(sass, encoding="utf-8")
     (KERNELS / "zoo.res").write_text(res, encoding="utf-8")
     (KERNELS / "configs.csv").write_text(configs, encoding="utf-8")
-    version = subprocess.run([nvcc(), "--version"], capture_output=True, text=True, check=True).stdout
+    version = subprocess.run(
+        [nvcc(), "--version"], capture_output=True, text=True, check=True
+    ).stdout
     (KERNELS / "README.md").write_text(
         "# The zoo's analyzer inputs\n\nWritten by `python -m validation.zoo sass` (do not edit): "
         f"`nvcc -cubin {' '.join(NVCC_FLAGS)} validation/zoo/zoo.cu`, then `cuobjdump -sass` (the "
         "data-filling kernels left out) and `cuobjdump -res-usage`; `configs.csv` is `zoo --list` "
-        "followed by `zoo_cublas --list`.\n\nnvcc: "
-        + version.strip().splitlines()[-1]
-        + "\n",
+        "followed by `zoo_cublas --list`.\n\nnvcc: " + version.strip().splitlines()[-1] + "\n",
         encoding="utf-8",
     )

@@ -27,8 +27,7 @@ from typing import Any
 
 from simulator.analyzer.analysis import KernelAnalysis, analyze_sass
 from simulator.models import gemm, gpu_current
-from validation.analyze import load_record
-from validation.evaluate import MEASURED_KEYS
+from validation.analyze import MEASURED_KEYS, load_record
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -125,26 +124,46 @@ KERNELS: dict[str, tuple[str, Any, Any, float]] = {
         lambda v: _int(v, "rows") * (8 * _int(v, "per_row") + 12),
         1.0,
     ),
-    "softmax_rows": ("softmax_rows", lambda v: {}, lambda v: 8 * _int(v, "rows") * _int(v, "cols"), 1.0),
+    "softmax_rows": (
+        "softmax_rows",
+        lambda v: {},
+        lambda v: 8 * _int(v, "rows") * _int(v, "cols"),
+        1.0,
+    ),
     "layernorm_rows": (
         "layernorm_rows",
         lambda v: {},
         lambda v: 8 * _int(v, "rows") * _int(v, "cols"),
         1.0,
     ),
-    "wmma_fp16": ("wmma_gemmI6__half", lambda v: {"a": _int(v, "k") // 16}, lambda v: 8 * _int(v, "m") ** 2, 1.0),
+    "wmma_fp16": (
+        "wmma_gemmI6__half",
+        lambda v: {"a": _int(v, "k") // 16},
+        lambda v: 8 * _int(v, "m") ** 2,
+        1.0,
+    ),
     "wmma_bf16": (
         "wmma_gemmI13__nv_bfloat16",
         lambda v: {"a": _int(v, "k") // 16},
         lambda v: 8 * _int(v, "m") ** 2,
         1.0,
     ),
-    "wmma_tf32": ("wmma_gemmIf", lambda v: {"a": _int(v, "k") // 8}, lambda v: 12 * _int(v, "m") ** 2, 1.0),
+    "wmma_tf32": (
+        "wmma_gemmIf",
+        lambda v: {"a": _int(v, "k") // 8},
+        lambda v: 12 * _int(v, "m") ** 2,
+        1.0,
+    ),
 }
 # the softmax and layernorm kernels are templates on the elements per thread (cols / 256)
 TEMPLATED = {"softmax_rows", "layernorm_rows"}
-CUBLAS_PRECISIONS = {"cublas_fp16": "fp16", "cublas_bf16": "bf16", "cublas_tf32": "tf32",
-                     "cublas_fp64": "fp64", "cublas_fp8": "fp8"}
+CUBLAS_PRECISIONS = {
+    "cublas_fp16": "fp16",
+    "cublas_bf16": "bf16",
+    "cublas_tf32": "tf32",
+    "cublas_fp64": "fp64",
+    "cublas_fp8": "fp8",
+}
 # cuBLASLt's FP8 GEMM writes BF16
 CUBLAS_OUTPUT_BYTES = {"fp8": 2.0}
 HMMA_SHAPE = re.compile(r"^[A-Z]*MMA\.(\d+)")
@@ -180,7 +199,9 @@ def mma_flops(analysis: KernelAnalysis) -> float | None:
             digits = match.group(1)
             shapes.add(2 * int(digits[:2]) * int(digits[2]) * int(digits[3:]))
     if len(shapes) > 1:
-        raise ValueError(f"{analysis.kernel}: tensor instructions of several shapes {sorted(shapes)}")
+        raise ValueError(
+            f"{analysis.kernel}: tensor instructions of several shapes {sorted(shapes)}"
+        )
     return float(shapes.pop()) if shapes else None
 
 
@@ -226,15 +247,23 @@ def kernel_params(config: Config, sass: str, resources: str) -> dict[str, Any]:
     flops = mma_flops(analysis)
     if flops is not None:
         params["tensorFLOPsPerInstruction"] = flops
-    return {k: (float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v) for k, v in params.items()}
+    return {
+        k: (float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v)
+        for k, v in params.items()
+    }
 
 
 def cublas_params(config: Config) -> dict[str, Any]:
     """Return the GEMM model's parameters of a cuBLAS configuration (the model's default tile)."""
     v = config.values()
     precision = CUBLAS_PRECISIONS[config.kernel]
-    params: dict[str, Any] = {"kind": "gemm", "M": _int(v, "m"), "N": _int(v, "n"), "K": _int(v, "k"),
-                              "precision": precision}
+    params: dict[str, Any] = {
+        "kind": "gemm",
+        "M": _int(v, "m"),
+        "N": _int(v, "n"),
+        "K": _int(v, "k"),
+        "precision": precision,
+    }
     if precision in CUBLAS_OUTPUT_BYTES:
         params["outputBytes"] = CUBLAS_OUTPUT_BYTES[precision]
     return params
@@ -255,10 +284,22 @@ def predict_all() -> dict[str, Any]:
             params = kernel_params(config, sass, resources)
             model = "gpu_current"
         else:
-            raise ValueError(ZOO_ERRORS["unknown_kernel"].format(line=configs.index(config) + 1, kernel=config.kernel))
-        entry: dict[str, Any] = {"class": config.cls, "model": model, "params": params, "time_s": {}, "bound": {}}
+            raise ValueError(
+                ZOO_ERRORS["unknown_kernel"].format(
+                    line=configs.index(config) + 1, kernel=config.kernel
+                )
+            )
+        entry: dict[str, Any] = {
+            "class": config.cls,
+            "model": model,
+            "params": params,
+            "time_s": {},
+            "bound": {},
+        }
         for (gpu, mode), record in records.items():
-            estimate = (gemm if model == "gemm" else gpu_current).computation_estimate(record, params)
+            estimate = (gemm if model == "gemm" else gpu_current).computation_estimate(
+                record, params
+            )
             entry["time_s"][f"{gpu} ({mode})"] = estimate.time_s
             entry["bound"][f"{gpu} ({mode})"] = estimate.bound
         out[config.key] = entry
@@ -269,7 +310,11 @@ def _model_paths() -> list[Path]:
     paths: list[Path] = []
     for name in MODEL_FILES:
         path = REPO_ROOT / name
-        paths.extend(sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts) if path.is_dir() else [path])
+        paths.extend(
+            sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+            if path.is_dir()
+            else [path]
+        )
     return paths
 
 
@@ -287,10 +332,20 @@ def model_commit() -> str:
     """Return the last commit that touched the model files ("unknown" without git), marked
     "+uncommitted" when they differ from it."""
     try:
-        commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", *MODEL_FILES], cwd=REPO_ROOT,
-                                capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", *MODEL_FILES], cwd=REPO_ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "log", "-1", "--format=%H", "--", *MODEL_FILES],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", *MODEL_FILES],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + ("+uncommitted" if dirty else "")

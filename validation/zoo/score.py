@@ -65,7 +65,9 @@ def read_run(path: Path) -> tuple[dict[str, Any], dict[str, dict[int, list[float
             if not value > 0:
                 raise ValueError(
                     SCORE_ERRORS["bad_row"].format(
-                        path=path / "zoo.csv", line=line, problem=f"kernel_s {row['kernel_s']} is not positive"
+                        path=path / "zoo.csv",
+                        line=line,
+                        problem=f"kernel_s {row['kernel_s']} is not positive",
                     )
                 )
             times[f"{row['class']}/{row['kernel']}/{row['config']}"][pass_].append(value)
@@ -83,10 +85,14 @@ def score_run(path: Path, predictions: dict[str, Any] | None = None) -> dict[str
     predictions, the classes' repeat-run noise floor, and whether the run is prospective."""
     document = predictions or json.loads(predict.PREDICTIONS.read_text(encoding="utf-8"))
     meta, times = read_run(path)
-    gpu = next((record for key, record in GPU_RECORDS.items() if key in str(meta.get("gpu", ""))), None)
+    gpu = next(
+        (record for key, record in GPU_RECORDS.items() if key in str(meta.get("gpu", ""))), None
+    )
     if gpu is None:
         raise ValueError(
-            SCORE_ERRORS["unknown_gpu"].format(path=path, gpu=meta.get("gpu"), known=", ".join(GPU_RECORDS))
+            SCORE_ERRORS["unknown_gpu"].format(
+                path=path, gpu=meta.get("gpu"), known=", ".join(GPU_RECORDS)
+            )
         )
     after = _utc(meta["started_utc"]) > _utc(document["created_utc"])
     unchanged = document["model_hash"] == predict.model_hash()
@@ -120,7 +126,11 @@ def score_run(path: Path, predictions: dict[str, Any] | None = None) -> dict[str
         "why": (
             "measured after the predictions, model unchanged"
             if after and unchanged
-            else ("measured before the predictions were made" if not after else "the model changed since")
+            else (
+                "measured before the predictions were made"
+                if not after
+                else "the model changed since"
+            )
         ),
         "classes": {cls: classes[cls] for cls in CLASSES if cls in classes},
         "unpredicted": unpredicted,
@@ -138,4 +148,3 @@ def evaluate_runs(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """Return every run's scores, prospective runs first."""
     scores = [score_run(p) for p in paths]
     return sorted(scores, key=lambda s: (not s["prospective"], s["run"]))
-
