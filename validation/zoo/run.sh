@@ -50,8 +50,13 @@ nvidia-smi -i "$gpu" -q > "$dir/nvidia-smi-q.txt" 2>&1 || true
 commit="$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
 
 common=(--device "$gpu" --out "$dir/zoo.csv" --reps "$reps" --passes "$passes")
-"$dir/zoo" "${common[@]}" 2> "$dir/zoo.log"
-[ "$cublas" = 1 ] && "$dir/zoo_cublas" "${common[@]}" 2>> "$dir/zoo.log"
+# a program that stops early keeps the rows it wrote; its exit status goes to run.json
+zoo_status=0 ; cublas_status=null
+"$dir/zoo" "${common[@]}" 2> "$dir/zoo.log" || zoo_status=$?
+if [ "$cublas" = 1 ]; then
+  cublas_status=0
+  "$dir/zoo_cublas" "${common[@]}" 2>> "$dir/zoo.log" || cublas_status=$?
+fi
 finished="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 cat > "$dir/run.json" <<EOF
 {
@@ -61,6 +66,8 @@ cat > "$dir/run.json" <<EOF
   "kit_commit": "$commit",
   "archs": "$archs",
   "cublas": $([ "$cublas" = 1 ] && echo true || echo false),
+  "zoo_exit_status": $zoo_status,
+  "zoo_cublas_exit_status": $cublas_status,
   "command": "validation/zoo/run.sh --gpu $gpu --reps $reps --passes $passes"
 }
 EOF
