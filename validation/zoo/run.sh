@@ -72,4 +72,5 @@ cat > "$dir/run.json" <<EOF
 }
 EOF
 rm -f "$dir/zoo" "$dir/zoo_cublas"
-echo "zoo: $(($(wc -l < "$dir/zoo.csv") - 1)) rows in ${dir#$root/}/"
+rows=0; [ -f "$dir/zoo.csv" ] && rows=$(($(wc -l < "$dir/zoo.csv") - 1))
+echo "zoo: $rows rows in ${dir#$root/}/ (exit statuses in run.json)"
