@@ -219,3 +219,29 @@ def test_the_cublas_gemms_compile_for_sm_90(tmp_path):
     assert build.list_configs(binary).splitlines() == [
         line for line in committed if ",cublas_" in line
     ]
+
+
+def test_the_spmv_gather_is_the_one_load_addressed_by_a_loaded_column():
+    sass = (predict.KERNEL_DIR / "zoo.sass").read_text(encoding="utf-8")
+    res = (predict.KERNEL_DIR / "zoo.res").read_text(encoding="utf-8")
+    import re
+
+    found = {}
+    for name in re.findall(r"Function : (\S+)", sass):
+        text = predict.function_text(sass, name)
+        analysis = predict.analyze_sass(text, "sm_90", kernel=name)
+        loops = [(g.head_line, g.latch_line) for g in analysis.graph.loops]
+        lines = predict.gather_lines(text, loops)
+        if lines:
+            found[name] = lines
+    assert sorted(n.split("zk")[1][:13] for n in found) == ["11spmv_scalar", "11spmv_vector"]
+    assert all(len(lines) == 1 for lines in found.values())
+    # a random gather moves one 32-byte sector per lane; the band reads x coalesced
+    per_warp = {}
+    for cols in ("random", "band"):
+        config = predict.Config(
+            "spmv", "spmv_vector", f"rows=1024;per_row=64;cols={cols}", 128, 256, 0
+        )
+        per_warp[cols] = predict.kernel_params(config, sass, res)["GMEMBytesTransferred"]
+    # per loop trip: cols and vals 128 B each, x 128 B coalesced or 32 x 32 B gathered
+    assert per_warp["random"] - per_warp["band"] == 2 * (32 * 32 - 128)

@@ -167,6 +167,34 @@ CUBLAS_PRECISIONS = {
 # cuBLASLt's FP8 GEMM writes BF16
 CUBLAS_OUTPUT_BYTES = {"fp8": 2.0}
 HMMA_SHAPE = re.compile(r"^[A-Z]*MMA\.(\d+)")
+# A gather x[cols[j]] over random columns: every lane reads its own 32-byte L2 sector, which the
+# analyzer's 128-byte segments (simulator.models.memory.warp_access) count as a stride of 8
+# four-byte elements (four lanes per segment, 32 bytes each)
+GATHER_STRIDE = 8
+SASS_LINE = re.compile(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?(\S+)\s+([^;]*);")
+ADDRESS = re.compile(r"\[(R\d+)\.64")
+
+
+def gather_lines(text: str, loops: list[tuple[int, int]]) -> list[int]:
+    """Return the lines (1-based, of `text`) of the global loads inside a loop (head and latch
+    lines in `loops`) whose address is computed (IMAD.WIDE) from a value loaded in the same
+    loop: the x[cols[j]] of a CSR SpMV, not the loads that start at row_ptr[r]."""
+    loaded: set[str] = set()
+    address_from_load: set[str] = set()
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = SASS_LINE.search(line)
+        if match is None or not any(head <= number <= latch for head, latch in loops):
+            continue
+        opcode, operands = match.group(1), [o.strip() for o in match.group(2).split(",")]
+        if opcode.startswith("LDG"):
+            address = ADDRESS.search(match.group(2))
+            if address and address.group(1) in address_from_load:
+                found.append(number)
+            loaded.add(operands[0])
+        elif opcode.startswith("IMAD.WIDE") and len(operands) > 1 and operands[1] in loaded:
+            address_from_load.add(operands[0])
+    return found
 
 
 def function_text(sass: str, function: str) -> str:
@@ -226,11 +254,18 @@ def kernel_params(config: Config, sass: str, resources: str) -> dict[str, Any]:
     _, trips, footprint, conflict = KERNELS[config.kernel]
     values = config.values()
     function = function_name(sass, config.kernel, config)
+    text = function_text(sass, function)
+    strides = {}
+    if values.get("cols") == "random":
+        plain = analyze_sass(text, "sm_90", kernel=function, trips=trips(values))
+        loops = [(g.head_line, g.latch_line) for g in plain.graph.loops]
+        strides = dict.fromkeys(gather_lines(text, loops), GATHER_STRIDE)
     analysis = analyze_sass(
-        function_text(sass, function),
+        text,
         "sm_90",
         kernel=function,
         trips=trips(values),
+        strides=strides,
         block_size=config.block,
         registers=registers(resources, function),
     )
