@@ -341,15 +341,24 @@ def predict_all() -> dict[str, Any]:
     return out
 
 
+# what is hashed in the folders of MODEL_FILES (not build outputs, caches or notes)
+HASHED_SUFFIXES = (".py", ".json", ".csv", ".sass", ".res")
+
+
 def _model_paths() -> list[Path]:
     paths: list[Path] = []
     for name in MODEL_FILES:
         path = REPO_ROOT / name
-        paths.extend(
-            sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-            if path.is_dir()
-            else [path]
-        )
+        if path.is_dir():
+            paths.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.is_file() and p.suffix in HASHED_SUFFIXES and "__pycache__" not in p.parts
+                )
+            )
+        else:
+            paths.append(path)
     return paths
 
 
