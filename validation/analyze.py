@@ -41,6 +41,22 @@ from simulator.models.volkov import GpuHardware, KernelProfile, estimate_kernel,
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SEED_PATH = REPO_ROOT / "hwdb" / "seed" / "hardware.json"
+# measured attributes a spec-sheet record does not have (for the H200 prediction from spec)
+MEASURED_KEYS = (
+    "kernelLaunchOverhead",
+    "memoryEfficiency",
+    "L2Bandwidth",
+    "powerIdle",
+    "powerActiveIdle",
+    "powerLoadedCompute",
+    "powerLoadedMemory",
+    "globalLoadLatency",
+    "L2HitLatency",
+    "L1HitLatency",
+    "dependentIssueLatency",
+    "issueRate",
+)
+
 LARGE_N = 10_000_000  # 000 section 6.3: "large data size (>= 10000000 elements)"
 BYTES_PER_ELEMENT = 4  # one float per vector element and transfer (Listing 6)
 PAPER_LAMBDA_K = 0.703787  # 000 section 6.1, GTX 970

@@ -5,6 +5,7 @@ recomputed from the committed measurements (issue 11 item 4).
     python -m validation.evaluate --json validation/data/<run>      # one run
     python -m validation.evaluate --fit                  # refit on the fit run, write the parameters
     python -m validation.evaluate --report docs/validation/accuracy.md
+    python -m validation.evaluate --zoo [RUN_DIR ...]    # the kernel zoo per class (docs/validation/zoo.md)
 
 Runs live in `validation/data/<run>/` with a `run.json` naming the GPU's database record, the
 link records and the run's role: "fit" (the one run every fitted parameter comes from),
@@ -40,6 +41,7 @@ from simulator.models.transfer import PcieLink
 from simulator.models.volkov import KernelProfile
 from validation.analyze import (
     LARGE_N,
+    MEASURED_KEYS,
     Configuration,
     aggregate,
     analyze,
@@ -51,6 +53,7 @@ from validation.analyze import (
     window_energy,
 )
 from validation.profile import kernel_measurements, read_profile
+from validation.zoo.score import committed_zoo_runs, evaluate_runs
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT / "validation" / "data"
@@ -90,21 +93,6 @@ PPT_GPU = (
 )
 BYTES_PER_ELEMENT = 4
 STREAM_BLOCK = 256  # validation/gpuprofile.cu's stream benchmark
-# measured attributes a spec-sheet record does not have (for the H200 prediction from spec)
-MEASURED_KEYS = (
-    "kernelLaunchOverhead",
-    "memoryEfficiency",
-    "L2Bandwidth",
-    "powerIdle",
-    "powerActiveIdle",
-    "powerLoadedCompute",
-    "powerLoadedMemory",
-    "globalLoadLatency",
-    "L2HitLatency",
-    "L1HitLatency",
-    "dependentIssueLatency",
-    "issueRate",
-)
 
 EVALUATE_ERRORS: dict[str, str] = {
     "no_runs": "no run folders with a run.json under {path}",
@@ -806,7 +794,16 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--json", action="store_true", help="print the errors as JSON")
     parser.add_argument("--fit", action="store_true", help="refit on the fit run first")
     parser.add_argument("--report", type=Path, help="write the Markdown report here")
+    parser.add_argument(
+        "--zoo",
+        nargs="*",
+        type=Path,
+        help="score kernel-zoo runs per class (default: the committed ones, validation/data/zoo/)",
+    )
     args = parser.parse_args(argv)
+    if args.zoo is not None:
+        print(json.dumps(evaluate_runs(args.zoo or committed_zoo_runs()), indent=2))
+        return 0
     runs = committed_runs()
     if args.fit:
         fit_runs = [r for r in runs if r.role == "fit"]
@@ -826,7 +823,12 @@ def _main(argv: Sequence[str] | None) -> int:
                 results.append(evaluate_run(run, spec_only=True))
         out_of_sample = [r for r in results if r.role == "judge" and "(spec)" not in r.run]
     if args.json:
-        print(json.dumps(summary(out_of_sample), indent=2))
+        table: dict[str, object] = dict(summary(out_of_sample))
+        if args.run is None:
+            zoo_runs = committed_zoo_runs()
+            if zoo_runs:  # per kernel class and run, prospective runs first
+                table["zoo"] = evaluate_runs(zoo_runs)
+        print(json.dumps(table, indent=2))
     if args.report:
         args.report.write_text(render_report(results, out_of_sample), encoding="utf-8")
     return 0
