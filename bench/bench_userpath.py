@@ -1313,6 +1313,14 @@ def main(argv: list[str] | None = None) -> int:
         help="skip SimGrid above this many actors (10,000 take it about a minute; default 1000)",
     )
     parser.add_argument(
+        "--distinct-processes",
+        type=int,
+        action="append",
+        metavar="P",
+        help="compute-distinct and compute-edited: P processes x 20 computations; repeatable "
+        "(default 100, 1,000 and 10,000)",
+    )
+    parser.add_argument(
         "--distinct-events",
         type=int,
         action="append",
@@ -1333,6 +1341,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     sizes = QUICK if options.quick else Sizes()
+    if options.distinct_processes is not None:
+        processes = tuple(options.distinct_processes)
+        sizes = dataclasses.replace(sizes, distinct_processes=processes)
     if options.distinct_events is not None:
         events = tuple(count for count in options.distinct_events if count > 0)
         sizes = dataclasses.replace(sizes, distinct_events=events)
