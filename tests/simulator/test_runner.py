@@ -373,3 +373,21 @@ def test_only_the_nodes_that_draw_power_have_a_series_beside_nodes_that_do_not()
     assert series == alone["power"][0]
     assert series["points"] == [[0.0, 30.0], [2.0, 20.0], [4.0, 10.0]]
     assert beside["kernels"] == []  # CPU computations with no kernel inputs
+
+
+def test_a_reporter_thread_that_cannot_start_is_the_run_out_of_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Under the sandbox's data limit a run's processes can leave no room for the reporter's
+    # stack: the run outgrew its memory (the child's "memory" limit), not a simulator bug.
+    import threading
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    with (
+        pytest.raises(MemoryError, match="can't start new thread"),
+        runner._reporting_simulated_time(lambda fraction, now: None, lambda: (0.0, 0.0)),
+    ):
+        pass
