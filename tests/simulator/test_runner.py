@@ -385,9 +385,12 @@ def test_a_reporter_thread_that_cannot_start_is_the_run_out_of_memory(
     def refuse(self: threading.Thread) -> None:
         raise RuntimeError("can't start new thread")
 
+    def report(fraction: float, simulated_s: float | None = None, /) -> None:
+        raise AssertionError("nothing to report")
+
     monkeypatch.setattr(threading.Thread, "start", refuse)
     with (
         pytest.raises(MemoryError, match="can't start new thread"),
-        runner._reporting_simulated_time(lambda fraction, now: None, lambda: (0.0, 0.0)),
+        runner._reporting_simulated_time(report, lambda: (0.0, 0.0)),
     ):
         pass
