@@ -39,6 +39,16 @@ SCENARIOS = {
     "pairs": lambda: bench_userpath.pairs_case(bench_userpath.Sizes(), 0),
     "collectives": lambda: bench_userpath.collectives_case(bench_userpath.Sizes(), 0),
     "merpsys": lambda: bench_userpath.merpsys_case(bench_userpath.Sizes()),
+    "merpsys-edited": lambda: bench_userpath.merpsys_case(bench_userpath.Sizes(), edited=True),
+    **{
+        f"{scenario}-{processes}": (
+            lambda scenario=scenario, processes=processes: bench_userpath.compute_case(
+                processes, 20, 0, scenario=scenario
+            )
+        )
+        for scenario in ("compute-distinct", "compute-edited")
+        for processes in (100, 1000, 10_000)
+    },
     "large-result": lambda: bench_userpath.large_result_case(bench_userpath.Sizes()),
 }
 

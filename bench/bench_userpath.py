@@ -25,13 +25,20 @@ computational models generated into a temporary directory):
 
 - compute        P processes (100, 1,000, 10,000), each K `sim.computation` calls; the model
                  returns `params.t`, ten durations repeat (bench/workload.py, lockstep), so
-                 the JavaScript calls are memoized;
+                 the JavaScript calls are memoized (the repeating workload);
+- compute-distinct  the same with every computation of the run a duration of its own
+                 (bench/workload.py unique_duration), so the model is evaluated at every
+                 call, at the same sizes and at 1,000,000 computations (--distinct-events);
+- compute-edited the distinct workload with the pause model as a user edits it (a comment, a
+                 helper function, a conditional: EDITED_MODEL);
 - pairs          ping-pong pairs across one switch (bench_engine.py's (b));
 - master-worker  bench_engine.py's (c), its snapshot and application model;
 - collectives    rounds of broadcast, scatter, computation, gather and barrier over a switch;
 - merpsys        examples/merpsys_gtx970 scaled to N CPU-GPU pairs, N varied per process so
                  that the JavaScript models see distinct inputs (no memo hits across pairs);
-                 judged by engine events per second (ParaSim only);
+                 judged by engine events per second and against a SimPy script with the
+                 example's two models written in Python;
+- merpsys-edited the same with a comment line added to each of the example's models;
 - startup        one computation: the fixed cost of a run;
 - memory         100,000 and 1,000,000 simultaneous processes through the sandboxed CLI:
                  peak RSS of the sandbox child (RUSAGE_CHILDREN of the CLI process, read by a
@@ -54,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import platform
@@ -104,10 +112,13 @@ TARGET_RESULT_BYTES, TARGET_RESULT_S = 60e6, 1.0
 
 SCENARIO_NAMES = (
     "compute",
+    "compute-distinct",
+    "compute-edited",
     "pairs",
     "master-worker",
     "collectives",
     "merpsys",
+    "merpsys-edited",
     "startup",
     "memory",
     "large-result",
@@ -120,6 +131,10 @@ class Sizes:
 
     compute_processes: tuple[int, ...] = (100, 1000, 10_000)
     compute_steps: int = 20
+    # the distinct-inputs workloads: these sizes x compute_steps, and runs of these many
+    # computations (10,000 processes each)
+    distinct_processes: tuple[int, ...] = (100, 1000, 10_000)
+    distinct_events: tuple[int, ...] = (1_000_000,)
     pairs: int = 100
     pair_rounds: int = 50
     hosts: int = 1000
@@ -137,6 +152,8 @@ class Sizes:
 QUICK = Sizes(
     compute_processes=(100, 1000),
     compute_steps=5,
+    distinct_processes=(100, 1000),
+    distinct_events=(),
     pairs=20,
     pair_rounds=10,
     hosts=100,
@@ -166,6 +183,31 @@ COMPUTE_APP = """\
 for step in range(steps):
     sim.computation({"t": 1.0 + ((rank * 7 + step) % 10) * 0.1})
 """
+DISTINCT_APP = """\
+# Compute: `steps` computations, every one of the run a duration of its own
+# (bench/workload.py unique_duration): the model is evaluated at every call.
+for step in range(steps):
+    sim.computation({"t": 0.5 + ((rank * steps + step) * 7919 % 100000007) / 100000007})
+"""
+# The pause model as a user edits it: a comment, a helper function, a conditional, params.get;
+# it returns params.t for every input the workloads give (t in [0.5, 1.5)).
+EDITED_MODEL = """\
+// The pause model, edited: a helper keeps a time within bounds.
+function bounded(t, low, high) {
+  return t < low ? low : (t > high ? high : t);
+}
+
+function computationTime(params) {
+  var t = params.get('t');
+  if (t > 1e9) {
+    return 1e9; // no computation lasts longer
+  }
+  return bounded(t, 0, 1e9);
+}
+"""
+# The line a user adds to each of the MERPSYS example's models (merpsys-edited): any edit
+# makes a model other than the shipped one.
+MERPSYS_EDIT = "// edited: the testbed of my own lab\n"
 
 PAIRS_APP = """\
 # Ping-pong: A[i] and B[i] exchange `rounds` messages; every message crosses the switch.
@@ -212,10 +254,15 @@ def host(node_id: str, count: int, labels: dict[str, int], model: str = "pause")
 
 
 def cluster_snapshot(
-    name: str, nodes: list[dict[str, Any]], *, latency: float = 0.0, bandwidth: float = 1e9
+    name: str,
+    nodes: list[dict[str, Any]],
+    *,
+    latency: float = 0.0,
+    bandwidth: float = 1e9,
+    pause_model: str = PAUSE_MODEL,
 ) -> dict[str, Any]:
-    """Return a snapshot of `nodes` (hosts with the pause model), joined by one switch when
-    there are several."""
+    """Return a snapshot of `nodes` (hosts with the pause model, or `pause_model` in its
+    place), joined by one switch when there are several."""
     snapshot: dict[str, Any] = {
         "name": f"bench_userpath: {name}",
         "hardware": {
@@ -227,7 +274,7 @@ def cluster_snapshot(
             },
         },
         "models": {
-            "pause": {"language": "javascript", "source": PAUSE_MODEL},
+            "pause": {"language": "javascript", "source": pause_model},
             "switch_time": {"language": "javascript", "source": SWITCH_MODEL},
         },
         "nodes": list(nodes),
@@ -247,12 +294,16 @@ def cluster_snapshot(
     return snapshot
 
 
-def merpsys_snapshot(pairs: int) -> dict[str, Any]:
-    """Return examples/merpsys_gtx970's snapshot with `pairs` CPUs, PCIe links and GPUs."""
+def merpsys_snapshot(pairs: int, *, edited: bool = False) -> dict[str, Any]:
+    """Return examples/merpsys_gtx970's snapshot with `pairs` CPUs, PCIe links and GPUs;
+    `edited`: each model with MERPSYS_EDIT as its first line."""
     snapshot: dict[str, Any] = json.loads((MERPSYS_DIR / "snapshot.json").read_text())
     for node in snapshot["nodes"]:
         if not node.get("group"):
             node["count"] = pairs  # CPU i talks to GPU i over PCIe link i
+    if edited:
+        for model in snapshot["models"].values():
+            model["source"] = MERPSYS_EDIT + model["source"]
     return snapshot
 
 
@@ -591,19 +642,50 @@ def run_interleaved(
 
 
 # -- the cases ----------------------------------------------------------------------------------
-def compute_case(processes: int, steps: int, simgrid_max: int, *, title: str = "") -> Case:
-    """Return scenario `compute` with `processes` x `steps` computations."""
-    snapshot = cluster_snapshot("compute", [host("hosts", processes, {"P": 1})])
+# The compute workloads, by scenario: what the table calls them, the application model, the
+# pause model's source, SimPy's and SimGrid's scenario and SimGrid's workload.
+COMPUTE_WORKLOADS: dict[str, tuple[str, str, str, str, str]] = {
+    "compute": ("repeating inputs", COMPUTE_APP, PAUSE_MODEL, "compute", "repeating"),
+    "compute-distinct": (
+        "distinct inputs, arithmetic model",
+        DISTINCT_APP,
+        PAUSE_MODEL,
+        "compute-distinct",
+        "unique",
+    ),
+    "compute-edited": (
+        "distinct inputs, user-edited model",
+        DISTINCT_APP,
+        EDITED_MODEL,
+        "compute-distinct",
+        "unique",
+    ),
+}
+
+
+def compute_case(
+    processes: int, steps: int, simgrid_max: int, *, title: str = "", scenario: str = "compute"
+) -> Case:
+    """Return scenario `scenario` (a COMPUTE_WORKLOADS key) with `processes` x `steps`
+    computations."""
+    workload, app, model, simpy_name, simgrid_workload = COMPUTE_WORKLOADS[scenario]
+    snapshot = cluster_snapshot("compute", [host("hosts", processes, {"P": 1})], pause_model=model)
     simgrid = None
     if processes <= simgrid_max:
-        args = {"processes": processes, "steps": steps, "distinct": False, "sleep": True}
+        args = {
+            "processes": processes,
+            "steps": steps,
+            "distinct": False,
+            "sleep": True,
+            "workload": simgrid_workload,
+        }
         simgrid = [str(SIMGRID_SCRIPT), "compute", json.dumps(args)]
     return Case(
-        scenario="startup" if title else "compute",
-        title=title or f"compute {processes:,} x {steps}",
+        scenario="startup" if title else scenario,
+        title=title or f"{scenario} {processes:,} x {steps} ({workload})",
         events=processes * steps,
-        parasim=ParaSimInputs(snapshot, COMPUTE_APP, {"P": processes}, {"steps": steps}),
-        simpy=("compute", {"processes": processes, "steps": steps}),
+        parasim=ParaSimInputs(snapshot, app, {"P": processes}, {"steps": steps}),
+        simpy=(simpy_name, {"processes": processes, "steps": steps}),
         simgrid=simgrid,
         simgrid_note="sleep_for",
     )
@@ -718,17 +800,26 @@ def collectives_case(sizes: Sizes, simgrid_max: int) -> Case:
     )
 
 
-def merpsys_case(sizes: Sizes) -> Case:
-    """Return scenario `merpsys`: the GPU example scaled, distinct model inputs per process."""
+def merpsys_case(sizes: Sizes, *, edited: bool = False) -> Case:
+    """Return scenario `merpsys` (`edited`: `merpsys-edited`, the example's models each with
+    a comment line added): the GPU example scaled, distinct model inputs per process."""
     pairs = sizes.merpsys_pairs
     app = MERPSYS_DISTINCT + (MERPSYS_DIR / "app.py").read_text(encoding="utf-8")
+    snapshot = merpsys_snapshot(pairs, edited=edited)
+    hardware = snapshot["hardware"]
+    simpy_args = {
+        **MERPSYS_VARIABLES,
+        "pairs": pairs,
+        "gpu": hardware["gtx970"]["attributes"],
+        "pcie": hardware["pcie3_x16"]["attributes"],
+    }
+    models = "edited models" if edited else "shipped models"
     return Case(
-        scenario="merpsys",
-        title=f"merpsys_gtx970 x {pairs:,} CPU-GPU pairs",
+        scenario="merpsys-edited" if edited else "merpsys",
+        title=f"merpsys_gtx970 x {pairs:,} CPU-GPU pairs (distinct inputs, {models})",
         events=5 * pairs,  # 4 messages and 1 kernel per pair
-        parasim=ParaSimInputs(
-            merpsys_snapshot(pairs), app, {"CPU": pairs, "GPU": pairs}, MERPSYS_VARIABLES
-        ),
+        parasim=ParaSimInputs(snapshot, app, {"CPU": pairs, "GPU": pairs}, MERPSYS_VARIABLES),
+        simpy=("merpsys", simpy_args),
     )
 
 
@@ -988,7 +1079,7 @@ def ratio_targets(results: list[CaseResult]) -> list[str]:
         ours = result.cell(SANDBOXED)
         assert ours is not None
         checks = [(SIMPY, TARGET_SIMPY_RATIO)]
-        if result.case.scenario != "compute":
+        if not result.case.scenario.startswith("compute"):
             checks.append((SIMGRID, TARGET_SIMGRID_RATIO))
         for path, target in checks:
             cell = result.cell(path)
@@ -1028,6 +1119,15 @@ def merpsys_lines(result: CaseResult) -> list[str]:
             f"{rate:,.0f} events/s in run_simulation (best {max(rates):,.0f}), "
             f"{engine_events / cell.median:,.0f} per second of the whole command; "
             f"target >= {TARGET_MERPSYS_EVENTS_PER_S:,}/s: {met}"
+        )
+    ours, simpy = result.cell(SANDBOXED), result.cell(SIMPY)
+    if ours is not None and simpy is not None:
+        median = simpy.median / ours.median
+        lines.append(
+            f"{result.case.title}: sandboxed CLI is {ratio(median)} {SIMPY} on medians "
+            f"({ratio(simpy.best / ours.best)} on bests; in-process "
+            f"{ratio(simpy.in_process / ours.in_process)}); target >= "
+            f"{TARGET_SIMPY_RATIO:g}x: {verdict(median >= TARGET_SIMPY_RATIO)}"
         )
     return lines
 
@@ -1142,6 +1242,16 @@ def run_scenarios(
         cases += [
             compute_case(p, sizes.compute_steps, simgrid_max) for p in sizes.compute_processes
         ]
+    for scenario in ("compute-distinct", "compute-edited"):
+        if scenario in scenarios:
+            cases += [
+                compute_case(p, sizes.compute_steps, simgrid_max, scenario=scenario)
+                for p in sizes.distinct_processes
+            ]
+            cases += [
+                compute_case(10_000, events // 10_000, simgrid_max, scenario=scenario)
+                for events in sizes.distinct_events
+            ]
     if "pairs" in scenarios:
         cases.append(pairs_case(sizes, simgrid_max))
     if "master-worker" in scenarios:
@@ -1159,10 +1269,12 @@ def run_scenarios(
         workdir = Path(name)
         for case in cases:
             results += run_interleaved([case], repeat, with_simgrid, workdir)
-        if "merpsys" in scenarios:
-            [merpsys] = run_interleaved([merpsys_case(sizes)], repeat, False, workdir)
-            others.append(merpsys)
-            report += merpsys_lines(merpsys)
+        for edited in (False, True):
+            if ("merpsys-edited" if edited else "merpsys") in scenarios:
+                case = merpsys_case(sizes, edited=edited)
+                [merpsys] = run_interleaved([case], repeat, False, workdir)
+                others.append(merpsys)
+                report += merpsys_lines(merpsys)
         if "startup" in scenarios:
             case = compute_case(1, 1, simgrid_max, title="startup: one computation")
             rounds = max(sizes.startup_runs, repeat)
@@ -1200,6 +1312,22 @@ def main(argv: list[str] | None = None) -> int:
         default=1000,
         help="skip SimGrid above this many actors (10,000 take it about a minute; default 1000)",
     )
+    parser.add_argument(
+        "--distinct-processes",
+        type=int,
+        action="append",
+        metavar="P",
+        help="compute-distinct and compute-edited: P processes x 20 computations; repeatable "
+        "(default 100, 1,000 and 10,000)",
+    )
+    parser.add_argument(
+        "--distinct-events",
+        type=int,
+        action="append",
+        metavar="N",
+        help="compute-distinct and compute-edited: a run of N computations (10,000 processes); "
+        "repeatable; 0: none (default 1,000,000; --quick: none)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead")
     parser.add_argument(
         "--write-results",
@@ -1213,6 +1341,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     sizes = QUICK if options.quick else Sizes()
+    if options.distinct_processes is not None:
+        processes = tuple(options.distinct_processes)
+        sizes = dataclasses.replace(sizes, distinct_processes=processes)
+    if options.distinct_events is not None:
+        events = tuple(count for count in options.distinct_events if count > 0)
+        sizes = dataclasses.replace(sizes, distinct_events=events)
     repeat = max(1, options.repeat or (1 if options.quick else 5))
     scenarios = options.scenario or list(SCENARIO_NAMES)
     version = simgrid_version()

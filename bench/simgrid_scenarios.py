@@ -27,7 +27,7 @@ from typing import Any
 
 import simgrid  # system Python only (Debian python3-simgrid)
 from simgrid import Actor, Engine, Host, Mailbox, this_actor
-from workload import step_duration  # bench/ is this script's directory
+from workload import step_duration, unique_duration  # bench/ is this script's directory
 
 HOST_SPEED_FLOPS = 1e9
 """Every host computes 1 Gflop/s, so a computation of d seconds is d * 1e9 flops."""
@@ -84,13 +84,19 @@ def scenario_compute(engine: Engine, args: dict[str, Any], counter: list[int]) -
     """(a) P actors, each on its own host, each doing K computations one after the other."""
     processes, steps = args["processes"], args["steps"]
     sleep, distinct = args.get("sleep", False), args["distinct"]
+    unique = args.get("workload") == "unique"  # every computation its own duration
+
+    def duration(process: int, step: int) -> float:
+        if unique:
+            return unique_duration(process, step, steps)
+        return step_duration(process, step, distinct)
 
     def body(process: int) -> None:
         for step in range(steps):
             if sleep:
-                this_actor.sleep_for(step_duration(process, step, distinct))
+                this_actor.sleep_for(duration(process, step))
             else:
-                this_actor.execute(step_duration(process, step, distinct) * HOST_SPEED_FLOPS)
+                this_actor.execute(duration(process, step) * HOST_SPEED_FLOPS)
             counter[0] += 1
 
     for i in range(processes):

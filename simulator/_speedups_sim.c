@@ -25,7 +25,7 @@ static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str
                 *str_size = NULL, *str_collectives = NULL, *str_barrier = NULL, *one_int = NULL,
                 *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL,
                 *str_index_room = NULL, *str_targets = NULL, *str_state = NULL,
-                *str_p2p_send_fallback = NULL;
+                *str_p2p_send_fallback = NULL, *str_missed = NULL;
 
 /* -- a `__slots__` attribute read and written without the attribute protocol's lookups -------- */
 
@@ -92,7 +92,8 @@ static SlotCache compute_s_slot = {&str_compute_s}, full_slot = {&str_full},
                  limit_slot = {&str_limit}, index_slot = {&str_index},
                  sent_at_slot = {&str_sent_at}, wait_s_slot = {&str_wait_s},
                  comm_s_slot = {&str_comm_s}, index_room_slot = {&str_index_room},
-                 targets_slot = {&str_targets}, state_slot = {&str_state};
+                 targets_slot = {&str_targets}, state_slot = {&str_state},
+                 missed_slot = {&str_missed};
 
 /* -- the memo's index: a computation's duration found from its params without a key --------- */
 
@@ -418,10 +419,13 @@ pause_held(PyObject *engine, PyObject *usage, PyObject *figures, PyObject *durat
 }
 
 /* The memoized computation: `duration`, or NULL without an error when the Python code must
- * answer (not plain params, no memo, a detail to add, a value not known). */
+ * answer (not plain params, no memo, a detail to add, a value not known). A value not known
+ * under a key built here leaves the key in `*missed` (a new reference; else NULL), for
+ * `missed_duration`. */
 static PyObject *
-memoized_duration(SimCore *self, PyObject *params)
+memoized_duration(SimCore *self, PyObject *params, PyObject **missed)
 {
+    *missed = NULL;
     if (!PyDict_CheckExact(params) && Py_TYPE(params) != plain_params_type)
         return NULL;
     PyObject *memo = self->memo;
@@ -466,9 +470,14 @@ memoized_duration(SimCore *self, PyObject *params)
         return NULL;
     }
     PyObject *duration = PyDict_GetItemWithError(memo, key);
+    if (duration == NULL && !PyErr_Occurred()) { /* not known: the model evaluates it */
+        Py_XDECREF(index);
+        *missed = key;
+        return NULL;
+    }
     Py_DECREF(key);
     if (duration == NULL || !PyFloat_CheckExact(duration)) {
-        /* not known, or not a float (the memo holds floats: anything else, Python decides) */
+        /* not a float (the memo holds floats: anything else, Python decides), or an error */
         Py_XDECREF(index);
         if (duration == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) /* unhashable */
             PyErr_Clear();
@@ -805,13 +814,37 @@ SimCore_resumed(SimCore *self, PyObject *value)
     return duration;
 }
 
+/* A computation the memo lacks under `key` (stolen): `Sim._missed(key, params)`, the model's
+ * checked value, kept in the memo (api._PythonSimCore.computation's miss, its Python
+ * reference); NULL without an error where `_missed` is None (the general case, in Python). */
+static PyObject *
+missed_duration(SimCore *self, PyObject *key, PyObject *params)
+{
+    PyObject *missed = slot_get((PyObject *)self, &missed_slot);
+    if (missed == NULL) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *duration = NULL;
+    if (missed != Py_None) {
+        PyObject *call[2] = {key, params};
+        duration = PyObject_Vectorcall(missed, call, 2, NULL);
+    }
+    Py_DECREF(missed);
+    Py_DECREF(key);
+    return duration;
+}
+
 static PyObject *
 SimCore_computation(SimCore *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *duration = NULL;
     if (nargs == 1 && kwnames == NULL) {
-        duration = memoized_duration(self, args[0]);
+        PyObject *missed = NULL;
+        duration = memoized_duration(self, args[0], &missed);
+        if (missed != NULL)
+            duration = missed_duration(self, missed, args[0]);
         if (duration == NULL && PyErr_Occurred())
             return NULL;
     }

@@ -228,6 +228,7 @@ class _SimCalls:
         _engine: Engine
         _figures: ProcessFigures
         _memo: dict[object, float] | None
+        _missed: Callable[[object, Mapping[str, object]], float] | None
         _process: str  # the process's name, for its timeline entries
         _timeline: Timeline
         _usage: Usage
@@ -291,7 +292,11 @@ class _SimCalls:
     def _computation_memo(self) -> dict[object, float] | None:
         """Return the memo of this process's node's `computationTime(params)` values, and set
         the memo of its `computationDetail(params)` objects when the model defines one: when
-        both hold the params, they are the computation's whole story."""
+        both hold the params, they are the computation's whole story. Without a detail, set
+        `_missed` too: what evaluates a value the memo lacks and keeps it there, given the
+        key the hot path built (`ShallowFunctions.computation_missed`), so that a miss is
+        one call to the model's evaluation, its key built once and its value checked where
+        it is evaluated."""
         node = self._world.nodes[self._state.slot.node]
         functions = node.functions
         if functions is None or not functions.has(COMPUTATION_TIME):
@@ -301,6 +306,8 @@ class _SimCalls:
             self._details = getattr(functions, "detail_memo", None)
             if self._details is None:
                 return None
+        elif memo is not None:
+            self._missed = getattr(functions, "computation_missed", None)
         return memo
 
     def _pause_computing(
@@ -454,23 +461,28 @@ class _PythonSimCore(_SimCalls):
         """
         if memory is None and params.__class__ in _PLAIN_PARAMS and params is not None:
             # The hot path (one call per computation of a run): a computation whose value
-            # the model already gave for these params. The key is hotpath.memo_key's, inlined.
+            # the model already gave for these params, or gives now under the key built here
+            # (a miss: `_missed`). The key is hotpath.memo_key's, inlined.
             memo = self._memo
             if memo is _MEMO_UNKNOWN:
                 memo = self._memo = self._computation_memo()
             if memo is not None:
                 try:
                     items = tuple(params.items())
-                    duration = memo.get((COMPUTATION_TIME, (), items))
+                    key = (COMPUTATION_TIME, (), items)
+                    duration = memo.get(key)
                 except TypeError:  # an unhashable parameter (a list): the general path
-                    duration = None
+                    return self._computation(params, memory)
+                details = self._details
                 if duration is not None:
-                    details = self._details
                     if details is None:
                         return self._pause_computing(duration, None, params)
                     detail = details.get(("computationDetail", items))
                     if detail is not None:  # the model gave the detail too (shallow's key)
                         return self._pause_computing(duration, detail, params)
+                elif details is None and self._missed is not None:
+                    # a miss: the model evaluates these params once, under the key built here
+                    return self._pause_computing(self._missed(key, params), None, params)
         return self._computation(params, memory)
 
     def _received(self, started: float, message: Message) -> Message:
@@ -545,7 +557,16 @@ class Sim(_SimCore, _SimCalls):
     `computation` is `_SimCore`'s: the C core's when it is in use, else `_PythonSimCore`'s.
     """
 
-    __slots__ = ("_collectives", "_labels", "_receivers", "_state", "_targets", "_world", "random")
+    __slots__ = (
+        "_collectives",
+        "_labels",
+        "_missed",
+        "_receivers",
+        "_state",
+        "_targets",
+        "_world",
+        "random",
+    )
     # what the C core's `computation` calls for every call it does not answer itself
     _computation_fallback = _PythonSimCore.computation
     _p2p_send_fallback = _PythonSimCore.p2pCommunicationSend  # the same for a send
@@ -557,6 +578,7 @@ class Sim(_SimCore, _SimCalls):
         self._labels = labels
         self._memo = _MEMO_UNKNOWN
         self._details = None
+        self._missed = None  # set with the memo (`_computation_memo`)
         # per source: the message filter and what a receive from it waits for, the same for
         # every process of the run (the world's, made at the run's first receive from it)
         self._receivers = world.receivers

@@ -252,7 +252,10 @@ def _reporting_simulated_time(
                 return
 
     thread = threading.Thread(target=run, name="simulated-time", daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError as error:  # no room left for its stack: the run outgrew its memory
+        raise MemoryError(f"the simulated-time reporter: {error}") from None
     try:
         yield
     finally:

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from simulator import hotpath
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import MSG_NOT_NUMBER, ModelEvaluationError, model_seconds
+from simulator.hotpath import COMPUTATION_TIME
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_arithmetic import ArithmeticTwin, arithmetic_model
 from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
@@ -637,7 +638,17 @@ class ShallowFunctions:
             value = memo.get(key)
         if value is not None:
             return value
-        value = self._call_uncached(function, args, params)
+        return self._kept(key, self._call_uncached(function, args, params))
+
+    def computation_missed(self, key: object, params: Mapping[str, object]) -> float:
+        """Return `call("computationTime", params=params)` for params whose memo key
+        (`hotpath.memo_key`'s) the caller built and did not find in `computation_memo`: the
+        hot path's memo miss (simulator.api), its key built once."""
+        return self._kept(key, self._call_uncached(COMPUTATION_TIME, (), params))
+
+    def _kept(self, key: object, value: float) -> float:
+        """Keep `value` in the memo under `key` (emptied when full); return it."""
+        memo = self._memo
         if len(memo) >= MAX_MEMO_ENTRIES:
             memo.clear()
         memo[key] = value

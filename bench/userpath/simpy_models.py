@@ -1,7 +1,7 @@
 """SimPy versions of `bench_userpath.py`'s scenarios, run as a lean subprocess.
 
 `bench_userpath.py` times this script as a whole (interpreter start-up, `import simpy`, the
-model, the run) against `python -m simulator run`, so it imports nothing but SimPy and three
+model, the run) against `python -m simulator run`, so it imports nothing but SimPy and four
 standard modules: what a SimPy user's own script would. It prints one JSON line:
 `{"events": ..., "simulated_s": ..., "in_process_s": ...}`, `in_process_s` being the time
 from building the model to the end of `env.run()` (no start-up, no imports).
@@ -18,6 +18,7 @@ a delivered message, counted in the model code as in `bench_engine.py`.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 
@@ -33,6 +34,21 @@ def compute(env: simpy.Environment, args: dict, done: list[int]) -> None:
         for step in range(steps):
             # bench/workload.py's step_duration(process, step, distinct=False)
             yield timeout(1.0 + ((process * 7 + step) % 10) * 0.1)
+            done[0] += 1
+
+    for process in range(args["processes"]):
+        env.process(body(process))
+
+
+def compute_distinct(env: simpy.Environment, args: dict, done: list[int]) -> None:
+    """P processes, each doing K computations, every one of the run a duration of its own."""
+    steps = args["steps"]
+
+    def body(process: int):
+        timeout = env.timeout
+        for step in range(steps):
+            # bench/workload.py's unique_duration(process, step, steps)
+            yield timeout(0.5 + ((process * steps + step) * 7919 % 100000007) / 100000007)
             done[0] += 1
 
     for process in range(args["processes"]):
@@ -170,8 +186,67 @@ def collectives(env: simpy.Environment, args: dict, done: list[int]) -> None:
         env.process(worker(rank))
 
 
+def merpsys(env: simpy.Environment, args: dict, done: list[int]) -> None:
+    """examples/merpsys_gtx970 with `pairs` CPU-GPU pairs, each over its own PCIe link (one
+    FIFO per direction), N varied per pair as bench_userpath.py's application model varies
+    it: the app's messages and kernel, with the example's two models written in Python
+    (the Volkov kernel model and eq. 4.6's PCIe transfers, the same double operations)."""
+    hw, bus = args["gpu"], args["pcie"]
+    block, intensity, occupancy = args["blockSz"], args["computeIntensity"], args["occupancy"]
+    cuda_instructions = issued = 23 + 4 * intensity
+    gmem_bytes, latency_bound, kernel_lambda = 384, 942 + 24 * intensity, 0.703787
+
+    def kernel_seconds(grid: int) -> float:
+        warps = grid * math.ceil(block / hw["warpSize"])
+        bound = 1 / max(
+            hw["warpSize"] * cuda_instructions / hw["CUDACores"],
+            issued / hw["schedulers"],
+            gmem_bytes / hw["GMEMThroughput"],
+        )
+        throughput = min(occupancy / latency_bound, bound)
+        cycles = warps / (throughput * hw["SMs"] * kernel_lambda)
+        return cycles / (hw["SMCoreClock"] * math.pow(10, 6))
+
+    def transfer_seconds(size: float, direction: str | None) -> float:
+        if size == 0 and not direction:
+            return 0
+        if direction == "HostToDevice":
+            return bus["startupHTD"] + size / (bus["bandwidth"] * bus["lambdaHTD"])
+        return bus["startupDth"] + size / (bus["bandwidth"] * bus["lambdaDth"])
+
+    def send(link: simpy.Resource, box: simpy.Store, size: float, direction: str | None):
+        env.process(_transfer(env, link, box, size, transfer_seconds(size, direction)))
+
+    def cpu(n: int, up: simpy.Resource, to_gpu: simpy.Store, mine: simpy.Store):
+        send(up, to_gpu, 4 * float(n), "HostToDevice")
+        yield mine.get()
+        done[0] += 1
+        send(up, to_gpu, 4 * float(n), "HostToDevice")
+        yield mine.get()
+        done[0] += 1
+
+    def gpu(n: int, down: simpy.Resource, to_cpu: simpy.Store, mine: simpy.Store):
+        yield mine.get()
+        done[0] += 1
+        send(down, to_cpu, 0, None)
+        yield mine.get()
+        done[0] += 1
+        yield env.timeout(kernel_seconds((n + block - 1) // block))
+        done[0] += 1
+        send(down, to_cpu, 4 * float(n), "DeviceToHost")
+
+    for rank in range(args["pairs"]):
+        n = args["N"] + 4096 * rank  # bench_userpath.py's MERPSYS_DISTINCT
+        up, down = simpy.Resource(env, 1), simpy.Resource(env, 1)
+        box_cpu, box_gpu = simpy.Store(env), simpy.Store(env)
+        env.process(cpu(n, up, box_gpu, box_cpu))
+        env.process(gpu(n, down, box_cpu, box_gpu))
+
+
 SCENARIOS = {
     "compute": compute,
+    "compute-distinct": compute_distinct,
+    "merpsys": merpsys,
     "pairs": pairs,
     "master-worker": master_worker,
     "collectives": collectives,

@@ -19,7 +19,7 @@ import pytest
 
 from simulator.api import P2P, Sim, _PythonMessageFilter, _PythonSimCore
 from simulator.engine import Engine, Mailbox, Resource, speedups
-from simulator.errors import UserCodeError
+from simulator.errors import ModelEvaluationError, UserCodeError
 from simulator.placement import Slot
 from simulator.platform import Message, NodeRuntime, ProcessState
 from simulator.results import PythonUsage, Timeline, Usage
@@ -789,7 +789,7 @@ def test_the_c_collectives_give_the_pure_python_result_to_the_last_digit(
 
 ERROR_OF = """\
 import json, sys
-from simulator.errors import UserCodeError
+from simulator.errors import ModelEvaluationError, UserCodeError
 from simulator.runner import run_simulation
 app, system, labels = json.loads(sys.stdin.read())
 try:
@@ -818,3 +818,91 @@ def test_a_bad_collective_size_after_good_calls_is_told_as_the_pure_python_core_
     )
     assert str(raised.value) == python.stdout.strip()
     assert "line 2" in python.stdout
+
+
+# Every computation's params distinct (no memo hit): each is a miss, which the core answers by
+# one call to the model's evaluation under the key it built (Sim._missed).
+DISTINCT_APP = """\
+for step in range(rounds):
+    n = 1 + 100 * rank + step + (50 if tag.equals("W") else 0)
+    sim.computation({"t": n * 1e-4})
+    p = HashMap()
+    p.put("t", (10_000 + n) * 1e-4)
+    sim.computation(p)
+"""
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("timeline_limit", [0, 5, 10_000])
+def test_a_miss_on_the_c_core_gives_the_pure_python_result_to_the_last_digit(
+    timeline_limit: int,
+) -> None:
+    from simulator import shallow
+
+    shallow.clear_caches()
+    result = run_here(DISTINCT_APP, timeline_limit)
+
+    assert comparable(result) == comparable(run_pure_python(DISTINCT_APP, timeline_limit))
+    memo = next(iter(shallow._memos.values()))
+    assert len(memo) == 7 * 4 * 2  # every computation a value of its own, kept
+
+
+def test_a_miss_evaluates_its_params_once_without_building_the_key_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from simulator import hotpath, shallow
+
+    shallow.clear_caches()
+    evaluated: list[tuple[str, dict[str, object]]] = []
+    uncached = shallow.ShallowFunctions._call_uncached
+
+    def counting(
+        self: shallow.ShallowFunctions,
+        function: str,
+        args: tuple[object, ...],
+        params: Mapping[str, object],
+    ) -> float:
+        evaluated.append((function, dict(params)))
+        return uncached(self, function, args, params)
+
+    def no_key(*args: object) -> object:
+        raise AssertionError("the memo key was built a second time")
+
+    monkeypatch.setattr(shallow.ShallowFunctions, "_call_uncached", counting)
+    monkeypatch.setattr(hotpath, "memo_key", no_key)
+    app = "for step in range(rounds):\n    sim.computation({'t': 0.001 * (1 + rank * rounds + step)})\n"
+
+    result = run_simulation(
+        TWO_HOSTS_AND_A_SWITCH, app, labels={"W": 6}, variables={"rounds": 3}, timeline_limit=0
+    )
+
+    assert len(evaluated) == len({params["t"] for _, params in evaluated}) == 18
+    assert {function for function, _ in evaluated} == {"computationTime"}
+    assert result["processes"][5]["compute_s"] == pytest.approx(0.001 * (16 + 17 + 18))
+
+
+@pytest.mark.parametrize("twin", ["arithmetic", "v8"])
+def test_a_bad_value_at_a_miss_is_the_model_error_with_its_line(twin: str) -> None:
+    from simulator import shallow
+
+    shallow.clear_caches()
+    body = "return params.t - 1;" if twin == "arithmetic" else "if (params.t > 1) { return -1; }"
+    source = f"// model\nfunction computationTime(params) {{\n  {body}\n  return params.t;\n}}\n"
+    system = {
+        **TWO_HOSTS_AND_A_SWITCH,
+        "models": {
+            **TWO_HOSTS_AND_A_SWITCH["models"],
+            "pause": {"language": "javascript", "source": source},
+        },
+    }
+    app = "sim.computation({'t': 1.5})\nsim.computation({'t': 0.5})\n"
+
+    with pytest.raises(ModelEvaluationError) as caught:
+        run_simulation(system, app, labels={"W": 1}, variables={})
+
+    value = "-0.5" if twin == "arithmetic" else "-1"
+    assert (caught.value.detail, caught.value.line, caught.value.function) == (
+        f"returned {value}, expected a non-negative number",
+        2,
+        "computationTime",
+    )

@@ -390,3 +390,24 @@ def test_a_models_power_function_is_named_as_the_source_of_the_states() -> None:
     assert row["states_from"] == "record"
     assert [e["attribute"] for e in row["estimated"]] == ["powerIdle", "powerConsumptionLoad"]
     assert row["includes"] == "nothing: the record gives no power (0 W counted)"
+
+
+def test_a_reporter_thread_that_cannot_start_is_the_run_out_of_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Under the sandbox's data limit a run's processes can leave no room for the reporter's
+    # stack: the run outgrew its memory (the child's "memory" limit), not a simulator bug.
+    import threading
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    def report(fraction: float, simulated_s: float | None = None, /) -> None:
+        raise AssertionError("nothing to report")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    with (
+        pytest.raises(MemoryError, match="can't start new thread"),
+        runner._reporting_simulated_time(report, lambda: (0.0, 0.0)),
+    ):
+        pass
