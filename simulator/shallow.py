@@ -55,8 +55,9 @@ from simulator import hotpath
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import MSG_NOT_NUMBER, ModelEvaluationError, model_seconds
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
-from simulator.models.js_arithmetic import ArithmeticTwin, arithmetic_model
-from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
+from simulator.models.js_arithmetic import JS_GLOBAL_NAMES
+from simulator.models.js_compiler import Refusal, compile_model, referenced_names
+from simulator.models.js_twins import Decline, JsTwin
 
 # V8's results handed back in C (`_Isolate`) where simulator.hotpath chose the extension,
 # else through mini-racer's own Python callback.
@@ -532,12 +533,11 @@ def _twins_enabled() -> bool:
 
 
 def has_twin(source: str) -> bool:
-    """Return whether a Python twin answers the model `source` (when twins are on): a shipped
-    model's, or an arithmetic model's (simulator.models.js_arithmetic)."""
+    """Return whether compiled Python answers the model `source` (when twins are on): its
+    source is in the subset simulator.models.js_compiler covers, whatever its globals."""
     if not _twins_enabled():
         return False
-    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
-    return digest in JS_TWINS or arithmetic_model(source) is not None
+    return not isinstance(compile_model(source, referenced_names(source)), Refusal)
 
 
 class ShallowFunctions:
@@ -572,6 +572,8 @@ class ShallowFunctions:
                 function="(attributes)",
             ) from error
         self._context_key = (source_hash, self._attributes_json, timeout_s, memory_limit_bytes)
+        # why V8 evaluates every call of this model (None: compiled, or twins switched off)
+        self.fallback: str | None = None
         use_twin = _twins_enabled() if twin is None else twin
         self._twin = self._bound_twin(source_hash) if use_twin else None
         with _cache_lock:
@@ -582,25 +584,30 @@ class ShallowFunctions:
         self._details: dict[object, dict[str, object]] = {}
 
     def _bound_twin(self, source_hash: str) -> JsTwin | None:
-        """Return the Python twin of a shipped source, or of an arithmetic model's
-        (simulator.models.js_arithmetic), bound to the attributes; else None.
+        """Return the model compiled to Python (simulator.models.js_compiler) and bound to the
+        attributes, else None (V8 evaluates every call; `fallback` says why).
 
         An attribute named like the prelude's own globals (`__parasim_call`) would break V8's
         context, so such a record keeps V8's behaviour (its error) rather than a twin's answer.
         """
+        del source_hash
         if any(key.startswith("__parasim") for key in self.attributes):
+            self.fallback = "an attribute is named like the sandbox's own globals"
             return None
-        twin_class = JS_TWINS.get(source_hash)
-        if twin_class is None:  # a user's model: answered in Python if it is arithmetic
-            model = arithmetic_model(self.source)
-            if model is None:
-                return None
-            return ArithmeticTwin(
-                model, self.attributes, _global_names(self.attributes, self.source)
-            )
+        # the attribute globals __parasim_bind defines: not a builtin's name
+        names = frozenset(
+            name
+            for name in _global_names(self.attributes, self.source)
+            if name not in JS_GLOBAL_NAMES
+        )
+        model = compile_model(self.source, names)
+        if isinstance(model, Refusal):
+            self.fallback = str(model)
+            return None
         try:
-            return twin_class(self.attributes)
+            return model.bind(self.attributes)
         except (Decline, ArithmeticError):
+            self.fallback = "an attribute's value is not one the compiled model reads"
             return None
 
     @property
