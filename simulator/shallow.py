@@ -55,8 +55,7 @@ from simulator import hotpath
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import MSG_NOT_NUMBER, ModelEvaluationError, model_seconds
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
-from simulator.models.js_arithmetic import JS_GLOBAL_NAMES
-from simulator.models.js_compiler import Refusal, compile_model, referenced_names
+from simulator.models.js_compiler import JS_GLOBAL_NAMES, Refusal, compile_model, referenced_names
 from simulator.models.js_twins import Decline, JsTwin
 
 # V8's results handed back in C (`_Isolate`) where simulator.hotpath chose the extension,

@@ -49,7 +49,85 @@ from typing import Any, ClassVar
 
 from simulator.models.js_twins import Decline, JsTwin, js_params
 
-__all__ = ["CompiledModel", "CompiledTwin", "Refusal", "compile_model", "referenced_names"]
+__all__ = [
+    "JS_GLOBAL_NAMES",
+    "CompiledModel", "CompiledTwin", "Refusal", "compile_model", "referenced_names"]
+
+# The names the model's global object has before the attributes are bound, with those of its
+# prototypes (`name in globalThis`: an attribute of such a name is no global, and a bare
+# identifier of such a name is a builtin): V8's, as simulator.shallow's prelude leaves them.
+# The tests check that V8 has no other (a newer V8 may add one: add it here).
+JS_GLOBAL_NAMES = frozenset(
+    {
+        "AggregateError",
+        "Array",
+        "AsyncDisposableStack",
+        "BigInt",
+        "Boolean",
+        "Date",
+        "DisposableStack",
+        "Error",
+        "EvalError",
+        "Function",
+        "Infinity",
+        "Intl",
+        "Iterator",
+        "JSON",
+        "Map",
+        "Math",
+        "NaN",
+        "Number",
+        "Object",
+        "Promise",
+        "Proxy",
+        "RangeError",
+        "ReferenceError",
+        "Reflect",
+        "RegExp",
+        "Set",
+        "String",
+        "SuppressedError",
+        "Symbol",
+        "SyntaxError",
+        "TypeError",
+        "URIError",
+        "WeakMap",
+        "WeakSet",
+        "__defineGetter__",
+        "__defineSetter__",
+        "__lookupGetter__",
+        "__lookupSetter__",
+        "__parasim_bind",
+        "__parasim_call",
+        "__parasim_detail",
+        "__parasim_is_body",
+        "__parasim_model",
+        "__proto__",
+        "console",
+        "constructor",
+        "decodeURI",
+        "decodeURIComponent",
+        "encodeURI",
+        "encodeURIComponent",
+        "escape",
+        "eval",
+        "globalThis",
+        "hasOwnProperty",
+        "hw",
+        "isFinite",
+        "isNaN",
+        "isPrototypeOf",
+        "parseFloat",
+        "parseInt",
+        "propertyIsEnumerable",
+        "toLocaleString",
+        "toString",
+        "undefined",
+        "unescape",
+        "valueOf",
+        "arguments",
+    }
+)
 
 STEP_BUDGET = 200_000  # loop iterations and function calls in one call before V8 takes it
 MAX_STRING = 1 << 20  # characters; a longer string is left to V8 (and its heap limit)
@@ -149,6 +227,8 @@ class JSParams:
         values = self.values
         if type(name) is not str:
             name = _to_key(name)
+        if name == "__proto__":
+            raise Decline  # the JSON's "__proto__" is no own property in V8
         if name not in values:
             return fallback
         value = values[name]
@@ -191,6 +271,8 @@ _PLAIN_TYPES = frozenset({float, int, str, bool, type(None)})
 def call_params(params: Mapping[str, object]) -> JSParams:
     """The params object of a call: the values as the JavaScript reads them from the JSON it is
     handed (`js_twins.js_params` where they are not plain numbers, strings and booleans)."""
+    if "__proto__" in params:
+        raise Decline  # the JSON's "__proto__" sets the object's prototype in V8
     if type(params) is dict:
         plain = _PLAIN_TYPES
         for key, value in params.items():
@@ -211,7 +293,7 @@ def js_value(value: object, frozen: bool = False) -> object:
         return JSArray([js_value(item, frozen) for item in value], frozen)  # type: ignore[attr-defined]
     if kind is dict:
         items = value.items()  # type: ignore[attr-defined]
-        if not all(type(key) is str for key, _ in items):
+        if not all(type(key) is str and key != "__proto__" for key, _ in items):
             raise Decline
         return JSObject({key: js_value(item, frozen) for key, item in items}, frozen)
     raise Decline
@@ -483,7 +565,7 @@ def get(obj: object, key: object) -> object:
     if kind is JSParams:
         if type(key) is not str:
             key = _to_key(key)
-        if key in ("get", "has") or (key not in obj.values and key in _OBJECT_PROTO):  # type: ignore[attr-defined]
+        if key in ("get", "has", "__proto__") or (key not in obj.values and key in _OBJECT_PROTO):  # type: ignore[attr-defined]
             raise Decline
         return obj.get(key)  # type: ignore[attr-defined]
     if kind is str:
@@ -1401,13 +1483,7 @@ class _Parser:
 
 # --- Writing Python ----------------------------------------------------------------------------
 
-def _builtins() -> frozenset[str]:
-    from simulator.models.js_arithmetic import JS_GLOBAL_NAMES
-
-    return JS_GLOBAL_NAMES
-
-
-_JS_BUILTINS = _builtins()
+_JS_BUILTINS = JS_GLOBAL_NAMES
 _BUILTIN_VALUES = {"undefined": "UNDEF", "NaN": "_NAN", "Infinity": "_INF"}
 _BUILTIN_FUNCTIONS = {"String": "_String", "isNaN": "_isNaN", "isFinite": "_isFinite"}
 
@@ -2042,8 +2118,6 @@ _EXPORT_EXCLUDED = frozenset({"hw"})
 
 
 def _compile(source: str, global_names: frozenset[str]) -> CompiledModel:
-    from simulator.models.js_arithmetic import JS_GLOBAL_NAMES
-
     body = _parsed(source)
     for statement in body:
         # V8 exports a top-level name whose value is a function at the end of the factory;
@@ -2115,6 +2189,8 @@ class CompiledTwin(JsTwin):
 
     def __init__(self, model: CompiledModel, attributes: Mapping[str, object]) -> None:
         super().__init__(attributes)
+        if "__proto__" in attributes:
+            raise Decline  # V8's attributes object takes it for its prototype
         self.model = model
         self.defines = model.defines
         hw = JSNullObject({key: js_value(value, True) for key, value in attributes.items()}, True)
