@@ -44,7 +44,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, ClassVar
 
 from simulator.models.js_twins import Decline, JsTwin, js_params
@@ -700,6 +700,9 @@ def _same_value_zero(a: object, b: object) -> bool:
     return strict_equal(a, b)
 
 
+_WIDE = Context(prec=500)  # enough digits for any double below 1e21 with 100 places
+
+
 def _to_fixed(x: float, digits: object) -> str:
     """Number.prototype.toFixed: the exact binary value rounded half away from zero (the
     larger n of a tie, on the magnitude), "-" only below zero."""
@@ -714,7 +717,8 @@ def _to_fixed(x: float, digits: object) -> str:
     if not -1e21 < x < 1e21:
         raise Decline  # written as String(x)
     quantum = Decimal(1).scaleb(-int(places))
-    text = str(Decimal(abs(x)).quantize(quantum, rounding=ROUND_HALF_UP))
+    exact = Decimal(abs(x))  # the binary value, every digit of it
+    text = format(exact.quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE), "f")
     return "-" + text if x < 0 else text
 
 
@@ -865,7 +869,8 @@ def _over_budget() -> None:
     raise _Budget
 
 
-def _undeclared() -> object:
+def _undeclared(*_: object) -> object:
+    """A global read that V8 would throw for, or a global written (V8 refuses or ignores it)."""
     raise Decline
 
 
@@ -1737,10 +1742,13 @@ class _Writer:
         if node[0] == "assign" and node[2][0] == "id":
             python = self.target(function, node[2])
             code = self.assigned_value(function, node)
-            self.emit(indent, f"{python} = {code}")
+            self.emit(indent, f"{python} = {code}" if python else f"_undeclared({code})")
             return
         if node[0] == "update" and node[3][0] == "id":
             python = self.target(function, node[3])
+            if python is None:
+                self.emit(indent, "_undeclared()")
+                return
             sign = "+" if node[1] == "++" else "-"
             self.emit(indent, f"{python} = _N({python}) {sign} 1.0")
             return
@@ -1753,10 +1761,12 @@ class _Writer:
         function.declared.add(name)
         return name
 
-    def target(self, function: _Function, node: tuple) -> str:
+    def target(self, function: _Function, node: tuple) -> str | None:
         found = function.lookup(node[1])
         if found is None:
-            raise Refusal(f"an assignment to the global {node[1]!r}", node[2])
+            # a global: V8 refuses a new one (the state guard) or ignores a write to a frozen
+            # one; either way V8 says what happens
+            return None
         python, owner = found
         if owner is not function:
             function.nonlocals.add(python)
@@ -1979,7 +1989,7 @@ class _Writer:
         if target[0] == "id":
             python = self.target(function, target)
             code = self.assigned_value(function, node)
-            return f"({python} := {code})", "any"
+            return (f"({python} := {code})" if python else f"_undeclared({code})"), "any"
         obj, _ = self.expression(function, target[1])
         key, _ = self.expression(function, target[2])
         if node[1] == "=":
@@ -1992,6 +2002,8 @@ class _Writer:
         if target[0] != "id":
             raise Refusal(f"{operator} of a member", node[4])
         python = self.target(function, target)
+        if python is None:
+            return "_undeclared()", "num"
         sign = "+" if operator == "++" else "-"
         if prefix:
             return f"({python} := _N({python}) {sign} 1.0)", "num"
