@@ -47,11 +47,16 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, ClassVar
 
-from simulator.models.js_twins import Decline, JsTwin, js_params
+from simulator.models.js_twins import Decline, JsTwin, js_params, json_number
 
 __all__ = [
     "JS_GLOBAL_NAMES",
-    "CompiledModel", "CompiledTwin", "Refusal", "compile_model", "referenced_names"]
+    "CompiledModel",
+    "CompiledTwin",
+    "Refusal",
+    "compile_model",
+    "referenced_names",
+]
 
 # The names the model's global object has before the attributes are bound, with those of its
 # prototypes (`name in globalThis`: an attribute of such a name is no global, and a bare
@@ -165,7 +170,7 @@ class _Undefined:
 UNDEF: Any = _Undefined()
 
 
-class JSArray(list):  # type: ignore[type-arg]
+class JSArray(list):
     """An array; `frozen` for the attributes' (V8 freezes them: changing one throws)."""
 
     __slots__ = ("frozen",)
@@ -179,14 +184,14 @@ class JSArray(list):  # type: ignore[type-arg]
 
     __hash__ = object.__hash__  # type: ignore[assignment]
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: Any) -> bool:
         return self is other
 
-    def __ne__(self, other: object) -> bool:
+    def __ne__(self, other: Any) -> bool:
         return self is not other
 
 
-class JSObject(dict):  # type: ignore[type-arg]
+class JSObject(dict):
     """A plain object (Object.prototype's properties are not its own: reading one declines)."""
 
     __slots__ = ("frozen",)
@@ -200,10 +205,10 @@ class JSObject(dict):  # type: ignore[type-arg]
 
     __hash__ = object.__hash__  # type: ignore[assignment]
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: Any) -> bool:
         return self is other
 
-    def __ne__(self, other: object) -> bool:
+    def __ne__(self, other: Any) -> bool:
         return self is not other
 
 
@@ -217,13 +222,13 @@ class JSParams:
     """The params object: own properties are the values (but `get` and `has`), its prototype
     holds `get` and `has` over Object.prototype."""
 
-    __slots__ = ("values", "converted")
+    __slots__ = ("converted", "values")
 
     def __init__(self, values: Mapping[str, object]) -> None:
         self.values = values
         self.converted: dict[str, object] | None = None
 
-    def get(self, name: object, fallback: object = UNDEF) -> object:
+    def get(self, name: Any, fallback: Any = UNDEF) -> Any:
         values = self.values
         if type(name) is not str:
             name = _to_key(name)
@@ -282,17 +287,17 @@ def call_params(params: Mapping[str, object]) -> JSParams:
     return JSParams(js_params(params))
 
 
-def js_value(value: object, frozen: bool = False) -> object:
+def js_value(value: Any, frozen: bool = False) -> Any:
     """Return the compiled code's value of a JSON value (an int is the double nearest it)."""
     kind = type(value)
     if kind is float or kind is str or kind is bool or value is None:
         return value
     if kind is int:
-        return float(value)  # type: ignore[arg-type]
+        return float(value)
     if kind is list or kind is tuple:
-        return JSArray([js_value(item, frozen) for item in value], frozen)  # type: ignore[attr-defined]
+        return JSArray([js_value(item, frozen) for item in value], frozen)
     if kind is dict:
-        items = value.items()  # type: ignore[attr-defined]
+        items = value.items()
         if not all(type(key) is str and key != "__proto__" for key, _ in items):
             raise Decline
         return JSObject({key: js_value(item, frozen) for key, item in items}, frozen)
@@ -325,11 +330,11 @@ def _string_to_number(text: str) -> float:
     return math.nan
 
 
-def to_number(value: object) -> float:
+def to_number(value: Any) -> float:
     """ToNumber of a primitive; an object (ToPrimitive may call the model) declines."""
     kind = type(value)
     if kind is float:
-        return value  # type: ignore[return-value]
+        return value
     if value is True:
         return 1.0
     if value is False or value is None:
@@ -337,7 +342,7 @@ def to_number(value: object) -> float:
     if value is UNDEF:
         return math.nan
     if kind is str:
-        return _string_to_number(value)  # type: ignore[arg-type]
+        return _string_to_number(value)
     raise Decline
 
 
@@ -372,13 +377,13 @@ def number_to_string(x: float) -> str:
     return sign + digits[0] + "." + digits[1:] + "e" + exp
 
 
-def to_string(value: object) -> str:
+def to_string(value: Any) -> str:
     """ToString of a primitive or an array; other objects decline."""
     kind = type(value)
     if kind is str:
-        return value  # type: ignore[return-value]
+        return value
     if kind is float:
-        return number_to_string(value)  # type: ignore[arg-type]
+        return number_to_string(value)
     if value is True:
         return "true"
     if value is False:
@@ -392,12 +397,12 @@ def to_string(value: object) -> str:
     raise Decline
 
 
-def _to_key(value: object) -> str:
+def _to_key(value: Any) -> str:
     """ToPropertyKey of a primitive."""
     return to_string(value)
 
 
-def truthy(value: object) -> bool:
+def truthy(value: Any) -> bool:
     """ToBoolean."""
     if value is True:
         return True
@@ -405,13 +410,13 @@ def truthy(value: object) -> bool:
         return False
     kind = type(value)
     if kind is float:
-        return value == value and value != 0.0  # type: ignore[comparison-overlap]
+        return value == value and value != 0.0
     if kind is str:
         return value != ""
     return True
 
 
-def _primitive(value: object) -> object:
+def _primitive(value: Any) -> Any:
     """ToPrimitive (default hint) of what the compiled code holds."""
     if type(value) is JSArray:
         return _join(value, ",")
@@ -420,10 +425,10 @@ def _primitive(value: object) -> object:
     return value
 
 
-def add(a: object, b: object) -> object:
+def add(a: Any, b: Any) -> Any:
     """The `+` operator."""
     if type(a) is float and type(b) is float:
-        return a + b  # type: ignore[operator]
+        return a + b
     a, b = _primitive(a), _primitive(b)
     if type(a) is str or type(b) is str:
         text = to_string(a) + to_string(b)
@@ -438,44 +443,44 @@ def _code_units_comparable(a: str, b: str) -> bool:
     return (a.isascii() or max(a) < "\ud800") and (b.isascii() or max(b) < "\ud800")
 
 
-def less(a: object, b: object) -> bool | None:
+def less(a: Any, b: Any) -> bool | None:
     """IsLessThan(a, b): None for undefined (a NaN was compared)."""
     a, b = _primitive(a), _primitive(b)
     if type(a) is str and type(b) is str:
-        if not _code_units_comparable(a, b):  # type: ignore[arg-type]
+        if not _code_units_comparable(a, b):
             raise Decline
-        return a < b  # type: ignore[operator]
+        return a < b
     x, y = to_number(a), to_number(b)
     if x != x or y != y:
         return None
     return x < y
 
 
-def lt(a: object, b: object) -> bool:
+def lt(a: Any, b: Any) -> bool:
     if type(a) is float and type(b) is float:
-        return a < b  # type: ignore[operator]
+        return a < b
     return less(a, b) is True
 
 
-def gt(a: object, b: object) -> bool:
+def gt(a: Any, b: Any) -> bool:
     if type(a) is float and type(b) is float:
-        return a > b  # type: ignore[operator]
+        return a > b
     return less(b, a) is True
 
 
-def le(a: object, b: object) -> bool:
+def le(a: Any, b: Any) -> bool:
     if type(a) is float and type(b) is float:
-        return a <= b  # type: ignore[operator]
+        return a <= b
     return less(b, a) is False
 
 
-def ge(a: object, b: object) -> bool:
+def ge(a: Any, b: Any) -> bool:
     if type(a) is float and type(b) is float:
-        return a >= b  # type: ignore[operator]
+        return a >= b
     return less(a, b) is False
 
 
-def strict_equal(a: object, b: object) -> bool:
+def strict_equal(a: Any, b: Any) -> bool:
     """`===`."""
     kind = type(a)
     if kind is not type(b):
@@ -485,7 +490,7 @@ def strict_equal(a: object, b: object) -> bool:
     return a is b
 
 
-def loose_equal(a: object, b: object) -> bool:
+def loose_equal(a: Any, b: Any) -> bool:
     """`==` (IsLooselyEqual)."""
     ka, kb = type(a), type(b)
     if ka is kb:
@@ -510,7 +515,7 @@ def loose_equal(a: object, b: object) -> bool:
     return False
 
 
-def typeof(value: object) -> str:
+def typeof(value: Any) -> str:
     kind = type(value)
     if kind is float:
         return "number"
@@ -530,26 +535,25 @@ def remainder(a: float, b: float) -> float:
     return math.fmod(a, b)
 
 
-def _index(key: object) -> int | None:
+def _index(key: Any) -> int | None:
     """The array index a key names, if any."""
     if type(key) is float:
-        if key.is_integer() and 0 <= key < 4294967295:  # type: ignore[attr-defined]
-            return int(key)  # type: ignore[call-overload]
+        if key.is_integer() and 0 <= key < 4294967295:
+            return int(key)
         return None
-    if type(key) is str and key.isdigit() and key.isascii():
-        if key == "0" or not key.startswith("0"):
-            number = int(key)
-            return number if number < 4294967295 else None
+    if type(key) is str and key.isdigit() and key.isascii() and (key == "0" or key[0] != "0"):
+        number = int(key)
+        return number if number < 4294967295 else None
     return None
 
 
-def get(obj: object, key: object) -> object:
+def get(obj: Any, key: Any) -> Any:
     """`obj[key]` and `obj.key`."""
     kind = type(obj)
     if kind is JSObject or kind is JSNullObject:
         if type(key) is not str:
             key = _to_key(key)
-        value = obj.get(key, _MISSING)  # type: ignore[attr-defined]
+        value = obj.get(key, _MISSING)
         if value is _MISSING:
             if kind is JSObject and key in _OBJECT_PROTO:
                 raise Decline
@@ -558,74 +562,70 @@ def get(obj: object, key: object) -> object:
     if kind is JSArray:
         index = _index(key)
         if index is not None:
-            return obj[index] if index < len(obj) else UNDEF  # type: ignore[arg-type]
+            return obj[index] if index < len(obj) else UNDEF
         if key == "length":
-            return float(len(obj))  # type: ignore[arg-type]
+            return float(len(obj))
         raise Decline
     if kind is JSParams:
         if type(key) is not str:
             key = _to_key(key)
-        if key in ("get", "has", "__proto__") or (key not in obj.values and key in _OBJECT_PROTO):  # type: ignore[attr-defined]
+        if key in ("get", "has", "__proto__") or (key not in obj.values and key in _OBJECT_PROTO):
             raise Decline
-        return obj.get(key)  # type: ignore[attr-defined]
+        return obj.get(key)
     if kind is str:
-        if not obj.isascii():  # type: ignore[attr-defined]
+        if not obj.isascii():
             raise Decline  # JavaScript counts UTF-16 code units
         if key == "length":
-            return float(len(obj))  # type: ignore[arg-type]
+            return float(len(obj))
         index = _index(key)
         if index is not None:
-            return obj[index] if index < len(obj) else UNDEF  # type: ignore[index]
+            return obj[index] if index < len(obj) else UNDEF
     raise Decline
 
 
 _MISSING = object()
 
 
-def put(obj: object, key: object, value: object) -> object:
+def put(obj: Any, key: Any, value: Any) -> Any:
     """`obj[key] = value`."""
     kind = type(obj)
-    if kind is JSObject and not obj.frozen:  # type: ignore[attr-defined]
+    if kind is JSObject and not obj.frozen:
         if type(key) is not str:
             key = _to_key(key)
         if key in _OBJECT_PROTO:
             raise Decline
-        obj[key] = value  # type: ignore[index]
+        obj[key] = value
         return value
-    if kind is JSArray and not obj.frozen:  # type: ignore[attr-defined]
+    if kind is JSArray and not obj.frozen:
         index = _index(key)
-        if index is not None and index < len(obj):  # type: ignore[arg-type]
-            obj[index] = value  # type: ignore[index]
+        if index is not None and index < len(obj):
+            obj[index] = value
             return value
-        if index is not None and index == len(obj):  # type: ignore[arg-type]
-            obj.append(value)  # type: ignore[attr-defined]
+        if index is not None and index == len(obj):
+            obj.append(value)
             return value
     raise Decline
 
 
-def contains(key: object, obj: object) -> bool:
+def contains(key: Any, obj: Any) -> bool:
     """`key in obj`."""
     kind = type(obj)
     if kind is JSNullObject or kind is JSObject:
         if type(key) is not str:
             key = _to_key(key)
-        if key in obj:  # type: ignore[operator]
-            return True
-        if kind is JSObject and key in _OBJECT_PROTO:
-            return True
-        return False
+        return key in obj or (kind is JSObject and key in _OBJECT_PROTO)
     if kind is JSArray:
         index = _index(key if type(key) is float else _to_key(key))
         if index is not None:
-            return index < len(obj)  # type: ignore[arg-type]
+            return index < len(obj)
     raise Decline
 
 
-def _join(array: object, separator: object) -> str:
+def _join(array: Any, separator: Any) -> str:
     sep = "," if separator is UNDEF else to_string(separator)
     parts: list[str] = []
     total = 0
-    for item in array:  # type: ignore[attr-defined]
+    for item in array:
         text = "" if item is None or item is UNDEF else to_string(item)
         total += len(text) + len(sep)
         if total > MAX_STRING:
@@ -634,28 +634,32 @@ def _join(array: object, separator: object) -> str:
     return sep.join(parts)
 
 
-def method(obj: object, name: str, *args: object) -> object:
+def method(obj: Any, name: str, *args: Any) -> Any:
     """`obj.name(args)` for the methods the subset covers."""
     kind = type(obj)
     if kind is JSParams:
         if name == "get":
-            return obj.get(args[0] if args else UNDEF, args[1] if len(args) > 1 else UNDEF)  # type: ignore[attr-defined]
+            return obj.get(args[0] if args else UNDEF, args[1] if len(args) > 1 else UNDEF)
         if name == "has":
             key = args[0] if args else UNDEF
-            return (key if type(key) is str else _to_key(key)) in obj.values  # type: ignore[attr-defined]
+            return (key if type(key) is str else _to_key(key)) in obj.values
         raise Decline
     if kind is JSArray:
         if name == "push":
-            if obj.frozen:  # type: ignore[attr-defined]
+            if obj.frozen:
                 raise Decline
-            obj.extend(args)  # type: ignore[attr-defined]
-            return float(len(obj))  # type: ignore[arg-type]
+            obj.extend(args)
+            return float(len(obj))
         if name == "indexOf" or name == "includes":
             if len(args) > 1:
                 raise Decline
             target = args[0] if args else UNDEF
-            for position, item in enumerate(obj):  # type: ignore[call-overload]
-                if strict_equal(item, target) if name == "indexOf" else _same_value_zero(item, target):
+            for position, item in enumerate(obj):
+                if (
+                    strict_equal(item, target)
+                    if name == "indexOf"
+                    else _same_value_zero(item, target)
+                ):
                     return float(position) if name == "indexOf" else True
             return -1.0 if name == "indexOf" else False
         if name == "join":
@@ -665,10 +669,10 @@ def method(obj: object, name: str, *args: object) -> object:
             if not callable(callback) or len(args) > 1:
                 raise Decline
             results: list[object] = []
-            for position in range(len(obj)):  # type: ignore[arg-type]
-                if position >= len(obj):  # type: ignore[arg-type]
+            for position in range(len(obj)):
+                if position >= len(obj):
                     break
-                item = obj[position]  # type: ignore[index]
+                item = obj[position]
                 value = callback(item, float(position), obj)
                 if name == "map":
                     results.append(value)
@@ -677,25 +681,25 @@ def method(obj: object, name: str, *args: object) -> object:
             return UNDEF if name == "forEach" else JSArray(results)
         raise Decline
     if kind is float and name == "toFixed":
-        return _to_fixed(obj, args[0] if args else 0.0)  # type: ignore[arg-type]
+        return _to_fixed(obj, args[0] if args else 0.0)
     raise Decline
 
 
-def params_get(obj: object, name: object = UNDEF, fallback: object = UNDEF, *_: object) -> object:
+def params_get(obj: Any, name: Any = UNDEF, fallback: Any = UNDEF, *_: Any) -> Any:
     """`obj.get(name, fallback)`: the params object's (JSParams.get) without a dispatch."""
     if type(obj) is JSParams:
-        values = obj.values  # type: ignore[attr-defined]
+        values = obj.values
         if type(name) is str and name in values:
             value = values[name]
             kind = type(value)
             if kind is float or kind is str or kind is bool or value is None:
                 return value
-        return obj.get(name, fallback)  # type: ignore[attr-defined]
+        return obj.get(name, fallback)
     return method(obj, "get", name, fallback)
 
 
-def _same_value_zero(a: object, b: object) -> bool:
-    if type(a) is float and type(b) is float and a != a and b != b:  # type: ignore[comparison-overlap]
+def _same_value_zero(a: Any, b: Any) -> bool:
+    if type(a) is float and type(b) is float and a != a and b != b:
         return True
     return strict_equal(a, b)
 
@@ -703,7 +707,7 @@ def _same_value_zero(a: object, b: object) -> bool:
 _WIDE = Context(prec=500)  # enough digits for any double below 1e21 with 100 places
 
 
-def _to_fixed(x: float, digits: object) -> str:
+def _to_fixed(x: float, digits: Any) -> str:
     """Number.prototype.toFixed: the exact binary value rounded half away from zero (the
     larger n of a tie, on the magnitude), "-" only below zero."""
     places = to_number(digits)
@@ -722,24 +726,24 @@ def _to_fixed(x: float, digits: object) -> str:
     return "-" + text if x < 0 else text
 
 
-def js_string(value: object) -> str:
+def js_string(value: Any) -> str:
     """`String(value)`."""
     return to_string(value)
 
 
-def js_is_nan(value: object) -> bool:
+def js_is_nan(value: Any) -> bool:
     number = to_number(value)
     return number != number
 
 
-def js_is_finite(value: object) -> bool:
+def js_is_finite(value: Any) -> bool:
     return math.isfinite(to_number(value))
 
 
 # --- Math ----------------------------------------------------------------------------------------
 
 
-def _math_min(*args: object) -> float:
+def _math_min(*args: Any) -> float:
     numbers = [to_number(arg) for arg in args]
     result = math.inf
     for x in numbers:
@@ -750,7 +754,7 @@ def _math_min(*args: object) -> float:
     return result
 
 
-def _math_max(*args: object) -> float:
+def _math_max(*args: Any) -> float:
     numbers = [to_number(arg) for arg in args]
     result = -math.inf
     for x in numbers:
@@ -762,7 +766,7 @@ def _math_max(*args: object) -> float:
 
 
 def _unary_math(function: Callable[[float], float]) -> Callable[..., float]:
-    def applied(x: object = UNDEF, *_: object) -> float:
+    def applied(x: Any = UNDEF, *_: Any) -> float:
         return function(to_number(x))
 
     return applied
@@ -814,7 +818,7 @@ def _sqrt(x: float) -> float:
     return math.sqrt(x)
 
 
-def js_pow(base: object, exponent: object) -> float:
+def js_pow(base: Any, exponent: Any) -> float:
     """`**` and Math.pow where the result is certain: an exponent of 0 (1, NaN base
     included), or integers whose power is an integer a double holds exactly (fdlibm's pow, and
     any correctly rounded one, returns such an integer exactly). Anything else declines: V8's
@@ -869,7 +873,7 @@ def _over_budget() -> None:
     raise _Budget
 
 
-def _undeclared(*_: object) -> object:
+def _undeclared(*_: Any) -> Any:
     """A global read that V8 would throw for, or a global written (V8 refuses or ignores it)."""
     raise Decline
 
@@ -1130,7 +1134,9 @@ class _Parser:
                 params, body = self.function_rest()
                 return ("funcdecl", name, params, body, line)
             if word in ("var", "const") or (
-                word == "let" and self.peek(1).kind == "name" and self.peek(1).text not in ("in", "instanceof")
+                word == "let"
+                and self.peek(1).kind == "name"
+                and self.peek(1).text not in ("in", "instanceof")
             ):
                 declaration = self.declaration()
                 self.semicolon()
@@ -1151,19 +1157,24 @@ class _Parser:
                 return ("while", test, self.statement(top=False), line)
             if word == "do":
                 self.at += 1
-                body = self.statement(top=False)
+                loop_body = self.statement(top=False)
                 self.take("while")
                 self.take("(")
                 test = self.expression()
                 self.take(")")
                 self.eat(";")
-                return ("dowhile", body, test, line)
+                return ("dowhile", loop_body, test, line)
             if word == "for":
                 return self.for_statement()
             if word == "return":
                 self.at += 1
                 value = None
-                if not (self.is_(";") or self.is_("}") or self.peek().kind == "end" or self.peek().after_break):
+                if not (
+                    self.is_(";")
+                    or self.is_("}")
+                    or self.peek().kind == "end"
+                    or self.peek().after_break
+                ):
                     value = self.expression()
                 self.semicolon()
                 return ("return", value, line)
@@ -1176,11 +1187,22 @@ class _Parser:
                 return ("throw", line)
             if word in ("break", "continue"):
                 self.at += 1
-                if self.peek().kind == "name" and not self.peek().after_break and self.peek().text not in _KEYWORDS:
+                if (
+                    self.peek().kind == "name"
+                    and not self.peek().after_break
+                    and self.peek().text not in _KEYWORDS
+                ):
                     raise Refusal(f"a labelled {word}", line)
                 self.semicolon()
                 return (word, line)
-            if word in _KEYWORDS and word not in ("typeof", "true", "false", "null", "function", "this"):
+            if word in _KEYWORDS and word not in (
+                "typeof",
+                "true",
+                "false",
+                "null",
+                "function",
+                "this",
+            ):
                 raise Refusal(f"{word!r} is not covered here", line)
             if self.peek(1).text == ":" and self.peek(1).kind == "punctuator":
                 raise Refusal("a label", line)
@@ -1265,8 +1287,10 @@ class _Parser:
                 self.at += 1
                 value = self.assignment()
                 return ("assign", token.text, target, value, line)
-            if token.kind == "punctuator" and token.text.endswith("=") and token.text not in (
-                "==", "===", "!=", "!==", "<=", ">="
+            if (
+                token.kind == "punctuator"
+                and token.text.endswith("=")
+                and token.text not in ("==", "===", "!=", "!==", "<=", ">=")
             ):
                 raise Refusal(f"the operator {token.text}", line)
             return target
@@ -1502,6 +1526,7 @@ class _Function:
         self.nonlocals: set[str] = set()
         self.temps = 0
         self.loops = 0
+        self.continue_update: tuple | None = None  # a for loop's update, run before continue
         self.declared: set[str] = set()  # Python names this function binds
 
     def lookup(self, name: str) -> tuple[str, _Function] | None:
@@ -1543,7 +1568,7 @@ def _var_names(body: list[tuple]) -> list[str]:
     return names
 
 
-def _assigned_names(node: object, out: set[str]) -> None:
+def _assigned_names(node: Any, out: set[str]) -> None:
     """Every identifier an assignment or update anywhere in `node` targets."""
     if isinstance(node, tuple) and node:
         if node[0] in ("assign", "update"):
@@ -1558,6 +1583,9 @@ def _assigned_names(node: object, out: set[str]) -> None:
 
 
 class _Writer:
+    pending: list[str]
+    current_indent: int
+
     def __init__(self, global_names: frozenset[str]) -> None:
         self.global_names = global_names
         self.lines: list[str] = []
@@ -1574,7 +1602,9 @@ class _Writer:
 
     # declarations
 
-    def declare_body(self, function: _Function, body: list[tuple], params: list[str], indent: int) -> None:
+    def declare_body(
+        self, function: _Function, body: list[tuple], params: list[str], indent: int
+    ) -> None:
         scope = function.blocks[0]
         for name in _var_names(body):
             if name not in scope:
@@ -1609,7 +1639,9 @@ class _Writer:
                 python_name = function.blocks[-1][statement[1]]
                 self.function(function, python_name, statement[2], statement[3], indent)
 
-    def function(self, parent: _Function, python_name: str, params: list[str], body: list[tuple], indent: int) -> None:
+    def function(
+        self, parent: _Function, python_name: str, params: list[str], body: list[tuple], indent: int
+    ) -> None:
         if parent.loops:
             raise Refusal("a function made inside a loop")
         inner = _Function(parent)
@@ -1680,40 +1712,42 @@ class _Writer:
         elif kind in ("break", "continue"):
             if not function.loops:
                 raise Refusal(f"{kind} outside a loop", statement[1])
-            if kind == "continue" and getattr(function, "continue_update", None):
-                self.expression_statement(function, function.continue_update, indent)  # type: ignore[attr-defined]
+            if kind == "continue" and function.continue_update:
+                self.expression_statement(function, function.continue_update, indent)
             self.emit(indent, kind)
         elif kind == "while":
             function.loops += 1
-            saved, function.continue_update = getattr(function, "continue_update", None), None  # type: ignore[attr-defined]
+            saved, function.continue_update = function.continue_update, None
             self.emit(indent, "while True:")
             self.emit(indent + 1, "B[0] -= 1")
             self.emit(indent + 1, "if B[0] < 0: _over()")
             self.emit(indent + 1, f"if not {self.condition(function, statement[1])}: break")
             self.branch(function, statement[2], indent + 1)
-            function.continue_update = saved  # type: ignore[attr-defined]
+            function.continue_update = saved
             function.loops -= 1
         elif kind == "dowhile":
             function.loops += 1
-            saved, function.continue_update = getattr(function, "continue_update", None), None  # type: ignore[attr-defined]
+            saved, function.continue_update = function.continue_update, None
             flag = self.temp(function)
             self.emit(indent, f"{flag} = True")
             self.emit(indent, "while True:")
             self.emit(indent + 1, "B[0] -= 1")
             self.emit(indent + 1, "if B[0] < 0: _over()")
-            self.emit(indent + 1, f"if not {flag} and not {self.condition(function, statement[2])}: break")
+            self.emit(
+                indent + 1, f"if not {flag} and not {self.condition(function, statement[2])}: break"
+            )
             self.emit(indent + 1, f"{flag} = False")
             if _has_continue(statement[1]):
                 raise Refusal("continue in a do-while loop", statement[3])
             self.branch(function, statement[1], indent + 1)
-            function.continue_update = saved  # type: ignore[attr-defined]
+            function.continue_update = saved
             function.loops -= 1
         elif kind == "for":
             _, init, test, update, body, _line = statement
             if init is not None:
                 self.statement(function, init, indent)
             function.loops += 1
-            saved, function.continue_update = getattr(function, "continue_update", None), update  # type: ignore[attr-defined]
+            saved, function.continue_update = function.continue_update, update
             self.emit(indent, "while True:")
             self.emit(indent + 1, "B[0] -= 1")
             self.emit(indent + 1, "if B[0] < 0: _over()")
@@ -1722,7 +1756,7 @@ class _Writer:
             self.branch(function, body, indent + 1)
             if update is not None:
                 self.expression_statement(function, update, indent + 1)
-            function.continue_update = saved  # type: ignore[attr-defined]
+            function.continue_update = saved
             function.loops -= 1
         else:  # pragma: no cover - the parser makes no other
             raise Refusal(f"the statement {kind}")
@@ -1786,7 +1820,9 @@ class _Writer:
         code, kind = self.expression(function, node)
         return code if kind == "bool" else f"_T({code})"
 
-    def arithmetic(self, operator: str, left: tuple[str, str], right: tuple[str, str]) -> tuple[str, str]:
+    def arithmetic(
+        self, operator: str, left: tuple[str, str], right: tuple[str, str]
+    ) -> tuple[str, str]:
         (a, ka), (b, kb) = left, right
         if operator == "+":
             if ka == "num" and kb == "num":
@@ -1836,7 +1872,11 @@ class _Writer:
             return (f"(-{number})" if node[1] == "-" else number), "num"
         if kind == "typeof":
             inner = node[1]
-            if inner[0] == "id" and function.lookup(inner[1]) is None and not self.known_global(inner[1]):
+            if (
+                inner[0] == "id"
+                and function.lookup(inner[1]) is None
+                and not self.known_global(inner[1])
+            ):
                 return "'undefined'", "str"
             return f"_typeof({self.expression(function, inner)[0]})", "str"
         if kind == "binary":
@@ -1869,7 +1909,12 @@ class _Writer:
         raise Refusal(f"the expression {kind}", node[-1])
 
     def known_global(self, name: str) -> bool:
-        return name in self.global_names or name in ("hw", "Math") or name in _BUILTIN_VALUES or name in _BUILTIN_FUNCTIONS
+        return (
+            name in self.global_names
+            or name in ("hw", "Math")
+            or name in _BUILTIN_VALUES
+            or name in _BUILTIN_FUNCTIONS
+        )
 
     def identifier(self, function: _Function, node: tuple) -> tuple[str, str]:
         name = node[1]
@@ -1919,12 +1964,27 @@ class _Writer:
                 if name not in _MATH_FUNCTIONS:
                     raise Refusal(f"Math.{name}", node[3])
                 return f"_M_{name}({', '.join(codes)})", "num"
-            if name not in ("get", "has", "push", "indexOf", "includes", "join", "filter", "forEach", "map", "toFixed"):
+            if name not in (
+                "get",
+                "has",
+                "push",
+                "indexOf",
+                "includes",
+                "join",
+                "filter",
+                "forEach",
+                "map",
+                "toFixed",
+            ):
                 raise Refusal(f"the method {name}()", node[3])
             obj, _ = self.expression(function, owner)
             if name == "get" and len(codes) <= 2:
                 return f"_pget({obj}{''.join(', ' + code for code in codes)})", "any"
-            kind = "bool" if name in ("has", "includes") else ("str" if name in ("join", "toFixed") else "any")
+            kind = (
+                "bool"
+                if name in ("has", "includes")
+                else ("str" if name in ("join", "toFixed") else "any")
+            )
             return f"_method({obj}, {name!r}{''.join(', ' + code for code in codes)})", kind
         if callee[0] == "member":
             raise Refusal("a computed method call", node[3])
@@ -1964,7 +2024,7 @@ class _Writer:
             return f"{helper}({left}, {right})", "bool"
         if operator in ("===", "!=="):
             negate = operator == "!=="
-            if kl == "num" and kr == "num" or kl == "str" or kr == "str":
+            if (kl == "num" and kr == "num") or kl == "str" or kr == "str":
                 return f"({left} {'!=' if negate else '=='} {right})", "bool"
             if right_node[0] == "null" or left_node[0] == "null":
                 other = left if right_node[0] == "null" else right
@@ -2021,7 +2081,7 @@ def _number_code(code: str) -> str:
     return f"_N({code})"
 
 
-def _assigns_function(node: object) -> bool:
+def _assigns_function(node: Any) -> bool:
     if isinstance(node, tuple) and node:
         if node[0] == "assign" and node[3][0] == "func":
             return True
@@ -2034,7 +2094,7 @@ def _assigns_function(node: object) -> bool:
 def _has_continue(statement: tuple) -> bool:
     found = False
 
-    def visit(node: object) -> None:
+    def visit(node: Any) -> None:
         nonlocal found
         if isinstance(node, tuple) and node:
             if node[0] == "continue":
@@ -2117,10 +2177,14 @@ def referenced_names(source: str) -> frozenset[str]:
         tokens = _tokens(source)
     except Refusal:
         return frozenset()
-    return frozenset(token.text for token in tokens if token.kind == "name" and token.text not in _KEYWORDS)
+    return frozenset(
+        token.text for token in tokens if token.kind == "name" and token.text not in _KEYWORDS
+    )
 
 
-def compile_model(source: str, global_names: frozenset[str] | set[str] | list[str] = frozenset()) -> CompiledModel | Refusal:
+def compile_model(
+    source: str, global_names: frozenset[str] | set[str] | list[str] = frozenset()
+) -> CompiledModel | Refusal:
     """Return `source` compiled, with `global_names` the attribute globals V8 would define
     (`shallow._global_names`), or the Refusal saying what it does not cover."""
     return _compiled(source, frozenset(global_names))
@@ -2134,7 +2198,9 @@ def _compile(source: str, global_names: frozenset[str]) -> CompiledModel:
     for statement in body:
         # V8 exports a top-level name whose value is a function at the end of the factory;
         # here only function declarations are exported, so any other way is left to V8
-        if statement[0] == "var" and any(value is not None and value[0] == "func" for _, value in statement[2]):
+        if statement[0] == "var" and any(
+            value is not None and value[0] == "func" for _, value in statement[2]
+        ):
             raise Refusal("a function held in a top-level variable", statement[3])
     if _assigns_function(body):
         raise Refusal("a function assigned to a variable")
@@ -2157,7 +2223,9 @@ def _compile(source: str, global_names: frozenset[str]) -> CompiledModel:
         raise Refusal("the source declares no function")
     exports = ", ".join(f"{name!r}: {top.blocks[0][name]}" for name in exported)
     writer.emit(1, f"return {{{exports}}}, B")
-    prologue = [f"    {python} = HW.get({key!r}, UNDEF)" for key, python in writer.hw_members.items()]
+    prologue = [
+        f"    {python} = HW.get({key!r}, UNDEF)" for key, python in writer.hw_members.items()
+    ]
     prologue += [f"    {python} = G[{key!r}]" for key, python in writer.globals_used.items()]
     lines = ["def factory(HW, G):", *prologue, *writer.lines]
     del header
@@ -2168,7 +2236,7 @@ def _compile(source: str, global_names: frozenset[str]) -> CompiledModel:
         code = compile(python, "<parasim-compiled-model>", "exec")
     except (SyntaxError, RecursionError, MemoryError, ValueError) as error:
         raise Refusal(f"the generated Python does not compile ({error})") from None
-    exec(code, namespace)  # noqa: S102 - our own generated code, never the user's text
+    exec(code, namespace)
     assigned: set[str] = set()
     _assigned_names(body, assigned)
     once = all(
@@ -2197,7 +2265,7 @@ class CompiledTwin(JsTwin):
     """A compiled model bound to a hardware record's attributes (a `JsTwin`)."""
 
     shipped: ClassVar[str] = "a compiled model (simulator.models.js_compiler)"
-    defines: frozenset[str]  # type: ignore[misc]
+    defines: frozenset[str]  # type: ignore[misc]  # per model, not per class
 
     def __init__(self, model: CompiledModel, attributes: Mapping[str, object]) -> None:
         super().__init__(attributes)
@@ -2211,10 +2279,12 @@ class CompiledTwin(JsTwin):
         self._bound = model.factory(hw, self._globals) if model.once else None
         self.declines = 0
 
-    def _run(self, function: str, args: tuple[object, ...], params: Mapping[str, object]) -> object:
+    def _run(self, function: str, args: tuple[object, ...], params: Mapping[str, object]) -> Any:
         bound = self._bound
         try:
-            exports, budget = bound if bound is not None else self.model.factory(self._hw, self._globals)
+            exports, budget = (
+                bound if bound is not None else self.model.factory(self._hw, self._globals)
+            )
             fn = exports[function]
             budget[0] = STEP_BUDGET
             if not args:
@@ -2223,40 +2293,32 @@ class CompiledTwin(JsTwin):
         except Decline:
             self.declines += 1
             raise
-        except Exception:  # noqa: BLE001 - whatever Python refuses (KeyError: not defined), V8 answers
+        except Exception:
             self.declines += 1
             raise Decline from None
 
     def call(self, function: str, args: tuple[object, ...], params: Mapping[str, object]) -> float:
         value = self._run(function, args, params)
         if type(value) is float:
-            return value  # type: ignore[return-value]
+            return value
         self.declines += 1
         raise Decline  # V8 reports what it is
 
     def detail(self, function: str, params: Mapping[str, object]) -> dict[str, object]:
         value = self._run(function, (), params)
-        if type(value) is not JSObject or len(value) > 16:  # type: ignore[arg-type]
+        if type(value) is not JSObject or len(value) > 16:
             raise Decline
         flat: dict[str, object] = {}
-        for key, item in value.items():  # type: ignore[attr-defined]
+        for key, item in value.items():
             if _index(key) is not None:
                 raise Decline  # JavaScript orders integer keys first
             kind = type(item)
             if kind is float:
                 if not math.isfinite(item):
                     raise Decline
-                flat[key] = _json_number(item)
-            elif kind is bool:
-                flat[key] = item
-            elif kind is str and item.isascii() and len(item) <= 60:
+                flat[key] = json_number(item)
+            elif kind is bool or (kind is str and item.isascii() and len(item) <= 60):
                 flat[key] = item
             else:
                 raise Decline
         return flat
-
-
-def _json_number(x: float) -> int | float:
-    from simulator.models.js_twins import _json_number as json_number
-
-    return json_number(x)

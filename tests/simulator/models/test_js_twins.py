@@ -27,8 +27,7 @@ from hypothesis import strategies as st
 
 from simulator import shallow
 from simulator.errors import ModelEvaluationError
-from simulator.models import builtin_models
-from simulator.models import js_compiler
+from simulator.models import builtin_models, js_compiler
 from simulator.models.js_compiler import Refusal, compile_model, referenced_names
 from simulator.models.js_twins import Decline
 from simulator.sandbox import child_entry
@@ -211,13 +210,20 @@ def test_an_edited_shipped_source_stays_compiled():
     assert user.call("computationTime", params=params) == pytest.approx(
         shipped.call("computationTime", params=params) / 10, rel=1e-12
     )
-    commented = source.replace("function computationTime(params) {", "// edited\nfunction computationTime(params) {\n  if (params.get('gridSize') < 0) return 0;")
+    commented = source.replace(
+        "function computationTime(params) {",
+        "// edited\nfunction computationTime(params) {\n  if (params.get('gridSize') < 0) return 0;",
+    )
     user = ShallowFunctions(model_key="m", source=commented, attributes=attributes)
     assert user.twinned
-    assert user.call("computationTime", params=params) == shipped.call("computationTime", params=params)
+    assert user.call("computationTime", params=params) == shipped.call(
+        "computationTime", params=params
+    )
     assert not shallow._contexts  # compiled: still no V8 context
     in_v8 = ShallowFunctions(model_key="m", source=commented, attributes=attributes, twin=False)
-    assert in_v8.call("computationTime", params=params) == user.call("computationTime", params=params)
+    assert in_v8.call("computationTime", params=params) == user.call(
+        "computationTime", params=params
+    )
 
 
 def test_the_environment_can_send_every_call_to_v8(monkeypatch: pytest.MonkeyPatch):
@@ -332,7 +338,7 @@ def test_the_javascript_helpers_give_v8s_results(x: float, y: float):
         assert abs(x) >= 1e21
     expected["fixedNegative"] = False
     assert {key: detail[key] for key in expected} == {
-        key: js_twins._json_number(v) if isinstance(v, float) else v for key, v in expected.items()
+        key: js_twins.json_number(v) if isinstance(v, float) else v for key, v in expected.items()
     }
 
 
