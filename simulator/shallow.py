@@ -609,6 +609,19 @@ class ShallowFunctions:
             self.fallback = "an attribute's value is not one the compiled model reads"
             return None
 
+    def v8_reason(self) -> str | None:
+        """Return why V8 evaluated some of this model's calls (None: none, or twins are off):
+        what the compiler does not cover, or how many calls the compiled model left to V8."""
+        if self.fallback is not None:
+            return self.fallback
+        declines = getattr(self._twin, "declines", 0)
+        if declines:
+            return (
+                f"{declines} call(s) left to V8 (a value, an error or a limit the compiled "
+                "model does not decide)"
+            )
+        return None
+
     @property
     def twinned(self) -> bool:
         """Return whether a Python twin answers this model's calls (those it does not decline)."""

@@ -409,3 +409,38 @@ def test_a_call_of_a_compiled_model_starts_from_a_fresh_top_level():
     twin = functions._twin
     assert isinstance(twin, CompiledTwin) and not twin.model.once
     assert [twin.call("computationTime", (), {"x": 2.0}) for _ in range(3)] == [2.0] * 3
+
+
+def _snapshot(pause: str) -> dict[str, Any]:
+    return {
+        "name": "compiled models",
+        "nodes": [
+            {
+                "id": "a",
+                "name": "a",
+                "hardware": "cpu",
+                "model": "pause",
+                "count": 1,
+                "labels": {"P": 1},
+            }
+        ],
+        "edges": [],
+        "hardware": {"cpu": {"type": "CPU", "name": "cpu", "attributes": {"gflops": 2.0}}},
+        "models": {"pause": {"language": "javascript", "source": pause}},
+    }
+
+
+def test_the_run_s_result_says_which_models_ran_in_v8_and_why():
+    from simulator.runner import run_simulation
+
+    app = "sim.computation({'t': 0.5 + rank})\n"
+    compiled_ = "function computationTime(params) {\n  // edited\n  if (params.t > 1) return params.t;\n  return params.t / gflops;\n}\n"
+    result = run_simulation(_snapshot(compiled_), app, labels={"P": 1}, variables={})
+    assert [w for w in result["warnings"] if w["code"] == "javascript"] == []
+    assert result["overall_time_s"] == 0.25
+
+    in_v8 = "function computationTime(params) { return Math.exp(params.t) - 1; }\n"
+    result = run_simulation(_snapshot(in_v8), app, labels={"P": 1}, variables={})
+    (warning,) = [w for w in result["warnings"] if w["code"] == "javascript"]
+    assert warning["model"] == "pause" and warning["hardware"] == "cpu"
+    assert "Math.exp" in warning["reason"] and "ran in V8" in warning["message"]
