@@ -55,7 +55,13 @@ from simulator import hotpath
 from simulator.cpus import keep_on_one_cpu
 from simulator.errors import MSG_NOT_NUMBER, ModelEvaluationError, model_seconds
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
-from simulator.models.js_compiler import JS_GLOBAL_NAMES, Refusal, compile_model, referenced_names
+from simulator.models.js_compiler import (
+    JS_GLOBAL_NAMES,
+    Refusal,
+    compile_model,
+    numeric_attributes,
+    referenced_names,
+)
 from simulator.models.js_twins import Decline, JsTwin
 
 # V8's results handed back in C (`_Isolate`) where simulator.hotpath chose the extension,
@@ -599,7 +605,7 @@ class ShallowFunctions:
             for name in _global_names(self.attributes, self.source)
             if name not in JS_GLOBAL_NAMES
         )
-        model = compile_model(self.source, names)
+        model = compile_model(self.source, names, numeric_attributes(self.attributes))
         if isinstance(model, Refusal):
             self.fallback = str(model)
             return None

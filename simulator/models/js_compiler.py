@@ -218,18 +218,16 @@ class JSNullObject(JSObject):
     __slots__ = ()
 
 
-class JSParams:
-    """The params object: own properties are the values (but `get` and `has`), its prototype
-    holds `get` and `has` over Object.prototype."""
+class JSParams(dict):
+    """The params object: a copy of the values as the JavaScript reads them (its own
+    properties but `get` and `has`); its prototype holds `get` and `has` over Object.prototype.
+    `read` is `params.get`; `converted` keeps the arrays and objects read, one per name."""
 
-    __slots__ = ("converted", "values")
+    # no __init__ of its own: made by dict's (every call makes one)
+    converted: dict[str, object] | None = None
 
-    def __init__(self, values: Mapping[str, object]) -> None:
-        self.values = values
-        self.converted: dict[str, object] | None = None
-
-    def get(self, name: Any, fallback: Any = UNDEF) -> Any:
-        values = self.values
+    def read(self, name: Any, fallback: Any = UNDEF) -> Any:
+        values = self
         if type(name) is not str:
             name = _to_key(name)
         if name == "__proto__":
@@ -241,7 +239,7 @@ class JSParams:
         if kind is float or kind is str or kind is bool or value is None:
             return value
         if kind is int:
-            return float(value)  # type: ignore[arg-type]
+            return float(value)
         # an array or object is one object for the call: `get` twice gives the same one
         converted = self.converted
         if converted is None:
@@ -569,9 +567,9 @@ def get(obj: Any, key: Any) -> Any:
     if kind is JSParams:
         if type(key) is not str:
             key = _to_key(key)
-        if key in ("get", "has", "__proto__") or (key not in obj.values and key in _OBJECT_PROTO):
+        if key in ("get", "has", "__proto__") or (key not in obj and key in _OBJECT_PROTO):
             raise Decline
-        return obj.get(key)
+        return obj.read(key)
     if kind is str:
         if not obj.isascii():
             raise Decline  # JavaScript counts UTF-16 code units
@@ -639,10 +637,10 @@ def method(obj: Any, name: str, *args: Any) -> Any:
     kind = type(obj)
     if kind is JSParams:
         if name == "get":
-            return obj.get(args[0] if args else UNDEF, args[1] if len(args) > 1 else UNDEF)
+            return obj.read(args[0] if args else UNDEF, args[1] if len(args) > 1 else UNDEF)
         if name == "has":
             key = args[0] if args else UNDEF
-            return (key if type(key) is str else _to_key(key)) in obj.values
+            return dict.__contains__(obj, key if type(key) is str else _to_key(key))
         raise Decline
     if kind is JSArray:
         if name == "push":
@@ -686,15 +684,9 @@ def method(obj: Any, name: str, *args: Any) -> Any:
 
 
 def params_get(obj: Any, name: Any = UNDEF, fallback: Any = UNDEF, *_: Any) -> Any:
-    """`obj.get(name, fallback)`: the params object's (JSParams.get) without a dispatch."""
+    """`obj.get(name, fallback)`: the params object's (`JSParams.read`) without a dispatch."""
     if type(obj) is JSParams:
-        values = obj.values
-        if type(name) is str and name in values:
-            value = values[name]
-            kind = type(value)
-            if kind is float or kind is str or kind is bool or value is None:
-                return value
-        return obj.get(name, fallback)
+        return obj.read(name, fallback)
     return method(obj, "get", name, fallback)
 
 
@@ -882,6 +874,7 @@ RUNTIME: dict[str, object] = {
     "UNDEF": UNDEF,
     "JSArray": JSArray,
     "JSObject": JSObject,
+    "JSParams": JSParams,
     "_N": to_number,
     "_S": to_string,
     "_T": truthy,
@@ -1527,6 +1520,7 @@ class _Function:
         self.temps = 0
         self.loops = 0
         self.continue_update: tuple | None = None  # a for loop's update, run before continue
+        self.return_kinds: list[str] = []
         self.declared: set[str] = set()  # Python names this function binds
 
     def lookup(self, name: str) -> tuple[str, _Function] | None:
@@ -1586,8 +1580,19 @@ class _Writer:
     pending: list[str]
     current_indent: int
 
-    def __init__(self, global_names: frozenset[str]) -> None:
+    def __init__(
+        self,
+        global_names: frozenset[str],
+        numeric: frozenset[str] = frozenset(),
+        returns_number: frozenset[int] = frozenset(),
+    ) -> None:
         self.global_names = global_names
+        # attributes whose value is a number (globals and hw members of kind "num")
+        self.numeric = numeric
+        # the bodies of the functions an earlier pass proved always return a number
+        self.returns_number = returns_number
+        self.proven: set[int] = set()
+        self.declarations: dict[str, int] = {}  # a declared function's Python name: its body
         self.lines: list[str] = []
         self.counter = 0
         self.hw_members: dict[str, str] = {}
@@ -1637,6 +1642,7 @@ class _Writer:
         for statement in body:
             if statement[0] == "funcdecl":
                 python_name = function.blocks[-1][statement[1]]
+                self.declarations[python_name] = id(statement[3])
                 self.function(function, python_name, statement[2], statement[3], indent)
 
     def function(
@@ -1654,12 +1660,17 @@ class _Writer:
         names.append("*_rest")
         self.emit(indent, f"def {python_name}({', '.join(names)}):")
         header = len(self.lines)
-        self.emit(indent + 1, "B[0] -= 1")
-        self.emit(indent + 1, "if B[0] < 0: _over()")
+        if not _is_leaf(body):  # a leaf (no loop, no call of a function) ends by itself
+            self.emit(indent + 1, "B[0] -= 1")
+            self.emit(indent + 1, "if B[0] < 0: _over()")
         self.declare_body(inner, body, params, indent + 1)
         for statement in body:
             self.statement(inner, statement, indent + 1)
-        self.emit(indent + 1, "return UNDEF")
+        if body and body[-1][0] == "return" and body[-1][1] is not None:
+            if all(kind == "num" for kind in inner.return_kinds):
+                self.proven.add(id(body))
+        else:
+            self.emit(indent + 1, "return UNDEF")
         declarations = []
         if inner.nonlocals:
             declarations.append("nonlocal " + ", ".join(sorted(inner.nonlocals)))
@@ -1705,7 +1716,12 @@ class _Writer:
                 self.emit(indent, "else:")
                 self.branch(function, statement[3], indent + 1)
         elif kind == "return":
-            code = "UNDEF" if statement[1] is None else self.expression(function, statement[1])[0]
+            code, kind = (
+                ("UNDEF", "any")
+                if statement[1] is None
+                else self.expression(function, statement[1])
+            )
+            function.return_kinds.append(kind)
             self.emit(indent, f"return {code}")
         elif kind == "throw":
             self.emit(indent, "raise _Decline")
@@ -1927,7 +1943,7 @@ class _Writer:
             return "HW", "any"
         if name in self.global_names:
             python = self.globals_used.setdefault(name, f"g_{len(self.globals_used)}")
-            return python, "any"
+            return python, "num" if name in self.numeric else "any"
         if name in _BUILTIN_FUNCTIONS:
             return _BUILTIN_FUNCTIONS[name], "any"
         if name in _JS_BUILTINS or name.startswith("__"):
@@ -1944,7 +1960,7 @@ class _Writer:
                 raise Refusal(f"Math[{key[1]!r}] as a value", node[3])
             if owner[1] == "hw" and key[0] == "str":
                 python = self.hw_members.setdefault(key[1], f"h_{len(self.hw_members)}")
-                return python, "any"
+                return python, "num" if key[1] in self.numeric else "any"
         obj, _ = self.expression(function, owner)
         key_code, _ = self.expression(function, key)
         return f"_get({obj}, {key_code})", "any"
@@ -1979,6 +1995,23 @@ class _Writer:
                 raise Refusal(f"the method {name}()", node[3])
             obj, _ = self.expression(function, owner)
             if name == "get" and len(codes) <= 2:
+                key = args[0] if args else None
+                if (
+                    key is not None
+                    and key[0] == "str"
+                    and key[1] != "__proto__"
+                    and _PYTHON_NAME.fullmatch(obj)
+                ):
+                    # a number read straight from the params object's dict; anything else
+                    # (another kind of value, another object) through _pget
+                    fallback = codes[1] if len(codes) > 1 else "UNDEF"
+                    t = self.temp(function)
+                    inline = (
+                        f"({t} if type({obj}) is JSParams and "
+                        f"type({t} := dict.get({obj}, {codes[0]}, {fallback})) is float "
+                        f"else _pget({obj}, {codes[0]}, {fallback}))"
+                    )
+                    return inline, "any"
                 return f"_pget({obj}{''.join(', ' + code for code in codes)})", "any"
             kind = (
                 "bool"
@@ -1993,7 +2026,9 @@ class _Writer:
             return f"{code}({', '.join(codes) or 'UNDEF'})", "bool"
         if code == "_String":
             return (f"_String({codes[0]})" if codes else "''"), "str"
-        return f"{code}({', '.join(codes)})", "any"
+        body = self.declarations.get(code)
+        kind = "num" if body is not None and body in self.returns_number else "any"
+        return f"{code}({', '.join(codes)})", kind
 
     def function_expression(self, function: _Function, node: tuple) -> str:
         _, name, params, body, line = node
@@ -2021,6 +2056,21 @@ class _Writer:
             if kl == "num" and kr == "num":
                 return f"({left} {operator} {right})", "bool"
             helper = {"<": "_lt", ">": "_gt", "<=": "_le", ">=": "_ge"}[operator]
+            checks = [
+                f"type({code}) is float"
+                for code, kind in ((left, kl), (right, kr))
+                if kind != "num" and _PYTHON_NAME.fullmatch(code)
+            ]
+            simple = all(
+                kind == "num" or _PYTHON_NAME.fullmatch(code)
+                for code, kind in ((left, kl), (right, kr))
+            )
+            if simple and checks:  # no call where both already hold numbers
+                test = " and ".join(checks)
+                return (
+                    f"({left} {operator} {right} if {test} else {helper}({left}, {right}))",
+                    "bool",
+                )
             return f"{helper}({left}, {right})", "bool"
         if operator in ("===", "!=="):
             negate = operator == "!=="
@@ -2081,6 +2131,47 @@ def _number_code(code: str) -> str:
     return f"_N({code})"
 
 
+def _is_leaf(body: list[tuple]) -> bool:
+    """Whether a function body has no loop and calls nothing but Math and the builtin methods
+    (so it cannot run on without bound: no step budget to count)."""
+    leaf = True
+
+    def visit(node: object) -> None:
+        nonlocal leaf
+        if not leaf:
+            return
+        if isinstance(node, tuple) and node:
+            kind = node[0]
+            if kind in ("for", "while", "dowhile"):
+                leaf = False
+                return
+            if kind == "call":
+                callee = node[1]
+                builtin = (
+                    callee[0] == "member"
+                    and callee[2][0] == "str"
+                    and (
+                        (callee[1][0] == "id" and callee[1][1] == "Math")
+                        or callee[2][1]
+                        in ("get", "has", "push", "indexOf", "includes", "join", "toFixed")
+                    )
+                )
+                if not builtin and not (callee[0] == "id" and callee[1] in _BUILTIN_FUNCTIONS):
+                    leaf = False
+                    return
+            if kind == "funcdecl" or kind == "func":
+                leaf = False  # its own calls are counted where they are made
+                return
+            for item in node:
+                visit(item)
+        elif isinstance(node, list):
+            for item in node:
+                visit(item)
+
+    visit(body)
+    return leaf
+
+
 def _assigns_function(node: Any) -> bool:
     if isinstance(node, tuple) and node:
         if node[0] == "assign" and node[3][0] == "func":
@@ -2115,8 +2206,13 @@ class _StatementWriter(_Writer):
     """Function expressions are written as defs just before the statement using them: each
     statement is written to a buffer, and what it hoisted goes first."""
 
-    def __init__(self, global_names: frozenset[str]) -> None:
-        super().__init__(global_names)
+    def __init__(
+        self,
+        global_names: frozenset[str],
+        numeric: frozenset[str] = frozenset(),
+        returns_number: frozenset[int] = frozenset(),
+    ) -> None:
+        super().__init__(global_names, numeric, returns_number)
         self.pending: list[str] = []
         self.current_indent = 0
 
@@ -2162,9 +2258,11 @@ def _parsed(source: str) -> list[tuple]:
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(source: str, global_names: frozenset[str]) -> CompiledModel | Refusal:
+def _compiled(
+    source: str, global_names: frozenset[str], numeric: frozenset[str]
+) -> CompiledModel | Refusal:
     try:
-        return _compile(source, global_names)
+        return _compile(source, global_names, numeric)
     except Refusal as refusal:
         return refusal
     except RecursionError:
@@ -2183,17 +2281,26 @@ def referenced_names(source: str) -> frozenset[str]:
 
 
 def compile_model(
-    source: str, global_names: frozenset[str] | set[str] | list[str] = frozenset()
+    source: str,
+    global_names: frozenset[str] | set[str] | list[str] = frozenset(),
+    numeric: frozenset[str] | set[str] = frozenset(),
 ) -> CompiledModel | Refusal:
     """Return `source` compiled, with `global_names` the attribute globals V8 would define
-    (`shallow._global_names`), or the Refusal saying what it does not cover."""
-    return _compiled(source, frozenset(global_names))
+    (`shallow._global_names`), or the Refusal saying what it does not cover. `numeric`: the
+    attributes whose values are numbers (the model is then bound only to such attributes:
+    `numeric_attributes`)."""
+    return _compiled(source, frozenset(global_names), frozenset(numeric))
+
+
+def numeric_attributes(attributes: Mapping[str, object]) -> frozenset[str]:
+    """The keys of the attributes whose values are numbers (ints and floats, not booleans)."""
+    return frozenset(key for key, value in attributes.items() if type(value) in (int, float))
 
 
 _EXPORT_EXCLUDED = frozenset({"hw"})
 
 
-def _compile(source: str, global_names: frozenset[str]) -> CompiledModel:
+def _compile(source: str, global_names: frozenset[str], numeric: frozenset[str]) -> CompiledModel:
     body = _parsed(source)
     for statement in body:
         # V8 exports a top-level name whose value is a function at the end of the factory;
@@ -2204,13 +2311,19 @@ def _compile(source: str, global_names: frozenset[str]) -> CompiledModel:
             raise Refusal("a function held in a top-level variable", statement[3])
     if _assigns_function(body):
         raise Refusal("a function assigned to a variable")
-    writer = _StatementWriter(global_names)
-    top = _Function(None)
-    writer.emit(1, "B = [0]")
-    header = len(writer.lines)
-    writer.declare_body(top, body, [], 1)
-    for statement in body:
-        writer.statement(top, statement, 1)
+    # Which functions always return a number is learnt pass by pass (a caller may come
+    # before its callee); each pass only uses what an earlier one proved, so it stays sound.
+    proven: frozenset[int] = frozenset()
+    for _ in range(4):
+        writer = _StatementWriter(global_names, numeric, proven)
+        top = _Function(None)
+        writer.emit(1, "B = [0]")
+        writer.declare_body(top, body, [], 1)
+        for statement in body:
+            writer.statement(top, statement, 1)
+        if frozenset(writer.proven) == proven:
+            break
+        proven = frozenset(writer.proven)
     exported = sorted(
         name
         for name, python in top.blocks[0].items()
@@ -2228,7 +2341,6 @@ def _compile(source: str, global_names: frozenset[str]) -> CompiledModel:
     ]
     prologue += [f"    {python} = G[{key!r}]" for key, python in writer.globals_used.items()]
     lines = ["def factory(HW, G):", *prologue, *writer.lines]
-    del header
     python = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = dict(RUNTIME)
     namespace["_Decline"] = Decline
@@ -2298,7 +2410,31 @@ class CompiledTwin(JsTwin):
             raise Decline from None
 
     def call(self, function: str, args: tuple[object, ...], params: Mapping[str, object]) -> float:
-        value = self._run(function, args, params)
+        # `_run` written out: this is every uncached call's path
+        bound = self._bound
+        try:
+            exports, budget = (
+                bound if bound is not None else self.model.factory(self._hw, self._globals)
+            )
+            fn = exports[function]
+            budget[0] = STEP_BUDGET
+            if type(params) is dict and "__proto__" not in params:
+                plain = _PLAIN_TYPES
+                for key, value in params.items():
+                    if type(key) is not str or type(value) not in plain:
+                        values = call_params(params)
+                        break
+                else:
+                    values = JSParams(params)
+            else:
+                values = call_params(params)
+            value = fn(*[js_value(arg) for arg in args], values) if args else fn(values)
+        except Decline:
+            self.declines += 1
+            raise
+        except Exception:
+            self.declines += 1
+            raise Decline from None
         if type(value) is float:
             return value
         self.declines += 1
