@@ -4,6 +4,8 @@ The model has a comment, a helper function and a conditional; every call's param
 distinct, so each is a memo miss. Rounds of N calls each, median per call:
 - `call`: `ShallowFunctions.call` (the memo's key and miss, the compiled model, the checks);
 - `compiled`: the compiled model alone (`CompiledTwin.call`);
+- `v8`: the same calls evaluated in V8 (`twin=False`: what every call of such a model cost
+  before), on a twentieth of the calls;
 - `python`: the same formula written in Python (what a SimPy user pays for it), as the
   machine's yardstick: the ratios hold on a loaded machine where the microseconds do not.
 
@@ -53,7 +55,8 @@ def main() -> None:
     functions = ShallowFunctions(model_key="edited", source=SOURCE, attributes=ATTRIBUTES)
     twin = functions._twin
     assert isinstance(twin, CompiledTwin), functions.fallback
-    figures: dict[str, list[float]] = {"call": [], "compiled": [], "python": []}
+    in_v8 = ShallowFunctions(model_key="edited", source=SOURCE, attributes=ATTRIBUTES, twin=False)
+    figures: dict[str, list[float]] = {"call": [], "compiled": [], "v8": [], "python": []}
     offset = 0
     for _ in range(options.rounds):
         batches = {
@@ -70,6 +73,10 @@ def main() -> None:
         for params in batches["compiled"]:
             twin.call("computationTime", (), params)
         figures["compiled"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        for params in batches["v8"][: options.calls // 20]:
+            in_v8.call("computationTime", params=params)
+        figures["v8"].append((time.perf_counter() - started) * 20)
         started = time.perf_counter()
         for params in batches["python"]:
             python_model(params)

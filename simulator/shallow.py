@@ -22,14 +22,15 @@ hand-over is not a wake-up of another CPU (the bench_shallow table in `bench/RES
 The result comes back through a callback in C (simulator/_v8results.c, `_Isolate`) rather than
 mini-racer's Python one, which took most of each evaluation.
 
-Python twins: a source that is byte for byte a shipped model (a built-in, or an example's)
-is evaluated by its Python twin (`simulator.models.js_twins`: the same double operations in
-the same order, property-tested equal to V8) without V8, with the same memo and the
-same checks of the value; so is a user's source made of arithmetic functions only
-(`simulator.models.js_arithmetic`: `return params.t;`, `return latency + size / bandwidth;`);
-whatever a twin declines, and every other source, goes to V8 as above. No V8 context is made
-for a model its twin answers entirely. `twin=False`, or `PARASIM_JS_TWINS=0` in the
-environment, evaluates everything in V8 (tests, debugging).
+Compiled models: a source in the subset `simulator.models.js_compiler` covers (functions,
+helpers, `var`/`let`/`const`, conditionals, bounded loops, `Math`'s exact functions,
+`params.get`, `hw`...) is compiled once to Python and bound to the attributes as a twin that
+returns V8's very doubles, with the same memo and the same checks of the value; what it
+declines (a division by zero, a `throw`, a value it does not decide), and every source outside
+the subset, goes to V8 as above (`fallback`, `v8_reason()`: why). The shipped models are
+compiled like any other source. No V8 context is made for a model the compiled twin answers
+entirely. `twin=False`, or `PARASIM_JS_TWINS=0` in the environment, evaluates everything in V8
+(tests, debugging).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ CANCEL_GRACE_S = 5.0
 # once the heap is past its limit (`_Evaluator._wait`).
 HEAP_CHECK_INTERVAL_S = 0.05
 HEAP_CANCEL_GRACE_S = 0.2
-# "0" evaluates shipped models in V8 instead of their Python twins.
+# "0" evaluates every model in V8 instead of its compiled Python twin.
 TWINS_ENVIRONMENT_VARIABLE = "PARASIM_JS_TWINS"
 
 
@@ -548,7 +549,7 @@ def has_twin(source: str) -> bool:
 class ShallowFunctions:
     """One computational model bound to one hardware record's attributes.
 
-    `twin`: whether the Python twin of a shipped source may answer (None: unless
+    `twin`: whether the model compiled to Python may answer (None: unless
     `PARASIM_JS_TWINS=0`); False evaluates everything in V8.
     """
 
