@@ -1682,6 +1682,17 @@ class _Writer:
     def statements(self, function: _Function, body: list[tuple], indent: int) -> None:
         function.blocks.append({})
         self.declare_block(function, body)
+        if function.loops:
+            # a let or const is a new binding each time round a loop: unbound until its
+            # declaration runs again (JavaScript's temporal dead zone: a read declines)
+            for statement in body:
+                if statement[0] == "var" and statement[1] != "var":
+                    for name, _ in statement[2]:
+                        python = function.blocks[-1][name]
+                        self.emit(indent, "try:")
+                        self.emit(indent + 1, f"del {python}")
+                        self.emit(indent, "except NameError:")
+                        self.emit(indent + 1, "pass")
         self.functions_first(function, body, indent)
         start = len(self.lines)
         for statement in body:

@@ -363,6 +363,11 @@ def test_plain_models_are_answered_by_the_compiled_python():
         ("function computationTime(p) { return -p.get('x') / 0; }", {"x": 1}),
         ("function computationTime(p) { return 0 / 0; }", {}),
         ("function computationTime(p) { let a = b; let b = 1; return a; }", {}),
+        (
+            "function computationTime(p) { var s = 0; for (var i = 0; i < 3; i++) {"
+            " if (i > 0) s += t; let t = i; } return s; }",
+            {},
+        ),
         ("function computationTime(p) { return Math.pow(p.get('x'), 2); }", {"x": 1.1}),
         ("function computationTime(p) { return Math.pow(p.get('x'), 3); }", {"x": 7}),
         (
