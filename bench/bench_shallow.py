@@ -10,7 +10,7 @@ the kernel's parameters. Measured, each the best of `--repeat` rounds:
   result handed back through simulator._v8results's C slot; and, interleaved with it, the same
   calls handed back through mini-racer's own Python callback (as without that extension);
 - uncached through the Python twin: the same distinct calls answered by the model's Python
-  twin (`simulator/models/js_twins.py`), as every run of the shipped source now is (target:
+  twin (`simulator/models/js_compiler.py`), as every run of the shipped source now is (target:
   a few us); also the built-in "Volkov GPU" model's twin, occupancy from registers;
 - first call: creating the V8 context (isolate, prelude, model source) and evaluating; and
   binding the twin and its first call;
@@ -149,7 +149,9 @@ def measure(repeat: int) -> dict[str, float]:
     )
     twinned.call("computationTime", params=KERNEL_PARAMS)
     twin_first_call_us = (time.perf_counter() - started) * 1e6
-    assert twinned.twinned, "the example's source no longer matches its twin's digest"
+    assert twinned.twinned, (
+        "the example's source is no longer compiled (simulator.models.js_compiler)"
+    )
 
     def memoized(calls: int) -> None:
         for _ in range(calls):
@@ -157,7 +159,9 @@ def measure(repeat: int) -> dict[str, float]:
 
     volkov_source = next(m.source for m in builtin_models() if m.name == "Volkov GPU")
     volkov = ShallowFunctions(model_key="volkov", source=volkov_source, attributes=GTX970)
-    assert volkov.twinned, "the built-in Volkov GPU source no longer matches its twin's digest"
+    assert volkov.twinned, (
+        "the built-in Volkov GPU source is no longer compiled (simulator.models.js_compiler)"
+    )
 
     racer = MiniRacer()
     racer.eval("function f(p) { return p.x * 2; }")

@@ -426,6 +426,29 @@ def run_simulation(
     return result_summary(result) if summary else result
 
 
+def _javascript_warnings(
+    system: SystemSnapshot, functions_by_pair: Mapping[tuple[str, str], ShallowFunctions]
+) -> list[dict[str, Any]]:
+    """A warning (code "javascript") for each model V8 evaluated instead of the compiled
+    Python (simulator.models.js_compiler): why, so that a slow run says what made it slow."""
+    warnings: list[dict[str, Any]] = []
+    for (model, hardware), functions in functions_by_pair.items():
+        reason = functions.v8_reason()
+        if reason is None:
+            continue
+        title = system.models[model].title
+        warnings.append(
+            {
+                "code": "javascript",
+                "model": title,
+                "hardware": system.hardware[hardware].name,
+                "reason": reason,
+                "message": f"{title!r} ran in V8, not compiled to Python: {reason}.",
+            }
+        )
+    return warnings
+
+
 def _simulate(
     snapshot: SystemSnapshot | Mapping[str, Any],
     app_source: str,
@@ -609,7 +632,7 @@ def _simulate(
         wall_s=time.perf_counter() - wall_start,
         seed=seed,
         memory=active_memory.result(overall) if active_memory is not None else None,
-        warnings=architecture_warnings(system),
+        warnings=[*architecture_warnings(system), *_javascript_warnings(system, functions_by_pair)],
         collectives=world.collective_calls,
     )
     if network is not None:

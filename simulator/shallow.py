@@ -22,14 +22,15 @@ hand-over is not a wake-up of another CPU (the bench_shallow table in `bench/RES
 The result comes back through a callback in C (simulator/_v8results.c, `_Isolate`) rather than
 mini-racer's Python one, which took most of each evaluation.
 
-Python twins: a source that is byte for byte a shipped model (a built-in, or an example's)
-is evaluated by its Python twin (`simulator.models.js_twins`: the same double operations in
-the same order, property-tested equal to V8) without V8, with the same memo and the
-same checks of the value; so is a user's source made of arithmetic functions only
-(`simulator.models.js_arithmetic`: `return params.t;`, `return latency + size / bandwidth;`);
-whatever a twin declines, and every other source, goes to V8 as above. No V8 context is made
-for a model its twin answers entirely. `twin=False`, or `PARASIM_JS_TWINS=0` in the
-environment, evaluates everything in V8 (tests, debugging).
+Compiled models: a source in the subset `simulator.models.js_compiler` covers (functions,
+helpers, `var`/`let`/`const`, conditionals, bounded loops, `Math`'s exact functions,
+`params.get`, `hw`...) is compiled once to Python and bound to the attributes as a twin that
+returns V8's very doubles, with the same memo and the same checks of the value; what it
+declines (a division by zero, a `throw`, a value it does not decide), and every source outside
+the subset, goes to V8 as above (`fallback`, `v8_reason()`: why). The shipped models are
+compiled like any other source. No V8 context is made for a model the compiled twin answers
+entirely. `twin=False`, or `PARASIM_JS_TWINS=0` in the environment, evaluates everything in V8
+(tests, debugging).
 """
 
 from __future__ import annotations
@@ -56,8 +57,14 @@ from simulator.cpus import keep_on_one_cpu
 from simulator.errors import MSG_NOT_NUMBER, ModelEvaluationError, model_seconds
 from simulator.hotpath import COMPUTATION_TIME
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
-from simulator.models.js_arithmetic import ArithmeticTwin, arithmetic_model
-from simulator.models.js_twins import JS_TWINS, Decline, JsTwin
+from simulator.models.js_compiler import (
+    JS_GLOBAL_NAMES,
+    Refusal,
+    compile_model,
+    numeric_attributes,
+    referenced_names,
+)
+from simulator.models.js_twins import Decline, JsTwin
 
 # V8's results handed back in C (`_Isolate`) where simulator.hotpath chose the extension,
 # else through mini-racer's own Python callback.
@@ -85,7 +92,7 @@ CANCEL_GRACE_S = 5.0
 # once the heap is past its limit (`_Evaluator._wait`).
 HEAP_CHECK_INTERVAL_S = 0.05
 HEAP_CANCEL_GRACE_S = 0.2
-# "0" evaluates shipped models in V8 instead of their Python twins.
+# "0" evaluates every model in V8 instead of its compiled Python twin.
 TWINS_ENVIRONMENT_VARIABLE = "PARASIM_JS_TWINS"
 
 
@@ -533,18 +540,17 @@ def _twins_enabled() -> bool:
 
 
 def has_twin(source: str) -> bool:
-    """Return whether a Python twin answers the model `source` (when twins are on): a shipped
-    model's, or an arithmetic model's (simulator.models.js_arithmetic)."""
+    """Return whether compiled Python answers the model `source` (when twins are on): its
+    source is in the subset simulator.models.js_compiler covers, whatever its globals."""
     if not _twins_enabled():
         return False
-    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
-    return digest in JS_TWINS or arithmetic_model(source) is not None
+    return not isinstance(compile_model(source, referenced_names(source)), Refusal)
 
 
 class ShallowFunctions:
     """One computational model bound to one hardware record's attributes.
 
-    `twin`: whether the Python twin of a shipped source may answer (None: unless
+    `twin`: whether the model compiled to Python may answer (None: unless
     `PARASIM_JS_TWINS=0`); False evaluates everything in V8.
     """
 
@@ -573,6 +579,8 @@ class ShallowFunctions:
                 function="(attributes)",
             ) from error
         self._context_key = (source_hash, self._attributes_json, timeout_s, memory_limit_bytes)
+        # why V8 evaluates every call of this model (None: compiled, or twins switched off)
+        self.fallback: str | None = None
         use_twin = _twins_enabled() if twin is None else twin
         self._twin = self._bound_twin(source_hash) if use_twin else None
         with _cache_lock:
@@ -583,26 +591,44 @@ class ShallowFunctions:
         self._details: dict[object, dict[str, object]] = {}
 
     def _bound_twin(self, source_hash: str) -> JsTwin | None:
-        """Return the Python twin of a shipped source, or of an arithmetic model's
-        (simulator.models.js_arithmetic), bound to the attributes; else None.
+        """Return the model compiled to Python (simulator.models.js_compiler) and bound to the
+        attributes, else None (V8 evaluates every call; `fallback` says why).
 
         An attribute named like the prelude's own globals (`__parasim_call`) would break V8's
         context, so such a record keeps V8's behaviour (its error) rather than a twin's answer.
         """
+        del source_hash
         if any(key.startswith("__parasim") for key in self.attributes):
+            self.fallback = "an attribute is named like the sandbox's own globals"
             return None
-        twin_class = JS_TWINS.get(source_hash)
-        if twin_class is None:  # a user's model: answered in Python if it is arithmetic
-            model = arithmetic_model(self.source)
-            if model is None:
-                return None
-            return ArithmeticTwin(
-                model, self.attributes, _global_names(self.attributes, self.source)
-            )
+        # the attribute globals __parasim_bind defines: not a builtin's name
+        names = frozenset(
+            name
+            for name in _global_names(self.attributes, self.source)
+            if name not in JS_GLOBAL_NAMES
+        )
+        model = compile_model(self.source, names, numeric_attributes(self.attributes))
+        if isinstance(model, Refusal):
+            self.fallback = str(model)
+            return None
         try:
-            return twin_class(self.attributes)
+            return model.bind(self.attributes)
         except (Decline, ArithmeticError):
+            self.fallback = "an attribute's value is not one the compiled model reads"
             return None
+
+    def v8_reason(self) -> str | None:
+        """Return why V8 evaluated some of this model's calls (None: none, or twins are off):
+        what the compiler does not cover, or how many calls the compiled model left to V8."""
+        if self.fallback is not None:
+            return self.fallback
+        declines = getattr(self._twin, "declines", 0)
+        if declines:
+            return (
+                f"{declines} call(s) left to V8 (a value, an error or a limit the compiled "
+                "model does not decide)"
+            )
+        return None
 
     @property
     def twinned(self) -> bool:

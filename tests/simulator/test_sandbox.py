@@ -173,7 +173,7 @@ def entry_javascript(**_: object) -> dict[str, Any]:
         model_key="gpu",
         source="function computationTime(params) { return params.n / SMs; }",
         attributes={"SMs": 13},
-        twin=False,  # in V8, not answered in Python (simulator.models.js_arithmetic)
+        twin=False,  # in V8, not answered in Python (simulator.models.js_compiler)
     )
     return {"time": functions.call("computationTime", params={"n": 26})}
 
@@ -825,7 +825,7 @@ PARAMS_T = "function computationTime(params) { return params.t; }"
 
 def many_processes(processes: int, app_source: str, model: str = PARAMS_T) -> dict[str, Any]:
     """Return the payload of a run of `processes` processes on one host running `app_source`
-    (its model's computationTime is params.t: answered in Python, js_arithmetic)."""
+    (its model's computationTime is params.t: compiled to Python, js_compiler)."""
     snapshot = {
         "name": "many processes",
         "hardware": {"cpu": {"type": "CPU", "name": "CPU", "attributes": {}}},

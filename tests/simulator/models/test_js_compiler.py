@@ -1,0 +1,451 @@
+"""Models compiled to Python (simulator.models.js_compiler) give V8's very values, or leave the
+call to V8.
+
+Two kinds of property test, both against V8 itself:
+- the runtime's operations (ToString of a number, ToNumber of a string, `Math.round` and the
+  other exact Math functions, `%`, `**`, `toFixed`, `==`, `<`, truthiness) on random doubles and
+  strings, compared bit for bit with the same operation evaluated in a plain V8 context;
+- random models of the subset (helper functions, `var`/`let`/`const`, `if`/`else`, the ternary,
+  bounded loops, comparisons, `&&`/`||`/`??`, `typeof`, strings, arrays and objects, `Math`,
+  `params.get`, `hw` and attribute globals, comments) called through `ShallowFunctions` with the
+  compiled twin and in V8 only: the same outcome (the float's repr or the same error message),
+  and where the compiled model answers, its own float is V8's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simulator.models import js_compiler
+from simulator.models.js_compiler import CompiledTwin, Refusal, compile_model
+from simulator.models.js_twins import Decline
+from simulator.shallow import ShallowFunctions
+from tests.simulator.models.v8_outcomes import outcome
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+
+@pytest.fixture(scope="module")
+def v8() -> Any:
+    """A plain V8 context (no prelude: typed arrays read the doubles' bits)."""
+    from py_mini_racer import MiniRacer
+
+    racer = MiniRacer()
+    racer.eval(
+        "function bits(x) { if (typeof x !== 'number') return JSON.stringify(x);"
+        " if (x !== x) return 'nan';"
+        " const v = new DataView(new ArrayBuffer(8)); v.setFloat64(0, x);"
+        " return v.getBigUint64(0).toString(16).padStart(16, '0'); }"
+    )
+    return racer
+
+
+def js_literal(x: float) -> str:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return repr(x)
+
+
+def bits(value: object) -> str:
+    if isinstance(value, float):
+        if value != value:
+            return "nan"  # one NaN to JavaScript, whatever its payload
+        return struct.pack(">d", value).hex()
+    return json.dumps(value)
+
+
+def v8_values(v8: Any, expression: str, xs: list[float], ys: list[float]) -> list[str]:
+    """`expression` of (x, y) for each pair, evaluated in V8, as bits."""
+    pairs = ", ".join(f"[{js_literal(x)}, {js_literal(y)}]" for x, y in zip(xs, ys, strict=True))
+    return json.loads(v8.eval(f"JSON.stringify([{pairs}].map(([x, y]) => bits({expression})))"))
+
+
+def compiled(expression: Any, xs: list[float], ys: list[float]) -> list[str]:
+    out = []
+    for x, y in zip(xs, ys, strict=True):
+        try:
+            out.append(bits(expression(x, y)))
+        except Decline:
+            out.append("declined")
+    return out
+
+
+DOUBLES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+    st.floats(-1e6, 1e6),
+    st.integers(-(2**60), 2**60).map(float),
+    st.integers(-400, 400).map(lambda n: n / 8),
+    st.sampled_from([0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, 1e21, 1e-7]),
+)
+PAIRS = st.lists(st.tuples(DOUBLES, DOUBLES), min_size=1, max_size=40)
+
+OPERATIONS = [
+    ("String(x)", lambda x, y: js_compiler.number_to_string(x)),
+    ("Math.round(x)", lambda x, y: js_compiler._round(x)),
+    ("Math.floor(x)", lambda x, y: js_compiler._floor(x)),
+    ("Math.ceil(x)", lambda x, y: js_compiler._ceil(x)),
+    ("Math.trunc(x)", lambda x, y: js_compiler._trunc(x)),
+    ("Math.sign(x)", lambda x, y: js_compiler._sign(x)),
+    ("Math.sqrt(x)", lambda x, y: js_compiler._sqrt(x)),
+    ("Math.abs(x)", lambda x, y: abs(x)),
+    ("Math.min(x, y)", lambda x, y: js_compiler._math_min(x, y)),
+    ("Math.max(x, y)", lambda x, y: js_compiler._math_max(x, y)),
+    ("x + y", lambda x, y: js_compiler.add(x, y)),
+    ("x * y", lambda x, y: x * y),
+    ("x - y", lambda x, y: x - y),
+    ("x < y", lambda x, y: js_compiler.lt(x, y)),
+    ("x >= y", lambda x, y: js_compiler.ge(x, y)),
+    ("x == y", lambda x, y: js_compiler.loose_equal(x, y)),
+    ("!!x", lambda x, y: js_compiler.truthy(x)),
+    ("String(x) + y", lambda x, y: js_compiler.add(js_compiler.number_to_string(x), y)),
+    (
+        "Number(String(x)) === x",
+        lambda x, y: js_compiler.to_number(js_compiler.number_to_string(x)) == x,
+    ),
+]
+
+
+@SETTINGS
+@given(pairs=PAIRS)
+@pytest.mark.parametrize(("expression", "python"), OPERATIONS, ids=[op[0] for op in OPERATIONS])
+def test_the_runtime_s_operations_are_v8_s(
+    v8: Any, expression: str, python: Any, pairs: list[tuple[float, float]]
+):
+    xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+    assert compiled(python, xs, ys) == v8_values(v8, expression, xs, ys)
+
+
+@SETTINGS
+@given(pairs=PAIRS)
+def test_remainder_division_and_pow_are_v8_s_or_declined(v8: Any, pairs: list[tuple[float, float]]):
+    xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+    small = [float(int(y) % 40) if math.isfinite(y) else y for y in ys]
+    for expression, python, second in (
+        ("x % y", lambda x, y: js_compiler.remainder(x, y), ys),
+        ("x / y", lambda x, y: x / y, ys),
+        (
+            "Math.pow(Math.trunc(x) % 100, y)",
+            lambda x, y: js_compiler.js_pow(math.fmod(js_compiler._trunc(x), 100), y),
+            small,
+        ),
+        ("x ** y", lambda x, y: js_compiler.js_pow(x, y), small),
+    ):
+        ours: list[str | None] = []
+        for x, y in zip(xs, second, strict=True):
+            try:
+                ours.append(bits(python(x, y)))
+            except (Decline, ArithmeticError, ValueError):
+                ours.append(None)
+        theirs = v8_values(v8, expression, xs, second)
+        assert all(a is None or a == b for a, b in zip(ours, theirs, strict=True)), expression
+    answered = [
+        js_compiler.js_pow(3.0, 4.0),
+        js_compiler.js_pow(10.0, 6.0),
+        js_compiler.js_pow(-2.0, 3.0),
+    ]
+    assert answered == [81.0, 1e6, -8.0]
+
+
+@SETTINGS
+@given(
+    x=st.one_of(
+        DOUBLES, st.sampled_from([0.25, 0.75, -0.25, -0.05, 5.25, 8.95, 6.05, 1.005, 1e20])
+    ),
+    digits=st.integers(0, 20),
+)
+def test_to_fixed_is_v8_s(v8: Any, x: float, digits: int):
+    try:
+        ours = js_compiler._to_fixed(x, float(digits))
+    except Decline:
+        assert not -1e21 < x < 1e21
+        return
+    assert ours == json.loads(v8.eval(f"JSON.stringify(({js_literal(x)}).toFixed({digits}))"))
+
+
+@SETTINGS
+@given(
+    text=st.one_of(
+        st.from_regex(
+            r"\A[ \t\n]*[+-]?(\d{0,5}(\.\d{0,5})?([eE][+-]?\d{1,3})?|Infinity|0x[0-9a-f]{1,6}|abc)[ \t\n]*\Z"
+        ),
+        st.text(alphabet=" 0123456789.eE+-xabInfity\t", max_size=12),
+    )
+)
+def test_string_to_number_is_v8_s(v8: Any, text: str):
+    try:
+        ours = bits(js_compiler.to_number(text))
+    except Decline:
+        return
+    assert ours == json.loads(v8.eval(f"JSON.stringify(bits(Number({json.dumps(text)})))"))
+
+
+def test_the_math_constants_are_v8_s(v8: Any):
+    for name, value in js_compiler._MATH_CONSTANTS.items():
+        assert bits(value) == json.loads(v8.eval(f"JSON.stringify(bits(Math.{name}))")), name
+
+
+# --- whole models ------------------------------------------------------------------------------
+
+
+def agree(
+    source: str,
+    attributes: dict[str, object],
+    function: str,
+    args: tuple[object, ...],
+    params: dict[str, object],
+) -> bool:
+    """Assert the compiled model's and V8's outcomes are the same; return whether the compiled
+    model answered itself."""
+    compiled_ = ShallowFunctions(model_key="m", source=source, attributes=attributes)
+    in_v8 = ShallowFunctions(model_key="m", source=source, attributes=attributes, twin=False)
+    assert isinstance(compiled_._twin, CompiledTwin), (source, compiled_.fallback)
+    expected = outcome(in_v8, function, *args, params=params)
+    assert outcome(compiled_, function, *args, params=params) == expected, (source, args, params)
+    try:
+        answer = compiled_._twin.call(function, args, params)
+    except Decline:
+        return False
+    if not 0.0 <= answer < math.inf:
+        return False
+    assert repr(answer) == repr(in_v8._call_uncached(function, args, params)), (source, params)
+    return True
+
+
+LEAVES = st.sampled_from(
+    ["a", "b", "n", "params.get('x')", "params.get('y', 2)", "params.x", "hw.c", "c", "k", "1", "0",
+     "2.5", "0.1", "1e-3", "3", "NaN", "Infinity", "'4'", "''", "true", "null", "undefined", "i"]
+)  # fmt: skip
+BINARY = st.sampled_from(
+    [
+        "+",
+        "-",
+        "*",
+        "/",
+        "%",
+        "<",
+        ">",
+        "<=",
+        ">=",
+        "==",
+        "!=",
+        "===",
+        "!==",
+        "&&",
+        "||",
+        "??",
+        "**",
+    ]
+)
+
+
+def expressions() -> st.SearchStrategy[str]:
+    return st.recursive(
+        LEAVES,
+        lambda inner: st.one_of(
+            st.tuples(inner, BINARY, inner).map(lambda p: f"({p[0]} {p[1]} {p[2]})"),
+            st.tuples(inner, inner, inner).map(lambda p: f"({p[0]} ? {p[1]} : {p[2]})"),
+            inner.map(lambda t: f"(-{t})"),
+            inner.map(lambda t: f"(!{t})"),
+            inner.map(lambda t: f"(typeof {t} === 'number' ? {t} : 7)"),
+            st.tuples(
+                st.sampled_from(["abs", "floor", "ceil", "round", "trunc", "sign", "sqrt"]), inner
+            ).map(lambda p: f"Math.{p[0]}({p[1]})"),
+            st.tuples(st.sampled_from(["min", "max"]), inner, inner).map(
+                lambda p: f"Math.{p[0]}({p[1]}, {p[2]})"
+            ),
+            st.tuples(inner, inner).map(lambda p: f"helper({p[0]}, {p[1]})"),
+            st.tuples(inner, inner).map(lambda p: f"[{p[0]}, {p[1]}, 3][1]"),
+            inner.map(lambda t: f"({{u: {t}, v: 2}}).u"),
+            inner.map(lambda t: f"(String({t}) + 'z').length"),
+            inner.map(lambda t: f"[{t}, 1].indexOf(1)"),
+        ),
+        max_leaves=6,
+    )
+
+
+STATEMENTS = st.sampled_from(
+    [
+        "if ({e}) {{ a = {f}; }} else {{ b = {f}; }}",
+        "if ({e}) a = a + 1;",
+        "for (var i = 0; i < 5; i++) {{ a = a + {e}; if (a > 100) break; }}",
+        "var j{n} = 0; while (j{n} < 4) {{ j{n}++; if ({e}) continue; b = b * 2; }}",
+        "let t{n} = {e}; a = t{n} === t{n} ? a : {f};",
+        "const q{n} = [{e}, {f}]; q{n}.push(a); b = q{n}.length + q{n}[0];",
+        "var o{n} = {{w: {e}}}; o{n}.w = {f}; a = o{n}.w;",
+        "a += {e};",
+        "b = ({e}) || b;",
+        "// a comment\n/* {{ and another */",
+        "k = [1, 2, 3].filter(function (z) {{ return z > n; }}).length;",
+    ]
+)
+
+
+@st.composite
+def models(draw: st.DrawFn) -> str:
+    body = []
+    for n in range(draw(st.integers(1, 4))):
+        template = draw(STATEMENTS)
+        body.append(template.format(e=draw(expressions()), f=draw(expressions()), n=n))
+    result = draw(expressions())
+    return (
+        "// a user's model\n"
+        "function helper(u, w) { if (u > w) { return u - w; } return w * 0.5; }\n"
+        "function computationTime(params) {\n"
+        "  var a = params.get('x', 1), b = 2, n = 1, k = 0;\n"
+        + "".join(f"  {line}\n" for line in body)
+        + f"  return {result};\n}}\n"
+    )
+
+
+INPUTS = st.sampled_from(
+    [0, 0.0, -0.0, 1, 3, 2.5, -4.25, 0.1, 1e-310, 1e308, 2**53 + 1, "7", "", None, True]
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=models(), x=INPUTS, y=INPUTS, c=INPUTS)
+def test_a_random_model_gives_v8_s_outcome(source: str, x: object, y: object, c: object):
+    params = {"x": x, "y": y} if y is not None else {"x": x}
+    agree(source, {"c": c}, "computationTime", (), params)
+
+
+def test_plain_models_are_answered_by_the_compiled_python():
+    """The property test's equality is mostly the compiled model's own."""
+    source = (
+        "// edited: a conditional and a helper\n"
+        "function rate(g) { return g * 1e9; }\n"
+        "function computationTime(params) {\n"
+        "  var flops = params.get('flops');\n"
+        "  if (flops > 1e6) { return flops / rate(gflops) * 1.25; }\n"
+        "  return flops / rate(gflops);\n"
+        "}\n"
+    )
+    answered = [
+        agree(source, {"gflops": 12.5}, "computationTime", (), {"flops": f})
+        for f in (1, 3e6, 0.5, 2**60)
+    ]
+    assert all(answered)
+
+
+@pytest.mark.parametrize(
+    ("source", "params"),
+    [
+        # loops past the step budget: V8 runs them, under its own time limit
+        (
+            "function computationTime(p) { var s = 0; for (var i = 0; i < 1e6; i++) s += i; return s; }",
+            {},
+        ),
+        ("function computationTime(p) { while (true) {} }", {}),
+        (
+            "function f(n) { return n < 1 ? 0 : f(n - 1) + f(n - 2); }\nfunction computationTime(p) { return f(30); }",
+            {},
+        ),
+        # state: assigning a global, a top-level variable kept between calls
+        ("function computationTime(p) { leaked = 1; return 1; }", {}),
+        ("var calls = 0;\nfunction computationTime(p) { calls++; return calls; }", {}),
+        ("var seen = [];\nfunction computationTime(p) { seen.push(1); return seen.length; }", {}),
+        # errors: throw, undefined names, non-numbers
+        ("function computationTime(p) { throw new Error('no ' + p.get('x')); }", {"x": 1}),
+        ("function computationTime(p) { return missing * 2; }", {}),
+        ("function computationTime(p) { return 'text'; }", {}),
+        ("function computationTime(p) { return p.get('x') / 0; }", {"x": 1}),
+        ("function computationTime(p) { return -p.get('x') / 0; }", {"x": 1}),
+        ("function computationTime(p) { return 0 / 0; }", {}),
+        ("function computationTime(p) { let a = b; let b = 1; return a; }", {}),
+        (
+            "function computationTime(p) { var s = 0; for (var i = 0; i < 3; i++) {"
+            " if (i > 0) s += t; let t = i; } return s; }",
+            {},
+        ),
+        ("function computationTime(p) { return Math.pow(p.get('x'), 2); }", {"x": 1.1}),
+        ("function computationTime(p) { return Math.pow(p.get('x'), 3); }", {"x": 7}),
+        (
+            "function computationTime(p) { var s = ''; for (var i = 0; i < 30; i++) s = s + s + 'ab'; return s.length; }",
+            {},
+        ),
+    ],
+)
+def test_limits_state_and_errors_are_v8_s(source: str, params: dict[str, object]):
+    compiled_ = ShallowFunctions(model_key="m", source=source, attributes={}, timeout_s=2.0)
+    in_v8 = ShallowFunctions(model_key="m", source=source, attributes={}, twin=False, timeout_s=2.0)
+    assert compiled_.twinned, compiled_.fallback
+    for _ in range(2):  # the second call sees nothing of the first
+        expected = outcome(in_v8, "computationTime", params=params)
+        assert outcome(compiled_, "computationTime", params=params) == expected
+        in_v8._memo.clear()
+        compiled_._memo.clear()
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("function computationTime(p) { return Math.exp(p.x); }", "Math.exp"),
+        ("function computationTime(p) { return Math.log(p.x); }", "Math.log"),
+        ("function computationTime(p) { return JSON.stringify(p).length; }", "stringify"),
+        ("function computationTime(p) { return this.x; }", "this"),
+        ("var computationTime = function (p) { return 1; };", "top-level variable"),
+        ("function computationTime(p) { try { return 1; } catch (e) { return 2; } }", "try"),
+        ("function computationTime(p) { return `${p.x}`.length; }", "`"),
+        ("function computationTime(p) { return /a/.test('a') ? 1 : 2; }", "regular expression"),
+        ("function computationTime(p) { return ((x) => x)(1); }", "arrow"),
+    ],
+)
+def test_what_the_compiler_does_not_cover_is_refused_and_said(source: str, reason: str):
+    functions = ShallowFunctions(model_key="m", source=source, attributes={})
+    assert not functions.twinned
+    assert functions.fallback is not None and reason in functions.fallback
+    assert isinstance(compile_model(source), Refusal)
+
+
+def test_a_call_of_a_compiled_model_starts_from_a_fresh_top_level():
+    source = "var n = [0];\nfunction computationTime(p) { n[0] = n[0] + p.get('x'); return n[0]; }"
+    functions = ShallowFunctions(model_key="m", source=source, attributes={})
+    twin = functions._twin
+    assert isinstance(twin, CompiledTwin) and not twin.model.once
+    assert [twin.call("computationTime", (), {"x": 2.0}) for _ in range(3)] == [2.0] * 3
+
+
+def _snapshot(pause: str) -> dict[str, Any]:
+    return {
+        "name": "compiled models",
+        "nodes": [
+            {
+                "id": "a",
+                "name": "a",
+                "hardware": "cpu",
+                "model": "pause",
+                "count": 1,
+                "labels": {"P": 1},
+            }
+        ],
+        "edges": [],
+        "hardware": {"cpu": {"type": "CPU", "name": "cpu", "attributes": {"gflops": 2.0}}},
+        "models": {"pause": {"language": "javascript", "source": pause}},
+    }
+
+
+def test_the_run_s_result_says_which_models_ran_in_v8_and_why():
+    from simulator.runner import run_simulation
+
+    app = "sim.computation({'t': 0.5 + rank})\n"
+    compiled_ = "function computationTime(params) {\n  // edited\n  if (params.t > 1) return params.t;\n  return params.t / gflops;\n}\n"
+    result = run_simulation(_snapshot(compiled_), app, labels={"P": 1}, variables={})
+    assert [w for w in result["warnings"] if w["code"] == "javascript"] == []
+    assert result["overall_time_s"] == 0.25
+
+    in_v8 = "function computationTime(params) { return Math.exp(params.t) - 1; }\n"
+    result = run_simulation(_snapshot(in_v8), app, labels={"P": 1}, variables={})
+    (warning,) = [w for w in result["warnings"] if w["code"] == "javascript"]
+    assert warning["model"] == "pause" and warning["hardware"] == "cpu"
+    assert "Math.exp" in warning["reason"] and "ran in V8" in warning["message"]
