@@ -198,6 +198,10 @@ class FlowNetwork:
         self.model = model
         self.links: dict[tuple[str, int, str, str], FlowLink] = {}
         self.flows_done = 0
+        # flows that joined or left since the last solve, whose components are re-solved
+        # once at the end of the instant (_solve_changed): flows that start together, as a
+        # collective's pieces do, cost one solve rather than one each
+        self._changed: list[Flow] = []
 
     def link(
         self, node: str, instance: int, sharing: str, came_from: str, going_to: str
@@ -245,7 +249,7 @@ class FlowNetwork:
         flow.updated = now
         for link, a in flow.links:
             link.flows[flow] = a
-        self._solve(flow, now)
+        self._change(flow)
 
     def _finish(self, arg: tuple[Flow, int]) -> None:
         flow, version = arg
@@ -256,8 +260,25 @@ class FlowNetwork:
         for link, _ in flow.links:
             del link.flows[flow]
         self.flows_done += 1
-        self._solve(flow, now)
+        self._change(flow)
         flow.done(now)
+
+    def _change(self, flow: Flow) -> None:
+        """Note that `flow` joined or left its links: its component is re-solved after the
+        other events of this instant (the engine runs same-time events in order)."""
+        if not self._changed:
+            self.engine.schedule(0.0, self._solve_changed, None)
+        self._changed.append(flow)
+
+    def _solve_changed(self, _: object) -> None:
+        """Re-solve, once each, the components of the flows that joined or left."""
+        changed, self._changed = self._changed, []
+        now = self.engine.now
+        solved: set[FlowLink] = set()
+        for flow in changed:
+            if flow.links[0][0] in solved:  # its component was solved with an earlier one
+                continue
+            solved.update(self._solve(flow, now))
 
     def _component(self, flow: Flow) -> tuple[list[Flow], list[FlowLink]]:
         """Return the flows and links connected to `flow`'s links (the flow itself only when
@@ -281,8 +302,9 @@ class FlowNetwork:
                         stack.extend(hop for hop, _ in other.links if hop not in seen_links)
         return flows, links
 
-    def _solve(self, changed: Flow, now: float) -> None:
-        """Re-solve the component of `changed` at `now` and reschedule its flows' ends."""
+    def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
+        """Re-solve the component of `changed` at `now` and reschedule its flows' ends;
+        return the component's links."""
         flows, links = self._component(changed)
         for link in links:
             link.advance(now)
@@ -296,7 +318,7 @@ class FlowNetwork:
         # the others get theirs when it ends and the link is solved again. Otherwise each
         # flow whose rate changed, or that has no end event, gets a new one.
         one_link = len(links) == 1
-        first: Flow | None = None
+        first: list[Flow] = []  # on one link: the flows that end first (ties end together)
         first_delay = math.inf
         for flow in flows:
             x = flow.x
@@ -317,16 +339,19 @@ class FlowNetwork:
                 delay = remaining / rate
                 if one_link:
                     if delay < first_delay:
-                        first, first_delay = flow, delay
+                        first, first_delay = [flow], delay
+                    elif delay == first_delay:
+                        first.append(flow)
                 else:
                     flow.pending = True
                     schedule(delay, finish, (flow, flow.version))
-        if first is not None:
-            first.pending = True
-            schedule(first_delay, finish, (first, first.version))
+        for flow in first:
+            flow.pending = True
+            schedule(first_delay, finish, (flow, flow.version))
         for link in links:
             if link.used > link.peak:
                 link.peak = link.used
+        return links
 
     def result(self, overall_s: float) -> list[dict[str, Any]]:
         """Return every flow link's figures, in the order they were first crossed."""

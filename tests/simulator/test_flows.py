@@ -81,6 +81,32 @@ def test_a_flow_that_starts_re_solves_only_its_component() -> None:
     assert ended == pytest.approx([0.3, 0.5, 1.1])  # 100 B at half of 1 kB/s from 0.1 s
 
 
+def test_flows_that_start_together_are_solved_once_at_their_shares(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A collective's pieces start together: one solve of their component, not one each, and
+    # no instant in which the first flow alone holds the whole link.
+    engine = Engine()
+    network = FlowNetwork(engine, NETWORK_MODELS["maxmin"])
+    link = network.link("L", 0, "shared", "", "")
+    solves: list[float] = []
+    solve = FlowNetwork._solve
+
+    def counted(self: FlowNetwork, changed: Flow, now: float) -> list[FlowLink]:
+        solves.append(now)
+        return solve(self, changed, now)
+
+    monkeypatch.setattr(FlowNetwork, "_solve", counted)
+    ended: list[float] = []
+    for _ in range(8):
+        network.start([(link, 0.0, 1e-3)], 100.0, ended.append)  # 8 x 100 B over 1 kB/s
+    engine.run()
+
+    assert ended == pytest.approx([0.8] * 8)
+    assert solves == pytest.approx([0.0, 0.8])  # together in, together out
+    assert link.peak == pytest.approx(1.0)
+
+
 def test_an_unknown_network_model_is_named() -> None:
     with pytest.raises(ValueError, match="Unknown network model 'TCP'; expected one of maxmin"):
         network_model("TCP")
