@@ -62,9 +62,9 @@ class ParallelPlan:
             )
         if model.heads % self.tp or (model.kv_heads % self.tp and self.tp % model.kv_heads):
             raise PlanError(f"tp ({self.tp}) must divide the heads ({model.heads}) and KV heads")
-        if model.layers % (self.pp * self.vp):
+        if model.layers < self.pp * self.vp:
             raise PlanError(
-                f"layers ({model.layers}) must be a multiple of pp x vp ({self.pp} x {self.vp})"
+                f"layers ({model.layers}) must be at least pp x vp ({self.pp} x {self.vp})"
             )
         if self.vp > 1 and self.microbatches() % self.pp:
             raise PlanError(
@@ -81,6 +81,14 @@ class ParallelPlan:
                 f"ep ({self.ep}) must divide the experts ({model.experts}) and dp x cp "
                 f"({self.dp * self.cp})"
             )
+
+
+def chunk_layers(model: ModelConfig, plan: ParallelPlan) -> list[int]:
+    """Layers of each chunk (virtual stage c * pp + s): an even split, the remainder going
+    to the chunks after the first (which also holds the embedding)."""
+    chunks = plan.pp * plan.vp
+    base, extra = divmod(model.layers, chunks)
+    return [base + (1 if 1 <= index <= extra else 0) for index in range(chunks)]
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,7 @@ class Memory:
 def stage_params(model: ModelConfig, plan: ParallelPlan) -> float:
     """Weights one GPU of the busiest stage (the first, with the embedding) holds before any
     data-parallel sharding: its layers' dense part split by TP, its experts by EP and TP."""
-    layers = model.layers // plan.pp
+    layers = math.ceil(model.layers / plan.pp)
     dense = model.layer_params() - model.mlp_matrices * model.hidden * model.ffn * model.experts
     experts = model.mlp_matrices * model.hidden * model.ffn * model.experts
     per_layer = dense / plan.tp + experts / (plan.tp * plan.ep)
@@ -143,7 +151,7 @@ def training_memory(model: ModelConfig, plan: ParallelPlan) -> Memory:
         per_layer = s * b * h * (10 + 24 * ffn_scale) / plan.tp
         if plan.recompute == "none":
             per_layer += 5.0 * a * s * s * b / plan.tp
-    layers = model.layers // plan.pp
+    layers = math.ceil(model.layers / plan.pp)
     in_flight = plan.pp if plan.pp > 1 else 1
     if plan.vp > 1:
         in_flight = math.ceil(plan.pp * (1 + (plan.pp - 1) / (plan.pp * plan.vp)))

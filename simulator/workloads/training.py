@@ -30,7 +30,13 @@ from simulator.workloads.kernels import (
     layer_kernels,
     optimizer_kernel,
 )
-from simulator.workloads.plan import ParallelPlan, PlanError, check_memory, training_memory
+from simulator.workloads.plan import (
+    ParallelPlan,
+    PlanError,
+    check_memory,
+    chunk_layers,
+    training_memory,
+)
 
 APP_TEMPLATE = '''\
 # {title}
@@ -157,8 +163,7 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
     """Each chunk's compute and communication per micro-batch on one rank."""
     seq = (plan.seq or model.seq) // plan.cp
     tokens = plan.mbs * seq
-    chunks = plan.pp * plan.vp
-    per_chunk = model.layers // chunks
+    layers = chunk_layers(model, plan)
     fwd_layer = layer_kernels(timer, model, plan, backward=False)
     bwd_layer = layer_kernels(timer, model, plan, backward=True)
     recomputed = 0.0
@@ -170,32 +175,29 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
     layer_b = sum(k.seconds for k in bwd_layer) + recomputed
     head_f = sum(k.seconds for k in head_kernels(timer, model, plan, backward=False))
     head_b = sum(k.seconds for k in head_kernels(timer, model, plan, backward=True))
-    forward = [per_chunk * layer_f for _ in range(chunks)]
-    backward = [per_chunk * layer_b for _ in range(chunks)]
+    forward = [n * layer_f for n in layers]
+    backward = [n * layer_b for n in layers]
     forward[-1] += head_f
     backward[-1] += head_b
     act = 2.0 * tokens * model.hidden
-    tp_bytes = [per_chunk * 2 * act if plan.tp > 1 else 0.0] * chunks
+    tp_bytes = [n * 2 * act if plan.tp > 1 else 0.0 for n in layers]
     kv = 2.0 * 2 * plan.mbs * (plan.seq or model.seq) * model.kv_heads * model.head_dim
-    cp_bytes = [per_chunk * kv / max(1, min(plan.tp, model.kv_heads)) if plan.cp > 1 else 0.0]
-    cp_bytes *= chunks
-    ep_bytes = [
-        per_chunk * act * model.top_k if model.experts > 1 and plan.ep > 1 else 0.0
-    ] * chunks
-    from simulator.workloads.plan import stage_params
-
-    local = stage_params(model, plan)
+    kv_share = kv / max(1, min(plan.tp, model.kv_heads))
+    cp_bytes = [n * kv_share if plan.cp > 1 else 0.0 for n in layers]
+    moe = model.experts > 1 and plan.ep > 1
+    ep_bytes = [n * act * model.top_k if moe else 0.0 for n in layers]
+    experts = model.mlp_matrices * model.hidden * model.ffn * model.experts
+    dense = model.layer_params() - experts
+    per_layer_params = dense / plan.tp + experts / (plan.tp * plan.ep)
     embedding = model.vocab * model.hidden / plan.tp
-    layers_params = local - embedding * (1 if model.tied_embeddings or plan.pp == 1 else 2) / 1
-    per_layer_params = layers_params / (model.layers // plan.pp)
-    fsdp_bytes = [2.0 * per_chunk * per_layer_params] * chunks
+    fsdp_bytes = [2.0 * n * per_layer_params for n in layers]
     stage_weights = []
     for stage in range(plan.pp):
-        weights = per_layer_params * model.layers // plan.pp
+        weights = per_layer_params * sum(layers[stage :: plan.pp])
         if stage == 0:
             weights += embedding
-        if stage == plan.pp - 1 and not (model.tied_embeddings and plan.pp == 1):
-            weights += embedding if not model.tied_embeddings or plan.pp > 1 else 0
+        if stage == plan.pp - 1 and (plan.pp > 1 or not model.tied_embeddings):
+            weights += embedding  # the output layer (a copy of tied embeddings when pp > 1)
         stage_weights.append(weights)
     shard = plan.dp * plan.cp if plan.data_parallel != "ddp" else 1
     gradient = [plan.grad_reduce_bytes * w for w in stage_weights]
@@ -326,11 +328,11 @@ def simulate_training(
             if plan.overlap_grad_reduce:
                 # the reduction of each bucket starts as the last backward pass frees its
                 # gradients: what outlasts that pass is exposed, and at least the last bucket
-                layers = model.layers // plan.pp
+                per_stage = max(1, model.layers // plan.pp)
                 for stage in range(plan.pp):
                     sync = sync_exposed[stage] - tables.optimizer[stage]
                     hidden_by = tables.backward[stage] * plan.vp
-                    exposed = max(sync / layers, sync - hidden_by)
+                    exposed = max(sync / per_stage, sync - hidden_by)
                     sync_exposed[stage] = exposed + tables.optimizer[stage]
         else:
             sync_exposed = [0.0] * plan.pp  # the optimizer already ran in the replica
