@@ -70,7 +70,9 @@ def name(tp_i, cp_i, dp_i, stage):
 tp_group = [name(t, cp_i, dp_i, stage) for t in range(TP)]
 cp_group = [name(tp_i, c, dp_i, stage) for c in range(CP)]
 dp_group = [name(tp_i, cp_i, d, stage) for d in range(DP)]
-ep_group = [name(tp_i, c, d, stage) for d in range(DP) for c in range(CP)][:{ep}]
+EP = {ep}  # expert groups: EP consecutive ranks of the CP x DP ranks of this TP rank and stage
+first = (dp_i * CP + cp_i) // EP * EP
+ep_group = [name(tp_i, j % CP, j // CP, stage) for j in range(first, first + EP)]
 
 
 def schedule():
@@ -306,10 +308,12 @@ def simulate_training(
         sync_exposed = [0.0] * plan.pp
         events = result["stats"]
     else:
+        # expert parallelism over replicas: the replicas of one expert group are simulated
+        replicas = max(1, plan.ep // plan.cp)
         result = _run(
             snapshot,
             training_app(model, plan, tables, sync=False),
-            _ranks(plan, replicas=[0], stages=None),
+            _ranks(plan, replicas=list(range(replicas)), stages=None),
         )
         finish = [0.0] * plan.pp
         for row in result["processes"]:
@@ -317,7 +321,7 @@ def simulate_training(
             stage = rank // (plan.tp * plan.cp * plan.dp)
             finish[stage] = max(finish[stage], row["finish_s"])
         sync_exposed = [0.0] * plan.pp
-        simulated = plan.tp * plan.cp * plan.pp
+        simulated = plan.tp * plan.cp * plan.pp * replicas
         if plan.dp > 1:
             side_app = training_app(model, plan, tables, sync=True, pipeline=False)
             side = _run(snapshot, side_app, _ranks(plan, replicas=None, stages=None, tp_cp=False))
@@ -385,7 +389,8 @@ def simulate_training(
             "simulated_ranks": simulated if symmetric else plan.gpus,
             "represented_ranks": plan.gpus,
             "note": (
-                "one data-parallel replica simulated (all its TP x CP x PP ranks); the "
+                "one data-parallel replica (one expert group's with EP) simulated, all its "
+                "TP x CP x PP ranks; the "
                 "gradient collectives of one DP group per stage simulated separately"
                 if symmetric
                 else "every rank simulated"
