@@ -65,8 +65,8 @@ def megatron_rows(limit: int | None = None) -> list[dict[str, Any]]:
         }
         try:
             result = simulate_training(model, plan, "dgx-a100")
-        except PlanError as error:
-            entry |= {"predicted": None, "error": None, "within": False, "reason": str(error)}
+        except PlanError as refused:
+            entry |= {"predicted": None, "error": None, "within": False, "reason": str(refused)}
             out.append(entry)
             continue
         flops = megatron_flops(batch, 2048, layers, hidden, 51200)
