@@ -172,3 +172,39 @@ def test_megatron_rows_within_the_threshold_stay_within() -> None:
             assert abs(row["error"]) <= report.MEGATRON_THRESHOLD
         else:
             assert row["reason"] == report.MISS_REASON
+
+
+def test_command_line_prints_the_figures_and_refuses_an_impossible_plan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from simulator.workloads.__main__ import main
+
+    code = main(
+        [
+            "train",
+            "--model",
+            "llama3-8b",
+            "--gpus",
+            "8",
+            "--tp",
+            "8",
+            "--gbs",
+            "8",
+            "--seq",
+            "2048",
+            "--json",
+        ]
+    )
+    assert code == 0
+    figures = json.loads(capsys.readouterr().out)
+    for key in (
+        "step_time_s",
+        "tokens_per_s_per_gpu",
+        "model_tflops_per_gpu",
+        "mfu",
+        "memory_per_gpu_bytes",
+        "time_split_s",
+    ):
+        assert key in figures
+    assert main(["train", "--model", "llama3-70b", "--gpus", "8", "--tp", "8", "--gbs", "8"]) == 2
+    assert "GiB per GPU" in capsys.readouterr().err
