@@ -201,6 +201,25 @@ PRESETS: dict[str, ModelConfig] = {
         "4096 here as the training sequence)",
     ),
 }
+_NEMO_GPT = (
+    "NeMo-Framework-Launcher launcher_scripts/conf/training/gpt3/{size}.yaml "
+    "(github.com/NVIDIA/NeMo-Framework-Launcher): GPT-2 BPE vocabulary padded to 50,304"
+)
+PRESETS["gpt3-5b"] = ModelConfig(
+    "gpt3-5b", 24, 4096, 16384, 32, 32, 50304, 2048, gated=False, source=_NEMO_GPT.format(size="5b")
+)
+PRESETS["gpt3-20b"] = ModelConfig(
+    "gpt3-20b",
+    44,
+    6144,
+    24576,
+    48,
+    48,
+    50304,
+    2048,
+    gated=False,
+    source=_NEMO_GPT.format(size="20b"),
+)
 PRESETS["llama3-405b"] = PRESETS["llama3.1-405b"]
 
 

@@ -44,7 +44,9 @@ APP_TEMPLATE = '''\
 TP, CP, DP, PP, VP = {tp}, {cp}, {dp}, {pp}, {vp}
 MICROBATCHES = {microbatches}
 DATA_PARALLEL = {data_parallel!r}   # "ddp", "zero1" or "fsdp"
-SYNC_GRADIENTS = {sync}             # False: the replica alone (symmetric run)
+# after the pipeline: "reduce" the gradients over DP, the "optimizer" step, "gather" the
+# ZeRO-1 shards of the weights (a symmetric run's replica does none of them)
+PHASES = {phases}
 PIPELINE = {pipeline}               # False: only the gradient synchronisation (side run)
 # per chunk (virtual stage c * PP + s): seconds of the kernels, bytes of the collectives
 FORWARD_S = {forward}
@@ -135,13 +137,13 @@ if PIPELINE:
     for kind, chunk in schedule():
         run_chunk(kind, chunk)
 
-if SYNC_GRADIENTS and DP > 1 and DATA_PARALLEL == "ddp":
+if "reduce" in PHASES and DP > 1 and DATA_PARALLEL == "ddp":
     sim.allreduce(GRADIENT_BYTES[stage], dp_group, "ring", 0)
-elif SYNC_GRADIENTS and DP > 1 and DATA_PARALLEL == "zero1":
+elif "reduce" in PHASES and DP > 1 and DATA_PARALLEL == "zero1":
     sim.reduceScatter(GRADIENT_BYTES[stage], dp_group, "ring", 0)
-if SYNC_GRADIENTS or DP == 1:
+if "optimizer" in PHASES:
     sim.computation({{"seconds": OPTIMIZER_S[stage], "pass": "optimizer"}})
-if SYNC_GRADIENTS and DP > 1 and DATA_PARALLEL == "zero1":
+if "gather" in PHASES and DP > 1 and DATA_PARALLEL == "zero1":
     sim.allgather(WEIGHT_BYTES[stage], dp_group, "ring", 0)
 '''
 
@@ -229,7 +231,12 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
 
 
 def training_app(
-    model: ModelConfig, plan: ParallelPlan, tables: StepTables, *, sync: bool, pipeline: bool = True
+    model: ModelConfig,
+    plan: ParallelPlan,
+    tables: StepTables,
+    *,
+    phases: tuple[str, ...] = ("reduce", "optimizer", "gather"),
+    pipeline: bool = True,
 ) -> str:
     def numbers(values: list[float]) -> str:
         return "[" + ", ".join(f"{v:.9g}" for v in values) + "]"
@@ -246,7 +253,7 @@ def training_app(
         ep=plan.ep,
         microbatches=plan.microbatches(),
         data_parallel=plan.data_parallel,
-        sync=sync,
+        phases=phases,
         pipeline=pipeline,
         forward=numbers(tables.forward),
         backward=numbers(tables.backward),
@@ -278,6 +285,51 @@ def _run(snapshot: dict[str, Any], app: str, ranks: list[int]) -> dict[str, Any]
     return dict(run_simulation(snapshot, app, labels=labels, variables={}, timeline_limit=0))
 
 
+def _side_run(
+    model: ModelConfig,
+    plan: ParallelPlan,
+    tables: StepTables,
+    snapshot: dict[str, Any],
+    phases: tuple[str, ...],
+) -> list[float]:
+    """Each stage's time for `phases` after the pipeline, from a run of one DP group per
+    stage (TP rank 0, CP rank 0 of every replica)."""
+    app = training_app(model, plan, tables, phases=phases, pipeline=False)
+    side = _run(snapshot, app, _ranks(plan, replicas=None, stages=None, tp_cp=False))
+    seconds = [0.0] * plan.pp
+    for row in side["processes"]:
+        stage = int(row["label"][1:]) // (plan.tp * plan.cp * plan.dp)
+        seconds[stage] = max(seconds[stage], row["finish_s"])
+    return seconds
+
+
+def _synchronisation(
+    model: ModelConfig, plan: ParallelPlan, tables: StepTables, snapshot: dict[str, Any]
+) -> list[float]:
+    """Each stage's exposed time after its pipeline: the gradient reduction, the optimizer
+    and (ZeRO-1) the weights' allgather. With `overlap_grad_reduce` (Megatron's
+    --overlap-grad-reduce and --overlap-param-gather), each bucket's reduction starts as the
+    last backward pass frees its gradients and each bucket's gather runs under the next
+    step's first forward pass: what outlasts that pass is exposed, and at least one bucket
+    (a layer's share)."""
+    if not plan.overlap_grad_reduce:
+        return _side_run(model, plan, tables, snapshot, ("reduce", "optimizer", "gather"))
+    reduce = _side_run(model, plan, tables, snapshot, ("reduce",))
+    gather = [0.0] * plan.pp
+    if plan.data_parallel == "zero1":
+        gather = _side_run(model, plan, tables, snapshot, ("gather",))
+    buckets = max(1, model.layers // plan.pp)
+    exposed = []
+    for stage in range(plan.pp):
+        chunks = range(stage, plan.pp * plan.vp, plan.pp)
+        backward = sum(tables.backward[c] for c in chunks)
+        forward = sum(tables.forward[c] for c in chunks)
+        hidden_reduce = max(reduce[stage] / buckets, reduce[stage] - backward)
+        hidden_gather = max(gather[stage] / buckets, gather[stage] - forward)
+        exposed.append(hidden_reduce + tables.optimizer[stage] + hidden_gather)
+    return exposed
+
+
 def simulate_training(
     model: ModelConfig, plan: ParallelPlan, system: str, *, symmetric: bool = True
 ) -> dict[str, Any]:
@@ -300,7 +352,7 @@ def simulate_training(
     if not symmetric:
         result = _run(
             snapshot,
-            training_app(model, plan, tables, sync=True),
+            training_app(model, plan, tables),
             _ranks(plan, replicas=None, stages=None),
         )
         step = result["overall_time_s"]
@@ -312,7 +364,7 @@ def simulate_training(
         replicas = max(1, plan.ep // plan.cp)
         result = _run(
             snapshot,
-            training_app(model, plan, tables, sync=False),
+            training_app(model, plan, tables, phases=() if plan.dp > 1 else ("optimizer",)),
             _ranks(plan, replicas=list(range(replicas)), stages=None),
         )
         finish = [0.0] * plan.pp
@@ -323,23 +375,8 @@ def simulate_training(
         sync_exposed = [0.0] * plan.pp
         simulated = plan.tp * plan.cp * plan.pp * replicas
         if plan.dp > 1:
-            side_app = training_app(model, plan, tables, sync=True, pipeline=False)
-            side = _run(snapshot, side_app, _ranks(plan, replicas=None, stages=None, tp_cp=False))
-            for row in side["processes"]:
-                stage = int(row["label"][1:]) // (plan.tp * plan.cp * plan.dp)
-                sync_exposed[stage] = max(sync_exposed[stage], row["finish_s"])
+            sync_exposed = _synchronisation(model, plan, tables, snapshot)
             simulated += plan.dp * plan.pp
-            if plan.overlap_grad_reduce:
-                # the reduction of each bucket starts as the last backward pass frees its
-                # gradients: what outlasts that pass is exposed, and at least the last bucket
-                per_stage = max(1, model.layers // plan.pp)
-                for stage in range(plan.pp):
-                    sync = sync_exposed[stage] - tables.optimizer[stage]
-                    hidden_by = tables.backward[stage] * plan.vp
-                    exposed = max(sync / per_stage, sync - hidden_by)
-                    sync_exposed[stage] = exposed + tables.optimizer[stage]
-        else:
-            sync_exposed = [0.0] * plan.pp  # the optimizer already ran in the replica
         step = max(finish[s] + sync_exposed[s] for s in range(plan.pp))
         events = result["stats"]
     wall = time.perf_counter() - wall

@@ -96,7 +96,7 @@ def test_a_plan_that_does_not_fit_is_refused_with_the_figure() -> None:
 def test_the_generated_model_is_readable_python_with_the_collectives() -> None:
     plan = ParallelPlan(gpus=16, tp=2, pp=2, cp=2, mbs=1, gbs=8, data_parallel="zero1")
     timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
-    app = training.training_app(TINY, plan, training.step_tables(TINY, plan, timer), sync=True)
+    app = training.training_app(TINY, plan, training.step_tables(TINY, plan, timer))
     compile(app, "app", "exec")
     for call in (
         "sim.allreduce(",
