@@ -231,3 +231,40 @@ def test_command_line_prints_the_figures_and_refuses_an_impossible_plan(
         assert key in figures
     assert main(["train", "--model", "llama3-70b", "--gpus", "8", "--tp", "8", "--gbs", "8"]) == 2
     assert "GiB per GPU" in capsys.readouterr().err
+
+
+def test_inference_reports_ttft_tpot_and_refuses_a_kv_cache_too_large() -> None:
+    from simulator.workloads.inference import InferencePlan, simulate_inference
+
+    short = simulate_inference(
+        TINY, InferencePlan(tp=2, batch=4, input_len=256, output_len=16), "dgx-h100"
+    )
+    longer = simulate_inference(
+        TINY, InferencePlan(tp=2, batch=4, input_len=1024, output_len=16), "dgx-h100"
+    )
+    assert 0 < short["ttft_s"] < longer["ttft_s"]
+    assert 0 < short["tpot_s"] <= longer["tpot_s"]  # a longer context: more KV cache to read
+    assert short["request_latency_s"] == pytest.approx(
+        short["ttft_s"] + 15 * short["tpot_s"], rel=1e-9
+    )
+    assert short["output_tokens_per_s"] == pytest.approx(4 * 16 / short["request_latency_s"])
+    staged = simulate_inference(
+        TINY, InferencePlan(tp=1, pp=2, batch=4, input_len=256, output_len=16), "dgx-h100"
+    )
+    assert staged["tpot_s"] > 0
+    with pytest.raises(PlanError, match="KV cache"):
+        simulate_inference(
+            PRESETS["llama3-70b"],
+            InferencePlan(tp=8, batch=1024, input_len=8192, output_len=128),
+            "dgx-h100",
+        )
+
+
+def test_the_saturating_batch_is_one_of_the_sweep() -> None:
+    from simulator.workloads.inference import InferencePlan, saturating_batch
+
+    sweep = saturating_batch(TINY, InferencePlan(tp=1, input_len=256, output_len=8), "dgx-h100")
+    batches = [p["batch"] for p in sweep["points"] if "output_tokens_per_s" in p]
+    assert sweep["saturating_batch"] in batches
+    rates = [p["output_tokens_per_s"] for p in sweep["points"] if "output_tokens_per_s" in p]
+    assert rates[batches.index(sweep["saturating_batch"])] >= 0.95 * max(rates)
