@@ -1,4 +1,4 @@
-"""Command line: `python -m simulator run | sweep | analyze | calibrate`.
+"""Command line: `python -m simulator run | sweep | analyze | calibrate | workload`.
 
 `run` simulates one application model on one system snapshot and prints a summary table
 (or the result JSON with `--json -`); `sweep` runs the product of variable lists / ranges
@@ -39,6 +39,7 @@ COMMANDS = {
     "sweep": "simulator.cli.sweep",
     "analyze": "simulator.cli.analyze",
     "calibrate": "simulator.cli.calibrate",
+    "workload": "simulator.cli.workload",
 }
 # Subcommands left out when their module cannot be imported (a partial installation).
 OPTIONAL_COMMANDS = frozenset({"analyze"})

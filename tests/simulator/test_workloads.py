@@ -216,6 +216,7 @@ def test_command_line_prints_the_figures_and_refuses_an_impossible_plan(
             "--seq",
             "2048",
             "--json",
+            "-",
         ]
     )
     assert code == 0
@@ -268,3 +269,35 @@ def test_the_saturating_batch_is_one_of_the_sweep() -> None:
     assert sweep["saturating_batch"] in batches
     rates = [p["output_tokens_per_s"] for p in sweep["points"] if "output_tokens_per_s" in p]
     assert rates[batches.index(sweep["saturating_batch"])] >= 0.95 * max(rates)
+
+
+def test_simulator_command_line_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m simulator workload ...`: figures in the field's terms, exit 2 with the
+    reason for an impossible plan."""
+    from simulator.cli import main
+
+    code = main(
+        [
+            "workload",
+            "infer",
+            "--model",
+            "llama3-8b",
+            "--batch",
+            "4",
+            "--input",
+            "256",
+            "--output",
+            "8",
+            "--json",
+            "-",
+        ]
+    )
+    assert code == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["ttft_s"] > 0 and figures["tpot_s"] > 0
+    code = main(
+        ["workload", "train", "--model", "llama3-70b", "--gpus", "8", "--tp", "8", "--gbs", "8"]
+    )
+    assert code == 2
+    assert "GiB per GPU" in capsys.readouterr().err
+    assert main(["workload", "train", "--model", "nope", "--gpus", "8", "--gbs", "8"]) == 2
