@@ -3,6 +3,7 @@ the generated training step and its symmetric simulation, and the validation rep
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -301,3 +302,14 @@ def test_simulator_command_line_workload(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 2
     assert "GiB per GPU" in capsys.readouterr().err
     assert main(["workload", "train", "--model", "nope", "--gpus", "8", "--gbs", "8"]) == 2
+
+
+def test_overlapping_the_gradient_reduction_never_lengthens_the_step() -> None:
+    plain = ParallelPlan(gpus=16, tp=2, pp=2, mbs=1, gbs=16, data_parallel="zero1")
+    overlap = dataclasses.replace(plain, overlap_grad_reduce=True)
+    assert (
+        simulate_training(TINY, overlap, "dgx-h100")["step_time_s"]
+        < simulate_training(TINY, plain, "dgx-h100")["step_time_s"]
+    )
+    with pytest.raises(PlanError, match="symmetric"):
+        simulate_training(TINY, overlap, "dgx-h100", symmetric=False)
