@@ -201,12 +201,47 @@ def nemo_rows(limit: int | None = None, only: tuple[int, ...] = ()) -> list[dict
     return out
 
 
+def markdown(report: dict[str, Any]) -> str:
+    """The report as the Markdown of docs/validation/workloads.md."""
+    lines = [
+        "# Workloads against published training tables",
+        "",
+        "Written by `python -m validation.workloads --report docs/validation/workloads.md`; "
+        "do not edit. The model and its assumptions: docs/workloads.md. Error = predicted / "
+        "published - 1; a row outside its threshold is listed with the reason found.",
+    ]
+    for table in report["tables"]:
+        lines += ["", f"## {table['table']}", "", f"Source: {table['source']}", ""]
+        lines += ["| row | metric | predicted | published | error | within | reason |"]
+        lines += ["|---|---|---|---|---|---|---|"]
+        for row in table["rows"]:
+            predicted = "-" if row["predicted"] is None else f"{row['predicted']:.1f}"
+            error = "-" if row["error"] is None else f"{100 * row['error']:+.1f} %"
+            within = "yes" if row["within"] else "no"
+            lines.append(
+                f"| {row['row']} | {row['metric']} | {predicted} | {row['published']:.1f} | "
+                f"{error} | {within} (±{100 * row['threshold']:.0f} %) | {row['reason'] or ''} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m validation.workloads")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--rows", type=int, default=None, help="only each table's first N rows")
     parser.add_argument("--table", choices=("megatron", "nemo", "all"), default="all")
+    parser.add_argument("--report", metavar="PATH", help="write the Markdown report to PATH")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        metavar="JSON",
+        help="render a saved --json output instead of simulating again",
+    )
     args = parser.parse_args(argv)
+    if args.source:
+        report = json.loads(Path(args.source).read_text(encoding="utf-8"))
+        Path(args.report or "/dev/stdout").write_text(markdown(report), encoding="utf-8")
+        return 0
     tables = []
     if args.table in ("megatron", "all"):
         source = json.loads(DATA.read_text(encoding="utf-8"))["source"]
@@ -220,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     report = {"tables": tables}
     rows = [row for table in tables for row in table["rows"]]
+    if args.report:
+        Path(args.report).write_text(markdown(report), encoding="utf-8")
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -102,3 +102,31 @@ def test_command_line_prints_the_figures_and_refuses_an_impossible_plan(
         assert key in figures
     assert main(["train", "--model", "llama3-70b", "--gpus", "8", "--tp", "8", "--gbs", "8"]) == 2
     assert "GiB per GPU" in capsys.readouterr().err
+
+
+def test_the_markdown_report_has_a_line_per_row() -> None:
+    rows = [
+        {
+            "row": "a",
+            "metric": "m",
+            "predicted": 1.0,
+            "published": 2.0,
+            "error": -0.5,
+            "within": False,
+            "threshold": 0.2,
+            "reason": "why",
+        },
+        {
+            "row": "b",
+            "metric": "m",
+            "predicted": None,
+            "published": 2.0,
+            "error": None,
+            "within": False,
+            "threshold": 0.2,
+            "reason": "no config",
+        },
+    ]
+    text = report.markdown({"tables": [{"table": "t", "source": "s", "rows": rows}]})
+    assert "| a | m | 1.0 | 2.0 | -50.0 % | no (±20 %) | why |" in text
+    assert "| b | m | - | 2.0 | - | no (±20 %) | no config |" in text
