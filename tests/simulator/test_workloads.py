@@ -221,3 +221,14 @@ def test_overlapping_the_gradient_reduction_never_lengthens_the_step() -> None:
     )
     with pytest.raises(PlanError, match="symmetric"):
         simulate_training(TINY, overlap, "dgx-h100", symmetric=False)
+
+
+def test_fsdp_shards_the_states_and_runs_every_rank() -> None:
+    ddp = ParallelPlan(gpus=8, tp=2, pp=1, mbs=1, gbs=8)
+    fsdp = dataclasses.replace(ddp, data_parallel="fsdp")
+    plain = simulate_training(TINY, ddp, "dgx-h100")
+    sharded = simulate_training(TINY, fsdp, "dgx-h100")
+    assert sharded["memory"]["weights"] == pytest.approx(plain["memory"]["weights"] / 4)
+    assert sharded["memory"]["optimizer"] == pytest.approx(plain["memory"]["optimizer"] / 4)
+    assert not sharded["symmetry"]["symmetric"]
+    assert sharded["step_time_s"] > 0
