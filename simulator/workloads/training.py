@@ -47,18 +47,27 @@ DATA_PARALLEL = {data_parallel!r}   # "ddp", "zero1" or "fsdp"
 # after the pipeline: "reduce" the gradients over DP, the "optimizer" step, "gather" the
 # ZeRO-1 shards of the weights (a symmetric run's replica does none of them)
 PHASES = {phases}
-PIPELINE = {pipeline}               # False: only the gradient synchronisation (side run)
+# False: only the gradient synchronisation (side run)
+PIPELINE = {pipeline}
 # per chunk (virtual stage c * PP + s): seconds of the kernels, bytes of the collectives
 FORWARD_S = {forward}
 BACKWARD_S = {backward}
-TP_BYTES = {tp_bytes}               # one direction's TP allreduce bytes per chunk
-CP_BYTES = {cp_bytes}               # K and V gathered per chunk (reduce-scattered backward)
-EP_BYTES = {ep_bytes}               # tokens dispatched and combined per chunk
-FSDP_BYTES = {fsdp_bytes}           # the chunk's BF16 weights gathered per use
-ACTIVATION_BYTES = {activation}     # sent to the next stage per micro-batch
-GRADIENT_BYTES = {gradient}         # per stage: the gradients one rank reduces
-WEIGHT_BYTES = {weights}            # per stage: the BF16 weights one rank holds
-OPTIMIZER_S = {optimizer}           # per stage: Adam over the rank's (shard of) weights
+# one direction's TP allreduce bytes per chunk
+TP_BYTES = {tp_bytes}
+# K and V gathered per chunk (reduce-scattered backward)
+CP_BYTES = {cp_bytes}
+# tokens dispatched and combined per chunk
+EP_BYTES = {ep_bytes}
+# the chunk's BF16 weights gathered per use
+FSDP_BYTES = {fsdp_bytes}
+# sent to the next stage per micro-batch
+ACTIVATION_BYTES = {activation}
+# per stage: the gradients one rank reduces
+GRADIENT_BYTES = {gradient}
+# per stage: the BF16 weights one rank holds
+WEIGHT_BYTES = {weights}
+# per stage: Adam over the rank's (shard of) weights
+OPTIMIZER_S = {optimizer}
 
 me = int(str(tag)[1:])
 tp_i, cp_i = me % TP, me // TP % CP
