@@ -9,6 +9,7 @@ time per output token, throughput, memory with the KV cache, and the batch that 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,15 @@ class InferencePlan:
     input_len: int = 1024
     output_len: int = 128
     precision: str = "bf16"
+    # bytes of a cached K or V element: 1 with an FP8 KV cache (TensorRT-LLM's
+    # --fp8_kv_cache, used with FP8 weights), else 2 (BF16)
+    kv_bytes: float | None = None
+
+    @property
+    def kv_element_bytes(self) -> float:
+        if self.kv_bytes is not None:
+            return self.kv_bytes
+        return 1.0 if self.precision == "fp8" else 2.0
 
     @property
     def gpus(self) -> int:
@@ -83,7 +93,8 @@ class InferencePlan:
 
 def inference_memory(model: ModelConfig, plan: InferencePlan) -> dict[str, float]:
     """Bytes per GPU: the weights (2 bytes, 1 in FP8) of the first stage's share and the KV
-    cache of the batch at full length (K and V, BF16, the KV heads split over TP)."""
+    cache of the batch at full length (K and V, `kv_element_bytes` each, the KV heads split
+    over TP)."""
     layers = max(chunk_layers(model, _as_training(model, plan)))
     per_layer = model.layer_params() / plan.tp
     embedding = model.embedding_params() / plan.tp
@@ -91,7 +102,7 @@ def inference_memory(model: ModelConfig, plan: InferencePlan) -> dict[str, float
     weights = weight_bytes * (layers * per_layer + embedding)
     kv_heads = max(1, model.kv_heads // plan.tp)
     length = plan.input_len + plan.output_len
-    kv = 2.0 * 2 * layers * kv_heads * model.head_dim * length * plan.batch
+    kv = 2.0 * plan.kv_element_bytes * layers * kv_heads * model.head_dim * length * plan.batch
     return {"weights": weights, "kv_cache": kv, "total": weights + kv}
 
 
@@ -127,8 +138,8 @@ def _tables(model: ModelConfig, plan: InferencePlan, timer: KernelTimer) -> dict
     decode_kernels = layer_kernels(timer, model, decode_plan, backward=False)
     decode_layer = sum(k.seconds for k in decode_kernels if k.name != "attention")
     kv_heads = max(1, model.kv_heads // plan.tp)
-    # the attention of one step reads each request's K and V (BF16) for every context token
-    kv_bytes_per_token = 2.0 * 2 * kv_heads * model.head_dim * plan.batch
+    # the attention of one step reads each request's K and V for every context token
+    kv_bytes_per_token = 2.0 * plan.kv_element_bytes * kv_heads * model.head_dim * plan.batch
     decode_attention_launch = timer.streaming("decode_attention", 0.0).seconds
     per_token = kv_bytes_per_token / timer.dram_bytes_per_s
     head_prefill = sum(k.seconds for k in head_kernels(timer, model, prefill_plan, backward=False))
@@ -207,6 +218,7 @@ def simulate_inference(model: ModelConfig, plan: InferencePlan, system: str) -> 
         "model": model.name,
         "system": system,
         "plan": {
+            "kv_bytes": plan.kv_element_bytes,
             "tp": plan.tp,
             "pp": plan.pp,
             "batch": plan.batch,
@@ -233,9 +245,7 @@ def saturating_batch(
     points: list[dict[str, Any]] = []
     batch = 1
     while True:
-        candidate = InferencePlan(
-            plan.tp, plan.pp, batch, plan.input_len, plan.output_len, plan.precision
-        )
+        candidate = dataclasses.replace(plan, batch=batch)
         try:
             result = simulate_inference(model, candidate, system)
         except PlanError as refused:
