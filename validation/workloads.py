@@ -258,7 +258,7 @@ def trtllm_rows(only: tuple[int, ...] = ()) -> list[dict[str, Any]]:
 def markdown(report: dict[str, Any]) -> str:
     """The report as the Markdown of docs/validation/workloads.md."""
     lines = [
-        "# Workloads against published training tables",
+        "# Workloads against published training and inference tables",
         "",
         "Written by `python -m validation.workloads --report docs/validation/workloads.md`; "
         "do not edit. The model and its assumptions: docs/workloads.md. Error = predicted / "
