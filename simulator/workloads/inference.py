@@ -234,6 +234,7 @@ def simulate_inference(model: ModelConfig, plan: InferencePlan, system: str) -> 
         "memory_per_gpu_bytes": memory["total"],
         "memory": memory,
         "gpu_memory_bytes": timer.memory_bytes,
+        "notes": sorted(timer.notes),
     }
 
 

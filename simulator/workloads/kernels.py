@@ -52,6 +52,8 @@ class KernelTimer:
         per_sm, _ = self.gpu.memory_bandwidth_per_sm(l2_resident=False, footprint_bytes=None)
         self.dram_bytes_per_s = per_sm * self.gpu.base.sms * self.gpu.base.sm_clock_hz
         self.memory_bytes = float(self.attributes["memorySize"])
+        # what the timing had to leave out for this record, reported with the result
+        self.notes: set[str] = set()
 
     @cache  # noqa: B019 - a timer lives as long as its run and shapes repeat per layer
     def gemm(self, name: str, m: int, n: int, k: int, precision: str) -> Kernel:
@@ -81,6 +83,13 @@ class KernelTimer:
             precision="bf16",
             causal=True,
         )
+        if "SFUs" not in self.attributes:
+            # the record gives no special-function units: the exponentials' term (G.3)
+            # cannot be timed, so it is left out and the result says so
+            self.notes.add(
+                "the GPU record has no SFUs: attention's exponential term (G.3) is left out"
+            )
+            work = dataclasses.replace(work, tile_sfu_ops=0.0)
         if backward:
             work = dataclasses.replace(
                 work,

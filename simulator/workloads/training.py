@@ -351,10 +351,10 @@ def simulate_training(
     timer = KernelTimer(gpu_record(template.gpu))
     memory = training_memory(model, plan)
     check_memory(memory, timer.memory_bytes)
-    if plan.overlap_grad_reduce and not symmetric:
-        raise PlanError("overlap_grad_reduce is modelled by the symmetric simulation only")
     if plan.data_parallel == "fsdp" and symmetric and plan.dp > 1:
         symmetric = False  # FSDP's collectives run inside the pipeline: every rank is run
+    if plan.overlap_grad_reduce and not symmetric:
+        raise PlanError("overlap_grad_reduce is modelled by the symmetric simulation only")
     tables = step_tables(model, plan, timer)
     snapshot = cluster_snapshot(template, plan.gpus)
     wall = time.perf_counter()
@@ -424,6 +424,7 @@ def simulate_training(
         "memory_per_gpu_bytes": memory.total,
         "memory": memory.as_dict(),
         "gpu_memory_bytes": timer.memory_bytes,
+        "notes": sorted(timer.notes),
         "time_split_s": {
             "compute": busiest,
             "pipeline_bubble": bubble,

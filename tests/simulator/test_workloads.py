@@ -232,3 +232,12 @@ def test_fsdp_shards_the_states_and_runs_every_rank() -> None:
     assert sharded["memory"]["optimizer"] == pytest.approx(plain["memory"]["optimizer"] / 4)
     assert not sharded["symmetry"]["symmetric"]
     assert sharded["step_time_s"] > 0
+
+
+def test_a_record_without_sfus_runs_and_says_what_was_left_out() -> None:
+    plan = ParallelPlan(gpus=8, tp=2, pp=1, mbs=1, gbs=8)
+    b200 = simulate_training(TINY, plan, "dgx-b200")
+    h100 = simulate_training(TINY, plan, "dgx-h100")
+    assert any("SFUs" in note for note in b200["notes"])
+    assert h100["notes"] == []
+    assert b200["step_time_s"] < h100["step_time_s"]
