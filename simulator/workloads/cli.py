@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any, TextIO
 
 from simulator.workloads.config import load_model
 from simulator.workloads.inference import InferencePlan, saturating_batch, simulate_inference
 from simulator.workloads.plan import ParallelPlan
-from simulator.workloads.training import simulate_training
+from simulator.workloads.training import simulate_training, training_files
 
 SUMMARY_KEYS = {
     "train": (
@@ -47,6 +48,12 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     train.add_argument("--overlap-grad-reduce", action="store_true")
     train.add_argument("--full", action="store_true", help="simulate every rank")
+    train.add_argument(
+        "--emit",
+        metavar="DIR",
+        help="write system.json, app.py and labels.txt (every rank) for `python -m simulator "
+        "run` instead of simulating",
+    )
     infer = sub.add_parser("infer", help="simulate a batch of requests (prefill and decode)")
     _common(infer)
     infer.add_argument("--tp", type=int, default=1)
@@ -85,6 +92,19 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
             precision=args.precision,
             overlap_grad_reduce=args.overlap_grad_reduce,
         )
+        if args.emit:
+            snapshot, app, labels = training_files(model, plan, args.system)
+            folder = Path(args.emit)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "system.json").write_text(json.dumps(snapshot), encoding="utf-8")
+            (folder / "app.py").write_text(app, encoding="utf-8")
+            text = ",".join(f"{label}={count}" for label, count in labels.items())
+            (folder / "labels.txt").write_text(text + "\n", encoding="utf-8")
+            out.write(
+                f"python -m simulator run --system {folder / 'system.json'} "
+                f"--app {folder / 'app.py'} --labels $(cat {folder / 'labels.txt'})\n"
+            )
+            return 0
         result = simulate_training(model, plan, args.system, symmetric=not args.full)
     else:
         inference = InferencePlan(

@@ -339,6 +339,23 @@ def _synchronisation(
     return exposed
 
 
+def training_files(
+    model: ModelConfig, plan: ParallelPlan, system: str
+) -> tuple[dict[str, Any], str, dict[str, int]]:
+    """Return the system snapshot, the application model (every rank, every phase) and the
+    labels of the full simulation, to run with `python -m simulator run` as any user's
+    model; raise PlanError as simulate_training does."""
+    if system not in TEMPLATES:
+        raise PlanError(f"system: unknown cluster template {system!r} ({', '.join(TEMPLATES)})")
+    plan.check(model)
+    template = TEMPLATES[system]
+    timer = KernelTimer(gpu_record(template.gpu))
+    check_memory(training_memory(model, plan), timer.memory_bytes)
+    tables = step_tables(model, plan, timer)
+    labels = {rank_label(rank): 1 for rank in _ranks(plan, replicas=None, stages=None)}
+    return cluster_snapshot(template, plan.gpus), training_app(model, plan, tables), labels
+
+
 def simulate_training(
     model: ModelConfig, plan: ParallelPlan, system: str, *, symmetric: bool = True
 ) -> dict[str, Any]:

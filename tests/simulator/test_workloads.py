@@ -241,3 +241,51 @@ def test_a_record_without_sfus_runs_and_says_what_was_left_out() -> None:
     assert any("SFUs" in note for note in b200["notes"])
     assert h100["notes"] == []
     assert b200["step_time_s"] < h100["step_time_s"]
+
+
+def test_the_emitted_model_runs_through_the_normal_command_line(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`workload train --emit DIR` writes what `python -m simulator run` takes; its step is
+    the full simulation's."""
+    from simulator.cli import main
+
+    args = ["--gpus", "16", "--tp", "2", "--pp", "2", "--mbs", "1", "--gbs", "16", "--zero1"]
+    model = tmp_path / "tiny.json"
+    model.write_text(
+        json.dumps(
+            {
+                field: getattr(TINY, field)
+                for field in ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq")
+            }
+        )
+    )
+    assert (
+        main(["workload", "train", "--model", str(model), *args, "--emit", str(tmp_path / "out")])
+        == 0
+    )
+    capsys.readouterr()
+    labels = (tmp_path / "out" / "labels.txt").read_text().strip()
+    assert (
+        main(
+            [
+                "run",
+                "--system",
+                str(tmp_path / "out" / "system.json"),
+                "--app",
+                str(tmp_path / "out" / "app.py"),
+                "--labels",
+                labels,
+                "--no-sandbox",
+                "--json",
+                "-",
+            ]
+        )
+        == 0
+    )
+    ran = json.loads(capsys.readouterr().out)
+    plan = ParallelPlan(gpus=16, tp=2, pp=2, mbs=1, gbs=16, data_parallel="zero1")
+    full = simulate_training(
+        dataclasses.replace(TINY, name="tiny"), plan, "dgx-h100", symmetric=False
+    )
+    assert ran["overall_time_s"] == pytest.approx(full["step_time_s"], rel=1e-9)
