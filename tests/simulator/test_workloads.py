@@ -124,6 +124,15 @@ def test_symmetric_simulation_gives_the_full_simulations_step(plan: ParallelPlan
     assert symmetric["step_time_s"] == pytest.approx(full["step_time_s"], rel=1e-9)
 
 
+def test_symmetric_simulation_with_expert_groups_over_replicas() -> None:
+    moe = ModelConfig("tiny-moe", 4, 1024, 2048, 16, 4, 32000, 1024, experts=4, top_k=2)
+    plan = ParallelPlan(gpus=32, tp=2, pp=2, ep=2, mbs=1, gbs=32)
+    symmetric = simulate_training(moe, plan, "dgx-h100")
+    full = simulate_training(moe, plan, "dgx-h100", symmetric=False)
+    assert symmetric["symmetry"]["simulated_ranks"] < 32
+    assert symmetric["step_time_s"] == pytest.approx(full["step_time_s"], rel=1e-9)
+
+
 def test_mixture_of_experts_step_runs_with_expert_parallelism() -> None:
     moe = ModelConfig("tiny-moe", 4, 1024, 2048, 16, 4, 32000, 1024, experts=4, top_k=2)
     plan = ParallelPlan(gpus=8, tp=1, pp=2, ep=2, mbs=1, gbs=8)
