@@ -1,4 +1,5 @@
-"""Command line: `python -m simulator run | sweep | analyze | calibrate | import-trace`.
+"""Command line: `python -m simulator run | sweep | analyze | calibrate | import-trace |
+workload`.
 
 `run` simulates one application model on one system snapshot and prints a summary table
 (or the result JSON with `--json -`); `sweep` runs the product of variable lists / ranges
@@ -41,6 +42,7 @@ COMMANDS = {
     "analyze": "simulator.cli.analyze",
     "calibrate": "simulator.cli.calibrate",
     "import-trace": "simulator.cli.import_trace",
+    "workload": "simulator.cli.workload",
 }
 # Subcommands left out when their module cannot be imported (a partial installation).
 OPTIONAL_COMMANDS = frozenset({"analyze"})

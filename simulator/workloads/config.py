@@ -1,0 +1,242 @@
+"""Transformer model configs (dense and mixture-of-experts) and the shipped presets, each with
+its source (docs/workloads.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A decoder-only transformer. `ffn` is one expert's (or the dense MLP's) hidden size;
+    `gated` a SwiGLU MLP (three matrices) instead of GELU (two); `experts` > 1 a
+    mixture-of-experts MLP of which each token takes `top_k`."""
+
+    name: str
+    layers: int
+    hidden: int
+    ffn: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    seq: int
+    gated: bool = True
+    experts: int = 1
+    top_k: int = 1
+    tied_embeddings: bool = False
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"model {self.name!r}: {name} must be a positive integer")
+        if self.hidden % self.heads:
+            raise ValueError(f"model {self.name!r}: hidden must be a multiple of heads")
+        if self.heads % self.kv_heads:
+            raise ValueError(f"model {self.name!r}: heads must be a multiple of kv_heads")
+        if not 1 <= self.top_k <= self.experts:
+            raise ValueError(f"model {self.name!r}: top_k must lie between 1 and experts")
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def qkv_out(self) -> int:
+        """Columns of the fused QKV projection: the queries and the K and V of the KV heads."""
+        return self.hidden + 2 * self.kv_heads * self.head_dim
+
+    @property
+    def mlp_matrices(self) -> int:
+        return 3 if self.gated else 2
+
+    def layer_params(self, *, active: bool = False) -> int:
+        """Weights of one layer (norms included); `active`: only the experts a token takes."""
+        attention = self.hidden * self.qkv_out + self.hidden * self.hidden
+        experts = self.top_k if active else self.experts
+        mlp = self.mlp_matrices * self.hidden * self.ffn * experts
+        router = self.hidden * self.experts if self.experts > 1 else 0
+        return attention + mlp + router + 2 * self.hidden
+
+    def embedding_params(self) -> int:
+        return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+
+    def params(self, *, active: bool = False) -> int:
+        return self.layers * self.layer_params(active=active) + self.embedding_params()
+
+    def forward_flops_per_token(self, seq: int | None = None) -> float:
+        """Forward FLOPs of one token: 2 per active weight of the matrix products, the
+        attention scores and their product with V (4 s h per layer over the whole sequence,
+        as Narayanan et al. count it, SC'21 eq. 3) and the logits (2 h V)."""
+        s = self.seq if seq is None else seq
+        matmul = self.layer_params(active=True) - 2 * self.hidden
+        per_layer = 2.0 * matmul + 4.0 * s * self.hidden
+        return self.layers * per_layer + 2.0 * self.hidden * self.vocab
+
+
+_MEGATRON = (
+    "Narayanan et al., 'Efficient Large-Scale Language Model Training on GPU Clusters Using "
+    "Megatron-LM', SC'21, arXiv:2104.04473, Table 1 (vocabulary 51,200, sequence 2,048)"
+)
+
+
+def _gpt(name: str, layers: int, hidden: int, heads: int, source: str) -> ModelConfig:
+    return ModelConfig(
+        name,
+        layers,
+        hidden,
+        4 * hidden,
+        heads,
+        heads,
+        51200,
+        2048,
+        gated=False,
+        tied_embeddings=True,
+        source=source,
+    )
+
+
+PRESETS: dict[str, ModelConfig] = {
+    "gpt3-175b": _gpt(
+        "gpt3-175b",
+        96,
+        12288,
+        96,
+        "Brown et al., 'Language Models are Few-Shot Learners', arXiv:2005.14165, Table 2.1 "
+        "(96 layers, d_model 12288, 96 heads, context 2048); vocabulary 51,200 as Megatron-LM",
+    ),
+    "megatron-1.7b": _gpt("megatron-1.7b", 24, 2304, 24, _MEGATRON),
+    "megatron-3.6b": _gpt("megatron-3.6b", 30, 3072, 32, _MEGATRON),
+    "megatron-7.5b": _gpt("megatron-7.5b", 36, 4096, 32, _MEGATRON),
+    "megatron-18.4b": _gpt("megatron-18.4b", 40, 6144, 48, _MEGATRON),
+    "megatron-39.1b": _gpt("megatron-39.1b", 48, 8192, 64, _MEGATRON),
+    "megatron-76.1b": _gpt("megatron-76.1b", 60, 10240, 80, _MEGATRON),
+    "megatron-145.6b": _gpt("megatron-145.6b", 80, 12288, 96, _MEGATRON),
+    "megatron-310.1b": _gpt("megatron-310.1b", 96, 16384, 128, _MEGATRON),
+    "megatron-529.6b": _gpt("megatron-529.6b", 105, 20480, 128, _MEGATRON),
+    "megatron-1008b": _gpt("megatron-1008b", 128, 25600, 160, _MEGATRON),
+    "llama2-7b": ModelConfig(
+        "llama2-7b",
+        32,
+        4096,
+        11008,
+        32,
+        32,
+        32000,
+        4096,
+        source="Touvron et al., 'Llama 2', arXiv:2307.09288, Table 1; config.json of "
+        "meta-llama/Llama-2-7b-hf (hidden 4096, intermediate 11008, 32 layers, 32 heads)",
+    ),
+    "llama2-13b": ModelConfig(
+        "llama2-13b",
+        40,
+        5120,
+        13824,
+        40,
+        40,
+        32000,
+        4096,
+        source="Touvron et al., arXiv:2307.09288; config.json of meta-llama/Llama-2-13b-hf",
+    ),
+    "llama2-70b": ModelConfig(
+        "llama2-70b",
+        80,
+        8192,
+        28672,
+        64,
+        8,
+        32000,
+        4096,
+        source="Touvron et al., arXiv:2307.09288 (GQA, 8 KV heads); config.json of "
+        "meta-llama/Llama-2-70b-hf",
+    ),
+    "llama3-8b": ModelConfig(
+        "llama3-8b",
+        32,
+        4096,
+        14336,
+        32,
+        8,
+        128256,
+        8192,
+        source="Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783, Table 3",
+    ),
+    "llama3-70b": ModelConfig(
+        "llama3-70b",
+        80,
+        8192,
+        28672,
+        64,
+        8,
+        128256,
+        8192,
+        source="Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783, Table 3",
+    ),
+    "llama3.1-405b": ModelConfig(
+        "llama3.1-405b",
+        126,
+        16384,
+        53248,
+        128,
+        8,
+        128256,
+        8192,
+        source="Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783, Table 3",
+    ),
+    "mixtral-8x7b": ModelConfig(
+        "mixtral-8x7b",
+        32,
+        4096,
+        14336,
+        32,
+        8,
+        32000,
+        4096,
+        experts=8,
+        top_k=2,
+        source="Jiang et al., 'Mixtral of Experts', arXiv:2401.04088, Table 1 (context 32768; "
+        "4096 here as the training sequence)",
+    ),
+}
+_NEMO_GPT = (
+    "NeMo-Framework-Launcher launcher_scripts/conf/training/gpt3/{size}.yaml "
+    "(github.com/NVIDIA/NeMo-Framework-Launcher): GPT-2 BPE vocabulary padded to 50,304"
+)
+PRESETS["gpt3-5b"] = ModelConfig(
+    "gpt3-5b", 24, 4096, 16384, 32, 32, 50304, 2048, gated=False, source=_NEMO_GPT.format(size="5b")
+)
+PRESETS["gpt3-20b"] = ModelConfig(
+    "gpt3-20b",
+    44,
+    6144,
+    24576,
+    48,
+    48,
+    50304,
+    2048,
+    gated=False,
+    source=_NEMO_GPT.format(size="20b"),
+)
+PRESETS["llama3-405b"] = PRESETS["llama3.1-405b"]
+
+
+def load_model(name_or_path: str) -> ModelConfig:
+    """Return a shipped config by name, or one read from a JSON file of the same fields."""
+    if name_or_path in PRESETS:
+        return PRESETS[name_or_path]
+    path = Path(name_or_path)
+    if not path.is_file():
+        known = ", ".join(sorted(PRESETS))
+        raise ValueError(
+            f"model: {name_or_path!r} is neither a shipped config ({known}) nor a file"
+        )
+    data = json.loads(path.read_text(encoding="utf-8"))
+    allowed = {field.name for field in fields(ModelConfig)}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ValueError(f"model file {path}: unknown fields {unknown}")
+    data.setdefault("name", path.stem)
+    return ModelConfig(**data)

@@ -1,0 +1,181 @@
+"""The kernels of one transformer layer by shape, timed by the GPU models (docs/workloads.md
+"Kernels"): GEMMs and FlashAttention by simulator.models.gemm on the current-architecture
+GPU's record, norms and elementwise kernels by their bytes over the DRAM bandwidth."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from simulator.models.gemm import attention_work, estimate_tiled, gemm_work
+from simulator.models.gpu_current import CurrentGpu
+from simulator.workloads.config import ModelConfig
+from simulator.workloads.plan import ParallelPlan
+
+SEED = Path(__file__).resolve().parents[2] / "hwdb" / "seed" / "hardware.json"
+# FlashAttention-2's backward pass runs five matrix products per tile where the forward runs
+# two (Dao, arXiv:2307.08691, section 3.1.2), and reads Q, K, V, O and dO.
+ATTENTION_BACKWARD_FLOPS = 2.5
+ATTENTION_BACKWARD_BYTES = 2.0
+
+
+def gpu_record(name: str) -> dict[str, float]:
+    """Return a GPU's attributes from the project's hardware seed (hwdb/seed/hardware.json)."""
+    components = json.loads(SEED.read_text(encoding="utf-8"))["components"]
+    for component in components:
+        if component["name"] == name:
+            return {str(item["key"]): float(item["value"]) for item in component["attributes"]}
+    raise ValueError(f"GPU {name!r} is not in {SEED.name}")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    seconds: float
+    flops: float
+    bound: str
+
+
+class KernelTimer:
+    """Times kernels on one GPU record. Hopper and later run CUTLASS-style 256 x 128 tiles in
+    2 x 1 thread-block clusters (TMA multicast); Ampere the same tile without clusters."""
+
+    def __init__(self, attributes: Mapping[str, float]) -> None:
+        self.attributes = dict(attributes)
+        self.gpu = CurrentGpu.from_attributes(self.attributes)
+        self.cluster = 2 if self.attributes.get("computeCapability", 0) >= 9 else 1
+        per_sm, _ = self.gpu.memory_bandwidth_per_sm(l2_resident=False, footprint_bytes=None)
+        self.dram_bytes_per_s = per_sm * self.gpu.base.sms * self.gpu.base.sm_clock_hz
+        self.memory_bytes = float(self.attributes["memorySize"])
+        # what the timing had to leave out for this record, reported with the result
+        self.notes: set[str] = set()
+
+    @cache  # noqa: B019 - a timer lives as long as its run and shapes repeat per layer
+    def gemm(self, name: str, m: int, n: int, k: int, precision: str) -> Kernel:
+        work = gemm_work(
+            m=m,
+            n=n,
+            k=k,
+            precision=precision,
+            tile_m=256,
+            tile_n=128,
+            tile_k=64,
+            cluster_m=self.cluster,
+            output_bytes=2,
+        )
+        estimate = estimate_tiled(self.gpu, work)
+        return Kernel(name, estimate.time_s, 2.0 * m * n * k, estimate.bound)
+
+    @cache  # noqa: B019
+    def attention(
+        self, name: str, batch_heads: int, seq_q: int, seq_k: int, head_dim: int, backward: bool
+    ) -> Kernel:
+        work = attention_work(
+            batch_heads=batch_heads,
+            seq_q=seq_q,
+            seq_k=seq_k,
+            head_dim=head_dim,
+            precision="bf16",
+            causal=True,
+        )
+        if "SFUs" not in self.attributes:
+            # the record gives no special-function units: the exponentials' term (G.3)
+            # cannot be timed, so it is left out and the result says so
+            self.notes.add(
+                "the GPU record has no SFUs: attention's exponential term (G.3) is left out"
+            )
+            work = dataclasses.replace(work, tile_sfu_ops=0.0)
+        if backward:
+            work = dataclasses.replace(
+                work,
+                tile_flops=work.tile_flops * ATTENTION_BACKWARD_FLOPS,
+                tile_bytes=work.tile_bytes * ATTENTION_BACKWARD_BYTES,
+                minimum_bytes=work.minimum_bytes * ATTENTION_BACKWARD_BYTES,
+            )
+        estimate = estimate_tiled(self.gpu, work)
+        return Kernel(name, estimate.time_s, work.tiles * work.tile_flops, estimate.bound)
+
+    def streaming(self, name: str, nbytes: float) -> Kernel:
+        """A memory-bound kernel (norm, activation, residual add, optimizer): its bytes over
+        the DRAM bandwidth plus a launch."""
+        seconds = self.gpu.launch_overhead_s + nbytes / self.dram_bytes_per_s
+        return Kernel(name, seconds, 0.0, "global_memory")
+
+
+def layer_kernels(
+    timer: KernelTimer, model: ModelConfig, plan: ParallelPlan, *, backward: bool
+) -> list[Kernel]:
+    """One layer's kernels for one micro-batch on one GPU (its TP, CP and EP share).
+    Backward: each GEMM's data- and weight-gradient products (dX = dY W^T, dW = X^T dY)."""
+    prec = plan.precision
+    seq = (plan.seq or model.seq) // plan.cp
+    tokens = plan.mbs * seq
+    h, tp = model.hidden, plan.tp
+    act = 2.0 * tokens * h  # bytes of one BF16 activation of the layer's width
+    gemms: list[tuple[str, int, int, int, int]] = [
+        ("qkv", tokens, model.qkv_out // tp, h, 1),
+        ("proj", tokens, h, h // tp, 1),
+    ]
+    if model.experts == 1:
+        up = model.ffn * (2 if model.gated else 1) // tp
+        gemms += [("fc1", tokens, up, h, 1), ("fc2", tokens, h, model.ffn // tp, 1)]
+    else:
+        # each EP rank's local experts get the tokens routed to them from the EP group
+        local = model.experts // plan.ep
+        per_expert = max(1, math.ceil(tokens * model.top_k * plan.ep / model.experts))
+        up = model.ffn * (2 if model.gated else 1) // tp
+        gemms += [
+            ("router", tokens, model.experts, h, 1),
+            ("expert_fc1", per_expert, up, h, local),
+            ("expert_fc2", per_expert, h, model.ffn // tp, local),
+        ]
+    kernels: list[Kernel] = []
+    for name, m, n, k, count in gemms:
+        if not backward:
+            kernels += [timer.gemm(name, m, n, k, prec)] * count
+        else:
+            kernels += [timer.gemm(name + "_dgrad", m, k, n, prec)] * count
+            kernels += [timer.gemm(name + "_wgrad", k, n, m, prec)] * count
+    heads = plan.mbs * model.heads // tp
+    kernels.append(
+        timer.attention("attention", heads, seq, seq * plan.cp, model.head_dim, backward)
+    )
+    ffn_local = model.ffn * model.top_k / tp
+    stream = [
+        ("norms", 2 * 2 * act / (tp if tp > 1 else 1) + 0.0),
+        ("residual", 2 * 3 * act),
+        ("activation", (3 if model.gated else 2) * 2.0 * tokens * ffn_local),
+        ("rope", 2 * 2.0 * tokens * model.qkv_out / tp),
+    ]
+    factor = 2.0 if backward else 1.0
+    kernels += [timer.streaming(name, factor * nbytes) for name, nbytes in stream]
+    return kernels
+
+
+def head_kernels(
+    timer: KernelTimer, model: ModelConfig, plan: ParallelPlan, *, backward: bool
+) -> list[Kernel]:
+    """The last stage's logits GEMM and cross-entropy (the vocabulary split over TP)."""
+    seq = (plan.seq or model.seq) // plan.cp
+    tokens = plan.mbs * seq
+    vocab = model.vocab // plan.tp
+    if backward:
+        kernels = [
+            timer.gemm("logits_dgrad", tokens, model.hidden, vocab, plan.precision),
+            timer.gemm("logits_wgrad", model.hidden, vocab, tokens, plan.precision),
+        ]
+    else:
+        kernels = [timer.gemm("logits", tokens, vocab, model.hidden, plan.precision)]
+    kernels.append(timer.streaming("cross_entropy", 2 * 4.0 * tokens * vocab))
+    return kernels
+
+
+def optimizer_kernel(timer: KernelTimer, params: float) -> Kernel:
+    """Adam on `params` local weights: reads FP32 gradient, master weight and two moments,
+    writes the three FP32 states and the BF16 weight (30 bytes per weight)."""
+    return timer.streaming("adam", 30.0 * params)

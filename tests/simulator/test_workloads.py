@@ -1,0 +1,300 @@
+"""The workload library (simulator.workloads, docs/workloads.md): presets, plans, memory,
+the generated training step and its symmetric simulation, and the validation report."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+
+from simulator.workloads import training
+from simulator.workloads.config import PRESETS, ModelConfig, load_model
+from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.training import simulate_training
+
+TINY = ModelConfig("tiny", 4, 1024, 4096, 16, 4, 32000, 1024)
+
+
+@pytest.mark.parametrize(
+    ("name", "billions"),
+    [
+        # the sizes the sources name: Llama 3 paper Table 3 (8B, 70B, 405B), Llama 2 (7B,
+        # 13B, 70B), Mixtral paper (47B total, 13B active), GPT-3 (175B)
+        ("llama3-8b", 8.0),
+        ("llama3-70b", 70.0),
+        ("llama3.1-405b", 405.0),
+        ("llama2-7b", 7.0),
+        ("llama2-13b", 13.0),
+        ("llama2-70b", 70.0),
+        ("mixtral-8x7b", 47.0),
+        ("gpt3-175b", 175.0),
+        ("megatron-1008b", 1008.0),
+    ],
+)
+def test_presets_have_the_published_sizes(name: str, billions: float) -> None:
+    model = PRESETS[name]
+    assert model.source
+    assert model.params() / 1e9 == pytest.approx(billions, rel=0.04)
+
+
+def test_mixtral_active_parameters() -> None:
+    assert PRESETS["mixtral-8x7b"].params(active=True) / 1e9 == pytest.approx(13.0, rel=0.04)
+
+
+def test_flops_per_token_is_megatron_eq3_without_recomputation() -> None:
+    layers, h, s, v = 96, 16384, 2048, 51200
+    model = ModelConfig("gpt", layers, h, 4 * h, 128, 128, v, s, gated=False, tied_embeddings=True)
+    eq3_no_recompute = 72.0 * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
+    assert 3 * model.forward_flops_per_token() * s == pytest.approx(eq3_no_recompute, rel=1e-12)
+
+
+def test_unknown_model_names_the_choices(tmp_path: Any) -> None:
+    with pytest.raises(ValueError, match="llama3-70b"):
+        load_model("llama9")
+    path = tmp_path / "m.json"
+    path.write_text(
+        json.dumps(
+            {
+                "layers": 2,
+                "hidden": 64,
+                "ffn": 256,
+                "heads": 4,
+                "kv_heads": 4,
+                "vocab": 100,
+                "seq": 32,
+                "bogus": 1,
+            }
+        )
+    )
+    with pytest.raises(ValueError, match="bogus"):
+        load_model(str(path))
+
+
+@pytest.mark.parametrize(
+    ("plan", "message"),
+    [
+        (ParallelPlan(gpus=12, tp=8), "multiple of tp x pp x cp"),
+        (ParallelPlan(gpus=8, tp=2, mbs=1, gbs=6), "gbs"),
+        (ParallelPlan(gpus=8, tp=32), "tp"),
+        (ParallelPlan(gpus=8, ep=2, gbs=8), "mixture-of-experts"),
+        (ParallelPlan(gpus=8, gbs=8, precision="fp4"), "precision"),
+    ],
+)
+def test_invalid_plans_are_refused_with_the_field(plan: ParallelPlan, message: str) -> None:
+    with pytest.raises(PlanError, match=message):
+        simulate_training(TINY, plan, "dgx-h100")
+
+
+def test_a_plan_that_does_not_fit_is_refused_with_the_figure() -> None:
+    plan = ParallelPlan(gpus=8, tp=8, pp=1, mbs=1, gbs=8)
+    with pytest.raises(PlanError, match=r"needs \d+\.\d GiB per GPU .* 80\.0 GiB"):
+        simulate_training(PRESETS["llama3-70b"], plan, "dgx-h100")
+
+
+def test_the_generated_model_is_readable_python_with_the_collectives() -> None:
+    plan = ParallelPlan(gpus=16, tp=2, pp=2, cp=2, mbs=1, gbs=8, data_parallel="zero1")
+    timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
+    app = training.training_app(TINY, plan, training.step_tables(TINY, plan, timer))
+    compile(app, "app", "exec")
+    for call in (
+        "sim.allreduce(",
+        "sim.allgather(",
+        "sim.reduceScatter(",
+        "sim.p2pCommunicationSend(",
+        "sim.computation(",
+    ):
+        assert call in app
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        ParallelPlan(gpus=16, tp=2, pp=2, mbs=1, gbs=16, data_parallel="ddp"),
+        ParallelPlan(gpus=16, tp=2, pp=2, vp=2, mbs=1, gbs=16, data_parallel="zero1"),
+        ParallelPlan(gpus=16, tp=2, pp=2, cp=2, mbs=1, gbs=8, recompute="full"),
+    ],
+)
+def test_symmetric_simulation_gives_the_full_simulations_step(plan: ParallelPlan) -> None:
+    symmetric = simulate_training(TINY, plan, "dgx-h100", symmetric=True)
+    full = simulate_training(TINY, plan, "dgx-h100", symmetric=False)
+    assert symmetric["symmetry"]["symmetric"] and not full["symmetry"]["symmetric"]
+    assert symmetric["symmetry"]["simulated_ranks"] < full["symmetry"]["simulated_ranks"]
+    assert symmetric["step_time_s"] == pytest.approx(full["step_time_s"], rel=1e-9)
+
+
+def test_symmetric_simulation_with_expert_groups_over_replicas() -> None:
+    moe = ModelConfig("tiny-moe", 4, 1024, 2048, 16, 4, 32000, 1024, experts=4, top_k=2)
+    plan = ParallelPlan(gpus=32, tp=2, pp=2, ep=2, mbs=1, gbs=32)
+    symmetric = simulate_training(moe, plan, "dgx-h100")
+    full = simulate_training(moe, plan, "dgx-h100", symmetric=False)
+    assert symmetric["symmetry"]["simulated_ranks"] < 32
+    assert symmetric["step_time_s"] == pytest.approx(full["step_time_s"], rel=1e-9)
+
+
+def test_mixture_of_experts_step_runs_with_expert_parallelism() -> None:
+    moe = ModelConfig("tiny-moe", 4, 1024, 2048, 16, 4, 32000, 1024, experts=4, top_k=2)
+    plan = ParallelPlan(gpus=8, tp=1, pp=2, ep=2, mbs=1, gbs=8)
+    result = simulate_training(moe, plan, "dgx-h100")
+    assert result["step_time_s"] > 0
+    assert 0 < result["mfu"] < 1
+
+
+def test_a_faster_gpu_or_fp8_shortens_the_step() -> None:
+    plan = ParallelPlan(gpus=8, tp=2, pp=1, mbs=1, gbs=8)
+    h100 = simulate_training(TINY, plan, "dgx-h100")["step_time_s"]
+    a100 = simulate_training(TINY, plan, "dgx-a100")["step_time_s"]
+    fp8 = simulate_training(
+        TINY, ParallelPlan(gpus=8, tp=2, pp=1, mbs=1, gbs=8, precision="fp8"), "dgx-h100"
+    )["step_time_s"]
+    assert h100 < a100
+    assert fp8 < h100
+
+
+def test_inference_reports_ttft_tpot_and_refuses_a_kv_cache_too_large() -> None:
+    from simulator.workloads.inference import InferencePlan, simulate_inference
+
+    short = simulate_inference(
+        TINY, InferencePlan(tp=2, batch=4, input_len=256, output_len=16), "dgx-h100"
+    )
+    longer = simulate_inference(
+        TINY, InferencePlan(tp=2, batch=4, input_len=1024, output_len=16), "dgx-h100"
+    )
+    assert 0 < short["ttft_s"] < longer["ttft_s"]
+    assert 0 < short["tpot_s"] <= longer["tpot_s"]  # a longer context: more KV cache to read
+    assert short["request_latency_s"] == pytest.approx(
+        short["ttft_s"] + 15 * short["tpot_s"], rel=1e-9
+    )
+    assert short["output_tokens_per_s"] == pytest.approx(4 * 16 / short["request_latency_s"])
+    staged = simulate_inference(
+        TINY, InferencePlan(tp=1, pp=2, batch=4, input_len=256, output_len=16), "dgx-h100"
+    )
+    assert staged["tpot_s"] > 0
+    with pytest.raises(PlanError, match="KV cache"):
+        simulate_inference(
+            PRESETS["llama3-70b"],
+            InferencePlan(tp=8, batch=1024, input_len=8192, output_len=128),
+            "dgx-h100",
+        )
+
+
+def test_the_saturating_batch_is_one_of_the_sweep() -> None:
+    from simulator.workloads.inference import InferencePlan, saturating_batch
+
+    sweep = saturating_batch(TINY, InferencePlan(tp=1, input_len=256, output_len=8), "dgx-h100")
+    batches = [p["batch"] for p in sweep["points"] if "output_tokens_per_s" in p]
+    assert sweep["saturating_batch"] in batches
+    rates = [p["output_tokens_per_s"] for p in sweep["points"] if "output_tokens_per_s" in p]
+    assert rates[batches.index(sweep["saturating_batch"])] >= 0.95 * max(rates)
+
+
+def test_simulator_command_line_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m simulator workload ...`: figures in the field's terms, exit 2 with the
+    reason for an impossible plan."""
+    from simulator.cli import main
+
+    code = main(
+        [
+            "workload",
+            "infer",
+            "--model",
+            "llama3-8b",
+            "--batch",
+            "4",
+            "--input",
+            "256",
+            "--output",
+            "8",
+            "--json",
+            "-",
+        ]
+    )
+    assert code == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["ttft_s"] > 0 and figures["tpot_s"] > 0
+    code = main(
+        ["workload", "train", "--model", "llama3-70b", "--gpus", "8", "--tp", "8", "--gbs", "8"]
+    )
+    assert code == 2
+    assert "GiB per GPU" in capsys.readouterr().err
+    assert main(["workload", "train", "--model", "nope", "--gpus", "8", "--gbs", "8"]) == 2
+
+
+def test_overlapping_the_gradient_reduction_never_lengthens_the_step() -> None:
+    plain = ParallelPlan(gpus=16, tp=2, pp=2, mbs=1, gbs=16, data_parallel="zero1")
+    overlap = dataclasses.replace(plain, overlap_grad_reduce=True)
+    assert (
+        simulate_training(TINY, overlap, "dgx-h100")["step_time_s"]
+        < simulate_training(TINY, plain, "dgx-h100")["step_time_s"]
+    )
+    with pytest.raises(PlanError, match="symmetric"):
+        simulate_training(TINY, overlap, "dgx-h100", symmetric=False)
+
+
+def test_fsdp_shards_the_states_and_runs_every_rank() -> None:
+    ddp = ParallelPlan(gpus=8, tp=2, pp=1, mbs=1, gbs=8)
+    fsdp = dataclasses.replace(ddp, data_parallel="fsdp")
+    plain = simulate_training(TINY, ddp, "dgx-h100")
+    sharded = simulate_training(TINY, fsdp, "dgx-h100")
+    assert sharded["memory"]["weights"] == pytest.approx(plain["memory"]["weights"] / 4)
+    assert sharded["memory"]["optimizer"] == pytest.approx(plain["memory"]["optimizer"] / 4)
+    assert not sharded["symmetry"]["symmetric"]
+    assert sharded["step_time_s"] > 0
+
+
+def test_a_record_without_sfus_runs_and_says_what_was_left_out() -> None:
+    plan = ParallelPlan(gpus=8, tp=2, pp=1, mbs=1, gbs=8)
+    b200 = simulate_training(TINY, plan, "dgx-b200")
+    h100 = simulate_training(TINY, plan, "dgx-h100")
+    assert any("SFUs" in note for note in b200["notes"])
+    assert h100["notes"] == []
+    assert b200["step_time_s"] < h100["step_time_s"]
+
+
+def test_the_emitted_model_runs_through_the_normal_command_line(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`workload train --emit DIR` writes what `python -m simulator run` takes; its step is
+    the full simulation's."""
+    from simulator.cli import main
+
+    args = ["--gpus", "16", "--tp", "2", "--pp", "2", "--mbs", "1", "--gbs", "16", "--zero1"]
+    model = tmp_path / "tiny.json"
+    model.write_text(
+        json.dumps(
+            {
+                field: getattr(TINY, field)
+                for field in ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq")
+            }
+        )
+    )
+    assert (
+        main(["workload", "train", "--model", str(model), *args, "--emit", str(tmp_path / "out")])
+        == 0
+    )
+    capsys.readouterr()
+    labels = (tmp_path / "out" / "labels.txt").read_text().strip()
+    assert (
+        main(
+            [
+                "run",
+                "--system",
+                str(tmp_path / "out" / "system.json"),
+                "--app",
+                str(tmp_path / "out" / "app.py"),
+                "--labels",
+                labels,
+                "--no-sandbox",
+                "--json",
+                "-",
+            ]
+        )
+        == 0
+    )
+    ran = json.loads(capsys.readouterr().out)
+    plan = ParallelPlan(gpus=16, tp=2, pp=2, mbs=1, gbs=16, data_parallel="zero1")
+    full = simulate_training(
+        dataclasses.replace(TINY, name="tiny"), plan, "dgx-h100", symmetric=False
+    )
+    assert ran["overall_time_s"] == pytest.approx(full["step_time_s"], rel=1e-9)
