@@ -55,9 +55,10 @@ def test_nemo_rows_the_model_meets_stay_within_20_percent() -> None:
         assert abs(row["error"]) <= report.NEMO_THRESHOLD
 
 
-def test_megatron_rows_within_the_threshold_stay_within() -> None:
-    """The rows the model meets (docs/workloads.md lists which); the first rows of Table 1
-    (1.7B to 7.5B, TP 1 to 4, no pipeline) currently miss: see the reason in the report."""
+def test_the_first_megatron_rows_are_predicted_and_each_miss_carries_its_reason() -> None:
+    """Table 1's first rows (1.7B to 7.5B, TP 1 to 4, no pipeline) are predicted; none meets
+    the 15 % threshold yet (every one too fast: docs/validation/workloads.md gives why), so
+    each shows its reason rather than being dropped."""
     rows = report.megatron_rows(3)
     for row in rows:
         assert row["predicted"] is not None
