@@ -406,9 +406,37 @@ def simulate_training(
         step = max(finish[s] + sync_exposed[s] for s in range(plan.pp))
         events = result["stats"]
     wall = time.perf_counter() - wall
+    figures = step_figures(_step_basis(model, plan, system, timer, tables, memory), step)
+    return {
+        **figures,
+        "kernels_per_layer": tables.kernels,
+        "symmetry": {
+            "symmetric": symmetric,
+            "simulated_ranks": simulated if symmetric else plan.gpus,
+            "represented_ranks": plan.gpus,
+            "note": (
+                "one data-parallel replica (one expert group's with EP) simulated, all its "
+                "TP x CP x PP ranks; the "
+                "gradient collectives of one DP group per stage simulated separately"
+                if symmetric
+                else "every rank simulated"
+            ),
+        },
+        "simulation_wall_s": wall,
+        "events": events,
+    }
+
+
+def _step_basis(
+    model: ModelConfig,
+    plan: ParallelPlan,
+    system: str,
+    timer: KernelTimer,
+    tables: StepTables,
+    memory: Any,
+) -> dict[str, Any]:
     seq = plan.seq or model.seq
     tokens = plan.gbs * seq
-    flops_model = 3.0 * model.forward_flops_per_token(seq) * tokens
     peak = (
         timer.gpu.tensor_rates[
             ("tensorFLOPsPerCycleFP8" if plan.precision == "fp8" else "tensorFLOPsPerCycleFP16")
@@ -429,37 +457,56 @@ def simulate_training(
     )
     busiest = max(compute, compute_last)
     bubble_fraction = (plan.pp - 1) / (plan.vp * plan.microbatches())
-    bubble = busiest * bubble_fraction
     return {
         "model": model.name,
         "system": system,
         "plan": asdict(plan) | {"dp": plan.dp, "microbatches": plan.microbatches()},
-        "step_time_s": step,
-        "tokens_per_s_per_gpu": tokens / step / plan.gpus,
-        "model_tflops_per_gpu": flops_model / step / plan.gpus / 1e12,
-        "mfu": flops_model / step / plan.gpus / peak,
+        "gpus": plan.gpus,
+        "tokens": tokens,
+        "model_flops": 3.0 * model.forward_flops_per_token(seq) * tokens,
+        "peak_flops_per_gpu": peak,
+        "compute_s": busiest,
+        "pipeline_bubble_s": busiest * bubble_fraction,
         "memory_per_gpu_bytes": memory.total,
         "memory": memory.as_dict(),
         "gpu_memory_bytes": timer.memory_bytes,
         "notes": sorted(timer.notes),
+    }
+
+
+def step_basis(model: ModelConfig, plan: ParallelPlan, system: str) -> dict[str, Any]:
+    """Return what a step's figures need besides its time (JSON): the plan, tokens, model
+    FLOPs, the GPU's peak, the busiest stage's compute and bubble, memory; raise PlanError as
+    simulate_training does, before anything is simulated."""
+    if system not in TEMPLATES:
+        raise PlanError(f"system: unknown cluster template {system!r} ({', '.join(TEMPLATES)})")
+    plan.check(model)
+    timer = KernelTimer(gpu_record(TEMPLATES[system].gpu))
+    memory = training_memory(model, plan)
+    check_memory(memory, timer.memory_bytes)
+    return _step_basis(model, plan, system, timer, step_tables(model, plan, timer), memory)
+
+
+def step_figures(basis: dict[str, Any], step: float) -> dict[str, Any]:
+    """Return the step's figures in the field's terms (docs/workloads.md "Results") from
+    `step_basis` and the simulated step time `step` (seconds)."""
+    gpus = basis["gpus"]
+    busiest, bubble = basis["compute_s"], basis["pipeline_bubble_s"]
+    return {
+        "model": basis["model"],
+        "system": basis["system"],
+        "plan": basis["plan"],
+        "step_time_s": step,
+        "tokens_per_s_per_gpu": basis["tokens"] / step / gpus,
+        "model_tflops_per_gpu": basis["model_flops"] / step / gpus / 1e12,
+        "mfu": basis["model_flops"] / step / gpus / basis["peak_flops_per_gpu"],
+        "memory_per_gpu_bytes": basis["memory_per_gpu_bytes"],
+        "memory": basis["memory"],
+        "gpu_memory_bytes": basis["gpu_memory_bytes"],
+        "notes": basis["notes"],
         "time_split_s": {
             "compute": busiest,
             "pipeline_bubble": bubble,
             "exposed_communication": max(0.0, step - busiest - bubble),
         },
-        "kernels_per_layer": tables.kernels,
-        "symmetry": {
-            "symmetric": symmetric,
-            "simulated_ranks": simulated if symmetric else plan.gpus,
-            "represented_ranks": plan.gpus,
-            "note": (
-                "one data-parallel replica (one expert group's with EP) simulated, all its "
-                "TP x CP x PP ranks; the "
-                "gradient collectives of one DP group per stage simulated separately"
-                if symmetric
-                else "every rank simulated"
-            ),
-        },
-        "simulation_wall_s": wall,
-        "events": events,
     }

@@ -193,6 +193,12 @@ class Simulation(models.Model):
         help_text="The Monte Carlo failure injection asked for at launch ({mode, samples, "
         "restart_s}: simulator.failure_injection), or null for none.",
     )
+    workload = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="For a workload evaluation (webapp.studio.services.workloads): its kind and "
+        "the step_basis its figures are computed from; null for other runs.",
+    )
 
     # Set by webapp.studio.selectors.simulation_queue_positions: its place in its queue.
     queue_position: int | None = None

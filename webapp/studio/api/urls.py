@@ -11,6 +11,9 @@ from webapp.studio.api.views import (
     SimulationViewSet,
     SweepViewSet,
     TraceImportView,
+    WorkloadCheckView,
+    WorkloadPresetsView,
+    WorkloadView,
 )
 
 router = SimpleRouter()
@@ -22,6 +25,10 @@ router.register("sweeps", SweepViewSet, basename="sweep")
 urlpatterns = [
     path("queues/", QueueListView.as_view(), name="queue-list"),
     path("trace-imports/", TraceImportView.as_view(), name="trace-import"),
+    path("workloads/presets/", WorkloadPresetsView.as_view(), name="workload-presets"),
+    path("workloads/check/", WorkloadCheckView.as_view(), name="workload-check"),
+    path("workloads/", WorkloadView.as_view(), name="workload-launch"),
+    path("workloads/<int:pk>/", WorkloadView.as_view(), name="workload-detail"),
     path(
         "simulations/<int:pk>/result.json",
         SimulationViewSet.as_view({"get": "result"}),

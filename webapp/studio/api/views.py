@@ -59,6 +59,12 @@ from webapp.studio.services.launch import simulation_launch
 from webapp.studio.services.runs import simulation_cancel
 from webapp.studio.services.sweeps import sweep_cancel, sweep_launch
 from webapp.studio.services.traces import trace_import
+from webapp.studio.services.workloads import (
+    workload_check,
+    workload_launch,
+    workload_presets,
+    workload_result,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -499,3 +505,43 @@ class TraceImportView(APIView):
         )
         created = "application" in answer
         return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class WorkloadPresetsView(APIView):
+    """The shipped LLM model configs and cluster templates (docs/workloads.md)."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        return Response(workload_presets())
+
+
+class WorkloadCheckView(APIView):
+    """Check a training plan without running it: its memory per GPU and the figures' basis,
+    or 400 naming the field and the reason (memory needed against the GPU's)."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        return Response(workload_check(cast("Mapping[str, Any]", request.data)))
+
+
+class WorkloadView(APIView):
+    """Launch a training step as a simulation (POST, throttled as launches are), read an
+    evaluation's figures (GET)."""
+
+    throttle_scope = "launch"
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        return [LaunchRateThrottle()] if self.request.method == "POST" else []
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        data = request.data
+        if not isinstance(data, Mapping):
+            return Response({"detail": "Expected an object."}, status=status.HTTP_400_BAD_REQUEST)
+        simulation = workload_launch(user=_user(request), data=data)
+        return Response(workload_result(simulation), status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, pk: int) -> Response:
+        simulation = selectors.simulation_get(user=request.user, simulation_id=pk)
+        return Response(workload_result(simulation))

@@ -1,0 +1,114 @@
+"""/api/workloads/: presets, a plan's check, a training step launched as a run of the normal
+run machinery and its figures (issue 43 item 4; webapp/studio/services/workloads.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from simulator.workloads.config import PRESETS
+from simulator.workloads.plan import ParallelPlan
+from simulator.workloads.training import simulate_training
+from tests.webapp.studio.test_tasks import run_eagerly
+from webapp.studio.models import Simulation, SimulationStatus
+
+SMALL = {"model": "llama3-8b", "system": "dgx-h100", "gpus": 4, "tp": 2, "pp": 2, "gbs": 4}
+SMALL |= {"recompute": "full", "data_parallel": "zero1"}
+
+
+def test_presets_list_the_shipped_models_and_clusters(client: APIClient) -> None:
+    answer = client.get("/api/workloads/presets/").json()
+    models = {model["name"]: model for model in answer["models"]}
+    assert models["llama3-70b"]["layers"] == 80 and models["llama3-70b"]["source"]
+    assert "llama3-405b" not in models and "llama3.1-405b" in models  # an alias once
+    systems = {system["name"]: system for system in answer["systems"]}
+    assert systems["dgx-h100"]["gpu_memory_bytes"] == 80 * 2**30
+    assert systems["dgx-b200"]["gpu"] == "B200 SXM 180GB"
+    assert answer["choices"]["recompute"] == ["none", "selective", "full"]
+
+
+def test_the_check_answers_the_memory_per_gpu_by_part(client: APIClient) -> None:
+    plan = {**SMALL, "model": "llama3-70b", "gpus": 64, "tp": 4, "pp": 8, "gbs": 128}
+    plan |= {"recompute": "selective", "data_parallel": "zero1"}
+    response = client.post("/api/workloads/check/", plan, format="json")
+    assert response.status_code == 200, response.content
+    memory = response.json()["memory"]
+    assert set(memory) == {"weights", "gradients", "optimizer", "activations", "total"}
+    assert memory["total"] == pytest.approx(sum(v for k, v in memory.items() if k != "total"))
+    assert response.json()["gpu_memory_bytes"] == 80 * 2**30
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"recompute": "none"}, "memory", "GiB per GPU"),
+        ({"gpus": 60}, "gpus", "multiple of tp x pp x cp"),
+        ({"tp": 3, "gpus": 48}, "tp", "must divide the heads"),
+        ({"gbs": 3}, "gbs", "multiple of dp x mbs"),
+        ({"tp": 0}, "tp", "positive whole number"),
+        ({"system": "dgx-z9"}, "system", "dgx-h100"),
+        ({"model": "llama9"}, "model", "llama3-70b"),
+        ({"model": {"layers": 2}}, "model.hidden", "required"),
+        ({"precision": "fp4"}, "precision", "bf16, fp8"),
+    ],
+)
+def test_an_invalid_plan_is_refused_at_launch_naming_the_field(
+    client: APIClient, sent: list[list[int]], change: dict[str, Any], field: str, words: str
+) -> None:
+    plan = {**SMALL, "model": "llama3-70b", "gpus": 64, "tp": 4, "pp": 8, "gbs": 128}
+    plan |= {"recompute": "selective", "data_parallel": "zero1"} | change
+    response = client.post("/api/workloads/", plan, format="json")
+    assert response.status_code == 400, response.content
+    (message,) = response.json()[field]
+    assert words in message
+    assert not Simulation.objects.exists() and sent == []
+
+
+def test_memory_refusal_names_needed_and_available(client: APIClient) -> None:
+    plan = {"model": "llama3-70b", "system": "dgx-h100", "gpus": 64, "tp": 4, "pp": 8}
+    response = client.post("/api/workloads/", plan | {"gbs": 128}, format="json")
+    (message,) = response.json()["memory"]
+    assert "the plan needs 492.1 GiB per GPU" in message and "GPU's 80.0 GiB" in message
+
+
+def test_a_launched_step_runs_as_a_run_and_gives_the_librarys_figures(
+    client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/workloads/", SMALL, format="json")
+    assert response.status_code == 201, response.content
+    launched = response.json()
+    assert launched["status"] == "queued" and launched["figures"] is None
+    simulation = Simulation.objects.get(pk=launched["simulation"])
+    assert sent == [[simulation.pk]]  # queued for a worker, not run in the web process
+    assert simulation.labels == {f"g{rank:05d}": 1 for rank in range(4)}
+    assert run_eagerly(simulation).status == SimulationStatus.SUCCEEDED, simulation.error
+
+    answer = client.get(f"/api/workloads/{simulation.pk}/").json()
+    figures = answer["figures"]
+    plan = ParallelPlan(gpus=4, tp=2, pp=2, gbs=4, recompute="full", data_parallel="zero1")
+    expected = simulate_training(PRESETS["llama3-8b"], plan, "dgx-h100", symmetric=False)
+    for key in ("step_time_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"):
+        assert figures[key] == pytest.approx(expected[key], rel=1e-9), key
+    assert figures["memory"] == expected["memory"]
+    assert figures["time_split_s"] == pytest.approx(expected["time_split_s"])
+
+
+def test_an_evaluation_is_its_owners_only(
+    client: APIClient, client_for: Any, other_user: Any, sent: list[list[int]]
+) -> None:
+    launched = client.post("/api/workloads/", SMALL, format="json").json()
+    response = client_for(other_user).get(f"/api/workloads/{launched['simulation']}/")
+    assert response.status_code == 404
+    assert APIClient().get("/api/workloads/presets/").status_code in (401, 403)
+
+
+def test_an_ordinary_run_is_not_a_workload(client: APIClient, user: Any, sent: Any) -> None:
+    from tests.webapp.studio.conftest import launch
+
+    run = launch(user)
+    response = client.get(f"/api/workloads/{run.pk}/")
+    assert response.status_code == 400
+    assert "is not a workload evaluation" in response.json()["simulation"][0]

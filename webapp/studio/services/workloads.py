@@ -1,0 +1,200 @@
+"""LLM training workloads from the browser and REST (issue 43 item 4; docs/workloads.md).
+
+A workload evaluation is a normal simulation: its application source is the training step
+`simulator.workloads.training.training_files` generates (every rank, every phase), its
+snapshot the generated cluster, launched through `simulation_launch` so that it runs where
+runs run (the queue's worker, in the sandbox), never in the web process. What the step's
+figures need besides the step time (`step_basis`: plan, tokens, model FLOPs, the GPU's peak,
+the compute and bubble split, memory per GPU) is computed and checked at launch and kept on
+the simulation (`Simulation.workload`); a plan that breaks a rule or does not fit the GPU's
+memory is refused there, naming the field and the figures. The figures are
+`step_figures(basis, overall_time_s)` once the run has finished.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+
+from simulator.workloads.cluster import TEMPLATES
+from simulator.workloads.config import PRESETS, ModelConfig
+from simulator.workloads.kernels import gpu_record
+from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.training import step_basis, step_figures, training_files
+from webapp.studio.models import Simulation, SimulationStatus
+from webapp.studio.services.common import field_error
+from webapp.studio.services.launch import simulation_launch
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+PLAN_INTEGERS = ("gpus", "tp", "pp", "cp", "ep", "vp", "mbs", "gbs")
+MODEL_INTEGERS = (
+    "layers",
+    "hidden",
+    "ffn",
+    "heads",
+    "kv_heads",
+    "vocab",
+    "seq",
+    "experts",
+    "top_k",
+)
+CHOICES = {
+    "data_parallel": ("ddp", "zero1", "fsdp"),
+    "recompute": ("none", "selective", "full"),
+    "precision": ("bf16", "fp8"),
+}
+MSG_INTEGER = "Expected a positive whole number."
+MSG_CHOICE = "Expected one of {choices}."
+MSG_MODEL = "Expected a shipped model ({known}) or an object of the model's fields."
+MSG_SYSTEM = "Expected a cluster template ({known})."
+MSG_NOT_WORKLOAD = "Simulation {pk} is not a workload evaluation."
+# PlanError's message starts with the field it breaks; a memory refusal names none.
+PLAN_FIELD = re.compile(r"^([a-z_]+) ")
+
+
+def workload_presets() -> dict[str, Any]:
+    """The shipped model configs and cluster templates, with their sources and each GPU's
+    memory."""
+    models = [
+        dataclasses.asdict(config) | {"params": config.params()}
+        for name, config in sorted(PRESETS.items())
+        if name == config.name  # aliases (llama3-405b) once
+    ]
+    systems = []
+    for template in TEMPLATES.values():
+        record = gpu_record(template.gpu)
+        systems.append(
+            {
+                "name": template.name,
+                "gpu": template.gpu,
+                "gpus_per_node": template.gpus_per_node,
+                "gpu_memory_bytes": float(record["memorySize"]),
+                "source": template.source,
+            }
+        )
+    return {"models": models, "systems": systems, "choices": CHOICES}
+
+
+def _integer(data: Mapping[str, Any], field: str, default: int | None, path: str) -> int | None:
+    value = data.get(field, default)
+    if value is None and default is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise field_error(path, MSG_INTEGER)
+    return value
+
+
+def _model(value: object) -> ModelConfig:
+    if isinstance(value, str) and value in PRESETS:
+        return PRESETS[value]
+    if not isinstance(value, Mapping):
+        raise field_error("model", MSG_MODEL.format(known=", ".join(sorted(PRESETS))))
+    fields: dict[str, Any] = {"name": str(value.get("name") or "custom")[:100]}
+    for name in MODEL_INTEGERS:
+        default = 1 if name in ("experts", "top_k") else None
+        if name not in value and default is None:
+            raise field_error(f"model.{name}", "This field is required.")
+        fields[name] = _integer(value, name, default, f"model.{name}")
+    for name in ("gated", "tied_embeddings"):
+        flag = value.get(name, name == "gated")
+        if not isinstance(flag, bool):
+            raise field_error(f"model.{name}", "Expected true or false.")
+        fields[name] = flag
+    try:
+        return ModelConfig(**fields)
+    except ValueError as error:
+        raise field_error("model", str(error)) from error
+
+
+def workload_plan(data: Mapping[str, Any]) -> tuple[ModelConfig, ParallelPlan, str]:
+    """Return the model, plan and system of a request; raise ValidationError naming the first
+    bad field."""
+    model = _model(data.get("model"))
+    system = data.get("system")
+    if not isinstance(system, str) or system not in TEMPLATES:
+        raise field_error("system", MSG_SYSTEM.format(known=", ".join(TEMPLATES)))
+    numbers: dict[str, Any] = {}
+    for name in PLAN_INTEGERS:
+        required = name in ("gpus", "gbs")
+        if required and name not in data:
+            raise field_error(name, "This field is required.")
+        numbers[name] = _integer(data, name, None if required else 1, name)
+    numbers["seq"] = _integer(data, "seq", None, "seq") if data.get("seq") is not None else None
+    for name, choices in CHOICES.items():
+        choice = data.get(name, choices[0])
+        if choice not in choices:
+            raise field_error(name, MSG_CHOICE.format(choices=", ".join(choices)))
+        numbers[name] = choice
+    return model, ParallelPlan(**numbers), system
+
+
+def _plan_error(error: PlanError) -> Exception:
+    message = str(error)
+    match = PLAN_FIELD.match(message)
+    known = {*PLAN_INTEGERS, "seq", "system", *CHOICES, "layers"}
+    if match and match.group(1) in known:
+        field = "pp" if match.group(1) == "layers" else match.group(1)
+    elif message.startswith("the plan needs"):
+        field = "memory"
+    else:
+        field = "plan"
+    return field_error(field, message)
+
+
+def workload_check(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the plan's `step_basis` (memory per GPU and what the figures need); raise
+    ValidationError for a bad field or a plan that cannot run."""
+    model, plan, system = workload_plan(data)
+    try:
+        return step_basis(model, plan, system)
+    except PlanError as error:
+        raise _plan_error(error) from error
+
+
+@transaction.atomic
+def workload_launch(*, user: User, data: Mapping[str, Any]) -> Simulation:
+    """Check the plan, then launch its training step as a simulation of every rank; nothing
+    is stored or queued unless the plan is valid and fits."""
+    model, plan, system = workload_plan(data)
+    try:
+        basis = step_basis(model, plan, system)
+        snapshot, source, labels = training_files(model, plan, system)
+    except PlanError as error:
+        raise _plan_error(error) from error
+    name = data.get("name") or f"{model.name} on {plan.gpus} x {system}"
+    simulation = simulation_launch(
+        user=user,
+        name=str(name),
+        snapshot=snapshot,
+        app_source=source,
+        labels=labels,
+        queue=data.get("queue"),
+        timeline_limit=0,
+    )
+    simulation.workload = {"kind": "train", "basis": basis}
+    Simulation.objects.filter(pk=simulation.pk).update(workload=simulation.workload)
+    return simulation
+
+
+def workload_result(simulation: Simulation) -> dict[str, Any]:
+    """The evaluation's state and, once its run has finished, the step's figures."""
+    if not simulation.workload:
+        raise field_error("simulation", MSG_NOT_WORKLOAD.format(pk=simulation.pk))
+    basis = simulation.workload["basis"]
+    answer: dict[str, Any] = {
+        "simulation": simulation.pk,
+        "status": simulation.status,
+        "progress": simulation.progress,
+        "error": simulation.error,
+        "basis": basis,
+        "figures": None,
+    }
+    if simulation.status == SimulationStatus.SUCCEEDED and simulation.overall_time_s:
+        answer["figures"] = step_figures(basis, float(simulation.overall_time_s))
+    return answer
