@@ -15,6 +15,7 @@ import { RunHistory } from "./features/runs/RunHistory.jsx";
 import { SweepDetail, SweepList, SweepNew } from "./features/sweeps/Sweeps.jsx";
 import { SystemEditor } from "./features/systems/SystemEditor.jsx";
 import { SystemList } from "./features/systems/SystemList.jsx";
+import { Workloads } from "./features/workloads/Workloads.jsx";
 
 const ROUTES = [
   ["/", HardwareList],
@@ -34,6 +35,7 @@ const ROUTES = [
   ["/app/sweeps", SweepList],
   ["/app/sweeps/new", SweepNew],
   ["/app/sweeps/:id", SweepDetail],
+  ["/app/workloads", Workloads],
   ["/app/analyzer", Analyzer],
   ["/app/measurements", Measurements],
 ];
@@ -46,6 +48,7 @@ const NAV = [
   ["/app/launch", "Launch"],
   ["/app/runs", "Runs"],
   ["/app/sweeps", "Sweeps"],
+  ["/app/workloads", "Workloads"],
   ["/app/measurements", "Measurements"],
   ["/app/analyzer", "Analyzer"],
 ];

@@ -1,0 +1,290 @@
+// The Workloads page (issue 43 item 4): an LLM training step on a cluster template, launched
+// as a run (POST /api/workloads/), its figures read back once the run has finished, and a
+// TP x PP sweep of which plans fit the GPU's memory (POST /api/workloads/check/).
+import { useState } from "react";
+import { ErrorSummary } from "../../components/ErrorSummary.jsx";
+import { InlineField } from "../../components/InlineField.jsx";
+import { Loading } from "../../components/Loading.jsx";
+import { useApiGet } from "../../hooks/useApiGet.js";
+import { usePolling } from "../../hooks/usePolling.js";
+import { ApiError, get, post } from "../../lib/api.js";
+import { fmt, fmtBytes, fmtTime } from "../../lib/format.js";
+import { Link } from "../../lib/router.jsx";
+import {
+  FIELD_NAMES,
+  FINAL_STATUSES,
+  INITIAL,
+  MODEL_FIELDS,
+  PLAN_FIELDS,
+  memoryRows,
+  planBody,
+} from "./workloads.js";
+
+const SWEEP_TP = [1, 2, 4, 8];
+const SWEEP_PP = [1, 2, 4, 8, 16];
+
+export function Workloads() {
+  const presets = useApiGet("/api/workloads/presets/");
+  const [form, setForm] = useState(INITIAL);
+  const [error, setError] = useState(null);
+  const [launched, setLaunched] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [sweep, setSweep] = useState(null);
+  if (presets.error) return <ErrorSummary error={presets.error} />;
+  if (!presets.data) return <Loading />;
+  const { models, systems, choices } = presets.data;
+  const fields = error?.fields || {};
+  const set = (key) => (e) => setForm({ ...form, [key]: e.target.value });
+  const setCustom = (key) => (e) =>
+    setForm({ ...form, custom: { ...form.custom, [key]: e.target.value } });
+
+  const launch = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setLaunched(null);
+    try {
+      setLaunched(await post("/api/workloads/", planBody(form)));
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const runSweep = async () => {
+    setSweep({ rows: [], running: true });
+    const rows = [];
+    for (const pp of SWEEP_PP) {
+      for (const tp of SWEEP_TP) {
+        const body = { ...planBody(form), tp, pp };
+        try {
+          const basis = await post("/api/workloads/check/", body);
+          rows.push({ tp, pp, memory: basis.memory_per_gpu_bytes });
+        } catch (caught) {
+          if (caught instanceof ApiError && caught.status === 400) {
+            const [field, messages] = Object.entries(caught.fields)[0] || ["plan", []];
+            const reason = `${FIELD_NAMES[field] || field}: ${messages.join(" ")}`;
+            rows.push({ tp, pp, refused: reason });
+          } else {
+            rows.push({ tp, pp, refused: `not checked: ${caught.message}` });
+          }
+        }
+        setSweep({ rows: [...rows], running: true });
+      }
+    }
+    setSweep({ rows, running: false });
+  };
+
+  return (
+    <section aria-labelledby="workloads-title">
+      <header className="page-head">
+        <h1 id="workloads-title">Workloads</h1>
+        <p className="muted">
+          An LLM training step on a cluster, simulated rank by rank as a run (docs/workloads.md).
+        </p>
+      </header>
+      <ErrorSummary error={error} names={(path) => FIELD_NAMES[path] || path} />
+      <form onSubmit={launch} aria-label="Training plan">
+        <div className="form-grid">
+          <InlineField label="Model" errors={fields} path="model">
+            <select aria-label="Model" value={form.model} onChange={set("model")}>
+              {models.map((m) => (
+                <option key={m.name} value={m.name}>
+                  {m.name} ({fmt(m.params / 1e9, 3)} B)
+                </option>
+              ))}
+              <option value="custom">custom config…</option>
+            </select>
+          </InlineField>
+          <InlineField label="System" errors={fields} path="system">
+            <select aria-label="System" value={form.system} onChange={set("system")}>
+              {systems.map((s) => (
+                <option key={s.name} value={s.name}>
+                  {s.name} ({s.gpu}, {fmtBytes(s.gpu_memory_bytes)})
+                </option>
+              ))}
+            </select>
+          </InlineField>
+          {PLAN_FIELDS.map(([key, label]) => (
+            <InlineField key={key} label={label} errors={fields} path={key}>
+              <input aria-label={label} inputMode="numeric" value={form[key]} onChange={set(key)} />
+            </InlineField>
+          ))}
+          <InlineField label="Sequence (blank: the model's)" errors={fields} path="seq">
+            <input aria-label="Sequence" value={form.seq} onChange={set("seq")} />
+          </InlineField>
+          {[
+            ["data_parallel", "Data parallelism"],
+            ["recompute", "Recomputation"],
+            ["precision", "Precision"],
+          ].map(([key, label]) => (
+            <InlineField key={key} label={label} errors={fields} path={key}>
+              <select aria-label={label} value={form[key]} onChange={set(key)}>
+                {choices[key].map((c) => (
+                  <option key={c}>{c}</option>
+                ))}
+              </select>
+            </InlineField>
+          ))}
+        </div>
+        {form.model === "custom" && (
+          <fieldset className="form-grid">
+            <legend>Custom model (SwiGLU, dense)</legend>
+            {MODEL_FIELDS.map((key) => (
+              <InlineField key={key} label={key} errors={fields} path={`model.${key}`}>
+                <input
+                  aria-label={`Model ${key}`}
+                  value={form.custom[key]}
+                  onChange={setCustom(key)}
+                />
+              </InlineField>
+            ))}
+          </fieldset>
+        )}
+        <div className="form-row">
+          <button type="submit" disabled={busy}>
+            {busy ? "Launching…" : "Simulate the step"}
+          </button>
+          <button type="button" onClick={runSweep} disabled={sweep?.running}>
+            Sweep TP x PP (memory)
+          </button>
+        </div>
+      </form>
+      {launched && <Evaluation key={launched.simulation} first={launched} />}
+      {sweep && <SweepTable sweep={sweep} />}
+    </section>
+  );
+}
+
+// One launched evaluation: polled until its run is final, then its figures.
+function Evaluation({ first }) {
+  const { value, error, retrying } = usePolling(
+    (signal) => get(`/api/workloads/${first.simulation}/`, { signal }),
+    (v) => !FINAL_STATUSES.includes(v.status),
+    700,
+    first.simulation,
+  );
+  const current = value || first;
+  const { basis, figures } = current;
+  return (
+    <section className="panel" aria-labelledby="evaluation-title">
+      <h2 id="evaluation-title">
+        {basis.model} on {basis.gpus} GPUs of {basis.system}: TP {basis.plan.tp} PP {basis.plan.pp}{" "}
+        DP {basis.plan.dp}
+      </h2>
+      <p>
+        Run <Link to={`/app/runs/${current.simulation}`}>#{current.simulation}</Link>:{" "}
+        <span data-testid="workload-status">{current.status}</span>
+        {retrying && " (reconnecting…)"}
+      </p>
+      {error && <ErrorSummary error={error} />}
+      {current.error && (
+        <p className="field-error" role="alert">
+          {current.error.message || JSON.stringify(current.error)}
+        </p>
+      )}
+      {figures && <Figures figures={figures} />}
+      <MemoryTable memory={basis.memory} capacity={basis.gpu_memory_bytes} />
+      {basis.notes?.length > 0 && (
+        <ul className="muted">
+          {basis.notes.map((n) => (
+            <li key={n}>{n}</li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function Figures({ figures }) {
+  const split = figures.time_split_s;
+  const rows = [
+    ["Step time", fmtTime(figures.step_time_s)],
+    ["Tokens/s per GPU", fmt(figures.tokens_per_s_per_gpu)],
+    ["Model TFLOP/s per GPU", fmt(figures.model_tflops_per_gpu)],
+    ["MFU", `${(figures.mfu * 100).toFixed(1)} %`],
+    ["Compute (busiest stage)", fmtTime(split.compute)],
+    ["Pipeline bubble", fmtTime(split.pipeline_bubble)],
+    ["Exposed communication", fmtTime(split.exposed_communication)],
+  ];
+  return (
+    <table className="grid" aria-label="Step figures">
+      <tbody>
+        {rows.map(([name, value]) => (
+          <tr key={name}>
+            <th scope="row">{name}</th>
+            <td>{value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function MemoryTable({ memory, capacity }) {
+  const rows = memoryRows(memory, capacity);
+  return (
+    <table className="grid" aria-label="Memory per GPU">
+      <thead>
+        <tr>
+          <th scope="col">Memory per GPU</th>
+          <th scope="col">Bytes</th>
+          <th scope="col">Share of the GPU&apos;s {fmtBytes(capacity)}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.key}>
+            <th scope="row">{row.label}</th>
+            <td>{fmtBytes(row.bytes)}</td>
+            <td>
+              <span
+                className="bar"
+                style={{
+                  display: "inline-block",
+                  width: `${Math.min(100, row.share * 100) * 1.5}px`,
+                  height: "0.7em",
+                  background: "currentColor",
+                }}
+                aria-hidden="true"
+              />{" "}
+              {(row.share * 100).toFixed(1)} %
+            </td>
+          </tr>
+        ))}
+        <tr>
+          <th scope="row">Total</th>
+          <td>{fmtBytes(memory.total)}</td>
+          <td>{((memory.total / capacity) * 100).toFixed(1)} %</td>
+        </tr>
+      </tbody>
+    </table>
+  );
+}
+
+function SweepTable({ sweep }) {
+  return (
+    <section className="panel" aria-labelledby="sweep-title">
+      <h2 id="sweep-title">TP x PP: memory per GPU{sweep.running ? " (checking…)" : ""}</h2>
+      <table className="grid" aria-label="Plan sweep">
+        <thead>
+          <tr>
+            <th scope="col">TP</th>
+            <th scope="col">PP</th>
+            <th scope="col">Memory per GPU or reason refused</th>
+          </tr>
+        </thead>
+        <tbody>
+          {sweep.rows.map((row) => (
+            <tr key={`${row.tp}x${row.pp}`} className={row.refused ? "invalid" : undefined}>
+              <td>{row.tp}</td>
+              <td>{row.pp}</td>
+              <td>{row.refused ? `refused — ${row.refused}` : fmtBytes(row.memory)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

@@ -1,0 +1,105 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { json, mockFetch } from "../../test/fetch.js";
+import { Workloads } from "./Workloads.jsx";
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+const GIB = 2 ** 30;
+const PRESETS = {
+  models: [{ name: "llama3-70b", params: 70.6e9, layers: 80 }],
+  systems: [
+    { name: "dgx-h100", gpu: "H100 SXM5 80GB", gpu_memory_bytes: 80 * GIB },
+    { name: "dgx-b200", gpu: "B200 SXM 180GB", gpu_memory_bytes: 180 * GIB },
+  ],
+  choices: {
+    data_parallel: ["ddp", "zero1", "fsdp"],
+    recompute: ["none", "selective", "full"],
+    precision: ["bf16", "fp8"],
+  },
+};
+const BASIS = {
+  model: "llama3-70b",
+  system: "dgx-h100",
+  gpus: 64,
+  plan: { tp: 4, pp: 8, dp: 2 },
+  memory: {
+    weights: 4 * GIB,
+    gradients: 8 * GIB,
+    optimizer: 2 * GIB,
+    activations: 6 * GIB,
+    total: 20 * GIB,
+  },
+  gpu_memory_bytes: 80 * GIB,
+  notes: [],
+};
+const FIGURES = {
+  step_time_s: 20.827,
+  tokens_per_s_per_gpu: 786.672,
+  model_tflops_per_gpu: 378.731,
+  mfu: 0.382746,
+  time_split_s: { compute: 17.48, pipeline_bubble: 1.91, exposed_communication: 1.44 },
+};
+
+describe("Workloads", () => {
+  it("launches the plan as a run and shows the step's figures and memory by part", async () => {
+    const fetch = mockFetch(
+      json(200, PRESETS),
+      json(201, { simulation: 9, status: "queued", basis: BASIS, figures: null }),
+      json(200, { simulation: 9, status: "succeeded", basis: BASIS, figures: FIGURES }),
+    );
+    render(<Workloads />);
+    fireEvent.change(await screen.findByLabelText("System"), { target: { value: "dgx-b200" } });
+    fireEvent.click(screen.getByRole("button", { name: "Simulate the step" }));
+    const figures = await screen.findByRole("table", { name: "Step figures" });
+    const body = JSON.parse(fetch.mock.calls[1][1].body);
+    expect([fetch.mock.calls[1][0], body.system, body.tp, body.pp, body.gpus]).toEqual([
+      "/api/workloads/",
+      "dgx-b200",
+      4,
+      8,
+      64,
+    ]);
+    expect(fetch.mock.calls[2][0]).toBe("/api/workloads/9/");
+    expect(within(figures).getByText("20.827 s")).toBeTruthy();
+    expect(within(figures).getByText("38.3 %")).toBeTruthy();
+    const memory = screen.getByRole("table", { name: "Memory per GPU" });
+    expect(within(memory).getByText("Activations").closest("tr").textContent).toContain("7.5 %");
+    expect(within(memory).getByText("Total").closest("tr").textContent).toContain("20 GiB");
+    expect(screen.getByTestId("workload-status").textContent).toBe("succeeded");
+  });
+
+  it("shows a refused plan's reason beside its field", async () => {
+    const reason = "the plan needs 492.1 GiB per GPU (...), more than the GPU's 80.0 GiB";
+    mockFetch(json(200, PRESETS), json(400, { memory: [reason] }));
+    render(<Workloads />);
+    fireEvent.click(await screen.findByRole("button", { name: "Simulate the step" }));
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toContain(reason));
+    expect(screen.queryByRole("table", { name: "Step figures" })).toBeNull();
+  });
+
+  it("sweeps TP x PP, each plan's memory or its reason", async () => {
+    const answers = [json(200, PRESETS)];
+    for (let i = 0; i < 20; i += 1) {
+      answers.push(
+        i === 0
+          ? json(400, { memory: ["the plan needs 900 GiB per GPU"] })
+          : json(200, { memory_per_gpu_bytes: 40 * GIB }),
+      );
+    }
+    const fetch = mockFetch(...answers);
+    render(<Workloads />);
+    fireEvent.click(await screen.findByRole("button", { name: "Sweep TP x PP (memory)" }));
+    const table = await screen.findByRole("table", { name: "Plan sweep" });
+    await waitFor(() => expect(within(table).getAllByRole("row")).toHaveLength(21));
+    expect(within(table).getAllByRole("row")[1].textContent).toContain(
+      "refused — Memory: the plan needs 900 GiB per GPU",
+    );
+    expect(within(table).getAllByRole("row")[2].textContent).toContain("40 GiB");
+    const second = JSON.parse(fetch.mock.calls[2][1].body);
+    expect([fetch.mock.calls[2][0], second.tp, second.pp]).toEqual(["/api/workloads/check/", 2, 1]);
+  });
+});

@@ -1,0 +1,87 @@
+// The Workloads page's request and figures (webapp/studio/services/workloads.py).
+
+export const PLAN_FIELDS = [
+  ["gpus", "GPUs"],
+  ["tp", "TP"],
+  ["pp", "PP"],
+  ["cp", "CP"],
+  ["ep", "EP"],
+  ["vp", "Virtual stages (VP)"],
+  ["mbs", "Micro-batch"],
+  ["gbs", "Global batch"],
+];
+
+export const MODEL_FIELDS = ["layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq"];
+
+export const MEMORY_PARTS = [
+  ["weights", "Weights"],
+  ["gradients", "Gradients"],
+  ["optimizer", "Optimizer state"],
+  ["activations", "Activations"],
+  ["kv_cache", "KV cache"],
+];
+
+export const FIELD_NAMES = {
+  model: "Model",
+  system: "System",
+  memory: "Memory",
+  plan: "Plan",
+  data_parallel: "Data parallelism",
+  recompute: "Recomputation",
+  precision: "Precision",
+  seq: "Sequence",
+  ...Object.fromEntries(PLAN_FIELDS),
+};
+
+export const INITIAL = {
+  model: "llama3-70b",
+  system: "dgx-h100",
+  gpus: "64",
+  tp: "4",
+  pp: "8",
+  cp: "1",
+  ep: "1",
+  vp: "1",
+  mbs: "1",
+  gbs: "128",
+  seq: "",
+  data_parallel: "zero1",
+  recompute: "selective",
+  precision: "bf16",
+  custom: { layers: "", hidden: "", ffn: "", heads: "", kv_heads: "", vocab: "", seq: "" },
+};
+
+// A whole number from a text field; anything else is sent as typed, for the server to name.
+function number(text) {
+  const trimmed = String(text).trim();
+  return /^-?\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+// The body of POST /api/workloads/ (and /check/) from the form's state.
+export function planBody(form) {
+  const body = {
+    model:
+      form.model === "custom"
+        ? {
+            name: "custom",
+            ...Object.fromEntries(MODEL_FIELDS.map((f) => [f, number(form.custom[f])])),
+          }
+        : form.model,
+    system: form.system,
+    data_parallel: form.data_parallel,
+    recompute: form.recompute,
+    precision: form.precision,
+  };
+  for (const [field] of PLAN_FIELDS) body[field] = number(form[field]);
+  if (String(form.seq).trim()) body.seq = number(form.seq);
+  return body;
+}
+
+// The memory parts present in `memory`, each with its share of the GPU's memory.
+export function memoryRows(memory, capacity) {
+  return MEMORY_PARTS.filter(([key]) => memory && memory[key] !== undefined).map(
+    ([key, label]) => ({ key, label, bytes: memory[key], share: memory[key] / capacity }),
+  );
+}
+
+export const FINAL_STATUSES = ["succeeded", "failed", "cancelled"];
