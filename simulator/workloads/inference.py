@@ -184,9 +184,9 @@ def inference_app(
     )
 
 
-def simulate_inference(model: ModelConfig, plan: InferencePlan, system: str) -> dict[str, Any]:
-    """Return TTFT, TPOT, throughput and memory; raise PlanError for a plan that does not
-    divide the model or does not fit in the GPU's memory."""
+def _checked(
+    model: ModelConfig, plan: InferencePlan, system: str
+) -> tuple[KernelTimer, dict[str, Any], dict[str, float]]:
     if system not in TEMPLATES:
         raise PlanError(f"system: unknown cluster template {system!r} ({', '.join(TEMPLATES)})")
     for name in ("batch", "input_len", "output_len"):
@@ -202,18 +202,14 @@ def simulate_inference(model: ModelConfig, plan: InferencePlan, system: str) -> 
             f"{memory['weights'] / 2**30:.1f} GiB, KV cache {memory['kv_cache'] / 2**30:.1f} "
             f"GiB), more than the GPU's {timer.memory_bytes / 2**30:.1f} GiB"
         )
-    snapshot = cluster_snapshot(template, plan.gpus)
-    labels = {rank_label(rank): 1 for rank in range(plan.gpus)}
+    return timer, tables, memory
 
-    def run(decode: bool) -> float:
-        app = inference_app(model, plan, tables, decode=decode)
-        result = run_simulation(snapshot, app, labels=labels, variables={}, timeline_limit=0)
-        return float(result["overall_time_s"])
 
-    ttft = run(False)
-    total = run(True) if plan.output_len > 1 else ttft
-    tpot = (total - ttft) / (plan.output_len - 1) if plan.output_len > 1 else 0.0
-    generated = plan.batch * plan.output_len
+def inference_basis(model: ModelConfig, plan: InferencePlan, system: str) -> dict[str, Any]:
+    """Return what the figures need besides the two runs' times (JSON): the plan, the
+    tokens generated, memory; raise PlanError for a plan that does not divide the model or
+    does not fit in the GPU's memory."""
+    timer, _, memory = _checked(model, plan, system)
     return {
         "model": model.name,
         "system": system,
@@ -226,16 +222,63 @@ def simulate_inference(model: ModelConfig, plan: InferencePlan, system: str) -> 
             "output_len": plan.output_len,
             "precision": plan.precision,
         },
-        "ttft_s": ttft,
-        "tpot_s": tpot,
-        "request_latency_s": total,
-        "output_tokens_per_s": generated / total,
-        "output_tokens_per_s_per_gpu": generated / total / plan.gpus,
+        "gpus": plan.gpus,
         "memory_per_gpu_bytes": memory["total"],
         "memory": memory,
         "gpu_memory_bytes": timer.memory_bytes,
         "notes": sorted(timer.notes),
     }
+
+
+def inference_files(
+    model: ModelConfig, plan: InferencePlan, system: str
+) -> tuple[dict[str, Any], str, str, dict[str, int]]:
+    """Return the system snapshot, the prefill's application model (its run's overall time
+    is the time to first token), the whole batch's (prefill and decode: the request
+    latency) and the labels, to run as any user's model; raise PlanError as
+    `inference_basis` does."""
+    _, tables, _ = _checked(model, plan, system)
+    snapshot = cluster_snapshot(TEMPLATES[system], plan.gpus)
+    labels = {rank_label(rank): 1 for rank in range(plan.gpus)}
+    prefill = inference_app(model, plan, tables, decode=False)
+    return snapshot, prefill, inference_app(model, plan, tables, decode=True), labels
+
+
+def inference_figures(basis: dict[str, Any], ttft: float, total: float) -> dict[str, Any]:
+    """Return TTFT, TPOT, throughput and memory from `inference_basis`, the prefill's time
+    `ttft` and the whole batch's `total` (seconds)."""
+    output_len = basis["plan"]["output_len"]
+    tpot = (total - ttft) / (output_len - 1) if output_len > 1 else 0.0
+    generated = basis["plan"]["batch"] * output_len
+    return {
+        "model": basis["model"],
+        "system": basis["system"],
+        "plan": basis["plan"],
+        "ttft_s": ttft,
+        "tpot_s": tpot,
+        "request_latency_s": total,
+        "output_tokens_per_s": generated / total,
+        "output_tokens_per_s_per_gpu": generated / total / basis["gpus"],
+        "memory_per_gpu_bytes": basis["memory_per_gpu_bytes"],
+        "memory": basis["memory"],
+        "gpu_memory_bytes": basis["gpu_memory_bytes"],
+        "notes": basis["notes"],
+    }
+
+
+def simulate_inference(model: ModelConfig, plan: InferencePlan, system: str) -> dict[str, Any]:
+    """Return TTFT, TPOT, throughput and memory; raise PlanError for a plan that does not
+    divide the model or does not fit in the GPU's memory."""
+    basis = inference_basis(model, plan, system)
+    snapshot, prefill, whole, labels = inference_files(model, plan, system)
+
+    def run(app: str) -> float:
+        result = run_simulation(snapshot, app, labels=labels, variables={}, timeline_limit=0)
+        return float(result["overall_time_s"])
+
+    ttft = run(prefill)
+    total = run(whole) if plan.output_len > 1 else ttft
+    return inference_figures(basis, ttft, total)
 
 
 def saturating_batch(

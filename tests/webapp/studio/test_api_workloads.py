@@ -9,6 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from simulator.workloads.config import PRESETS
+from simulator.workloads.inference import InferencePlan, simulate_inference
 from simulator.workloads.plan import ParallelPlan
 from simulator.workloads.training import simulate_training
 from tests.webapp.studio.test_tasks import run_eagerly
@@ -112,3 +113,44 @@ def test_an_ordinary_run_is_not_a_workload(client: APIClient, user: Any, sent: A
     response = client.get(f"/api/workloads/{run.pk}/")
     assert response.status_code == 400
     assert "is not a workload evaluation" in response.json()["simulation"][0]
+
+
+INFER = {"kind": "infer", "model": "llama3-8b", "system": "dgx-h100", "tp": 2}
+INFER |= {"batch": 4, "input_len": 256, "output_len": 8}
+
+
+def test_inference_runs_the_prefill_and_the_batch_and_gives_ttft_tpot_throughput(
+    client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/workloads/", INFER, format="json")
+    assert response.status_code == 201, response.content
+    launched = response.json()
+    whole = Simulation.objects.get(pk=launched["simulation"])
+    prefill = Simulation.objects.get(pk=launched["prefill"])
+    assert sorted(pk for batch in sent for pk in batch) == sorted([whole.pk, prefill.pk])
+    assert run_eagerly(whole).status == SimulationStatus.SUCCEEDED
+    waiting = client.get(f"/api/workloads/{whole.pk}/").json()
+    assert (waiting["status"], waiting["figures"]) == ("queued", None)  # its prefill is not run
+    assert run_eagerly(prefill).status == SimulationStatus.SUCCEEDED
+
+    figures = client.get(f"/api/workloads/{whole.pk}/").json()["figures"]
+    plan = InferencePlan(tp=2, batch=4, input_len=256, output_len=8)
+    expected = simulate_inference(PRESETS["llama3-8b"], plan, "dgx-h100")
+    for key in ("ttft_s", "tpot_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu"):
+        assert figures[key] == pytest.approx(expected[key], rel=1e-9), key
+    assert figures["memory"] == expected["memory"]
+    assert client.get(f"/api/workloads/{prefill.pk}/").status_code == 400
+
+
+def test_an_inference_batch_too_large_is_refused_with_its_kv_cache(
+    client: APIClient, sent: list[list[int]]
+) -> None:
+    body = INFER | {"model": "llama3-70b", "batch": 512, "input_len": 4096}
+    response = client.post("/api/workloads/", body, format="json")
+    assert response.status_code == 400
+    (message,) = response.json()["memory"]
+    assert "KV cache" in message and "more than the GPU's 80.0 GiB" in message
+    assert not Simulation.objects.exists() and sent == []
+    bad = client.post("/api/workloads/", INFER | {"kind": "serve"}, format="json")
+    assert "train, infer" in bad.json()["kind"][0]

@@ -22,6 +22,12 @@ from django.db import transaction
 
 from simulator.workloads.cluster import TEMPLATES
 from simulator.workloads.config import PRESETS, ModelConfig
+from simulator.workloads.inference import (
+    InferencePlan,
+    inference_basis,
+    inference_figures,
+    inference_files,
+)
 from simulator.workloads.kernels import gpu_record
 from simulator.workloads.plan import ParallelPlan, PlanError
 from simulator.workloads.training import step_basis, step_figures, training_files
@@ -33,6 +39,8 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 PLAN_INTEGERS = ("gpus", "tp", "pp", "cp", "ep", "vp", "mbs", "gbs")
+INFER_INTEGERS = {"tp": 1, "pp": 1, "batch": 1, "input_len": 1024, "output_len": 128}
+KINDS = ("train", "infer")
 MODEL_INTEGERS = (
     "layers",
     "hidden",
@@ -54,6 +62,7 @@ MSG_CHOICE = "Expected one of {choices}."
 MSG_MODEL = "Expected a shipped model ({known}) or an object of the model's fields."
 MSG_SYSTEM = "Expected a cluster template ({known})."
 MSG_NOT_WORKLOAD = "Simulation {pk} is not a workload evaluation."
+MSG_PREFILL = "the prefill run ({pk}) {status}"
 # PlanError's message starts with the field it breaks; a memory refusal names none.
 PLAN_FIELD = re.compile(r"^([a-z_]+) ")
 
@@ -134,10 +143,33 @@ def workload_plan(data: Mapping[str, Any]) -> tuple[ModelConfig, ParallelPlan, s
     return model, ParallelPlan(**numbers), system
 
 
+def inference_plan(data: Mapping[str, Any]) -> tuple[ModelConfig, InferencePlan, str]:
+    """Return the model, inference plan and system of a request (`kind` "infer"); raise
+    ValidationError naming the first bad field."""
+    model = _model(data.get("model"))
+    system = data.get("system")
+    if not isinstance(system, str) or system not in TEMPLATES:
+        raise field_error("system", MSG_SYSTEM.format(known=", ".join(TEMPLATES)))
+    numbers: dict[str, Any] = {}
+    for name, default in INFER_INTEGERS.items():
+        numbers[name] = _integer(data, name, default, name)
+    precision = data.get("precision", "bf16")
+    if precision not in CHOICES["precision"]:
+        raise field_error("precision", MSG_CHOICE.format(choices=", ".join(CHOICES["precision"])))
+    return model, InferencePlan(precision=precision, **numbers), system
+
+
+def _kind(data: Mapping[str, Any]) -> str:
+    kind = data.get("kind", "train")
+    if kind not in KINDS:
+        raise field_error("kind", MSG_CHOICE.format(choices=", ".join(KINDS)))
+    return str(kind)
+
+
 def _plan_error(error: PlanError) -> Exception:
     message = str(error)
     match = PLAN_FIELD.match(message)
-    known = {*PLAN_INTEGERS, "seq", "system", *CHOICES, "layers"}
+    known = {*PLAN_INTEGERS, *INFER_INTEGERS, "seq", "system", *CHOICES, "layers"}
     if match and match.group(1) in known:
         field = "pp" if match.group(1) == "layers" else match.group(1)
     elif message.startswith("the plan needs"):
@@ -150,9 +182,10 @@ def _plan_error(error: PlanError) -> Exception:
 def workload_check(data: Mapping[str, Any]) -> dict[str, Any]:
     """Return the plan's `step_basis` (memory per GPU and what the figures need); raise
     ValidationError for a bad field or a plan that cannot run."""
-    model, plan, system = workload_plan(data)
     try:
-        return step_basis(model, plan, system)
+        if _kind(data) == "infer":
+            return inference_basis(*inference_plan(data))
+        return step_basis(*workload_plan(data))
     except PlanError as error:
         raise _plan_error(error) from error
 
@@ -160,7 +193,10 @@ def workload_check(data: Mapping[str, Any]) -> dict[str, Any]:
 @transaction.atomic
 def workload_launch(*, user: User, data: Mapping[str, Any]) -> Simulation:
     """Check the plan, then launch its training step as a simulation of every rank; nothing
-    is stored or queued unless the plan is valid and fits."""
+    is stored or queued unless the plan is valid and fits. Inference runs twice: the prefill
+    alone (its time is the time to first token) and the whole batch."""
+    if _kind(data) == "infer":
+        return _inference_launch(user, data)
     model, plan, system = workload_plan(data)
     try:
         basis = step_basis(model, plan, system)
@@ -182,19 +218,59 @@ def workload_launch(*, user: User, data: Mapping[str, Any]) -> Simulation:
     return simulation
 
 
+def _inference_launch(user: User, data: Mapping[str, Any]) -> Simulation:
+    model, plan, system = inference_plan(data)
+    try:
+        basis = inference_basis(model, plan, system)
+        snapshot, prefill_source, whole_source, labels = inference_files(model, plan, system)
+    except PlanError as error:
+        raise _plan_error(error) from error
+    name = str(data.get("name") or f"{model.name} inference on {plan.gpus} x {system}")
+    common = {"snapshot": snapshot, "labels": labels, "queue": data.get("queue")}
+    prefill = simulation_launch(
+        user=user, name=f"{name} (prefill)", app_source=prefill_source, timeline_limit=0, **common
+    )
+    whole = simulation_launch(
+        user=user, name=name, app_source=whole_source, timeline_limit=0, **common
+    )
+    Simulation.objects.filter(pk=prefill.pk).update(workload={"kind": "prefill", "of": whole.pk})
+    whole.workload = {"kind": "infer", "basis": basis, "prefill": prefill.pk}
+    Simulation.objects.filter(pk=whole.pk).update(workload=whole.workload)
+    return whole
+
+
 def workload_result(simulation: Simulation) -> dict[str, Any]:
-    """The evaluation's state and, once its run has finished, the step's figures."""
-    if not simulation.workload:
+    """The evaluation's state and, once its runs have finished, its figures."""
+    if not simulation.workload or simulation.workload.get("kind") not in KINDS:
         raise field_error("simulation", MSG_NOT_WORKLOAD.format(pk=simulation.pk))
+    kind = simulation.workload["kind"]
     basis = simulation.workload["basis"]
     answer: dict[str, Any] = {
         "simulation": simulation.pk,
+        "kind": kind,
         "status": simulation.status,
         "progress": simulation.progress,
         "error": simulation.error,
         "basis": basis,
         "figures": None,
     }
-    if simulation.status == SimulationStatus.SUCCEEDED and simulation.overall_time_s:
-        answer["figures"] = step_figures(basis, float(simulation.overall_time_s))
+    done = simulation.status == SimulationStatus.SUCCEEDED and simulation.overall_time_s
+    if kind == "train":
+        if done:
+            answer["figures"] = step_figures(basis, float(simulation.overall_time_s or 0.0))
+        return answer
+    prefill = Simulation.objects.filter(
+        pk=simulation.workload["prefill"], owner_id=simulation.owner_id
+    ).first()
+    answer["prefill"] = prefill.pk if prefill else None
+    if prefill is None or prefill.status in (SimulationStatus.FAILED, SimulationStatus.CANCELLED):
+        status = prefill.status if prefill else "deleted"
+        answer["status"] = SimulationStatus.FAILED
+        answer["error"] = {"message": MSG_PREFILL.format(pk=answer["prefill"], status=status)}
+        return answer
+    if done and prefill.status == SimulationStatus.SUCCEEDED:
+        ttft = float(prefill.overall_time_s or 0.0)
+        answer["figures"] = inference_figures(basis, ttft, float(simulation.overall_time_s or 0.0))
+    elif simulation.status == SimulationStatus.SUCCEEDED:
+        answer["status"] = prefill.status  # the batch is done, its prefill run is not yet
     return answer
