@@ -1,6 +1,7 @@
-// The Workloads page (issue 43 item 4): an LLM training step on a cluster template, launched
-// as a run (POST /api/workloads/), its figures read back once the run has finished, and a
-// TP x PP sweep of which plans fit the GPU's memory (POST /api/workloads/check/).
+// The Workloads page (issue 43 item 4): an LLM training step, or a batch of inference
+// requests, on a cluster template, launched as runs (POST /api/workloads/), its figures read
+// back once the runs have finished, and a TP x PP sweep of which training plans fit the GPU's
+// memory (POST /api/workloads/check/).
 import { useState } from "react";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { InlineField } from "../../components/InlineField.jsx";
@@ -13,6 +14,7 @@ import { Link } from "../../lib/router.jsx";
 import {
   FIELD_NAMES,
   FINAL_STATUSES,
+  INFER_FIELDS,
   INITIAL,
   MODEL_FIELDS,
   PLAN_FIELDS,
@@ -34,6 +36,7 @@ export function Workloads() {
   if (!presets.data) return <Loading />;
   const { models, systems, choices } = presets.data;
   const fields = error?.fields || {};
+  const training = form.kind !== "infer";
   const set = (key) => (e) => setForm({ ...form, [key]: e.target.value });
   const setCustom = (key) => (e) =>
     setForm({ ...form, custom: { ...form.custom, [key]: e.target.value } });
@@ -106,19 +109,30 @@ export function Workloads() {
               ))}
             </select>
           </InlineField>
-          {PLAN_FIELDS.map(([key, label]) => (
+          <InlineField label="Workload" errors={fields} path="kind">
+            <select aria-label="Workload" value={form.kind} onChange={set("kind")}>
+              <option value="train">training step</option>
+              <option value="infer">inference (prefill and decode)</option>
+            </select>
+          </InlineField>
+          {(training ? PLAN_FIELDS : INFER_FIELDS).map(([key, label]) => (
             <InlineField key={key} label={label} errors={fields} path={key}>
               <input aria-label={label} inputMode="numeric" value={form[key]} onChange={set(key)} />
             </InlineField>
           ))}
-          <InlineField label="Sequence (blank: the model's)" errors={fields} path="seq">
-            <input aria-label="Sequence" value={form.seq} onChange={set("seq")} />
-          </InlineField>
-          {[
-            ["data_parallel", "Data parallelism"],
-            ["recompute", "Recomputation"],
-            ["precision", "Precision"],
-          ].map(([key, label]) => (
+          {training && (
+            <InlineField label="Sequence (blank: the model's)" errors={fields} path="seq">
+              <input aria-label="Sequence" value={form.seq} onChange={set("seq")} />
+            </InlineField>
+          )}
+          {(training
+            ? [
+                ["data_parallel", "Data parallelism"],
+                ["recompute", "Recomputation"],
+                ["precision", "Precision"],
+              ]
+            : [["precision", "Precision"]]
+          ).map(([key, label]) => (
             <InlineField key={key} label={label} errors={fields} path={key}>
               <select aria-label={label} value={form[key]} onChange={set(key)}>
                 {choices[key].map((c) => (
@@ -144,11 +158,13 @@ export function Workloads() {
         )}
         <div className="form-row">
           <button type="submit" disabled={busy}>
-            {busy ? "Launching…" : "Simulate the step"}
+            {busy ? "Launching…" : training ? "Simulate the step" : "Simulate the batch"}
           </button>
-          <button type="button" onClick={runSweep} disabled={sweep?.running}>
-            Sweep TP x PP (memory)
-          </button>
+          {training && (
+            <button type="button" onClick={runSweep} disabled={sweep?.running}>
+              Sweep TP x PP (memory)
+            </button>
+          )}
         </div>
       </form>
       {launched && <Evaluation key={launched.simulation} first={launched} />}
@@ -170,8 +186,12 @@ function Evaluation({ first }) {
   return (
     <section className="panel" aria-labelledby="evaluation-title">
       <h2 id="evaluation-title">
-        {basis.model} on {basis.gpus} GPUs of {basis.system}: TP {basis.plan.tp} PP {basis.plan.pp}{" "}
-        DP {basis.plan.dp}
+        {current.kind === "infer"
+          ? `${basis.model} inference on ${basis.gpus} GPUs of ${basis.system}: ` +
+            `TP ${basis.plan.tp} PP ${basis.plan.pp}, batch ${basis.plan.batch}, ` +
+            `${basis.plan.input_len} in, ${basis.plan.output_len} out`
+          : `${basis.model} on ${basis.gpus} GPUs of ${basis.system}: ` +
+            `TP ${basis.plan.tp} PP ${basis.plan.pp} DP ${basis.plan.dp}`}
       </h2>
       <p>
         Run <Link to={`/app/runs/${current.simulation}`}>#{current.simulation}</Link>:{" "}
@@ -184,7 +204,12 @@ function Evaluation({ first }) {
           {current.error.message || JSON.stringify(current.error)}
         </p>
       )}
-      {figures && <Figures figures={figures} />}
+      {figures &&
+        (current.kind === "infer" ? (
+          <InferenceFigures figures={figures} />
+        ) : (
+          <Figures figures={figures} />
+        ))}
       <MemoryTable memory={basis.memory} capacity={basis.gpu_memory_bytes} />
       {basis.notes?.length > 0 && (
         <ul className="muted">
@@ -210,6 +235,28 @@ function Figures({ figures }) {
   ];
   return (
     <table className="grid" aria-label="Step figures">
+      <tbody>
+        {rows.map(([name, value]) => (
+          <tr key={name}>
+            <th scope="row">{name}</th>
+            <td>{value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function InferenceFigures({ figures }) {
+  const rows = [
+    ["Time to first token", fmtTime(figures.ttft_s)],
+    ["Time per output token", fmtTime(figures.tpot_s)],
+    ["Request latency", fmtTime(figures.request_latency_s)],
+    ["Output tokens/s", fmt(figures.output_tokens_per_s)],
+    ["Output tokens/s per GPU", fmt(figures.output_tokens_per_s_per_gpu)],
+  ];
+  return (
+    <table className="grid" aria-label="Inference figures">
       <tbody>
         {rows.map(([name, value]) => (
           <tr key={name}>

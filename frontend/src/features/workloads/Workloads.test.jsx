@@ -103,3 +103,43 @@ describe("Workloads", () => {
     expect([fetch.mock.calls[2][0], second.tp, second.pp]).toEqual(["/api/workloads/check/", 2, 1]);
   });
 });
+
+describe("Workloads for inference", () => {
+  it("launches a batch and shows TTFT, TPOT and throughput with the KV cache", async () => {
+    const basis = {
+      model: "llama3-70b",
+      system: "dgx-h100",
+      gpus: 8,
+      plan: { tp: 8, pp: 1, batch: 16, input_len: 1024, output_len: 128 },
+      memory: { weights: 16 * GIB, kv_cache: 4 * GIB, total: 20 * GIB },
+      gpu_memory_bytes: 80 * GIB,
+      notes: [],
+    };
+    const figures = {
+      ttft_s: 0.25,
+      tpot_s: 0.02,
+      request_latency_s: 2.79,
+      output_tokens_per_s: 734.1,
+      output_tokens_per_s_per_gpu: 91.76,
+    };
+    const fetch = mockFetch(
+      json(200, PRESETS),
+      json(201, { simulation: 5, kind: "infer", status: "queued", basis, figures: null }),
+      json(200, { simulation: 5, kind: "infer", status: "succeeded", basis, figures }),
+    );
+    render(<Workloads />);
+    fireEvent.change(await screen.findByLabelText("Workload"), { target: { value: "infer" } });
+    fireEvent.change(screen.getByLabelText("TP"), { target: { value: "8" } });
+    fireEvent.change(screen.getByLabelText("PP"), { target: { value: "1" } });
+    expect(screen.queryByLabelText("Global batch")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Simulate the batch" }));
+    const table = await screen.findByRole("table", { name: "Inference figures" });
+    const body = JSON.parse(fetch.mock.calls[1][1].body);
+    expect([body.kind, body.tp, body.pp, body.batch]).toEqual(["infer", 8, 1, 16]);
+    expect(within(table).getByText("250.000 ms")).toBeTruthy();
+    expect(within(table).getByText("20.000 ms")).toBeTruthy();
+    expect(within(table).getByText("734.1")).toBeTruthy();
+    const memory = screen.getByRole("table", { name: "Memory per GPU" });
+    expect(within(memory).getByText("KV cache").closest("tr").textContent).toContain("5.0 %");
+  });
+});

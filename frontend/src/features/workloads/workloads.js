@@ -11,6 +11,14 @@ export const PLAN_FIELDS = [
   ["gbs", "Global batch"],
 ];
 
+export const INFER_FIELDS = [
+  ["tp", "TP"],
+  ["pp", "PP"],
+  ["batch", "Batch"],
+  ["input_len", "Input tokens"],
+  ["output_len", "Output tokens"],
+];
+
 export const MODEL_FIELDS = ["layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq"];
 
 export const MEMORY_PARTS = [
@@ -30,10 +38,16 @@ export const FIELD_NAMES = {
   recompute: "Recomputation",
   precision: "Precision",
   seq: "Sequence",
+  kind: "Workload",
   ...Object.fromEntries(PLAN_FIELDS),
+  ...Object.fromEntries(INFER_FIELDS),
 };
 
 export const INITIAL = {
+  kind: "train",
+  batch: "16",
+  input_len: "1024",
+  output_len: "128",
   model: "llama3-70b",
   system: "dgx-h100",
   gpus: "64",
@@ -68,10 +82,15 @@ export function planBody(form) {
           }
         : form.model,
     system: form.system,
-    data_parallel: form.data_parallel,
-    recompute: form.recompute,
     precision: form.precision,
   };
+  if (form.kind === "infer") {
+    body.kind = "infer";
+    for (const [field] of INFER_FIELDS) body[field] = number(form[field]);
+    return body;
+  }
+  body.data_parallel = form.data_parallel;
+  body.recompute = form.recompute;
   for (const [field] of PLAN_FIELDS) body[field] = number(form[field]);
   if (String(form.seq).trim()) body.seq = number(form.seq);
   return body;

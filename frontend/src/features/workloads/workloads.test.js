@@ -38,6 +38,23 @@ describe("planBody", () => {
   });
 });
 
+describe("planBody for inference", () => {
+  it("sends the kind, the replica's TP and PP and the batch's lengths only", () => {
+    const body = planBody({ ...INITIAL, kind: "infer", tp: "8", pp: "1" });
+    expect(body).toEqual({
+      kind: "infer",
+      model: "llama3-70b",
+      system: "dgx-h100",
+      precision: "bf16",
+      tp: 8,
+      pp: 1,
+      batch: 16,
+      input_len: 1024,
+      output_len: 128,
+    });
+  });
+});
+
 describe("memoryRows", () => {
   it("lists the parts present with their share of the GPU's memory", () => {
     const rows = memoryRows({ weights: 20, gradients: 40, total: 60 }, 80);
