@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 from rest_framework.test import APIClient
+from rest_framework.throttling import ScopedRateThrottle
 
 from simulator.workloads.config import PRESETS
 from simulator.workloads.inference import InferencePlan, simulate_inference
@@ -154,3 +156,16 @@ def test_an_inference_batch_too_large_is_refused_with_its_kv_cache(
     assert not Simulation.objects.exists() and sent == []
     bad = client.post("/api/workloads/", INFER | {"kind": "serve"}, format="json")
     assert "train, infer" in bad.json()["kind"][0]
+
+
+def test_workload_launches_are_rate_limited_as_launches(
+    client: APIClient, sent: list[list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache.clear()
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"launch": "1/min"})
+    codes = [client.post("/api/workloads/", SMALL, format="json").status_code for _ in range(2)]
+    assert codes == [201, 429]
+    refused = client.post("/api/workloads/", SMALL, format="json").json()["detail"]
+    assert refused.startswith("Launches are limited to 1 a minute per user")
+    assert client.get("/api/workloads/presets/").status_code == 200
+    cache.clear()

@@ -524,11 +524,9 @@ class WorkloadCheckView(APIView):
         return Response(workload_check(cast("Mapping[str, Any]", request.data)))
 
 
-class WorkloadView(APIView):
+class WorkloadView(LaunchThrottleMixin, APIView):
     """Launch a training step as a simulation (POST, throttled as launches are), read an
     evaluation's figures (GET)."""
-
-    throttle_scope = "launch"
 
     def get_throttles(self) -> list[BaseThrottle]:
         return [LaunchRateThrottle()] if self.request.method == "POST" else []
