@@ -169,3 +169,18 @@ def test_workload_launches_are_rate_limited_as_launches(
     assert refused.startswith("Launches are limited to 1 a minute per user")
     assert client.get("/api/workloads/presets/").status_code == 200
     cache.clear()
+
+
+def test_a_custom_config_is_checked_and_its_name_kept_to_one_plain_line(
+    client: APIClient,
+) -> None:
+    model = {"name": "tiny\nimport os", "layers": 4, "hidden": 512, "ffn": 2048, "heads": 8}
+    model |= {"kv_heads": 8, "vocab": 1000, "seq": 256}
+    plan = {"model": model, "system": "dgx-a100", "gpus": 2, "tp": 2, "gbs": 2}
+    answer = client.post("/api/workloads/check/", plan, format="json").json()
+    assert answer["model"] == "tinyimport os"
+    assert answer["memory"]["weights"] > 0 and answer["gpu_memory_bytes"] == 80 * 2**30
+    bad = client.post(
+        "/api/workloads/check/", plan | {"model": model | {"heads": 7}}, format="json"
+    )
+    assert "hidden must be a multiple of heads" in bad.json()["model"][0]

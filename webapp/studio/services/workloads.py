@@ -65,6 +65,7 @@ MSG_NOT_WORKLOAD = "Simulation {pk} is not a workload evaluation."
 MSG_PREFILL = "the prefill run ({pk}) {status}"
 # PlanError's message starts with the field it breaks; a memory refusal names none.
 PLAN_FIELD = re.compile(r"^([a-z_]+) ")
+UNSAFE_NAME = re.compile(r"[^\w.+ -]")
 
 
 def workload_presets() -> dict[str, Any]:
@@ -104,7 +105,9 @@ def _model(value: object) -> ModelConfig:
         return PRESETS[value]
     if not isinstance(value, Mapping):
         raise field_error("model", MSG_MODEL.format(known=", ".join(sorted(PRESETS))))
-    fields: dict[str, Any] = {"name": str(value.get("name") or "custom")[:100]}
+    # The name goes into the generated model's title comment: one line of plain characters.
+    name = UNSAFE_NAME.sub("", str(value.get("name") or ""))[:100] or "custom"
+    fields: dict[str, Any] = {"name": name}
     for name in MODEL_INTEGERS:
         default = 1 if name in ("experts", "top_k") else None
         if name not in value and default is None:
