@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 import sqlite3
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -425,3 +426,21 @@ def test_a_trace_s_gpu_name_matches_its_catalogue_record(
 ) -> None:
     matched = match_gpu(trace_name)
     assert (matched.name if matched else None) == record
+
+
+def test_a_trace_s_names_stay_comments_in_the_generated_model() -> None:
+    """A GPU name, an annotation range or a file name holding a line break cannot end its
+    comment and put code into the model: they are untrusted text from the trace."""
+    trace = kineto_trace()
+    trace["deviceProperties"][0]["name"] = "A100\nimport os  # INJECTED"
+    for event in trace["traceEvents"]:
+        if event.get("cat") == "gpu_user_annotation":
+            event["name"] = "forward\r\nimport sys  # INJECTED"
+    profile = read_kineto(trace, name="t.json")
+    source = import_trace(profile, source_name="t\nprint('INJECTED')").app_source
+    compile(source, "model.py", "exec")
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    outside = [t.string for t in tokens if t.type != tokenize.COMMENT and "INJECTED" in t.string]
+    assert outside == []
+    assert source.count("INJECTED") == 3
+    assert "# Measured on: A100\\nimport os  # INJECTED" in source
