@@ -32,6 +32,7 @@ import gzip
 import json
 import re
 import sqlite3
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,9 +134,11 @@ class TraceProfile:
         return list(seen)
 
 
-def read_trace(path: str | Path) -> TraceProfile:
+def read_trace(path: str | Path, *, max_json_bytes: int | None = None) -> TraceProfile:
     """Return the profile of the trace at `path`: an Nsight Systems SQLite export (by its
-    SQLite header) or a Kineto JSON trace (gzip-compressed or not)."""
+    SQLite header) or a Kineto JSON trace (gzip-compressed or not). With `max_json_bytes`, a
+    JSON trace larger than that, once decompressed, is refused before it is read whole (a
+    small gzip file can hold gigabytes)."""
     path = Path(path)
     try:
         head = path.open("rb").read(16)
@@ -144,11 +147,15 @@ def read_trace(path: str | Path) -> TraceProfile:
     if head.startswith(b"SQLite format 3"):
         return read_nsys_sqlite(path)
     try:
-        raw = path.read_bytes()
         if head.startswith(b"\x1f\x8b"):
-            raw = gzip.decompress(raw)
+            with gzip.open(path, "rb") as file:
+                raw = file.read() if max_json_bytes is None else file.read(max_json_bytes + 1)
+        else:
+            raw = path.read_bytes()
+        if max_json_bytes is not None and len(raw) > max_json_bytes:
+            raise TraceError(f"{path} holds more than {max_json_bytes} bytes of JSON")
         data = json.loads(raw)
-    except (OSError, EOFError, gzip.BadGzipFile) as error:
+    except (OSError, EOFError, zlib.error) as error:
         raise TraceError(f"cannot read {path}: {error}") from error
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise TraceError(

@@ -444,3 +444,22 @@ def test_a_trace_s_names_stay_comments_in_the_generated_model() -> None:
     assert outside == []
     assert source.count("INJECTED") == 3
     assert "# Measured on: A100\\nimport os  # INJECTED" in source
+
+
+def test_a_compressed_trace_is_refused_past_its_limit_before_it_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    body = json.dumps(kineto_trace()).encode()
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(body + b" " * (4 << 20)))
+    assert path.stat().st_size < 64 << 10
+    with pytest.raises(TraceError, match=r"bomb\.json\.gz holds more than 1048576 bytes of JSON"):
+        read_trace(path, max_json_bytes=1 << 20)
+    assert read_trace(path).gpu_name == "NVIDIA A100-SXM4-40GB"  # no limit: read as before
+    small = tmp_path / "small.json.gz"
+    small.write_bytes(gzip.compress(body))
+    assert read_trace(small, max_json_bytes=len(body)).gpu_name == "NVIDIA A100-SXM4-40GB"
+    raw = tmp_path / "raw.json"
+    raw.write_bytes(body)
+    with pytest.raises(TraceError, match=r"raw\.json holds more than"):
+        read_trace(raw, max_json_bytes=len(body) - 1)
