@@ -62,7 +62,7 @@ REPLAY_MODEL = """\
 // Trace replay (docs/traces.md): a kernel takes the time the application passes in
 // params.durationS [s], measured on the trace's GPU or predicted for another by
 // `python -m simulator import-trace`. One arithmetic expression, so that the simulator
-// answers it without V8 (simulator.models.js_arithmetic): a trace has thousands of kernels.
+// answers it without V8 (simulator.models.js_compiler): a trace has thousands of kernels.
 function computationTime(params) { return params.durationS; }
 """
 
