@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from tests.simulator.test_trace_import import kineto_trace
+from webapp.api.throttling import LaunchRateThrottle
 from webapp.studio.models import ApplicationModel
 from webapp.studio.services import traces
 
@@ -95,3 +96,11 @@ def test_a_gzip_upload_that_expands_past_the_limit_is_refused(
     assert response.status_code == 400
     assert "t.json.gz holds more than 1048576 bytes of JSON" in response.json()["trace"][0]
     assert not ApplicationModel.objects.exists()
+
+
+def test_an_import_counts_against_the_launch_rate(client: APIClient, monkeypatch: Any) -> None:
+    monkeypatch.setattr(LaunchRateThrottle, "THROTTLE_RATES", {"launch": "0/min"})
+    body = json.dumps(kineto_trace()).encode()
+    response = client.post("/api/trace-imports/", {"trace": upload(body)}, format="multipart")
+    assert response.status_code == 429
+    assert "Launches are limited to 0 a minute" in response.json()["detail"]
