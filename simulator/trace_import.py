@@ -40,6 +40,9 @@ from typing import Any, Literal
 
 OpKind = Literal["kernel", "memcpy", "memset", "collective"]
 
+# The longest value (a kernel's name, a string) read from an Nsight Systems export.
+MAX_SQLITE_VALUE_BYTES = 1 << 20
+
 # Bytes per element of the NCCL/PyTorch dtypes Kineto names in a collective's `dtype`.
 DTYPE_BYTES = {
     "float": 4,
@@ -371,6 +374,12 @@ def read_nsys_sqlite(path: str | Path) -> TraceProfile:
     except sqlite3.Error as error:
         raise TraceError(f"cannot open {path} as SQLite: {error}") from error
     try:
+        # An export may come from anyone (an upload over REST): SQLite's own advice for an
+        # untrusted database file. Its schema's expressions (a generated column) run without
+        # the functions that are not innocuous, and no value read may grow past the limit.
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_SQLITE_VALUE_BYTES)
+        connection.execute("PRAGMA trusted_schema = OFF")
+        connection.execute("PRAGMA cell_size_check = ON")
         return _read_nsys(connection, str(path))
     except sqlite3.Error as error:
         raise TraceError(f"{path}: not an Nsight Systems export as expected: {error}") from error

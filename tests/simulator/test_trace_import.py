@@ -463,3 +463,25 @@ def test_a_compressed_trace_is_refused_past_its_limit_before_it_is_read_whole(
     raw.write_bytes(body)
     with pytest.raises(TraceError, match=r"raw\.json holds more than"):
         read_trace(raw, max_json_bytes=len(body) - 1)
+
+
+def test_an_export_s_schema_cannot_make_values_past_the_limit(tmp_path: Path) -> None:
+    """A generated column can compute a value of any size on each read: an uploaded export is
+    untrusted, so values are read under a length limit."""
+    path = tmp_path / "bomb.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY,
+            value TEXT GENERATED ALWAYS AS (printf('%.*c', 32000000, 'x')) VIRTUAL);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT,
+            streamId INT, correlationId INT, demangledName INT,
+            gridX INT, gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT);
+        INSERT INTO StringIds (id) VALUES (1);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 10, 0, 7, 1, 1, 1, 1, 1, 1, 1, 1);
+        """
+    )
+    db.commit()
+    db.close()
+    with pytest.raises(TraceError, match="demangledName 1 is not in StringIds"):
+        read_trace(path)
