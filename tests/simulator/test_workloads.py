@@ -163,6 +163,8 @@ def test_a_faster_gpu_or_fp8_shortens_the_step() -> None:
 def test_inference_reports_ttft_tpot_and_refuses_a_kv_cache_too_large() -> None:
     from simulator.workloads.inference import InferencePlan, simulate_inference
 
+    with pytest.raises(PlanError, match=r"^tp must be a positive integer"):
+        simulate_inference(TINY, InferencePlan(tp=0), "dgx-h100")  # not its gpus (tp x pp)
     short = simulate_inference(
         TINY, InferencePlan(tp=2, batch=4, input_len=256, output_len=16), "dgx-h100"
     )
