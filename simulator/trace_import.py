@@ -32,12 +32,16 @@ import gzip
 import json
 import re
 import sqlite3
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 OpKind = Literal["kernel", "memcpy", "memset", "collective"]
+
+# The longest value (a kernel's name, a string) read from an Nsight Systems export.
+MAX_SQLITE_VALUE_BYTES = 1 << 20
 
 # Bytes per element of the NCCL/PyTorch dtypes Kineto names in a collective's `dtype`.
 DTYPE_BYTES = {
@@ -133,9 +137,11 @@ class TraceProfile:
         return list(seen)
 
 
-def read_trace(path: str | Path) -> TraceProfile:
+def read_trace(path: str | Path, *, max_json_bytes: int | None = None) -> TraceProfile:
     """Return the profile of the trace at `path`: an Nsight Systems SQLite export (by its
-    SQLite header) or a Kineto JSON trace (gzip-compressed or not)."""
+    SQLite header) or a Kineto JSON trace (gzip-compressed or not). With `max_json_bytes`, a
+    JSON trace larger than that, once decompressed, is refused before it is read whole (a
+    small gzip file can hold gigabytes)."""
     path = Path(path)
     try:
         head = path.open("rb").read(16)
@@ -144,11 +150,15 @@ def read_trace(path: str | Path) -> TraceProfile:
     if head.startswith(b"SQLite format 3"):
         return read_nsys_sqlite(path)
     try:
-        raw = path.read_bytes()
         if head.startswith(b"\x1f\x8b"):
-            raw = gzip.decompress(raw)
+            with gzip.open(path, "rb") as file:
+                raw = file.read() if max_json_bytes is None else file.read(max_json_bytes + 1)
+        else:
+            raw = path.read_bytes()
+        if max_json_bytes is not None and len(raw) > max_json_bytes:
+            raise TraceError(f"{path} holds more than {max_json_bytes} bytes of JSON")
         data = json.loads(raw)
-    except (OSError, EOFError, gzip.BadGzipFile) as error:
+    except (OSError, EOFError, zlib.error) as error:
         raise TraceError(f"cannot read {path}: {error}") from error
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise TraceError(
@@ -364,6 +374,12 @@ def read_nsys_sqlite(path: str | Path) -> TraceProfile:
     except sqlite3.Error as error:
         raise TraceError(f"cannot open {path} as SQLite: {error}") from error
     try:
+        # An export may come from anyone (an upload over REST): SQLite's own advice for an
+        # untrusted database file. Its schema's expressions (a generated column) run without
+        # the functions that are not innocuous, and no value read may grow past the limit.
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_SQLITE_VALUE_BYTES)
+        connection.execute("PRAGMA trusted_schema = OFF")
+        connection.execute("PRAGMA cell_size_check = ON")
         return _read_nsys(connection, str(path))
     except sqlite3.Error as error:
         raise TraceError(f"{path}: not an Nsight Systems export as expected: {error}") from error

@@ -62,7 +62,7 @@ REPLAY_MODEL = """\
 // Trace replay (docs/traces.md): a kernel takes the time the application passes in
 // params.durationS [s], measured on the trace's GPU or predicted for another by
 // `python -m simulator import-trace`. One arithmetic expression, so that the simulator
-// answers it without V8 (simulator.models.js_arithmetic): a trace has thousands of kernels.
+// answers it without V8 (simulator.models.js_compiler): a trace has thousands of kernels.
 function computationTime(params) { return params.durationS; }
 """
 
@@ -520,12 +520,12 @@ def _app_source(
         kind = "an Nsight Systems SQLite export"
     lines = [
         f"# Application model imported from {kind}",
-        f"# ({source_name}) by `python -m simulator import-trace` (docs/traces.md).",
+        f"# ({_comment(source_name)}) by `python -m simulator import-trace` (docs/traces.md).",
         "# Each GPU stream is a process (label S<stream>) that runs its kernels in the order",
         "# they ran; a copy between host and GPU is a transfer to the stream's host process",
         "# (label H<stream>), which answers it; an NCCL collective waits at a barrier of its",
         "# stream's processes (one per rank), then takes its time.",
-        f"# Measured on: {profile.gpu_name or 'a GPU the trace does not name'}"
+        f"# Measured on: {_comment(profile.gpu_name or 'a GPU the trace does not name')}"
         + (f" ({profile.sms} SMs)" if profile.sms else "")
         + f", rank {profile.rank} of {profile.world_size}"
         + (f"; hardware record {measured.name!r}" if measured else ""),
@@ -611,7 +611,7 @@ def _app_source(
         for entry in entries:
             op = entry.op
             if op.region != region and op.region:
-                lines.append(f"    # {op.region}")
+                lines.append(f"    # {_comment(op.region)}")
             region = op.region
             lines.append("    " + _call(entry))
     for label in order:
@@ -624,6 +624,14 @@ def _app_source(
             f"    host_side({label!r}, [{launches}])",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _comment(text: str) -> str:
+    """Return `text` fit for a comment of the generated model: a trace's names (its GPU,
+    its annotation ranges) and the file's name are untrusted, and a line break in one would
+    end the comment and make the rest code, so every character that is not printable is
+    written escaped."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def _call(entry: MappedOp) -> str:
@@ -642,7 +650,7 @@ def _call(entry: MappedOp) -> str:
     comment = ""
     if entry.shape:
         dims = " ".join(f"{k}={v}" for k, v in entry.shape.items() if k != "kind")
-        comment = f"  # {entry.shape.get('kind', 'gemm')} {dims}"
+        comment = f"  # {_comment(str(entry.shape.get('kind', 'gemm')))} {_comment(dims)}"
     elif op.bytes:
         comment = f"  # {int(op.bytes)} bytes"
     return f"kernel({args}){comment}"

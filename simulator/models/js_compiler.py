@@ -14,9 +14,9 @@ it); the ternary; `+ - * / % **`, unary `- + !`, `typeof`, `< > <= >= == != === 
 `&& || ??`, `in`; assignments (`= += -= *= /= %=`) and `++`/`--`; numbers, strings, booleans,
 `null`, `undefined`, `NaN`, `Infinity`; array and object literals and their members
 (`length`, `push`, `indexOf`, `includes`, `join`, `filter`, `forEach`, `map`); a number's
-`toFixed`; `params.get(name[, fallback])`, `params.has(name)`, `params.name`; `hw.name`,
-`hw[name]` and the attribute globals; `String(x)`, `isNaN(x)`, `isFinite(x)`; the `Math`
-functions whose double result IEEE-754 fixes (`abs floor ceil round trunc sign sqrt min max`,
+`toFixed`; a string's `trim`; `params.get(name[, fallback])`, `params.has(name)`,
+`params.name`; `hw.name`, `hw[name]` and the attribute globals; `String(x)`, `isNaN(x)`,
+`isFinite(x)`; the `Math` functions whose double result IEEE-754 fixes (`abs floor ceil round trunc sign sqrt min max`,
 the constants) and `Math.pow` where its result is an exactly representable integer.
 
 Why the values are V8's: a JavaScript number is an IEEE-754 double, and Python's float is
@@ -680,6 +680,10 @@ def method(obj: Any, name: str, *args: Any) -> Any:
         raise Decline
     if kind is float and name == "toFixed":
         return _to_fixed(obj, args[0] if args else 0.0)
+    if kind is str and name == "trim" and obj.isascii():
+        # JavaScript's white space and line terminators, of which ASCII has these six;
+        # a string with other characters is left to V8
+        return obj.strip(" \t\n\v\f\r")
     raise Decline
 
 
@@ -2002,6 +2006,7 @@ class _Writer:
                 "forEach",
                 "map",
                 "toFixed",
+                "trim",
             ):
                 raise Refusal(f"the method {name}()", node[3])
             obj, _ = self.expression(function, owner)
@@ -2027,7 +2032,7 @@ class _Writer:
             kind = (
                 "bool"
                 if name in ("has", "includes")
-                else ("str" if name in ("join", "toFixed") else "any")
+                else ("str" if name in ("join", "toFixed", "trim") else "any")
             )
             return f"_method({obj}, {name!r}{''.join(', ' + code for code in codes)})", kind
         if callee[0] == "member":
@@ -2164,7 +2169,7 @@ def _is_leaf(body: list[tuple]) -> bool:
                     and (
                         (callee[1][0] == "id" and callee[1][1] == "Math")
                         or callee[2][1]
-                        in ("get", "has", "push", "indexOf", "includes", "join", "toFixed")
+                        in ("get", "has", "push", "indexOf", "includes", "join", "toFixed", "trim")
                     )
                 )
                 if not builtin and not (callee[0] == "id" and callee[1] in _BUILTIN_FUNCTIONS):

@@ -233,7 +233,12 @@ def load_model(name_or_path: str) -> ModelConfig:
         raise ValueError(
             f"model: {name_or_path!r} is neither a shipped config ({known}) nor a file"
         )
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"model file {path}: not a JSON config ({error})") from error
+    if not isinstance(data, dict):
+        raise ValueError(f"model file {path}: expected an object of the config's fields")
     allowed = {field.name for field in fields(ModelConfig)}
     unknown = sorted(set(data) - allowed)
     if unknown:

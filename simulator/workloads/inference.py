@@ -189,7 +189,7 @@ def _checked(
 ) -> tuple[KernelTimer, dict[str, Any], dict[str, float]]:
     if system not in TEMPLATES:
         raise PlanError(f"system: unknown cluster template {system!r} ({', '.join(TEMPLATES)})")
-    for name in ("batch", "input_len", "output_len"):
+    for name in ("tp", "pp", "batch", "input_len", "output_len"):
         if getattr(plan, name) < 1:
             raise PlanError(f"{name} must be a positive integer")
     template = TEMPLATES[system]

@@ -49,6 +49,10 @@ class ParallelPlan:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise PlanError(f"{name} must be a positive integer, not {value!r}")
+        if self.seq is not None and (
+            not isinstance(self.seq, int) or isinstance(self.seq, bool) or self.seq < 1
+        ):
+            raise PlanError(f"seq must be a positive integer, not {self.seq!r}")
         if self.precision not in PRECISIONS:
             raise PlanError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
         model_ranks = self.tp * self.pp * self.cp

@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 import sqlite3
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -425,3 +426,62 @@ def test_a_trace_s_gpu_name_matches_its_catalogue_record(
 ) -> None:
     matched = match_gpu(trace_name)
     assert (matched.name if matched else None) == record
+
+
+def test_a_trace_s_names_stay_comments_in_the_generated_model() -> None:
+    """A GPU name, an annotation range or a file name holding a line break cannot end its
+    comment and put code into the model: they are untrusted text from the trace."""
+    trace = kineto_trace()
+    trace["deviceProperties"][0]["name"] = "A100\nimport os  # INJECTED"
+    for event in trace["traceEvents"]:
+        if event.get("cat") == "gpu_user_annotation":
+            event["name"] = "forward\r\nimport sys  # INJECTED"
+    profile = read_kineto(trace, name="t.json")
+    source = import_trace(profile, source_name="t\nprint('INJECTED')").app_source
+    compile(source, "model.py", "exec")
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    outside = [t.string for t in tokens if t.type != tokenize.COMMENT and "INJECTED" in t.string]
+    assert outside == []
+    assert source.count("INJECTED") == 3
+    assert "# Measured on: A100\\nimport os  # INJECTED" in source
+
+
+def test_a_compressed_trace_is_refused_past_its_limit_before_it_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    body = json.dumps(kineto_trace()).encode()
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(body + b" " * (4 << 20)))
+    assert path.stat().st_size < 64 << 10
+    with pytest.raises(TraceError, match=r"bomb\.json\.gz holds more than 1048576 bytes of JSON"):
+        read_trace(path, max_json_bytes=1 << 20)
+    assert read_trace(path).gpu_name == "NVIDIA A100-SXM4-40GB"  # no limit: read as before
+    small = tmp_path / "small.json.gz"
+    small.write_bytes(gzip.compress(body))
+    assert read_trace(small, max_json_bytes=len(body)).gpu_name == "NVIDIA A100-SXM4-40GB"
+    raw = tmp_path / "raw.json"
+    raw.write_bytes(body)
+    with pytest.raises(TraceError, match=r"raw\.json holds more than"):
+        read_trace(raw, max_json_bytes=len(body) - 1)
+
+
+def test_an_export_s_schema_cannot_make_values_past_the_limit(tmp_path: Path) -> None:
+    """A generated column can compute a value of any size on each read: an uploaded export is
+    untrusted, so values are read under a length limit."""
+    path = tmp_path / "bomb.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY,
+            value TEXT GENERATED ALWAYS AS (printf('%.*c', 32000000, 'x')) VIRTUAL);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT,
+            streamId INT, correlationId INT, demangledName INT,
+            gridX INT, gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT);
+        INSERT INTO StringIds (id) VALUES (1);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 10, 0, 7, 1, 1, 1, 1, 1, 1, 1, 1);
+        """
+    )
+    db.commit()
+    db.close()
+    with pytest.raises(TraceError, match="demangledName 1 is not in StringIds"):
+        read_trace(path)

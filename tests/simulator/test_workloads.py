@@ -70,6 +70,12 @@ def test_unknown_model_names_the_choices(tmp_path: Any) -> None:
     )
     with pytest.raises(ValueError, match="bogus"):
         load_model(str(path))
+    path.write_text("layers: 2")
+    with pytest.raises(ValueError, match=r"model file .*m\.json: not a JSON config"):
+        load_model(str(path))
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"m\.json: expected an object"):
+        load_model(str(path))
 
 
 @pytest.mark.parametrize(
@@ -80,6 +86,8 @@ def test_unknown_model_names_the_choices(tmp_path: Any) -> None:
         (ParallelPlan(gpus=8, tp=32), "tp"),
         (ParallelPlan(gpus=8, ep=2, gbs=8), "mixture-of-experts"),
         (ParallelPlan(gpus=8, gbs=8, precision="fp4"), "precision"),
+        (ParallelPlan(gpus=8, gbs=8, seq=-5), "seq must be a positive integer, not -5"),
+        (ParallelPlan(gpus=8, gbs=8, seq=0), "seq must be a positive integer, not 0"),
     ],
 )
 def test_invalid_plans_are_refused_with_the_field(plan: ParallelPlan, message: str) -> None:
@@ -155,6 +163,8 @@ def test_a_faster_gpu_or_fp8_shortens_the_step() -> None:
 def test_inference_reports_ttft_tpot_and_refuses_a_kv_cache_too_large() -> None:
     from simulator.workloads.inference import InferencePlan, simulate_inference
 
+    with pytest.raises(PlanError, match=r"^tp must be a positive integer"):
+        simulate_inference(TINY, InferencePlan(tp=0), "dgx-h100")  # not its gpus (tp x pp)
     short = simulate_inference(
         TINY, InferencePlan(tp=2, batch=4, input_len=256, output_len=16), "dgx-h100"
     )

@@ -4,6 +4,7 @@ with predicted, published and error, and the thresholds on the rows the model me
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,8 @@ import pytest
 from simulator.workloads.config import ModelConfig
 from simulator.workloads.plan import ParallelPlan, PlanError
 from validation import workloads as report
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_report_lists_every_published_row(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,3 +154,16 @@ def test_the_inference_report_lists_every_row_with_a_reason_for_a_miss() -> None
     assert [row["published"] for row in rows] == [float(r[5]) for r in data["rows"]]
     for row in rows:
         assert row["within"] or row["reason"] == report.TRTLLM_REASON
+
+
+def test_the_committed_report_is_what_the_model_gives_now_for_the_fast_rows() -> None:
+    """Every fast row, met or missed, is pinned to docs/validation/workloads.md: a model change
+    that moves a miss further off (or a met row) must renew the report, so the published
+    comparison stays true and the misses cannot drift unseen."""
+    committed = (REPO / "docs" / "validation" / "workloads.md").read_text(encoding="utf-8")
+    rows = report.megatron_rows(3) + report.trtllm_rows()
+    text = report.markdown({"tables": [{"table": "t", "source": "s", "rows": rows}]})
+    lines = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(lines) == 1 + 3 + 8  # the header, then each row
+    for line in lines[1:]:
+        assert line in committed, line

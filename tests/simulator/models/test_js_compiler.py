@@ -449,3 +449,26 @@ def test_the_run_s_result_says_which_models_ran_in_v8_and_why():
     (warning,) = [w for w in result["warnings"] if w["code"] == "javascript"]
     assert warning["model"] == "pause" and warning["hardware"] == "cpu"
     assert "Math.exp" in warning["reason"] and "ran in V8" in warning["message"]
+
+
+@SETTINGS
+@given(text=st.text(alphabet=" \t\n\r\x0b\x0cab1.\xa0\u2028", max_size=10))
+def test_trim_is_v8_s(v8: Any, text: str):
+    try:
+        ours = js_compiler.method(text, "trim")
+    except Decline:
+        assert not text.isascii()  # V8 trims the other white space
+        return
+    assert ours == json.loads(v8.eval(f"JSON.stringify({json.dumps(text)}.trim())"))
+
+
+def test_a_model_that_trims_a_string_compiles_and_agrees_with_v8():
+    # as the shipped current-architecture model reads a compute capability given as a string
+    source = (
+        "function computationTime(params) {\n"
+        "  var key = String(params.get('cc')).trim();\n"
+        "  return key === '9.0' ? 2 : key.length;\n"
+        "}"
+    )
+    for cc in (" 9.0\t", "8.6", "  "):
+        assert agree(source, {}, "computationTime", (), {"cc": cc})

@@ -3,6 +3,7 @@ snapshot and a report (issue 43 item 7), saved as an application model when name
 
 from __future__ import annotations
 
+import gzip
 import json
 from typing import Any
 
@@ -10,7 +11,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from tests.simulator.test_trace_import import kineto_trace
+from webapp.api.throttling import LaunchRateThrottle
 from webapp.studio.models import ApplicationModel
+from webapp.studio.services import traces
 
 
 def upload(content: bytes, name: str = "trace.json") -> SimpleUploadedFile:
@@ -80,3 +83,24 @@ def test_the_schema_documents_the_trace_endpoints(client: APIClient) -> None:
     upload_body = paths["/api/trace-imports/"]["post"]["requestBody"]["content"]
     assert upload_body["multipart/form-data"]["schema"]["required"] == ["trace"]
     assert "/api/simulations/{id}/trace.json" in paths
+
+
+def test_a_gzip_upload_that_expands_past_the_limit_is_refused(
+    client: APIClient, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(traces, "MAX_JSON_BYTES", 1 << 20)
+    body = gzip.compress(json.dumps(kineto_trace()).encode() + b" " * (4 << 20))
+    response = client.post(
+        "/api/trace-imports/", {"trace": upload(body, "t.json.gz"), "name": "x"}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert "t.json.gz holds more than 1048576 bytes of JSON" in response.json()["trace"][0]
+    assert not ApplicationModel.objects.exists()
+
+
+def test_an_import_counts_against_the_launch_rate(client: APIClient, monkeypatch: Any) -> None:
+    monkeypatch.setattr(LaunchRateThrottle, "THROTTLE_RATES", {"launch": "0/min"})
+    body = json.dumps(kineto_trace()).encode()
+    response = client.post("/api/trace-imports/", {"trace": upload(body)}, format="multipart")
+    assert response.status_code == 429
+    assert "Launches are limited to 0 a minute" in response.json()["detail"]

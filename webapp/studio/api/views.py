@@ -470,12 +470,17 @@ class QueueListView(APIView):
         return Response(QueueSerializer(selectors.queue_list(), many=True).data)
 
 
-class TraceImportView(APIView):
+class TraceImportView(LaunchThrottleMixin, APIView):
     """Upload a PyTorch profiler (Kineto) trace or an Nsight Systems SQLite export and get the
     application model, replay snapshot and report `python -m simulator import-trace` gives
-    (docs/traces.md); with `name`, the model is saved as one of your application models."""
+    (docs/traces.md); with `name`, the model is saved as one of your application models.
+    An import is counted as a launch (the per-user "launch" rate): it reads and maps the whole
+    trace in the web process."""
 
     parser_classes = [MultiPartParser, FormParser]
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        return [LaunchRateThrottle()] if self.request.method == "POST" else []
 
     @extend_schema(
         request={

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 # The largest trace accepted: a few hundred thousand GPU operations.
 MAX_TRACE_BYTES = 256 * 1024 * 1024
+# The most JSON a Kineto trace may hold once decompressed: a gzip upload under the limit above
+# could otherwise expand into more memory than the web process has.
+MAX_JSON_BYTES = MAX_TRACE_BYTES
 MAX_RANKS = 4096
 
 MESSAGES = {
@@ -65,7 +68,7 @@ def trace_import(
             for chunk in upload.chunks():
                 file.write(chunk)
         try:
-            profile = read_trace(path)
+            profile = read_trace(path, max_json_bytes=MAX_JSON_BYTES)
         except TraceError as error:
             raise field_error("trace", str(error).replace(path, upload.name or "trace")) from error
     finally:
