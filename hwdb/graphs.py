@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
 GraphErrors = dict[str, list[str]]
-GRAPH_KEYS = frozenset({"nodes", "edges", "topologies"})
+GRAPH_KEYS = frozenset({"nodes", "edges", "topologies", "networkModel"})
 
 
 def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool) -> GraphErrors:
@@ -85,4 +85,5 @@ def graph_errors(graph: object, *, owner: AbstractBaseUser | None, shared: bool)
         hardware_type=lambda ref: hardware_types.get(ref) if isinstance(ref, int) else None,
         hardware_attributes=lambda ref: attributes.get(ref) if isinstance(ref, int) else None,
         **({"topologies": graph["topologies"]} if "topologies" in graph else {}),
+        **({"network_model": graph["networkModel"]} if "networkModel" in graph else {}),
     )

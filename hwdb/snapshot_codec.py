@@ -111,10 +111,16 @@ def system_snapshot(
 
 
 def _topologies(graph: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the graph's topology templates under their key, or nothing when it has none
-    (they name nodes by id, so graph and snapshot hold the same ones)."""
+    """Return the graph's topology templates and network model under their keys, or nothing
+    for what it does not set (templates name nodes by id, and the network model is one name,
+    so graph and snapshot hold the same ones)."""
     topologies = graph.get("topologies")
-    return {"topologies": [dict(item) for item in topologies]} if topologies else {}
+    extra: dict[str, Any] = (
+        {"topologies": [dict(item) for item in topologies]} if topologies else {}
+    )
+    if "networkModel" in graph:
+        extra["networkModel"] = graph["networkModel"]
+    return extra
 
 
 def system_graph(

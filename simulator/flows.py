@@ -51,6 +51,15 @@ FLOW_SHARING = frozenset(SHARING_POLICIES[1:])
 SATURATED = 1.0 - 1e-9
 """A link whose constraint is used to this fraction counts as saturated (rounding aside)."""
 
+SERIES_POINTS = 4096
+"""Change points of a link's utilisation kept while it runs: past this, neighbouring steps are
+merged pairwise (their time-weighted mean), so memory stays bounded and the integral exact."""
+
+SERIES_BINS = 100
+"""Time bins of the utilisation series in the result (`utilisation_series`): the mean use of
+the link in each of this many equal parts of the run, small enough for a chart of hundreds of
+links in the browser."""
+
 
 @dataclass(frozen=True)
 class NetworkModel:
@@ -109,6 +118,8 @@ class FlowLink:
         "node",
         "peak",
         "saturated_s",
+        "series_t",
+        "series_u",
         "sharing",
         "since",
         "used",
@@ -128,6 +139,70 @@ class FlowLink:
         self.used_s = 0.0
         self.saturated_s = 0.0
         self.peak = 0.0
+        # its utilisation as a step function: series_u[i] holds from series_t[i] on
+        self.series_t: list[float] = [0.0]
+        self.series_u: list[float] = [0.0]
+
+    def mark(self, now: float) -> None:
+        """Note the utilisation `used` from `now` on (after a solve of its component)."""
+        times, values = self.series_t, self.series_u
+        used = self.used
+        if times[-1] == now:  # re-solved in the same instant: the last value stands
+            values[-1] = used
+            if len(values) > 1 and values[-2] == used:
+                times.pop()
+                values.pop()
+        elif values[-1] != used:
+            times.append(now)
+            values.append(used)
+            if len(times) > SERIES_POINTS:
+                self._merge(now)
+
+    def _merge(self, now: float) -> None:
+        """Halve the change points: each pair of steps becomes one at their time-weighted
+        mean (the last step, still open, is kept as it is)."""
+        times, values = self.series_t, self.series_u
+        merged_t: list[float] = []
+        merged_u: list[float] = []
+        last = len(times) - 1
+        for i in range(0, last - 1, 2):
+            start, middle, end = times[i], times[i + 1], times[i + 2]
+            span = end - start
+            mean = (
+                (values[i] * (middle - start) + values[i + 1] * (end - middle)) / span
+                if span > 0.0
+                else values[i + 1]
+            )
+            merged_t.append(start)
+            merged_u.append(mean)
+        if last % 2:  # an odd step left before the open one
+            merged_t.append(times[last - 1])
+            merged_u.append(values[last - 1])
+        merged_t.append(times[last])
+        merged_u.append(values[last])
+        self.series_t, self.series_u = merged_t, merged_u
+
+    def series(self, overall_s: float, bins: int = SERIES_BINS) -> list[float]:
+        """Return the link's mean utilisation in each of `bins` equal parts of [0, overall_s]."""
+        if overall_s <= 0.0:
+            return []
+        width = overall_s / bins
+        sums = [0.0] * bins
+        times, values = self.series_t, self.series_u
+        for i, value in enumerate(values):
+            start = times[i]
+            end = times[i + 1] if i + 1 < len(times) else overall_s
+            if value == 0.0 or end <= start:
+                continue
+            first = min(int(start / width), bins - 1)
+            last = min(int(end / width), bins - 1)
+            for b in range(first, last + 1):
+                low = max(start, b * width)
+                high = min(end, (b + 1) * width if b < bins - 1 else overall_s)
+                if high > low:
+                    sums[b] += value * (high - low)
+        # four decimals: a chart's resolution, and a result a fraction of the size
+        return [round(total / width, 4) for total in sums]
 
     def advance(self, now: float) -> None:
         """Account the time since the last change at the current usage."""
@@ -150,6 +225,7 @@ class FlowLink:
             "peak_utilisation": self.peak,
             "mean_utilisation": self.used_s / overall_s if overall_s > 0 else 0.0,
             "saturated_s": self.saturated_s,
+            "utilisation_series": self.series(overall_s),
         }
 
 
@@ -351,6 +427,7 @@ class FlowNetwork:
         for link in links:
             if link.used > link.peak:
                 link.peak = link.used
+            link.mark(now)
         return links
 
     def result(self, overall_s: float) -> list[dict[str, Any]]:

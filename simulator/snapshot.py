@@ -264,6 +264,12 @@ def _check_name(errors: Errors, path: str, value: object, *, required: bool) -> 
         _add(errors, path, MESSAGES["too_long"])
 
 
+def _check_network_model(errors: Errors, network: object) -> None:
+    """A snapshot's (or stored graph's) `networkModel`: one of simulator.flows.NETWORK_MODELS."""
+    if not isinstance(network, str) or network not in NETWORK_MODELS:
+        _add(errors, "networkModel", FLOW_MESSAGES["model"].format(value=network))
+
+
 def validate_graph(
     nodes: object,
     edges: object,
@@ -273,6 +279,7 @@ def validate_graph(
     hardware_type: Callable[[object], str | None] | None = None,
     hardware_attributes: Callable[[object], Mapping[str, float] | None] | None = None,
     topologies: object = ABSENT,
+    network_model: object = ABSENT,
 ) -> Errors:
     """Return the graph's errors as {field path: [messages]}; empty when the graph is valid.
 
@@ -282,9 +289,12 @@ def validate_graph(
     `hardware_attributes` returns a reference's attributes (None: unknown) so that memory
     paths are checked for line sizes and memory latency (simulator.memory_spec);
     `topologies`: the graph's topology templates (simulator.topology); left out when the
-    graph has none (null is refused: the field is a list).
+    graph has none (null is refused: the field is a list); `network_model`: the graph's
+    `networkModel` (simulator.flows.NETWORK_MODELS), left out when it has none.
     """
     errors: Errors = {}
+    if network_model is not ABSENT:
+        _check_network_model(errors, network_model)
     if not isinstance(nodes, list):
         _add(errors, "nodes", MESSAGES["list"])
         nodes = []
@@ -579,8 +589,7 @@ def load_snapshot(data: object) -> SystemSnapshot:
         raise SnapshotError({"snapshot": [MESSAGES["object"]]})
     _check_name(errors, "name", data.get("name"), required=True)
     network = data.get("networkModel", DEFAULT_MODEL)
-    if not isinstance(network, str) or network not in NETWORK_MODELS:
-        _add(errors, "networkModel", FLOW_MESSAGES["model"].format(value=network))
+    _check_network_model(errors, network)
     raw_hardware = data.get("hardware")
     raw_models = data.get("models", {})
     hardware = _validate_hardware(raw_hardware, errors)

@@ -36,6 +36,13 @@ EPYC = "AMD EPYC 9654"
 NDR_NIC = "InfiniBand NDR 400 Gb/s (ConnectX-7)"
 QM9700 = "NVIDIA Quantum-2 QM9700 NDR switch (one 400 Gb/s port)"
 
+# Every link of the ready systems is a flow link, full duplex (simulator.flows): NVLink,
+# NVLink-C2C, PCIe and InfiniBand carry both directions at once at the full rate, and flows in
+# one direction share it, so a collective's traffic contends as on the hardware and a run
+# reports each link's bytes and utilisation. A lone transfer takes what the FIFO gave it
+# (docs/network-model.md), so no single-message figure changes.
+LINK_SHARING = "full-duplex"
+
 EXAMPLE_PREFIX = "Ready systems: "  # the names of the models the examples bring
 GPU_MODEL = "GPU kernel (current architectures)"
 LINK_MODEL = "Latency-bandwidth link"
@@ -109,6 +116,8 @@ class _System:
         if model is not None:
             item["model"] = model
         item.update(count=count, labels=labels or {})
+        if self.data["hardware"][hardware]["type"] == "NETWORK":
+            item["sharing"] = LINK_SHARING
         self.data["nodes"].append(item)
 
     def topology(self, **template: Any) -> None:

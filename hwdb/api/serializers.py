@@ -16,6 +16,7 @@ from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, S
 from hwdb.selectors import can_change, component_get
 from hwdb.validation import MESSAGES, attribute_row_errors, memory_attribute_errors
 from simulator import memory_spec
+from simulator.flows import NETWORK_MODELS, SHARING_POLICIES
 from simulator.js_names import JS_IDENTIFIER
 
 GRAPH_SCHEMA: dict[str, Any] = {
@@ -41,12 +42,25 @@ GRAPH_SCHEMA: dict[str, Any] = {
                     "labels": {"type": "object", "additionalProperties": {"type": "integer"}},
                     "parent": {"type": "string"},
                     "group": {"type": "boolean"},
+                    "sharing": {
+                        "type": "string",
+                        "enum": list(SHARING_POLICIES),
+                        "description": "How a NETWORK node's link carries messages "
+                        "(docs/network-model.md): fifo (store and forward, the default), "
+                        "shared or full-duplex flow links.",
+                    },
                 },
             },
         },
         "edges": {
             "type": "array",
             "items": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+        },
+        "networkModel": {
+            "type": "string",
+            "enum": list(NETWORK_MODELS),
+            "description": "How flow links share bandwidth (docs/network-model.md); "
+            "maxmin when left out.",
         },
         "topologies": {
             "type": "array",

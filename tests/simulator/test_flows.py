@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from simulator import flows
 from simulator.engine import Engine
 from simulator.errors import ModelEvaluationError, SnapshotError
 from simulator.flows import (
@@ -261,3 +262,46 @@ def test_a_link_model_faster_for_more_bytes_than_for_none_is_a_model_error() -> 
     app += '    sim.p2pCommunicationReceive("R")\n'
     with pytest.raises(ModelEvaluationError, match="below its p2pTime"):
         run_simulation(copy.deepcopy(system), app, labels={"R": 1, "P": 1}, variables={})
+
+
+def test_a_links_utilisation_series_is_its_use_in_each_hundredth_of_the_run() -> None:
+    """One 1 MB message alone over the 1 GB/s, 10 us wire: the link idles through the latency,
+    then is full for 1 ms; the run lasts 1.01 ms, so the first bin (10.1 us) is 0.1 us/10.1 us
+    full and the other 99 full."""
+    app = 'if tag.equals("R"):\n    sim.p2pCommunicationSend(1e6, "P")\nelse:\n'
+    app += '    sim.p2pCommunicationReceive("R")\n'
+    result = run_simulation(_two_hosts("full-duplex"), app, labels={"R": 1, "P": 1}, variables={})
+    (link,) = result["links"]
+    series = link["utilisation_series"]
+    assert result["overall_time_s"] == pytest.approx(1.01e-3, rel=1e-12)
+    assert len(series) == 100
+    assert series[0] == round(0.1 / 10.1, 4)
+    assert series[1:] == [1.0] * 99
+    assert sum(series) / 100 == pytest.approx(link["mean_utilisation"], abs=1e-4)
+
+
+def test_a_links_series_merges_steps_past_its_cap_keeping_the_integral() -> None:
+    link = FlowLink("wire", 0, "wire[0]", "shared")
+    for step in range(1, 3 * flows.SERIES_POINTS):
+        link.used = (step % 3) / 2  # 0.5, 1, 0, 0.5, ...
+        link.mark(step * 1e-3)
+    link.used = 0.0
+    end = 3 * flows.SERIES_POINTS * 1e-3
+    link.mark(end)
+    assert len(link.series_t) <= flows.SERIES_POINTS + 1
+    series = link.series(end, bins=10)
+    exact = sum((step % 3) / 2 * 1e-3 for step in range(1, 3 * flows.SERIES_POINTS))
+    assert sum(series) * end / 10 == pytest.approx(exact, rel=1e-3)
+    # the same use everywhere (0.5 on average), whatever was merged
+    assert series == [pytest.approx(0.5, abs=2e-3)] * 10
+
+
+def test_a_link_re_solved_in_one_instant_keeps_one_change_point() -> None:
+    link = FlowLink("wire", 0, "wire[0]", "shared")
+    for used in (0.5, 1.0, 0.0):  # three solves at t = 1: only the last use stands
+        link.used = used
+        link.mark(1.0)
+    assert (link.series_t, link.series_u) == ([0.0], [0.0])
+    link.used = 1.0
+    link.mark(2.0)
+    assert link.series(4.0, bins=4) == [0.0, 0.0, 1.0, 1.0]

@@ -252,15 +252,22 @@ def transfers(result: Any) -> list[tuple[str, int]]:
     return [(e["node"], e["instance"]) for e in result["timeline"] if e["kind"] == "transfer"]
 
 
-def test_a_p2p_message_on_the_4_node_cluster_crosses_nic_leaf_spine_leaf_nic() -> None:
+@pytest.mark.parametrize("sharing", ["full-duplex", "fifo"])
+def test_a_p2p_message_on_the_4_node_cluster_crosses_nic_leaf_spine_leaf_nic(sharing: str) -> None:
     size = 1e9
+    snapshot = cluster_snapshot()
+    for node in snapshot["nodes"]:
+        if "sharing" in node:  # the ready system's links are full duplex flow links
+            node["sharing"] = sharing
     result = run_simulation(
-        cluster_snapshot(), P2P, labels={"GPU": 32}, variables={"size": size, "target": 15}
+        snapshot, P2P, labels={"GPU": 32}, variables={"size": size, "target": 15}
     )
     assert transfers(result) == [("nic", 0), ("leaf", 0), ("spine", 7), ("leaf", 1), ("nic", 15)]
-    # store and forward over five 50 GB/s hops (ConnectX-7 and Quantum-2 ports), each with
-    # its record's latency: 2 x 1 us (NIC) + 3 x 0.33 us (switch ports)
-    expected = 5 * size / 50e9 + 2 * 1e-6 + 3 * 3.3e-7
+    # five 50 GB/s hops (ConnectX-7 and Quantum-2 ports), each with its record's latency:
+    # 2 x 1 us (NIC) + 3 x 0.33 us (switch ports). As one flow the message crosses them all
+    # at once (the route's latency, then size / 50 GB/s); stored and forwarded, each in turn.
+    hops = 5 if sharing == "fifo" else 1
+    expected = hops * size / 50e9 + 2 * 1e-6 + 3 * 3.3e-7
     assert result["overall_time_s"] == pytest.approx(expected, rel=1e-9)
     inside = run_simulation(
         cluster_snapshot(), P2P, labels={"GPU": 32}, variables={"size": size, "target": 7}

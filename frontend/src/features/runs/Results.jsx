@@ -13,6 +13,7 @@ import { accountingLabel, accountingOf } from "./energy.js";
 import { KernelWaves } from "./KernelWaves.jsx";
 import { CostAndFailures } from "./CostAndFailures.jsx";
 import { Collectives } from "./Collectives.jsx";
+import { LinkUtilisation } from "./LinkUtilisation.jsx";
 import { KERNEL_CHARTS, boundText, detailedKernels, phases } from "./runs.js";
 
 const PHASE_KINDS = { compute: "kernel (compute)", transfer: "transfer", memory: "memory access" };
@@ -103,6 +104,7 @@ export function Results({ result, memoryCsvUrl }) {
       )}
       <h2>Timeline</h2>
       <Gantt {...ganttInput(result)} />
+      <LinkUtilisation links={result.links} overall={result.overall_time_s} />
       <Collectives calls={result.collectives} />
       <div className="two-col">
         <div>

@@ -4,6 +4,7 @@ import { useState } from "react";
 import { InlineField } from "../../components/InlineField.jsx";
 import { COHERENCE, NEXT_LEVEL_KINDS, PATH_SOURCES, TOPOLOGIES } from "./memoryPath.js";
 import { HardwarePicker } from "./HardwarePicker.jsx";
+import { SHARING } from "./network.js";
 
 export function NodeProperties({
   node,
@@ -33,7 +34,9 @@ export function NodeProperties({
   const mine = edges.filter((e) => e.source === node.id || e.target === node.id);
   const nameOf = (id) => nodes.find((n) => n.id === id)?.data.name || id;
   const setLabels = (labels) => update({ labels });
-  const isGpu = components.find((c) => c.id === d.hardware)?.type === "GPU";
+  const hardwareType = components.find((c) => c.id === d.hardware)?.type;
+  const isGpu = hardwareType === "GPU";
+  const isNetwork = hardwareType === "NETWORK";
   const otherErrors = errors.filter(
     (e) =>
       ![
@@ -49,6 +52,7 @@ export function NodeProperties({
         "via",
         "coherence",
         "topology",
+        "sharing",
       ].some((f) => e.field === f || e.field.startsWith(`${f}.`)),
   );
   return (
@@ -114,6 +118,23 @@ export function NodeProperties({
               ))}
             </select>
           </InlineField>
+          {(isNetwork || (d.sharing && d.sharing !== "fifo")) && (
+            <InlineField label="Link sharing" error={err("sharing")}>
+              <select
+                aria-label="Link sharing"
+                value={d.sharing || "fifo"}
+                disabled={readOnly}
+                aria-invalid={Boolean(err("sharing"))}
+                onChange={(e) => update({ sharing: e.target.value })}
+              >
+                {SHARING.map(([value, text]) => (
+                  <option key={value} value={value}>
+                    {text}
+                  </option>
+                ))}
+              </select>
+            </InlineField>
+          )}
           {(isGpu || (d.kernelMode && d.kernelMode !== "analytic")) && (
             <>
               <InlineField label="Kernel simulation" error={err("kernelMode")}>

@@ -27,6 +27,7 @@ import { GROUP_SIZE, LEAF, groupAt, isDescendant, placeNew } from "./layout.js";
 import { NodeProperties } from "./NodeProperties.jsx";
 import { NODE_TYPES } from "./nodes.jsx";
 import { TopologyPanel } from "./TopologyPanel.jsx";
+import { NETWORK_MODELS } from "./network.js";
 
 const NO_GRAPH = { nodes: [], edges: [] };
 
@@ -253,6 +254,24 @@ function SystemEditorInner({ id }) {
             readOnly={readOnly}
             onChange={(e) => setFields({ description: e.target.value })}
           />
+        </InlineField>
+        <InlineField label="Network model" errors={fieldErrors} path="networkModel">
+          <select
+            aria-label="Network model"
+            value={system.networkModel || ""}
+            disabled={readOnly}
+            aria-invalid={Boolean(fieldErrors.networkModel)}
+            onChange={(e) => setFields({ networkModel: e.target.value })}
+          >
+            {(NETWORK_MODELS.some(([value]) => value === (system.networkModel || ""))
+              ? NETWORK_MODELS
+              : [...NETWORK_MODELS, [system.networkModel, system.networkModel]]
+            ).map(([value, text]) => (
+              <option key={value} value={value}>
+                {text}
+              </option>
+            ))}
+          </select>
         </InlineField>
         <SharedCheckbox
           label="Shared"

@@ -26,16 +26,20 @@ export function editorState(record) {
     nodes: flow.nodes,
     edges: flow.edges,
     topologies: record.graph?.topologies || [],
+    networkModel: record.graph?.networkModel || "",
     selectedId: null,
     counter: 1,
   };
 }
 
-// The API's graph of the editor's state: the canvas's nodes and edges and the topology
-// templates (left out when there are none, as a graph drawn box by box has none).
+// The API's graph of the editor's state: the canvas's nodes and edges, the topology templates
+// (left out when there are none, as a graph drawn box by box has none) and the network model
+// (left out when not chosen: the simulator's default, maxmin).
 export function stateGraph(state) {
   const graph = toGraph(state.nodes, state.edges);
-  return state.topologies?.length ? { ...graph, topologies: state.topologies } : graph;
+  if (state.topologies?.length) graph.topologies = state.topologies;
+  if (state.networkModel) graph.networkModel = state.networkModel;
+  return graph;
 }
 
 // What "unsaved changes" compares: the fields and the graph, not positions, sizes or selection.
@@ -46,6 +50,7 @@ export function fingerprint(state) {
     s: state.shared,
     g: stripUi(toGraph(state.nodes, state.edges)),
     t: state.topologies || [],
+    m: state.networkModel || "",
   });
 }
 

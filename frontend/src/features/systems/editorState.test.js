@@ -199,3 +199,41 @@ describe("arranging the canvas", () => {
     expect(fingerprint(after)).toBe(fingerprint(state));
   });
 });
+
+describe("the flow network's settings", () => {
+  const record = {
+    name: "cluster",
+    description: "",
+    shared: false,
+    can_edit: true,
+    graph: {
+      nodes: [
+        { id: "gpu", name: "GPU", hardware: 2, count: 8, labels: { GPU: 1 } },
+        { id: "nic", name: "NIC", hardware: 3, count: 8, labels: {}, sharing: "full-duplex" },
+      ],
+      edges: [["gpu", "nic"]],
+      networkModel: "LV08",
+    },
+  };
+
+  it("keeps a network node's sharing and the system's network model through a save", () => {
+    const state = editorState(record);
+    expect(state.networkModel).toBe("LV08");
+    expect(state.nodes.find((n) => n.id === "nic").data.sharing).toBe("full-duplex");
+    const graph = toBody(state).graph;
+    expect(graph.networkModel).toBe("LV08");
+    expect(graph.nodes.map((n) => n.sharing)).toEqual([undefined, "full-duplex"]);
+  });
+
+  it("counts a changed sharing or network model as unsaved, and leaves the defaults out", () => {
+    const state = reduce(editorState(record), { type: "selected", id: "nic" });
+    const shared = reduce(state, { type: "nodeUpdated", patch: { sharing: "shared" } });
+    expect(fingerprint(shared)).not.toBe(fingerprint(state));
+    expect(toBody(shared).graph.nodes[1].sharing).toBe("shared");
+    const fifo = reduce(state, { type: "nodeUpdated", patch: { sharing: "fifo" } });
+    expect("sharing" in toBody(fifo).graph.nodes[1]).toBe(false);
+    const plain = reduce(state, { type: "fields", patch: { networkModel: "" } });
+    expect(fingerprint(plain)).not.toBe(fingerprint(state));
+    expect("networkModel" in toBody(plain).graph).toBe(false);
+  });
+});

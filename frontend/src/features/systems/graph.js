@@ -59,6 +59,7 @@ export function toFlow(graph) {
         labels: n.labels || {},
         kernelMode: n.kernelMode || "analytic",
         kernelWorkers: n.kernelWorkers ?? 1,
+        sharing: n.sharing || "fifo",
         ...memoryFields(n),
       },
     })),
@@ -107,6 +108,7 @@ export function toGraph(nodes, edges) {
       if (d.via) node.via = d.via;
       if (d.coherence && d.coherence !== "none") node.coherence = d.coherence;
       if (d.topology && d.topology !== "crossbar") node.topology = d.topology;
+      if (d.sharing && d.sharing !== "fifo") node.sharing = d.sharing;
       return node;
     }),
     edges: edges.map((e) => [e.source, e.target]),
