@@ -8,6 +8,7 @@ from rest_framework.routers import SimpleRouter
 from webapp.studio.api.views import (
     ApplicationModelViewSet,
     QueueListView,
+    ShareViewSet,
     SimulationViewSet,
     SweepViewSet,
     TraceImportView,
@@ -17,6 +18,7 @@ router = SimpleRouter()
 router.register("applications", ApplicationModelViewSet, basename="application-model")
 router.register("simulations", SimulationViewSet, basename="simulation")
 router.register("sweeps", SweepViewSet, basename="sweep")
+router.register("shares", ShareViewSet, basename="share")
 
 # Downloads keep their file name in the path, without the router's trailing slash.
 urlpatterns = [
