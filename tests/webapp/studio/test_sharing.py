@@ -111,7 +111,7 @@ def test_a_grantee_can_neither_cancel_nor_reshare_nor_list_the_owner_s_records(
     # the runs list, the sweeps list and the application models stay the owner's
     assert reader.get("/api/simulations/").json()["count"] == 0
     assert reader.get("/api/sweeps/").json()["count"] == 0
-    private = ApplicationModelFactory(owner=user, shared=False)
+    private: Any = ApplicationModelFactory(owner=user, shared=False)
     assert reader.get(f"/api/applications/{private.pk}/").status_code == 404
 
 
