@@ -269,6 +269,17 @@ class Share(models.Model):
             ),
             models.UniqueConstraint(fields=["simulation", "user"], name="share_run_user_once"),
             models.UniqueConstraint(fields=["sweep", "user"], name="share_sweep_user_once"),
+            # One link per run or sweep: publishing twice gives the same link.
+            models.UniqueConstraint(
+                fields=["simulation"],
+                condition=models.Q(link__isnull=False),
+                name="share_run_one_link",
+            ),
+            models.UniqueConstraint(
+                fields=["sweep"],
+                condition=models.Q(link__isnull=False),
+                name="share_sweep_one_link",
+            ),
         ]
 
     def __str__(self) -> str:

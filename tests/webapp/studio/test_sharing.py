@@ -8,13 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
 from tests.hwdb.factories import UserFactory
 from tests.webapp.studio.factories import ApplicationModelFactory, SimulationFactory
 from tests.webapp.studio.test_api_trace import RESULT
 from webapp.studio.models import Share, SimulationStatus, Sweep
-from webapp.studio.services.shares import SHARE_MESSAGES
+from webapp.studio.services.shares import SHARE_MESSAGES, share_create
 
 
 def run_urls(pk: int) -> list[str]:
@@ -232,3 +233,30 @@ def test_sharing_another_user_s_run_is_a_404(
     theirs: Any = SimulationFactory(owner=other_user)
     body = {"simulation": theirs.pk, "username": stranger.username}
     assert client.post("/api/shares/", body, format="json").status_code == 404
+
+
+def test_the_database_holds_one_link_and_one_target_and_grantee_per_share(
+    run: Any, other_user: Any
+) -> None:
+    Share.objects.create(simulation=run, link="a" * 43)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Share.objects.create(simulation=run, link="b" * 43)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Share.objects.create(simulation=run, user=other_user, link="c" * 43)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Share.objects.create(user=other_user)
+    Share.objects.create(simulation=run, user=other_user)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Share.objects.create(simulation=run, user=other_user)
+
+
+def test_a_link_published_meanwhile_by_another_request_is_the_one_returned(
+    user: Any, run: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raced = Share.objects.create(simulation=run, link="r" * 43)
+    real_filter = Share.objects.filter
+    # the first look finds none, as a request that read before the other's insert committed
+    monkeypatch.setattr(Share.objects, "filter", lambda *a, **k: real_filter(pk=-1))
+    assert share_create(user=user, simulation_id=run.pk, link=True) == raced
+    monkeypatch.setattr(Share.objects, "filter", real_filter)
+    assert Share.objects.filter(link__isnull=False).count() == 1

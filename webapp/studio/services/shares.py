@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from webapp.studio.models import Share, Simulation, Sweep
 from webapp.studio.selectors import simulation_get_owned, sweep_get_owned
@@ -67,7 +67,11 @@ def share_create(
         existing = Share.objects.filter(link__isnull=False, **fields).first()
         if existing is not None:
             return existing
-        return Share.objects.create(link=secrets.token_urlsafe(LINK_BYTES), **fields)
+        try:
+            with transaction.atomic():
+                return Share.objects.create(link=secrets.token_urlsafe(LINK_BYTES), **fields)
+        except IntegrityError:  # published meanwhile by a second request: that link
+            return Share.objects.get(link__isnull=False, **fields)
     grantee = get_user_model().objects.filter(username=username, is_active=True).first()
     if grantee is None:
         raise ValidationError({"username": [SHARE_MESSAGES["unknown_user"].format(name=username)]})
