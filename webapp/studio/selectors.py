@@ -478,11 +478,12 @@ def sweep_get_owned(*, user: User, sweep_id: object) -> Sweep:
 
 
 def share_list(
-    *, user: User, simulation_id: object = None, sweep_id: object = None
+    *, user: User, simulation_id: object = None, sweep_id: object = None, received: object = None
 ) -> QuerySet[Share]:
     """Return the shares `user` gave (of their runs and sweeps) and those given to them,
     oldest first; with `simulation_id` or `sweep_id`, only the shares of that run or sweep
-    (its owner's view: the Share control)."""
+    (its owner's view: the Share control); with `received` true, only those given to them
+    (the "Shared with you" list)."""
     queryset = Share.objects.select_related(
         "user", "simulation__owner", "sweep__owner", "via"
     ).defer("simulation__snapshot", "simulation__app_source", "simulation__result", "sweep__spec")
@@ -493,6 +494,8 @@ def share_list(
         queryset = queryset.filter(simulation_id=_id_filter("simulation", simulation_id))
     if sweep_id not in (None, ""):
         queryset = queryset.filter(sweep_id=_id_filter("sweep", sweep_id))
+    if received not in (None, "") and _flag("received", received):
+        queryset = queryset.filter(user_id=cast("int", user.pk))
     return queryset
 
 

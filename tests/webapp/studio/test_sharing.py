@@ -190,6 +190,13 @@ def test_the_shares_list_holds_the_shares_given_and_received_and_none_of_others(
     assert client_for(stranger).get("/api/shares/").json()["results"] == []
     assert client_for(stranger).get(f"/api/shares/?simulation={run.pk}").json()["results"] == []
     assert client.get("/api/shares/?simulation=x").status_code == 400
+    # "Shared with you": only what was given to the reader, not what they gave
+    assert client.get("/api/shares/?received=true").json()["results"] == []
+    mine = client_for(other_user).get("/api/shares/?received=true").json()["results"]
+    assert [s["id"] for s in mine] == [given["id"]]
+    assert client.get("/api/shares/?received=maybe").json() == {
+        "received": ["Expected true or false, got 'maybe'."]
+    }
 
 
 @pytest.mark.parametrize(

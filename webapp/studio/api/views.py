@@ -466,11 +466,12 @@ class SweepViewSet(
     list=extend_schema(
         description=(
             "The shares of your runs and sweeps and those given to you, oldest first; "
-            "`simulation` or `sweep` keeps one run's or sweep's."
+            "`simulation` or `sweep` keeps one run's or sweep's, `received` those given to you."
         ),
         parameters=[
             OpenApiParameter("simulation", OpenApiTypes.INT),
             OpenApiParameter("sweep", OpenApiTypes.INT),
+            OpenApiParameter("received", OpenApiTypes.BOOL),
         ],
     ),
     create=extend_schema(request=ShareCreateSerializer, responses=ShareSerializer),
@@ -492,6 +493,7 @@ class ShareViewSet(
             user=self.request.user,
             simulation_id=params.get("simulation"),
             sweep_id=params.get("sweep"),
+            received=params.get("received"),
         )
 
     def get_object(self) -> Any:
