@@ -267,3 +267,9 @@ def test_a_link_published_meanwhile_by_another_request_is_the_one_returned(
     assert share_create(user=user, simulation_id=run.pk, link=True) == raced
     monkeypatch.setattr(Share.objects, "filter", real_filter)
     assert Share.objects.filter(link__isnull=False).count() == 1
+
+
+def test_an_id_beyond_64_bits_is_refused_naming_the_field(client: APIClient) -> None:
+    response = client.post("/api/shares/", {"simulation": 2**63, "link": True}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()) == ["simulation"]

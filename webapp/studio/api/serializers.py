@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from hwdb.api.serializers import VERSION_FIELD
 from webapp.studio.models import ApplicationModel, Share, Simulation, Sweep
-from webapp.studio.selectors import ACCESS_OWNER, ACCESS_SHARED, sweep_points
+from webapp.studio.selectors import ACCESS_OWNER, ACCESS_SHARED, MAX_ID, sweep_points
 
 
 class ApplicationModelSerializer(serializers.ModelSerializer):
@@ -384,8 +384,11 @@ class QueueSerializer(serializers.Serializer):
 class ShareCreateSerializer(serializers.Serializer):
     """A share to make: the run or the sweep, and the username or `link: true` (publish)."""
 
-    simulation = serializers.IntegerField(required=False, allow_null=True)
-    sweep = serializers.IntegerField(required=False, allow_null=True)
+    # Within a 64-bit id: a larger number is no record (and overflows SQLite's integer).
+    simulation = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=MAX_ID
+    )
+    sweep = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_ID)
     username = serializers.CharField(required=False, allow_blank=True, max_length=150)
     link = serializers.BooleanField(required=False, default=False)
 
