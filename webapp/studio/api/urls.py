@@ -36,7 +36,7 @@ urlpatterns = [
     ),
     path(
         "simulations/<int:pk>/trace.json",
-        SimulationViewSet.as_view({"get": "trace"}),
+        SimulationViewSet.as_view({"get": "trace_download"}),
         name="simulation-trace",
     ),
     path(

@@ -337,7 +337,9 @@ class SimulationViewSet(
             409: OpenApiResponse(description="The run has no result (yet)."),
         }
     )
-    def trace(self, request: Request, pk: str | None = None) -> HttpResponse:
+    # Not named `trace`: a viewset answers an HTTP method with the method of its name, and
+    # TRACE /api/simulations/ reached the download without a pk.
+    def trace_download(self, request: Request, pk: str | None = None) -> HttpResponse:
         """Download the run as a Chrome trace (Trace Event Format JSON, for Perfetto and
         chrome://tracing; simulator.trace_export); 409 while the run has no result, as the
         result download."""
