@@ -202,6 +202,8 @@ class Simulation(models.Model):
     # Set by the selectors that read one (webapp.studio.selectors.ACCESS_*): how the reader
     # came to see it, their own, as staff or shared with them.
     access: str | None = None
+    # Set by webapp.studio.selectors.simulation_get: a run shared without its sweep.
+    sweep_hidden: bool = False
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -438,6 +438,11 @@ def simulation_get(*, user: User, simulation_id: object) -> Simulation:
         )
     simulation = record_get(queryset, record_id=simulation_id)
     simulation.access = _access(user, simulation.owner_id)
+    if simulation.access == ACCESS_SHARED and simulation.sweep_id is not None:
+        # A run shared alone does not show the owner's sweep it belongs to.
+        simulation.sweep_hidden = not Share.objects.filter(
+            sweep_id=simulation.sweep_id, user_id=cast("int", user.pk)
+        ).exists()
     return simulation_queue_positions(simulations=[simulation])[0]
 
 

@@ -273,3 +273,17 @@ def test_an_id_beyond_64_bits_is_refused_naming_the_field(client: APIClient) -> 
     response = client.post("/api/shares/", {"simulation": 2**63, "link": True}, format="json")
     assert response.status_code == 400
     assert list(response.json()) == ["simulation"]
+
+
+def test_a_run_shared_alone_does_not_show_the_sweep_it_belongs_to(
+    client: APIClient, client_for: Any, sweep: Any, other_user: Any
+) -> None:
+    child = sweep.simulations.order_by("pk").first()
+    share(client, simulation=child.pk, username=other_user.username)
+    reader = client_for(other_user)
+    alone = reader.get(f"/api/simulations/{child.pk}/").json()
+    assert (alone["sweep"], alone["sweep_name"], alone["sweep_size"]) == (None, None, None)
+    assert alone["sweep_point"] == {"variables": {"steps": 1}}
+    share(client, sweep=sweep.pk, username=other_user.username)
+    with_sweep = reader.get(f"/api/simulations/{child.pk}/").json()
+    assert (with_sweep["sweep"], with_sweep["sweep_name"]) == (sweep.pk, "Steps")

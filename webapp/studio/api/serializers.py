@@ -290,6 +290,8 @@ class SimulationDetailSerializer(SimulationSerializer):
             # The records it was launched from are the owner's: the run's frozen snapshot,
             # source and names are what a share shows, never the records themselves.
             shown.update(system_model=None, application=None)
+        if instance.sweep_hidden:
+            shown.update(sweep=None, sweep_name=None, sweep_size=None)
         return shown
 
 
