@@ -12,6 +12,7 @@ import { ModelEditor, ModelList } from "./features/models/Models.jsx";
 import { Compare } from "./features/runs/Compare.jsx";
 import { RunDetail } from "./features/runs/RunDetail.jsx";
 import { RunHistory } from "./features/runs/RunHistory.jsx";
+import { SharedLink } from "./features/shares/SharedLink.jsx";
 import { SweepDetail, SweepList, SweepNew } from "./features/sweeps/Sweeps.jsx";
 import { SystemEditor } from "./features/systems/SystemEditor.jsx";
 import { SystemList } from "./features/systems/SystemList.jsx";
@@ -36,6 +37,7 @@ const ROUTES = [
   ["/app/sweeps/new", SweepNew],
   ["/app/sweeps/:id", SweepDetail],
   ["/app/workloads", Workloads],
+  ["/app/shared/:token", SharedLink],
   ["/app/analyzer", Analyzer],
   ["/app/measurements", Measurements],
 ];

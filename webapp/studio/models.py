@@ -90,6 +90,9 @@ class Sweep(models.Model):
 
     # Set by webapp.studio.selectors.simulation_queue_positions: its place in its queue.
     queue_position: int | None = None
+    # Set by the selectors that read one (webapp.studio.selectors.ACCESS_*): how the reader
+    # came to see it, their own, as staff or shared with them.
+    access: str | None = None
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -202,6 +205,11 @@ class Simulation(models.Model):
 
     # Set by webapp.studio.selectors.simulation_queue_positions: its place in its queue.
     queue_position: int | None = None
+    # Set by the selectors that read one (webapp.studio.selectors.ACCESS_*): how the reader
+    # came to see it, their own, as staff or shared with them.
+    access: str | None = None
+    # Set by webapp.studio.selectors.simulation_get: a run shared without its sweep.
+    sweep_hidden: bool = False
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -219,3 +227,69 @@ class Simulation(models.Model):
     def is_final(self) -> bool:
         """Return True once the simulation succeeded, failed or was cancelled."""
         return self.status in FINAL_STATUSES
+
+
+class Share(models.Model):
+    """A read-only grant of one run or one sweep by its owner: to one user, or to whoever
+    holds an unguessable link (`link`).
+
+    Exactly one of `simulation` and `sweep`, and exactly one of `user` and `link`, are set.
+    A sweep's grant covers its child runs. A signed-in user who opens a link is given a
+    grant of their own (`via` the link's), so that revoking the link revokes theirs too.
+    The grant shows the run or sweep as its owner sees it (its frozen snapshot and source
+    included), never the owner's records it was launched from.
+    """
+
+    simulation = models.ForeignKey(
+        Simulation, null=True, blank=True, on_delete=models.CASCADE, related_name="shares"
+    )
+    sweep = models.ForeignKey(
+        Sweep, null=True, blank=True, on_delete=models.CASCADE, related_name="shares"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="shares_received",
+    )
+    link = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    via = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="redeemed",
+        help_text="The link share this user's grant came from (revoked with it).",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(simulation__isnull=True) ^ models.Q(sweep__isnull=True),
+                name="share_one_target",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(user__isnull=True) ^ models.Q(link__isnull=True),
+                name="share_user_or_link",
+            ),
+            models.UniqueConstraint(fields=["simulation", "user"], name="share_run_user_once"),
+            models.UniqueConstraint(fields=["sweep", "user"], name="share_sweep_user_once"),
+            # One link per run or sweep: publishing twice gives the same link.
+            models.UniqueConstraint(
+                fields=["simulation"],
+                condition=models.Q(link__isnull=False),
+                name="share_run_one_link",
+            ),
+            models.UniqueConstraint(
+                fields=["sweep"],
+                condition=models.Q(link__isnull=False),
+                name="share_sweep_one_link",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        target = f"run {self.simulation_id}" if self.simulation_id else f"sweep {self.sweep_id}"
+        return f"{target} shared with {'a link' if self.link else f'user {self.user_id}'}"

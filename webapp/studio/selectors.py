@@ -1,8 +1,10 @@
 """Reads of the studio, always through the requesting user's eyes, and the queue overview.
 
 Application models are owned records, seen under the hardware database's rule (their owner
-and, when shared, everybody signed in); simulations and sweeps are seen by their owner only;
-staff see everything. A record a user cannot see raises its model's DoesNotExist (a 404).
+and, when shared, everybody signed in); simulations and sweeps are listed for their owner only,
+and read by their owner and by the users they are shared with (a `Share`: a sweep's covers its
+runs), read-only; staff see everything. A record a user cannot see raises its model's
+DoesNotExist (a 404, whether it exists or not: a grant is never told apart from no record).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -23,8 +25,10 @@ from django.db import connection
 from django.db.models import (
     CharField,
     Count,
+    Exists,
     F,
     Min,
+    OuterRef,
     Q,
     QuerySet,
     Value,
@@ -49,6 +53,7 @@ from webapp.studio.limits import queue_limits
 from webapp.studio.models import (
     FINAL_STATUSES,
     ApplicationModel,
+    Share,
     Simulation,
     SimulationStatus,
     Sweep,
@@ -73,6 +78,7 @@ FILTER_MESSAGES = {
     "date": "Expected a date (YYYY-MM-DD) or a date and time (ISO 8601), got {value!r}.",
     "flag": "Expected true or false, got {value!r}.",
     "search": "Search for at most {limit} characters.",
+    "simulation": "Expected a simulation id.",
 }
 # The query parameters of the runs list that `simulation_list` applies.
 SIMULATION_FILTERS = (
@@ -401,14 +407,54 @@ def _list_version_sql(*, staff: bool) -> str:
     )
 
 
+# How the reader of a run or sweep came to see it (its `access`): the pages show the owner's
+# controls (cancel, share, edit the records) only for "owner" and "staff".
+ACCESS_OWNER, ACCESS_STAFF, ACCESS_SHARED = "owner", "staff", "shared"
+
+
+def _access(user: User, owner_id: int) -> str:
+    if owner_id == user.pk:
+        return ACCESS_OWNER
+    return ACCESS_STAFF if _is_staff(user) else ACCESS_SHARED
+
+
+def _granted(user: User, **target: Any) -> Exists:
+    """Return the condition that a share with `user` covers the outer row (`target`: the
+    share's fields matched against the outer query's columns, any one enough)."""
+    condition = Q()
+    for field, column in target.items():
+        condition |= Q(**{field: OuterRef(column)})
+    return Exists(Share.objects.filter(condition, user_id=cast("int", user.pk)))
+
+
 def simulation_get(*, user: User, simulation_id: object) -> Simulation:
-    """Return `user`'s simulation with this id (Simulation.DoesNotExist otherwise), with its
-    `queue_position` (`simulation_queue_positions`)."""
+    """Return the simulation with this id if `user` may read it: theirs, shared with them
+    (itself or its sweep) or any for staff (Simulation.DoesNotExist otherwise); with its
+    `queue_position` (`simulation_queue_positions`) and `access` (ACCESS_*)."""
+    queryset = Simulation.objects.select_related("owner", "sweep").defer(*RELATED_UNSHOWN)
+    if not _is_staff(user):
+        queryset = queryset.filter(
+            Q(owner_id=user.pk) | _granted(user, simulation_id="pk", sweep_id="sweep_id")
+        )
+    simulation = record_get(queryset, record_id=simulation_id)
+    simulation.access = _access(user, simulation.owner_id)
+    if simulation.access == ACCESS_SHARED and simulation.sweep_id is not None:
+        # A run shared alone does not show the owner's sweep it belongs to.
+        simulation.sweep_hidden = not Share.objects.filter(
+            sweep_id=simulation.sweep_id, user_id=cast("int", user.pk)
+        ).exists()
+    return simulation_queue_positions(simulations=[simulation])[0]
+
+
+def simulation_get_owned(*, user: User, simulation_id: object) -> Simulation:
+    """Return `user`'s own simulation with this id, any for staff (Simulation.DoesNotExist
+    otherwise, a shared one included): what a change (cancel, share) acts on."""
     queryset = Simulation.objects.select_related("owner", "sweep").defer(*RELATED_UNSHOWN)
     if not _is_staff(user):
         queryset = queryset.filter(owner_id=user.pk)
     simulation = record_get(queryset, record_id=simulation_id)
-    return simulation_queue_positions(simulations=[simulation])[0]
+    simulation.access = _access(user, simulation.owner_id)
+    return simulation
 
 
 def sweep_list(*, user: User) -> QuerySet[Sweep]:
@@ -418,8 +464,51 @@ def sweep_list(*, user: User) -> QuerySet[Sweep]:
 
 
 def sweep_get(*, user: User, sweep_id: object) -> Sweep:
-    """Return `user`'s sweep with this id (Sweep.DoesNotExist otherwise)."""
-    return record_get(sweep_list(user=user), record_id=sweep_id)
+    """Return the sweep with this id if `user` may read it: theirs, shared with them or any
+    for staff (Sweep.DoesNotExist otherwise); with its `access` (ACCESS_*)."""
+    queryset = Sweep.objects.select_related("owner")
+    if not _is_staff(user):
+        queryset = queryset.filter(Q(owner_id=user.pk) | _granted(user, sweep_id="pk"))
+    sweep = record_get(queryset, record_id=sweep_id)
+    sweep.access = _access(user, sweep.owner_id)
+    return sweep
+
+
+def sweep_get_owned(*, user: User, sweep_id: object) -> Sweep:
+    """Return `user`'s own sweep with this id, any for staff (Sweep.DoesNotExist otherwise,
+    a shared one included): what a change (cancel, share) acts on."""
+    sweep = record_get(sweep_list(user=user), record_id=sweep_id)
+    sweep.access = _access(user, sweep.owner_id)
+    return sweep
+
+
+def share_list(
+    *, user: User, simulation_id: object = None, sweep_id: object = None, received: object = None
+) -> QuerySet[Share]:
+    """Return the shares `user` gave (of their runs and sweeps) and those given to them,
+    oldest first; with `simulation_id` or `sweep_id`, only the shares of that run or sweep
+    (its owner's view: the Share control); with `received` true, only those given to them
+    (the "Shared with you" list)."""
+    queryset = Share.objects.select_related(
+        "user", "simulation__owner", "sweep__owner", "via"
+    ).defer("simulation__snapshot", "simulation__app_source", "simulation__result", "sweep__spec")
+    queryset = queryset.filter(
+        Q(simulation__owner_id=user.pk) | Q(sweep__owner_id=user.pk) | Q(user_id=user.pk)
+    )
+    if simulation_id not in (None, ""):
+        queryset = queryset.filter(simulation_id=_id_filter("simulation", simulation_id))
+    if sweep_id not in (None, ""):
+        queryset = queryset.filter(sweep_id=_id_filter("sweep", sweep_id))
+    if received not in (None, "") and _flag("received", received):
+        queryset = queryset.filter(user_id=cast("int", user.pk))
+    return queryset
+
+
+def share_get_given(*, user: User, share_id: object) -> Share:
+    """Return the share with this id of one of `user`'s runs or sweeps (Share.DoesNotExist
+    otherwise: a share given to `user` is not theirs to revoke)."""
+    queryset = Share.objects.filter(Q(simulation__owner_id=user.pk) | Q(sweep__owner_id=user.pk))
+    return record_get(queryset, record_id=share_id)
 
 
 # The parts of a child's result the sweep table reads, through JSON key transforms (a

@@ -52,3 +52,12 @@ def test_the_trace_is_409_without_a_result_and_404_for_others_runs(
         owner=other_user, status=SimulationStatus.SUCCEEDED, result=RESULT
     )
     assert client.get(f"/api/simulations/{theirs.pk}/trace.json").status_code == 404
+
+
+def test_an_http_trace_request_is_refused_not_taken_for_the_trace_download(
+    client: APIClient, user: Any
+) -> None:
+    done: Any = SimulationFactory(owner=user, status=SimulationStatus.SUCCEEDED, result=RESULT)
+    assert client.generic("TRACE", "/api/simulations/").status_code == 405
+    assert client.generic("TRACE", f"/api/simulations/{done.pk}/").status_code == 405
+    assert client.get(f"/api/simulations/{done.pk}/trace.json").status_code == 200

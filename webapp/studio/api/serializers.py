@@ -10,8 +10,8 @@ from django.urls import get_script_prefix, reverse
 from rest_framework import serializers
 
 from hwdb.api.serializers import VERSION_FIELD
-from webapp.studio.models import ApplicationModel, Simulation, Sweep
-from webapp.studio.selectors import sweep_points
+from webapp.studio.models import ApplicationModel, Share, Simulation, Sweep
+from webapp.studio.selectors import ACCESS_OWNER, ACCESS_SHARED, MAX_ID, sweep_points
 
 
 class ApplicationModelSerializer(serializers.ModelSerializer):
@@ -246,6 +246,7 @@ class SimulationDetailSerializer(SimulationSerializer):
 
     memory_csv_url = serializers.SerializerMethodField()
     trace_url = serializers.SerializerMethodField()
+    access = serializers.SerializerMethodField()
 
     class Meta(SimulationSerializer.Meta):
         fields = [
@@ -256,6 +257,7 @@ class SimulationDetailSerializer(SimulationSerializer):
             "memory_csv_url",
             "failures",
             "trace_url",
+            "access",
         ]
         read_only_fields = fields
 
@@ -267,8 +269,14 @@ class SimulationDetailSerializer(SimulationSerializer):
         """Return the path of the run's Chrome trace download (issue 43 item 6)."""
         return reverse("simulation-trace", kwargs={"pk": simulation.pk})
 
+    def get_access(self, simulation: Simulation) -> str:
+        """Return how the reader sees the run (selectors.ACCESS_*): "owner" when no selector
+        said (a launch's answer)."""
+        return simulation.access or ACCESS_OWNER
+
     def to_representation(self, instance: Simulation) -> dict[str, Any]:
-        return {
+        access = self.get_access(instance)
+        shown = {
             **super().to_representation(instance),
             "error": instance.error,
             "snapshot": instance.snapshot,
@@ -276,7 +284,15 @@ class SimulationDetailSerializer(SimulationSerializer):
             "memory_csv_url": self.get_memory_csv_url(instance),
             "failures": instance.failures,
             "trace_url": self.get_trace_url(instance),
+            "access": access,
         }
+        if access == ACCESS_SHARED:
+            # The records it was launched from are the owner's: the run's frozen snapshot,
+            # source and names are what a share shows, never the records themselves.
+            shown.update(system_model=None, application=None)
+        if instance.sweep_hidden:
+            shown.update(sweep=None, sweep_name=None, sweep_size=None)
+        return shown
 
 
 class SweepLaunchSerializer(serializers.Serializer):
@@ -319,10 +335,15 @@ class SweepDetailSerializer(SweepSerializer):
     # What flagged the points (selectors.sweep_objectives), as the view applied it.
     objectives = serializers.SerializerMethodField()
     constraints = serializers.SerializerMethodField()
+    access = serializers.SerializerMethodField()
 
     class Meta(SweepSerializer.Meta):
-        fields = [*SweepSerializer.Meta.fields, "points", "objectives", "constraints"]
+        fields = [*SweepSerializer.Meta.fields, "points", "objectives", "constraints", "access"]
         read_only_fields = fields
+
+    def get_access(self, sweep: Sweep) -> str:
+        """Return how the reader sees the sweep (selectors.ACCESS_*; "owner" after a launch)."""
+        return sweep.access or ACCESS_OWNER
 
     def get_points(self, sweep: Sweep) -> list[dict[str, Any]]:
         """Return the sweep's table rows (those the view flagged, when it passes them)."""
@@ -360,3 +381,77 @@ class QueueSerializer(serializers.Serializer):
     description = serializers.CharField()
     workers = serializers.ListField(child=serializers.CharField())
     limits = QueueLimitsSerializer()
+
+
+class ShareCreateSerializer(serializers.Serializer):
+    """A share to make: the run or the sweep, and the username or `link: true` (publish)."""
+
+    # Within a 64-bit id: a larger number is no record (and overflows SQLite's integer).
+    simulation = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=MAX_ID
+    )
+    sweep = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_ID)
+    username = serializers.CharField(required=False, allow_blank=True, max_length=150)
+    link = serializers.BooleanField(required=False, default=False)
+
+
+class ShareRedeemSerializer(serializers.Serializer):
+    """A link's token, as its page path carries it."""
+
+    link = serializers.CharField(max_length=64)
+
+
+class ShareSerializer(serializers.ModelSerializer):
+    """A share as its owner and its grantee see it: the run or sweep, who shared it, with whom
+    (a username, or none for a link: its `link` token and `link_path`), and whether it came
+    from a link (`via_link`: revoked with that link)."""
+
+    owner = serializers.SerializerMethodField()
+    target_name = serializers.SerializerMethodField()
+    user = serializers.SerializerMethodField()
+    link_path = serializers.SerializerMethodField()
+    via_link = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Share
+        fields = [
+            "id",
+            "simulation",
+            "sweep",
+            "target_name",
+            "owner",
+            "user",
+            "link",
+            "link_path",
+            "via_link",
+            "created",
+        ]
+        read_only_fields = fields
+
+    def _target(self, share: Share) -> Simulation | Sweep:
+        target = share.simulation or share.sweep
+        assert target is not None
+        return target
+
+    def get_owner(self, share: Share) -> str:
+        """Return the username of the run's or sweep's owner (who shared it)."""
+        return str(self._target(share).owner.username)
+
+    def get_target_name(self, share: Share) -> str:
+        """Return the run's or sweep's name as its page heads it."""
+        target = self._target(share)
+        if target.name:
+            return str(target.name)
+        return f"Simulation {target.pk}" if share.simulation_id else f"Sweep {target.pk}"
+
+    def get_user(self, share: Share) -> str | None:
+        """Return the grantee's username (None: a link)."""
+        return share.user.username if share.user_id and share.user else None
+
+    def get_link_path(self, share: Share) -> str | None:
+        """Return the browser path that opens a link share (None: a user's share)."""
+        return f"/app/shared/{share.link}" if share.link else None
+
+    def get_via_link(self, share: Share) -> bool:
+        """Return True for a grant given by opening a link."""
+        return share.via_id is not None

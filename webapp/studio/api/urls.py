@@ -8,6 +8,7 @@ from rest_framework.routers import SimpleRouter
 from webapp.studio.api.views import (
     ApplicationModelViewSet,
     QueueListView,
+    ShareViewSet,
     SimulationViewSet,
     SweepViewSet,
     TraceImportView,
@@ -20,6 +21,7 @@ router = SimpleRouter()
 router.register("applications", ApplicationModelViewSet, basename="application-model")
 router.register("simulations", SimulationViewSet, basename="simulation")
 router.register("sweeps", SweepViewSet, basename="sweep")
+router.register("shares", ShareViewSet, basename="share")
 
 # Downloads keep their file name in the path, without the router's trailing slash.
 urlpatterns = [
@@ -41,7 +43,7 @@ urlpatterns = [
     ),
     path(
         "simulations/<int:pk>/trace.json",
-        SimulationViewSet.as_view({"get": "trace"}),
+        SimulationViewSet.as_view({"get": "trace_download"}),
         name="simulation-trace",
     ),
     path(

@@ -42,6 +42,9 @@ from webapp.studio import selectors
 from webapp.studio.api.serializers import (
     ApplicationModelSerializer,
     QueueSerializer,
+    ShareCreateSerializer,
+    ShareRedeemSerializer,
+    ShareSerializer,
     SimulationDetailSerializer,
     SimulationLaunchSerializer,
     SimulationSerializer,
@@ -57,6 +60,7 @@ from webapp.studio.services.applications import (
 )
 from webapp.studio.services.launch import simulation_launch
 from webapp.studio.services.runs import simulation_cancel
+from webapp.studio.services.shares import share_create, share_redeem, share_revoke
 from webapp.studio.services.sweeps import sweep_cancel, sweep_launch
 from webapp.studio.services.traces import trace_import
 from webapp.studio.services.workloads import (
@@ -299,8 +303,9 @@ class SimulationViewSet(
     @extend_schema(request=None, responses=SimulationSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
-        """Cancel a queued or running simulation."""
-        simulation = simulation_cancel(simulation=self.get_object())
+        """Cancel a queued or running simulation (its owner's or staff's: a shared one is a 404)."""
+        owned = selectors.simulation_get_owned(user=request.user, simulation_id=pk)
+        simulation = simulation_cancel(simulation=owned)
         return Response(SimulationSerializer(simulation).data)
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
@@ -338,7 +343,9 @@ class SimulationViewSet(
             409: OpenApiResponse(description="The run has no result (yet)."),
         }
     )
-    def trace(self, request: Request, pk: str | None = None) -> HttpResponse:
+    # Not named `trace`: a viewset answers an HTTP method with the method of its name, and
+    # TRACE /api/simulations/ reached the download without a pk.
+    def trace_download(self, request: Request, pk: str | None = None) -> HttpResponse:
         """Download the run as a Chrome trace (Trace Event Format JSON, for Perfetto and
         chrome://tracing; simulator.trace_export); 409 while the run has no result, as the
         result download."""
@@ -446,8 +453,9 @@ class SweepViewSet(
     @extend_schema(request=None, responses=SweepSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
-        """Cancel the sweep's queued and running children."""
-        sweep = sweep_cancel(sweep=self.get_object())
+        """Cancel the sweep's queued and running children (its owner's or staff's: a shared one
+        is a 404)."""
+        sweep = sweep_cancel(sweep=selectors.sweep_get_owned(user=request.user, sweep_id=pk))
         return Response(SweepSerializer(sweep).data)
 
     @extend_schema(
@@ -460,6 +468,70 @@ class SweepViewSet(
         axes, rows, _ = self._table(request, sweep)
         columns = selectors.sweep_columns(axes, rows)
         return csv_response(columns, rows, filename=f"sweep-{sweep.pk}.csv")
+
+
+@extend_schema_view(
+    list=extend_schema(
+        description=(
+            "The shares of your runs and sweeps and those given to you, oldest first; "
+            "`simulation` or `sweep` keeps one run's or sweep's, `received` those given to you."
+        ),
+        parameters=[
+            OpenApiParameter("simulation", OpenApiTypes.INT),
+            OpenApiParameter("sweep", OpenApiTypes.INT),
+            OpenApiParameter("received", OpenApiTypes.BOOL),
+        ],
+    ),
+    create=extend_schema(request=ShareCreateSerializer, responses=ShareSerializer),
+)
+class ShareViewSet(
+    mixins.ListModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Read-only shares of a run or a sweep: with a user by username, or published under a
+    link; destroy revokes (a link's takes the grants of those who opened it along)."""
+
+    serializer_class = ShareSerializer
+    filter_backends: list[Any] = []
+
+    def get_queryset(self) -> Any:
+        params = self.request.query_params
+        return selectors.share_list(
+            user=self.request.user,
+            simulation_id=params.get("simulation"),
+            sweep_id=params.get("sweep"),
+            received=params.get("received"),
+        )
+
+    def get_object(self) -> Any:
+        return selectors.share_get_given(user=self.request.user, share_id=self.kwargs["pk"])
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = ShareCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        share = share_create(
+            user=_user(request),
+            simulation_id=data.get("simulation"),
+            sweep_id=data.get("sweep"),
+            username=data.get("username", ""),
+            link=data.get("link", False),
+        )
+        return Response(ShareSerializer(share).data, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance: Any) -> None:
+        share_revoke(share=instance)
+
+    @extend_schema(request=ShareRedeemSerializer, responses=ShareSerializer)
+    @action(detail=False, methods=["post"])
+    def redeem(self, request: Request) -> Response:
+        """Open a link: the signed-in user's grant of the linked run or sweep (404: no such
+        link, or revoked)."""
+        serializer = ShareRedeemSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        share = share_redeem(user=_user(request), link=serializer.validated_data["link"])
+        return Response(ShareSerializer(share).data)
 
 
 class QueueListView(APIView):

@@ -7,6 +7,8 @@ import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { Retrying } from "../../components/Retrying.jsx";
 import { RunAnalysis } from "../analysis/RunAnalysis.jsx";
+import { ShareControl } from "../shares/ShareControl.jsx";
+import { sharedNote } from "../shares/shares.js";
 import { Results } from "./Results.jsx";
 import { RunFacts, RunProgress } from "./RunFacts.jsx";
 import { RunLimits } from "./RunLimits.jsx";
@@ -21,12 +23,14 @@ export function RunDetail({ id }) {
   if (!sim) return retrying ? <Retrying error={retrying} /> : <Loading />;
   const failed = sim.status === "failed";
   const err = sim.error || {};
+  // A run shared with the reader: the same page, without the owner's controls.
+  const shared = sim.access === "shared";
   return (
     <section aria-labelledby="run-title">
       <header className="page-head">
         <h1 id="run-title">{sim.name || `Simulation ${sim.id}`}</h1>
         <div className="actions">
-          {!FINAL.includes(sim.status) && (
+          {!shared && !FINAL.includes(sim.status) && (
             <button
               onClick={() =>
                 post(`/api/simulations/${id}/cancel/`).catch((e) => toast(e.message, "error"))
@@ -41,14 +45,20 @@ export function RunDetail({ id }) {
             </a>
           )}
           <TraceDownload sim={sim} result={result} />
-          {sim.application && (
+          {!shared && sim.application && (
             <button onClick={() => navigate(`/app/applications/${sim.application}`)}>
               Edit application model
             </button>
           )}
           <button onClick={() => navigate(`/app/runs?compare=${id}`)}>Compare with…</button>
+          {!shared && <ShareControl kind="simulation" id={sim.id} />}
         </div>
       </header>
+      {shared && (
+        <p className="notice shared" data-testid="shared-note">
+          {sharedNote("run", sim.owner)}
+        </p>
+      )}
       <p className="muted">
         <span className={`status status-${sim.status}`} data-testid="run-status">
           {sim.status}

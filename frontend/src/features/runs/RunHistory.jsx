@@ -8,6 +8,7 @@ import { GridTable } from "../../components/GridTable.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { useNow } from "../../hooks/useNow.js";
+import { SharedWithYou } from "../shares/SharedWithYou.jsx";
 import { runProgressBrief } from "./runFacts.js";
 import {
   COMPARE_LIMIT,
@@ -234,6 +235,7 @@ export function RunHistory() {
           )}
         </>
       )}
+      <SharedWithYou />
     </section>
   );
 }

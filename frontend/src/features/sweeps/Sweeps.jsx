@@ -18,6 +18,8 @@ import { usePolling } from "../../hooks/usePolling.js";
 import { coerce, graphLabels } from "../launch/launch.js";
 import { ModelChoices } from "../launch/ModelChoices.jsx";
 import { useLaunchChoices } from "../launch/useLaunchChoices.js";
+import { ShareControl } from "../shares/ShareControl.jsx";
+import { sharedNote } from "../shares/shares.js";
 import { ModelWarning } from "../runs/ModelWarning.jsx";
 import { PowerWarning } from "../runs/PowerWarning.jsx";
 import { pointEnergyTitle, pointsMismatch } from "../runs/energy.js";
@@ -437,7 +439,7 @@ export function SweepDetail({ id }) {
           <a className="button" href={sweep.results_url} download>
             Download CSV
           </a>
-          {sweep.status === "running" && (
+          {sweep.access !== "shared" && sweep.status === "running" && (
             <button
               onClick={() =>
                 post(`/api/sweeps/${id}/cancel/`).catch((e) => toast(e.message, "error"))
@@ -446,8 +448,14 @@ export function SweepDetail({ id }) {
               Cancel
             </button>
           )}
+          {sweep.access !== "shared" && <ShareControl kind="sweep" id={sweep.id} />}
         </div>
       </header>
+      {sweep.access === "shared" && (
+        <p className="notice shared" data-testid="shared-note">
+          {sharedNote("sweep", sweep.owner)}
+        </p>
+      )}
       <p className="muted">
         <span className={`status status-${sweep.status}`} data-testid="sweep-status">
           {sweep.status}
