@@ -39,7 +39,6 @@ import contextlib
 import hashlib
 import itertools
 import json
-import math
 import os
 import queue
 import re
@@ -699,17 +698,16 @@ class ShallowFunctions:
     def _twin_answer(
         self, function: str, args: tuple[object, ...], params: Mapping[str, object]
     ) -> float | None:
-        """Return the Python twin's value of one evaluation when it answers with a finite
-        non-negative number (what `_checked` accepts), else None: V8 answers, and reports the
-        rest."""
+        """Return the Python twin's value of one evaluation when the one rule of a model's
+        times (simulator.errors.model_seconds) accepts it, else None: V8 answers, and its
+        error names what the model returned."""
         twin = self._twin
         if twin is None:
             return None
         try:
-            value = twin.call(function, args, params)
-        except (Decline, ArithmeticError):
+            return model_seconds(twin.call(function, args, params))
+        except (Decline, ArithmeticError, ValueError):
             return None
-        return value if 0.0 <= value < math.inf else None
 
     def _evaluate_call(
         self, function: str, args: tuple[object, ...], params: Mapping[str, object]

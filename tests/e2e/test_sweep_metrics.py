@@ -86,7 +86,7 @@ def test_a_sweep_plots_kernel_time_on_log_axes_one_line_per_gpu_used(page: Any) 
     expect(page.locator("figure.chart").first.get_by_label("Legend")).to_contain_text("transfer")
 
     with page.expect_download() as download_info:
-        page.get_by_role("link", name="Download CSV").click()
+        page.get_by_role("link", name="Download CSV", exact=True).click()
     table = list(csv.DictReader(io.StringIO(Path(download_info.value.path()).read_text())))
     assert {row["gpu"] for row in table} == set(GPUS)
     kernel = {(row["gpu"], int(row["N"])): float(row["kernel_s"]) for row in table}

@@ -62,7 +62,7 @@ def test_a_sweep_over_intensity_and_two_gpus_charts_one_line_per_gpu(
     screenshot(page, "09-sweep-chart")
 
     with page.expect_download() as download_info:
-        page.get_by_role("link", name="Download CSV").click()
+        page.get_by_role("link", name="Download CSV", exact=True).click()
     table = list(csv.DictReader(io.StringIO(Path(download_info.value.path()).read_text())))
     assert {row["hardware"] for row in table} == set(GPUS)
     assert sorted({int(row["computeIntensity"]) for row in table}) == list(INTENSITIES)

@@ -144,9 +144,13 @@ def test_a_run_asks_for_one_v8_context_per_node_model_and_hardware_no_twin_answe
     payload = {"snapshot": snapshot}
     assert preparation.needs_v8(payload) == 0  # both of the example's models have Python twins
 
-    for node in snapshot["nodes"]:
-        if node.get("model") is not None:
-            snapshot["models"][node["model"]]["source"] += "\n// edited: no twin answers it\n"
+    models = {node["model"] for node in snapshot["nodes"] if node.get("model") is not None}
+    for model in models:  # an edit the compiler covers: still answered in Python
+        snapshot["models"][model]["source"] += "\n// edited: a comment\n"
+    assert preparation.needs_v8(payload) == 0
+
+    for model in models:  # an arrow function: outside the compiled subset, so V8's
+        snapshot["models"][model]["source"] += "var edited = () => 0;\n"
     pairs = {(n["model"], n["hardware"]) for n in snapshot["nodes"] if n.get("model") is not None}
 
     assert preparation.needs_v8(payload) == len(pairs) > 0

@@ -93,8 +93,12 @@ def test_volkov_on_the_gpus_of_its_paper_does_not_warn(gpu: str) -> None:
 
 
 def test_the_current_model_warns_off_hopper_and_not_on_it() -> None:
-    assert run(one_gpu("H200 SXM 141GB", CURRENT))["warnings"] == []
-    (warning,) = run(one_gpu("B200 SXM 180GB", CURRENT))["warnings"]
+    # (a model V8 evaluates says so in a warning of its own, code "javascript")
+    def architecture(result: dict[str, Any]) -> list[dict[str, Any]]:
+        return [w for w in result["warnings"] if w["code"] == "architecture"]
+
+    assert architecture(run(one_gpu("H200 SXM 141GB", CURRENT))) == []
+    (warning,) = architecture(run(one_gpu("B200 SXM 180GB", CURRENT)))
     assert warning["architecture"] == "Blackwell" and warning["validated"] == ["Hopper"]
 
 
