@@ -106,11 +106,13 @@ class FlowLink:
         "flows",
         "id",
         "instance",
+        "left",
         "node",
         "peak",
         "saturated_s",
         "sharing",
         "since",
+        "usage",
         "used",
         "used_s",
     )
@@ -128,6 +130,8 @@ class FlowLink:
         self.used_s = 0.0
         self.saturated_s = 0.0
         self.peak = 0.0
+        self.left = 0.0  # capacity left and unfixed flows' usage in solve_max_min
+        self.usage = 0.0
 
     def advance(self, now: float) -> None:
         """Account the time since the last change at the current usage."""
@@ -161,6 +165,7 @@ class Flow:
         "bound",
         "done",
         "links",
+        "open",
         "pending",
         "rate",
         "remaining",
@@ -188,6 +193,22 @@ class Flow:
         self.updated = 0.0
         self.version = 0
         self.pending = False  # whether an end event of this version is scheduled
+        self.open = False  # whether solve_max_min has yet to fix it
+
+
+class FlowPath:
+    """The links of a flow with its a_{f,l} on each, its weight w_f, bound and latency
+    (F1, F4, F5): the same for every message of one size over one run of flow links."""
+
+    __slots__ = ("bound", "delay", "links", "weight")
+
+    def __init__(
+        self, links: tuple[tuple[FlowLink, float], ...], weight: float, bound: float, delay: float
+    ) -> None:
+        self.links = links
+        self.weight = weight
+        self.bound = bound
+        self.delay = delay
 
 
 class FlowNetwork:
@@ -228,6 +249,11 @@ class FlowNetwork:
         """Start a message of `size` bytes over `crossings` (each link with the message's
         latency lat_{f,l} and seconds per byte a_{f,l} on it): after the route's latency
         (F1, returned) it moves by (F2-F5); `done(now)` runs when it arrived."""
+        return self.start_path(self.path(crossings), size, done)
+
+    def path(self, crossings: list[tuple[FlowLink, float, float]]) -> FlowPath:
+        """Return what (F1), (F4) and (F5) make of `crossings` (`start`'s), which every
+        message of the same size on the same links shares (a collective's pieces)."""
         model = self.model
         latency = sum(lat for _, lat, _ in crossings)
         penalty = latency + model.weight_s * sum(a for _, _, a in crossings)
@@ -235,10 +261,14 @@ class FlowNetwork:
         bound = (
             model.tcp_gamma / (2.0 * latency) if model.tcp_gamma > 0 and latency > 0 else math.inf
         )
-        flow = Flow(((link, a) for link, _, a in crossings), size, weight, bound, done)
-        delay = latency * model.latency_factor
-        self.engine.schedule(delay, self._join, flow)
-        return delay
+        links = tuple((link, a) for link, _, a in crossings)
+        return FlowPath(links, weight, bound, latency * model.latency_factor)
+
+    def start_path(self, path: FlowPath, size: float, done: Callable[[float], None]) -> float:
+        """`start` a message of `size` bytes over a `path` made by `path()`."""
+        flow = Flow(path.links, size, path.weight, path.bound, done)
+        self.engine.schedule(path.delay, self._join, flow)
+        return path.delay
 
     def _join(self, flow: Flow) -> None:
         now = self.engine.now
@@ -298,8 +328,11 @@ class FlowNetwork:
                 if other not in seen_flows:
                     seen_flows.add(other)
                     flows.append(other)
-                    if len(other.links) > 1:
-                        stack.extend(hop for hop, _ in other.links if hop not in seen_links)
+                    hops = other.links
+                    if len(hops) > 1:
+                        for hop, _ in hops:
+                            if hop not in seen_links:
+                                stack.append(hop)
         return flows, links
 
     def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
@@ -366,57 +399,70 @@ def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
     """Set each flow's `x` to the weighted max-min fair point of (F3)-(F5) by progressive
     filling (module docstring). `links` are every link the flows cross, and the flows every
     flow on those links."""
-    if len(links) == 1 and all(flow.bound == math.inf for flow in flows):
+    inf = math.inf
+    unbounded = True
+    for flow in flows:
+        if flow.bound != inf:
+            unbounded = False
+            break
+    if unbounded and len(links) == 1:
         # one link, no bound: the shares are the weights' (one step of the filling below)
         (link,) = links
         total = 0.0
         for flow, a in link.flows.items():
             total += a * flow.weight
-        level = 1.0 / total if total > 0.0 else math.inf
+        level = 1.0 / total if total > 0.0 else inf
         for flow in flows:
             flow.x = level * flow.weight
         return
-    # per link still open: capacity left and the sum of a_{f,l} w_f over its unfixed flows
-    remaining: dict[FlowLink, float] = {}
-    usage: dict[FlowLink, float] = {}
+    # per link still open: capacity left (`left`) and the sum of a_{f,l} w_f over its
+    # unfixed flows (`usage`), kept on the link while the filling runs; a flow is unfixed
+    # while its `open` is set
     for link in links:
-        remaining[link] = 1.0
+        link.left = 1.0
         total = 0.0
         for flow, a in link.flows.items():
             total += a * flow.weight
-        usage[link] = total
-    unfixed = set(flows)
-    bounded = [flow for flow in flows if flow.bound < math.inf]
+        link.usage = total
+    unfixed = len(flows)
+    bounded = [] if unbounded else [flow for flow in flows if flow.bound < inf]
     for flow in flows:
         flow.x = 0.0
-    open_links = [link for link in links if usage[link] > 0.0]
+        flow.open = True
+    open_links = [link for link in links if link.usage > 0.0]
     while unfixed:
-        level = math.inf
+        level = inf
         for link in open_links:
-            share = max(remaining[link], 0.0) / usage[link]
+            left = link.left
+            share = (0.0 if left < 0.0 else left) / link.usage  # max(left, 0.0), NaN kept
             if share < level:
                 level = share
         for flow in bounded:
-            if flow in unfixed and flow.bound / flow.weight < level:
+            if flow.open and flow.bound / flow.weight < level:
                 level = flow.bound / flow.weight
-        if level == math.inf:  # flows that cross no constrained link: no limit
-            for flow in unfixed:
-                flow.x = math.inf
+        if level == inf:  # flows that cross no constrained link: no limit
+            for flow in flows:
+                if flow.open:
+                    flow.x = inf
+                    flow.open = False
             return
         threshold = level * (1.0 + 1e-12)
-        fixed = [f for f in bounded if f in unfixed and f.bound / f.weight <= threshold]
+        fixed = [f for f in bounded if f.open and f.bound / f.weight <= threshold]
         still_open = []
         for link in open_links:
-            if max(remaining[link], 0.0) / usage[link] <= threshold:
-                fixed.extend(flow for flow in link.flows if flow in unfixed)
+            left = link.left
+            if (0.0 if left < 0.0 else left) / link.usage <= threshold:
+                fixed.extend([flow for flow in link.flows if flow.open])
             else:
                 still_open.append(link)
         for flow in fixed:
-            if flow not in unfixed:
+            if not flow.open:
                 continue
-            unfixed.discard(flow)
-            flow.x = x = min(level * flow.weight, flow.bound)
+            flow.open = False
+            unfixed -= 1
+            weight = flow.weight
+            flow.x = x = min(level * weight, flow.bound)
             for link, a in flow.links:
-                remaining[link] -= a * x
-                usage[link] -= a * flow.weight
-        open_links = [link for link in still_open if usage[link] > 1e-300]
+                link.left -= a * x
+                link.usage -= a * weight
+        open_links = [link for link in still_open if link.usage > 1e-300]
