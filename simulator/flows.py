@@ -107,6 +107,7 @@ class FlowLink:
         "id",
         "instance",
         "left",
+        "multi",
         "node",
         "peak",
         "saturated_s",
@@ -132,6 +133,7 @@ class FlowLink:
         self.peak = 0.0
         self.left = 0.0  # capacity left and unfixed flows' usage in solve_max_min
         self.usage = 0.0
+        self.multi = 0  # the flows on it that cross other links too (`_component`)
 
     def advance(self, now: float) -> None:
         """Account the time since the last change at the current usage."""
@@ -277,8 +279,12 @@ class FlowNetwork:
             flow.done(now)
             return
         flow.updated = now
-        for link, a in flow.links:
+        links = flow.links
+        for link, a in links:
             link.flows[flow] = a
+        if len(links) > 1:
+            for link, _ in links:
+                link.multi += 1
         self._change(flow)
 
     def _finish(self, arg: tuple[Flow, int]) -> None:
@@ -287,8 +293,12 @@ class FlowNetwork:
             return
         now = self.engine.now
         flow.remaining = 0.0
-        for link, _ in flow.links:
+        links = flow.links
+        for link, _ in links:
             del link.flows[flow]
+        if len(links) > 1:
+            for link, _ in links:
+                link.multi -= 1
         self.flows_done += 1
         self._change(flow)
         flow.done(now)
@@ -313,6 +323,10 @@ class FlowNetwork:
     def _component(self, flow: Flow) -> tuple[list[Flow], list[FlowLink]]:
         """Return the flows and links connected to `flow`'s links (the flow itself only when
         it still crosses them). Flows and links hash by identity."""
+        if len(flow.links) == 1:
+            link = flow.links[0][0]
+            if not link.multi:  # every flow on it crosses it alone: the walk's answer
+                return list(link.flows), [link]
         links: list[FlowLink] = []
         flows: list[Flow] = []
         seen_links: set[FlowLink] = set()
