@@ -467,7 +467,7 @@ def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterato
     are taken (a heap of the member's messages, each at its next piece), so a call's pieces
     need no memory of their own. `most`: `pieces`'s."""
     counts = {pieces(size, chunk, most) for _, _, _, size, _ in messages}
-    if len(counts) == 1:  # every message as many pieces (a ring, a pairwise alltoall)
+    if len(counts) == 1 and min(counts) > 1:  # every message as many pieces, several
         yield from _uniform_program(messages, chunk, most, counts.pop())
         return
     yield from _heap_program(messages, chunk, most)

@@ -225,6 +225,9 @@ class FlowNetwork:
         # once at the end of the instant (_solve_changed): flows that start together, as a
         # collective's pieces do, cost one solve rather than one each
         self._changed: list[Flow] = []
+        # the flow paths made so far, per run of flow links, size, direction and host memory
+        # (simulator.platform `_RouteTransfer._flow_start`)
+        self.paths: dict[tuple[object, ...], FlowPath] = {}
 
     def link(
         self, node: str, instance: int, sharing: str, came_from: str, going_to: str

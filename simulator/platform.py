@@ -378,6 +378,19 @@ class _RouteTransfer:
                 route[index][3].start(now)
             self.network.start_path(path, size, lambda when: self._flow_end(end, when))
             return
+        links = route.links
+        end = start
+        while end < len(route) and links[end] is not None:
+            end += 1
+        # routes between other pairs that cross the same links share the path (an alltoall)
+        shared_key = (links[start:end], size, message.direction, message.host_memory)
+        shared = self.network.paths.get(shared_key)
+        if shared is not None:
+            route.paths[key] = (shared, end)
+            for index in range(start, end):
+                route[index][3].start(now)
+            self.network.start_path(shared, size, lambda when: self._flow_end(end, when))
+            return
         end = start
         crossings: list[tuple[FlowLink, float, float]] = []
         while end < len(route):
@@ -396,7 +409,7 @@ class _RouteTransfer:
             crossings.append((link, latency, (seconds - latency) / size if size > 0 else 0.0))
             route[end][3].start(now)
             end += 1
-        path = self.network.path(crossings)
+        path = self.network.paths[shared_key] = self.network.path(crossings)
         route.paths[key] = (path, end)
         self.network.start_path(path, size, lambda when: self._flow_end(end, when))
 

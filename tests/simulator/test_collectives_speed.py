@@ -35,8 +35,12 @@ def test_the_uniform_program_is_the_heap_program(chunk: float, most: int) -> Non
         except collectives.ScheduleError:
             continue
         for messages in collectives.messages_by_member(steps, p):
-            fast = list(collectives.program(messages, chunk, most))
-            assert fast == list(collectives._heap_program(messages, chunk, most))
+            reference = list(collectives._heap_program(messages, chunk, most))
+            assert list(collectives.program(messages, chunk, most)) == reference
+            counts = {collectives.pieces(m[3], chunk, most) for m in messages}
+            if len(counts) == 1:  # the uniform order itself, one piece each included
+                uniform = collectives._uniform_program(messages, chunk, most, counts.pop())
+                assert list(uniform) == reference
             checked += 1
     assert checked > 1000
 
