@@ -160,6 +160,46 @@ def scenario_master_worker(engine: Engine, args: dict[str, Any], counter: list[i
         Actor.create(f"worker{index}", Host.by_name(f"node-{index + 1}"), worker, index)
 
 
+def star_platform(hosts: int, bandwidth: float) -> str:
+    """Return `hosts` hosts whose every route crosses one shared link, the switch."""
+    names = "".join(f'<host id="h{i}" speed="1Gf"/>\n' for i in range(hosts))
+    routes = "".join(
+        f'<route src="h{i}" dst="h{j}" symmetrical="NO"><link_ctn id="switch"/></route>\n'
+        for i in range(hosts)
+        for j in range(hosts)
+        if i != j
+    )
+    link = f'<link id="switch" bandwidth="{bandwidth}Bps" latency="0s" sharing_policy="SHARED"/>\n'
+    return (
+        PLATFORM_HEADER
+        + '<zone id="world" routing="Full">\n'
+        + names
+        + link
+        + routes
+        + "</zone>\n</platform>\n"
+    )
+
+
+def scenario_collective(engine: Engine, args: dict[str, Any], counter: list[int]) -> None:
+    """A ring allreduce (2(p-1) steps to the next rank) or a pairwise alltoall (p-1 steps,
+    step s to rank + s) of `size` bytes over `ranks` actors, unpipelined: in each step a rank
+    sends its block and receives its predecessor's, as simulator.collectives schedules it."""
+    ranks, size, kind = args["ranks"], float(args["size"]), args["kind"]
+    steps = [1] * (2 * (ranks - 1)) if kind == "ring" else list(range(1, ranks))
+    block = int(size / ranks)
+
+    def rank(i: int) -> None:
+        for shift in steps:
+            target, source = (i + shift) % ranks, (i - shift) % ranks
+            comm = Mailbox.by_name(f"{i}-{target}").put_async(i, block)
+            Mailbox.by_name(f"{source}-{i}").get()
+            counter[0] += 1
+            comm.wait()
+
+    for i in range(ranks):
+        Actor.create(f"r{i}", Host.by_name(f"h{i}"), rank, i)
+
+
 SCENARIOS: dict[str, tuple[Callable[[dict[str, Any]], str], Callable[..., None]]] = {
     "compute": (lambda a: compute_platform(a["processes"]), scenario_compute),
     "pairs": (lambda a: pairs_platform(a["pairs"], a["bandwidth"]), scenario_pairs),
@@ -167,6 +207,7 @@ SCENARIOS: dict[str, tuple[Callable[[dict[str, Any]], str], Callable[..., None]]
         lambda a: cluster_platform(a["hosts"], a["bandwidth"], a["latency"]),
         scenario_master_worker,
     ),
+    "collective": (lambda a: star_platform(a["ranks"], a["bandwidth"]), scenario_collective),
 }
 
 
@@ -179,7 +220,10 @@ def main(argv: list[str]) -> int:
         with open(platform, "w", encoding="utf-8") as handle:
             handle.write(make_platform(args))
         # CM02: a transfer takes latency + size / bandwidth, without SimGrid's TCP factors.
-        engine = Engine(["bench", "--log=root.thres:critical", "--cfg=network/model:CM02"])
+        options = ["bench", "--log=root.thres:critical", "--cfg=network/model:CM02"]
+        if name == "collective":  # the shared link carries the data alone, no ACK flows
+            options.append("--cfg=network/crosstraffic:0")
+        engine = Engine(options)
         engine.load_platform(platform)
     counter = [0]
     started, cpu_started = time.perf_counter(), time.process_time()

@@ -927,27 +927,28 @@ class Sim(_SimCore, _SimCalls):
             engine.pause(model_seconds)
             figures.comm_s += model_seconds
         routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
+        # the loop runs once per piece: what it calls is bound once
+        send, get, reduce_piece = world.send, mailbox.get, self._reduce_piece
+        send_kind, data = collectives.SEND, f"the {kind}'s data"
         for what, peer, piece, reduced, tag in collectives.program(
             operations[index], chunk_b, most
         ):
-            if what == collectives.SEND:
-                target = members[peer]
+            if what == send_kind:
                 hops = routes.get(peer)
                 if hops is None:
-                    hops = routes[peer] = world.hops(state.slot, target.slot)
-                world.send(state, target, piece, None, (channel, tag), None, hops)
+                    hops = routes[peer] = world.hops(state.slot, members[peer].slot)
+                send(state, members[peer], piece, None, (channel, tag), None, hops)
                 continue
             waited_from = engine.now
-            message = mailbox.get(
-                _message_filter((channel, tag), peer=members[peer]), f"the {kind}'s data"
-            )
+            message = get(_message_filter((channel, tag), peer=members[peer]), data)
             now = engine.now
             if now > waited_from:
-                in_flight_from = max(waited_from, message.sent_at)
+                sent_at = message.sent_at
+                in_flight_from = sent_at if sent_at > waited_from else waited_from
                 figures.wait_s += in_flight_from - waited_from
                 figures.comm_s += now - in_flight_from
             if reduced:
-                self._reduce_piece(kind, piece, op)
+                reduce_piece(kind, piece, op)
         now = engine.now
         record["start_s"] = min(record["start_s"], started)
         record["last_call_s"] = max(record["last_call_s"], started)

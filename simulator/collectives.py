@@ -466,6 +466,16 @@ def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterato
     piece its sender sends on the same diagonal, so no member waits for ever. Made as they
     are taken (a heap of the member's messages, each at its next piece), so a call's pieces
     need no memory of their own. `most`: `pieces`'s."""
+    counts = {pieces(size, chunk, most) for _, _, _, size, _ in messages}
+    if len(counts) == 1 and min(counts) > 1:  # every message as many pieces, several
+        yield from _uniform_program(messages, chunk, most, counts.pop())
+        return
+    yield from _heap_program(messages, chunk, most)
+
+
+def _heap_program(messages: Sequence[Message], chunk: float, most: int) -> Iterator[Operation]:
+    """`program`'s order made by a heap of the messages, each at its next piece: the
+    reference for `_uniform_program`, and the order for messages of different piece counts."""
     heap = []
     for number, (step, what, peer, size, reduced) in enumerate(messages):
         count = pieces(size, chunk, most)
@@ -480,6 +490,38 @@ def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterato
             )
         else:
             heapq.heappop(heap)
+
+
+def _uniform_program(
+    messages: Sequence[Message], chunk: float, most: int, count: int
+) -> Iterator[Operation]:
+    """`program`'s order when every message travels as `count` pieces: diagonal d holds
+    piece d - s of each message of step s in d - count < s <= d, its sends first, each kind
+    by step then by the message's place in `messages` (the heap's order, without a heap).
+    `chunk` and `most` as `program`'s."""
+    groups: list[list[tuple[int, int, float, bool]]] = [[], []]
+    order = sorted(range(len(messages)), key=lambda n: (messages[n][1], messages[n][0], n))
+    for number in order:
+        step, what, peer, size, reduced = messages[number]
+        groups[what].append((step, peer, size / count, reduced))
+    if not messages:
+        return
+    first = min(message[0] for message in messages)
+    last = max(message[0] for message in messages) + count - 1
+    starts = [0, 0]  # per kind: its first message whose window still holds the diagonal
+    ends = [0, 0]  # per kind: after its last message of a step <= the diagonal
+    for diagonal in range(first, last + 1):
+        for what in (SEND, RECEIVE):
+            group = groups[what]
+            start, end = starts[what], ends[what]
+            while end < len(group) and group[end][0] <= diagonal:
+                end += 1
+            while start < end and group[start][0] <= diagonal - count:
+                start += 1
+            starts[what], ends[what] = start, end
+            for index in range(start, end):
+                step, peer, piece, reduced = group[index]
+                yield what, peer, piece, reduced, (step, diagonal - step)
 
 
 def wire_figures(steps: Schedule) -> tuple[int, float]:

@@ -115,6 +115,8 @@ class FlowLink:
         "flows",
         "id",
         "instance",
+        "left",
+        "multi",
         "node",
         "peak",
         "saturated_s",
@@ -122,6 +124,7 @@ class FlowLink:
         "series_u",
         "sharing",
         "since",
+        "usage",
         "used",
         "used_s",
     )
@@ -142,6 +145,9 @@ class FlowLink:
         # its utilisation as a step function: series_u[i] holds from series_t[i] on
         self.series_t: list[float] = [0.0]
         self.series_u: list[float] = [0.0]
+        self.left = 0.0  # capacity left and unfixed flows' usage in solve_max_min
+        self.usage = 0.0
+        self.multi = 0  # the flows on it that cross other links too (`_component`)
 
     def mark(self, now: float) -> None:
         """Note the utilisation `used` from `now` on (after a solve of its component)."""
@@ -237,6 +243,7 @@ class Flow:
         "bound",
         "done",
         "links",
+        "open",
         "pending",
         "rate",
         "remaining",
@@ -264,6 +271,22 @@ class Flow:
         self.updated = 0.0
         self.version = 0
         self.pending = False  # whether an end event of this version is scheduled
+        self.open = False  # whether solve_max_min has yet to fix it
+
+
+class FlowPath:
+    """The links of a flow with its a_{f,l} on each, its weight w_f, bound and latency
+    (F1, F4, F5): the same for every message of one size over one run of flow links."""
+
+    __slots__ = ("bound", "delay", "links", "weight")
+
+    def __init__(
+        self, links: tuple[tuple[FlowLink, float], ...], weight: float, bound: float, delay: float
+    ) -> None:
+        self.links = links
+        self.weight = weight
+        self.bound = bound
+        self.delay = delay
 
 
 class FlowNetwork:
@@ -278,6 +301,9 @@ class FlowNetwork:
         # once at the end of the instant (_solve_changed): flows that start together, as a
         # collective's pieces do, cost one solve rather than one each
         self._changed: list[Flow] = []
+        # the flow paths made so far, per run of flow links, size, direction and host memory
+        # (simulator.platform `_RouteTransfer._flow_start`)
+        self.paths: dict[tuple[object, ...], FlowPath] = {}
 
     def link(
         self, node: str, instance: int, sharing: str, came_from: str, going_to: str
@@ -304,6 +330,11 @@ class FlowNetwork:
         """Start a message of `size` bytes over `crossings` (each link with the message's
         latency lat_{f,l} and seconds per byte a_{f,l} on it): after the route's latency
         (F1, returned) it moves by (F2-F5); `done(now)` runs when it arrived."""
+        return self.start_path(self.path(crossings), size, done)
+
+    def path(self, crossings: list[tuple[FlowLink, float, float]]) -> FlowPath:
+        """Return what (F1), (F4) and (F5) make of `crossings` (`start`'s), which every
+        message of the same size on the same links shares (a collective's pieces)."""
         model = self.model
         latency = sum(lat for _, lat, _ in crossings)
         penalty = latency + model.weight_s * sum(a for _, _, a in crossings)
@@ -311,10 +342,14 @@ class FlowNetwork:
         bound = (
             model.tcp_gamma / (2.0 * latency) if model.tcp_gamma > 0 and latency > 0 else math.inf
         )
-        flow = Flow(((link, a) for link, _, a in crossings), size, weight, bound, done)
-        delay = latency * model.latency_factor
-        self.engine.schedule(delay, self._join, flow)
-        return delay
+        links = tuple((link, a) for link, _, a in crossings)
+        return FlowPath(links, weight, bound, latency * model.latency_factor)
+
+    def start_path(self, path: FlowPath, size: float, done: Callable[[float], None]) -> float:
+        """`start` a message of `size` bytes over a `path` made by `path()`."""
+        flow = Flow(path.links, size, path.weight, path.bound, done)
+        self.engine.schedule(path.delay, self._join, flow)
+        return path.delay
 
     def _join(self, flow: Flow) -> None:
         now = self.engine.now
@@ -323,8 +358,12 @@ class FlowNetwork:
             flow.done(now)
             return
         flow.updated = now
-        for link, a in flow.links:
+        links = flow.links
+        for link, a in links:
             link.flows[flow] = a
+        if len(links) > 1:
+            for link, _ in links:
+                link.multi += 1
         self._change(flow)
 
     def _finish(self, arg: tuple[Flow, int]) -> None:
@@ -333,8 +372,12 @@ class FlowNetwork:
             return
         now = self.engine.now
         flow.remaining = 0.0
-        for link, _ in flow.links:
+        links = flow.links
+        for link, _ in links:
             del link.flows[flow]
+        if len(links) > 1:
+            for link, _ in links:
+                link.multi -= 1
         self.flows_done += 1
         self._change(flow)
         flow.done(now)
@@ -359,6 +402,10 @@ class FlowNetwork:
     def _component(self, flow: Flow) -> tuple[list[Flow], list[FlowLink]]:
         """Return the flows and links connected to `flow`'s links (the flow itself only when
         it still crosses them). Flows and links hash by identity."""
+        if len(flow.links) == 1:
+            link = flow.links[0][0]
+            if not link.multi:  # every flow on it crosses it alone: the walk's answer
+                return list(link.flows), [link]
         links: list[FlowLink] = []
         flows: list[Flow] = []
         seen_links: set[FlowLink] = set()
@@ -374,8 +421,11 @@ class FlowNetwork:
                 if other not in seen_flows:
                     seen_flows.add(other)
                     flows.append(other)
-                    if len(other.links) > 1:
-                        stack.extend(hop for hop, _ in other.links if hop not in seen_links)
+                    hops = other.links
+                    if len(hops) > 1:
+                        for hop, _ in hops:
+                            if hop not in seen_links:
+                                stack.append(hop)
         return flows, links
 
     def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
@@ -443,57 +493,70 @@ def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
     """Set each flow's `x` to the weighted max-min fair point of (F3)-(F5) by progressive
     filling (module docstring). `links` are every link the flows cross, and the flows every
     flow on those links."""
-    if len(links) == 1 and all(flow.bound == math.inf for flow in flows):
+    inf = math.inf
+    unbounded = True
+    for flow in flows:
+        if flow.bound != inf:
+            unbounded = False
+            break
+    if unbounded and len(links) == 1:
         # one link, no bound: the shares are the weights' (one step of the filling below)
         (link,) = links
         total = 0.0
         for flow, a in link.flows.items():
             total += a * flow.weight
-        level = 1.0 / total if total > 0.0 else math.inf
+        level = 1.0 / total if total > 0.0 else inf
         for flow in flows:
             flow.x = level * flow.weight
         return
-    # per link still open: capacity left and the sum of a_{f,l} w_f over its unfixed flows
-    remaining: dict[FlowLink, float] = {}
-    usage: dict[FlowLink, float] = {}
+    # per link still open: capacity left (`left`) and the sum of a_{f,l} w_f over its
+    # unfixed flows (`usage`), kept on the link while the filling runs; a flow is unfixed
+    # while its `open` is set
     for link in links:
-        remaining[link] = 1.0
+        link.left = 1.0
         total = 0.0
         for flow, a in link.flows.items():
             total += a * flow.weight
-        usage[link] = total
-    unfixed = set(flows)
-    bounded = [flow for flow in flows if flow.bound < math.inf]
+        link.usage = total
+    unfixed = len(flows)
+    bounded = [] if unbounded else [flow for flow in flows if flow.bound < inf]
     for flow in flows:
         flow.x = 0.0
-    open_links = [link for link in links if usage[link] > 0.0]
+        flow.open = True
+    open_links = [link for link in links if link.usage > 0.0]
     while unfixed:
-        level = math.inf
+        level = inf
         for link in open_links:
-            share = max(remaining[link], 0.0) / usage[link]
+            left = link.left
+            share = (0.0 if left < 0.0 else left) / link.usage  # max(left, 0.0), NaN kept
             if share < level:
                 level = share
         for flow in bounded:
-            if flow in unfixed and flow.bound / flow.weight < level:
+            if flow.open and flow.bound / flow.weight < level:
                 level = flow.bound / flow.weight
-        if level == math.inf:  # flows that cross no constrained link: no limit
-            for flow in unfixed:
-                flow.x = math.inf
+        if level == inf:  # flows that cross no constrained link: no limit
+            for flow in flows:
+                if flow.open:
+                    flow.x = inf
+                    flow.open = False
             return
         threshold = level * (1.0 + 1e-12)
-        fixed = [f for f in bounded if f in unfixed and f.bound / f.weight <= threshold]
+        fixed = [f for f in bounded if f.open and f.bound / f.weight <= threshold]
         still_open = []
         for link in open_links:
-            if max(remaining[link], 0.0) / usage[link] <= threshold:
-                fixed.extend(flow for flow in link.flows if flow in unfixed)
+            left = link.left
+            if (0.0 if left < 0.0 else left) / link.usage <= threshold:
+                fixed.extend([flow for flow in link.flows if flow.open])
             else:
                 still_open.append(link)
         for flow in fixed:
-            if flow not in unfixed:
+            if not flow.open:
                 continue
-            unfixed.discard(flow)
-            flow.x = x = min(level * flow.weight, flow.bound)
+            flow.open = False
+            unfixed -= 1
+            weight = flow.weight
+            flow.x = x = min(level * weight, flow.bound)
             for link, a in flow.links:
-                remaining[link] -= a * x
-                usage[link] -= a * flow.weight
-        open_links = [link for link in still_open if usage[link] > 1e-300]
+                link.left -= a * x
+                link.usage -= a * weight
+        open_links = [link for link in still_open if link.usage > 1e-300]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from simulator import hotpath
 from simulator.engine import Engine, EventCount, Mailbox, Resource
 from simulator.errors import ModelEvaluationError
-from simulator.flows import FLOW_MESSAGES, FLOW_SHARING, FlowLink, FlowNetwork
+from simulator.flows import FLOW_MESSAGES, FLOW_SHARING, FlowLink, FlowNetwork, FlowPath
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
 
@@ -305,6 +305,9 @@ class FlowRoute(tuple[Hop, ...]):
     (`World.send`): the flow model has no C twin."""
 
     links: tuple[FlowLink | None, ...]
+    # per (stage's first hop, size, direction, host memory): the flow path of the stage's
+    # run of flow links and the index after it (`_RouteTransfer._flow_start`)
+    paths: dict[tuple[int, float, str | None, str | None], tuple[FlowPath, int]]
 
 
 class _RouteTransfer:
@@ -365,9 +368,31 @@ class _RouteTransfer:
         route = self.route
         message = self.message
         size = message.size
-        end = self.index
-        crossings: list[tuple[FlowLink, float, float]] = []
+        start = self.index
         now = self.start = self.engine.now
+        key = (start, size, message.direction, message.host_memory)
+        made = route.paths.get(key)
+        if made is not None:  # a message like it crossed these links before
+            path, end = made
+            for index in range(start, end):
+                route[index][3].start(now)
+            self.network.start_path(path, size, lambda when: self._flow_end(end, when))
+            return
+        links = route.links
+        end = start
+        while end < len(route) and links[end] is not None:
+            end += 1
+        # routes between other pairs that cross the same links share the path (an alltoall)
+        shared_key = (links[start:end], size, message.direction, message.host_memory)
+        shared = self.network.paths.get(shared_key)
+        if shared is not None:
+            route.paths[key] = (shared, end)
+            for index in range(start, end):
+                route[index][3].start(now)
+            self.network.start_path(shared, size, lambda when: self._flow_end(end, when))
+            return
+        end = start
+        crossings: list[tuple[FlowLink, float, float]] = []
         while end < len(route):
             link = route.links[end]
             if link is None:
@@ -384,7 +409,9 @@ class _RouteTransfer:
             crossings.append((link, latency, (seconds - latency) / size if size > 0 else 0.0))
             route[end][3].start(now)
             end += 1
-        self.network.start(crossings, size, lambda when: self._flow_end(end, when))
+        path = self.network.paths[shared_key] = self.network.path(crossings)
+        route.paths[key] = (path, end)
+        self.network.start_path(path, size, lambda when: self._flow_end(end, when))
 
     def _flow_end(self, end: int, now: float) -> None:
         route = self.route
@@ -552,6 +579,7 @@ class World:
         if any(link is not None for link in links):
             route = FlowRoute(hops)
             route.links = tuple(links)
+            route.paths = {}
             return route
         return tuple(hops)
 

@@ -1,0 +1,141 @@
+"""Collectives benchmark: a ring allreduce and a pairwise alltoall over P ranks whose every
+message crosses one shared flow link (CM02), the whole `python -m simulator run`
+command against SimGrid's Python bindings running the same schedule on the same platform
+(bench/simgrid_scenarios.py "collective": one SHARED link, CM02), taken in turns,
+best of `--repeat` each; and the 1,024-GPU ring allreduce on examples/dgx_h100_cluster_128.
+
+ParaSim's time is the whole CLI command (interpreter start, snapshot checked, models
+compiled, processes run), `--no-sandbox`; SimGrid's is measured inside its process from the
+actors' creation to the end of `Engine.run()` (its platform's loading is not counted).
+Both must reach the same simulated time (within `AGREE`): exit status 1 otherwise.
+The collectives are unpipelined (`chunk=0`), as the SimGrid side sends each step's block
+whole.
+
+    .venv/bin/python bench/bench_collectives.py [--ranks 256] [--repeat 2] [--cluster-gpus 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PYTHON = ROOT / ".venv" / "bin" / "python"
+LINK_JS = (ROOT / "simulator" / "models" / "js" / "latency_bandwidth_link.js").read_text()
+BANDWIDTH = 1e9
+AGREE = 1e-6
+"""Largest relative difference of the simulated times the two may show."""
+
+APPS = {
+    "ring": "sim.allreduce(SIZE, algorithm='ring', chunk=0)\n",
+    "pairwise": "sim.alltoall(SIZE, algorithm='pairwise', chunk=0)\n",
+}
+
+
+def snapshot(ranks: int) -> dict[str, object]:
+    """Return `ranks` hosts joined by one switch, a shared flow link (CM02): every route
+    crosses its one constraint (a switch template of one domain, simulator.topology)."""
+    return {
+        "name": "ranks through one switch",
+        "networkModel": "CM02",
+        "hardware": {
+            "host": {"type": "CPU", "name": "host", "attributes": {}},
+            "switch": {
+                "type": "NETWORK",
+                "name": "switch",
+                "attributes": {"bandwidth": BANDWIDTH, "latency": 0.0},
+            },
+        },
+        "models": {"link": {"language": "javascript", "source": LINK_JS}},
+        "nodes": [
+            {"id": "H", "hardware": "host", "count": ranks, "labels": {"r": 1}},
+            {"id": "switch", "hardware": "switch", "model": "link", "sharing": "shared"},
+        ],
+        "edges": [],
+        "topologies": [
+            {
+                "id": "star",
+                "kind": "nvswitch",
+                "endpoints": "H",
+                "switch": "switch",
+                "domainSize": ranks,
+            }
+        ],
+    }
+
+
+def parasim_cli(system: Path, app: str, labels: str, variables: list[str]) -> tuple[float, float]:
+    """Return (wall seconds, simulated seconds) of one `python -m simulator run`."""
+    with tempfile.TemporaryDirectory(prefix="parasim-bench-") as directory:
+        app_path, out = Path(directory) / "app.py", Path(directory) / "out.json"
+        app_path.write_text(app)
+        command = [str(PYTHON), "-m", "simulator", "run", "--no-sandbox", "--system"]
+        command += [str(system), "--app", str(app_path), "--labels", labels, "--json", str(out)]
+        for variable in variables:
+            command += ["--var", variable]
+        started = time.perf_counter()
+        subprocess.run(command, check=True, cwd=ROOT, capture_output=True)
+        wall = time.perf_counter() - started
+        return wall, float(json.loads(out.read_text())["overall_time_s"])
+
+
+def simgrid(kind: str, ranks: int, size: float) -> tuple[float, float]:
+    """Return (wall seconds, simulated seconds) of one SimGrid run (its own timing)."""
+    args = {"ranks": ranks, "size": size, "kind": kind, "bandwidth": BANDWIDTH}
+    child = subprocess.run(
+        ["/usr/bin/python3", str(HERE / "simgrid_scenarios.py"), "collective", json.dumps(args)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=HERE,
+    )
+    figures = json.loads(child.stdout.strip().splitlines()[-1])
+    return float(figures["wall_s"]), float(figures["simulated_s"])
+
+
+def main() -> int:
+    """Run both in turns per scenario; print the best wall times and the simulated times."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, default=256)
+    parser.add_argument("--size", type=float, default=256e6, help="bytes per rank")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--kinds", default="ring,pairwise")
+    parser.add_argument(
+        "--cluster-gpus", type=int, default=0, help="also the ring on the 128-node cluster"
+    )
+    arguments = parser.parse_args()
+    ranks, size, status = arguments.ranks, arguments.size, 0
+    with tempfile.TemporaryDirectory(prefix="parasim-bench-") as directory:
+        system = Path(directory) / "star.json"
+        system.write_text(json.dumps(snapshot(ranks)))
+        for kind in arguments.kinds.split(","):
+            ours, theirs = [], []
+            for _ in range(arguments.repeat):
+                ours.append(parasim_cli(system, APPS[kind], f"r={ranks}", [f"SIZE={size}"]))
+                theirs.append(simgrid(kind, ranks, size))
+            best_ours, best_theirs = min(ours), min(theirs)
+            steps = 2 * (ranks - 1) if kind == "ring" else ranks - 1
+            print(f"{kind} over {ranks} ranks, {size:g} B: {steps * ranks} messages")
+            print(f"  ParaSim CLI:    {best_ours[0]:.3f} s wall, simulated {best_ours[1]!r} s")
+            print(f"  SimGrid (CM02): {best_theirs[0]:.3f} s wall, simulated {best_theirs[1]!r} s")
+            print(f"  ratio SimGrid / ParaSim: {best_theirs[0] / best_ours[0]:.2f}")
+            if abs(best_ours[1] - best_theirs[1]) > AGREE * best_theirs[1]:
+                print("  simulated times differ")
+                status = 1
+    if arguments.cluster_gpus:
+        cluster = ROOT / "examples" / "dgx_h100_cluster_128" / "snapshot.json"
+        app = "sim.allreduce(2**30, algorithm='ring')\n"
+        wall, simulated = parasim_cli(cluster, app, f"GPU={arguments.cluster_gpus}", [])
+        print(f"ring allreduce 1 GiB over {arguments.cluster_gpus} GPUs (dgx_h100_cluster_128):")
+        print(f"  ParaSim CLI: {wall:.3f} s wall, simulated {simulated!r} s")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
