@@ -39,6 +39,8 @@ POSITIVE = frozenset(
         "maxRegistersPerThread",
         "memoryEfficiency",
         "L2Bandwidth",
+        "L2TileBandwidth",
+        "tensorEfficiency",
         "clockWakeTimeConstant",
         "issueRate",
         "kernelExecutionLambda",

@@ -6,9 +6,9 @@ tile; a block's tile stays on one SM from its first k-step to its last. With T t
 resident per SM and S SMs:
 
     waves    = ceil(T / (S * B)); the tail wave's busiest SM runs ceil(tail / S) tiles      (G.1)
-    t_tensor = (full waves * B + ceil(tail / S)) * F_tile / (R_tensor * f)                  (G.2)
+    t_tensor = (full waves * B + ceil(tail / S)) * F_tile / (eta * R_tensor * f)            (G.2)
     t_sfu    = (full waves * B + ceil(tail / S)) * E_tile / (SFUs * f)                      (G.3)
-    t_l2     = T * Q_tile / BW_L2                                                           (G.4)
+    t_l2     = T * Q_tile / BW_L2,tile                                                      (G.4)
     t_dram   = max(Q_min, Q_waves) / BW_DRAM, Q_waves = 0 when Q_min fits in L2             (G.5)
     T_k      = t_launch + max(t_tensor, t_sfu, t_l2, t_dram)                                (G.6)
 
@@ -18,7 +18,12 @@ L2 (its A and B panels, or Q, K and V) and writes, Q_min each operand read once 
 written once. When they do not fit in L2, a GEMM's tiles are taken to run rasterised (CUTLASS's
 threadblock swizzle): a wave of W tiles covers a block of r x c tiles, r = min(rows,
 ceil(W / c)), c = min(cols, ceil(sqrt(W))), and reads each A and B panel it touches from DRAM
-once: Q_waves = (T / W) (r BM + c BN) K' s_in + M N s_out. Attention reads each head's K and V
+once: Q_waves = (T / W) (r BM + c BN) K' s_in + M N s_out. eta is the fraction of the dense
+tensor rate a GEMM's main loop sustains (the record's `tensorEfficiency`, else 1): the clock
+a GPU holds at its power limit under tensor load and the issue overhead of the main loop,
+fitted per GPU on the maximum achievable matmul FLOPS measured at one shape (docs/gemm-model.md;
+no validation table enters it). BW_L2,tile is the L2 bandwidth tile loads reach (the record's
+`L2TileBandwidth`, else its L2Bandwidth). Attention reads each head's K and V
 once per wave (2 Sk d s_in per head, the heads of one wave sharing L2): Q_waves = Q_min while
 they fit in L2, else every tile's K and V come from DRAM (T Q_tile). R_tensor is the record's dense tensor rate of the precision (gpu_current.py C.6),
 f the SM clock, BW_L2 the record's L2Bandwidth (else the DRAM's) and BW_DRAM memoryEfficiency
@@ -45,11 +50,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypedDict
 
 from simulator.models.gpu_current import CURRENT_ERRORS, TENSOR_PRECISIONS, CurrentGpu
 
 MODEL_NAME = "the tiled tensor-kernel model"
+
+# A record's fraction of its dense tensor rate that GEMM main loops sustain (eta in G.2) and
+# the L2 bandwidth tile loads reach (G.4); both optional (docs/gemm-model.md "Sustained rate").
+TENSOR_EFFICIENCY = "tensorEfficiency"
+L2_TILE_BANDWIDTH = "L2TileBandwidth"
 
 # Bytes of one input element and, by default, of one output element per precision: FP16/BF16
 # in and out, TF32 stored as FP32, FP8 and FP4 written as BF16, INT8 accumulated to INT32.
@@ -70,6 +80,7 @@ GEMM_ERRORS: dict[str, str] = {
     "no_sfus": "attention's exponentials need the hardware's SFUs",
     "missing_parameter": "parameter {name!r} is required by " + MODEL_NAME,
     "unknown_kind": "kind must be 'gemm' or 'attention', not {kind!r}",
+    "efficiency_range": TENSOR_EFFICIENCY + " must be in (0, 1], not {value!r}",
 }
 
 TiledBound = Literal["launch", "tensor", "sfu", "l2", "global_memory"]
@@ -229,11 +240,44 @@ def attention_work(
     )
 
 
+class SustainedTerms(TypedDict):
+    """`estimate_tiled`'s keywords read from a record (`sustained_terms`)."""
+
+    tensor_efficiency: float
+    l2_tile_bandwidth: float | None
+
+
+def sustained_terms(attributes: Mapping[str, float | str]) -> SustainedTerms:
+    """Return a record's eta (G.2) and tile-load L2 bandwidth (G.4) as `estimate_tiled`'s
+    keywords: 1 and None (the record's L2Bandwidth) where the record gives none."""
+    eta = float(attributes.get(TENSOR_EFFICIENCY, 1.0))
+    if not 0 < eta <= 1:
+        raise ValueError(GEMM_ERRORS["efficiency_range"].format(value=eta))
+    tile_l2 = attributes.get(L2_TILE_BANDWIDTH)
+    if tile_l2 is not None:
+        _positive(**{L2_TILE_BANDWIDTH: float(tile_l2)})
+    return {
+        "tensor_efficiency": eta,
+        "l2_tile_bandwidth": None if tile_l2 is None else float(tile_l2),
+    }
+
+
 def estimate_tiled(
-    gpu: CurrentGpu, work: TiledWork, *, tiles_per_sm: int = 1, idle_before_s: float = 0.0
+    gpu: CurrentGpu,
+    work: TiledWork,
+    *,
+    tiles_per_sm: int = 1,
+    idle_before_s: float = 0.0,
+    tensor_efficiency: float | None = 1.0,
+    l2_tile_bandwidth: float | None = None,
 ) -> TiledEstimate:
-    """Return the time of a tiled tensor kernel by (G.1)-(G.6)."""
+    """Return the time of a tiled tensor kernel by (G.1)-(G.6); `tensor_efficiency` is eta
+    (G.2) and `l2_tile_bandwidth` the L2 bandwidth of tile loads (G.4), by default the
+    record's L2Bandwidth."""
     _positive(tilesPerSM=tiles_per_sm)
+    eta = 1.0 if tensor_efficiency is None else tensor_efficiency
+    if not 0 < eta <= 1:
+        raise ValueError(GEMM_ERRORS["efficiency_range"].format(value=eta))
     hw = gpu.base
     name, _ = TENSOR_PRECISIONS[work.precision]
     rate = gpu.tensor_rates.get(name)
@@ -245,7 +289,7 @@ def estimate_tiled(
     # tiles the busiest SM runs, one after another or sharing its tensor cores
     busiest = (waves - 1) * tiles_per_sm + math.ceil(tail / hw.sms)
     clock = hw.sm_clock_hz
-    tensor_s = busiest * work.tile_flops / (rate * clock)
+    tensor_s = busiest * work.tile_flops / (eta * rate * clock)
     sfu_s = 0.0
     if work.tile_sfu_ops > 0:
         if hw.sfus is None:
@@ -254,6 +298,9 @@ def estimate_tiled(
     dram_per_sm_cycle, _ = gpu.memory_bandwidth_per_sm(l2_resident=False, footprint_bytes=None)
     dram = dram_per_sm_cycle * hw.sms * clock
     l2 = gpu.l2_bandwidth if gpu.l2_bandwidth is not None else dram
+    if l2_tile_bandwidth is not None:
+        _positive(**{L2_TILE_BANDWIDTH: l2_tile_bandwidth})
+        l2 = l2_tile_bandwidth
     tile_traffic = work.tiles * work.tile_bytes
     l2_s = tile_traffic / l2
     dram_s = work.dram_bytes(per_wave, gpu.l2_bytes) / dram
@@ -277,6 +324,26 @@ def estimate_tiled(
         dram_s=dram_s,
         flops=work.tiles * work.tile_flops,
     )
+
+
+def decode_attention_per_token_s(
+    gpu: CurrentGpu, kv_bytes_per_token: float, *, group: int, grouped: bool
+) -> float:
+    """Return a decode step's attention time per context token (G.7): the K and V bytes of one
+    token of every sequence are read from DRAM once; a kernel that runs one query head per
+    thread block (`grouped` False: TensorRT-LLM's masked multi-head attention before its XQA
+    kernel) reads them once per query head of the group, the repeats from L2 at the
+    record's L2Bandwidth (thread loads, not TMA tiles); a grouped kernel (FlashDecoding,
+    XQA) reads them once for the whole group.
+
+        t_token = max(Q_kv / BW_DRAM, g Q_kv / BW_L2), g = 1 when grouped       (G.7)
+    """
+    _positive(kvBytesPerToken=kv_bytes_per_token, group=group)
+    dram_per_sm_cycle, _ = gpu.memory_bandwidth_per_sm(l2_resident=False, footprint_bytes=None)
+    dram = dram_per_sm_cycle * gpu.base.sms * gpu.base.sm_clock_hz
+    l2 = gpu.l2_bandwidth if gpu.l2_bandwidth is not None else dram
+    reads = 1 if grouped else group
+    return max(kv_bytes_per_token / dram, reads * kv_bytes_per_token / l2)
 
 
 def computation_estimate(
@@ -327,4 +394,5 @@ def computation_estimate(
         work,
         tiles_per_sm=int(number("tilesPerSM", 1)),
         idle_before_s=number("idleBeforeS", 0.0),
+        **sustained_terms(attributes),
     )

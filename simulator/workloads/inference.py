@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from simulator.models.gemm import decode_attention_per_token_s
 from simulator.runner import run_simulation
 from simulator.workloads.cluster import TEMPLATES, cluster_snapshot, rank_label
 from simulator.workloads.config import ModelConfig
@@ -68,6 +69,9 @@ if DECODE:
 """
 
 
+DECODE_ATTENTION = ("grouped", "per_head")
+
+
 @dataclass(frozen=True)
 class InferencePlan:
     tp: int = 1
@@ -79,6 +83,10 @@ class InferencePlan:
     # bytes of a cached K or V element: 1 with an FP8 KV cache (TensorRT-LLM's
     # --fp8_kv_cache, used with FP8 weights), else 2 (BF16)
     kv_bytes: float | None = None
+    # the decode attention kernel: "grouped" reads each KV head once for its query group
+    # (FlashDecoding, TensorRT-LLM's XQA); "per_head" once per query head (TensorRT-LLM's
+    # masked multi-head attention, its GQA decode kernel before XQA; docs/gemm-model.md G.7)
+    decode_attention: str = "grouped"
 
     @property
     def kv_element_bytes(self) -> float:
@@ -141,7 +149,17 @@ def _tables(model: ModelConfig, plan: InferencePlan, timer: KernelTimer) -> dict
     # the attention of one step reads each request's K and V for every context token
     kv_bytes_per_token = 2.0 * plan.kv_element_bytes * kv_heads * model.head_dim * plan.batch
     decode_attention_launch = timer.streaming("decode_attention", 0.0).seconds
-    per_token = kv_bytes_per_token / timer.dram_bytes_per_s
+    if plan.decode_attention not in DECODE_ATTENTION:
+        raise PlanError(
+            f"decode_attention must be one of {', '.join(DECODE_ATTENTION)}, "
+            f"not {plan.decode_attention!r}"
+        )
+    per_token = decode_attention_per_token_s(
+        timer.gpu,
+        kv_bytes_per_token,
+        group=max(1, model.heads // max(1, model.kv_heads)),
+        grouped=plan.decode_attention == "grouped",
+    )
     head_prefill = sum(k.seconds for k in head_kernels(timer, model, prefill_plan, backward=False))
     head_decode = sum(k.seconds for k in head_kernels(timer, model, decode_plan, backward=False))
     prefill = [n * prefill_layer for n in layers]

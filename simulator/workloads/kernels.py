@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from simulator.models.gemm import attention_work, estimate_tiled, gemm_work
+from simulator.models.gemm import attention_work, estimate_tiled, gemm_work, sustained_terms
 from simulator.models.gpu_current import CurrentGpu
 from simulator.workloads.config import ModelConfig
 from simulator.workloads.plan import ParallelPlan
@@ -52,6 +52,8 @@ class KernelTimer:
         per_sm, _ = self.gpu.memory_bandwidth_per_sm(l2_resident=False, footprint_bytes=None)
         self.dram_bytes_per_s = per_sm * self.gpu.base.sms * self.gpu.base.sm_clock_hz
         self.memory_bytes = float(self.attributes["memorySize"])
+        # the record's sustained tensor fraction and tile-load L2 bandwidth (G.2, G.4)
+        self.sustained = sustained_terms(self.attributes)
         # what the timing had to leave out for this record, reported with the result
         self.notes: set[str] = set()
 
@@ -68,7 +70,7 @@ class KernelTimer:
             cluster_m=self.cluster,
             output_bytes=2,
         )
-        estimate = estimate_tiled(self.gpu, work)
+        estimate = estimate_tiled(self.gpu, work, **self.sustained)
         return Kernel(name, estimate.time_s, 2.0 * m * n * k, estimate.bound)
 
     @cache  # noqa: B019
@@ -97,7 +99,7 @@ class KernelTimer:
                 tile_bytes=work.tile_bytes * ATTENTION_BACKWARD_BYTES,
                 minimum_bytes=work.minimum_bytes * ATTENTION_BACKWARD_BYTES,
             )
-        estimate = estimate_tiled(self.gpu, work)
+        estimate = estimate_tiled(self.gpu, work, **self.sustained)
         return Kernel(name, estimate.time_s, work.tiles * work.tile_flops, estimate.bound)
 
     def streaming(self, name: str, nbytes: float) -> Kernel:
