@@ -619,6 +619,30 @@ def contains(key: Any, obj: Any) -> bool:
     raise Decline
 
 
+def has_own(obj: Any = UNDEF, key: Any = UNDEF, *_: Any) -> bool:
+    """`Object.prototype.hasOwnProperty.call(obj, key)` on a plain object or `hw`: its own keys
+    only (Object.prototype's are not). Anything else (an array, the params object, a
+    primitive, undefined) is left to V8."""
+    kind = type(obj)
+    if kind is JSNullObject or kind is JSObject:
+        if type(key) is not str:
+            key = _to_key(key)
+        return key in obj
+    raise Decline
+
+
+def object_keys(obj: Any = UNDEF, *_: Any) -> JSArray:
+    """`Object.keys(obj)` of a plain object or `hw`: its own keys in insertion order. A key
+    that is an array index (which JavaScript lists first, in numeric order) is left to V8."""
+    kind = type(obj)
+    if kind is JSNullObject or kind is JSObject:
+        keys = list(obj)
+        if any(_index(key) is not None for key in keys):
+            raise Decline
+        return JSArray(keys)
+    raise Decline
+
+
 def _join(array: Any, separator: Any) -> str:
     sep = "," if separator is UNDEF else to_string(separator)
     parts: list[str] = []
@@ -680,6 +704,9 @@ def method(obj: Any, name: str, *args: Any) -> Any:
         raise Decline
     if kind is float and name == "toFixed":
         return _to_fixed(obj, args[0] if args else 0.0)
+    if kind is str and name == "toLowerCase" and obj.isascii():
+        # ASCII's upper case letters only: Unicode's case mapping is left to V8
+        return obj.lower()
     if kind is str and name == "trim" and obj.isascii():
         # JavaScript's white space and line terminators, of which ASCII has these six;
         # a string with other characters is left to V8
@@ -894,6 +921,8 @@ RUNTIME: dict[str, object] = {
     "_get": get,
     "_put": put,
     "_in": contains,
+    "_has_own": has_own,
+    "_keys": object_keys,
     "_method": method,
     "_pget": params_get,
     "_pow": js_pow,
@@ -1983,6 +2012,18 @@ class _Writer:
     def call(self, function: _Function, node: tuple) -> tuple[str, str]:
         callee, args = node[1], node[2]
         codes = [self.expression(function, arg)[0] for arg in args]
+        if self.has_own_property(function, callee):
+            return f"_has_own({', '.join(codes)})", "bool"
+        if (
+            callee[0] == "member"
+            and callee[1][0] == "id"
+            and callee[1][1] == "Object"
+            and callee[2][0] == "str"
+            and callee[2][1] == "keys"
+            and function.lookup("Object") is None
+            and "Object" not in self.global_names
+        ):
+            return f"_keys({', '.join(codes)})", "any"
         if callee[0] == "member" and callee[2][0] == "str":
             owner, name = callee[1], callee[2][1]
             if owner[0] == "id" and owner[1] == "Math" and function.lookup("Math") is None:
@@ -2007,6 +2048,7 @@ class _Writer:
                 "map",
                 "toFixed",
                 "trim",
+                "toLowerCase",
             ):
                 raise Refusal(f"the method {name}()", node[3])
             obj, _ = self.expression(function, owner)
@@ -2032,7 +2074,7 @@ class _Writer:
             kind = (
                 "bool"
                 if name in ("has", "includes")
-                else ("str" if name in ("join", "toFixed", "trim") else "any")
+                else ("str" if name in ("join", "toFixed", "trim", "toLowerCase") else "any")
             )
             return f"_method({obj}, {name!r}{''.join(', ' + code for code in codes)})", kind
         if callee[0] == "member":
@@ -2045,6 +2087,22 @@ class _Writer:
         body = self.declarations.get(code)
         kind = "num" if body is not None and body in self.returns_number else "any"
         return f"{code}({', '.join(codes)})", kind
+
+    def has_own_property(self, function: _Function, callee: tuple) -> bool:
+        """Whether `callee` is `Object.prototype.hasOwnProperty.call` with `Object` the
+        global one (not a local or an attribute of that name)."""
+        chain = []
+        node = callee
+        while node[0] == "member" and node[2][0] == "str":
+            chain.append(node[2][1])
+            node = node[1]
+        return (
+            chain == ["call", "hasOwnProperty", "prototype"]
+            and node[0] == "id"
+            and node[1] == "Object"
+            and function.lookup("Object") is None
+            and "Object" not in self.global_names
+        )
 
     def function_expression(self, function: _Function, node: tuple) -> str:
         _, name, params, body, line = node
@@ -2121,6 +2179,12 @@ class _Writer:
         if node[1] == "=":
             value, _ = self.expression(function, node[3])
             return f"_put({obj}, {key}, {value})", "any"
+        if node[1] in ("+=", "-=", "*=", "/=", "%=", "**="):
+            # JavaScript's order: the object, the key, the member's value, then the right side
+            o, k = self.temp(function), self.temp(function)
+            value = self.expression(function, node[3])
+            code, _ = self.arithmetic(node[1][:-1], (f"_get({o}, {k})", "any"), value)
+            return f"_put(({o} := {obj}), ({k} := {key}), {code})", "any"
         raise Refusal("a compound assignment to a member", node[4])
 
     def update(self, function: _Function, node: tuple) -> tuple[str, str]:
