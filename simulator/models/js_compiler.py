@@ -2039,7 +2039,6 @@ class _Writer:
             and callee[2][0] == "str"
             and callee[2][1] == "keys"
             and function.lookup("Object") is None
-            and "Object" not in self.global_names
         ):
             return f"_keys({', '.join(codes)})", "any"
         if callee[0] == "member" and callee[2][0] == "str":
@@ -2108,7 +2107,7 @@ class _Writer:
 
     def has_own_property(self, function: _Function, callee: tuple) -> bool:
         """Whether `callee` is `Object.prototype.hasOwnProperty.call` with `Object` the
-        global one (not a local or an attribute of that name)."""
+        global one (not a local; an attribute never shadows a builtin global, as `Math`)."""
         chain = []
         node = callee
         while node[0] == "member" and node[2][0] == "str":
@@ -2119,7 +2118,6 @@ class _Writer:
             and node[0] == "id"
             and node[1] == "Object"
             and function.lookup("Object") is None
-            and "Object" not in self.global_names
         )
 
     def function_expression(self, function: _Function, node: tuple) -> str:
