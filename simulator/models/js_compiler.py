@@ -11,23 +11,24 @@ The subset: function declarations (at a body's top level, helper functions inclu
 function expressions outside loops; `var`, `let`, `const`; `if`/`else`, `for`, `while`,
 `do`/`while`, `break`, `continue`, `return`, `throw` (the call is left to V8, which throws
 it); the ternary; `+ - * / % **`, unary `- + !`, `typeof`, `< > <= >= == != === !==`,
-`&& || ??`, `in`; assignments (`= += -= *= /= %=`) and `++`/`--`; numbers, strings, booleans,
+`&& || ??`, `in`; assignments (`= += -= *= /= %=`, to a member too) and `++`/`--`; numbers, strings, booleans,
 `null`, `undefined`, `NaN`, `Infinity`; array and object literals and their members
-(`length`, `push`, `indexOf`, `includes`, `join`, `filter`, `forEach`, `map`); a number's
-`toFixed`; a string's `trim`; `params.get(name[, fallback])`, `params.has(name)`,
+(`length`, `push`, `indexOf`, `includes`, `join`, `filter`, `forEach`, `map`);
+`Object.prototype.hasOwnProperty.call(obj, key)` and `Object.keys(obj)` on plain objects; a
+number's `toFixed`; a string's `trim` and (ASCII) `toLowerCase`; `params.get(name[, fallback])`, `params.has(name)`,
 `params.name`; `hw.name`, `hw[name]` and the attribute globals; `String(x)`, `isNaN(x)`,
 `isFinite(x)`; the `Math` functions whose double result IEEE-754 fixes (`abs floor ceil round trunc sign sqrt min max`,
-the constants) and `Math.pow` where its result is an exactly representable integer.
+the constants), `Math.exp` (V8's fdlibm, transcribed in `simulator.models.fdlibm`) and
+`Math.pow`/`**` (V8's: the C library's `pow` after ECMAScript's special cases, `js_pow`).
 
 Why the values are V8's: a JavaScript number is an IEEE-754 double, and Python's float is
 the same double with the same correctly rounded `+ - * /` and `sqrt`; `%` is C's `fmod`
 (exact); the coercions (ToNumber, ToString of a number, `==`, truthiness with NaN, `+` of
 strings) are written out below as ECMAScript defines them. What Python would raise for
-(a division by zero, `fmod`'s domain, a `Math.pow` that is not exact, a value of a kind the
-helpers do not read, a name read before its `let`) declines the call rather than guessing.
-The transcendental functions (`Math.exp`, `log`, `sin`...) are refused: V8 computes them with
-its own port of fdlibm, which differs from the platform's libm in the last bit for some
-arguments. `tests/simulator/models/test_js_compiler.py` compares the compiled models with V8
+(a division by zero, `fmod`'s domain, a value of a kind the helpers do not read, a name
+read before its `let`) declines the call rather than guessing. The other transcendental
+functions (`Math.log`, `sin`...) are refused: V8 computes them with its own code (fdlibm's
+or LLVM libc's), which differs from the platform's libm in the last bit for some arguments. `tests/simulator/models/test_js_compiler.py` compares the compiled models with V8
 on random inputs (hypothesis) for every construct, bit for bit.
 
 The sandbox's guarantees: a call runs the model's top level afresh (a fresh scope: nothing a
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, ClassVar
 
+from simulator.models import fdlibm
 from simulator.models.js_twins import Decline, JsTwin, js_params, json_number
 
 __all__ = [
@@ -619,6 +621,30 @@ def contains(key: Any, obj: Any) -> bool:
     raise Decline
 
 
+def has_own(obj: Any = UNDEF, key: Any = UNDEF, *_: Any) -> bool:
+    """`Object.prototype.hasOwnProperty.call(obj, key)` on a plain object or `hw`: its own keys
+    only (Object.prototype's are not). Anything else (an array, the params object, a
+    primitive, undefined) is left to V8."""
+    kind = type(obj)
+    if kind is JSNullObject or kind is JSObject:
+        if type(key) is not str:
+            key = _to_key(key)
+        return key in obj
+    raise Decline
+
+
+def object_keys(obj: Any = UNDEF, *_: Any) -> JSArray:
+    """`Object.keys(obj)` of a plain object or `hw`: its own keys in insertion order. A key
+    that is an array index (which JavaScript lists first, in numeric order) is left to V8."""
+    kind = type(obj)
+    if kind is JSNullObject or kind is JSObject:
+        keys = list(obj)
+        if any(_index(key) is not None for key in keys):
+            raise Decline
+        return JSArray(keys)
+    raise Decline
+
+
 def _join(array: Any, separator: Any) -> str:
     sep = "," if separator is UNDEF else to_string(separator)
     parts: list[str] = []
@@ -680,6 +706,9 @@ def method(obj: Any, name: str, *args: Any) -> Any:
         raise Decline
     if kind is float and name == "toFixed":
         return _to_fixed(obj, args[0] if args else 0.0)
+    if kind is str and name == "toLowerCase" and obj.isascii():
+        # ASCII's upper case letters only: Unicode's case mapping is left to V8
+        return obj.lower()
     if kind is str and name == "trim" and obj.isascii():
         # JavaScript's white space and line terminators, of which ASCII has these six;
         # a string with other characters is left to V8
@@ -815,20 +844,35 @@ def _sqrt(x: float) -> float:
 
 
 def js_pow(base: Any, exponent: Any) -> float:
-    """`**` and Math.pow where the result is certain: an exponent of 0 (1, NaN base
-    included), or integers whose power is an integer a double holds exactly (fdlibm's pow, and
-    any correctly rounded one, returns such an integer exactly). Anything else declines: V8's
-    pow is not the platform's."""
+    """`**` and Math.pow as V8 computes them (`math::pow`, src/numbers/ieee754.cc, with
+    `--use-std-math-pow`, V8's default): ECMAScript's NaN cases, `x * x` for 2 and
+    `sqrt(x + 0)` for 0.5, otherwise the C library's `pow`, which Python's `math.pow` calls
+    too (the same libm in the same process: the property tests compare them with V8's on
+    random doubles). Python raises where C returns an infinity or NaN: those are C's values
+    here."""
     x, y = to_number(base), to_number(exponent)
-    if y == 0:
-        return 1.0
-    if x.is_integer() and y.is_integer() and x != 0 and 0 < y <= 1100 and abs(x) <= 2**53:
-        result = int(x) ** int(y)
-        if abs(result) <= 2**53:
-            return float(result)
-    if y == 1 and x == x:
-        return x
-    raise Decline
+    if y != y:
+        return math.nan
+    if y == 2.0:
+        return x * x
+    if y == 0.5:
+        if x == math.inf or x == -math.inf:
+            return math.inf
+        return math.sqrt(x + 0.0) if x >= 0.0 else math.nan  # +0 for -0; NaN below
+    if (y == math.inf or y == -math.inf) and (x == 1.0 or x == -1.0):
+        return math.nan
+    try:
+        return math.pow(x, y)
+    except OverflowError:  # a finite x and y whose power overflows
+        return -math.inf if x < 0 and _odd_integer(y) else math.inf
+    except ValueError:
+        if x == 0.0 and y < 0:  # a pole: 1 / (+-0)
+            return -math.inf if math.copysign(1.0, x) < 0 and _odd_integer(y) else math.inf
+        return math.nan  # a negative base to a non-integer power
+
+
+def _odd_integer(y: float) -> bool:
+    return y.is_integer() and abs(y) < 2.0**53 and int(y) % 2 == 1
 
 
 _MATH_FUNCTIONS: dict[str, Callable[..., float]] = {
@@ -842,6 +886,7 @@ _MATH_FUNCTIONS: dict[str, Callable[..., float]] = {
     "min": _math_min,
     "max": _math_max,
     "pow": lambda x=UNDEF, y=UNDEF, *_: js_pow(x, y),
+    "exp": _unary_math(fdlibm.exp),
 }
 _MATH_CONSTANTS = {
     "PI": math.pi,
@@ -855,7 +900,7 @@ _MATH_CONSTANTS = {
 }
 _LIBM = frozenset(
     {
-        "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+        "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
         "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "hypot",
     }
 )  # fmt: skip
@@ -894,6 +939,8 @@ RUNTIME: dict[str, object] = {
     "_get": get,
     "_put": put,
     "_in": contains,
+    "_has_own": has_own,
+    "_keys": object_keys,
     "_method": method,
     "_pget": params_get,
     "_pow": js_pow,
@@ -1983,6 +2030,17 @@ class _Writer:
     def call(self, function: _Function, node: tuple) -> tuple[str, str]:
         callee, args = node[1], node[2]
         codes = [self.expression(function, arg)[0] for arg in args]
+        if self.has_own_property(function, callee):
+            return f"_has_own({', '.join(codes)})", "bool"
+        if (
+            callee[0] == "member"
+            and callee[1][0] == "id"
+            and callee[1][1] == "Object"
+            and callee[2][0] == "str"
+            and callee[2][1] == "keys"
+            and function.lookup("Object") is None
+        ):
+            return f"_keys({', '.join(codes)})", "any"
         if callee[0] == "member" and callee[2][0] == "str":
             owner, name = callee[1], callee[2][1]
             if owner[0] == "id" and owner[1] == "Math" and function.lookup("Math") is None:
@@ -2007,6 +2065,7 @@ class _Writer:
                 "map",
                 "toFixed",
                 "trim",
+                "toLowerCase",
             ):
                 raise Refusal(f"the method {name}()", node[3])
             obj, _ = self.expression(function, owner)
@@ -2032,7 +2091,7 @@ class _Writer:
             kind = (
                 "bool"
                 if name in ("has", "includes")
-                else ("str" if name in ("join", "toFixed", "trim") else "any")
+                else ("str" if name in ("join", "toFixed", "trim", "toLowerCase") else "any")
             )
             return f"_method({obj}, {name!r}{''.join(', ' + code for code in codes)})", kind
         if callee[0] == "member":
@@ -2045,6 +2104,21 @@ class _Writer:
         body = self.declarations.get(code)
         kind = "num" if body is not None and body in self.returns_number else "any"
         return f"{code}({', '.join(codes)})", kind
+
+    def has_own_property(self, function: _Function, callee: tuple) -> bool:
+        """Whether `callee` is `Object.prototype.hasOwnProperty.call` with `Object` the
+        global one (not a local; an attribute never shadows a builtin global, as `Math`)."""
+        chain = []
+        node = callee
+        while node[0] == "member" and node[2][0] == "str":
+            chain.append(node[2][1])
+            node = node[1]
+        return (
+            chain == ["call", "hasOwnProperty", "prototype"]
+            and node[0] == "id"
+            and node[1] == "Object"
+            and function.lookup("Object") is None
+        )
 
     def function_expression(self, function: _Function, node: tuple) -> str:
         _, name, params, body, line = node
@@ -2121,6 +2195,12 @@ class _Writer:
         if node[1] == "=":
             value, _ = self.expression(function, node[3])
             return f"_put({obj}, {key}, {value})", "any"
+        if node[1] in ("+=", "-=", "*=", "/=", "%=", "**="):
+            # JavaScript's order: the object, the key, the member's value, then the right side
+            o, k = self.temp(function), self.temp(function)
+            right = self.expression(function, node[3])
+            code, _ = self.arithmetic(node[1][:-1], (f"_get({o}, {k})", "any"), right)
+            return f"_put(({o} := {obj}), ({k} := {key}), {code})", "any"
         raise Refusal("a compound assignment to a member", node[4])
 
     def update(self, function: _Function, node: tuple) -> tuple[str, str]:

@@ -20,6 +20,7 @@ from simulator.models.energy import power_for_state
 from simulator.models.gpu_current import CURRENT_ERRORS, TRANSITION_EXPONENT
 from simulator.models.gpu_current import computation_estimate as current_estimate
 from simulator.models.gpu_current import computation_time as current_time
+from simulator.models.js_compiler import CompiledTwin
 from simulator.models.occupancy import (
     architecture_limits,
     known_compute_capabilities,
@@ -31,6 +32,7 @@ from simulator.models.transfer import PCIE_ATTRIBUTES, PcieLink
 from simulator.models.volkov import computation_estimate as volkov_estimate
 from simulator.models.volkov import computation_time as volkov_time
 from simulator.shallow import ShallowFunctions
+from tests.simulator.models.v8_outcomes import outcome
 
 MODELS = {model.name: model for model in builtin_models()}
 REL = 1e-12
@@ -45,6 +47,13 @@ def _js(name: str, attributes: dict[str, float]) -> ShallowFunctions:
     )
 
 
+def _compiled(name: str, attributes: dict[str, float]) -> ShallowFunctions:
+    """The model as runs use it: compiled to Python, V8 only where a call declines."""
+    functions = ShallowFunctions(model_key=name, source=MODELS[name].source, attributes=attributes)
+    assert isinstance(functions._twin, CompiledTwin), (name, functions.fallback)
+    return functions
+
+
 def _gpu_attributes(cc: str, draw_numbers: dict[str, float]) -> dict[str, float]:
     limits = architecture_limits(cc)
     return {
@@ -55,6 +64,15 @@ def _gpu_attributes(cc: str, draw_numbers: dict[str, float]) -> dict[str, float]
         "sharedMemPerSM": limits.shared_memory_per_sm,
         **draw_numbers,
     }
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_every_builtin_model_compiles_with_no_refusal(name):
+    """Every shipped model runs as compiled Python (none is left to V8 whole, and no run
+    carries a `javascript` warning for one)."""
+    functions = ShallowFunctions(model_key=name, source=MODELS[name].source, attributes={})
+    assert functions.twinned and functions.fallback is None, functions.fallback
+    assert isinstance(functions._twin, CompiledTwin)
 
 
 def test_every_builtin_model_has_a_name_source_and_reference():
@@ -266,6 +284,7 @@ def test_gpu_current_js_matches_python(
         params["sharedMemoryInstructions"] = shared[0]
         params["sharedMemoryConflictWays"] = shared[1]
     shallow = _js(CURRENT, attributes)
+    compiled = _compiled(CURRENT, attributes)
     try:
         # whole waves of the launch's blocks per SM, then a tail wave of tail_blocks
         blocks_per_wave = current_estimate(attributes, params).blocks_per_sm * numbers["SMs"]
@@ -279,8 +298,15 @@ def test_gpu_current_js_matches_python(
     except ValueError:  # no profile for the architecture, or a block that does not fit
         with pytest.raises(ModelEvaluationError):
             shallow.call("computationTime", params=params)
+        assert outcome(compiled, "computationTime", params=params) == outcome(
+            shallow, "computationTime", params=params
+        )
         return
     assert shallow.call("computationTime", params=params) == pytest.approx(expected, rel=REL)
+    # the model compiled to Python gives V8's very double, bit for bit
+    assert outcome(compiled, "computationTime", params=params) == outcome(
+        shallow, "computationTime", params=params
+    )
     # what bounds the kernel, as the run's timeline shows it
     estimate = current_estimate(attributes, params)
     detail = shallow.call_detail("computationDetail", params=params)

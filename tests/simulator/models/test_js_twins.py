@@ -42,8 +42,8 @@ MISSING = object()  # a parameter or attribute left out
 MERPSYS_GPU = "examples/merpsys_gtx970/gpu_model.js"
 MERPSYS_PCIE = "examples/merpsys_gtx970/pcie_model.js"
 VOLKOV_GPU = "builtin:Volkov GPU"
-# Every shipped source but the one the compiler refuses (Math.exp, Math.pow with a fraction)
-NOT_COMPILED = {"builtin:GPU kernel (current architectures)"}
+# Every shipped source compiles (Math.exp and a fractional Math.pow included, as V8's)
+NOT_COMPILED: set[str] = set()
 SHIPPED = sorted({f"builtin:{name}" for name in BUILTINS} | {MERPSYS_GPU, MERPSYS_PCIE})
 TWINS = [label for label in SHIPPED if label not in NOT_COMPILED]
 
@@ -163,13 +163,11 @@ def check(
             assert repr(twinned._twin.call(function, args, params)) == repr(in_v8_now), params
 
 
-def test_every_shipped_model_compiles_but_the_one_that_cannot():
+def test_every_shipped_model_compiles():
     for label in SHIPPED:
         source = shipped_source(label)
         compiled = compile_model(source, referenced_names(source))
-        assert isinstance(compiled, Refusal) == (label in NOT_COMPILED), (label, compiled)
-    refusal = compile_model(shipped_source("builtin:GPU kernel (current architectures)"))
-    assert isinstance(refusal, Refusal)  # String.trim, Math.exp and a fractional Math.pow
+        assert not isinstance(compiled, Refusal), (label, compiled)
 
 
 @pytest.mark.parametrize("twin", TWINS)
@@ -342,13 +340,17 @@ def test_the_javascript_helpers_give_v8s_results(x: float, y: float):
     }
 
 
-def test_v8s_math_exp_is_not_cpythons_so_the_current_gpu_model_has_no_twin():
+def test_v8s_math_exp_is_not_cpythons_and_the_compiled_model_s_is_v8s():
     # One argument of many (about 10 % in [-20, 0]): V8's fdlibm exp rounds the other way.
     x = -1.3105771847962622
     source = "function computationTime(params) { return Math.exp(params.x); }"
-    in_v8 = ShallowFunctions(model_key="exp", source=source, attributes={})
+    in_v8 = ShallowFunctions(model_key="exp", source=source, attributes={}, twin=False)
     assert in_v8.call("computationTime", params={"x": x}) == 0.2696643652860048
     assert math.exp(x) == 0.26966436528600485
+    compiled = ShallowFunctions(model_key="exp", source=source, attributes={})
+    assert compiled.twinned
+    assert compiled._twin is not None
+    assert compiled._twin.call("computationTime", (), {"x": x}) == 0.2696643652860048
 
 
 def test_v8s_math_pow_of_ten_to_the_sixth_is_exactly_a_million():
