@@ -133,6 +133,10 @@ install_chunk_cache(PyObject *module, PyObject *unused)
         PyObject_GetArenaAllocator(&base_arena);
         PyObject_SetArenaAllocator(&cache);
         chunk_cache_installed = 1;
+        /* The first region at once, so the next arena comes from huge pages even in a process
+         * whose existing arenas have room for a while (a data limit may refuse it: then later). */
+        if (region_next == NULL)
+            (void)map_arena_region();
     }
     Py_RETURN_NONE;
 }
