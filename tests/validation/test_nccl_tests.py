@@ -1,0 +1,87 @@
+"""The collectives against published nccl-tests tables on H100 SXM GPUs on NVSwitch
+(validation/network/nccl_tests.py, docs/validation/nccl-tests.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from validation.network import nccl_tests
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[nccl_tests.Row]:
+    return nccl_tests.comparison()
+
+
+def test_every_table_names_its_source_system_and_nccl() -> None:
+    for table in nccl_tests.tables():
+        source = table["source"]
+        assert source["url"].startswith("https://github.com/")
+        assert source["commit"] in source["url"] and source["path"] in source["url"]
+        assert table["system"] and table["nccl"] and table["env"] and table["nccl_algorithm"]
+        assert table["rows"]
+
+
+def test_the_transcribed_busbw_is_nccl_tests_formula_of_the_transcribed_time() -> None:
+    # nccl-tests doc/PERFORMANCE.md: busbw = size / time x 2(n-1)/n (allreduce), x (n-1)/n
+    # (allgather, reduce-scatter); printed to 0.01 GB/s. A row copied wrong, or a factor
+    # other than nccl-tests', shows here.
+    for table in nccl_tests.tables():
+        for size, time_us, algbw, busbw in table["rows"]:
+            assert algbw == pytest.approx(size / time_us / 1e3, abs=0.006, rel=5e-4), table["id"]
+            recomputed = nccl_tests.published_busbw(
+                table["collective"], table["gpus"], size, time_us
+            )
+            assert busbw == pytest.approx(recomputed, abs=0.011, rel=1e-3), (table["id"], size)
+
+
+def test_every_ring_plateau_row_is_within_15_percent_unless_its_gap_is_recorded(
+    rows: list[nccl_tests.Row],
+) -> None:
+    plateau = [r for r in rows if r.region == "plateau" and r.algorithm == "ring"]
+    assert len(plateau) == 8 * 3 + 6 * 3
+    for row in plateau:
+        if (row.table, row.region) in nccl_tests.KNOWN_GAPS:
+            continue
+        assert abs(row.busbw_error or 0.0) <= 0.15, row
+
+
+def test_the_ring_allreduce_plateau_holds_on_two_four_and_six_gpus(
+    rows: list[nccl_tests.Row],
+) -> None:
+    for gpus in (2, 4, 6):
+        table = [r for r in rows if r.table == f"h100x{gpus}-allreduce-ring"]
+        assert [r.verdict for r in table] == ["within"] * 6
+
+
+def test_every_row_outside_its_threshold_has_its_reason(rows: list[nccl_tests.Row]) -> None:
+    missed = [r for r in rows if r.verdict == "miss"]
+    assert missed
+    assert [r for r in missed if r.reason is None] == []
+
+
+def test_every_recorded_gap_still_misses(rows: list[nccl_tests.Row]) -> None:
+    # A model change that closes a gap shows here, so that its reason leaves the report.
+    for table, region in nccl_tests.KNOWN_GAPS:
+        judged = [r for r in rows if r.table == table and r.region == region]
+        assert judged and all(r.verdict == "miss" for r in judged), (table, region)
+
+
+def test_nvls_tables_are_listed_without_a_simulated_figure(rows: list[nccl_tests.Row]) -> None:
+    nvls = [r for r in rows if r.table.endswith("-nvls")]
+    assert len(nvls) == 3 + 6
+    assert {r.verdict for r in nvls} == {"not modelled"}
+
+
+def test_the_per_call_constant_is_fitted_on_one_table_and_judged_on_the_others(
+    rows: list[nccl_tests.Row],
+) -> None:
+    fit = nccl_tests.per_call_overhead(rows)
+    assert fit["fit_rows"] == 14
+    assert set(fit["errors"]) == {"h100x4-allgather-default", "h100x4-reducescatter-default"}
+    assert 10.0 < fit["constant_us"] < 25.0
+
+
+def test_the_committed_report_is_the_one_the_program_writes(rows: list[nccl_tests.Row]) -> None:
+    committed = (nccl_tests.ROOT / "docs" / "validation" / "nccl-tests.md").read_text()
+    assert committed == nccl_tests.report(rows)
