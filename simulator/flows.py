@@ -295,7 +295,7 @@ class FlowNetwork:
     def __init__(self, engine: Any, model: NetworkModel) -> None:
         self.engine = engine
         self.model = model
-        self.links: dict[tuple[str, int, str, str], FlowLink] = {}
+        self.links: dict[tuple[object, ...], FlowLink] = {}
         self.flows_done = 0
         # flows that joined or left since the last solve, whose components are re-solved
         # once at the end of the instant (_solve_changed): flows that start together, as a
@@ -316,6 +316,25 @@ class FlowNetwork:
         else:
             key = (node, instance, came_from, going_to)
             link_id = f"{node}[{instance}] {came_from}->{going_to}"
+        link = self.links.get(key)
+        if link is None:
+            link = self.links[key] = FlowLink(node, instance, link_id, sharing)
+        return link
+
+    def port(
+        self, node: str, instance: int, sharing: str, neighbour: str, entering: bool
+    ) -> FlowLink:
+        """Return the constraint of the port of a switch's `instance` that faces `neighbour`
+        (simulator.topology.SWITCH_ROLES): for a flow `entering` the switch from it, or
+        leaving to it; one per port and direction when full duplex, one per port when
+        shared."""
+        name = f"{node}[{instance}]"
+        if sharing == "shared":
+            key: tuple[object, ...] = ("port", node, instance, neighbour)
+            link_id = f"{name} {neighbour}<->"
+        else:
+            key = ("port", node, instance, neighbour, "in" if entering else "out")
+            link_id = f"{name} {neighbour}->" if entering else f"{name} ->{neighbour}"
         link = self.links.get(key)
         if link is None:
             link = self.links[key] = FlowLink(node, instance, link_id, sharing)

@@ -31,6 +31,7 @@ from simulator.errors import ModelEvaluationError
 from simulator.flows import FLOW_MESSAGES, FLOW_SHARING, FlowLink, FlowNetwork, FlowPath
 from simulator.placement import Routes, Slot
 from simulator.results import ProcessFigures, Timeline, Usage
+from simulator.topology import port_switches
 
 if TYPE_CHECKING:  # loaded by the runner only for systems with a memory hierarchy
     from simulator.memsys import MemorySystem
@@ -305,6 +306,9 @@ class FlowRoute(tuple[Hop, ...]):
     (`World.send`): the flow model has no C twin."""
 
     links: tuple[FlowLink | None, ...]
+    # per hop, the port a flow leaves a template's switch by (simulator.topology
+    # SWITCH_ROLES): its second constraint, `links` holding the port it enters by; else None
+    exits: tuple[FlowLink | None, ...]
     # per (stage's first hop, size, direction, host memory): the flow path of the stage's
     # run of flow links and the index after it (`_RouteTransfer._flow_start`)
     paths: dict[tuple[int, float, str | None, str | None], tuple[FlowPath, int]]
@@ -383,7 +387,13 @@ class _RouteTransfer:
         while end < len(route) and links[end] is not None:
             end += 1
         # routes between other pairs that cross the same links share the path (an alltoall)
-        shared_key = (links[start:end], size, message.direction, message.host_memory)
+        shared_key = (
+            links[start:end],
+            route.exits[start:end],
+            size,
+            message.direction,
+            message.host_memory,
+        )
         shared = self.network.paths.get(shared_key)
         if shared is not None:
             route.paths[key] = (shared, end)
@@ -406,7 +416,11 @@ class _RouteTransfer:
                     model=str(node.model_key),
                     function="p2pTime",
                 )
-            crossings.append((link, latency, (seconds - latency) / size if size > 0 else 0.0))
+            per_byte = (seconds - latency) / size if size > 0 else 0.0
+            crossings.append((link, latency, per_byte))
+            exit_port = route.exits[end]
+            if exit_port is not None:  # a switch: the port it leaves by, its latency paid once
+                crossings.append((exit_port, 0.0, per_byte))
             route[end][3].start(now)
             end += 1
         path = self.network.paths[shared_key] = self.network.path(crossings)
@@ -465,6 +479,8 @@ class World:
         self.network = network
         self.nodes = nodes
         self.routes = routes
+        # the templates' switches, whose flow constraints are their ports (`_route`)
+        self._port_switches = port_switches(routes.topologies)
         self.processes = list(processes)
         self.timeline = timeline
         # each process node's host (the group that holds it, else itself), which the
@@ -567,18 +583,31 @@ class World:
         FIFO, a FlowRoute (simulator.flows) when any is a flow link."""
         hops: list[Hop] = []
         links: list[FlowLink | None] = []
+        exits: list[FlowLink | None] = []
         network = self.network
+        ports = self._port_switches
         for node, instance, came_from, going_to in crossed:
             hops.append(
                 (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
             )
-            if node.sharing in FLOW_SHARING and network is not None:
-                links.append(network.link(node.id, instance, node.sharing, came_from, going_to))
-            else:
+            if node.sharing not in FLOW_SHARING or network is None:
                 links.append(None)
+                exits.append(None)
+            elif node.id in ports:
+                # a non-blocking switch: the flow shares the port it enters by and the port it
+                # leaves by with every other flow through them (simulator.topology.SWITCH_ROLES)
+                sharing = node.sharing
+                enter = network.port(node.id, instance, sharing, came_from, True)
+                leave = network.port(node.id, instance, sharing, going_to, False)
+                links.append(enter)
+                exits.append(leave if leave is not enter else None)
+            else:
+                links.append(network.link(node.id, instance, node.sharing, came_from, going_to))
+                exits.append(None)
         if any(link is not None for link in links):
             route = FlowRoute(hops)
             route.links = tuple(links)
+            route.exits = tuple(exits)
             route.paths = {}
             return route
         return tuple(hops)

@@ -27,6 +27,11 @@ Kinds and their routing:
 * ``switch``: the same one-hop domains for any other switch (a PCIe switch, an Ethernet
   top-of-rack switch).
 
+The switch instances of every kind (`SWITCH_ROLES`) are non-blocking with a port per
+neighbour: as flow links, a message shares the port it enters by and the one it leaves by
+(simulator.platform World._route), so an endpoint's total egress and total ingress through a
+switch are each limited to the switch's per-port bandwidth.
+
 A route is the (node id, instance) pairs strictly between the two endpoints; None when the
 template does not join them (two NVSwitch domains).
 """
@@ -56,6 +61,14 @@ ROLES: dict[str, tuple[str, ...]] = {
     "nvswitch": ("switch",),
     "switch": ("switch",),
 }
+# The roles whose instances are switches rather than links: a switch is non-blocking and each
+# of its ports has the switch's bandwidth, so a flow through a switch instance crosses two
+# constraints: the port it enters by (shared by everything the neighbour behind it sends into
+# the switch) and the port it leaves by (shared by everything sent to the neighbour behind it),
+# per direction when the node is full duplex, both directions of a port together when shared
+# (`port_switches`; simulator.platform World._route). A link role (ring, torus) joins two
+# neighbours, so its constraint per travel direction already is its port.
+SWITCH_ROLES = frozenset({"switches", "leaf", "spine", "switch"})
 MAX_LEVELS = 4
 MAX_PARAMETER = 1_000_000
 
@@ -666,6 +679,18 @@ def _parameters(
     if not roles_ok:
         return {}, None
     return {"domainSize": domain}, _nvswitch(roles["switch"][0], count, domain)
+
+
+def port_switches(topologies: Sequence[Topology]) -> frozenset[str]:
+    """Return the ids of the nodes whose instances are the templates' switches (SWITCH_ROLES):
+    their flow constraints are their ports, not the pairs of neighbours a flow joins."""
+    return frozenset(
+        node
+        for topology in topologies
+        for role, nodes in topology.roles.items()
+        if role in SWITCH_ROLES
+        for node in nodes
+    )
 
 
 def expanded_size(topologies: Sequence[Topology]) -> dict[str, int]:

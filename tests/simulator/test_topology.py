@@ -18,7 +18,14 @@ from simulator.errors import SnapshotError
 from simulator.placement import Routes
 from simulator.runner import run_simulation
 from simulator.snapshot import load_snapshot
-from simulator.topology import Topology, expanded_size, flow_hash, instance_edges, parse_topologies
+from simulator.topology import (
+    Topology,
+    expanded_size,
+    flow_hash,
+    instance_edges,
+    parse_topologies,
+    port_switches,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -299,6 +306,112 @@ def test_every_ready_system_model_runs_a_p2p_application(
     else:  # NIC, leaf, spine, leaf, NIC: the last GPU is under the last leaf
         assert [node for node, _ in transfers(result)] == ["nic", "leaf", "spine", "leaf", "nic"]
     assert result["overall_time_s"] > 0
+
+
+PATTERN = """
+PAIRS = {pairs!r}
+for source, target in PAIRS:
+    if rank == source:
+        sim.p2pCommunicationSend(size, "GPU", {direction!r}, target)
+for source, target in PAIRS:
+    if rank == target:
+        sim.p2pCommunicationReceive("GPU", source)
+"""
+
+
+def run_pattern(
+    folder: str,
+    gpus: int,
+    pairs: list[tuple[int, int]],
+    *,
+    size: float = 1e9,
+    direction: str | None = None,
+    sharing: str | None = None,
+) -> dict[str, Any]:
+    """Run every (source, target) message of `pairs` at once on a ready system."""
+    snapshot = json.loads((ROOT / "examples" / folder / "snapshot.json").read_text())
+    if sharing is not None:
+        for node in snapshot["nodes"]:
+            if "sharing" in node:
+                node["sharing"] = sharing
+    app = PATTERN.format(pairs=pairs, direction=direction)
+    return run_simulation(snapshot, app, labels={"GPU": gpus}, variables={"size": size})
+
+
+# DGX H100: each GPU's 18 NVLink 4 links give it 450 GB/s per direction into the NVSwitch
+# fabric, which is non-blocking (H100 datasheet; NVSwitch blog, docs/topologies.md's table).
+# The route's latency is the NVSwitch record's 1 us.
+NVLINK, NVSWITCH_LATENCY = 450e9, 1e-6
+
+
+@pytest.mark.parametrize(
+    ("pairs", "messages_through_busiest_port"),
+    [
+        ([(0, i) for i in range(1, 8)], 7),  # one GPU sends to seven: its egress port is shared
+        ([(i, 0) for i in range(1, 8)], 7),  # seven send to one: its ingress port is shared
+        ([(i, (i + 1) % 8) for i in range(8)], 1),  # a shift: every port once, non-blocking
+        ([(0, 1), (1, 0)], 1),  # both directions of a port at once: full duplex
+        ([(0, 1), (2, 3), (4, 5), (6, 7)], 1),  # disjoint pairs: the switch is non-blocking
+    ],
+)
+def test_a_gpu_s_nvswitch_port_limits_its_total_egress_and_ingress(
+    pairs: list[tuple[int, int]], messages_through_busiest_port: int
+) -> None:
+    size = 1e9
+    result = run_pattern("dgx_h100", 8, pairs, size=size)
+    expected = NVSWITCH_LATENCY + messages_through_busiest_port * size / NVLINK
+    assert result["overall_time_s"] == pytest.approx(expected, rel=1e-9)
+    # the flow constraints are the GPUs' ports, named by the GPU and the direction
+    ports = {link["link"] for link in result["links"]}
+    assert ports == {f"nvswitch[0] gpu[{s}]->" for s, _ in pairs} | {
+        f"nvswitch[0] ->gpu[{t}]" for _, t in pairs
+    }
+
+
+def test_a_shared_switch_port_carries_both_directions_together() -> None:
+    size = 1e9
+    result = run_pattern("dgx_h100", 8, [(0, 1), (1, 0)], size=size, sharing="shared")
+    assert result["overall_time_s"] == pytest.approx(NVSWITCH_LATENCY + 2 * size / NVLINK, rel=1e-9)
+    assert sorted(link["link"] for link in result["links"]) == [
+        "nvswitch[0] gpu[0]<->",
+        "nvswitch[0] gpu[1]<->",
+    ]
+
+
+def test_the_pcie_switch_shares_a_gpu_s_port_between_its_copies() -> None:
+    # The PCIe model (MERPSYS eq. 4.6, startup + size / (bw lambda)): a lone copy of n bytes
+    # and one of 2n give the startup; three copies into one GPU share its x16 port, so they
+    # end after the startup and three copies' worth of transfer.
+    def overall(pairs: list[tuple[int, int]], size: float) -> float:
+        result = run_pattern("pcie_workstation_4gpu", 4, pairs, size=size, direction="HostToDevice")
+        return float(result["overall_time_s"])
+
+    one, two = overall([(1, 0)], 1e9), overall([(1, 0)], 2e9)
+    startup = 2 * one - two
+    assert startup > 0
+    incast = overall([(1, 0), (2, 0), (3, 0)], 1e9)
+    assert incast == pytest.approx(startup + 3 * (one - startup), rel=1e-9)
+    assert overall([(1, 0), (2, 3)], 1e9) == pytest.approx(one, rel=1e-9)
+
+
+@pytest.mark.parametrize(("second", "messages_on_the_uplink"), [((1, 16), 2), ((1, 17), 1)])
+def test_a_leaf_s_uplink_to_a_spine_is_one_port_for_every_nic_under_it(
+    second: tuple[int, int], messages_on_the_uplink: int
+) -> None:
+    # 4-node cluster: NICs 0-7 under leaf 0; D-mod-k sends to NIC d through spine d mod 8, so
+    # 0 -> 8 and 1 -> 16 share leaf 0's port to spine 0 (one 400 Gb/s cable), while 1 -> 17
+    # goes up to spine 1. Route latency: two NICs (1 us) and three switch ports (0.33 us).
+    size = 1e9
+    result = run_pattern("dgx_h100_cluster_4", 32, [(0, 8), second], size=size)
+    expected = 2 * 1e-6 + 3 * 3.3e-7 + messages_on_the_uplink * size / 50e9
+    assert result["overall_time_s"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_port_switches_are_the_templates_switch_roles_not_their_links() -> None:
+    system = load_snapshot(cluster_snapshot())
+    assert port_switches(system.topologies) == {"nvswitch", "leaf", "spine"}
+    ring = one({"kind": "ring", "endpoints": "g", "link": "l"}, {"g": 4, "l": 4})
+    assert port_switches([ring]) == frozenset()
 
 
 def test_the_gh200_superchip_copies_over_nvlink_c2c() -> None:
