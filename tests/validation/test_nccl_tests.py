@@ -67,6 +67,15 @@ def test_every_recorded_gap_still_misses(rows: list[nccl_tests.Row]) -> None:
         assert any(r.verdict == "miss" for r in judged), (table, region)
 
 
+def test_no_simulated_bus_bandwidth_exceeds_a_gpu_s_nvlink(rows: list[nccl_tests.Row]) -> None:
+    # busbw is the bandwidth a GPU's link must carry (nccl-tests doc/PERFORMANCE.md), so no
+    # collective on the ready DGX H100 can beat NVLink 4's 450 GB/s per GPU and direction,
+    # the alltoall's seven concurrent sends included (a GPU's port into the NVSwitch).
+    simulated = [r for r in rows if r.simulated_busbw is not None]
+    assert any(r.collective == "alltoall" for r in simulated)
+    assert max(r.simulated_busbw or 0.0 for r in simulated) <= 450.0 * (1 + 1e-9)
+
+
 def test_nvls_tables_are_listed_without_a_simulated_figure(rows: list[nccl_tests.Row]) -> None:
     nvls = [r for r in rows if r.table.endswith("-nvls")]
     assert len(nvls) == 3 + 6

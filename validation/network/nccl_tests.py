@@ -77,16 +77,16 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ),
     ("h100x4-allreduce-tree", "plateau"): (
         "different algorithms: NCCL's tree within one node is a chain (the source's logs: "
-        "'Trees [0] 2/-1/-1->1->0'), the simulator's a binary tree (simulator/collectives.py), "
-        "whose parents send to their children at once, each pair at a full 450 GB/s (see the "
-        "alltoall row)"
+        "'Trees [0] 2/-1/-1->1->0'), each GPU receiving from one peer and sending to one; the "
+        "simulator's is a binary heap tree (simulator/collectives.py), whose root on 4 GPUs "
+        "has two children, so its one NVSwitch port (450 GB/s per direction, shared by its "
+        "flows: docs/network-model.md) carries two children's streams in the reduce and two "
+        "in the broadcast, and the simulated tree is slower than NCCL's chain"
     ),
     ("dgx-h100-alltoall-nvidia", "plateau"): (
-        "the ready system's NVSwitch is one full-duplex node whose capacity is per travel "
-        "direction, i.e. per (sending GPU, receiving GPU) pair (docs/network-model.md), so a "
-        "GPU's seven concurrent sends each get 450 GB/s; a GPU's 18 NVLinks (one 450 GB/s port) "
-        "are not a shared resource of the model. A ring, which sends to one peer at a time, is "
-        "unaffected"
+        "each GPU's seven sends share its NVSwitch port and move at NVLink's full 450 GB/s "
+        "per direction together (busbw 437-448 GB/s); as for h100x4-allgather-default, none "
+        "of NCCL's protocol overhead is modelled, which NVIDIA's 370 GB/s includes"
     ),
 }
 LATENCY_GAP = (
