@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.simulator.fresh_python import run_code
-from validation.network.parasim_flows import by_name, run
+from validation.network.parasim_flows import by_name, run, run_on_switch
 from validation.network.report import report
 
 VECTORS = json.loads(
@@ -45,6 +45,39 @@ def test_completion_times_equal_simgrids(model: str, name: str) -> None:
     assert len(got) == len(expected) == len(scenario["flows"])
     for flow, (mine, theirs) in enumerate(zip(got, expected, strict=True)):
         assert mine == pytest.approx(theirs, rel=TOLERANCE[model]), (name, flow)
+
+
+SWITCH_CASES = [
+    (model, name, kind)
+    for model, name in CASES
+    if name.startswith("switch-")
+    for kind in ("switch", "nvswitch")
+]
+
+
+@pytest.mark.parametrize(("model", "name", "kind"), SWITCH_CASES)
+def test_a_topology_template_s_switch_is_simgrid_s_star_of_one_link_per_port(
+    model: str, name: str, kind: str
+) -> None:
+    # SimGrid draws a non-blocking switch as a star: a link per host, up and down. ParaSim's
+    # switch of a template (simulator/topology.py SWITCH_ROLES) has a port per endpoint,
+    # entered and left by each flow: the same constraints, so the same completion times.
+    expected = VECTORS["completion_s"][model][name]
+    got = run_on_switch(by_name()[name], model, kind)
+    assert len(got) == len(expected)
+    for flow, (mine, theirs) in enumerate(zip(got, expected, strict=True)):
+        assert mine == pytest.approx(theirs, rel=TOLERANCE[model]), (name, flow)
+
+
+def test_the_switch_scenarios_share_ports() -> None:
+    """A host's seven sends share its port: the fan-out's last flow ends after all seven
+    flows' bytes crossed one 2 GB/s port, not after its own alone."""
+    scenario = by_name()["switch-fan-out-7"]
+    total = sum(f["size"] for f in scenario["flows"])
+    assert max(VECTORS["completion_s"]["CM02"]["switch-fan-out-7"]) == pytest.approx(
+        6e-6 + total / 2e9, rel=1e-9
+    )
+    assert len(SWITCH_CASES) == 5 * 2 * 2
 
 
 def test_sharing_matters_in_the_vectors() -> None:

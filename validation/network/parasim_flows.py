@@ -94,6 +94,80 @@ def run(scenario: Scenario, model: str) -> tuple[list[float], dict[str, Any]]:
     return [finish[f"r{k}"] for k in range(len(flows))], dict(result)
 
 
+SWITCH_APPLICATION = """
+FLOWS = {flows!r}
+for source, target, size in FLOWS:
+    if rank == source:
+        sim.p2pCommunicationSend(size, "H", None, target)
+for source, target, size in FLOWS:
+    if rank == target:
+        sim.p2pCommunicationReceive("H", source)
+"""
+
+
+def switch_snapshot(scenario: Scenario, model: str, kind: str = "switch") -> dict[str, Any]:
+    """Return a `switch` scenario (validation/network/scenarios.py) as ParaSim draws a switch:
+    one node of hosts (one process "H" each) and one switch node joined by a topology
+    template of `kind` (simulator/topology.py), the switch charging the route's two links:
+    latency twice the link's (the flow crosses two), bandwidth the link's (a port each)."""
+    bandwidths = {link["bw"] for link in scenario["links"]}
+    latencies = {link["lat"] for link in scenario["links"]}
+    sharings = {link["sharing"] for link in scenario["links"]}
+    assert len(bandwidths) == len(latencies) == len(sharings) == 1, "links all alike"
+    hosts = len(scenario["hosts"])
+    return {
+        "name": scenario["name"],
+        "networkModel": model,
+        "hardware": {
+            "host": {"type": "CPU", "name": "host", "attributes": {}},
+            "switch": {
+                "type": "NETWORK",
+                "name": "switch",
+                "attributes": {"bandwidth": bandwidths.pop(), "latency": 2 * latencies.pop()},
+            },
+        },
+        "models": {
+            "wait": {"language": "javascript", "source": WAIT_MODEL},
+            "link": {"language": "javascript", "source": LINK_MODEL.read_text()},
+        },
+        "nodes": [
+            {
+                "id": "hosts",
+                "hardware": "host",
+                "model": "wait",
+                "count": hosts,
+                "labels": {"H": 1},
+            },
+            {"id": "switch", "hardware": "switch", "model": "link", "sharing": sharings.pop()},
+        ],
+        "edges": [],
+        "topologies": [
+            {"kind": kind, "endpoints": "hosts", "switch": "switch", "domainSize": hosts}
+        ],
+    }
+
+
+def run_on_switch(scenario: Scenario, model: str, kind: str = "switch") -> list[float]:
+    """Return each flow's completion time in a `switch` scenario run on a topology template
+    (`switch_snapshot`): the end of its transfer on the switch. Every flow starts at 0."""
+    flows = scenario["flows"]
+    assert all(flow["start"] == 0 for flow in flows)
+    rank = {host: i for i, host in enumerate(scenario["hosts"])}
+    triples = [(rank[f["src"]], rank[f["dst"]], f["size"]) for f in flows]
+    result = run_simulation(
+        switch_snapshot(scenario, model, kind),
+        SWITCH_APPLICATION.format(flows=triples),
+        labels={"H": len(scenario["hosts"])},
+        variables={},
+    )
+    ends: dict[tuple[object, object, object], float] = {}
+    for entry in result["timeline"]:
+        if entry["kind"] == "transfer":  # a transfer's entry names its target and size
+            item: dict[str, Any] = dict(entry)
+            ends[item["process"], item["to"], item["size"]] = item["end_s"]
+    return [ends[f"H[{s}]", f"H[{t}]", size] for s, t, size in triples]
+
+
 def by_name() -> dict[str, Scenario]:
     """Return the scenarios by name."""
     return {scenario["name"]: scenario for scenario in scenarios()}

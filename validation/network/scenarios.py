@@ -19,6 +19,7 @@ Scenario = dict[str, Any]
 GB = 1e9
 MB = 1e6
 US = 1e-6
+SWITCH_PORT = (2 * GB, 3 * US)  # the bandwidth and latency of every link of a `switch` scenario
 
 
 def _scenario(name: str, what: str) -> Scenario:
@@ -73,6 +74,22 @@ def star(
     for i in range(k):
         s["hosts"].append(f"h{i}")
         _link(s, f"l{i}", f"h{i}", "hub", (1 + i % 3) * GB, (2 + i) * US, sharing)
+    for n, (a, b) in enumerate(pairs):
+        _flow(s, f"h{a}", f"h{b}", (4 + 3 * n) * MB)
+    return s
+
+
+def switch(
+    k: int, pairs: list[tuple[int, int]], *, name: str, sharing: str = "full-duplex"
+) -> Scenario:
+    """`k` hosts on one non-blocking switch: a star whose links are all alike (2 GB/s, 3 us),
+    SimGrid's way of drawing a switch with a port per host, which ParaSim also runs as a
+    `switch` topology template (validation/network/parasim_flows.py `run_on_switch`)."""
+    s = _scenario(name, f"switch of {k} ports, {len(pairs)} flows")
+    s["routers"] = ["hub"]
+    for i in range(k):
+        s["hosts"].append(f"h{i}")
+        _link(s, f"l{i}", f"h{i}", "hub", SWITCH_PORT[0], SWITCH_PORT[1], sharing)
     for n, (a, b) in enumerate(pairs):
         _flow(s, f"h{a}", f"h{b}", (4 + 3 * n) * MB)
     return s
@@ -227,6 +244,22 @@ def scenarios() -> list[Scenario]:
     out.append(dumbbell(3, name="wan-3-tcp-window", access_lat=[5e-3, 2e-3, 1 * US]))
     out.append(
         dumbbell(2, name="wan-2-tcp-window-alone", access_lat=[4e-3, 4e-3], starts=[0.0, 0.05])
+    )
+    # one non-blocking switch, a port per host: a host's sends share its port's egress, the
+    # sends to a host its ingress; disjoint pairs and shifts do not meet
+    out.append(switch(8, [(0, i) for i in range(1, 8)], name="switch-fan-out-7"))
+    out.append(switch(8, [(i, 0) for i in range(1, 8)], name="switch-incast-7"))
+    out.append(switch(8, [(i, (i + 3) % 8) for i in range(8)], name="switch-shift-8"))
+    out.append(
+        switch(6, [(a, b) for a in range(6) for b in range(6) if a != b], name="switch-alltoall-6")
+    )
+    out.append(
+        switch(
+            6,
+            [(0, 1), (0, 2), (3, 1), (4, 5), (5, 4), (2, 0)],
+            name="switch-mixed-6-shared",
+            sharing="shared",
+        )
     )
     for scenario in out:  # a flow from a host to itself is no network transfer
         scenario["flows"] = [f for f in scenario["flows"] if f["src"] != f["dst"]]
