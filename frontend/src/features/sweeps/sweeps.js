@@ -199,16 +199,27 @@ export function seriesName(point, x, varying) {
   return [point.gpu || point.hardware || "system's hardware", others].filter(Boolean).join(" · ");
 }
 
+// The figures a prediction interval covers (simulator.uncertainty): the sweep's columns of
+// its 5th and 95th percentiles.
+export const INTERVAL_BOUNDS = {
+  overall_time_s: ["overall_time_s_low", "overall_time_s_high"],
+  energy_j: ["energy_j_low", "energy_j_high"],
+};
+
 // Return one series per line name: [{name, points: [[x, metric], ...]}], succeeded points
-// with a number on both axes only.
+// with a number on both axes only. A point whose run has a prediction interval of the metric
+// is [x, metric, low, high]: the chart draws the band.
 export function sweepSeries(points, metric, x, varying) {
   const groups = new Map();
+  const bounds = INTERVAL_BOUNDS[metric];
   points.forEach((p) => {
     if (p.status !== "succeeded" || typeof p[metric] !== "number" || typeof p[x] !== "number")
       return;
     const name = seriesName(p, x, varying);
     if (!groups.has(name)) groups.set(name, []);
-    groups.get(name).push([p[x], p[metric]]);
+    const [low, high] = bounds ? bounds.map((k) => p[k]) : [];
+    const banded = typeof low === "number" && typeof high === "number";
+    groups.get(name).push(banded ? [p[x], p[metric], low, high] : [p[x], p[metric]]);
   });
   return [...groups].map(([name, pts]) => ({ name, points: pts }));
 }
