@@ -1,7 +1,7 @@
 import { cleanup, render } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { bandPoints, LineChart } from "../../components/charts/LineChart.jsx";
-import { sweepSeries } from "./sweeps.js";
+import { metricOptions, sweepSeries } from "./sweeps.js";
 
 afterEach(cleanup);
 
@@ -48,6 +48,17 @@ describe("sweepSeries with intervals", () => {
       [1, 20],
       [2, 40],
     ]);
+  });
+});
+
+describe("metricOptions with intervals", () => {
+  it("names the interval's figures in words, and lists none for points without them", () => {
+    const labels = metricOptions(POINTS).map((m) => m.label);
+    expect(labels).toContain("overall time, 95th percentile");
+    expect(labels).not.toContain("overall_time_s_high");
+    expect(metricOptions([{ status: "succeeded", overall_time_s: 1 }]).map((m) => m.value)).toEqual(
+      ["overall_time_s"],
+    );
   });
 });
 

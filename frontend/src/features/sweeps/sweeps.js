@@ -24,6 +24,13 @@ const SUMMARY = [
   { key: "memory_s", label: "memory access time", unit: "time" },
   { key: "link_busy_s", label: "link busy time", unit: "time" },
   { key: "energy_j", label: "energy", unit: "energy" },
+  // a prediction interval's figures (docs/uncertainty.md), when the runs asked for one
+  { key: "overall_time_s_median", label: "overall time, interval median", unit: "time" },
+  { key: "overall_time_s_low", label: "overall time, 5th percentile", unit: "time" },
+  { key: "overall_time_s_high", label: "overall time, 95th percentile", unit: "time" },
+  { key: "energy_j_median", label: "energy, interval median", unit: "energy" },
+  { key: "energy_j_low", label: "energy, 5th percentile", unit: "energy" },
+  { key: "energy_j_high", label: "energy, 95th percentile", unit: "energy" },
   { key: "p_success", label: "reliability (P success)", unit: "number" },
   { key: "events", label: "engine events", unit: "number" },
   { key: "wall_s", label: "wall time of the run", unit: "time" },
