@@ -23,6 +23,9 @@ and returns every figure a sweep plots or downloads under a stable column name:
   missing, over the run: not comparable with "whole_run"); `energy_estimated`: the nodes
   whose power states were estimated, as text ("B200 SXM 180GB (gpu0): powerIdle,
   powerActiveIdle"), empty when none;
+- the prediction interval of a run that asked for one (simulator.uncertainty):
+  `overall_time_s_median`, `overall_time_s_low`, `overall_time_s_high` and the same of
+  `energy_j` (the 5th and 95th percentiles); present only in such a run's figures;
 - `model_warnings`: the nodes whose model ran outside the GPU architectures it was validated
   on (simulator.model_validity), as text ("Volkov GPU on H100 SXM5 80GB (gpu0, Hopper):
   validated on Maxwell and Pascal"), empty when none.
@@ -34,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "INTERVAL_METRICS",
     "PHASES",
     "SUMMARY_METRICS",
     "energy_estimated_text",
@@ -45,6 +49,12 @@ __all__ = [
 
 # The phases of process time, in the order a stacked chart piles them up.
 PHASES = ("kernel_s", "cpu_compute_s", "transfer_s", "memory_s", "wait_s")
+# A prediction interval's figures (simulator.uncertainty), present when the run asked for one.
+INTERVAL_METRICS = tuple(
+    f"{figure}_{end}"
+    for figure in ("overall_time_s", "energy_j")
+    for end in ("median", "low", "high")
+)
 # The run-wide figures, in column order; per-node columns follow them.
 SUMMARY_METRICS = (
     "overall_time_s",
@@ -196,6 +206,13 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
     metrics["energy_accounting"] = accounting if isinstance(accounting, str) else ""
     metrics["energy_estimated"] = energy_estimated_text(result.get("energy_accounting"))
     metrics["model_warnings"] = model_warnings_text(result.get("warnings"))
+    interval = result.get("uncertainty")
+    if isinstance(interval, Mapping):
+        for figure in ("overall_time_s", "energy_j"):
+            ends = interval.get(figure)
+            ends = ends if isinstance(ends, Mapping) else {}
+            for end in ("median", "low", "high"):
+                metrics[f"{figure}_{end}"] = _number(ends.get(end))
     return metrics
 
 

@@ -262,6 +262,8 @@ class Result(_FinishedRun, total=False):
     cost: CostFigures  # simulator.cost (issue 44): results stored before lack it
     # simulator.failure_injection: only for a run that asked for it
     failure_injection: dict[str, Any]
+    # simulator.uncertainty: only for a run that asked for a prediction interval
+    uncertainty: dict[str, Any]
     collectives: list[dict[str, Any]]
 
 

@@ -74,6 +74,7 @@ from simulator.sandbox.stackless import (
 from simulator.shallow import ShallowFunctions
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 from simulator.summary import result_summary
+from simulator.uncertainty import check_uncertainty, propagate
 
 if TYPE_CHECKING:
     from simulator.summary import ResultSummary
@@ -352,6 +353,7 @@ def run_simulation(
     progress: Progress | None = None,
     timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
     failures: Mapping[str, Any] | None = None,
+    uncertainty: Mapping[str, Any] | None = None,
     summary: Literal[False] = False,
 ) -> Result: ...
 
@@ -367,6 +369,7 @@ def run_simulation(
     progress: Progress | None = None,
     timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
     failures: Mapping[str, Any] | None = None,
+    uncertainty: Mapping[str, Any] | None = None,
     summary: Literal[True],
 ) -> ResultSummary: ...
 
@@ -389,6 +392,7 @@ def run_simulation(
     progress: Progress | None = None,
     timeline_limit: int = DEFAULT_TIMELINE_LIMIT,
     failures: Mapping[str, Any] | None = None,
+    uncertainty: Mapping[str, Any] | None = None,
     summary: bool = False,
 ) -> Result | ResultSummary:
     """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
@@ -402,6 +406,10 @@ def run_simulation(
     `failures`: inject failures by Monte Carlo beside the analytic reliability
     ({mode, samples, restart_s}: simulator.failure_injection), giving `failure_injection`.
 
+    `uncertainty`: a prediction interval by Monte Carlo over the records' uncertain attributes
+    ({samples, seed, scale}: simulator.uncertainty), giving `uncertainty`; each sample is one
+    more simulation of the same application with the run's seed.
+
     `summary`: return the result's summary instead (`result_summary`: what the command line
     prints by default), which a sandbox child sends without the lists of entries that the
     summary only counts.
@@ -410,6 +418,7 @@ def run_simulation(
     """
     system = load_snapshot(snapshot)
     injection = check_failures(failures) if failures is not None else None
+    interval_options = check_uncertainty(uncertainty) if uncertainty is not None else None
     with _young_collections.fewer():
         result = _simulate(
             system,
@@ -423,6 +432,22 @@ def run_simulation(
     result["cost"] = run_cost(system, result, variables)
     if injection is not None:
         result["failure_injection"] = inject_failures(result, injection, seed=seed)
+    if interval_options is not None:
+
+        def sample(variant: SystemSnapshot) -> tuple[float, float]:
+            with _young_collections.fewer():
+                figures = _simulate(
+                    variant,
+                    app_source,
+                    labels=labels,
+                    variables=variables,
+                    seed=seed,
+                    progress=None,
+                    timeline_limit=0,
+                )
+            return figures["overall_time_s"], figures["energy_j"]["total"]
+
+        result["uncertainty"] = propagate(sample, system, interval_options)
     return result_summary(result) if summary else result
 
 

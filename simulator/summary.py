@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         energy_accounting: list[dict[str, Any]]
         cost: CostFigures
         failure_injection: dict[str, Any]
+        uncertainty: dict[str, Any]
         collectives: list[dict[str, Any]]
 
 
@@ -82,6 +83,8 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
         summary["cost"] = result["cost"]
     if "failure_injection" in result:
         summary["failure_injection"] = result["failure_injection"]
+    if "uncertainty" in result:
+        summary["uncertainty"] = result["uncertainty"]
     if "collectives" in result:
         summary["collectives"] = result["collectives"]
     return summary

@@ -343,5 +343,59 @@ def add_common(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     )
 
 
+def add_uncertainty(parser: argparse.ArgumentParser) -> None:
+    """Add the prediction interval's options (simulator.uncertainty) to `parser`."""
+    parser.add_argument(
+        "--uncertainty",
+        type=int,
+        metavar="N",
+        help="a 5-95 %% prediction interval of time and energy from N Monte Carlo samples over "
+        "the records' uncertain attributes (docs/uncertainty.md; at most 200)",
+    )
+    parser.add_argument(
+        "--uncertainty-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the interval's draws (default %(default)s)",
+    )
+    parser.add_argument(
+        "--uncertainty-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="multiply every spread by F (default %(default)s; 0 gives the plain run)",
+    )
+
+
+def uncertainty_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the run payload's `uncertainty` from the command line's options."""
+    return {
+        "samples": args.uncertainty,
+        "seed": args.uncertainty_seed,
+        "scale": args.uncertainty_scale,
+    }
+
+
+def uncertainty_lines(interval: Mapping[str, Any]) -> list[str]:
+    """Return the summary's lines of a run's prediction interval (simulator.uncertainty)."""
+    low, high = interval["percentiles"]
+    time_s, energy_j = interval["overall_time_s"], interval["energy_j"]
+    perturbed = interval["perturbed"]
+    lines = [
+        f"Interval:     time median {time_s['median']:.9g} s, {low:g}-{high:g} % "
+        f"{time_s['low']:.9g} to {time_s['high']:.9g} s; energy median "
+        f"{energy_j['median']:.6g} J, {energy_j['low']:.6g} to {energy_j['high']:.6g} J",
+        f"  ({interval['samples']} samples, seed {interval['seed']}, scale "
+        f"{interval['scale']:g}; {len(perturbed)} quantities perturbed"
+        + (
+            ": " + ", ".join(f"{p['hardware']}.{p['name']}" for p in perturbed) + ")"
+            if perturbed
+            else ")"
+        ),
+    ]
+    return lines
+
+
 def one_line(message: str) -> str:
     return "; ".join(line.strip() for line in message.splitlines() if line.strip())

@@ -8,12 +8,15 @@ import argparse
 from simulator.cli.common import (
     ProgressBar,
     add_common,
+    add_uncertainty,
     parse_labels,
     parse_variables,
     read_inputs,
     record_table,
     run_once,
     table,
+    uncertainty_lines,
+    uncertainty_options,
     write_json,
 )
 from simulator.sandbox.parent import RawResult
@@ -52,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="seconds each restart costs of its own (with --inject-failures restart)",
     )
+    add_uncertainty(run)
     run.add_argument(
         "--trace",
         metavar="FILE",
@@ -77,6 +81,8 @@ def command_run(
         "seed": args.seed,
         "timeline_limit": args.timeline_limit,
     }
+    if args.uncertainty is not None:
+        payload["uncertainty"] = uncertainty_options(args)
     if args.inject_failures is not None:
         payload["failures"] = {
             "mode": args.inject_failures,
@@ -124,6 +130,9 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
             f"  {row['node']}: {row['energy_j']:.6g} J = {row['includes']}"
             + (f" [estimated: {estimated}]" if estimated else "")
         )
+    interval = result.get("uncertainty")
+    if interval:
+        lines.extend(uncertainty_lines(interval))
     lines.append(f"Reliability:  P(success) = {result['reliability']['p_success']:.9g}")
     injected = result.get("failure_injection")
     if injected:

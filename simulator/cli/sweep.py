@@ -19,6 +19,7 @@ from simulator.cli.common import (
     ProgressBar,
     Runner,
     add_common,
+    add_uncertainty,
     load_inputs,
     one_line,
     parse_labels,
@@ -27,6 +28,7 @@ from simulator.cli.common import (
     runner,
     split_pair,
     table,
+    uncertainty_options,
     var_pair,
     write_json,
 )
@@ -41,7 +43,7 @@ from simulator.pareto import (
     pareto_flags,
     parse_constraint,
 )
-from simulator.result_metrics import SUMMARY_METRICS, result_metrics
+from simulator.result_metrics import INTERVAL_METRICS, SUMMARY_METRICS, result_metrics
 from simulator.sweep import (
     MAX_POINTS,
     AxisError,
@@ -109,6 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="'METRIC OP NUMBER'",
         help="a point is feasible when it holds (e.g. 'gpu_power_w <= 700'); repeatable",
     )
+    add_uncertainty(sweep)
     sweep.add_argument(
         "--keep-model",
         action="store_true",
@@ -323,6 +326,11 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                     "variables": variables,
                     "seed": args.seed,
                     "timeline_limit": args.timeline_limit,
+                    **(
+                        {"uncertainty": uncertainty_options(args)}
+                        if args.uncertainty is not None
+                        else {}
+                    ),
                     # only the table is printed: each run returns its summary alone
                     **({"summary": True} if args.json is None else {}),
                 }
@@ -345,6 +353,8 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     if args.json != "-":
         headers = [*axes, *(node for node, _ in hardware)]
         headers += ["overall_time_s", "energy_j", "p_success"]
+        interval = args.uncertainty is not None
+        headers += list(INTERVAL_METRICS) if interval else []
         headers += ["cost_usd"] if priced else []
         headers += ["feasible", "pareto"] if flagged else []
         rows: list[list[object]] = []
@@ -361,8 +371,12 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                     result["energy_j"]["total"],
                     result["reliability"]["p_success"],
                 ]
+                if interval:
+                    metrics = result_metrics(result)
+                    row += [metrics.get(column) for column in INTERVAL_METRICS]
             else:
                 row += ["error: " + one_line(entry["error"]["message"]), None, None]
+                row += [None] * len(INTERVAL_METRICS) if interval else []
             if priced:
                 row.append(entry.get("result", {}).get("cost", {}).get("total"))
             if flagged:

@@ -196,6 +196,12 @@ class Simulation(models.Model):
         help_text="The Monte Carlo failure injection asked for at launch ({mode, samples, "
         "restart_s}: simulator.failure_injection), or null for none.",
     )
+    uncertainty = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The prediction interval asked for at launch ({samples, seed, scale}: "
+        "simulator.uncertainty), or null for none.",
+    )
     workload = models.JSONField(
         null=True,
         blank=True,

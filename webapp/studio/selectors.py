@@ -47,7 +47,12 @@ from simulator.pareto import (
     pareto_flags,
     parse_constraint,
 )
-from simulator.result_metrics import SUMMARY_METRICS, gpu_names, result_metrics
+from simulator.result_metrics import (
+    INTERVAL_METRICS,
+    SUMMARY_METRICS,
+    gpu_names,
+    result_metrics,
+)
 from webapp.celery import app
 from webapp.studio.limits import queue_limits
 from webapp.studio.models import (
@@ -524,6 +529,7 @@ RESULT_PARTS = (
     "warnings",
     "energy_accounting",
     "cost",
+    "uncertainty",
 )
 SNAPSHOT_PARTS = ("nodes", "hardware")
 
@@ -585,7 +591,8 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
 
 def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """Return the sweep table's columns: identity, variables, the run-wide figures, then the
-    per-node figures any row has (in first-seen order), the power warning, the energy's
+    per-node figures any row has (in first-seen order), the prediction interval's figures when
+    any row has them (simulator.uncertainty), the power warning, the energy's
     accounting and estimated states (issue 45) and the error."""
     fixed = [
         "simulation",
@@ -602,7 +609,17 @@ def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> lis
         per_node.update(dict.fromkeys(key for key in row if key.startswith(PER_NODE_PREFIXES)))
     energy = ["energy_accounting", "energy_estimated"]
     flags = [key for key in ("feasible", "pareto") if any(key in row for row in rows)]
-    return [*fixed, *per_node, "power_missing", "model_warnings", *energy, "error", *flags]
+    interval = [key for key in INTERVAL_METRICS if any(key in row for row in rows)]
+    return [
+        *fixed,
+        *per_node,
+        *interval,
+        "power_missing",
+        "model_warnings",
+        *energy,
+        "error",
+        *flags,
+    ]
 
 
 PER_NODE_PREFIXES = ("energy_j.", "busy_s.")

@@ -190,6 +190,7 @@ def test_a_launch_answers_201_and_queues_the_run(
         ({"labels": None}, "labels"),
         ({"application": 999999, "app_source": None}, "application"),
         ({"failures": {"mode": "retry"}}, "failures.mode"),
+        ({"uncertainty": {"samples": 100_000}}, "uncertainty.samples"),
     ],
 )
 def test_a_bad_launch_is_a_400_naming_the_field(
@@ -211,6 +212,19 @@ def test_a_launch_asks_for_failure_injection_and_shows_it(
     assert response.json()["failures"] == expected
     detail = client.get(f"/api/simulations/{response.json()['id']}/").json()
     assert detail["failures"] == expected
+
+
+def test_a_launch_asks_for_a_prediction_interval_and_shows_it(
+    client: APIClient, sent: list[list[int]]
+) -> None:
+    response = client.post(
+        "/api/simulations/", launch_body(uncertainty={"samples": 50, "seed": 3}), format="json"
+    )
+    assert response.status_code == 201, response.json()
+    expected = {"samples": 50, "seed": 3, "scale": 1.0}
+    assert response.json()["uncertainty"] == expected
+    detail = client.get(f"/api/simulations/{response.json()['id']}/").json()
+    assert detail["uncertainty"] == expected
 
 
 def test_a_launch_asks_for_a_longer_timeline_within_the_servers_maximum(

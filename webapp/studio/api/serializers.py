@@ -68,6 +68,11 @@ class SimulationLaunchSerializer(serializers.Serializer):
         help_text='Monte Carlo failure injection: {"mode": "abort" or "restart", "samples", '
         '"restart_s"} (docs/models.md, section 6).',
     )
+    uncertainty = serializers.JSONField(
+        required=False,
+        help_text='A prediction interval of time and energy: {"samples": N (2 to 200), "seed", '
+        '"scale"} (docs/uncertainty.md).',
+    )
 
 
 _DATETIME_FIELD = serializers.DateTimeField()
@@ -256,6 +261,7 @@ class SimulationDetailSerializer(SimulationSerializer):
             "app_source",
             "memory_csv_url",
             "failures",
+            "uncertainty",
             "trace_url",
             "access",
         ]
@@ -283,6 +289,7 @@ class SimulationDetailSerializer(SimulationSerializer):
             "app_source": instance.app_source,
             "memory_csv_url": self.get_memory_csv_url(instance),
             "failures": instance.failures,
+            "uncertainty": instance.uncertainty,
             "trace_url": self.get_trace_url(instance),
             "access": access,
         }

@@ -34,6 +34,7 @@ from simulator.failure_injection import check_failures
 from simulator.placement import place_processes
 from simulator.results import DEFAULT_TIMELINE_LIMIT
 from simulator.snapshot import SystemSnapshot, load_snapshot
+from simulator.uncertainty import check_uncertainty
 from webapp.studio import dispatch
 from webapp.studio.limits import LIMIT_NAMES, queue_limits
 from webapp.studio.models import NAME_MAX_LENGTH, ApplicationModel, Simulation, Sweep
@@ -70,6 +71,7 @@ class LaunchPlan:
     cpu_limit_s: int
     timeline_limit: int
     failures: dict[str, Any] | None = None  # simulator.failure_injection.check_failures
+    uncertainty: dict[str, Any] | None = None  # simulator.uncertainty.check_uncertainty
 
 
 def _visible_system_snapshot(
@@ -193,6 +195,16 @@ def _check_failures(value: object) -> dict[str, Any] | None:
         raise field_error(error.field, error.message.removeprefix(f"{error.field}: ")) from error
 
 
+def _check_uncertainty(value: object) -> dict[str, Any] | None:
+    """Return the prediction interval asked for in normal form, None for none."""
+    if value is None:
+        return None
+    try:
+        return check_uncertainty(value).to_dict()
+    except LaunchError as error:
+        raise field_error(error.field, error.message.removeprefix(f"{error.field}: ")) from error
+
+
 def _check_seed(value: object) -> int:
     if value is None:
         return 0
@@ -217,6 +229,7 @@ def launch_plan(
     cpu_limit_s: object = None,
     timeline_limit: object = None,
     failures: object = None,
+    uncertainty: object = None,
     check_labels: bool = True,
 ) -> LaunchPlan:
     """Return the checked plan of a launch; raise ValidationError naming the first bad field.
@@ -224,7 +237,8 @@ def launch_plan(
     The system is a visible system model (`system_model`, an id) or an explicit `snapshot`;
     the application a visible application model (`application`) or a bare `app_source`;
     `time_limit_s` and `cpu_limit_s` default to the queue's and may not exceed its maximum;
-    `failures` asks for Monte Carlo failure injection (simulator.failure_injection).
+    `failures` asks for Monte Carlo failure injection (simulator.failure_injection),
+    `uncertainty` for a prediction interval (simulator.uncertainty).
     """
     if name in (None, ""):
         name = ""
@@ -284,6 +298,7 @@ def launch_plan(
         cpu_limit_s=limits["cpu_limit_s"],
         timeline_limit=_check_timeline_limit(timeline_limit),
         failures=_check_failures(failures),
+        uncertainty=_check_uncertainty(uncertainty),
     )
 
 
@@ -317,6 +332,7 @@ def new_simulation(
         sweep=sweep,
         sweep_point=sweep_point,
         failures=plan.failures,
+        uncertainty=plan.uncertainty,
     )
 
 

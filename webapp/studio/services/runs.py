@@ -242,6 +242,8 @@ def sandbox_payload(simulation: Simulation) -> dict[str, Any]:
     }
     if simulation.failures is not None:  # only a run that asked for failure injection
         payload["failures"] = simulation.failures
+    if simulation.uncertainty is not None:  # only a run that asked for an interval
+        payload["uncertainty"] = simulation.uncertainty
     return payload
 
 

@@ -151,6 +151,7 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
         "cpu_limit_s",
         "timeline_limit",
         "failures",
+        "uncertainty",
     )
     try:
         plan = launch_plan(

@@ -6,6 +6,13 @@ import { Axes } from "./Axes.jsx";
 
 // Line chart: series [{name, points: [[x, y], ...]}], one line each; `xScale` and `yScale`
 // "linear" (y from 0) or "log" (points at or below 0 must be left out first: keepPlottable).
+// A point [x, y, low, high] carries an interval: the series' points that have one are joined
+// by a shaded band from low to high (a prediction interval, docs/uncertainty.md).
+// Return the points of a sorted series that carry an interval drawable on the y scale.
+export function bandPoints(points, yScale = "linear") {
+  return points.filter((p) => p.length >= 4 && (yScale !== "log" || p[2] > 0));
+}
+
 export function LineChart({
   series,
   xLabel,
@@ -24,7 +31,9 @@ export function LineChart({
     xScale,
   );
   const yAxis = axis(
-    all.map((p) => p[1]),
+    all
+      .flatMap((p) => (p.length >= 4 ? [p[1], p[2], p[3]] : [p[1]]))
+      .filter((v) => yScale !== "log" || v > 0),
     yScale,
     { fromZero: true },
   );
@@ -61,8 +70,21 @@ export function LineChart({
           />
           {series.map((s, i) => {
             const pts = [...s.points].sort((a, b) => a[0] - b[0]);
+            const band = bandPoints(pts, yScale);
             return (
               <g key={s.name} className="series" data-series={s.name}>
+                {band.length > 1 && (
+                  <polygon
+                    data-band={s.name}
+                    fill={color(i)}
+                    fillOpacity="0.18"
+                    stroke="none"
+                    points={[
+                      ...band.map((p) => `${X(p[0])},${Y(p[2])}`),
+                      ...[...band].reverse().map((p) => `${X(p[0])},${Y(p[3])}`),
+                    ].join(" ")}
+                  />
+                )}
                 <polyline
                   fill="none"
                   stroke={color(i)}
@@ -71,7 +93,10 @@ export function LineChart({
                 />
                 {pts.map((p) => (
                   <circle key={p[0]} cx={X(p[0])} cy={Y(p[1])} r="3.5" fill={color(i)}>
-                    <title>{`${s.name}: ${xLabel}=${fmt(p[0])}, ${yFormat(p[1])}`}</title>
+                    <title>
+                      {`${s.name}: ${xLabel}=${fmt(p[0])}, ${yFormat(p[1])}` +
+                        (p.length >= 4 ? ` (5-95 %: ${yFormat(p[2])} to ${yFormat(p[3])})` : "")}
+                    </title>
                   </circle>
                 ))}
               </g>

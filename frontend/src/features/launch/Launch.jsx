@@ -10,6 +10,7 @@ import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { LimitFields } from "./LimitFields.jsx";
 import { FailureFields, failuresBody } from "./FailureFields.jsx";
+import { UncertaintyFields, uncertaintyBody } from "./UncertaintyFields.jsx";
 import { limitBody, queueLimits } from "./limits.js";
 import { coerce, graphLabels, optionalWhole } from "./launch.js";
 import { ModelChoices } from "./ModelChoices.jsx";
@@ -26,6 +27,7 @@ export function Launch() {
   const [limits, setLimits] = useState({});
   const [timelineLimit, setTimelineLimit] = useState("");
   const [failures, setFailures] = useState({});
+  const [uncertainty, setUncertainty] = useState({});
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
 
@@ -67,6 +69,7 @@ export function Launch() {
       ...limitBody(limits),
       timeline_limit: optionalWhole(timelineLimit),
       failures: failuresBody(failures),
+      uncertainty: uncertaintyBody(uncertainty),
     };
     try {
       const sim = await post("/api/simulations/", body);
@@ -134,6 +137,7 @@ export function Launch() {
             />
           </InlineField>
           <FailureFields values={failures} onChange={setFailures} errors={errors} />
+          <UncertaintyFields values={uncertainty} onChange={setUncertainty} errors={errors} />
         </div>
         <div className="two-col">
           <fieldset>

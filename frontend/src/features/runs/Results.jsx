@@ -12,6 +12,8 @@ import { EnergyAccounting } from "./EnergyAccounting.jsx";
 import { accountingLabel, accountingOf } from "./energy.js";
 import { KernelWaves } from "./KernelWaves.jsx";
 import { CostAndFailures } from "./CostAndFailures.jsx";
+import { Interval } from "./Interval.jsx";
+import { intervalNote } from "./interval.js";
 import { Collectives } from "./Collectives.jsx";
 import { LinkUtilisation } from "./LinkUtilisation.jsx";
 import { KERNEL_CHARTS, boundText, detailedKernels, phases } from "./runs.js";
@@ -37,11 +39,21 @@ export function Results({ result, memoryCsvUrl }) {
         <div className="card">
           <span className="card-label">Overall time</span>
           <strong data-testid="overall-time">{fmtTime(result.overall_time_s)}</strong>
+          {result.uncertainty && (
+            <span className="muted card-note" data-testid="overall-time-interval">
+              {intervalNote(result.uncertainty, "overall_time_s", fmtTime)}
+            </span>
+          )}
         </div>
         <div className="card">
           <span className="card-label">Energy</span>
           <strong data-testid="energy">{fmtEnergy(energy.total)}</strong>
           <span className="muted card-note">{accountingLabel(accountingOf(result))}</span>
+          {result.uncertainty && (
+            <span className="muted card-note" data-testid="energy-interval">
+              {intervalNote(result.uncertainty, "energy_j", fmtEnergy)}
+            </span>
+          )}
         </div>
         <div className="card">
           <span className="card-label">Reliability (P success)</span>
@@ -144,6 +156,7 @@ export function Results({ result, memoryCsvUrl }) {
       </div>
       <EnergyAccounting result={result} />
       {result.memory && <MemoryHierarchy memory={result.memory} csvUrl={memoryCsvUrl} />}
+      <Interval interval={result.uncertainty} />
       <CostAndFailures result={result} />
       <h2>Components</h2>
       <GridTable

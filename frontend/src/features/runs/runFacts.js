@@ -55,6 +55,11 @@ export function runFacts(sim, nowMs) {
     });
   }
   facts.push({ label: "Seed", value: String(sim.seed ?? "—") });
+  if (sim.uncertainty)
+    facts.push({
+      label: "Prediction interval",
+      value: `${sim.uncertainty.samples} samples, seed ${sim.uncertainty.seed ?? 0}`,
+    });
   facts.push({ label: "Worker", value: sim.worker || "—" });
   if (sim.attempts > 1) facts.push({ label: "Attempts", value: String(sim.attempts) });
   return facts;

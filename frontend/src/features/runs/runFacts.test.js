@@ -25,6 +25,11 @@ describe("runFacts", () => {
     expect(f["Waiting for"]).toBe("30.0 s");
     expect(f.Seed).toBe("7");
     expect(f.Elapsed).toBeUndefined();
+    expect(f["Prediction interval"]).toBeUndefined();
+  });
+  it("names the prediction interval a run asked for", () => {
+    const sim = { ...base, status: "queued", uncertainty: { samples: 50, seed: 3, scale: 1 } };
+    expect(facts(sim, "2024-05-10T10:00:30Z")["Prediction interval"]).toBe("50 samples, seed 3");
   });
   it("gives a running run its elapsed time, worker and the simulated time reached", () => {
     const f = facts(

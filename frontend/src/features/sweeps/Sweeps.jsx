@@ -18,6 +18,7 @@ import { usePolling } from "../../hooks/usePolling.js";
 import { coerce, graphLabels } from "../launch/launch.js";
 import { ModelChoices } from "../launch/ModelChoices.jsx";
 import { useLaunchChoices } from "../launch/useLaunchChoices.js";
+import { UncertaintyFields, uncertaintyBody } from "../launch/UncertaintyFields.jsx";
 import { ShareControl } from "../shares/ShareControl.jsx";
 import { sharedNote } from "../shares/shares.js";
 import { ModelWarning } from "../runs/ModelWarning.jsx";
@@ -123,6 +124,7 @@ export function SweepNew() {
   const [gpus, setGpus] = useState([]);
   const [keepModel, setKeepModel] = useState(false);
   const [axesText, setAxesText] = useState("");
+  const [uncertainty, setUncertainty] = useState({});
   const [error, setError] = useState(null);
   const { data: componentList, error: componentsError } = useApiGet(
     "/api/components/?page_size=200&ordering=name",
@@ -194,6 +196,8 @@ export function SweepNew() {
         Object.entries(values).map(([k, v]) => [k, parseAxis(v, types[k] || "str")]),
       ),
     };
+    const interval = uncertaintyBody(uncertainty);
+    if (interval) spec.uncertainty = interval;
     if (hwNode && gpus.length)
       spec.hardware = {
         node: hwNode,
@@ -228,6 +232,7 @@ export function SweepNew() {
               ))}
             </select>
           </InlineField>
+          <UncertaintyFields values={uncertainty} onChange={setUncertainty} errors={local} />
         </div>
         <div className="two-col">
           <fieldset>

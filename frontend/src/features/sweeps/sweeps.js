@@ -24,6 +24,13 @@ const SUMMARY = [
   { key: "memory_s", label: "memory access time", unit: "time" },
   { key: "link_busy_s", label: "link busy time", unit: "time" },
   { key: "energy_j", label: "energy", unit: "energy" },
+  // a prediction interval's figures (docs/uncertainty.md), when the runs asked for one
+  { key: "overall_time_s_median", label: "overall time, interval median", unit: "time" },
+  { key: "overall_time_s_low", label: "overall time, 5th percentile", unit: "time" },
+  { key: "overall_time_s_high", label: "overall time, 95th percentile", unit: "time" },
+  { key: "energy_j_median", label: "energy, interval median", unit: "energy" },
+  { key: "energy_j_low", label: "energy, 5th percentile", unit: "energy" },
+  { key: "energy_j_high", label: "energy, 95th percentile", unit: "energy" },
   { key: "p_success", label: "reliability (P success)", unit: "number" },
   { key: "events", label: "engine events", unit: "number" },
   { key: "wall_s", label: "wall time of the run", unit: "time" },
@@ -199,16 +206,27 @@ export function seriesName(point, x, varying) {
   return [point.gpu || point.hardware || "system's hardware", others].filter(Boolean).join(" · ");
 }
 
+// The figures a prediction interval covers (simulator.uncertainty): the sweep's columns of
+// its 5th and 95th percentiles.
+export const INTERVAL_BOUNDS = {
+  overall_time_s: ["overall_time_s_low", "overall_time_s_high"],
+  energy_j: ["energy_j_low", "energy_j_high"],
+};
+
 // Return one series per line name: [{name, points: [[x, metric], ...]}], succeeded points
-// with a number on both axes only.
+// with a number on both axes only. A point whose run has a prediction interval of the metric
+// is [x, metric, low, high]: the chart draws the band.
 export function sweepSeries(points, metric, x, varying) {
   const groups = new Map();
+  const bounds = INTERVAL_BOUNDS[metric];
   points.forEach((p) => {
     if (p.status !== "succeeded" || typeof p[metric] !== "number" || typeof p[x] !== "number")
       return;
     const name = seriesName(p, x, varying);
     if (!groups.has(name)) groups.set(name, []);
-    groups.get(name).push([p[x], p[metric]]);
+    const [low, high] = bounds ? bounds.map((k) => p[k]) : [];
+    const banded = typeof low === "number" && typeof high === "number";
+    groups.get(name).push(banded ? [p[x], p[metric], low, high] : [p[x], p[metric]]);
   });
   return [...groups].map(([name, pts]) => ({ name, points: pts }));
 }

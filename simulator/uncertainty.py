@@ -1,0 +1,296 @@
+"""Prediction intervals by Monte Carlo over the uncertain attributes of a run's hardware.
+
+A run asked for it (`run_simulation(uncertainty={"samples": N, "seed": S})`, `python -m
+simulator run --uncertainty N`) gets `uncertainty` in its result: the run is simulated N more
+times, each on a copy of the snapshot whose uncertain attributes are drawn afresh, and the
+result gives the median and the 5-95 % interval of the overall time and the energy, the sample
+count and every attribute perturbed with the source of its spread (docs/uncertainty.md).
+
+Where the spreads come from: `models/data/uncertainty.json`, written by `python -m
+validation.uncertainty --write` from the committed kit runs (validation/data), looked up by the
+hardware record's name:
+
+- an attribute's repeat-run spread (`attributes`: relative SD s over the kit's runs): each
+  sample multiplies the attribute by exp(s z), z standard normal;
+- a model's residual on that GPU (`models`: SD s of ln(measured / predicted) kernel time), for
+  nodes whose computational model has that name: each sample multiplies the GPU's speed
+  attributes (`SPEED_ATTRIBUTES`, those the record has) by one common factor exp(s z). The SM
+  clock and the memory and L2 bandwidths scaled together leave every cycle count and every
+  byte per cycle of the kernel models as they were, so the kernel time less its launch
+  overhead is divided by exactly that factor.
+
+Every draw is independent (one z per record and attribute, shared by the instances of a
+record), from `random.Random(seed)` in a fixed order: the same seed gives the same interval.
+`scale` multiplies every spread (0: every sample is the plain run). The simulation itself runs
+with the run's own seed each time, so only the attributes differ between samples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from simulator.errors import LaunchError
+from simulator.snapshot import SystemSnapshot
+
+__all__ = [
+    "COMMITTED_TABLE",
+    "MAX_SAMPLES",
+    "PERCENTILES",
+    "SPEED_ATTRIBUTES",
+    "TABLE_PATH",
+    "UNCERTAINTY_MESSAGES",
+    "UncertainSource",
+    "UncertaintyOptions",
+    "check_uncertainty",
+    "interval",
+    "load_table",
+    "perturbed",
+    "propagate",
+    "sample_factors",
+    "uncertain_sources",
+]
+
+TABLE_PATH = Path(__file__).parent / "models" / "data" / "uncertainty.json"
+# Each sample is a whole simulation: the cap keeps a run's wall time within a few hundred
+# times the plain run's.
+MAX_SAMPLES = 200
+PERCENTILES = (5.0, 95.0)
+# A GPU's rates that a kernel model's time is inversely proportional to, all together.
+SPEED_ATTRIBUTES = ("SMCoreClock", "memoryClock", "L2Bandwidth", "L2TileBandwidth")
+
+UNCERTAINTY_MESSAGES = {
+    "object": 'Expected an object {"samples": N, "seed": S, "scale": F}.',
+    "unknown": "Unknown fields: {names}.",
+    "samples": f"Expected a whole number of samples from 2 to {MAX_SAMPLES}, got {{value!r}}.",
+    "samples_cap": (
+        "At most {limit} samples are allowed (each is a whole simulation), got {value!r}."
+    ),
+    "seed": "Expected a whole number, 0 or more, got {value!r}.",
+    "scale": "Expected a finite number, 0 or more, got {value!r}.",
+}
+FIELDS = ("samples", "seed", "scale")
+
+
+@dataclass(frozen=True)
+class UncertaintyOptions:
+    """What a run asked for: the samples, their seed and the factor on every spread."""
+
+    samples: int
+    seed: int = 0
+    scale: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the options as JSON-ready data."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class UncertainSource:
+    """One uncertain quantity of a snapshot's hardware record: an attribute (`kind`
+    "attribute", `name` the attribute) or a model's output (`kind` "model", `name` the model,
+    `attributes` the speed attributes it scales together); `log_sd` per unit of `scale`."""
+
+    hardware: str
+    record: str
+    kind: str
+    name: str
+    log_sd: float
+    attributes: tuple[str, ...]
+    source: str
+    label: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the source as the result lists it."""
+        item: dict[str, Any] = {
+            "hardware": self.hardware,
+            "record": self.record,
+            "kind": self.kind,
+            "name": self.name,
+            "log_sd": self.log_sd,
+            "attributes": list(self.attributes),
+            "source": self.source,
+        }
+        if self.label:
+            item["label"] = self.label
+        return item
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_uncertainty(
+    spec: object, *, field: str = "uncertainty", limit: int = MAX_SAMPLES
+) -> UncertaintyOptions:
+    """Return the options of `spec` ({samples, seed, scale}); raise LaunchError naming the
+    field (`uncertainty.samples`, ...). `limit` caps the samples (at most MAX_SAMPLES)."""
+    if not isinstance(spec, Mapping):
+        raise LaunchError(field, UNCERTAINTY_MESSAGES["object"])
+    unknown = sorted(str(name) for name in spec if name not in FIELDS)
+    if unknown:
+        message = UNCERTAINTY_MESSAGES["unknown"].format(names=", ".join(unknown))
+        raise LaunchError(field, message)
+    samples = spec.get("samples")
+    if not _whole(samples) or samples < 2:  # type: ignore[operator]
+        raise LaunchError(f"{field}.samples", UNCERTAINTY_MESSAGES["samples"].format(value=samples))
+    cap = min(limit, MAX_SAMPLES)
+    if samples > cap:  # type: ignore[operator]
+        message = UNCERTAINTY_MESSAGES["samples_cap"].format(limit=cap, value=samples)
+        raise LaunchError(f"{field}.samples", message)
+    seed = spec.get("seed", 0)
+    if not _whole(seed) or seed < 0:
+        raise LaunchError(f"{field}.seed", UNCERTAINTY_MESSAGES["seed"].format(value=seed))
+    scale = spec.get("scale", 1.0)
+    if (
+        isinstance(scale, bool)
+        or not isinstance(scale, int | float)
+        or not math.isfinite(scale)
+        or scale < 0
+    ):
+        raise LaunchError(f"{field}.scale", UNCERTAINTY_MESSAGES["scale"].format(value=scale))
+    return UncertaintyOptions(samples=int(samples), seed=int(seed), scale=float(scale))  # type: ignore[arg-type]
+
+
+def load_table(path: Path = TABLE_PATH) -> Mapping[str, Any]:
+    """Return the uncertainty table at `path` (the committed one by default)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# Read when the module is imported: a sandboxed run imports it with the runner, before the
+# child gives up opening files.
+COMMITTED_TABLE = load_table()
+
+
+def uncertain_sources(system: SystemSnapshot, table: Mapping[str, Any]) -> list[UncertainSource]:
+    """Return the uncertain quantities of the hardware records `system`'s nodes use, in a
+    fixed order (records by key, then attributes, then models by name)."""
+    records: Mapping[str, Any] = table.get("records") or {}
+    used: dict[str, set[str]] = {}
+    for node in system.nodes.values():
+        if node.group or node.hardware is None:
+            continue
+        models = used.setdefault(node.hardware, set())
+        if node.model is not None:
+            models.add(system.models[node.model].title)
+    sources: list[UncertainSource] = []
+    for key in sorted(used):
+        hardware = system.hardware[key]
+        entry = records.get(hardware.name)
+        if not isinstance(entry, Mapping):
+            continue
+        for name, spread in sorted((entry.get("attributes") or {}).items()):
+            if name in hardware.attributes and spread["relative_sd"] > 0:
+                sources.append(
+                    UncertainSource(
+                        hardware=key,
+                        record=hardware.name,
+                        kind="attribute",
+                        name=name,
+                        log_sd=float(spread["relative_sd"]),
+                        attributes=(name,),
+                        source=str(spread["source"]),
+                    )
+                )
+        for name, residual in sorted((entry.get("models") or {}).items()):
+            scaled = tuple(a for a in SPEED_ATTRIBUTES if a in hardware.attributes)
+            if name in used[key] and scaled and residual["log_sd"] > 0:
+                sources.append(
+                    UncertainSource(
+                        hardware=key,
+                        record=hardware.name,
+                        kind="model",
+                        name=name,
+                        log_sd=float(residual["log_sd"]),
+                        attributes=scaled,
+                        source=str(residual["source"]),
+                        label=str(residual.get("label", "")),
+                    )
+                )
+    return sources
+
+
+def sample_factors(
+    sources: Sequence[UncertainSource], options: UncertaintyOptions
+) -> list[list[float]]:
+    """Return one factor per source for each sample: exp(scale * log_sd * z), z drawn from
+    `random.Random(options.seed)` sample by sample, source by source."""
+    rng = random.Random(options.seed)
+    return [
+        [math.exp(options.scale * source.log_sd * rng.gauss(0.0, 1.0)) for source in sources]
+        for _ in range(options.samples)
+    ]
+
+
+def perturbed(
+    system: SystemSnapshot, sources: Sequence[UncertainSource], factors: Sequence[float]
+) -> SystemSnapshot:
+    """Return `system` with each source's attributes multiplied by its factor."""
+    attributes: dict[str, dict[str, float]] = {}
+    for source, factor in zip(sources, factors, strict=True):
+        values = attributes.setdefault(
+            source.hardware, dict(system.hardware[source.hardware].attributes)
+        )
+        for name in source.attributes:
+            values[name] = float(values[name]) * factor
+    hardware = dict(system.hardware)
+    for key, values in attributes.items():
+        hardware[key] = dataclasses.replace(hardware[key], attributes=values)
+    return dataclasses.replace(system, hardware=hardware)
+
+
+def _percentile(ordered: Sequence[float], percent: float) -> float:
+    """Return the percentile of sorted values, linear between the closest ranks (NumPy's
+    default)."""
+    position = (len(ordered) - 1) * percent / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def interval(values: Sequence[float]) -> dict[str, float]:
+    """Return the median and the PERCENTILES of `values` ({median, low, high})."""
+    ordered = sorted(values)
+    low, high = PERCENTILES
+    return {
+        "median": _percentile(ordered, 50.0),
+        "low": _percentile(ordered, low),
+        "high": _percentile(ordered, high),
+    }
+
+
+# A sample's figures: the overall time [s] and the total energy [J] of one simulation.
+Figures = tuple[float, float]
+
+
+def propagate(
+    simulate: Callable[[SystemSnapshot], Figures],
+    system: SystemSnapshot,
+    options: UncertaintyOptions,
+    *,
+    table: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return the result's `uncertainty`: `simulate` run on each sample's perturbed snapshot,
+    the median and interval of its time and energy, the samples and the sources perturbed."""
+    sources = uncertain_sources(system, table if table is not None else COMMITTED_TABLE)
+    times: list[float] = []
+    energies: list[float] = []
+    for factors in sample_factors(sources, options):
+        time_s, energy_j = simulate(perturbed(system, sources, factors))
+        times.append(time_s)
+        energies.append(energy_j)
+    return {
+        **options.to_dict(),
+        "cap": MAX_SAMPLES,
+        "percentiles": list(PERCENTILES),
+        "overall_time_s": interval(times),
+        "energy_j": interval(energies),
+        "perturbed": [source.to_dict() for source in sources],
+        "table": TABLE_PATH.name,
+    }
