@@ -19,9 +19,17 @@ rules, in order (each operation's rule is in the report):
    over target: most of what a training step runs besides its GEMMs (elementwise, norms,
    reductions, copies) is bandwidth-bound. These are the kernels the models could not map, and
    the report lists them;
-4. `measured`: NCCL collectives keep their measured time (the network, not the GPU, times
-   them); without the measured GPU's record, rules 2 and 3 keep it too;
-5. `link`: copies between host and device become transfers that the host link's model times
+4. `network`: an NCCL call whose kind the simulator has a call for (allreduce, allgather,
+   reduceScatter, reduce, alltoall: simulator.collectives; broadcast; SendRecv as a send to
+   the next rank and a receive from the previous) and whose size the trace gives (PyTorch's
+   `In msg nelems`, `Out msg nelems`, `dtype`, on the kernel or on the record_param_comms
+   that launched it) runs as that call among its stream's processes, with the algorithm its
+   kernel's name gives (RING: ring; TREE: double binary tree), timed by the snapshot's
+   network (`map_collective`);
+5. `measured`: any other NCCL call (no size recorded, a barrier, one rank), and any scaled
+   operation when the measured GPU has no record, keeps its measured time; the report lists
+   the calls and why;
+6. `link`: copies between host and device become transfers that the host link's model times
    (with TIMES "measured" they take their measured time on the GPU's process instead, so that
    a replay on the measured GPU gives back every measured duration).
 
@@ -29,11 +37,15 @@ The generated application is readable Python like a user's: each GPU stream is a
 (label `S<stream>`) that runs its kernels in the order they ran, each with its name, grid,
 block and duration. A host process of its own (label `H<stream>`) launches each operation at
 the time the trace shows it starting (`GAPS`, on by default: the stream idles as it did) and
-answers its host copies (predicted times only). A collective waits at a barrier of its
-stream's processes (one per rank) and then takes its measured time. (This branch's simulator
-has no `sim.allreduce`; each collective's call names it, its bytes and its group.) The system
-snapshot holds the GPU's record with a replay model (`computationTime` returns the duration
-the application passes), a PCIe link and a host CPU with the same replay model.
+answers its host copies (predicted times only). With COLLECTIVES "network" (the default with
+a target GPU and more than one rank) a mapped collective is the simulator's call among its
+stream's processes (one per rank); with "measured" it takes its measured time. The system
+snapshot holds, per rank, the GPU's record with a replay model (`computationTime` returns
+the duration the application passes; `reduceTime` a collective's reduction at the GPU's DRAM
+bandwidth), a PCIe link and a host CPU; the ranks' GPUs sit on the NVSwitch of a node of a
+cluster template (simulator.workloads.cluster, `system`), the nodes joined by its
+InfiniBand. GPU records are looked up in a `simulator.gpu_catalogue.GpuCatalogue`: the seed
+for the command line, the records a user may see for the web side.
 """
 
 from __future__ import annotations
@@ -413,7 +425,7 @@ def map_collective(op: GpuOp, target: GpuRecord | None) -> MappedOp:
     else:
         algorithm = collective_algorithm(kind, op.algorithm)
         shape: dict[str, Any] = {"kind": "collective", "algorithm": algorithm}
-        if op.algorithm and algorithm == "auto":
+        if op.algorithm and algorithm == "auto" and kind in collectives.ALGORITHMS:
             shape["note"] = MSG_ALGORITHM.format(algorithm=op.algorithm, kind=kind)
         return MappedOp(op, "network", shape=shape)
     return MappedOp(op, "measured", op.dur_us if target else None, shape={"unmapped": reason})

@@ -4,10 +4,14 @@ over the snapshot's network; what cannot be mapped keeps its measured time and i
 
 from __future__ import annotations
 
+import io
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from simulator.cli import main
 from simulator.runner import run_simulation
 from simulator.trace_import import collective_kind, nccl_name_parts, read_kineto
 from simulator.trace_model import (
@@ -162,3 +166,20 @@ def test_measured_collectives_and_a_single_rank_keep_the_measured_time() -> None
     assert result["overall_time_s"] == pytest.approx(300e-6, rel=1e-9)
     one = import_trace(read_kineto(allreduce_only()), measured=a100, target=a100, ranks=1)
     assert "one rank" in one.report["collectives"]["note"]
+
+
+def test_the_command_line_takes_the_system_and_reports_the_calls(tmp_path: Path) -> None:
+    source = tmp_path / "nccl.json"
+    source.write_text(json.dumps(nccl_trace()))
+    snapshot = tmp_path / "system.json"
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["import-trace", str(source), "-o", str(tmp_path / "app.py"), "--ranks", "2",
+            "--target-gpu", "H100 SXM5 80GB", "--snapshot", str(snapshot)]  # fmt: skip
+    assert main([*argv, "--system", "dgx-b200"], stdout=out, stderr=err) == 0, err.getvalue()
+    text = out.getvalue()
+    assert "NCCL calls: 6; as collectives over dgx-b200: allgather ring 1," in text
+    assert f"kept measured: 1 x ncclDevKernel_AllReduce_Sum_f32_RING_LL: {MSG_NO_SIZE}" in text
+    system = json.loads(snapshot.read_text())
+    assert system["hardware"]["nvswitch"]["attributes"]["bandwidth"] == 900e9
+    assert main([*argv, "--system", "dgx-z"], stdout=out, stderr=err) == 2
+    assert "no cluster template 'dgx-z'" in err.getvalue()
