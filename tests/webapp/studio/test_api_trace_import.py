@@ -15,9 +15,7 @@ from rest_framework.test import APIClient
 
 import simulator.trace_import
 import simulator.trace_sandbox
-from hwdb.models import Component
-from hwdb.services.components import component_create
-from simulator.gpu_catalogue import SEED
+from tests.hwdb.factories import seeded_gpu
 from tests.simulator.test_trace_import import kineto_trace
 from webapp.api.throttling import LaunchRateThrottle
 from webapp.studio.models import ApplicationModel
@@ -26,27 +24,12 @@ from webapp.studio.services import traces
 SEEDED = ("A100 SXM4 40GB", "H100 SXM5 80GB")
 
 
-def gpu_component(
-    name: str, *, owner: Any = None, shared: bool = True, as_name: str | None = None
-) -> Component:
-    """Store the seed's record of GPU `name` (under `as_name` if given) in hwdb."""
-    components = json.loads(SEED.read_text(encoding="utf-8"))["components"]
-    record = next(c for c in components if c["name"] == name)
-    return component_create(
-        owner=owner,
-        shared=shared,
-        type="GPU",
-        name=as_name or name,
-        attributes=record["attributes"],
-    )
-
-
 @pytest.fixture(autouse=True)
 def built_in_gpus(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The built-in records the trace names, as a seeded database holds them; and a web
     process that fails the test if it reads a trace itself."""
     for name in SEEDED:
-        gpu_component(name)
+        seeded_gpu(name)
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the web process read a trace")
@@ -150,7 +133,7 @@ def test_an_import_counts_against_the_launch_rate(client: APIClient, monkeypatch
 def test_a_private_gpu_record_is_its_owner_s_target_and_no_one_else_s(
     client_for: Any, user: Any, other_user: Any
 ) -> None:
-    gpu_component("H100 SXM5 80GB", owner=user, shared=False, as_name="My H100 at 1.2 GHz")
+    seeded_gpu("H100 SXM5 80GB", owner=user, as_name="My H100 at 1.2 GHz")
     body = json.dumps(kineto_trace()).encode()
     fields = {"target_gpu": "My H100 at 1.2 GHz"}
     mine = client_for(user).post(

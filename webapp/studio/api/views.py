@@ -592,7 +592,7 @@ class WorkloadPresetsView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        return Response(workload_presets())
+        return Response(workload_presets(user=_user(request)))
 
 
 class WorkloadCheckView(APIView):
@@ -601,7 +601,9 @@ class WorkloadCheckView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:
-        return Response(workload_check(cast("Mapping[str, Any]", request.data)))
+        return Response(
+            workload_check(cast("Mapping[str, Any]", request.data), user=_user(request))
+        )
 
 
 class WorkloadView(LaunchThrottleMixin, APIView):
