@@ -53,7 +53,7 @@ TRACE_LIMITS = Limits(
     data_bytes=2 * 1024**3,
     # the trace is written to the child's own temporary directory before it is read
     fsize_bytes=MAX_TRACE_BYTES + 1024**2,
-    nproc=16,
+    nproc=64,
     output_bytes=64 * 1024,
     result_bytes=64 * 1024**2,
 )
