@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import connection
-from django.db.models import Model, Q, QuerySet
+from django.db.models import Case, Model, Q, QuerySet, When
 
 from hwdb import sql
 from hwdb.filters import (
@@ -23,8 +23,16 @@ from hwdb.filters import (
     OwnedFilterSet,
     SystemModelFilter,
 )
-from hwdb.models import Attribute, Component, ComputationalModel, OwnedRecord, SystemModel
+from hwdb.models import (
+    Attribute,
+    Component,
+    ComponentType,
+    ComputationalModel,
+    OwnedRecord,
+    SystemModel,
+)
 from hwdb.snapshot_codec import graph_references, system_snapshot
+from simulator.gpu_catalogue import GpuCatalogue
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -336,3 +344,22 @@ def component_matches(*, user: User | None, type: str, ref: int | str) -> list[C
     visible = visible_components(user=user).filter(type=type)
     found = visible.filter(pk=ref) if isinstance(ref, int) else visible.filter(name__iexact=ref)
     return component_attributes(components=found)
+
+
+def gpu_catalogue(*, user: User | None) -> GpuCatalogue:
+    """Return the GPU records `user` may see as the simulator's catalogue
+    (simulator.gpu_catalogue), which a GPU named by the user is looked up in: the user's own
+    records first (a private copy of a built-in GPU wins over it), then shared and built-in
+    ones, oldest first."""
+    visible = visible_components(user=user).filter(type=ComponentType.GPU)
+    own_first = visible.annotate(
+        theirs=Case(When(owner_id=getattr(user, "pk", None), then=0), default=1)
+    ).order_by("theirs", "id")
+    components = component_attributes(components=own_first.only("type", "name", "owner_id"))
+    return GpuCatalogue.from_components(
+        (
+            {"name": c.name, "type": c.type, "attributes": component_attribute_data(c)}
+            for c in components
+        ),
+        where="the GPU records you may see",
+    )

@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import gzip
 import json
+import math
 import re
 import sqlite3
 import zlib
@@ -42,6 +43,9 @@ OpKind = Literal["kernel", "memcpy", "memset", "collective"]
 
 # The longest value (a kernel's name, a string) read from an Nsight Systems export.
 MAX_SQLITE_VALUE_BYTES = 1 << 20
+
+# A launch dimension's bound: CUDA's largest grid.x is 2^31 - 1.
+MAX_LAUNCH_DIM = 1 << 31
 
 # Bytes per element of the NCCL/PyTorch dtypes Kineto names in a collective's `dtype`.
 DTYPE_BYTES = {
@@ -79,8 +83,48 @@ MEMCPY_KINDS = {
     10: "PtoP",
 }
 
-# NCCL's kernels: ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_AllGather_RING_LL, ...
+# NCCL's kernels, older and newer names: ncclKernel_AllReduce_RING_LL_Sum_float,
+# ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclDevKernel_SendRecv, ncclKernel_Broadcast_...
 NCCL_KERNEL = re.compile(r"^(?:void\s+)?nccl(?:Dev)?Kernel_([A-Za-z]+)", re.IGNORECASE)
+# The parts of an NCCL kernel's name after the collective: its algorithm (src/include/
+# device.h's NCCL_ALGO names), protocol (LL, LL128, SIMPLE) and element type.
+NCCL_ALGORITHM = re.compile(
+    r"_(RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|NVLS_TREE|NVLS|PAT)(?=_|\(|$)", re.I
+)
+NCCL_PROTOCOL = re.compile(r"_(LL128|LL|SIMPLE)(?=_|\(|$)", re.I)
+NCCL_TYPE = re.compile(
+    r"_(f8e4m3|f8e5m2|bf16|f16|f32|f64|i8|u8|i32|u32|i64|u64|"
+    r"float|half|double|int8_t|uint8_t|int32_t|uint32_t|int64_t|uint64_t|__nv_bfloat16)"
+    r"(?=_|\(|$)"
+)
+# Bytes per element of the types an NCCL kernel's name gives.
+NAME_TYPE_BYTES = {
+    "f8e4m3": 1, "f8e5m2": 1, "i8": 1, "u8": 1, "int8_t": 1, "uint8_t": 1,
+    "bf16": 2, "f16": 2, "half": 2, "__nv_bfloat16": 2,
+    "f32": 4, "float": 4, "i32": 4, "u32": 4, "int32_t": 4, "uint32_t": 4,
+    "f64": 8, "double": 8, "i64": 8, "u64": 8, "int64_t": 8, "uint64_t": 8,
+}  # fmt: skip
+# The collectives a kernel's name or PyTorch's `Collective name` gives (record_param_comms:
+# allreduce, _allgather_base, reduce_scatter_tensor_coalesced, all_to_all, send, ...), by the
+# name's letters less the suffixes PyTorch adds, as the simulator calls them
+# (simulator.collectives.KINDS, sim.broadcast, a send and receive for sendrecv).
+COLLECTIVE_KINDS = {
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reducescatter": "reduceScatter",
+    "reduce": "reduce",
+    "broadcast": "broadcast",
+    "bcast": "broadcast",
+    "alltoall": "alltoall",
+    "alltoallv": "alltoall",
+    "sendrecv": "sendrecv",
+    "send": "sendrecv",
+    "recv": "sendrecv",
+    "gather": "gather",
+    "scatter": "scatter",
+    "barrier": "barrier",
+}
+_COLLECTIVE_AFFIXES = re.compile(r"^(?:nccl)|(?:base|coalesced|intotensor|tensor)+$")
 MEMCPY_NAME = re.compile(r"Memcpy\s+(HtoD|DtoH|DtoD|PtoP|HtoH)", re.IGNORECASE)
 
 
@@ -102,8 +146,10 @@ class GpuOp:
     block: tuple[int, int, int] | None = None
     bytes: float | None = None  # a copy's or memset's bytes, a collective's message bytes
     direction: str | None = None  # a copy's: HtoD, DtoH, DtoD, PtoP
-    collective: str | None = None  # allreduce, allgather, broadcast, sendrecv, ...
+    collective: str | None = None  # allreduce, allgather, reduceScatter, broadcast, sendrecv
     group_size: int | None = None
+    algorithm: str | None = None  # a collective's, as its kernel's name gives it: RING, TREE
+    protocol: str | None = None  # a collective's: LL, LL128, SIMPLE
     op_name: str | None = None  # the CPU operator that launched it (aten::mm, ...)
     input_dims: tuple[tuple[int, ...], ...] | None = None
     input_types: tuple[str, ...] | None = None
@@ -160,7 +206,9 @@ def read_trace(path: str | Path, *, max_json_bytes: int | None = None) -> TraceP
         data = json.loads(raw)
     except (OSError, EOFError, zlib.error) as error:
         raise TraceError(f"cannot read {path}: {error}") from error
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except RecursionError:
+        raise TraceError(f"{path}: its JSON nests deeper than it can be read") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, a number's digits
         raise TraceError(
             f"{path} is neither an Nsight Systems SQLite export nor JSON: {error}"
         ) from error
@@ -168,10 +216,13 @@ def read_trace(path: str | Path, *, max_json_bytes: int | None = None) -> TraceP
 
 
 def _int(value: object, default: int = 0) -> int:
+    """Return a whole number a trace gives (an id, a stream, a group's size), else `default`:
+    also for one past 64 bits, which no profiler writes."""
     try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
+        number = int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
         return default
+    return number if -(1 << 63) <= number < 1 << 63 else default
 
 
 def _dim3(value: object, where: str) -> tuple[int, int, int] | None:
@@ -181,9 +232,12 @@ def _dim3(value: object, where: str) -> tuple[int, int, int] | None:
         not isinstance(value, Sequence)
         or isinstance(value, str)
         or not 1 <= len(value) <= 3
-        or not all(isinstance(v, int) and v >= 0 for v in value)
+        or not all(isinstance(v, int) and 0 <= v < MAX_LAUNCH_DIM for v in value)
     ):
-        raise TraceError(f"{where} must be a list of up to 3 whole numbers, got {value!r}")
+        raise TraceError(
+            f"{where} must be a list of up to 3 whole numbers below {MAX_LAUNCH_DIM}, "
+            f"got {_short(value)}"
+        )
     padded = [*value, 1, 1][:3]
     return (padded[0], padded[1], padded[2])
 
@@ -200,10 +254,78 @@ def _dims(value: object) -> tuple[tuple[int, ...], ...] | None:
     return tuple(dims)
 
 
+def collective_kind(text: str) -> str | None:
+    """Return the collective a PyTorch `Collective name` or an `nccl:` range names, as the
+    simulator calls it (COLLECTIVE_KINDS), else None: `_allgather_base` and `all_gather` read
+    allgather, `reduce_scatter_tensor_coalesced` reduceScatter."""
+    letters = re.sub(r"[^a-z]", "", text.lower().removeprefix("nccl:"))
+    return COLLECTIVE_KINDS.get(_COLLECTIVE_AFFIXES.sub("", letters))
+
+
 def collective_of(name: str) -> str | None:
-    """Return the collective an NCCL kernel's name names (lower case), else None."""
+    """Return the collective an NCCL kernel's name names (COLLECTIVE_KINDS; the name's own
+    word in lower case when it is none of them), else None."""
     match = NCCL_KERNEL.match(name)
-    return match.group(1).lower() if match else None
+    if match is None:
+        return None
+    return collective_kind(match.group(1)) or match.group(1).lower()
+
+
+def nccl_name_parts(name: str) -> tuple[str | None, str | None, int | None]:
+    """Return the algorithm, protocol and bytes per element an NCCL kernel's name gives
+    (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`: RING, LL, 4), each None where it gives none.
+    The name stops at its parameters' parenthesis."""
+    text = name.split("(", 1)[0]
+    algorithm = NCCL_ALGORITHM.search(text)
+    protocol = NCCL_PROTOCOL.search(text)
+    element = NCCL_TYPE.search(text)
+    return (
+        algorithm.group(1).upper() if algorithm else None,
+        protocol.group(1).upper() if protocol else None,
+        NAME_TYPE_BYTES[element.group(1)] if element else None,
+    )
+
+
+def message_bytes(kind: str, args: Mapping[str, Any], element_bytes: int | None) -> float | None:
+    """Return a collective's size as simulator.collectives takes it (nccl-tests' size: an
+    allreduce's, reduce's or broadcast's buffer, an allgather's output, a reduce-scatter's
+    input, an alltoall's send buffer, a send's message) from PyTorch's `In msg nelems`,
+    `Out msg nelems`, `Group size` and `dtype` (else the kernel name's element type), or
+    None when they do not give it."""
+    dtype = str(args.get("dtype", "")).lower()
+    size = DTYPE_BYTES.get(dtype, element_bytes)
+    if size is None:
+        return None
+
+    def count(key: str) -> float | None:
+        value = args.get(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return None
+        try:
+            number = float(value)
+        except OverflowError:  # a whole number past a double's range
+            return None
+        return number if math.isfinite(number) and number >= 0 else None
+
+    elements_in, elements_out = count("In msg nelems"), count("Out msg nelems")
+    group = _int(args.get("Group size"), 0)
+    elements: float | None
+    if kind == "allgather":
+        if elements_out is not None:
+            elements = elements_out
+        elif elements_in is not None and group > 0:
+            elements = elements_in * group
+        else:
+            return None
+    elif kind == "reduceScatter" and elements_in is None and elements_out is not None:
+        if group <= 0:
+            return None
+        elements = elements_out * group
+    else:
+        elements = elements_in if elements_in is not None else elements_out
+        if elements is None:
+            return None
+    return elements * size
 
 
 def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
@@ -237,12 +359,22 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
     launches: dict[int, tuple[object, object, float]] = {}
     annotations: dict[int, list[tuple[float, float, str]]] = {}
     gpu_events: list[tuple[int, Mapping[str, Any]]] = []
+    comms_by_id: dict[int, Mapping[str, Any]] = {}
+    comm_ops: dict[tuple[object, object], list[tuple[float, float, Any]]] = {}
     for index, event in enumerate(events):
         if not isinstance(event, Mapping) or event.get("ph") != "X":
             continue
         category = event.get("cat")
         args = event.get("args") if isinstance(event.get("args"), Mapping) else {}
         assert isinstance(args, Mapping)
+        if category == "cpu_op" and "Collective name" in args:
+            # record_param_comms: the collective's name, sizes, type and group, for the NCCL
+            # kernel it launches when the kernel's own args do not repeat them
+            start, dur = _times(event, index, name)
+            if "External id" in args:
+                comms_by_id[_int(args["External id"], -1)] = args
+            thread = (event.get("pid"), event.get("tid"))
+            comm_ops.setdefault(thread, []).append((start, start + dur, args))
         if category == "cpu_op" and "Input Dims" in args:
             start, dur = _times(event, index, name)
             shaped = (str(event.get("name")), args.get("Input Dims"), args.get("Input type"))
@@ -260,7 +392,7 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
         elif category in ("kernel", "gpu_memcpy", "gpu_memset"):
             gpu_events.append((index, event))
     profile.annotations = sum(len(ranges) for ranges in annotations.values())
-    for thread_ops in shaped_ops.values():
+    for thread_ops in [*shaped_ops.values(), *comm_ops.values()]:
         thread_ops.sort(key=lambda item: item[0])
 
     for index, event in gpu_events:
@@ -278,13 +410,25 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
             if launcher is None:
                 launcher = _enclosing(shaped_ops, launches.get(_int(args.get("correlation"), -1)))
             op_name, dims, types = launcher or (None, None, None)
-            collective = args.get("Collective name") or collective_of(event_name)
+            collective = collective_of(event_name)
+            comm: Mapping[str, Any] = {}
+            if "Collective name" in args or "In msg nelems" in args:
+                comm = args
+            elif collective:
+                correlation = launches.get(_int(args.get("correlation"), -1))
+                comm = (
+                    comms_by_id.get(_int(args.get("External id"), -1))
+                    or _enclosing(comm_ops, correlation)
+                    or {}
+                )
+            if "Collective name" in comm:
+                named = str(comm["Collective name"])
+                collective = collective_kind(named) or named.lower()
             message: float | None = None
+            algorithm = protocol = None
             if collective:
-                nelems = args.get("In msg nelems")
-                dtype = str(args.get("dtype", "")).lower()
-                if isinstance(nelems, (int, float)) and dtype in DTYPE_BYTES:
-                    message = float(nelems) * DTYPE_BYTES[dtype]
+                algorithm, protocol, element_bytes = nccl_name_parts(event_name)
+                message = message_bytes(collective, comm, element_bytes)
             profile.ops.append(
                 GpuOp(
                     kind="collective" if collective else "kernel",
@@ -296,8 +440,10 @@ def read_kineto(data: object, *, name: str = "trace") -> TraceProfile:
                     grid=_dim3(args.get("grid"), f"{where}.args.grid"),
                     block=_dim3(args.get("block"), f"{where}.args.block"),
                     bytes=message,
-                    collective=str(collective).lower() if collective else None,
-                    group_size=_int(args.get("Group size"), 0) or None,
+                    collective=collective,
+                    group_size=_int(comm.get("Group size"), 0) or None,
+                    algorithm=algorithm,
+                    protocol=protocol,
                     op_name=op_name,
                     input_dims=_dims(dims),
                     input_types=tuple(str(t) for t in types) if isinstance(types, list) else None,
@@ -331,10 +477,11 @@ _ENCLOSING_LOOKBACK = 256
 
 
 def _enclosing(
-    shaped_ops: Mapping[tuple[object, object], list[tuple[float, float, tuple[str, Any, Any]]]],
+    shaped_ops: Mapping[tuple[object, object], list[tuple[float, float, Any]]],
     launch: tuple[object, object, float] | None,
-) -> tuple[str, Any, Any] | None:
-    """Return the innermost operator with shapes around a launch (pid, tid, ts), else None."""
+) -> Any:
+    """Return what the innermost operator around a launch (pid, tid, ts) recorded (its name
+    and shapes, its collective's args), else None."""
     if launch is None:
         return None
     pid, tid, at = launch
@@ -350,11 +497,33 @@ def _enclosing(
 
 def _times(event: Mapping[str, Any], index: int, name: str) -> tuple[float, float]:
     ts, dur = event.get("ts"), event.get("dur", 0)
-    if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-        raise TraceError(f"{name}: traceEvents[{index}].ts must be a number, got {ts!r}")
-    if not isinstance(dur, (int, float)) or isinstance(dur, bool) or dur < 0:
-        raise TraceError(f"{name}: traceEvents[{index}].dur must be a number >= 0, got {dur!r}")
-    return float(ts), float(dur)
+    start, length = _finite(ts), _finite(dur)
+    if start is None:
+        raise TraceError(f"{name}: traceEvents[{index}].ts must be a number, got {_short(ts)}")
+    if length is None or length < 0:
+        raise TraceError(
+            f"{name}: traceEvents[{index}].dur must be a number >= 0, got {_short(dur)}"
+        )
+    return start, length
+
+
+def _finite(value: object) -> float | None:
+    """Return a JSON number as a finite float, else None (not a number, NaN, infinite, or a
+    whole number past a double's range)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _short(value: object) -> str:
+    """Return a value for a message, cut short: a trace's numbers may have thousands of
+    digits."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _innermost(ranges: Sequence[tuple[float, float, str]], start: float, end: float) -> str | None:
@@ -453,6 +622,7 @@ def _read_nsys(db: sqlite3.Connection, name: str) -> TraceProfile:
         if end < start:
             raise TraceError(f"{name}: CUPTI_ACTIVITY_KIND_KERNEL row at start {start} ends before")
         collective = collective_of(kernel_name)
+        algorithm, protocol, _ = nccl_name_parts(kernel_name) if collective else (None, None, 0)
         profile.ops.append(
             GpuOp(
                 kind="collective" if collective else "kernel",
@@ -464,6 +634,8 @@ def _read_nsys(db: sqlite3.Connection, name: str) -> TraceProfile:
                 grid=(_int(gx, 1), _int(gy, 1), _int(gz, 1)),
                 block=(_int(bx, 1), _int(by, 1), _int(bz, 1)),
                 collective=collective,
+                algorithm=algorithm,
+                protocol=protocol,
                 region=region(correlation),
             )
         )

@@ -19,9 +19,17 @@ rules, in order (each operation's rule is in the report):
    over target: most of what a training step runs besides its GEMMs (elementwise, norms,
    reductions, copies) is bandwidth-bound. These are the kernels the models could not map, and
    the report lists them;
-4. `measured`: NCCL collectives keep their measured time (the network, not the GPU, times
-   them); without the measured GPU's record, rules 2 and 3 keep it too;
-5. `link`: copies between host and device become transfers that the host link's model times
+4. `network`: an NCCL call whose kind the simulator has a call for (allreduce, allgather,
+   reduceScatter, reduce, alltoall: simulator.collectives; broadcast; SendRecv as a send to
+   the next rank and a receive from the previous) and whose size the trace gives (PyTorch's
+   `In msg nelems`, `Out msg nelems`, `dtype`, on the kernel or on the record_param_comms
+   that launched it) runs as that call among its stream's processes, with the algorithm its
+   kernel's name gives (RING: ring; TREE: double binary tree), timed by the snapshot's
+   network (`map_collective`);
+5. `measured`: any other NCCL call (no size recorded, a barrier, one rank), and any scaled
+   operation when the measured GPU has no record, keeps its measured time; the report lists
+   the calls and why;
+6. `link`: copies between host and device become transfers that the host link's model times
    (with TIMES "measured" they take their measured time on the GPU's process instead, so that
    a replay on the measured GPU gives back every measured duration).
 
@@ -29,11 +37,15 @@ The generated application is readable Python like a user's: each GPU stream is a
 (label `S<stream>`) that runs its kernels in the order they ran, each with its name, grid,
 block and duration. A host process of its own (label `H<stream>`) launches each operation at
 the time the trace shows it starting (`GAPS`, on by default: the stream idles as it did) and
-answers its host copies (predicted times only). A collective waits at a barrier of its
-stream's processes (one per rank) and then takes its measured time. (This branch's simulator
-has no `sim.allreduce`; each collective's call names it, its bytes and its group.) The system
-snapshot holds the GPU's record with a replay model (`computationTime` returns the duration
-the application passes), a PCIe link and a host CPU with the same replay model.
+answers its host copies (predicted times only). With COLLECTIVES "network" (the default with
+a target GPU and more than one rank) a mapped collective is the simulator's call among its
+stream's processes (one per rank); with "measured" it takes its measured time. The system
+snapshot holds, per rank, the GPU's record with a replay model (`computationTime` returns
+the duration the application passes; `reduceTime` a collective's reduction at the GPU's DRAM
+bandwidth), a PCIe link and a host CPU; the ranks' GPUs sit on the NVSwitch of a node of a
+cluster template (simulator.workloads.cluster, `system`), the nodes joined by its
+InfiniBand. GPU records are looked up in a `simulator.gpu_catalogue.GpuCatalogue`: the seed
+for the command line, the records a user may see for the web side.
 """
 
 from __future__ import annotations
@@ -47,15 +59,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simulator import collectives
+from simulator.gpu_catalogue import (
+    GpuCatalogue,
+    GpuNotFound,
+    GpuRecord,
+    record_attributes,
+    seed_catalogue,
+)
 from simulator.models import builtin_models
 from simulator.models.gemm import TENSOR_PRECISIONS, computation_estimate
 from simulator.models.gpu_current import CurrentGpu
 from simulator.models.volkov import GpuHardware
 from simulator.trace_import import GpuOp, TraceProfile
-
-# The hardware catalogue the project ships (hwdb's seed), read as data: a GPU named on the
-# command line is looked up there.
-CATALOGUE = Path(__file__).resolve().parent.parent / "hwdb" / "seed" / "hardware.json"
+from simulator.workloads.cluster import LINK_MODEL, TEMPLATES, ClusterTemplate
 
 # The replay model of the generated snapshot's GPU: the application gives each kernel's time.
 REPLAY_MODEL = """\
@@ -65,6 +82,11 @@ REPLAY_MODEL = """\
 // answers it without V8 (simulator.models.js_compiler): a trace has thousands of kernels.
 function computationTime(params) { return params.durationS; }
 """
+# The GPU's reduction of a collective's received piece: its operands through DRAM (the
+# snapshot's GPU record gets reduceBandwidth, its DRAM bandwidth, as the workloads' does).
+REDUCE_FUNCTION = (
+    "function reduceTime(size, params) { return params.get('bytes') / reduceBandwidth; }\n"
+)
 
 GEMM_OPS = {
     "aten::mm",
@@ -124,16 +146,18 @@ TYPE_PRECISION = {
 }
 
 
+# The collectives the replay calls the simulator for (docs/collectives.md; sim.broadcast; a
+# send to the next rank and a receive from the previous one for NCCL's SendRecv).
+NETWORK_COLLECTIVES = (*collectives.KINDS, "broadcast", "sendrecv")
+MSG_NO_CALL = "no simulator call for the collective {kind!r}: its measured time is kept"
+MSG_NO_SIZE = "the trace gives no message size (In msg nelems and dtype): its measured time is kept"
+MSG_ALGORITHM = (
+    "NCCL's {algorithm} algorithm has no counterpart for {kind}: the simulator picks one"
+)
+
+
 class TraceImportError(ValueError):
     """A GPU record that cannot be found or read: the message names it."""
-
-
-@dataclass(frozen=True)
-class GpuRecord:
-    """A GPU's hardware record: its name and attributes (hwdb's form, a plain mapping)."""
-
-    name: str
-    attributes: Mapping[str, float | str]
 
 
 @dataclass
@@ -158,80 +182,37 @@ class ImportedTrace:
 
 
 # -- hardware records ------------------------------------------------------------------------------
-def _attributes(record: Mapping[str, Any], where: str) -> dict[str, float | str]:
-    attributes = record.get("attributes")
-    if isinstance(attributes, list):  # the catalogue's form: [{key, value, unit, source}]
-        return {str(item["key"]): item["value"] for item in attributes if "key" in item}
-    if isinstance(attributes, Mapping):
-        return dict(attributes)
-    raise TraceImportError(f"{where}: a hardware record has 'attributes'")
+def catalogue_gpus(catalogue: GpuCatalogue | None = None) -> list[GpuRecord]:
+    """Return the GPU records of `catalogue`, by default the project's hardware seed."""
+    return list((catalogue or seed_catalogue()).records)
 
 
-def catalogue_gpus(path: Path = CATALOGUE) -> list[GpuRecord]:
-    """Return the GPU records of the project's hardware catalogue (none without it)."""
-    if not path.exists():
-        return []
-    data = json.loads(path.read_text(encoding="utf-8"))
-    items = next(iter(data.values())) if isinstance(data, Mapping) else data
-    return [
-        GpuRecord(str(item["name"]), _attributes(item, str(item["name"])))
-        for item in items
-        if isinstance(item, Mapping) and item.get("type") == "GPU"
-    ]
-
-
-def gpu_record(spec: str) -> GpuRecord:
-    """Return the GPU record `spec` names: a JSON file holding one (name, attributes), or the
-    name of a GPU in the hardware catalogue (case and spacing ignored)."""
+def gpu_record(spec: str, catalogue: GpuCatalogue | None = None) -> GpuRecord:
+    """Return the GPU record `spec` names: a JSON file holding one (name, attributes; the
+    command line only), or the name of a GPU in `catalogue` (simulator.gpu_catalogue; by
+    default the hardware seed), case and spacing ignored."""
     path = Path(spec)
-    if path.suffix == ".json" and path.exists():
+    if catalogue is None and path.suffix == ".json" and path.exists():
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as error:
             raise TraceImportError(f"cannot read the GPU record {spec}: {error}") from error
         if not isinstance(record, Mapping) or "name" not in record:
             raise TraceImportError(f"{spec}: a GPU record is an object with name and attributes")
-        return GpuRecord(str(record["name"]), _attributes(record, spec))
-    wanted = _normal(spec)
-    records = catalogue_gpus()
-    for record in records:
-        if _normal(record.name) == wanted:
-            return record
-    names = ", ".join(record.name for record in records)
-    raise TraceImportError(f"no GPU record {spec!r}: give a JSON file or one of: {names}")
+        try:
+            return GpuRecord(str(record["name"]), record_attributes(record, spec))
+        except GpuNotFound as error:
+            raise TraceImportError(str(error)) from error
+    try:
+        return (catalogue or seed_catalogue()).get(spec)
+    except GpuNotFound as error:
+        raise TraceImportError(str(error)) from error
 
 
-def _normal(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-def match_gpu(trace_name: str | None) -> GpuRecord | None:
-    """Return the catalogue's record for a GPU a trace names ("NVIDIA A100-PG509-200",
-    "Tesla V100-SXM2-32GB"): same model number (A100, V100, H100, ...), then the memory the
-    name gives, then its form (SXM or PCIe; SXM when it gives none), the catalogue's first
-    record among equals; None when no record has the model number."""
-    if not trace_name:
-        return None
-    spaced = trace_name.replace("-", " ")
-    model = re.search(r"\b((?:RTX|GTX) \d{3,4}(?: Ti)?|[A-Z]{1,2}\d{2,4})\b", spaced)
-    if model is None:
-        return None
-    family = model.group(1)
-    candidates = [r for r in catalogue_gpus() if re.search(rf"\b{family}\b", r.name)]
-    if not candidates:
-        return None
-    normal = _normal(trace_name)
-    memory = re.search(r"(\d+)gb", normal)
-    stated_form = "sxm" if "sxm" in normal else "pcie" if "pcie" in normal else None
-
-    def score(record: GpuRecord) -> tuple[int, int]:
-        name = _normal(record.name)
-        same_memory = int(memory is not None and f"{memory.group(1)}gb" in name)
-        # the form the trace states, else SXM (the data-centre boards profilers mostly run on)
-        same_form = int((stated_form or "sxm") in name)
-        return (same_memory, same_form)
-
-    return max(candidates, key=score)
+def match_gpu(trace_name: str | None, catalogue: GpuCatalogue | None = None) -> GpuRecord | None:
+    """Return `catalogue`'s record (by default the seed's) for a GPU a trace names
+    (GpuCatalogue.match), None when none has its model number."""
+    return (catalogue or seed_catalogue()).match(trace_name)
 
 
 def dram_bandwidth(attributes: Mapping[str, float | str]) -> float | None:
@@ -391,7 +372,7 @@ def map_ops(
     mapped: list[MappedOp] = []
     for op in profile.ops:
         if op.kind == "collective":
-            mapped.append(MappedOp(op, "measured", op.dur_us if target else None))
+            mapped.append(map_collective(op, target))
             continue
         if op.kind == "memcpy" and op.direction in ("HtoD", "DtoH"):
             mapped.append(MappedOp(op, "link"))
@@ -429,6 +410,40 @@ def map_ops(
         predicted = None if target is None else op.dur_us * (ratio if ratio else 1.0)
         mapped.append(MappedOp(op, rule, predicted, shape=shape or {}))
     return mapped
+
+
+def map_collective(op: GpuOp, target: GpuRecord | None) -> MappedOp:
+    """Return a collective with its rule: `network` (the replay calls the simulator's
+    collective of that kind, sized and with the algorithm the kernel's name gives, which the
+    snapshot's network times) where the kind has a call and the trace gives the message's
+    size, else `measured`, with the reason in the shape's `unmapped`."""
+    kind = op.collective or ""
+    if kind not in NETWORK_COLLECTIVES:
+        reason = MSG_NO_CALL.format(kind=kind or "?")
+    elif op.bytes is None:
+        reason = MSG_NO_SIZE
+    else:
+        algorithm = collective_algorithm(kind, op.algorithm)
+        shape: dict[str, Any] = {"kind": "collective", "algorithm": algorithm}
+        if op.algorithm and algorithm == "auto" and kind in collectives.ALGORITHMS:
+            shape["note"] = MSG_ALGORITHM.format(algorithm=op.algorithm, kind=kind)
+        return MappedOp(op, "network", shape=shape)
+    return MappedOp(op, "measured", op.dur_us if target else None, shape={"unmapped": reason})
+
+
+def collective_algorithm(kind: str, nccl_algorithm: str | None) -> str:
+    """Return the simulator's algorithm (simulator.collectives.ALGORITHMS) for NCCL's, as
+    its kernel names it: RING is the ring; TREE is NCCL's double binary tree (for the
+    collectives that have one, else the tree); others (NVLS, CollNet, PAT), and a broadcast
+    or a send, "auto"."""
+    known = collectives.ALGORITHMS.get(kind, ())
+    if nccl_algorithm == "RING" and "ring" in known:
+        return "ring"
+    if nccl_algorithm == "TREE":
+        for name in ("double_binary_tree", "tree"):
+            if name in known:
+                return name
+    return "auto"
 
 
 def _split_k(shape: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -475,8 +490,12 @@ def import_trace(
     target: GpuRecord | None = None,
     ranks: int = 1,
     source_name: str = "trace",
+    system: str | None = None,
 ) -> ImportedTrace:
-    """Return the application model, snapshot and report of a trace (module docstring)."""
+    """Return the application model, snapshot and report of a trace (module docstring).
+    `system`: the cluster template (simulator.workloads.cluster.TEMPLATES) whose NVLink
+    and InfiniBand join the ranks' GPUs; by default the one of the target's (else the
+    measured) GPU, else dgx-h100."""
     if ranks < 1:
         raise TraceImportError(f"ranks must be a whole number >= 1, got {ranks}")
     if not profile.ops:
@@ -491,9 +510,10 @@ def import_trace(
     for label in order:
         labels[label] = ranks
         labels[host_label(label)] = ranks
-    app = _app_source(profile, by_stream, order, measured, target, source_name, devices)
-    snapshot = _snapshot(profile, measured, target, labels)
-    report = _report(profile, mapped, measured, target, labels)
+    app = _app_source(profile, by_stream, order, measured, target, source_name, devices, ranks)
+    fabric = _fabric(system, target or measured)
+    snapshot = _snapshot(profile, measured, target, order, ranks, fabric)
+    report = _report(profile, mapped, measured, target, labels, ranks, fabric)
     return ImportedTrace(app, snapshot, labels, report)
 
 
@@ -512,6 +532,7 @@ def _app_source(
     target: GpuRecord | None,
     source_name: str,
     devices: int,
+    ranks: int,
 ) -> str:
     counts = Counter(op.kind for op in profile.ops)
     if profile.source == "kineto":
@@ -523,8 +544,9 @@ def _app_source(
         f"# ({_comment(source_name)}) by `python -m simulator import-trace` (docs/traces.md).",
         "# Each GPU stream is a process (label S<stream>) that runs its kernels in the order",
         "# they ran; a copy between host and GPU is a transfer to the stream's host process",
-        "# (label H<stream>), which answers it; an NCCL collective waits at a barrier of its",
-        "# stream's processes (one per rank), then takes its time.",
+        "# (label H<stream>), which answers it; an NCCL collective is the simulator's",
+        "# collective of its kind among its stream's processes (one per rank), timed by the",
+        "# snapshot's network, or takes its measured time (COLLECTIVES).",
         f"# Measured on: {_comment(profile.gpu_name or 'a GPU the trace does not name')}"
         + (f" ({profile.sms} SMs)" if profile.sms else "")
         + f", rank {profile.rank} of {profile.world_size}"
@@ -542,8 +564,13 @@ def _app_source(
         ]
     else:
         lines += ['TIMES = "measured"  # the trace\'s own durations']
+    collective_mode = "network" if target is not None and ranks > 1 else "measured"
     lines += [
         "GAPS = True  # False: each stream's operations run back to back",
+        '# COLLECTIVES: "network" runs each mapped NCCL call as the simulator\'s collective',
+        '# over the snapshot\'s network; "measured" gives each the time it took',
+        f'COLLECTIVES = "{collective_mode}"',
+        f"RANKS = {ranks}  # the processes of each label, one per rank",
         "",
         "",
         "def launched():",
@@ -578,13 +605,30 @@ def _app_source(
         "    sim.p2pCommunicationReceive(host, rank)",
         "",
         "",
-        "def collective(name, size, group, measured_us):",
-        "    # The processes of this stream (one per rank) meet, then the collective takes the",
-        "    # time it took: this simulator has no sim.allreduce here; a p2p ring could stand in.",
+        "def collective(name, size, group, measured_us, algorithm=None):",
+        "    # An NCCL call among this stream's processes (one per rank), `size` bytes as",
+        "    # docs/collectives.md counts them; without `algorithm` it could not be mapped",
+        "    # (its line says why) and takes its measured time, as every call does with one rank",
         "    launched()",
-        "    sim.barrier(tag)",
-        '    sim.computation({"kernelName": "nccl " + name, "durationS": measured_us * 1e-6,',
-        '                     "messageBytes": size, "groupSize": group, "rule": "measured"})',
+        '    if COLLECTIVES == "measured" or algorithm is None or RANKS == 1:',
+        '        sim.computation({"kernelName": "nccl " + name, "durationS": measured_us * 1e-6,',
+        '                         "messageBytes": size, "groupSize": group, "rule": "measured"})',
+        '    elif name == "allreduce":',
+        "        sim.allreduce(size, tag, algorithm)",
+        '    elif name == "allgather":',
+        "        sim.allgather(size, tag, algorithm)",
+        '    elif name == "reduceScatter":',
+        "        sim.reduceScatter(size, tag, algorithm)",
+        '    elif name == "alltoall":',
+        "        sim.alltoall(size, tag, algorithm)",
+        '    elif name == "reduce":',
+        "        sim.reduce(size, tag, 0, tag, algorithm)",
+        '    elif name == "broadcast":',
+        "        sim.broadcast(size, tag, 0, tag)",
+        '    elif name == "sendrecv":',
+        "        # a pipeline's exchange: to the next rank, from the previous one",
+        "        sim.p2pCommunicationSend(size, tag, None, (rank + 1) % RANKS)",
+        "        sim.p2pCommunicationReceive(tag, (rank - 1) % RANKS)",
         "",
         "",
         "def host_side(stream, launches):",
@@ -640,7 +684,12 @@ def _call(entry: MappedOp) -> str:
         return f"copy({op.direction!r}, {int(op.bytes or 0)}, {_fmt(op.dur_us)})"
     if op.kind == "collective":
         size = int(op.bytes) if op.bytes is not None else 0
-        return f"collective({op.collective!r}, {size}, {op.group_size or 0}, {_fmt(op.dur_us)})"
+        args = f"{op.collective!r}, {size}, {op.group_size or 0}, {_fmt(op.dur_us)}"
+        if entry.rule == "network":
+            note = entry.shape.get("note")
+            comment = f"  # {_comment(note)}" if note else ""
+            return f"collective({args}, {entry.shape['algorithm']!r}){comment}"
+        return f"collective({args})  # {_comment(str(entry.shape.get('unmapped', '')))}"
     name = short_name(op.name) if op.kind == "kernel" else op.name.split(" (")[0]
     grid = op.grid or (1, 1, 1)
     block = op.block or (1, 1, 1)
@@ -656,49 +705,106 @@ def _call(entry: MappedOp) -> str:
     return f"kernel({args}){comment}"
 
 
+def _fabric(system: str | None, gpu: GpuRecord | None) -> ClusterTemplate:
+    """Return the cluster template whose network joins the ranks (import_trace's `system`)."""
+    if system is not None:
+        if system not in TEMPLATES:
+            raise TraceImportError(
+                f"no cluster template {system!r}: give one of {', '.join(TEMPLATES)}"
+            )
+        return TEMPLATES[system]
+    if gpu is not None:
+        for template in TEMPLATES.values():
+            if _same_name(template.gpu, gpu.name):
+                return template
+    return TEMPLATES["dgx-h100"]
+
+
+def _same_name(a: str, b: str) -> bool:
+    return re.sub(r"[^a-z0-9]", "", a.lower()) == re.sub(r"[^a-z0-9]", "", b.lower())
+
+
 def _snapshot(
     profile: TraceProfile,
     measured: GpuRecord | None,
     target: GpuRecord | None,
-    labels: Mapping[str, int],
+    streams: Sequence[str],
+    ranks: int,
+    fabric: ClusterTemplate,
 ) -> dict[str, Any]:
+    """Return the replay's system: per rank a GPU (its streams' processes), a host (their
+    hosts') and a PCIe link between them; the GPUs of a node (the template's GPUs per node)
+    on its NVSwitch, the nodes joined by InfiniBand, as simulator.workloads.cluster builds
+    them, so that a collective's messages cross the template's links."""
     gpu = target or measured
     gpu_name = gpu.name if gpu else (profile.gpu_name or "GPU of the trace")
     link = next(m for m in builtin_models() if m.name == "PCIe link")
-    gpu_labels = {k: v for k, v in labels.items() if k.startswith(("S", "D"))}
-    host_labels = {k: v for k, v in labels.items() if k.startswith("H")}
-    nodes: list[dict[str, Any]] = [
-        {
-            "id": "gpu0",
-            "name": "GPU",
-            "hardware": "gpu",
-            "model": "replay",
-            "count": 1,
-            "labels": gpu_labels,
-        },
-        {"id": "pcie0", "name": "PCIe", "hardware": "pcie", "model": "pcie", "count": 1},
-    ]
-    edges = [["gpu0", "pcie0"]]
-    if host_labels:
+    attributes: dict[str, float | str] = dict(gpu.attributes) if gpu else {}
+    reduce_bandwidth = dram_bandwidth(attributes) if gpu else None
+    gpu_model = REPLAY_MODEL
+    if reduce_bandwidth:
+        # a collective's reduction of a received piece streams its operands through DRAM
+        attributes["reduceBandwidth"] = reduce_bandwidth
+        gpu_model += REDUCE_FUNCTION
+    per_node = fabric.gpus_per_node
+    node_count = (ranks + per_node - 1) // per_node
+    nodes: list[dict[str, Any]] = []
+    edges: list[list[str]] = []
+    if node_count > 1:
+        nodes.append({"id": "ib", "name": "InfiniBand fabric", "hardware": "ib", "model": "link"})
+    for node in range(node_count):
+        nodes.append({"id": f"node{node}", "name": f"Node {node}", "group": True})
         nodes.append(
             {
-                "id": "host0",
-                "name": "Host",
+                "id": f"nvs{node}",
+                "name": f"NVSwitch {node}",
+                "hardware": "nvswitch",
+                "model": "link",
+                "parent": f"node{node}",
+            }
+        )
+    for rank in range(ranks):
+        parent = f"node{rank // per_node}"
+        suffix = "" if ranks == 1 else str(rank)
+        gpu_id, host_id, pcie_id = f"gpu{rank}", f"host{rank}", f"pcie{rank}"
+        nodes += [
+            {
+                "id": gpu_id,
+                "name": f"GPU{suffix}",
+                "hardware": "gpu",
+                "model": "replay_gpu",
+                "count": 1,
+                "labels": {label: 1 for label in streams},
+                "parent": parent,
+            },
+            {
+                "id": pcie_id,
+                "name": f"PCIe{suffix}",
+                "hardware": "pcie",
+                "model": "pcie",
+                "count": 1,
+                "parent": parent,
+            },
+            {
+                "id": host_id,
+                "name": f"Host{suffix}",
                 "hardware": "host",
                 "model": "replay",
                 "count": 1,
-                "labels": host_labels,
-            }
-        )
-        edges.append(["host0", "pcie0"])
-    return {
-        "name": f"Trace replay on {gpu_name}",
-        "hardware": {
-            "gpu": {
-                "type": "GPU",
-                "name": gpu_name,
-                "attributes": dict(gpu.attributes) if gpu else {},
+                "labels": {host_label(label): 1 for label in streams},
+                "parent": parent,
             },
+        ]
+        # the NVSwitch edge first: routes break ties by edge order (GPUs of a node talk
+        # over NVLink); a GPU reaches its host through its PCIe link only
+        edges += [[gpu_id, f"nvs{rank // per_node}"], [gpu_id, pcie_id], [host_id, pcie_id]]
+        if node_count > 1:
+            edges.append([gpu_id, "ib"])
+    return {
+        "name": f"Trace replay on {gpu_name}"
+        + (f" x {ranks} ({fabric.name})" if ranks > 1 else ""),
+        "hardware": {
+            "gpu": {"type": "GPU", "name": gpu_name, "attributes": attributes},
             # PCIe 4.0 x16 at its nominal rate, as the catalogue's record of it
             "pcie": {
                 "type": "NETWORK",
@@ -712,14 +818,76 @@ def _snapshot(
                 },
             },
             "host": {"type": "CPU", "name": "Host CPU", "attributes": {}},
+            "nvswitch": {
+                "type": "NETWORK",
+                "name": f"NVSwitch ({fabric.name})",
+                "attributes": {
+                    "latency": fabric.nvlink_latency_s,
+                    "bandwidth": fabric.nvlink_bytes_per_s,
+                },
+            },
+            "ib": {
+                "type": "NETWORK",
+                "name": f"InfiniBand ({fabric.name})",
+                "attributes": {
+                    "latency": fabric.network_latency_s,
+                    "bandwidth": fabric.network_bytes_per_s,
+                },
+            },
         },
         "models": {
             "replay": {"language": "javascript", "source": REPLAY_MODEL},
+            "replay_gpu": {"language": "javascript", "source": gpu_model},
             "pcie": {"language": "javascript", "source": link.source},
+            "link": {"language": "javascript", "source": LINK_MODEL},
         },
         "nodes": nodes,
         "edges": edges,
     }
+
+
+def _collectives_report(
+    mapped: Sequence[MappedOp], ranks: int, fabric: ClusterTemplate
+) -> dict[str, Any]:
+    """Return how the trace's NCCL calls were mapped: by kind and algorithm, the ones that
+    could not be (name, count, measured time, reason), and the groups the trace gives that
+    the replay's `ranks` processes do not match."""
+    calls = [entry for entry in mapped if entry.op.kind == "collective"]
+    mapped_calls: Counter[str] = Counter()
+    unmapped: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    groups: Counter[int] = Counter()
+    for entry in calls:
+        op = entry.op
+        if entry.rule == "network":
+            mapped_calls[f"{op.collective} {entry.shape['algorithm']}"] += 1
+        else:
+            row = unmapped[(short_name(op.name), str(entry.shape.get("unmapped", "")))]
+            row[0] += 1
+            row[1] += op.dur_us
+        if op.group_size and op.group_size != ranks:
+            groups[op.group_size] += 1
+    report: dict[str, Any] = {
+        "count": len(calls),
+        "network": dict(mapped_calls),
+        "unmapped": [
+            {"name": name, "reason": reason, "count": int(c), "measured_us": t}
+            for (name, reason), (c, t) in sorted(unmapped.items(), key=lambda kv: -kv[1][1])
+        ],
+        "fabric": fabric.name if ranks > 1 else None,
+    }
+    if ranks == 1 and mapped_calls:
+        report["note"] = (
+            "one rank: every collective takes its measured time (give --ranks to run them "
+            "over the network)"
+        )
+    if groups:
+        report["group_mismatch"] = {
+            "ranks": ranks,
+            "trace_groups": {str(size): n for size, n in sorted(groups.items())},
+            "note": "the trace's calls ran in groups of these sizes; the replay runs each "
+            "among all its ranks",
+        }
+    return report
 
 
 def _report(
@@ -728,6 +896,8 @@ def _report(
     measured: GpuRecord | None,
     target: GpuRecord | None,
     labels: Mapping[str, int],
+    ranks: int,
+    fabric: ClusterTemplate,
 ) -> dict[str, Any]:
     counts = Counter(op.kind for op in profile.ops)
     rules = Counter(entry.rule for entry in mapped)
@@ -769,6 +939,7 @@ def _report(
         ),
         "labels": dict(labels),
     }
+    report["collectives"] = _collectives_report(mapped, ranks, fabric)
     if model_errors:
         model_errors.sort()
         report["tiled_model_on_measured_gpu"] = {

@@ -48,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     command.add_argument(
         "--ranks", type=int, default=1, help="ranks that run the traced rank's work (default 1)"
     )
+    command.add_argument(
+        "--system",
+        help="cluster template whose NVLink and InfiniBand join the ranks for the NCCL calls "
+        "(dgx-a100, dgx-h100, dgx-b200; default: the target GPU's)",
+    )
     command.set_defaults(handler=command_import_trace)
 
 
@@ -67,6 +72,7 @@ def command_import_trace(args: argparse.Namespace, stdout: TextIO, stderr: TextI
             target=target,
             ranks=args.ranks,
             source_name=os.path.basename(args.trace),
+            system=args.system,
         )
     except (TraceError, TraceImportError) as error:
         raise CliError(str(error)) from error
@@ -118,6 +124,15 @@ def format_report(report: Mapping[str, Any]) -> str:
             f"GPU time:   measured {report['measured_busy_us'] / 1e3:.6g} ms, predicted "
             f"{report['predicted_busy_us'] / 1e3:.6g} ms (all streams summed)"
         )
+    calls = report.get("collectives", {})
+    if calls.get("count"):
+        network = ", ".join(f"{name} {n}" for name, n in sorted(calls["network"].items()))
+        lines.append(
+            f"NCCL calls: {calls['count']}; as collectives over "
+            f"{calls['fabric'] or 'no network (one rank)'}: {network or 'none'}"
+        )
+        for row in calls["unmapped"]:
+            lines.append(f"  kept measured: {row['count']} x {row['name'][:60]}: {row['reason']}")
     unmapped = report["unmapped"]
     if unmapped:
         lines.append(f"Not mapped to a kernel model ({len(unmapped)} names, by measured time):")

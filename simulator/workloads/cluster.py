@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from simulator.gpu_catalogue import GpuCatalogue
 from simulator.workloads.kernels import KernelTimer, gpu_record
 
 # A GPU node's model: the workload's generator has timed each kernel by the GPU models
@@ -71,8 +72,11 @@ def rank_label(rank: int) -> str:
     return f"g{rank:05d}"
 
 
-def cluster_snapshot(template: ClusterTemplate, gpus: int) -> dict[str, Any]:
-    """The system model of `gpus` GPUs: ceil(gpus / 8) nodes, each GPU its own label."""
+def cluster_snapshot(
+    template: ClusterTemplate, gpus: int, *, catalogue: GpuCatalogue | None = None
+) -> dict[str, Any]:
+    """The system model of `gpus` GPUs: ceil(gpus / 8) nodes, each GPU its own label; the
+    GPU's record from `catalogue` (simulator.gpu_catalogue; by default the seed)."""
     per = template.gpus_per_node
     nodes: list[dict[str, Any]] = [
         {"id": "ib", "name": "InfiniBand fabric", "hardware": "ib", "model": "link"}
@@ -105,7 +109,7 @@ def cluster_snapshot(template: ClusterTemplate, gpus: int) -> dict[str, Any]:
         # over NVLink
         edges.append([f"gpu{rank}", f"nvs{host}"])
     edges += [[f"gpu{rank}", "ib"] for rank in range(gpus)]
-    attributes = dict(gpu_record(template.gpu))
+    attributes = dict(gpu_record(template.gpu, catalogue))
     attributes["reduceBandwidth"] = KernelTimer(attributes).dram_bytes_per_s
     return {
         "name": f"{template.name} x {gpus}",

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from simulator.gpu_catalogue import GpuCatalogue
 from simulator.models.gemm import decode_attention_per_token_s
 from simulator.runner import run_simulation
 from simulator.workloads.cluster import TEMPLATES, cluster_snapshot, rank_label
@@ -203,7 +204,7 @@ def inference_app(
 
 
 def _checked(
-    model: ModelConfig, plan: InferencePlan, system: str
+    model: ModelConfig, plan: InferencePlan, system: str, catalogue: GpuCatalogue | None = None
 ) -> tuple[KernelTimer, dict[str, Any], dict[str, float]]:
     if system not in TEMPLATES:
         raise PlanError(f"system: unknown cluster template {system!r} ({', '.join(TEMPLATES)})")
@@ -211,7 +212,7 @@ def _checked(
         if getattr(plan, name) < 1:
             raise PlanError(f"{name} must be a positive integer")
     template = TEMPLATES[system]
-    timer = KernelTimer(gpu_record(template.gpu))
+    timer = KernelTimer(gpu_record(template.gpu, catalogue))
     tables = _tables(model, plan, timer)
     memory = inference_memory(model, plan)
     if memory["total"] > timer.memory_bytes:
@@ -223,11 +224,17 @@ def _checked(
     return timer, tables, memory
 
 
-def inference_basis(model: ModelConfig, plan: InferencePlan, system: str) -> dict[str, Any]:
+def inference_basis(
+    model: ModelConfig,
+    plan: InferencePlan,
+    system: str,
+    *,
+    catalogue: GpuCatalogue | None = None,
+) -> dict[str, Any]:
     """Return what the figures need besides the two runs' times (JSON): the plan, the
     tokens generated, memory; raise PlanError for a plan that does not divide the model or
     does not fit in the GPU's memory."""
-    timer, _, memory = _checked(model, plan, system)
+    timer, _, memory = _checked(model, plan, system, catalogue)
     return {
         "model": model.name,
         "system": system,
@@ -249,14 +256,18 @@ def inference_basis(model: ModelConfig, plan: InferencePlan, system: str) -> dic
 
 
 def inference_files(
-    model: ModelConfig, plan: InferencePlan, system: str
+    model: ModelConfig,
+    plan: InferencePlan,
+    system: str,
+    *,
+    catalogue: GpuCatalogue | None = None,
 ) -> tuple[dict[str, Any], str, str, dict[str, int]]:
     """Return the system snapshot, the prefill's application model (its run's overall time
     is the time to first token), the whole batch's (prefill and decode: the request
     latency) and the labels, to run as any user's model; raise PlanError as
     `inference_basis` does."""
-    _, tables, _ = _checked(model, plan, system)
-    snapshot = cluster_snapshot(TEMPLATES[system], plan.gpus)
+    _, tables, _ = _checked(model, plan, system, catalogue)
+    snapshot = cluster_snapshot(TEMPLATES[system], plan.gpus, catalogue=catalogue)
     labels = {rank_label(rank): 1 for rank in range(plan.gpus)}
     prefill = inference_app(model, plan, tables, decode=False)
     return snapshot, prefill, inference_app(model, plan, tables, decode=True), labels

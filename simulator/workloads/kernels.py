@@ -5,32 +5,29 @@ GPU's record, norms and elementwise kernels by their bytes over the DRAM bandwid
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
+from simulator.gpu_catalogue import GpuCatalogue, seed_catalogue
 from simulator.models.gemm import attention_work, estimate_tiled, gemm_work, sustained_terms
 from simulator.models.gpu_current import CurrentGpu
 from simulator.workloads.config import ModelConfig
 from simulator.workloads.plan import ParallelPlan
 
-SEED = Path(__file__).resolve().parents[2] / "hwdb" / "seed" / "hardware.json"
 # FlashAttention-2's backward pass runs five matrix products per tile where the forward runs
 # two (Dao, arXiv:2307.08691, section 3.1.2), and reads Q, K, V, O and dO.
 ATTENTION_BACKWARD_FLOPS = 2.5
 ATTENTION_BACKWARD_BYTES = 2.0
 
 
-def gpu_record(name: str) -> dict[str, float]:
-    """Return a GPU's attributes from the project's hardware seed (hwdb/seed/hardware.json)."""
-    components = json.loads(SEED.read_text(encoding="utf-8"))["components"]
-    for component in components:
-        if component["name"] == name:
-            return {str(item["key"]): float(item["value"]) for item in component["attributes"]}
-    raise ValueError(f"GPU {name!r} is not in {SEED.name}")
+def gpu_record(name: str, catalogue: GpuCatalogue | None = None) -> dict[str, float]:
+    """Return a GPU's attributes from `catalogue` (simulator.gpu_catalogue: the records a
+    web user may see), by default the project's hardware seed; raise GpuNotFound (a
+    ValueError)."""
+    record = (catalogue or seed_catalogue()).get(name)
+    return {key: float(value) for key, value in record.attributes.items()}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from simulator.gpu_catalogue import GpuCatalogue
 from simulator.runner import run_simulation
 from simulator.workloads.cluster import TEMPLATES, cluster_snapshot, rank_label
 from simulator.workloads.config import ModelConfig
@@ -340,7 +341,11 @@ def _synchronisation(
 
 
 def training_files(
-    model: ModelConfig, plan: ParallelPlan, system: str
+    model: ModelConfig,
+    plan: ParallelPlan,
+    system: str,
+    *,
+    catalogue: GpuCatalogue | None = None,
 ) -> tuple[dict[str, Any], str, dict[str, int]]:
     """Return the system snapshot, the application model (every rank, every phase) and the
     labels of the full simulation, to run with `python -m simulator run` as any user's
@@ -349,11 +354,12 @@ def training_files(
         raise PlanError(f"system: unknown cluster template {system!r} ({', '.join(TEMPLATES)})")
     plan.check(model)
     template = TEMPLATES[system]
-    timer = KernelTimer(gpu_record(template.gpu))
+    timer = KernelTimer(gpu_record(template.gpu, catalogue))
     check_memory(training_memory(model, plan), timer.memory_bytes)
     tables = step_tables(model, plan, timer)
     labels = {rank_label(rank): 1 for rank in _ranks(plan, replicas=None, stages=None)}
-    return cluster_snapshot(template, plan.gpus), training_app(model, plan, tables), labels
+    snapshot = cluster_snapshot(template, plan.gpus, catalogue=catalogue)
+    return snapshot, training_app(model, plan, tables), labels
 
 
 def simulate_training(
@@ -474,14 +480,16 @@ def _step_basis(
     }
 
 
-def step_basis(model: ModelConfig, plan: ParallelPlan, system: str) -> dict[str, Any]:
+def step_basis(
+    model: ModelConfig, plan: ParallelPlan, system: str, *, catalogue: GpuCatalogue | None = None
+) -> dict[str, Any]:
     """Return what a step's figures need besides its time (JSON): the plan, tokens, model
     FLOPs, the GPU's peak, the busiest stage's compute and bubble, memory; raise PlanError as
     simulate_training does, before anything is simulated."""
     if system not in TEMPLATES:
         raise PlanError(f"system: unknown cluster template {system!r} ({', '.join(TEMPLATES)})")
     plan.check(model)
-    timer = KernelTimer(gpu_record(TEMPLATES[system].gpu))
+    timer = KernelTimer(gpu_record(TEMPLATES[system].gpu, catalogue))
     memory = training_memory(model, plan)
     check_memory(memory, timer.memory_bytes)
     return _step_basis(model, plan, system, timer, step_tables(model, plan, timer), memory)

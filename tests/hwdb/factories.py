@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import factory
 from django.contrib.auth.models import User
 
 from hwdb.models import Attribute, Component, ComponentType, ComputationalModel, SystemModel
+from hwdb.services.components import component_create
+from simulator.gpu_catalogue import SEED
 
 GPU_MODEL_SOURCE = "function computationTime(params) { return params.get('N') / (SMs * 1e9); }"
 
@@ -105,3 +108,18 @@ class SystemModelFactory(factory.django.DjangoModelFactory[SystemModel]):
     def link(self, create: bool, extracted: Any, **kwargs: Any) -> None:
         if create:
             self.components.set([n["hardware"] for n in self.graph["nodes"] if "hardware" in n])
+
+
+def seeded_gpu(name: str, *, owner: User | None = None, as_name: str | None = None) -> Component:
+    """Store the hardware seed's record of GPU `name` (hwdb/seed/hardware.json), built in
+    and shared unless `owner` is given (then private, under `as_name` if given), as
+    `manage.py seed_hardware` does for a deployment's database."""
+    components = json.loads(SEED.read_text(encoding="utf-8"))["components"]
+    record = next(c for c in components if c["name"] == name)
+    return component_create(
+        owner=owner,
+        shared=owner is None,
+        type="GPU",
+        name=as_name or name,
+        attributes=record["attributes"],
+    )

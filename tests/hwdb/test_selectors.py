@@ -134,3 +134,20 @@ def test_malformed_attribute_conditions_are_refused(item: str) -> None:
 def test_components_of_other_kinds_need_no_attributes() -> None:
     component = ComponentFactory(type="STORAGE")
     assert selectors.component_attribute_data(component) == []
+
+
+@pytest.mark.django_db
+def test_the_gpu_catalogue_holds_what_the_user_sees_their_own_records_first(
+    user: Any, other_user: Any
+) -> None:
+    builtin = GpuFactory(owner=None, shared=True, name="H100 SXM5 80GB", sms=132)
+    GpuFactory(owner=user, name="H100 SXM5 80GB", sms=114)  # a private copy, fewer SMs
+    GpuFactory(owner=other_user, name="Their GPU")
+    ComponentFactory(owner=user, type="CPU", name="A CPU")
+    catalogue = selectors.gpu_catalogue(user=user)
+    assert sorted(r.name for r in catalogue.records) == ["H100 SXM5 80GB", "H100 SXM5 80GB"]
+    assert catalogue.get("h100 sxm5 80gb").attributes["SMs"] == 114
+    assert catalogue.find("Their GPU") is None
+    theirs = selectors.gpu_catalogue(user=other_user)
+    assert theirs.get("H100 SXM5 80GB").attributes["SMs"] == 132
+    assert {r.name for r in theirs.records} == {builtin.name, "Their GPU"}

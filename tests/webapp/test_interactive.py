@@ -4,6 +4,7 @@ jobs in flight at once are capped."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,11 +12,13 @@ from typing import Any
 import pytest
 from celery.exceptions import TimeoutError as CeleryTimeoutError
 from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from simulator.analyze import ANALYZE_ENTRY
 from simulator.evaluate import CHECK_APPLICATION_ENTRY, CHECK_ENTRY, EVALUATE_ENTRY
-from tests.hwdb.factories import ComputationalModelFactory, GpuFactory, UserFactory
+from tests.hwdb.factories import ComputationalModelFactory, GpuFactory, UserFactory, seeded_gpu
+from tests.simulator.test_trace_import import kineto_trace
 from tests.webapp.studio.factories import TINY_APP
 from tests.webapp.studio.live import Worker, require_services
 from webapp.interactive import MESSAGES, RUN_INTERACTIVE, interactive_slot
@@ -115,7 +118,8 @@ def worker_only(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Broker:
     def no_child_here(*arguments: Any, **options: Any) -> Any:
         raise AssertionError("the web process started a sandbox child")
 
-    for module in ("simulator.sandbox.parent", "simulator.evaluate", "simulator.analyze"):
+    modules = ("simulator.sandbox.parent", "simulator.evaluate", "simulator.analyze")
+    for module in (*modules, "simulator.trace_sandbox"):
         monkeypatch.setattr(f"{module}.run_sandboxed", no_child_here)
     broker = Broker()
 
@@ -238,7 +242,8 @@ def test_a_real_worker_answers_the_web_requests_jobs(
     def no_child_here(*arguments: Any, **options: Any) -> Any:
         raise AssertionError("the web process started a sandbox child")
 
-    for module in ("simulator.sandbox.parent", "simulator.evaluate", "simulator.analyze"):
+    modules = ("simulator.sandbox.parent", "simulator.evaluate", "simulator.analyze")
+    for module in (*modules, "simulator.trace_sandbox"):
         monkeypatch.setattr(f"{module}.run_sandboxed", no_child_here)
     user = UserFactory()
     model = ComputationalModelFactory(owner=user, source=CONSTANT_MODEL)
@@ -250,4 +255,10 @@ def test_a_real_worker_answers_the_web_requests_jobs(
     refused = client_of(user).post("/api/models/", body, format="json")
     assert refused.status_code == 400
     assert refused.json()["source"][0].startswith("Line 1: SyntaxError")
+    # a trace's import: its bytes and the user's GPU records travel with the job
+    seeded_gpu("A100 SXM4 40GB")
+    trace = SimpleUploadedFile("step.json", json.dumps(kineto_trace()).encode())
+    imported = client_of(user).post("/api/trace-imports/", {"trace": trace}, format="multipart")
+    assert imported.status_code == 200, imported.json()
+    assert imported.json()["report"]["measured_record"] == "A100 SXM4 40GB"
     assert cache.get(f"interactive-jobs:{user.pk}") == 0

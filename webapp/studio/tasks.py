@@ -19,6 +19,7 @@ from simulator.analyze import ANALYZE_ENTRY
 from simulator.errors import SimulationError
 from simulator.evaluate import CHECK_APPLICATION_ENTRY, CHECK_ENTRY, EVALUATE_ENTRY
 from simulator.sandbox import Limits, run_sandboxed
+from simulator.trace_sandbox import TRACE_ENTRY
 from webapp.interactive import RUN_INTERACTIVE, result_backend
 from webapp.studio import selectors
 from webapp.studio.dispatch import RUN_SIMULATION
@@ -30,9 +31,10 @@ logger = logging.getLogger(__name__)
 
 DATABASE_RETRY_MAX_S = 10
 # What an interactive request may run (webapp/interactive.py): a test-run, the checks of a
-# save, the kernel analyzer; never a simulation, which has its own queues and limits.
+# save, the kernel analyzer, a trace's import; never a simulation, which has its own queues
+# and limits.
 INTERACTIVE_ENTRIES = frozenset(
-    {EVALUATE_ENTRY, CHECK_ENTRY, CHECK_APPLICATION_ENTRY, ANALYZE_ENTRY}
+    {EVALUATE_ENTRY, CHECK_ENTRY, CHECK_APPLICATION_ENTRY, ANALYZE_ENTRY, TRACE_ENTRY}
 )
 MSG_NOT_INTERACTIVE = "{entry!r} is not an interactive job"
 

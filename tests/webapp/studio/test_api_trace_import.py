@@ -1,5 +1,7 @@
 """POST /api/trace-imports/: an uploaded Kineto trace becomes an application model, a replay
-snapshot and a report (issue 43 item 7), saved as an application model when named."""
+snapshot and a report (issue 43 item 7), saved as an application model when named; it is read
+in a sandbox child, never in the web process, and the GPUs it names are the hardware records
+the user may see."""
 
 from __future__ import annotations
 
@@ -7,13 +9,34 @@ import gzip
 import json
 from typing import Any
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+import simulator.trace_import
+import simulator.trace_sandbox
+from tests.hwdb.factories import seeded_gpu
 from tests.simulator.test_trace_import import kineto_trace
 from webapp.api.throttling import LaunchRateThrottle
 from webapp.studio.models import ApplicationModel
 from webapp.studio.services import traces
+
+SEEDED = ("A100 SXM4 40GB", "H100 SXM5 80GB")
+
+
+@pytest.fixture(autouse=True)
+def built_in_gpus(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in records the trace names, as a seeded database holds them; and a web
+    process that fails the test if it reads a trace itself."""
+    for name in SEEDED:
+        seeded_gpu(name)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the web process read a trace")
+
+    for name in ("read_trace", "read_kineto", "read_nsys_sqlite"):
+        monkeypatch.setattr(simulator.trace_import, name, refuse)
+    monkeypatch.setattr(simulator.trace_sandbox, "read_trace", refuse)
 
 
 def upload(content: bytes, name: str = "trace.json") -> SimpleUploadedFile:
@@ -35,7 +58,8 @@ def test_an_uploaded_trace_comes_back_as_a_model_snapshot_and_report(
     assert answer["report"]["measured_record"] == "A100 SXM4 40GB"
     assert answer["report"]["rules"]["gemm"] == 1
     assert answer["snapshot"]["hardware"]["gpu"]["name"] == "H100 SXM5 80GB"
-    assert "collective('allreduce', 4194304, 2, 300)" in answer["app_source"]
+    assert "collective('allreduce', 4194304, 2, 300, 'ring')" in answer["app_source"]
+    assert answer["report"]["collectives"]["fabric"] == "dgx-h100"
     assert "application" not in answer and not ApplicationModel.objects.exists()
 
     saved = client.post(
@@ -104,3 +128,26 @@ def test_an_import_counts_against_the_launch_rate(client: APIClient, monkeypatch
     response = client.post("/api/trace-imports/", {"trace": upload(body)}, format="multipart")
     assert response.status_code == 429
     assert "Launches are limited to 0 a minute" in response.json()["detail"]
+
+
+def test_a_private_gpu_record_is_its_owner_s_target_and_no_one_else_s(
+    client_for: Any, user: Any, other_user: Any
+) -> None:
+    seeded_gpu("H100 SXM5 80GB", owner=user, as_name="My H100 at 1.2 GHz")
+    body = json.dumps(kineto_trace()).encode()
+    fields = {"target_gpu": "My H100 at 1.2 GHz"}
+    mine = client_for(user).post(
+        "/api/trace-imports/", {"trace": upload(body), **fields}, format="multipart"
+    )
+    assert mine.status_code == 200, mine.content
+    assert mine.json()["report"]["target_record"] == "My H100 at 1.2 GHz"
+    assert mine.json()["snapshot"]["hardware"]["gpu"]["name"] == "My H100 at 1.2 GHz"
+    theirs = client_for(other_user).post(
+        "/api/trace-imports/", {"trace": upload(body), **fields}, format="multipart"
+    )
+    assert theirs.status_code == 400
+    (message,) = theirs.json()["target_gpu"]
+    assert (
+        "no GPU record 'My H100 at 1.2 GHz'" in message
+        and "My H100" not in message.split("give one of:")[1]
+    )

@@ -10,15 +10,25 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
+from simulator.workloads.cluster import TEMPLATES
 from simulator.workloads.config import PRESETS
 from simulator.workloads.inference import InferencePlan, simulate_inference
 from simulator.workloads.plan import ParallelPlan
 from simulator.workloads.training import simulate_training
+from tests.hwdb.factories import seeded_gpu
 from tests.webapp.studio.test_tasks import run_eagerly
 from webapp.studio.models import Simulation, SimulationStatus
 
 SMALL = {"model": "llama3-8b", "system": "dgx-h100", "gpus": 4, "tp": 2, "pp": 2, "gbs": 4}
 SMALL |= {"recompute": "full", "data_parallel": "zero1"}
+
+
+@pytest.fixture(autouse=True)
+def built_in_gpus(db: None) -> None:
+    """The templates' GPUs as built-in records, as a seeded database holds them: the web
+    side reads a GPU's record as the user sees it (hwdb.selectors.gpu_catalogue)."""
+    for gpu in sorted({template.gpu for template in TEMPLATES.values()}):
+        seeded_gpu(gpu)
 
 
 def test_presets_list_the_shipped_models_and_clusters(client: APIClient) -> None:
@@ -184,3 +194,23 @@ def test_a_custom_config_is_checked_and_its_name_kept_to_one_plain_line(
         "/api/workloads/check/", plan | {"model": model | {"heads": 7}}, format="json"
     )
     assert "hidden must be a multiple of heads" in bad.json()["model"][0]
+
+
+def test_a_template_s_gpu_is_the_record_the_user_sees(
+    client_for: Any, user: Any, other_user: Any
+) -> None:
+    mine = seeded_gpu("H100 SXM5 80GB", owner=user)  # a private copy with less memory
+    mine.attributes.filter(key="memorySize").update(value=40 * 2**30)
+
+    def memory(who: Any) -> float:
+        systems = client_for(who).get("/api/workloads/presets/").json()["systems"]
+        return next(s["gpu_memory_bytes"] for s in systems if s["name"] == "dgx-h100")
+
+    assert memory(user) == 40 * 2**30
+    assert memory(other_user) == 80 * 2**30
+    # a plan that needs some 68 GiB per GPU: refused for the owner of the 40 GiB record only
+    plan = {**SMALL, "gpus": 2, "tp": 2, "pp": 1, "gbs": 2, "data_parallel": "ddp"}
+    theirs = client_for(other_user).post("/api/workloads/check/", plan, format="json")
+    mine_answer = client_for(user).post("/api/workloads/check/", plan, format="json")
+    assert theirs.status_code == 200, theirs.json()
+    assert mine_answer.status_code == 400, mine_answer.json()

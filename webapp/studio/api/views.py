@@ -546,8 +546,9 @@ class TraceImportView(LaunchThrottleMixin, APIView):
     """Upload a PyTorch profiler (Kineto) trace or an Nsight Systems SQLite export and get the
     application model, replay snapshot and report `python -m simulator import-trace` gives
     (docs/traces.md); with `name`, the model is saved as one of your application models.
-    An import is counted as a launch (the per-user "launch" rate): it reads and maps the whole
-    trace in the web process."""
+    The trace is read and mapped in a sandbox child on the interactive worker, as one of the
+    user's interactive jobs; an import is also counted as a launch (the per-user "launch"
+    rate)."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -563,6 +564,7 @@ class TraceImportView(LaunchThrottleMixin, APIView):
                     "target_gpu": {"type": "string"},
                     "measured_gpu": {"type": "string"},
                     "ranks": {"type": "integer"},
+                    "system": {"type": "string"},
                     "name": {"type": "string"},
                 },
                 "required": ["trace"],
@@ -579,6 +581,7 @@ class TraceImportView(LaunchThrottleMixin, APIView):
             measured_gpu=str(data.get("measured_gpu", "")),
             ranks=data.get("ranks", 1),
             name=str(data.get("name", "")),
+            system=str(data.get("system", "")),
         )
         created = "application" in answer
         return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
@@ -589,7 +592,7 @@ class WorkloadPresetsView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        return Response(workload_presets())
+        return Response(workload_presets(user=_user(request)))
 
 
 class WorkloadCheckView(APIView):
@@ -598,7 +601,9 @@ class WorkloadCheckView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:
-        return Response(workload_check(cast("Mapping[str, Any]", request.data)))
+        return Response(
+            workload_check(cast("Mapping[str, Any]", request.data), user=_user(request))
+        )
 
 
 class WorkloadView(LaunchThrottleMixin, APIView):

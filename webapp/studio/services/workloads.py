@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
+from hwdb.selectors import gpu_catalogue
+from simulator.gpu_catalogue import GpuNotFound
 from simulator.workloads.cluster import TEMPLATES
 from simulator.workloads.config import PRESETS, ModelConfig
 from simulator.workloads.inference import (
@@ -68,9 +70,10 @@ PLAN_FIELD = re.compile(r"^([a-z_]+) ")
 UNSAFE_NAME = re.compile(r"[^\w.+ -]")
 
 
-def workload_presets() -> dict[str, Any]:
+def workload_presets(*, user: User | None = None) -> dict[str, Any]:
     """The shipped model configs and cluster templates, with their sources and each GPU's
-    memory."""
+    memory (its record as `user` sees it)."""
+    catalogue = gpu_catalogue(user=user)
     models = [
         dataclasses.asdict(config) | {"params": config.params()}
         for name, config in sorted(PRESETS.items())
@@ -78,7 +81,10 @@ def workload_presets() -> dict[str, Any]:
     ]
     systems = []
     for template in TEMPLATES.values():
-        record = gpu_record(template.gpu)
+        try:
+            record = gpu_record(template.gpu, catalogue)
+        except GpuNotFound:  # a database without the template's built-in record
+            continue
         systems.append(
             {
                 "name": template.name,
@@ -182,13 +188,15 @@ def _plan_error(error: PlanError) -> Exception:
     return field_error(field, message)
 
 
-def workload_check(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the plan's `step_basis` (memory per GPU and what the figures need); raise
-    ValidationError for a bad field or a plan that cannot run."""
+def workload_check(data: Mapping[str, Any], *, user: User | None = None) -> dict[str, Any]:
+    """Return the plan's `step_basis` (memory per GPU and what the figures need), the GPU's
+    record as `user` sees it; raise ValidationError for a bad field or a plan that cannot
+    run."""
+    catalogue = gpu_catalogue(user=user)
     try:
         if _kind(data) == "infer":
-            return inference_basis(*inference_plan(data))
-        return step_basis(*workload_plan(data))
+            return inference_basis(*inference_plan(data), catalogue=catalogue)
+        return step_basis(*workload_plan(data), catalogue=catalogue)
     except PlanError as error:
         raise _plan_error(error) from error
 
@@ -201,9 +209,10 @@ def workload_launch(*, user: User, data: Mapping[str, Any]) -> Simulation:
     if _kind(data) == "infer":
         return _inference_launch(user, data)
     model, plan, system = workload_plan(data)
+    catalogue = gpu_catalogue(user=user)
     try:
-        basis = step_basis(model, plan, system)
-        snapshot, source, labels = training_files(model, plan, system)
+        basis = step_basis(model, plan, system, catalogue=catalogue)
+        snapshot, source, labels = training_files(model, plan, system, catalogue=catalogue)
     except PlanError as error:
         raise _plan_error(error) from error
     name = data.get("name") or f"{model.name} on {plan.gpus} x {system}"
@@ -223,9 +232,12 @@ def workload_launch(*, user: User, data: Mapping[str, Any]) -> Simulation:
 
 def _inference_launch(user: User, data: Mapping[str, Any]) -> Simulation:
     model, plan, system = inference_plan(data)
+    catalogue = gpu_catalogue(user=user)
     try:
-        basis = inference_basis(model, plan, system)
-        snapshot, prefill_source, whole_source, labels = inference_files(model, plan, system)
+        basis = inference_basis(model, plan, system, catalogue=catalogue)
+        snapshot, prefill_source, whole_source, labels = inference_files(
+            model, plan, system, catalogue=catalogue
+        )
     except PlanError as error:
         raise _plan_error(error) from error
     name = str(data.get("name") or f"{model.name} inference on {plan.gpus} x {system}")
