@@ -88,6 +88,12 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
         "--arrivals", help="comma-separated arrival times in seconds, one per request"
     )
     stream.add_argument(
+        "--max-concurrency",
+        type=int,
+        help="requests in flight at most, as a benchmark client's (the next is sent when one "
+        "completes)",
+    )
+    stream.add_argument(
         "--input-len",
         help="prompt tokens: N, uniform:LOW:HIGH, normal:MEAN:STD or exponential:MEAN "
         "(default: --input)",
@@ -172,6 +178,7 @@ STREAM_FLAGS = (
     "requests",
     "arrival_rate",
     "arrivals",
+    "max_concurrency",
     "input_len",
     "output_len",
     "seed",
@@ -205,6 +212,7 @@ def serving_plan(args: argparse.Namespace) -> ServingPlan:
         requests=requests,
         arrival_rate=args.arrival_rate,
         arrivals=arrivals,
+        max_concurrency=args.max_concurrency,
         input_len=LengthSpec.parse(args.input_len or args.input, "input_len"),
         output_len=LengthSpec.parse(args.output_len or args.output, "output_len"),
         seed=defaults.seed if args.seed is None else args.seed,

@@ -132,6 +132,10 @@ class ServingPlan:
     arrival_rate: float | None = None
     # the arrival times themselves (seconds, in order); overrides arrival_rate
     arrivals: tuple[float, ...] | None = None
+    # requests outstanding at most, as a benchmark client's concurrency (vLLM's
+    # benchmark --max-concurrency, genai-perf's --concurrency): the next is sent when one
+    # completes
+    max_concurrency: int | None = None
     input_len: LengthSpec = field(default_factory=lambda: LengthSpec("fixed", 1024))
     output_len: LengthSpec = field(default_factory=lambda: LengthSpec("fixed", 128))
     seed: int = 0
@@ -156,6 +160,14 @@ class ServingPlan:
             raise PlanError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
         if self.decode_attention not in DECODE_ATTENTION:
             raise PlanError(f"decode_attention must be one of {', '.join(DECODE_ATTENTION)}")
+        if self.max_concurrency is not None and (
+            isinstance(self.max_concurrency, bool)
+            or not isinstance(self.max_concurrency, int)
+            or self.max_concurrency < 1
+        ):
+            raise PlanError(
+                f"max_concurrency must be a positive integer, not {self.max_concurrency!r}"
+            )
         if self.arrival_rate is not None and not (
             math.isfinite(self.arrival_rate) and self.arrival_rate > 0
         ):
@@ -504,6 +516,8 @@ def simulate_serving(
     scheduler = Scheduler(plan, capacity["blocks"])
     arrivals = [r.arrival for r in requests]
     pending = 0  # requests not yet put in the queue
+    limit = plan.max_concurrency
+    held = 0  # requests before this index arrived while the client was at its limit
     now = 0.0
     done = 0
     iterations = 0
@@ -515,12 +529,20 @@ def simulate_serving(
     batch_max = 0
     while done < len(requests):
         arrived = bisect.bisect_right(arrivals, now)
-        for request in requests[pending:arrived]:
+        while pending < arrived:
+            if limit is not None and pending - done >= limit:
+                # the client holds it back until one of its requests completes, and
+                # sends it then: its latencies count from that moment
+                held = max(held, arrived)
+                break
+            request = requests[pending]
+            if pending < held:
+                request.arrival = now
             scheduler.waiting.append(request)
-        pending = max(pending, arrived)
+            pending += 1
         scheduled = scheduler.schedule(now)
         if not scheduled:
-            if pending < len(requests) and not scheduler.running:
+            if pending < len(requests) and not scheduler.running and held <= pending:
                 now = max(now, arrivals[pending])
                 continue
             raise PlanError("the scheduler cannot make progress: a request never fits")
@@ -601,6 +623,7 @@ def _figures(
             "requests": plan.requests,
             "arrival_rate": plan.arrival_rate,
             "arrivals": "given" if plan.arrivals is not None else None,
+            "max_concurrency": plan.max_concurrency,
             "input_len": plan.input_len.label(),
             "output_len": plan.output_len.label(),
             "seed": plan.seed,

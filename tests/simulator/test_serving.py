@@ -207,3 +207,20 @@ def test_the_command_line_serves_a_stream(capsys: pytest.CaptureFixture[str]) ->
     assert result["requests_per_s"] > 0
     assert main(["workload", "infer", "--model", "llama3-8b", "--input-len", "uniform:9"]) == 2
     assert "input_len must be" in capsys.readouterr().err
+
+
+def test_a_client_concurrency_keeps_that_many_requests_in_flight() -> None:
+    plan = ServingPlan(
+        requests=40,
+        max_concurrency=4,
+        input_len=LengthSpec("fixed", 256),
+        output_len=LengthSpec.parse("uniform:8:64"),
+    )
+    result = simulate_serving(MODEL, plan, "dgx-h100")
+    assert result["batch"]["max"] == 4
+    # each request is sent when a slot frees, so none waits in the engine's queue
+    assert result["queueing_s"]["max"] < IterationTimer(MODEL, plan, "dgx-h100").decode(4, 320)
+    timer = IterationTimer(MODEL, plan, "dgx-h100")
+    assert result["ttft_s"]["median"] < 3 * timer.prefill(256)
+    with pytest.raises(PlanError, match="max_concurrency must be"):
+        simulate_serving(MODEL, dataclasses.replace(plan, max_concurrency=0), "dgx-h100")
