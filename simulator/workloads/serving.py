@@ -62,6 +62,10 @@ MSG_LENGTH = (
     "{name} must be a positive whole number or DIST:ARGS with DIST one of "
     "fixed:N, uniform:LOW:HIGH, normal:MEAN:STD, exponential:MEAN, not {text!r}"
 )
+MSG_ITERATIONS = (
+    "requests must be fewer or shorter: the stream needs more than {limit:,} iterations, "
+    "the limit here (the command line has none)"
+)
 # A request's queueing delay that grows along the stream by more than this share of the
 # stream's duration means the arrivals outrun the service (the queue has no bound).
 QUEUE_GROWTH = 0.05
@@ -493,8 +497,9 @@ def simulate_serving(
     system: str,
     *,
     timer: IterationTimer | None = None,
+    iteration_limit: int | None = None,
 ) -> dict[str, Any]:
-    """Serve the plan's request stream; return per-request latency percentiles (TTFT, TPOT,
+    """Serve the plan's request stream (at most `iteration_limit` iterations); return per-request latency percentiles (TTFT, TPOT,
     end to end), throughput, achieved batch sizes and KV-cache occupancy. Raise PlanError for
     a plan that does not divide the model, whose weights leave no KV cache, or with a request
     that could never fit."""
@@ -561,6 +566,8 @@ def simulate_serving(
         batch_max = max(batch_max, len(scheduled))
         busy += seconds
         iterations += 1
+        if iteration_limit is not None and iterations > iteration_limit:
+            raise PlanError(MSG_ITERATIONS.format(limit=iteration_limit))
         now += seconds
         for request, tokens in scheduled:
             if request.started is None:
@@ -665,7 +672,12 @@ def _figures(
 
 
 def saturating_rate(
-    model: ModelConfig, plan: ServingPlan, system: str, *, steps: int = 4
+    model: ModelConfig,
+    plan: ServingPlan,
+    system: str,
+    *,
+    steps: int = 4,
+    iteration_limit: int | None = None,
 ) -> dict[str, Any]:
     """Sweep the Poisson arrival rate and find where the queue grows without bound.
 
@@ -680,12 +692,17 @@ def saturating_rate(
     requests = max(plan.requests, 4 * plan.max_batch)
     plan = _replace(plan, requests=requests, arrivals=None)
     timer = IterationTimer(model, plan, system)
-    burst = simulate_serving(model, _replace(plan, arrival_rate=None), system, timer=timer)
+    limit = iteration_limit
+    burst = simulate_serving(
+        model, _replace(plan, arrival_rate=None), system, timer=timer, iteration_limit=limit
+    )
     capacity = burst["requests_per_s"]
     points: list[dict[str, Any]] = []
 
     def run(rate: float) -> bool:
-        result = simulate_serving(model, _replace(plan, arrival_rate=rate), system, timer=timer)
+        result = simulate_serving(
+            model, _replace(plan, arrival_rate=rate), system, timer=timer, iteration_limit=limit
+        )
         points.append(
             {
                 "arrival_rate": rate,

@@ -68,6 +68,7 @@ from webapp.studio.services.workloads import (
     workload_launch,
     workload_presets,
     workload_result,
+    workload_serve,
 )
 
 if TYPE_CHECKING:
@@ -599,6 +600,21 @@ class WorkloadCheckView(APIView):
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:
         return Response(workload_check(cast("Mapping[str, Any]", request.data)))
+
+
+class WorkloadServeView(LaunchThrottleMixin, APIView):
+    """Serve a request stream with continuous batching and answer its latency percentiles,
+    throughput and, with `saturate`, the saturating arrival rate (throttled as launches)."""
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        return [LaunchRateThrottle()]
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        data = request.data
+        if not isinstance(data, Mapping):
+            return Response({"detail": "Expected an object."}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(workload_serve(data=data))
 
 
 class WorkloadView(LaunchThrottleMixin, APIView):
