@@ -317,11 +317,21 @@ class IterationTimer:
     @cache  # noqa: B019
     def prefill_attention(self, chunk: int, context: int, count: int) -> float:
         """Per layer: FlashAttention of `count` chunks of `chunk` queries against `context`
-        keys each (the earlier chunks' and its own)."""
+        keys each (the earlier chunks' and its own). A whole prompt is the static batch's
+        causal kernel; a later chunk's queries see every earlier key and half of their own
+        chunk's on average, `context - chunk / 2` keys each, which the kernel model's causal
+        share (half of all keys) would undercount."""
         heads = count * self.model.heads // self.plan.tp
-        return self.timer.attention(
-            "attention", heads, chunk, context, self.model.head_dim, False
-        ).seconds
+        if chunk == context:
+            kernel = self.timer.attention(
+                "attention", heads, chunk, context, self.model.head_dim, False
+            )
+        else:
+            keys = context - chunk // 2
+            kernel = self.timer.attention(
+                "attention", heads, chunk, keys, self.model.head_dim, False, causal=False
+            )
+        return kernel.seconds
 
     def iteration(
         self, decode_context: int, decodes: int, chunks: Sequence[tuple[int, int]], sampled: int
@@ -481,7 +491,11 @@ class Scheduler:
             need = request.known - request.computed
             tokens = min(need, budget)
             if not self.plan.chunked_prefill and tokens < need:
-                break
+                # a preempted request recomputes its prompt and generated tokens, which may
+                # pass the budget: it runs alone once nothing else does
+                if scheduled or self.running:
+                    break
+                tokens = need
             if not self._grow(request, tokens):
                 break
             self.waiting.popleft()

@@ -224,3 +224,31 @@ def test_a_client_concurrency_keeps_that_many_requests_in_flight() -> None:
     assert result["ttft_s"]["median"] < 3 * timer.prefill(256)
     with pytest.raises(PlanError, match="max_concurrency must be"):
         simulate_serving(MODEL, dataclasses.replace(plan, max_concurrency=0), "dgx-h100")
+
+
+@pytest.mark.parametrize("prompt", [4096, 16384])
+def test_a_prompt_in_two_chunks_costs_the_whole_prompts_attention(prompt: int) -> None:
+    # the second chunk's queries see the first chunk's keys and half their own on average
+    timer = IterationTimer(MODEL, ServingPlan(), "dgx-h100")
+    whole = timer.prefill_attention(prompt, prompt, 1)
+    halves = timer.prefill_attention(prompt // 2, prompt // 2, 1) + timer.prefill_attention(
+        prompt // 2, prompt, 1
+    )
+    assert halves == pytest.approx(whole, rel=0.05)
+    assert timer.prefill_attention(prompt // 2, prompt, 1) > 1.4 * timer.prefill_attention(
+        prompt // 2, prompt // 2, 1
+    )
+
+
+def test_without_chunked_prefill_a_preempted_request_longer_than_the_budget_still_runs() -> None:
+    plan = ServingPlan(
+        requests=24,
+        chunked_prefill=False,
+        max_batched_tokens=2048,
+        input_len=LengthSpec("fixed", 2000),
+        output_len=LengthSpec("fixed", 200),
+        gpu_memory_utilization=0.25,
+    )
+    result = simulate_serving(PRESETS["llama2-7b"], plan, "dgx-h100")
+    assert result["preemptions"] > 0
+    assert result["requests_per_s"] > 0
