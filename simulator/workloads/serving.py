@@ -422,14 +422,19 @@ class Scheduler:
         self.waiting: deque[Request] = deque()
         self.preemptions = 0
         self.preempted_now = 0
+        self.budget_left = plan.max_batched_tokens
 
     def _grow(self, request: Request, tokens: int) -> bool:
         """Give `request` the blocks for `tokens` cached tokens; False when none are free."""
-        needed = _blocks(tokens, self.plan.block_size) - request.blocks
+        needed = -(-tokens // self.plan.block_size) - request.blocks
+        # called for every running request each iteration: a decode within its last block,
+        # the commonest case, returns here
+        if needed <= 0:
+            return True
         if needed > self.free:
             return False
-        self.free -= max(0, needed)
-        request.blocks += max(0, needed)
+        self.free -= needed
+        request.blocks += needed
         return True
 
     def release(self, request: Request) -> None:
@@ -451,11 +456,9 @@ class Scheduler:
             if admitted:
                 return admitted
             return self._running(self.plan.max_batched_tokens)
-        budget = self.plan.max_batched_tokens
-        scheduled = self._running(budget)
-        budget -= sum(n for _, n in scheduled)
+        scheduled = self._running(self.plan.max_batched_tokens)
         if self.preempted_now == 0:
-            scheduled += self._admit(now, budget)
+            scheduled += self._admit(now, self.budget_left)
         return scheduled
 
     def _running(self, budget: int) -> list[tuple[Request, int]]:
@@ -480,6 +483,7 @@ class Scheduler:
                 index += 1
                 continue
             break
+        self.budget_left = budget
         return scheduled
 
     def _admit(self, now: float, budget: int) -> list[tuple[Request, int]]:
@@ -567,16 +571,23 @@ def simulate_serving(
             raise PlanError("the scheduler cannot make progress: a request never fits")
         # a decode is one query against a cache; a prefill chunk, queries against their own
         # keys and the earlier chunks'
-        decodes = [r for r, n in scheduled if n == 1 and r.computed > 0]
-        chunks = [(n, r.computed + n) for r, n in scheduled if n > 1 or r.computed == 0]
-        sampled = sum(1 for r, n in scheduled if r.computed + n == r.known)
-        context = sum(r.computed for r in decodes)
-        seconds = timer.iteration(context, len(decodes), chunks, sampled)
+        decodes = context = sampled = tokens_now = 0
+        chunks: list[tuple[int, int]] = []
+        for request, tokens in scheduled:
+            tokens_now += tokens
+            if tokens == 1 and request.computed > 0:
+                decodes += 1
+                context += request.computed
+            else:
+                chunks.append((tokens, request.computed + tokens))
+            if request.computed + tokens == request.prompt + request.generated:
+                sampled += 1
+        seconds = timer.iteration(context, decodes, chunks, sampled)
         used = scheduler.total - scheduler.free
         kv_peak = max(kv_peak, used)
         kv_time += used * seconds
         batch_time += len(scheduled) * seconds
-        tokens_time += sum(n for _, n in scheduled) * seconds
+        tokens_time += tokens_now * seconds
         batch_max = max(batch_max, len(scheduled))
         busy += seconds
         iterations += 1
