@@ -205,6 +205,10 @@ def test_the_command_line_serves_a_stream(capsys: pytest.CaptureFixture[str]) ->
     assert result["plan"]["input_len"] == "uniform:128:512"
     assert set(result["ttft_s"]) == {"mean", "median", "p90", "p99", "max"}
     assert result["requests_per_s"] > 0
+    closed = ["workload", "infer", "--model", "llama3-8b", "--max-concurrency", "2"]
+    assert main([*closed, "--requests", "6", "--output", "8", "--json", "-"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["batch"]["max"] == 2 and result["plan"]["max_concurrency"] == 2
     assert main(["workload", "infer", "--model", "llama3-8b", "--input-len", "uniform:9"]) == 2
     assert "input_len must be" in capsys.readouterr().err
 
