@@ -221,6 +221,7 @@ def test_the_saturating_rate_comes_with_its_sweep(client: APIClient) -> None:
     ("change", "field", "words"),
     [
         ({"requests": 5000}, "requests", "from 1 to 2,000"),
+        ({"tp": 8, "pp": 16}, "tp", "at most 64 GPUs"),
         ({"arrival_rate": -1}, "arrival_rate", "positive number"),
         ({"input_len": "uniform:9"}, "input_len", "uniform:LOW:HIGH"),
         ({"max_concurrency": 0}, "max_concurrency", "positive whole number"),

@@ -73,6 +73,8 @@ MSG_PREFILL = "the prefill run ({pk}) {status}"
 # no engine run): these bound its work.
 SERVE_MAX_REQUESTS = 2000
 SERVE_MAX_ITERATIONS = 100_000
+# the replica's transfers are fitted from two event-engine runs of its tp x pp ranks
+SERVE_MAX_GPUS = 64
 SERVE_INTEGERS = {
     "tp": 1,
     "pp": 1,
@@ -82,6 +84,7 @@ SERVE_INTEGERS = {
     "max_batched_tokens": 8192,
 }
 MSG_REQUESTS = f"Expected a whole number of requests from 1 to {SERVE_MAX_REQUESTS:,}."
+MSG_GPUS = f"Expected tp x pp of at most {SERVE_MAX_GPUS} GPUs (one replica) here."
 MSG_RATE = "Expected a positive number of requests per second, or null (all at once)."
 MSG_SHARE = "Expected a number above 0 and at most 1."
 MSG_FLAG = "Expected true or false."
@@ -203,6 +206,8 @@ def serving_plan(data: Mapping[str, Any]) -> tuple[ModelConfig, ServingPlan, str
         fields[name] = _integer(data, name, default, name)
     if fields["requests"] > SERVE_MAX_REQUESTS:
         raise field_error("requests", MSG_REQUESTS)
+    if fields["tp"] * fields["pp"] > SERVE_MAX_GPUS:
+        raise field_error("tp", MSG_GPUS)
     rate = data.get("arrival_rate")
     if rate is not None and (
         isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < 1e9
