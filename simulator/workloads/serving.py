@@ -706,8 +706,8 @@ def saturating_rate(
 ) -> dict[str, Any]:
     """Sweep the Poisson arrival rate and find where the queue grows without bound.
 
-    The stream has at least four times `max_batch` requests, so that a queue forms once the
-    running batch is full. The capacity is its request throughput with every request queued
+    The stream is open (no client concurrency limit) and has at least four times `max_batch`
+    requests, so that a queue forms once the running batch is full. The capacity is its request throughput with every request queued
     at time 0 (the replica never idles but for the ramp and the drain). The sweep doubles
     the rate from a quarter of the capacity until the queueing delay grows along the stream
     (`unbounded_queue`), then bisects `steps` times between the last rate that held and the
@@ -715,7 +715,8 @@ def saturating_rate(
     sustainable rate the highest that held. "The batch that saturates" is the mean running
     batch at the sustainable rate."""
     requests = max(plan.requests, 4 * plan.max_batch)
-    plan = _replace(plan, requests=requests, arrivals=None)
+    # an open stream: a client's concurrency limit would hold the queue back at the client
+    plan = _replace(plan, requests=requests, arrivals=None, max_concurrency=None)
     timer = IterationTimer(model, plan, system)
     limit = iteration_limit
     burst = simulate_serving(

@@ -256,3 +256,16 @@ def test_without_chunked_prefill_a_preempted_request_longer_than_the_budget_stil
     result = simulate_serving(PRESETS["llama2-7b"], plan, "dgx-h100")
     assert result["preemptions"] > 0
     assert result["requests_per_s"] > 0
+
+
+def test_the_rate_sweep_serves_an_open_stream_even_from_a_closed_loop_plan() -> None:
+    plan = ServingPlan(
+        requests=16,
+        max_batch=8,
+        max_concurrency=2,
+        input_len=LengthSpec("fixed", 256),
+        output_len=LengthSpec("fixed", 16),
+    )
+    sweep = saturating_rate(MODEL, plan, "dgx-h100", steps=1)
+    assert sweep["saturating_rate"] is not None
+    assert max(p["batch_mean"] for p in sweep["points"]) > 2
