@@ -57,7 +57,8 @@ from simulator.workloads.inference import (
 from simulator.workloads.kernels import KernelTimer, gpu_record, head_kernels, layer_kernels
 from simulator.workloads.plan import PRECISIONS, ParallelPlan, PlanError, chunk_layers
 
-DISTRIBUTIONS = ("fixed", "uniform", "normal", "exponential")
+# each distribution's number of parameters
+DISTRIBUTIONS = {"fixed": 1, "uniform": 2, "normal": 2, "exponential": 1}
 MSG_LENGTH = (
     "{name} must be a positive whole number or DIST:ARGS with DIST one of "
     "fixed:N, uniform:LOW:HIGH, normal:MEAN:STD, exponential:MEAN, not {text!r}"
@@ -91,13 +92,13 @@ class LengthSpec:
         except ValueError:
             raise error from None
         kind = parts[0] if len(parts) > 1 else "fixed"
-        wanted = {"fixed": 1, "uniform": 2, "normal": 2, "exponential": 1}.get(kind)
+        wanted = DISTRIBUTIONS.get(kind)
         if wanted != len(numbers) or any(not math.isfinite(n) or n < 0 for n in numbers):
             raise error
         spec = cls(kind, numbers[0], numbers[1] if wanted == 2 else 0.0)
         if kind == "fixed" and (numbers[0] < 1 or numbers[0] != int(numbers[0])):
             raise error
-        if kind == "uniform" and (numbers[1] < numbers[0] or numbers[1] < 1):
+        if kind == "uniform" and (math.ceil(numbers[0]) > math.floor(numbers[1]) or numbers[1] < 1):
             raise error
         if kind in ("normal", "exponential") and numbers[0] < 1:
             raise error

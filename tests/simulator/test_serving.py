@@ -141,7 +141,18 @@ def test_a_request_longer_than_the_cache_or_weights_too_large_are_refused() -> N
 
 
 @pytest.mark.parametrize(
-    "text", ["0", "x", "uniform:5", "uniform:9:3", "normal:0:3", "fixed:1.5", "poisson:3", "-4"]
+    "text",
+    [
+        "0",
+        "x",
+        "uniform:5",
+        "uniform:9:3",
+        "uniform:1.5:1.9",
+        "normal:0:3",
+        "fixed:1.5",
+        "poisson:3",
+        "-4",
+    ],
 )
 def test_bad_lengths_are_refused_with_the_field(text: str) -> None:
     with pytest.raises(PlanError, match=r"^input_len must be"):
