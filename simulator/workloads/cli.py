@@ -10,7 +10,8 @@ from typing import Any, TextIO
 
 from simulator.workloads.config import load_model
 from simulator.workloads.inference import InferencePlan, saturating_batch, simulate_inference
-from simulator.workloads.plan import ParallelPlan
+from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.serving import LengthSpec, ServingPlan, saturating_rate, simulate_serving
 from simulator.workloads.training import simulate_training, training_files
 
 SUMMARY_KEYS = {
@@ -20,6 +21,12 @@ SUMMARY_KEYS = {
         "model_tflops_per_gpu",
         "mfu",
         "memory_per_gpu_bytes",
+    ),
+    "serve": (
+        "requests_per_s",
+        "output_tokens_per_s",
+        "output_tokens_per_s_per_gpu",
+        "duration_s",
     ),
     "infer": (
         "ttft_s",
@@ -61,7 +68,52 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
     infer.add_argument("--batch", type=int, default=1)
     infer.add_argument("--input", type=int, default=1024, help="prompt tokens per request")
     infer.add_argument("--output", type=int, default=128, help="generated tokens per request")
-    infer.add_argument("--saturate", action="store_true", help="sweep the batch by doubling")
+    infer.add_argument(
+        "--saturate",
+        action="store_true",
+        help="sweep the batch by doubling; with a request stream, sweep the arrival rate",
+    )
+    stream = infer.add_argument_group(
+        "request stream (continuous batching)",
+        "any of these serves a stream of requests with iteration-level scheduling instead of "
+        "one static batch",
+    )
+    stream.add_argument("--requests", type=int, help="requests in the stream (default 200)")
+    stream.add_argument(
+        "--arrival-rate",
+        type=float,
+        help="Poisson arrivals per second (default: every request at time 0)",
+    )
+    stream.add_argument(
+        "--arrivals", help="comma-separated arrival times in seconds, one per request"
+    )
+    stream.add_argument(
+        "--max-concurrency",
+        type=int,
+        help="requests in flight at most, as a benchmark client's (the next is sent when one "
+        "completes)",
+    )
+    stream.add_argument(
+        "--input-len",
+        help="prompt tokens: N, uniform:LOW:HIGH, normal:MEAN:STD or exponential:MEAN "
+        "(default: --input)",
+    )
+    stream.add_argument("--output-len", help="generated tokens, as --input-len (default: --output)")
+    stream.add_argument("--seed", type=int, help="seed of the arrivals and lengths (default 0)")
+    stream.add_argument("--max-batch", type=int, help="running requests at most (default 256)")
+    stream.add_argument(
+        "--max-batched-tokens", type=int, help="tokens per iteration at most (default 8192)"
+    )
+    stream.add_argument(
+        "--no-chunked-prefill",
+        action="store_true",
+        help="whole prompts in prefill-only iterations (vLLM V0's default)",
+    )
+    stream.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        help="share of the GPU's memory for weights and KV cache (default 0.9)",
+    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +158,12 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
             )
             return 0
         result = simulate_training(model, plan, args.system, symmetric=not args.full)
+    elif _is_stream(args):
+        serving = serving_plan(args)
+        result = simulate_serving(model, serving, args.system)
+        if args.saturate:
+            result["saturation"] = saturating_rate(model, serving, args.system)
+        return _write(args, out, result, "serve")
     else:
         inference = InferencePlan(
             args.tp, args.pp, args.batch, args.input, args.output, args.precision
@@ -113,6 +171,59 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
         result = simulate_inference(model, inference, args.system)
         if args.saturate:
             result["saturation"] = saturating_batch(model, inference, args.system)
+    return _write(args, out, result, args.workload)
+
+
+STREAM_FLAGS = (
+    "requests",
+    "arrival_rate",
+    "arrivals",
+    "max_concurrency",
+    "input_len",
+    "output_len",
+    "seed",
+    "max_batch",
+    "max_batched_tokens",
+    "gpu_memory_utilization",
+)
+
+
+def _is_stream(args: argparse.Namespace) -> bool:
+    return args.no_chunked_prefill or any(getattr(args, n) is not None for n in STREAM_FLAGS)
+
+
+def serving_plan(args: argparse.Namespace) -> ServingPlan:
+    """Return the request stream's plan from `workload infer`'s flags; raise PlanError."""
+    defaults = ServingPlan()
+    arrivals = None
+    if args.arrivals:
+        try:
+            arrivals = tuple(float(t) for t in args.arrivals.split(","))
+        except ValueError:
+            message = f"arrivals must be comma-separated seconds, not {args.arrivals!r}"
+            raise PlanError(message) from None
+    requests = args.requests
+    if requests is None:
+        requests = len(arrivals) if arrivals is not None else defaults.requests
+    return ServingPlan(
+        tp=args.tp,
+        pp=args.pp,
+        precision=args.precision,
+        requests=requests,
+        arrival_rate=args.arrival_rate,
+        arrivals=arrivals,
+        max_concurrency=args.max_concurrency,
+        input_len=LengthSpec.parse(args.input_len or args.input, "input_len"),
+        output_len=LengthSpec.parse(args.output_len or args.output, "output_len"),
+        seed=defaults.seed if args.seed is None else args.seed,
+        max_batch=args.max_batch or defaults.max_batch,
+        max_batched_tokens=args.max_batched_tokens or defaults.max_batched_tokens,
+        chunked_prefill=not args.no_chunked_prefill,
+        gpu_memory_utilization=args.gpu_memory_utilization or defaults.gpu_memory_utilization,
+    )
+
+
+def _write(args: argparse.Namespace, out: TextIO, result: dict[str, Any], kind: str) -> int:
     if args.json:
         text = json.dumps(result, indent=2) + "\n"
         if args.json == "-":
@@ -121,12 +232,27 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
             with open(args.json, "w", encoding="utf-8") as handle:
                 handle.write(text)
         return 0
-    for key in SUMMARY_KEYS[args.workload]:
+    if kind == "serve":
+        for key in ("ttft_s", "tpot_s", "e2e_latency_s"):
+            figures = result[key]
+            out.write(
+                f"{key:<30} median {figures['median']:.6g}  p90 {figures['p90']:.6g}  "
+                f"p99 {figures['p99']:.6g}\n"
+            )
+        out.write(f"{'batch_mean':<30} {result['batch']['mean']:.6g}\n")
+        out.write(f"{'kv_cache_peak_occupancy':<30} {result['kv_cache']['peak_occupancy']:.6g}\n")
+    for key in SUMMARY_KEYS[kind]:
         out.write(f"{key:<30} {result[key]:.6g}\n")
     for key, value in result.get("time_split_s", {}).items():
         out.write(f"  {key:<28} {value:.6g}\n")
     if "symmetry" in result:
         out.write(f"symmetry: {result['symmetry']['note']}\n")
     if "saturation" in result:
-        out.write(f"saturating batch: {result['saturation']['saturating_batch']}\n")
+        saturation = result["saturation"]
+        names = ["saturating_batch"]
+        if kind == "serve":
+            names += ["capacity_requests_per_s", "saturating_rate", "sustainable_rate"]
+        for name in names:
+            value = saturation[name]
+            out.write(f"{name}: {'-' if value is None else f'{value:.6g}'}\n")
     return 0

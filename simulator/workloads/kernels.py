@@ -72,7 +72,14 @@ class KernelTimer:
 
     @cache  # noqa: B019
     def attention(
-        self, name: str, batch_heads: int, seq_q: int, seq_k: int, head_dim: int, backward: bool
+        self,
+        name: str,
+        batch_heads: int,
+        seq_q: int,
+        seq_k: int,
+        head_dim: int,
+        backward: bool,
+        causal: bool = True,
     ) -> Kernel:
         work = attention_work(
             batch_heads=batch_heads,
@@ -80,7 +87,7 @@ class KernelTimer:
             seq_k=seq_k,
             head_dim=head_dim,
             precision="bf16",
-            causal=True,
+            causal=causal,
         )
         if "SFUs" not in self.attributes:
             # the record gives no special-function units: the exponentials' term (G.3)

@@ -171,3 +171,30 @@ def test_the_committed_report_is_what_the_model_gives_now_for_the_fast_rows() ->
     assert len(lines) == 1 + 3 + 8  # the header, then each row
     for line in lines[1:]:
         assert line in committed, line
+
+
+# The NIM concurrencies simulated in the test run (the larger ones take longer).
+NIM_FAST = (0, 1, 2, 3)
+
+
+def test_serving_throughput_and_itl_stay_within_25_percent_and_ttft_misses_carry_a_reason() -> None:
+    data = json.loads(report.NIM_DATA.read_text(encoding="utf-8"))
+    rows = report.nim_rows(only=NIM_FAST)
+    assert [row["published"] for row in rows] == [
+        float(value) for r in data["rows"][: len(NIM_FAST)] for value in (r[3], r[2], r[1])
+    ]
+    for row in rows:
+        if row["metric"] in ("output_tokens_per_s", "itl_ms"):
+            assert row["within"], row
+        assert row["within"] or row["reason"] in report.NIM_REASONS.values()
+
+
+def test_the_committed_report_pins_the_fast_serving_rows() -> None:
+    committed = (REPO / "docs" / "validation" / "workloads.md").read_text(encoding="utf-8")
+    text = report.markdown(
+        {"tables": [{"table": "t", "source": "s", "rows": report.nim_rows(only=NIM_FAST)}]}
+    )
+    lines = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(lines) == 1 + 3 * len(NIM_FAST)
+    for line in lines[1:]:
+        assert line in committed, line

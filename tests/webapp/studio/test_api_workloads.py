@@ -214,3 +214,59 @@ def test_a_template_s_gpu_is_the_record_the_user_sees(
     mine_answer = client_for(user).post("/api/workloads/check/", plan, format="json")
     assert theirs.status_code == 200, theirs.json()
     assert mine_answer.status_code == 400, mine_answer.json()
+
+
+STREAM = {"model": "llama3-8b", "system": "dgx-h100", "requests": 40, "arrival_rate": 8.0}
+STREAM |= {"input_len": "uniform:256:768", "output_len": 32, "seed": 5}
+
+
+def test_a_request_stream_is_served_with_the_librarys_figures(client: APIClient) -> None:
+    from simulator.workloads.serving import LengthSpec, ServingPlan, simulate_serving
+
+    cache.clear()
+    response = client.post("/api/workloads/serve/", STREAM, format="json")
+    assert response.status_code == 200, response.content
+    plan = ServingPlan(
+        requests=40,
+        arrival_rate=8.0,
+        input_len=LengthSpec.parse("uniform:256:768"),
+        output_len=LengthSpec("fixed", 32),
+        seed=5,
+    )
+    assert response.json() == simulate_serving(PRESETS["llama3-8b"], plan, "dgx-h100")
+    assert set(response.json()["ttft_s"]) == {"mean", "median", "p90", "p99", "max"}
+    assert not Simulation.objects.exists()
+
+
+def test_the_saturating_rate_comes_with_its_sweep(client: APIClient) -> None:
+    cache.clear()
+    body = STREAM | {"max_batch": 8, "requests": 16, "saturate": True}
+    saturation = client.post("/api/workloads/serve/", body, format="json").json()["saturation"]
+    assert saturation["requests"] == 32
+    assert saturation["sustainable_rate"] < saturation["saturating_rate"]
+    assert [p["unbounded_queue"] for p in saturation["points"]][-1] is True
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"requests": 5000}, "requests", "from 1 to 2,000"),
+        ({"tp": 8, "pp": 16}, "tp", "at most 64 GPUs"),
+        ({"arrival_rate": -1}, "arrival_rate", "positive number"),
+        ({"input_len": "uniform:9"}, "input_len", "uniform:LOW:HIGH"),
+        ({"max_concurrency": 0}, "max_concurrency", "positive whole number"),
+        ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization", "at most 1"),
+        ({"chunked_prefill": "yes"}, "chunked_prefill", "true or false"),
+        ({"model": "llama3-70b"}, "memory", "leaving no KV cache"),
+        ({"input_len": 600_000}, "plan", "more KV cache than the GPU keeps"),
+        ({"output_len": 60_000}, "requests", "fewer or shorter"),
+    ],
+)
+def test_a_bad_stream_is_refused_naming_the_field(
+    client: APIClient, change: dict[str, Any], field: str, words: str
+) -> None:
+    cache.clear()
+    response = client.post("/api/workloads/serve/", STREAM | change, format="json")
+    assert response.status_code == 400, response.content
+    (message,) = response.json()[field]
+    assert words in message

@@ -14,6 +14,7 @@ from webapp.studio.api.views import (
     TraceImportView,
     WorkloadCheckView,
     WorkloadPresetsView,
+    WorkloadServeView,
     WorkloadView,
 )
 
@@ -29,6 +30,7 @@ urlpatterns = [
     path("trace-imports/", TraceImportView.as_view(), name="trace-import"),
     path("workloads/presets/", WorkloadPresetsView.as_view(), name="workload-presets"),
     path("workloads/check/", WorkloadCheckView.as_view(), name="workload-check"),
+    path("workloads/serve/", WorkloadServeView.as_view(), name="workload-serve"),
     path("workloads/", WorkloadView.as_view(), name="workload-launch"),
     path("workloads/<int:pk>/", WorkloadView.as_view(), name="workload-detail"),
     path(

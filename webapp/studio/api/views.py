@@ -68,6 +68,7 @@ from webapp.studio.services.workloads import (
     workload_launch,
     workload_presets,
     workload_result,
+    workload_serve,
 )
 
 if TYPE_CHECKING:
@@ -604,6 +605,21 @@ class WorkloadCheckView(APIView):
         return Response(
             workload_check(cast("Mapping[str, Any]", request.data), user=_user(request))
         )
+
+
+class WorkloadServeView(LaunchThrottleMixin, APIView):
+    """Serve a request stream with continuous batching and answer its latency percentiles,
+    throughput and, with `saturate`, the saturating arrival rate (throttled as launches)."""
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        return [LaunchRateThrottle()]
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        data = request.data
+        if not isinstance(data, Mapping):
+            return Response({"detail": "Expected an object."}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(workload_serve(data=data))
 
 
 class WorkloadView(LaunchThrottleMixin, APIView):

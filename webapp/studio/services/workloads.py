@@ -32,6 +32,12 @@ from simulator.workloads.inference import (
 )
 from simulator.workloads.kernels import gpu_record
 from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.serving import (
+    LengthSpec,
+    ServingPlan,
+    saturating_rate,
+    simulate_serving,
+)
 from simulator.workloads.training import step_basis, step_figures, training_files
 from webapp.studio.models import Simulation, SimulationStatus
 from webapp.studio.services.common import field_error
@@ -65,6 +71,25 @@ MSG_MODEL = "Expected a shipped model ({known}) or an object of the model's fiel
 MSG_SYSTEM = "Expected a cluster template ({known})."
 MSG_NOT_WORKLOAD = "Simulation {pk} is not a workload evaluation."
 MSG_PREFILL = "the prefill run ({pk}) {status}"
+# A request stream is served in the web process (simulator.workloads.serving is a plain loop,
+# no engine run): these bound its work.
+SERVE_MAX_REQUESTS = 2000
+SERVE_MAX_ITERATIONS = 100_000
+# the replica's transfers are fitted from two event-engine runs of its tp x pp ranks
+SERVE_MAX_GPUS = 64
+SERVE_INTEGERS = {
+    "tp": 1,
+    "pp": 1,
+    "requests": 200,
+    "seed": 0,
+    "max_batch": 256,
+    "max_batched_tokens": 8192,
+}
+MSG_REQUESTS = f"Expected a whole number of requests from 1 to {SERVE_MAX_REQUESTS:,}."
+MSG_GPUS = f"Expected tp x pp of at most {SERVE_MAX_GPUS} GPUs (one replica) here."
+MSG_RATE = "Expected a positive number of requests per second, or null (all at once)."
+MSG_SHARE = "Expected a number above 0 and at most 1."
+MSG_FLAG = "Expected true or false."
 # PlanError's message starts with the field it breaks; a memory refusal names none.
 PLAN_FIELD = re.compile(r"^([a-z_]+) ")
 UNSAFE_NAME = re.compile(r"[^\w.+ -]")
@@ -168,6 +193,76 @@ def inference_plan(data: Mapping[str, Any]) -> tuple[ModelConfig, InferencePlan,
     return model, InferencePlan(precision=precision, **numbers), system
 
 
+def serving_plan(data: Mapping[str, Any]) -> tuple[ModelConfig, ServingPlan, str]:
+    """Return the model, request stream and system of a serve request; raise ValidationError
+    naming the first bad field (`input_len` and `output_len` take a whole number or
+    `uniform:LOW:HIGH`, `normal:MEAN:STD`, `exponential:MEAN`)."""
+    model = _model(data.get("model"))
+    system = data.get("system")
+    if not isinstance(system, str) or system not in TEMPLATES:
+        raise field_error("system", MSG_SYSTEM.format(known=", ".join(TEMPLATES)))
+    fields: dict[str, Any] = {}
+    for name, default in SERVE_INTEGERS.items():
+        if name == "seed":
+            value = data.get("seed", 0)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise field_error("seed", "Expected a whole number.")
+            fields["seed"] = value
+            continue
+        fields[name] = _integer(data, name, default, name)
+    if fields["requests"] > SERVE_MAX_REQUESTS:
+        raise field_error("requests", MSG_REQUESTS)
+    if fields["tp"] * fields["pp"] > SERVE_MAX_GPUS:
+        raise field_error("tp", MSG_GPUS)
+    rate = data.get("arrival_rate")
+    if rate is not None and (
+        isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < 1e9
+    ):
+        raise field_error("arrival_rate", MSG_RATE)
+    fields["arrival_rate"] = None if rate is None else float(rate)
+    concurrency = data.get("max_concurrency")
+    if concurrency is not None:
+        concurrency = _integer(data, "max_concurrency", None, "max_concurrency")
+    fields["max_concurrency"] = concurrency
+    for name, default in (("input_len", 1024), ("output_len", 128)):
+        try:
+            fields[name] = LengthSpec.parse(data.get(name, default), name)
+        except PlanError as error:
+            raise field_error(name, str(error)) from error
+    share = data.get("gpu_memory_utilization", 0.9)
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+        raise field_error("gpu_memory_utilization", MSG_SHARE)
+    fields["gpu_memory_utilization"] = float(share)
+    chunked = data.get("chunked_prefill", True)
+    if not isinstance(chunked, bool):
+        raise field_error("chunked_prefill", MSG_FLAG)
+    fields["chunked_prefill"] = chunked
+    precision = data.get("precision", "bf16")
+    if precision not in CHOICES["precision"]:
+        raise field_error("precision", MSG_CHOICE.format(choices=", ".join(CHOICES["precision"])))
+    return model, ServingPlan(precision=precision, **fields), system
+
+
+def workload_serve(*, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Serve a request stream with continuous batching (simulator.workloads.serving) and
+    return its latency percentiles, throughput, batch and KV-cache figures; with `saturate`
+    true, also the arrival-rate sweep and the saturating rate. Raise ValidationError naming
+    the field for a bad value, a plan that cannot run or a stream too long for the server."""
+    model, plan, system = serving_plan(data)
+    saturate = data.get("saturate", False)
+    if not isinstance(saturate, bool):
+        raise field_error("saturate", MSG_FLAG)
+    try:
+        result = simulate_serving(model, plan, system, iteration_limit=SERVE_MAX_ITERATIONS)
+        if saturate:
+            result["saturation"] = saturating_rate(
+                model, plan, system, iteration_limit=SERVE_MAX_ITERATIONS
+            )
+    except PlanError as error:
+        raise _plan_error(error) from error
+    return result
+
+
 def _kind(data: Mapping[str, Any]) -> str:
     kind = data.get("kind", "train")
     if kind not in KINDS:
@@ -178,7 +273,8 @@ def _kind(data: Mapping[str, Any]) -> str:
 def _plan_error(error: PlanError) -> Exception:
     message = str(error)
     match = PLAN_FIELD.match(message)
-    known = {*PLAN_INTEGERS, *INFER_INTEGERS, "seq", "system", *CHOICES, "layers"}
+    known = {*PLAN_INTEGERS, *INFER_INTEGERS, *SERVE_INTEGERS, "seq", "system", *CHOICES}
+    known |= {"layers", "input_len", "output_len", "max_concurrency", "arrival_rate"}
     if match and match.group(1) in known:
         field = "pp" if match.group(1) == "layers" else match.group(1)
     elif message.startswith("the plan needs"):

@@ -1,7 +1,9 @@
 // The Workloads page (issue 43 item 4): an LLM training step, or a batch of inference
 // requests, on a cluster template, launched as runs (POST /api/workloads/), its figures read
 // back once the runs have finished, and a TP x PP sweep of which training plans fit the GPU's
-// memory (POST /api/workloads/check/).
+// memory (POST /api/workloads/check/); or a stream of requests served with continuous
+// batching (POST /api/workloads/serve/), its latency percentiles, throughput and saturating
+// arrival rate.
 import { useState } from "react";
 import { ErrorSummary } from "../../components/ErrorSummary.jsx";
 import { InlineField } from "../../components/InlineField.jsx";
@@ -18,8 +20,11 @@ import {
   INITIAL,
   MODEL_FIELDS,
   PLAN_FIELDS,
+  SERVE_FIELDS,
   memoryRows,
+  percentileRows,
   planBody,
+  serveBody,
 } from "./workloads.js";
 
 const SWEEP_TP = [1, 2, 4, 8];
@@ -32,11 +37,13 @@ export function Workloads() {
   const [launched, setLaunched] = useState(null);
   const [busy, setBusy] = useState(false);
   const [sweep, setSweep] = useState(null);
+  const [served, setServed] = useState(null);
   if (presets.error) return <ErrorSummary error={presets.error} />;
   if (!presets.data) return <Loading />;
   const { models, systems, choices } = presets.data;
   const fields = error?.fields || {};
-  const training = form.kind !== "infer";
+  const training = form.kind === "train";
+  const serving = form.kind === "serve";
   const set = (key) => (e) => setForm({ ...form, [key]: e.target.value });
   const setCustom = (key) => (e) =>
     setForm({ ...form, custom: { ...form.custom, [key]: e.target.value } });
@@ -46,8 +53,10 @@ export function Workloads() {
     setBusy(true);
     setError(null);
     setLaunched(null);
+    setServed(null);
     try {
-      setLaunched(await post("/api/workloads/", planBody(form)));
+      if (serving) setServed(await post("/api/workloads/serve/", serveBody(form)));
+      else setLaunched(await post("/api/workloads/", planBody(form)));
     } catch (caught) {
       setError(caught);
     } finally {
@@ -113,9 +122,10 @@ export function Workloads() {
             <select aria-label="Workload" value={form.kind} onChange={set("kind")}>
               <option value="train">training step</option>
               <option value="infer">inference (prefill and decode)</option>
+              <option value="serve">serving a request stream (continuous batching)</option>
             </select>
           </InlineField>
-          {(training ? PLAN_FIELDS : INFER_FIELDS).map(([key, label]) => (
+          {(training ? PLAN_FIELDS : serving ? SERVE_FIELDS : INFER_FIELDS).map(([key, label]) => (
             <InlineField key={key} label={label} errors={fields} path={key}>
               <input aria-label={label} inputMode="numeric" value={form[key]} onChange={set(key)} />
             </InlineField>
@@ -141,6 +151,16 @@ export function Workloads() {
               </select>
             </InlineField>
           ))}
+          {serving && (
+            <InlineField label="Find the saturating rate" errors={fields} path="saturate">
+              <input
+                type="checkbox"
+                aria-label="Find the saturating rate"
+                checked={form.saturate}
+                onChange={(e) => setForm({ ...form, saturate: e.target.checked })}
+              />
+            </InlineField>
+          )}
         </div>
         {form.model === "custom" && (
           <fieldset className="form-grid">
@@ -158,7 +178,13 @@ export function Workloads() {
         )}
         <div className="form-row">
           <button type="submit" disabled={busy}>
-            {busy ? "Launching…" : training ? "Simulate the step" : "Simulate the batch"}
+            {busy
+              ? "Launching…"
+              : training
+                ? "Simulate the step"
+                : serving
+                  ? "Serve the stream"
+                  : "Simulate the batch"}
           </button>
           {training && (
             <button type="button" onClick={runSweep} disabled={sweep?.running}>
@@ -168,6 +194,7 @@ export function Workloads() {
         </div>
       </form>
       {launched && <Evaluation key={launched.simulation} first={launched} />}
+      {served && <ServingFigures result={served} />}
       {sweep && <SweepTable sweep={sweep} />}
     </section>
   );
@@ -266,6 +293,107 @@ function InferenceFigures({ figures }) {
         ))}
       </tbody>
     </table>
+  );
+}
+
+// A served stream: latency percentiles, throughput, the batch and KV cache it reached, and
+// with a sweep the arrival rate at which its queue grows without bound.
+function ServingFigures({ result }) {
+  const plan = result.plan;
+  const rows = [
+    ["Requests/s", fmt(result.requests_per_s)],
+    ["Output tokens/s", fmt(result.output_tokens_per_s)],
+    ["Output tokens/s per GPU", fmt(result.output_tokens_per_s_per_gpu)],
+    ["Mean running batch", fmt(result.batch.mean)],
+    ["Largest batch", String(result.batch.max)],
+    ["KV cache (tokens)", fmt(result.kv_cache.tokens)],
+    ["KV cache, mean use", `${(result.kv_cache.mean_occupancy * 100).toFixed(1)} %`],
+    ["KV cache, peak use", `${(result.kv_cache.peak_occupancy * 100).toFixed(1)} %`],
+    ["Preemptions", String(result.preemptions)],
+    ["Queue grows without bound", result.unbounded_queue ? "yes" : "no"],
+  ];
+  const saturation = result.saturation;
+  return (
+    <section className="panel" aria-labelledby="serving-title">
+      <h2 id="serving-title">
+        {`${result.model} serving ${plan.requests} requests on ${result.gpus} GPUs of ` +
+          `${result.system}: TP ${plan.tp} PP ${plan.pp}, ` +
+          (plan.arrival_rate ? `${plan.arrival_rate} req/s` : "all at once") +
+          (plan.max_concurrency ? `, ${plan.max_concurrency} in flight` : "") +
+          `, input ${plan.input_len}, output ${plan.output_len}`}
+      </h2>
+      <table className="grid" aria-label="Latency percentiles">
+        <thead>
+          <tr>
+            <th scope="col">Latency</th>
+            <th scope="col">median</th>
+            <th scope="col">p90</th>
+            <th scope="col">p99</th>
+          </tr>
+        </thead>
+        <tbody>
+          {percentileRows(result).map((row) => (
+            <tr key={row.key}>
+              <th scope="row">{row.label}</th>
+              <td>{fmtTime(row.median)}</td>
+              <td>{fmtTime(row.p90)}</td>
+              <td>{fmtTime(row.p99)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <table className="grid" aria-label="Serving throughput">
+        <tbody>
+          {rows.map(([name, value]) => (
+            <tr key={name}>
+              <th scope="row">{name}</th>
+              <td>{value}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {saturation && <SaturationTable saturation={saturation} />}
+    </section>
+  );
+}
+
+function SaturationTable({ saturation }) {
+  const rate = (value) => (value === null ? "not reached" : `${fmt(value)} req/s`);
+  return (
+    <>
+      <p data-testid="saturation">
+        Capacity {fmt(saturation.capacity_requests_per_s)} req/s (all {saturation.requests} requests
+        at once); the queue holds up to {rate(saturation.sustainable_rate)} and grows without bound
+        from {rate(saturation.saturating_rate)}
+        {saturation.saturating_batch !== null &&
+          `, with a mean running batch of ${fmt(saturation.saturating_batch)}`}
+        .
+      </p>
+      <table className="grid" aria-label="Arrival-rate sweep">
+        <thead>
+          <tr>
+            <th scope="col">Arrival rate</th>
+            <th scope="col">Requests/s</th>
+            <th scope="col">p90 TTFT</th>
+            <th scope="col">median TPOT</th>
+            <th scope="col">Mean batch</th>
+            <th scope="col">Queue</th>
+          </tr>
+        </thead>
+        <tbody>
+          {saturation.points.map((p) => (
+            <tr key={p.arrival_rate} className={p.unbounded_queue ? "invalid" : undefined}>
+              <td>{fmt(p.arrival_rate)}</td>
+              <td>{fmt(p.requests_per_s)}</td>
+              <td>{fmtTime(p.ttft_s.p90)}</td>
+              <td>{fmtTime(p.tpot_s.median)}</td>
+              <td>{fmt(p.batch_mean)}</td>
+              <td>{p.unbounded_queue ? "grows without bound" : "bounded"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
 

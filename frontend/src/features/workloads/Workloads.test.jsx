@@ -143,3 +143,83 @@ describe("Workloads for inference", () => {
     expect(within(memory).getByText("KV cache").closest("tr").textContent).toContain("5.0 %");
   });
 });
+
+const FIGURE = (m) => ({ mean: m, median: m, p90: 2 * m, p99: 3 * m, max: 4 * m });
+const SERVED = {
+  model: "llama3-70b",
+  system: "dgx-h100",
+  gpus: 2,
+  plan: {
+    tp: 2,
+    pp: 1,
+    requests: 200,
+    arrival_rate: 4,
+    max_concurrency: null,
+    input_len: "1024",
+    output_len: "128",
+  },
+  ttft_s: FIGURE(0.25),
+  tpot_s: FIGURE(0.03),
+  e2e_latency_s: FIGURE(4),
+  queueing_s: FIGURE(0),
+  requests_per_s: 3.9,
+  output_tokens_per_s: 499.2,
+  output_tokens_per_s_per_gpu: 249.6,
+  batch: { mean: 31.5, max: 40, tokens_per_iteration: 200 },
+  kv_cache: { tokens: 513088, mean_occupancy: 0.05, peak_occupancy: 0.1 },
+  preemptions: 0,
+  unbounded_queue: false,
+  saturation: {
+    requests: 1024,
+    capacity_requests_per_s: 12,
+    saturating_rate: 15,
+    sustainable_rate: 12,
+    saturating_batch: 180,
+    points: [
+      { arrival_rate: 12, requests_per_s: 11, ttft_s: FIGURE(0.5), tpot_s: FIGURE(0.05) },
+      { arrival_rate: 15, requests_per_s: 12, ttft_s: FIGURE(9), tpot_s: FIGURE(0.06) },
+    ].map((p, i) => ({ ...p, batch_mean: 180 + i, unbounded_queue: i === 1 })),
+  },
+};
+
+describe("Workloads serving", () => {
+  it("serves a stream and shows its percentiles, throughput and saturating rate", async () => {
+    const fetch = mockFetch(json(200, PRESETS), json(200, SERVED));
+    render(<Workloads />);
+    fireEvent.change(await screen.findByLabelText("Workload"), { target: { value: "serve" } });
+    fireEvent.change(screen.getByLabelText("TP"), { target: { value: "2" } });
+    fireEvent.change(screen.getByLabelText("PP"), { target: { value: "1" } });
+    fireEvent.click(screen.getByLabelText("Find the saturating rate"));
+    fireEvent.click(screen.getByRole("button", { name: "Serve the stream" }));
+    const latency = await screen.findByRole("table", { name: "Latency percentiles" });
+    const body = JSON.parse(fetch.mock.calls[1][1].body);
+    expect(fetch.mock.calls[1][0]).toBe("/api/workloads/serve/");
+    expect([body.tp, body.pp, body.arrival_rate, body.saturate, body.batch]).toEqual([
+      2,
+      1,
+      4,
+      true,
+      undefined,
+    ]);
+    const ttft = within(latency).getByText("Time to first token").closest("tr");
+    expect(ttft.textContent).toContain("250.000 ms");
+    const throughput = screen.getByRole("table", { name: "Serving throughput" });
+    expect(within(throughput).getByText("Output tokens/s").closest("tr").textContent).toContain(
+      "499.2",
+    );
+    expect(screen.getByTestId("saturation").textContent).toContain("from 15 req/s");
+    const sweep = screen.getByRole("table", { name: "Arrival-rate sweep" });
+    expect(within(sweep).getByText("grows without bound")).toBeTruthy();
+  });
+
+  it("shows a refused stream's reason beside its field", async () => {
+    const reason = "input_len must be a positive whole number or DIST:ARGS ...";
+    mockFetch(json(200, PRESETS), json(400, { input_len: [reason] }));
+    render(<Workloads />);
+    fireEvent.change(await screen.findByLabelText("Workload"), { target: { value: "serve" } });
+    fireEvent.click(screen.getByRole("button", { name: "Serve the stream" }));
+    await waitFor(() => expect(screen.getAllByRole("alert").length).toBeGreaterThan(0));
+    const field = screen.getByLabelText(/^Input tokens/).closest("label, div");
+    expect(field.textContent).toContain(reason);
+  });
+});

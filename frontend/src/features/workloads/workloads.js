@@ -19,6 +19,22 @@ export const INFER_FIELDS = [
   ["output_len", "Output tokens"],
 ];
 
+// A request stream served with continuous batching (POST /api/workloads/serve/); a blank
+// optional field is left out (the server's default).
+export const SERVE_FIELDS = [
+  ["tp", "TP"],
+  ["pp", "PP"],
+  ["requests", "Requests"],
+  ["arrival_rate", "Arrival rate (req/s, blank: all at once)"],
+  ["max_concurrency", "Clients in flight (blank: no limit)"],
+  ["input_len", "Input tokens (N or uniform:LOW:HIGH, normal:MEAN:STD, exponential:MEAN)"],
+  ["output_len", "Output tokens (as input)"],
+  ["seed", "Seed"],
+  ["max_batch", "Max batch (running requests)"],
+  ["max_batched_tokens", "Max tokens per iteration"],
+];
+const SERVE_OPTIONAL = ["arrival_rate", "max_concurrency"];
+
 export const MODEL_FIELDS = ["layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq"];
 
 export const MEMORY_PARTS = [
@@ -41,6 +57,10 @@ export const FIELD_NAMES = {
   kind: "Workload",
   ...Object.fromEntries(PLAN_FIELDS),
   ...Object.fromEntries(INFER_FIELDS),
+  ...Object.fromEntries(SERVE_FIELDS),
+  gpu_memory_utilization: "GPU memory share",
+  chunked_prefill: "Chunked prefill",
+  saturate: "Saturating rate",
 };
 
 export const INITIAL = {
@@ -48,6 +68,13 @@ export const INITIAL = {
   batch: "16",
   input_len: "1024",
   output_len: "128",
+  requests: "200",
+  arrival_rate: "4",
+  max_concurrency: "",
+  seed: "0",
+  max_batch: "256",
+  max_batched_tokens: "8192",
+  saturate: false,
   model: "llama3-70b",
   system: "dgx-h100",
   gpus: "64",
@@ -69,6 +96,40 @@ export const INITIAL = {
 function number(text) {
   const trimmed = String(text).trim();
   return /^-?\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+// A number (whole or not) from a text field, or the text as typed.
+function decimal(text) {
+  const trimmed = String(text).trim();
+  return /^-?\d+(\.\d+)?([eE]-?\d+)?$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+// The body of POST /api/workloads/serve/ from the form's state.
+export function serveBody(form) {
+  const { kind: _kind, ...body } = planBody({ ...form, kind: "infer" });
+  for (const name of ["batch", "input_len", "output_len"]) delete body[name];
+  for (const [field] of SERVE_FIELDS) {
+    if (SERVE_OPTIONAL.includes(field) && !String(form[field]).trim()) continue;
+    body[field] = field === "arrival_rate" ? decimal(form[field]) : number(form[field]);
+  }
+  body.saturate = Boolean(form.saturate);
+  return body;
+}
+
+// The latency table of a served stream: one row per figure, its median, p90 and p99.
+export function percentileRows(result) {
+  return [
+    ["ttft_s", "Time to first token"],
+    ["tpot_s", "Time per output token"],
+    ["e2e_latency_s", "End-to-end latency"],
+    ["queueing_s", "Queueing"],
+  ].map(([key, label]) => ({
+    key,
+    label,
+    median: result[key].median,
+    p90: result[key].p90,
+    p99: result[key].p99,
+  }));
 }
 
 // The body of POST /api/workloads/ (and /check/) from the form's state.

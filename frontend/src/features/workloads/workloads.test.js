@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { INITIAL, memoryRows, planBody } from "./workloads.js";
+import { INITIAL, memoryRows, percentileRows, planBody, serveBody } from "./workloads.js";
 
 describe("planBody", () => {
   it("sends a preset by name and the plan's numbers as numbers", () => {
@@ -62,5 +62,49 @@ describe("memoryRows", () => {
       ["weights", 0.25],
       ["gradients", 0.5],
     ]);
+  });
+});
+
+describe("serveBody", () => {
+  it("sends the stream's fields, a rate as a decimal, and leaves blank options out", () => {
+    const form = { ...INITIAL, kind: "serve", tp: "2", arrival_rate: "2.5" };
+    const body = serveBody({ ...form, input_len: "uniform:256:1024", saturate: true });
+    expect(body).toEqual({
+      model: "llama3-70b",
+      system: "dgx-h100",
+      precision: "bf16",
+      tp: 2,
+      pp: 8,
+      requests: 200,
+      arrival_rate: 2.5,
+      input_len: "uniform:256:1024",
+      output_len: 128,
+      seed: 0,
+      max_batch: 256,
+      max_batched_tokens: 8192,
+      saturate: true,
+    });
+    const closed = serveBody({ ...form, arrival_rate: " ", max_concurrency: "16" });
+    expect([closed.arrival_rate, closed.max_concurrency, closed.saturate]).toEqual([
+      undefined,
+      16,
+      false,
+    ]);
+    expect(serveBody({ ...form, arrival_rate: "fast" }).arrival_rate).toBe("fast");
+  });
+});
+
+describe("percentileRows", () => {
+  it("gives each latency's median, p90 and p99 in order", () => {
+    const figure = (m) => ({ mean: m, median: m, p90: 2 * m, p99: 3 * m, max: 4 * m });
+    const result = {
+      ttft_s: figure(1),
+      tpot_s: figure(0.1),
+      e2e_latency_s: figure(10),
+      queueing_s: figure(0),
+    };
+    const rows = percentileRows(result);
+    expect(rows.map((r) => r.key)).toEqual(["ttft_s", "tpot_s", "e2e_latency_s", "queueing_s"]);
+    expect([rows[2].median, rows[2].p90, rows[2].p99]).toEqual([10, 20, 30]);
   });
 });
