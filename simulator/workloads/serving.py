@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from simulator.gpu_catalogue import GpuCatalogue
 from simulator.models.gemm import decode_attention_per_token_s
 from simulator.runner import run_simulation
 from simulator.workloads.cluster import TEMPLATES, cluster_snapshot, rank_label
@@ -242,11 +243,20 @@ def request_stream(plan: ServingPlan) -> list[Request]:
 class IterationTimer:
     """Seconds of one iteration of a mixed batch on the plan's replica (module docstring)."""
 
-    def __init__(self, model: ModelConfig, plan: ServingPlan, system: str) -> None:
+    def __init__(
+        self,
+        model: ModelConfig,
+        plan: ServingPlan,
+        system: str,
+        *,
+        catalogue: GpuCatalogue | None = None,
+    ) -> None:
         if system not in TEMPLATES:
             raise PlanError(f"system: unknown cluster template {system!r} ({', '.join(TEMPLATES)})")
         self.model, self.plan, self.system = model, plan, system
-        self.timer = KernelTimer(gpu_record(TEMPLATES[system].gpu))
+        # the template's GPU as `catalogue` has it (the web user's records; by default the seed)
+        self.catalogue = catalogue
+        self.timer = KernelTimer(gpu_record(TEMPLATES[system].gpu, catalogue))
         probe = self._parallel(1)
         probe.check(model)
         self.layers = chunk_layers(model, probe)
@@ -281,7 +291,9 @@ class IterationTimer:
         set to zero, at two token counts."""
         if self.plan.gpus == 1:
             return 0.0, 0.0
-        snapshot = cluster_snapshot(TEMPLATES[self.system], self.plan.gpus)
+        snapshot = cluster_snapshot(
+            TEMPLATES[self.system], self.plan.gpus, catalogue=self.catalogue
+        )
         labels = {rank_label(rank): 1 for rank in range(self.plan.gpus)}
         times = []
         samples = (1, 4096)
@@ -517,13 +529,16 @@ def simulate_serving(
     *,
     timer: IterationTimer | None = None,
     iteration_limit: int | None = None,
+    catalogue: GpuCatalogue | None = None,
 ) -> dict[str, Any]:
-    """Serve the plan's request stream (at most `iteration_limit` iterations); return per-request latency percentiles (TTFT, TPOT,
-    end to end), throughput, achieved batch sizes and KV-cache occupancy. Raise PlanError for
-    a plan that does not divide the model, whose weights leave no KV cache, or with a request
-    that could never fit."""
+    """Serve the plan's request stream (at most `iteration_limit` iterations), the system's
+    GPU from `catalogue` (by default the seed; unused with a `timer`); return per-request
+    latency percentiles (TTFT, TPOT, end to end), throughput, achieved batch sizes and
+    KV-cache occupancy. Raise PlanError for a plan that does not divide the model, whose
+    weights leave no KV cache, or with a request that could never fit, GpuNotFound for a GPU
+    the catalogue lacks."""
     plan.check()
-    timer = timer or IterationTimer(model, plan, system)
+    timer = timer or IterationTimer(model, plan, system, catalogue=catalogue)
     capacity = kv_capacity(model, plan, timer)
     requests = request_stream(plan)
     longest = max(r.prompt + r.output for r in requests)
@@ -704,6 +719,7 @@ def saturating_rate(
     *,
     steps: int = 4,
     iteration_limit: int | None = None,
+    catalogue: GpuCatalogue | None = None,
 ) -> dict[str, Any]:
     """Sweep the Poisson arrival rate and find where the queue grows without bound.
 
@@ -714,11 +730,11 @@ def saturating_rate(
     (`unbounded_queue`), then bisects `steps` times between the last rate that held and the
     first that did not: the saturating rate is the lowest rate found unbounded, the
     sustainable rate the highest that held. "The batch that saturates" is the mean running
-    batch at the sustainable rate."""
+    batch at the sustainable rate. The system's GPU is `catalogue`'s (by default the seed)."""
     requests = max(plan.requests, 4 * plan.max_batch)
     # an open stream: a client's concurrency limit would hold the queue back at the client
     plan = _replace(plan, requests=requests, arrivals=None, max_concurrency=None)
-    timer = IterationTimer(model, plan, system)
+    timer = IterationTimer(model, plan, system, catalogue=catalogue)
     limit = iteration_limit
     burst = simulate_serving(
         model, _replace(plan, arrival_rate=None), system, timer=timer, iteration_limit=limit
