@@ -1,7 +1,9 @@
 """Sandbox children of interactive requests run on a Celery worker, never in the web process.
 
 A model's test-run (POST /api/models/{id}/evaluate/), the syntax check of a computational or
-application model's save and the kernel analyzer each run user input in a sandbox child.
+application model's save and the kernel analyzer each run user input in a sandbox child, as
+do a trace's import and a request stream served with continuous batching (their answers are
+the request's).
 Started by a web process, those children took the web server's CPU from every other user's
 requests, unthrottled. `sandbox_runner` gives the simulator's `*_in_sandbox` functions a
 runner that sends the child's entry to the interactive queue (PARASIM_INTERACTIVE_QUEUE),
@@ -42,8 +44,8 @@ RUN_INTERACTIVE = "studio.run_interactive"
 
 MESSAGES = {
     "busy": (
-        "You have {limit} test-runs, model checks or analyses in progress, the most one user "
-        "may have at once; try again when one has finished."
+        "You have {limit} test-runs, model checks, analyses, trace imports or serving runs in "
+        "progress, the most one user may have at once; try again when one has finished."
     ),
     "unavailable": (
         "No worker answered within {timeout:g} s (the interactive queue '{queue}' is busy or "

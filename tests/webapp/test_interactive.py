@@ -1,6 +1,6 @@
-"""Interactive sandbox jobs (webapp/interactive.py): a test-run, a save's check and the kernel
-analyzer run their child on the interactive worker, never in the web process, and a user's
-jobs in flight at once are capped."""
+"""Interactive sandbox jobs (webapp/interactive.py): a test-run, a save's check, the kernel
+analyzer, a trace's import and a served request stream run their child on the interactive
+worker, never in the web process, and a user's jobs in flight at once are capped."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 
 from simulator.analyze import ANALYZE_ENTRY
 from simulator.evaluate import CHECK_APPLICATION_ENTRY, CHECK_ENTRY, EVALUATE_ENTRY
+from simulator.workloads.serving_sandbox import SERVE_ENTRY
 from tests.hwdb.factories import ComputationalModelFactory, GpuFactory, UserFactory, seeded_gpu
 from tests.simulator.test_trace_import import kineto_trace
 from tests.webapp.studio.factories import TINY_APP
@@ -26,6 +27,16 @@ from webapp.interactive import MESSAGES, RUN_INTERACTIVE, interactive_slot
 pytestmark = pytest.mark.django_db
 
 CONSTANT_MODEL = "function computationTime(params) { return 1.5; }"
+# a short stream on one GPU: a served stream is an interactive job
+STREAM = {"model": "llama3-8b", "system": "dgx-h100", "requests": 4, "output_len": 4}
+# the modules whose `run_sandboxed` would start a child in the calling process
+SANDBOX_CALLERS = (
+    "simulator.sandbox.parent",
+    "simulator.evaluate",
+    "simulator.analyze",
+    "simulator.trace_sandbox",
+    "simulator.workloads.serving_sandbox",
+)
 
 
 def client_of(user: Any) -> APIClient:
@@ -73,6 +84,15 @@ def test_a_save_that_checks_a_source_counts_as_a_job(settings: Any) -> None:
     assert client_of(user).post("/api/applications/", body, format="json").status_code == 201
 
 
+def test_a_served_stream_counts_as_a_job(settings: Any) -> None:
+    settings.PARASIM_MAX_INTERACTIVE_PER_USER = 1
+    user = UserFactory()
+    with interactive_slot(user_id=user.pk):
+        refused = client_of(user).post("/api/workloads/serve/", STREAM, format="json")
+    assert refused.status_code == 429
+    assert refused.json() == {"detail": MESSAGES["busy"].format(limit=1)}
+
+
 def test_a_cache_that_fails_refuses_no_job(monkeypatch: pytest.MonkeyPatch) -> None:
     def down(*arguments: Any, **options: Any) -> Any:
         raise ConnectionError("the shared cache is down")
@@ -118,8 +138,7 @@ def worker_only(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Broker:
     def no_child_here(*arguments: Any, **options: Any) -> Any:
         raise AssertionError("the web process started a sandbox child")
 
-    modules = ("simulator.sandbox.parent", "simulator.evaluate", "simulator.analyze")
-    for module in (*modules, "simulator.trace_sandbox"):
+    for module in SANDBOX_CALLERS:
         monkeypatch.setattr(f"{module}.run_sandboxed", no_child_here)
     broker = Broker()
 
@@ -159,6 +178,11 @@ REQUESTS: dict[str, tuple[str, Callable[[Any], tuple[str, dict[str, Any]]], dict
         lambda user: ("/api/analyze/", {"language": "sass", "source": "EXIT;", "arch": "sm_52"}),
         {"analysis": {}, "summary": "", "svg": "<svg/>"},
     ),
+    "serve": (
+        SERVE_ENTRY,
+        lambda user: ("/api/workloads/serve/", dict(STREAM)),
+        {"requests_per_s": 3.5},
+    ),
 }
 
 
@@ -177,8 +201,8 @@ def test_the_web_process_does_not_start_the_child(
     assert [(job["name"], job["queue"], job["entry"]) for job in worker_only.sent] == [
         (RUN_INTERACTIVE, settings.PARASIM_INTERACTIVE_QUEUE, entry)
     ]
-    if request_name == "evaluate":
-        assert response.json() == {"value": 2.5}
+    if request_name in ("evaluate", "serve"):
+        assert response.json() == result
 
 
 def test_an_error_the_worker_reports_is_answered_as_before(
@@ -242,8 +266,7 @@ def test_a_real_worker_answers_the_web_requests_jobs(
     def no_child_here(*arguments: Any, **options: Any) -> Any:
         raise AssertionError("the web process started a sandbox child")
 
-    modules = ("simulator.sandbox.parent", "simulator.evaluate", "simulator.analyze")
-    for module in (*modules, "simulator.trace_sandbox"):
+    for module in SANDBOX_CALLERS:
         monkeypatch.setattr(f"{module}.run_sandboxed", no_child_here)
     user = UserFactory()
     model = ComputationalModelFactory(owner=user, source=CONSTANT_MODEL)
@@ -261,4 +284,10 @@ def test_a_real_worker_answers_the_web_requests_jobs(
     imported = client_of(user).post("/api/trace-imports/", {"trace": trace}, format="multipart")
     assert imported.status_code == 200, imported.json()
     assert imported.json()["report"]["measured_record"] == "A100 SXM4 40GB"
+    # a served stream: the plan and the user's GPU records travel with the job
+    seeded_gpu("H100 SXM5 80GB")
+    served = client_of(user).post("/api/workloads/serve/", STREAM, format="json")
+    assert served.status_code == 200, served.json()
+    assert served.json()["kv_cache"]["gpu_memory_bytes"] == 80 * 2**30
+    assert served.json()["plan"]["requests"] == 4
     assert cache.get(f"interactive-jobs:{user.pk}") == 0

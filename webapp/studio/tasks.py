@@ -20,6 +20,7 @@ from simulator.errors import SimulationError
 from simulator.evaluate import CHECK_APPLICATION_ENTRY, CHECK_ENTRY, EVALUATE_ENTRY
 from simulator.sandbox import Limits, run_sandboxed
 from simulator.trace_sandbox import TRACE_ENTRY
+from simulator.workloads.serving_sandbox import SERVE_ENTRY
 from webapp.interactive import RUN_INTERACTIVE, result_backend
 from webapp.studio import selectors
 from webapp.studio.dispatch import RUN_SIMULATION
@@ -31,10 +32,11 @@ logger = logging.getLogger(__name__)
 
 DATABASE_RETRY_MAX_S = 10
 # What an interactive request may run (webapp/interactive.py): a test-run, the checks of a
-# save, the kernel analyzer, a trace's import; never a simulation, which has its own queues
-# and limits.
+# save, the kernel analyzer, a trace's import, a request stream served with continuous
+# batching (its answer is the request's); never a simulation of the run machinery, which
+# has its own queues and limits.
 INTERACTIVE_ENTRIES = frozenset(
-    {EVALUATE_ENTRY, CHECK_ENTRY, CHECK_APPLICATION_ENTRY, ANALYZE_ENTRY, TRACE_ENTRY}
+    {EVALUATE_ENTRY, CHECK_ENTRY, CHECK_APPLICATION_ENTRY, ANALYZE_ENTRY, TRACE_ENTRY, SERVE_ENTRY}
 )
 MSG_NOT_INTERACTIVE = "{entry!r} is not an interactive job"
 

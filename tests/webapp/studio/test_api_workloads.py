@@ -220,12 +220,13 @@ STREAM = {"model": "llama3-8b", "system": "dgx-h100", "requests": 40, "arrival_r
 STREAM |= {"input_len": "uniform:256:768", "output_len": 32, "seed": 5}
 
 
-def test_a_request_stream_is_served_with_the_librarys_figures(client: APIClient) -> None:
+def test_a_request_stream_is_served_with_the_librarys_figures_not_in_the_web_process(
+    client: APIClient, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import simulator.workloads.serving
     from simulator.workloads.serving import LengthSpec, ServingPlan, simulate_serving
 
     cache.clear()
-    response = client.post("/api/workloads/serve/", STREAM, format="json")
-    assert response.status_code == 200, response.content
     plan = ServingPlan(
         requests=40,
         arrival_rate=8.0,
@@ -233,9 +234,47 @@ def test_a_request_stream_is_served_with_the_librarys_figures(client: APIClient)
         output_len=LengthSpec("fixed", 32),
         seed=5,
     )
-    assert response.json() == simulate_serving(PRESETS["llama3-8b"], plan, "dgx-h100")
+    expected = simulate_serving(PRESETS["llama3-8b"], plan, "dgx-h100")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the web process served the stream")
+
+    for name in ("simulate_serving", "saturating_rate", "IterationTimer"):
+        monkeypatch.setattr(simulator.workloads.serving, name, refuse)
+    response = client.post("/api/workloads/serve/", STREAM, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json() == expected
     assert set(response.json()["ttft_s"]) == {"mean", "median", "p90", "p99", "max"}
     assert not Simulation.objects.exists()
+    assert cache.get(f"interactive-jobs:{user.pk}") == 0  # one of the user's jobs, given back
+
+
+def test_a_private_gpu_record_serves_its_owner_and_no_one_else(
+    client_for: Any, user: Any, other_user: Any
+) -> None:
+    from hwdb.models import Component
+
+    cache.clear()
+    mine = seeded_gpu("H100 SXM5 80GB", owner=user)  # a private copy with less memory
+    mine.attributes.filter(key="memorySize").update(value=40 * 2**30)
+
+    def serve(who: Any) -> Any:
+        return client_for(who).post("/api/workloads/serve/", STREAM, format="json")
+
+    assert serve(user).json()["kv_cache"]["gpu_memory_bytes"] == 40 * 2**30
+    assert serve(other_user).json()["kv_cache"]["gpu_memory_bytes"] == 80 * 2**30
+    # 16 GiB leaves no KV cache after Llama 3 8B's weights: refused for the owner only
+    mine.attributes.filter(key="memorySize").update(value=16 * 2**30)
+    refused = serve(user)
+    assert refused.status_code == 400, refused.content
+    assert "GPU's 16.0 GiB" in refused.json()["memory"][0]
+    assert serve(other_user).status_code == 200
+    # without the built-in record, the other user has no H100 to serve on
+    Component.objects.filter(name="H100 SXM5 80GB", owner=None).delete()
+    unseen = serve(other_user)
+    assert unseen.status_code == 400, unseen.content
+    assert "no GPU record 'H100 SXM5 80GB'" in unseen.json()["system"][0]
+    assert serve(user).status_code == 400  # still the owner's 16 GiB record
 
 
 def test_the_saturating_rate_comes_with_its_sweep(client: APIClient) -> None:

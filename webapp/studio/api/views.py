@@ -609,7 +609,9 @@ class WorkloadCheckView(APIView):
 
 class WorkloadServeView(LaunchThrottleMixin, APIView):
     """Serve a request stream with continuous batching and answer its latency percentiles,
-    throughput and, with `saturate`, the saturating arrival rate (throttled as launches)."""
+    throughput and, with `saturate`, the saturating arrival rate. The stream is served in a
+    sandbox child on the interactive worker, as one of the user's interactive jobs; a serve
+    is also counted as a launch (the per-user "launch" rate)."""
 
     def get_throttles(self) -> list[BaseThrottle]:
         return [LaunchRateThrottle()]
@@ -619,7 +621,7 @@ class WorkloadServeView(LaunchThrottleMixin, APIView):
         data = request.data
         if not isinstance(data, Mapping):
             return Response({"detail": "Expected an object."}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(workload_serve(data=data))
+        return Response(workload_serve(user=_user(request), data=data))
 
 
 class WorkloadView(LaunchThrottleMixin, APIView):

@@ -9,6 +9,12 @@ the compute and bubble split, memory per GPU) is computed and checked at launch 
 the simulation (`Simulation.workload`); a plan that breaks a rule or does not fit the GPU's
 memory is refused there, naming the field and the figures. The figures are
 `step_figures(basis, overall_time_s)` once the run has finished.
+
+A request stream served with continuous batching (`workload_serve`) answers the request
+itself: it is simulated in a sandbox child on the interactive worker as one of the user's
+interactive jobs (simulator.workloads.serving_sandbox, webapp.interactive), as a trace's
+import is, never in the web process. Every GPU is the record the requesting user sees
+(hwdb.selectors.gpu_catalogue).
 """
 
 from __future__ import annotations
@@ -32,13 +38,10 @@ from simulator.workloads.inference import (
 )
 from simulator.workloads.kernels import gpu_record
 from simulator.workloads.plan import ParallelPlan, PlanError
-from simulator.workloads.serving import (
-    LengthSpec,
-    ServingPlan,
-    saturating_rate,
-    simulate_serving,
-)
+from simulator.workloads.serving import LengthSpec, ServingPlan
+from simulator.workloads.serving_sandbox import ServingSandboxError, serve_in_sandbox
 from simulator.workloads.training import step_basis, step_figures, training_files
+from webapp.interactive import sandbox_runner
 from webapp.studio.models import Simulation, SimulationStatus
 from webapp.studio.services.common import field_error
 from webapp.studio.services.launch import simulation_launch
@@ -71,8 +74,9 @@ MSG_MODEL = "Expected a shipped model ({known}) or an object of the model's fiel
 MSG_SYSTEM = "Expected a cluster template ({known})."
 MSG_NOT_WORKLOAD = "Simulation {pk} is not a workload evaluation."
 MSG_PREFILL = "the prefill run ({pk}) {status}"
-# A request stream is served in the web process (simulator.workloads.serving is a plain loop,
-# no engine run): these bound its work.
+# A request stream is served in a sandbox child on the interactive worker, as one of the
+# user's interactive jobs (simulator.workloads.serving_sandbox, webapp.interactive), and the
+# request waits for its answer: these bound its work within the child's limits.
 SERVE_MAX_REQUESTS = 2000
 SERVE_MAX_ITERATIONS = 100_000
 # the replica's transfers are fitted from two event-engine runs of its tp x pp ranks
@@ -243,24 +247,31 @@ def serving_plan(data: Mapping[str, Any]) -> tuple[ModelConfig, ServingPlan, str
     return model, ServingPlan(precision=precision, **fields), system
 
 
-def workload_serve(*, data: Mapping[str, Any]) -> dict[str, Any]:
+def workload_serve(*, user: User, data: Mapping[str, Any]) -> dict[str, Any]:
     """Serve a request stream with continuous batching (simulator.workloads.serving) and
     return its latency percentiles, throughput, batch and KV-cache figures; with `saturate`
-    true, also the arrival-rate sweep and the saturating rate. Raise ValidationError naming
+    true, also the arrival-rate sweep and the saturating rate. The stream is served in a
+    sandbox child on the interactive worker, never in the web process, as one of `user`'s
+    interactive jobs, the system's GPU the record `user` sees. Raise ValidationError naming
     the field for a bad value, a plan that cannot run or a stream too long for the server."""
     model, plan, system = serving_plan(data)
     saturate = data.get("saturate", False)
     if not isinstance(saturate, bool):
         raise field_error("saturate", MSG_FLAG)
     try:
-        result = simulate_serving(model, plan, system, iteration_limit=SERVE_MAX_ITERATIONS)
-        if saturate:
-            result["saturation"] = saturating_rate(
-                model, plan, system, iteration_limit=SERVE_MAX_ITERATIONS
-            )
+        return serve_in_sandbox(
+            model=model,
+            plan=plan,
+            system=system,
+            catalogue=gpu_catalogue(user=user),
+            saturate=saturate,
+            iteration_limit=SERVE_MAX_ITERATIONS,
+            run=sandbox_runner(user_id=user.pk),
+        )
     except PlanError as error:
         raise _plan_error(error) from error
-    return result
+    except ServingSandboxError as error:
+        raise field_error(error.field, error.message) from error
 
 
 def _kind(data: Mapping[str, Any]) -> str:
