@@ -14,21 +14,15 @@
  * every rule); each function below carries the name of the method it mirrors, and performs the
  * same steps in the same order, so that the counters, contents and directory agree after any
  * sequence of calls and the summed latency is bit-identical: every float is added in the order
- * the reference adds it (fp-contract is off so that no multiply-add is fused).
+ * the reference adds it (_cachesim.h turns fp-contract off so that no multiply-add is fused).
  *
- * Caches are Levels as above (one LRU clock for the whole tree). The directory is an
+ * Caches are Levels (_cachesim_common.c; one LRU clock for the whole tree). The directory is an
  * open-addressing hash table from line number to a MESI state and a bit set of the agents (the
  * directory cache's children) holding the line; the reference's {agent: state} dict always has
  * one holder in any state or several in S, which is what one state and a bit set say. Its
  * entries are the lines the agents' top caches hold, so the table never grows past twice their
  * capacity. Line transfers are a (caches + 1)^2 matrix (index 0 = memory) with the links in
  * order of first use. */
-
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
 
 #define TREE_MAX_CACHES 1024 /* the link matrix grows with the square; beyond, Python runs */
 
@@ -612,8 +606,11 @@ tree_agent_miss(Tree *self, const int *path, int length, int top_position, uint6
     return latency;
 }
 
-/* _access: one access entering at leaf number `leaf` (everything but the fast-path hits). */
-static void
+/* _access: one access entering at leaf number `leaf` (everything but the fast-path hits);
+ * return the position in the leaf's path of the cache that served it, or the path's length
+ * when every cache it probed missed (for a chain: the level index, depth for memory, that
+ * `Hierarchy.access` returns). */
+static int
 tree_access(Tree *self, int leaf, uint64_t line, int is_write)
 {
     self->access_count++;
@@ -670,6 +667,7 @@ tree_access(Tree *self, int leaf, uint64_t line, int is_write)
         tree_receive(self, path[0], line);
     }
     self->latency_sum += latency;
+    return served < limit ? served : length;
 }
 
 /* One run's view of its leaf: the reference's `run` locals and its count of fast hits. */

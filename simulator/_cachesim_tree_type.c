@@ -481,27 +481,14 @@ Tree_run_lists(Tree *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(tree_run_buffers_doc,
-"run_buffers(leaf, addresses, writes=None) -> None\n\n"
-"Perform the accesses of two one-dimensional integer buffers of one length entering at\n"
-"`leaf`: address i, written when writes[i] is non-zero (None: all reads). No Python object is\n"
-"made per access; the accesses before an error count.");
-
+/* Perform the accesses of two integer buffers entering at leaf number `leaf` (writes Py_None:
+ * all reads); Tree.run_buffers and Hierarchy.run_buffers run through it. */
 static PyObject *
-Tree_run_buffers(Tree *self, PyObject *const *args, Py_ssize_t nargs)
+tree_run_buffers(Tree *self, int leaf, PyObject *addresses_arg, PyObject *writes_arg)
 {
-    if (nargs < 2 || nargs > 3) {
-        PyErr_SetString(PyExc_TypeError, "run_buffers(leaf, addresses, writes=None)");
-        return NULL;
-    }
-    int leaf = tree_leaf(self, args[0]);
-    if (leaf < 0) {
-        return NULL;
-    }
-    PyObject *writes_arg = nargs > 2 ? args[2] : Py_None;
     Items addresses, writes;
     int with_writes = writes_arg != Py_None;
-    if (items_open(args[1], "addresses", &addresses) < 0) {
+    if (items_open(addresses_arg, "addresses", &addresses) < 0) {
         return NULL;
     }
     if (with_writes && items_open(writes_arg, "writes", &writes) < 0) {
@@ -565,6 +552,26 @@ done:
         PyBuffer_Release(&writes.view);
     }
     return result;
+}
+
+PyDoc_STRVAR(tree_run_buffers_doc,
+"run_buffers(leaf, addresses, writes=None) -> None\n\n"
+"Perform the accesses of two one-dimensional integer buffers of one length entering at\n"
+"`leaf`: address i, written when writes[i] is non-zero (None: all reads). No Python object is\n"
+"made per access; the accesses before an error count.");
+
+static PyObject *
+Tree_run_buffers(Tree *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "run_buffers(leaf, addresses, writes=None)");
+        return NULL;
+    }
+    int leaf = tree_leaf(self, args[0]);
+    if (leaf < 0) {
+        return NULL;
+    }
+    return tree_run_buffers(self, leaf, args[1], nargs > 2 ? args[2] : Py_None);
 }
 
 PyDoc_STRVAR(tree_flush_doc,
