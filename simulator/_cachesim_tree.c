@@ -78,10 +78,13 @@ typedef struct {
     int *agent_tops; /* k -> top cache */
     int agents;
     int directory; /* -1 without one */
+    int chain;     /* the tree is a chain: see chain_access */
     int *child_start, *child_list;
     int *leaf_index; /* per cache: its index among the leaves, -1 */
     int leaves;
     int *path_start, *path_list;       /* per leaf index: the path, leaf first */
+    double *path_latency; /* parallel to path_list: the latency of an access that the cache at
+                           * that position serves, summed from the leaf in the reference's order */
     int *private_start, *private_list; /* per leaf index: the private path */
     int *top_position;                 /* per leaf index: the agent's top in the path, -1 */
     double memory_latency;
@@ -606,6 +609,129 @@ tree_agent_miss(Tree *self, const int *path, int length, int top_position, uint6
     return latency;
 }
 
+/* -- the chain ------------------------------------------------------------------------------ */
+
+/* A chain is a tree whose one leaf's path holds every cache, each writing back, with no
+ * directory: each cache has one child at most, the cache before it in the path. The functions
+ * below are _evict, _install_down and _access for such a tree, walking the path by position
+ * where the tree's walk goes through the children's lists and a stack; they make the same
+ * changes and count the same things in the same order (the reference's own, unspecialised
+ * code, and the tree's functions above, serve every other tree). */
+
+/* _evict of a victim leaving the cache at `position` of a chain's path. */
+static void
+chain_evict(Tree *self, const int *path, int length, int position, uint64_t victim, int dirty)
+{
+    int cache = path[position];
+    /* The children's walk: the copies inside, innermost last; a cache without the line holds
+     * none inside it (inclusion), so the walk stops there, as the tree's does. */
+    for (int inner = position - 1; inner >= 0; inner--) {
+        int was_dirty = tree_remove(self, path[inner], victim);
+        if (was_dirty < 0) {
+            break;
+        }
+        self->invalidations[path[inner]]++;
+        if (was_dirty) {
+            self->writebacks[path[inner]]++;
+            tree_link(self, path[inner], cache);
+            dirty = 1;
+        }
+    }
+    if (dirty) {
+        self->writebacks[cache]++;
+        if (position + 1 < length) {
+            int parent = path[position + 1];
+            tree_link(self, cache, parent);
+            uint64_t *meta; /* _receive: the parent writes back, so it keeps the line */
+            if (tree_find(self, parent, victim, &meta) >= 0) {
+                *meta |= 1;
+            }
+        }
+        else {
+            tree_link(self, cache, MEMORY);
+            self->memory_writes++;
+        }
+    }
+}
+
+/* _install_down on a chain: install `line` at positions start, ..., 0, outermost first; return
+ * the leaf's meta word. */
+static uint64_t *
+chain_install_down(Tree *self, const int *path, int length, int start, int source, uint64_t line)
+{
+    uint64_t *meta = NULL;
+    for (int position = start; position >= 0; position--) {
+        int cache = path[position];
+        tree_link(self, source, cache);
+        Level *level = &self->caches[cache];
+        uint64_t set = set_of(level, line);
+        uint64_t base = set * level->ways;
+        uint64_t *tags = level->tags + base;
+        meta = level->meta + base;
+        uint32_t count = level->fill[set];
+        uint32_t slot;
+        if (count >= level->ways) {
+            slot = lru_slot(meta, count);
+            self->evictions[cache]++;
+            int victim_dirty = (int)(meta[slot] & 1);
+            if (victim_dirty || position > 0) { /* position 0, the leaf, has no child */
+                chain_evict(self, path, length, position, tags[slot], victim_dirty);
+            }
+        }
+        else {
+            slot = count;
+            level->fill[set] = count + 1;
+        }
+        tags[slot] = line;
+        meta += slot;
+        *meta = ++self->clock << 1;
+        source = cache;
+    }
+    return meta;
+}
+
+/* _access on a chain (the non-coherent case of tree_access) whose caches before position
+ * `first` are known not to hold the line; return the serving position, the path's length for
+ * memory. */
+static int
+chain_access(Tree *self, uint64_t line, int is_write, int first)
+{
+    self->access_count++;
+    const int *path = self->path_list;
+    int length = self->path_start[1];
+    int served = length;
+    uint64_t *meta = NULL;
+    for (int position = 0; position < first; position++) { /* known to miss */
+        self->accesses[path[position]]++;
+        self->misses[path[position]]++;
+    }
+    for (int position = first; position < length; position++) {
+        int cache = path[position];
+        self->accesses[cache]++;
+        if (tree_find(self, cache, line, &meta) >= 0) {
+            *meta = (++self->clock << 1) | (*meta & 1);
+            self->hits[cache]++;
+            served = position;
+            break;
+        }
+        self->misses[cache]++;
+    }
+    double latency = self->path_latency[served < length ? served : length - 1];
+    if (served == length) {
+        latency += self->memory_latency;
+        self->memory_reads++;
+        meta = chain_install_down(self, path, length, length - 1, MEMORY, line);
+    }
+    else if (served) {
+        meta = chain_install_down(self, path, length, served - 1, path[served], line);
+    }
+    if (is_write) {
+        *meta |= 1; /* _receive at the leaf, which writes back: its copy, installed last */
+    }
+    self->latency_sum += latency;
+    return served;
+}
+
 /* _access: one access entering at leaf number `leaf` (everything but the fast-path hits);
  * return the position in the leaf's path of the cache that served it, or the path's length
  * when every cache it probed missed (for a chain: the level index, depth for memory, that
@@ -613,18 +739,19 @@ tree_agent_miss(Tree *self, const int *path, int length, int top_position, uint6
 static int
 tree_access(Tree *self, int leaf, uint64_t line, int is_write)
 {
+    if (self->chain) {
+        return chain_access(self, line, is_write, 0);
+    }
     self->access_count++;
     const int *path = self->path_list + self->path_start[leaf];
     int length = self->path_start[leaf + 1] - self->path_start[leaf];
     int top_position = self->top_position[leaf];
     int coherent = top_position >= 0;
     int limit = coherent ? top_position + 1 : length;
-    double latency = 0.0;
     int served = limit;
     for (int position = 0; position < limit; position++) {
         int cache = path[position];
         self->accesses[cache]++;
-        latency += self->latency[cache];
         uint64_t *meta;
         if (tree_find(self, cache, line, &meta) >= 0) {
             *meta = (++self->clock << 1) | (*meta & 1);
@@ -634,6 +761,9 @@ tree_access(Tree *self, int leaf, uint64_t line, int is_write)
         }
         self->misses[cache]++;
     }
+    /* the probes' latencies, added in the same order as the reference adds them one by one */
+    int probed = served < limit ? served : limit - 1;
+    double latency = self->path_latency[self->path_start[leaf] + probed];
     if (!coherent) {
         if (served == limit) {
             latency += self->memory_latency;
@@ -712,6 +842,10 @@ tree_step(Tree *self, LeafRun *run, uint64_t line, int is_write)
             }
         }
     }
+    if (slot < 0 && self->chain) {
+        chain_access(self, line, is_write, 1); /* the leaf has just missed */
+        return;
+    }
     tree_access(self, run->leaf, line, is_write);
 }
 
@@ -719,12 +853,18 @@ tree_step(Tree *self, LeafRun *run, uint64_t line, int is_write)
  * a random trace misses the host's caches at every level, and a bulk run knows its next
  * addresses. Changes nothing simulated. */
 #define PREFETCH_DISTANCE 8
+/* A cache of fewer lines has at most 32 KiB of tags, which the host's own caches keep close
+ * anyway: it is not prefetched, as the prefetch would cost more than it saves. */
+#define PREFETCH_MIN_LINES 4096
 
 static inline void
 tree_prefetch(Tree *self, const LeafRun *run, uint64_t line)
 {
     for (int position = 0; position < run->length; position++) {
         const Level *level = &self->caches[run->path[position]];
+        if (level->sets * level->ways < PREFETCH_MIN_LINES) {
+            continue;
+        }
         uint64_t base = set_of(level, line) * level->ways;
         __builtin_prefetch(level->tags + base);
         __builtin_prefetch(level->meta + base);

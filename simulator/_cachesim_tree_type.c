@@ -25,7 +25,7 @@ Tree_dealloc(Tree *self)
         self->latency,      self->top_depth,    self->parent,        self->write_back,
         self->role,         self->evict_duty,   self->agent_of,      self->agent_slot,
         self->agent_tops,   self->child_start,  self->child_list,    self->leaf_index,
-        self->path_start,   self->path_list,    self->private_start, self->private_list,
+        self->path_start,   self->path_list,    self->path_latency,    self->private_start, self->private_list,
         self->top_position, self->accesses,     self->hits,          self->misses,
         self->evictions,    self->writebacks,   self->invalidations, self->links,
         self->link_order,   self->dir.slots,
@@ -114,6 +114,7 @@ Tree_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->leaf_index = PyMem_Calloc(n, sizeof(int));
     self->path_start = PyMem_Calloc(n + 1, sizeof(int));
     self->path_list = PyMem_Calloc(n * n, sizeof(int));
+    self->path_latency = PyMem_Calloc(n * n, sizeof(double));
     self->private_start = PyMem_Calloc(n + 1, sizeof(int));
     self->private_list = PyMem_Calloc(n * n, sizeof(int));
     self->top_position = PyMem_Calloc(n, sizeof(int));
@@ -130,7 +131,7 @@ Tree_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         self->parent == NULL || self->write_back == NULL || self->role == NULL ||
         self->evict_duty == NULL || self->agent_of == NULL || self->agent_slot == NULL ||
         self->agent_tops == NULL || self->child_start == NULL || self->child_list == NULL ||
-        self->leaf_index == NULL || self->path_start == NULL || self->path_list == NULL ||
+        self->leaf_index == NULL || self->path_start == NULL || self->path_list == NULL || self->path_latency == NULL ||
         self->private_start == NULL || self->private_list == NULL || self->top_position == NULL ||
         self->accesses == NULL || self->hits == NULL || self->misses == NULL ||
         self->evictions == NULL || self->writebacks == NULL || self->invalidations == NULL ||
@@ -265,6 +266,20 @@ Tree_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             goto error;
         }
         self->top_position[index] = top_position;
+        double *latency = self->path_latency + self->path_start[index];
+        double sum = 0.0;
+        for (int at = 0; at < length; at++) {
+            sum += self->latency[chain[at]];
+            latency[at] = sum;
+        }
+    }
+    /* A chain (see chain_access): one leaf whose path holds every cache, no directory, and
+     * every cache plain and writing back. */
+    self->chain = directory < 0 && self->leaves == 1 && self->path_start[1] == self->count;
+    for (int index = 0; index < self->count; index++) {
+        if (!self->write_back[index] || self->role[index] != ROLE_PLAIN) {
+            self->chain = 0;
+        }
     }
     /* The directory lists the lines the agents' top caches hold: at most agent_lines. */
     self->dir.words = self->agents > 0 ? (self->agents + 63) / 64 : 1;
@@ -507,17 +522,26 @@ tree_run_buffers(Tree *self, int leaf, PyObject *addresses_arg, PyObject *writes
     uint64_t line_bytes = self->line_bytes;
     LeafRun run;
     leaf_run_start(self, &run, leaf);
+    /* the line prefetched last: a run of accesses to one line prefetches it once */
+    uint64_t prefetched = UINT64_MAX;
     for (Py_ssize_t ahead = 0; ahead < PREFETCH_DISTANCE && ahead < count; ahead++) {
         int negative = 0;
         uint64_t address = item_at(&addresses, ahead, &negative);
-        tree_prefetch(self, &run, line_shift >= 0 ? address >> line_shift : address / line_bytes);
+        uint64_t line = line_shift >= 0 ? address >> line_shift : address / line_bytes;
+        if (line != prefetched) {
+            tree_prefetch(self, &run, line);
+            prefetched = line;
+        }
     }
     for (Py_ssize_t index = 0; index < count; index++) {
         if (index + PREFETCH_DISTANCE < count) {
             int negative = 0;
             uint64_t address = item_at(&addresses, index + PREFETCH_DISTANCE, &negative);
-            tree_prefetch(self, &run,
-                          line_shift >= 0 ? address >> line_shift : address / line_bytes);
+            uint64_t line = line_shift >= 0 ? address >> line_shift : address / line_bytes;
+            if (line != prefetched) {
+                tree_prefetch(self, &run, line);
+                prefetched = line;
+            }
         }
         int negative = 0;
         uint64_t address = item_at(&addresses, index, &negative);
