@@ -1,7 +1,9 @@
-/* simulator._cachesim: a tree of caches with an optional MESI directory (the simulation).
+/* simulator._cachesim: a tree of caches with an optional MESI directory (the simulation), the
+ * one core that both Python types run on (a chain is a tree: see chain_access).
  *
  * Python reference: simulator/models/coherence.py PythonCacheTree.
- * Differential test: tests/simulator/models/test_coherence_speedups.py.
+ * Differential test: tests/simulator/models/test_coherence_speedups.py (which includes a chain)
+ * and tests/simulator/models/test_cache_speedups.py (the chain through `Hierarchy`).
  *
  * Compiled as one translation unit: simulator/_cachesim.c includes the parts in order, so the
  * compiler still inlines across them; a part uses what the parts before it define.
