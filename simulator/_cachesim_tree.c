@@ -81,6 +81,8 @@ typedef struct {
     int agents;
     int directory; /* -1 without one */
     int chain;     /* the tree is a chain: see chain_access */
+    uint32_t *chain_links; /* a chain's per position: [2p] the link of a fill, from the next
+                            * position (or memory); [2p + 1] of a write-back to it */
     int *child_start, *child_list;
     int *leaf_index; /* per cache: its index among the leaves, -1 */
     int leaves;
@@ -220,12 +222,23 @@ dir_drop_holder(Directory *dir, Py_ssize_t at, int slot)
 /* -- the simulation ------------------------------------------------------------------------- */
 
 static inline void
+tree_link_at(Tree *self, uint32_t index)
+{
+    if (self->links[index]++ == 0) {
+        self->link_order[self->links_used++] = index;
+    }
+}
+
+static inline uint32_t
+link_index(const Tree *self, int from, int to)
+{
+    return (uint32_t)((from + 1) * (self->count + 1) + (to + 1));
+}
+
+static inline void
 tree_link(Tree *self, int from, int to)
 {
-    uint64_t index = (uint64_t)(from + 1) * (uint64_t)(self->count + 1) + (uint64_t)(to + 1);
-    if (self->links[index]++ == 0) {
-        self->link_order[self->links_used++] = (uint32_t)index;
-    }
+    tree_link_at(self, link_index(self, from, to));
 }
 
 static inline Py_ssize_t
@@ -641,30 +654,29 @@ chain_evict(Tree *self, const int *path, int length, int position, uint64_t vict
     }
     if (dirty) {
         self->writebacks[cache]++;
+        tree_link_at(self, self->chain_links[2 * position + 1]);
         if (position + 1 < length) {
             int parent = path[position + 1];
-            tree_link(self, cache, parent);
             uint64_t *meta; /* _receive: the parent writes back, so it keeps the line */
             if (tree_find(self, parent, victim, &meta) >= 0) {
                 *meta |= 1;
             }
         }
         else {
-            tree_link(self, cache, MEMORY);
             self->memory_writes++;
         }
     }
 }
 
-/* _install_down on a chain: install `line` at positions start, ..., 0, outermost first; return
- * the leaf's meta word. */
+/* _install_down on a chain: install `line` at positions start, ..., 0, outermost first, each
+ * from the position after it (or memory); return the leaf's meta word. */
 static uint64_t *
-chain_install_down(Tree *self, const int *path, int length, int start, int source, uint64_t line)
+chain_install_down(Tree *self, const int *path, int length, int start, uint64_t line)
 {
     uint64_t *meta = NULL;
     for (int position = start; position >= 0; position--) {
         int cache = path[position];
-        tree_link(self, source, cache);
+        tree_link_at(self, self->chain_links[2 * position]);
         Level *level = &self->caches[cache];
         uint64_t set = set_of(level, line);
         uint64_t base = set * level->ways;
@@ -687,7 +699,6 @@ chain_install_down(Tree *self, const int *path, int length, int start, int sourc
         tags[slot] = line;
         meta += slot;
         *meta = ++self->clock << 1;
-        source = cache;
     }
     return meta;
 }
@@ -722,10 +733,10 @@ chain_access(Tree *self, uint64_t line, int is_write, int first)
     if (served == length) {
         latency += self->memory_latency;
         self->memory_reads++;
-        meta = chain_install_down(self, path, length, length - 1, MEMORY, line);
+        meta = chain_install_down(self, path, length, length - 1, line);
     }
     else if (served) {
-        meta = chain_install_down(self, path, length, served - 1, path[served], line);
+        meta = chain_install_down(self, path, length, served - 1, line);
     }
     if (is_write) {
         *meta |= 1; /* _receive at the leaf, which writes back: its copy, installed last */

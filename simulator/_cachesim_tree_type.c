@@ -22,14 +22,14 @@ Tree_dealloc(Tree *self)
         PyMem_Free(self->caches);
     }
     void *arrays[] = {
-        self->latency,      self->top_depth,    self->parent,        self->write_back,
-        self->role,         self->evict_duty,   self->agent_of,      self->agent_slot,
-        self->agent_tops,   self->child_start,  self->child_list,    self->leaf_index,
-        self->path_start,   self->path_list,    self->path_latency,    self->private_start, self->private_list,
-        self->top_position, self->accesses,     self->hits,          self->misses,
-        self->evictions,    self->writebacks,   self->invalidations, self->links,
-        self->link_order,   self->dir.slots,
-        self->stack,        self->sharers,      self->order,
+        self->latency,      self->top_depth,     self->parent,        self->write_back,
+        self->role,         self->evict_duty,    self->agent_of,      self->agent_slot,
+        self->agent_tops,   self->child_start,   self->child_list,    self->leaf_index,
+        self->path_start,   self->path_list,     self->path_latency,  self->private_start,
+        self->private_list, self->top_position,  self->accesses,      self->hits,
+        self->misses,       self->evictions,     self->writebacks,    self->invalidations,
+        self->links,        self->link_order,    self->dir.slots,     self->chain_links,
+        self->stack,        self->sharers,       self->order,
     };
     for (size_t index = 0; index < sizeof(arrays) / sizeof(arrays[0]); index++) {
         PyMem_Free(arrays[index]);
@@ -131,8 +131,9 @@ Tree_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         self->parent == NULL || self->write_back == NULL || self->role == NULL ||
         self->evict_duty == NULL || self->agent_of == NULL || self->agent_slot == NULL ||
         self->agent_tops == NULL || self->child_start == NULL || self->child_list == NULL ||
-        self->leaf_index == NULL || self->path_start == NULL || self->path_list == NULL || self->path_latency == NULL ||
-        self->private_start == NULL || self->private_list == NULL || self->top_position == NULL ||
+        self->leaf_index == NULL || self->path_start == NULL || self->path_list == NULL ||
+        self->path_latency == NULL || self->private_start == NULL || self->private_list == NULL ||
+        self->top_position == NULL ||
         self->accesses == NULL || self->hits == NULL || self->misses == NULL ||
         self->evictions == NULL || self->writebacks == NULL || self->invalidations == NULL ||
         self->links == NULL || self->link_order == NULL || self->stack == NULL) {
@@ -279,6 +280,19 @@ Tree_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     for (int index = 0; index < self->count; index++) {
         if (!self->write_back[index] || self->role[index] != ROLE_PLAIN) {
             self->chain = 0;
+        }
+    }
+    if (self->chain) {
+        const int *path = self->path_list;
+        self->chain_links = PyMem_Calloc(2 * n, sizeof(uint32_t));
+        if (self->chain_links == NULL) {
+            PyErr_NoMemory();
+            goto error;
+        }
+        for (int position = 0; position < self->count; position++) {
+            int next = position + 1 < self->count ? path[position + 1] : MEMORY;
+            self->chain_links[2 * position] = link_index(self, next, path[position]);
+            self->chain_links[2 * position + 1] = link_index(self, path[position], next);
         }
     }
     /* The directory lists the lines the agents' top caches hold: at most agent_lines. */
