@@ -536,19 +536,21 @@ tree_run_buffers(Tree *self, int leaf, PyObject *addresses_arg, PyObject *writes
     uint64_t line_bytes = self->line_bytes;
     LeafRun run;
     leaf_run_start(self, &run, leaf);
-    /* the line prefetched last: a run of accesses to one line prefetches it once */
+    /* The line prefetched last: a run of accesses to one line prefetches it once. A chain is not
+     * prefetched: the look-ahead costs its hit-heavy traces more than it saves its random ones
+     * (bench/bench_cache.py measures both parts). */
     uint64_t prefetched = UINT64_MAX;
     for (Py_ssize_t ahead = 0; ahead < PREFETCH_DISTANCE && ahead < count; ahead++) {
         int negative = 0;
         uint64_t address = item_at(&addresses, ahead, &negative);
         uint64_t line = line_shift >= 0 ? address >> line_shift : address / line_bytes;
-        if (line != prefetched) {
+        if (!self->chain && line != prefetched) {
             tree_prefetch(self, &run, line);
             prefetched = line;
         }
     }
     for (Py_ssize_t index = 0; index < count; index++) {
-        if (index + PREFETCH_DISTANCE < count) {
+        if (!self->chain && index + PREFETCH_DISTANCE < count) {
             int negative = 0;
             uint64_t address = item_at(&addresses, index + PREFETCH_DISTANCE, &negative);
             uint64_t line = line_shift >= 0 ? address >> line_shift : address / line_bytes;
