@@ -1,7 +1,19 @@
-/* simulator._cachesim: one chain of caches (Hierarchy): the levels, an access, the bulk runs.
+/* simulator._cachesim: one chain of caches (Hierarchy), the Python type of
+ * simulator.models.cache.CacheHierarchy, on the tree's core.
  *
  * Python reference: simulator/models/cache.py _PythonCore.
  * Differential test: tests/simulator/models/test_cache_speedups.py.
+ *
+ * A chain is a tree: level k is cache k, whose parent is level k + 1 (the outermost level's is
+ * memory), every cache writes back, and the one leaf, level 0, has the whole chain as its path.
+ * The tree core's rules for such a tree are the chain's (cache.py's docstring): a miss probes
+ * the levels outwards and fills the ones that missed, outermost first; an evicted line
+ * back-invalidates its copies in the levels inside (the caches below it) and, if dirty, marks
+ * the next level's copy modified without touching its LRU order. So `Hierarchy` keeps no sets
+ * of its own: it builds a `Tree` (simulator/_cachesim_tree_type.c) and maps its API onto it;
+ * served[k] is the hits of cache k, memory's is the tree's memory reads, back_invalidations
+ * are the tree's invalidations. The latencies stay in Python (cache.py's `result`), so the
+ * tree's are zero.
  *
  * Compiled as one translation unit: simulator/_cachesim.c includes the parts in order, so the
  * compiler still inlines across them; a part uses what the parts before it define.
@@ -9,332 +21,18 @@
 #include "_cachesim.h"
 
 typedef struct {
-    uint64_t *tags;   /* sets x ways line numbers */
-    uint64_t *meta;   /* sets x ways: LRU stamp << 1 | dirty */
-    uint32_t *fill;   /* valid slots per set */
-    uint64_t sets;
-    uint32_t ways;
-    int sets_pow2; /* sets is a power of two: the set is line & (sets - 1) */
-} Level;
-
-typedef struct {
     PyObject_HEAD
     Py_ssize_t depth; /* 0 until __init__ has run */
-    Level *levels;
-    uint64_t line_bytes;
-    int line_shift; /* log2(line_bytes) when a power of two, else -1 */
-    uint64_t clock;
+    Tree *tree;
     int busy; /* a method that may run Python code is under way: __init__ must wait */
-    uint64_t *served; /* depth + 1: accesses served by each level, memory last */
-    uint64_t *evictions;
-    uint64_t *writebacks;
-    uint64_t *back_invalidations;
 } Hierarchy;
-
-/* -- the simulation ------------------------------------------------------------------------- */
-
-static inline uint64_t
-set_of(const Level *level, uint64_t line)
-{
-    return level->sets_pow2 ? (line & (level->sets - 1)) : (line % level->sets);
-}
-
-/* Return the slot index of `line` in its set, or -1. */
-static inline Py_ssize_t
-find(const Level *level, uint64_t set, uint64_t line)
-{
-    const uint64_t *tags = level->tags + set * level->ways;
-    uint32_t count = level->fill[set];
-    /* no early exit: where a line sits in its set is random, so a branch on the comparison
-     * would be mispredicted, and the loop is short */
-    Py_ssize_t found = -1;
-    for (uint32_t slot = 0; slot < count; slot++) {
-        found = tags[slot] == line ? (Py_ssize_t)slot : found;
-    }
-    return found;
-}
-
-/* An evicted line leaves level `index`: back-invalidate its inner copies, merging a dirty one,
- * and write it back into the next level (or memory) if dirty (the reference's `_evict`). */
-static void
-evict(Hierarchy *self, Py_ssize_t index, uint64_t victim, int dirty)
-{
-    for (Py_ssize_t inner = 0; inner < index; inner++) {
-        Level *level = &self->levels[inner];
-        uint64_t set = set_of(level, victim);
-        Py_ssize_t slot = find(level, set, victim);
-        if (slot < 0) {
-            continue;
-        }
-        self->back_invalidations[inner]++;
-        uint64_t base = set * level->ways;
-        if (level->meta[base + (uint64_t)slot] & 1) {
-            self->writebacks[inner]++;
-            dirty = 1;
-        }
-        uint32_t last = --level->fill[set];
-        level->tags[base + (uint64_t)slot] = level->tags[base + last];
-        level->meta[base + (uint64_t)slot] = level->meta[base + last];
-    }
-    if (dirty) {
-        self->writebacks[index]++;
-        if (index + 1 < self->depth) {
-            /* Inclusion guarantees the outer level holds the line; the write-back marks it
-             * modified without touching its LRU position. */
-            Level *outer = &self->levels[index + 1];
-            uint64_t set = set_of(outer, victim);
-            Py_ssize_t slot = find(outer, set, victim);
-            if (slot >= 0) {
-                outer->meta[set * outer->ways + (uint64_t)slot] |= 1;
-            }
-        }
-    }
-}
-
-/* Return the least recently used of a full set's `count` slots (the oldest stamp in `meta`);
- * written so that compilers use conditional moves, as the branch on a comparison of stamps
- * is taken at random. The chain and the tree evict with it. */
-static inline uint32_t
-lru_slot(const uint64_t *meta, uint32_t count)
-{
-    uint32_t slot = 0;
-    uint64_t oldest = meta[0];
-    for (uint32_t other = 1; other < count; other++) {
-        uint64_t stamp = meta[other];
-        int older = stamp < oldest;
-        oldest = older ? stamp : oldest;
-        slot = older ? other : slot;
-    }
-    return slot;
-}
-
-/* Install `line` (clean, most recently used) at level `index`, evicting its set's least
- * recently used line when the set is full; return the line's meta word. */
-static uint64_t *
-install(Hierarchy *self, Py_ssize_t index, uint64_t line)
-{
-    Level *level = &self->levels[index];
-    uint64_t set = set_of(level, line);
-    uint64_t base = set * level->ways;
-    uint64_t *tags = level->tags + base;
-    uint64_t *meta = level->meta + base;
-    uint32_t count = level->fill[set];
-    uint32_t slot;
-    if (count >= level->ways) {
-        slot = lru_slot(meta, count);
-        self->evictions[index]++;
-        int dirty = (int)(meta[slot] & 1);
-        if (dirty || index) {
-            evict(self, index, tags[slot], dirty); /* touches other levels only */
-        }
-    }
-    else {
-        slot = count;
-        level->fill[set] = count + 1;
-    }
-    tags[slot] = line;
-    meta[slot] = ++self->clock << 1;
-    return &meta[slot];
-}
-
-/* One read of `line`; return the serving level (depth = memory) and set *innermost to the
- * line's meta word in level 0, where a write then sets the dirty bit (the reference marks the
- * innermost copy after the fills, and so can be told late whether the access writes). */
-static inline Py_ssize_t
-read_line(Hierarchy *self, uint64_t line, uint64_t **innermost)
-{
-    Py_ssize_t depth = self->depth;
-    Py_ssize_t served = depth;
-    uint64_t *meta = NULL;
-    for (Py_ssize_t index = 0; index < depth; index++) {
-        Level *level = &self->levels[index];
-        uint64_t set = set_of(level, line);
-        Py_ssize_t slot = find(level, set, line);
-        if (slot >= 0) {
-            meta = level->meta + set * level->ways + slot;
-            *meta = (++self->clock << 1) | (*meta & 1);
-            served = index;
-            break;
-        }
-    }
-    self->served[served]++;
-    /* Fill the levels that missed, outermost first, so an outer eviction's back-invalidation
-     * never removes the line being installed. */
-    for (Py_ssize_t index = served - 1; index >= 0; index--) {
-        meta = install(self, index, line);
-    }
-    *innermost = meta;
-    return served;
-}
-
-/* -- addresses ------------------------------------------------------------------------------ */
-
-/* Raise cache.py's ValueError(ERR_ADDRESS.format(value=address)); the message lives there. */
-static void
-address_error(PyObject *address)
-{
-    static PyObject *template = NULL; /* simulator.models.cache.ERR_ADDRESS, looked up once */
-    if (template == NULL) {
-        PyObject *module = PyImport_ImportModule("simulator.models.cache");
-        if (module == NULL) {
-            return;
-        }
-        template = PyObject_GetAttrString(module, "ERR_ADDRESS");
-        Py_DECREF(module);
-        if (template == NULL) {
-            return;
-        }
-    }
-    PyObject *format = PyObject_GetAttrString(template, "format");
-    if (format == NULL) {
-        return;
-    }
-    PyObject *empty = PyTuple_New(0);
-    PyObject *kwargs = Py_BuildValue("{s:O}", "value", address);
-    PyObject *message = NULL;
-    if (empty != NULL && kwargs != NULL) {
-        message = PyObject_Call(format, empty, kwargs);
-    }
-    Py_DECREF(format);
-    Py_XDECREF(empty);
-    Py_XDECREF(kwargs);
-    if (message != NULL) {
-        PyErr_SetObject(PyExc_ValueError, message);
-        Py_DECREF(message);
-    }
-}
-
-enum { LINE_NEGATIVE = 2, LINE_FITS = 1, LINE_TOO_LARGE = 0, LINE_ERROR = -1 };
-
-/* Set *line to address // line_bytes for an int `address`; return LINE_FITS, LINE_NEGATIVE,
- * LINE_TOO_LARGE (a line number of 2**64 or more) or LINE_ERROR with an error set. */
-static int
-line_of_value(uint64_t line_bytes, int line_shift, PyObject *address, uint64_t *line)
-{
-    int overflow = 0;
-    long long value = PyLong_AsLongLongAndOverflow(address, &overflow);
-    if (value == -1 && PyErr_Occurred()) {
-        return LINE_ERROR;
-    }
-    if (overflow < 0 || (!overflow && value < 0)) {
-        return LINE_NEGATIVE;
-    }
-    uint64_t bytes = (uint64_t)value;
-    if (overflow) {
-        bytes = PyLong_AsUnsignedLongLong(address);
-        if (bytes == (uint64_t)-1 && PyErr_Occurred()) {
-            /* 2**64 or more: the line number may still fit */
-            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
-                return LINE_ERROR;
-            }
-            PyErr_Clear();
-            PyObject *size = PyLong_FromUnsignedLongLong(line_bytes);
-            if (size == NULL) {
-                return LINE_ERROR;
-            }
-            PyObject *number = PyNumber_FloorDivide(address, size);
-            Py_DECREF(size);
-            if (number == NULL) {
-                return LINE_ERROR;
-            }
-            *line = PyLong_AsUnsignedLongLong(number);
-            Py_DECREF(number);
-            if (*line == (uint64_t)-1 && PyErr_Occurred()) {
-                if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
-                    return LINE_ERROR;
-                }
-                PyErr_Clear();
-                return LINE_TOO_LARGE;
-            }
-            return LINE_FITS;
-        }
-    }
-    *line = line_shift >= 0 ? bytes >> line_shift : bytes / line_bytes;
-    return LINE_FITS;
-}
-
-static int
-line_of_int(Hierarchy *self, PyObject *address, uint64_t *line)
-{
-    return line_of_value(self->line_bytes, self->line_shift, address, line);
-}
-
-/* The line of an access's address, a non-negative int that is not a bool (else ERR_ADDRESS);
- * 0 on success. */
-static int
-access_line(Hierarchy *self, PyObject *address, uint64_t *line)
-{
-    int found = LINE_NEGATIVE;
-    if (PyLong_Check(address) && !PyBool_Check(address)) {
-        found = line_of_int(self, address, line);
-    }
-    switch (found) {
-    case LINE_FITS:
-        return 0;
-    case LINE_NEGATIVE:
-        address_error(address);
-        return -1;
-    case LINE_TOO_LARGE:
-        PyErr_Format(PyExc_OverflowError, ERR_LINE_RANGE, address);
-        return -1;
-    default:
-        return -1;
-    }
-}
-
-/* Finish an access performed by read_line as a write when `is_write` is true; 0 on success.
- * The truth of an object of another type than bool, int or None may run Python code that uses
- * this hierarchy, so the line is then looked up again rather than through `innermost`. */
-static int
-finish_access(Hierarchy *self, uint64_t line, uint64_t *innermost, PyObject *is_write)
-{
-    if (is_write == Py_True || is_write == Py_False || is_write == Py_None ||
-        PyLong_CheckExact(is_write)) {
-        if (PyObject_IsTrue(is_write)) {
-            *innermost |= 1;
-        }
-        return 0;
-    }
-    int write = PyObject_IsTrue(is_write);
-    if (write <= 0) {
-        return write;
-    }
-    Level *level = &self->levels[0];
-    uint64_t set = set_of(level, line);
-    Py_ssize_t slot = find(level, set, line);
-    if (slot >= 0) {
-        level->meta[set * level->ways + (uint64_t)slot] |= 1;
-    }
-    return 0;
-}
 
 /* -- the type ------------------------------------------------------------------------------- */
 
 static void
-free_state(Hierarchy *self)
-{
-    if (self->levels != NULL) {
-        for (Py_ssize_t index = 0; index < self->depth; index++) {
-            PyMem_Free(self->levels[index].tags);
-            PyMem_Free(self->levels[index].meta);
-            PyMem_Free(self->levels[index].fill);
-        }
-        PyMem_Free(self->levels);
-    }
-    PyMem_Free(self->served);
-    PyMem_Free(self->evictions);
-    PyMem_Free(self->writebacks);
-    PyMem_Free(self->back_invalidations);
-    self->levels = NULL;
-    self->served = self->evictions = self->writebacks = self->back_invalidations = NULL;
-    self->depth = 0;
-    self->clock = 0;
-}
-
-static void
 Hierarchy_dealloc(Hierarchy *self)
 {
-    free_state(self);
+    Py_CLEAR(self->tree);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -361,6 +59,42 @@ positive(PyObject *item, uint64_t limit, uint64_t *out)
     return 0;
 }
 
+/* The tree layout of a chain of `depth` levels of (sets, ways) (see the top of this file). */
+static PyObject *
+chain_layout(const uint64_t *geometry, Py_ssize_t depth, uint64_t line_bytes)
+{
+    PyObject *caches = PyTuple_New(depth);
+    PyObject *path = PyTuple_New(depth);
+    PyObject *result = NULL;
+    if (caches == NULL || path == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t index = 0; index < depth; index++) {
+        int parent = index + 1 < depth ? (int)index + 1 : MEMORY;
+        /* (sets, ways, latency_s, parent, write_back, role, agent_of, top_depth, evict_duty) */
+        PyObject *cache = Py_BuildValue("(KKdiiiidi)", (unsigned long long)geometry[2 * index],
+                                        (unsigned long long)geometry[2 * index + 1], 0.0, parent,
+                                        1, ROLE_PLAIN, -1, 0.0, index > 0);
+        PyObject *position = PyLong_FromSsize_t(index);
+        if (cache == NULL || position == NULL) {
+            Py_XDECREF(cache);
+            Py_XDECREF(position);
+            goto done;
+        }
+        PyTuple_SET_ITEM(caches, index, cache);
+        PyTuple_SET_ITEM(path, index, position);
+    }
+    /* Tree(caches, leaves, directory, memory_latency_s, line_bytes); leaf 0's private path is
+     * the whole chain */
+    result = Py_BuildValue("(O((iOiO))idK)", caches, 0, path, -1, path, -1, 0.0,
+                           (unsigned long long)line_bytes);
+
+done:
+    Py_XDECREF(caches);
+    Py_XDECREF(path);
+    return result;
+}
+
 static int
 Hierarchy_init(Hierarchy *self, PyObject *args, PyObject *kwds)
 {
@@ -385,34 +119,31 @@ Hierarchy_init(Hierarchy *self, PyObject *args, PyObject *kwds)
         Py_DECREF(levels);
         return -1;
     }
-    free_state(self);
-    self->levels = PyMem_Calloc((size_t)depth, sizeof(Level));
-    self->served = PyMem_Calloc((size_t)depth + 1, sizeof(uint64_t));
-    self->evictions = PyMem_Calloc((size_t)depth, sizeof(uint64_t));
-    self->writebacks = PyMem_Calloc((size_t)depth, sizeof(uint64_t));
-    self->back_invalidations = PyMem_Calloc((size_t)depth, sizeof(uint64_t));
-    if (self->levels == NULL || self->served == NULL || self->evictions == NULL ||
-        self->writebacks == NULL || self->back_invalidations == NULL) {
+    self->depth = 0;
+    Py_CLEAR(self->tree);
+    uint64_t *geometry = PyMem_Calloc((size_t)depth * 2, sizeof(uint64_t));
+    PyObject *layout = NULL;
+    if (geometry == NULL) {
         PyErr_NoMemory();
         goto error;
     }
-    self->depth = depth; /* free_state frees the levels allocated so far */
+    uint64_t line_bytes = 0;
     for (Py_ssize_t index = 0; index < depth; index++) {
         PyObject *spec = PySequence_Fast_GET_ITEM(levels, index);
         if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 3) {
             PyErr_SetString(PyExc_TypeError, "each level must be a (sets, ways, line_bytes) tuple");
             goto error;
         }
-        uint64_t sets, ways, line_bytes;
+        uint64_t sets, ways, level_line_bytes;
         if (positive(PyTuple_GET_ITEM(spec, 0), (uint64_t)PY_SSIZE_T_MAX, &sets) < 0 ||
             positive(PyTuple_GET_ITEM(spec, 1), UINT32_MAX, &ways) < 0 ||
-            positive(PyTuple_GET_ITEM(spec, 2), UINT64_MAX, &line_bytes) < 0) {
+            positive(PyTuple_GET_ITEM(spec, 2), UINT64_MAX, &level_line_bytes) < 0) {
             goto error;
         }
         if (index == 0) {
-            self->line_bytes = line_bytes;
+            line_bytes = level_line_bytes;
         }
-        else if (line_bytes != self->line_bytes) {
+        else if (level_line_bytes != line_bytes) {
             PyErr_SetString(PyExc_ValueError, "all cache levels must share one line size");
             goto error;
         }
@@ -420,30 +151,26 @@ Hierarchy_init(Hierarchy *self, PyObject *args, PyObject *kwds)
             PyErr_NoMemory();
             goto error;
         }
-        Level *level = &self->levels[index];
-        level->sets = sets;
-        level->ways = (uint32_t)ways;
-        level->sets_pow2 = (sets & (sets - 1)) == 0;
-        level->tags = PyMem_Malloc((size_t)(sets * ways) * sizeof(uint64_t));
-        level->meta = PyMem_Malloc((size_t)(sets * ways) * sizeof(uint64_t));
-        level->fill = PyMem_Calloc((size_t)sets, sizeof(uint32_t));
-        if (level->tags == NULL || level->meta == NULL || level->fill == NULL) {
-            PyErr_NoMemory();
-            goto error;
-        }
+        geometry[2 * index] = sets;
+        geometry[2 * index + 1] = ways;
     }
-    self->line_shift = -1;
-    for (int shift = 0; shift < 64; shift++) {
-        if (self->line_bytes == (uint64_t)1 << shift) {
-            self->line_shift = shift;
-            break;
-        }
+    layout = chain_layout(geometry, depth, line_bytes);
+    if (layout == NULL) {
+        goto error;
     }
+    self->tree = (Tree *)Tree_new(&Tree_type, layout, NULL);
+    if (self->tree == NULL) {
+        goto error;
+    }
+    self->depth = depth;
+    PyMem_Free(geometry);
+    Py_DECREF(layout);
     Py_DECREF(levels);
     return 0;
 
 error:
-    free_state(self);
+    PyMem_Free(geometry);
+    Py_XDECREF(layout);
     Py_DECREF(levels);
     return -1;
 }
@@ -456,6 +183,58 @@ check_ready(Hierarchy *self)
         return -1;
     }
     return 0;
+}
+
+/* The line of an access's address, a non-negative int that is not a bool (else ERR_ADDRESS);
+ * 0 on success. (The tree's runs also take other integers through __index__; the chain's
+ * reference takes ints only.) */
+static int
+access_line(Hierarchy *self, PyObject *address, uint64_t *line)
+{
+    int found = LINE_NEGATIVE;
+    if (PyLong_Check(address) && !PyBool_Check(address)) {
+        found = line_of_value(self->tree->line_bytes, self->tree->line_shift, address, line);
+    }
+    switch (found) {
+    case LINE_FITS:
+        return 0;
+    case LINE_NEGATIVE:
+        address_error(address);
+        return -1;
+    case LINE_TOO_LARGE:
+        PyErr_Format(PyExc_OverflowError, ERR_LINE_RANGE, address);
+        return -1;
+    default:
+        return -1;
+    }
+}
+
+/* Whether reading the truth of `flag` runs no Python code. */
+static inline int
+plain_flag(PyObject *flag)
+{
+    return flag == Py_True || flag == Py_False || flag == Py_None || PyLong_CheckExact(flag);
+}
+
+/* One access of `line` whose flag's truth may run Python code (which may use this hierarchy):
+ * read it after the access, as the reference does (it marks the innermost copy after the
+ * fills), then mark level 0's copy modified when it is true; return the serving level, or -1
+ * with an error set. */
+static Py_ssize_t
+access_then_write(Hierarchy *self, uint64_t line, PyObject *is_write)
+{
+    Tree *tree = self->tree;
+    int served = tree_access(tree, 0, line, 0);
+    self->busy++;
+    int write = PyObject_IsTrue(is_write);
+    self->busy--;
+    if (write < 0) {
+        return -1;
+    }
+    if (write) {
+        tree_receive(tree, 0, line);
+    }
+    return served;
 }
 
 PyDoc_STRVAR(access_doc,
@@ -493,71 +272,21 @@ Hierarchy_access(Hierarchy *self, PyObject *const *args, Py_ssize_t nargs, PyObj
     if (check_ready(self) < 0) {
         return NULL;
     }
-    uint64_t line, *innermost;
+    uint64_t line;
     if (access_line(self, address, &line) < 0) {
         return NULL;
     }
-    Py_ssize_t served = read_line(self, line, &innermost);
-    self->busy++;
-    int failed = finish_access(self, line, innermost, is_write);
-    self->busy--;
-    if (failed) {
-        return NULL;
+    Py_ssize_t served;
+    if (plain_flag(is_write)) {
+        served = tree_access(self->tree, 0, line, PyObject_IsTrue(is_write));
+    }
+    else {
+        served = access_then_write(self, line, is_write);
+        if (served < 0) {
+            return NULL;
+        }
     }
     return PyLong_FromSsize_t(served);
-}
-
-/* Unpack `item` into two new references as `a, b = item` does, with CPython's messages. */
-static int
-unpack_pair(PyObject *item, PyObject **first, PyObject **second)
-{
-    if (PyTuple_CheckExact(item) && PyTuple_GET_SIZE(item) == 2) {
-        *first = Py_NewRef(PyTuple_GET_ITEM(item, 0));
-        *second = Py_NewRef(PyTuple_GET_ITEM(item, 1));
-        return 0;
-    }
-    PyObject *iterator = PyObject_GetIter(item);
-    if (iterator == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError) && Py_TYPE(item)->tp_iter == NULL &&
-            !PySequence_Check(item)) {
-            PyErr_Format(PyExc_TypeError, "cannot unpack non-iterable %.200s object",
-                         Py_TYPE(item)->tp_name);
-        }
-        return -1;
-    }
-    PyObject *values[2] = {NULL, NULL};
-    int got = 0;
-    for (; got < 2; got++) {
-        values[got] = PyIter_Next(iterator);
-        if (values[got] == NULL) {
-            break;
-        }
-    }
-    if (got < 2) {
-        if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_ValueError, "not enough values to unpack (expected 2, got %d)", got);
-        }
-        goto error;
-    }
-    PyObject *extra = PyIter_Next(iterator);
-    if (extra != NULL) {
-        Py_DECREF(extra);
-        PyErr_SetString(PyExc_ValueError, "too many values to unpack (expected 2)");
-        goto error;
-    }
-    if (PyErr_Occurred()) {
-        goto error;
-    }
-    Py_DECREF(iterator);
-    *first = values[0];
-    *second = values[1];
-    return 0;
-
-error:
-    Py_XDECREF(values[0]);
-    Py_XDECREF(values[1]);
-    Py_DECREF(iterator);
-    return -1;
 }
 
 PyDoc_STRVAR(run_pairs_doc,
@@ -575,6 +304,9 @@ Hierarchy_run_pairs(Hierarchy *self, PyObject *stream)
         return NULL;
     }
     self->busy++;
+    Tree *tree = self->tree;
+    LeafRun run;
+    leaf_run_start(tree, &run, 0);
     PyObject *item;
     uint64_t done = 0;
     while ((item = PyIter_Next(iterator)) != NULL) {
@@ -584,15 +316,26 @@ Hierarchy_run_pairs(Hierarchy *self, PyObject *stream)
         if (failed) {
             break;
         }
-        uint64_t line, *innermost;
+        uint64_t line;
         failed = access_line(self, address, &line);
         if (!failed) {
-            Py_ssize_t served = read_line(self, line, &innermost);
-            failed = finish_access(self, line, innermost, is_write);
-            /* The reference's L1 fast path (an exact int hitting level 0) reads is_write before
-             * it counts the hit; its other accesses are counted before. */
-            if (failed && served == 0 && PyLong_CheckExact(address)) {
-                self->served[0]--;
+            if (plain_flag(is_write)) {
+                tree_step(tree, &run, line, PyObject_IsTrue(is_write));
+            }
+            else {
+                int served = tree_access(tree, 0, line, 0);
+                int write = PyObject_IsTrue(is_write);
+                if (write > 0) {
+                    tree_receive(tree, 0, line);
+                }
+                /* The reference's L1 fast path (an exact int hitting level 0) reads is_write
+                 * before it counts the hit; its other accesses are counted before. */
+                failed = write < 0;
+                if (failed && served == 0 && PyLong_CheckExact(address)) {
+                    tree->accesses[0]--;
+                    tree->hits[0]--;
+                    tree->access_count--;
+                }
             }
         }
         Py_DECREF(address);
@@ -601,89 +344,13 @@ Hierarchy_run_pairs(Hierarchy *self, PyObject *stream)
             break;
         }
     }
+    leaf_run_end(tree, &run);
     self->busy--;
     Py_DECREF(iterator);
     if (PyErr_Occurred()) {
         return NULL;
     }
     Py_RETURN_NONE;
-}
-
-/* How a bulk buffer's items read: their size and whether they are signed. */
-typedef struct {
-    Py_buffer view;
-    int is_signed;
-} Items;
-
-static int
-items_open(PyObject *object, const char *name, Items *items)
-{
-    if (PyObject_GetBuffer(object, &items->view, PyBUF_STRIDED_RO | PyBUF_FORMAT) < 0) {
-        return -1;
-    }
-    const char *format = items->view.format;
-    if (format[0] == '@') {
-        format++;
-    }
-    Py_ssize_t size = items->view.itemsize;
-    if (items->view.ndim != 1 || format[0] == '\0' || format[1] != '\0' ||
-        strchr("bBhHiIlLqQnN?", format[0]) == NULL ||
-        !(size == 1 || size == 2 || size == 4 || size == 8)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s must be a one-dimensional buffer of native integers, got format %s "
-                     "with %d dimensions",
-                     name, items->view.format, items->view.ndim);
-        PyBuffer_Release(&items->view);
-        return -1;
-    }
-    items->is_signed = strchr("bhilqn", format[0]) != NULL;
-    return 0;
-}
-
-/* Item `index` of a buffer opened by items_open, as an unsigned value; *negative is set when a
- * signed item is below zero (its value is then that signed item, cast). */
-static inline uint64_t
-item_at(const Items *items, Py_ssize_t index, int *negative)
-{
-    const char *at = (const char *)items->view.buf + index * items->view.strides[0];
-    int64_t value;
-    switch (items->view.itemsize) {
-    case 1:
-        if (!items->is_signed) {
-            return *(const uint8_t *)at;
-        }
-        value = *(const int8_t *)at;
-        break;
-    case 2: {
-        uint16_t raw;
-        memcpy(&raw, at, 2);
-        if (!items->is_signed) {
-            return raw;
-        }
-        value = (int16_t)raw;
-        break;
-    }
-    case 4: {
-        uint32_t raw;
-        memcpy(&raw, at, 4);
-        if (!items->is_signed) {
-            return raw;
-        }
-        value = (int32_t)raw;
-        break;
-    }
-    default: {
-        uint64_t raw;
-        memcpy(&raw, at, 8);
-        if (!items->is_signed) {
-            return raw;
-        }
-        value = (int64_t)raw;
-        break;
-    }
-    }
-    *negative = value < 0;
-    return (uint64_t)value;
 }
 
 PyDoc_STRVAR(run_buffers_doc,
@@ -696,66 +363,17 @@ static PyObject *
 Hierarchy_run_buffers(Hierarchy *self, PyObject *args, PyObject *kwds)
 {
     static char *keywords[] = {"addresses", "writes", NULL};
-    PyObject *addresses_arg, *writes_arg = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:run_buffers", keywords, &addresses_arg,
-                                     &writes_arg)) {
+    PyObject *addresses, *writes = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:run_buffers", keywords, &addresses,
+                                     &writes)) {
         return NULL;
     }
     if (check_ready(self) < 0) {
         return NULL;
     }
-    Items addresses, writes;
-    int with_writes = writes_arg != Py_None;
-    if (items_open(addresses_arg, "addresses", &addresses) < 0) {
-        return NULL;
-    }
-    if (with_writes && items_open(writes_arg, "writes", &writes) < 0) {
-        PyBuffer_Release(&addresses.view);
-        return NULL;
-    }
-    Py_ssize_t count = addresses.view.shape[0];
-    PyObject *result = NULL;
     self->busy++; /* a signal handler may run Python code */
-    if (with_writes && writes.view.shape[0] != count) {
-        PyErr_Format(PyExc_ValueError,
-                     "addresses and writes must have the same length, got %zd and %zd", count,
-                     writes.view.shape[0]);
-        goto done;
-    }
-    int line_shift = self->line_shift;
-    uint64_t line_bytes = self->line_bytes;
-    for (Py_ssize_t index = 0; index < count; index++) {
-        int negative = 0;
-        uint64_t address = item_at(&addresses, index, &negative);
-        if (negative) {
-            PyObject *value = PyLong_FromLongLong((long long)(int64_t)address);
-            if (value != NULL) {
-                address_error(value);
-                Py_DECREF(value);
-            }
-            goto done;
-        }
-        uint64_t line = line_shift >= 0 ? address >> line_shift : address / line_bytes;
-        uint64_t *innermost;
-        read_line(self, line, &innermost);
-        if (with_writes) {
-            int ignored;
-            if (item_at(&writes, index, &ignored)) {
-                *innermost |= 1;
-            }
-        }
-        if (((uint64_t)index & SIGNAL_CHECK_MASK) == SIGNAL_CHECK_MASK && PyErr_CheckSignals() < 0) {
-            goto done;
-        }
-    }
-    result = Py_NewRef(Py_None);
-
-done:
+    PyObject *result = tree_run_buffers(self->tree, 0, addresses, writes);
     self->busy--;
-    PyBuffer_Release(&addresses.view);
-    if (with_writes) {
-        PyBuffer_Release(&writes.view);
-    }
     return result;
 }
 
@@ -806,11 +424,11 @@ lookup(Hierarchy *self, PyObject *const *args, Py_ssize_t nargs, const char *nam
         return -1;
     }
     uint64_t line;
-    int found = line_of_int(self, address, &line);
+    int found = line_of_value(self->tree->line_bytes, self->tree->line_shift, address, &line);
     if (found != LINE_FITS) {
         return found == LINE_ERROR ? -1 : 0;
     }
-    Level *level = &self->levels[index];
+    Level *level = &self->tree->caches[index];
     uint64_t set = set_of(level, line);
     Py_ssize_t slot = find(level, set, line);
     if (slot < 0) {
@@ -850,24 +468,6 @@ Hierarchy_is_dirty(Hierarchy *self, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(found && (meta & 1));
 }
 
-static PyObject *
-counter_list(const uint64_t *values, Py_ssize_t count)
-{
-    PyObject *list = PyList_New(count);
-    if (list == NULL) {
-        return NULL;
-    }
-    for (Py_ssize_t index = 0; index < count; index++) {
-        PyObject *value = PyLong_FromUnsignedLongLong(values[index]);
-        if (value == NULL) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, index, value);
-    }
-    return list;
-}
-
 PyDoc_STRVAR(counters_doc,
 "counters() -> (served, evictions, writebacks, back_invalidations)\n\n"
 "Return the raw counters as lists: accesses served per level with memory last, then per level\n"
@@ -880,10 +480,18 @@ Hierarchy_counters(Hierarchy *self, PyObject *Py_UNUSED(ignored))
         return NULL;
     }
     Py_ssize_t depth = self->depth;
-    PyObject *served = counter_list(self->served, depth + 1);
-    PyObject *evictions = counter_list(self->evictions, depth);
-    PyObject *writebacks = counter_list(self->writebacks, depth);
-    PyObject *back_invalidations = counter_list(self->back_invalidations, depth);
+    Tree *tree = self->tree;
+    PyObject *served = counter_list(tree->hits, depth);
+    if (served != NULL) {
+        PyObject *memory = PyLong_FromUnsignedLongLong(tree->memory_reads);
+        if (memory == NULL || PyList_Append(served, memory) < 0) {
+            Py_CLEAR(served);
+        }
+        Py_XDECREF(memory);
+    }
+    PyObject *evictions = counter_list(tree->evictions, depth);
+    PyObject *writebacks = counter_list(tree->writebacks, depth);
+    PyObject *back_invalidations = counter_list(tree->invalidations, depth);
     PyObject *result = NULL;
     if (served != NULL && evictions != NULL && writebacks != NULL && back_invalidations != NULL) {
         result = PyTuple_Pack(4, served, evictions, writebacks, back_invalidations);

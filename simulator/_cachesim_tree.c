@@ -1,7 +1,9 @@
-/* simulator._cachesim: a tree of caches with an optional MESI directory (the simulation).
+/* simulator._cachesim: a tree of caches with an optional MESI directory (the simulation), the
+ * one core that both Python types run on (a chain is a tree: see chain_access).
  *
  * Python reference: simulator/models/coherence.py PythonCacheTree.
- * Differential test: tests/simulator/models/test_coherence_speedups.py.
+ * Differential test: tests/simulator/models/test_coherence_speedups.py (which includes a chain)
+ * and tests/simulator/models/test_cache_speedups.py (the chain through `Hierarchy`).
  *
  * Compiled as one translation unit: simulator/_cachesim.c includes the parts in order, so the
  * compiler still inlines across them; a part uses what the parts before it define.
@@ -14,21 +16,15 @@
  * every rule); each function below carries the name of the method it mirrors, and performs the
  * same steps in the same order, so that the counters, contents and directory agree after any
  * sequence of calls and the summed latency is bit-identical: every float is added in the order
- * the reference adds it (fp-contract is off so that no multiply-add is fused).
+ * the reference adds it (_cachesim.h turns fp-contract off so that no multiply-add is fused).
  *
- * Caches are Levels as above (one LRU clock for the whole tree). The directory is an
+ * Caches are Levels (_cachesim_common.c; one LRU clock for the whole tree). The directory is an
  * open-addressing hash table from line number to a MESI state and a bit set of the agents (the
  * directory cache's children) holding the line; the reference's {agent: state} dict always has
  * one holder in any state or several in S, which is what one state and a bit set say. Its
  * entries are the lines the agents' top caches hold, so the table never grows past twice their
  * capacity. Line transfers are a (caches + 1)^2 matrix (index 0 = memory) with the links in
  * order of first use. */
-
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
 
 #define TREE_MAX_CACHES 1024 /* the link matrix grows with the square; beyond, Python runs */
 
@@ -84,10 +80,15 @@ typedef struct {
     int *agent_tops; /* k -> top cache */
     int agents;
     int directory; /* -1 without one */
+    int chain;     /* the tree is a chain: see chain_access */
+    uint32_t *chain_links; /* a chain's per position: [2p] the link of a fill, from the next
+                            * position (or memory); [2p + 1] of a write-back to it */
     int *child_start, *child_list;
     int *leaf_index; /* per cache: its index among the leaves, -1 */
     int leaves;
     int *path_start, *path_list;       /* per leaf index: the path, leaf first */
+    double *path_latency; /* parallel to path_list: the latency of an access that the cache at
+                           * that position serves, summed from the leaf in the reference's order */
     int *private_start, *private_list; /* per leaf index: the private path */
     int *top_position;                 /* per leaf index: the agent's top in the path, -1 */
     double memory_latency;
@@ -221,12 +222,23 @@ dir_drop_holder(Directory *dir, Py_ssize_t at, int slot)
 /* -- the simulation ------------------------------------------------------------------------- */
 
 static inline void
+tree_link_at(Tree *self, uint32_t index)
+{
+    if (self->links[index]++ == 0) {
+        self->link_order[self->links_used++] = index;
+    }
+}
+
+static inline uint32_t
+link_index(const Tree *self, int from, int to)
+{
+    return (uint32_t)((from + 1) * (self->count + 1) + (to + 1));
+}
+
+static inline void
 tree_link(Tree *self, int from, int to)
 {
-    uint64_t index = (uint64_t)(from + 1) * (uint64_t)(self->count + 1) + (uint64_t)(to + 1);
-    if (self->links[index]++ == 0) {
-        self->link_order[self->links_used++] = (uint32_t)index;
-    }
+    tree_link_at(self, link_index(self, from, to));
 }
 
 static inline Py_ssize_t
@@ -612,22 +624,147 @@ tree_agent_miss(Tree *self, const int *path, int length, int top_position, uint6
     return latency;
 }
 
-/* _access: one access entering at leaf number `leaf` (everything but the fast-path hits). */
+/* -- the chain ------------------------------------------------------------------------------ */
+
+/* A chain is a tree whose one leaf's path holds every cache, each writing back, with no
+ * directory: each cache has one child at most, the cache before it in the path. The functions
+ * below are _evict, _install_down and _access for such a tree, walking the path by position
+ * where the tree's walk goes through the children's lists and a stack; they make the same
+ * changes and count the same things in the same order (the reference's own, unspecialised
+ * code, and the tree's functions above, serve every other tree). */
+
+/* _evict of a victim leaving the cache at `position` of a chain's path. */
 static void
+chain_evict(Tree *self, const int *path, int length, int position, uint64_t victim, int dirty)
+{
+    int cache = path[position];
+    /* The children's walk: the copies inside, innermost last; a cache without the line holds
+     * none inside it (inclusion), so the walk stops there, as the tree's does. */
+    for (int inner = position - 1; inner >= 0; inner--) {
+        int was_dirty = tree_remove(self, path[inner], victim);
+        if (was_dirty < 0) {
+            break;
+        }
+        self->invalidations[path[inner]]++;
+        if (was_dirty) {
+            self->writebacks[path[inner]]++;
+            tree_link(self, path[inner], cache);
+            dirty = 1;
+        }
+    }
+    if (dirty) {
+        self->writebacks[cache]++;
+        tree_link_at(self, self->chain_links[2 * position + 1]);
+        if (position + 1 < length) {
+            int parent = path[position + 1];
+            uint64_t *meta; /* _receive: the parent writes back, so it keeps the line */
+            if (tree_find(self, parent, victim, &meta) >= 0) {
+                *meta |= 1;
+            }
+        }
+        else {
+            self->memory_writes++;
+        }
+    }
+}
+
+/* _install_down on a chain: install `line` at positions start, ..., 0, outermost first, each
+ * from the position after it (or memory); return the leaf's meta word. */
+static uint64_t *
+chain_install_down(Tree *self, const int *path, int length, int start, uint64_t line)
+{
+    uint64_t *meta = NULL;
+    for (int position = start; position >= 0; position--) {
+        int cache = path[position];
+        tree_link_at(self, self->chain_links[2 * position]);
+        Level *level = &self->caches[cache];
+        uint64_t set = set_of(level, line);
+        uint64_t base = set * level->ways;
+        uint64_t *tags = level->tags + base;
+        meta = level->meta + base;
+        uint32_t count = level->fill[set];
+        uint32_t slot;
+        if (count >= level->ways) {
+            slot = lru_slot(meta, count);
+            self->evictions[cache]++;
+            int victim_dirty = (int)(meta[slot] & 1);
+            if (victim_dirty || position > 0) { /* position 0, the leaf, has no child */
+                chain_evict(self, path, length, position, tags[slot], victim_dirty);
+            }
+        }
+        else {
+            slot = count;
+            level->fill[set] = count + 1;
+        }
+        tags[slot] = line;
+        meta += slot;
+        *meta = ++self->clock << 1;
+    }
+    return meta;
+}
+
+/* _access on a chain (the non-coherent case of tree_access) whose caches before position
+ * `first` are known not to hold the line; return the serving position, the path's length for
+ * memory. */
+static int
+chain_access(Tree *self, uint64_t line, int is_write, int first)
+{
+    self->access_count++;
+    const int *path = self->path_list;
+    int length = self->path_start[1];
+    int served = length;
+    uint64_t *meta = NULL;
+    for (int position = 0; position < first; position++) { /* known to miss */
+        self->accesses[path[position]]++;
+        self->misses[path[position]]++;
+    }
+    for (int position = first; position < length; position++) {
+        int cache = path[position];
+        self->accesses[cache]++;
+        if (tree_find(self, cache, line, &meta) >= 0) {
+            *meta = (++self->clock << 1) | (*meta & 1);
+            self->hits[cache]++;
+            served = position;
+            break;
+        }
+        self->misses[cache]++;
+    }
+    double latency = self->path_latency[served < length ? served : length - 1];
+    if (served == length) {
+        latency += self->memory_latency;
+        self->memory_reads++;
+        meta = chain_install_down(self, path, length, length - 1, line);
+    }
+    else if (served) {
+        meta = chain_install_down(self, path, length, served - 1, line);
+    }
+    if (is_write) {
+        *meta |= 1; /* _receive at the leaf, which writes back: its copy, installed last */
+    }
+    self->latency_sum += latency;
+    return served;
+}
+
+/* _access: one access entering at leaf number `leaf` (everything but the fast-path hits);
+ * return the position in the leaf's path of the cache that served it, or the path's length
+ * when every cache it probed missed (for a chain: the level index, depth for memory, that
+ * `Hierarchy.access` returns). */
+static int
 tree_access(Tree *self, int leaf, uint64_t line, int is_write)
 {
+    if (self->chain) {
+        return chain_access(self, line, is_write, 0);
+    }
     self->access_count++;
     const int *path = self->path_list + self->path_start[leaf];
     int length = self->path_start[leaf + 1] - self->path_start[leaf];
     int top_position = self->top_position[leaf];
     int coherent = top_position >= 0;
     int limit = coherent ? top_position + 1 : length;
-    double latency = 0.0;
     int served = limit;
     for (int position = 0; position < limit; position++) {
         int cache = path[position];
         self->accesses[cache]++;
-        latency += self->latency[cache];
         uint64_t *meta;
         if (tree_find(self, cache, line, &meta) >= 0) {
             *meta = (++self->clock << 1) | (*meta & 1);
@@ -637,6 +774,9 @@ tree_access(Tree *self, int leaf, uint64_t line, int is_write)
         }
         self->misses[cache]++;
     }
+    /* the probes' latencies, added in the same order as the reference adds them one by one */
+    int probed = served < limit ? served : limit - 1;
+    double latency = self->path_latency[self->path_start[leaf] + probed];
     if (!coherent) {
         if (served == limit) {
             latency += self->memory_latency;
@@ -670,6 +810,7 @@ tree_access(Tree *self, int leaf, uint64_t line, int is_write)
         tree_receive(self, path[0], line);
     }
     self->latency_sum += latency;
+    return served < limit ? served : length;
 }
 
 /* One run's view of its leaf: the reference's `run` locals and its count of fast hits. */
@@ -714,6 +855,10 @@ tree_step(Tree *self, LeafRun *run, uint64_t line, int is_write)
             }
         }
     }
+    if (slot < 0 && self->chain) {
+        chain_access(self, line, is_write, 1); /* the leaf has just missed */
+        return;
+    }
     tree_access(self, run->leaf, line, is_write);
 }
 
@@ -721,12 +866,18 @@ tree_step(Tree *self, LeafRun *run, uint64_t line, int is_write)
  * a random trace misses the host's caches at every level, and a bulk run knows its next
  * addresses. Changes nothing simulated. */
 #define PREFETCH_DISTANCE 8
+/* A cache of fewer lines has at most 32 KiB of tags, which the host's own caches keep close
+ * anyway: it is not prefetched, as the prefetch would cost more than it saves. */
+#define PREFETCH_MIN_LINES 4096
 
 static inline void
 tree_prefetch(Tree *self, const LeafRun *run, uint64_t line)
 {
     for (int position = 0; position < run->length; position++) {
         const Level *level = &self->caches[run->path[position]];
+        if (level->sets * level->ways < PREFETCH_MIN_LINES) {
+            continue;
+        }
         uint64_t base = set_of(level, line) * level->ways;
         __builtin_prefetch(level->tags + base);
         __builtin_prefetch(level->meta + base);

@@ -22,14 +22,14 @@ Tree_dealloc(Tree *self)
         PyMem_Free(self->caches);
     }
     void *arrays[] = {
-        self->latency,      self->top_depth,    self->parent,        self->write_back,
-        self->role,         self->evict_duty,   self->agent_of,      self->agent_slot,
-        self->agent_tops,   self->child_start,  self->child_list,    self->leaf_index,
-        self->path_start,   self->path_list,    self->private_start, self->private_list,
-        self->top_position, self->accesses,     self->hits,          self->misses,
-        self->evictions,    self->writebacks,   self->invalidations, self->links,
-        self->link_order,   self->dir.slots,
-        self->stack,        self->sharers,      self->order,
+        self->latency,      self->top_depth,     self->parent,        self->write_back,
+        self->role,         self->evict_duty,    self->agent_of,      self->agent_slot,
+        self->agent_tops,   self->child_start,   self->child_list,    self->leaf_index,
+        self->path_start,   self->path_list,     self->path_latency,  self->private_start,
+        self->private_list, self->top_position,  self->accesses,      self->hits,
+        self->misses,       self->evictions,     self->writebacks,    self->invalidations,
+        self->links,        self->link_order,    self->dir.slots,     self->chain_links,
+        self->stack,        self->sharers,       self->order,
     };
     for (size_t index = 0; index < sizeof(arrays) / sizeof(arrays[0]); index++) {
         PyMem_Free(arrays[index]);
@@ -114,6 +114,7 @@ Tree_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->leaf_index = PyMem_Calloc(n, sizeof(int));
     self->path_start = PyMem_Calloc(n + 1, sizeof(int));
     self->path_list = PyMem_Calloc(n * n, sizeof(int));
+    self->path_latency = PyMem_Calloc(n * n, sizeof(double));
     self->private_start = PyMem_Calloc(n + 1, sizeof(int));
     self->private_list = PyMem_Calloc(n * n, sizeof(int));
     self->top_position = PyMem_Calloc(n, sizeof(int));
@@ -131,7 +132,8 @@ Tree_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         self->evict_duty == NULL || self->agent_of == NULL || self->agent_slot == NULL ||
         self->agent_tops == NULL || self->child_start == NULL || self->child_list == NULL ||
         self->leaf_index == NULL || self->path_start == NULL || self->path_list == NULL ||
-        self->private_start == NULL || self->private_list == NULL || self->top_position == NULL ||
+        self->path_latency == NULL || self->private_start == NULL || self->private_list == NULL ||
+        self->top_position == NULL ||
         self->accesses == NULL || self->hits == NULL || self->misses == NULL ||
         self->evictions == NULL || self->writebacks == NULL || self->invalidations == NULL ||
         self->links == NULL || self->link_order == NULL || self->stack == NULL) {
@@ -265,6 +267,33 @@ Tree_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             goto error;
         }
         self->top_position[index] = top_position;
+        double *latency = self->path_latency + self->path_start[index];
+        double sum = 0.0;
+        for (int at = 0; at < length; at++) {
+            sum += self->latency[chain[at]];
+            latency[at] = sum;
+        }
+    }
+    /* A chain (see chain_access): one leaf whose path holds every cache, no directory, and
+     * every cache plain and writing back. */
+    self->chain = directory < 0 && self->leaves == 1 && self->path_start[1] == self->count;
+    for (int index = 0; index < self->count; index++) {
+        if (!self->write_back[index] || self->role[index] != ROLE_PLAIN) {
+            self->chain = 0;
+        }
+    }
+    if (self->chain) {
+        const int *path = self->path_list;
+        self->chain_links = PyMem_Calloc(2 * n, sizeof(uint32_t));
+        if (self->chain_links == NULL) {
+            PyErr_NoMemory();
+            goto error;
+        }
+        for (int position = 0; position < self->count; position++) {
+            int next = position + 1 < self->count ? path[position + 1] : MEMORY;
+            self->chain_links[2 * position] = link_index(self, next, path[position]);
+            self->chain_links[2 * position + 1] = link_index(self, path[position], next);
+        }
     }
     /* The directory lists the lines the agents' top caches hold: at most agent_lines. */
     self->dir.words = self->agents > 0 ? (self->agents + 63) / 64 : 1;
@@ -481,27 +510,14 @@ Tree_run_lists(Tree *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(tree_run_buffers_doc,
-"run_buffers(leaf, addresses, writes=None) -> None\n\n"
-"Perform the accesses of two one-dimensional integer buffers of one length entering at\n"
-"`leaf`: address i, written when writes[i] is non-zero (None: all reads). No Python object is\n"
-"made per access; the accesses before an error count.");
-
+/* Perform the accesses of two integer buffers entering at leaf number `leaf` (writes Py_None:
+ * all reads); Tree.run_buffers and Hierarchy.run_buffers run through it. */
 static PyObject *
-Tree_run_buffers(Tree *self, PyObject *const *args, Py_ssize_t nargs)
+tree_run_buffers(Tree *self, int leaf, PyObject *addresses_arg, PyObject *writes_arg)
 {
-    if (nargs < 2 || nargs > 3) {
-        PyErr_SetString(PyExc_TypeError, "run_buffers(leaf, addresses, writes=None)");
-        return NULL;
-    }
-    int leaf = tree_leaf(self, args[0]);
-    if (leaf < 0) {
-        return NULL;
-    }
-    PyObject *writes_arg = nargs > 2 ? args[2] : Py_None;
     Items addresses, writes;
     int with_writes = writes_arg != Py_None;
-    if (items_open(args[1], "addresses", &addresses) < 0) {
+    if (items_open(addresses_arg, "addresses", &addresses) < 0) {
         return NULL;
     }
     if (with_writes && items_open(writes_arg, "writes", &writes) < 0) {
@@ -520,17 +536,28 @@ Tree_run_buffers(Tree *self, PyObject *const *args, Py_ssize_t nargs)
     uint64_t line_bytes = self->line_bytes;
     LeafRun run;
     leaf_run_start(self, &run, leaf);
+    /* The line prefetched last: a run of accesses to one line prefetches it once. A chain is not
+     * prefetched: the look-ahead costs its hit-heavy traces more than it saves its random ones
+     * (bench/bench_cache.py measures both parts). */
+    uint64_t prefetched = UINT64_MAX;
     for (Py_ssize_t ahead = 0; ahead < PREFETCH_DISTANCE && ahead < count; ahead++) {
         int negative = 0;
         uint64_t address = item_at(&addresses, ahead, &negative);
-        tree_prefetch(self, &run, line_shift >= 0 ? address >> line_shift : address / line_bytes);
+        uint64_t line = line_shift >= 0 ? address >> line_shift : address / line_bytes;
+        if (!self->chain && line != prefetched) {
+            tree_prefetch(self, &run, line);
+            prefetched = line;
+        }
     }
     for (Py_ssize_t index = 0; index < count; index++) {
-        if (index + PREFETCH_DISTANCE < count) {
+        if (!self->chain && index + PREFETCH_DISTANCE < count) {
             int negative = 0;
             uint64_t address = item_at(&addresses, index + PREFETCH_DISTANCE, &negative);
-            tree_prefetch(self, &run,
-                          line_shift >= 0 ? address >> line_shift : address / line_bytes);
+            uint64_t line = line_shift >= 0 ? address >> line_shift : address / line_bytes;
+            if (line != prefetched) {
+                tree_prefetch(self, &run, line);
+                prefetched = line;
+            }
         }
         int negative = 0;
         uint64_t address = item_at(&addresses, index, &negative);
@@ -565,6 +592,26 @@ done:
         PyBuffer_Release(&writes.view);
     }
     return result;
+}
+
+PyDoc_STRVAR(tree_run_buffers_doc,
+"run_buffers(leaf, addresses, writes=None) -> None\n\n"
+"Perform the accesses of two one-dimensional integer buffers of one length entering at\n"
+"`leaf`: address i, written when writes[i] is non-zero (None: all reads). No Python object is\n"
+"made per access; the accesses before an error count.");
+
+static PyObject *
+Tree_run_buffers(Tree *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "run_buffers(leaf, addresses, writes=None)");
+        return NULL;
+    }
+    int leaf = tree_leaf(self, args[0]);
+    if (leaf < 0) {
+        return NULL;
+    }
+    return tree_run_buffers(self, leaf, args[1], nargs > 2 ? args[2] : Py_None);
 }
 
 PyDoc_STRVAR(tree_flush_doc,

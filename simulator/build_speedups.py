@@ -103,7 +103,13 @@ CACHESIM = Extension(
     "simulator cache core",
     "the cache simulator will use its pure-Python core",
     False,
-    parts=("_cachesim.h", "_cachesim_chain.c", "_cachesim_tree.c", "_cachesim_tree_type.c"),
+    parts=(
+        "_cachesim.h",
+        "_cachesim_common.c",
+        "_cachesim_tree.c",
+        "_cachesim_tree_type.c",
+        "_cachesim_chain.c",
+    ),
 )
 V8RESULTS = Extension(
     "_v8results",

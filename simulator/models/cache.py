@@ -235,7 +235,8 @@ class _PythonCore:
     Each set is an OrderedDict from line number to its dirty flag, least recently used
     first, so a lookup, a hit and an eviction are O(1). The core counts how many accesses
     each level served (memory last); accesses, hits and latency per level follow from those
-    counts. `simulator/_cachesim.c` implements the same core with LRU stamps.
+    counts. `simulator/_cachesim.c` implements the same core with LRU stamps, as the tree of
+    `simulator.models.coherence` whose every cache has one child (a chain is a tree).
     """
 
     __slots__ = (

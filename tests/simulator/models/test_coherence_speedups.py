@@ -121,8 +121,21 @@ def _plain(seed: int) -> list[CacheSpec]:
     ]
 
 
+def _chain(seed: int) -> list[CacheSpec]:
+    """Return a chain (every cache one child at most, all writing back, no directory): the
+    C core walks it by position (`chain_access` in simulator/_cachesim_tree.c), the shape on
+    which `CacheHierarchy` runs."""
+    rng = random.Random(seed)
+    return [
+        CacheSpec("L3", 2, 4, LINE, _latency(rng), None),
+        CacheSpec("L2", 2, 2, LINE, _latency(rng), 0),
+        CacheSpec("L1", 1, 2, LINE, _latency(rng), 1),
+    ]
+
+
 TREES: dict[str, Callable[[], tuple[list[CacheSpec], int | None]]] = {
     "plain": lambda: (_plain(1), None),
+    "chain": lambda: (_chain(5), None),
     "mesi-2": lambda: _coherent(2, 2),
     "mesi-3": lambda: _coherent(3, 3),
     "mesi-9": lambda: _coherent(9, 9),
