@@ -45,7 +45,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -58,6 +58,7 @@ from simulator.hotpath import COMPUTATION_TIME
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_compiler import (
     JS_GLOBAL_NAMES,
+    CompiledTwin,
     Refusal,
     compile_model,
     numeric_attributes,
@@ -86,6 +87,13 @@ DEFAULT_TIMEOUT_S = 1.0
 DEFAULT_MEMORY_LIMIT_BYTES = 128 * 1024 * 1024
 MAX_CONTEXTS = 32
 MAX_MEMO_ENTRIES = 200_000
+# A compiled model's memo: evaluating costs about what keeping a value does, so the memo keeps
+# the first values of a run (the repeating inputs a hit saves) and, once this full, keeps no
+# more until COMPILED_MEMO_REFRESH times as many misses have passed, then empties and refills:
+# distinct inputs stop paying for a memo they never hit, and a run whose inputs change with
+# its phases still gets its new repeats kept.
+COMPILED_MEMO_ENTRIES = 4096
+COMPILED_MEMO_REFRESH = 8
 CANCEL_GRACE_S = 5.0
 # How often a call's wait looks at its isolate's heap, and how long it waits for V8 to stop
 # once the heap is past its limit (`_Evaluator._wait`).
@@ -588,6 +596,16 @@ class ShallowFunctions:
             )
         self._cached_context: _ModelContext | None = None
         self._details: dict[object, dict[str, object]] = {}
+        # what the hot path calls on a memo miss (`computation_missed`): the compiled model's
+        # time and the memo in one frame where a bound twin answers computationTime
+        seconds = (
+            self._twin.seconds_caller(COMPUTATION_TIME)
+            if isinstance(self._twin, CompiledTwin)
+            else None
+        )
+        self.computation_missed: Callable[[object, Mapping[str, object]], float] = (
+            self._missed_general if seconds is None else self._missed_compiled(seconds)
+        )
 
     def _bound_twin(self, source_hash: str) -> JsTwin | None:
         """Return the model compiled to Python (simulator.models.js_compiler) and bound to the
@@ -665,11 +683,46 @@ class ShallowFunctions:
             return value
         return self._kept(key, self._call_uncached(function, args, params))
 
-    def computation_missed(self, key: object, params: Mapping[str, object]) -> float:
-        """Return `call("computationTime", params=params)` for params whose memo key
-        (`hotpath.memo_key`'s) the caller built and did not find in `computation_memo`: the
-        hot path's memo miss (simulator.api), its key built once."""
+    # `computation_missed(key, params)` (set in __init__): `call("computationTime",
+    # params=params)` for params whose memo key (`hotpath.memo_key`'s) the caller built and did
+    # not find in `computation_memo`: the hot path's memo miss (simulator.api), its key built
+    # once.
+    def _missed_general(self, key: object, params: Mapping[str, object]) -> float:
+        """`computation_missed` for a model V8 or a per-call twin answers."""
         return self._kept(key, self._call_uncached(COMPUTATION_TIME, (), params))
+
+    def _missed_compiled(
+        self, seconds: Callable[[Mapping[str, object]], float]
+    ) -> Callable[[object, Mapping[str, object]], float]:
+        """Return `computation_missed` for a compiled model: `seconds` (its
+        `CompiledTwin.seconds_caller`, the value checked there) kept in the memo, and V8's
+        evaluation where it declines. Nothing but the memo outlives a call: `seconds` makes
+        the call's params and budget afresh."""
+        memo = self._memo
+        evaluate = self._evaluate_call
+        unkept = 0  # misses not kept since the memo was last full (COMPILED_MEMO_ENTRIES)
+
+        def computation_missed(key: object, params: Mapping[str, object]) -> float:
+            nonlocal unkept
+            try:
+                value = seconds(params)
+            except Decline:
+                # V8's answers are dear: kept whatever the memo holds
+                value = evaluate(COMPUTATION_TIME, (), params)
+                if len(memo) >= MAX_MEMO_ENTRIES:
+                    memo.clear()
+                memo[key] = value
+                return value
+            if len(memo) < COMPILED_MEMO_ENTRIES:
+                memo[key] = value
+            else:
+                unkept += 1
+                if unkept >= COMPILED_MEMO_ENTRIES * COMPILED_MEMO_REFRESH:
+                    unkept = 0
+                    memo.clear()
+            return value
+
+        return computation_missed
 
     def _kept(self, key: object, value: float) -> float:
         """Keep `value` in the memo under `key` (emptied when full); return it."""

@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
@@ -2535,6 +2536,48 @@ class CompiledTwin(JsTwin):
             return value
         self.declines += 1
         raise Decline  # V8 reports what it is
+
+    def seconds_caller(self, function: str) -> Callable[[Mapping[str, object]], float] | None:
+        """Return `params -> function(params)` when its value is a model's time (a finite
+        double >= 0: simulator.errors.model_seconds's rule, the one check of the value), else
+        raising Decline; None when the top level runs per call (not `once`) or the source
+        does not define `function`. `call` and `model_seconds` in one frame: the memo miss's
+        path (shallow.ShallowFunctions.computation_missed) calls it for every distinct input."""
+        bound = self._bound
+        if bound is None:
+            return None
+        exports, budget = bound
+        fn = exports.get(function)
+        if fn is None:
+            return None
+        plain = _PLAIN_TYPES
+        largest = sys.float_info.max
+
+        def seconds(params: Mapping[str, object]) -> float:
+            try:
+                if type(params) is dict and "__proto__" not in params:
+                    for key, item in params.items():
+                        if type(key) is not str or type(item) not in plain:
+                            values = call_params(params)
+                            break
+                    else:
+                        values = JSParams(params)
+                else:
+                    values = call_params(params)
+                budget[0] = STEP_BUDGET
+                value = fn(values)
+            except Exception:  # Decline, an ArithmeticError, the budget: V8 answers
+                self.declines += 1
+                raise Decline from None
+            if type(value) is float:
+                # NaN fails both comparisons; a value outside is V8's to report (its error)
+                if 0.0 <= value <= largest:
+                    return value
+                raise Decline
+            self.declines += 1
+            raise Decline  # V8 reports what it is
+
+        return seconds
 
     def detail(self, function: str, params: Mapping[str, object]) -> dict[str, object]:
         value = self._run(function, (), params)
