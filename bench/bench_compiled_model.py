@@ -8,11 +8,11 @@ round, median per call:
   memo, and `ShallowFunctions.computation_missed(key, params)` (the compiled model, the one
   check of its value, the memo's keeping);
 - `miss, general path`: the same with `ShallowFunctions._missed_general`, the path every
-  other model takes (twin's `call`, `model_seconds`, the memo kept at every miss): the
-  *before* of the compiled model's one-frame miss, in the same rounds;
+  other model takes (twin's `call`, `model_seconds`, the memo kept at every miss), in the
+  same rounds;
 - `call`: `ShallowFunctions.call` (the memo's key built from the function's name too);
 - the parts of `miss`: `key` (the key alone), `key + lookup`, `seconds` (the compiled model
-  and the check of its value, `CompiledTwin.seconds_caller`), `model function` (the generated
+  and the check of its value, `CompiledTwin.missed_caller` keeping nothing), `model function` (the generated
   Python function alone, on the params object it reads);
 - `v8`: the same calls evaluated in V8 (`twin=False`: what every call of such a model cost
   before the compiler), on a twentieth of the calls;
@@ -76,7 +76,8 @@ def variants(
     """Each variant: run it on a batch of distinct params."""
     twin = functions._twin
     assert isinstance(twin, CompiledTwin), functions.fallback
-    seconds = twin.seconds_caller(COMPUTATION_TIME)
+    # the compiled model's miss keeping nothing: its value and the check of it
+    seconds = twin.missed_caller(COMPUTATION_TIME, {}, 0, 1 << 62, functions._missed_general)
     assert seconds is not None
     model = twin._bound[0][COMPUTATION_TIME] if twin._bound is not None else None
     assert model is not None
@@ -113,7 +114,7 @@ def variants(
 
     def checked(batch: Batch) -> None:
         for params in batch:
-            seconds(params)
+            seconds(None, params)
 
     def function(batch: Batch) -> None:
         for params in [JSParams(params) for params in batch]:

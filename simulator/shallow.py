@@ -596,15 +596,22 @@ class ShallowFunctions:
             )
         self._cached_context: _ModelContext | None = None
         self._details: dict[object, dict[str, object]] = {}
-        # what the hot path calls on a memo miss (`computation_missed`): the compiled model's
-        # time and the memo in one frame where a bound twin answers computationTime
-        seconds = (
-            self._twin.seconds_caller(COMPUTATION_TIME)
+        # what the hot path calls on a memo miss (`computation_missed`): where a bound twin
+        # answers computationTime, its `missed_caller` (the compiled model, the check of its
+        # value and the memo in one frame), V8 taking what it declines
+        missed = (
+            self._twin.missed_caller(
+                COMPUTATION_TIME,
+                self._memo,
+                COMPILED_MEMO_ENTRIES,
+                COMPILED_MEMO_ENTRIES * COMPILED_MEMO_REFRESH,
+                self._missed_in_v8,
+            )
             if isinstance(self._twin, CompiledTwin)
             else None
         )
         self.computation_missed: Callable[[object, Mapping[str, object]], float] = (
-            self._missed_general if seconds is None else self._missed_compiled(seconds)
+            self._missed_general if missed is None else missed
         )
 
     def _bound_twin(self, source_hash: str) -> JsTwin | None:
@@ -691,38 +698,10 @@ class ShallowFunctions:
         """`computation_missed` for a model V8 or a per-call twin answers."""
         return self._kept(key, self._call_uncached(COMPUTATION_TIME, (), params))
 
-    def _missed_compiled(
-        self, seconds: Callable[[Mapping[str, object]], float]
-    ) -> Callable[[object, Mapping[str, object]], float]:
-        """Return `computation_missed` for a compiled model: `seconds` (its
-        `CompiledTwin.seconds_caller`, the value checked there) kept in the memo, and V8's
-        evaluation where it declines. Nothing but the memo outlives a call: `seconds` makes
-        the call's params and budget afresh."""
-        memo = self._memo
-        evaluate = self._evaluate_call
-        unkept = 0  # misses not kept since the memo was last full (COMPILED_MEMO_ENTRIES)
-
-        def computation_missed(key: object, params: Mapping[str, object]) -> float:
-            nonlocal unkept
-            try:
-                value = seconds(params)
-            except Decline:
-                # V8's answers are dear: kept whatever the memo holds
-                value = evaluate(COMPUTATION_TIME, (), params)
-                if len(memo) >= MAX_MEMO_ENTRIES:
-                    memo.clear()
-                memo[key] = value
-                return value
-            if len(memo) < COMPILED_MEMO_ENTRIES:
-                memo[key] = value
-            else:
-                unkept += 1
-                if unkept >= COMPILED_MEMO_ENTRIES * COMPILED_MEMO_REFRESH:
-                    unkept = 0
-                    memo.clear()
-            return value
-
-        return computation_missed
+    def _missed_in_v8(self, key: object, params: Mapping[str, object]) -> float:
+        """`computation_missed` for what the compiled model declines: V8's value, kept in the
+        memo whatever it holds (V8's answers are dear), or V8's error."""
+        return self._kept(key, self._evaluate_call(COMPUTATION_TIME, (), params))
 
     def _kept(self, key: object, value: float) -> float:
         """Keep `value` in the memo under `key` (emptied when full); return it."""

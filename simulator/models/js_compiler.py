@@ -2652,12 +2652,25 @@ class CompiledTwin(JsTwin):
         self.declines += 1
         raise Decline  # V8 reports what it is
 
-    def seconds_caller(self, function: str) -> Callable[[Mapping[str, object]], float] | None:
-        """Return `params -> function(params)` when its value is a model's time (a finite
-        double >= 0: simulator.errors.model_seconds's rule, the one check of the value), else
-        raising Decline; None when the top level runs per call (not `once`) or the source
-        does not define `function`. `call` and `model_seconds` in one frame: the memo miss's
-        path (shallow.ShallowFunctions.computation_missed) calls it for every distinct input."""
+    def missed_caller(
+        self,
+        function: str,
+        memo: dict[object, float],
+        keep: int,
+        refresh: int,
+        declined: Callable[[object, Mapping[str, object]], float],
+    ) -> Callable[[object, Mapping[str, object]], float] | None:
+        """Return `(key, params) -> seconds`, a memo miss of `function(params)`: its value when
+        it is a model's time (a finite double >= 0: simulator.errors.model_seconds's rule,
+        the one check of the value), kept in `memo` under `key` while the memo holds fewer
+        than `keep` values; once it is full, every `refresh` misses not kept empty it to be
+        refilled. Anything else is `declined(key, params)`'s (V8's answer and error). None
+        when the top level runs per call (not `once`) or the source does not define
+        `function`.
+
+        The twin's `call`, `model_seconds` and the memo's keeping written out in one frame:
+        the hot path's miss (shallow.ShallowFunctions.computation_missed) is this function,
+        called for every distinct input."""
         bound = self._bound
         if bound is None:
             return None
@@ -2667,12 +2680,14 @@ class CompiledTwin(JsTwin):
             return None
         plain = _PLAIN_TYPES
         largest = sys.float_info.max
+        unkept = 0  # misses not kept since the memo was last full
 
-        def seconds(params: Mapping[str, object]) -> float:
+        def missed(key: object, params: Mapping[str, object]) -> float:
+            nonlocal unkept
             try:
                 if type(params) is dict and "__proto__" not in params:
-                    for key, item in params.items():
-                        if type(key) is not str or type(item) not in plain:
+                    for name, item in params.items():
+                        if type(name) is not str or type(item) not in plain:
                             values = call_params(params)
                             break
                     else:
@@ -2683,16 +2698,22 @@ class CompiledTwin(JsTwin):
                 value = fn(values)
             except Exception:  # Decline, an ArithmeticError, the budget: V8 answers
                 self.declines += 1
-                raise Decline from None
-            if type(value) is float:
-                # NaN fails both comparisons; a value outside is V8's to report (its error)
-                if 0.0 <= value <= largest:
-                    return value
-                raise Decline
-            self.declines += 1
-            raise Decline  # V8 reports what it is
+                return declined(key, params)
+            # NaN fails both comparisons; a float outside is V8's to report (its error)
+            if type(value) is float and 0.0 <= value <= largest:
+                if len(memo) < keep:
+                    memo[key] = value
+                else:
+                    unkept += 1
+                    if unkept >= refresh:
+                        unkept = 0
+                        memo.clear()
+                return value
+            if type(value) is not float:
+                self.declines += 1  # V8 reports what it is
+            return declined(key, params)
 
-        return seconds
+        return missed
 
     def detail(self, function: str, params: Mapping[str, object]) -> dict[str, object]:
         value = self._run(function, (), params)

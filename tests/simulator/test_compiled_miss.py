@@ -1,6 +1,6 @@
-"""The memo miss of a compiled model (issue 41 item 2): `CompiledTwin.seconds_caller` checks the
-value once, `ShallowFunctions.computation_missed` keeps what the memo policy says, and
-everything the compiled model does not decide goes to V8 with V8's error."""
+"""The memo miss of a compiled model (issue 41 item 2): `CompiledTwin.missed_caller` checks the
+value once and keeps what the memo policy says (it is `ShallowFunctions.computation_missed`),
+and everything the compiled model does not decide goes to V8 with V8's error."""
 
 from __future__ import annotations
 
@@ -42,11 +42,18 @@ def missed(f: ShallowFunctions, params: dict[str, object]) -> float:
     return f.computation_missed(hotpath.memo_key(COMPUTATION_TIME, (), params), params)
 
 
-def seconds_of(body: str) -> tuple[CompiledTwin, Callable[[dict[str, object]], float] | None]:
+def declined(key: object, params: object) -> float:
+    raise Decline
+
+
+def seconds_of(body: str) -> tuple[CompiledTwin, Callable[[dict[str, object]], float]]:
+    """The compiled model's miss with nothing kept and no V8: its value, or Decline."""
     f = functions(f"function computationTime(params) {{ {body} }}\n", k=1)
     twin = f._twin
     assert isinstance(twin, CompiledTwin), f.fallback
-    return twin, twin.seconds_caller(COMPUTATION_TIME)
+    missed = twin.missed_caller(COMPUTATION_TIME, {}, 0, 1, declined)
+    assert missed is not None
+    return twin, lambda params: missed(None, params)
 
 
 def test_the_miss_path_equals_the_general_path_on_random_inputs() -> None:
@@ -77,29 +84,28 @@ def test_the_miss_path_equals_the_general_path_on_random_inputs() -> None:
         ("return params.get('x').y;", True),  # a TypeError in JavaScript
     ],
 )
-def test_seconds_declines_what_is_not_a_models_time(body: str, counted: bool) -> None:
+def test_the_miss_declines_what_is_not_a_models_time(body: str, counted: bool) -> None:
     twin, seconds = seconds_of(body)
-    assert callable(seconds)
     with pytest.raises(Decline):
         seconds({"t": 2.0})
     assert twin.declines == (1 if counted else 0)
 
 
-def test_seconds_checks_the_value_as_model_seconds_does() -> None:
+def test_the_miss_checks_the_value_as_model_seconds_does() -> None:
     _twin, seconds = seconds_of("return params.t;")
-    assert callable(seconds)
     for value in (0.0, -0.0, 5e-324, 1.5, 1.7976931348623157e308):
         assert math.copysign(1, seconds({"t": value})) == math.copysign(1, model_seconds(value))
         assert seconds({"t": value}) == model_seconds(value)
     assert seconds({"t": 3}) == 3.0  # an int is the double nearest it
 
 
-def test_a_model_whose_top_level_runs_every_call_has_no_seconds_caller() -> None:
+def test_a_model_whose_top_level_runs_every_call_takes_the_general_miss() -> None:
     source = "var n = 0;\nfunction computationTime(params) { n = n + 1; return n; }\n"
     f = functions(source, k=1)
     twin = f._twin
     assert isinstance(twin, CompiledTwin) and not twin.model.once
-    assert twin.seconds_caller(COMPUTATION_TIME) is None
+    assert twin.missed_caller(COMPUTATION_TIME, {}, 1, 1, declined) is None
+    assert f.computation_missed == f._missed_general
     # no state between calls: each call sees the top level afresh
     assert [missed(f, {"t": float(i)}) for i in range(3)] == [1.0, 1.0, 1.0]
 

@@ -870,24 +870,24 @@ def test_a_miss_evaluates_its_params_once_without_building_the_key_again(
     def no_key(*args: object) -> object:
         raise AssertionError("the memo key was built a second time")
 
-    compiled_caller = CompiledTwin.seconds_caller
+    compiled_caller = CompiledTwin.missed_caller
 
     def counting_caller(
-        self: CompiledTwin, function: str
-    ) -> Callable[[Mapping[str, object]], float] | None:
-        seconds = compiled_caller(self, function)
-        if seconds is None:
+        self: CompiledTwin, function: str, *args: Any
+    ) -> Callable[[object, Mapping[str, object]], float] | None:
+        missed = compiled_caller(self, function, *args)
+        if missed is None:
             return None
 
-        def counted(params: Mapping[str, object]) -> float:
+        def counted(key: object, params: Mapping[str, object]) -> float:
             evaluated.append((function, dict(params)))
-            return seconds(params)
+            return missed(key, params)
 
         return counted
 
     monkeypatch.setattr(shallow.ShallowFunctions, "_call_uncached", counting)
-    # the compiled model's miss path (ShallowFunctions._missed_compiled) calls its caller
-    monkeypatch.setattr(CompiledTwin, "seconds_caller", counting_caller)
+    # the compiled model's miss (ShallowFunctions.computation_missed) is its missed_caller
+    monkeypatch.setattr(CompiledTwin, "missed_caller", counting_caller)
     monkeypatch.setattr(hotpath, "memo_key", no_key)
     app = "for step in range(rounds):\n    sim.computation({'t': 0.001 * (1 + rank * rounds + step)})\n"
 
