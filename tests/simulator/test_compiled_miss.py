@@ -16,6 +16,7 @@ from simulator.hotpath import COMPUTATION_TIME
 from simulator.models.js_compiler import CompiledTwin
 from simulator.models.js_twins import Decline
 from simulator.shallow import ShallowFunctions
+from tests.simulator.models.v8_outcomes import outcome
 
 EDITED = """\
 // a user's edit: a helper and a conditional
@@ -165,3 +166,31 @@ def test_what_v8_answers_at_a_miss_is_kept_even_when_the_memo_is_full(
     with pytest.raises(ModelEvaluationError):
         missed(f, declined)
     assert len(f.computation_memo) == 2
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "var seen = [];\nfunction computationTime(params) { seen.push(1); return seen.length; }\n",
+        "function computationTime(params) {\n"
+        "  computationTime.n = (computationTime.n || 0) + 1; return computationTime.n;\n}\n",
+        "function computationTime(params) { params.n = (params.n || 0) + 1; return params.n; }\n",
+        "function computationTime(params) { hw.k = hw.k + 1; return hw.k; }\n",
+        "function computationTime(params) { k = k + 1; return k; }\n",
+    ],
+)
+def test_no_state_outlives_a_miss(source: str) -> None:
+    """A model that tries to count its calls sees each miss afresh, as V8 does."""
+    compiled = functions(source, k=1)
+    in_v8 = ShallowFunctions(model_key="m", source=source, attributes={"k": 1}, twin=False)
+
+    def miss_outcome(params: dict[str, object]) -> str:
+        try:
+            return repr(missed(compiled, params))
+        except ModelEvaluationError as error:
+            return f"error: {error}"
+
+    got = [miss_outcome({"t": float(i)}) for i in range(3)]
+    expected = [outcome(in_v8, COMPUTATION_TIME, params={"t": float(i)}) for i in range(3)]
+    assert got == expected
+    assert len(set(got)) == 1
