@@ -14,6 +14,7 @@ every error it stores).
 from __future__ import annotations
 
 import math
+import sys
 
 TYPE_CHECKING = False  # not `typing` (the command line's start-up); mypy reads the name
 if TYPE_CHECKING:
@@ -171,6 +172,8 @@ def model_seconds(value: object) -> float:
     Infinity), what it returned. The one rule of a model's times: simulator.shallow checks
     each value it evaluates with it, once, and a ModelEvaluationError carries its message;
     whatever answers `ModelFunctions.call` (simulator.platform) answers times it passed."""
+    if type(value) is float and 0.0 <= value <= sys.float_info.max:  # NaN fails both
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         shown = "undefined" if type(value).__name__ == "JSUndefinedType" else repr(value)
         raise ValueError(MSG_NOT_NUMBER.format(value=shown))

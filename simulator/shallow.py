@@ -45,7 +45,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -58,6 +58,7 @@ from simulator.hotpath import COMPUTATION_TIME
 from simulator.js_names import JS_IDENTIFIER, JS_RESERVED
 from simulator.models.js_compiler import (
     JS_GLOBAL_NAMES,
+    CompiledTwin,
     Refusal,
     compile_model,
     numeric_attributes,
@@ -86,6 +87,13 @@ DEFAULT_TIMEOUT_S = 1.0
 DEFAULT_MEMORY_LIMIT_BYTES = 128 * 1024 * 1024
 MAX_CONTEXTS = 32
 MAX_MEMO_ENTRIES = 200_000
+# A compiled model's memo: evaluating costs about what keeping a value does, so the memo keeps
+# the first values of a run (the repeating inputs a hit saves) and, once this full, keeps no
+# more until COMPILED_MEMO_REFRESH times as many misses have passed, then empties and refills:
+# distinct inputs stop paying for a memo they never hit, and a run whose inputs change with
+# its phases still gets its new repeats kept.
+COMPILED_MEMO_ENTRIES = 4096
+COMPILED_MEMO_REFRESH = 8
 CANCEL_GRACE_S = 5.0
 # How often a call's wait looks at its isolate's heap, and how long it waits for V8 to stop
 # once the heap is past its limit (`_Evaluator._wait`).
@@ -588,6 +596,23 @@ class ShallowFunctions:
             )
         self._cached_context: _ModelContext | None = None
         self._details: dict[object, dict[str, object]] = {}
+        # what the hot path calls on a memo miss (`computation_missed`): where a bound twin
+        # answers computationTime, its `missed_caller` (the compiled model, the check of its
+        # value and the memo in one frame), V8 taking what it declines
+        missed = (
+            self._twin.missed_caller(
+                COMPUTATION_TIME,
+                self._memo,
+                COMPILED_MEMO_ENTRIES,
+                COMPILED_MEMO_ENTRIES * COMPILED_MEMO_REFRESH,
+                self._missed_in_v8,
+            )
+            if isinstance(self._twin, CompiledTwin)
+            else None
+        )
+        self.computation_missed: Callable[[object, Mapping[str, object]], float] = (
+            self._missed_general if missed is None else missed
+        )
 
     def _bound_twin(self, source_hash: str) -> JsTwin | None:
         """Return the model compiled to Python (simulator.models.js_compiler) and bound to the
@@ -665,11 +690,18 @@ class ShallowFunctions:
             return value
         return self._kept(key, self._call_uncached(function, args, params))
 
-    def computation_missed(self, key: object, params: Mapping[str, object]) -> float:
-        """Return `call("computationTime", params=params)` for params whose memo key
-        (`hotpath.memo_key`'s) the caller built and did not find in `computation_memo`: the
-        hot path's memo miss (simulator.api), its key built once."""
+    # `computation_missed(key, params)` (set in __init__): `call("computationTime",
+    # params=params)` for params whose memo key (`hotpath.memo_key`'s) the caller built and did
+    # not find in `computation_memo`: the hot path's memo miss (simulator.api), its key built
+    # once.
+    def _missed_general(self, key: object, params: Mapping[str, object]) -> float:
+        """`computation_missed` for a model V8 or a per-call twin answers."""
         return self._kept(key, self._call_uncached(COMPUTATION_TIME, (), params))
+
+    def _missed_in_v8(self, key: object, params: Mapping[str, object]) -> float:
+        """`computation_missed` for what the compiled model declines: V8's value, kept in the
+        memo whatever it holds (V8's answers are dear), or V8's error."""
+        return self._kept(key, self._evaluate_call(COMPUTATION_TIME, (), params))
 
     def _kept(self, key: object, value: float) -> float:
         """Keep `value` in the memo under `key` (emptied when full); return it."""

@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
@@ -1573,6 +1574,7 @@ class _Function:
         self.continue_update: tuple | None = None  # a for loop's update, run before continue
         self.return_kinds: list[str] = []
         self.declared: set[str] = set()  # Python names this function binds
+        self.body: int | None = None  # id() of its body (None: the top level)
 
     def lookup(self, name: str) -> tuple[str, _Function] | None:
         function: _Function | None = self
@@ -1644,6 +1646,13 @@ class _Writer:
         self.returns_number = returns_number
         self.proven: set[int] = set()
         self.declarations: dict[str, int] = {}  # a declared function's Python name: its body
+        # what `_lightened` reads: each declaration's parameter count, each call of a declared
+        # function by name (the caller's body, the callee, the argument count), each function
+        # written (its body: its Python name), and the bodies without a step budget
+        self.arity: dict[str, int] = {}
+        self.named_calls: list[tuple[int | None, str, int]] = []
+        self.defs: dict[int, tuple[str, list[tuple]]] = {}
+        self.leaves: set[int] = set()
         self.lines: list[str] = []
         self.counter = 0
         self.hw_members: dict[str, str] = {}
@@ -1692,6 +1701,9 @@ class _Writer:
         """Function declarations are hoisted: written before the body's statements."""
         for statement in body:
             if statement[0] == "funcdecl":
+                self.arity[function.blocks[-1][statement[1]]] = len(statement[2])
+        for statement in body:
+            if statement[0] == "funcdecl":
                 python_name = function.blocks[-1][statement[1]]
                 self.declarations[python_name] = id(statement[3])
                 self.function(function, python_name, statement[2], statement[3], indent)
@@ -1702,6 +1714,8 @@ class _Writer:
         if parent.loops:
             raise Refusal("a function made inside a loop")
         inner = _Function(parent)
+        inner.body = id(body)
+        self.defs[id(body)] = (python_name, body)
         names = []
         for param in params:
             python = self.fresh(param)
@@ -1711,7 +1725,9 @@ class _Writer:
         names.append("*_rest")
         self.emit(indent, f"def {python_name}({', '.join(names)}):")
         header = len(self.lines)
-        if not _is_leaf(body):  # a leaf (no loop, no call of a function) ends by itself
+        if _is_leaf(body):
+            self.leaves.add(id(body))
+        else:  # a leaf (no loop, no call of a function) ends by itself
             self.emit(indent + 1, "B[0] -= 1")
             self.emit(indent + 1, "if B[0] < 0: _over()")
         self.declare_body(inner, body, params, indent + 1)
@@ -2097,6 +2113,8 @@ class _Writer:
         if callee[0] == "member":
             raise Refusal("a computed method call", node[3])
         code, _ = self.expression(function, callee)
+        if callee[0] == "id" and code in self.arity:
+            self.named_calls.append((function.body, code, len(codes)))
         if code in ("_isNaN", "_isFinite"):
             return f"{code}({', '.join(codes) or 'UNDEF'})", "bool"
         if code == "_String":
@@ -2268,6 +2286,101 @@ def _is_leaf(body: list[tuple]) -> bool:
     return leaf
 
 
+def _named_call_count(body: list[tuple]) -> int | None:
+    """The calls by name (not of a builtin) in a function body that is a leaf but for them;
+    None where it has a loop, a nested function or a call of anything else (a method)."""
+    count = 0
+
+    def visit(node: object) -> bool:
+        nonlocal count
+        if isinstance(node, tuple) and node:
+            kind = node[0]
+            if kind in ("for", "while", "dowhile", "funcdecl", "func"):
+                return False
+            if kind == "call" and node[1][0] == "id" and node[1][1] not in _BUILTIN_FUNCTIONS:
+                count += 1
+                return all(visit(item) for item in node[2])
+            if kind == "call" and not _is_leaf([("expr", node)]):
+                return False
+            return all(visit(item) for item in node)
+        if isinstance(node, list):
+            return all(visit(item) for item in node)
+        return True
+
+    return count if visit(body) else None
+
+
+# A function that calls leaves by name (and nothing else that may run on) ends by itself after
+# at most this many of them: no step budget to count.
+_LEAF_CALLS_WITHOUT_BUDGET = 8
+_BUDGET_LINES = ("B[0] -= 1", "if B[0] < 0: _over()")
+_DEF = re.compile(r"(?P<indent> *)def (?P<name>v\d+_\w+)\(")
+_DECLARED_NAME = re.compile(r"\bv\d+_\w+")
+
+
+def _lightened(writer: _Writer) -> tuple[list[str], set[str]]:
+    """Return the written lines (all but the exports) with two costs of a call taken off where
+    the source shows they do nothing, and the functions without `*_rest`: `*_rest` goes from a
+    declared function that the source only ever calls by name with no more arguments than its
+    parameters (never a value, never assigned: its name occurs nowhere else; its export
+    takes any arguments: `_export`), and the step budget from a function whose only calls (by name) are of such
+    functions that are leaves, at most _LEAF_CALLS_WITHOUT_BUDGET of them."""
+    lines = writer.lines
+    uses: dict[str, int] = {}
+    for name in _DECLARED_NAME.findall("\n".join(lines)):
+        uses[name] = uses.get(name, 0) + 1
+    direct: dict[str, int] = {}
+    for _, callee, count in writer.named_calls:
+        if count <= writer.arity[callee]:
+            direct[callee] = direct.get(callee, 0) + 1
+    # (a function the source never calls keeps `*_rest`: its export, called from outside,
+    # is the function itself rather than a lambda around it)
+    only_called = {name for name, calls in direct.items() if calls and uses.get(name) == 1 + calls}
+    unbudgeted: set[str] = set()
+    for body_id, (name, body) in writer.defs.items():
+        if body_id in writer.leaves:
+            continue
+        callees = [callee for caller, callee, _ in writer.named_calls if caller == body_id]
+        if (
+            0 < len(callees) <= _LEAF_CALLS_WITHOUT_BUDGET
+            and _named_call_count(body) == len(callees)
+            and all(
+                callee in only_called and writer.declarations[callee] in writer.leaves
+                for callee in callees
+            )
+        ):
+            unbudgeted.add(name)
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        match = _DEF.match(line)
+        if match is None:
+            out.append(line)
+            continue
+        name, inner = match["name"], match["indent"] + "    "
+        if name in only_called:
+            line = line.replace("(*_rest):", "():").replace(", *_rest):", "):")
+        out.append(line)
+        if name in unbudgeted:
+            while lines[index].startswith(inner + "nonlocal "):
+                out.append(lines[index])
+                index += 1
+            if tuple(lines[index : index + 2]) == tuple(inner + text for text in _BUDGET_LINES):
+                index += 2
+    return out, only_called
+
+
+def _export(python: str, only_called: set[str], arity: dict[str, int]) -> str:
+    """The exported function of a declaration written as `python`: a caller outside (the
+    twin's call of it by name) may pass any arguments, which one without `*_rest` takes
+    through a lambda that passes its parameters' worth."""
+    if python not in only_called:
+        return python
+    return f"(lambda *a: {python}(*a[:{arity[python]}]))"
+
+
 def _assigns_function(node: Any) -> bool:
     if isinstance(node, tuple) and node:
         if node[0] == "assign" and node[3][0] == "func":
@@ -2430,7 +2543,10 @@ def _compile(source: str, global_names: frozenset[str], numeric: frozenset[str])
     )
     if not exported:
         raise Refusal("the source declares no function")
-    exports = ", ".join(f"{name!r}: {top.blocks[0][name]}" for name in exported)
+    writer.lines, only_called = _lightened(writer)
+    exports = ", ".join(
+        f"{name!r}: {_export(top.blocks[0][name], only_called, writer.arity)}" for name in exported
+    )
     writer.emit(1, f"return {{{exports}}}, B")
     prologue = [
         f"    {python} = HW.get({key!r}, UNDEF)" for key, python in writer.hw_members.items()
@@ -2535,6 +2651,69 @@ class CompiledTwin(JsTwin):
             return value
         self.declines += 1
         raise Decline  # V8 reports what it is
+
+    def missed_caller(
+        self,
+        function: str,
+        memo: dict[object, float],
+        keep: int,
+        refresh: int,
+        declined: Callable[[object, Mapping[str, object]], float],
+    ) -> Callable[[object, Mapping[str, object]], float] | None:
+        """Return `(key, params) -> seconds`, a memo miss of `function(params)`: its value when
+        it is a model's time (a finite double >= 0: simulator.errors.model_seconds's rule,
+        the one check of the value), kept in `memo` under `key` while the memo holds fewer
+        than `keep` values; once it is full, every `refresh` misses not kept empty it to be
+        refilled. Anything else is `declined(key, params)`'s (V8's answer and error). None
+        when the top level runs per call (not `once`) or the source does not define
+        `function`.
+
+        The twin's `call`, `model_seconds` and the memo's keeping written out in one frame:
+        the hot path's miss (shallow.ShallowFunctions.computation_missed) is this function,
+        called for every distinct input."""
+        bound = self._bound
+        if bound is None:
+            return None
+        exports, budget = bound
+        fn = exports.get(function)
+        if fn is None:
+            return None
+        plain = _PLAIN_TYPES
+        largest = sys.float_info.max
+        unkept = 0  # misses not kept since the memo was last full
+
+        def missed(key: object, params: Mapping[str, object]) -> float:
+            nonlocal unkept
+            try:
+                if type(params) is dict and "__proto__" not in params:
+                    for name, item in params.items():
+                        if type(name) is not str or type(item) not in plain:
+                            values = call_params(params)
+                            break
+                    else:
+                        values = JSParams(params)
+                else:
+                    values = call_params(params)
+                budget[0] = STEP_BUDGET
+                value = fn(values)
+            except Exception:  # Decline, an ArithmeticError, the budget: V8 answers
+                self.declines += 1
+                return declined(key, params)
+            # NaN fails both comparisons; a float outside is V8's to report (its error)
+            if type(value) is float and 0.0 <= value <= largest:
+                if len(memo) < keep:
+                    memo[key] = value
+                else:
+                    unkept += 1
+                    if unkept >= refresh:
+                        unkept = 0
+                        memo.clear()
+                return value
+            if type(value) is not float:
+                self.declines += 1  # V8 reports what it is
+            return declined(key, params)
+
+        return missed
 
     def detail(self, function: str, params: Mapping[str, object]) -> dict[str, object]:
         value = self._run(function, (), params)

@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -20,6 +20,7 @@ import pytest
 from simulator.api import P2P, Sim, _PythonMessageFilter, _PythonSimCore
 from simulator.engine import Engine, Mailbox, Resource, speedups
 from simulator.errors import ModelEvaluationError, UserCodeError
+from simulator.models.js_compiler import CompiledTwin
 from simulator.placement import Slot
 from simulator.platform import Message, NodeRuntime, ProcessState
 from simulator.results import PythonUsage, Timeline, Usage
@@ -790,6 +791,7 @@ def test_the_c_collectives_give_the_pure_python_result_to_the_last_digit(
 ERROR_OF = """\
 import json, sys
 from simulator.errors import ModelEvaluationError, UserCodeError
+from simulator.models.js_compiler import CompiledTwin
 from simulator.runner import run_simulation
 app, system, labels = json.loads(sys.stdin.read())
 try:
@@ -868,7 +870,24 @@ def test_a_miss_evaluates_its_params_once_without_building_the_key_again(
     def no_key(*args: object) -> object:
         raise AssertionError("the memo key was built a second time")
 
+    compiled_caller = CompiledTwin.missed_caller
+
+    def counting_caller(
+        self: CompiledTwin, function: str, *args: Any
+    ) -> Callable[[object, Mapping[str, object]], float] | None:
+        missed = compiled_caller(self, function, *args)
+        if missed is None:
+            return None
+
+        def counted(key: object, params: Mapping[str, object]) -> float:
+            evaluated.append((function, dict(params)))
+            return missed(key, params)
+
+        return counted
+
     monkeypatch.setattr(shallow.ShallowFunctions, "_call_uncached", counting)
+    # the compiled model's miss (ShallowFunctions.computation_missed) is its missed_caller
+    monkeypatch.setattr(CompiledTwin, "missed_caller", counting_caller)
     monkeypatch.setattr(hotpath, "memo_key", no_key)
     app = "for step in range(rounds):\n    sim.computation({'t': 0.001 * (1 + rank * rounds + step)})\n"
 

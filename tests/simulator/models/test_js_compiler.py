@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from typing import Any
 
@@ -602,3 +603,63 @@ def test_for_each_of_a_non_array_and_a_shadowed_object_are_left_to_v8():
         " return Object.prototype.hasOwnProperty.call({}, 'a') ? 1 : 2; }"
     )
     assert isinstance(compile_model(shadowed), Refusal)
+
+
+def _def_of(python: str, name: str) -> str:
+    """The generated def of the JavaScript function `name` (its def line and body)."""
+    lines = python.splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(rf" *def v\d+_{name}\(", line))
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start + 1
+    while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) > indent:
+        end += 1
+    return "\n".join(lines[start:end])
+
+
+LEAF_HELPER = "function h(u, w) { return u * 2 + w; }\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "x", "rest_kept", "budget_kept"),
+    [
+        # a helper only called by name, with no more arguments than its parameters
+        ("return h(params.get('x'), 1);", 2.5, False, False),
+        ("return h(h(params.get('x'), 1)) + h(3, 4);", 2.5, False, False),
+        ("return h(params.get('x'), 1, 5);", 2.5, True, True),  # an extra argument
+        ("return [1, 2].map(h)[1] + params.get('x');", 2.5, True, True),  # h as a value
+        ("var g = h; return g(params.get('x'), 9);", 2.5, True, True),  # h held elsewhere
+        ("h = s; return h(params.get('x'), 1);", 2.5, True, True),  # h assigned
+        # at most eight calls of leaves: the ninth keeps the budget
+        (" + ".join(["h(params.get('x'), 1)"] * 9).join(["return ", ";"]), 2.5, False, True),
+        ("return f(params.get('x'));", 3.0, False, True),  # f calls itself
+        ("return f(params.get('x'));", 20.0, False, True),  # ... past the step budget: V8
+        ("return s(params.get('x'));", 40.0, False, True),  # s has a loop
+    ],
+)
+def test_calls_by_name_lose_rest_and_budget_only_where_the_source_shows_it_safe(
+    body: str, x: float, rest_kept: bool, budget_kept: bool
+) -> None:
+    source = (
+        LEAF_HELPER
+        + "function f(n) { return n <= 0 ? 1 : f(n - 1) + f(n - 1); }\n"
+        + "function s(n) { var t = 0; for (var i = 0; i < n; i++) { t += i; } return t; }\n"
+        + f"function computationTime(params) {{ {body} }}\n"
+    )
+    agree(source, {}, "computationTime", (), {"x": x})
+    model = compile_model(source)
+    assert not isinstance(model, Refusal)
+    python = model.python
+    called = next((name for name in ("f", "s") if f"{name}(" in body), "h")
+    assert ("*_rest" in _def_of(python, called).splitlines()[0]) == rest_kept, python
+    assert ("B[0] -= 1" in _def_of(python, "computationTime")) == budget_kept, python
+    assert "B[0] -= 1" in _def_of(python, "f") and "B[0] -= 1" in _def_of(python, "s")
+
+
+def test_a_helper_without_rest_called_from_outside_takes_any_arguments() -> None:
+    source = LEAF_HELPER + "function computationTime(params) { return h(params.get('x'), 1); }\n"
+    model = compile_model(source)
+    assert not isinstance(model, Refusal)
+    python = model.python
+    assert "*_rest" not in _def_of(python, "h").splitlines()[0]
+    for args in [(), (1.5,), (1.5, 2.0), (1.5, 2.0, 3.0, 4.0)]:
+        agree(source, {}, "h", args, {"x": 1.0})
