@@ -44,9 +44,11 @@ from simulator.pareto import (
     pareto_flags,
     parse_constraint,
 )
+from simulator.result_metrics import SUMMARY_METRICS
 from simulator.sweep import SIGNIFICANT_DIGITS, range_count, range_error
 
 __all__ = [
+    "ERROR_ATTR",
     "METRICS_ATTR",
     "SAMPLERS",
     "STUDY_MESSAGES",
@@ -56,12 +58,16 @@ __all__ = [
     "StudySetup",
     "ask_point",
     "best_trials",
+    "check_sampler",
     "constraint_values",
     "load_study",
+    "parse_constraints",
     "parse_objectives",
     "run_study",
     "sampler_for",
     "search_space",
+    "stored_trials",
+    "study_metrics",
     "tell_metrics",
     "trial_rows",
 ]
@@ -69,6 +75,8 @@ __all__ = [
 SAMPLERS = ("auto", "tpe", "nsga2", "random")
 # Where a trial keeps its run's metrics (Optuna user attributes), for constraints and tables.
 METRICS_ATTR = "metrics"
+# Why a trial failed without a run to show it (its point was refused, its run was lost).
+ERROR_ATTR = "error"
 # Where a trial keeps its point (the values of every axis, fixed ones included).
 POINT_ATTR = "point"
 # NSGA-II's generation; Optuna's default (50) exceeds most studies' budget here, and a
@@ -232,6 +240,27 @@ def parse_constraints(
     return constraints
 
 
+def study_metrics(snapshot: Mapping[str, Any]) -> list[str]:
+    """Return the metrics a study of this system may optimise or constrain: the run-wide
+    figures of simulator.result_metrics and each node's energy and busy time."""
+    nodes = [
+        str(node.get("id"))
+        for node in snapshot.get("nodes") or []
+        if isinstance(node, Mapping) and not node.get("group")
+    ]
+    per_node = [f"{kind}.{node}" for node in nodes for kind in ("energy_j", "busy_s")]
+    return [*SUMMARY_METRICS, *per_node]
+
+
+def stored_trials(storage: str | BaseStorage, name: str) -> list[dict[str, Any]]:
+    """Return the `trial_rows` of the study `name` in `storage` (none before it is made)."""
+    try:
+        study = optuna.load_study(study_name=name, storage=storage, sampler=RandomSampler())
+    except KeyError:
+        return []
+    return trial_rows(study)
+
+
 def check_sampler(value: object, *, field: str = "sampler") -> str:
     """Return the sampler's name (empty or None: "auto"); raise StudyError otherwise."""
     if value in (None, ""):
@@ -315,11 +344,16 @@ def ask_point(study: optuna.Study, setup: StudySetup) -> tuple[int, dict[str, ob
 
 
 def tell_metrics(
-    study: optuna.Study, setup: StudySetup, number: int, metrics: Mapping[str, object] | None
+    study: optuna.Study,
+    setup: StudySetup,
+    number: int,
+    metrics: Mapping[str, object] | None,
+    *,
+    error: str | None = None,
 ) -> FrozenTrial:
-    """Tell trial `number` its run's metrics (None: the run failed or was lost): complete
-    with the objectives' values when all are finite numbers, else failed. A trial already
-    told is left as it is."""
+    """Tell trial `number` its run's metrics (None: the run failed or was lost, `error`
+    saying why where the run cannot): complete with the objectives' values when all are
+    finite numbers, else failed. A trial already told is left as it is."""
     # By number through the storage: the process that asked (a worker before a restart)
     # may be gone, and its Trial object with it.
     storage = study._storage
@@ -327,6 +361,8 @@ def tell_metrics(
     if storage.get_trial(trial_id).state.is_finished():
         return storage.get_trial(trial_id)
     trial = optuna.Trial(study, trial_id)
+    if error is not None:
+        trial.set_user_attr(ERROR_ATTR, error)
     values: list[float] | None = None
     if metrics is not None:
         trial.set_user_attr(METRICS_ATTR, dict(metrics))
@@ -348,14 +384,15 @@ def tell_metrics(
 
 
 def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
-    """Return one row per trial: number, state ("running", "complete", "fail"), point and
-    metrics (empty until told)."""
+    """Return one row per trial: number, state ("running", "complete", "fail"), point,
+    metrics (empty until told) and the error of a trial that failed without a run."""
     return [
         {
             "number": trial.number,
             "state": trial.state.name.lower(),
             "point": trial.user_attrs.get(POINT_ATTR) or {},
             "metrics": trial.user_attrs.get(METRICS_ATTR) or {},
+            "error": trial.user_attrs.get(ERROR_ATTR),
         }
         for trial in study.get_trials(deepcopy=False)
     ]
