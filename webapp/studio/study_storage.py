@@ -4,7 +4,7 @@
 scale through psycopg 3, the driver Django uses; SQLite embedded, the same file, or the same
 shared in-memory database a test run uses), so that a study's trials live beside its runs
 and survive a worker's restart with them. `optuna_storage` keeps one Optuna storage (and
-its connection pool) per URL and process.
+its connection pool) per URL and process; `close_storages` closes them.
 
 Optuna writes through its own connections: the studies' services never call it inside a
 Django transaction, which on SQLite (writes serialised, Django's transactions IMMEDIATE)
@@ -13,7 +13,6 @@ would wait on itself.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -78,14 +77,27 @@ def optuna_url(database: Mapping[str, Any]) -> str:
     raise ImproperlyConfigured(MESSAGES["engine"].format(engine=engine))
 
 
-@functools.cache
+_storages: dict[str, RDBStorage] = {}
+
+
 def _storage(url: str) -> RDBStorage:
+    if url in _storages:
+        return _storages[url]
     engine_kwargs: dict[str, Any] = {"pool_pre_ping": True}
     if url.startswith("sqlite"):
         engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
     if "mode=memory" in url:  # one connection per thread keeps a memory database alive
         engine_kwargs["poolclass"] = SingletonThreadPool
-    return RDBStorage(url, engine_kwargs=engine_kwargs)
+    _storages[url] = RDBStorage(url, engine_kwargs=engine_kwargs)
+    return _storages[url]
+
+
+def close_storages() -> None:
+    """Close every connection the studies' storages hold in this process (a test database
+    cannot be dropped while they are open) and forget the storages."""
+    for storage in _storages.values():
+        storage.engine.dispose()
+    _storages.clear()
 
 
 def optuna_storage() -> RDBStorage:

@@ -20,9 +20,16 @@ from webapp.celery import app
 from webapp.studio import dispatch, tasks
 from webapp.studio.models import Simulation, SimulationStatus, Study, Sweep
 from webapp.studio.services import studies
-from webapp.studio.study_storage import optuna_storage
+from webapp.studio.study_storage import close_storages, optuna_storage
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def storage_closed_after() -> Iterator[None]:
+    """Close the storage's connections after these tests, before the test database goes."""
+    yield
+    close_storages()
 
 
 def body(**overrides: Any) -> dict[str, Any]:
