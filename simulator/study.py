@@ -28,13 +28,7 @@ import itertools
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import optuna
-from optuna.samplers import BaseSampler, NSGAIISampler, RandomSampler, TPESampler
-from optuna.storages import BaseStorage
-from optuna.study import StudyDirection
-from optuna.trial import FrozenTrial, TrialState
+from typing import TYPE_CHECKING, Any, Literal
 
 from simulator.pareto import (
     Constraint,
@@ -46,6 +40,12 @@ from simulator.pareto import (
 )
 from simulator.result_metrics import SUMMARY_METRICS
 from simulator.sweep import SIGNIFICANT_DIGITS, range_count, range_error
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.samplers import BaseSampler
+    from optuna.storages import BaseStorage
+    from optuna.trial import FrozenTrial
 
 __all__ = [
     "ERROR_ATTR",
@@ -191,8 +191,8 @@ class Objective:
     direction: str  # "min" or "max"
 
     @property
-    def optuna_direction(self) -> StudyDirection:
-        return StudyDirection.MINIMIZE if self.direction == "min" else StudyDirection.MAXIMIZE
+    def optuna_direction(self) -> Literal["minimize", "maximize"]:
+        return "minimize" if self.direction == "min" else "maximize"
 
 
 def parse_objectives(
@@ -254,6 +254,9 @@ def study_metrics(snapshot: Mapping[str, Any]) -> list[str]:
 
 def stored_trials(storage: str | BaseStorage, name: str) -> list[dict[str, Any]]:
     """Return the `trial_rows` of the study `name` in `storage` (none before it is made)."""
+    import optuna
+    from optuna.samplers import RandomSampler
+
     try:
         study = optuna.load_study(study_name=name, storage=storage, sampler=RandomSampler())
     except KeyError:
@@ -295,6 +298,8 @@ def constraint_values(
 def sampler_for(name: str, *, seed: int, objectives: Sequence[Objective]) -> BaseSampler:
     """Return the seeded sampler `name` ("auto": TPE for one objective, NSGA-II for more).
     Both read the constraints each trial was told (`tell_metrics`)."""
+    from optuna.samplers import NSGAIISampler, RandomSampler, TPESampler
+
     if name == "auto":
         name = "tpe" if len(objectives) == 1 else "nsga2"
     if name == "tpe":
@@ -321,6 +326,8 @@ class StudySetup:
 def load_study(setup: StudySetup, *, storage: str | BaseStorage | None, name: str) -> optuna.Study:
     """Return the Optuna study `name` in `storage` (created on first use), with the setup's
     sampler: a resumed study continues from the trials its storage holds."""
+    import optuna
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     return optuna.create_study(
         storage=storage,
@@ -354,6 +361,9 @@ def tell_metrics(
     """Tell trial `number` its run's metrics (None: the run failed or was lost, `error`
     saying why where the run cannot): complete with the objectives' values when all are
     finite numbers, else failed. A trial already told is left as it is."""
+    import optuna
+    from optuna.trial import TrialState
+
     # By number through the storage: the process that asked (a worker before a restart)
     # may be gone, and its Trial object with it.
     storage = study._storage

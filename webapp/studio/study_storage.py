@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from optuna.storages import RDBStorage
-from sqlalchemy.engine import URL
-from sqlalchemy.pool import SingletonThreadPool
+
+if TYPE_CHECKING:
+    from optuna.storages import RDBStorage
 
 POSTGRESQL_ENGINES = ("django.db.backends.postgresql", "webapp.db.postgresql")
 SQLITE_ENGINE = "django.db.backends.sqlite3"
@@ -46,6 +46,8 @@ MESSAGES = {
 def optuna_url(database: Mapping[str, Any]) -> str:
     """Return the SQLAlchemy URL of the Django database settings `database` (one entry of
     DATABASES); raise ImproperlyConfigured for an engine Optuna cannot share."""
+    from sqlalchemy.engine import URL
+
     engine = database.get("ENGINE", "")
     name = str(database.get("NAME") or "")
     if engine in POSTGRESQL_ENGINES:
@@ -83,6 +85,9 @@ _storages: dict[str, RDBStorage] = {}
 def _storage(url: str) -> RDBStorage:
     if url in _storages:
         return _storages[url]
+    from optuna.storages import RDBStorage
+    from sqlalchemy.pool import SingletonThreadPool
+
     engine_kwargs: dict[str, Any] = {"pool_pre_ping": True}
     if url.startswith("sqlite"):
         engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}

@@ -80,7 +80,7 @@ def test_a_study_s_trials_run_on_both_workers_each_once(workers: list[Worker], m
     assert len(runs) == 8
     assert {run.status for run in runs} == {SimulationStatus.SUCCEEDED}
     assert all(run.attempts == 1 for run in runs)  # none run twice
-    assert sorted(run.sweep_point["trial"] for run in runs) == list(range(8))
+    assert sorted((run.sweep_point or {})["trial"] for run in runs) == list(range(8))
     assert {run.worker for run in runs} == {worker.hostname for worker in workers}
     progress = study_progress(study=Study.objects.get(pk=study.pk))
     assert (progress["done"], progress["failed"], progress["running"]) == (8, 0, 0)

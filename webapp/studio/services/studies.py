@@ -35,7 +35,6 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
-from optuna.trial import TrialState
 
 from simulator.result_metrics import result_metrics
 from simulator.study import (
@@ -343,7 +342,9 @@ def _settle(optuna_study: optuna.Study, setup: StudySetup, study: Study) -> int:
         if isinstance(child["sweep_point"], Mapping) and "trial" in child["sweep_point"]
     }
     in_flight = 0
-    for trial in optuna_study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+    for trial in optuna_study.get_trials(deepcopy=False):
+        if trial.state.is_finished():
+            continue
         run = runs.get(trial.number)
         if run is None:
             tell_metrics(optuna_study, setup, trial.number, None, error=STUDY_MESSAGES["lost"])
