@@ -147,6 +147,24 @@ def test_a_stopped_study_finishes_its_runs_and_resumes_from_its_storage(
     assert client.post(f"/api/studies/{study.pk}/resume/").status_code == 400
 
 
+def test_cancelling_a_study_s_sweep_stops_the_study(
+    client: APIClient,
+    sent: list[list[int]],
+    advances: list[int],
+    revoked: list[tuple[str, bool]],
+) -> None:
+    response = client.post("/api/studies/", body(), format="json")
+    study = Study.objects.get(pk=response.json()["id"])
+    studies.study_advance(study_id=study.pk)
+    cancelled = client.post(f"/api/sweeps/{study.sweep_id}/cancel/")
+    assert cancelled.json()["status"] == "cancelled" and len(revoked) == 2
+    studies.study_advance(study_id=study.pk)
+    detail = client.get(f"/api/studies/{study.pk}/").json()
+    assert (detail["status"], detail["sweep_status"]) == ("stopped", "cancelled")
+    assert (detail["progress"]["failed"], detail["progress"]["running"]) == (2, 0)
+    assert [len(batch) for batch in sent] == [2]  # no trial asked for after the cancel
+
+
 def test_no_trial_is_asked_for_after_the_wall_time_budget(
     client: APIClient, sent: list[list[int]], advances: list[int]
 ) -> None:

@@ -411,7 +411,7 @@ def study_advance(*, study_id: int) -> Study | None:
             study.save(update_fields=["status", "finished", "lease_until"])
             sweep = Sweep.objects.select_for_update().get(pk=study.sweep_id)
             sweep.aggregate = sweep_aggregate(sweep=sweep)
-            if idle and study.status != StudyStatus.RUNNING:
+            if idle and study.status != StudyStatus.RUNNING and sweep.status == SweepStatus.RUNNING:
                 sweep.status = SweepStatus.FINISHED
                 sweep.finished = sweep.finished or current_time()
             sweep.save(update_fields=["aggregate", "status", "finished"])
