@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { json } from "../../test/fetch.js";
+import { SearchAsStudy } from "./SearchAsStudy.jsx";
 import { StudyDetail } from "./Studies.jsx";
 
 afterEach(() => {
@@ -84,5 +85,62 @@ describe("StudyDetail", () => {
     await waitFor(() => expect(screen.getByRole("button", { name: "Resume" })).toBeTruthy());
     const posts = fetch.mock.calls.filter(([, options]) => options?.method === "POST");
     expect(posts.map(([url]) => url)).toEqual(["/api/studies/7/stop/"]);
+  });
+});
+
+describe("SearchAsStudy", () => {
+  const sweep = {
+    id: 3,
+    name: "intensity",
+    access: "owner",
+    spec: { labels: { CPU: 1 }, variables: { computeIntensity: { start: 1, stop: 64, step: 1 } } },
+  };
+  const objectives = [
+    { metric: "overall_time_s", direction: "" },
+    { metric: "energy_j", direction: "" },
+  ];
+
+  it("starts a study of the sweep's axes and opens it", async () => {
+    vi.stubGlobal("scrollTo", () => {});
+    const fetch = vi.fn(() => Promise.resolve(json(201, { id: 9 })));
+    vi.stubGlobal("fetch", fetch);
+    render(<SearchAsStudy sweep={sweep} objectives={objectives} constraints={[]} />);
+    fireEvent.change(screen.getByLabelText("Runs"), { target: { value: "30" } });
+    fireEvent.click(screen.getByRole("button", { name: "Start the study" }));
+    await waitFor(() => expect(window.location.pathname).toBe("/app/studies/9"));
+    const [url, options] = fetch.mock.calls[0];
+    expect(url).toBe("/api/studies/");
+    const body = JSON.parse(options.body);
+    expect(body.budget).toEqual({ runs: 30 });
+    expect(body.spec).toEqual(sweep.spec);
+  });
+
+  it("shows the server's message beside the budget it refused", async () => {
+    const refusal = { "budget.runs": ["Expected a whole number of runs from 1 to 1000."] };
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => Promise.resolve(json(400, refusal))),
+    );
+    render(<SearchAsStudy sweep={sweep} objectives={objectives} constraints={[]} />);
+    fireEvent.click(screen.getByRole("button", { name: "Start the study" }));
+    await screen.findByText("Expected a whole number of runs from 1 to 1000.");
+  });
+
+  it("is not offered on a shared sweep or one that swaps hardware", () => {
+    const { container } = render(
+      <>
+        <SearchAsStudy
+          sweep={{ ...sweep, access: "shared" }}
+          objectives={objectives}
+          constraints={[]}
+        />
+        <SearchAsStudy
+          sweep={{ ...sweep, spec: { ...sweep.spec, hardware: { node: "gpu0" } } }}
+          objectives={objectives}
+          constraints={[]}
+        />
+      </>,
+    );
+    expect(container.textContent).toBe("");
   });
 });

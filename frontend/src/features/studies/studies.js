@@ -57,3 +57,23 @@ export function studyActions(study) {
   if (study.status === "stopped") return ["resume"];
   return [];
 }
+
+// The body of POST /api/studies/ searching a sweep's axes instead of running its grid: its
+// spec, the trade-off's objectives and constraints (as the sweep page applies them), a
+// budget of runs and the runs in flight at once. Null for a sweep that swaps hardware (a
+// study searches axes only).
+export function studyFromSweep(sweep, { objectives, constraints, runs, parallel }) {
+  if (!sweep?.spec || sweep.spec.hardware) return null;
+  return {
+    name: `${sweep.name} (search)`,
+    spec: sweep.spec,
+    objectives: objectives
+      .filter((o) => o.metric)
+      .map((o) =>
+        o.direction ? { metric: o.metric, direction: o.direction } : { metric: o.metric },
+      ),
+    constraints,
+    budget: { runs: Number(runs) },
+    parallel: Number(parallel),
+  };
+}

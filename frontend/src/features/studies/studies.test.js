@@ -4,6 +4,7 @@ import {
   studyActions,
   studyCaption,
   studyFraction,
+  studyFromSweep,
   studyObjectives,
   tradeoffPoints,
 } from "./studies.js";
@@ -74,5 +75,30 @@ describe("studies", () => {
     expect(studyActions({ status: "stopped", access: "owner" })).toEqual(["resume"]);
     expect(studyActions({ status: "finished", access: "owner" })).toEqual([]);
     expect(studyActions({ status: "running", access: "shared" })).toEqual([]);
+  });
+
+  it("searches a sweep's axes for the trade-off's objectives and constraints", () => {
+    const sweep = { name: "intensity", spec: { variables: { computeIntensity: [1, 2, 4] } } };
+    const body = studyFromSweep(sweep, {
+      objectives: [
+        { metric: "overall_time_s", direction: "" },
+        { metric: "cost_usd", direction: "max" },
+      ],
+      constraints: ["gpu_power_w <= 700"],
+      runs: "12",
+      parallel: "3",
+    });
+    expect(body).toEqual({
+      name: "intensity (search)",
+      spec: sweep.spec,
+      objectives: [{ metric: "overall_time_s" }, { metric: "cost_usd", direction: "max" }],
+      constraints: ["gpu_power_w <= 700"],
+      budget: { runs: 12 },
+      parallel: 3,
+    });
+    const swapping = { ...sweep, spec: { ...sweep.spec, hardware: { node: "gpu0" } } };
+    expect(
+      studyFromSweep(swapping, { objectives: [], constraints: [], runs: 1, parallel: 1 }),
+    ).toBe(null);
   });
 });
