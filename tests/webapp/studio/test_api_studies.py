@@ -15,6 +15,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from simulator.study import load_study
+from tests.hwdb.factories import AttributeFactory, ComponentFactory
 from tests.webapp.studio.factories import TINY_APP, tiny_snapshot
 from webapp.celery import app
 from webapp.studio import dispatch, tasks
@@ -102,6 +103,34 @@ def test_a_study_runs_its_budget_of_trials_and_shows_the_best(
     runs = client.get(f"/api/simulations/?sweep={detail['sweep']}").json()
     assert runs["count"] == 6
     assert [s["id"] for s in client.get("/api/studies/").json()["results"]] == [study_id]
+
+
+def test_a_study_searches_the_hardware_swapped_in_as_one_more_dimension(
+    client: APIClient, user: Any, eager: None
+) -> None:
+    speeds = {"Fast CPU": 4e9, "Slow CPU": 1e9}
+    components = []
+    for name, speed in speeds.items():
+        component = ComponentFactory(owner=user, type="CPU", name=name)
+        AttributeFactory(component=component, key="speed", value=speed, unit="op/s")
+        components.append(component.pk)
+    spec = {**body()["spec"], "hardware": {"node": "cpu0", "components": components}}
+    response = client.post("/api/studies/", body(spec=spec), format="json")
+    assert response.status_code == 201, response.json()
+    detail = client.get(f"/api/studies/{response.json()['id']}/").json()
+    trials = detail["progress"]["trials"]
+    assert len(trials) == 6 and {t["state"] for t in trials} == {"complete"}
+    for trial in trials:  # each ran on the hardware its point names
+        point = trial["point"]
+        expected = point["steps"] * point["ops"] / speeds[point["hardware"]]
+        assert trial["metrics"]["overall_time_s"] == pytest.approx(expected)
+        run = Simulation.objects.get(pk=trial["simulation"])
+        assert run.sweep_point["hardware"]["name"] == point["hardware"]
+    best = [t for t in trials if t["best"]]
+    assert best and all(
+        t["metrics"]["overall_time_s"] == min(x["metrics"]["overall_time_s"] for x in trials)
+        for t in best
+    )
 
 
 def test_a_stopped_study_finishes_its_runs_and_resumes_from_its_storage(
@@ -233,9 +262,20 @@ def test_a_study_is_the_owners_and_readable_where_its_sweep_is_shared(
         ({"budget": {"runs": 3, "wall_s": -1}}, "budget.wall_s", None),
         ({"parallel": 7}, "parallel", "from 1 to 6."),
         (
-            {"spec": {**body()["spec"], "hardware": {"node": "cpu0", "components": [1]}}},
+            {"spec": {**body()["spec"], "hardware": {"node": "cpu0", "components": [999999]}}},
+            "spec.hardware.components[0]",
+            "No component 999999 of type CPU that you can see.",
+        ),
+        (
+            {
+                "spec": {
+                    **body()["spec"],
+                    "axes": {"hardware": [1, 2]},
+                    "hardware": {"node": "cpu0", "components": [999999]},
+                }
+            },
             "spec.hardware",
-            None,
+            studies.STUDY_MESSAGES["hardware"],
         ),
         (
             {"spec": {**body()["spec"], "variables": {"steps": 2, "ops": 1e9}}},

@@ -2,7 +2,8 @@
 
 A study is launched like a sweep (the same `spec`, checked by the same rules: its axes'
 shapes by `sweep_size`, what each varies by `checked_axes`, each point's system and labels by
-`PointBuilder`), plus what to optimise (`objectives`, `constraints`, simulator.study), the
+`PointBuilder`, the hardware it swaps in by `sweep_hardware`, searched as one more
+categorical dimension), plus what to optimise (`objectives`, `constraints`, simulator.study), the
 sampler and its seed, a budget (`runs`, and `wall_s` from launch) and how many trials may be
 in flight at once (`parallel`, at most the user's runs in flight, PARASIM_MAX_RUNNING_PER_USER).
 
@@ -62,7 +63,14 @@ from webapp.studio.models import (
 from webapp.studio.selectors import active_run_count, sweep_aggregate
 from webapp.studio.services.common import MESSAGES, check_name, current_time, field_error
 from webapp.studio.services.launch import LaunchPlan, check_active_runs, check_snapshot, launch_plan
-from webapp.studio.services.sweeps import PointBuilder, checked_axes, plan_labels, sweep_size
+from webapp.studio.services.sweeps import (
+    PointBuilder,
+    SweepOption,
+    checked_axes,
+    plan_labels,
+    sweep_hardware,
+    sweep_size,
+)
 from webapp.studio.study_storage import optuna_storage
 from webapp.studio.validation import reject_nul
 
@@ -90,9 +98,10 @@ LAUNCH_FIELDS = (
     "timeline_limit",
     "failures",
 )
+# The dimension of the hardware records swapped in (spec.hardware), by component name.
+HARDWARE_AXIS = "hardware"
 STUDY_MESSAGES = {
-    "hardware": "A study searches axes; swap hardware records with a sweep, or search a "
-    "record's attributes with a NODE.attribute or TYPE.attribute axis.",
+    "hardware": "An axis is called 'hardware', the name of the hardware swapped in; rename it.",
     "runs": "Expected a whole number of runs from 1 to {limit}.",
     "wall_s": "Expected a whole number of seconds, at least 1, or null for no limit.",
     "parallel": "Expected a whole number of runs in flight at once, from 1 to {limit}.",
@@ -119,34 +128,59 @@ def _axes_of(spec: Mapping[str, Any]) -> tuple[dict[str, object], dict[str, obje
 
 
 def _builder(
-    plan: LaunchPlan, spec: Mapping[str, Any], dimensions: list[Dimension]
+    plan: LaunchPlan,
+    spec: Mapping[str, Any],
+    dimensions: list[Dimension],
+    option: SweepOption | None = None,
 ) -> PointBuilder:
-    """Return the point builder of a study on its frozen system, its axes checked on the
-    values each dimension can take (simulator.study.Dimension.probe)."""
+    """Return the point builder of a study on its frozen system (or on one of its hardware
+    `option`s), its axes checked on the values each dimension can take
+    (simulator.study.Dimension.probe)."""
     variables, others = _axes_of(spec)
     probes = {d.name: d.probe() for d in dimensions}
     declared = None if plan.declared is None else [item["name"] for item in plan.declared]
+    snapshot, system, hardware = option or (plan.snapshot, plan.system, None)
     return PointBuilder(
         plan=plan,
         labels=plan_labels(spec),
-        snapshot=plan.snapshot,
-        system=plan.system,
-        hardware=None,
+        snapshot=snapshot,
+        system=system,
+        hardware=hardware,
         axes=checked_axes(
             {name: probes[name] for name in variables},
             {name: probes[name] for name in others},
-            plan.snapshot,
+            snapshot,
             declared,
         ),
     )
 
 
+def _hardware_choices(options: list[dict[str, Any]]) -> list[str]:
+    """Return the values of the hardware dimension: each swapped-in component's name, with
+    its id where two share a name."""
+    names = [str(option["hardware"]["name"]) for option in options]
+    return [
+        name if names.count(name) == 1 else f"{name} (id {option['hardware']['id']})"
+        for name, option in zip(names, options, strict=True)
+    ]
+
+
+def _dimensions(spec: Mapping[str, Any], hardware: list[dict[str, Any]]) -> list[Dimension]:
+    """Return the study's search space: its axes, and the hardware swapped in as one more
+    categorical dimension (HARDWARE_AXIS) when it swaps any."""
+    variables, others = _axes_of(spec)
+    axes: dict[str, object] = {**variables, **others}
+    if hardware:
+        axes[HARDWARE_AXIS] = _hardware_choices(hardware)
+    return search_space(axes, field="spec")
+
+
 def _setup(study: Study, dimensions: list[Dimension] | None = None) -> StudySetup:
     """Return the optimiser's setup of a stored study (checked at launch)."""
     known = study_metrics(study.frozen["snapshot"])
-    variables, others = _axes_of(study.sweep.spec)
+    hardware = study.frozen.get("hardware_options") or []
     return StudySetup(
-        dimensions=tuple(dimensions or search_space({**variables, **others})),
+        dimensions=tuple(dimensions or _dimensions(study.sweep.spec, hardware)),
         objectives=tuple(parse_objectives(study.objectives, known)),
         constraints=tuple(parse_constraints(study.constraints, known)),
         sampler=study.sampler,
@@ -173,7 +207,8 @@ def study_launch(
 ) -> Study:
     """Return a new running study; its first trials are asked for once it is stored.
 
-    `spec` is a sweep's (`sweep_launch`) without `hardware`; `budget` is {runs, wall_s};
+    `spec` is a sweep's (`sweep_launch`): the hardware it swaps in, if any, is one more
+    categorical dimension (HARDWARE_AXIS); `budget` is {runs, wall_s};
     every bad field is refused naming it, before anything is stored.
     """
     if not isinstance(spec, Mapping):
@@ -181,8 +216,6 @@ def study_launch(
     reject_nul(spec, field="spec")
     reject_nul([objectives, constraints], field="objectives")
     study_name = check_name(name) if name not in (None, "") else "study"
-    if spec.get("hardware") is not None:
-        raise field_error("spec.hardware", STUDY_MESSAGES["hardware"])
     sweep_size(spec)  # the axes' shapes, by the sweep's rule and messages
     try:
         plan = launch_plan(
@@ -198,18 +231,28 @@ def study_launch(
             MESSAGES["required"] if not spec.get("labels") else "Expected an object.",
         )
     variables, others = _axes_of(spec)
+    options: list[SweepOption] = []
+    if spec.get("hardware") is not None:
+        if HARDWARE_AXIS in variables or HARDWARE_AXIS in others:
+            raise field_error("spec.hardware", STUDY_MESSAGES["hardware"])
+        options = sweep_hardware(user, plan, spec["hardware"])
+    hardware = [{"snapshot": o[0], "hardware": o[2]} for o in options]
     try:
-        dimensions = search_space({**variables, **others}, field="spec")
+        dimensions = _dimensions(spec, hardware)
     except StudyError as error:
         raise _study_error(error) from error
-    builder = _builder(plan, spec, dimensions)
-    # Each value a dimension can take at its ends, the others at their first: the point's
-    # variables, system and label counts are checked as its trial's would be.
-    first = {d.name: d.probe()[0] for d in dimensions}
+    # Each value a dimension can take at its ends, the others at their first, on every
+    # hardware swapped in: the point's variables, system and label counts are checked as
+    # its trial's would be.
+    searched = [d for d in dimensions if d.name != HARDWARE_AXIS]
+    first = {d.name: d.probe()[0] for d in searched}
     probe_sweep = Sweep(owner=user, name=study_name, spec={})
-    for dimension in dimensions:
-        for value in dimension.probe():
-            builder.child({**first, dimension.name: value}, sweep=probe_sweep, sweep_name="")
+    for option in options or [(plan.snapshot, plan.system, None)]:
+        builder = _builder(plan, spec, searched, option)
+        for dimension in searched:
+            for value in dimension.probe():
+                point = {**first, dimension.name: value}
+                builder.child(point, sweep=probe_sweep, sweep_name="")
     known = study_metrics(plan.snapshot)
     try:
         parse_objectives(objectives, known)
@@ -235,7 +278,7 @@ def study_launch(
         sweep=sweep,
         system_model=plan.system_model,
         application=plan.application,
-        frozen=_frozen(plan),
+        frozen={**_frozen(plan), "hardware_options": hardware},
         axes={**variables, **others},
         objectives=list(objectives),  # type: ignore[call-overload]
         constraints=list(constraints or []),  # type: ignore[call-overload]
@@ -312,6 +355,32 @@ def _plan(study: Study) -> LaunchPlan:
 # --- advancing ---------------------------------------------------------------------------
 
 
+class _Builders:
+    """The point builders of a study's trials, one per hardware swapped in, made on first
+    use from what was frozen at launch."""
+
+    def __init__(self, study: Study, setup: StudySetup) -> None:
+        self.study = study
+        self.dimensions = [d for d in setup.dimensions if d.name != HARDWARE_AXIS]
+        self.options = study.frozen.get("hardware_options") or []
+        self.choices = _hardware_choices(self.options) if self.options else []
+        self.made: dict[int, PointBuilder] = {}
+
+    def for_point(self, point: Mapping[str, object]) -> tuple[PointBuilder, dict[str, object]]:
+        """Return the builder of `point`'s hardware and the point without that choice."""
+        rest = {k: v for k, v in point.items() if k != HARDWARE_AXIS}
+        index = self.choices.index(str(point[HARDWARE_AXIS])) if self.options else 0
+        if index not in self.made:
+            plan = _plan(self.study)
+            option: SweepOption | None = None
+            if self.options:
+                chosen = self.options[index]
+                snapshot, system = check_snapshot(chosen["snapshot"], "spec.hardware")
+                option = (snapshot, system, chosen["hardware"])
+            self.made[index] = _builder(plan, self.study.sweep.spec, self.dimensions, option)
+        return self.made[index], rest
+
+
 def _take_lease(study_id: int) -> datetime | None:
     """Return this advance's lease of the study (its expiry, which releases it), or None
     when another advance holds one."""
@@ -383,13 +452,11 @@ def study_advance(*, study_id: int) -> Study | None:
         if study.status == StudyStatus.RUNNING and not _budget_spent(study, asked):
             room = int(settings.PARASIM_MAX_ACTIVE_RUNS) - active_run_count(owner_id=study.owner_id)
             wanted = max(0, min(study.parallel - in_flight, study.max_runs - asked, room))
-        builder = (
-            _builder(_plan(study), study.sweep.spec, list(setup.dimensions)) if wanted else None
-        )
+        builders = _Builders(study, setup)
         for _ in range(wanted):
-            assert builder is not None
             number, point = ask_point(optuna_study, setup)
             try:
+                builder, point = builders.for_point(point)
                 child = builder.child(
                     point, sweep=study.sweep, sweep_name=study.name, extra={"trial": number}
                 )

@@ -48,7 +48,7 @@ def _installed_model(name: str) -> tuple[str, dict[str, Any]] | None:
     return (model_key(model.pk), model_record(model)) if model is not None else None
 
 
-def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOption]:
+def sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOption]:
     """Return (snapshot, its parsed form, point hardware) per substitution; the plan's own
     snapshot if none. Each substituted snapshot is parsed once, here."""
     if spec is None:
@@ -167,7 +167,7 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     }
     other_axes = {name: axis_values(axis) for name, axis in (spec.get("axes") or {}).items()}
     axes = {**variable_axes, **other_axes}
-    hardware_options = _sweep_hardware(user, plan, spec.get("hardware"))
+    hardware_options = sweep_hardware(user, plan, spec.get("hardware"))
     declared = None if plan.declared is None else [item["name"] for item in plan.declared]
     if not isinstance(spec.get("labels"), Mapping):
         raise field_error(

@@ -126,20 +126,13 @@ describe("SearchAsStudy", () => {
     await screen.findByText("Expected a whole number of runs from 1 to 1000.");
   });
 
-  it("is not offered on a shared sweep or one that swaps hardware", () => {
+  it("is not offered on a shared sweep", () => {
     const { container } = render(
-      <>
-        <SearchAsStudy
-          sweep={{ ...sweep, access: "shared" }}
-          objectives={objectives}
-          constraints={[]}
-        />
-        <SearchAsStudy
-          sweep={{ ...sweep, spec: { ...sweep.spec, hardware: { node: "gpu0" } } }}
-          objectives={objectives}
-          constraints={[]}
-        />
-      </>,
+      <SearchAsStudy
+        sweep={{ ...sweep, access: "shared" }}
+        objectives={objectives}
+        constraints={[]}
+      />,
     );
     expect(container.textContent).toBe("");
   });

@@ -60,10 +60,10 @@ export function studyActions(study) {
 
 // The body of POST /api/studies/ searching a sweep's axes instead of running its grid: its
 // spec, the trade-off's objectives and constraints (as the sweep page applies them), a
-// budget of runs and the runs in flight at once. Null for a sweep that swaps hardware (a
-// study searches axes only).
+// budget of runs and the runs in flight at once (the hardware a sweep swaps in is one more
+// dimension of the search). Null without a spec.
 export function studyFromSweep(sweep, { objectives, constraints, runs, parallel }) {
-  if (!sweep?.spec || sweep.spec.hardware) return null;
+  if (!sweep?.spec) return null;
   return {
     name: `${sweep.name} (search)`,
     spec: sweep.spec,

@@ -97,8 +97,13 @@ describe("studies", () => {
       parallel: 3,
     });
     const swapping = { ...sweep, spec: { ...sweep.spec, hardware: { node: "gpu0" } } };
-    expect(
-      studyFromSweep(swapping, { objectives: [], constraints: [], runs: 1, parallel: 1 }),
-    ).toBe(null);
+    const searched = studyFromSweep(swapping, {
+      objectives: [],
+      constraints: [],
+      runs: 1,
+      parallel: 1,
+    });
+    expect(searched.spec.hardware).toEqual({ node: "gpu0" });
+    expect(studyFromSweep({ name: "x" }, { objectives: [], constraints: [] })).toBe(null);
   });
 });
