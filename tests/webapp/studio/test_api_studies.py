@@ -206,6 +206,27 @@ def test_no_trial_is_asked_for_after_the_wall_time_budget(
     assert study.status == "finished"
 
 
+def test_a_stop_stored_while_an_advance_runs_is_kept(
+    client: APIClient,
+    sent: list[list[int]],
+    advances: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    study_id = client.post("/api/studies/", body(), format="json").json()["id"]
+    settle = studies._settle
+
+    def settle_then_stop(*args: Any) -> int:
+        in_flight = settle(*args)
+        stopped = client.post(f"/api/studies/{study_id}/stop/")  # from another process
+        assert stopped.status_code == 200
+        return in_flight
+
+    monkeypatch.setattr(studies, "_settle", settle_then_stop)
+    studies.study_advance(study_id=study_id)
+    assert Study.objects.get(pk=study_id).status == "stopped"
+    assert [len(batch) for batch in sent] == [2]  # asked for before the stop: they run
+
+
 def test_one_advance_at_a_time_per_study(
     client: APIClient, sent: list[list[int]], advances: list[int]
 ) -> None:

@@ -442,7 +442,8 @@ def study_advance(*, study_id: int) -> Study | None:
     children: list[Simulation] = []
     try:
         study = Study.objects.select_related("sweep", "owner").get(pk=study_id)
-        if study.sweep.status == SweepStatus.CANCELLED and study.status == StudyStatus.RUNNING:
+        sweep_cancelled = study.sweep.status == SweepStatus.CANCELLED
+        if sweep_cancelled and study.status == StudyStatus.RUNNING:
             study.status = StudyStatus.STOPPED  # its sweep's runs were cancelled
         setup = _setup(study)
         optuna_study = load_study(setup, storage=optuna_storage(), name=study.optuna_name)
@@ -471,6 +472,12 @@ def study_advance(*, study_id: int) -> Study | None:
         idle = in_flight == 0 and not children
         with transaction.atomic():
             Simulation.objects.bulk_create(children)
+            # Read again: a stop or resume may have been stored while this advance ran.
+            study = (
+                Study.objects.select_for_update().select_related("sweep", "owner").get(pk=study_id)
+            )
+            if sweep_cancelled and study.status == StudyStatus.RUNNING:
+                study.status = StudyStatus.STOPPED
             if idle and study.status == StudyStatus.RUNNING and _budget_spent(study, asked):
                 study.status = StudyStatus.FINISHED
                 study.finished = current_time()
