@@ -20,8 +20,8 @@ from simulator.errors import SimulationError
 from simulator.evaluate import CHECK_APPLICATION_ENTRY, CHECK_ENTRY, EVALUATE_ENTRY
 from simulator.sandbox import Limits, run_sandboxed
 from webapp.interactive import RUN_INTERACTIVE, result_backend
-from webapp.studio import selectors
-from webapp.studio.dispatch import ADVANCE_STUDY, RUN_SIMULATION, advance_study
+from webapp.studio import dispatch, selectors
+from webapp.studio.dispatch import ADVANCE_STUDY, RUN_SIMULATION
 from webapp.studio.services.common import DATABASE_UNREACHABLE, RunCancelled
 from webapp.studio.services.runs import simulation_reap_lost, simulation_run
 from webapp.studio.services.studies import LEASE_RETRY_S, studies_to_advance, study_advance
@@ -113,7 +113,7 @@ def advance_study_task(study_id: int) -> None:
     advance of it holds its lease, try again shortly (that one may have read the trials
     before this run ended)."""
     if study_advance(study_id=study_id) is None:
-        advance_study(study_id, countdown=LEASE_RETRY_S)
+        dispatch.advance_study(study_id, countdown=LEASE_RETRY_S)
 
 
 @shared_task(name="studio.advance_studies", ignore_result=True)
@@ -121,7 +121,7 @@ def advance_studies() -> None:
     """Send an advance of every study that is running or has runs in flight (run by celery
     beat): after a restart of the workers, studies go on from their storage."""
     for study_id in studies_to_advance():
-        advance_study(study_id)
+        dispatch.advance_study(study_id)
 
 
 @shared_task(name=RUN_INTERACTIVE, ignore_result=False, acks_late=False)

@@ -227,6 +227,19 @@ def test_a_stop_stored_while_an_advance_runs_is_kept(
     assert [len(batch) for batch in sent] == [2]  # asked for before the stop: they run
 
 
+def test_the_periodic_advance_visits_studies_running_or_with_runs_in_flight(
+    client: APIClient, advances: list[int]
+) -> None:
+    ids = [client.post("/api/studies/", body(), format="json").json()["id"] for _ in range(3)]
+    running, stopped, finished = ids
+    Study.objects.filter(pk=stopped).update(status="stopped")
+    Study.objects.filter(pk=finished).update(status="finished")
+    Sweep.objects.filter(study__pk=finished).update(status="finished")
+    advances.clear()
+    tasks.advance_studies()
+    assert sorted(advances) == sorted([running, stopped])
+
+
 def test_one_advance_at_a_time_per_study(
     client: APIClient, sent: list[list[int]], advances: list[int]
 ) -> None:
@@ -235,6 +248,9 @@ def test_one_advance_at_a_time_per_study(
     lease = studies._take_lease(study_id)
     assert lease is not None
     assert studies.study_advance(study_id=study_id) is None and sent == []
+    advances.clear()
+    tasks.advance_study_task(study_id)  # the task sends itself again, for later
+    assert advances == [study_id] and sent == []
     studies._release_lease(study_id, lease)
     assert studies.study_advance(study_id=study_id) is not None
     assert [len(batch) for batch in sent] == [2]
