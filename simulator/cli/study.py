@@ -4,6 +4,8 @@ The web side's study (webapp.studio.services.studies) in this process: the same 
 (simulator.study: a list is categorical, START:STOP:STEP an ordered range never listed, one
 value fixed), the same axis checks (simulator.sweep.parse_axes), objectives, constraints and
 samplers (TPE for one objective, NSGA-II for several), with Optuna's storage in memory.
+The hardware records a sweep's `--hardware NODE=FILE,...` swaps in are one more dimension,
+`hardware:NODE`, valued by the files (as the web side's `hardware`, by component names).
 `--parallel` points are asked for at a time and run at once (as a sweep's `--jobs`).
 """
 
@@ -27,7 +29,8 @@ from simulator.cli.common import (
     var_pair,
     write_json,
 )
-from simulator.cli.sweep import _jobs, run_points
+from simulator.cli.sweep import _builtin_model, _hardware_choices, _jobs, run_points
+from simulator.model_validity import with_recommended_model
 from simulator.result_metrics import result_metrics
 from simulator.study import (
     SAMPLERS,
@@ -42,7 +45,9 @@ from simulator.study import (
     study_metrics,
     trial_rows,
 )
-from simulator.sweep import Axis, AxisError, apply_point, parse_axes
+from simulator.sweep import Axis, AxisError, apply_point, parse_axes, swap_hardware
+
+HARDWARE_PREFIX = "hardware:"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,6 +63,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="AXIS=V1,V2|START:STOP:STEP",
         help="an axis of any kind, as a sweep's (N, gpu0.memoryBandwidth, GPU.SMCoreClock, "
         "labels.GPU); a range is searched without being listed; repeatable",
+    )
+    study.add_argument(
+        "--hardware",
+        action="append",
+        default=[],
+        metavar="NODE=FILE.json,...",
+        help="hardware records (JSON) to choose from for NODE: one more dimension of the "
+        "search, hardware:NODE (the sweep's --hardware); repeatable",
     )
     study.add_argument(
         "--objective",
@@ -123,6 +136,10 @@ def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             raise CliError(f"{option}: {name!r} is given twice")
         axes[name] = study_axis(text)
         kinds[name] = option
+    hardware = {node: records for node, records in _hardware_choices(args.hardware, snapshot)}
+    for node, records in hardware.items():
+        axes[f"{HARDWARE_PREFIX}{node}"] = [path for path, _ in records]
+        kinds[f"{HARDWARE_PREFIX}{node}"] = "--hardware"
     known = study_metrics(snapshot)
     try:
         dimensions = search_space(axes)
@@ -141,19 +158,39 @@ def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             field = f"{kinds[named[0]]} {field}"
         raise CliError(f"{field}: {error.message}") from error
     probes = {d.name: d.probe() for d in dimensions}
+
+    def swapped(point: Mapping[str, object]) -> dict[str, Any]:
+        """Return the snapshot with the point's hardware records swapped in (each node's
+        model the GPU's recommended one where the node's was not validated on it)."""
+        variant = snapshot
+        for index, (node, records) in enumerate(hardware.items()):
+            record = dict(records)[str(point[f"{HARDWARE_PREFIX}{node}"])]
+            variant = swap_hardware(variant, node, record, key=f"study-{index}-{node}")
+            variant = with_recommended_model(variant, node, _builtin_model)[0]
+        return variant
+
+    others = {n: probes[n] for n in axes if kinds[n] == "--axis"}
+    checked: list[Axis] = []
+    # Checked on every record a node may be given: an attribute an axis sets must be in all.
+    first = {n: probes[n][0] for n in axes if kinds[n] == "--hardware"}
+    variants = [snapshot] if not hardware else []
+    for node, records in hardware.items():
+        for path, _ in records:
+            variants.append(swapped({**first, f"{HARDWARE_PREFIX}{node}": path}))
     try:
-        checked = [
-            Axis(name, "variable", name, tuple(probes[name]))
-            for name in axes
-            if kinds[name] == "--var"
-        ] + parse_axes({n: probes[n] for n in axes if kinds[n] == "--axis"}, snapshot)
+        for variant in variants:
+            checked = [
+                Axis(name, "variable", name, tuple(probes[name]))
+                for name in axes
+                if kinds[name] == "--var"
+            ] + parse_axes(others, variant)
     except AxisError as error:
         raise CliError(f"--axis {error.field.removeprefix('axes.')}: {error.message}") from error
 
     def evaluate(points: Sequence[Mapping[str, object]]) -> list[Mapping[str, object] | None]:
         payloads = []
         for point in points:
-            variant, point_labels, variables = apply_point(snapshot, labels, checked, point)
+            variant, point_labels, variables = apply_point(swapped(point), labels, checked, point)
             payloads.append(
                 {
                     "snapshot": variant,

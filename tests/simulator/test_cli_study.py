@@ -129,3 +129,29 @@ def test_a_bad_study_is_refused_naming_the_option(argv: list[str], message: str)
     status, _, err = cli("study", *LAUNCH, "--var", "computeIntensity=1", *argv, "--trials", "2")
     assert status == 2
     assert err.startswith(message), err
+
+
+def test_a_study_chooses_among_hardware_records_as_a_sweep_swaps_them(tmp_path: Path) -> None:
+    snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
+    faster = dict(snapshot["hardware"]["gtx970"], name="Faster GTX")
+    faster["attributes"] = dict(faster["attributes"], SMCoreClock=2506.0)
+    files = {}
+    for name, record in (("gtx970", snapshot["hardware"]["gtx970"]), ("faster", faster)):
+        files[name] = tmp_path / f"{name}.json"
+        files[name].write_text(json.dumps(record))
+    choices = f"gpu0={files['gtx970']},{files['faster']}"
+    axes = ["--var", "blockSz=256", "--var", "computeIntensity=32:64:8", "--hardware", choices]
+    status, out, err = cli("study", *LAUNCH, *axes, "--trials", "6", "--json", "-")
+    assert status == 0, err
+    trials = json.loads(out)["trials"]
+    assert {t["point"]["hardware:gpu0"] for t in trials} <= {str(p) for p in files.values()}
+    status, out, err = cli("sweep", *LAUNCH, *axes, "--json", "-")
+    assert status == 0, err
+    swept = {
+        (run["hardware"]["gpu0"], run["variables"]["computeIntensity"]): run["result"]
+        for run in json.loads(out)["runs"]
+    }
+    for trial in trials:  # each trial is the sweep's run of its point
+        point = trial["point"]
+        result = swept[(point["hardware:gpu0"], point["computeIntensity"])]
+        assert trial["metrics"]["overall_time_s"] == result["overall_time_s"]
