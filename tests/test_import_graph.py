@@ -36,6 +36,9 @@ LAZY_IMPORTS = {
     "the model tables that use the current-GPU model.",
     "simulator.models.gpu_detailed": "imports NumPy (through volkov): only detailed kernel runs.",
     "simulator.models.gpu_modes": "imports NumPy (through volkov): only kernel-mode runs.",
+    "optuna": "loads NumPy and SQLAlchemy (over a second): only a study's advance, its "
+    "progress and `python -m simulator study` need it (simulator.study).",
+    "sqlalchemy": "Optuna's, for a study's storage (webapp.studio.study_storage) alone.",
     "simulator.memsys": "the memory hierarchy and its cache simulator: only runs with memory "
     "nodes load it (the sandbox child preloads it for them before its limits are set).",
 }

@@ -13,6 +13,7 @@ import { Compare } from "./features/runs/Compare.jsx";
 import { RunDetail } from "./features/runs/RunDetail.jsx";
 import { RunHistory } from "./features/runs/RunHistory.jsx";
 import { SharedLink } from "./features/shares/SharedLink.jsx";
+import { StudyDetail, StudyList } from "./features/studies/Studies.jsx";
 import { SweepDetail, SweepList, SweepNew } from "./features/sweeps/Sweeps.jsx";
 import { SystemEditor } from "./features/systems/SystemEditor.jsx";
 import { SystemList } from "./features/systems/SystemList.jsx";
@@ -36,6 +37,8 @@ const ROUTES = [
   ["/app/sweeps", SweepList],
   ["/app/sweeps/new", SweepNew],
   ["/app/sweeps/:id", SweepDetail],
+  ["/app/studies", StudyList],
+  ["/app/studies/:id", StudyDetail],
   ["/app/workloads", Workloads],
   ["/app/shared/:token", SharedLink],
   ["/app/analyzer", Analyzer],
@@ -50,6 +53,7 @@ const NAV = [
   ["/app/launch", "Launch"],
   ["/app/runs", "Runs"],
   ["/app/sweeps", "Sweeps"],
+  ["/app/studies", "Studies"],
   ["/app/workloads", "Workloads"],
   ["/app/measurements", "Measurements"],
   ["/app/analyzer", "Analyzer"],

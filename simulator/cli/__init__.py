@@ -1,9 +1,10 @@
-"""Command line: `python -m simulator run | sweep | analyze | calibrate | import-trace |
+"""Command line: `python -m simulator run | sweep | study | analyze | calibrate | import-trace |
 workload`.
 
 `run` simulates one application model on one system snapshot and prints a summary table
 (or the result JSON with `--json -`); `sweep` runs the product of variable lists / ranges
-and hardware swaps and prints one row per run; `analyze` reads a CUDA kernel's counts
+and hardware swaps and prints one row per run; `study` searches the same axes with an
+optimiser (simulator.study) for a budget of runs; `analyze` reads a CUDA kernel's counts
 (simulator.analyzer); `calibrate` fits hardware attributes to measurements; `import-trace`
 turns a profiler trace into an application model (simulator.trace_model). Runs go through
 the sandbox (simulator.sandbox.run_sandboxed) unless `--no-sandbox` is given. Any
@@ -39,6 +40,7 @@ __all__ = ["COMMANDS", "EXIT_ERROR", "CliError", "build_parser", "main", "parser
 COMMANDS = {
     "run": "simulator.cli.run",
     "sweep": "simulator.cli.sweep",
+    "study": "simulator.cli.study",
     "analyze": "simulator.cli.analyze",
     "calibrate": "simulator.cli.calibrate",
     "import-trace": "simulator.cli.import_trace",

@@ -60,6 +60,7 @@ CLI_MESSAGES = {
     "hardware": "{path}: a hardware record is an object with type, name and attributes",
     "unknown_node": "--hardware: the system has no node {node!r}",
     "sweep_failed": "{failed} of {total} runs failed",
+    "study_failed": "{failed} of {total} trials failed (their runs failed or lack a figure)",
     "jobs": "expected a whole number of runs at once, at least 1, got {text!r}",
     "pareto": "expected two metrics, X,Y (each METRIC or METRIC:min or METRIC:max), got {text!r}",
 }

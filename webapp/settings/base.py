@@ -342,7 +342,12 @@ CELERY_BEAT_SCHEDULE = {
     "studio-reap-lost-simulations": {
         "task": "studio.reap_lost_simulations",
         "schedule": PARASIM_REAP_EVERY_SECONDS,
-    }
+    },
+    # Studies go on after a restart of the workers (webapp.studio.services.studies).
+    "studio-advance-studies": {
+        "task": "studio.advance_studies",
+        "schedule": PARASIM_REAP_EVERY_SECONDS,
+    },
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

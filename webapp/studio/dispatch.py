@@ -31,6 +31,7 @@ from webapp.studio.models import Simulation, SimulationStatus
 from webapp.studio.selectors import OwnerRuns, active_run_count, owner_runs
 
 RUN_SIMULATION = "studio.run_simulation"
+ADVANCE_STUDY = "studio.advance_study"
 # What sending a run reads of it (`send_runs`, `task_options`).
 SEND_FIELDS = ("id", "owner", "queue", "celery_task_id", "time_limit_s", "held")
 
@@ -260,6 +261,17 @@ def _take_slots(owner_id: int, new: list[Simulation], cap: int | None) -> list[S
     for run in new:  # the caller's records say what was chosen (a launch answers with them)
         run.held = run.pk not in taken_ids
     return taken
+
+
+def advance_study(study_id: int, *, countdown: float | None = None) -> None:
+    """Send the task that tells a study its finished trials and asks for the next ones
+    (services.studies.study_advance). A broker that cannot be reached leaves it to the
+    periodic `studio.advance_studies`."""
+    _load_task_modules()
+    try:
+        app.signature(ADVANCE_STUDY, args=(study_id,)).apply_async(countdown=countdown)
+    except Exception:
+        logger.warning("could not send the advance of study %s", study_id, exc_info=True)
 
 
 def revoke(task_id: str, *, terminate: bool) -> None:

@@ -101,6 +101,77 @@ class Sweep(models.Model):
         return self.name
 
 
+class StudyStatus(models.TextChoices):
+    """A study asks for trials while running; stopped, it asks for none (its runs in flight
+    finish and are told); it finishes once its budget is spent and no run is in flight."""
+
+    RUNNING = "running", "Running"
+    STOPPED = "stopped", "Stopped"
+    FINISHED = "finished", "Finished"
+
+
+class StudySampler(models.TextChoices):
+    """simulator.study.SAMPLERS: auto is TPE for one objective, NSGA-II for several."""
+
+    AUTO = "auto", "Auto"
+    TPE = "tpe", "TPE"
+    NSGA2 = "nsga2", "NSGA-II"
+    RANDOM = "random", "Random"
+
+
+class Study(models.Model):
+    """An optimiser's search over a sweep's axes (simulator.study), one run per trial.
+
+    Its runs are the children of its `sweep` (their `sweep_point` holds the trial's number),
+    so the sweep's table, sharing and run lists serve it unchanged. The optimiser's state
+    lives in Optuna's tables in the same database under `optuna_name`; everything a trial's
+    run needs is frozen here at launch (`frozen`: the snapshot, source, declared variables,
+    launch settings), so trials launched later do not read the records it came from.
+    `lease_until` serialises the advancing of one study (services.studies.study_advance).
+    """
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="studies"
+    )
+    name = models.CharField(max_length=NAME_MAX_LENGTH)
+    sweep = models.OneToOneField(Sweep, on_delete=models.CASCADE, related_name="study")
+    system_model = models.ForeignKey(
+        "hwdb.SystemModel", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    application = models.ForeignKey(
+        ApplicationModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    frozen = models.JSONField(help_text="What each trial's run is launched with.")
+    axes = models.JSONField(help_text="The axes searched: name -> list, range or value.")
+    objectives = models.JSONField(help_text="[{metric, direction}] (simulator.study).")
+    constraints = models.JSONField(default=list, blank=True)
+    sampler = models.CharField(
+        max_length=16, choices=StudySampler.choices, default=StudySampler.AUTO
+    )
+    seed = models.BigIntegerField(default=0)
+    max_runs = models.PositiveIntegerField(help_text="Trials (runs) the study may make.")
+    max_wall_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="No trial is asked for after this long from launch."
+    )
+    parallel = models.PositiveIntegerField(default=1, help_text="Trials in flight at once.")
+    status = models.CharField(
+        max_length=16, choices=StudyStatus.choices, default=StudyStatus.RUNNING
+    )
+    optuna_name = models.CharField(max_length=128, unique=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    access: str | None = None  # as Sweep.access
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Simulation(models.Model):
     """One simulation run on a named queue, with everything it needs frozen at launch.
 

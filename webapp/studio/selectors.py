@@ -53,6 +53,7 @@ from simulator.result_metrics import (
     gpu_names,
     result_metrics,
 )
+from simulator.study import parse_constraints, parse_objectives, stored_trials, study_metrics
 from webapp.celery import app
 from webapp.studio.limits import queue_limits
 from webapp.studio.models import (
@@ -61,8 +62,10 @@ from webapp.studio.models import (
     Share,
     Simulation,
     SimulationStatus,
+    Study,
     Sweep,
 )
+from webapp.studio.study_storage import optuna_storage
 from webapp.studio.worker_life import LIFE_COMMAND
 
 if TYPE_CHECKING:
@@ -485,6 +488,75 @@ def sweep_get_owned(*, user: User, sweep_id: object) -> Sweep:
     sweep = record_get(sweep_list(user=user), record_id=sweep_id)
     sweep.access = _access(user, sweep.owner_id)
     return sweep
+
+
+def study_list(*, user: User) -> QuerySet[Study]:
+    """Return `user`'s studies (any for staff), newest first, their owners and sweeps joined."""
+    queryset = Study.objects.select_related("owner", "sweep").defer("frozen", "sweep__spec")
+    return queryset if _is_staff(user) else queryset.filter(owner_id=user.pk)
+
+
+def study_get(*, user: User, study_id: object) -> Study:
+    """Return the study with this id if `user` may read it: theirs, any for staff, or one
+    whose sweep (its runs) is shared with them (Study.DoesNotExist otherwise)."""
+    queryset = Study.objects.select_related("owner", "sweep")
+    if not _is_staff(user):
+        queryset = queryset.filter(Q(owner_id=user.pk) | _granted(user, sweep_id="sweep_id"))
+    study = record_get(queryset, record_id=study_id)
+    study.access = _access(user, study.owner_id)
+    return study
+
+
+def study_get_owned(*, user: User, study_id: object) -> Study:
+    """Return `user`'s own study with this id, any for staff (a shared one is
+    Study.DoesNotExist): what stop and resume act on."""
+    study = record_get(study_list(user=user), record_id=study_id)
+    study.access = _access(user, study.owner_id)
+    return study
+
+
+def study_progress(*, study: Study) -> dict[str, Any]:
+    """Return the study's progress read from its storage: counts of trials (`done`:
+    complete or failed, `running`, `failed`, `budget`), each trial's number, state, point,
+    metrics, run (id and status) and flags `feasible` and `best` (the Pareto front of the
+    feasible trials by simulator.pareto's rule; one objective: the best value), and `best`,
+    the numbers of the best trials."""
+    known = study_metrics(study.frozen["snapshot"])
+    objectives = parse_objectives(study.objectives, known)
+    constraints = parse_constraints(study.constraints, known)
+    rows = stored_trials(optuna_storage(), study.optuna_name)
+    runs = {
+        child["sweep_point"]["trial"]: child
+        for child in study.sweep.simulations.values("pk", "status", "sweep_point")
+        if isinstance(child["sweep_point"], Mapping) and "trial" in child["sweep_point"]
+    }
+    flags = pareto_flags(
+        [row["metrics"] for row in rows],
+        [(o.metric, o.direction) for o in objectives],
+        constraints,
+    )
+    trials = []
+    for row, (feasible, best) in zip(rows, flags, strict=True):
+        run = runs.get(row["number"])
+        trials.append(
+            {
+                **row,
+                "simulation": run["pk"] if run else None,
+                "simulation_status": run["status"] if run else None,
+                "feasible": feasible and row["state"] == "complete",
+                "best": best,
+            }
+        )
+    states = [row["state"] for row in rows]
+    return {
+        "trials": trials,
+        "asked": len(rows),
+        "done": sum(state in ("complete", "fail") for state in states),
+        "running": states.count("running"),
+        "failed": states.count("fail"),
+        "budget": study.max_runs,
+        "best": [t["number"] for t in trials if t["best"]],
+    }
 
 
 def share_list(

@@ -22,10 +22,11 @@ from simulator.sandbox import Limits, run_sandboxed
 from simulator.trace_sandbox import TRACE_ENTRY
 from simulator.workloads.serving_sandbox import SERVE_ENTRY
 from webapp.interactive import RUN_INTERACTIVE, result_backend
-from webapp.studio import selectors
-from webapp.studio.dispatch import RUN_SIMULATION
+from webapp.studio import dispatch, selectors
+from webapp.studio.dispatch import ADVANCE_STUDY, RUN_SIMULATION
 from webapp.studio.services.common import DATABASE_UNREACHABLE, RunCancelled
 from webapp.studio.services.runs import simulation_reap_lost, simulation_run
+from webapp.studio.services.studies import LEASE_RETRY_S, studies_to_advance, study_advance
 from webapp.studio.worker_life import LIFE
 
 logger = logging.getLogger(__name__)
@@ -108,6 +109,23 @@ def reap_lost_simulations() -> dict[str, list[int]]:
             report.released,
         )
     return {"requeued": report.requeued, "failed": report.failed, "resent": report.resent}
+
+
+@shared_task(name=ADVANCE_STUDY, ignore_result=True, acks_late=True)
+def advance_study_task(study_id: int) -> None:
+    """Tell study `study_id` its finished trials and launch its next ones; while another
+    advance of it holds its lease, try again shortly (that one may have read the trials
+    before this run ended)."""
+    if study_advance(study_id=study_id) is None:
+        dispatch.advance_study(study_id, countdown=LEASE_RETRY_S)
+
+
+@shared_task(name="studio.advance_studies", ignore_result=True)
+def advance_studies() -> None:
+    """Send an advance of every study that is running or has runs in flight (run by celery
+    beat): after a restart of the workers, studies go on from their storage."""
+    for study_id in studies_to_advance():
+        dispatch.advance_study(study_id)
 
 
 @shared_task(name=RUN_INTERACTIVE, ignore_result=False, acks_late=False)

@@ -10,8 +10,14 @@ from django.urls import get_script_prefix, reverse
 from rest_framework import serializers
 
 from hwdb.api.serializers import VERSION_FIELD
-from webapp.studio.models import ApplicationModel, Share, Simulation, Sweep
-from webapp.studio.selectors import ACCESS_OWNER, ACCESS_SHARED, MAX_ID, sweep_points
+from webapp.studio.models import ApplicationModel, Share, Simulation, Study, Sweep
+from webapp.studio.selectors import (
+    ACCESS_OWNER,
+    ACCESS_SHARED,
+    MAX_ID,
+    study_progress,
+    sweep_points,
+)
 
 
 class ApplicationModelSerializer(serializers.ModelSerializer):
@@ -365,6 +371,73 @@ class SweepDetailSerializer(SweepSerializer):
     def get_constraints(self, sweep: Sweep) -> list[str]:
         """Return the constraints the points' `feasible` flags are for."""
         return list(self.context.get("constraints", []))
+
+
+class StudyLaunchSerializer(serializers.Serializer):
+    """A study (see `webapp.studio.services.studies.study_launch`): a sweep's `spec` (its
+    axes are searched), what to optimise, the sampler and its seed, the budget and how many
+    runs may be in flight at once. The service checks every field and names a bad one."""
+
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    spec = serializers.JSONField()
+    objectives = serializers.JSONField(help_text='[{"metric": ..., "direction": "min"|"max"}]')
+    constraints = serializers.JSONField(required=False, help_text='["gpu_power_w <= 700"]')
+    sampler = serializers.JSONField(required=False, help_text="auto, tpe, nsga2 or random")
+    seed = serializers.JSONField(required=False)
+    budget = serializers.JSONField(help_text="{runs, wall_s}")
+    parallel = serializers.JSONField(required=False)
+
+
+class StudySerializer(serializers.ModelSerializer):
+    """A study: its settings and state; `progress` (detail only) is read from its storage."""
+
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    budget = serializers.SerializerMethodField()
+    sweep_status = serializers.CharField(source="sweep.status", read_only=True)
+
+    class Meta:
+        model = Study
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "status",
+            "sweep",
+            "sweep_status",
+            "axes",
+            "objectives",
+            "constraints",
+            "sampler",
+            "seed",
+            "budget",
+            "parallel",
+            "created",
+            "finished",
+        ]
+        read_only_fields = fields
+
+    def get_budget(self, study: Study) -> dict[str, int | None]:
+        """Return the study's budget: {runs, wall_s} (wall_s null: none)."""
+        return {"runs": study.max_runs, "wall_s": study.max_wall_s}
+
+
+class StudyDetailSerializer(StudySerializer):
+    """A study with its progress: counts, each trial's point and metrics, the best trials."""
+
+    progress = serializers.SerializerMethodField()
+    access = serializers.SerializerMethodField()
+
+    class Meta(StudySerializer.Meta):
+        fields = [*StudySerializer.Meta.fields, "progress", "access"]
+        read_only_fields = fields
+
+    def get_access(self, study: Study) -> str:
+        """Return how the reader sees the study (selectors.ACCESS_*; "owner" after a launch)."""
+        return study.access or ACCESS_OWNER
+
+    def get_progress(self, study: Study) -> dict[str, Any]:
+        """Return selectors.study_progress: trials, asked, done, running, failed, budget, best."""
+        return study_progress(study=study)
 
 
 class LimitRangeSerializer(serializers.Serializer):

@@ -10,6 +10,7 @@ from webapp.studio.api.views import (
     QueueListView,
     ShareViewSet,
     SimulationViewSet,
+    StudyViewSet,
     SweepViewSet,
     TraceImportView,
     WorkloadCheckView,
@@ -22,6 +23,7 @@ router = SimpleRouter()
 router.register("applications", ApplicationModelViewSet, basename="application-model")
 router.register("simulations", SimulationViewSet, basename="simulation")
 router.register("sweeps", SweepViewSet, basename="sweep")
+router.register("studies", StudyViewSet, basename="study")
 router.register("shares", ShareViewSet, basename="share")
 
 # Downloads keep their file name in the path, without the router's trailing slash.

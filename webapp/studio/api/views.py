@@ -48,11 +48,14 @@ from webapp.studio.api.serializers import (
     SimulationDetailSerializer,
     SimulationLaunchSerializer,
     SimulationSerializer,
+    StudyDetailSerializer,
+    StudyLaunchSerializer,
+    StudySerializer,
     SweepDetailSerializer,
     SweepLaunchSerializer,
     SweepSerializer,
 )
-from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus, Sweep
+from webapp.studio.models import ApplicationModel, Simulation, SimulationStatus, Study, Sweep
 from webapp.studio.services.applications import (
     application_model_create,
     application_model_delete,
@@ -61,6 +64,7 @@ from webapp.studio.services.applications import (
 from webapp.studio.services.launch import simulation_launch
 from webapp.studio.services.runs import simulation_cancel
 from webapp.studio.services.shares import share_create, share_redeem, share_revoke
+from webapp.studio.services.studies import study_launch, study_resume, study_stop
 from webapp.studio.services.sweeps import sweep_cancel, sweep_launch
 from webapp.studio.services.traces import trace_import
 from webapp.studio.services.workloads import (
@@ -469,6 +473,67 @@ class SweepViewSet(
         axes, rows, _ = self._table(request, sweep)
         columns = selectors.sweep_columns(axes, rows)
         return csv_response(columns, rows, filename=f"sweep-{sweep.pk}.csv")
+
+
+@extend_schema_view(
+    create=extend_schema(request=StudyLaunchSerializer, responses=StudyDetailSerializer),
+)
+class StudyViewSet(
+    LaunchThrottleMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Studies: an optimiser's search over a sweep's axes, one run per trial; create
+    launches it, stop asks for no more trials, resume goes on from its storage. A study is
+    shared by sharing its sweep (`sweep`)."""
+
+    filter_backends: list[Any] = []
+
+    def get_serializer_class(self) -> Any:
+        if self.action == "retrieve":
+            return StudyDetailSerializer
+        if self.action == "create":
+            return StudyLaunchSerializer
+        return StudySerializer
+
+    def get_queryset(self) -> Any:
+        return selectors.study_list(user=self.request.user)
+
+    def get_object(self) -> Study:
+        return selectors.study_get(user=self.request.user, study_id=self.kwargs["pk"])
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = StudyLaunchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        study = study_launch(
+            user=_user(request),
+            name=data.get("name", ""),
+            spec=data["spec"],
+            objectives=data["objectives"],
+            constraints=data.get("constraints"),
+            sampler=data.get("sampler"),
+            seed=data.get("seed"),
+            budget=data["budget"],
+            parallel=data.get("parallel"),
+        )
+        return Response(StudyDetailSerializer(study).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=StudySerializer)
+    @action(detail=True, methods=["post"])
+    def stop(self, request: Request, pk: str | None = None) -> Response:
+        """Ask for no more trials; those in flight finish and are told (the owner's or
+        staff's: a shared study is a 404)."""
+        study = study_stop(study=selectors.study_get_owned(user=request.user, study_id=pk))
+        return Response(StudySerializer(study).data)
+
+    @extend_schema(request=None, responses=StudySerializer)
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk: str | None = None) -> Response:
+        """Go on with a stopped study from its storage (as stop: the owner's or staff's)."""
+        study = study_resume(study=selectors.study_get_owned(user=request.user, study_id=pk))
+        return Response(StudySerializer(study).data)
 
 
 @extend_schema_view(

@@ -33,7 +33,7 @@ from simulator.sandbox import Limits, Progress
 from webapp.studio import dispatch
 from webapp.studio.dispatch import HARD_LIMIT_MARGIN_S
 from webapp.studio.limits import sandbox_limits, with_limit_value
-from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
+from webapp.studio.models import Simulation, SimulationStatus, Study, Sweep, SweepStatus
 from webapp.studio.selectors import sweep_aggregate
 from webapp.studio.services.common import (
     DATABASE_UNREACHABLE,
@@ -519,11 +519,17 @@ def _resend_vanished(
 
 
 def sweep_refresh_aggregate(*, sweep_id: int) -> Sweep:
-    """Return the sweep with its aggregate recounted; it finishes when no child is pending."""
+    """Return the sweep with its aggregate recounted; it finishes when no child is pending.
+
+    A study's sweep is finished by its study instead (services.studies: it has more runs
+    to come), which is told once this is committed that one of its runs ended."""
     with transaction.atomic():
         sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
         sweep.aggregate = sweep_aggregate(sweep=sweep)
-        if (
+        study_id = Study.objects.filter(sweep_id=sweep_id).values_list("pk", flat=True).first()
+        if study_id is not None:
+            transaction.on_commit(lambda: dispatch.advance_study(study_id))
+        elif (
             sweep.status == SweepStatus.RUNNING
             and sweep.aggregate["done"] == sweep.aggregate["total"]
         ):

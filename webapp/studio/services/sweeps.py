@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -46,7 +48,7 @@ def _installed_model(name: str) -> tuple[str, dict[str, Any]] | None:
     return (model_key(model.pk), model_record(model)) if model is not None else None
 
 
-def _sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOption]:
+def sweep_hardware(user: User, plan: LaunchPlan, spec: object) -> list[SweepOption]:
     """Return (snapshot, its parsed form, point hardware) per substitution; the plan's own
     snapshot if none. Each substituted snapshot is parsed once, here."""
     if spec is None:
@@ -166,7 +168,7 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     }
     other_axes = {name: axis_values(axis) for name, axis in (spec.get("axes") or {}).items()}
     axes = {**variable_axes, **other_axes}
-    hardware_options = _sweep_hardware(user, plan, spec.get("hardware"))
+    hardware_options = sweep_hardware(user, plan, spec.get("hardware"))
     declared = None if plan.declared is None else [item["name"] for item in plan.declared]
     if not isinstance(spec.get("labels"), Mapping):
         raise field_error(
@@ -177,49 +179,99 @@ def sweep_launch(*, user: User, name: object, spec: object) -> Sweep:
     children: list[Simulation] = []
     for snapshot, system, hardware in hardware_options:
         # Checked on each swapped-in record: the attribute an axis sets must be in all.
-        try:
-            checked = [
-                Axis(name, "variable", name, tuple(values))
-                for name, values in variable_axes.items()
-            ] + parse_axes(other_axes, snapshot, declared=declared, field="spec.axes")
-        except AxisError as error:
-            raise field_error(error.field, error.message) from error
-        # One parse per distinct system a point runs on (the variables change none).
-        systems: dict[tuple[object, ...], tuple[dict[str, Any], dict[str, int]]] = {}
+        builder = PointBuilder(
+            plan=plan,
+            labels=plan_labels(spec),
+            snapshot=snapshot,
+            system=system,
+            hardware=hardware,
+            axes=checked_axes(variable_axes, other_axes, snapshot, declared),
+        )
         for values in itertools.product(*axes.values()):
             point = dict(zip(axes, values, strict=True))
-            variant, point_labels, given = apply_point(snapshot, plan_labels(spec), checked, point)
-            others = {a.name: point[a.name] for a in checked if a.kind != "variable"}
-            shape = tuple(others.values())
-            if shape not in systems:
-                parsed = system if not others else check_snapshot(variant, "spec.axes")[1]
-                try:
-                    systems[shape] = (variant, check_label_counts(parsed, point_labels))
-                except ValidationError as error:
-                    raise ValidationError(
-                        {f"spec.{f}": messages for f, messages in error.message_dict.items()}
-                    ) from error
-            point_snapshot, labels = systems[shape]
-            variables = resolve_variables(plan.declared, given, field="spec.variables")
-            label = ", ".join(f"{k}={v}" for k, v in point.items())
-            if hardware:
-                label = f"{hardware['name']}" + (f", {label}" if label else "")
-            child = new_simulation(
-                plan,
-                snapshot=point_snapshot,
-                variables=variables,
-                name=f"{sweep_name}: {label}" if label else sweep_name,
-                sweep=sweep,
-                sweep_point={"variables": given, "hardware": hardware, "axes": others},
-            )
-            child.labels = labels
-            children.append(child)
+            children.append(builder.child(point, sweep=sweep, sweep_name=sweep_name))
     check_active_runs(user, adding=len(children), field="spec.queue")
     Simulation.objects.bulk_create(children)
     sweep.aggregate = sweep_aggregate(sweep=sweep)
     sweep.save(update_fields=["aggregate"])
     dispatch.enqueue(children)
     return sweep
+
+
+def checked_axes(
+    variable_axes: Mapping[str, list[object]],
+    other_axes: Mapping[str, list[object]],
+    snapshot: Mapping[str, Any],
+    declared: list[str] | None,
+) -> list[Axis]:
+    """Return the checked axes of a sweep or study on `snapshot` (simulator.sweep's rule),
+    raising ValidationError naming the bad one (`spec.axes.<name>`)."""
+    try:
+        return [
+            Axis(name, "variable", name, tuple(values)) for name, values in variable_axes.items()
+        ] + parse_axes(other_axes, snapshot, declared=declared, field="spec.axes")
+    except AxisError as error:
+        raise field_error(error.field, error.message) from error
+
+
+@dataclass
+class PointBuilder:
+    """Makes the child run of one point of a sweep or a study on one system (`snapshot`,
+    parsed as `system`, with its swapped-in `hardware` if any): the point's snapshot and
+    label counts checked once per distinct system, its variables resolved."""
+
+    plan: LaunchPlan
+    labels: dict[str, object]
+    snapshot: dict[str, Any]
+    system: SystemSnapshot
+    hardware: dict[str, Any] | None
+    axes: list[Axis]
+    systems: dict[tuple[object, ...], tuple[dict[str, Any], dict[str, int]]] = dataclass_field(
+        default_factory=dict
+    )
+
+    def child(
+        self,
+        point: Mapping[str, object],
+        *,
+        sweep: Sweep,
+        sweep_name: str,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Simulation:
+        """Return the unsaved child run of `point` (each axis's name -> value), its
+        `sweep_point` holding `extra` too (a study's trial number)."""
+        variant, point_labels, given = apply_point(self.snapshot, self.labels, self.axes, point)
+        others = {a.name: point[a.name] for a in self.axes if a.kind != "variable"}
+        shape = tuple(others.values())
+        # One parse per distinct system a point runs on (the variables change none).
+        if shape not in self.systems:
+            parsed = self.system if not others else check_snapshot(variant, "spec.axes")[1]
+            try:
+                self.systems[shape] = (variant, check_label_counts(parsed, point_labels))
+            except ValidationError as error:
+                raise ValidationError(
+                    {f"spec.{f}": messages for f, messages in error.message_dict.items()}
+                ) from error
+        point_snapshot, labels = self.systems[shape]
+        variables = resolve_variables(self.plan.declared, given, field="spec.variables")
+        label = ", ".join(f"{k}={v}" for k, v in point.items())
+        if self.hardware:
+            label = f"{self.hardware['name']}" + (f", {label}" if label else "")
+        child = new_simulation(
+            self.plan,
+            snapshot=point_snapshot,
+            variables=variables,
+            name=f"{sweep_name}: {label}" if label else sweep_name,
+            sweep=sweep,
+            sweep_point={
+                "variables": given,
+                "hardware": self.hardware,
+                "axes": others,
+                **(extra or {}),
+            },
+        )
+        child.labels = labels
+        return child
 
 
 def plan_labels(spec: Mapping[str, Any]) -> dict[str, object]:

@@ -20,6 +20,7 @@ import { ModelChoices } from "../launch/ModelChoices.jsx";
 import { useLaunchChoices } from "../launch/useLaunchChoices.js";
 import { UncertaintyFields, uncertaintyBody } from "../launch/UncertaintyFields.jsx";
 import { ShareControl } from "../shares/ShareControl.jsx";
+import { SearchAsStudy } from "../studies/SearchAsStudy.jsx";
 import { sharedNote } from "../shares/shares.js";
 import { ModelWarning } from "../runs/ModelWarning.jsx";
 import { PowerWarning } from "../runs/PowerWarning.jsx";
@@ -467,6 +468,14 @@ export function SweepDetail({ id }) {
         </span>{" "}
         · <span data-testid="sweep-summary">{outcome.summary}</span>
       </p>
+      <SearchAsStudy
+        sweep={sweep}
+        objectives={[
+          { metric: objectives.x, direction: objectives.xDirection },
+          { metric: objectives.y, direction: objectives.yDirection },
+        ]}
+        constraints={constraints}
+      />
       {outcome.noneSucceeded && outcome.errors.length > 0 && (
         <div className="error-box" role="alert" data-testid="sweep-errors">
           <strong>
