@@ -38,6 +38,8 @@ LAZY_IMPORTS = {
     "simulator.models.gpu_modes": "imports NumPy (through volkov): only kernel-mode runs.",
     "optuna": "loads NumPy and SQLAlchemy (over a second): only a study's advance, its "
     "progress and `python -m simulator study` need it (simulator.study).",
+    "simulator.workloads.serving": "imports NumPy (through the kernel models): only the "
+    "sandbox child that serves a request stream needs it (simulator.workloads.serving_sandbox).",
     "sqlalchemy": "Optuna's, for a study's storage (webapp.studio.study_storage) alone.",
     "simulator.memsys": "the memory hierarchy and its cache simulator: only runs with memory "
     "nodes load it (the sandbox child preloads it for them before its limits are set).",
