@@ -364,7 +364,10 @@ class FlowNetwork:
         if len(links) > 1:
             for link, _ in links:
                 link.multi += 1
-        self._change(flow)
+        changed = self._changed  # re-solved after this instant's other events
+        if not changed:
+            self.engine.schedule(0.0, self._solve_changed, None)
+        changed.append(flow)
 
     def _finish(self, arg: tuple[Flow, int]) -> None:
         flow, version = arg
@@ -379,18 +382,16 @@ class FlowNetwork:
             for link, _ in links:
                 link.multi -= 1
         self.flows_done += 1
-        self._change(flow)
+        changed = self._changed  # re-solved after this instant's other events
+        if not changed:
+            self.engine.schedule(0.0, self._solve_changed, None)
+        changed.append(flow)
         flow.done(now)
 
-    def _change(self, flow: Flow) -> None:
-        """Note that `flow` joined or left its links: its component is re-solved after the
-        other events of this instant (the engine runs same-time events in order)."""
-        if not self._changed:
-            self.engine.schedule(0.0, self._solve_changed, None)
-        self._changed.append(flow)
-
     def _solve_changed(self, _: object) -> None:
-        """Re-solve, once each, the components of the flows that joined or left."""
+        """Re-solve, once each, the components of the flows that joined or left: scheduled
+        by the first of an instant to join or leave, it runs after that instant's other
+        events (the engine runs same-time events in order)."""
         changed, self._changed = self._changed, []
         now = self.engine.now
         solved: set[FlowLink] = set()
@@ -431,12 +432,65 @@ class FlowNetwork:
     def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
         """Re-solve the component of `changed` at `now` and reschedule its flows' ends;
         return the component's links."""
-        if len(changed.links) > 1:
+        hops = changed.links
+        if len(hops) == 1:
+            link = hops[0][0]
+            if not link.multi:  # every flow on it crosses it alone (`_component`)
+                return self._solve_link(link, now)
+        else:
             uniform = _uniform_component(changed)
             if uniform is not None:
-                return self._solve_uniform(uniform[0], uniform[1], changed.links, now)
+                return self._solve_uniform(uniform[0], uniform[1], hops, now)
         flows, links = self._component(changed)
         return self._solve_component(flows, links, now)
+
+    def _solve_link(self, link: FlowLink, now: float) -> list[FlowLink]:
+        """`_solve_component` of a link whose flows cross it alone, in one pass when none has
+        a bound: `solve_max_min`'s one-link step (the shares are the weights') and the
+        one-link scheduling (only the first to end gets its end event), the same sums in the
+        same order. With a bound, the general course."""
+        on = link.flows
+        total = 0.0
+        inf = math.inf
+        for flow, a in on.items():
+            if flow.bound != inf:
+                return self._solve_component(list(on), [link], now)
+            total += a * flow.weight
+        link.advance(now)
+        level = 1.0 / total if total > 0.0 else inf
+        factor = self.model.bandwidth_factor
+        used = byte_rate = 0.0
+        first: list[Flow] = []  # the flows that end first (ties end together)
+        first_delay = inf
+        for flow, a in on.items():
+            flow.x = x = level * flow.weight
+            rate = x * factor
+            used += a * x
+            byte_rate += rate
+            old = flow.rate
+            flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
+            flow.updated = now
+            flow.rate = rate
+            flow.version += 1
+            flow.pending = False
+            if rate > 0.0:
+                remaining = flow.remaining if flow.remaining > 0.0 else 0.0
+                delay = remaining / rate
+                if delay < first_delay:
+                    first, first_delay = [flow], delay
+                elif delay == first_delay:
+                    first.append(flow)
+        link.used = used
+        link.byte_rate = byte_rate
+        if first:
+            schedule, finish = self.engine.schedule, self._finish
+            for flow in first:
+                flow.pending = True
+                schedule(first_delay, finish, (flow, flow.version))
+        if used > link.peak:
+            link.peak = used
+        link.mark(now)
+        return [link]
 
     def _solve_component(
         self, flows: list[Flow], links: list[FlowLink], now: float
