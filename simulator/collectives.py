@@ -508,20 +508,25 @@ def _uniform_program(
         return
     first = min(message[0] for message in messages)
     last = max(message[0] for message in messages) + count - 1
-    starts = [0, 0]  # per kind: its first message whose window still holds the diagonal
-    ends = [0, 0]  # per kind: after its last message of a step <= the diagonal
+    # per kind, the window of messages whose pieces are on the diagonal: from its first
+    # message of a step > diagonal - count to after its last of a step <= diagonal
+    sends, receives = groups
+    send_count, receive_count = len(sends), len(receives)
+    send_start = send_end = receive_start = receive_end = 0
     for diagonal in range(first, last + 1):
-        for what in (SEND, RECEIVE):
-            group = groups[what]
-            start, end = starts[what], ends[what]
-            while end < len(group) and group[end][0] <= diagonal:
-                end += 1
-            while start < end and group[start][0] <= diagonal - count:
-                start += 1
-            starts[what], ends[what] = start, end
-            for index in range(start, end):
-                step, peer, piece, reduced = group[index]
-                yield what, peer, piece, reduced, (step, diagonal - step)
+        oldest = diagonal - count
+        while send_end < send_count and sends[send_end][0] <= diagonal:
+            send_end += 1
+        while send_start < send_end and sends[send_start][0] <= oldest:
+            send_start += 1
+        for step, peer, piece, reduced in sends[send_start:send_end]:
+            yield SEND, peer, piece, reduced, (step, diagonal - step)
+        while receive_end < receive_count and receives[receive_end][0] <= diagonal:
+            receive_end += 1
+        while receive_start < receive_end and receives[receive_start][0] <= oldest:
+            receive_start += 1
+        for step, peer, piece, reduced in receives[receive_start:receive_end]:
+            yield RECEIVE, peer, piece, reduced, (step, diagonal - step)
 
 
 def wire_figures(steps: Schedule) -> tuple[int, float]:

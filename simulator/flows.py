@@ -456,7 +456,13 @@ class FlowNetwork:
             if flow.bound != inf:
                 return self._solve_component(list(on), [link], now)
             total += a * flow.weight
-        link.advance(now)
+        elapsed = now - link.since  # `link.advance(now)`, inline (once per solve)
+        if elapsed > 0.0:
+            link.bytes += link.byte_rate * elapsed
+            link.used_s += link.used * elapsed
+            if link.used >= SATURATED:
+                link.saturated_s += elapsed
+        link.since = now
         level = 1.0 / total if total > 0.0 else inf
         factor = self.model.bandwidth_factor
         used = byte_rate = 0.0

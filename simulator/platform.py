@@ -644,7 +644,13 @@ class World:
             hops = self.hops(source.slot, target.slot)
         if hops.__class__ is FlowRoute:
             assert self.network is not None and isinstance(hops, FlowRoute)  # made with it
-            _RouteTransfer(self.engine, self.timeline, self.network, message, hops, target).go()
+            transfer = _RouteTransfer(
+                self.engine, self.timeline, self.network, message, hops, target
+            )
+            if hops.links[0] is None:  # `go`, its first stage known: a FIFO hop or a flow
+                transfer.go()
+            else:
+                transfer._flow_start()
         elif hops:
             hops[0][2].request(self._transfer(self.engine, self.timeline, message, hops, target))
         else:
