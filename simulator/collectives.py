@@ -460,7 +460,7 @@ def messages_by_member(steps: Schedule, members: int) -> list[list[Message]]:
 
 
 def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterator[Operation]:
-    """Yield a member's operations in the order it makes them: the sends of a step's piece
+    """Return a member's operations, an iterator, in the order it makes them: the sends of a step's piece
     (step s, piece c) on diagonal s + c, then that diagonal's receives; a send waits only for
     the receives of earlier diagonals, which is how pieces pipeline. Every receive is of a
     piece its sender sends on the same diagonal, so no member waits for ever. Made as they
@@ -468,9 +468,8 @@ def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterato
     need no memory of their own. `most`: `pieces`'s."""
     counts = {pieces(size, chunk, most) for _, _, _, size, _ in messages}
     if len(counts) == 1 and min(counts) > 1:  # every message as many pieces, several
-        yield from _uniform_program(messages, chunk, most, counts.pop())
-        return
-    yield from _heap_program(messages, chunk, most)
+        return _uniform_program(messages, chunk, most, counts.pop())
+    return _heap_program(messages, chunk, most)
 
 
 def _heap_program(messages: Sequence[Message], chunk: float, most: int) -> Iterator[Operation]:
