@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -78,11 +79,21 @@ def snapshot(ranks: int) -> dict[str, object]:
     }
 
 
+Figures = tuple[float, float, float]
+"""A run's wall seconds, simulated seconds and CPU seconds of its process (SimGrid's CPU
+includes its platform's loading, which its wall time leaves out)."""
+
+
+def child_cpu() -> float:
+    """Return the CPU seconds of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def parasim_cli(
     system: Path, app: str, labels: str, variables: list[str], root: Path = ROOT
-) -> tuple[float, float]:
-    """Return (wall seconds, simulated seconds) of one `python -m simulator run` of the
-    checkout at `root`."""
+) -> Figures:
+    """Return the figures of one `python -m simulator run` of the checkout at `root`."""
     python = root / ".venv" / "bin" / "python"
     with tempfile.TemporaryDirectory(prefix="parasim-bench-") as directory:
         app_path, out = Path(directory) / "app.py", Path(directory) / "out.json"
@@ -92,17 +103,15 @@ def parasim_cli(
         command += ["--labels", labels, "--json", str(out)]
         for variable in variables:
             command += ["--var", variable]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), child_cpu()
         subprocess.run(command, check=True, cwd=root, capture_output=True)
-        wall = time.perf_counter() - started
-        return wall, float(json.loads(out.read_text())["overall_time_s"])
+        wall, cpu = time.perf_counter() - started, child_cpu() - cpu
+        return wall, float(json.loads(out.read_text())["overall_time_s"]), cpu
 
 
-def in_turns(
-    roots: list[Path], repeat: int, run: Callable[[Path], tuple[float, float]]
-) -> list[list[tuple[float, float]]]:
+def in_turns(roots: list[Path], repeat: int, run: Callable[[Path], Figures]) -> list[list[Figures]]:
     """Return `run(root)` `repeat` times per root, the roots' order turning each round."""
-    results: list[list[tuple[float, float]]] = [[] for _ in roots]
+    results: list[list[Figures]] = [[] for _ in roots]
     for round_ in range(repeat):
         order = list(range(len(roots)))
         if round_ % 2:
@@ -112,9 +121,10 @@ def in_turns(
     return results
 
 
-def simgrid(kind: str, ranks: int, size: float) -> tuple[float, float]:
-    """Return (wall seconds, simulated seconds) of one SimGrid run (its own timing)."""
+def simgrid(kind: str, ranks: int, size: float) -> Figures:
+    """Return the figures of one SimGrid run (wall: its own timing)."""
     args = {"ranks": ranks, "size": size, "kind": kind, "bandwidth": BANDWIDTH}
+    cpu = child_cpu()
     child = subprocess.run(
         ["/usr/bin/python3", str(HERE / "simgrid_scenarios.py"), "collective", json.dumps(args)],
         capture_output=True,
@@ -123,7 +133,7 @@ def simgrid(kind: str, ranks: int, size: float) -> tuple[float, float]:
         cwd=HERE,
     )
     figures = json.loads(child.stdout.strip().splitlines()[-1])
-    return float(figures["wall_s"]), float(figures["simulated_s"])
+    return float(figures["wall_s"]), float(figures["simulated_s"]), child_cpu() - cpu
 
 
 def main() -> int:
@@ -147,14 +157,14 @@ def main() -> int:
         system.write_text(json.dumps(snapshot(ranks)))
         for kind in [kind for kind in arguments.kinds.split(",") if kind]:
             variables = [f"SIZE={size}"]
-            theirs: list[tuple[float, float]] = []
+            theirs: list[Figures] = []
 
             def run(
                 root: Path,
                 kind: str = kind,
                 variables: list[str] = variables,
-                theirs: list[tuple[float, float]] = theirs,
-            ) -> tuple[float, float]:
+                theirs: list[Figures] = theirs,
+            ) -> Figures:
                 figures = parasim_cli(system, APPS[kind], f"r={ranks}", variables, root)
                 if root == roots[-1]:  # SimGrid once a round, after the last root's run
                     theirs.append(simgrid(kind, ranks, size))
@@ -166,24 +176,26 @@ def main() -> int:
             print(f"{kind} over {ranks} ranks, {size:g} B: {steps * ranks} messages")
             for name, figures in zip(names, ours, strict=False):
                 best = min(figures)
-                median = statistics.median(wall for wall, _ in figures)
+                median = statistics.median(wall for wall, _, _ in figures)
+                cpu = statistics.median(cpu for _, _, cpu in figures)
                 print(
                     f"  {name}: best {best[0]:.3f} s, median {median:.3f} s wall, "
-                    f"simulated {best[1]!r} s"
+                    f"median {cpu:.3f} s CPU, simulated {best[1]!r} s"
                 )
                 if abs(best[1] - best_theirs[1]) > AGREE * best_theirs[1]:
                     print("  simulated times differ")
                     status = 1
-            median = statistics.median(wall for wall, _ in theirs)
+            median = statistics.median(wall for wall, _, _ in theirs)
+            cpu = statistics.median(cpu for _, _, cpu in theirs)
             print(
                 f"  SimGrid (CM02): best {best_theirs[0]:.3f} s, median {median:.3f} s wall, "
-                f"simulated {best_theirs[1]!r} s"
+                f"median {cpu:.3f} s CPU (process), simulated {best_theirs[1]!r} s"
             )
             print(f"  ratio SimGrid / ParaSim (bests): {best_theirs[0] / min(ours[0])[0]:.2f}")
     for gpus in [int(count) for count in arguments.cluster_gpus.split(",") if count]:
         app = "sim.allreduce(2**30, algorithm='ring')\n"
 
-        def cluster_run(root: Path, gpus: int = gpus, app: str = app) -> tuple[float, float]:
+        def cluster_run(root: Path, gpus: int = gpus, app: str = app) -> Figures:
             cluster = root / "examples" / "dgx_h100_cluster_128" / "snapshot.json"
             return parasim_cli(cluster, app, f"GPU={gpus}", [], root)
 
@@ -191,8 +203,9 @@ def main() -> int:
         for name, figures in zip(
             names, in_turns(roots, arguments.repeat, cluster_run), strict=False
         ):
-            walls = ", ".join(f"{wall:.2f}" for wall, _ in figures)
-            print(f"  {name}: {walls} s wall, simulated {figures[0][1]!r} s")
+            walls = ", ".join(f"{wall:.2f}" for wall, _, _ in figures)
+            cpus = ", ".join(f"{cpu:.2f}" for _, _, cpu in figures)
+            print(f"  {name}: {walls} s wall, {cpus} s CPU, simulated {figures[0][1]!r} s")
     print(f"load average at the end: {os.getloadavg()}")
     return status
 
