@@ -11,17 +11,26 @@ Both must reach the same simulated time (within `AGREE`): exit status 1 otherwis
 The collectives are unpipelined (`chunk=0`), as the SimGrid side sends each step's block
 whole.
 
+`--baseline CHECKOUT` also runs another checkout's CLI (its own .venv/bin/python, else this
+one, from its own directory) in the same rounds, the order of the two turning each round, and
+`--cluster-gpus` takes several counts (comma separated), each run `--repeat` times in turns.
+
     .venv/bin/python bench/bench_collectives.py [--ranks 256] [--repeat 2] [--cluster-gpus 0]
+        [--baseline /tmp/before]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -70,24 +79,52 @@ def snapshot(ranks: int) -> dict[str, object]:
     }
 
 
-def parasim_cli(system: Path, app: str, labels: str, variables: list[str]) -> tuple[float, float]:
-    """Return (wall seconds, simulated seconds) of one `python -m simulator run`."""
+Figures = tuple[float, float, float]
+"""A run's wall seconds, simulated seconds and CPU seconds of its process (SimGrid's CPU
+includes its platform's loading, which its wall time leaves out)."""
+
+
+def child_cpu() -> float:
+    """Return the CPU seconds of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def parasim_cli(
+    system: Path, app: str, labels: str, variables: list[str], root: Path = ROOT
+) -> Figures:
+    """Return the figures of one `python -m simulator run` of the checkout at `root`."""
+    python = root / ".venv" / "bin" / "python"
     with tempfile.TemporaryDirectory(prefix="parasim-bench-") as directory:
         app_path, out = Path(directory) / "app.py", Path(directory) / "out.json"
         app_path.write_text(app)
-        command = [str(PYTHON), "-m", "simulator", "run", "--no-sandbox", "--system"]
-        command += [str(system), "--app", str(app_path), "--labels", labels, "--json", str(out)]
+        command = [str(python if python.exists() else PYTHON), "-m", "simulator", "run"]
+        command += ["--no-sandbox", "--system", str(system), "--app", str(app_path)]
+        command += ["--labels", labels, "--json", str(out)]
         for variable in variables:
             command += ["--var", variable]
-        started = time.perf_counter()
-        subprocess.run(command, check=True, cwd=ROOT, capture_output=True)
-        wall = time.perf_counter() - started
-        return wall, float(json.loads(out.read_text())["overall_time_s"])
+        started, cpu = time.perf_counter(), child_cpu()
+        subprocess.run(command, check=True, cwd=root, capture_output=True)
+        wall, cpu = time.perf_counter() - started, child_cpu() - cpu
+        return wall, float(json.loads(out.read_text())["overall_time_s"]), cpu
 
 
-def simgrid(kind: str, ranks: int, size: float) -> tuple[float, float]:
-    """Return (wall seconds, simulated seconds) of one SimGrid run (its own timing)."""
+def in_turns(roots: list[Path], repeat: int, run: Callable[[Path], Figures]) -> list[list[Figures]]:
+    """Return `run(root)` `repeat` times per root, the roots' order turning each round."""
+    results: list[list[Figures]] = [[] for _ in roots]
+    for round_ in range(repeat):
+        order = list(range(len(roots)))
+        if round_ % 2:
+            order.reverse()
+        for index in order:
+            results[index].append(run(roots[index]))
+    return results
+
+
+def simgrid(kind: str, ranks: int, size: float) -> Figures:
+    """Return the figures of one SimGrid run (wall: its own timing)."""
     args = {"ranks": ranks, "size": size, "kind": kind, "bandwidth": BANDWIDTH}
+    cpu = child_cpu()
     child = subprocess.run(
         ["/usr/bin/python3", str(HERE / "simgrid_scenarios.py"), "collective", json.dumps(args)],
         capture_output=True,
@@ -96,7 +133,7 @@ def simgrid(kind: str, ranks: int, size: float) -> tuple[float, float]:
         cwd=HERE,
     )
     figures = json.loads(child.stdout.strip().splitlines()[-1])
-    return float(figures["wall_s"]), float(figures["simulated_s"])
+    return float(figures["wall_s"]), float(figures["simulated_s"]), child_cpu() - cpu
 
 
 def main() -> int:
@@ -107,33 +144,69 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--kinds", default="ring,pairwise")
     parser.add_argument(
-        "--cluster-gpus", type=int, default=0, help="also the ring on the 128-node cluster"
+        "--cluster-gpus", default="", help="also the ring on the 128-node cluster (e.g. 128,256)"
     )
+    parser.add_argument("--baseline", type=Path, help="another checkout run in the same rounds")
     arguments = parser.parse_args()
     ranks, size, status = arguments.ranks, arguments.size, 0
+    roots = [ROOT] + ([arguments.baseline.resolve()] if arguments.baseline else [])
+    names = ["ParaSim CLI", "baseline CLI"]
+    print(f"load average at the start: {os.getloadavg()}")
     with tempfile.TemporaryDirectory(prefix="parasim-bench-") as directory:
         system = Path(directory) / "star.json"
         system.write_text(json.dumps(snapshot(ranks)))
-        for kind in arguments.kinds.split(","):
-            ours, theirs = [], []
-            for _ in range(arguments.repeat):
-                ours.append(parasim_cli(system, APPS[kind], f"r={ranks}", [f"SIZE={size}"]))
-                theirs.append(simgrid(kind, ranks, size))
-            best_ours, best_theirs = min(ours), min(theirs)
+        for kind in [kind for kind in arguments.kinds.split(",") if kind]:
+            variables = [f"SIZE={size}"]
+            theirs: list[Figures] = []
+
+            def run(
+                root: Path,
+                kind: str = kind,
+                variables: list[str] = variables,
+                theirs: list[Figures] = theirs,
+            ) -> Figures:
+                figures = parasim_cli(system, APPS[kind], f"r={ranks}", variables, root)
+                if root == roots[-1]:  # SimGrid once a round, after the last root's run
+                    theirs.append(simgrid(kind, ranks, size))
+                return figures
+
+            ours = in_turns(roots, arguments.repeat, run)
+            best_theirs = min(theirs)
             steps = 2 * (ranks - 1) if kind == "ring" else ranks - 1
             print(f"{kind} over {ranks} ranks, {size:g} B: {steps * ranks} messages")
-            print(f"  ParaSim CLI:    {best_ours[0]:.3f} s wall, simulated {best_ours[1]!r} s")
-            print(f"  SimGrid (CM02): {best_theirs[0]:.3f} s wall, simulated {best_theirs[1]!r} s")
-            print(f"  ratio SimGrid / ParaSim: {best_theirs[0] / best_ours[0]:.2f}")
-            if abs(best_ours[1] - best_theirs[1]) > AGREE * best_theirs[1]:
-                print("  simulated times differ")
-                status = 1
-    if arguments.cluster_gpus:
-        cluster = ROOT / "examples" / "dgx_h100_cluster_128" / "snapshot.json"
+            for name, figures in zip(names, ours, strict=False):
+                best = min(figures)
+                median = statistics.median(wall for wall, _, _ in figures)
+                cpu = statistics.median(cpu for _, _, cpu in figures)
+                print(
+                    f"  {name}: best {best[0]:.3f} s, median {median:.3f} s wall, "
+                    f"median {cpu:.3f} s CPU, simulated {best[1]!r} s"
+                )
+                if abs(best[1] - best_theirs[1]) > AGREE * best_theirs[1]:
+                    print("  simulated times differ")
+                    status = 1
+            median = statistics.median(wall for wall, _, _ in theirs)
+            cpu = statistics.median(cpu for _, _, cpu in theirs)
+            print(
+                f"  SimGrid (CM02): best {best_theirs[0]:.3f} s, median {median:.3f} s wall, "
+                f"median {cpu:.3f} s CPU (process), simulated {best_theirs[1]!r} s"
+            )
+            print(f"  ratio SimGrid / ParaSim (bests): {best_theirs[0] / min(ours[0])[0]:.2f}")
+    for gpus in [int(count) for count in arguments.cluster_gpus.split(",") if count]:
         app = "sim.allreduce(2**30, algorithm='ring')\n"
-        wall, simulated = parasim_cli(cluster, app, f"GPU={arguments.cluster_gpus}", [])
-        print(f"ring allreduce 1 GiB over {arguments.cluster_gpus} GPUs (dgx_h100_cluster_128):")
-        print(f"  ParaSim CLI: {wall:.3f} s wall, simulated {simulated!r} s")
+
+        def cluster_run(root: Path, gpus: int = gpus, app: str = app) -> Figures:
+            cluster = root / "examples" / "dgx_h100_cluster_128" / "snapshot.json"
+            return parasim_cli(cluster, app, f"GPU={gpus}", [], root)
+
+        print(f"ring allreduce 1 GiB over {gpus} GPUs (dgx_h100_cluster_128):")
+        for name, figures in zip(
+            names, in_turns(roots, arguments.repeat, cluster_run), strict=False
+        ):
+            walls = ", ".join(f"{wall:.2f}" for wall, _, _ in figures)
+            cpus = ", ".join(f"{cpu:.2f}" for _, _, cpu in figures)
+            print(f"  {name}: {walls} s wall, {cpus} s CPU, simulated {figures[0][1]!r} s")
+    print(f"load average at the end: {os.getloadavg()}")
     return status
 
 

@@ -930,6 +930,9 @@ class Sim(_SimCore, _SimCalls):
         # the loop runs once per piece: what it calls is bound once
         send, get, reduce_piece = world.send, mailbox.get, self._reduce_piece
         send_kind, data = collectives.SEND, f"the {kind}'s data"
+        reduce_seconds: dict[float, float] = {}  # per piece size: `_reduce_piece`'s seconds
+        slot = state.slot
+        usage = world.nodes[slot.node].usages[slot.instance]
         for what, peer, piece, reduced, tag in collectives.program(
             operations[index], chunk_b, most
         ):
@@ -947,8 +950,15 @@ class Sim(_SimCore, _SimCalls):
                 in_flight_from = sent_at if sent_at > waited_from else waited_from
                 figures.wait_s += in_flight_from - waited_from
                 figures.comm_s += now - in_flight_from
-            if reduced:
-                reduce_piece(kind, piece, op)
+            if reduced:  # `_reduce_piece`, its seconds kept for the call
+                seconds = reduce_seconds.get(piece)
+                if seconds is None:
+                    seconds = reduce_seconds[piece] = reduce_piece(kind, piece, op)
+                if seconds > 0:
+                    usage.start(engine.now)
+                    engine.pause(seconds)
+                    usage.stop(engine.now)
+                    figures.compute_s += seconds
         now = engine.now
         record["start_s"] = min(record["start_s"], started)
         record["last_call_s"] = max(record["last_call_s"], started)
@@ -1060,12 +1070,13 @@ class Sim(_SimCore, _SimCalls):
                 return node
         return None
 
-    def _reduce_piece(self, kind: str, piece: float, op: object) -> None:
-        """Charge the reduction of a received piece of `piece` bytes to this process's node:
-        its model's `reduceTime(bytes, params)` when it defines one; on a GPU, the bytes read
-        and written (`bytes`) at its DRAM roof, as NCCL reduces inside its communication
-        kernel (no kernel launch per piece); else its `computationTime(params)` with `flops`
-        one per 4-byte element and `bytes`; a node with none of these reduces for free."""
+    def _reduce_piece(self, kind: str, piece: float, op: object) -> float:
+        """Return the seconds the reduction of a received piece of `piece` bytes takes on
+        this process's node, which `_collective` charges to it: its model's
+        `reduceTime(bytes, params)` when it defines one; on a GPU, the bytes read and written
+        (`bytes`) at its DRAM roof, as NCCL reduces inside its communication kernel (no
+        kernel launch per piece); else its `computationTime(params)` with `flops` one per
+        4-byte element and `bytes`; a node with none of these reduces for free (0)."""
         slot = self._state.slot
         world = self._world
         node = world.nodes[slot.node]
@@ -1073,14 +1084,7 @@ class Sim(_SimCore, _SimCalls):
         seconds = world.collectives.get(key)
         if seconds is None:
             seconds = world.collectives[key] = self._reduction_time(node, kind, piece, op)
-        if seconds <= 0:
-            return
-        engine = self._engine
-        usage = node.usages[slot.instance]
-        usage.start(engine.now)
-        engine.pause(seconds)
-        usage.stop(engine.now)
-        self._state.figures.compute_s += seconds
+        return seconds
 
     @staticmethod
     def _reduction_time(node: NodeRuntime, kind: str, piece: float, op: object) -> float:

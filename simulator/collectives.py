@@ -460,7 +460,7 @@ def messages_by_member(steps: Schedule, members: int) -> list[list[Message]]:
 
 
 def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterator[Operation]:
-    """Yield a member's operations in the order it makes them: the sends of a step's piece
+    """Return a member's operations, an iterator, in the order it makes them: the sends of a step's piece
     (step s, piece c) on diagonal s + c, then that diagonal's receives; a send waits only for
     the receives of earlier diagonals, which is how pieces pipeline. Every receive is of a
     piece its sender sends on the same diagonal, so no member waits for ever. Made as they
@@ -468,9 +468,8 @@ def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterato
     need no memory of their own. `most`: `pieces`'s."""
     counts = {pieces(size, chunk, most) for _, _, _, size, _ in messages}
     if len(counts) == 1 and min(counts) > 1:  # every message as many pieces, several
-        yield from _uniform_program(messages, chunk, most, counts.pop())
-        return
-    yield from _heap_program(messages, chunk, most)
+        return _uniform_program(messages, chunk, most, counts.pop())
+    return _heap_program(messages, chunk, most)
 
 
 def _heap_program(messages: Sequence[Message], chunk: float, most: int) -> Iterator[Operation]:
@@ -508,20 +507,25 @@ def _uniform_program(
         return
     first = min(message[0] for message in messages)
     last = max(message[0] for message in messages) + count - 1
-    starts = [0, 0]  # per kind: its first message whose window still holds the diagonal
-    ends = [0, 0]  # per kind: after its last message of a step <= the diagonal
+    # per kind, the window of messages whose pieces are on the diagonal: from its first
+    # message of a step > diagonal - count to after its last of a step <= diagonal
+    sends, receives = groups
+    send_count, receive_count = len(sends), len(receives)
+    send_start = send_end = receive_start = receive_end = 0
     for diagonal in range(first, last + 1):
-        for what in (SEND, RECEIVE):
-            group = groups[what]
-            start, end = starts[what], ends[what]
-            while end < len(group) and group[end][0] <= diagonal:
-                end += 1
-            while start < end and group[start][0] <= diagonal - count:
-                start += 1
-            starts[what], ends[what] = start, end
-            for index in range(start, end):
-                step, peer, piece, reduced = group[index]
-                yield what, peer, piece, reduced, (step, diagonal - step)
+        oldest = diagonal - count
+        while send_end < send_count and sends[send_end][0] <= diagonal:
+            send_end += 1
+        while send_start < send_end and sends[send_start][0] <= oldest:
+            send_start += 1
+        for step, peer, piece, reduced in sends[send_start:send_end]:
+            yield SEND, peer, piece, reduced, (step, diagonal - step)
+        while receive_end < receive_count and receives[receive_end][0] <= diagonal:
+            receive_end += 1
+        while receive_start < receive_end and receives[receive_start][0] <= oldest:
+            receive_start += 1
+        for step, peer, piece, reduced in receives[receive_start:receive_end]:
+            yield RECEIVE, peer, piece, reduced, (step, diagonal - step)
 
 
 def wire_figures(steps: Schedule) -> tuple[int, float]:

@@ -383,7 +383,10 @@ class FlowNetwork:
         if len(links) > 1:
             for link, _ in links:
                 link.multi += 1
-        self._change(flow)
+        changed = self._changed  # re-solved after this instant's other events
+        if not changed:
+            self.engine.schedule(0.0, self._solve_changed, None)
+        changed.append(flow)
 
     def _finish(self, arg: tuple[Flow, int]) -> None:
         flow, version = arg
@@ -398,18 +401,16 @@ class FlowNetwork:
             for link, _ in links:
                 link.multi -= 1
         self.flows_done += 1
-        self._change(flow)
+        changed = self._changed  # re-solved after this instant's other events
+        if not changed:
+            self.engine.schedule(0.0, self._solve_changed, None)
+        changed.append(flow)
         flow.done(now)
 
-    def _change(self, flow: Flow) -> None:
-        """Note that `flow` joined or left its links: its component is re-solved after the
-        other events of this instant (the engine runs same-time events in order)."""
-        if not self._changed:
-            self.engine.schedule(0.0, self._solve_changed, None)
-        self._changed.append(flow)
-
     def _solve_changed(self, _: object) -> None:
-        """Re-solve, once each, the components of the flows that joined or left."""
+        """Re-solve, once each, the components of the flows that joined or left: scheduled
+        by the first of an instant to join or leave, it runs after that instant's other
+        events (the engine runs same-time events in order)."""
         changed, self._changed = self._changed, []
         now = self.engine.now
         solved: set[FlowLink] = set()
@@ -450,7 +451,76 @@ class FlowNetwork:
     def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
         """Re-solve the component of `changed` at `now` and reschedule its flows' ends;
         return the component's links."""
+        hops = changed.links
+        if len(hops) == 1:
+            link = hops[0][0]
+            if not link.multi:  # every flow on it crosses it alone (`_component`)
+                return self._solve_link(link, now)
+        else:
+            uniform = _uniform_component(changed)
+            if uniform is not None:
+                return self._solve_uniform(uniform[0], uniform[1], hops, now)
         flows, links = self._component(changed)
+        return self._solve_component(flows, links, now)
+
+    def _solve_link(self, link: FlowLink, now: float) -> list[FlowLink]:
+        """`_solve_component` of a link whose flows cross it alone, in one pass when none has
+        a bound: `solve_max_min`'s one-link step (the shares are the weights') and the
+        one-link scheduling (only the first to end gets its end event), the same sums in the
+        same order. With a bound, the general course."""
+        on = link.flows
+        total = 0.0
+        inf = math.inf
+        for flow, a in on.items():
+            if flow.bound != inf:
+                return self._solve_component(list(on), [link], now)
+            total += a * flow.weight
+        elapsed = now - link.since  # `link.advance(now)`, inline (once per solve)
+        if elapsed > 0.0:
+            link.bytes += link.byte_rate * elapsed
+            link.used_s += link.used * elapsed
+            if link.used >= SATURATED:
+                link.saturated_s += elapsed
+        link.since = now
+        level = 1.0 / total if total > 0.0 else inf
+        factor = self.model.bandwidth_factor
+        used = byte_rate = 0.0
+        first: list[Flow] = []  # the flows that end first (ties end together)
+        first_delay = inf
+        for flow, a in on.items():
+            flow.x = x = level * flow.weight
+            rate = x * factor
+            used += a * x
+            byte_rate += rate
+            old = flow.rate
+            flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
+            flow.updated = now
+            flow.rate = rate
+            flow.version += 1
+            flow.pending = False
+            if rate > 0.0:
+                remaining = flow.remaining if flow.remaining > 0.0 else 0.0
+                delay = remaining / rate
+                if delay < first_delay:
+                    first, first_delay = [flow], delay
+                elif delay == first_delay:
+                    first.append(flow)
+        link.used = used
+        link.byte_rate = byte_rate
+        if first:
+            schedule, finish = self.engine.schedule, self._finish
+            for flow in first:
+                flow.pending = True
+                schedule(first_delay, finish, (flow, flow.version))
+        if used > link.peak:
+            link.peak = used
+        link.mark(now)
+        return [link]
+
+    def _solve_component(
+        self, flows: list[Flow], links: list[FlowLink], now: float
+    ) -> list[FlowLink]:
+        """`_solve` of the component of `flows` over `links`, by the general filling."""
         for link in links:
             link.advance(now)
             link.used = 0.0
@@ -498,6 +568,76 @@ class FlowNetwork:
                 link.peak = link.used
             link.mark(now)
         return links
+
+    def _solve_uniform(
+        self,
+        flows: list[Flow],
+        links: list[FlowLink],
+        hops: tuple[tuple[FlowLink, float], ...],
+        now: float,
+    ) -> list[FlowLink]:
+        """`_solve` of a component whose flows all cross the same links `hops` with one
+        weight and one bound (`_uniform_component`: a ring step's pieces between two ranks):
+        every flow gets one rate, so the filling's sums are one value added once per flow
+        (`_repeated_sum`, in the same order, hence the same bits) and one round of it fixes
+        them all. A component that this does not fit (a link with no cost, an odd weight)
+        takes `_solve`'s general course."""
+        first = flows[0] if flows else None
+        for link in links:
+            link.advance(now)
+            link.used = 0.0
+            link.byte_rate = 0.0
+        if first is None:
+            for link in links:
+                link.mark(now)
+            return links
+        weight, bound, count = first.weight, first.bound, len(flows)
+        # the level of the filling's first round: each link's capacity over its flows' sum
+        # of a_{f,l} w_f (module docstring), then the flows' common bound
+        level = math.inf
+        for _link, a in hops:
+            usage = _repeated_sum(a * weight, count)
+            if not usage > 0.0:  # a link without cost or a NaN: the general course
+                return self._solve_component(flows, links, now)
+            share = 1.0 / usage
+            if share < level:
+                level = share
+        if bound != math.inf and bound / weight < level:
+            level = bound / weight
+        if level == math.inf:
+            return self._solve_component(flows, links, now)
+        x = min(level * weight, bound)
+        rate = x * self.model.bandwidth_factor
+        for link, a in hops:
+            link.used = _repeated_sum(a * x, count)
+            link.byte_rate = _repeated_sum(rate, count)
+        schedule, finish = self.engine.schedule, self._finish
+        for flow in flows:
+            flow.x = x
+            old = flow.rate
+            flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
+            flow.updated = now
+            if rate == old and flow.pending:  # its end event stands
+                continue
+            flow.rate = rate
+            flow.version += 1
+            flow.pending = False
+            if rate > 0.0:
+                remaining = flow.remaining if flow.remaining > 0.0 else 0.0
+                flow.pending = True
+                schedule(remaining / rate, finish, (flow, flow.version))
+        for link in links:
+            if link.used > link.peak:
+                link.peak = link.used
+            link.mark(now)
+        return links
+
+    def _solve_general(
+        self, flows: list[Flow], links: list[FlowLink], now: float
+    ) -> list[FlowLink]:
+        """`_solve`'s general course for a component `_solve_uniform` handed back (its links
+        already advanced and cleared, which doing again leaves as they are)."""
+        return self._solve_component(flows, links, now)
 
     def result(self, overall_s: float) -> list[dict[str, Any]]:
         """Return every flow link's figures, in the order they were first crossed."""
@@ -579,3 +719,49 @@ def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
                 link.left -= a * x
                 link.usage -= a * weight
         open_links = [link for link in still_open if link.usage > 1e-300]
+
+
+def _uniform_component(flow: Flow) -> tuple[list[Flow], list[FlowLink]] | None:
+    """Return `FlowNetwork._component(flow)` when every flow on `flow`'s links (two or more)
+    crosses exactly those links with the same a_{f,l}, weight and bound, in the walk's own
+    order (its flows as the last link holds them, its links from the last to the first);
+    None otherwise. A flow joins all its links at once, so they hold its flows in one order;
+    a link holding as many flows as the last one, each crossing it, holds no other."""
+    hops = flow.links
+    last = hops[-1][0]
+    on = last.flows
+    count = len(on)
+    seen: set[FlowLink] = set()
+    for link, _ in hops:
+        if len(link.flows) != count or link in seen:
+            return None
+        seen.add(link)
+    weight = bound = None
+    for other in on:
+        if other.links is not hops and other.links != hops:
+            return None
+        if weight is None:
+            weight, bound = other.weight, other.bound
+        elif other.weight != weight or other.bound != bound:
+            return None
+    return list(on), [link for link, _ in reversed(hops)]
+
+
+_SUMS: dict[tuple[float, int], float] = {}
+_SUMS_KEPT = 1 << 16
+
+
+def _repeated_sum(value: float, count: int) -> float:
+    """Return 0.0 + value + value + ... (`count` times) added one by one, as a loop over
+    `count` equal terms sums them (not value * count, which may round differently);
+    remembered, as a uniform component's sums repeat (a bounded memo)."""
+    key = (value, count)
+    total = _SUMS.get(key)
+    if total is None:
+        if len(_SUMS) >= _SUMS_KEPT:
+            _SUMS.clear()
+        total = 0.0
+        for _ in range(count):
+            total += value
+        _SUMS[key] = total
+    return total

@@ -310,8 +310,8 @@ class FlowRoute(tuple[Hop, ...]):
     # SWITCH_ROLES): its second constraint, `links` holding the port it enters by; else None
     exits: tuple[FlowLink | None, ...]
     # per (stage's first hop, size, direction, host memory): the flow path of the stage's
-    # run of flow links and the index after it (`_RouteTransfer._flow_start`)
-    paths: dict[tuple[int, float, str | None, str | None], tuple[FlowPath, int]]
+    # run of flow links, the index after it and its hops' usages (`_RouteTransfer._flow_start`)
+    paths: dict[tuple[int, float, str | None, str | None], tuple[FlowPath, int, tuple[Usage, ...]]]
 
 
 class _RouteTransfer:
@@ -320,7 +320,17 @@ class _RouteTransfer:
     (simulator.flows.FlowNetwork.start). A flow's timeline entries and usage cover each of its
     links from the flow's start to its last byte's arrival."""
 
-    __slots__ = ("engine", "index", "message", "network", "route", "start", "target", "timeline")
+    __slots__ = (
+        "end",
+        "engine",
+        "index",
+        "message",
+        "network",
+        "route",
+        "start",
+        "target",
+        "timeline",
+    )
 
     def __init__(
         self,
@@ -339,6 +349,7 @@ class _RouteTransfer:
         self.target = target
         self.index = 0
         self.start = 0.0
+        self.end = 0  # the index after the flow stage under way
 
     def go(self) -> None:
         """Start the stage at `index`, or deliver the message after the last one."""
@@ -377,10 +388,10 @@ class _RouteTransfer:
         key = (start, size, message.direction, message.host_memory)
         made = route.paths.get(key)
         if made is not None:  # a message like it crossed these links before
-            path, end = made
-            for index in range(start, end):
-                route[index][3].start(now)
-            self.network.start_path(path, size, lambda when: self._flow_end(end, when))
+            path, self.end, usages = made
+            for usage in usages:
+                usage.start(now)
+            self.network.start_path(path, size, self._flow_end)
             return
         links = route.links
         end = start
@@ -394,12 +405,14 @@ class _RouteTransfer:
             message.direction,
             message.host_memory,
         )
+        usages = tuple(route[index][3] for index in range(start, end))
+        self.end = end
         shared = self.network.paths.get(shared_key)
         if shared is not None:
-            route.paths[key] = (shared, end)
-            for index in range(start, end):
-                route[index][3].start(now)
-            self.network.start_path(shared, size, lambda when: self._flow_end(end, when))
+            route.paths[key] = (shared, end, usages)
+            for usage in usages:
+                usage.start(now)
+            self.network.start_path(shared, size, self._flow_end)
             return
         end = start
         crossings: list[tuple[FlowLink, float, float]] = []
@@ -424,17 +437,29 @@ class _RouteTransfer:
             route[end][3].start(now)
             end += 1
         path = self.network.paths[shared_key] = self.network.path(crossings)
-        route.paths[key] = (path, end)
-        self.network.start_path(path, size, lambda when: self._flow_end(end, when))
+        route.paths[key] = (path, end, usages)
+        self.network.start_path(path, size, self._flow_end)
 
-    def _flow_end(self, end: int, now: float) -> None:
+    def _flow_end(self, now: float) -> None:
+        """The flow stage from `index` to `end` ended at `now`: its links' usage and
+        timeline entries close, then the next stage starts (`go`)."""
         route = self.route
-        for index in range(self.index, end):
-            node, instance, _link, usage = route[index]
-            usage.stop(now)
-            self._record(node, instance, now)
+        start, end = self.index, self.end
+        timeline = self.timeline
+        if timeline.full:  # no entry is kept: each counts as dropped, as `_record` counts it
+            for index in range(start, end):
+                route[index][3].stop(now)
+            timeline.dropped += end - start
+        else:
+            for index in range(start, end):
+                node, instance, _link, usage = route[index]
+                usage.stop(now)
+                self._record(node, instance, now)
         self.index = end
-        self.go()
+        if end == len(route):  # `go`'s delivery, inline: most routes are one flow stage
+            self.target.mailbox.put(self.message)
+        else:
+            self.go()
 
     def _record(self, node: NodeRuntime, instance: int, now: float) -> None:
         timeline = self.timeline
@@ -648,7 +673,13 @@ class World:
             hops = self.hops(source.slot, target.slot)
         if hops.__class__ is FlowRoute:
             assert self.network is not None and isinstance(hops, FlowRoute)  # made with it
-            _RouteTransfer(self.engine, self.timeline, self.network, message, hops, target).go()
+            transfer = _RouteTransfer(
+                self.engine, self.timeline, self.network, message, hops, target
+            )
+            if hops.links[0] is None:  # `go`, its first stage known: a FIFO hop or a flow
+                transfer.go()
+            else:
+                transfer._flow_start()
         elif hops:
             hops[0][2].request(self._transfer(self.engine, self.timeline, message, hops, target))
         else:

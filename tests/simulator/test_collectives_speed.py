@@ -124,19 +124,38 @@ sim.allreduce(8 * 1024 * 1024, algorithm='double_binary_tree')
 CLUSTER = Path(__file__).resolve().parents[2] / "examples" / "dgx_h100_cluster_4" / "snapshot.json"
 
 
-@pytest.mark.parametrize("sharing", ["full-duplex", "shared", "fifo"])
-def test_a_run_gives_the_reference_results(sharing: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "sharing,model",
+    [("full-duplex", None), ("shared", None), ("fifo", None), ("full-duplex", "LV08")],
+)
+def test_a_run_gives_the_reference_results(
+    sharing: str, model: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A 4-node DGX H100 cluster's run with the fast paths, and with the references patched
-    in (the heap program, the dict-held filling, the component walk always taken): the
-    same result to the last bit."""
+    in (the heap program, the dict-held filling, the component walk always taken, no
+    uniform component): the same result to the last bit. LV08: flows with a bound."""
     system = json.loads(CLUSTER.read_text())
+    if model is not None:
+        system["networkModel"] = model
     for node in system["nodes"]:
         if node["id"] != "gpu":
             node["sharing"] = sharing
+    uniform = flows._uniform_component
+    taken = []
+
+    def counted(flow: flows.Flow) -> object:
+        found = uniform(flow)
+        taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(flows, "_uniform_component", counted)
     fast = run_simulation(system, APP, labels={"GPU": 16}, variables={})
+    if sharing == "full-duplex":  # a ring's steps between nodes, and other components
+        assert any(taken) and not all(taken)
     monkeypatch.setattr(collectives, "program", collectives._heap_program)
     monkeypatch.setattr(flows, "solve_max_min", _reference_max_min)
     monkeypatch.setattr(flows.FlowLink, "multi", property(lambda _: 1, lambda _, __: None))
+    monkeypatch.setattr(flows, "_uniform_component", lambda flow: None)
     slow = run_simulation(system, APP, labels={"GPU": 16}, variables={})
     for key in ("overall_time_s", "processes", "collectives", "links", "timeline"):
         assert fast.get(key) == slow.get(key), key
