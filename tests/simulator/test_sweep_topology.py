@@ -58,7 +58,8 @@ def test_a_bigger_nvswitch_domain_makes_a_cross_domain_allreduce_faster() -> Non
         variant, labels, _ = apply_point(
             snapshot, {"GPU": 16}, axes, {"topology.nvlink.domainSize": size}
         )
-        result = run_simulation(variant, ALLREDUCE, labels=labels, variables={"size": 1e9})
+        counts_ = {label: int(count) for label, count in labels.items()}  # type: ignore[call-overload]
+        result = run_simulation(variant, ALLREDUCE, labels=counts_, variables={"size": 1e9})
         times[size] = result["overall_time_s"]
     assert times[16] < times[8] / 4  # the slowest hop of the ring: 50 vs 450 GB/s
 
