@@ -161,3 +161,66 @@ def test_the_cli_refuses_a_point_the_template_refuses_naming_the_axis(tmp_path: 
     assert (
         "--axis topology.ndr.down[1]: At topology.ndr.endpoints=32, topology.ndr.down[1]=2" in err
     )
+
+
+P2P = """
+if rank == 0:
+    sim.p2pCommunicationSend(size, "GPU", None, target)
+elif rank == target:
+    sim.p2pCommunicationReceive("GPU", 0)
+"""
+
+
+def test_a_template_s_switch_bandwidth_is_its_node_s_attribute_axis() -> None:
+    # GPU 0 to GPU 15 crosses NIC, leaf, spine, leaf, NIC; the spine's ports at half the
+    # Quantum-2 rate become the route's slowest hop (the leaves keep the shared record's).
+    snapshot = cluster()
+    axes = parse_axes({"spine.bandwidth": [50e9, 25e9]}, snapshot)
+    times = []
+    for bandwidth in (50e9, 25e9):
+        variant, _, _ = apply_point(snapshot, {"GPU": 32}, axes, {"spine.bandwidth": bandwidth})
+        result = run_simulation(
+            variant, P2P, labels={"GPU": 32}, variables={"size": 1e9, "target": 15}
+        )
+        times.append(result["overall_time_s"])
+    latency = 2 * 1e-6 + 3 * 3.3e-7  # two NICs and three switch ports, as the records say
+    assert times[0] == pytest.approx(1e9 / 50e9 + latency, rel=1e-9)
+    assert times[1] == pytest.approx(1e9 / 25e9 + latency, rel=1e-9)
+
+
+def torus() -> dict[str, Any]:
+    """Eight endpoints on a 2 x 4 torus (no model or application needed to apply axes)."""
+    return {
+        "hardware": {
+            "chip": {"name": "chip", "type": "GPU", "attributes": {"SMs": 1}},
+            "wire": {"name": "wire", "type": "NETWORK", "attributes": {"bandwidth": 1e9}},
+        },
+        "nodes": [
+            {"id": "chip", "hardware": "chip", "count": 8, "labels": {"GPU": 1}},
+            {"id": "wire", "hardware": "wire", "count": 16},
+        ],
+        "topologies": [
+            {"id": "t", "kind": "torus", "endpoints": "chip", "link": "wire", "dims": [2, 4]}
+        ],
+    }
+
+
+def test_torus_dims_are_swept_whole_or_one_at_a_time_with_the_endpoints() -> None:
+    snapshot = torus()
+    axes = parse_axes({"topology.t.dims": [[2, 4], "2x2x2", [4, 2]]}, snapshot)
+    variant, _, _ = apply_point(snapshot, {"GPU": 8}, axes, {"topology.t.dims": "2x2x2"})
+    assert variant["topologies"][0]["dims"] == [2, 2, 2]
+    assert counts(variant) == {"chip": 8, "wire": 24}  # a link per endpoint and dimension
+    with pytest.raises(AxisError) as raised:
+        parse_axes({"topology.t.dims": [[2, 4], [3, 3]]}, snapshot)
+    assert raised.value.field == "axes.topology.t.dims[1]"
+    assert "dims: The product of dims (3 x 3 = 9)" in raised.value.message
+    scaled = parse_axes({"topology.t.endpoints": [8, 16], "topology.t.dims[1]": [4, 8]}, snapshot)
+    variant, labels, _ = apply_point(
+        snapshot, {"GPU": 8}, scaled, {"topology.t.endpoints": 16, "topology.t.dims[1]": 8}
+    )
+    assert counts(variant) == {"chip": 16, "wire": 32} and labels == {"GPU": 16}
+    with pytest.raises(AxisError, match=r"At topology.t.endpoints=16, topology.t.dims\[1\]=4"):
+        apply_point(
+            snapshot, {"GPU": 8}, scaled, {"topology.t.endpoints": 16, "topology.t.dims[1]": 4}
+        )
