@@ -367,3 +367,19 @@ def test_a_bad_plan_sweep_is_refused_naming_the_field(
     errors = response.json()
     assert field in errors, errors
     assert words in str(errors[field])
+
+
+def test_a_checking_plan_sweep_is_not_a_launch_and_a_launching_one_is(
+    client: APIClient, sent: list[list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache.clear()
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"launch": "1/min"})
+    body = {**SWEEP, "axes": {"tp": [8]}}
+    checks = [client.post("/api/workloads/sweep/", body, format="json") for _ in range(3)]
+    assert [r.status_code for r in checks] == [200, 200, 200]
+    launches = [
+        client.post("/api/workloads/sweep/", {**body, "launch": True}, format="json")
+        for _ in range(2)
+    ]
+    assert [r.status_code for r in launches] == [201, 429]
+    cache.clear()

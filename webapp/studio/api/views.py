@@ -692,11 +692,13 @@ class WorkloadServeView(LaunchThrottleMixin, APIView):
 
 class WorkloadSweepView(LaunchThrottleMixin, APIView):
     """Check (and with `launch`, launch) every plan of a sweep over the parallel plan's fields;
-    a plan that cannot run is answered as invalid with its field and reason (throttled as
-    launches are)."""
+    a plan that cannot run is answered as invalid with its field and reason (a launching
+    sweep is throttled as launches are; a check is not, as `check/` is not)."""
 
     def get_throttles(self) -> list[BaseThrottle]:
-        return [LaunchRateThrottle()]
+        data = self.request.data
+        launching = isinstance(data, Mapping) and data.get("launch") is True
+        return [LaunchRateThrottle()] if launching else []
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:
