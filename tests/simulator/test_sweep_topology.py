@@ -224,3 +224,11 @@ def test_torus_dims_are_swept_whole_or_one_at_a_time_with_the_endpoints() -> Non
         apply_point(
             snapshot, {"GPU": 8}, scaled, {"topology.t.endpoints": 16, "topology.t.dims[1]": 4}
         )
+
+
+def test_a_label_count_axis_on_a_template_s_endpoints_resizes_its_switches() -> None:
+    snapshot = cluster()
+    axes = parse_axes({"labels.GPU": [8, 20]}, snapshot)
+    variant, labels, _ = apply_point(snapshot, {"GPU": 32}, axes, {"labels.GPU": 20})
+    assert labels == {"GPU": 20}
+    assert counts(variant)["gpu"] == 20 and counts(variant)["nvswitch"] == 3  # ceil(20 / 8)
