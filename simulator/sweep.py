@@ -474,31 +474,15 @@ def _set_parameter(item: dict[str, Any], axis: Axis, value: object) -> None:
 
 def _template_fault(item: Mapping[str, Any], count: int) -> tuple[str, str] | None:
     """Return (the template's field, its message) when `item` breaks its kind's rules with
-    `count` endpoints, else None."""
-    kind = str(item.get("kind"))
-    roles = {
-        role: tuple(item.get(role) or ()) if role == "switches" else (item.get(role),)
-        for role in templates.ROLES[kind]
-    }
-    errors: dict[str, list[str]] = {}
-    templates._parameters(  # the template's own rules, not a copy of them
-        errors, "", kind, item, count, roles, str(item.get("endpoints")), {}
-    )
+    `count` endpoints, else None (simulator.topology's own rules, not a copy of them)."""
+    _, errors = templates.template_sizes(item, count)
     for where, messages in errors.items():
-        return where.lstrip("."), messages[0]
+        return where, messages[0]
     return None
 
 
 def _template_sizes(item: Mapping[str, Any], count: int) -> dict[str, int]:
-    kind = str(item.get("kind"))
-    roles = {
-        role: tuple(item.get(role) or ()) if role == "switches" else (item.get(role),)
-        for role in templates.ROLES[kind]
-    }
-    _, sizes_route = templates._parameters(
-        {}, "", kind, item, count, roles, str(item.get("endpoints")), {}
-    )
-    return dict(sizes_route[0]) if sizes_route is not None else {}
+    return templates.template_sizes(item, count)[0]
 
 
 def _check_topology_values(checked: Sequence[Axis], snapshot: Mapping[str, Any]) -> None:
