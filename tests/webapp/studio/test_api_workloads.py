@@ -356,13 +356,16 @@ def test_a_launched_plan_sweep_launches_the_valid_plans_only(
         ({"tensor": [2]}, "axes.tensor", "Unknown plan axis 'tensor'"),
         ({"tp": []}, "axes.tp", ""),
         ({"tp": list(range(1, 9)), "pp": [1, 2]}, "axes", "The sweep has 16 points; at most 10"),
+        ({"tp": [1], "model": "nope"}, "model", "llama3-8b"),
     ],
 )
 def test_a_bad_plan_sweep_is_refused_naming_the_field(
     client: APIClient, settings: Any, axes: dict[str, Any], field: str, words: str
 ) -> None:
     settings.PARASIM_MAX_SWEEP = 10
-    response = client.post("/api/workloads/sweep/", {**SWEEP, "axes": axes}, format="json")
+    model = axes.pop("model", SWEEP["model"])  # a bad field outside the axes
+    body = {**SWEEP, "model": model, "axes": axes}
+    response = client.post("/api/workloads/sweep/", body, format="json")
     assert response.status_code == 400
     errors = response.json()
     assert field in errors, errors

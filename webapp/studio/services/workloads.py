@@ -41,7 +41,7 @@ from simulator.workloads.inference import (
 )
 from simulator.workloads.kernels import gpu_record
 from simulator.workloads.plan import ParallelPlan, PlanError
-from simulator.workloads.plan_axes import parse_plan_axes, plan_points
+from simulator.workloads.plan_axes import PLAN_AXES, parse_plan_axes, plan_points
 from simulator.workloads.serving import LengthSpec, ServingPlan
 from simulator.workloads.serving_sandbox import ServingSandboxError, serve_in_sandbox
 from simulator.workloads.training import step_basis, step_figures, training_files
@@ -445,6 +445,8 @@ def workload_sweep(*, user: User, data: Mapping[str, Any]) -> dict[str, Any]:
                 answer["basis"] = workload_check(fields, user=user)
             except ValidationError as error:
                 field, messages = next(iter(error.message_dict.items()))
+                if field not in PLAN_AXES and field not in ("memory", "plan"):
+                    raise  # a model or system no plan could fix: the request is refused
                 answer["invalid"] = {"field": field, "reason": messages[0]}
             else:
                 if launch:
