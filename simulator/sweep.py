@@ -201,6 +201,9 @@ AXIS_MESSAGES = {
     "topology_index": "{parameter} has {length} levels; index {index} is not one of them.",
     "topology_value": "{field}: {message}",
     "topology_point": "At {point}: {field}: {message}",
+    "two_counts": (
+        "A labels axis already sets the instances of node {node!r}; sweep one of the two."
+    ),
     "variable": "Unknown variable {name!r}; the application model declares: {declared}.",
     "target": (
         "{target!r} is neither a node nor a hardware type of the system; nodes: {nodes}; "
@@ -489,6 +492,9 @@ def _check_topology_values(checked: Sequence[Axis], snapshot: Mapping[str, Any])
     """Refuse a template parameter's value its template's rules refuse, where no other axis
     changes that template's endpoints (else the point is checked when it is made)."""
     counted = {node for a in checked if a.kind == "count" for node in a.nodes}
+    for axis in checked:
+        if axis.kind == "topology" and axis.key == "endpoints" and axis.nodes[0] in counted:
+            raise AxisError(axis.field, AXIS_MESSAGES["two_counts"].format(node=axis.nodes[0]))
     counted |= {a.nodes[0] for a in checked if a.kind == "topology" and a.key == "endpoints"}
     by_id = _hardware_nodes(snapshot)
     parameters = [a for a in checked if a.kind == "topology" and a.key != "endpoints"]

@@ -121,6 +121,11 @@ def test_a_fat_tree_up_list_is_given_whole_or_as_text() -> None:
         ),
         ({"topology.ndr.routing": ["dor"]}, "axes.topology.ndr.routing[0]", "Unknown routing"),
         ({"topology.nvlink.endpoints": [0]}, "axes.topology.nvlink.endpoints[0]", "at least 1"),
+        (
+            {"labels.GPU": [8], "topology.nvlink.endpoints": [8]},
+            "axes.topology.nvlink.endpoints",
+            "A labels axis already sets the instances of node 'gpu'",
+        ),
     ],
 )
 def test_bad_topology_axes_are_refused_naming_the_field(
