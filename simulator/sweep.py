@@ -16,7 +16,19 @@ What an axis varies is read from its name (`axis_kind`, `parse_axes`), by one ru
 - `GPU.SMCoreClock`: that attribute of every node whose hardware is of type GPU;
 - `labels.GPU`: the number of processes of label GPU, and with it the instances (`count`)
   of the one node carrying that label: ceil(processes / the node's multiplicity), so a
-  scaling study from 1 to 1,024 GPUs needs no edited system.
+  scaling study from 1 to 1,024 GPUs needs no edited system;
+- `topology.nvlink.domainSize`: a parameter of the topology template `nvlink`
+  (simulator.topology PARAMETERS: a fat tree's `down`/`up` as whole lists or one level,
+  `up[1]`; a torus's `dims` or `dims[0]`; `rails`, `spines`, `serversPerLeaf`,
+  `domainSize`; `routing`), and `topology.nvlink.endpoints`: the instances of the
+  template's endpoints node, with the processes of the labels that node carries (count x
+  multiplicity), the scaling axis of a templated network.
+
+A template's switch and link nodes are given the instance counts the point's template needs
+(simulator.topology's own sizes), after every axis of the point is applied; a point the
+template's rules refuse (a fat tree's `down` whose product is not the endpoints' count) is
+refused naming the axis and the template's field, at parse time where no other axis of the
+sweep changes that template's endpoints, else when the point is made.
 
 A point is applied to a copy of the snapshot (`apply_point`): an attribute is set in the
 snapshot's own copy of the record (a node sharing its record with nodes the axis does not
@@ -29,11 +41,13 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from simulator import topology as templates
 from simulator.attribute_ranges import range_error as attribute_range_error
 from simulator.snapshot import IDENTIFIER
 
@@ -177,8 +191,18 @@ def swap_model(
 
 AXIS_MESSAGES = {
     "name": (
-        "Unknown axis {name!r}: expected a variable name, NODE.attribute, TYPE.attribute "
-        "or labels.LABEL."
+        "Unknown axis {name!r}: expected a variable name, NODE.attribute, TYPE.attribute, "
+        "labels.LABEL or topology.ID.PARAMETER."
+    ),
+    "topology": "No topology template {id!r} in the system; its templates: {known}.",
+    "topology_parameter": (
+        "A {kind} template has no parameter {parameter!r}; expected one of {known}."
+    ),
+    "topology_index": "{parameter} has {length} levels; index {index} is not one of them.",
+    "topology_value": "{field}: {message}",
+    "topology_point": "At {point}: {field}: {message}",
+    "two_counts": (
+        "A labels axis already sets the instances of node {node!r}; sweep one of the two."
     ),
     "variable": "Unknown variable {name!r}; the application model declares: {declared}.",
     "target": (
@@ -204,6 +228,10 @@ AXIS_MESSAGES = {
 }
 
 LABELS_PREFIX = "labels."
+TOPOLOGY_PREFIX = "topology."
+# What a topology axis may set besides the kind's PARAMETERS.
+TOPOLOGY_EXTRA = ("endpoints", "routing")
+_INDEXED = re.compile(r"^([A-Za-z]+)\[(\d+)\]$")
 
 
 class AxisError(ValueError):
@@ -217,9 +245,11 @@ class AxisError(ValueError):
 
 @dataclass(frozen=True)
 class Axis:
-    """One checked axis: what it varies (`kind`: "variable", "attribute" or "count"), on
-    what (`target`: the variable, the node id or hardware type, the label), the attribute
-    `key`, the `nodes` it sets, and its values."""
+    """One checked axis: what it varies (`kind`: "variable", "attribute", "count" or
+    "topology"), on what (`target`: the variable, the node id or hardware type, the label,
+    the template's id), the attribute or template parameter `key` (`index`: the level of a
+    list parameter, -1 for the whole), the `nodes` it sets, its values, and the `field` its
+    refusals name."""
 
     name: str
     kind: str
@@ -227,6 +257,8 @@ class Axis:
     values: tuple[object, ...]
     key: str = ""
     nodes: tuple[str, ...] = ()
+    index: int = -1
+    field: str = ""
 
 
 def size_error(size: int, limit: int) -> str | None:
@@ -271,6 +303,10 @@ def parse_axes(
     for name, raw in axes.items():
         path = f"{field}.{name}"
         values = tuple(raw)
+        topology_prefix = TOPOLOGY_PREFIX.rstrip(".")
+        if name.startswith(TOPOLOGY_PREFIX) and topology_prefix not in nodes | types:
+            checked.append(_topology_axis(name, path, values, snapshot))
+            continue
         if name.startswith(LABELS_PREFIX):
             label = name[len(LABELS_PREFIX) :]
             carriers = [i for i, n in nodes.items() if label in (n.get("labels") or {})]
@@ -292,7 +328,7 @@ def parse_axes(
                     raise AxisError(
                         f"{path}[{index}]", AXIS_MESSAGES["count_value"].format(value=value)
                     )
-            checked.append(Axis(name, "count", label, values, nodes=(carriers[0],)))
+            checked.append(Axis(name, "count", label, values, nodes=(carriers[0],), field=path))
             continue
         if "." not in name:
             if not IDENTIFIER.match(name):
@@ -345,8 +381,139 @@ def parse_axes(
             fault = attribute_range_error(key, float(value))  # type: ignore[arg-type]
             if fault is not None:
                 raise AxisError(f"{path}[{index}]", fault)
-        checked.append(Axis(name, "attribute", target, values, key=key, nodes=tuple(targets)))
+        checked.append(
+            Axis(name, "attribute", target, values, key=key, nodes=tuple(targets), field=path)
+        )
+    _check_topology_values(checked, snapshot)
     return checked
+
+
+def _templates(snapshot: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        str(item.get("id")): item
+        for item in snapshot.get("topologies") or []
+        if isinstance(item, dict) and item.get("id")
+    }
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _topology_axis(
+    name: str, path: str, values: tuple[object, ...], snapshot: Mapping[str, Any]
+) -> Axis:
+    """Return the checked axis `topology.ID.PARAMETER` (the values' shapes checked here, the
+    template's rules by `_check_topology_values` or when the point is made)."""
+    topology_id, _, parameter = name[len(TOPOLOGY_PREFIX) :].rpartition(".")
+    known = _templates(snapshot)
+    item = known.get(topology_id)
+    if item is None or item.get("kind") not in templates.KINDS:
+        listed = ", ".join(sorted(known)) or "none"
+        raise AxisError(path, AXIS_MESSAGES["topology"].format(id=topology_id, known=listed))
+    kind = str(item["kind"])
+    allowed = (*templates.PARAMETERS[kind], *TOPOLOGY_EXTRA)
+    index = -1
+    match = _INDEXED.match(parameter)
+    key = match.group(1) if match else parameter
+    if key not in allowed:
+        raise AxisError(
+            path,
+            AXIS_MESSAGES["topology_parameter"].format(
+                kind=kind, parameter=parameter, known=", ".join(allowed)
+            ),
+        )
+    current = item.get(key)
+    if match:
+        index = int(match.group(2))
+        if not isinstance(current, list) or index >= len(current):
+            length = len(current) if isinstance(current, list) else 0
+            raise AxisError(
+                path,
+                AXIS_MESSAGES["topology_index"].format(parameter=key, length=length, index=index),
+            )
+    for position, value in enumerate(values):
+        fault = None
+        if key == "routing":
+            if value not in templates.ROUTINGS[kind]:
+                fault = templates.MESSAGES["routing"].format(
+                    value=value, kind=kind, known=", ".join(templates.ROUTINGS[kind])
+                )
+        elif isinstance(current, list) and index < 0:
+            levels = _levels(value)
+            if levels is None or not all(_whole(v) for v in levels):
+                fault = templates.MESSAGES["dims" if key == "dims" else "levels"]
+        elif not _whole(value):
+            fault = AXIS_MESSAGES["count_value"].format(value=value)
+            if key != "endpoints":
+                fault = templates.MESSAGES["whole"]
+        if fault is not None:
+            raise AxisError(f"{path}[{position}]", fault)
+    endpoints = str(item.get("endpoints"))
+    return Axis(
+        name, "topology", topology_id, values, key=key, nodes=(endpoints,), index=index, field=path
+    )
+
+
+def _levels(value: object) -> list[object] | None:
+    """Return a list parameter's value: a list, or its text "8x4" (the command line's)."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\d+(x\d+)*", value):
+        return [int(part) for part in value.split("x")]
+    return None
+
+
+def _set_parameter(item: dict[str, Any], axis: Axis, value: object) -> None:
+    if axis.index < 0 and isinstance(item.get(axis.key), list):
+        item[axis.key] = _levels(value)
+    elif axis.index >= 0:
+        levels = list(item[axis.key])
+        levels[axis.index] = value
+        item[axis.key] = levels
+    else:
+        item[axis.key] = copy.deepcopy(value)
+
+
+def _template_fault(item: Mapping[str, Any], count: int) -> tuple[str, str] | None:
+    """Return (the template's field, its message) when `item` breaks its kind's rules with
+    `count` endpoints, else None (simulator.topology's own rules, not a copy of them)."""
+    _, errors = templates.template_sizes(item, count)
+    for where, messages in errors.items():
+        return where, messages[0]
+    return None
+
+
+def _template_sizes(item: Mapping[str, Any], count: int) -> dict[str, int]:
+    return templates.template_sizes(item, count)[0]
+
+
+def _check_topology_values(checked: Sequence[Axis], snapshot: Mapping[str, Any]) -> None:
+    """Refuse a template parameter's value its template's rules refuse, where no other axis
+    changes that template's endpoints (else the point is checked when it is made)."""
+    counted = {node for a in checked if a.kind == "count" for node in a.nodes}
+    for axis in checked:
+        if axis.kind == "topology" and axis.key == "endpoints" and axis.nodes[0] in counted:
+            raise AxisError(axis.field, AXIS_MESSAGES["two_counts"].format(node=axis.nodes[0]))
+    counted |= {a.nodes[0] for a in checked if a.kind == "topology" and a.key == "endpoints"}
+    by_id = _hardware_nodes(snapshot)
+    parameters = [a for a in checked if a.kind == "topology" and a.key != "endpoints"]
+    for axis in parameters:
+        if axis.nodes[0] in counted:
+            continue
+        if sum(1 for other in parameters if other.target == axis.target) > 1:
+            continue  # two parameters of one template: checked together, point by point
+        count = int((by_id.get(axis.nodes[0]) or {}).get("count", 1))
+        for position, value in enumerate(axis.values):
+            item = copy.deepcopy(_templates(snapshot)[axis.target])
+            _set_parameter(item, axis, value)
+            fault = _template_fault(item, count)
+            if fault is not None:
+                where, message = fault
+                raise AxisError(
+                    f"{axis.field}[{position}]",
+                    AXIS_MESSAGES["topology_value"].format(field=where, message=message),
+                )
 
 
 def apply_point(
@@ -377,6 +544,16 @@ def apply_point(
             new_labels[axis.target] = value
             node["count"] = -(-value // multiplicity)
             continue
+        if axis.kind == "topology":
+            if axis.key == "endpoints":
+                node = by_id[axis.nodes[0]]
+                node["count"] = value
+                for label, multiplicity in (node.get("labels") or {}).items():
+                    new_labels[label] = int(value) * max(int(multiplicity), 1)  # type: ignore[call-overload]
+            else:
+                item = next(t for t in variant["topologies"] if t.get("id") == axis.target)
+                _set_parameter(item, axis, value)
+            continue
         named = set(axis.nodes)
         for node_id in axis.nodes:
             node = by_id[node_id]
@@ -390,4 +567,35 @@ def apply_point(
                 hardware[own] = copy.deepcopy(hardware[key])
                 node["hardware"] = key = own
             hardware[key]["attributes"][axis.key] = value
+    _resize_templates(variant, by_id, changes, point)
     return variant, new_labels, variables
+
+
+def _resize_templates(
+    variant: dict[str, Any],
+    by_id: Mapping[object, dict[str, Any]],
+    changes: Sequence[Axis],
+    point: Mapping[str, object],
+) -> None:
+    """Give the switch and link nodes of every template a point's axes touch the instances
+    the template needs; raise AxisError naming the axis when its rules refuse the point."""
+    set_nodes = {node for a in changes if a.kind in ("count", "topology") for node in a.nodes}
+    for item in variant.get("topologies") or []:
+        if not isinstance(item, dict) or item.get("endpoints") not in set_nodes:
+            continue
+        endpoints = item["endpoints"]
+        count = int(by_id[endpoints].get("count", 1))
+        fault = _template_fault(item, count)
+        if fault is not None:
+            blamed = [a for a in changes if a.kind == "topology" and a.target == item.get("id")]
+            blamed = [a for a in blamed if a.key != "endpoints"] or blamed
+            blamed = blamed or [a for a in changes if endpoints in a.nodes]
+            where, message = fault
+            at = ", ".join(f"{a.name}={point[a.name]}" for a in changes if a.name in point)
+            raise AxisError(
+                blamed[0].field or blamed[0].name,
+                AXIS_MESSAGES["topology_point"].format(point=at, field=where, message=message),
+            )
+        for node_id, needed in _template_sizes(item, count).items():
+            if node_id in by_id:
+                by_id[node_id]["count"] = needed

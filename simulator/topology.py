@@ -681,6 +681,27 @@ def _parameters(
     return {"domainSize": domain}, _nvswitch(roles["switch"][0], count, domain)
 
 
+def template_sizes(item: Mapping[str, Any], count: int) -> tuple[dict[str, int], Errors]:
+    """Return the instances each switch or link node of the template `item` needs with
+    `count` endpoints and the errors of its parameters by the kind's rules ({"down":
+    [message]}, no `topologies[i].` prefix); the sizes are {} where there are errors. The
+    roles are taken as given (a sweep changes parameters and counts, not roles)."""
+    kind = str(item.get("kind"))
+    if kind not in KINDS:
+        return {}, {"kind": [MESSAGES["kind"].format(value=kind)]}
+    roles = {
+        role: tuple(item.get(role) or ()) if role == "switches" else (item.get(role),)
+        for role in ROLES[kind]
+    }
+    errors: Errors = {}
+    endpoints = str(item.get("endpoints"))
+    _, sizes_route = _parameters(errors, "", kind, item, count, roles, endpoints, {})
+    errors = {path.lstrip("."): messages for path, messages in errors.items()}
+    if errors or sizes_route is None:
+        return {}, errors
+    return dict(sizes_route[0]), {}
+
+
 def port_switches(topologies: Sequence[Topology]) -> frozenset[str]:
     """Return the ids of the nodes whose instances are the templates' switches (SWITCH_ROLES):
     their flow constraints are their ports, not the pairs of neighbours a flow joins."""

@@ -190,7 +190,13 @@ def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     def evaluate(points: Sequence[Mapping[str, object]]) -> list[Mapping[str, object] | None]:
         payloads = []
         for point in points:
-            variant, point_labels, variables = apply_point(swapped(point), labels, checked, point)
+            try:
+                variant, point_labels, variables = apply_point(
+                    swapped(point), labels, checked, point
+                )
+            except AxisError as error:  # a template's rules refusing a point
+                field = error.field.removeprefix("axes.")
+                raise CliError(f"--axis {field}: {error.message}") from error
             payloads.append(
                 {
                     "snapshot": variant,

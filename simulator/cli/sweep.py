@@ -89,7 +89,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="AXIS=V1,V2|START:STOP:STEP",
         help="an axis of any kind: a variable (N), a node's hardware attribute "
         "(gpu0.memoryBandwidth), every node of a type's (GPU.SMCoreClock) or a label's "
-        "process count with its node's instances (labels.GPU); repeatable",
+        "process count with its node's instances (labels.GPU), a topology template's "
+        "parameter (topology.nvlink.domainSize, topology.ndr.up[1], topology.ndr.down=8x4) or "
+        "endpoint count (topology.ndr.endpoints); repeatable",
     )
     sweep.add_argument(
         "--max-points",
@@ -307,7 +309,11 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                     )
                     if swapped:
                         models[node_id] = model_name
-            variant, point_labels, variables = apply_point(variant, labels, checked, point)
+            try:
+                variant, point_labels, variables = apply_point(variant, labels, checked, point)
+            except AxisError as error:  # a template's rules refusing a point of combined axes
+                field = error.field.removeprefix("axes.")
+                raise CliError(f"--axis {field}: {error.message}") from error
             entry: dict[str, Any] = {
                 "variables": variables,
                 "hardware": {node: path for node, path, _ in swaps},

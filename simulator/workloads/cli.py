@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from simulator.workloads.config import load_model
+from simulator.sweep import MAX_POINTS, AxisError, range_error, range_values, size_error
+from simulator.workloads.config import ModelConfig, load_model
 from simulator.workloads.inference import InferencePlan, saturating_batch, simulate_inference
 from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.plan_axes import parse_plan_axes, plan_error_field, plan_points
 from simulator.workloads.serving import LengthSpec, ServingPlan, saturating_rate, simulate_serving
 from simulator.workloads.training import simulate_training, training_files
 
@@ -55,6 +57,22 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     train.add_argument("--overlap-grad-reduce", action="store_true")
     train.add_argument("--full", action="store_true", help="simulate every rank")
+    train.add_argument(
+        "--axis",
+        action="append",
+        default=[],
+        metavar="FIELD=V1,V2|START:STOP:STEP",
+        help="sweep a plan field (tp, pp, dp, gpus, cp, vp, ep, mbs, gbs, seq, data_parallel, "
+        "recompute, precision) over these values, the other flags fixed; a plan that cannot "
+        "run is listed with its reason; repeatable",
+    )
+    train.add_argument(
+        "--max-points",
+        type=int,
+        default=MAX_POINTS,
+        metavar="N",
+        help="refuse a plan sweep of more points than this (default %(default)s)",
+    )
     train.add_argument(
         "--emit",
         metavar="DIR",
@@ -144,6 +162,8 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
             precision=args.precision,
             overlap_grad_reduce=args.overlap_grad_reduce,
         )
+        if args.axis:
+            return _plan_sweep(args, out, model, plan)
         if args.emit:
             snapshot, app, labels = training_files(model, plan, args.system)
             folder = Path(args.emit)
@@ -172,6 +192,88 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
         if args.saturate:
             result["saturation"] = saturating_batch(model, inference, args.system)
     return _write(args, out, result, args.workload)
+
+
+def _axis_values(name: str, text: str) -> list[object]:
+    """Return an axis's values from "1,2,4", "1:8:1" (stop included) or "ddp,fsdp"."""
+    values: list[object] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        pieces = part.split(":")
+        if len(pieces) == 3 and all(p.isdigit() for p in pieces):
+            start, stop, step = (int(p) for p in pieces)
+            fault = range_error(start, stop, step)
+            if fault is not None:
+                raise PlanError(f"--axis {name}: {part}: {fault[0]}: {fault[1]}")
+            values.extend(range_values(start, stop, step))
+        else:
+            values.append(int(part) if part.isdigit() else part)
+    return values
+
+
+def plan_sweep(
+    model: ModelConfig,
+    base: ParallelPlan,
+    axes: dict[str, list[object]],
+    system: str,
+    *,
+    symmetric: bool = True,
+) -> list[dict[str, Any]]:
+    """Return each point of a plan sweep (axes already checked): {"point", "result"} or
+    {"point", "invalid": {"field", "reason"}} for a plan that cannot run."""
+    base_fields = {name: getattr(base, name) for name in base.__dataclass_fields__}
+    rows: list[dict[str, Any]] = []
+    for point, fields in plan_points(base_fields, axes):
+        try:
+            result = simulate_training(model, ParallelPlan(**fields), system, symmetric=symmetric)
+        except PlanError as error:
+            reason = str(error)
+            rows.append(
+                {"point": point, "invalid": {"field": plan_error_field(reason), "reason": reason}}
+            )
+            continue
+        rows.append({"point": point, "result": result})
+    return rows
+
+
+def _plan_sweep(
+    args: argparse.Namespace, out: TextIO, model: ModelConfig, base: ParallelPlan
+) -> int:
+    raw: dict[str, list[object]] = {}
+    for spec in args.axis:
+        name, sep, text = spec.partition("=")
+        if not sep or not name:
+            raise PlanError(f"--axis {spec!r}: expected FIELD=VALUES")
+        if name in raw:
+            raise PlanError(f"--axis {name}: the axis is given twice")
+        raw[name] = _axis_values(name, text)
+    try:
+        axes = parse_plan_axes(raw)
+    except AxisError as error:
+        raise PlanError(f"--axis {error.field.removeprefix('axes.')}: {error.message}") from None
+    size = 1
+    for values in axes.values():
+        size *= len(values)
+    too_many = size_error(size, args.max_points)
+    if too_many is not None:
+        raise PlanError(too_many)
+    rows = plan_sweep(model, base, axes, args.system, symmetric=not args.full)
+    if args.json:
+        text = json.dumps({"points": rows}, indent=2) + "\n"
+        if args.json == "-":
+            out.write(text)
+        else:
+            Path(args.json).write_text(text, encoding="utf-8")
+        return 0
+    keys = SUMMARY_KEYS["train"]
+    out.write("  ".join([*axes, *keys]) + "\n")
+    for row in rows:
+        cells = [str(row["point"][name]) for name in axes]
+        if "result" in row:
+            cells += [f"{row['result'][key]:.6g}" for key in keys]
+        else:
+            cells.append(f"invalid ({row['invalid']['field']}): {row['invalid']['reason']}")
+        out.write("  ".join(cells) + "\n")
+    return 0
 
 
 STREAM_FLAGS = (

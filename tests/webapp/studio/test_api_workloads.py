@@ -309,3 +309,80 @@ def test_a_bad_stream_is_refused_naming_the_field(
     assert response.status_code == 400, response.content
     (message,) = response.json()[field]
     assert words in message
+
+
+SWEEP = {"model": "llama3-8b", "system": "dgx-h100", "gpus": 8, "gbs": 8, "recompute": "full"}
+
+
+def test_a_plan_sweep_answers_every_point_the_impossible_ones_with_their_reason(
+    client: APIClient, sent: list[list[int]]
+) -> None:
+    body = {**SWEEP, "axes": {"tp": [4, 8], "pp": {"start": 1, "stop": 2, "step": 1}}}
+    response = client.post("/api/workloads/sweep/", body, format="json")
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert (answer["size"], answer["valid"]) == (4, 3)
+    points = {(p["point"]["tp"], p["point"]["pp"]): p for p in answer["points"]}
+    assert points[(8, 2)]["invalid"] == {
+        "field": "gpus",
+        "reason": "gpus (8) must be a multiple of tp x pp x cp (16)",
+    }
+    # each valid point's basis is the check's answer for that plan
+    check = client.post("/api/workloads/check/", {**SWEEP, "tp": 4, "pp": 2}, format="json")
+    assert points[(4, 2)]["basis"] == check.json()
+    four, eight = points[(4, 1)]["basis"]["memory"], points[(8, 1)]["basis"]["memory"]
+    assert eight["total"] == pytest.approx(four["total"] / 2)
+    assert sent == [] and not Simulation.objects.exists()  # checked, nothing launched
+
+
+def test_a_launched_plan_sweep_launches_the_valid_plans_only(
+    client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    body = {**SWEEP, "axes": {"tp": [1, 8]}, "launch": True}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/workloads/sweep/", body, format="json")
+    assert response.status_code == 201, response.content
+    first, second = response.json()["points"]
+    assert first["invalid"]["field"] == "memory" and "simulation" not in first
+    simulation = Simulation.objects.get(pk=second["simulation"])
+    assert simulation.workload["kind"] == "train"
+    assert sent == [[simulation.pk]]
+
+
+@pytest.mark.parametrize(
+    ("axes", "field", "words"),
+    [
+        ({"tp": [1, "x"]}, "axes.tp[1]", "tp is a whole number of at least 1"),
+        ({"tensor": [2]}, "axes.tensor", "Unknown plan axis 'tensor'"),
+        ({"tp": []}, "axes.tp", ""),
+        ({"tp": list(range(1, 9)), "pp": [1, 2]}, "axes", "The sweep has 16 points; at most 10"),
+        ({"tp": [1], "model": "nope"}, "model", "llama3-8b"),
+    ],
+)
+def test_a_bad_plan_sweep_is_refused_naming_the_field(
+    client: APIClient, settings: Any, axes: dict[str, Any], field: str, words: str
+) -> None:
+    settings.PARASIM_MAX_SWEEP = 10
+    model = axes.pop("model", SWEEP["model"])  # a bad field outside the axes
+    body = {**SWEEP, "model": model, "axes": axes}
+    response = client.post("/api/workloads/sweep/", body, format="json")
+    assert response.status_code == 400
+    errors = response.json()
+    assert field in errors, errors
+    assert words in str(errors[field])
+
+
+def test_a_checking_plan_sweep_is_not_a_launch_and_a_launching_one_is(
+    client: APIClient, sent: list[list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache.clear()
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"launch": "1/min"})
+    body = {**SWEEP, "axes": {"tp": [8]}}
+    checks = [client.post("/api/workloads/sweep/", body, format="json") for _ in range(3)]
+    assert [r.status_code for r in checks] == [200, 200, 200]
+    launches = [
+        client.post("/api/workloads/sweep/", {**body, "launch": True}, format="json")
+        for _ in range(2)
+    ]
+    assert [r.status_code for r in launches] == [201, 429]
+    cache.clear()

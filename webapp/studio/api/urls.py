@@ -16,6 +16,7 @@ from webapp.studio.api.views import (
     WorkloadCheckView,
     WorkloadPresetsView,
     WorkloadServeView,
+    WorkloadSweepView,
     WorkloadView,
 )
 
@@ -33,6 +34,7 @@ urlpatterns = [
     path("workloads/presets/", WorkloadPresetsView.as_view(), name="workload-presets"),
     path("workloads/check/", WorkloadCheckView.as_view(), name="workload-check"),
     path("workloads/serve/", WorkloadServeView.as_view(), name="workload-serve"),
+    path("workloads/sweep/", WorkloadSweepView.as_view(), name="workload-sweep"),
     path("workloads/", WorkloadView.as_view(), name="workload-launch"),
     path("workloads/<int:pk>/", WorkloadView.as_view(), name="workload-detail"),
     path(

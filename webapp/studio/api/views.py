@@ -73,6 +73,7 @@ from webapp.studio.services.workloads import (
     workload_presets,
     workload_result,
     workload_serve,
+    workload_sweep,
 )
 
 if TYPE_CHECKING:
@@ -687,6 +688,26 @@ class WorkloadServeView(LaunchThrottleMixin, APIView):
         if not isinstance(data, Mapping):
             return Response({"detail": "Expected an object."}, status=status.HTTP_400_BAD_REQUEST)
         return Response(workload_serve(user=_user(request), data=data))
+
+
+class WorkloadSweepView(LaunchThrottleMixin, APIView):
+    """Check (and with `launch`, launch) every plan of a sweep over the parallel plan's fields;
+    a plan that cannot run is answered as invalid with its field and reason (a launching
+    sweep is throttled as launches are; a check is not, as `check/` is not)."""
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        data = self.request.data
+        launching = isinstance(data, Mapping) and data.get("launch") is True
+        return [LaunchRateThrottle()] if launching else []
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        data = request.data
+        if not isinstance(data, Mapping):
+            return Response({"detail": "Expected an object."}, status=status.HTTP_400_BAD_REQUEST)
+        answer = workload_sweep(user=_user(request), data=data)
+        launched = any("simulation" in point for point in answer["points"])
+        return Response(answer, status=status.HTTP_201_CREATED if launched else status.HTTP_200_OK)
 
 
 class WorkloadView(LaunchThrottleMixin, APIView):

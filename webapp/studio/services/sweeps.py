@@ -240,7 +240,10 @@ class PointBuilder:
     ) -> Simulation:
         """Return the unsaved child run of `point` (each axis's name -> value), its
         `sweep_point` holding `extra` too (a study's trial number)."""
-        variant, point_labels, given = apply_point(self.snapshot, self.labels, self.axes, point)
+        try:
+            variant, point_labels, given = apply_point(self.snapshot, self.labels, self.axes, point)
+        except AxisError as error:  # a template's rules refusing a point of combined axes
+            raise field_error(error.field, error.message) from error
         others = {a.name: point[a.name] for a in self.axes if a.kind != "variable"}
         shape = tuple(others.values())
         # One parse per distinct system a point runs on (the variables change none).

@@ -24,10 +24,13 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from hwdb.selectors import gpu_catalogue
 from simulator.gpu_catalogue import GpuNotFound
+from simulator.sweep import AxisError, size_error
 from simulator.workloads.cluster import TEMPLATES
 from simulator.workloads.config import PRESETS, ModelConfig
 from simulator.workloads.inference import (
@@ -38,6 +41,7 @@ from simulator.workloads.inference import (
 )
 from simulator.workloads.kernels import gpu_record
 from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.plan_axes import PLAN_AXES, parse_plan_axes, plan_points
 from simulator.workloads.serving import LengthSpec, ServingPlan
 from simulator.workloads.serving_sandbox import ServingSandboxError, serve_in_sandbox
 from simulator.workloads.training import step_basis, step_figures, training_files
@@ -45,6 +49,7 @@ from webapp.interactive import sandbox_runner
 from webapp.studio.models import Simulation, SimulationStatus
 from webapp.studio.services.common import field_error
 from webapp.studio.services.launch import simulation_launch
+from webapp.studio.validation import axis_size, axis_values
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -95,6 +100,8 @@ MSG_RATE = "Expected a positive number of requests per second, or null (all at o
 MSG_SHARE = "Expected a number above 0 and at most 1."
 MSG_FLAG = "Expected true or false."
 # PlanError's message starts with the field it breaks; a memory refusal names none.
+MSG_SWEEP_KIND = "A plan sweep is of a training step (kind train)."
+MSG_SWEEP_AXES = "Expected an object of plan axes (tp, pp, dp, mbs, ...), each a list or a range."
 PLAN_FIELD = re.compile(r"^([a-z_]+) ")
 UNSAFE_NAME = re.compile(r"[^\w.+ -]")
 
@@ -396,3 +403,54 @@ def workload_result(simulation: Simulation) -> dict[str, Any]:
     elif simulation.status == SimulationStatus.SUCCEEDED:
         answer["status"] = prefill.status  # the batch is done, its prefill run is not yet
     return answer
+
+
+def _sweep_points(data: Mapping[str, Any]) -> list[tuple[dict[str, object], dict[str, Any]]]:
+    """Return (point, the request's fields at that point) of a plan sweep, its axes checked
+    by the CLI's rule (simulator.workloads.plan_axes) and counted against the sweep cap."""
+    if _kind(data) != "train":
+        raise field_error("kind", MSG_SWEEP_KIND)
+    raw = data.get("axes")
+    if not isinstance(raw, Mapping) or not raw:
+        raise field_error("axes", MSG_SWEEP_AXES)
+    size = 1
+    for name, axis in raw.items():
+        size *= axis_size(axis, field=f"axes.{name}")
+    too_many = size_error(size, int(settings.PARASIM_MAX_SWEEP))
+    if too_many is not None:
+        raise field_error("axes", too_many)
+    try:
+        axes = parse_plan_axes({name: axis_values(axis) for name, axis in raw.items()})
+    except AxisError as error:
+        raise field_error(error.field, error.message) from error
+    base = {key: value for key, value in data.items() if key not in ("axes", "launch")}
+    return plan_points(base, axes)
+
+
+def workload_sweep(*, user: User, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Check every plan of a sweep over the plan's fields (`axes`: name -> values or a range,
+    docs/workloads.md "Plan sweeps"); with `launch` true, launch each valid plan's step as
+    `workload_launch` does. Each point answers its `basis` (and `simulation`), or `invalid`
+    with the field and the reason a plan that cannot run is refused with; nothing is
+    launched unless the sweep's axes are good."""
+    points = _sweep_points(data)
+    launch = data.get("launch", False)
+    if not isinstance(launch, bool):
+        raise field_error("launch", "Expected true or false.")
+    answers: list[dict[str, Any]] = []
+    with transaction.atomic():
+        for point, fields in points:
+            answer: dict[str, Any] = {"point": point}
+            try:
+                answer["basis"] = workload_check(fields, user=user)
+            except ValidationError as error:
+                field, messages = next(iter(error.message_dict.items()))
+                if field not in PLAN_AXES and field not in ("memory", "plan"):
+                    raise  # a model or system no plan could fix: the request is refused
+                answer["invalid"] = {"field": field, "reason": messages[0]}
+            else:
+                if launch:
+                    answer["simulation"] = workload_launch(user=user, data=fields).pk
+            answers.append(answer)
+    valid = sum("invalid" not in answer for answer in answers)
+    return {"size": len(answers), "valid": valid, "points": answers}

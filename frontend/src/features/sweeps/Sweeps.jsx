@@ -91,8 +91,9 @@ export function parseAxis(text, type) {
   return coerce(type, t);
 }
 
-// Return the sweep's other axes from the form: the attribute axes typed one per line
-// ("GPU.SMCoreClock = 1000:1500:250", "gpu0.memoryBandwidth = 2e12,3e12") and each label
+// Return the sweep's other axes from the form: the attribute and topology axes typed one per
+// line ("GPU.SMCoreClock = 1000:1500:250", "gpu0.memoryBandwidth = 2e12,3e12",
+// "topology.ndr.up = 1x4,1x8": a template's list parameter as text) and each label
 // count typed as a list or a range ("1,2,4,8" or "1:1024:1"), which becomes the axis
 // "labels.<label>" (its processes and its node's instances together). A line without "="
 // is sent as typed, for the API to name.
@@ -342,12 +343,16 @@ export function SweepNew() {
             <h3>Hardware attribute axes</h3>
             <label className="field">
               <span className="field-label">
-                One per line: <code>node.attribute</code> or <code>TYPE.attribute</code> = values
+                One per line: <code>node.attribute</code>, <code>TYPE.attribute</code> or{" "}
+                <code>topology.id.parameter</code> = values
               </span>
               <textarea
                 aria-label="Hardware attribute axes"
                 rows={3}
-                placeholder={"GPU.SMCoreClock = 1000:1500:250\ngpu0.memoryBandwidth = 2e12,3e12"}
+                placeholder={
+                  "GPU.SMCoreClock = 1000:1500:250\ngpu0.memoryBandwidth = 2e12,3e12\n" +
+                  "topology.nvlink.domainSize = 8,16"
+                }
                 value={axesText}
                 onChange={(e) => setAxesText(e.target.value)}
               />

@@ -13,6 +13,14 @@ describe("otherAxes", () => {
     });
   });
 
+  it("reads topology axes, a list parameter's values as text for the server to read", () => {
+    const text = "topology.nvlink.domainSize = 8,16\ntopology.ndr.up = 1x4,1x8";
+    expect(otherAxes(text, {})).toEqual({
+      "topology.nvlink.domainSize": [8, 16],
+      "topology.ndr.up": ["1x4", "1x8"],
+    });
+  });
+
   it("sends a line without values as typed, for the server to name", () => {
     expect(otherAxes("GPU.SMs", {})).toEqual({ "GPU.SMs": [] });
     expect(sweepFieldName("axes.GPU.SMs")).toBe("Axis GPU.SMs");

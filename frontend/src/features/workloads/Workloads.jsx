@@ -1,7 +1,7 @@
 // The Workloads page (issue 43 item 4): an LLM training step, or a batch of inference
 // requests, on a cluster template, launched as runs (POST /api/workloads/), its figures read
 // back once the runs have finished, and a TP x PP sweep of which training plans fit the GPU's
-// memory (POST /api/workloads/check/); or a stream of requests served with continuous
+// memory (POST /api/workloads/sweep/); or a stream of requests served with continuous
 // batching (POST /api/workloads/serve/), its latency percentiles, throughput and saturating
 // arrival rate.
 import { useState } from "react";
@@ -10,7 +10,7 @@ import { InlineField } from "../../components/InlineField.jsx";
 import { Loading } from "../../components/Loading.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { usePolling } from "../../hooks/usePolling.js";
-import { ApiError, get, post } from "../../lib/api.js";
+import { get, post } from "../../lib/api.js";
 import { fmt, fmtBytes, fmtTime } from "../../lib/format.js";
 import { Link } from "../../lib/router.jsx";
 import {
@@ -64,28 +64,28 @@ export function Workloads() {
     }
   };
 
+  // One request for the whole grid: the server checks every plan by the rule the command
+  // line's `--axis` uses and answers each one's basis or the field and reason it is refused.
   const runSweep = async () => {
     setSweep({ rows: [], running: true });
-    const rows = [];
-    for (const pp of SWEEP_PP) {
-      for (const tp of SWEEP_TP) {
-        const body = { ...planBody(form), tp, pp };
-        try {
-          const basis = await post("/api/workloads/check/", body);
-          rows.push({ tp, pp, memory: basis.memory_per_gpu_bytes });
-        } catch (caught) {
-          if (caught instanceof ApiError && caught.status === 400) {
-            const [field, messages] = Object.entries(caught.fields)[0] || ["plan", []];
-            const reason = `${FIELD_NAMES[field] || field}: ${messages.join(" ")}`;
-            rows.push({ tp, pp, refused: reason });
-          } else {
-            rows.push({ tp, pp, refused: `not checked: ${caught.message}` });
-          }
-        }
-        setSweep({ rows: [...rows], running: true });
-      }
+    setError(null);
+    try {
+      const body = { ...planBody(form), axes: { pp: SWEEP_PP, tp: SWEEP_TP } };
+      const answer = await post("/api/workloads/sweep/", body);
+      const rows = answer.points.map(({ point, basis, invalid }) =>
+        invalid
+          ? {
+              tp: point.tp,
+              pp: point.pp,
+              refused: `${FIELD_NAMES[invalid.field] || invalid.field}: ${invalid.reason}`,
+            }
+          : { tp: point.tp, pp: point.pp, memory: basis.memory_per_gpu_bytes },
+      );
+      setSweep({ rows, running: false });
+    } catch (caught) {
+      setSweep(null);
+      setError(caught);
     }
-    setSweep({ rows, running: false });
   };
 
   return (

@@ -81,16 +81,21 @@ describe("Workloads", () => {
     expect(screen.queryByRole("table", { name: "Step figures" })).toBeNull();
   });
 
-  it("sweeps TP x PP, each plan's memory or its reason", async () => {
-    const answers = [json(200, PRESETS)];
-    for (let i = 0; i < 20; i += 1) {
-      answers.push(
-        i === 0
-          ? json(400, { memory: ["the plan needs 900 GiB per GPU"] })
-          : json(200, { memory_per_gpu_bytes: 40 * GIB }),
-      );
+  it("sweeps TP x PP in one request, each plan's memory or its reason", async () => {
+    const points = [];
+    for (const pp of [1, 2, 4, 8, 16]) {
+      for (const tp of [1, 2, 4, 8]) {
+        points.push(
+          points.length === 0
+            ? {
+                point: { pp, tp },
+                invalid: { field: "memory", reason: "the plan needs 900 GiB per GPU" },
+              }
+            : { point: { pp, tp }, basis: { memory_per_gpu_bytes: 40 * GIB } },
+        );
+      }
     }
-    const fetch = mockFetch(...answers);
+    const fetch = mockFetch(json(200, PRESETS), json(200, { size: 20, valid: 19, points }));
     render(<Workloads />);
     fireEvent.click(await screen.findByRole("button", { name: "Sweep TP x PP (memory)" }));
     const table = await screen.findByRole("table", { name: "Plan sweep" });
@@ -99,8 +104,12 @@ describe("Workloads", () => {
       "refused — Memory: the plan needs 900 GiB per GPU",
     );
     expect(within(table).getAllByRole("row")[2].textContent).toContain("40 GiB");
-    const second = JSON.parse(fetch.mock.calls[2][1].body);
-    expect([fetch.mock.calls[2][0], second.tp, second.pp]).toEqual(["/api/workloads/check/", 2, 1]);
+    expect(fetch.mock.calls).toHaveLength(2);
+    const body = JSON.parse(fetch.mock.calls[1][1].body);
+    expect([fetch.mock.calls[1][0], body.axes]).toEqual([
+      "/api/workloads/sweep/",
+      { pp: [1, 2, 4, 8, 16], tp: [1, 2, 4, 8] },
+    ]);
   });
 });
 

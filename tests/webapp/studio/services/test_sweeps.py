@@ -283,3 +283,74 @@ def test_an_attribute_axis_is_checked_on_every_record_swapped_in(user: Any) -> N
         for c in children
     ]
     assert speeds == [1e9, 3e9]
+
+
+def _cluster_spec(axes: dict[str, Any]) -> dict[str, Any]:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[4] / "examples/dgx_h100_cluster_4/snapshot.json"
+    return sweep_spec(
+        snapshot=json.loads(path.read_text()),
+        app_source="sim.allreduce(size, algorithm='ring', chunk=0)\n",
+        labels={"GPU": 16},
+        variables={"size": [1e8]},
+        axes=axes,
+    )
+
+
+def test_a_sweep_varies_a_topology_parameter_by_the_cli_s_rule(user: Any) -> None:
+    spec = _cluster_spec({"topology.nvlink.domainSize": [8, 16], "topology.ndr.up[1]": [4, 8]})
+    sweep = sweep_launch(user=user, name="fabric", spec=spec)
+    seen = [
+        (
+            c.sweep_point["axes"],
+            {n["id"]: n["count"] for n in c.snapshot["nodes"]}["nvswitch"],
+            {n["id"]: n["count"] for n in c.snapshot["nodes"]}["spine"],
+        )
+        for c in sweep.simulations.order_by("pk")
+    ]
+    assert seen == [
+        ({"topology.nvlink.domainSize": 8, "topology.ndr.up[1]": 4}, 4, 4),
+        ({"topology.nvlink.domainSize": 8, "topology.ndr.up[1]": 8}, 4, 8),
+        ({"topology.nvlink.domainSize": 16, "topology.ndr.up[1]": 4}, 2, 4),
+        ({"topology.nvlink.domainSize": 16, "topology.ndr.up[1]": 8}, 2, 8),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("axes", "field", "words"),
+    [
+        (
+            {"topology.ndr.down": [[8, 8]]},
+            "spec.axes.topology.ndr.down[0]",
+            "down: The product of down (8 x 8 = 64)",
+        ),
+        (
+            {"topology.ndr.endpoints": [16, 32], "topology.ndr.down[1]": [2]},
+            "spec.axes.topology.ndr.down[1]",
+            "At topology.ndr.endpoints=32, topology.ndr.down[1]=2: down: The product",
+        ),
+        (
+            {"topology.fabric.domainSize": [8]},
+            "spec.axes.topology.fabric.domainSize",
+            "ndr, nvlink",
+        ),
+    ],
+)
+def test_a_bad_topology_axis_is_refused_naming_its_field_and_nothing_is_stored(
+    user: Any, axes: dict[str, Any], field: str, words: str
+) -> None:
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="bad", spec=_cluster_spec(axes))
+    assert list(error.value.message_dict) == [field]
+    assert words in error.value.message_dict[field][0]
+    assert not Simulation.objects.exists()
+
+
+def test_the_point_cap_counts_topology_axes(user: Any, settings: Any) -> None:
+    settings.PARASIM_MAX_SWEEP = 3
+    spec = _cluster_spec({"topology.nvlink.domainSize": [8, 16], "topology.ndr.up[1]": [4, 8]})
+    with pytest.raises(ValidationError) as error:
+        sweep_launch(user=user, name="big", spec=spec)
+    assert error.value.message_dict == {"spec": ["The sweep has 4 points; at most 3 are allowed."]}
