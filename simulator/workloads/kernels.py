@@ -20,6 +20,15 @@ from simulator.workloads.plan import ParallelPlan
 # two (Dao, arXiv:2307.08691, section 3.1.2), and reads Q, K, V, O and dO.
 ATTENTION_BACKWARD_FLOPS = 2.5
 ATTENTION_BACKWARD_BYTES = 2.0
+# Bytes per attention score of the unfused path's memory-bound kernels (FP16 scores):
+# Megatron's fused scale-mask-softmax reads the scores and writes the probabilities (2 + 2),
+# and backward reads the probabilities and their gradient and writes the scores' (3 x 2);
+# the attention dropout (Megatron's default --attention-dropout 0.1) reads the
+# probabilities and writes the dropped ones and a one-byte mask (2 + 2 + 1), backward reads
+# the gradient and the mask and writes the gradient (2 + 1 + 2).
+UNFUSED_SOFTMAX_BYTES = 4.0
+UNFUSED_SOFTMAX_BWD_BYTES = 6.0
+UNFUSED_DROPOUT_BYTES = 5.0
 
 
 def gpu_record(name: str, catalogue: GpuCatalogue | None = None) -> dict[str, float]:
@@ -148,9 +157,12 @@ def layer_kernels(
             kernels += [timer.gemm(name + "_dgrad", m, k, n, prec)] * count
             kernels += [timer.gemm(name + "_wgrad", k, n, m, prec)] * count
     heads = plan.mbs * model.heads // tp
-    kernels.append(
-        timer.attention("attention", heads, seq, seq * plan.cp, model.head_dim, backward)
-    )
+    if plan.attention == "unfused":
+        kernels += unfused_attention(timer, heads, seq, seq * plan.cp, model.head_dim, backward)
+    else:
+        kernels.append(
+            timer.attention("attention", heads, seq, seq * plan.cp, model.head_dim, backward)
+        )
     ffn_local = model.ffn * model.top_k / tp
     stream = [
         ("norms", 2 * 2 * act / (tp if tp > 1 else 1) + 0.0),
@@ -161,6 +173,36 @@ def layer_kernels(
     factor = 2.0 if backward else 1.0
     kernels += [timer.streaming(name, factor * nbytes) for name, nbytes in stream]
     return kernels
+
+
+def unfused_attention(
+    timer: KernelTimer, heads: int, seq_q: int, seq_k: int, head_dim: int, backward: bool
+) -> list[Kernel]:
+    """Megatron-LM's attention before FlashAttention (Narayanan et al., SC'21, section 4.2;
+    plan.attention "unfused"): for `heads` heads, the scores S = Q K^T (seq_q x seq_k x d)
+    and O = P V (seq_q x d x seq_k) as batched GEMMs over every score, the causal mask
+    applied by the softmax rather than skipped; the fused scale-mask-softmax reads the FP16
+    scores and writes the probabilities, the attention dropout reads them and writes the
+    dropped ones and a one-byte mask. Backward: dP = dO V^T, dV = P^T dO, dQ = dS K,
+    dK = dS^T Q, the dropout's backward (gradient and mask in, gradient out) and the
+    softmax's (probabilities and gradient in, gradient out). A batched GEMM is one launch
+    over all heads' tiles: timed as one GEMM with the heads' rows stacked."""
+    scores = float(heads) * seq_q * seq_k
+    if not backward:
+        return [
+            timer.gemm("attention_scores", heads * seq_q, seq_k, head_dim, "bf16"),
+            timer.streaming("attention_softmax", UNFUSED_SOFTMAX_BYTES * scores),
+            timer.streaming("attention_dropout", UNFUSED_DROPOUT_BYTES * scores),
+            timer.gemm("attention_context", heads * seq_q, head_dim, seq_k, "bf16"),
+        ]
+    return [
+        timer.gemm("attention_context_dgrad", heads * seq_q, seq_k, head_dim, "bf16"),
+        timer.gemm("attention_context_wgrad", heads * seq_k, head_dim, seq_q, "bf16"),
+        timer.streaming("attention_dropout_bwd", UNFUSED_DROPOUT_BYTES * scores),
+        timer.streaming("attention_softmax_bwd", UNFUSED_SOFTMAX_BWD_BYTES * scores),
+        timer.gemm("attention_scores_dgrad", heads * seq_q, head_dim, seq_k, "bf16"),
+        timer.gemm("attention_scores_wgrad", heads * seq_k, head_dim, seq_q, "bf16"),
+    ]
 
 
 def head_kernels(
