@@ -27,6 +27,13 @@ ATTENTION_BACKWARD_BYTES = 2.0
 # probabilities and writes the dropped ones and a one-byte mask (2 + 2 + 1), backward reads
 # the gradient and the mask and writes the gradient (2 + 1 + 2).
 UNFUSED_SOFTMAX_BYTES = 4.0
+# Bytes per element of Transformer Engine's FP8 cast around a training GEMM (its Linear and
+# LayerNormLinear modules, transformer_engine/pytorch/module/linear.py): forward, the BF16
+# input is read and written as FP8 and as its FP8 transpose (the wgrad GEMM's operand; FP8
+# GEMMs on Hopper take TN layouts only), 2 + 1 + 1 bytes; backward, the output's BF16
+# gradient likewise (cast_transpose with the bias gradient). The weights' casts, once per
+# step (first micro-batch), and the amax and scale updates are left out.
+TE_CAST_BYTES = 4.0
 UNFUSED_SOFTMAX_BWD_BYTES = 6.0
 UNFUSED_DROPOUT_BYTES = 5.0
 
@@ -123,10 +130,16 @@ class KernelTimer:
 
 
 def layer_kernels(
-    timer: KernelTimer, model: ModelConfig, plan: ParallelPlan, *, backward: bool
+    timer: KernelTimer,
+    model: ModelConfig,
+    plan: ParallelPlan,
+    *,
+    backward: bool,
+    training: bool = False,
 ) -> list[Kernel]:
     """One layer's kernels for one micro-batch on one GPU (its TP, CP and EP share).
-    Backward: each GEMM's data- and weight-gradient products (dX = dY W^T, dW = X^T dY)."""
+    Backward: each GEMM's data- and weight-gradient products (dX = dY W^T, dW = X^T dY).
+    `training` with FP8: Transformer Engine's casts around each FP8 GEMM (TE_CAST_BYTES)."""
     prec = plan.precision
     seq = (plan.seq or model.seq) // plan.cp
     tokens = plan.mbs * seq
@@ -150,12 +163,17 @@ def layer_kernels(
             ("expert_fc2", per_expert, h, model.ffn // tp, local),
         ]
     kernels: list[Kernel] = []
+    casts = training and prec == "fp8"
     for name, m, n, k, count in gemms:
         if not backward:
             kernels += [timer.gemm(name, m, n, k, prec)] * count
+            if casts:
+                kernels += [timer.streaming(name + "_fp8_cast", TE_CAST_BYTES * m * k)] * count
         else:
             kernels += [timer.gemm(name + "_dgrad", m, k, n, prec)] * count
             kernels += [timer.gemm(name + "_wgrad", k, n, m, prec)] * count
+            if casts:
+                kernels += [timer.streaming(name + "_fp8_cast_grad", TE_CAST_BYTES * m * n)] * count
     heads = plan.mbs * model.heads // tp
     if plan.attention == "unfused":
         kernels += unfused_attention(timer, heads, seq, seq * plan.cp, model.head_dim, backward)
@@ -206,19 +224,28 @@ def unfused_attention(
 
 
 def head_kernels(
-    timer: KernelTimer, model: ModelConfig, plan: ParallelPlan, *, backward: bool
+    timer: KernelTimer,
+    model: ModelConfig,
+    plan: ParallelPlan,
+    *,
+    backward: bool,
+    training: bool = False,
 ) -> list[Kernel]:
-    """The last stage's logits GEMM and cross-entropy (the vocabulary split over TP)."""
+    """The last stage's logits GEMM and cross-entropy (the vocabulary split over TP). In
+    training the logits GEMM runs in BF16 whatever the plan's precision: Megatron-core's
+    output layer is its own ColumnParallelLinear, not a Transformer Engine module, so FP8
+    autocast leaves it in BF16."""
     seq = (plan.seq or model.seq) // plan.cp
     tokens = plan.mbs * seq
     vocab = model.vocab // plan.tp
+    prec = "bf16" if training else plan.precision
     if backward:
         kernels = [
-            timer.gemm("logits_dgrad", tokens, model.hidden, vocab, plan.precision),
-            timer.gemm("logits_wgrad", model.hidden, vocab, tokens, plan.precision),
+            timer.gemm("logits_dgrad", tokens, model.hidden, vocab, prec),
+            timer.gemm("logits_wgrad", model.hidden, vocab, tokens, prec),
         ]
     else:
-        kernels = [timer.gemm("logits", tokens, vocab, model.hidden, plan.precision)]
+        kernels = [timer.gemm("logits", tokens, vocab, model.hidden, prec)]
     kernels.append(timer.streaming("cross_entropy", 2 * 4.0 * tokens * vocab))
     return kernels
 

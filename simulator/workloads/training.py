@@ -182,8 +182,8 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
     seq = (plan.seq or model.seq) // plan.cp
     tokens = plan.mbs * seq
     layers = chunk_layers(model, plan)
-    fwd_layer = layer_kernels(timer, model, plan, backward=False)
-    bwd_layer = layer_kernels(timer, model, plan, backward=True)
+    fwd_layer = layer_kernels(timer, model, plan, backward=False, training=True)
+    bwd_layer = layer_kernels(timer, model, plan, backward=True, training=True)
     recomputed = 0.0
     if plan.recompute == "full":
         recomputed = sum(k.seconds for k in fwd_layer)
@@ -191,8 +191,8 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
         recomputed = sum(k.seconds for k in fwd_layer if k.name.startswith("attention"))
     layer_f = sum(k.seconds for k in fwd_layer)
     layer_b = sum(k.seconds for k in bwd_layer) + recomputed
-    head_f = sum(k.seconds for k in head_kernels(timer, model, plan, backward=False))
-    head_b = sum(k.seconds for k in head_kernels(timer, model, plan, backward=True))
+    head_f = sum(k.seconds for k in head_kernels(timer, model, plan, backward=False, training=True))
+    head_b = sum(k.seconds for k in head_kernels(timer, model, plan, backward=True, training=True))
     forward = [n * layer_f for n in layers]
     backward = [n * layer_b for n in layers]
     forward[-1] += head_f

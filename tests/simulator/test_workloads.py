@@ -174,6 +174,28 @@ def test_unfused_attention_is_two_batched_gemms_and_the_score_kernels() -> None:
         )
 
 
+def test_fp8_training_adds_transformer_engines_casts_and_keeps_the_logits_in_bf16() -> None:
+    """FP8 training: each FP8 GEMM's input (forward) and output gradient (backward) cast and
+    transposed at 4 bytes per element; inference keeps no such kernel; the logits GEMM runs in
+    BF16 when training (Megatron-core's output layer is not a TE module)."""
+    timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
+    plan = ParallelPlan(gpus=8, mbs=1, gbs=8, precision="fp8")
+    tokens, h = TINY.seq, TINY.hidden
+    forward = training.layer_kernels(timer, TINY, plan, backward=False, training=True)
+    cast = next(k for k in forward if k.name == "qkv_fp8_cast")
+    assert cast.seconds == pytest.approx(
+        timer.gpu.launch_overhead_s + 4.0 * tokens * h / timer.dram_bytes_per_s
+    )
+    backward = training.layer_kernels(timer, TINY, plan, backward=True, training=True)
+    assert sum(k.name.endswith("_fp8_cast_grad") for k in backward) == 4
+    inference = training.layer_kernels(timer, TINY, plan, backward=False)
+    assert not any("fp8_cast" in k.name for k in inference)
+    bf16 = dataclasses.replace(plan, precision="bf16")
+    logits = training.head_kernels(timer, TINY, plan, backward=False, training=True)[0]
+    assert logits == training.head_kernels(timer, TINY, bf16, backward=False)[0]
+    assert logits.seconds > training.head_kernels(timer, TINY, plan, backward=False)[0].seconds
+
+
 def test_full_recomputation_reruns_the_forwards_tp_allreduces() -> None:
     timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
     plan = ParallelPlan(gpus=8, tp=2, mbs=1, gbs=8)
