@@ -89,7 +89,7 @@ NEMO_MODELS = {
 # The reasons found for the NeMo rows that miss (docs/workloads.md "Validation").
 NEMO_REASONS = {
     "dp": "predicted below published: the step is bound by the data-parallel gradient "
-    "reduction (FP32 gradients over one 400 Gb/s adapter per GPU), which the model overlaps "
+    "reduction (BF16 gradients over one 400 Gb/s adapter per GPU), which the model overlaps "
     "only with the last micro-batch's backward pass",
     "memory": "predicted below published: the memory estimate refuses selective "
     "recomputation for this plan (FP8 activations are counted as BF16), so full "

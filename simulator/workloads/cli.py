@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from simulator.workloads.config import load_model
 from simulator.workloads.inference import InferencePlan, saturating_batch, simulate_inference
-from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.plan import ATTENTION_KERNELS, ParallelPlan, PlanError
 from simulator.workloads.serving import LengthSpec, ServingPlan, saturating_rate, simulate_serving
 from simulator.workloads.training import simulate_training, training_files
 
@@ -54,6 +54,12 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
     train.add_argument("--zero1", action="store_true", help="the distributed optimizer")
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     train.add_argument("--overlap-grad-reduce", action="store_true")
+    train.add_argument(
+        "--attention",
+        choices=ATTENTION_KERNELS,
+        default="flash",
+        help="unfused: Megatron's 2021 attention over materialised scores",
+    )
     train.add_argument("--full", action="store_true", help="simulate every rank")
     train.add_argument(
         "--emit",
@@ -143,6 +149,7 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
             recompute=args.recompute,
             precision=args.precision,
             overlap_grad_reduce=args.overlap_grad_reduce,
+            attention=args.attention,
         )
         if args.emit:
             snapshot, app, labels = training_files(model, plan, args.system)

@@ -285,6 +285,16 @@ def test_simulator_command_line_workload(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 2
     assert "GiB per GPU" in capsys.readouterr().err
     assert main(["workload", "train", "--model", "nope", "--gpus", "8", "--gbs", "8"]) == 2
+    capsys.readouterr()
+    steps = {}
+    for attention in ("flash", "unfused"):
+        argv = ["workload", "train", "--model", "llama3-8b", "--gpus", "8", "--tp", "8"]
+        argv += ["--gbs", "8", "--seq", "2048", "--attention", attention, "--json", "-"]
+        assert main(argv) == 0
+        figures = json.loads(capsys.readouterr().out)
+        assert figures["plan"]["attention"] == attention
+        steps[attention] = figures["step_time_s"]
+    assert steps["unfused"] > steps["flash"]
 
 
 def test_overlapping_the_gradient_reduction_never_lengthens_the_step() -> None:
