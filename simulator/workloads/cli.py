@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from simulator.sweep import MAX_POINTS, AxisError, range_error, range_values, size_error
 from simulator.workloads.config import ModelConfig, load_model
 from simulator.workloads.inference import InferencePlan, saturating_batch, simulate_inference
-from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.plan import ATTENTION_KERNELS, ParallelPlan, PlanError
 from simulator.workloads.plan_axes import parse_plan_axes, plan_error_field, plan_points
 from simulator.workloads.serving import LengthSpec, ServingPlan, saturating_rate, simulate_serving
 from simulator.workloads.training import simulate_training, training_files
@@ -56,6 +56,12 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
     train.add_argument("--zero1", action="store_true", help="the distributed optimizer")
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     train.add_argument("--overlap-grad-reduce", action="store_true")
+    train.add_argument(
+        "--attention",
+        choices=ATTENTION_KERNELS,
+        default="flash",
+        help="unfused: Megatron's 2021 attention over materialised scores",
+    )
     train.add_argument("--full", action="store_true", help="simulate every rank")
     train.add_argument(
         "--axis",
@@ -161,6 +167,7 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
             recompute=args.recompute,
             precision=args.precision,
             overlap_grad_reduce=args.overlap_grad_reduce,
+            attention=args.attention,
         )
         if args.axis:
             return _plan_sweep(args, out, model, plan)

@@ -20,6 +20,22 @@ from simulator.workloads.plan import ParallelPlan
 # two (Dao, arXiv:2307.08691, section 3.1.2), and reads Q, K, V, O and dO.
 ATTENTION_BACKWARD_FLOPS = 2.5
 ATTENTION_BACKWARD_BYTES = 2.0
+# Bytes per attention score of the unfused path's memory-bound kernels (FP16 scores):
+# Megatron's fused scale-mask-softmax reads the scores and writes the probabilities (2 + 2),
+# and backward reads the probabilities and their gradient and writes the scores' (3 x 2);
+# the attention dropout (Megatron's default --attention-dropout 0.1) reads the
+# probabilities and writes the dropped ones and a one-byte mask (2 + 2 + 1), backward reads
+# the gradient and the mask and writes the gradient (2 + 1 + 2).
+UNFUSED_SOFTMAX_BYTES = 4.0
+# Bytes per element of Transformer Engine's FP8 cast around a training GEMM (its Linear and
+# LayerNormLinear modules, transformer_engine/pytorch/module/linear.py): forward, the BF16
+# input is read and written as FP8 and as its FP8 transpose (the wgrad GEMM's operand; FP8
+# GEMMs on Hopper take TN layouts only), 2 + 1 + 1 bytes; backward, the output's BF16
+# gradient likewise (cast_transpose with the bias gradient). The weights' casts, once per
+# step (first micro-batch), and the amax and scale updates are left out.
+TE_CAST_BYTES = 4.0
+UNFUSED_SOFTMAX_BWD_BYTES = 6.0
+UNFUSED_DROPOUT_BYTES = 5.0
 
 
 def gpu_record(name: str, catalogue: GpuCatalogue | None = None) -> dict[str, float]:
@@ -114,10 +130,16 @@ class KernelTimer:
 
 
 def layer_kernels(
-    timer: KernelTimer, model: ModelConfig, plan: ParallelPlan, *, backward: bool
+    timer: KernelTimer,
+    model: ModelConfig,
+    plan: ParallelPlan,
+    *,
+    backward: bool,
+    training: bool = False,
 ) -> list[Kernel]:
     """One layer's kernels for one micro-batch on one GPU (its TP, CP and EP share).
-    Backward: each GEMM's data- and weight-gradient products (dX = dY W^T, dW = X^T dY)."""
+    Backward: each GEMM's data- and weight-gradient products (dX = dY W^T, dW = X^T dY).
+    `training` with FP8: Transformer Engine's casts around each FP8 GEMM (TE_CAST_BYTES)."""
     prec = plan.precision
     seq = (plan.seq or model.seq) // plan.cp
     tokens = plan.mbs * seq
@@ -141,16 +163,24 @@ def layer_kernels(
             ("expert_fc2", per_expert, h, model.ffn // tp, local),
         ]
     kernels: list[Kernel] = []
+    casts = training and prec == "fp8"
     for name, m, n, k, count in gemms:
         if not backward:
             kernels += [timer.gemm(name, m, n, k, prec)] * count
+            if casts:
+                kernels += [timer.streaming(name + "_fp8_cast", TE_CAST_BYTES * m * k)] * count
         else:
             kernels += [timer.gemm(name + "_dgrad", m, k, n, prec)] * count
             kernels += [timer.gemm(name + "_wgrad", k, n, m, prec)] * count
+            if casts:
+                kernels += [timer.streaming(name + "_fp8_cast_grad", TE_CAST_BYTES * m * n)] * count
     heads = plan.mbs * model.heads // tp
-    kernels.append(
-        timer.attention("attention", heads, seq, seq * plan.cp, model.head_dim, backward)
-    )
+    if plan.attention == "unfused":
+        kernels += unfused_attention(timer, heads, seq, seq * plan.cp, model.head_dim, backward)
+    else:
+        kernels.append(
+            timer.attention("attention", heads, seq, seq * plan.cp, model.head_dim, backward)
+        )
     ffn_local = model.ffn * model.top_k / tp
     stream = [
         ("norms", 2 * 2 * act / (tp if tp > 1 else 1) + 0.0),
@@ -163,20 +193,59 @@ def layer_kernels(
     return kernels
 
 
-def head_kernels(
-    timer: KernelTimer, model: ModelConfig, plan: ParallelPlan, *, backward: bool
+def unfused_attention(
+    timer: KernelTimer, heads: int, seq_q: int, seq_k: int, head_dim: int, backward: bool
 ) -> list[Kernel]:
-    """The last stage's logits GEMM and cross-entropy (the vocabulary split over TP)."""
+    """Megatron-LM's attention before FlashAttention (Narayanan et al., SC'21, section 4.2;
+    plan.attention "unfused"): for `heads` heads, the scores S = Q K^T (seq_q x seq_k x d)
+    and O = P V (seq_q x d x seq_k) as batched GEMMs over every score, the causal mask
+    applied by the softmax rather than skipped; the fused scale-mask-softmax reads the FP16
+    scores and writes the probabilities, the attention dropout reads them and writes the
+    dropped ones and a one-byte mask. Backward: dP = dO V^T, dV = P^T dO, dQ = dS K,
+    dK = dS^T Q, the dropout's backward (gradient and mask in, gradient out) and the
+    softmax's (probabilities and gradient in, gradient out). A batched GEMM is one launch
+    over all heads' tiles: timed as one GEMM with the heads' rows stacked."""
+    scores = float(heads) * seq_q * seq_k
+    if not backward:
+        return [
+            timer.gemm("attention_scores", heads * seq_q, seq_k, head_dim, "bf16"),
+            timer.streaming("attention_softmax", UNFUSED_SOFTMAX_BYTES * scores),
+            timer.streaming("attention_dropout", UNFUSED_DROPOUT_BYTES * scores),
+            timer.gemm("attention_context", heads * seq_q, head_dim, seq_k, "bf16"),
+        ]
+    return [
+        timer.gemm("attention_context_dgrad", heads * seq_q, seq_k, head_dim, "bf16"),
+        timer.gemm("attention_context_wgrad", heads * seq_k, head_dim, seq_q, "bf16"),
+        timer.streaming("attention_dropout_bwd", UNFUSED_DROPOUT_BYTES * scores),
+        timer.streaming("attention_softmax_bwd", UNFUSED_SOFTMAX_BWD_BYTES * scores),
+        timer.gemm("attention_scores_dgrad", heads * seq_q, head_dim, seq_k, "bf16"),
+        timer.gemm("attention_scores_wgrad", heads * seq_k, head_dim, seq_q, "bf16"),
+    ]
+
+
+def head_kernels(
+    timer: KernelTimer,
+    model: ModelConfig,
+    plan: ParallelPlan,
+    *,
+    backward: bool,
+    training: bool = False,
+) -> list[Kernel]:
+    """The last stage's logits GEMM and cross-entropy (the vocabulary split over TP). In
+    training the logits GEMM runs in BF16 whatever the plan's precision: Megatron-core's
+    output layer is its own ColumnParallelLinear, not a Transformer Engine module, so FP8
+    autocast leaves it in BF16."""
     seq = (plan.seq or model.seq) // plan.cp
     tokens = plan.mbs * seq
     vocab = model.vocab // plan.tp
+    prec = "bf16" if training else plan.precision
     if backward:
         kernels = [
-            timer.gemm("logits_dgrad", tokens, model.hidden, vocab, plan.precision),
-            timer.gemm("logits_wgrad", model.hidden, vocab, tokens, plan.precision),
+            timer.gemm("logits_dgrad", tokens, model.hidden, vocab, prec),
+            timer.gemm("logits_wgrad", model.hidden, vocab, tokens, prec),
         ]
     else:
-        kernels = [timer.gemm("logits", tokens, vocab, model.hidden, plan.precision)]
+        kernels = [timer.gemm("logits", tokens, vocab, model.hidden, prec)]
     kernels.append(timer.streaming("cross_entropy", 2 * 4.0 * tokens * vocab))
     return kernels
 

@@ -13,6 +13,11 @@ from simulator.workloads.config import ModelConfig
 DataParallel = Literal["ddp", "zero1", "fsdp"]
 Recompute = Literal["none", "selective", "full"]
 PRECISIONS = ("bf16", "fp8")
+# How a layer's attention runs: "flash" one fused FlashAttention-2 kernel (scores kept on
+# chip), "unfused" Megatron-LM's 2021 path (Narayanan et al., SC'21, section 4.2): the scores
+# Q K^T and their product with V as two batched GEMMs, the scale, causal mask and softmax as
+# one fused kernel and the attention dropout as another, over scores written to memory.
+ATTENTION_KERNELS = ("flash", "unfused")
 
 
 class PlanError(ValueError):
@@ -35,6 +40,7 @@ class ParallelPlan:
     precision: str = "bf16"
     overlap_grad_reduce: bool = False
     grad_reduce_bytes: int = 4
+    attention: str = "flash"
 
     @property
     def dp(self) -> int:
@@ -55,6 +61,8 @@ class ParallelPlan:
             raise PlanError(f"seq must be a positive integer, not {self.seq!r}")
         if self.precision not in PRECISIONS:
             raise PlanError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
+        if self.attention not in ATTENTION_KERNELS:
+            raise PlanError(f"attention must be one of {ATTENTION_KERNELS}, not {self.attention!r}")
         model_ranks = self.tp * self.pp * self.cp
         if self.gpus % model_ranks:
             raise PlanError(

@@ -53,8 +53,10 @@ PIPELINE = {pipeline}
 # per chunk (virtual stage c * PP + s): seconds of the kernels, bytes of the collectives
 FORWARD_S = {forward}
 BACKWARD_S = {backward}
-# one direction's TP allreduce bytes per chunk
+# the TP allreduce bytes per chunk, forward and backward (with full recomputation the
+# backward reruns the forward's allreduces too)
 TP_BYTES = {tp_bytes}
+TP_BACKWARD_BYTES = {tp_backward_bytes}
 # K and V gathered per chunk (reduce-scattered backward)
 CP_BYTES = {cp_bytes}
 # tokens dispatched and combined per chunk
@@ -135,7 +137,8 @@ def run_chunk(kind, chunk):
         sim.alltoall(EP_BYTES[index], ep_group, "pairwise", 0)
         sim.alltoall(EP_BYTES[index], ep_group, "pairwise", 0)
     if TP > 1:
-        sim.allreduce(TP_BYTES[index], tp_group, "ring", 0)
+        tp_bytes = TP_BYTES if kind == "F" else TP_BACKWARD_BYTES
+        sim.allreduce(tp_bytes[index], tp_group, "ring", 0)
     if DATA_PARALLEL == "fsdp" and DP > 1 and kind == "B":
         sim.reduceScatter(2 * FSDP_BYTES[index], dp_group, "ring", 0)
     target = neighbour(chunk, 1 if kind == "F" else -1)
@@ -163,6 +166,7 @@ class StepTables:
     forward: list[float]
     backward: list[float]
     tp_bytes: list[float]
+    tp_backward_bytes: list[float]
     cp_bytes: list[float]
     ep_bytes: list[float]
     fsdp_bytes: list[float]
@@ -178,23 +182,28 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
     seq = (plan.seq or model.seq) // plan.cp
     tokens = plan.mbs * seq
     layers = chunk_layers(model, plan)
-    fwd_layer = layer_kernels(timer, model, plan, backward=False)
-    bwd_layer = layer_kernels(timer, model, plan, backward=True)
+    fwd_layer = layer_kernels(timer, model, plan, backward=False, training=True)
+    bwd_layer = layer_kernels(timer, model, plan, backward=True, training=True)
     recomputed = 0.0
     if plan.recompute == "full":
         recomputed = sum(k.seconds for k in fwd_layer)
     elif plan.recompute == "selective":
-        recomputed = sum(k.seconds for k in fwd_layer if k.name == "attention")
+        recomputed = sum(k.seconds for k in fwd_layer if k.name.startswith("attention"))
     layer_f = sum(k.seconds for k in fwd_layer)
     layer_b = sum(k.seconds for k in bwd_layer) + recomputed
-    head_f = sum(k.seconds for k in head_kernels(timer, model, plan, backward=False))
-    head_b = sum(k.seconds for k in head_kernels(timer, model, plan, backward=True))
+    head_f = sum(k.seconds for k in head_kernels(timer, model, plan, backward=False, training=True))
+    head_b = sum(k.seconds for k in head_kernels(timer, model, plan, backward=True, training=True))
     forward = [n * layer_f for n in layers]
     backward = [n * layer_b for n in layers]
     forward[-1] += head_f
     backward[-1] += head_b
     act = 2.0 * tokens * model.hidden
     tp_bytes = [n * 2 * act if plan.tp > 1 else 0.0 for n in layers]
+    # full recomputation reruns each layer's forward, its two TP allreduces included
+    # (Korthikanti et al., arXiv:2205.05198, section 5: it repeats the forward's
+    # communication), before the backward's two
+    rerun = 2 if plan.recompute == "full" else 1
+    tp_backward = [rerun * b for b in tp_bytes]
     kv = 2.0 * 2 * plan.mbs * (plan.seq or model.seq) * model.kv_heads * model.head_dim
     kv_share = kv / max(1, min(plan.tp, model.kv_heads))
     cp_bytes = [n * kv_share if plan.cp > 1 else 0.0 for n in layers]
@@ -229,6 +238,7 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
         forward,
         backward,
         tp_bytes,
+        tp_backward,
         cp_bytes,
         ep_bytes,
         fsdp_bytes,
@@ -268,6 +278,7 @@ def training_app(
         forward=numbers(tables.forward),
         backward=numbers(tables.backward),
         tp_bytes=numbers(tables.tp_bytes),
+        tp_backward_bytes=numbers(tables.tp_backward_bytes),
         cp_bytes=numbers(tables.cp_bytes),
         ep_bytes=numbers(tables.ep_bytes),
         fsdp_bytes=numbers(tables.fsdp_bytes),

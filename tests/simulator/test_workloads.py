@@ -88,6 +88,7 @@ def test_unknown_model_names_the_choices(tmp_path: Any) -> None:
         (ParallelPlan(gpus=8, gbs=8, precision="fp4"), "precision"),
         (ParallelPlan(gpus=8, gbs=8, seq=-5), "seq must be a positive integer, not -5"),
         (ParallelPlan(gpus=8, gbs=8, seq=0), "seq must be a positive integer, not 0"),
+        (ParallelPlan(gpus=8, gbs=8, attention="fused"), "attention must be one of"),
     ],
 )
 def test_invalid_plans_are_refused_with_the_field(plan: ParallelPlan, message: str) -> None:
@@ -147,6 +148,61 @@ def test_mixture_of_experts_step_runs_with_expert_parallelism() -> None:
     result = simulate_training(moe, plan, "dgx-h100")
     assert result["step_time_s"] > 0
     assert 0 < result["mfu"] < 1
+
+
+def test_unfused_attention_is_two_batched_gemms_and_the_score_kernels() -> None:
+    """Megatron-LM's 2021 attention (plan.attention "unfused"): Q K^T and P V over every score
+    (the causal half included), the softmax and dropout reading and writing the FP16 scores
+    at the DRAM bandwidth; slower than FlashAttention's one kernel for the same shape."""
+    timer = training.KernelTimer(training.gpu_record("A100 SXM4 80GB"))
+    flash = ParallelPlan(gpus=8, mbs=1, gbs=8)
+    unfused = dataclasses.replace(flash, attention="unfused")
+    heads, seq, d = TINY.heads, TINY.seq, TINY.head_dim
+    for backward, gemms in ((False, 2), (True, 4)):
+        kernels = training.layer_kernels(timer, TINY, unfused, backward=backward)
+        attention = [k for k in kernels if k.name.startswith("attention")]
+        assert sum(k.flops > 0 for k in attention) == gemms
+        # every score's products: 2 s s d FLOPs per head per GEMM, no causal skipping
+        assert sum(k.flops for k in attention) == gemms * 2.0 * heads * seq * seq * d
+        softmax = next(k for k in attention if k.name.startswith("attention_softmax"))
+        per_score = 6.0 if backward else 4.0
+        expected = per_score * heads * seq * seq / timer.dram_bytes_per_s
+        assert softmax.seconds == pytest.approx(timer.gpu.launch_overhead_s + expected)
+        fused = training.layer_kernels(timer, TINY, flash, backward=backward)
+        assert sum(k.seconds for k in attention) > sum(
+            k.seconds for k in fused if k.name == "attention"
+        )
+
+
+def test_fp8_training_adds_transformer_engines_casts_and_keeps_the_logits_in_bf16() -> None:
+    """FP8 training: each FP8 GEMM's input (forward) and output gradient (backward) cast and
+    transposed at 4 bytes per element; inference keeps no such kernel; the logits GEMM runs in
+    BF16 when training (Megatron-core's output layer is not a TE module)."""
+    timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
+    plan = ParallelPlan(gpus=8, mbs=1, gbs=8, precision="fp8")
+    tokens, h = TINY.seq, TINY.hidden
+    forward = training.layer_kernels(timer, TINY, plan, backward=False, training=True)
+    cast = next(k for k in forward if k.name == "qkv_fp8_cast")
+    assert cast.seconds == pytest.approx(
+        timer.gpu.launch_overhead_s + 4.0 * tokens * h / timer.dram_bytes_per_s
+    )
+    backward = training.layer_kernels(timer, TINY, plan, backward=True, training=True)
+    assert sum(k.name.endswith("_fp8_cast_grad") for k in backward) == 4
+    inference = training.layer_kernels(timer, TINY, plan, backward=False)
+    assert not any("fp8_cast" in k.name for k in inference)
+    bf16 = dataclasses.replace(plan, precision="bf16")
+    logits = training.head_kernels(timer, TINY, plan, backward=False, training=True)[0]
+    assert logits == training.head_kernels(timer, TINY, bf16, backward=False)[0]
+    assert logits.seconds > training.head_kernels(timer, TINY, plan, backward=False)[0].seconds
+
+
+def test_full_recomputation_reruns_the_forwards_tp_allreduces() -> None:
+    timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
+    plan = ParallelPlan(gpus=8, tp=2, mbs=1, gbs=8)
+    for recompute, rerun in (("none", 1), ("selective", 1), ("full", 2)):
+        tables = training.step_tables(TINY, dataclasses.replace(plan, recompute=recompute), timer)
+        assert tables.tp_bytes[0] > 0
+        assert tables.tp_backward_bytes == [rerun * b for b in tables.tp_bytes]
 
 
 def test_a_faster_gpu_or_fp8_shortens_the_step() -> None:
@@ -229,6 +285,16 @@ def test_simulator_command_line_workload(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 2
     assert "GiB per GPU" in capsys.readouterr().err
     assert main(["workload", "train", "--model", "nope", "--gpus", "8", "--gbs", "8"]) == 2
+    capsys.readouterr()
+    steps = {}
+    for attention in ("flash", "unfused"):
+        argv = ["workload", "train", "--model", "llama3-8b", "--gpus", "8", "--tp", "8"]
+        argv += ["--gbs", "8", "--seq", "2048", "--attention", attention, "--json", "-"]
+        assert main(argv) == 0
+        figures = json.loads(capsys.readouterr().out)
+        assert figures["plan"]["attention"] == attention
+        steps[attention] = figures["step_time_s"]
+    assert steps["unfused"] > steps["flash"]
 
 
 def test_overlapping_the_gradient_reduction_never_lengthens_the_step() -> None:
