@@ -319,8 +319,25 @@ class StudySetup:
     sampler: str = "auto"
     seed: int = 0
 
-    def sampler_instance(self) -> BaseSampler:
-        return sampler_for(self.sampler, seed=self.seed, objectives=self.objectives)
+    def sampler_instance(self, held: int = 0) -> BaseSampler:
+        """Return the study's sampler for a storage already holding `held` trials: seeded
+        with the study's seed mixed with that count (`resumed_seed`)."""
+        seed = resumed_seed(self.seed, held)
+        return sampler_for(self.sampler, seed=seed, objectives=self.objectives)
+
+
+def resumed_seed(seed: int, held: int) -> int:
+    """Return the seed of a sampler made for a study whose storage holds `held` trials.
+
+    A sampler made afresh with the study's own seed draws its random points (TPE's start-up
+    trials, NSGA-II's first generation, the random sampler's every point) from the start of
+    the same sequence each time: a study resumed from its storage, or advanced by a new
+    process, would ask for the points it asked before. Mixing in the count keeps the first
+    sampler's points those of the seed, and every later one deterministic and different.
+    """
+    if held == 0:
+        return seed
+    return (seed * 1_000_003 + held * 7_919) % 2**32
 
 
 def load_study(setup: StudySetup, *, storage: str | BaseStorage | None, name: str) -> optuna.Study:
@@ -329,13 +346,18 @@ def load_study(setup: StudySetup, *, storage: str | BaseStorage | None, name: st
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    return optuna.create_study(
+    study = optuna.create_study(
         storage=storage,
         study_name=name,
         sampler=setup.sampler_instance(),
         directions=[o.optuna_direction for o in setup.objectives],
         load_if_exists=True,
     )
+    # One count query; the storage's own (Study has no public count of its trials).
+    held = study._storage.get_n_trials(study._study_id)
+    if held:
+        study.sampler = setup.sampler_instance(held)
+    return study
 
 
 def ask_point(study: optuna.Study, setup: StudySetup) -> tuple[int, dict[str, object]]:
