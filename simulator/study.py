@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     import optuna
     from optuna.samplers import BaseSampler
     from optuna.storages import BaseStorage
-    from optuna.trial import FrozenTrial
+    from optuna.trial import FrozenTrial, TrialState
 
 __all__ = [
     "ERROR_ATTR",
@@ -63,9 +63,11 @@ __all__ = [
     "load_study",
     "parse_constraints",
     "parse_objectives",
+    "resumed_seed",
     "run_study",
     "sampler_for",
     "search_space",
+    "stored_failures",
     "stored_trials",
     "study_metrics",
     "tell_metrics",
@@ -264,6 +266,22 @@ def stored_trials(storage: str | BaseStorage, name: str) -> list[dict[str, Any]]
     return trial_rows(study)
 
 
+def stored_failures(storage: str | BaseStorage, name: str) -> tuple[int, list[dict[str, Any]]]:
+    """Return how many trials the study `name` in `storage` holds and the `trial_rows` of its
+    failed ones (none before it is made): what a reader that takes the other trials from
+    elsewhere (the web side's runs) needs, without loading every trial."""
+    import optuna
+    from optuna.samplers import RandomSampler
+    from optuna.trial import TrialState
+
+    try:
+        study = optuna.load_study(study_name=name, storage=storage, sampler=RandomSampler())
+    except KeyError:
+        return 0, []
+    held = study._storage.get_n_trials(study._study_id)
+    return held, trial_rows(study, states=(TrialState.FAIL,))
+
+
 def check_sampler(value: object, *, field: str = "sampler") -> str:
     """Return the sampler's name (empty or None: "auto"); raise StudyError otherwise."""
     if value in (None, ""):
@@ -415,9 +433,12 @@ def tell_metrics(
     return study.tell(number, values, skip_if_finished=True)
 
 
-def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
-    """Return one row per trial: number, state ("running", "complete", "fail"), point,
-    metrics (empty until told) and the error of a trial that failed without a run."""
+def trial_rows(
+    study: optuna.Study, states: Sequence[TrialState] | None = None
+) -> list[dict[str, Any]]:
+    """Return one row per trial (those in `states`, if given): number, state ("running",
+    "complete", "fail"), point, metrics (empty until told) and the error of a trial that
+    failed without a run."""
     return [
         {
             "number": trial.number,
@@ -426,7 +447,7 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
             "metrics": trial.user_attrs.get(METRICS_ATTR) or {},
             "error": trial.user_attrs.get(ERROR_ATTR),
         }
-        for trial in study.get_trials(deepcopy=False)
+        for trial in study.get_trials(deepcopy=False, states=states)
     ]
 
 

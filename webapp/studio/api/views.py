@@ -51,6 +51,7 @@ from webapp.studio.api.serializers import (
     StudyDetailSerializer,
     StudyLaunchSerializer,
     StudySerializer,
+    StudyTrialSerializer,
     SweepDetailSerializer,
     SweepLaunchSerializer,
     SweepSerializer,
@@ -502,6 +503,27 @@ class StudyViewSet(
 
     def get_object(self) -> Study:
         return selectors.study_get(user=self.request.user, study_id=self.kwargs["pk"])
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A study with its progress: the counts, the best trials and a sample of the others
+        (selectors.study_progress), built once per version of its runs (restapi.cache)."""
+        study = self.get_object()
+        version = selectors.study_version(study=study)
+        return Response(
+            cached(self, version=version, build=lambda: StudyDetailSerializer(study).data)
+        )
+
+    @extend_schema(request=None, responses=StudyTrialSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def trials(self, request: Request, pk: str | None = None) -> Response:
+        """Every trial of the study by number, a page at a time (selectors.study_trials)."""
+        study = self.get_object()
+
+        def build() -> dict[str, Any]:
+            page = self.paginate_queryset(selectors.study_trials(study=study)) or []
+            return dict(self.get_paginated_response(page).data)
+
+        return Response(cached(self, version=selectors.study_version(study=study), build=build))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = StudyLaunchSerializer(data=request.data)
