@@ -79,6 +79,7 @@ logger = logging.getLogger(__name__)
 INSPECT_TIMEOUT_S = 1.0
 MAX_ID = 2**63 - 1
 FILTER_MESSAGES = {
+    "sample": "Expected a whole number of points from 1 to {limit}.",
     "status": "Unknown status {value!r}; expected one of {known}.",
     "queue": "Unknown queue {value!r}; known queues: {known}.",
     "sweep": 'Expected a sweep id, or "none" for runs outside any sweep.',
@@ -600,17 +601,61 @@ def study_trials_counted(*, study: Study) -> tuple[int, list[dict[str, Any]]]:
     return held, trials
 
 
-def study_trials_shown(trials: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """Return at most `limit` of the trials, by number: the best ones (all of them, the front
-    being what a reader looks for), then the others evenly spaced over the study."""
-    best = [t for t in trials if t["best"]]
-    rest = [t for t in trials if not t["best"]]
-    room = max(0, limit - len(best))
+# The most points a sweep's detail may be asked to sample (`sweep_sample`).
+SWEEP_SAMPLE_MAX = 5000
+
+
+def sweep_sample(value: object) -> int | None:
+    """Return the number of points a sweep's detail shows (`sample`; None: every point);
+    raise ValidationError naming `sample` for anything but a whole number in range."""
+    if value in (None, ""):
+        return None
+    text = str(value)
+    if not text.isdigit() or not 1 <= int(text) <= SWEEP_SAMPLE_MAX:
+        raise ValidationError(
+            {"sample": [FILTER_MESSAGES["sample"].format(limit=SWEEP_SAMPLE_MAX)]}
+        )
+    return int(text)
+
+
+def rows_shown(
+    rows: list[dict[str, Any]], *, best: str, limit: int, order: str
+) -> list[dict[str, Any]]:
+    """Return at most `limit` of the rows, by `order`: those flagged `best` (all of them, the
+    front being what a reader looks for), then the others evenly spaced over the rows (the
+    first and the last included where two fit)."""
+    front = [row for row in rows if row.get(best)]
+    rest = [row for row in rows if not row.get(best)]
+    room = max(0, limit - len(front))
     if len(rest) > room:
-        # Evenly spaced indices, the first and the last included where two fit.
         step = (len(rest) - 1) / (room - 1) if room > 1 else 0.0
         rest = [rest[round(i * step)] for i in range(room)] if room else []
-    return sorted([*best, *rest], key=lambda t: t["number"])
+    return sorted([*front, *rest], key=lambda row: row[order])
+
+
+def study_trials_shown(trials: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Return at most `limit` of the trials, by number: the best ones, then a sample."""
+    return rows_shown(trials, best="best", limit=limit, order="number")
+
+
+def runs_version(*, sweep: Sweep) -> tuple[object, ...]:
+    """Return one aggregate over the sweep's runs, read in one query, that changes whenever
+    one of them is added, starts or ends: how many, how many ended, the last end, the last
+    start and the last id."""
+    runs = sweep.simulations.aggregate(
+        count=Count("pk"),
+        ended=Count("pk", filter=Q(finished__isnull=False)),
+        last_end=Max("finished"),
+        last_start=Max("started"),
+        last_id=Max("pk"),
+    )
+    return tuple(sorted(runs.items()))
+
+
+def sweep_version(*, sweep: Sweep) -> tuple[object, ...]:
+    """Return a value that changes whenever the sweep's detail may change, for its cache
+    (restapi.cache): its state and `runs_version`."""
+    return (sweep.pk, sweep.access, sweep.status, sweep.finished, runs_version(sweep=sweep))
 
 
 def study_progress(*, study: Study, limit: int = STUDY_TRIALS_SHOWN) -> dict[str, Any]:
@@ -639,20 +684,13 @@ def study_version(*, study: Study) -> tuple[object, ...]:
     the last end and the last start) read in one query; the optimiser's count of trials is
     read with the failed ones when the detail is built (a trial refused without a run leaves
     the runs as they were: the cache entries' expiry bounds how long it goes unseen)."""
-    runs = study.sweep.simulations.aggregate(
-        count=Count("pk"),
-        ended=Count("pk", filter=Q(finished__isnull=False)),
-        last_end=Max("finished"),
-        last_start=Max("started"),
-        last_id=Max("pk"),
-    )
     return (
         study.pk,
         study.access,
         study.status,
         study.finished,
         study.sweep.status,
-        tuple(sorted(runs.items())),
+        runs_version(sweep=study.sweep),
     )
 
 

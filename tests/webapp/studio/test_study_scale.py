@@ -176,3 +176,33 @@ def test_every_trial_of_a_big_study_is_paged_by_number(
     assert last["results"][-1]["state"] == "running"
     page = client.get(f"/api/studies/{study.pk}/trials/?page=2").json()["results"]
     assert {t["number"] for t in page if t["best"]} == front & {t["number"] for t in page}
+
+
+def test_a_10000_point_sweep_s_detail_samples_around_its_front_when_asked(
+    client: APIClient, advances: list[int], settings: Any
+) -> None:
+    study = launch(client, settings)
+    front = store_trials(study)
+    url = f"/api/sweeps/{study.sweep_id}/"
+    with CaptureQueriesContext(connection) as queries:
+        started = time.perf_counter()
+        response = client.get(f"{url}?sample=500")
+        elapsed = time.perf_counter() - started
+    assert response.status_code == 200
+    assert len(queries) <= MOST_QUERIES, [q["sql"][:120] for q in queries]
+    assert len(response.content) <= MOST_BYTES
+    assert elapsed < MOST_SECONDS
+    sweep = response.json()
+    points = sweep["points"]
+    assert sweep["points_total"] == TRIALS and len(points) == 500
+    ids = [p["simulation"] for p in points]
+    assert ids == sorted(ids)
+    trial_of = dict(
+        Simulation.objects.filter(sweep=study.sweep).values_list("pk", "sweep_point__trial")
+    )
+    assert {trial_of[p["simulation"]] for p in points if p["pareto"]} == front
+    # Every point without `sample`, as before; a bad sample is refused naming it.
+    everything = client.get(url).json()
+    assert len(everything["points"]) == everything["points_total"] == TRIALS
+    refused = client.get(f"{url}?sample=0")
+    assert refused.status_code == 400 and "sample" in refused.json()

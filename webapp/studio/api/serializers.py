@@ -349,10 +349,24 @@ class SweepDetailSerializer(SweepSerializer):
     objectives = serializers.SerializerMethodField()
     constraints = serializers.SerializerMethodField()
     access = serializers.SerializerMethodField()
+    points_total = serializers.SerializerMethodField()
 
     class Meta(SweepSerializer.Meta):
-        fields = [*SweepSerializer.Meta.fields, "points", "objectives", "constraints", "access"]
+        fields = [
+            *SweepSerializer.Meta.fields,
+            "points",
+            "points_total",
+            "objectives",
+            "constraints",
+            "access",
+        ]
         read_only_fields = fields
+
+    def get_points_total(self, sweep: Sweep) -> int:
+        """Return how many points the sweep has (`points` may show a sample of them)."""
+        if "points_total" in self.context:
+            return int(self.context["points_total"])
+        return sweep.simulations.count()
 
     def get_access(self, sweep: Sweep) -> str:
         """Return how the reader sees the sweep (selectors.ACCESS_*; "owner" after a launch)."""
