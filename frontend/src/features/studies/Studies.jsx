@@ -125,7 +125,12 @@ export function StudyDetail({ id }) {
         label="Study progress"
         caption={studyCaption(progress)}
       />
-      {shownCaption(progress) && <p className="muted">{shownCaption(progress)}</p>}
+      {shownCaption(progress) && (
+        <p className="muted" data-testid="shown-caption">
+          {shownCaption(progress)} <a href={study.trials_url}>Every trial, a page at a time</a>{" "}
+          (JSON).
+        </p>
+      )}
       {objectives.length === 2 && (
         <TradeoffChart
           points={tradeoffPoints(progress)}
