@@ -71,7 +71,9 @@ __all__ = [
     "stored_trials",
     "study_metrics",
     "tell_metrics",
+    "trial_count",
     "trial_rows",
+    "unfinished_trials",
 ]
 
 SAMPLERS = ("auto", "tpe", "nsga2", "random")
@@ -266,6 +268,19 @@ def stored_trials(storage: str | BaseStorage, name: str) -> list[dict[str, Any]]
     return trial_rows(study)
 
 
+def trial_count(study: optuna.Study) -> int:
+    """Return how many trials the study holds, in any state, with one count query (Study has
+    no public count: `len(get_trials())` would load every trial)."""
+    return study._storage.get_n_trials(study._study_id)
+
+
+def unfinished_trials(study: optuna.Study) -> list[FrozenTrial]:
+    """Return the study's trials still running (or waiting), loading no finished one."""
+    from optuna.trial import TrialState
+
+    return study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING))
+
+
 def stored_failures(storage: str | BaseStorage, name: str) -> tuple[int, list[dict[str, Any]]]:
     """Return how many trials the study `name` in `storage` holds and the `trial_rows` of its
     failed ones (none before it is made): what a reader that takes the other trials from
@@ -278,8 +293,7 @@ def stored_failures(storage: str | BaseStorage, name: str) -> tuple[int, list[di
         study = optuna.load_study(study_name=name, storage=storage, sampler=RandomSampler())
     except KeyError:
         return 0, []
-    held = study._storage.get_n_trials(study._study_id)
-    return held, trial_rows(study, states=(TrialState.FAIL,))
+    return trial_count(study), trial_rows(study, states=(TrialState.FAIL,))
 
 
 def check_sampler(value: object, *, field: str = "sampler") -> str:
@@ -371,8 +385,7 @@ def load_study(setup: StudySetup, *, storage: str | BaseStorage | None, name: st
         directions=[o.optuna_direction for o in setup.objectives],
         load_if_exists=True,
     )
-    # One count query; the storage's own (Study has no public count of its trials).
-    held = study._storage.get_n_trials(study._study_id)
+    held = trial_count(study)
     if held:
         study.sampler = setup.sampler_instance(held)
     return study
