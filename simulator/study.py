@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     import optuna
     from optuna.samplers import BaseSampler
     from optuna.storages import BaseStorage
-    from optuna.trial import FrozenTrial
+    from optuna.trial import FrozenTrial, TrialState
 
 __all__ = [
     "ERROR_ATTR",
@@ -63,13 +63,17 @@ __all__ = [
     "load_study",
     "parse_constraints",
     "parse_objectives",
+    "resumed_seed",
     "run_study",
     "sampler_for",
     "search_space",
+    "stored_failures",
     "stored_trials",
     "study_metrics",
     "tell_metrics",
+    "trial_count",
     "trial_rows",
+    "unfinished_trials",
 ]
 
 SAMPLERS = ("auto", "tpe", "nsga2", "random")
@@ -264,6 +268,34 @@ def stored_trials(storage: str | BaseStorage, name: str) -> list[dict[str, Any]]
     return trial_rows(study)
 
 
+def trial_count(study: optuna.Study) -> int:
+    """Return how many trials the study holds, in any state, with one count query (Study has
+    no public count: `len(get_trials())` would load every trial)."""
+    return study._storage.get_n_trials(study._study_id)
+
+
+def unfinished_trials(study: optuna.Study) -> list[FrozenTrial]:
+    """Return the study's trials still running (or waiting), loading no finished one."""
+    from optuna.trial import TrialState
+
+    return study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING))
+
+
+def stored_failures(storage: str | BaseStorage, name: str) -> tuple[int, list[dict[str, Any]]]:
+    """Return how many trials the study `name` in `storage` holds and the `trial_rows` of its
+    failed ones (none before it is made): what a reader that takes the other trials from
+    elsewhere (the web side's runs) needs, without loading every trial."""
+    import optuna
+    from optuna.samplers import RandomSampler
+    from optuna.trial import TrialState
+
+    try:
+        study = optuna.load_study(study_name=name, storage=storage, sampler=RandomSampler())
+    except KeyError:
+        return 0, []
+    return trial_count(study), trial_rows(study, states=(TrialState.FAIL,))
+
+
 def check_sampler(value: object, *, field: str = "sampler") -> str:
     """Return the sampler's name (empty or None: "auto"); raise StudyError otherwise."""
     if value in (None, ""):
@@ -319,8 +351,25 @@ class StudySetup:
     sampler: str = "auto"
     seed: int = 0
 
-    def sampler_instance(self) -> BaseSampler:
-        return sampler_for(self.sampler, seed=self.seed, objectives=self.objectives)
+    def sampler_instance(self, held: int = 0) -> BaseSampler:
+        """Return the study's sampler for a storage already holding `held` trials: seeded
+        with the study's seed mixed with that count (`resumed_seed`)."""
+        seed = resumed_seed(self.seed, held)
+        return sampler_for(self.sampler, seed=seed, objectives=self.objectives)
+
+
+def resumed_seed(seed: int, held: int) -> int:
+    """Return the seed of a sampler made for a study whose storage holds `held` trials.
+
+    A sampler made afresh with the study's own seed draws its random points (TPE's start-up
+    trials, NSGA-II's first generation, the random sampler's every point) from the start of
+    the same sequence each time: a study resumed from its storage, or advanced by a new
+    process, would ask for the points it asked before. Mixing in the count keeps the first
+    sampler's points those of the seed, and every later one deterministic and different.
+    """
+    if held == 0:
+        return seed
+    return (seed * 1_000_003 + held * 7_919) % 2**32
 
 
 def load_study(setup: StudySetup, *, storage: str | BaseStorage | None, name: str) -> optuna.Study:
@@ -329,13 +378,17 @@ def load_study(setup: StudySetup, *, storage: str | BaseStorage | None, name: st
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    return optuna.create_study(
+    study = optuna.create_study(
         storage=storage,
         study_name=name,
         sampler=setup.sampler_instance(),
         directions=[o.optuna_direction for o in setup.objectives],
         load_if_exists=True,
     )
+    held = trial_count(study)
+    if held:
+        study.sampler = setup.sampler_instance(held)
+    return study
 
 
 def ask_point(study: optuna.Study, setup: StudySetup) -> tuple[int, dict[str, object]]:
@@ -393,9 +446,12 @@ def tell_metrics(
     return study.tell(number, values, skip_if_finished=True)
 
 
-def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
-    """Return one row per trial: number, state ("running", "complete", "fail"), point,
-    metrics (empty until told) and the error of a trial that failed without a run."""
+def trial_rows(
+    study: optuna.Study, states: Sequence[TrialState] | None = None
+) -> list[dict[str, Any]]:
+    """Return one row per trial (those in `states`, if given): number, state ("running",
+    "complete", "fail"), point, metrics (empty until told) and the error of a trial that
+    failed without a run."""
     return [
         {
             "number": trial.number,
@@ -404,7 +460,7 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
             "metrics": trial.user_attrs.get(METRICS_ATTR) or {},
             "error": trial.user_attrs.get(ERROR_ATTR),
         }
-        for trial in study.get_trials(deepcopy=False)
+        for trial in study.get_trials(deepcopy=False, states=states)
     ]
 
 

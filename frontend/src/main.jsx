@@ -13,7 +13,7 @@ import { Compare } from "./features/runs/Compare.jsx";
 import { RunDetail } from "./features/runs/RunDetail.jsx";
 import { RunHistory } from "./features/runs/RunHistory.jsx";
 import { SharedLink } from "./features/shares/SharedLink.jsx";
-import { StudyDetail, StudyList } from "./features/studies/Studies.jsx";
+import { StudyDetail, StudyList, StudyNew } from "./features/studies/Studies.jsx";
 import { SweepDetail, SweepList, SweepNew } from "./features/sweeps/Sweeps.jsx";
 import { SystemEditor } from "./features/systems/SystemEditor.jsx";
 import { SystemList } from "./features/systems/SystemList.jsx";
@@ -38,6 +38,7 @@ const ROUTES = [
   ["/app/sweeps/new", SweepNew],
   ["/app/sweeps/:id", SweepDetail],
   ["/app/studies", StudyList],
+  ["/app/studies/new", StudyNew],
   ["/app/studies/:id", StudyDetail],
   ["/app/workloads", Workloads],
   ["/app/shared/:token", SharedLink],

@@ -3,7 +3,10 @@
 The web side's study (webapp.studio.services.studies) in this process: the same search space
 (simulator.study: a list is categorical, START:STOP:STEP an ordered range never listed, one
 value fixed), the same axis checks (simulator.sweep.parse_axes), objectives, constraints and
-samplers (TPE for one objective, NSGA-II for several), with Optuna's storage in memory.
+samplers (TPE for one objective, NSGA-II for several), with Optuna's storage in memory, or
+with `--storage` in a database (a SQLAlchemy URL, or a file path: SQLite) where a study of
+`--study-name` goes on from the trials it holds: `--trials` more are run, none asked again
+(simulator.study.resumed_seed), and every trial it holds is printed.
 The hardware records a sweep's `--hardware NODE=FILE,...` swaps in are one more dimension,
 `hardware:NODE`, valued by the files (as the web side's `hardware`, by component names).
 `--parallel` points are asked for at a time and run at once (as a sweep's `--jobs`).
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from simulator.cli.common import (
@@ -48,6 +52,7 @@ from simulator.study import (
 from simulator.sweep import Axis, AxisError, apply_point, parse_axes, swap_hardware
 
 HARDWARE_PREFIX = "hardware:"
+DEFAULT_STUDY_NAME = "study"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -88,7 +93,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a trial is feasible when it holds (e.g. 'gpu_power_w <= 700'); repeatable",
     )
     study.add_argument(
-        "--trials", type=_jobs, required=True, metavar="N", help="runs the study makes"
+        "--trials",
+        type=_jobs,
+        required=True,
+        metavar="N",
+        help="runs the study makes (this many more on a study --storage holds)",
     )
     study.add_argument(
         "--sampler",
@@ -100,7 +109,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study.add_argument(
         "--parallel", type=_jobs, default=1, metavar="N", help="trials run at once (default 1)"
     )
+    study.add_argument(
+        "--storage",
+        metavar="URL|PATH",
+        help="keep the study in this database (sqlite:///file.db, postgresql://..., or a "
+        "file path: SQLite) so that running it again goes on from its trials",
+    )
+    study.add_argument(
+        "--study-name",
+        default=DEFAULT_STUDY_NAME,
+        metavar="NAME",
+        help=f"the study's name in --storage (default {DEFAULT_STUDY_NAME})",
+    )
     study.set_defaults(handler=command_study)
+
+
+def storage_url(text: str | None) -> str | None:
+    """Return the storage URL of `--storage`: a URL as given, a file path as SQLite's."""
+    if text is None or "://" in text:
+        return text
+    return f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
 def study_axis(text: str) -> object:
@@ -217,6 +245,8 @@ def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             evaluate,
             trials=args.trials,
             parallel=args.parallel,
+            storage=storage_url(args.storage),
+            name=args.study_name,
             told=lambda done: bar(done / args.trials),
         )
     finally:

@@ -155,3 +155,49 @@ def test_a_study_chooses_among_hardware_records_as_a_sweep_swaps_them(tmp_path: 
         point = trial["point"]
         result = swept[(point["hardware:gpu0"], point["computeIntensity"])]
         assert trial["metrics"]["overall_time_s"] == result["overall_time_s"]
+
+
+@pytest.mark.parametrize("as_url", [True, False])
+def test_a_study_kept_in_a_storage_goes_on_after_a_restart_asking_no_point_twice(
+    tmp_path: Path, as_url: bool
+) -> None:
+    database = tmp_path / "study.db"
+    storage = f"sqlite:///{database}" if as_url else str(database)
+    argv = [
+        "study",
+        *LAUNCH,
+        "--var",
+        "blockSz=64,128,256,512,1024",
+        "--var",
+        "computeIntensity=1:64:1",
+        "--sampler",
+        "random",
+        "--trials",
+        "5",
+        "--storage",
+        storage,
+        "--study-name",
+        "saxpy",
+        "--json",
+        "-",
+    ]
+    status, out, err = cli(*argv)
+    assert status == 0, err
+    first = json.loads(out)["trials"]
+    assert [t["number"] for t in first] == [0, 1, 2, 3, 4]
+    # A second process (as after a restart) with the same storage and study name.
+    status, out, err = cli(*argv)
+    assert status == 0, err
+    trials = json.loads(out)["trials"]
+    assert [t["number"] for t in trials] == list(range(10))
+    # The first five as stored (their metrics, wall time included, as told then).
+    assert [(t["point"], t["metrics"]) for t in trials[:5]] == [
+        (t["point"], t["metrics"]) for t in first
+    ]
+    assert {t["state"] for t in trials} == {"complete"}
+    points = [tuple(sorted(t["point"].items())) for t in trials]
+    assert len(set(points)) == 10
+    # Another name in the same storage is another study.
+    status, out, err = cli(*argv[: argv.index("--study-name") + 1], "other", "--json", "-")
+    assert status == 0, err
+    assert len(json.loads(out)["trials"]) == 5

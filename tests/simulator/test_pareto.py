@@ -70,6 +70,46 @@ def test_the_front_matches_the_definition_on_random_points() -> None:
 
 
 @pytest.mark.parametrize(
+    "objectives",
+    [
+        [("time", "min"), ("energy", "max")],
+        [("time", "max"), ("energy", "min"), ("power", "min")],
+    ],
+)
+def test_the_front_matches_the_definition_for_any_directions_and_count(
+    objectives: list[tuple[str, str]],
+) -> None:
+    generator = random.Random(7)
+
+    def signed(row: dict[str, float]) -> tuple[float, ...]:
+        return tuple(-row[m] if d == "max" else row[m] for m, d in objectives)
+
+    for _ in range(50):
+        rows = [
+            {
+                "time": generator.choice([generator.randint(0, 5), generator.random()]),
+                "energy": generator.randint(0, 5),
+                "power": generator.randint(0, 3),
+            }
+            for _ in range(30)
+        ]
+        flags = pareto_flags(rows, objectives)
+        for row, (_, front) in zip(rows, flags, strict=True):
+            mine = signed(row)
+            beaten = any(
+                all(a <= b for a, b in zip(signed(o), mine, strict=True)) and signed(o) != mine
+                for o in rows
+            )
+            assert front == (not beaten)
+
+
+def test_a_front_of_every_point_is_found_in_one_pass() -> None:
+    # 20,000 points none of which beats another: compared pairwise, 2 x 10^8 comparisons.
+    rows = _rows(*((float(i), float(-i)) for i in range(20_000)))
+    assert all(front for _, front in pareto_flags(rows, MIN2))
+
+
+@pytest.mark.parametrize(
     ("text", "words"),
     [
         ("power < ", "Expected"),

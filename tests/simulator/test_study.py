@@ -14,11 +14,15 @@ from simulator.study import (
     Objective,
     StudyError,
     StudySetup,
+    ask_point,
     best_trials,
     constraint_values,
+    load_study,
     parse_objectives,
     run_study,
     search_space,
+    tell_metrics,
+    trial_count,
     trial_rows,
 )
 from simulator.sweep import range_values, sweep_points
@@ -192,3 +196,30 @@ def test_a_run_without_an_objectives_figure_is_a_failed_trial() -> None:
     assert states.get(1, "complete") == "complete"
     assert states.get(2, "fail") == "fail" and states.get(3, "fail") == "fail"
     assert len(rows) == 6
+
+
+@pytest.mark.parametrize("sampler", ["random", "tpe", "nsga2"])
+def test_a_study_loaded_afresh_for_each_trial_asks_no_point_twice(sampler: str) -> None:
+    # As the web side's advances and a resumed command line load it: a new sampler each time.
+    from optuna.storages import InMemoryStorage
+
+    setup = StudySetup(
+        dimensions=tuple(search_space({"x": {"start": 1, "stop": 10**9, "step": 1}})),
+        objectives=tuple(parse_objectives(["overall_time_s", "cost_usd"], KNOWN))
+        if sampler == "nsga2"
+        else tuple(parse_objectives(["overall_time_s"], KNOWN)),
+        sampler=sampler,
+        seed=11,
+    )
+    storage = InMemoryStorage()
+    points = []
+    for _ in range(6):
+        study = load_study(setup, storage=storage, name="s")
+        number, point = ask_point(study, setup)
+        tell_metrics(study, setup, number, {"overall_time_s": 1.0, "cost_usd": 1.0})
+        points.append(point["x"])
+    assert trial_count(study) == 6
+    assert len(set(points)) == 6
+    # The first sampler is the seed's own: a study made again asks the same first point.
+    again = load_study(setup, storage=InMemoryStorage(), name="s")
+    assert ask_point(again, setup)[1]["x"] == points[0]

@@ -27,6 +27,7 @@ from django.db.models import (
     Count,
     Exists,
     F,
+    Max,
     Min,
     OuterRef,
     Q,
@@ -53,7 +54,7 @@ from simulator.result_metrics import (
     gpu_names,
     result_metrics,
 )
-from simulator.study import parse_constraints, parse_objectives, stored_trials, study_metrics
+from simulator.study import parse_constraints, parse_objectives, stored_failures, study_metrics
 from webapp.celery import app
 from webapp.studio.limits import queue_limits
 from webapp.studio.models import (
@@ -78,6 +79,7 @@ logger = logging.getLogger(__name__)
 INSPECT_TIMEOUT_S = 1.0
 MAX_ID = 2**63 - 1
 FILTER_MESSAGES = {
+    "sample": "Expected a whole number of points from 1 to {limit}.",
     "status": "Unknown status {value!r}; expected one of {known}.",
     "queue": "Unknown queue {value!r}; known queues: {known}.",
     "sweep": 'Expected a sweep id, or "none" for runs outside any sweep.',
@@ -515,48 +517,181 @@ def study_get_owned(*, user: User, study_id: object) -> Study:
     return study
 
 
-def study_progress(*, study: Study) -> dict[str, Any]:
-    """Return the study's progress read from its storage: counts of trials (`done`:
-    complete or failed, `running`, `failed`, `budget`), each trial's number, state, point,
-    metrics, run (id and status) and flags `feasible` and `best` (the Pareto front of the
-    feasible trials by simulator.pareto's rule; one objective: the best value), and `best`,
-    the numbers of the best trials."""
+# The most trials a study's detail shows (its chart's points and its table): the best ones,
+# then an evenly spaced sample of the others; the full list is paged (`study_trials`).
+STUDY_TRIALS_SHOWN = 500
+# A study's hardware dimension (webapp.studio.services.studies.HARDWARE_AXIS).
+STUDY_HARDWARE_AXIS = "hardware"
+
+
+def _hardware_choices(options: list[Mapping[str, Any]]) -> dict[object, str]:
+    """Return each swapped-in component's id -> its value in the study's hardware dimension
+    (as services.studies._hardware_choices names them)."""
+    names = [str(option["hardware"]["name"]) for option in options]
+    return {
+        option["hardware"]["id"]: name
+        if names.count(name) == 1
+        else f"{name} (id {option['hardware']['id']})"
+        for name, option in zip(names, options, strict=True)
+    }
+
+
+def study_trials(*, study: Study) -> list[dict[str, Any]]:
+    """Return every trial of the study by number (`study_trials_counted`)."""
+    return study_trials_counted(study=study)[1]
+
+
+def study_trials_counted(*, study: Study) -> tuple[int, list[dict[str, Any]]]:
+    """Return the optimiser's count of the study's trials and every trial by number: its number, state ("running", "complete",
+    "fail"), point, metrics, error, run (`simulation` id and `simulation_status`) and flags
+    `feasible` and `best` (the Pareto front of the feasible trials by simulator.pareto's
+    rule; one objective: the best value).
+
+    The trials are read from the study's runs with one query (the result's parts the metrics
+    need, through JSON key transforms: no timeline is loaded), a trial's state being its
+    run's (a run that ended is its trial's outcome before an advance tells the optimiser);
+    only the trials that failed without a run (a point refused, a run lost) are read from
+    the optimiser's storage, with its count of trials.
+    """
     known = study_metrics(study.frozen["snapshot"])
     objectives = parse_objectives(study.objectives, known)
     constraints = parse_constraints(study.constraints, known)
-    rows = stored_trials(optuna_storage(), study.optuna_name)
-    runs = {
-        child["sweep_point"]["trial"]: child
-        for child in study.sweep.simulations.values("pk", "status", "sweep_point")
-        if isinstance(child["sweep_point"], Mapping) and "trial" in child["sweep_point"]
-    }
-    flags = pareto_flags(
-        [row["metrics"] for row in rows],
-        [(o.metric, o.direction) for o in objectives],
-        constraints,
+    choices = _hardware_choices(study.frozen.get("hardware_options") or [])
+    children = study.sweep.simulations.values(
+        "pk", "status", "sweep_point", "error", *(f"result__{part}" for part in RESULT_PARTS)
     )
-    trials = []
-    for row, (feasible, best) in zip(rows, flags, strict=True):
-        run = runs.get(row["number"])
-        trials.append(
-            {
-                **row,
-                "simulation": run["pk"] if run else None,
-                "simulation_status": run["status"] if run else None,
-                "feasible": feasible and row["state"] == "complete",
-                "best": best,
-            }
+    by_number: dict[int, dict[str, Any]] = {}
+    for child in children:
+        place = child["sweep_point"]
+        number = place.get("trial") if isinstance(place, Mapping) else None
+        if not isinstance(number, int):
+            continue
+        point: dict[str, object] = {**(place.get("variables") or {}), **(place.get("axes") or {})}
+        hardware = place.get("hardware")
+        if choices and isinstance(hardware, Mapping):
+            point[STUDY_HARDWARE_AXIS] = choices.get(hardware.get("id"), hardware.get("name"))
+        status = child["status"]
+        succeeded = status == SimulationStatus.SUCCEEDED
+        in_flight = status in (SimulationStatus.QUEUED, SimulationStatus.RUNNING)
+        error = child["error"] or {}
+        by_number[number] = {
+            "number": number,
+            "state": "complete" if succeeded else "running" if in_flight else "fail",
+            "point": point,
+            "metrics": (
+                result_metrics({part: child[f"result__{part}"] for part in RESULT_PARTS})
+                if succeeded
+                else {}
+            ),
+            "error": None if succeeded or in_flight else error.get("message"),
+            "simulation": child["pk"],
+            "simulation_status": status,
+        }
+    held, failed = stored_failures(optuna_storage(), study.optuna_name)
+    for row in failed:
+        if row["number"] not in by_number:  # no run to show it
+            by_number[row["number"]] = {**row, "simulation": None, "simulation_status": None}
+    trials = [by_number[number] for number in sorted(by_number)]
+    flags = pareto_flags(
+        [t["metrics"] for t in trials], [(o.metric, o.direction) for o in objectives], constraints
+    )
+    for trial, (feasible, best) in zip(trials, flags, strict=True):
+        trial["feasible"] = feasible and trial["state"] == "complete"
+        trial["best"] = best
+    return held, trials
+
+
+# The most points a sweep's detail may be asked to sample (`sweep_sample`).
+SWEEP_SAMPLE_MAX = 5000
+
+
+def sweep_sample(value: object) -> int | None:
+    """Return the number of points a sweep's detail shows (`sample`; None: every point);
+    raise ValidationError naming `sample` for anything but a whole number in range."""
+    if value in (None, ""):
+        return None
+    text = str(value)
+    if not text.isdigit() or not 1 <= int(text) <= SWEEP_SAMPLE_MAX:
+        raise ValidationError(
+            {"sample": [FILTER_MESSAGES["sample"].format(limit=SWEEP_SAMPLE_MAX)]}
         )
-    states = [row["state"] for row in rows]
+    return int(text)
+
+
+def rows_shown(
+    rows: list[dict[str, Any]], *, best: str, limit: int, order: str
+) -> list[dict[str, Any]]:
+    """Return at most `limit` of the rows, by `order`: those flagged `best` (all of them, the
+    front being what a reader looks for), then the others evenly spaced over the rows (the
+    first and the last included where two fit)."""
+    front = [row for row in rows if row.get(best)]
+    rest = [row for row in rows if not row.get(best)]
+    room = max(0, limit - len(front))
+    if len(rest) > room:
+        step = (len(rest) - 1) / (room - 1) if room > 1 else 0.0
+        rest = [rest[round(i * step)] for i in range(room)] if room else []
+    return sorted([*front, *rest], key=lambda row: row[order])
+
+
+def study_trials_shown(trials: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Return at most `limit` of the trials, by number: the best ones, then a sample."""
+    return rows_shown(trials, best="best", limit=limit, order="number")
+
+
+def runs_version(*, sweep: Sweep) -> tuple[object, ...]:
+    """Return one aggregate over the sweep's runs, read in one query, that changes whenever
+    one of them is added, starts or ends: how many, how many ended, the last end, the last
+    start and the last id."""
+    runs = sweep.simulations.aggregate(
+        count=Count("pk"),
+        ended=Count("pk", filter=Q(finished__isnull=False)),
+        last_end=Max("finished"),
+        last_start=Max("started"),
+        last_id=Max("pk"),
+    )
+    return tuple(sorted(runs.items()))
+
+
+def sweep_version(*, sweep: Sweep) -> tuple[object, ...]:
+    """Return a value that changes whenever the sweep's detail may change, for its cache
+    (restapi.cache): its state and `runs_version`."""
+    return (sweep.pk, sweep.access, sweep.status, sweep.finished, runs_version(sweep=sweep))
+
+
+def study_progress(*, study: Study, limit: int = STUDY_TRIALS_SHOWN) -> dict[str, Any]:
+    """Return the study's progress: counts of trials (`asked`, `done`: complete or failed,
+    `running`, `failed`, `budget`), `best`, the numbers of the best trials, and `trials`, at
+    most `limit` of them (`study_trials_shown`; `shown` counts them, `asked` all)."""
+    held, trials = study_trials_counted(study=study)
+    states = [t["state"] for t in trials]
+    shown = study_trials_shown(trials, limit)
     return {
-        "trials": trials,
-        "asked": len(rows),
+        "trials": shown,
+        "shown": len(shown),
+        # Trials asked for whose run is not stored yet (an advance under way) count too.
+        "asked": max(held, len(trials)),
         "done": sum(state in ("complete", "fail") for state in states),
         "running": states.count("running"),
         "failed": states.count("fail"),
         "budget": study.max_runs,
         "best": [t["number"] for t in trials if t["best"]],
     }
+
+
+def study_version(*, study: Study) -> tuple[object, ...]:
+    """Return a value that changes whenever the study's detail may change, for its cache
+    (restapi.cache): its state, and one aggregate over its runs (how many, how many ended,
+    the last end and the last start) read in one query; the optimiser's count of trials is
+    read with the failed ones when the detail is built (a trial refused without a run leaves
+    the runs as they were: the cache entries' expiry bounds how long it goes unseen)."""
+    return (
+        study.pk,
+        study.access,
+        study.status,
+        study.finished,
+        study.sweep.status,
+        runs_version(sweep=study.sweep),
+    )
 
 
 def share_list(

@@ -349,10 +349,24 @@ class SweepDetailSerializer(SweepSerializer):
     objectives = serializers.SerializerMethodField()
     constraints = serializers.SerializerMethodField()
     access = serializers.SerializerMethodField()
+    points_total = serializers.SerializerMethodField()
 
     class Meta(SweepSerializer.Meta):
-        fields = [*SweepSerializer.Meta.fields, "points", "objectives", "constraints", "access"]
+        fields = [
+            *SweepSerializer.Meta.fields,
+            "points",
+            "points_total",
+            "objectives",
+            "constraints",
+            "access",
+        ]
         read_only_fields = fields
+
+    def get_points_total(self, sweep: Sweep) -> int:
+        """Return how many points the sweep has (`points` may show a sample of them)."""
+        if "points_total" in self.context:
+            return int(self.context["points_total"])
+        return sweep.simulations.count()
 
     def get_access(self, sweep: Sweep) -> str:
         """Return how the reader sees the sweep (selectors.ACCESS_*; "owner" after a launch)."""
@@ -421,22 +435,43 @@ class StudySerializer(serializers.ModelSerializer):
         return {"runs": study.max_runs, "wall_s": study.max_wall_s}
 
 
+class StudyTrialSerializer(serializers.Serializer):
+    """One trial of a study (selectors.study_trials): the shape of the trials list."""
+
+    number = serializers.IntegerField()
+    state = serializers.CharField(help_text="running, complete or fail")
+    point = serializers.DictField()
+    metrics = serializers.DictField()
+    error = serializers.CharField(allow_null=True)
+    simulation = serializers.IntegerField(allow_null=True)
+    simulation_status = serializers.CharField(allow_null=True)
+    feasible = serializers.BooleanField()
+    best = serializers.BooleanField()
+
+
 class StudyDetailSerializer(StudySerializer):
-    """A study with its progress: counts, each trial's point and metrics, the best trials."""
+    """A study with its progress: counts, the best trials and a sample of the others (at
+    most selectors.STUDY_TRIALS_SHOWN), and `trials_url`, where every trial is paged."""
 
     progress = serializers.SerializerMethodField()
     access = serializers.SerializerMethodField()
+    trials_url = serializers.SerializerMethodField()
 
     class Meta(StudySerializer.Meta):
-        fields = [*StudySerializer.Meta.fields, "progress", "access"]
+        fields = [*StudySerializer.Meta.fields, "progress", "access", "trials_url"]
         read_only_fields = fields
+
+    def get_trials_url(self, study: Study) -> str:
+        """Return the path of the study's trials, a page at a time."""
+        return reverse("study-trials", kwargs={"pk": study.pk})
 
     def get_access(self, study: Study) -> str:
         """Return how the reader sees the study (selectors.ACCESS_*; "owner" after a launch)."""
         return study.access or ACCESS_OWNER
 
     def get_progress(self, study: Study) -> dict[str, Any]:
-        """Return selectors.study_progress: trials, asked, done, running, failed, budget, best."""
+        """Return selectors.study_progress: trials (best and sampled), shown, asked, done,
+        running, failed, budget, best."""
         return study_progress(study=study)
 
 

@@ -51,6 +51,7 @@ from webapp.studio.api.serializers import (
     StudyDetailSerializer,
     StudyLaunchSerializer,
     StudySerializer,
+    StudyTrialSerializer,
     SweepDetailSerializer,
     SweepLaunchSerializer,
     SweepSerializer,
@@ -393,6 +394,13 @@ SWEEP_TABLE_PARAMETERS = [
         'e.g. "gpu_power_w <= 700".',
     ),
 ]
+SWEEP_SAMPLE_PARAMETER = OpenApiParameter(
+    "sample",
+    OpenApiTypes.INT,
+    description="Show at most this many points (1 to "
+    f"{selectors.SWEEP_SAMPLE_MAX}): every point on the Pareto front, then an evenly spaced "
+    "sample of the others; `points_total` counts them all (default: every point).",
+)
 
 
 @extend_schema_view(
@@ -439,12 +447,26 @@ class SweepViewSet(
         )
         return axes, rows, applied
 
-    @extend_schema(parameters=SWEEP_TABLE_PARAMETERS, responses=SweepDetailSerializer)
+    @extend_schema(
+        parameters=[*SWEEP_TABLE_PARAMETERS, SWEEP_SAMPLE_PARAMETER],
+        responses=SweepDetailSerializer,
+    )
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """A sweep with one row per point, each flagged `feasible` and `pareto`."""
+        """A sweep with one row per point (or, with `sample`, the front and a sample of the
+        others), each flagged `feasible` and `pareto`; built once per version of its runs
+        (restapi.cache)."""
         sweep = self.get_object()
-        _, rows, applied = self._table(request, sweep)
-        return Response(SweepDetailSerializer(sweep, context={"points": rows, **applied}).data)
+        limit = selectors.sweep_sample(request.query_params.get("sample"))
+
+        def build() -> dict[str, Any]:
+            _, rows, applied = self._table(request, sweep)
+            total = len(rows)
+            if limit is not None:
+                rows = selectors.rows_shown(rows, best="pareto", limit=limit, order="simulation")
+            context = {"points": rows, "points_total": total, **applied}
+            return dict(SweepDetailSerializer(sweep, context=context).data)
+
+        return Response(cached(self, version=selectors.sweep_version(sweep=sweep), build=build))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = SweepLaunchSerializer(data=request.data)
@@ -503,6 +525,27 @@ class StudyViewSet(
 
     def get_object(self) -> Study:
         return selectors.study_get(user=self.request.user, study_id=self.kwargs["pk"])
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A study with its progress: the counts, the best trials and a sample of the others
+        (selectors.study_progress), built once per version of its runs (restapi.cache)."""
+        study = self.get_object()
+        version = selectors.study_version(study=study)
+        return Response(
+            cached(self, version=version, build=lambda: StudyDetailSerializer(study).data)
+        )
+
+    @extend_schema(request=None, responses=StudyTrialSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def trials(self, request: Request, pk: str | None = None) -> Response:
+        """Every trial of the study by number, a page at a time (selectors.study_trials)."""
+        study = self.get_object()
+
+        def build() -> dict[str, Any]:
+            page = self.paginate_queryset(selectors.study_trials(study=study)) or []
+            return dict(self.get_paginated_response(page).data)
+
+        return Response(cached(self, version=selectors.study_version(study=study), build=build))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = StudyLaunchSerializer(data=request.data)

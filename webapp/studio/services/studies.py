@@ -50,6 +50,8 @@ from simulator.study import (
     search_space,
     study_metrics,
     tell_metrics,
+    trial_count,
+    unfinished_trials,
 )
 from webapp.studio import dispatch
 from webapp.studio.models import (
@@ -411,9 +413,7 @@ def _settle(optuna_study: optuna.Study, setup: StudySetup, study: Study) -> int:
         if isinstance(child["sweep_point"], Mapping) and "trial" in child["sweep_point"]
     }
     in_flight = 0
-    for trial in optuna_study.get_trials(deepcopy=False):
-        if trial.state.is_finished():
-            continue
+    for trial in unfinished_trials(optuna_study):
         run = runs.get(trial.number)
         if run is None:
             tell_metrics(optuna_study, setup, trial.number, None, error=STUDY_MESSAGES["lost"])
@@ -448,7 +448,7 @@ def study_advance(*, study_id: int) -> Study | None:
         setup = _setup(study)
         optuna_study = load_study(setup, storage=optuna_storage(), name=study.optuna_name)
         in_flight = _settle(optuna_study, setup, study)
-        asked = len(optuna_study.get_trials(deepcopy=False))
+        asked = trial_count(optuna_study)
         wanted = 0
         if study.status == StudyStatus.RUNNING and not _budget_spent(study, asked):
             room = int(settings.PARASIM_MAX_ACTIVE_RUNS) - active_run_count(owner_id=study.owner_id)
@@ -468,7 +468,7 @@ def study_advance(*, study_id: int) -> Study | None:
             child.system_name = study.frozen["system_name"]
             child.application_name = study.frozen["application_name"]
             children.append(child)
-        asked = len(optuna_study.get_trials(deepcopy=False))
+        asked = trial_count(optuna_study)
         idle = in_flight == 0 and not children
         with transaction.atomic():
             Simulation.objects.bulk_create(children)

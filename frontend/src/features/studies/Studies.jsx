@@ -1,6 +1,7 @@
 // Studies: an optimiser's search over a sweep's axes (docs/contracts.md, "Studies"): the list,
 // and one study's live progress, best trials, trade-off chart of two objectives and trials,
-// with Stop and Resume. A study is launched through REST or `python -m simulator study`.
+// with Stop and Resume; the new-study form (the sweep's launch form with the study's fields).
+// A big study's page shows its best trials and a sample of the rest (progress.shown).
 import { useState } from "react";
 import { get, post } from "../../lib/api.js";
 import { fmt } from "../../lib/format.js";
@@ -12,9 +13,11 @@ import { Progress } from "../../components/Progress.jsx";
 import { Retrying } from "../../components/Retrying.jsx";
 import { useApiGet } from "../../hooks/useApiGet.js";
 import { usePolling } from "../../hooks/usePolling.js";
+import { SweepNew } from "../sweeps/Sweeps.jsx";
 import { TradeoffChart } from "../sweeps/TradeoffChart.jsx";
 import {
   bestFirst,
+  shownCaption,
   studyActions,
   studyAxes,
   studyCaption,
@@ -23,6 +26,11 @@ import {
   tradeoffPoints,
 } from "./studies.js";
 
+// The new-study form: the sweep's launch form with the study's fields.
+export function StudyNew() {
+  return <SweepNew study />;
+}
+
 export function StudyList() {
   const { data, error } = useApiGet("/api/studies/?page_size=100");
   const studies = data && (Array.isArray(data) ? data : data.results);
@@ -30,10 +38,16 @@ export function StudyList() {
     <section aria-labelledby="studies-title">
       <header className="page-head">
         <h1 id="studies-title">Studies</h1>
+        <div className="actions">
+          <Link className="button primary" to="/app/studies/new">
+            New study
+          </Link>
+        </div>
       </header>
       <p className="muted">
         A study searches a sweep&apos;s axes with an optimiser (TPE, NSGA-II) for a budget of runs;
-        launch one with <code>POST /api/studies/</code> or <code>python -m simulator study</code>.
+        launch one here, with <code>POST /api/studies/</code> or{" "}
+        <code>python -m simulator study</code>.
       </p>
       <ErrorSummary error={error} />
       {!studies ? (
@@ -111,6 +125,12 @@ export function StudyDetail({ id }) {
         label="Study progress"
         caption={studyCaption(progress)}
       />
+      {shownCaption(progress) && (
+        <p className="muted" data-testid="shown-caption">
+          {shownCaption(progress)} <a href={study.trials_url}>Every trial, a page at a time</a>{" "}
+          (JSON).
+        </p>
+      )}
       {objectives.length === 2 && (
         <TradeoffChart
           points={tradeoffPoints(progress)}

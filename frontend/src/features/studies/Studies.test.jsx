@@ -88,6 +88,31 @@ describe("StudyDetail", () => {
   });
 });
 
+describe("StudyDetail of a big study", () => {
+  it("says how many trials it shows and links every trial", async () => {
+    const big = study("finished", { asked: 10000, shown: 2 });
+    big.trials_url = "/api/studies/7/trials/";
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => Promise.resolve(json(200, big))),
+    );
+    render(<StudyDetail id="7" />);
+    const caption = await screen.findByTestId("shown-caption");
+    expect(caption.textContent).toContain("Showing 2 of 10000 trials");
+    expect(caption.querySelector("a").getAttribute("href")).toBe("/api/studies/7/trials/");
+  });
+
+  it("says nothing of a sample when every trial is shown", async () => {
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => Promise.resolve(json(200, study("finished", { shown: 2 })))),
+    );
+    render(<StudyDetail id="7" />);
+    await screen.findByRole("heading", { name: "saxpy2 search" });
+    expect(screen.queryByTestId("shown-caption")).toBe(null);
+  });
+});
+
 describe("SearchAsStudy", () => {
   const sweep = {
     id: 3,

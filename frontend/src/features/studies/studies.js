@@ -77,3 +77,81 @@ export function studyFromSweep(sweep, { objectives, constraints, runs, parallel 
     parallel: Number(parallel),
   };
 }
+
+// The study part of the new-study form before anything is typed: one objective, minimised.
+export const STUDY_FORM_DEFAULTS = {
+  objectives: [{ metric: "overall_time_s", direction: "min" }],
+  constraints: "",
+  sampler: "auto",
+  seed: "0",
+  runs: "20",
+  wallS: "",
+  parallel: "2",
+};
+
+// The samplers a study may use (simulator.study.SAMPLERS), with what each does.
+export const SAMPLERS = [
+  ["auto", "Auto: TPE for one objective, NSGA-II for several"],
+  ["tpe", "TPE (Bayesian)"],
+  ["nsga2", "NSGA-II (genetic)"],
+  ["random", "Random"],
+];
+
+// A whole number typed as text becomes a number; anything else is sent as typed, so that the
+// server refuses it naming the field (its message says what it expects). Empty: `empty`.
+function whole(text, empty) {
+  const value = String(text ?? "").trim();
+  if (value === "") return empty;
+  return /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
+// The body of POST /api/studies/ from a sweep's `name` and `spec` (the launch form's) and the
+// study fields: objectives [{metric, direction}] (an empty metric left out), constraints one
+// per line, the sampler, its seed, the budget (runs, and wall time in seconds: empty for
+// none) and the runs in flight at once.
+export function studyLaunchBody(name, spec, study) {
+  return {
+    name,
+    spec,
+    objectives: study.objectives
+      .filter((o) => o.metric.trim())
+      .map((o) => ({ metric: o.metric.trim(), direction: o.direction || "min" })),
+    constraints: String(study.constraints || "")
+      .split("\n")
+      .map((line) => line.trim())
+      .filter(Boolean),
+    sampler: study.sampler,
+    seed: whole(study.seed, 0),
+    budget: { runs: whole(study.runs, null), wall_s: whole(study.wallS, null) },
+    parallel: whole(study.parallel, 1),
+  };
+}
+
+// The words the error summary gives a study field's path ("objectives[1]" -> "Objective 2");
+// null for a path that is not a study field (the sweep form names those).
+export function studyFieldName(path) {
+  const rules = [
+    [/^objectives\[(\d+)\]/, (m) => `Objective ${Number(m[1]) + 1}`],
+    [/^objectives/, () => "Objectives"],
+    [/^constraints\[(\d+)\]/, (m) => `Constraint ${Number(m[1]) + 1}`],
+    [/^constraints/, () => "Constraints"],
+    [/^sampler$/, () => "Sampler"],
+    [/^seed$/, () => "Seed"],
+    [/^budget\.runs$/, () => "Runs"],
+    [/^budget\.wall_s$/, () => "Wall time"],
+    [/^budget$/, () => "Budget"],
+    [/^parallel$/, () => "At once"],
+  ];
+  for (const [pattern, name] of rules) {
+    const m = pattern.exec(path);
+    if (m) return name(m);
+  }
+  return null;
+}
+
+// One line saying how many of the study's trials the page shows, when not all of them
+// ("Showing 500 of 10000 trials: every best one and a sample of the others"); else "".
+export function shownCaption(progress) {
+  if (!progress || progress.shown == null || progress.shown >= progress.asked) return "";
+  return `Showing ${progress.shown} of ${progress.asked} trials: every best one and an evenly spaced sample of the others.`;
+}

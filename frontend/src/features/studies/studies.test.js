@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
+  STUDY_FORM_DEFAULTS,
   bestFirst,
+  shownCaption,
   studyActions,
   studyCaption,
   studyFraction,
+  studyFieldName,
   studyFromSweep,
+  studyLaunchBody,
   studyObjectives,
   tradeoffPoints,
 } from "./studies.js";
@@ -105,5 +109,62 @@ describe("studies", () => {
     });
     expect(searched.spec.hardware).toEqual({ node: "gpu0" });
     expect(studyFromSweep({ name: "x" }, { objectives: [], constraints: [] })).toBe(null);
+  });
+});
+
+describe("studyLaunchBody", () => {
+  const spec = { labels: { CPU: 1 }, variables: { N: [1, 2] } };
+
+  it("turns the form's text into the body of POST /api/studies/", () => {
+    const body = studyLaunchBody("s", spec, {
+      ...STUDY_FORM_DEFAULTS,
+      objectives: [
+        { metric: " energy_j ", direction: "min" },
+        { metric: "", direction: "max" },
+        { metric: "p_success", direction: "max" },
+      ],
+      constraints: " gpu_power_w <= 700 \n\n",
+      seed: "-3",
+      runs: "50",
+      wallS: "",
+      parallel: " 8 ",
+    });
+    expect(body).toEqual({
+      name: "s",
+      spec,
+      objectives: [
+        { metric: "energy_j", direction: "min" },
+        { metric: "p_success", direction: "max" },
+      ],
+      constraints: ["gpu_power_w <= 700"],
+      sampler: "auto",
+      seed: -3,
+      budget: { runs: 50, wall_s: null },
+      parallel: 8,
+    });
+  });
+
+  it("sends what is no whole number as typed, for the server to name", () => {
+    const body = studyLaunchBody("s", spec, { ...STUDY_FORM_DEFAULTS, runs: "1e3", seed: "" });
+    expect(body.budget.runs).toBe("1e3");
+    expect(body.seed).toBe(0);
+  });
+});
+
+describe("studyFieldName", () => {
+  it("names the study's fields and leaves the sweep's to the sweep form", () => {
+    expect(studyFieldName("objectives[1].metric")).toBe("Objective 2");
+    expect(studyFieldName("constraints[0]")).toBe("Constraint 1");
+    expect(studyFieldName("budget.wall_s")).toBe("Wall time");
+    expect(studyFieldName("parallel")).toBe("At once");
+    expect(studyFieldName("labels.GPU")).toBe(null);
+  });
+});
+
+describe("shownCaption", () => {
+  it("says how many trials of a big study the page shows", () => {
+    expect(shownCaption({ shown: 500, asked: 10000 })).toMatch(/^Showing 500 of 10000 trials/);
+    expect(shownCaption({ shown: 6, asked: 6 })).toBe("");
+    expect(shownCaption({ asked: 6 })).toBe("");
   });
 });

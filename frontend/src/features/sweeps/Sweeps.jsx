@@ -18,6 +18,8 @@ import { usePolling } from "../../hooks/usePolling.js";
 import { coerce, graphLabels } from "../launch/launch.js";
 import { ModelChoices } from "../launch/ModelChoices.jsx";
 import { useLaunchChoices } from "../launch/useLaunchChoices.js";
+import { StudyFields } from "../studies/StudyFields.jsx";
+import { STUDY_FORM_DEFAULTS, studyFieldName, studyLaunchBody } from "../studies/studies.js";
 import { UncertaintyFields, uncertaintyBody } from "../launch/UncertaintyFields.jsx";
 import { ShareControl } from "../shares/ShareControl.jsx";
 import { SearchAsStudy } from "../studies/SearchAsStudy.jsx";
@@ -39,6 +41,8 @@ import {
   sweepAxes,
   sweepSeries,
   tradeoffOptions,
+  sampledCaption,
+  sweepDetailQuery,
   tradeoffQuery,
   parseConstraints,
   varyingAxes,
@@ -115,7 +119,9 @@ export function otherAxes(text, labels) {
   return axes;
 }
 
-export function SweepNew() {
+// The launch form of a sweep, or with `study` of a study: the same spec (its axes searched
+// instead of run as a grid) and the study's fields (StudyFields), posted to /api/studies/.
+export function SweepNew({ study = false }) {
   const { query } = useLocation();
   const c = useLaunchChoices(query);
   const [name, setName] = useState("");
@@ -127,6 +133,7 @@ export function SweepNew() {
   const [keepModel, setKeepModel] = useState(false);
   const [axesText, setAxesText] = useState("");
   const [uncertainty, setUncertainty] = useState({});
+  const [search, setSearch] = useState(STUDY_FORM_DEFAULTS);
   const [error, setError] = useState(null);
   const { data: componentList, error: componentsError } = useApiGet(
     "/api/components/?page_size=200&ordering=name",
@@ -207,6 +214,11 @@ export function SweepNew() {
         model: keepModel ? "keep" : "recommended",
       };
     try {
+      if (study) {
+        const s = await post("/api/studies/", studyLaunchBody(name, spec, search));
+        navigate(`/app/studies/${s.id}`);
+        return;
+      }
       const s = await post("/api/sweeps/", { name, spec });
       navigate(`/app/sweeps/${s.id}`);
     } catch (e) {
@@ -217,10 +229,13 @@ export function SweepNew() {
   return (
     <section aria-labelledby="sweepnew-title">
       <header className="page-head">
-        <h1 id="sweepnew-title">New sweep</h1>
+        <h1 id="sweepnew-title">{study ? "New study" : "New sweep"}</h1>
       </header>
-      <ErrorSummary error={shownError} names={(path) => sweepFieldName(path, choiceNames)} />
-      <form onSubmit={launch} aria-label="Define a sweep">
+      <ErrorSummary
+        error={shownError}
+        names={(path) => (study && studyFieldName(path)) || sweepFieldName(path, choiceNames)}
+      />
+      <form onSubmit={launch} aria-label={study ? "Define a study" : "Define a sweep"}>
         <div className="form-grid">
           <InlineField label="Name" errors={local} path="name">
             <input aria-label="Sweep name" value={name} onChange={(e) => setName(e.target.value)} />
@@ -359,8 +374,9 @@ export function SweepNew() {
             </label>
           </fieldset>
         </div>
+        {study && <StudyFields values={search} onChange={setSearch} errors={local} />}
         <button type="submit" className="primary big">
-          Launch sweep
+          {study ? "Start the study" : "Launch sweep"}
         </button>
       </form>
     </section>
@@ -391,7 +407,7 @@ export function SweepDetail({ id }) {
     error,
     retrying,
   } = usePolling(
-    (signal) => get(`/api/sweeps/${id}/${query}`, { signal }),
+    (signal) => get(`/api/sweeps/${id}/${sweepDetailQuery(query)}`, { signal }),
     (s) => s.status === "running",
     800,
     `${id}${query}`,
@@ -713,6 +729,11 @@ export function SweepDetail({ id }) {
         </section>
       )}
       <h2>Points</h2>
+      {sampledCaption(sweep) && (
+        <p className="muted" data-testid="sampled-caption">
+          {sampledCaption(sweep)}
+        </p>
+      )}
       <table className="grid" aria-label="Sweep points">
         <thead>
           <tr>

@@ -315,3 +315,21 @@ export function sweepOutcome(sweep, points = []) {
     .sort((a, b) => b.points.length - a.points.length);
   return { summary, noneSucceeded: over && total > 0 && succeeded === 0, errors };
 }
+
+// The most points the sweep page asks for: a bigger sweep comes as its Pareto front and an
+// evenly spaced sample of the others (GET /api/sweeps/{id}/?sample=N), its CSV whole.
+export const SWEEP_PAGE_POINTS = 1000;
+
+// The query of the sweep page's GET: the trade-off's (tradeoffQuery) and the sample.
+export function sweepDetailQuery(tradeoff) {
+  const query = new URLSearchParams(tradeoff.replace(/^\?/, ""));
+  query.set("sample", String(SWEEP_PAGE_POINTS));
+  return `?${query.toString()}`;
+}
+
+// One line saying how many of the sweep's points the page shows, when not all ("" else).
+export function sampledCaption(sweep) {
+  const shown = sweep?.points?.length ?? 0;
+  if (!sweep || sweep.points_total == null || shown >= sweep.points_total) return "";
+  return `Showing ${shown} of ${sweep.points_total} points: the Pareto front and an evenly spaced sample of the others; the CSV has every point.`;
+}

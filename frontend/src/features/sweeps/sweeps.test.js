@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
   PHASES_METRIC,
+  SWEEP_PAGE_POINTS,
+  sampledCaption,
+  sweepDetailQuery,
   metricOptions,
   modelWarning,
   phaseStacks,
@@ -192,5 +195,26 @@ describe("sweepOutcome", () => {
     });
     const cancelled = finished({ total: 2, done: 2, succeeded: 0, failed: 1, cancelled: 1 });
     expect(sweepOutcome(cancelled, []).summary).toBe("No point succeeded: 1 failed, 1 cancelled.");
+  });
+});
+
+describe("sweepDetailQuery", () => {
+  it("asks for a sample beside the trade-off's query", () => {
+    expect(sweepDetailQuery("")).toBe(`?sample=${SWEEP_PAGE_POINTS}`);
+    const query = new URLSearchParams(sweepDetailQuery("?x=a&constraint=b+%3C%3D+1").slice(1));
+    expect([query.get("x"), query.get("constraint"), query.get("sample")]).toEqual([
+      "a",
+      "b <= 1",
+      String(SWEEP_PAGE_POINTS),
+    ]);
+  });
+});
+
+describe("sampledCaption", () => {
+  it("says how many points of a big sweep the page shows", () => {
+    const points = Array.from({ length: 3 }, (_, i) => ({ simulation: i }));
+    expect(sampledCaption({ points, points_total: 9 })).toMatch(/^Showing 3 of 9 points/);
+    expect(sampledCaption({ points, points_total: 3 })).toBe("");
+    expect(sampledCaption({ points })).toBe("");
   });
 });
