@@ -1049,7 +1049,7 @@ class Sim(_SimCore, _SimCalls):
                 route = wire.get(peer)
                 if route is None:
                     hops = world.hops(slot, members[peer].slot)
-                    hw = nccl_model.hardware(hosts[index] != hosts[peer])
+                    hw = nccl_model.hardware(_leaves_host(hops, hosts[index] != hosts[peer]))
                     share = nccl_model.efficiency(protocol, hw, _route_rate(hops))
                     route = wire[peer] = (hops, 1.0 / share)
                 world.send(
@@ -1122,12 +1122,26 @@ class Sim(_SimCore, _SimCalls):
         operations = collectives.messages_by_member(steps, len(members))
         layer: tuple[str, float] | None = None
         if protocol != "ideal" and steps:
-            step_hw = [
-                nccl_model.hardware(any(hosts[a] != hosts[b] for a, b, _, _ in step))
-                for step in steps
-            ]
-            source, target = steps[0][0][:2]
-            rate = _route_rate(world.hops(members[source].slot, members[target].slot))
+            crossing: dict[tuple[int, int], bool] = {}  # per pair: whether it leaves a host
+
+            def crosses(a: int, b: int) -> bool:
+                known = crossing.get((a, b))
+                if known is None:
+                    hops = world.hops(members[a].slot, members[b].slot)
+                    known = crossing[a, b] = _leaves_host(hops, hosts[a] != hosts[b])
+                return known
+
+            # each step's hardware along one piece's path (NCCL counts a ring's steps so): the
+            # transfer that forwards what the previous step delivered, else the step's first
+            step_hw = []
+            at = -1
+            for step in steps:
+                pick = next((t for t in step if t[0] == at), step[0])
+                step_hw.append(nccl_model.hardware(crosses(pick[0], pick[1])))
+                at = pick[1]
+            rate = min(  # the first step's slowest route: the bus NCCL's model divides by
+                _route_rate(world.hops(members[a].slot, members[b].slot)) for a, b, _, _ in steps[0]
+            )
             chosen_protocol = protocol
             if protocol == "nccl":
                 factor = collectives.BUS_FACTORS[kind](len(members))
@@ -1228,6 +1242,13 @@ class Sim(_SimCore, _SimCalls):
         if waiting is None:  # the last to arrive: nobody waits any more
             return None
         return self._barrier_wait(*waiting, started)
+
+
+def _leaves_host(hops: Sequence[Hop], other_host: bool) -> bool:
+    """Return whether a route is NCCL's network rather than one host's NVLink: its ends on
+    different hosts, or its hops on more than one network node (a NIC, a switch, beyond the
+    one fabric a host's GPUs share: instances of a topology template share one host key)."""
+    return other_host or len({hop[0].id for hop in hops}) > 1
 
 
 def _route_rate(hops: Sequence[Hop]) -> float:

@@ -105,3 +105,18 @@ def test_the_default_is_the_ideal_model() -> None:
 def test_an_unknown_protocol_is_refused() -> None:
     with pytest.raises(Exception, match="protocol must be one of"):
         _call("sim.allreduce(64, protocol='fast')\n")
+
+
+def test_steps_that_leave_a_node_pay_nccl_s_network_latency() -> None:
+    # Two DGX H100 of the 4-node cluster: a 16-GPU ring allreduce has 30 steps; one piece's
+    # path crosses between the nodes 3 times (7 -> 8, 15 -> 0, 7 -> 8 again), each step
+    # paying NCCL's network latency (LL 2.7 us), the others NVLink's (0.6 us). NCCL's own
+    # count, 2 (nNodes - 1) = 2, leaves out the ring's closing edge.
+    cluster = Path(SYSTEM).parents[1] / "dgx_h100_cluster_4" / "snapshot.json"
+    program = "sim.allreduce(65536, algorithm='ring', protocol='LL')\n"
+    one = run_simulation(json.loads(cluster.read_text()), program, labels={"GPU": 8}, variables={})
+    two = run_simulation(json.loads(cluster.read_text()), program, labels={"GPU": 16}, variables={})
+    assert one["collectives"][0]["protocol_latency_s"] == pytest.approx((6.6 + 14 * 0.6) * 1e-6)
+    assert two["collectives"][0]["protocol_latency_s"] == pytest.approx(
+        (6.6 + 3 * 2.7 + 27 * 0.6) * 1e-6
+    )
