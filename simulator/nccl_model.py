@@ -7,9 +7,9 @@ NCCL source, not fitted to any measurement in this repository:
 
 - NVIDIA/nccl, commit 5067397c2676d5aed50042fc39e5c8ee96eb0027 (NCCL 2.30.7,
   makefiles/version.mk), src/graph/tuning.cc (last changed by 50bf0bca1a6b88b2a3e3cebf41f3b827fc9fb19e):
-  lines 149-154 (baseLatencies), 156-175 (hwLatencies: NVLINK, PCI, NET), 177-183 (llMaxBws),
-  325-329 (the LL and LL128 bandwidth refinements), 376-382 (bus to algorithm bandwidth),
-  384-413 (latency: base + nsteps x per-step hardware latency), 630-654
+  lines 149-155 (baseLatencies), 156-176 (hwLatencies: NVLINK, PCI, NET), 177-183 (llMaxBws),
+  326-329 (the ring's LL and LL128 bandwidth refinements), 376-382 (bus to algorithm
+  bandwidth), 384-412 (latency: base + nsteps x per-step hardware latency), 630-655
   (ncclTopoGetAlgoTime: time = latency + bytes / (1000 x algbw), us, GB/s).
 - src/graph/topo.h at the same commit, line 22: SM90_NVLINK_BW 20.6 (GB/s NCCL counts per
   NVLink of an SM90 GPU; NVLink 4 signals 25 GB/s per link and direction: 18 links = 450 GB/s,
@@ -17,7 +17,8 @@ NCCL source, not fitted to any measurement in this repository:
   the link's rate.
 
 The layer uses NCCL's Hopper (SM90) values and one node's NVLink as the intra-node hardware;
-it does not model NCCL's channel counts (the LL128 per-channel cap), the tree correction
+it does not model NCCL's channel counts (the LL128 per-channel cap), the tree's own
+bandwidth refinements (a tree moves at the ring's protocol efficiencies here) and correction
 factors, the multi-node ring "plateau" latency factor, NVLS, CollNet or PAT.
 """
 
@@ -36,31 +37,27 @@ BASE_LATENCY_US = {
     "tree": {"LL": 6.8, "LL128": 14.0, "Simple": 8.4},
     "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4},
 }
-"""tuning.cc lines 149-154, baseLatencies[Tree | Ring][LL, LL128, Simple] (us)."""
+"""tuning.cc lines 149-155, baseLatencies[Tree | Ring][LL, LL128, Simple] (us)."""
 
 HW_LATENCY_US = {
     "nvlink": {
         "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 4.0},
         "ring": {"LL": 0.6, "LL128": 1.9, "Simple": 3.4},
     },
-    "pci": {
-        "tree": {"LL": 1.0, "LL128": 1.9, "Simple": 4.0},
-        "ring": {"LL": 1.0, "LL128": 2.5, "Simple": 5.7},
-    },
     "net": {
         "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 14.0},
         "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
     },
 }
-"""tuning.cc lines 156-175, hwLatencies[NVLINK | PCI | NET][Tree | Ring][protocol] (us per
-step)."""
+"""tuning.cc lines 156-176, hwLatencies[NVLINK | NET][Tree | Ring][protocol] (us per step);
+NCCL's PCI row is left out: a host's links are taken as NVLink (`hardware`)."""
 
 LL_MAX_BUS_GBPS = 141.0
 """tuning.cc line 181, llMaxBws[Hopper][one node]: the LL protocol's bus bandwidth cap (GB/s)."""
 
 PROTOCOL_FACTOR = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
-"""tuning.cc lines 325-329: LL moves half its bus bandwidth (a 4-byte flag per 4 data bytes),
-LL128 0.92 (120 of 128 bytes), Simple the whole."""
+"""tuning.cc lines 327-329 (NCCL 2.30's ring): LL moves half its bus bandwidth (a 4-byte flag
+per 4 data bytes), LL128 0.92 (120 of 128 bytes), Simple the whole."""
 
 NVLINK_SIMPLE_EFFICIENCY = 20.6 / 25.0
 """topo.h line 22: the bandwidth NCCL counts per NVLink 4 link (SM90_NVLINK_BW, 20.6 GB/s)
@@ -84,7 +81,7 @@ def link_efficiency(hw: str) -> float:
 def efficiency(protocol: str, hw: str, link_bytes_per_s: float) -> float:
     """Return the share of a link of `link_bytes_per_s` that `protocol` moves data at on
     hardware `hw` (the bytes on the wire are the data's / this): NCCL's bus bandwidth for the
-    protocol (tuning.cc lines 325-329) over the link's rate; LL capped at `LL_MAX_BUS_GBPS`."""
+    protocol (tuning.cc lines 327-329) over the link's rate; LL capped at `LL_MAX_BUS_GBPS`."""
     share = link_efficiency(hw) * PROTOCOL_FACTOR[protocol]
     if protocol == "LL" and link_bytes_per_s > 0:
         share = min(share, LL_MAX_BUS_GBPS * 1e9 / link_bytes_per_s)
@@ -94,7 +91,7 @@ def efficiency(protocol: str, hw: str, link_bytes_per_s: float) -> float:
 def latency_s(algorithm: str, protocol: str, step_hardware: Sequence[str]) -> float:
     """Return NCCL's per-call latency (s) of a schedule whose steps run on `step_hardware`
     (one class per step): base + the sum of each step's hardware latency, as tuning.cc lines
-    384-413 charge a ring (base + (nsteps - nInterSteps) x intra + nInterSteps x inter)."""
+    384-412 charge a ring (base + (nsteps - nInterSteps) x intra + nInterSteps x inter)."""
     family = "tree" if algorithm in TREE_ALGORITHMS else "ring"
     total = BASE_LATENCY_US[family][protocol]
     for hw in step_hardware:
@@ -110,7 +107,7 @@ def choose(
     link_bytes_per_s: float,
 ) -> str:
     """Return the protocol NCCL's model picks for a call of `size` bytes: the least
-    latency + size / algbw (ncclTopoGetAlgoTime, tuning.cc lines 630-654), algbw being the
+    latency + size / algbw (ncclTopoGetAlgoTime, tuning.cc lines 630-655), algbw being the
     protocol's bus bandwidth over the collective's bus factor (lines 376-382 for a ring)."""
     hw = "net" if "net" in step_hardware else "nvlink"
     best, best_time = "Simple", float("inf")

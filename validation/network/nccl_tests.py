@@ -60,10 +60,10 @@ alltoall's point-to-point sends to every peer at once)."""
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("h100x4-allgather-default", "plateau"): (
-        "the simulator moves an allgather's pieces at NVLink's line rate (450 GB/s) and models "
-        "none of NCCL's protocol overhead, which NVIDIA puts at about 20 % (370 GB/s effective, "
+        "by default (protocol='ideal') the simulator moves an allgather's pieces at NVLink's "
+        "line rate (450 GB/s) and models none of NCCL's protocol overhead, which NVIDIA puts at about 20 % (370 GB/s effective, "
         "nccl-tests#212). The ring allreduce lands near the measurement for another reason: "
-        "the simulator charges each piece's reduction (two operands read, one written at the "
+        "the default model charges each piece's reduction (two operands read, one written at the "
         "GPU's 3.35 TB/s HBM roof) between pieces instead of overlapping it with the transfer "
         "as NCCL's fused kernels do, which takes a reduce-scatter to 1 / (1/450 + 3/3350) = "
         "321 GB/s, and an allreduce, a reduce-scatter then an allgather, to about 374 GB/s: two "
@@ -116,7 +116,7 @@ NCCL_GAPS: dict[tuple[str, str], str] = {
 }
 """Why a row of the NCCL-like column (protocol="nccl") misses, per table and region."""
 LATENCY_GAP = (
-    "the simulator charges a collective only its transfers (1 us NVSwitch latency per hop, "
+    "by default the simulator charges a collective only its transfers (1 us NVSwitch latency per hop, "
     "pieces at line rate); NCCL's per-call cost (kernel launch, the LL protocol's flag "
     "synchronisation: a flat 17-23 us floor in these tables) is not modelled"
 )
