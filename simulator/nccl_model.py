@@ -10,7 +10,7 @@ NCCL source, not fitted to any measurement in this repository:
   lines 149-155 (baseLatencies), 156-176 (hwLatencies: NVLINK, PCI, NET), 177-183 (llMaxBws),
   326-329 (the ring's LL and LL128 bandwidth refinements), 376-382 (bus to algorithm
   bandwidth), 384-412 (latency: base + nsteps x per-step hardware latency), 630-655
-  (ncclTopoGetAlgoTime: time = latency + bytes / (1000 x algbw), us, GB/s).
+  (ncclTopoGetAlgoTime: a call's time is its latency plus its bytes over its algbw).
 - src/graph/topo.h at the same commit, line 22: SM90_NVLINK_BW 20.6 (GB/s NCCL counts per
   NVLink of an SM90 GPU; NVLink 4 signals 25 GB/s per link and direction: 18 links = 450 GB/s,
   NVIDIA's H100 datasheet), so NCCL's Simple bus bandwidth on an NVLink 4 link is 20.6 / 25 of
