@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from simulator import nccl_model
+from simulator.collectives import ALGORITHMS
 from simulator.runner import run_simulation
 
 SYSTEM = Path(__file__).resolve().parents[2] / "examples" / "dgx_h100" / "snapshot.json"
@@ -120,3 +121,16 @@ def test_steps_that_leave_a_node_pay_nccl_s_network_latency() -> None:
     assert two["collectives"][0]["protocol_latency_s"] == pytest.approx(
         (6.6 + 3 * 2.7 + 27 * 0.6) * 1e-6
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "algorithm"),
+    [(kind, algorithm) for kind, names in ALGORITHMS.items() for algorithm in names],
+)
+def test_every_algorithm_runs_under_the_layer_and_pays_its_latency(
+    kind: str, algorithm: str
+) -> None:
+    root = ", 'GPU', 0" if kind == "reduce" else ""
+    call = _call(f"sim.{kind}(1048576{root}, algorithm='{algorithm}', protocol='nccl')\n")
+    assert call["protocol"] in nccl_model.PROTOCOLS
+    assert call["time_s"] > call["protocol_latency_s"] > 0
