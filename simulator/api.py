@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from greenlet import getcurrent
 
-from simulator import collectives, hotpath
+from simulator import collectives, hotpath, nccl_model
 from simulator.engine import WAIT, Process
 from simulator.hotpath import COMPUTATION_TIME
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
@@ -815,15 +815,21 @@ class Sim(_SimCore, _SimCalls):
         algorithm: object = "auto",
         chunk: object = None,
         op: object = "sum",
+        protocol: object = "ideal",
     ) -> Any:
         """Every participant ends with the reduction (`op`) of everyone's `size` bytes."""
-        return self._collective("allreduce", size, labels, algorithm, chunk, op)
+        return self._collective("allreduce", size, labels, algorithm, chunk, op, None, protocol)
 
     def allgather(
-        self, size: object, labels: object = None, algorithm: object = "auto", chunk: object = None
+        self,
+        size: object,
+        labels: object = None,
+        algorithm: object = "auto",
+        chunk: object = None,
+        protocol: object = "ideal",
     ) -> Any:
         """Every participant ends with everyone's `size / participants` bytes (`size` in all)."""
-        return self._collective("allgather", size, labels, algorithm, chunk, None)
+        return self._collective("allgather", size, labels, algorithm, chunk, None, None, protocol)
 
     def reduceScatter(
         self,
@@ -832,10 +838,11 @@ class Sim(_SimCore, _SimCalls):
         algorithm: object = "auto",
         chunk: object = None,
         op: object = "sum",
+        protocol: object = "ideal",
     ) -> Any:
         """The reduction of everyone's `size` bytes, each participant keeping its
         `size / participants` share."""
-        return self._collective("reduceScatter", size, labels, algorithm, chunk, op)
+        return self._collective("reduceScatter", size, labels, algorithm, chunk, op, None, protocol)
 
     def reduce(
         self,
@@ -846,17 +853,23 @@ class Sim(_SimCore, _SimCalls):
         algorithm: object = "auto",
         chunk: object = None,
         op: object = "sum",
+        protocol: object = "ideal",
     ) -> Any:
         """The root ends with the reduction (`op`) of everyone's `size` bytes."""
         return self._collective(
-            "reduce", size, labels, algorithm, chunk, op, root=(root_label, root_rank)
+            "reduce", size, labels, algorithm, chunk, op, (root_label, root_rank), protocol
         )
 
     def alltoall(
-        self, size: object, labels: object = None, algorithm: object = "auto", chunk: object = None
+        self,
+        size: object,
+        labels: object = None,
+        algorithm: object = "auto",
+        chunk: object = None,
+        protocol: object = "ideal",
     ) -> Any:
         """Each participant sends `size / participants` of its `size` bytes to each other."""
-        return self._collective("alltoall", size, labels, algorithm, chunk, None)
+        return self._collective("alltoall", size, labels, algorithm, chunk, None, None, protocol)
 
     def _collective(
         self,
@@ -867,6 +880,7 @@ class Sim(_SimCore, _SimCalls):
         chunk: object,
         op: object,
         root: tuple[object, object] | None = None,
+        protocol: object = "ideal",
     ) -> None:
         """Run this process's part of a collective: its sends and receives of the schedule
         `simulator.collectives` gives, piece by piece through `World.send`, each reduction
@@ -906,10 +920,16 @@ class Sim(_SimCore, _SimCalls):
                 )
             chunk_b = float(chunk)
             most = 0
+        if not isinstance(protocol, str) or protocol not in nccl_model.CHOICES:
+            raise ApiUsageError(
+                collectives.COLLECTIVE_MESSAGES["protocol"].format(
+                    call=call, known=list(nccl_model.CHOICES), value=protocol
+                )
+            )
         plan = self._collective_plan(
-            call, kind, size_b, names, members, root_index, algorithm, chunk_b, most
+            call, kind, size_b, names, members, root_index, algorithm, chunk_b, most, protocol
         )
-        chosen, operations, record_of, model_seconds = plan
+        chosen, operations, record_of, model_seconds, layer = plan
         key = world.channel((kind, names, root_name))
         channel = self._collective_channel(key)
         state = self._state
@@ -926,6 +946,21 @@ class Sim(_SimCore, _SimCalls):
             figures.wait_s += engine.now - started
             engine.pause(model_seconds)
             figures.comm_s += model_seconds
+        if layer is not None:  # NCCL's per-call latency, before any data moves
+            engine.pause(layer[1])
+            figures.comm_s += layer[1]
+            return self._collective_nccl(
+                kind,
+                op,
+                members,
+                index,
+                operations,
+                chunk_b,
+                most,
+                channel,
+                layer[0],
+                (started, record, chosen, size_b),
+            )
         routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
         # the loop runs once per piece: what it calls is bound once
         send, get, reduce_piece = world.send, mailbox.get, self._reduce_piece
@@ -959,7 +994,13 @@ class Sim(_SimCore, _SimCalls):
                     engine.pause(seconds)
                     usage.stop(engine.now)
                     figures.compute_s += seconds
-        now = engine.now
+        self._collective_done(started, record, kind, chosen, size_b)
+
+    def _collective_done(
+        self, started: float, record: dict[str, Any], kind: str, chosen: str, size_b: float
+    ) -> None:
+        """Close this process's part of a collective call: its record and timeline entry."""
+        now = self._engine.now
         record["start_s"] = min(record["start_s"], started)
         record["last_call_s"] = max(record["last_call_s"], started)
         record["end_s"] = max(record["end_s"], now)
@@ -977,6 +1018,62 @@ class Sim(_SimCore, _SimCalls):
             call=record["call"],
         )
 
+    def _collective_nccl(
+        self,
+        kind: str,
+        op: object,
+        members: list[ProcessState],
+        index: int,
+        operations: list[list[collectives.Message]],
+        chunk: float,
+        most: int,
+        channel: object,
+        protocol: str,
+        call: tuple[float, dict[str, Any], str, float],
+    ) -> None:
+        """`_collective`'s loop under NCCL's cost layer (simulator.nccl_model): each piece
+        goes on the wire as its bytes over the protocol's efficiency on its route, and a
+        received piece's reduction runs while the piece streams in, as NCCL's fused kernels
+        reduce (the process waits only for what the reduction takes beyond the transfer,
+        the reductions of one process one after another)."""
+        world, engine, state = self._world, self._engine, self._state
+        figures, mailbox = state.figures, state.mailbox
+        hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
+        wire: dict[int, tuple[Sequence[Hop], float]] = {}  # per peer: hops, wire bytes per byte
+        data = f"the {kind}'s data"
+        slot = state.slot
+        usage = world.nodes[slot.node].usages[slot.instance]
+        reducer_free = engine.now  # when this process's last reduction ends
+        for what, peer, piece, reduced, tag in collectives.program(operations[index], chunk, most):
+            if what == collectives.SEND:
+                route = wire.get(peer)
+                if route is None:
+                    hops = world.hops(slot, members[peer].slot)
+                    hw = nccl_model.hardware(_leaves_host(hops, hosts[index] != hosts[peer]))
+                    share = nccl_model.efficiency(protocol, hw, _route_rate(hops))
+                    route = wire[peer] = (hops, 1.0 / share)
+                world.send(
+                    state, members[peer], piece * route[1], None, (channel, tag), None, route[0]
+                )
+                continue
+            waited_from = engine.now
+            message = mailbox.get(_message_filter((channel, tag), peer=members[peer]), data)
+            now = engine.now
+            in_flight_from = max(message.sent_at, waited_from)
+            if now > waited_from:
+                figures.wait_s += in_flight_from - waited_from
+                figures.comm_s += now - in_flight_from
+            if reduced:
+                seconds = self._reduce_piece(kind, piece, op)
+                reducer_free = max(reducer_free, message.sent_at) + seconds
+                if reducer_free > now:  # the reduction outlasts the piece's transfer
+                    usage.start(now)
+                    engine.pause(reducer_free - now)
+                    usage.stop(engine.now)
+                    figures.compute_s += reducer_free - now
+        started, record, chosen, size_b = call
+        self._collective_done(started, record, kind, chosen, size_b)
+
     def _collective_plan(
         self,
         call: str,
@@ -988,16 +1085,19 @@ class Sim(_SimCore, _SimCalls):
         algorithm: object,
         chunk: float,
         most: int,
+        protocol: str = "ideal",
     ) -> tuple[
         str,
         list[list[collectives.Message]],
         Callable[[object, float], dict[str, Any]],
         float | None,
+        tuple[str, float] | None,
     ]:
-        """Return the algorithm, every member's messages and the call's record maker of a
-        collective, made once per run for its arguments (every member asks)."""
+        """Return the algorithm, every member's messages, the call's record maker and, under
+        NCCL's cost layer, (the protocol, its per-call latency in s) of a collective, made
+        once per run for its arguments (every member asks)."""
         world = self._world
-        key = ("plan", kind, size, names, root, algorithm, chunk, most)
+        key = ("plan", kind, size, names, root, algorithm, chunk, most, protocol)
         plan = world.collectives.get(key)
         if plan is not None:
             return plan
@@ -1020,6 +1120,33 @@ class Sim(_SimCore, _SimCalls):
                 raise ApiUsageError(str(error)) from None
         messages, wire = collectives.wire_figures(steps)
         operations = collectives.messages_by_member(steps, len(members))
+        layer: tuple[str, float] | None = None
+        if protocol != "ideal" and steps:
+            crossing: dict[tuple[int, int], bool] = {}  # per pair: whether it leaves a host
+
+            def crosses(a: int, b: int) -> bool:
+                known = crossing.get((a, b))
+                if known is None:
+                    hops = world.hops(members[a].slot, members[b].slot)
+                    known = crossing[a, b] = _leaves_host(hops, hosts[a] != hosts[b])
+                return known
+
+            # each step's hardware along one piece's path (NCCL counts a ring's steps so): the
+            # transfer that forwards what the previous step delivered, else the step's first
+            step_hw = []
+            at = -1
+            for step in steps:
+                pick = next((t for t in step if t[0] == at), step[0])
+                step_hw.append(nccl_model.hardware(crosses(pick[0], pick[1])))
+                at = pick[1]
+            rate = min(  # the first step's slowest route: the bus NCCL's model divides by
+                _route_rate(world.hops(members[a].slot, members[b].slot)) for a, b, _, _ in steps[0]
+            )
+            chosen_protocol = protocol
+            if protocol == "nccl":
+                factor = collectives.BUS_FACTORS[kind](len(members))
+                chosen_protocol = nccl_model.choose(chosen, size, factor, step_hw, rate)
+            layer = (chosen_protocol, nccl_model.latency_s(chosen, chosen_protocol, step_hw))
         records: dict[object, dict[str, Any]] = {}
 
         def record_of(channel: object, now: float) -> dict[str, Any]:
@@ -1036,6 +1163,8 @@ class Sim(_SimCore, _SimCalls):
                     "size": size,
                     "chunk": chunk,
                     "most_pieces": most or None,
+                    "protocol": protocol if layer is None else layer[0],
+                    "protocol_latency_s": None if layer is None else layer[1],
                     "steps": len(steps),
                     "messages": messages,
                     "wire_bytes": wire,
@@ -1050,7 +1179,7 @@ class Sim(_SimCore, _SimCalls):
                 world.collective_calls.append(record)
             return record
 
-        plan = world.collectives[key] = (chosen, operations, record_of, model_seconds)
+        plan = world.collectives[key] = (chosen, operations, record_of, model_seconds, layer)
         return plan
 
     def _collective_model(self, kind: str, members: list[ProcessState]) -> NodeRuntime | None:
@@ -1113,6 +1242,26 @@ class Sim(_SimCore, _SimCalls):
         if waiting is None:  # the last to arrive: nobody waits any more
             return None
         return self._barrier_wait(*waiting, started)
+
+
+def _leaves_host(hops: Sequence[Hop], other_host: bool) -> bool:
+    """Return whether a route is NCCL's network rather than one host's NVLink: its ends on
+    different hosts, or its hops on more than one network node (a NIC, a switch, beyond the
+    one fabric a host's GPUs share: instances of a topology template share one host key)."""
+    return other_host or len({hop[0].id for hop in hops}) > 1
+
+
+def _route_rate(hops: Sequence[Hop]) -> float:
+    """Return the bytes per second of a route's slowest hop alone (its model's time for
+    2 MB less that for 1 MB: the latency cancels), for NCCL's protocol bandwidths; 0 when
+    no hop charges time."""
+    rates = []
+    for hop in hops:
+        node = hop[0]
+        extra = node.transfer_time(2e6, None) - node.transfer_time(1e6, None)
+        if extra > 0:
+            rates.append(1e6 / extra)
+    return min(rates, default=0.0)
 
 
 REDUCE_ELEMENT_BYTES = 4

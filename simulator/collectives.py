@@ -65,6 +65,7 @@ BUS_FACTORS: dict[str, Callable[[int], float]] = {
 COLLECTIVE_MESSAGES = {
     "algorithm": "{call}: algorithm must be 'auto' or one of {known} (got {value!r})",
     "chunk": "{call}: chunk must be a number of bytes > 0, or 0 for no pipelining (got {value!r})",
+    "protocol": "{call}: protocol must be one of {known} (got {value!r})",
     "power_of_two": "{call}: the {algorithm} algorithm needs a power-of-two number of "
     "participants (got {count})",
     "hosts": "{call}: the hierarchical algorithm needs the same number of participants on every "

@@ -176,6 +176,7 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
                     "call",
                     "collective",
                     "algorithm",
+                    "protocol",
                     "participants",
                     "size",
                     "wire_bytes",

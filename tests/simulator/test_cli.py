@@ -707,10 +707,10 @@ def test_run_prints_each_collective_call_with_its_algorithm_and_bus_bandwidth(
         "\n"
     )[:2]
     assert head.split() == [
-        "call", "collective", "algorithm", "participants", "size", "wire_bytes", "time_s",
-        "algbw", "busbw",
+        "call", "collective", "algorithm", "protocol", "participants", "size", "wire_bytes",
+        "time_s", "algbw", "busbw",
     ]  # fmt: skip
-    assert rows.split()[:4] == ["0", "allreduce", "ring", "4"]
+    assert rows.split()[:5] == ["0", "allreduce", "ring", "ideal", "4"]
     status, alone, err = cli(*argv, "--labels", "R=4")
     assert status == 0, err
     table_alone = alone.split("Collectives (busbw")[1].split("\n\nEngine:")[0]

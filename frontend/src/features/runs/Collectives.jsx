@@ -1,5 +1,6 @@
 // A run's collective calls (sim.allreduce & co., docs/collectives.md): per call its algorithm,
-// bytes on the wire, time, and algorithm and bus bandwidth as nccl-tests defines them.
+// bytes on the wire, time, and algorithm and bus bandwidth as nccl-tests defines them; under
+// NCCL's cost layer (protocol="nccl" or a protocol's name) the protocol the call ran with.
 import { fmt, fmtTime } from "../../lib/format.js";
 import { GridTable, TABLE_PAGE_SIZE } from "../../components/GridTable.jsx";
 
@@ -30,7 +31,10 @@ export function Collectives({ calls }) {
           <tr key={c.call}>
             <td>{c.call}</td>
             <td>{c.collective}</td>
-            <td>{c.requested === "auto" ? `${c.algorithm} (auto)` : c.algorithm}</td>
+            <td>
+              {c.requested === "auto" ? `${c.algorithm} (auto)` : c.algorithm}
+              {c.protocol && c.protocol !== "ideal" ? `, NCCL ${c.protocol}` : ""}
+            </td>
             <td className="num">{c.participants}</td>
             <td className="num">{fmt(c.size)}</td>
             <td className="num">{fmt(c.wire_bytes)}</td>
