@@ -259,3 +259,13 @@ def test_each_class_is_judged_against_the_issues_threshold(tmp_path):
     h200 = score.score_run(_synthetic_run(tmp_path, "2100-01-01T00:00:00Z", 1.0, gpu="NVIDIA H200"))
     assert {c["judged"] for c in h200["classes"].values()} == {"spec"}
     assert {c["threshold"] for c in h200["classes"].values()} == {0.15}
+
+
+def test_random_lanes_give_the_expected_distinct_bins_and_largest_load():
+    # 2 lanes over 2 bins: both in one bin half the time; 3 over 3: max 1, 2, 3 with
+    # probabilities 6/27, 18/27, 3/27
+    assert predict.expected_largest_load(2, 2) == pytest.approx(1.5)
+    assert predict.expected_largest_load(3, 3) == pytest.approx(51 / 27)
+    assert predict.expected_distinct(2, 2) == pytest.approx(1.5)
+    # a warp's 32 random lanes over 32 banks: the busiest bank holds 3.5 of them
+    assert 3.4 < predict.expected_largest_load(32, 32) < 3.7
