@@ -54,6 +54,9 @@ POSITIVE = frozenset(
         "tensorOpsPerCycleINT8",
         "INTUnits",
         "sharedMemBandwidth",
+        # current GPUs' atomics (gpu_current.py, C.8)
+        "L2AtomicThroughput",
+        "atomicSameAddressRate",
         # CPU
         "cores",
         "coreClock",
@@ -99,6 +102,7 @@ NON_NEGATIVE = frozenset(
         "L2HitLatency",
         "globalLoadLatency",
         "dependentIssueLatency",
+        "barrierLatency",
         "L2Cache",
         "sharedMemPerSM",
         "maxSharedMemPerBlock",

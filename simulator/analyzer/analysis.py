@@ -108,6 +108,8 @@ class KernelAnalysis:
             "INS_uniform": by_class.get("uniform", zero),
             "INS_shared": self.counts.shared_accesses,
             "INS_atomic": self.counts.atomic_accesses,
+            "INS_atomic_global": self.counts.global_atomics,
+            "INS_barrier": self.counts.barriers,
             "INS_int": by_class.get("int", zero),
             "INS_global": self.counts.global_accesses,
             "LMem_bytes": self.counts.lmem_bytes,
@@ -136,7 +138,9 @@ class KernelAnalysis:
     def model_params(self, trips: Mapping[str, int] | None = None) -> dict[str, Any]:
         """Return the built-in GPU models' parameters: Volkov's (000 Listing 5 names), and the
         current-architecture model's INTInstructions, tensorInstructions and tensorPrecision
-        (when every tensor instruction has the same one)."""
+        (when every tensor instruction has the same one), atomicsPerThread (every lane of a
+        global atomic instruction one operation; predicated-off lanes are not known here) and
+        barrierInstructions, the last two where the kernel has them."""
         values = self.values(trips)
         params: dict[str, Any] = {
             "CUDACoreInstructions": values["INS_cuda"],
@@ -153,6 +157,11 @@ class KernelAnalysis:
             params["tensorInstructions"] = values["INS_tensor"]
             if len(self.counts.tensor_precisions) == 1:
                 params["tensorPrecision"] = self.counts.tensor_precisions[0]
+        # (C.8) and (C.9); absent, so that a kernel without them keeps its parameters
+        if values["INS_atomic_global"]:
+            params["atomicsPerThread"] = values["INS_atomic_global"]
+        if values["INS_barrier"]:
+            params["barrierInstructions"] = values["INS_barrier"]
         if self.resources is not None:
             params["registersPerThread"] = self.resources.registers
             params["sharedMemPerBlock"] = self.resources.shared_bytes

@@ -14,8 +14,10 @@ Each reachable instruction counts once per execution: 1 outside loops, ``a`` ins
 * GMem_bytes: bytes moved per warp by global loads, stores and atomics (element size from the
   opcode modifiers, .64 -> 8 B, .128 -> 16 B, default 4 B) through `warp_access`; saxpy2 gives
   3 x 128 = 384. Local-memory (spill) traffic is reported separately as LMem_bytes.
-* INS_atomic: atomic and reduction instructions (ATOM, ATOMG, ATOMS, RED, REDG, surface ones);
-  the tensor instructions' precisions (`isa.tensor_precision`) are collected beside INS_tensor.
+* INS_atomic: atomic and reduction instructions (ATOM, ATOMG, ATOMS, RED, REDG, surface ones),
+  INS_atomic_global the global ones (resolved in L2), INS_barrier the block barriers (BAR.SYNC:
+  __syncthreads); the tensor instructions' precisions (`isa.tensor_precision`) are collected
+  beside INS_tensor.
 
 INS_issued of 000 Listing 3 is ``24 + 3a`` here, not the paper's ``23 + 4a``: the paper subtracts
 all three dual issues from the once-executed part although one pair (FADD with the loop's BRA)
@@ -50,6 +52,8 @@ class Counts:
     global_accesses: Polynomial
     shared_accesses: Polynomial
     atomic_accesses: Polynomial = field(default_factory=Polynomial)  # INS_atomic
+    global_atomics: Polynomial = field(default_factory=Polynomial)  # INS_atomic_global
+    barriers: Polynomial = field(default_factory=Polynomial)  # INS_barrier
     # the precisions of the live tensor instructions (isa.tensor_precision), sorted
     tensor_precisions: tuple[str, ...] = ()
 
@@ -95,6 +99,8 @@ def count(
     global_accesses = Polynomial()
     shared_accesses = Polynomial()
     atomic_accesses = Polynomial()
+    global_atomics = Polynomial()
+    barriers = Polynomial()
     precisions: set[str] = set()
     for instruction in instructions:
         if instruction.index not in live:
@@ -106,6 +112,10 @@ def count(
             precisions.add(precision)
         if instruction.base in isa.ATOMICS:
             atomic_accesses = atomic_accesses + times
+        if instruction.base in isa.GLOBAL_ATOMICS:
+            global_atomics = global_atomics + times
+        if isa.is_block_barrier(instruction.opcode):
+            barriers = barriers + times
         issued = issued + times
         partner = instruction.pair
         if dual_issue and partner is not None and partner > instruction.index and partner in live:
@@ -151,5 +161,7 @@ def count(
         global_accesses=global_accesses,
         shared_accesses=shared_accesses,
         atomic_accesses=atomic_accesses,
+        global_atomics=global_atomics,
+        barriers=barriers,
         tensor_precisions=tuple(sorted(precisions)),
     )

@@ -170,6 +170,17 @@ TWO_DESTINATIONS: Final = frozenset(
 
 # Atomic and reduction instructions (global, shared, surface): INS_atomic.
 ATOMICS: Final = frozenset({"ATOM", "ATOMG", "ATOMS", "RED", "REDG", "SUATOM", "SURED"})
+# The global ones (generic ATOM taken as global, as in MEMORY), resolved in L2: the current
+# model's atomicsPerThread (C.8).
+GLOBAL_ATOMICS: Final = frozenset({"ATOM", "ATOMG", "RED", "REDG"})
+
+
+def is_block_barrier(opcode: str) -> bool:
+    """Return whether the opcode waits for the block's warps (BAR.SYNC, BAR.RED; __syncthreads
+    compiles to BAR.SYNC.DEFER_BLOCKING), not BAR.ARV, which only arrives."""
+    base, *modifiers = opcode.split(".")
+    return base == "BAR" and "ARV" not in modifiers
+
 
 # Tensor opcodes whose base fixes the precision (the gpu_current model's TENSOR_PRECISIONS);
 # HMMA, HGMMA and UTCHMMA take it from a modifier (TF32, BF16, else FP16).

@@ -32,6 +32,36 @@ into n serialised ones (CUDA C++ Programming Guide, "Shared Memory" of compute c
 and later), so (4.4)'s shared-memory term is multiplied by the accesses' average n
 (`sharedMemoryConflictWays`, 1 without conflicts, 32 when a warp hits one bank at 32 words).
 
+    atomics = warp_size * a * SMs * f_SM / R_atomic,
+              R_atomic = min(c * R_sector, D * r_same * f_SM)                              (C.8)
+    Lat_bound' = Lat_bound + n_bar * (t_bar + max(0, w / schedulers - 1) * INS_issued / (n_bar + 1))
+                                                                                            (C.9)
+    global_memory' = global_memory * s * sector / (warp_size * b)                           (C.10)
+
+(C.8): global atomics are resolved in the L2 slices. `a` is the global atomic operations per
+thread (`atomicsPerThread`; the analyzer gives its global ATOM/RED instructions per warp, a
+kernel whose atomics run on one lane of a block gives the fraction), R_sector the L2's atomic
+throughput in operations per second when every operation is its own 32-byte sector access
+(`L2AtomicThroughput` where recorded, else one sector access per operation at `L2Bandwidth`,
+else at the DRAM bandwidth of (C.3)), c the operations per sector access (`atomicsPerSector`,
+1 by default; 8 for a warp's 4-byte atomics on consecutive addresses). Atomics on
+one address serialise: the L2 does `atomicSameAddressRate` operations per clock on a common
+address, one on Kepler GK110 and later (NVIDIA, "Kepler GK110 Architecture Whitepaper", 2012,
+"Atomic operation throughput to a common global memory address is improved by 9x to one
+operation per clock"); so D distinct addresses (`atomicAddresses`, absent for addresses
+spread over the whole L2) give at most D operations per clock.
+(C.9): a block's warps leave a __syncthreads barrier together, so each of its n_bar barriers
+per warp (`barrierInstructions`, BAR.SYNC) adds to a warp's latency path the barrier's own
+cost t_bar (`barrierLatency` [cycles], 0 unless recorded: the analyzer's Lat_bound already
+holds the BAR instruction's latency) and the wait for the block's slowest warp: the block's w
+warps share the SM's schedulers, so the last of them reaches the barrier after the others
+issued their part of the segment, INS_issued / (n_bar + 1) instructions each.
+(C.10): global memory moves 32-byte sectors; `sectorsPerRequest` s is the average of a warp's
+requests (4 for a coalesced warp of 4-byte accesses, up to 32 for a gather whose every lane
+reads its own sector) and `accessBytes` b the bytes per lane (4 by default), so s = 32 b / 32
+leaves the analyzer's GMem_bytes as they are, and a random 4-byte gather moves 8 times them
+(CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
+
 Why each term (measured on an H100 SXM5 and an H200 with the validation kit,
 `validation/data/`; the figures are in docs/validation/README.md, "What the H100 and H200
 showed"):
@@ -90,6 +120,7 @@ CurrentBound = Literal[
     "extra",
     "tensor",
     "int",
+    "atomics",
 ]
 
 # Tensor-core precision -> (rate attribute, FLOPs of one warp's tensor instruction by default:
@@ -121,6 +152,7 @@ CURRENT_ERRORS: dict[str, str] = {
     ),
     "negative_idle": "idleBeforeS must be zero or positive",
     "conflict_ways": "sharedMemoryConflictWays must be 1 (no bank conflict) or more",
+    "negative": "{name} must be zero or positive",
     "unknown_precision": "tensorPrecision {precision!r} is not one of {known}",
     "no_tensor_rate": (
         "tensorInstructions need the hardware's {name} (the {precision} tensor-core rate); "
@@ -137,6 +169,14 @@ def _fitted() -> dict[str, float]:
 FITTED_PARAMETERS: dict[str, float] = _fitted()
 TRANSITION_EXPONENT: float = FITTED_PARAMETERS["transition_exponent"]
 
+
+# (C.8): operations per L2 clock on one address (Kepler GK110 whitepaper, "one operation per
+# clock"), for a record without atomicSameAddressRate
+SAME_ADDRESS_ATOMICS_PER_CYCLE = 1.0
+# (C.10): the bytes of an L2 sector, the unit of global memory traffic since Maxwell
+SECTOR_BYTES = 32
+# (C.10): the bytes per lane of the accesses whose sectorsPerRequest a kernel gives, by default
+DEFAULT_ACCESS_BYTES = 4.0
 
 # Attributes the architecture profile of a computeCapability supplies when missing.
 ARCHITECTURE_ATTRIBUTES = ("kernelLaunchOverhead", "memoryEfficiency")
@@ -167,6 +207,42 @@ class TensorWork:
 
 
 @dataclass(frozen=True)
+class KernelSync:
+    """A kernel's global atomics and barriers (C.8, C.9) and how its global requests are
+    coalesced (C.10); the defaults (no atomics or barriers, coalesced) add nothing."""
+
+    atomics_per_thread: float = 0.0
+    atomic_addresses: float | None = None  # distinct addresses; None: spread over the L2
+    atomics_per_sector: float = 1.0  # operations per 32-byte sector access of the L2
+    barriers: float = 0.0  # BAR.SYNC executions per warp
+    sectors_per_request: float | None = None  # None: coalesced, GMem_bytes as given
+    access_bytes: float = DEFAULT_ACCESS_BYTES
+
+    def __post_init__(self) -> None:
+        for name, number in (
+            ("atomicsPerThread", self.atomics_per_thread),
+            ("barrierInstructions", self.barriers),
+        ):
+            if number < 0:
+                raise ValueError(CURRENT_ERRORS["negative"].format(name=name))
+        for name, optional in (
+            ("atomicAddresses", self.atomic_addresses),
+            ("atomicsPerSector", self.atomics_per_sector),
+            ("sectorsPerRequest", self.sectors_per_request),
+            ("accessBytes", self.access_bytes),
+        ):
+            if optional is not None and optional <= 0:
+                raise ValueError(CURRENT_ERRORS["non_positive"].format(name=name))
+
+    def traffic_scale(self, warp_size: int) -> float:
+        """Return (C.10)'s factor on the global-memory term: the sectors a warp's requests
+        move over those of coalesced requests of `access_bytes` per lane."""
+        if self.sectors_per_request is None:
+            return 1.0
+        return self.sectors_per_request * SECTOR_BYTES / (warp_size * self.access_bytes)
+
+
+@dataclass(frozen=True)
 class CurrentGpu:
     """What the current-architecture model reads of a GPU beyond Volkov's attributes."""
 
@@ -180,6 +256,9 @@ class CurrentGpu:
     # tensor-core attribute -> dense FLOPs (INT8: operations) per SM per cycle (C.6)
     tensor_rates: Mapping[str, float] = field(default_factory=dict)
     int_units: float | None = None  # INTUnits: INT32 lanes per SM
+    l2_atomic_throughput: float | None = None  # L2AtomicThroughput: operations per second
+    same_address_atomic_rate: float = SAME_ADDRESS_ATOMICS_PER_CYCLE  # per clock per address
+    barrier_latency: float = 0.0  # barrierLatency: cycles of a barrier beyond BAR's latency
 
     @classmethod
     def from_attributes(cls, attributes: Mapping[str, float | str]) -> CurrentGpu:
@@ -229,7 +308,49 @@ class CurrentGpu:
                 if name in attributes
             },
             int_units=optional("INTUnits"),
+            l2_atomic_throughput=optional("L2AtomicThroughput"),
+            same_address_atomic_rate=float(
+                attributes.get("atomicSameAddressRate", SAME_ADDRESS_ATOMICS_PER_CYCLE)
+            ),
+            barrier_latency=float(attributes.get("barrierLatency", 0.0)),
         )
+
+    def atomic_cycles_per_warp(self, sync: KernelSync) -> float | None:
+        """Return the atomics term of (C.8), SM cycles per warp, or None without atomics."""
+        if sync.atomics_per_thread <= 0:
+            return None
+        cycles = self.base.sms * self.base.sm_clock_hz
+        for name, number in (
+            ("L2AtomicThroughput", self.l2_atomic_throughput),
+            ("atomicSameAddressRate", self.same_address_atomic_rate),
+        ):
+            if number is not None and number <= 0:
+                raise ValueError(CURRENT_ERRORS["non_positive"].format(name=name))
+        if self.l2_atomic_throughput is not None:
+            spread = self.l2_atomic_throughput
+        elif self.l2_bandwidth is not None:
+            spread = self.l2_bandwidth / SECTOR_BYTES
+        else:
+            dram, _ = self.memory_bandwidth_per_sm(l2_resident=False, footprint_bytes=None)
+            spread = dram * cycles / SECTOR_BYTES
+        rate = spread * sync.atomics_per_sector
+        if sync.atomic_addresses is not None:
+            rate = min(
+                rate,
+                sync.atomic_addresses * self.same_address_atomic_rate * self.base.sm_clock_hz,
+            )
+        return self.base.warp_size * sync.atomics_per_thread * cycles / rate
+
+    def barrier_cycles_per_warp(
+        self, sync: KernelSync, *, warps_per_block: int, issued_instructions: float
+    ) -> float:
+        """Return what (C.9) adds to Lat_bound: each barrier's cost and the wait for the
+        block's slowest warp, in cycles per warp."""
+        if sync.barriers <= 0:
+            return 0.0
+        queued = max(0.0, warps_per_block / self.base.schedulers - 1.0)
+        segment = issued_instructions / (sync.barriers + 1.0)
+        return sync.barriers * (self.barrier_latency + queued * segment)
 
     def tensor_cycles_per_warp(self, work: TensorWork) -> float:
         """Return the tensor term of (C.6): SM cycles a warp's tensor instructions occupy the
@@ -288,14 +409,21 @@ def current_throughput_terms(
     tensor: TensorWork | None = None,
     int_instructions: float = 0.0,
     shared_conflict_ways: float = 1.0,
+    sync: KernelSync | None = None,
 ) -> list[tuple[str, float]]:
     """Return each resource's cycles per warp: (4.4)'s terms, the shared-memory term times
-    the accesses' average bank-conflict degree (C.7), then the tensor and INT32 terms of
-    (C.6) where the kernel has such instructions or the GPU INTUnits."""
+    the accesses' average bank-conflict degree (C.7) and the global-memory term times the
+    requests' sectors over coalesced ones (C.10), then the tensor and INT32 terms of (C.6)
+    where the kernel has such instructions or the GPU INTUnits, and the atomics term (C.8)."""
     if shared_conflict_ways < 1:
         raise ValueError(CURRENT_ERRORS["conflict_ways"])
+    sync = sync or KernelSync()
+    scale = {
+        "shared_memory": shared_conflict_ways,
+        "global_memory": sync.traffic_scale(gpu.base.warp_size),
+    }
     terms: list[tuple[str, float]] = [
-        (name, cycles * shared_conflict_ways if name == "shared_memory" else cycles)
+        (name, cycles * scale[name] if name in scale else cycles)
         for name, cycles in throughput_terms(gpu.base, profile, gmem_bandwidth=gmem_bandwidth)
     ]
     if tensor is not None and tensor.instructions > 0:
@@ -303,6 +431,9 @@ def current_throughput_terms(
     int_cycles = gpu.int_cycles_per_warp(int_instructions)
     if int_cycles is not None:
         terms.append(("int", int_cycles))
+    atomic_cycles = gpu.atomic_cycles_per_warp(sync)
+    if atomic_cycles is not None:
+        terms.append(("atomics", atomic_cycles))
     return terms
 
 
@@ -367,6 +498,7 @@ def estimate_kernel_current(
     tensor: TensorWork | None = None,
     int_instructions: float = 0.0,
     shared_conflict_ways: float = 1.0,
+    sync: KernelSync | None = None,
 ) -> CurrentKernelEstimate:
     """Return the kernel's time on a current GPU by (C.1)-(C.5).
 
@@ -374,7 +506,8 @@ def estimate_kernel_current(
     `l2_resident` (its inputs are in L2 already, e.g. written by the previous kernel) select
     the L2's bandwidth; `idle_before_s` is how long the SMs idled before the launch;
     `exponent` overrides the fitted transition exponent p; `tensor` and `int_instructions`
-    (INT32 instructions per thread) add the terms of (C.6); `shared_conflict_ways` is (C.7)'s n.
+    (INT32 instructions per thread) add the terms of (C.6); `shared_conflict_ways` is (C.7)'s n;
+    `sync` the kernel's atomics, barriers and sectors per request (C.8-C.10).
     """
     hw = gpu.base
     if (grid_size is None) == (n is None):
@@ -414,15 +547,21 @@ def estimate_kernel_current(
         tensor=tensor,
         int_instructions=int_instructions,
         shared_conflict_ways=shared_conflict_ways,
+        sync=sync,
     )
     busiest, cycles = max(terms, key=lambda term: term[1])
     th_bound = 1.0 / cycles if cycles > 0 else math.inf
+    latency_bound = profile.latency_bound + gpu.barrier_cycles_per_warp(
+        sync or KernelSync(),
+        warps_per_block=warps_per_block,
+        issued_instructions=profile.issued_instructions,
+    )
 
     def wave_cycles(blocks: int) -> float:
         warps = blocks * warps_per_block
         return warps / smooth_warp_throughput(
             occupancy=warps,
-            latency_bound=profile.latency_bound,
+            latency_bound=latency_bound,
             throughput_bound=th_bound,
             exponent=p,
         )
@@ -434,7 +573,7 @@ def estimate_kernel_current(
     work_s = cycles_total / hw.sm_clock_hz
     overhead_s = gpu.launch_overhead_s + gpu.wake_s(idle_before_s)
     full_occupancy = float(blocks_per_sm * warps_per_block)
-    latency_limited = full_occupancy / profile.latency_bound
+    latency_limited = full_occupancy / latency_bound
     bound: str
     if overhead_s > work_s:
         bound = "launch"
@@ -456,7 +595,7 @@ def estimate_kernel_current(
         tail_blocks=tail,
         grid_size=grid,
         throughput_bound=th_bound,
-        latency_bound=profile.latency_bound,
+        latency_bound=latency_bound,
         memory_bandwidth=bandwidth * hw.sms * hw.sm_clock_hz,
     )
 
@@ -471,7 +610,9 @@ def computation_estimate(
     (+ sharedMemPerBlock), FP64Instructions, SFUInstructions, sharedMemoryInstructions,
     extraCyclesPerWarp) plus footprintBytes, l2Resident, idleBeforeS, transitionExponent,
     tensorInstructions with tensorPrecision (default fp16) and tensorFLOPsPerInstruction, and
-    INTInstructions (C.6), and sharedMemoryConflictWays (C.7).
+    INTInstructions (C.6), sharedMemoryConflictWays (C.7), atomicsPerThread with
+    atomicAddresses and atomicsPerSector (C.8), barrierInstructions (C.9), and sectorsPerRequest with accessBytes
+    (C.10).
     """
 
     def number(name: str, default: float | None = None) -> float:
@@ -498,6 +639,26 @@ def computation_estimate(
         tensor=tensor_work_from_params(params),
         int_instructions=number("INTInstructions", 0.0),
         shared_conflict_ways=number("sharedMemoryConflictWays", 1.0),
+        sync=kernel_sync_from_params(params),
+    )
+
+
+def kernel_sync_from_params(params: Mapping[str, object]) -> KernelSync:
+    """Return the kernel's atomics, barriers and sectors per request (C.8-C.10) from
+    atomicsPerThread, atomicAddresses, atomicsPerSector, barrierInstructions, sectorsPerRequest
+    and accessBytes."""
+
+    def optional(name: str) -> float | None:
+        value = params.get(name)
+        return None if value is None else float(value)  # type: ignore[arg-type]
+
+    return KernelSync(
+        atomics_per_thread=param_number(params, "atomicsPerThread", 0.0, model=MODEL_NAME),
+        atomic_addresses=optional("atomicAddresses"),
+        atomics_per_sector=param_number(params, "atomicsPerSector", 1.0, model=MODEL_NAME),
+        barriers=param_number(params, "barrierInstructions", 0.0, model=MODEL_NAME),
+        sectors_per_request=optional("sectorsPerRequest"),
+        access_bytes=param_number(params, "accessBytes", DEFAULT_ACCESS_BYTES, model=MODEL_NAME),
     )
 
 

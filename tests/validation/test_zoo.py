@@ -259,3 +259,34 @@ def test_each_class_is_judged_against_the_issues_threshold(tmp_path):
     h200 = score.score_run(_synthetic_run(tmp_path, "2100-01-01T00:00:00Z", 1.0, gpu="NVIDIA H200"))
     assert {c["judged"] for c in h200["classes"].values()} == {"spec"}
     assert {c["threshold"] for c in h200["classes"].values()} == {0.15}
+
+
+def test_random_lanes_give_the_expected_distinct_bins_and_largest_load():
+    # 2 lanes over 2 bins: both in one bin half the time; 3 over 3: max 1, 2, 3 with
+    # probabilities 6/27, 18/27, 3/27
+    assert predict.expected_largest_load(2, 2) == pytest.approx(1.5)
+    assert predict.expected_largest_load(3, 3) == pytest.approx(51 / 27)
+    assert predict.expected_distinct(2, 2) == pytest.approx(1.5)
+    # a warp's 32 random lanes over 32 banks: the busiest bank holds 3.5 of them
+    assert 3.4 < predict.expected_largest_load(32, 32) < 3.7
+
+
+def test_the_zoo_describes_its_atomics_by_addresses_and_sectors():
+    document = json.loads(predict.PREDICTIONS.read_text(encoding="utf-8"))["predictions"]
+    target = "H100 SXM5 80GB (record)"
+    add = {
+        n: document[f"reduction_atomic/atomic_add/n=4194304;addresses={n}"] for n in (1, 32, 65536)
+    }
+    assert add[1]["params"]["atomicAddresses"] == 1
+    assert add[32]["params"]["atomicsPerSector"] == 8  # 32 consecutive floats: 4 sectors
+    # one address serialises: slower than 32 addresses, slower than 65536
+    times = [add[n]["time_s"][target] for n in (1, 32, 65536)]
+    assert times[0] > times[1] > times[2]
+    assert add[1]["bound"][target] == "atomics"
+    same = document["histogram/histogram_global/n=16777216;data=same"]
+    spread = document["histogram/histogram_global/n=16777216;data=spread"]
+    assert same["time_s"][target] > 10 * spread["time_s"][target]
+    # the block reduction's one atomic per block does not bound it
+    reduce = document["reduction_atomic/reduce_sum/n=67108864"]
+    assert reduce["params"]["atomicsPerThread"] == pytest.approx(1 / 256)
+    assert reduce["bound"][target] != "atomics"

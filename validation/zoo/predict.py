@@ -8,7 +8,11 @@ measurement (issue 42 item 4; docs/validation/zoo.md).
 The hand-written kernels are predicted by `gpu_current.computation_estimate` from their SASS
 (`kernels/zoo.sass`, read by the analyzer) at each configuration's trip counts and grid; the
 cuBLAS GEMMs, whose SASS is in the library, by `gemm.computation_estimate` from their shape with
-the model's default tile. Each GPU twice: with its database record ("record") and with the
+the model's default tile. Atomics are described by `atomic_params` (operations per thread
+where the analyzer's count of every lane does not hold, addresses, operations per sector:
+C.8), barriers come from the SASS (C.9), and the SpMV gather by per-line strides whose
+128-byte segments move the 32 sectors of a gather request (C.10's 32 sectors per request).
+Each GPU twice: with its database record ("record") and with the
 record less every measured attribute ("spec": the spec sheet plus the Hopper profile).
 """
 
@@ -155,6 +159,76 @@ KERNELS: dict[str, tuple[str, Any, Any, float]] = {
         1.0,
     ),
 }
+WARP = 32
+SECTOR_WORDS = 8  # 4-byte words in a 32-byte L2 sector
+
+
+def expected_distinct(lanes: int, bins: int) -> float:
+    """Return the expected number of bins `lanes` lanes hit, each picking one of `bins` at
+    random: bins x (1 - (1 - 1/bins)^lanes)."""
+    return bins * (1.0 - (1.0 - 1.0 / bins) ** lanes)
+
+
+def expected_largest_load(lanes: int, bins: int) -> float:
+    """Return the expected largest number of lanes in one bin when `lanes` lanes pick one of
+    `bins` at random: sum over k of P(max >= k), P(max <= k) = lanes! / bins^lanes times the
+    x^lanes coefficient of (sum over j <= k of x^j / j!)^bins."""
+
+    def at_most(k: int) -> float:
+        series = [1.0 / math.factorial(j) for j in range(min(k, lanes) + 1)]
+        power = [1.0] + [0.0] * lanes
+        for _ in range(bins):
+            power = [
+                sum(power[i] * series[n - i] for i in range(max(0, n - k), n + 1))
+                for n in range(lanes + 1)
+            ]
+        return power[lanes] * math.factorial(lanes) / bins**lanes
+
+    return sum(1.0 - at_most(k - 1) for k in range(1, lanes + 1))
+
+
+def atomic_params(kernel: str, values: Mapping[str, str], block: int) -> dict[str, float]:
+    """Return what the analyzer cannot see of a kernel's global atomics (C.8): the operations
+    per thread where not every lane of the atomic instruction does one, the addresses they hit
+    and the operations per 32-byte sector access. Spread histogram data are hashed bytes,
+    uniform over the 256 bins (32 sectors)."""
+    same = values.get("data") == "same"
+    if kernel == "reduce_sum":  # thread 0 of each block, on one address
+        return {"atomicsPerThread": 1.0 / block, "atomicAddresses": 1.0, "atomicsPerSector": 1.0}
+    if kernel == "atomic_add":  # out[i & mask]: a warp's lanes on consecutive addresses
+        addresses = int(values["addresses"])
+        sectors = math.ceil(min(WARP, addresses) / SECTOR_WORDS)
+        return {"atomicAddresses": float(addresses), "atomicsPerSector": WARP / sectors}
+    if kernel == "histogram_global":  # bins[data[i]]: one per element
+        if same:
+            return {"atomicAddresses": 1.0, "atomicsPerSector": float(WARP)}
+        per_sector = WARP / expected_distinct(WARP, 256 // SECTOR_WORDS)
+        return {"atomicAddresses": 256.0, "atomicsPerSector": per_sector}
+    if kernel == "histogram_shared":  # bins[t] += local[t] for the block's non-empty bins
+        if same:
+            return {
+                "atomicsPerThread": 1.0 / block,
+                "atomicAddresses": 1.0,
+                "atomicsPerSector": 1.0,
+            }
+        # a block's `block` elements over 256 bins leave (255/256)^block of them empty
+        filled = 1.0 - (1.0 - 1.0 / 256) ** block
+        return {
+            "atomicsPerThread": filled,
+            "atomicAddresses": 256.0,
+            "atomicsPerSector": filled * SECTOR_WORDS,
+        }
+    return {}
+
+
+def shared_atomic_conflict_ways(kernel: str, values: Mapping[str, str]) -> float:
+    """Return the n of (C.7) of histogram_shared's shared-memory atomic: its lanes serialise on
+    one address (same data) or on the most loaded of the 32 banks (spread data)."""
+    if kernel != "histogram_shared":
+        return 1.0
+    return float(WARP) if values.get("data") == "same" else expected_largest_load(WARP, 32)
+
+
 # the softmax and layernorm kernels are templates on the elements per thread (cols / 256)
 TEMPLATED = {"softmax_rows", "layernorm_rows"}
 CUBLAS_PRECISIONS = {
@@ -277,8 +351,15 @@ def kernel_params(config: Config, sass: str, resources: str) -> dict[str, Any]:
         # launched back to back: what fits in L2 is there from the launch before
         params["footprintBytes"] = float(size)
         params["l2Resident"] = True
+    ways = shared_atomic_conflict_ways(config.kernel, values)
+    if ways != 1.0:
+        # one ATOMS per warp among the kernel's shared-memory instructions
+        shared = float(params["sharedMemoryInstructions"])
+        atoms = sum(1 for i in analysis.instructions if i.base == "ATOMS")
+        conflict = (shared - atoms + atoms * ways) / shared
     if conflict != 1.0:
         params["sharedMemoryConflictWays"] = conflict
+    params |= atomic_params(config.kernel, values, config.block)
     flops = mma_flops(analysis)
     if flops is not None:
         params["tensorFLOPsPerInstruction"] = flops

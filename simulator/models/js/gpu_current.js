@@ -15,7 +15,12 @@
 // before the launch) and transitionExponent (p); tensorInstructions (INS_tensor per warp) with
 // tensorPrecision (fp16, bf16, tf32, fp8, fp4, fp64, int8) and tensorFLOPsPerInstruction, and
 // INTInstructions (C.6), sharedMemoryConflictWays (C.7: the average n of n-way bank conflicts), with the hardware's tensorFLOPsPerCycle<precision> and
-// tensorOpsPerCycleINT8 [per cycle per SM] and INTUnits.
+// tensorOpsPerCycleINT8 [per cycle per SM] and INTUnits; atomicsPerThread (global atomic
+// operations per thread) with atomicAddresses (distinct addresses, absent when spread) and
+// atomicsPerSector (operations per 32-byte L2 sector access, 1; C.8)
+// and the hardware's L2AtomicThroughput [operations/s] and atomicSameAddressRate [per clock];
+// barrierInstructions (BAR.SYNC per warp; C.9) with the hardware's barrierLatency [cycles];
+// sectorsPerRequest (32-byte sectors per warp request) with accessBytes (per lane, 4; C.10).
 
 function currentAttribute(name, fallback) {
   var value = hw[name];
@@ -99,17 +104,74 @@ function tensorCyclesPerWarp(params) {
   return instructions * (flops === null ? precisions[precision][1] : flops) / rate;
 }
 
-// Th_bound (4.4 with C.6), warps per cycle, and the busiest resource's name (throughput_terms.js)
-function currentThroughputBound(params, warpSize, bandwidthPerSM) {
+// A parameter that must be zero or more (`positive`: more than zero), or its default
+function currentCheckedParam(params, name, fallback, positive) {
+  var value = params.get(name, fallback);
+  if (value === null) return null;
+  if (positive ? !(value > 0) : !(value >= 0)) throw new Error(name + (positive ? ' must be positive' : ' must be zero or positive'));
+  return value;
+}
+
+// The kernel's atomics, barriers and sectors per request (C.8-C.10), checked as Python's
+// KernelSync checks them
+function currentSync(params) {
+  return {
+    atomicsPerThread: currentCheckedParam(params, 'atomicsPerThread', 0, false),
+    barriers: currentCheckedParam(params, 'barrierInstructions', 0, false),
+    atomicAddresses: currentCheckedParam(params, 'atomicAddresses', null, true),
+    atomicsPerSector: currentCheckedParam(params, 'atomicsPerSector', 1, true),
+    sectorsPerRequest: currentCheckedParam(params, 'sectorsPerRequest', null, true),
+    accessBytes: currentCheckedParam(params, 'accessBytes', 4, true)};
+}
+
+// The atomics term of (C.8), SM cycles per warp, or null without atomics: the L2's atomic
+// throughput (recorded, else one 32-byte sector per operation at L2Bandwidth, else at the DRAM
+// bandwidth) times the operations per sector, at most atomicSameAddressRate operations per
+// clock on each of the addresses
+function atomicCyclesPerWarp(sync, warpSize, smCycles, smClock, memoryEfficiency) {
+  if (!(sync.atomicsPerThread > 0)) return null;
+  var sameRate = hw.atomicSameAddressRate !== undefined ? hw.atomicSameAddressRate : 1;
+  if (hw.L2AtomicThroughput !== undefined && !(hw.L2AtomicThroughput > 0)) throw new Error('L2AtomicThroughput must be positive');
+  if (!(sameRate > 0)) throw new Error('atomicSameAddressRate must be positive');
+  var spread;
+  if (hw.L2AtomicThroughput !== undefined) spread = hw.L2AtomicThroughput;
+  else if (hw.L2Bandwidth !== undefined) spread = hw.L2Bandwidth / 32;
+  else if (hw.GMEMThroughput !== undefined) spread = hw.GMEMThroughput * smCycles / 32;
+  else {
+    var perSecond = currentAttribute('memoryClock') * 1e6 * (currentAttribute('busWidth') / 8) * currentAttribute('dataRate');
+    spread = perSecond / smCycles * memoryEfficiency * smCycles / 32;
+  }
+  var rate = spread * sync.atomicsPerSector;
+  if (sync.atomicAddresses !== null) rate = Math.min(rate, sync.atomicAddresses * sameRate * smClock);
+  return warpSize * sync.atomicsPerThread * smCycles / rate;
+}
+
+// What (C.9) adds to Lat_bound: each barrier's cost and the wait for the block's slowest warp
+function barrierCyclesPerWarp(sync, warpsPerBlock, issued) {
+  if (!(sync.barriers > 0)) return 0;
+  var latency = hw.barrierLatency !== undefined ? hw.barrierLatency : 0;
+  var queued = Math.max(0, warpsPerBlock / currentAttribute('schedulers') - 1);
+  return sync.barriers * (latency + queued * (issued / (sync.barriers + 1)));
+}
+
+// Th_bound (4.4 with C.6-C.8, C.10), warps per cycle, and the busiest resource's name
+// (throughput_terms.js)
+function currentThroughputBound(params, warpSize, bandwidthPerSM, sync, atomics) {
   var terms = throughputTerms(params, warpSize, bandwidthPerSM, currentAttribute, currentParam);
   // (C.7): an n-way bank conflict serialises a warp's shared-memory access n times
   var ways = params.get('sharedMemoryConflictWays', 1);
   if (!(ways >= 1)) throw new Error('sharedMemoryConflictWays must be 1 (no bank conflict) or more');
-  for (var i = 0; i < terms.length; i++) if (terms[i][0] === 'shared_memory') terms[i][1] *= ways;
+  // (C.10): the sectors of the warp's requests over those of coalesced ones
+  var traffic = sync.sectorsPerRequest === null ? 1 : sync.sectorsPerRequest * 32 / (warpSize * sync.accessBytes);
+  for (var i = 0; i < terms.length; i++) {
+    if (terms[i][0] === 'shared_memory') terms[i][1] *= ways;
+    else if (terms[i][0] === 'global_memory') terms[i][1] *= traffic;
+  }
   var tensor = tensorCyclesPerWarp(params);
   if (tensor !== null) terms.push(['tensor', tensor]);
   // without INTUnits, INT32 runs on the CUDA cores (Maxwell, Pascal) and counts there only
   if (hw.INTUnits !== undefined) terms.push(['int', warpSize * params.get('INTInstructions', 0) / hw.INTUnits]);
+  if (atomics !== null) terms.push(['atomics', atomics]);
   return busiestTerm(terms);
 }
 
@@ -163,9 +225,12 @@ function currentEstimate(params) {
   var blocksPerSM = Math.floor(occupancy / warpsPerBlock);
   if (blocksPerSM < 1) throw new Error('no block of ' + blockSize + ' threads fits on an SM at occupancy ' + occupancy + ' warps per SM');
 
+  var sync = currentSync(params);
   var bandwidth = currentBandwidthPerSM(params, sms * smClock, memoryEfficiency);
-  var throughput = currentThroughputBound(params, warpSize, bandwidth.perSM);
-  var latencyBound = currentParam(params, 'latencyBound');
+  var throughput = currentThroughputBound(params, warpSize, bandwidth.perSM, sync,
+      atomicCyclesPerWarp(sync, warpSize, sms * smClock, smClock, memoryEfficiency));
+  var latencyBound = currentParam(params, 'latencyBound') +
+      barrierCyclesPerWarp(sync, warpsPerBlock, currentParam(params, 'issuedInstructions'));
   var blocksPerWave = blocksPerSM * sms;
   var waves = Math.max(1, Math.ceil(gridSize / blocksPerWave));
   var tailBlocks = gridSize - (waves - 1) * blocksPerWave;
@@ -190,7 +255,7 @@ function computationTime(params) {
 }
 
 // What bounds the kernel (launch, latency, issue, global_memory, l2, cuda_cores, fp64, sfu,
-// shared_memory, extra, tensor, int), the occupancy used and the waves: shown with the kernel in the run's
+// shared_memory, extra, tensor, int, atomics), the occupancy used and the waves: shown with the kernel in the run's
 // timeline and result
 function computationDetail(params) {
   return currentEstimate(params);

@@ -128,6 +128,9 @@ ISETP.LT.AND P0, PT, R0, 0x40, PT;
 @P0 BRA 0x10;
 ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU PT, R7, [R2.64], R4;
 RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R2.64], R12;
+BAR.SYNC.DEFER_BLOCKING 0x0;
+ATOMS.ADD RZ, [R2], R4;
+BAR.ARV 0x1, 0x40;
 EXIT;
 """
 
@@ -136,12 +139,18 @@ def test_tensor_int_and_atomic_counts_reach_the_current_models_parameters() -> N
     analysis = analyze_sass(MMA_LOOP, "sm_80", trips={"a": 64})
     values = analysis.values()
     assert values["INS_tensor"] == 2 * 64
-    assert values["INS_atomic"] == 2  # ATOMG and RED
+    assert values["INS_atomic"] == 3  # ATOMG, RED and ATOMS
+    assert values["INS_atomic_global"] == 2  # ATOMG and RED, resolved in L2
+    assert values["INS_barrier"] == 1  # BAR.SYNC waits for the block, BAR.ARV does not
     assert values["INS_int"] == 2 * 64  # IADD3 and ISETP in the loop
     params = analysis.model_params()
     assert params["tensorInstructions"] == 128
     assert params["tensorPrecision"] == "bf16"
     assert params["INTInstructions"] == 128
+    assert (params["atomicsPerThread"], params["barrierInstructions"]) == (2, 1)
+    # a kernel without atomics or barriers gets neither parameter
+    plain = analyze_sass(MMA_LOOP.split("ATOMG")[0] + "EXIT;\n", "sm_80", trips={"a": 64})
+    assert not {"atomicsPerThread", "barrierInstructions"} & set(plain.model_params())
     assert analysis.counts.tensor_precisions == ("bf16",)
 
 

@@ -6,7 +6,7 @@ import math
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulator.errors import ModelEvaluationError
@@ -213,6 +213,27 @@ CURRENT = "GPU kernel (current architectures)"
     shared=st.one_of(
         st.none(), st.tuples(st.integers(0, 5000), st.sampled_from([0.5, 1, 2, 7.5, 32]))
     ),
+    # (C.8)-(C.10): atomics and their addresses, barriers, sectors per request, and the
+    # hardware's atomic rates (a negative or zero one is refused on both sides)
+    sync=st.fixed_dictionaries(
+        {},
+        optional={
+            "atomicsPerThread": st.sampled_from([-1, 0, 1 / 256, 0.5, 1, 4]),
+            "atomicAddresses": st.sampled_from([0, 1, 32, 256, 65536]),
+            "atomicsPerSector": st.sampled_from([0, 1, 1.5, 8]),
+            "barrierInstructions": st.sampled_from([-1, 0, 1, 2, 17]),
+            "sectorsPerRequest": st.sampled_from([0, 1, 4, 8.5, 32]),
+            "accessBytes": st.sampled_from([-4, 1, 4, 8, 16]),
+        },
+    ),
+    sync_hardware=st.fixed_dictionaries(
+        {},
+        optional={
+            "L2AtomicThroughput": st.sampled_from([0, 1e9, 1e11, 5e11]),
+            "atomicSameAddressRate": st.sampled_from([0, 0.5, 1, 2]),
+            "barrierLatency": st.sampled_from([0, 20, 100.5]),
+        },
+    ),
 )
 def test_gpu_current_js_matches_python(
     cc,
@@ -238,6 +259,8 @@ def test_gpu_current_js_matches_python(
     tensor_rates,
     int_lanes,
     shared,
+    sync,
+    sync_hardware,
 ):
     # without kernelLaunchOverhead / memoryEfficiency both read the architecture's (or refuse)
     optional = {"kernelLaunchOverhead": launch_overhead, "memoryEfficiency": memory_efficiency}
@@ -283,6 +306,8 @@ def test_gpu_current_js_matches_python(
         attributes["LDSTUnits"] = 32
         params["sharedMemoryInstructions"] = shared[0]
         params["sharedMemoryConflictWays"] = shared[1]
+    params |= sync
+    attributes |= sync_hardware
     shallow = _js(CURRENT, attributes)
     compiled = _compiled(CURRENT, attributes)
     try:
@@ -318,6 +343,114 @@ def test_gpu_current_js_matches_python(
     )
     assert detail["occupancy"] == estimate.occupancy
     assert detail["timeS"] == pytest.approx(estimate.time_s, rel=REL)
+
+
+# An H100 SXM5 as its seed record gives it, for kernels in which atomics, barriers and
+# gathers decide the time (the random GPUs above mostly refuse, or never reach these terms)
+H100_RECORD = {
+    "SMs": 132,
+    "SMCoreClock": 1980,
+    "CUDACores": 128,
+    "schedulers": 4,
+    "memoryClock": 2619,
+    "busWidth": 5120,
+    "dataRate": 2,
+    "computeCapability": 9.0,
+    "kernelLaunchOverhead": 5.7e-6,
+    "memoryEfficiency": 0.82,
+    "INTUnits": 64,
+}
+
+
+@SETTINGS
+@given(
+    l2_bandwidth=st.one_of(st.none(), st.floats(1e12, 2e13)),
+    gmem_throughput=st.one_of(st.none(), st.floats(1, 40)),
+    hardware=st.fixed_dictionaries(
+        {},
+        optional={
+            "L2AtomicThroughput": st.floats(1e9, 1e12),
+            "atomicSameAddressRate": st.floats(0.25, 4),
+            "barrierLatency": st.floats(0, 200),
+        },
+    ),
+    block_size=st.sampled_from([32, 128, 256, 512, 1024]),
+    grid=st.integers(1, 10**5),
+    issued=st.integers(10, 5000),
+    gmem_bytes=st.sampled_from([0, 128, 384, 1024]),
+    latency=st.integers(100, 20000),
+    atomics=st.one_of(st.none(), st.floats(0, 4)),
+    addresses=st.one_of(st.none(), st.sampled_from([1, 2, 32, 256, 65536])),
+    per_sector=st.one_of(st.none(), st.sampled_from([1, 1.56, 8])),
+    barriers=st.one_of(st.none(), st.integers(0, 40)),
+    sectors=st.one_of(st.none(), st.floats(1, 32)),
+    access_bytes=st.one_of(st.none(), st.sampled_from([1, 2, 4, 8, 16])),
+)
+# spread atomics on a record without L2Bandwidth: one sector per operation at the DRAM's rate
+@example(
+    l2_bandwidth=None,
+    gmem_throughput=None,
+    hardware={},
+    block_size=256,
+    grid=10**5,
+    issued=20,
+    gmem_bytes=128,
+    latency=500,
+    atomics=2.0,
+    addresses=None,
+    per_sector=None,
+    barriers=None,
+    sectors=None,
+    access_bytes=None,
+)
+def test_gpu_current_js_matches_python_for_atomics_barriers_and_gathers(
+    l2_bandwidth,
+    gmem_throughput,
+    hardware,
+    block_size,
+    grid,
+    issued,
+    gmem_bytes,
+    latency,
+    atomics,
+    addresses,
+    per_sector,
+    barriers,
+    sectors,
+    access_bytes,
+):
+    attributes: dict[str, float] = {**H100_RECORD, **hardware}
+    if l2_bandwidth is not None:
+        attributes["L2Bandwidth"] = l2_bandwidth
+    if gmem_throughput is not None:
+        attributes["GMEMThroughput"] = gmem_throughput
+    params: dict[str, object] = {
+        "gridSize": grid,
+        "blockSize": block_size,
+        "occupancy": 64,
+        "CUDACoreInstructions": issued,
+        "issuedInstructions": issued,
+        "GMEMBytesTransferred": gmem_bytes,
+        "latencyBound": latency,
+    }
+    optional = {
+        "atomicsPerThread": atomics,
+        "atomicAddresses": addresses,
+        "atomicsPerSector": per_sector,
+        "barrierInstructions": barriers,
+        "sectorsPerRequest": sectors,
+        "accessBytes": access_bytes,
+    }
+    params |= {k: v for k, v in optional.items() if v is not None}
+    shallow = _js(CURRENT, attributes)
+    compiled = _compiled(CURRENT, attributes)
+    estimate = current_estimate(attributes, params)
+    assert shallow.call("computationTime", params=params) == pytest.approx(estimate.time_s, rel=REL)
+    assert outcome(compiled, "computationTime", params=params) == outcome(
+        shallow, "computationTime", params=params
+    )
+    detail = shallow.call_detail("computationDetail", params=params)
+    assert detail["bound"] == estimate.bound
 
 
 def test_gpu_current_js_reads_the_defaults_the_python_reads():

@@ -379,3 +379,137 @@ def test_an_n_way_bank_conflict_multiplies_the_shared_memory_term_by_n():
     assert conflicted.throughput_bound == pytest.approx(1 / (32 * 64 * 32 / 32))
     with pytest.raises(ValueError, match=re.escape(CURRENT_ERRORS["conflict_ways"])):
         computation_estimate(record, {**params, "sharedMemoryConflictWays": 0.5})
+
+
+# -- (C.8)-(C.10): atomics with contention, barriers, sectors per request ------------------
+
+# atomic_add of the kit's zoo: one atomicAdd per thread after one coalesced 4-byte load, in
+# full waves of 8-warp blocks, so that the atomics' term is what bounds the kernel
+ATOMIC_PARAMS: dict[str, Any] = {
+    "gridSize": 132 * 8 * 10,
+    "blockSize": 256,
+    "occupancy": 64,
+    "CUDACoreInstructions": 12,
+    "issuedInstructions": 14,
+    "GMEMBytesTransferred": 256,
+    "latencyBound": 900,
+    "atomicsPerThread": 1,
+    "transitionExponent": math.inf,
+}
+
+
+def atomic_cycles(attributes: Mapping[str, Any], params: Mapping[str, Any]) -> float:
+    estimate = computation_estimate(attributes, params)
+    assert estimate.bound == "atomics"
+    return 1 / estimate.throughput_bound
+
+
+def test_atomics_on_one_address_serialise_at_one_per_clock():
+    # 32 operations per warp, one per clock for the whole GPU: 32 x 132 SM cycles per warp
+    # (NVIDIA's Kepler GK110 whitepaper: one operation per clock on a common address)
+    one = atomic_cycles(H100_TENSOR, {**ATOMIC_PARAMS, "atomicAddresses": 1})
+    assert one == pytest.approx(32 * 132)
+    # D addresses proceed D at a time
+    assert atomic_cycles(H100_TENSOR, {**ATOMIC_PARAMS, "atomicAddresses": 8}) == pytest.approx(
+        one / 8
+    )
+    # a record's own rate per address replaces the whitepaper's
+    faster = {**H100_TENSOR, "atomicSameAddressRate": 2}
+    assert atomic_cycles(faster, {**ATOMIC_PARAMS, "atomicAddresses": 1}) == pytest.approx(one / 2)
+
+
+def test_spread_atomics_proceed_at_the_l2s_sector_rate_and_many_addresses_reach_it():
+    # one 32-byte sector per operation at the L2's 10 TB/s: 3.125e11 operations per second
+    spread_rate = 10e12 / 32
+    cycles = 32 * 132 * 1980e6 / spread_rate
+    assert atomic_cycles(H100_TENSOR, ATOMIC_PARAMS) == pytest.approx(cycles)
+    # 65536 addresses could do 65536 per clock: more than the L2 does, so the L2's rate holds
+    many = atomic_cycles(H100_TENSOR, {**ATOMIC_PARAMS, "atomicAddresses": 65536})
+    assert many == pytest.approx(cycles)
+    # one address is 1980e6 / 3.125e11 = 158 times slower than spread addresses
+    one = atomic_cycles(H100_TENSOR, {**ATOMIC_PARAMS, "atomicAddresses": 1})
+    assert one / many == pytest.approx(spread_rate / 1980e6)
+    # a warp's 4-byte atomics on consecutive addresses share 4 sectors: 8 operations a
+    # sector, so 8 such atomics per thread take as long as one scattered
+    coalesced = {**ATOMIC_PARAMS, "atomicsPerSector": 8, "atomicsPerThread": 8}
+    assert atomic_cycles(H100_TENSOR, coalesced) == pytest.approx(cycles)
+    # a recorded L2AtomicThroughput replaces the sector estimate
+    recorded = {**H100_TENSOR, "L2AtomicThroughput": spread_rate / 2}
+    assert atomic_cycles(recorded, ATOMIC_PARAMS) == pytest.approx(2 * cycles)
+
+
+def test_an_atomic_per_block_costs_its_fraction_and_no_atomics_add_no_term():
+    # reduce_sum: one atomic per block of 256 threads on one address
+    # (its loads left out: with them, the kernel is bound by the memory)
+    per_block = {
+        **ATOMIC_PARAMS,
+        "atomicsPerThread": 1 / 256,
+        "atomicAddresses": 1,
+        "GMEMBytesTransferred": 0,
+    }
+    assert atomic_cycles(H100_TENSOR, per_block) == pytest.approx(32 * 132 / 256)
+    without = {k: v for k, v in ATOMIC_PARAMS.items() if k != "atomicsPerThread"}
+    assert computation_estimate(H100_TENSOR, without) == computation_estimate(
+        H100_TENSOR, {**without, "atomicsPerThread": 0, "atomicAddresses": 1}
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("atomicsPerThread", -1, "atomicsPerThread must be zero or positive"),
+        ("atomicAddresses", 0, "atomicAddresses must be positive"),
+        ("atomicsPerSector", 0, "atomicsPerSector must be positive"),
+        ("barrierInstructions", -1, "barrierInstructions must be zero or positive"),
+        ("sectorsPerRequest", 0, "sectorsPerRequest must be positive"),
+        ("accessBytes", 0, "accessBytes must be positive"),
+    ],
+)
+def test_meaningless_atomic_barrier_and_sector_parameters_are_refused(name, value, message):
+    with pytest.raises(ValueError, match=message):
+        computation_estimate(H100_TENSOR, {**ATOMIC_PARAMS, name: value})
+
+
+def test_a_gather_moves_eight_times_the_bytes_of_a_coalesced_access():
+    # a stream kernel bound by the DRAM: 4 sectors per 4-byte request is the coalesced case
+    params = {**ATOMIC_PARAMS, "atomicsPerThread": 0, "GMEMBytesTransferred": 384}
+    coalesced = computation_estimate(H100_TENSOR, params)
+    assert coalesced.bound == "global_memory"
+    same = computation_estimate(H100_TENSOR, {**params, "sectorsPerRequest": 4})
+    assert same == coalesced
+    # a random gather: every lane its own sector, 32 per request
+    gather = computation_estimate(H100_TENSOR, {**params, "sectorsPerRequest": 32})
+    assert coalesced.throughput_bound / gather.throughput_bound == pytest.approx(8)
+    # 8-byte lanes coalesced take 8 sectors per request, as many bytes as the analyzer counts
+    wide = computation_estimate(H100_TENSOR, {**params, "sectorsPerRequest": 8, "accessBytes": 8})
+    assert wide.throughput_bound == pytest.approx(coalesced.throughput_bound)
+
+
+def test_a_barrier_makes_a_blocks_warps_wait_for_the_slowest():
+    # latency bound: one block of 8 warps per SM, 1000 issued instructions per warp
+    params = {
+        **ATOMIC_PARAMS,
+        "atomicsPerThread": 0,
+        "gridSize": 132 * 8 * 10,
+        "issuedInstructions": 1000,
+        "CUDACoreInstructions": 1000,
+        "latencyBound": 20000,
+    }
+    free = computation_estimate(H100_TENSOR, params)
+    assert computation_estimate(H100_TENSOR, {**params, "barrierInstructions": 0}) == free
+    synced = computation_estimate(H100_TENSOR, {**params, "barrierInstructions": 1})
+    # 8 warps on 4 schedulers: the last warp reaches the barrier one segment (500
+    # instructions) after the first
+    assert synced.latency_bound == pytest.approx(20000 + 500)
+    assert (free.bound, synced.bound) == ("latency", "latency")
+    work = (free.time_s - free.launch_s, synced.time_s - synced.launch_s)
+    assert work[1] / work[0] == pytest.approx(20500 / 20000)
+    # a recorded barrier cost adds per barrier
+    costly = {**H100_TENSOR, "barrierLatency": 20}
+    three = computation_estimate(costly, {**params, "barrierInstructions": 3})
+    assert three.latency_bound == pytest.approx(20000 + 3 * (20 + 250))
+    # warps no more than the schedulers wait for no one
+    small = computation_estimate(
+        H100_TENSOR, {**params, "blockSize": 128, "barrierInstructions": 1}
+    )
+    assert small.latency_bound == pytest.approx(20000)
