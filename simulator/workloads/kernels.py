@@ -186,7 +186,8 @@ class KernelTimer:
                 minimum_bytes=work.minimum_bytes * ATTENTION_BACKWARD_BYTES,
             )
         estimate = estimate_tiled(self.gpu, work, **self.sustained)
-        seconds, bound = estimate.time_s, estimate.bound
+        seconds: float = estimate.time_s
+        bound: str = estimate.bound
         published = self.published_attention_s(
             batch_heads, seq_q, seq_k, head_dim, backward, causal
         )
