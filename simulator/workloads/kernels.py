@@ -1,6 +1,8 @@
 """The kernels of one transformer layer by shape, timed by the GPU models (docs/workloads.md
 "Kernels"): GEMMs and FlashAttention by simulator.models.gemm on the current-architecture
-GPU's record, norms and elementwise kernels by their bytes over the DRAM bandwidth."""
+GPU's record, attention on Hopper and later at least as slow as FlashAttention-3's published
+H100 rates (FlashAttentionTable), norms and elementwise kernels by their bytes over the DRAM
+bandwidth."""
 
 from __future__ import annotations
 
