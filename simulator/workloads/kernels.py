@@ -1,18 +1,23 @@
 """The kernels of one transformer layer by shape, timed by the GPU models (docs/workloads.md
 "Kernels"): GEMMs and FlashAttention by simulator.models.gemm on the current-architecture
-GPU's record, norms and elementwise kernels by their bytes over the DRAM bandwidth."""
+GPU's record, attention on Hopper and later at least as slow as FlashAttention-3's published
+H100 rates (FlashAttentionTable), norms and elementwise kernels by their bytes over the DRAM
+bandwidth."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from simulator.gpu_catalogue import GpuCatalogue, seed_catalogue
 from simulator.models.gemm import attention_work, estimate_tiled, gemm_work, sustained_terms
-from simulator.models.gpu_current import CurrentGpu
+from simulator.models.gpu_current import TENSOR_PRECISIONS, CurrentGpu
 from simulator.workloads.config import ModelConfig
 from simulator.workloads.plan import ParallelPlan
 
@@ -36,6 +41,69 @@ UNFUSED_SOFTMAX_BYTES = 4.0
 TE_CAST_BYTES = 4.0
 UNFUSED_SOFTMAX_BWD_BYTES = 6.0
 UNFUSED_DROPOUT_BYTES = 5.0
+
+
+# FlashAttention-3's published BF16 forward and backward TFLOPs/s on an H100 SXM5 by head dim,
+# sequence length and causal mask (Shah et al., arXiv:2407.08608, Figures 5 and 6; the file
+# gives the source of each figure).
+FLASH_ATTENTION_DATA = (
+    Path(__file__).resolve().parents[1] / "models" / "data" / "flash_attention.json"
+)
+# Hopper and later run the published FlashAttention-3 kernels' efficiency; Blackwell (10.x and
+# later) takes Hopper's fraction of its own dense BF16 peak, as no Blackwell attention figure
+# is committed, and the result says so. Ampere keeps the tile model: the FlashAttention-2
+# paper's A100 figures were not found in a form that could be committed.
+FLASH_ATTENTION_MIN_CC = 9.0
+FLASH_ATTENTION_MEASURED_CC = 10.0
+
+
+@dataclass(frozen=True)
+class FlashAttentionTable:
+    """Published TFLOPs/s over the GPU's dense BF16 peak: efficiency[(pass, causal, head_dim)]
+    gives one value per sequence length of `seq_lens`."""
+
+    peak_tflops: float
+    seq_lens: tuple[int, ...]
+    efficiency: Mapping[tuple[str, bool, int], tuple[float, ...]]
+
+    def lookup(self, pass_: str, causal: bool, head_dim: int, seq: int) -> float:
+        """The published efficiency at `head_dim` and `seq`, linear in log2 of each between
+        the published points and clamped outside them. A causal backward is not published:
+        it is the backward without the mask scaled by the forward's causal/non-causal ratio
+        at the same head dim and length (the mask skips the same tiles in both passes)."""
+        if pass_ == "backward" and causal:
+            ratio = self.lookup("forward", True, head_dim, seq) / self.lookup(
+                "forward", False, head_dim, seq
+            )
+            return self.lookup("backward", False, head_dim, seq) * ratio
+        dims = sorted(d for p, c, d in self.efficiency if p == pass_ and c == causal)
+        x = math.log2(min(max(seq, self.seq_lens[0]), self.seq_lens[-1]))
+        xs = [math.log2(s) for s in self.seq_lens]
+
+        def at(dim: int) -> float:
+            ys = self.efficiency[(pass_, causal, dim)]
+            i = min(max(bisect.bisect_right(xs, x) - 1, 0), len(xs) - 2)
+            t = (x - xs[i]) / (xs[i + 1] - xs[i])
+            return ys[i] + t * (ys[i + 1] - ys[i])
+
+        d = min(max(head_dim, dims[0]), dims[-1])
+        j = min(max(bisect.bisect_right(dims, d) - 1, 0), len(dims) - 1)
+        if j == len(dims) - 1:
+            return at(dims[j])
+        lo, hi = dims[j], dims[j + 1]
+        t = (math.log2(d) - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
+        return at(lo) + t * (at(hi) - at(lo))
+
+
+@cache
+def flash_attention_table() -> FlashAttentionTable:
+    data = json.loads(FLASH_ATTENTION_DATA.read_text(encoding="utf-8"))
+    peak = float(data["peak_tflops"])
+    efficiency = {
+        (t["pass"], bool(t["causal"]), int(t["head_dim"])): tuple(v / peak for v in t["tflops"])
+        for t in data["tables"]
+    }
+    return FlashAttentionTable(peak, tuple(int(s) for s in data["seq_lens"]), efficiency)
 
 
 def gpu_record(name: str, catalogue: GpuCatalogue | None = None) -> dict[str, float]:
@@ -120,7 +188,57 @@ class KernelTimer:
                 minimum_bytes=work.minimum_bytes * ATTENTION_BACKWARD_BYTES,
             )
         estimate = estimate_tiled(self.gpu, work, **self.sustained)
-        return Kernel(name, estimate.time_s, work.tiles * work.tile_flops, estimate.bound)
+        seconds: float = estimate.time_s
+        bound: str = estimate.bound
+        published = self.published_attention_s(
+            batch_heads, seq_q, seq_k, head_dim, backward, causal
+        )
+        if published is not None and published > seconds:
+            seconds, bound = published, "tensor_published"
+        return Kernel(name, seconds, work.tiles * work.tile_flops, bound)
+
+    def published_attention_s(
+        self,
+        batch_heads: int,
+        seq_q: int,
+        seq_k: int,
+        head_dim: int,
+        backward: bool,
+        causal: bool,
+    ) -> float | None:
+        """Attention's time at FlashAttention-3's published efficiency (FlashAttentionTable),
+        for Hopper and later; None for earlier GPUs. The FLOPs are counted as the published
+        figures count them: 4 Sq Sk d per head forward, halved with the causal mask (with
+        context parallelism Sq = Sk / cp and the mask covers half of all ranks' scores),
+        2.5 x for backward; the efficiency is looked up at Sk, the keys each query tile runs
+        over, and applied to the record's own dense BF16 peak. The kernel takes the slower of
+        this and the tile model, whose memory terms still bound short-query (decode) shapes
+        the figures do not cover."""
+        cc = self.attributes.get("computeCapability", 0.0)
+        if cc < FLASH_ATTENTION_MIN_CC:
+            self.notes.add(
+                "attention on a GPU before Hopper is timed by the FlashAttention tile model at "
+                "the GEMMs' sustained rate: no published A100 FlashAttention-2 figures are "
+                "committed"
+            )
+            return None
+        if cc >= FLASH_ATTENTION_MEASURED_CC:
+            self.notes.add(
+                "attention is timed at FlashAttention-3's published H100 efficiency applied "
+                "to this GPU's dense BF16 peak: no published figures for its own attention "
+                "kernels are committed"
+            )
+        rate_name, _ = TENSOR_PRECISIONS["bf16"]
+        peak = self.gpu.tensor_rates.get(rate_name, 0.0) * self.gpu.base.sms
+        peak *= self.gpu.base.sm_clock_hz
+        if peak <= 0:
+            return None
+        table = flash_attention_table()
+        efficiency = table.lookup("backward" if backward else "forward", causal, head_dim, seq_k)
+        flops = 4.0 * batch_heads * seq_q * seq_k * head_dim * (0.5 if causal else 1.0)
+        if backward:
+            flops *= ATTENTION_BACKWARD_FLOPS
+        return self.gpu.launch_overhead_s + flops / (efficiency * peak)
 
     def streaming(self, name: str, nbytes: float) -> Kernel:
         """A memory-bound kernel (norm, activation, residual add, optimizer): its bytes over
