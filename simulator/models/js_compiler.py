@@ -548,6 +548,11 @@ def _index(key: Any) -> int | None:
     return None
 
 
+# The names `get` never reads from the params object's dict: its prototype's methods, and
+# "__proto__" (the JSON's is no own property in V8).
+_PARAMS_OWN_NAMES = frozenset({"get", "has", "__proto__"})
+
+
 def get(obj: Any, key: Any) -> Any:
     """`obj[key]` and `obj.key`."""
     kind = type(obj)
@@ -570,7 +575,7 @@ def get(obj: Any, key: Any) -> Any:
     if kind is JSParams:
         if type(key) is not str:
             key = _to_key(key)
-        if key in ("get", "has", "__proto__") or (key not in obj and key in _OBJECT_PROTO):
+        if key in _PARAMS_OWN_NAMES or (key not in obj and key in _OBJECT_PROTO):
             raise Decline
         return obj.read(key)
     if kind is str:
@@ -2041,6 +2046,17 @@ class _Writer:
                 return python, "num" if key[1] in self.numeric else "any"
         obj, _ = self.expression(function, owner)
         key_code, _ = self.expression(function, key)
+        if key[0] == "str" and key[1] not in _PARAMS_OWN_NAMES and _PYTHON_NAME.fullmatch(obj):
+            # `params.t`: a number read straight from the params object's dict, as `get`
+            # answers for an own property holding a float (JSParams.read); anything else
+            # (another kind of value, a name it lacks, another object) through _get
+            t = self.temp(function)
+            inline = (
+                f"({t} if type({obj}) is JSParams and "
+                f"type({t} := dict.get({obj}, {key_code}, UNDEF)) is float "
+                f"else _get({obj}, {key_code}))"
+            )
+            return inline, "any"
         return f"_get({obj}, {key_code})", "any"
 
     def call(self, function: _Function, node: tuple) -> tuple[str, str]:
