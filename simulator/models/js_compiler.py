@@ -2675,8 +2675,10 @@ class CompiledTwin(JsTwin):
         keep: int,
         refresh: int,
         declined: Callable[[object, Mapping[str, object]], float],
-    ) -> Callable[[object, Mapping[str, object]], float] | None:
-        """Return `(key, params) -> seconds`, a memo miss of `function(params)`: its value when
+    ) -> Callable[..., float] | None:
+        """Return `(key, params, plain_params=False) -> seconds`, a memo miss of
+        `function(params)` (`plain_params`: the caller found params a dict of str names, none
+        "__proto__", and plain values, the test this function makes otherwise): its value when
         it is a model's time (a finite double >= 0: simulator.errors.model_seconds's rule,
         the one check of the value), kept in `memo` under `key` while the memo holds fewer
         than `keep` values; once it is full, every `refresh` misses not kept empty it to be
@@ -2698,10 +2700,12 @@ class CompiledTwin(JsTwin):
         largest = sys.float_info.max
         unkept = 0  # misses not kept since the memo was last full
 
-        def missed(key: object, params: Mapping[str, object]) -> float:
+        def missed(key: object, params: Mapping[str, object], plain_params: bool = False) -> float:
             nonlocal unkept
             try:
-                if type(params) is dict and "__proto__" not in params:
+                if plain_params:  # the caller found params a dict of plain values, no __proto__
+                    values = JSParams(params)
+                elif type(params) is dict and "__proto__" not in params:
                     for name, item in params.items():
                         if type(name) is not str or type(item) not in plain:
                             values = call_params(params)
