@@ -247,8 +247,9 @@ typedef struct {
 static inline int
 plain_parameter(PyObject *name, PyObject *value)
 {
-    if (!PyUnicode_CheckExact(name) ||
-        (PyUnicode_GET_LENGTH(name) == 9 && PyUnicode_CompareWithASCIIString(name, "__proto__") == 0))
+    if (!PyUnicode_CheckExact(name))
+        return 0;
+    if (PyUnicode_GET_LENGTH(name) == 9 && PyUnicode_CompareWithASCIIString(name, "__proto__") == 0)
         return 0;
     return PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyUnicode_CheckExact(value) ||
            PyBool_Check(value) || value == Py_None;
