@@ -320,6 +320,10 @@ static PyMethodDef module_methods[] = {
     {"guarded_getattr", (PyCFunction)(void (*)(void))guarded_getattr,
      METH_FASTCALL | METH_KEYWORDS,
      "getattr(obj, name[, default]) for application models: the Python guard's rules."},
+    {"set_multiply_guard", (PyCFunction)(void (*)(void))set_multiply_guard, METH_FASTCALL,
+     "Tell guarded_mul the Python guard it defers to and the bits an int product may have."},
+    {"guarded_mul", (PyCFunction)(void (*)(void))guarded_mul, METH_FASTCALL,
+     "left * right for application models: the Python guard's rules."},
     {NULL},
 };
 

@@ -1,6 +1,7 @@
-/* simulator._speedups: the attribute guard of application models (guarded_getattr).
+/* simulator._speedups: the attribute and multiplication guards of application models
+ * (guarded_getattr, guarded_mul).
  *
- * Python reference: simulator/sandbox/restricted.py guarded_getattr.
+ * Python reference: simulator/sandbox/restricted.py guarded_getattr, guarded_mul.
  * Differential test: tests/simulator/test_sandbox.py, tests/simulator/test_sandbox_attacks.py.
  *
  * Compiled as one translation unit: simulator/_speedups.c includes the parts in order, so the
@@ -63,5 +64,52 @@ set_attribute_guard(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_XSETREF(guard_reference, Py_NewRef(args[0]));
     Py_XSETREF(guard_inspect, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
+/* The multiplication guard of application models (simulator.sandbox.restricted.guarded_mul)
+ * for products of ints and floats of those exact types (no subclass's methods to ask): a
+ * product with a float, or of two ints whose bits add up to at most MAX_INT_BITS, is made
+ * here; every other call goes to the Python guard, which makes or refuses it with its
+ * message. */
+static PyObject *mul_reference = NULL; /* restricted.guarded_mul */
+static size_t mul_max_bits = 0;        /* restricted.MAX_INT_BITS */
+
+static PyObject *
+guarded_mul(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (mul_reference == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "set_multiply_guard was not called");
+        return NULL;
+    }
+    if (nargs == 2) {
+        PyObject *left = args[0], *right = args[1];
+        int left_int = PyLong_CheckExact(left), right_int = PyLong_CheckExact(right);
+        if ((left_int || PyFloat_CheckExact(left)) && (right_int || PyFloat_CheckExact(right))) {
+            if (!(left_int && right_int)) /* a float: not the ints the guard bounds */
+                return PyNumber_Multiply(left, right);
+            /* int.bit_length's count: the bits of the magnitude */
+            size_t left_bits = _PyLong_NumBits(left), right_bits = _PyLong_NumBits(right);
+            if (left_bits != (size_t)-1 && right_bits != (size_t)-1 &&
+                left_bits + right_bits <= mul_max_bits)
+                return PyNumber_Multiply(left, right);
+            PyErr_Clear(); /* a count past size_t, or over the limit: the guard refuses it */
+        }
+    }
+    return PyObject_Vectorcall(mul_reference, args, nargs, NULL);
+}
+
+static PyObject *
+set_multiply_guard(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyCallable_Check(args[0]) || !PyLong_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "set_multiply_guard(guarded_mul, max_int_bits)");
+        return NULL;
+    }
+    size_t bits = PyLong_AsSize_t(args[1]);
+    if (bits == (size_t)-1 && PyErr_Occurred())
+        return NULL;
+    Py_XSETREF(mul_reference, Py_NewRef(args[0]));
+    mul_max_bits = bits;
     Py_RETURN_NONE;
 }

@@ -241,16 +241,34 @@ typedef struct {
     double receive_started;   /* ... and when the receive began */
 } SimCore;
 
-/* Return the memo key of computationTime(params) (simulator.shallow.memo_key), or NULL. */
+/* Whether a parameter is one the compiled model reads from a plain dict as it is: a str name
+ * other than "__proto__" (V8 reads the JSON's as the prototype) holding a float, an int, a
+ * str, a bool or None (js_compiler._PLAIN_TYPES, exact types as its `type(...) in` test). */
+static inline int
+plain_parameter(PyObject *name, PyObject *value)
+{
+    if (!PyUnicode_CheckExact(name))
+        return 0;
+    if (PyUnicode_GET_LENGTH(name) == 9 && PyUnicode_CompareWithASCIIString(name, "__proto__") == 0)
+        return 0;
+    return PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyUnicode_CheckExact(value) ||
+           PyBool_Check(value) || value == Py_None;
+}
+
+/* Return the memo key of computationTime(params) (simulator.shallow.memo_key), or NULL; set
+ * `*plain` when params is a dict of plain parameters only (plain_parameter). */
 static PyObject *
-computation_key(PyObject *params)
+computation_key(PyObject *params, int *plain)
 {
     Py_ssize_t count = PyDict_GET_SIZE(params), index = 0, position = 0;
     PyObject *items = PyTuple_New(count);
     if (items == NULL)
         return NULL;
     PyObject *name, *value;
+    *plain = PyDict_CheckExact(params);
     while (PyDict_Next(params, &position, &name, &value)) {
+        if (*plain && !plain_parameter(name, value))
+            *plain = 0;
         if (index == count) { /* cannot happen: nothing runs between here and PyTuple_New */
             Py_DECREF(items);
             PyErr_SetString(PyExc_RuntimeError, "params changed size during the lookup");
@@ -420,10 +438,10 @@ pause_held(PyObject *engine, PyObject *usage, PyObject *figures, PyObject *durat
 
 /* The memoized computation: `duration`, or NULL without an error when the Python code must
  * answer (not plain params, no memo, a detail to add, a value not known). A value not known
- * under a key built here leaves the key in `*missed` (a new reference; else NULL), for
- * `missed_duration`. */
+ * under a key built here leaves the key in `*missed` (a new reference; else NULL), and in
+ * `*plain` whether params hold plain parameters only, for `missed_duration`. */
 static PyObject *
-memoized_duration(SimCore *self, PyObject *params, PyObject **missed)
+memoized_duration(SimCore *self, PyObject *params, PyObject **missed, int *plain)
 {
     *missed = NULL;
     if (!PyDict_CheckExact(params) && Py_TYPE(params) != plain_params_type)
@@ -462,7 +480,7 @@ memoized_duration(SimCore *self, PyObject *params, PyObject **missed)
             return NULL;
         }
     }
-    PyObject *key = computation_key(params);
+    PyObject *key = computation_key(params, plain);
     if (key == NULL) {
         Py_XDECREF(index);
         if (PyErr_ExceptionMatches(PyExc_TypeError))
@@ -816,9 +834,11 @@ SimCore_resumed(SimCore *self, PyObject *value)
 
 /* A computation the memo lacks under `key` (stolen): `Sim._missed(key, params)`, the model's
  * checked value, kept in the memo (api._PythonSimCore.computation's miss, its Python
- * reference); NULL without an error where `_missed` is None (the general case, in Python). */
+ * reference); NULL without an error where `_missed` is None (the general case, in Python).
+ * Params of plain parameters only (computation_key) are said with a third argument, True:
+ * the compiled model's miss then skips its own test of them, which the key's building made. */
 static PyObject *
-missed_duration(SimCore *self, PyObject *key, PyObject *params)
+missed_duration(SimCore *self, PyObject *key, PyObject *params, int plain)
 {
     PyObject *missed = slot_get((PyObject *)self, &missed_slot);
     if (missed == NULL) {
@@ -827,8 +847,8 @@ missed_duration(SimCore *self, PyObject *key, PyObject *params)
     }
     PyObject *duration = NULL;
     if (missed != Py_None) {
-        PyObject *call[2] = {key, params};
-        duration = PyObject_Vectorcall(missed, call, 2, NULL);
+        PyObject *call[3] = {key, params, Py_True};
+        duration = PyObject_Vectorcall(missed, call, plain ? 3 : 2, NULL);
     }
     Py_DECREF(missed);
     Py_DECREF(key);
@@ -842,9 +862,10 @@ SimCore_computation(SimCore *self, PyObject *const *args, size_t nargsf, PyObjec
     PyObject *duration = NULL;
     if (nargs == 1 && kwnames == NULL) {
         PyObject *missed = NULL;
-        duration = memoized_duration(self, args[0], &missed);
+        int plain = 0;
+        duration = memoized_duration(self, args[0], &missed, &plain);
         if (missed != NULL)
-            duration = missed_duration(self, missed, args[0]);
+            duration = missed_duration(self, missed, args[0], plain);
         if (duration == NULL && PyErr_Occurred())
             return NULL;
     }

@@ -228,7 +228,7 @@ class _SimCalls:
         _engine: Engine
         _figures: ProcessFigures
         _memo: dict[object, float] | None
-        _missed: Callable[[object, Mapping[str, object]], float] | None
+        _missed: Callable[..., float] | None
         _process: str  # the process's name, for its timeline entries
         _timeline: Timeline
         _usage: Usage

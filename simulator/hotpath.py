@@ -7,7 +7,7 @@ runs everywhere, and a C copy that gives the same results faster where it is bui
     C module                   what it serves                      Python reference
     simulator._speedups        the engine's core, mailboxes,       simulator.engine, api,
                                FIFOs, sim calls, messages, usage,  platform, results,
-                               the attribute guard                 sandbox.restricted
+                               the attribute and multiply guards   sandbox.restricted
     simulator._cachesim        the cache chain and tree            simulator.models.cache,
                                                                    models.coherence
     simulator._v8results       V8's results handed back            simulator.shallow
@@ -47,6 +47,7 @@ __all__ = [
     "hand_types",
     "handed_types",
     "memo_key",
+    "multiply_guard",
     "speedups",
     "v8results",
 ]
@@ -289,3 +290,14 @@ def attribute_guard(reference: Any, inspect_attributes: frozenset[str]) -> Any:
         return reference
     speedups.set_attribute_guard(reference, inspect_attributes)
     return speedups.guarded_getattr
+
+
+def multiply_guard(reference: Any, max_int_bits: int) -> Any:
+    """Return the multiplication guard of application models: the C core's copy of
+    `reference` when the core is in use (it makes the products of ints and floats that the
+    guard lets through and passes every other call to `reference`, whose rules and messages
+    stay in one place), else `reference`."""
+    if speedups is None:
+        return reference
+    speedups.set_multiply_guard(reference, max_int_bits)
+    return speedups.guarded_mul

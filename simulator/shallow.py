@@ -610,7 +610,7 @@ class ShallowFunctions:
             if isinstance(self._twin, CompiledTwin)
             else None
         )
-        self.computation_missed: Callable[[object, Mapping[str, object]], float] = (
+        self.computation_missed: Callable[..., float] = (
             self._missed_general if missed is None else missed
         )
 
@@ -690,17 +690,25 @@ class ShallowFunctions:
             return value
         return self._kept(key, self._call_uncached(function, args, params))
 
-    # `computation_missed(key, params)` (set in __init__): `call("computationTime",
-    # params=params)` for params whose memo key (`hotpath.memo_key`'s) the caller built and did
-    # not find in `computation_memo`: the hot path's memo miss (simulator.api), its key built
-    # once.
-    def _missed_general(self, key: object, params: Mapping[str, object]) -> float:
-        """`computation_missed` for a model V8 or a per-call twin answers."""
+    # `computation_missed(key, params, plain_params=False)` (set in __init__):
+    # `call("computationTime", params=params)` for params whose memo key (`hotpath.memo_key`'s)
+    # the caller built and did not find in `computation_memo`: the hot path's memo miss
+    # (simulator.api), its key built once.
+    def _missed_general(
+        self, key: object, params: Mapping[str, object], plain_params: bool = False
+    ) -> float:
+        """`computation_missed` for a model V8 or a per-call twin answers (`plain_params`,
+        what the caller knows of params, is the compiled model's: see
+        CompiledTwin.missed_caller)."""
+        del plain_params
         return self._kept(key, self._call_uncached(COMPUTATION_TIME, (), params))
 
-    def _missed_in_v8(self, key: object, params: Mapping[str, object]) -> float:
+    def _missed_in_v8(
+        self, key: object, params: Mapping[str, object], plain_params: bool = False
+    ) -> float:
         """`computation_missed` for what the compiled model declines: V8's value, kept in the
         memo whatever it holds (V8's answers are dear), or V8's error."""
+        del plain_params
         return self._kept(key, self._evaluate_call(COMPUTATION_TIME, (), params))
 
     def _kept(self, key: object, value: float) -> float:

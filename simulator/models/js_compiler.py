@@ -548,6 +548,11 @@ def _index(key: Any) -> int | None:
     return None
 
 
+# The names `get` never reads from the params object's dict: its prototype's methods, and
+# "__proto__" (the JSON's is no own property in V8).
+_PARAMS_OWN_NAMES = frozenset({"get", "has", "__proto__"})
+
+
 def get(obj: Any, key: Any) -> Any:
     """`obj[key]` and `obj.key`."""
     kind = type(obj)
@@ -570,7 +575,7 @@ def get(obj: Any, key: Any) -> Any:
     if kind is JSParams:
         if type(key) is not str:
             key = _to_key(key)
-        if key in ("get", "has", "__proto__") or (key not in obj and key in _OBJECT_PROTO):
+        if key in _PARAMS_OWN_NAMES or (key not in obj and key in _OBJECT_PROTO):
             raise Decline
         return obj.read(key)
     if kind is str:
@@ -2041,6 +2046,17 @@ class _Writer:
                 return python, "num" if key[1] in self.numeric else "any"
         obj, _ = self.expression(function, owner)
         key_code, _ = self.expression(function, key)
+        if key[0] == "str" and key[1] not in _PARAMS_OWN_NAMES and _PYTHON_NAME.fullmatch(obj):
+            # `params.t`: a number read straight from the params object's dict, as `get`
+            # answers for an own property holding a float (JSParams.read); anything else
+            # (another kind of value, a name it lacks, another object) through _get
+            t = self.temp(function)
+            inline = (
+                f"({t} if type({obj}) is JSParams and "
+                f"type({t} := dict.get({obj}, {key_code}, UNDEF)) is float "
+                f"else _get({obj}, {key_code}))"
+            )
+            return inline, "any"
         return f"_get({obj}, {key_code})", "any"
 
     def call(self, function: _Function, node: tuple) -> tuple[str, str]:
@@ -2659,8 +2675,10 @@ class CompiledTwin(JsTwin):
         keep: int,
         refresh: int,
         declined: Callable[[object, Mapping[str, object]], float],
-    ) -> Callable[[object, Mapping[str, object]], float] | None:
-        """Return `(key, params) -> seconds`, a memo miss of `function(params)`: its value when
+    ) -> Callable[..., float] | None:
+        """Return `(key, params, plain_params=False) -> seconds`, a memo miss of
+        `function(params)` (`plain_params`: the caller found params a dict of str names, none
+        "__proto__", and plain values, the test this function makes otherwise): its value when
         it is a model's time (a finite double >= 0: simulator.errors.model_seconds's rule,
         the one check of the value), kept in `memo` under `key` while the memo holds fewer
         than `keep` values; once it is full, every `refresh` misses not kept empty it to be
@@ -2682,10 +2700,12 @@ class CompiledTwin(JsTwin):
         largest = sys.float_info.max
         unkept = 0  # misses not kept since the memo was last full
 
-        def missed(key: object, params: Mapping[str, object]) -> float:
+        def missed(key: object, params: Mapping[str, object], plain_params: bool = False) -> float:
             nonlocal unkept
             try:
-                if type(params) is dict and "__proto__" not in params:
+                if plain_params:  # the caller found params a dict of plain values, no __proto__
+                    values = JSParams(params)
+                elif type(params) is dict and "__proto__" not in params:
                     for name, item in params.items():
                         if type(name) is not str or type(item) not in plain:
                             values = call_params(params)

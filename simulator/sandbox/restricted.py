@@ -609,6 +609,16 @@ def _attribute_guard() -> Callable[..., Any]:
     return cast(Callable[..., Any], attribute_guard(guarded_getattr, frozenset(INSPECT_ATTRIBUTES)))
 
 
+def _multiply_guard() -> Callable[..., Any]:
+    """Return `guarded_mul`, or the C core's copy of it when the core is in use: the products
+    of ints and floats the guard lets through made in C (a model's `rank * steps`, on every
+    call), every other call passed to this module's `guarded_mul`, so its rules and messages
+    stay here."""
+    from simulator.hotpath import multiply_guard  # imported here: see _attribute_guard
+
+    return cast(Callable[..., Any], multiply_guard(guarded_mul, MAX_INT_BITS))
+
+
 @functools.cache
 def _builtins() -> dict[str, object]:
     """Return the builtins an application model sees: one table, shared by every process.
@@ -642,7 +652,7 @@ def _builtins() -> dict[str, object]:
         _inplacevar_=inplace_var,
         _pow_=guarded_pow,
         _lshift_=guarded_lshift,
-        _mul_=guarded_mul,
+        _mul_=_multiply_guard(),
         _apply_=_apply,
         _unpack_sequence_=guarded_unpack_sequence,
         _iter_unpack_sequence_=guarded_iter_unpack_sequence,

@@ -879,9 +879,9 @@ def test_a_miss_evaluates_its_params_once_without_building_the_key_again(
         if missed is None:
             return None
 
-        def counted(key: object, params: Mapping[str, object]) -> float:
+        def counted(key: object, params: Mapping[str, object], *plain: bool) -> float:
             evaluated.append((function, dict(params)))
-            return missed(key, params)
+            return missed(key, params, *plain)
 
         return counted
 
@@ -898,6 +898,73 @@ def test_a_miss_evaluates_its_params_once_without_building_the_key_again(
     assert len(evaluated) == len({params["t"] for _, params in evaluated}) == 18
     assert {function for function, _ in evaluated} == {"computationTime"}
     assert result["processes"][5]["compute_s"] == pytest.approx(0.001 * (16 + 17 + 18))
+
+
+# Params of every kind a miss may see: plain values only, and each way of not being so.
+PARAMS_KINDS_APP = """\
+n = 1 + rank
+sim.computation({"t": n * 1e-3, "s": "x", "b": True, "z": None, "i": n})
+sim.computation({"t": n * 2e-3, "__proto__": 1})
+sim.computation({"t": n * 3e-3, 7: 1})
+sim.computation({"t": n * 4e-3, "c": (1, 2)})
+p = HashMap()
+p.put("t", n * 5e-3)
+sim.computation(p)
+"""
+
+
+def test_a_miss_is_told_plain_params_exactly_where_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The C core tells the compiled model's miss which params are a dict of str names (none
+    "__proto__") and plain values, the test the miss makes itself otherwise; the pure Python
+    core says nothing (the miss tests them): results are the same either way."""
+    from simulator import shallow
+
+    plain_types = (float, int, str, bool, type(None))
+
+    def plain(params: Mapping[object, object]) -> bool:
+        return type(params) is dict and all(
+            type(name) is str and name != "__proto__" and type(value) in plain_types
+            for name, value in params.items()
+        )
+
+    told: list[tuple[bool, bool]] = []
+    compiled_caller = CompiledTwin.missed_caller
+
+    def telling_caller(
+        self: CompiledTwin, function: str, *args: Any
+    ) -> Callable[..., float] | None:
+        missed = compiled_caller(self, function, *args)
+        if missed is None:  # a model without computationTime (the switch's)
+            return None
+
+        def recorded(key: object, params: Mapping[str, object], *said: bool) -> float:
+            told.append((bool(said) and said[0], plain(params)))
+            return missed(key, params, *said)
+
+        return recorded
+
+    monkeypatch.setattr(CompiledTwin, "missed_caller", telling_caller)
+    shallow.clear_caches()
+    result = run_simulation(
+        TWO_HOSTS_AND_A_SWITCH,
+        PARAMS_KINDS_APP,
+        labels={"W": 3},
+        variables={"rounds": 4},
+        timeline_limit=10_000,
+    )
+
+    assert len(told) == 3 * 5
+    if speedups is not None and not os.environ.get("PARASIM_PURE_PYTHON"):
+        assert all(said == is_plain for said, is_plain in told), told
+        assert sum(said for said, _ in told) == 3
+    else:
+        assert not any(said for said, _ in told)
+    shallow.clear_caches()
+    monkeypatch.undo()
+    pure = run_pure_python(PARAMS_KINDS_APP, 10_000, labels={"W": 3})
+    assert comparable(result) == comparable(pure)
 
 
 @pytest.mark.parametrize("twin", ["arithmetic", "v8"])

@@ -1042,6 +1042,58 @@ def test_the_c_attribute_guard_answers_and_refuses_as_the_python_guard(
         assert got == expected
 
 
+class _Int(int):
+    """An int whose methods the C guard must not skip (the Python guard asks it)."""
+
+    def bit_length(self) -> int:
+        return restricted.MAX_INT_BITS
+
+
+_HALF = 1 << (restricted.MAX_INT_BITS // 2 - 1)  # MAX_INT_BITS // 2 bits
+MUL_CALLS: list[tuple[object, ...]] = [
+    (3, 4),
+    (-3, 4),
+    (0, _HALF * _HALF),
+    (_HALF, _HALF),  # exactly MAX_INT_BITS bits: allowed
+    (_HALF, 2 * _HALF),  # one more: refused
+    (-(2 * _HALF), _HALF),
+    (2.5, 4),
+    (4, 2.5),
+    (2.5, 1e308),
+    (float("nan"), 3),
+    (2.5, _HALF * _HALF * 4),  # a float and a huge int: OverflowError, as Python says
+    (True, 5),
+    (True, _HALF * _HALF * 2),
+    (_Int(3), 4),
+    (3, _Int(4)),
+    ("ab", 3),
+    (3, "ab"),
+    ([1], 2),
+    ((1, 2), 0),
+    (None, 2),
+    (2,),
+    (2, 3, 4),
+]
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize(
+    "call", MUL_CALLS, ids=lambda call: "x".join(type(a).__name__ for a in call)
+)
+def test_the_c_multiply_guard_answers_and_refuses_as_the_python_guard(
+    call: tuple[object, ...],
+) -> None:
+    c_guard = restricted._multiply_guard()
+    assert c_guard is speedups.guarded_mul
+    expected = _outcome(restricted.guarded_mul, *call)
+    got = _outcome(c_guard, *call)
+    if expected[0] == "value" and type(expected[1]) is float and expected[1] != expected[1]:
+        assert got[0] == "value" and got[1] != got[1]  # NaN
+    else:
+        assert got == expected
+        assert type(got[1]) is type(expected[1])
+
+
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
 def test_the_c_attribute_guard_takes_the_default_by_keyword_as_the_python_guard() -> None:
     c_guard = restricted._attribute_guard()

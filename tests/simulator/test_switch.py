@@ -31,6 +31,7 @@ CHOICES = {
     "message filter": "api._message_filter.__module__",
     "usage": "results.Usage.__module__",
     "attribute guard": "getattr(restricted._attribute_guard(), '__module__', None)",
+    "multiply guard": "getattr(restricted._multiply_guard(), '__module__', None)",
     "cache chain": "cache.CacheHierarchy.__mro__[2].__module__",
     "cache tree": "getattr(coherence.tree_core, '__module__', None)",
     "V8 hand-back": "getattr(shallow._v8results, '__name__', None)",

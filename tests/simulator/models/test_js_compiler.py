@@ -224,7 +224,8 @@ def agree(
 
 
 LEAVES = st.sampled_from(
-    ["a", "b", "n", "params.get('x')", "params.get('y', 2)", "params.x", "hw.c", "c", "k", "1", "0",
+    ["a", "b", "n", "params.get('x')", "params.get('y', 2)", "params.x", "params['y']",
+     "params.toString", "hw.c", "c", "k", "1", "0",
      "2.5", "0.1", "1e-3", "3", "NaN", "Infinity", "'4'", "''", "true", "null", "undefined", "i"]
 )  # fmt: skip
 BINARY = st.sampled_from(
