@@ -191,6 +191,14 @@ export function tradeoffPoints(points, x, y) {
   return split;
 }
 
+// Return a point's prediction interval of `metric` ([low, high], its `<metric>_low` and
+// `<metric>_high` columns: simulator.uncertainty's 5-95 %), or null where it has none.
+export function intervalOf(point, metric) {
+  const low = point[`${metric}_low`];
+  const high = point[`${metric}_high`];
+  return typeof low === "number" && typeof high === "number" ? [low, high] : null;
+}
+
 // Return the swept variables whose values differ between points.
 export function varyingAxes(points, axes) {
   return axes.filter((a) => new Set(points.map((p) => JSON.stringify(p[a]))).size > 1);
