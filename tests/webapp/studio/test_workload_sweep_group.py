@@ -79,6 +79,8 @@ def test_the_cheapest_plan_under_a_step_time_target_is_flagged_and_shared(
         # H100's interval comes from its measured kernel-model residual; B200 has none
         width = row["overall_time_s_high"] - row["overall_time_s_low"]
         assert (width > 0) == (row["system"] == "dgx-h100"), row
+        no_spread = "B200 SXM 180GB: no interval: no measurement"
+        assert row["interval_unmeasured"] == (no_spread if row["system"] == "dgx-b200" else "")
 
     # the target: the median of the successful steps' times, so some plans miss it
     times = sorted(r["overall_time_s"] for r in rows)

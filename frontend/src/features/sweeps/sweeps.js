@@ -57,6 +57,7 @@ const NOT_METRICS = new Set([
   "error",
   "power_missing",
   "model_warnings",
+  "interval_unmeasured",
   "energy_accounting",
   "energy_estimated",
   "feasible",
@@ -275,6 +276,13 @@ export function modelWarning(points) {
   if (!outside.length) return null;
   const lines = [...new Set(outside.flatMap((p) => p.model_warnings.split("; ")))];
   return { points: outside.length, of: done.length, lines };
+}
+
+// Return the distinct "<GPU record>: no interval: no measurement" texts of the finished
+// points whose interval has no spread for their GPU (simulator.uncertainty), each once.
+export function unmeasuredIntervals(points) {
+  const done = points.filter((p) => p.status === "succeeded" && p.interval_unmeasured);
+  return [...new Set(done.flatMap((p) => p.interval_unmeasured.split("; ")))];
 }
 
 // Return the lines saying which points ran their GPU's recommended model instead of the
