@@ -140,3 +140,6 @@ def test_a_sweep_whose_every_plan_is_refused_is_finished_at_launch(
     assert (answer["valid"], sweep.status, sent) == (0, SweepStatus.FINISHED, [])
     (row,) = client.get(f"/api/sweeps/{sweep.pk}/").json()["points"]
     assert row["status"] == SimulationStatus.FAILED and "more than the GPU's" in row["error"]
+    # the failed point's run reads as any failed run: its error is the plan's refusal
+    run = client.get(f"/api/simulations/{row['simulation']}/").json()
+    assert run["status"] == "failed" and run["error"]["field"] == "memory"
