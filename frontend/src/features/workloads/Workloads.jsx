@@ -502,13 +502,13 @@ function CompareSweep({ form, systems, onError }) {
           Sweep name <input aria-label="Sweep name" value={compare.name} onChange={set("name")} />
         </label>
         <label>
-          GPUs <input aria-label="GPU counts" value={compare.gpus} onChange={set("gpus")} />
+          GPU counts <input aria-label="GPU counts" value={compare.gpus} onChange={set("gpus")} />
         </label>
         <label>
-          TP <input aria-label="TP values" value={compare.tp} onChange={set("tp")} />
+          TP values <input aria-label="TP values" value={compare.tp} onChange={set("tp")} />
         </label>
         <label>
-          PP <input aria-label="PP values" value={compare.pp} onChange={set("pp")} />
+          PP values <input aria-label="PP values" value={compare.pp} onChange={set("pp")} />
         </label>
         <label>
           Interval samples (0: none){" "}
