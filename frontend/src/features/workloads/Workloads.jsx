@@ -477,7 +477,7 @@ function CompareSweep({ form, systems, onError }) {
   };
   return (
     <form className="panel" onSubmit={launch} aria-label="Compare GPUs and plans">
-      <h2>Compare GPUs and plans (a sweep)</h2>
+      <h3>Compare GPUs and plans (a sweep)</h3>
       <p className="muted">
         The plan above on each template, GPU count, TP and PP; the sweep page shows step time
         against cost per step (from the GPU records&apos; prices) with the Pareto front and
