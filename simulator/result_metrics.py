@@ -25,7 +25,9 @@ and returns every figure a sweep plots or downloads under a stable column name:
   powerActiveIdle"), empty when none;
 - the prediction interval of a run that asked for one (simulator.uncertainty):
   `overall_time_s_median`, `overall_time_s_low`, `overall_time_s_high` and the same of
-  `energy_j` (the 5th and 95th percentiles); present only in such a run's figures;
+  `energy_j` (the 5th and 95th percentiles); present only in such a run's figures, with
+  `interval_unmeasured`: the GPU records the interval has no spread for, as text ("B200 SXM
+  180GB: no interval: no measurement"), empty when none;
 - `model_warnings`: the nodes whose model ran outside the GPU architectures it was validated
   on (simulator.model_validity), as text ("Volkov GPU on H100 SXM5 80GB (gpu0, Hopper):
   validated on Maxwell and Pascal"), empty when none.
@@ -213,6 +215,12 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
             ends = ends if isinstance(ends, Mapping) else {}
             for end in ("median", "low", "high"):
                 metrics[f"{figure}_{end}"] = _number(ends.get(end))
+        unmeasured = interval.get("unmeasured") or []
+        metrics["interval_unmeasured"] = "; ".join(
+            f"{item.get('record')}: {item.get('label')}"
+            for item in unmeasured
+            if isinstance(item, Mapping)
+        )
     return metrics
 
 

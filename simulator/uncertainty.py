@@ -42,6 +42,7 @@ from simulator.snapshot import SystemSnapshot
 __all__ = [
     "COMMITTED_TABLE",
     "MAX_SAMPLES",
+    "NO_MEASUREMENT",
     "PERCENTILES",
     "SPEED_ATTRIBUTES",
     "TABLE_PATH",
@@ -55,6 +56,7 @@ __all__ = [
     "propagate",
     "sample_factors",
     "uncertain_sources",
+    "unmeasured",
 ]
 
 TABLE_PATH = Path(__file__).parent / "models" / "data" / "uncertainty.json"
@@ -62,6 +64,11 @@ TABLE_PATH = Path(__file__).parent / "models" / "data" / "uncertainty.json"
 # times the plain run's.
 MAX_SAMPLES = 200
 PERCENTILES = (5.0, 95.0)
+# What a model's name says when its kernel times were computed by another model.
+TIMED_BY = " timed by "
+# What the result says of a GPU record used by the run that the table has no entry for: its
+# part of the interval has no width because nothing was measured, not because it is certain.
+NO_MEASUREMENT = "no interval: no measurement"
 # A GPU's rates that a kernel model's time is inversely proportional to, all together.
 SPEED_ATTRIBUTES = ("SMCoreClock", "memoryClock", "L2Bandwidth", "L2TileBandwidth")
 
@@ -178,7 +185,13 @@ def uncertain_sources(system: SystemSnapshot, table: Mapping[str, Any]) -> list[
             continue
         models = used.setdefault(node.hardware, set())
         if node.model is not None:
-            models.add(system.models[node.model].title)
+            title = system.models[node.model].title
+            models.add(title)
+            # A model that replays kernel times another model computed (the workloads'
+            # "... timed by <model>", simulator.workloads.cluster) carries that model's error.
+            timed_by = title.partition(TIMED_BY)[2]
+            if timed_by:
+                models.add(timed_by)
     sources: list[UncertainSource] = []
     for key in sorted(used):
         hardware = system.hardware[key]
@@ -214,6 +227,23 @@ def uncertain_sources(system: SystemSnapshot, table: Mapping[str, Any]) -> list[
                     )
                 )
     return sources
+
+
+def unmeasured(system: SystemSnapshot, table: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Return the GPU records `system`'s nodes use that the table has no spread for, each
+    labelled NO_MEASUREMENT (by record name, in the order of their keys)."""
+    records: Mapping[str, Any] = table.get("records") or {}
+    keys = {
+        node.hardware
+        for node in system.nodes.values()
+        if not node.group and node.hardware is not None
+    }
+    names = dict.fromkeys(
+        system.hardware[key].name
+        for key in sorted(keys)
+        if system.hardware[key].type == "GPU" and system.hardware[key].name not in records
+    )
+    return [{"record": name, "label": NO_MEASUREMENT} for name in names]
 
 
 def sample_factors(
@@ -292,5 +322,6 @@ def propagate(
         "overall_time_s": interval(times),
         "energy_j": interval(energies),
         "perturbed": [source.to_dict() for source in sources],
+        "unmeasured": unmeasured(system, table if table is not None else COMMITTED_TABLE),
         "table": TABLE_PATH.name,
     }

@@ -8,7 +8,17 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
+from simulator.cost import run_cost
+from simulator.pareto import (
+    ObjectiveError,
+    check_direction,
+    check_metric,
+    pareto_flags,
+    parse_constraint,
+)
+from simulator.snapshot import load_snapshot
 from simulator.sweep import MAX_POINTS, AxisError, range_error, range_values, size_error
+from simulator.workloads.cluster import TEMPLATES, cluster_snapshot
 from simulator.workloads.config import ModelConfig, load_model
 from simulator.workloads.inference import InferencePlan, saturating_batch, simulate_inference
 from simulator.workloads.plan import ATTENTION_KERNELS, ParallelPlan, PlanError
@@ -71,6 +81,21 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
         help="sweep a plan field (tp, pp, dp, gpus, cp, vp, ep, mbs, gbs, seq, data_parallel, "
         "recompute, precision) over these values, the other flags fixed; a plan that cannot "
         "run is listed with its reason; repeatable",
+    )
+    train.add_argument(
+        "--pareto",
+        metavar="X,Y",
+        help="with --axis: flag the plans on the Pareto front of these two figures (each "
+        "FIGURE or FIGURE:max; e.g. step_time_s,cost_per_step_usd) among the feasible ones, "
+        "by the sweep page's rule (simulator.pareto)",
+    )
+    train.add_argument(
+        "--constraint",
+        action="append",
+        default=[],
+        metavar='"FIGURE OP NUMBER"',
+        help='with --axis: a plan is feasible when each holds, e.g. "step_time_s <= 10"; '
+        "repeatable",
     )
     train.add_argument(
         "--max-points",
@@ -142,7 +167,9 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="a shipped config or a JSON file")
-    parser.add_argument("--system", default="dgx-h100", help="dgx-a100, dgx-h100 or dgx-b200")
+    parser.add_argument(
+        "--system", default="dgx-h100", help="a cluster template: " + ", ".join(TEMPLATES)
+    )
     parser.add_argument("--precision", choices=("bf16", "fp8"), default="bf16")
     parser.add_argument("--json", metavar="OUT", help="write the result JSON to OUT ('-')")
 
@@ -229,17 +256,53 @@ def plan_sweep(
     {"point", "invalid": {"field", "reason"}} for a plan that cannot run."""
     base_fields = {name: getattr(base, name) for name in base.__dataclass_fields__}
     rows: list[dict[str, Any]] = []
-    for point, fields in plan_points(base_fields, axes):
+    for point, fields in plan_points({**base_fields, "system": system}, axes):
+        template = str(fields.pop("system"))
         try:
-            result = simulate_training(model, ParallelPlan(**fields), system, symmetric=symmetric)
+            plan = ParallelPlan(**fields)
+            result = simulate_training(model, plan, template, symmetric=symmetric)
         except PlanError as error:
             reason = str(error)
             rows.append(
                 {"point": point, "invalid": {"field": plan_error_field(reason), "reason": reason}}
             )
             continue
+        result.update(step_cost(template, plan.gpus, result["step_time_s"]))
         rows.append({"point": point, "result": result})
     return rows
+
+
+def step_cost(system: str, gpus: int, step_time_s: float) -> dict[str, float | None]:
+    """Return the step's cost by the runs' rule (simulator.cost.run_cost: the records' rental
+    or purchase price over the step's time, the cluster's fabric priced in the GPUs'
+    rental): `cost_per_step_usd`, None where the GPU's record carries no price."""
+    system_snapshot = load_snapshot(cluster_snapshot(TEMPLATES[system], gpus))
+    cost = run_cost(system_snapshot, {"overall_time_s": step_time_s}, {"steps": 1})
+    return {"cost_per_step_usd": cost["per_unit"].get("step")}
+
+
+def flag_plans(rows: list[dict[str, Any]], pareto: str | None, constraints: list[str]) -> bool:
+    """Flag each point `feasible` and `pareto` (simulator.pareto, the sweep page's rule) over
+    its figures when `pareto` or `constraints` were given; return whether they were."""
+    if pareto is None and not constraints:
+        return False
+    figures = [dict(row.get("result") or {}) for row in rows]
+    known = sorted({k for f in figures for k, v in f.items() if isinstance(v, int | float)})
+    known = known or [*SUMMARY_KEYS["train"], "cost_per_step_usd"]
+    try:
+        objectives = []
+        for part in (pareto or "step_time_s,cost_per_step_usd").split(","):
+            metric, _, direction = part.strip().partition(":")
+            objectives.append((check_metric(metric, known), check_direction(direction, metric)))
+        if len(objectives) != 2:
+            raise PlanError(f"--pareto: expected two figures X,Y, got {pareto!r}")
+        rules = [parse_constraint(text, known) for text in constraints]
+    except ObjectiveError as error:
+        raise PlanError(f"--pareto/--constraint: {error.message}") from None
+    for row, (feasible, front) in zip(rows, pareto_flags(figures, objectives, rules), strict=True):
+        row["feasible"] = feasible
+        row["pareto"] = front
+    return True
 
 
 def _plan_sweep(
@@ -264,6 +327,7 @@ def _plan_sweep(
     if too_many is not None:
         raise PlanError(too_many)
     rows = plan_sweep(model, base, axes, args.system, symmetric=not args.full)
+    flagged = flag_plans(rows, args.pareto, args.constraint)
     if args.json:
         text = json.dumps({"points": rows}, indent=2) + "\n"
         if args.json == "-":
@@ -271,16 +335,22 @@ def _plan_sweep(
         else:
             Path(args.json).write_text(text, encoding="utf-8")
         return 0
-    keys = SUMMARY_KEYS["train"]
-    out.write("  ".join([*axes, *keys]) + "\n")
+    keys = [*SUMMARY_KEYS["train"], "cost_per_step_usd"]
+    flags = ["feasible", "pareto"] if flagged else []
+    out.write("  ".join([*axes, *keys, *flags]) + "\n")
     for row in rows:
         cells = [str(row["point"][name]) for name in axes]
         if "result" in row:
-            cells += [f"{row['result'][key]:.6g}" for key in keys]
+            cells += [_cell(row["result"].get(key)) for key in keys]
+            cells += ["yes" if row[flag] else "no" for flag in flags]
         else:
             cells.append(f"invalid ({row['invalid']['field']}): {row['invalid']['reason']}")
         out.write("  ".join(cells) + "\n")
     return 0
+
+
+def _cell(value: object) -> str:
+    return "-" if value is None else f"{value:.6g}"
 
 
 STREAM_FLAGS = (

@@ -10,12 +10,25 @@ from simulator.gpu_catalogue import GpuCatalogue
 from simulator.workloads.kernels import KernelTimer, gpu_record
 
 # A GPU node's model: the workload's generator has timed each kernel by the GPU models
-# (simulator.workloads.kernels) and hands the sum in `seconds`.
+# (simulator.workloads.kernels) and hands the sum in `seconds`, timed at the record's SM clock
+# (`kernelTimedClock`). The sum scales with the clock the record holds at run time, so a
+# prediction interval's draw of the kernel model's residual (simulator.uncertainty, which
+# multiplies the speed attributes by one factor) divides the kernel time by that factor;
+# unperturbed, the ratio is exactly 1.
 # A collective's reduction of a received piece streams its operands through DRAM.
 KERNEL_SUM_MODEL = (
-    "function computationTime(params) { return params.get('seconds'); }\n"
+    "function computationTime(params) {\n"
+    "  return params.get('seconds') * (kernelTimedClock / SMCoreClock);\n"
+    "}\n"
     "function reduceTime(size, params) { return params.get('bytes') / reduceBandwidth; }"
 )
+# The model's name says which model timed its kernels: simulator.uncertainty applies that
+# model's residual on the GPU to it ("... timed by <model>").
+KERNEL_SUM_NAME = "workload kernels timed by GPU kernel (current architectures)"
+# A cloud instance's hourly rate covers its NVSwitches and network adapters: where the GPU's
+# record carries an `hourlyRental` (per GPU), the fabric's records carry 0 (and no power
+# price: the instance's rate includes its power) so that the run's
+# cost (simulator.cost) is the GPUs' rental alone and names nothing as unpriced.
 LINK_MODEL = "function p2pTime(size, params) { return latency + size / bandwidth; }"
 
 
@@ -53,6 +66,18 @@ TEMPLATES: dict[str, ClusterTemplate] = {
         5e-6,
         "NVIDIA DGX H100 user guide: 8 H100 on four NVSwitches, NVLink 4 at 900 GB/s per GPU "
         "both directions together; eight 400 Gb/s NDR ConnectX-7 adapters (one per GPU)",
+    ),
+    "dgx-h200": ClusterTemplate(
+        "dgx-h200",
+        "H200 SXM 141GB",
+        8,
+        450e9,
+        2e-6,
+        50e9,
+        5e-6,
+        "NVIDIA DGX H200 datasheet "
+        "(https://resources.nvidia.com/en-us-dgx-systems/dgx-h200-datasheet): 8 H200 on four NVSwitches, NVLink 4 at 900 GB/s per GPU both directions together; "
+        "eight 400 Gb/s ConnectX-7 adapters (one per GPU)",
     ),
     "dgx-b200": ClusterTemplate(
         "dgx-b200",
@@ -111,6 +136,8 @@ def cluster_snapshot(
     edges += [[f"gpu{rank}", "ib"] for rank in range(gpus)]
     attributes = dict(gpu_record(template.gpu, catalogue))
     attributes["reduceBandwidth"] = KernelTimer(attributes).dram_bytes_per_s
+    attributes["kernelTimedClock"] = attributes["SMCoreClock"]
+    fabric_rental = {"hourlyRental": 0.0, "powerPrice": 0.0} if "hourlyRental" in attributes else {}
     return {
         "name": f"{template.name} x {gpus}",
         "hardware": {
@@ -121,6 +148,7 @@ def cluster_snapshot(
                 "attributes": {
                     "latency": template.nvlink_latency_s,
                     "bandwidth": template.nvlink_bytes_per_s,
+                    **fabric_rental,
                 },
             },
             "ib": {
@@ -129,11 +157,16 @@ def cluster_snapshot(
                 "attributes": {
                     "latency": template.network_latency_s,
                     "bandwidth": template.network_bytes_per_s,
+                    **fabric_rental,
                 },
             },
         },
         "models": {
-            "kernels": {"language": "javascript", "source": KERNEL_SUM_MODEL},
+            "kernels": {
+                "language": "javascript",
+                "source": KERNEL_SUM_MODEL,
+                "name": KERNEL_SUM_NAME,
+            },
             "link": {"language": "javascript", "source": LINK_MODEL},
         },
         "nodes": nodes,

@@ -3,7 +3,8 @@ sweeps"), one rule for `python -m simulator workload train --axis tp=1,2,4` and 
 (`POST /api/workloads/sweep/`).
 
 An axis names a field of ParallelPlan (`tp`, `pp`, `cp`, `ep`, `vp`, `mbs`, `gbs`, `seq`,
-`gpus`; `data_parallel` ddp|zero1|fsdp; `recompute` none|selective|full; `precision`) or
+`gpus`; `data_parallel` ddp|zero1|fsdp; `recompute` none|selective|full; `precision`), the
+cluster template `system` (dgx-h100, dgx-h200, dgx-b200, ...) or
 `dp`: the data-parallel degree, the point's GPUs being dp x tp x pp x cp (so `dp` and `gpus`
 cannot both be axes). Names and values are checked before any point is made (simulator.sweep's
 AxisError, naming the axis and the value's index); the points are the product of the axes,
@@ -19,12 +20,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from simulator.sweep import AxisError, sweep_points
+from simulator.workloads.cluster import TEMPLATES
 
 INTEGER_AXES = ("gpus", "dp", "tp", "pp", "cp", "ep", "vp", "mbs", "gbs", "seq")
 CHOICE_AXES: dict[str, tuple[str, ...]] = {
     "data_parallel": ("ddp", "zero1", "fsdp"),
     "recompute": ("none", "selective", "full"),
     "precision": ("bf16", "fp8"),
+    # the cluster template, its GPU with it: H100 vs H200 vs B200 in one sweep
+    "system": tuple(TEMPLATES),
 }
 PLAN_AXES = (*INTEGER_AXES, *CHOICE_AXES)
 

@@ -117,3 +117,43 @@ def test_a_reason_names_the_field_it_breaks() -> None:
     assert plan_error_field("interleaving (vp 2) needs micro-batches (3) a multiple") == "vp"
     assert plan_error_field("ep > 1 needs a mixture-of-experts model") == "ep"
     assert plan_error_field("the plan needs 9.0 GiB per GPU") == "memory"
+
+
+def test_the_cli_answers_the_cheapest_gpu_and_plan_under_a_step_time_target(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 44's question on the command line: templates x plans, each plan's cost per step
+    from its GPU record's rental, the feasible plans under the target and their front."""
+    args = ["--recompute", "selective", "--axis", "system=dgx-h100,dgx-b200"]
+    args += ["--axis", "tp=2,8", "--pareto", "step_time_s,cost_per_step_usd"]
+    points = sweep(capsys, *args, "--constraint", "step_time_s <= 1e9")
+    assert [p["point"] for p in points] == [
+        {"system": s, "tp": t} for s in ("dgx-h100", "dgx-b200") for t in (2, 8)
+    ]
+    runs = [p for p in points if "result" in p]
+    assert runs and all(p["feasible"] for p in runs)
+    rental = {"dgx-h100": 2.69, "dgx-b200": 5.98}  # hwdb/seed/hardware.json, per GPU-hour
+    for point in runs:
+        result = point["result"]
+        expected = 8 * result["step_time_s"] / 3600 * rental[point["point"]["system"]]
+        assert result["cost_per_step_usd"] == pytest.approx(expected, rel=1e-12)
+        # each template's point is the library's own figure for that plan on that system
+        assert result["system"] == point["point"]["system"]
+    # a target between the fastest and the slowest: only the plans under it are feasible,
+    # and the cheapest of those is on the front
+    times = sorted(p["result"]["step_time_s"] for p in runs)
+    target = (times[0] + times[-1]) / 2
+    flagged = sweep(capsys, *args, "--constraint", f"step_time_s <= {target!r}")
+    under = [p for p in flagged if "result" in p and p["feasible"]]
+    assert 0 < len(under) < len(runs)
+    assert all(p["result"]["step_time_s"] <= target for p in under)
+    cheapest = min(under, key=lambda p: p["result"]["cost_per_step_usd"])
+    assert cheapest["pareto"]
+    assert not any(p.get("pareto") for p in flagged if not p.get("feasible"))
+
+
+def test_a_system_axis_names_the_templates() -> None:
+    with pytest.raises(AxisError) as caught:
+        parse_plan_axes({"system": ["dgx-h100", "dgx-z9"]})
+    assert caught.value.field == "axes.system[1]"
+    assert "dgx-h200" in caught.value.message

@@ -816,7 +816,9 @@ def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> lis
         per_node.update(dict.fromkeys(key for key in row if key.startswith(PER_NODE_PREFIXES)))
     energy = ["energy_accounting", "energy_estimated"]
     flags = [key for key in ("feasible", "pareto") if any(key in row for row in rows)]
-    interval = [key for key in INTERVAL_METRICS if any(key in row for row in rows)]
+    interval = [
+        key for key in (*INTERVAL_METRICS, "interval_unmeasured") if any(key in row for row in rows)
+    ]
     return [
         *fixed,
         *per_node,
@@ -841,6 +843,7 @@ NOT_METRICS = frozenset(
         "gpu",
         "power_missing",
         "model_warnings",
+        "interval_unmeasured",
         "error",
         "feasible",
         "pareto",

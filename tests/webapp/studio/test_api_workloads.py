@@ -335,17 +335,23 @@ def test_a_plan_sweep_answers_every_point_the_impossible_ones_with_their_reason(
     assert sent == [] and not Simulation.objects.exists()  # checked, nothing launched
 
 
-def test_a_launched_plan_sweep_launches_the_valid_plans_only(
+def test_a_launched_plan_sweep_is_one_sweep_group_queueing_the_valid_plans_only(
     client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
 ) -> None:
     body = {**SWEEP, "axes": {"tp": [1, 8]}, "launch": True}
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/workloads/sweep/", body, format="json")
     assert response.status_code == 201, response.content
-    first, second = response.json()["points"]
-    assert first["invalid"]["field"] == "memory" and "simulation" not in first
+    answer = response.json()
+    first, second = answer["points"]
+    assert first["invalid"]["field"] == "memory"
+    refused = Simulation.objects.get(pk=first["simulation"])
+    assert refused.status == SimulationStatus.FAILED
+    assert refused.error["message"] == first["invalid"]["reason"]
     simulation = Simulation.objects.get(pk=second["simulation"])
     assert simulation.workload["kind"] == "train"
+    assert simulation.sweep_id == refused.sweep_id == answer["sweep"]
+    assert simulation.sweep_point["axes"] == {"tp": 8}
     assert sent == [[simulation.pk]]
 
 

@@ -29,6 +29,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from hwdb.selectors import gpu_catalogue
+from simulator import ENGINE_VERSION
 from simulator.gpu_catalogue import GpuNotFound
 from simulator.sweep import AxisError, size_error
 from simulator.workloads.cluster import TEMPLATES
@@ -46,9 +47,17 @@ from simulator.workloads.serving import LengthSpec, ServingPlan
 from simulator.workloads.serving_sandbox import ServingSandboxError, serve_in_sandbox
 from simulator.workloads.training import step_basis, step_figures, training_files
 from webapp.interactive import sandbox_runner
-from webapp.studio.models import Simulation, SimulationStatus
-from webapp.studio.services.common import field_error
-from webapp.studio.services.launch import simulation_launch
+from webapp.studio import dispatch
+from webapp.studio.limits import queue_limits
+from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
+from webapp.studio.selectors import sweep_aggregate
+from webapp.studio.services.common import check_name, current_time, field_error
+from webapp.studio.services.launch import (
+    check_active_runs,
+    launch_plan,
+    new_simulation,
+    simulation_launch,
+)
 from webapp.studio.validation import axis_size, axis_values
 
 if TYPE_CHECKING:
@@ -428,29 +437,152 @@ def _sweep_points(data: Mapping[str, Any]) -> list[tuple[dict[str, object], dict
 
 
 def workload_sweep(*, user: User, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Check every plan of a sweep over the plan's fields (`axes`: name -> values or a range,
-    docs/workloads.md "Plan sweeps"); with `launch` true, launch each valid plan's step as
-    `workload_launch` does. Each point answers its `basis` (and `simulation`), or `invalid`
-    with the field and the reason a plan that cannot run is refused with; nothing is
-    launched unless the sweep's axes are good."""
+    """Check every plan of a sweep over the plan's fields and the cluster template (`axes`:
+    name -> values or a range, `system` a list of templates; docs/workloads.md "Plan
+    sweeps"). Each point answers its `basis`, or `invalid` with the field and the reason a
+    plan that cannot run is refused with. With `launch` true the sweep is launched as one
+    sweep group (`workload_sweep_launch`) and the answer also names it (`sweep`) and each
+    point's run (`simulation`); nothing is launched unless the sweep's axes are good."""
     points = _sweep_points(data)
     launch = data.get("launch", False)
     if not isinstance(launch, bool):
         raise field_error("launch", "Expected true or false.")
-    answers: list[dict[str, Any]] = []
-    with transaction.atomic():
-        for point, fields in points:
-            answer: dict[str, Any] = {"point": point}
-            try:
-                answer["basis"] = workload_check(fields, user=user)
-            except ValidationError as error:
-                field, messages = next(iter(error.message_dict.items()))
-                if field not in PLAN_AXES and field not in ("memory", "plan"):
-                    raise  # a model or system no plan could fix: the request is refused
-                answer["invalid"] = {"field": field, "reason": messages[0]}
-            else:
-                if launch:
-                    answer["simulation"] = workload_launch(user=user, data=fields).pk
-            answers.append(answer)
+    answers = _checked_points(user, points)
     valid = sum("invalid" not in answer for answer in answers)
-    return {"size": len(answers), "valid": valid, "points": answers}
+    answer: dict[str, Any] = {"size": len(answers), "valid": valid, "points": answers}
+    if launch:
+        sweep = workload_sweep_launch(user=user, data=data, checked=answers, points=points)
+        answer["sweep"] = sweep.pk
+        # bulk-created in the points' order; an invalid plan's run is its failed point
+        children = sweep.simulations.order_by("pk").values_list("pk", flat=True)
+        for item, pk in zip(answers, children, strict=True):
+            item["simulation"] = pk
+    return answer
+
+
+def _checked_points(
+    user: User, points: list[tuple[dict[str, object], dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    answers: list[dict[str, Any]] = []
+    for point, fields in points:
+        answer: dict[str, Any] = {"point": point}
+        try:
+            answer["basis"] = workload_check(fields, user=user)
+        except ValidationError as error:
+            field, messages = next(iter(error.message_dict.items()))
+            if field not in PLAN_AXES and field not in ("memory", "plan"):
+                raise  # a model or system no plan could fix: the request is refused
+            answer["invalid"] = {"field": field, "reason": messages[0]}
+        answers.append(answer)
+    return answers
+
+
+@transaction.atomic
+def workload_sweep_launch(
+    *,
+    user: User,
+    data: Mapping[str, Any],
+    checked: list[dict[str, Any]],
+    points: list[tuple[dict[str, object], dict[str, Any]]],
+) -> Sweep:
+    """Launch a checked plan sweep as one sweep group (services.sweeps' rule: its children
+    stored and queued together, its table, Pareto front, constraints, CSV and sharing those
+    of any sweep): one child per point, its `sweep_point` axes the point's plan fields and
+    template; a plan that cannot run is kept as a failed point whose error is the reason
+    and the field. Each valid child runs one training step with the launch variables
+    `steps` 1 and `tokens` its tokens per step, so its cost (simulator.cost, from the GPU
+    record's prices) gives the cost per step and per token. `uncertainty` asks each child
+    for a prediction interval (simulator.uncertainty)."""
+    name = check_name(data.get("name")) if data.get("name") not in (None, "") else ""
+    model = _model(data.get("model"))
+    sweep_name = name or f"{model.name} plan sweep"
+    spec = {key: value for key, value in data.items() if key not in ("launch", "name")}
+    spec["kind"] = "train"
+    sweep = Sweep.objects.create(owner=user, name=sweep_name, spec=spec)
+    catalogue = gpu_catalogue(user=user)
+    queue = _queue(data.get("queue"))
+    children: list[Simulation] = []
+    for answer, (point, fields) in zip(checked, points, strict=True):
+        label = ", ".join(f"{k}={v}" for k, v in point.items())
+        sweep_point = {"variables": {}, "hardware": None, "axes": dict(point)}
+        if "invalid" in answer:
+            children.append(
+                _failed_point(user, sweep, f"{sweep_name}: {label}", sweep_point, answer, queue)
+            )
+            continue
+        config, plan, system = workload_plan(fields)
+        try:
+            snapshot, source, labels = training_files(config, plan, system, catalogue=catalogue)
+        except PlanError as error:
+            raise _plan_error(error) from error
+        try:
+            launch = launch_plan(
+                user=user,
+                name=f"{sweep_name}: {label}",
+                snapshot=snapshot,
+                app_source=source,
+                labels=labels,
+                variables={"steps": 1, "tokens": int(answer["basis"]["tokens"])},
+                queue=queue,
+                timeline_limit=0,
+                uncertainty=data.get("uncertainty"),
+            )
+        except ValidationError as error:
+            field, messages = next(iter(error.message_dict.items()))
+            if field.startswith("uncertainty") or field == "queue":
+                raise
+            raise field_error(f"axes ({label})", messages[0]) from error
+        child = new_simulation(launch, sweep=sweep, sweep_point=sweep_point)
+        child.workload = {"kind": "train", "basis": answer["basis"]}
+        children.append(child)
+    queued = [child for child in children if child.status != SimulationStatus.FAILED]
+    check_active_runs(user, adding=len(queued), field="queue")
+    Simulation.objects.bulk_create(children)
+    sweep.aggregate = sweep_aggregate(sweep=sweep)
+    if queued:
+        sweep.save(update_fields=["aggregate"])
+        dispatch.enqueue(queued)
+    else:  # every plan refused: nothing to wait for
+        sweep.status = SweepStatus.FINISHED
+        sweep.finished = current_time()
+        sweep.save(update_fields=["aggregate", "status", "finished"])
+    return sweep
+
+
+def _queue(value: object) -> str:
+    known = list(settings.PARASIM_QUEUES)
+    if value in (None, ""):
+        return known[0]
+    if not isinstance(value, str) or value not in known:
+        raise field_error("queue", f"Expected one of {', '.join(known)}.")
+    return value
+
+
+def _failed_point(
+    user: User,
+    sweep: Sweep,
+    name: str,
+    sweep_point: dict[str, Any],
+    answer: Mapping[str, Any],
+    queue: str,
+) -> Simulation:
+    """Return the unsaved failed child of a plan that cannot run: no system, no source, its
+    error the plan's refusal (`field`, `message`)."""
+    invalid = answer["invalid"]
+    now = current_time()
+    return Simulation(
+        owner=user,
+        name=name,
+        snapshot={},
+        app_source="",
+        labels={},
+        queue=queue,
+        time_limit_s=queue_limits(queue)["time_limit_s"]["default"],
+        status=SimulationStatus.FAILED,
+        error={"message": invalid["reason"], "field": invalid["field"], "invalid_plan": True},
+        engine_version=ENGINE_VERSION,
+        sweep=sweep,
+        sweep_point=sweep_point,
+        started=now,
+        finished=now,
+    )

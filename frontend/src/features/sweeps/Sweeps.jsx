@@ -35,6 +35,7 @@ import {
   phaseStacks,
   PHASES_METRIC,
   modelWarning,
+  unmeasuredIntervals,
   powerWarning,
   swappedModels,
   sweepOutcome,
@@ -438,6 +439,7 @@ export function SweepDetail({ id }) {
   const accountings = useMemo(() => pointsMismatch(points), [points]);
   const outside = useMemo(() => modelWarning(points), [points]);
   const swapped = useMemo(() => swappedModels(points), [points]);
+  const unmeasured = useMemo(() => unmeasuredIntervals(points), [points]);
   const choices = useMemo(
     () => tradeoffOptions(points, axes, nodeNames),
     [points, axes, nodeNames],
@@ -538,6 +540,12 @@ export function SweepDetail({ id }) {
           scope={`In ${outside.points} of ${outside.of} finished points, the`}
           lines={outside.lines}
         />
+      )}
+      {unmeasured.length > 0 && (
+        <div className="notice" role="note" aria-label="Intervals without a measurement">
+          <strong>Zero-width intervals.</strong> No kit measurement gives these GPUs a spread, so
+          their points carry no error bar: {unmeasured.join("; ")}.
+        </div>
       )}
       {warning && (
         <PowerWarning

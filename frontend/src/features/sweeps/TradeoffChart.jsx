@@ -1,13 +1,15 @@
 // The sweep's trade-off chart: any metric against any other, one mark per succeeded point,
 // the Pareto front (the server's `pareto` flags, simulator.pareto's rule) filled and joined
 // by a line, the other feasible points hollow, and the points a constraint rules out drawn
-// as grey crosses. Clicking a mark opens its run.
+// as grey crosses. A point with a prediction interval of a plotted figure (the run asked for
+// one: simulator.uncertainty) carries an error bar over its 5-95 % range; a zero-width one
+// (no measurement for its GPU) draws none. Clicking a mark opens its run.
 import { useChartWidth } from "../../hooks/useChartWidth.js";
 import { fmt } from "../../lib/format.js";
 import { navigate } from "../../lib/router.jsx";
 import { axis } from "../../lib/scales.js";
 import { Axes } from "../../components/charts/Axes.jsx";
-import { tradeoffPoints } from "./sweeps.js";
+import { intervalOf, tradeoffPoints } from "./sweeps.js";
 
 const FRONT = "#c2410c";
 const FEASIBLE = "#2563eb";
@@ -34,13 +36,20 @@ export function TradeoffChart({
   const infeasible = split.infeasible.filter(keep);
   const all = [...front, ...feasible, ...infeasible];
   if (!all.length) return <p className="muted">No finished point has both figures yet.</p>;
+  const bars = all
+    .map((p) => ({ p, xs: intervalOf(p.point, x), ys: intervalOf(p.point, y) }))
+    .filter(({ xs, ys }) => (xs && xs[1] > xs[0]) || (ys && ys[1] > ys[0]));
   const xAxis = axis(
-    all.map((p) => p.x),
+    [...all.map((p) => p.x), ...bars.flatMap((b) => b.xs || [])].filter(
+      (v) => xScale !== "log" || v > 0,
+    ),
     xScale,
     { fromZero: true },
   );
   const yAxis = axis(
-    all.map((p) => p.y),
+    [...all.map((p) => p.y), ...bars.flatMap((b) => b.ys || [])].filter(
+      (v) => yScale !== "log" || v > 0,
+    ),
     yScale,
     { fromZero: true },
   );
@@ -83,6 +92,26 @@ export function TradeoffChart({
               points={front.map((p) => `${X(p.x)},${Y(p.y)}`).join(" ")}
             />
           )}
+          {bars.map(({ p, xs, ys }) => (
+            <g
+              key={`bar-${p.point.simulation}`}
+              className="error-bar"
+              data-simulation={p.point.simulation}
+              stroke={INFEASIBLE}
+              strokeWidth="1"
+            >
+              {xs && xs[1] > xs[0] && (
+                <path
+                  d={`M${X(xs[0])},${Y(p.y) - 3}v6M${X(xs[0])},${Y(p.y)}H${X(xs[1])}M${X(xs[1])},${Y(p.y) - 3}v6`}
+                />
+              )}
+              {ys && ys[1] > ys[0] && (
+                <path
+                  d={`M${X(p.x) - 3},${Y(ys[0])}h6M${X(p.x)},${Y(ys[0])}V${Y(ys[1])}M${X(p.x) - 3},${Y(ys[1])}h6`}
+                />
+              )}
+            </g>
+          ))}
           {infeasible.map((p) => (
             <g
               key={p.point.simulation}

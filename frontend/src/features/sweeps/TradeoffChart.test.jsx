@@ -28,6 +28,39 @@ const kinds = () =>
   [...document.querySelectorAll("[data-kind]")].map((el) => el.getAttribute("data-kind"));
 
 describe("TradeoffChart", () => {
+  it("draws a point's time interval as an error bar, none for a zero-width one", () => {
+    const points = [
+      row(
+        1,
+        10,
+        1,
+        { feasible: true, pareto: true },
+        { overall_time_s_low: 8, overall_time_s_high: 13 },
+      ),
+      // a B200's interval: no measurement, no width
+      row(
+        2,
+        5,
+        2,
+        { feasible: true, pareto: true },
+        { overall_time_s_low: 5, overall_time_s_high: 5 },
+      ),
+      row(3, 8, 3, { feasible: true, pareto: false }),
+    ];
+    render(<TradeoffChart points={points} x="overall_time_s" y="cost_usd" width={600} />);
+    const bars = [...document.querySelectorAll(".error-bar")];
+    expect(bars.map((b) => b.getAttribute("data-simulation"))).toEqual(["1"]);
+    // the bar spans low to high: its horizontal stroke runs from x(8) to x(13), the point's
+    // x(10) between them
+    const d = bars[0].querySelector("path").getAttribute("d");
+    const [, from, to] = d.match(/M([\d.]+),[\d.]+v6M[\d.]+,[\d.]+H([\d.]+)/);
+    const front = [...document.querySelectorAll('[data-kind="front"]')].map((c) =>
+      Number(c.getAttribute("cx")),
+    );
+    expect(Number(from)).toBeLessThan(Math.max(...front));
+    expect(Number(to)).toBeGreaterThan(Math.max(...front));
+  });
+
   it("marks the server's front, the other feasible points and the infeasible ones", () => {
     render(<TradeoffChart points={POINTS} x="overall_time_s" y="cost_usd" yFormat={fmtCost} />);
     expect(kinds().sort()).toEqual(["feasible", "front", "front", "infeasible"]);

@@ -57,6 +57,7 @@ const NOT_METRICS = new Set([
   "error",
   "power_missing",
   "model_warnings",
+  "interval_unmeasured",
   "energy_accounting",
   "energy_estimated",
   "feasible",
@@ -191,6 +192,14 @@ export function tradeoffPoints(points, x, y) {
   return split;
 }
 
+// Return a point's prediction interval of `metric` ([low, high], its `<metric>_low` and
+// `<metric>_high` columns: simulator.uncertainty's 5-95 %), or null where it has none.
+export function intervalOf(point, metric) {
+  const low = point[`${metric}_low`];
+  const high = point[`${metric}_high`];
+  return typeof low === "number" && typeof high === "number" ? [low, high] : null;
+}
+
 // Return the swept variables whose values differ between points.
 export function varyingAxes(points, axes) {
   return axes.filter((a) => new Set(points.map((p) => JSON.stringify(p[a]))).size > 1);
@@ -267,6 +276,13 @@ export function modelWarning(points) {
   if (!outside.length) return null;
   const lines = [...new Set(outside.flatMap((p) => p.model_warnings.split("; ")))];
   return { points: outside.length, of: done.length, lines };
+}
+
+// Return the distinct "<GPU record>: no interval: no measurement" texts of the finished
+// points whose interval has no spread for their GPU (simulator.uncertainty), each once.
+export function unmeasuredIntervals(points) {
+  const done = points.filter((p) => p.status === "succeeded" && p.interval_unmeasured);
+  return [...new Set(done.flatMap((p) => p.interval_unmeasured.split("; ")))];
 }
 
 // Return the lines saying which points ran their GPU's recommended model instead of the

@@ -13,6 +13,7 @@ import {
   sweepOutcome,
   sweepSeries,
   varyingAxes,
+  unmeasuredIntervals,
 } from "./sweeps.js";
 
 const point = (gpu, a, extra = {}) => ({
@@ -216,5 +217,19 @@ describe("sampledCaption", () => {
     expect(sampledCaption({ points, points_total: 9 })).toMatch(/^Showing 3 of 9 points/);
     expect(sampledCaption({ points, points_total: 3 })).toBe("");
     expect(sampledCaption({ points })).toBe("");
+  });
+});
+
+describe("unmeasuredIntervals", () => {
+  it("names each GPU without a measured spread once, from the finished points", () => {
+    const label = "B200 SXM 180GB: no interval: no measurement";
+    const points = [
+      { status: "succeeded", interval_unmeasured: label },
+      { status: "succeeded", interval_unmeasured: label },
+      { status: "succeeded", interval_unmeasured: "" },
+      { status: "failed", interval_unmeasured: "Other: no interval: no measurement" },
+    ];
+    expect(unmeasuredIntervals(points)).toEqual([label]);
+    expect(unmeasuredIntervals([])).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { useApiGet } from "../../hooks/useApiGet.js";
 import { usePolling } from "../../hooks/usePolling.js";
 import { get, post } from "../../lib/api.js";
 import { fmt, fmtBytes, fmtTime } from "../../lib/format.js";
-import { Link } from "../../lib/router.jsx";
+import { Link, navigate } from "../../lib/router.jsx";
 import {
   FIELD_NAMES,
   FINAL_STATUSES,
@@ -21,6 +21,7 @@ import {
   MODEL_FIELDS,
   PLAN_FIELDS,
   SERVE_FIELDS,
+  compareBody,
   memoryRows,
   percentileRows,
   planBody,
@@ -193,6 +194,7 @@ export function Workloads() {
           )}
         </div>
       </form>
+      {training && <CompareSweep form={form} systems={systems} onError={setError} />}
       {launched && <Evaluation key={launched.simulation} first={launched} />}
       {served && <ServingFigures result={served} />}
       {sweep && <SweepTable sweep={sweep} />}
@@ -435,6 +437,88 @@ export function MemoryTable({ memory, capacity }) {
         </tr>
       </tbody>
     </table>
+  );
+}
+
+// Which GPU and plan: the form's plan over templates x GPU counts x TP x PP launched as one
+// sweep group (each valid plan's step a run, each refused plan a failed point with its
+// reason); the sweep's page then plots step time against cost per step, with the Pareto
+// front, the constraints ("overall_time_s <= 10") and the intervals asked for here.
+function CompareSweep({ form, systems, onError }) {
+  const [compare, setCompare] = useState({
+    name: "",
+    systems: systems.map((s) => s.name).filter((n) => n !== "dgx-a100"),
+    gpus: "64, 128",
+    tp: "4, 8",
+    pp: "4, 8",
+    samples: "4",
+  });
+  const [busy, setBusy] = useState(false);
+  const set = (key) => (e) => setCompare({ ...compare, [key]: e.target.value });
+  const toggle = (name) => (e) =>
+    setCompare({
+      ...compare,
+      systems: e.target.checked
+        ? [...compare.systems, name]
+        : compare.systems.filter((n) => n !== name),
+    });
+  const launch = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    onError(null);
+    try {
+      const answer = await post("/api/workloads/sweep/", compareBody(form, compare));
+      navigate(`/app/sweeps/${answer.sweep}`);
+    } catch (caught) {
+      onError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="panel" onSubmit={launch} aria-label="Compare GPUs and plans">
+      <h3>Compare GPUs and plans (a sweep)</h3>
+      <p className="muted">
+        The plan above on each template, GPU count, TP and PP; the sweep page shows step time
+        against cost per step (from the GPU records&apos; prices) with the Pareto front and
+        constraints. A GPU whose record has no kit measurement gets no interval (&quot;no interval:
+        no measurement&quot;).
+      </p>
+      <fieldset className="form-row">
+        <legend>Templates</legend>
+        {systems.map((s) => (
+          <label key={s.name}>
+            <input
+              type="checkbox"
+              checked={compare.systems.includes(s.name)}
+              onChange={toggle(s.name)}
+            />{" "}
+            {s.name} ({s.gpu})
+          </label>
+        ))}
+      </fieldset>
+      <div className="form-row">
+        <label>
+          Sweep name <input aria-label="Sweep name" value={compare.name} onChange={set("name")} />
+        </label>
+        <label>
+          GPU counts <input aria-label="GPU counts" value={compare.gpus} onChange={set("gpus")} />
+        </label>
+        <label>
+          TP values <input aria-label="TP values" value={compare.tp} onChange={set("tp")} />
+        </label>
+        <label>
+          PP values <input aria-label="PP values" value={compare.pp} onChange={set("pp")} />
+        </label>
+        <label>
+          Interval samples (0: none){" "}
+          <input aria-label="Interval samples" value={compare.samples} onChange={set("samples")} />
+        </label>
+        <button type="submit" disabled={busy || compare.systems.length === 0}>
+          {busy ? "Launching…" : "Launch the comparison sweep"}
+        </button>
+      </div>
+    </form>
   );
 }
 

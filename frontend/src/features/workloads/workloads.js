@@ -165,3 +165,30 @@ export function memoryRows(memory, capacity) {
 }
 
 export const FINAL_STATUSES = ["succeeded", "failed", "cancelled"];
+
+// The body of a launched comparison sweep (POST /api/workloads/sweep/ with `launch`): the
+// plan of the form with the templates, GPU counts, TP and PP as axes ("64, 128" lists), and
+// a prediction interval of `samples` draws when above 0. One sweep group on the server: its
+// page plots step time against cost per step with the Pareto front and the constraints.
+export function compareBody(form, compare) {
+  const list = (text) =>
+    String(text)
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean)
+      .map(number);
+  const body = {
+    ...planBody(form),
+    name: compare.name || undefined,
+    axes: {
+      system: compare.systems,
+      gpus: list(compare.gpus),
+      tp: list(compare.tp),
+      pp: list(compare.pp),
+    },
+    launch: true,
+  };
+  const samples = number(compare.samples);
+  if (samples > 0) body.uncertainty = { samples, seed: 0 };
+  return body;
+}

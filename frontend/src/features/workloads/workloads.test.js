@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { INITIAL, memoryRows, percentileRows, planBody, serveBody } from "./workloads.js";
+import {
+  INITIAL,
+  compareBody,
+  memoryRows,
+  percentileRows,
+  planBody,
+  serveBody,
+} from "./workloads.js";
 
 describe("planBody", () => {
   it("sends a preset by name and the plan's numbers as numbers", () => {
@@ -106,5 +113,34 @@ describe("percentileRows", () => {
     const rows = percentileRows(result);
     expect(rows.map((r) => r.key)).toEqual(["ttft_s", "tpot_s", "e2e_latency_s", "queueing_s"]);
     expect([rows[2].median, rows[2].p90, rows[2].p99]).toEqual([10, 20, 30]);
+  });
+});
+
+describe("compareBody", () => {
+  const compare = {
+    name: "70B",
+    systems: ["dgx-h100", "dgx-b200"],
+    gpus: "64, 128",
+    tp: "4,8",
+    pp: " 4 , 8 ",
+    samples: "4",
+  };
+
+  it("launches the plan over templates, GPUs, TP and PP as one sweep with intervals", () => {
+    const body = compareBody({ ...INITIAL, model: "llama3-70b" }, compare);
+    expect(body.launch).toBe(true);
+    expect(body.model).toBe("llama3-70b");
+    expect(body.axes).toEqual({
+      system: ["dgx-h100", "dgx-b200"],
+      gpus: [64, 128],
+      tp: [4, 8],
+      pp: [4, 8],
+    });
+    expect(body.uncertainty).toEqual({ samples: 4, seed: 0 });
+    expect(body.name).toBe("70B");
+  });
+
+  it("asks for no interval with 0 samples", () => {
+    expect(compareBody(INITIAL, { ...compare, samples: "0" }).uncertainty).toBeUndefined();
   });
 });

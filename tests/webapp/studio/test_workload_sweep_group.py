@@ -1,0 +1,145 @@
+"""A workload plan sweep launched as one sweep group (issue 44's question: which GPU and plan
+trains Llama 3 70B cheapest under a step-time target, with error bars, shared with a second
+user): POST /api/workloads/sweep/ with `launch`, its points the plans x cluster templates x
+GPU counts, the impossible plans kept as failed points, the sweep's table giving the cost per
+step from the records' prices with the Pareto front and the constraint's feasible points."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from simulator.workloads.cluster import TEMPLATES
+from tests.hwdb.factories import seeded_gpu
+from tests.webapp.studio.test_tasks import run_eagerly
+from webapp.studio.models import Simulation, SimulationStatus, Sweep, SweepStatus
+
+# The issue's question on a small space: 2 templates x 2 GPU counts x tp 4/8 x pp 4/8.
+QUESTION = {
+    "model": "llama3-70b",
+    "gbs": 64,
+    # selective recomputation: tp 4 does not fit an H100's 80 GB, and fits a B200's 180 GB
+    "recompute": "selective",
+    "axes": {"system": ["dgx-h100", "dgx-b200"], "gpus": [64, 128], "tp": [4, 8], "pp": [4, 8]},
+    "uncertainty": {"samples": 2, "seed": 1},
+    "name": "70B: H100 vs B200",
+    "launch": True,
+}
+
+
+@pytest.fixture(autouse=True)
+def built_in_gpus(db: None) -> None:
+    for gpu in sorted({template.gpu for template in TEMPLATES.values()}):
+        seeded_gpu(gpu)
+
+
+def _launch(client: APIClient, capture: Any, body: dict[str, Any]) -> dict[str, Any]:
+    with capture(execute=True):
+        response = client.post("/api/workloads/sweep/", body, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def test_the_cheapest_plan_under_a_step_time_target_is_flagged_and_shared(
+    client: APIClient,
+    client_for: Any,
+    other_user: Any,
+    sent: list[list[int]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    answer = _launch(client, django_capture_on_commit_callbacks, QUESTION)
+    sweep = Sweep.objects.get(pk=answer["sweep"])
+    children = list(sweep.simulations.order_by("pk"))
+    assert len(children) == answer["size"] == 16
+    # the impossible plans are failed points with the refusal's reason; the others queued once
+    failed = [c for c in children if c.status == SimulationStatus.FAILED]
+    assert len(failed) == 16 - answer["valid"] and failed
+    for child in failed:
+        reason = next(p for p in answer["points"] if p["simulation"] == child.pk)["invalid"]
+        assert child.error["message"] == reason["reason"]
+    assert sorted(pk for batch in sent for pk in batch) == sorted(
+        c.pk for c in children if c.status == SimulationStatus.QUEUED
+    )
+    for child in children:
+        if child.status == SimulationStatus.QUEUED:
+            assert run_eagerly(child).status == SimulationStatus.SUCCEEDED, child.error
+    sweep.refresh_from_db()
+    assert sweep.status == SweepStatus.FINISHED
+
+    table = client.get(f"/api/sweeps/{sweep.pk}/").json()
+    rows = [r for r in table["points"] if r["status"] == SimulationStatus.SUCCEEDED]
+    assert {r["system"] for r in rows} == {"dgx-h100", "dgx-b200"}
+    # the cost per step is the GPUs' rental over the step (docs/cost.md), from the records
+    rental = {"dgx-h100": 2.69, "dgx-b200": 5.98}
+    for row in rows:
+        expected = row["gpus"] * row["overall_time_s"] / 3600 * rental[row["system"]]
+        assert row["cost_per_step_usd"] == pytest.approx(expected)
+        # H100's interval comes from its measured kernel-model residual; B200 has none
+        width = row["overall_time_s_high"] - row["overall_time_s_low"]
+        assert (width > 0) == (row["system"] == "dgx-h100"), row
+        no_spread = "B200 SXM 180GB: no interval: no measurement"
+        assert row["interval_unmeasured"] == (no_spread if row["system"] == "dgx-b200" else "")
+
+    # the target: the median of the successful steps' times, so some plans miss it
+    times = sorted(r["overall_time_s"] for r in rows)
+    target = times[len(times) // 2]
+    query = {
+        "x": "overall_time_s",
+        "y": "cost_per_step_usd",
+        "constraint": f"overall_time_s <= {target!r}",
+    }
+    flagged = client.get(f"/api/sweeps/{sweep.pk}/", query).json()
+    under = [r for r in flagged["points"] if r["feasible"]]
+    assert under and len(under) < len(rows)
+    assert all(r["overall_time_s"] <= target for r in under)
+    cheapest = min(under, key=lambda r: r["cost_per_step_usd"])
+    front = [r for r in flagged["points"] if r["pareto"]]
+    assert cheapest in front
+    assert not any(r["pareto"] for r in flagged["points"] if not r["feasible"])
+
+    # shared read-only with a second user, who sees the same table and flags
+    shared = client.post(
+        "/api/shares/", {"sweep": sweep.pk, "username": other_user.username}, format="json"
+    )
+    assert shared.status_code == 201, shared.json()
+    seen = client_for(other_user).get(f"/api/sweeps/{sweep.pk}/", query).json()
+    assert seen["access"] == "shared"
+    assert seen["points"] == flagged["points"]
+    assert client_for(other_user).post(f"/api/sweeps/{sweep.pk}/cancel/").status_code == 404
+
+
+def test_a_b200_interval_says_it_has_no_measurement(
+    client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    body = {
+        **QUESTION,
+        "axes": {"system": ["dgx-b200", "dgx-h200"], "gpus": [64], "tp": [8], "pp": [4]},
+    }
+    answer = _launch(client, django_capture_on_commit_callbacks, body)
+    b200, h200 = (Simulation.objects.get(pk=p["simulation"]) for p in answer["points"])
+    b200, h200 = run_eagerly(b200), run_eagerly(h200)
+    unmeasured = b200.result["uncertainty"]["unmeasured"]
+    assert unmeasured == [{"record": "B200 SXM 180GB", "label": "no interval: no measurement"}]
+    assert b200.result["uncertainty"]["perturbed"] == []
+    # the H200's kernel times carry the kernel model's residual measured on the H200
+    models = [p for p in h200.result["uncertainty"]["perturbed"] if p["kind"] == "model"]
+    assert [(p["record"], p["name"]) for p in models] == [
+        ("H200 SXM 141GB", "GPU kernel (current architectures)")
+    ]
+    assert h200.result["uncertainty"]["unmeasured"] == []
+
+
+def test_a_sweep_whose_every_plan_is_refused_is_finished_at_launch(
+    client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
+) -> None:
+    body = {**QUESTION, "axes": {"system": ["dgx-h100"], "gpus": [64], "tp": [16]}}
+    answer = _launch(client, django_capture_on_commit_callbacks, body)
+    sweep = Sweep.objects.get(pk=answer["sweep"])
+    assert (answer["valid"], sweep.status, sent) == (0, SweepStatus.FINISHED, [])
+    (row,) = client.get(f"/api/sweeps/{sweep.pk}/").json()["points"]
+    assert row["status"] == SimulationStatus.FAILED and "more than the GPU's" in row["error"]
+    # the failed point's run reads as any failed run: its error is the plan's refusal
+    run = client.get(f"/api/simulations/{row['simulation']}/").json()
+    assert run["status"] == "failed" and run["error"]["field"] == "memory"
