@@ -11,13 +11,9 @@ worker in their file order:
 - a test that uses a fixture living for its module or class (a started worker, a built
   example) is grouped with the rest of its file, so the fixture is made once.
 
-The workers take their work in collection order, so every group is moved to the front, the
-browser files first: a group is a chain that only one worker can run, and most of its time is
-spent waiting (on a server, a browser, a Celery worker, a heartbeat growing old). Handed out
-last, a group such as the studio's integration tests (tests/webapp, last in collection order)
-would keep one worker busy long after the other had emptied the queue; handed out first, the
-other worker runs the single tests meanwhile, and the single tests left at the end are short
-and shared between both.
+The workers take their work in collection order, so the browser files, which wait on a server
+and a browser far longer than the other tests run, are moved to the front: started last, one of
+them would keep a worker busy long after the other has emptied the queue.
 
 Each worker has its own test database (pytest-django adds the worker's name) and its own key
 prefix in the broker's Redis database (webapp/settings/test.py).
@@ -51,10 +47,9 @@ def _group_of(item: pytest.Item) -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.pluginmanager.hasplugin("xdist"):
         return
-    groups = {id(item): _group_of(item) for item in items}
     # a stable sort: each file's tests keep their order
-    items.sort(key=lambda item: (not _is_e2e(item), groups[id(item)] is None))
+    items.sort(key=lambda item: not _is_e2e(item))
     for item in items:
-        group = groups[id(item)]
+        group = _group_of(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))

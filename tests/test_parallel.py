@@ -45,36 +45,28 @@ def test_each_browser_test_file_is_a_group_of_its_own() -> None:
         assert _group_of(SimpleNamespace(nodeid=path, _fixtureinfo=None)) == group
 
 
-def test_the_groups_are_handed_out_first_the_browser_files_first_each_file_in_its_order() -> None:
-    items: list[Any] = [
-        FakeItem("tests/simulator/test_a.py::test_one"),
-        FakeItem("tests/e2e/test_tour.py::test_tour"),
-        FakeItem("tests/webapp/test_b.py::test_two"),
-        FakeItem("tests/webapp/test_live.py::test_first", module_fixture=True),
-        FakeItem("tests/webapp/test_live.py::test_alone"),
-        FakeItem("tests/webapp/test_live.py::test_second", module_fixture=True),
-        FakeItem("tests/e2e/test_runs.py::test_first"),
-        FakeItem("tests/e2e/test_runs.py::test_second"),
+def test_the_browser_tests_are_handed_out_first_each_file_in_its_order() -> None:
+    nodeids = [
+        "tests/simulator/test_a.py::test_one",
+        "tests/e2e/test_tour.py::test_tour",
+        "tests/webapp/test_b.py::test_two",
+        "tests/e2e/test_runs.py::test_first",
+        "tests/e2e/test_runs.py::test_second",
     ]
+    items: list[Any] = [FakeItem(nodeid) for nodeid in nodeids]
     config = SimpleNamespace(pluginmanager=SimpleNamespace(hasplugin=lambda name: True))
     pytest_collection_modifyitems(config, items)  # type: ignore[arg-type]
     assert [item.nodeid for item in items] == [
         "tests/e2e/test_tour.py::test_tour",
         "tests/e2e/test_runs.py::test_first",
         "tests/e2e/test_runs.py::test_second",
-        "tests/webapp/test_live.py::test_first",
-        "tests/webapp/test_live.py::test_second",
         "tests/simulator/test_a.py::test_one",
         "tests/webapp/test_b.py::test_two",
-        "tests/webapp/test_live.py::test_alone",
     ]
     assert [item.markers for item in items] == [
         [("tests/e2e/test_tour.py",)],
         [("tests/e2e/test_runs.py",)],
         [("tests/e2e/test_runs.py",)],
-        [("tests/webapp/test_live.py",)],
-        [("tests/webapp/test_live.py",)],
-        [],
         [],
         [],
     ]
@@ -83,14 +75,9 @@ def test_the_groups_are_handed_out_first_the_browser_files_first_each_file_in_it
 class FakeItem:
     """A collected test as the collection hook sees it: a node id, markers added to it."""
 
-    def __init__(self, nodeid: str, *, module_fixture: bool = False) -> None:
+    def __init__(self, nodeid: str) -> None:
         self.nodeid = nodeid
-        # a fixture of the suite's own (it has a base id) living for the module, as
-        # pytest describes it to the collection hook
-        definition = SimpleNamespace(baseid=nodeid.split("::", 1)[0], scope="module")
-        self._fixtureinfo = (
-            SimpleNamespace(name2fixturedefs={"started": [definition]}) if module_fixture else None
-        )
+        self._fixtureinfo = None
         self.markers: list[tuple[Any, ...]] = []
 
     def add_marker(self, marker: Any) -> None:
