@@ -47,7 +47,7 @@ else at the DRAM bandwidth of (C.3)), c the operations per sector access (`atomi
 1 by default; 8 for a warp's 4-byte atomics on consecutive addresses). Atomics on
 one address serialise: the L2 does `atomicSameAddressRate` operations per clock on a common
 address, one on Kepler GK110 and later (NVIDIA, "Kepler GK110 Architecture Whitepaper", 2012,
-"Atomic operation throughput to a common global memory address is improved by 9x to one
+"Atomic operation throughput to a common global memory address is improved [...] to one
 operation per clock"); so D distinct addresses (`atomicAddresses`, absent for addresses
 spread over the whole L2) give at most D operations per clock.
 (C.9): a block's warps leave a __syncthreads barrier together, so each of its n_bar barriers

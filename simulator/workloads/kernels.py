@@ -49,8 +49,8 @@ UNFUSED_DROPOUT_BYTES = 5.0
 FLASH_ATTENTION_DATA = (
     Path(__file__).resolve().parents[1] / "models" / "data" / "flash_attention.json"
 )
-# Hopper and later run the published FlashAttention-3 kernels' efficiency; Blackwell (10.x and
-# later) takes Hopper's fraction of its own dense BF16 peak, as no Blackwell attention figure
+# Hopper and later run the published FlashAttention-3 kernels' efficiency; Blackwell (compute
+# capability 10 and later) takes Hopper's fraction of its own dense BF16 peak, as no Blackwell attention figure
 # is committed, and the result says so. Ampere keeps the tile model: the FlashAttention-2
 # paper's A100 figures were not found in a form that could be committed.
 FLASH_ATTENTION_MIN_CC = 9.0
@@ -210,7 +210,7 @@ class KernelTimer:
         for Hopper and later; None for earlier GPUs. The FLOPs are counted as the published
         figures count them: 4 Sq Sk d per head forward, halved with the causal mask (with
         context parallelism Sq = Sk / cp and the mask covers half of all ranks' scores),
-        2.5 x for backward; the efficiency is looked up at Sk, the keys each query tile runs
+        five halves of that for backward; the efficiency is looked up at Sk, the keys each query tile runs
         over, and applied to the record's own dense BF16 peak. The kernel takes the slower of
         this and the tile model, whose memory terms still bound short-query (decode) shapes
         the figures do not cover."""
