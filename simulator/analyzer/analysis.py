@@ -109,6 +109,7 @@ class KernelAnalysis:
             "INS_shared": self.counts.shared_accesses,
             "INS_atomic": self.counts.atomic_accesses,
             "INS_atomic_global": self.counts.global_atomics,
+            "OPS_atomic_global": self.counts.global_atomic_operations,
             "INS_barrier": self.counts.barriers,
             "INS_int": by_class.get("int", zero),
             "INS_global": self.counts.global_accesses,
@@ -138,9 +139,10 @@ class KernelAnalysis:
     def model_params(self, trips: Mapping[str, int] | None = None) -> dict[str, Any]:
         """Return the built-in GPU models' parameters: Volkov's (000 Listing 5 names), and the
         current-architecture model's INTInstructions, tensorInstructions and tensorPrecision
-        (when every tensor instruction has the same one), atomicsPerThread (every lane of a
-        global atomic instruction one operation; predicated-off lanes are not known here) and
-        barrierInstructions, the last two where the kernel has them."""
+        (when every tensor instruction has the same one), atomicsPerThread (OPS_atomic_global:
+        every lane of a global atomic instruction one operation, a warp-aggregated one one per
+        warp; other predicated-off lanes are not known here) and barrierInstructions, the last
+        two where the kernel has them."""
         values = self.values(trips)
         params: dict[str, Any] = {
             "CUDACoreInstructions": values["INS_cuda"],
@@ -159,7 +161,7 @@ class KernelAnalysis:
                 params["tensorPrecision"] = self.counts.tensor_precisions[0]
         # (C.8) and (C.9); absent, so that a kernel without them keeps its parameters
         if values["INS_atomic_global"]:
-            params["atomicsPerThread"] = values["INS_atomic_global"]
+            params["atomicsPerThread"] = values["OPS_atomic_global"]
         if values["INS_barrier"]:
             params["barrierInstructions"] = values["INS_barrier"]
         if self.resources is not None:

@@ -18,6 +18,14 @@ Each reachable instruction counts once per execution: 1 outside loops, ``a`` ins
   INS_atomic_global the global ones (resolved in L2), INS_barrier the block barriers (BAR.SYNC:
   __syncthreads); the tensor instructions' precisions (`isa.tensor_precision`) are collected
   beside INS_tensor.
+* OPS_atomic_global: the global atomic operations per lane, i.e. INS_atomic_global with every
+  lane counted, except a warp-aggregated atomic (`leader_only`), which is one operation per
+  warp. ptxas aggregates a warp's 32-bit integer atomics on an address it can prove uniform
+  (a kernel parameter, an address from blockIdx): the warp's lanes vote (VOTEU.ANY), the lowest
+  active lane is elected (UFLO, compared with SR_LANEID), the values are combined (POPC of the
+  vote for a constant, REDUX.SUM/MIN/MAX for a varying one) and the leader alone issues the
+  REDG/ATOMG. Float and 64-bit atomics and addresses it cannot prove uniform (data-dependent,
+  masked by a runtime value) keep one operation per lane (docs/kernel-analyzer.md, "Atomics").
 
 INS_issued of 000 Listing 3 is ``24 + 3a`` here, not the paper's ``23 + 4a``: the paper subtracts
 all three dual issues from the once-executed part although one pair (FADD with the loop's BRA)
@@ -53,6 +61,8 @@ class Counts:
     shared_accesses: Polynomial
     atomic_accesses: Polynomial = field(default_factory=Polynomial)  # INS_atomic
     global_atomics: Polynomial = field(default_factory=Polynomial)  # INS_atomic_global
+    # OPS_atomic_global: operations per lane (a warp-aggregated atomic is one per warp)
+    global_atomic_operations: Polynomial = field(default_factory=Polynomial)
     barriers: Polynomial = field(default_factory=Polynomial)  # INS_barrier
     # the precisions of the live tensor instructions (isa.tensor_precision), sorted
     tensor_precisions: tuple[str, ...] = ()
@@ -78,6 +88,38 @@ def multiplier(index: int, loops: list[Loop]) -> Polynomial:
     return result
 
 
+def _definition(instructions: list[Instruction], before: int, register: str) -> Instruction | None:
+    """Return the last instruction before index `before` that writes `register` (straight-line
+    order: ptxas emits the aggregation sequence in one block)."""
+    for instruction in reversed(instructions[:before]):
+        if register in instruction.dests:
+            return instruction
+    return None
+
+
+def leader_only(instructions: list[Instruction], position: int) -> bool:
+    """Return whether the global atomic at list position `position` is issued by one elected
+    lane: guarded (not negated) by a predicate set by ISETP.EQ from SR_LANEID and the (U)FLO
+    of a warp vote, the sequence ptxas emits for a warp-aggregated atomic."""
+    atomic = instructions[position]
+    if atomic.guard is None or atomic.guard_negated:
+        return False
+    test = _definition(instructions, position, atomic.guard)
+    if test is None or not test.opcode.startswith("ISETP.EQ"):
+        return False
+    place = instructions.index(test)
+    sources = {
+        register: _definition(instructions, place, register)
+        for register in test.srcs
+        if register not in ("PT", "UPT")
+    }
+    lane = any(
+        d is not None and d.base == "S2R" and "SR_LANEID" in d.operands for d in sources.values()
+    )
+    elected = any(d is not None and d.base in ("FLO", "UFLO") for d in sources.values())
+    return lane and elected
+
+
 def count(
     instructions: list[Instruction],
     live: set[int],
@@ -100,9 +142,10 @@ def count(
     shared_accesses = Polynomial()
     atomic_accesses = Polynomial()
     global_atomics = Polynomial()
+    global_atomic_operations = Polynomial()
     barriers = Polynomial()
     precisions: set[str] = set()
-    for instruction in instructions:
+    for position, instruction in enumerate(instructions):
         if instruction.index not in live:
             continue
         times = multiplier(instruction.index, loops)
@@ -114,6 +157,10 @@ def count(
             atomic_accesses = atomic_accesses + times
         if instruction.base in isa.GLOBAL_ATOMICS:
             global_atomics = global_atomics + times
+            leader = leader_only(instructions, position)
+            global_atomic_operations = global_atomic_operations + (
+                times * (1.0 / warp_size) if leader else times
+            )
         if isa.is_block_barrier(instruction.opcode):
             barriers = barriers + times
         issued = issued + times
@@ -162,6 +209,7 @@ def count(
         shared_accesses=shared_accesses,
         atomic_accesses=atomic_accesses,
         global_atomics=global_atomics,
+        global_atomic_operations=global_atomic_operations,
         barriers=barriers,
         tensor_precisions=tuple(sorted(precisions)),
     )

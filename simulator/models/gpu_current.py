@@ -39,8 +39,9 @@ and later), so (4.4)'s shared-memory term is multiplied by the accesses' average
     global_memory' = global_memory * s * sector / (warp_size * b)                           (C.10)
 
 (C.8): global atomics are resolved in the L2 slices. `a` is the global atomic operations per
-thread (`atomicsPerThread`; the analyzer gives its global ATOM/RED instructions per warp, a
-kernel whose atomics run on one lane of a block gives the fraction), R_sector the L2's atomic
+thread (`atomicsPerThread`; the analyzer gives its global ATOM/RED instructions per warp, one
+per warp for an atomic ptxas aggregated over the warp, and a kernel whose atomics run on one
+lane of a block gives the fraction), R_sector the L2's atomic
 throughput in operations per second when every operation is its own 32-byte sector access
 (`L2AtomicThroughput` where recorded, else one sector access per operation at `L2Bandwidth`,
 else at the DRAM bandwidth of (C.3)), c the operations per sector access (`atomicsPerSector`,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -290,3 +291,29 @@ def test_the_zoo_describes_its_atomics_by_addresses_and_sectors():
     reduce = document["reduction_atomic/reduce_sum/n=67108864"]
     assert reduce["params"]["atomicsPerThread"] == pytest.approx(1 / 256)
     assert reduce["bound"][target] != "atomics"
+
+
+def test_only_the_compiler_aggregated_atomic_counts_one_operation_per_warp():
+    """ptxas aggregates atomic_add_warp's unsigned add on its parameter address (the SASS's
+    elected lane issues the REDG), not atomic_add's float add on a runtime-masked address nor
+    histogram_global's data-indexed one: the analyzer reads that from the committed SASS."""
+    sass = (predict.KERNEL_DIR / "zoo.sass").read_text(encoding="utf-8")
+    functions = {
+        name: body
+        for name, body in re.findall(r"Function : (\S+)\n(.*?)(?=\n\t\tFunction : |\Z)", sass, re.S)
+    }
+    warp = next(body for name, body in functions.items() if "atomic_add_warp" in name)
+    assert "VOTEU.ANY" in warp and "REDUX.SUM" in warp and "@P0 REDG" in warp
+    plain = next(body for name, body in functions.items() if "10atomic_addE" in name)
+    assert "VOTE" not in plain and "REDG.E.ADD.F32" in plain
+    document = json.loads(predict.PREDICTIONS.read_text(encoding="utf-8"))["predictions"]
+    target = "H100 SXM5 80GB (record)"
+    aggregated = document["reduction_atomic/atomic_add_warp/n=4194304;addresses=1"]
+    every_lane = document["reduction_atomic/atomic_add/n=4194304;addresses=1"]
+    assert aggregated["params"]["atomicsPerThread"] == pytest.approx(1 / 32)
+    assert every_lane["params"]["atomicsPerThread"] == 1
+    same = document["histogram/histogram_global/n=16777216;data=same"]
+    assert same["params"]["atomicsPerThread"] == 1
+    # the same elements on one address: one operation per warp against one per lane
+    ratio = every_lane["time_s"][target] / aggregated["time_s"][target]
+    assert 20 < ratio < 32

@@ -192,6 +192,16 @@ __global__ void atomic_add(int n, unsigned mask, const float *__restrict__ in, f
   if (i < n) atomicAdd(out + (i & mask), in[i]);
 }
 
+// The same one-address sum as atomic_add with mask 0, on unsigned integers at an address ptxas
+// can prove warp-uniform (the parameter itself): it aggregates the warp's atomics (VOTEU.ANY,
+// UFLO, REDUX.SUM, one REDG by the elected lane), which it does not for atomic_add's floats or
+// runtime-masked addresses. The pair measures a warp's same-address REDG against one
+// operation per warp: whether the hardware merges the lanes of the former.
+__global__ void atomic_add_warp(int n, const unsigned *__restrict__ in, unsigned *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(out, in[i]);
+}
+
 // 256-bin histograms: every element an atomic in global memory, or first in the block's
 // shared-memory copy (merged with 256 global atomics per block).
 __global__ void histogram_global(int n, const unsigned char *__restrict__ data, unsigned *bins) {
@@ -398,13 +408,14 @@ void run_atomics(Runner &r) {
   const int big = 1 << 26;
   float *in = device_alloc<float>(r, big), *acc = device_alloc<float>(r, 1 << 16);
   unsigned char *spread = device_alloc<unsigned char>(r, big), *same = device_alloc<unsigned char>(r, big);
-  unsigned *bins = device_alloc<unsigned>(r, 256);
+  unsigned *bins = device_alloc<unsigned>(r, 256), *count = device_alloc<unsigned>(r, 1);
   fill(r, big, in, 4);
   if (!r.listing()) {
     fill_bytes<<<blocks(big, 256), 256>>>(big, spread, 0);
     fill_bytes<<<blocks(big, 256), 256>>>(big, same, 1);
     CHECK(cudaMemset(acc, 0, (1 << 16) * sizeof(float)));
     CHECK(cudaMemset(bins, 0, 256 * sizeof(unsigned)));
+    CHECK(cudaMemset(count, 0, sizeof(unsigned)));
   }
   for (int n : {1 << 22, 1 << 26}) {
     r.measure("reduction_atomic", "reduce_sum", label("n=%lld", n), blocks(n, BLOCK), BLOCK, 0,
@@ -417,6 +428,10 @@ void run_atomics(Runner &r) {
               blocks(an, BLOCK), BLOCK, 0, reinterpret_cast<const void *>(atomic_add), 1.0 * an, 8.0 * an,
               [=] { atomic_add<<<blocks(an, BLOCK), BLOCK>>>(an, mask, in, acc); });
   }
+  const unsigned *bits = reinterpret_cast<const unsigned *>(in);  // the floats' bits as data
+  r.measure("reduction_atomic", "atomic_add_warp", label("n=%lld;addresses=%lld", an, 1LL), blocks(an, BLOCK),
+            BLOCK, 0, reinterpret_cast<const void *>(atomic_add_warp), 1.0 * an, 8.0 * an,
+            [=] { atomic_add_warp<<<blocks(an, BLOCK), BLOCK>>>(an, bits, count); });
   const int hn = 1 << 24;
   for (int s = 0; s < 2; ++s) {
     const unsigned char *data = s ? same : spread;
@@ -433,6 +448,7 @@ void run_atomics(Runner &r) {
   device_free(spread);
   device_free(same);
   device_free(bins);
+  device_free(count);
 }
 
 void run_spmv(Runner &r) {

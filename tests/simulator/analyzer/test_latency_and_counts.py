@@ -154,6 +154,42 @@ def test_tensor_int_and_atomic_counts_reach_the_current_models_parameters() -> N
     assert analysis.counts.tensor_precisions == ("bf16",)
 
 
+# ptxas 13.0 (sm_90) for `atomicAdd(p, in[threadIdx.x])` with `p` a kernel parameter and
+# unsigned values: the warp votes, elects its lowest lane, sums with REDUX and the leader adds
+WARP_AGGREGATED = """
+S2R R5, SR_TID.X;
+LDG.E R2, desc[UR6][R2.64];
+VOTEU.ANY UR4, UPT, PT;
+S2R R0, SR_LANEID;
+UFLO.U32 UR4, UR4;
+ISETP.EQ.U32.AND P0, PT, R0, UR4, PT;
+REDUX.SUM UR5, R2;
+MOV R7, UR5;
+@P0 REDG.E.ADD.STRONG.GPU desc[UR6][R4.64], R7;
+EXIT;
+"""
+
+
+def test_a_warp_aggregated_atomic_is_one_operation_per_warp() -> None:
+    analysis = analyze_sass(WARP_AGGREGATED, "sm_90")
+    values = analysis.values()
+    assert values["INS_atomic_global"] == 1  # one instruction per warp either way
+    assert values["OPS_atomic_global"] == pytest.approx(1 / 32)  # issued by the leader alone
+    assert analysis.model_params()["atomicsPerThread"] == pytest.approx(1 / 32)
+    # the same REDG under a predicate that does not elect one lane: every lane an operation
+    bounded = WARP_AGGREGATED.replace(
+        "ISETP.EQ.U32.AND P0, PT, R0, UR4, PT;", "ISETP.GE.AND P0, PT, R5, 0x10, PT;"
+    )
+    assert analyze_sass(bounded, "sm_90").values()["OPS_atomic_global"] == 1
+    # a compare of the lane id with a constant is not an election: as for any other predicate
+    # (`if (threadIdx.x == 0)`), the analyzer does not know which lanes are off and counts all
+    fixed = WARP_AGGREGATED.replace("UFLO.U32 UR4, UR4;", "MOV UR4, 0x3;")
+    assert analyze_sass(fixed, "sm_90").values()["OPS_atomic_global"] == 1
+    # negated guard: the lanes that are not the leader
+    negated = WARP_AGGREGATED.replace("@P0 REDG", "@!P0 REDG")
+    assert analyze_sass(negated, "sm_90").values()["OPS_atomic_global"] == 1
+
+
 @pytest.mark.parametrize(
     ("opcode", "precision"),
     [
