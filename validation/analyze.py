@@ -41,7 +41,9 @@ from simulator.models.volkov import GpuHardware, KernelProfile, estimate_kernel,
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SEED_PATH = REPO_ROOT / "hwdb" / "seed" / "hardware.json"
-# measured attributes a spec-sheet record does not have (for the H200 prediction from spec)
+# measured attributes a spec-sheet record does not have (for the H200 prediction from spec, in
+# the kit's "(spec)" rows and the zoo's spec predictions alike): the kit's profile and the
+# clock-wake penalty and time constant (issue 42: the spec rows must not read the H200's runs)
 MEASURED_KEYS = (
     "kernelLaunchOverhead",
     "memoryEfficiency",
@@ -55,6 +57,8 @@ MEASURED_KEYS = (
     "L1HitLatency",
     "dependentIssueLatency",
     "issueRate",
+    "clockWakePenalty",
+    "clockWakeTimeConstant",
 )
 
 LARGE_N = 10_000_000  # 000 section 6.3: "large data size (>= 10000000 elements)"

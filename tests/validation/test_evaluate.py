@@ -243,3 +243,15 @@ def test_a_run_with_application_windows_gives_predicted_and_measured_energy(tmp_
     assert 0 < found.kernel_s < found.predicted_s
     notes = ev.evaluate_run(run).notes
     assert any(note.startswith("application energy (whole run") for note in notes)
+
+
+def test_the_spec_rows_read_no_measured_attribute_of_the_gpu_the_wake_included():
+    """issue 42: the "(spec)" rows predict from the spec sheet plus the architecture profile;
+    a record whose clock-wake penalty is absurd changes the record rows, not the spec rows."""
+    run = next(r for r in RUNS if r.record_name.startswith("H200") and r.role == "judge")
+    record = load_record(run.record_name)
+    absurd = {**record, "clockWakePenalty": 1e-3, "clockWakeTimeConstant": 1e-3}
+    spec = ev.evaluate_run(run, spec_only=True, gpu_record=record).current
+    assert ev.evaluate_run(run, spec_only=True, gpu_record=absurd).current == spec
+    as_recorded = ev.evaluate_run(run, gpu_record=record).current["application"]
+    assert ev.evaluate_run(run, gpu_record=absurd).current["application"] != as_recorded
