@@ -48,23 +48,34 @@ def test_the_current_models_meet_the_threshold_on_every_out_of_sample_h100_run(
         assert result.current[scenario] <= ev.THRESHOLDS[scenario], (result.run, scenario)
 
 
-# The H200's scenarios that hold on every machine: on some of them a short kernel right after
-# the pageable copies takes up to 20 us more than on others and than the model says (the
-# memory-bound intensity points, N < 10^7), and the application's pageable copies run at the
-# host's rate (docs/validation/README.md); occupancy's and N >= 10^7's kernels are long
-# enough for it not to matter, and 003's are launched back to back.
-H200_SCENARIOS_EVERY_MACHINE = ("occupancy", "large_n", "time_003", "energy_003")
+def test_every_judged_miss_is_declared_with_its_reason_and_every_declared_one_misses():
+    """issue 42: no exemption. Every judged run (H100 and H200, from the record and from the
+    spec sheet) meets every threshold of issue 11, or the miss is declared, with its reason, in
+    validation/data/known_misses.json, which the report prints; a declared miss that holds
+    again fails too, so that the list says what the data say."""
+    results = []
+    for run in RUNS:
+        results.append(ev.evaluate_run(run))
+        if run.record_name.startswith("H200"):
+            results.append(ev.evaluate_run(run, spec_only=True))
+    declared = ev.load_known_misses()
+    assert all(m["reason"] and m["mode"] in ("record", "spec") for m in declared)
+    actual = ev.threshold_misses(results)
+    assert actual == ev.declared_misses(declared), (
+        "undeclared misses: "
+        + repr(sorted(actual - ev.declared_misses(declared)))
+        + "; declared but holding: "
+        + repr(sorted(ev.declared_misses(declared) - actual))
+    )
+    # the judged runs are most of the data: both GPUs, both modes
+    assert {r.run for r in results if r.role == "judge"} >= {r.name for r in H100_JUDGED}
 
 
-@pytest.mark.parametrize(
-    "run", [r for r in RUNS if r.record_name.startswith("H200")], ids=lambda run: run.name
-)
-def test_the_current_models_meet_the_threshold_on_every_h200_run_for_long_kernels_and_energy(
-    run,
-):
-    result = ev.evaluate_run(run)
-    for scenario in H200_SCENARIOS_EVERY_MACHINE:
-        assert result.current[scenario] <= ev.THRESHOLDS[scenario], (run.name, scenario)
+def test_an_undeclared_miss_is_found():
+    run = next(r for r in RUNS if r.record_name.startswith("H200") and r.role == "judge")
+    slow = {**load_record(run.record_name), "memoryEfficiency": 0.3}
+    result = ev.evaluate_run(run, gpu_record=slow)
+    assert (run.name, "record", "large_n") in ev.threshold_misses([result])
 
 
 def test_the_paper_models_are_still_far_off_on_the_same_runs(h100_results):
@@ -119,12 +130,14 @@ def test_evaluate_prints_every_scenario_as_json_for_one_run_and_for_all():
     )
     assert one.returncode == 0, one.stderr
     data = json.loads(one.stdout)
-    assert set(data) == set(ev.SCENARIOS)
+    # the scenarios, and the application with pageable copies reported apart (the host's)
+    assert set(data) == {*ev.SCENARIOS, "application_pageable"}
+    assert set(data.pop("application_pageable")) == {"current"}
     assert all(set(v) == {"paper", "current"} for v in data.values())
     assert data["occupancy"]["current"] < data["occupancy"]["paper"]
     every = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
     assert every.returncode == 0, every.stderr
-    assert set(json.loads(every.stdout)) == set(ev.SCENARIOS)
+    assert set(json.loads(every.stdout)) == {*ev.SCENARIOS, "application_pageable"}
 
 
 def test_the_report_is_generated_from_the_data(tmp_path):
