@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_JSON_BYTES",
+    "MAX_TRACE_BYTES",
     "TRACE_ENTRY",
     "TRACE_LIMITS",
     "TraceSandboxError",

@@ -1,6 +1,12 @@
 """`python -m simulator import-trace`: a PyTorch profiler (Kineto) trace or an Nsight Systems
 SQLite export turned into an application model, a system snapshot to replay it on, and a
-report of how each kernel was timed (simulator.trace_model; docs/traces.md)."""
+report of how each kernel was timed (simulator.trace_model; docs/traces.md).
+
+The trace is read and mapped where the web's upload is: in a sandbox child with the limits of
+simulator.trace_sandbox (`import_trace_in_sandbox`), never in this process, so a hostile file
+(deep nesting, gigantic numbers, an SQLite export that expands) is refused with the limit it
+ran into. A GPU given as a JSON record file is read here (a small record, as the other
+commands read hardware files) and sent to the child in front of the hardware seed's records."""
 
 from __future__ import annotations
 
@@ -10,14 +16,17 @@ import os
 import tempfile
 
 from simulator.cli.common import CLI_MESSAGES, CliError, table
-from simulator.trace_import import TraceError, read_trace
-from simulator.trace_model import (
-    GpuRecord,
-    TraceImportError,
-    gpu_record,
-    import_trace,
-    match_gpu,
-)
+from simulator.gpu_catalogue import GpuCatalogue, seed_catalogue
+from simulator.trace_sandbox import MAX_TRACE_BYTES, TraceSandboxError, import_trace_in_sandbox
+
+# The command line's options for the fields a refusal names (simulator.trace_sandbox.FIELDS).
+OPTIONS = {
+    "measured_gpu": "--measured-gpu",
+    "target_gpu": "--target-gpu",
+    "system": "--system",
+    "ranks": "--ranks",
+}
+MSG_READ = "cannot read the trace {path}: {reason}"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,36 +66,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def command_import_trace(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    """Import the trace, write the model (and snapshot and report), print the summary."""
+    """Import the trace in the sandbox, write the model (and snapshot and report), print the
+    summary."""
+    catalogue, measured, target = _catalogue(args.measured_gpu or "", args.target_gpu or "")
     try:
-        profile = read_trace(args.trace)
-        measured: GpuRecord | None
-        if args.measured_gpu:
-            measured = gpu_record(args.measured_gpu)
-        else:
-            measured = match_gpu(profile.gpu_name)
-        target = gpu_record(args.target_gpu) if args.target_gpu else None
-        imported = import_trace(
-            profile,
-            measured=measured,
-            target=target,
+        with open(args.trace, "rb") as file:
+            # one byte past the limit is enough for import_trace_in_sandbox to refuse it
+            data = file.read(MAX_TRACE_BYTES + 1)
+    except OSError as error:
+        raise CliError(MSG_READ.format(path=args.trace, reason=error.strerror or error)) from error
+    try:
+        imported = import_trace_in_sandbox(
+            data=data,
+            filename=os.path.basename(args.trace),
+            catalogue=catalogue,
+            measured_gpu=measured,
+            target_gpu=target,
             ranks=args.ranks,
-            source_name=os.path.basename(args.trace),
             system=args.system,
         )
-    except (TraceError, TraceImportError) as error:
-        raise CliError(str(error)) from error
+    except TraceSandboxError as error:
+        # a refusal of the trace names its file already; one of an option gets its name
+        option = OPTIONS.get(error.field)
+        raise CliError(f"{option}: {error.message}" if option else error.message) from error
     # Written only once all of it is ready: a failure above leaves no file behind.
-    outputs = [(args.output, imported.app_source)]
+    outputs = [(args.output, imported["app_source"])]
     if args.snapshot:
-        outputs.append((args.snapshot, json.dumps(imported.snapshot, indent=1) + "\n"))
+        outputs.append((args.snapshot, json.dumps(imported["snapshot"], indent=1) + "\n"))
     if args.report:
-        outputs.append((args.report, json.dumps(imported.report, indent=1) + "\n"))
+        outputs.append((args.report, json.dumps(imported["report"], indent=1) + "\n"))
     for target_path, text in outputs:
         _write(target_path, text, stdout)
     if "-" not in (args.output, args.report):
-        stdout.write(format_report(imported.report) + "\n")
+        stdout.write(format_report(imported["report"]) + "\n")
     return 0
+
+
+def _catalogue(measured: str, target: str) -> tuple[GpuCatalogue, str, str]:
+    """Return the catalogue sent to the child and the names it is asked for: a spec that is a
+    JSON record file (simulator.trace_model.gpu_record) is read here and its record put in
+    front of the hardware seed's; a name is passed on as it is."""
+    seed = seed_catalogue()
+    own = []
+    names = []
+    for option, spec in (("--measured-gpu", measured), ("--target-gpu", target)):
+        if spec.strip().endswith(".json") and os.path.exists(spec.strip()):
+            # Lazy: the kernel models load NumPy, needed here only for a record file.
+            from simulator.trace_model import TraceImportError, gpu_record
+
+            try:
+                record = gpu_record(spec.strip())
+            except TraceImportError as error:
+                raise CliError(f"{option}: {error}") from error
+            own.append(record)
+            names.append(record.name)
+        else:
+            names.append(spec)
+    catalogue = GpuCatalogue([*own, *seed.records], where=seed.where) if own else seed
+    return catalogue, names[0], names[1]
 
 
 def _write(path: str, text: str, stdout: TextIO) -> None:

@@ -84,6 +84,14 @@ def name(tp_i, cp_i, dp_i, stage):
 tp_group = [name(t, cp_i, dp_i, stage) for t in range(TP)]
 cp_group = [name(tp_i, c, dp_i, stage) for c in range(CP)]
 dp_group = [name(tp_i, cp_i, d, stage) for d in range(DP)]
+# The data-parallel collectives as NCCL runs them over several nodes: its rings are built
+# inside a node first and each channel leaves the node through another NIC, so a group with
+# several GPUs per node uses all of their NICs ("we can use NVLink to split the operations in
+# N parts then balance the traffic onto the N NICs", NCCL's maintainer, NVIDIA/nccl#601).
+# "auto" picks the library's hierarchical schedule for such a group (docs/collectives.md, "The
+# automatic choice") and the ring otherwise; a flat ring would send all of a node's traffic
+# through the one NIC of the GPU where the ring leaves it.
+DP_ALGORITHM = "auto"
 EP = {ep}  # expert groups: EP consecutive ranks of the CP x DP ranks of this TP rank and stage
 first = (dp_i * CP + cp_i) // EP * EP
 ep_group = [name(tp_i, j % CP, j // CP, stage) for j in range(first, first + EP)]
@@ -125,7 +133,7 @@ def run_chunk(kind, chunk):
     if source is not None:
         sim.p2pCommunicationReceive(source, 0)
     if DATA_PARALLEL == "fsdp" and DP > 1:
-        sim.allgather(FSDP_BYTES[index], dp_group, "ring", 0)
+        sim.allgather(FSDP_BYTES[index], dp_group, DP_ALGORITHM, 0)
     if CP > 1:
         if kind == "F":
             sim.allgather(CP_BYTES[index], cp_group, "ring", 0)
@@ -140,7 +148,7 @@ def run_chunk(kind, chunk):
         tp_bytes = TP_BYTES if kind == "F" else TP_BACKWARD_BYTES
         sim.allreduce(tp_bytes[index], tp_group, "ring", 0)
     if DATA_PARALLEL == "fsdp" and DP > 1 and kind == "B":
-        sim.reduceScatter(2 * FSDP_BYTES[index], dp_group, "ring", 0)
+        sim.reduceScatter(2 * FSDP_BYTES[index], dp_group, DP_ALGORITHM, 0)
     target = neighbour(chunk, 1 if kind == "F" else -1)
     if target is not None:
         sim.p2pCommunicationSend(ACTIVATION_BYTES, target, None, 0)
@@ -151,13 +159,13 @@ if PIPELINE:
         run_chunk(kind, chunk)
 
 if "reduce" in PHASES and DP > 1 and DATA_PARALLEL == "ddp":
-    sim.allreduce(GRADIENT_BYTES[stage], dp_group, "ring", 0)
+    sim.allreduce(GRADIENT_BYTES[stage], dp_group, DP_ALGORITHM, 0)
 elif "reduce" in PHASES and DP > 1 and DATA_PARALLEL == "zero1":
-    sim.reduceScatter(GRADIENT_BYTES[stage], dp_group, "ring", 0)
+    sim.reduceScatter(GRADIENT_BYTES[stage], dp_group, DP_ALGORITHM, 0)
 if "optimizer" in PHASES:
     sim.computation({{"seconds": OPTIMIZER_S[stage], "pass": "optimizer"}})
 if "gather" in PHASES and DP > 1 and DATA_PARALLEL == "zero1":
-    sim.allgather(WEIGHT_BYTES[stage], dp_group, "ring", 0)
+    sim.allgather(WEIGHT_BYTES[stage], dp_group, DP_ALGORITHM, 0)
 '''
 
 

@@ -7,6 +7,7 @@ command line would write it."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import sqlite3
@@ -19,6 +20,7 @@ import pytest
 
 import simulator.trace_import
 import simulator.trace_sandbox
+from simulator.cli import main
 from simulator.gpu_catalogue import GpuCatalogue, seed_catalogue
 from simulator.sandbox import child_entry
 from simulator.sandbox.parent import Limits, run_sandboxed
@@ -198,3 +200,35 @@ def test_a_trace_past_the_size_limit_is_not_sent() -> None:
         import_trace_in_sandbox(
             data=b" " * (64 * 1024**2 + 1), filename="t.json", catalogue=seed_catalogue()
         )
+
+
+def test_the_command_line_reads_the_trace_in_the_sandbox_too(
+    tmp_path: Path, no_parsing_here: None
+) -> None:
+    """`python -m simulator import-trace` goes through import_trace_in_sandbox like the web:
+    nothing of the trace is parsed here, and a hostile one is refused with its name."""
+    hostile = tmp_path / "deep.json"
+    hostile.write_bytes(b"[" * 1_000_000 + b"]" * 1_000_000)
+    app = tmp_path / "app.py"
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["import-trace", str(hostile), "-o", str(app)], stdout=out, stderr=err)
+    assert status == 2
+    message = err.getvalue()
+    assert "deep.json: its JSON nests deeper than it can be read" in message, message
+    assert not app.exists()
+    # a good trace, the target GPU a record file of the user's: read here, looked up there
+    good = tmp_path / "step.json"
+    good.write_text(json.dumps(kineto_trace()))
+    mine = tmp_path / "mine.json"
+    h100 = seed_catalogue().get("H100 SXM5 80GB")
+    mine.write_text(json.dumps({"name": "My H100", "attributes": dict(h100.attributes)}))
+    report = tmp_path / "report.json"
+    argv = ["import-trace", str(good), "-o", str(app), "--report", str(report),
+            "--target-gpu", str(mine)]  # fmt: skip
+    assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
+    assert json.loads(report.read_text())["target_record"] == "My H100"
+    assert "sim." in app.read_text()
+    # a name the catalogue lacks is refused naming the option
+    argv = ["import-trace", str(good), "-o", str(tmp_path / "other.py"), "--measured-gpu", "Z9"]
+    assert main(argv, stdout=out, stderr=err) == 2
+    assert "--measured-gpu: no GPU record 'Z9'" in err.getvalue()

@@ -444,3 +444,24 @@ def test_attention_before_hopper_keeps_the_tile_model_and_blackwell_says_its_rul
     b200 = KernelTimer(gpu_record("B200 SXM 180GB"))
     b200.attention("attention", 64, 4096, 4096, 128, False)
     assert any("FlashAttention-3's published H100 efficiency" in n for n in b200.notes)
+
+
+def test_data_parallel_collectives_over_nodes_use_every_nic_of_the_group() -> None:
+    """A data-parallel group with several GPUs on each of several nodes reduces as NCCL's
+    rings do, leaving each node through all of their NICs (the hierarchical schedule), not
+    as one flat ring through the one NIC where it leaves each node."""
+    plan = ParallelPlan(gpus=16, tp=2, mbs=1, gbs=16, data_parallel="zero1")
+    timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
+    tables = training.step_tables(TINY, plan, timer)
+    snapshot = training.cluster_snapshot(training.TEMPLATES["dgx-h100"], plan.gpus)
+    app = training.training_app(TINY, plan, tables, phases=("reduce",), pipeline=False)
+    assert 'DP_ALGORITHM = "auto"' in app
+    flat = app.replace('DP_ALGORITHM = "auto"', 'DP_ALGORITHM = "ring"')
+    ranks = training._ranks(plan, replicas=None, stages=None, tp_cp=False)
+    assert len({rank // 8 for rank in ranks}) == 2 and len(ranks) == 8  # 4 per node
+    grouped = training._run(snapshot, app, ranks)["overall_time_s"]
+    ring = training._run(snapshot, flat, ranks)["overall_time_s"]
+    # the ring's inter-node hops carry all the data through one 50 GB/s NIC per node
+    one_nic = (plan.dp - 1) / plan.dp * tables.gradient[0] / 50e9
+    assert ring == pytest.approx(one_nic, rel=0.1)
+    assert grouped < 0.5 * ring
