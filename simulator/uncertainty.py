@@ -295,8 +295,29 @@ def interval(values: Sequence[float]) -> dict[str, float]:
     }
 
 
-# A sample's figures: the overall time [s] and the total energy [J] of one simulation.
-Figures = tuple[float, float]
+# A sample's figures: the overall time [s] and the total energy [J] of one simulation, and
+# optionally its cost (simulator.cost.run_cost of that sample's time and energy; None where
+# no record is priced).
+Figures = tuple[float, float] | tuple[float, float, Mapping[str, Any] | None]
+
+
+def _cost_interval(costs: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
+    """Return the interval of the samples' costs ({cost_usd, cost_per_unit}), or nothing
+    where a sample has no total (no record priced)."""
+    totals = [cost.get("total") if cost is not None else None for cost in costs]
+    if not costs or any(not isinstance(total, int | float) for total in totals):
+        return {}
+    units: dict[str, list[float]] = {}
+    for cost in costs:
+        assert cost is not None
+        for unit, value in (cost.get("per_unit") or {}).items():
+            units.setdefault(unit, []).append(float(value))
+    return {
+        "cost_usd": interval([float(total) for total in totals]),  # type: ignore[arg-type]
+        "cost_per_unit": {
+            unit: interval(values) for unit, values in units.items() if len(values) == len(costs)
+        },
+    }
 
 
 def propagate(
@@ -307,20 +328,28 @@ def propagate(
     table: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the result's `uncertainty`: `simulate` run on each sample's perturbed snapshot,
-    the median and interval of its time and energy, the samples and the sources perturbed."""
+    the median and interval of its time and energy, the samples and the sources perturbed.
+
+    Where each sample also gives its cost (the run's records priced), the interval of the
+    cost is that of the same samples: `cost_usd` of the total and `cost_per_unit` of each
+    unit of work the run declared (its `steps`, `tokens`), each sample's cost computed from
+    that sample's time and energy by the run's own rule (simulator.cost), not scaled after."""
     sources = uncertain_sources(system, table if table is not None else COMMITTED_TABLE)
     times: list[float] = []
     energies: list[float] = []
+    costs: list[Mapping[str, Any] | None] = []
     for factors in sample_factors(sources, options):
-        time_s, energy_j = simulate(perturbed(system, sources, factors))
-        times.append(time_s)
-        energies.append(energy_j)
+        figures = simulate(perturbed(system, sources, factors))
+        times.append(figures[0])
+        energies.append(figures[1])
+        costs.append(figures[2] if len(figures) > 2 else None)  # type: ignore[misc]
     return {
         **options.to_dict(),
         "cap": MAX_SAMPLES,
         "percentiles": list(PERCENTILES),
         "overall_time_s": interval(times),
         "energy_j": interval(energies),
+        **_cost_interval(costs),
         "perturbed": [source.to_dict() for source in sources],
         "unmeasured": unmeasured(system, table if table is not None else COMMITTED_TABLE),
         "table": TABLE_PATH.name,

@@ -49,6 +49,7 @@ from simulator.pareto import (
     parse_constraint,
 )
 from simulator.result_metrics import (
+    COST_INTERVAL_METRICS,
     INTERVAL_METRICS,
     SUMMARY_METRICS,
     gpu_names,
@@ -798,8 +799,8 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
 
 def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """Return the sweep table's columns: identity, variables, the run-wide figures, then the
-    per-node figures any row has (in first-seen order), the prediction interval's figures when
-    any row has them (simulator.uncertainty), the power warning, the energy's
+    per-node figures any row has (in first-seen order), the prediction interval's figures (time, energy and
+    cost) when any row has them (simulator.uncertainty), the power warning, the energy's
     accounting and estimated states (issue 45) and the error."""
     fixed = [
         "simulation",
@@ -817,7 +818,9 @@ def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> lis
     energy = ["energy_accounting", "energy_estimated"]
     flags = [key for key in ("feasible", "pareto") if any(key in row for row in rows)]
     interval = [
-        key for key in (*INTERVAL_METRICS, "interval_unmeasured") if any(key in row for row in rows)
+        key
+        for key in (*INTERVAL_METRICS, *COST_INTERVAL_METRICS, "interval_unmeasured")
+        if any(key in row for row in rows)
     ]
     return [
         *fixed,
