@@ -542,6 +542,19 @@ def study_trials(*, study: Study) -> list[dict[str, Any]]:
     return study_trials_counted(study=study)[1]
 
 
+# The figures a workload study may optimise or constrain: its runs' (the run is one step:
+# `overall_time_s` is the step's time, `cost_per_step_usd` its cost) and their interval's
+# where the spec asks for one (time and cost, from the same samples).
+WORKLOAD_METRICS = (*SUMMARY_METRICS, *INTERVAL_METRICS, *COST_INTERVAL_METRICS)
+
+
+def known_metrics(frozen: Mapping[str, Any]) -> list[str]:
+    """Return the metrics a stored study may optimise or constrain (its `frozen`)."""
+    if frozen.get("workload"):
+        return list(WORKLOAD_METRICS)
+    return study_metrics(frozen["snapshot"])
+
+
 def study_trials_counted(*, study: Study) -> tuple[int, list[dict[str, Any]]]:
     """Return the optimiser's count of the study's trials and every trial by number: its number, state ("running", "complete",
     "fail"), point, metrics, error, run (`simulation` id and `simulation_status`) and flags
@@ -554,7 +567,7 @@ def study_trials_counted(*, study: Study) -> tuple[int, list[dict[str, Any]]]:
     only the trials that failed without a run (a point refused, a run lost) are read from
     the optimiser's storage, with its count of trials.
     """
-    known = study_metrics(study.frozen["snapshot"])
+    known = known_metrics(study.frozen)
     objectives = parse_objectives(study.objectives, known)
     constraints = parse_constraints(study.constraints, known)
     choices = _hardware_choices(study.frozen.get("hardware_options") or [])
