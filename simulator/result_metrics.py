@@ -227,7 +227,7 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
                 metrics[f"{figure}_{end}"] = _number(ends.get(end))
         costs = {"cost_usd": interval.get("cost_usd")}
         per_unit = interval.get("cost_per_unit")
-        for unit, ends in (per_unit.items() if isinstance(per_unit, Mapping) else ()):
+        for unit, ends in per_unit.items() if isinstance(per_unit, Mapping) else ():
             costs[f"cost_per_{unit}_usd"] = ends
         for figure, ends in costs.items():
             if isinstance(ends, Mapping):
