@@ -41,6 +41,7 @@ import {
   sweepOutcome,
   sweepAxes,
   sweepSeries,
+  xCategories,
   tradeoffOptions,
   sampledCaption,
   sweepDetailQuery,
@@ -430,9 +431,12 @@ export function SweepDetail({ id }) {
     unit: "time",
   };
   const stacked = metric === PHASES_METRIC;
+  const categories = useMemo(() => xCategories(points, x), [points, x]);
+  // a text axis (e.g. the cluster template) is categorical: no log scale along it
+  const xKind = categories ? "linear" : xScale;
   const plotted = useMemo(
-    () => keepPlottable(sweepSeries(points, metric, x, varying), xScale, yScale),
-    [points, metric, x, varying, xScale, yScale],
+    () => keepPlottable(sweepSeries(points, metric, x, varying), xKind, yScale),
+    [points, metric, x, varying, xKind, yScale],
   );
   const stacks = useMemo(() => phaseStacks(points, x, varying), [points, x, varying]);
   const warning = useMemo(() => powerWarning(points), [points]);
@@ -595,7 +599,7 @@ export function SweepDetail({ id }) {
               <select
                 aria-label="X axis scale"
                 value={xScale}
-                disabled={stacked}
+                disabled={stacked || Boolean(categories)}
                 onChange={(e) => setXScale(e.target.value)}
               >
                 {SCALES.map((s) => (
@@ -638,8 +642,9 @@ export function SweepDetail({ id }) {
                 xLabel={x}
                 yLabel={chosen.label}
                 yFormat={format}
-                xScale={xScale}
+                xScale={xKind}
                 yScale={yScale}
+                xCategories={categories}
               />
             </>
           )}
