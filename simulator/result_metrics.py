@@ -29,7 +29,11 @@ and returns every figure a sweep plots or downloads under a stable column name:
   `cost_usd_median`, `_low`, `_high` and those of `cost_per_step_usd` and
   `cost_per_token_usd` where the run is priced (the same samples' costs,
   COST_INTERVAL_METRICS); `interval_unmeasured`: the GPU records the interval has no
-  spread for, as text ("B200 SXM 180GB: no interval: no measurement"), empty when none;
+  spread for and no spec-mode basis, as text ("GeForce GTX 970: no interval: no
+  measurement, ..."), empty when none; `interval_from_spec`: the GPU records whose interval
+  is the model's spec-mode error on other GPUs, as text ("B200 SXM 180GB: from spec-mode
+  error on other GPUs (H100 SXM5 80GB, H200 SXM 141GB), ..., not a B200 SXM 180GB
+  measurement"), empty when none;
 - `model_warnings`: the nodes whose model ran outside the GPU architectures it was validated
   on (simulator.model_validity), as text ("Volkov GPU on H100 SXM5 80GB (gpu0, Hopper):
   validated on Maxwell and Pascal"), empty when none.
@@ -237,6 +241,12 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
         metrics["interval_unmeasured"] = "; ".join(
             f"{item.get('record')}: {item.get('label')}"
             for item in unmeasured
+            if isinstance(item, Mapping)
+        )
+        from_spec = interval.get("from_spec_mode") or []
+        metrics["interval_from_spec"] = "; ".join(
+            f"{item.get('record')}: {item.get('label')}"
+            for item in from_spec
             if isinstance(item, Mapping)
         )
     return metrics

@@ -487,7 +487,8 @@ def command_workload_sweep(args: argparse.Namespace, stdout: TextIO, stderr: Tex
         if interval is not None:
             columns += [f"step_time_s_{end}" for end in ("low", "high")]
             columns += [f"cost_per_step_usd_{end}" for end in ("low", "high")]
-        headers = [*axes, *columns, "interval_unmeasured"] if interval else [*axes, *columns]
+        notes = ["interval_note"] if interval else []
+        headers = [*axes, *columns, *notes]
         headers += ["feasible", "pareto"] if flagged else []
         lines: list[list[object]] = []
         for entry in runs:
@@ -495,7 +496,7 @@ def command_workload_sweep(args: argparse.Namespace, stdout: TextIO, stderr: Tex
             if "metrics" in entry:
                 metrics = entry["metrics"]
                 line += [metrics.get(_column(c)) for c in columns]
-                line += [metrics.get("interval_unmeasured") or ""] if interval else []
+                line += [_interval_note(metrics)] if interval else []
             else:
                 problem = entry.get("invalid") or {}
                 text = (
@@ -518,3 +519,10 @@ def _column(name: str) -> str:
     """Return the metric of a workload table's column: the step's time interval is the
     run's (`overall_time_s_low`: the run is one step)."""
     return name.replace("step_time_s_", "overall_time_s_")
+
+
+def _interval_note(metrics: Mapping[str, Any]) -> str:
+    """Return what a point's interval rests on where not on its GPU's measurements: a
+    spec-mode error on other GPUs, or no interval at all (simulator.uncertainty)."""
+    parts = [metrics.get("interval_from_spec"), metrics.get("interval_unmeasured")]
+    return "; ".join(str(part) for part in parts if part)

@@ -832,7 +832,12 @@ def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> lis
     flags = [key for key in ("feasible", "pareto") if any(key in row for row in rows)]
     interval = [
         key
-        for key in (*INTERVAL_METRICS, *COST_INTERVAL_METRICS, "interval_unmeasured")
+        for key in (
+            *INTERVAL_METRICS,
+            *COST_INTERVAL_METRICS,
+            "interval_unmeasured",
+            "interval_from_spec",
+        )
         if any(key in row for row in rows)
     ]
     return [
@@ -860,6 +865,7 @@ NOT_METRICS = frozenset(
         "power_missing",
         "model_warnings",
         "interval_unmeasured",
+        "interval_from_spec",
         "error",
         "feasible",
         "pareto",
