@@ -34,6 +34,7 @@ export function intervalSummary(interval, formatTime, formatEnergy, formatCost =
     const note = intervalNote({ ...interval, figure: ends }, "figure", formatCost);
     lines.push(`${what}: median ${formatCost(ends.median)}, ${note}`);
   });
+  (interval.from_spec_mode || []).forEach((u) => lines.push(`${u.record}: ${u.label}`));
   (interval.unmeasured || []).forEach((u) => lines.push(`${u.record}: ${u.label}`));
   if (!perturbed.length)
     lines.push("No record of this system has a measured spread: every sample is the plain run.");

@@ -36,6 +36,7 @@ import {
   PHASES_METRIC,
   modelWarning,
   unmeasuredIntervals,
+  specIntervals,
   powerWarning,
   swappedModels,
   sweepOutcome,
@@ -444,6 +445,7 @@ export function SweepDetail({ id }) {
   const outside = useMemo(() => modelWarning(points), [points]);
   const swapped = useMemo(() => swappedModels(points), [points]);
   const unmeasured = useMemo(() => unmeasuredIntervals(points), [points]);
+  const fromSpec = useMemo(() => specIntervals(points), [points]);
   const choices = useMemo(
     () => tradeoffOptions(points, axes, nodeNames),
     [points, axes, nodeNames],
@@ -544,6 +546,13 @@ export function SweepDetail({ id }) {
           scope={`In ${outside.points} of ${outside.of} finished points, the`}
           lines={outside.lines}
         />
+      )}
+      {fromSpec.length > 0 && (
+        <div className="notice" role="note" aria-label="Intervals from spec-mode error">
+          <strong>Intervals from spec-mode error.</strong> No kit run measured these GPUs; their
+          error bars are the model&apos;s error predicting the measured GPUs from their spec
+          records: {fromSpec.join("; ")}.
+        </div>
       )}
       {unmeasured.length > 0 && (
         <div className="notice" role="note" aria-label="Intervals without a measurement">

@@ -2,7 +2,7 @@ import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { LineChart } from "../../components/charts/LineChart.jsx";
 import { intervalSummary } from "../runs/interval.js";
-import { sweepSeries, xCategories } from "./sweeps.js";
+import { specIntervals, sweepSeries, unmeasuredIntervals, xCategories } from "./sweeps.js";
 
 afterEach(cleanup);
 
@@ -80,6 +80,22 @@ describe("a sweep against a text axis", () => {
   });
 });
 
+const SPEC_LABEL =
+  "from spec-mode error on other GPUs (H100 SXM5 80GB, H200 SXM 141GB), not a B200 SXM 180GB measurement";
+
+describe("where a sweep's intervals come from", () => {
+  it("names the GPUs whose interval is a spec-mode error, apart from those with none", () => {
+    const points = [
+      { ...POINTS[3], interval_from_spec: `B200 SXM 180GB: ${SPEC_LABEL}` },
+      { ...POINTS[3], simulation: 5, interval_from_spec: `B200 SXM 180GB: ${SPEC_LABEL}` },
+      { ...POINTS[0], interval_unmeasured: "GTX 970: no interval: no measurement" },
+      { ...POINTS[2], interval_from_spec: "A100 SXM4 80GB: from spec-mode error" }, // failed
+    ];
+    expect(specIntervals(points)).toEqual([`B200 SXM 180GB: ${SPEC_LABEL}`]);
+    expect(unmeasuredIntervals(points)).toEqual(["GTX 970: no interval: no measurement"]);
+  });
+});
+
 describe("the run page's interval of the cost", () => {
   it("lists the cost's interval from the same samples and the GPUs without a measurement", () => {
     const usd = (v) => `$${v}`;
@@ -93,7 +109,8 @@ describe("the run page's interval of the cost", () => {
         cost_usd: { median: 2, low: 1.8, high: 2.4 },
         cost_per_unit: { step: { median: 2, low: 1.8, high: 2.4 } },
         perturbed: [],
-        unmeasured: [{ record: "B200 SXM 180GB", label: "no interval: no measurement" }],
+        from_spec_mode: [{ record: "B200 SXM 180GB", label: SPEC_LABEL }],
+        unmeasured: [{ record: "GTX 970", label: "no interval: no measurement" }],
       },
       String,
       String,
@@ -101,6 +118,7 @@ describe("the run page's interval of the cost", () => {
     );
     expect(summary.lines).toContain("Cost: median $2, 5-95 %: $1.8 to $2.4");
     expect(summary.lines).toContain("Cost per step: median $2, 5-95 %: $1.8 to $2.4");
-    expect(summary.lines).toContain("B200 SXM 180GB: no interval: no measurement");
+    expect(summary.lines).toContain(`B200 SXM 180GB: ${SPEC_LABEL}`);
+    expect(summary.lines).toContain("GTX 970: no interval: no measurement");
   });
 });

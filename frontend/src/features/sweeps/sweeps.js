@@ -65,6 +65,7 @@ const NOT_METRICS = new Set([
   "power_missing",
   "model_warnings",
   "interval_unmeasured",
+  "interval_from_spec",
   "energy_accounting",
   "energy_estimated",
   "feasible",
@@ -307,6 +308,14 @@ export function modelWarning(points) {
 
 // Return the distinct "<GPU record>: no interval: no measurement" texts of the finished
 // points whose interval has no spread for their GPU (simulator.uncertainty), each once.
+// Return the distinct "<GPU record>: from spec-mode error on other GPUs (...), not a <GPU
+// record> measurement" texts of the finished points whose interval rests on the model's error
+// predicting the measured GPUs from their spec records (simulator.uncertainty), each once.
+export function specIntervals(points) {
+  const done = points.filter((p) => p.status === "succeeded" && p.interval_from_spec);
+  return [...new Set(done.flatMap((p) => p.interval_from_spec.split("; ")))];
+}
+
 export function unmeasuredIntervals(points) {
   const done = points.filter((p) => p.status === "succeeded" && p.interval_unmeasured);
   return [...new Set(done.flatMap((p) => p.interval_unmeasured.split("; ")))];
