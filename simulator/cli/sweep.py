@@ -495,7 +495,7 @@ def command_workload_sweep(args: argparse.Namespace, stdout: TextIO, stderr: Tex
             line: list[object] = [entry["point"][name] for name in axes]
             if "metrics" in entry:
                 metrics = entry["metrics"]
-                line += [metrics.get(_column(c)) for c in columns]
+                line += [metrics.get(c) for c in columns]
                 line += [_interval_note(metrics)] if interval else []
             else:
                 problem = entry.get("invalid") or {}
@@ -513,12 +513,6 @@ def command_workload_sweep(args: argparse.Namespace, stdout: TextIO, stderr: Tex
         stderr.write(f"error: {message}\n")
         return EXIT_ERROR
     return 0
-
-
-def _column(name: str) -> str:
-    """Return the metric of a workload table's column: the step's time interval is the
-    run's (`overall_time_s_low`: the run is one step)."""
-    return name.replace("step_time_s_", "overall_time_s_")
 
 
 def _interval_note(metrics: Mapping[str, Any]) -> str:

@@ -82,6 +82,7 @@ def test_a_workload_sweep_s_interval_covers_its_cost_from_the_same_samples() -> 
     for run in json.loads(out)["runs"]:
         metrics = run["metrics"]
         low, high = metrics["overall_time_s_low"], metrics["overall_time_s_high"]
+        assert (metrics["step_time_s_low"], metrics["step_time_s_high"]) == (low, high)
         assert low < high  # the H100 and H200 records carry measured spreads
         # The rental cost is the GPUs' hourly price over the step: each sample's cost is its
         # time's, so the cost's interval ends are the time's ends at the step's price.
