@@ -404,7 +404,7 @@ def propagate(
         figures = simulate(perturbed(system, sources, factors))
         times.append(figures[0])
         energies.append(figures[1])
-        costs.append(figures[2] if len(figures) > 2 else None)  # type: ignore[misc]
+        costs.append(figures[2] if len(figures) > 2 else None)
     return {
         **options.to_dict(),
         "cap": MAX_SAMPLES,

@@ -378,8 +378,10 @@ def command_workload_study(args: argparse.Namespace, stdout: TextIO, stderr: Tex
                 answers.append(f"invalid plan ({invalid['field']}): {invalid['reason']}")
                 continue
             kind, value = next(outcomes)
-            ok = kind == "result" and point.basis is not None
-            answers.append(workload_metrics(point.basis, value) if ok else None)  # type: ignore[arg-type]
+            if kind == "result" and point.basis is not None:
+                answers.append(workload_metrics(point.basis, value))
+            else:  # the run failed: a failed trial, its error in the run's outcome
+                answers.append(None)
         return answers
 
     return _search(args, setup, evaluate, list(axes), stdout, stderr)
