@@ -20,6 +20,11 @@ Django transaction (webapp.studio.study_storage):
    until `parallel` are in flight, each stored as a run and sent;
 3. with none in flight, a study whose budget is spent finishes.
 
+A study of a training workload's plans (`spec` a plan sweep's, `kind` "train") searches
+its plan axes instead (`_workload_study_launch`): each trial's run is made by the plan
+sweep's code (services.workloads.workload_child), and a plan that cannot run is a failed
+trial whose error names the field and the reason, no run made.
+
 Stopping asks for no more trials (its runs in flight finish and are told); resuming runs
 step 1 and goes on from Optuna's storage, so a study outlives a restart of every worker.
 """
@@ -40,6 +45,7 @@ from django.db.models import Q
 
 from hwdb.selectors import gpu_catalogue
 from simulator.errors import LaunchError
+from simulator.gpu_catalogue import GpuNotFound
 from simulator.result_metrics import result_metrics
 from simulator.study import (
     Dimension,
@@ -436,6 +442,8 @@ def _workload_study_launch(
     point, fields = plan_points(base, {k: [v] for k, v in first.items()})[0]
     try:  # a model or system no plan could fix is refused; a plan that cannot run is not
         workload_services.check_point(user, point, fields)
+    except GpuNotFound as error:
+        raise field_error("spec.system", str(error)) from error
     except ValidationError as error:
         raise ValidationError(
             {f"spec.{field}": messages for field, messages in error.message_dict.items()}
@@ -559,7 +567,10 @@ class _WorkloadBuilder:
         the reason) for a plan that cannot run."""
         owner = self.study.owner
         point, fields = plan_points(self.base, {k: [v] for k, v in point.items()})[0]
-        answer = workload_services.check_point(owner, point, fields)
+        try:
+            answer = workload_services.check_point(owner, point, fields)
+        except GpuNotFound as error:  # the template's GPU is no record the owner sees
+            raise field_error("system", str(error)) from error
         if "invalid" in answer:
             invalid = answer["invalid"]
             raise field_error(f"invalid plan ({invalid['field']})", invalid["reason"])
