@@ -93,6 +93,11 @@ def test_the_cheapest_plan_under_a_step_time_target_is_flagged_and_shared(
         assert row["cost_per_step_usd_low"] == pytest.approx(row["overall_time_s_low"] * price)
         assert row["cost_per_step_usd_high"] == pytest.approx(row["overall_time_s_high"] * price)
 
+    # the CSV carries the same intervals and what the B200's rests on
+    header = client.get(f"/api/sweeps/{sweep.pk}/results.csv").content.decode().splitlines()[0]
+    for column in ("overall_time_s_high", "cost_per_step_usd_low", "interval_from_spec"):
+        assert column in header.split(","), header
+
     # the target: the median of the successful steps' times, so some plans miss it
     times = sorted(r["overall_time_s"] for r in rows)
     target = times[len(times) // 2]
