@@ -140,3 +140,30 @@ def test_a_workload_study_s_objective_is_one_of_its_runs_figures(
     )
     assert response.status_code == 400
     assert list(response.json()) == ["objectives[0].metric"]
+
+
+def test_a_plan_sweep_s_spec_is_searched_as_a_study_as_its_page_asks(
+    client: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep page's "Search these axes with an optimiser" posts the sweep's own spec
+    (frontend studies.js studyFromSweep): for a launched plan sweep, a workload study."""
+    monkeypatch.setattr(dispatch, "send_runs", lambda simulations, **options: None)
+    monkeypatch.setattr(dispatch, "advance_study", lambda pk, countdown=None: None)
+    axes = {"system": ["dgx-h100", "dgx-b200"], "tp": [2, 4, 8]}
+    launched = client.post(
+        "/api/workloads/sweep/", {**SPEC, "axes": axes, "launch": True}, format="json"
+    )
+    assert launched.status_code == 201, launched.json()
+    sweep = client.get(f"/api/sweeps/{launched.json()['sweep']}/").json()
+    body = {
+        "name": f"{sweep['name']} (search)",
+        "spec": sweep["spec"],
+        "objectives": [{"metric": "overall_time_s"}, {"metric": "cost_per_step_usd"}],
+        "constraints": [],
+        "budget": {"runs": 4},
+        "parallel": 2,
+    }
+    response = client.post("/api/studies/", body, format="json")
+    assert response.status_code == 201, response.json()
+    study = Study.objects.get(pk=response.json()["id"])
+    assert study.frozen["workload"] is True and study.axes == axes
