@@ -2,7 +2,13 @@ import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { LineChart } from "../../components/charts/LineChart.jsx";
 import { intervalSummary } from "../runs/interval.js";
-import { specIntervals, sweepSeries, unmeasuredIntervals, xCategories } from "./sweeps.js";
+import {
+  phaseStacks,
+  specIntervals,
+  sweepSeries,
+  unmeasuredIntervals,
+  xCategories,
+} from "./sweeps.js";
 
 afterEach(cleanup);
 
@@ -39,6 +45,11 @@ describe("a sweep against a text axis", () => {
       { name: "H100 SXM5 80GB", points: [[1, 11, 10, 12]] },
       { name: "B200 SXM 180GB", points: [[2, 5, 4, 7]] },
     ]);
+  });
+
+  it("stacks the phases per value of the text axis, in the same order", () => {
+    const stacks = phaseStacks(POINTS, "system", ["system"]);
+    expect(stacks.map((s) => s.x)).toEqual(["dgx-h200", "dgx-h100", "dgx-b200"]);
   });
 
   it("carries the cost's interval as it carries the time's", () => {

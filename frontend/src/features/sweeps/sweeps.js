@@ -268,11 +268,16 @@ export function sweepSeries(points, metric, x, varying) {
   return [...groups].map(([name, pts]) => ({ name, points: pts }));
 }
 
-// Return the per-phase stacks: [{x, series, segments: [{key, label, value}]}] ordered by x,
-// then by line name, for each succeeded point with a numeric x.
+// Return the per-phase stacks: [{x, series, segments: [{key, label, value}]}] ordered by x
+// (a text axis's values in xCategories' order), then by line name, for each succeeded point
+// with a value of x.
 export function phaseStacks(points, x, varying) {
+  const categories = xCategories(points, x);
+  const place = (value) => (categories ? categories.indexOf(String(value)) : value);
   return points
-    .filter((p) => p.status === "succeeded" && typeof p[x] === "number")
+    .filter(
+      (p) => p.status === "succeeded" && (categories ? place(p[x]) >= 0 : typeof p[x] === "number"),
+    )
     .map((p) => ({
       x: p[x],
       series: seriesName(p, x, varying),
@@ -282,7 +287,7 @@ export function phaseStacks(points, x, varying) {
         value: typeof p[ph.key] === "number" ? p[ph.key] : 0,
       })),
     }))
-    .sort((a, b) => a.x - b.x || a.series.localeCompare(b.series));
+    .sort((a, b) => place(a.x) - place(b.x) || a.series.localeCompare(b.series));
 }
 
 // Return the energy warning of the points: {points, of, lines} (lines: the distinct
