@@ -26,8 +26,14 @@ and returns every figure a sweep plots or downloads under a stable column name:
 - the prediction interval of a run that asked for one (simulator.uncertainty):
   `overall_time_s_median`, `overall_time_s_low`, `overall_time_s_high` and the same of
   `energy_j` (the 5th and 95th percentiles); present only in such a run's figures, with
-  `interval_unmeasured`: the GPU records the interval has no spread for, as text ("B200 SXM
-  180GB: no interval: no measurement"), empty when none;
+  `cost_usd_median`, `_low`, `_high` and those of `cost_per_step_usd` and
+  `cost_per_token_usd` where the run is priced (the same samples' costs,
+  COST_INTERVAL_METRICS); `interval_unmeasured`: the GPU records the interval has no
+  spread for and no spec-mode basis, as text ("GeForce GTX 970: no interval: no
+  measurement, ..."), empty when none; `interval_from_spec`: the GPU records whose interval
+  is the model's spec-mode error on other GPUs, as text ("B200 SXM 180GB: from spec-mode
+  error on other GPUs (H100 SXM5 80GB, H200 SXM 141GB), ..., not a B200 SXM 180GB
+  measurement"), empty when none;
 - `model_warnings`: the nodes whose model ran outside the GPU architectures it was validated
   on (simulator.model_validity), as text ("Volkov GPU on H100 SXM5 80GB (gpu0, Hopper):
   validated on Maxwell and Pascal"), empty when none.
@@ -39,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "COST_INTERVAL_METRICS",
     "INTERVAL_METRICS",
     "PHASES",
     "SUMMARY_METRICS",
@@ -55,6 +62,13 @@ PHASES = ("kernel_s", "cpu_compute_s", "transfer_s", "memory_s", "wait_s")
 INTERVAL_METRICS = tuple(
     f"{figure}_{end}"
     for figure in ("overall_time_s", "energy_j")
+    for end in ("median", "low", "high")
+)
+# The interval of the cost (the same samples' costs), present when the run asked for an
+# interval and its records are priced; per step or token where the run declared them.
+COST_INTERVAL_METRICS = tuple(
+    f"{figure}_{end}"
+    for figure in ("cost_usd", "cost_per_step_usd", "cost_per_token_usd")
     for end in ("median", "low", "high")
 )
 # The run-wide figures, in column order; per-node columns follow them.
@@ -215,10 +229,24 @@ def result_metrics(result: Mapping[str, Any]) -> dict[str, Metric]:
             ends = ends if isinstance(ends, Mapping) else {}
             for end in ("median", "low", "high"):
                 metrics[f"{figure}_{end}"] = _number(ends.get(end))
+        costs = {"cost_usd": interval.get("cost_usd")}
+        per_unit = interval.get("cost_per_unit")
+        for unit, ends in per_unit.items() if isinstance(per_unit, Mapping) else ():
+            costs[f"cost_per_{unit}_usd"] = ends
+        for figure, ends in costs.items():
+            if isinstance(ends, Mapping):
+                for end in ("median", "low", "high"):
+                    metrics[f"{figure}_{end}"] = _number(ends.get(end))
         unmeasured = interval.get("unmeasured") or []
         metrics["interval_unmeasured"] = "; ".join(
             f"{item.get('record')}: {item.get('label')}"
             for item in unmeasured
+            if isinstance(item, Mapping)
+        )
+        from_spec = interval.get("from_spec_mode") or []
+        metrics["interval_from_spec"] = "; ".join(
+            f"{item.get('record')}: {item.get('label')}"
+            for item in from_spec
             if isinstance(item, Mapping)
         )
     return metrics

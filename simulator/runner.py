@@ -31,7 +31,7 @@ from simulator.api import (
     SoftwareStack,
     StacklessSim,
 )
-from simulator.cost import run_cost
+from simulator.cost import CostFigures, run_cost
 from simulator.engine import (
     Engine,
     Process,
@@ -434,7 +434,7 @@ def run_simulation(
         result["failure_injection"] = inject_failures(result, injection, seed=seed)
     if interval_options is not None:
 
-        def sample(variant: SystemSnapshot) -> tuple[float, float]:
+        def sample(variant: SystemSnapshot) -> tuple[float, float, CostFigures]:
             with _young_collections.fewer():
                 figures = _simulate(
                     variant,
@@ -445,7 +445,8 @@ def run_simulation(
                     progress=None,
                     timeline_limit=0,
                 )
-            return figures["overall_time_s"], figures["energy_j"]["total"]
+            cost = run_cost(variant, figures, variables)
+            return figures["overall_time_s"], figures["energy_j"]["total"], cost
 
         result["uncertainty"] = propagate(sample, system, interval_options)
     return result_summary(result) if summary else result

@@ -53,7 +53,9 @@ __all__ = [
     "SAMPLERS",
     "STUDY_MESSAGES",
     "Dimension",
+    "Evaluate",
     "Objective",
+    "Outcome",
     "StudyError",
     "StudySetup",
     "ask_point",
@@ -476,7 +478,10 @@ def best_trials(
     return [i for i, (_, front) in enumerate(pareto_flags(metrics, pairs, constraints)) if front]
 
 
-Evaluate = Callable[[Sequence[Mapping[str, object]]], Sequence[Mapping[str, object] | None]]
+# A trial's outcome: its run's metrics, None for a run that failed, or the reason no run
+# was made (a point that cannot run, such as a parallel plan breaking a rule).
+Outcome = Mapping[str, object] | str | None
+Evaluate = Callable[[Sequence[Mapping[str, object]]], Sequence[Outcome]]
 
 
 def run_study(
@@ -490,14 +495,19 @@ def run_study(
     told: Callable[[int], None] | None = None,
 ) -> optuna.Study:
     """Run a study in this process: ask `parallel` points at a time, `evaluate` them (their
-    metrics, None for a failed run, in order) and tell each, until `trials` were run."""
+    metrics, None for a failed run, or the reason a point could not run, in order) and tell
+    each, until `trials` were run; a point that could not run is a failed trial keeping its
+    reason (ERROR_ATTR)."""
     study = load_study(setup, storage=storage, name=name)
     done = 0
     while done < trials:
         batch = [ask_point(study, setup) for _ in range(min(parallel, trials - done))]
         outcomes = evaluate([point for _, point in batch])
-        for (number, _), metrics in zip(batch, outcomes, strict=True):
-            tell_metrics(study, setup, number, metrics)
+        for (number, _), outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, str):
+                tell_metrics(study, setup, number, None, error=outcome)
+            else:
+                tell_metrics(study, setup, number, outcome)
         done += len(batch)
         if told is not None:
             told(done)

@@ -50,11 +50,13 @@ __all__ = [
     "UncertainSource",
     "UncertaintyOptions",
     "check_uncertainty",
+    "from_spec_mode",
     "interval",
     "load_table",
     "perturbed",
     "propagate",
     "sample_factors",
+    "spec_mode_label",
     "uncertain_sources",
     "unmeasured",
 ]
@@ -66,9 +68,10 @@ MAX_SAMPLES = 200
 PERCENTILES = (5.0, 95.0)
 # What a model's name says when its kernel times were computed by another model.
 TIMED_BY = " timed by "
-# What the result says of a GPU record used by the run that the table has no entry for: its
-# part of the interval has no width because nothing was measured, not because it is certain.
-NO_MEASUREMENT = "no interval: no measurement"
+# What the result says of a GPU record used by the run that the table has no entry for and no
+# spec-mode basis (its node's model has no spec-mode error): its part of the interval has no
+# width because nothing was measured, not because it is certain.
+NO_MEASUREMENT = "no interval: no measurement, and its model has no spec-mode error"
 # A GPU's rates that a kernel model's time is inversely proportional to, all together.
 SPEED_ATTRIBUTES = ("SMCoreClock", "memoryClock", "L2Bandwidth", "L2TileBandwidth")
 
@@ -175,10 +178,9 @@ def load_table(path: Path = TABLE_PATH) -> Mapping[str, Any]:
 COMMITTED_TABLE = load_table()
 
 
-def uncertain_sources(system: SystemSnapshot, table: Mapping[str, Any]) -> list[UncertainSource]:
-    """Return the uncertain quantities of the hardware records `system`'s nodes use, in a
-    fixed order (records by key, then attributes, then models by name)."""
-    records: Mapping[str, Any] = table.get("records") or {}
+def _models_used(system: SystemSnapshot) -> dict[str, set[str]]:
+    """Return hardware key -> the names of the models its nodes run (a model "... timed by
+    <model>" runs that model too)."""
     used: dict[str, set[str]] = {}
     for node in system.nodes.values():
         if node.group or node.hardware is None:
@@ -192,10 +194,58 @@ def uncertain_sources(system: SystemSnapshot, table: Mapping[str, Any]) -> list[
             timed_by = title.partition(TIMED_BY)[2]
             if timed_by:
                 models.add(timed_by)
+    return used
+
+
+def _spec_mode(
+    system: SystemSnapshot, key: str, used: set[str], table: Mapping[str, Any]
+) -> tuple[str, Mapping[str, Any], tuple[str, ...]] | None:
+    """Return (model, its spec-mode entry, the speed attributes it scales) for a GPU record
+    the table does not name whose node runs a model with a spec-mode error, else None."""
+    hardware = system.hardware[key]
+    if hardware.type != "GPU" or hardware.name in (table.get("records") or {}):
+        return None
+    scaled = tuple(a for a in SPEED_ATTRIBUTES if a in hardware.attributes)
+    for name, entry in sorted((table.get("spec_mode") or {}).items()):
+        if name in used and scaled and entry["log_sd"] > 0:
+            return name, entry, scaled
+    return None
+
+
+def spec_mode_label(entry: Mapping[str, Any], record: str) -> str:
+    """Return what an interval drawn from a spec-mode error says of the GPU it is applied to."""
+    return f"{entry['label']}, not a {record} measurement"
+
+
+def uncertain_sources(system: SystemSnapshot, table: Mapping[str, Any]) -> list[UncertainSource]:
+    """Return the uncertain quantities of the hardware records `system`'s nodes use, in a
+    fixed order (records by key, then attributes, then models by name).
+
+    A GPU record the table does not name (no kit measurement) whose node runs a model with a
+    spec-mode error (`spec_mode`: the model's error predicting the measured GPUs from their
+    spec records alone) gets that error as its model's residual, kind "spec_mode", labelled
+    as coming from the other GPUs and not from a measurement of this one."""
+    records: Mapping[str, Any] = table.get("records") or {}
+    used = _models_used(system)
     sources: list[UncertainSource] = []
     for key in sorted(used):
         hardware = system.hardware[key]
         entry = records.get(hardware.name)
+        spec = _spec_mode(system, key, used[key], table)
+        if spec is not None:
+            name, residual, scaled = spec
+            sources.append(
+                UncertainSource(
+                    hardware=key,
+                    record=hardware.name,
+                    kind="spec_mode",
+                    name=name,
+                    log_sd=float(residual["log_sd"]),
+                    attributes=scaled,
+                    source=str(residual["source"]),
+                    label=spec_mode_label(residual, hardware.name),
+                )
+            )
         if not isinstance(entry, Mapping):
             continue
         for name, spread in sorted((entry.get("attributes") or {}).items()):
@@ -230,20 +280,32 @@ def uncertain_sources(system: SystemSnapshot, table: Mapping[str, Any]) -> list[
 
 
 def unmeasured(system: SystemSnapshot, table: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Return the GPU records `system`'s nodes use that the table has no spread for, each
-    labelled NO_MEASUREMENT (by record name, in the order of their keys)."""
+    """Return the GPU records `system`'s nodes use that the table has no spread for and no
+    spec-mode basis either (their nodes run no model with a spec-mode error), each labelled
+    NO_MEASUREMENT with that reason (by record name, in the order of their keys)."""
     records: Mapping[str, Any] = table.get("records") or {}
-    keys = {
-        node.hardware
-        for node in system.nodes.values()
-        if not node.group and node.hardware is not None
-    }
+    used = _models_used(system)
     names = dict.fromkeys(
         system.hardware[key].name
-        for key in sorted(keys)
-        if system.hardware[key].type == "GPU" and system.hardware[key].name not in records
+        for key in sorted(used)
+        if system.hardware[key].type == "GPU"
+        and system.hardware[key].name not in records
+        and _spec_mode(system, key, used[key], table) is None
     )
     return [{"record": name, "label": NO_MEASUREMENT} for name in names]
+
+
+def from_spec_mode(system: SystemSnapshot, table: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Return the GPU records whose interval comes from a spec-mode error on other GPUs,
+    each with its label (by record name, in the order of their keys)."""
+    used = _models_used(system)
+    found: dict[str, str] = {}
+    for key in sorted(used):
+        spec = _spec_mode(system, key, used[key], table)
+        if spec is not None:
+            name = system.hardware[key].name
+            found.setdefault(name, spec_mode_label(spec[1], name))
+    return [{"record": name, "label": label} for name, label in found.items()]
 
 
 def sample_factors(
@@ -295,8 +357,29 @@ def interval(values: Sequence[float]) -> dict[str, float]:
     }
 
 
-# A sample's figures: the overall time [s] and the total energy [J] of one simulation.
-Figures = tuple[float, float]
+# A sample's figures: the overall time [s] and the total energy [J] of one simulation, and
+# optionally its cost (simulator.cost.run_cost of that sample's time and energy; None where
+# no record is priced).
+Figures = tuple[float, float] | tuple[float, float, Mapping[str, Any] | None]
+
+
+def _cost_interval(costs: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
+    """Return the interval of the samples' costs ({cost_usd, cost_per_unit}), or nothing
+    where a sample has no total (no record priced)."""
+    totals = [cost.get("total") if cost is not None else None for cost in costs]
+    if not costs or any(not isinstance(total, int | float) for total in totals):
+        return {}
+    units: dict[str, list[float]] = {}
+    for cost in costs:
+        assert cost is not None
+        for unit, value in (cost.get("per_unit") or {}).items():
+            units.setdefault(unit, []).append(float(value))
+    return {
+        "cost_usd": interval([float(total) for total in totals]),  # type: ignore[arg-type]
+        "cost_per_unit": {
+            unit: interval(values) for unit, values in units.items() if len(values) == len(costs)
+        },
+    }
 
 
 def propagate(
@@ -307,21 +390,30 @@ def propagate(
     table: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the result's `uncertainty`: `simulate` run on each sample's perturbed snapshot,
-    the median and interval of its time and energy, the samples and the sources perturbed."""
+    the median and interval of its time and energy, the samples and the sources perturbed.
+
+    Where each sample also gives its cost (the run's records priced), the interval of the
+    cost is that of the same samples: `cost_usd` of the total and `cost_per_unit` of each
+    unit of work the run declared (its `steps`, `tokens`), each sample's cost computed from
+    that sample's time and energy by the run's own rule (simulator.cost), not scaled after."""
     sources = uncertain_sources(system, table if table is not None else COMMITTED_TABLE)
     times: list[float] = []
     energies: list[float] = []
+    costs: list[Mapping[str, Any] | None] = []
     for factors in sample_factors(sources, options):
-        time_s, energy_j = simulate(perturbed(system, sources, factors))
-        times.append(time_s)
-        energies.append(energy_j)
+        figures = simulate(perturbed(system, sources, factors))
+        times.append(figures[0])
+        energies.append(figures[1])
+        costs.append(figures[2] if len(figures) > 2 else None)
     return {
         **options.to_dict(),
         "cap": MAX_SAMPLES,
         "percentiles": list(PERCENTILES),
         "overall_time_s": interval(times),
         "energy_j": interval(energies),
+        **_cost_interval(costs),
         "perturbed": [source.to_dict() for source in sources],
         "unmeasured": unmeasured(system, table if table is not None else COMMITTED_TABLE),
+        "from_spec_mode": from_spec_mode(system, table if table is not None else COMMITTED_TABLE),
         "table": TABLE_PATH.name,
     }

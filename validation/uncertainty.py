@@ -11,6 +11,9 @@ Two kinds of entry, each computed from `validation/data/<run>/` by this module a
   relative sample standard deviation (ddof 1) of the per-run values. The runs span several
   physical GPUs of one kind and fresh machines, so the spread is the noise floor of "a GPU of
   this kind measured by the kit", not of one board.
+- `spec_mode` (beside the records): the kernel model's error predicting a GPU from its
+  spec-sheet record alone, over the measured GPUs (`spec_mode_residuals`): the basis of the
+  interval of a GPU the kit never measured, labelled as such by the simulator.
 - `models`: the current-architecture kernel model's residual on each GPU: ln(measured /
   predicted) of saxpy2's kernel time over the intensity, occupancy and size scenarios of every
   run of the GPU, predicted as `validation.evaluate` predicts them. The record's measured
@@ -40,6 +43,7 @@ from validation.analyze import LARGE_N, load_record, read_measurements
 from validation.evaluate import (
     BYTES_PER_ELEMENT,
     DATA_DIR,
+    MEASURED_KEYS,
     REPO_ROOT,
     Run,
     Saxpy2Profile,
@@ -105,10 +109,15 @@ def attribute_spread(runs: Sequence[Run]) -> dict[str, dict[str, dict[str, Any]]
     return table
 
 
-def kernel_residuals(run: Run) -> tuple[list[float], list[float]]:
+def kernel_residuals(run: Run, *, spec_only: bool = False) -> tuple[list[float], list[float]]:
     """Return the current model's ln(measured / predicted) kernel times of one run's saxpy2
-    configurations, and each configuration's relative SD over its repetitions."""
-    gpu = CurrentGpu.from_attributes(load_record(run.record_name))
+    configurations, and each configuration's relative SD over its repetitions; `spec_only`
+    predicts from the record without its measured attributes (validation.evaluate's "(spec)"
+    rows: the spec sheet and the architecture profile)."""
+    record = load_record(run.record_name)
+    if spec_only:
+        record = {k: v for k, v in record.items() if k not in MEASURED_KEYS}
+    gpu = CurrentGpu.from_attributes(record)
     profile = Saxpy2Profile.from_run(run)
     link = load_record(run.current_link)
     residuals = []
@@ -167,6 +176,54 @@ def model_residuals(runs: Sequence[Run]) -> dict[str, dict[str, dict[str, Any]]]
     return table
 
 
+def spec_mode_residuals(runs: Sequence[Run]) -> dict[str, dict[str, Any]]:
+    """Return model name -> the kernel model's spec-mode error: how far it is off predicting
+    a GPU from its spec-sheet record alone, over every measured GPU's runs (`spec_only`).
+
+    What it is for: a GPU the kit never measured (a B200) is predicted from its spec record,
+    so the error of that kind of prediction on the GPUs that were measured is the one basis
+    for its interval. Its `log_sd` is the largest, over the measured GPUs, of the root mean
+    square of the GPU's residuals (about zero, not its mean: an unmeasured GPU's bias is not
+    known, so it is part of the error), so it is at least each measured GPU's own spread;
+    `per_gpu` gives each. It was measured on these GPUs only (Hopper); the result labels an
+    interval drawn from it as such, never as a measurement of the GPU it is applied to."""
+    by_record: dict[str, list[Run]] = defaultdict(list)
+    for run in _profiled(runs):
+        by_record[run.record_name].append(run)
+    if not by_record:
+        return {}
+    per_gpu: dict[str, float] = {}
+    every: list[float] = []
+    names: list[str] = []
+    for record, record_runs in sorted(by_record.items()):
+        residuals = [r for run in record_runs for r in kernel_residuals(run, spec_only=True)[0]]
+        per_gpu[record] = _round(math.sqrt(float(np.mean(np.square(residuals)))))
+        every.extend(residuals)
+        names.extend(run.name for run in record_runs)
+    gpus = list(per_gpu)
+    in_sample = sorted({run.role for rs in by_record.values() for run in rs} - {"judge"})
+    fitted = f"; fitted on the same data (runs of role {', '.join(in_sample)})" if in_sample else ""
+    return {
+        CURRENT_MODEL: {
+            "output": "kernel_time",
+            "log_sd": max(per_gpu.values()),
+            "log_bias": _round(float(np.mean(every))),
+            "per_gpu": per_gpu,
+            "gpus": gpus,
+            "points": len(every),
+            "runs": len(names),
+            "label": "from spec-mode error on other GPUs (" + ", ".join(gpus) + ")" + fitted,
+            "source": (
+                "ln(measured / predicted) of saxpy2's kernel time, scenarios "
+                + ", ".join(KERNEL_SCENARIOS)
+                + ", predicted from each GPU's record without its measured attributes "
+                "(validation.evaluate's spec rows), the largest per-GPU root mean square, "
+                "over the committed kit runs " + ", ".join(names)
+            ),
+        }
+    }
+
+
 def build_table(data_dir: Path = DATA_DIR) -> dict[str, Any]:
     """Return the uncertainty table computed from the committed runs under `data_dir`."""
     runs = committed_runs(data_dir)
@@ -183,6 +240,7 @@ def build_table(data_dir: Path = DATA_DIR) -> dict[str, Any]:
             "docs/uncertainty.md."
         ),
         "records": records,
+        "spec_mode": spec_mode_residuals(runs),
     }
 
 

@@ -322,10 +322,17 @@ def load_inputs(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 # -- the parser --------------------------------------------------------------------------------
-def add_common(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
-    parser.add_argument("--system", required=True, help="system snapshot (JSON)")
-    parser.add_argument("--app", required=True, help="application model (Python)")
-    parser.add_argument("--labels", required=True, help="process counts, e.g. CPU=1,GPU=1")
+def add_common(parser: argparse.ArgumentParser, *, sweep: bool, workload: bool = False) -> None:
+    """Add the options every run takes; with `workload` (a sweep or study that may take
+    `--workload SPEC` instead) the system, application and labels are checked by its
+    handler, required only without a workload (simulator.cli.workload_points)."""
+    required = not workload
+    also = " (unless --workload)" if workload else ""
+    parser.add_argument("--system", required=required, help="system snapshot (JSON)" + also)
+    parser.add_argument("--app", required=required, help="application model (Python)" + also)
+    parser.add_argument(
+        "--labels", required=required, help="process counts, e.g. CPU=1,GPU=1" + also
+    )
     parser.add_argument(
         "--var",
         action="append",

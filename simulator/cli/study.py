@@ -25,19 +25,33 @@ from simulator.cli.common import (
     CliError,
     ProgressBar,
     add_common,
+    add_uncertainty,
     load_inputs,
+    one_line,
     parse_labels,
     parse_value,
     split_pair,
     table,
+    uncertainty_options,
     var_pair,
     write_json,
 )
 from simulator.cli.sweep import _builtin_model, _hardware_choices, _jobs, run_points
+from simulator.cli.workload_points import (
+    check_axes,
+    known_metrics,
+    parse_workload_spec,
+    refuse_others,
+    require_system,
+    workload_metrics,
+    workload_points,
+)
 from simulator.model_validity import with_recommended_model
 from simulator.result_metrics import result_metrics
 from simulator.study import (
     SAMPLERS,
+    Evaluate,
+    Outcome,
     StudyError,
     StudySetup,
     best_trials,
@@ -60,7 +74,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study = subparsers.add_parser(
         "study", help="search the axes for the best runs (Optuna TPE / NSGA-II)"
     )
-    add_common(study, sweep=True)
+    add_common(study, sweep=True, workload=True)
+    study.add_argument(
+        "--workload",
+        metavar="SPEC",
+        help="search a training workload's plans instead of a system and application: SPEC "
+        "as a sweep's --workload (a JSON object or a file of one: model, gbs, ...), each --axis "
+        "a plan axis (tp, pp, dp, gpus, ..., system); a plan that cannot run is a failed trial "
+        "with its reason",
+    )
     study.add_argument(
         "--axis",
         action="append",
@@ -121,6 +143,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help=f"the study's name in --storage (default {DEFAULT_STUDY_NAME})",
     )
+    add_uncertainty(study)
     study.set_defaults(handler=command_study)
 
 
@@ -142,9 +165,9 @@ def study_axis(text: str) -> object:
     return values if len(values) != 1 else values[0]
 
 
-def _objectives(texts: Sequence[str]) -> list[dict[str, str]]:
+def _objectives(texts: Sequence[str], default: str = "overall_time_s") -> list[dict[str, str]]:
     entries = []
-    for text in texts or ["overall_time_s"]:
+    for text in texts or [default]:
         metric, _, direction = text.strip().partition(":")
         entries.append({"metric": metric, "direction": direction})
     return entries
@@ -152,6 +175,9 @@ def _objectives(texts: Sequence[str]) -> list[dict[str, str]]:
 
 def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Run a study of the axes; print one row per trial (or JSON), the best marked."""
+    if args.workload is not None:
+        return command_workload_study(args, stdout, stderr)
+    require_system(args)
     snapshot, app_source = load_inputs(args)
     labels = parse_labels(args.labels)
     axes: dict[str, object] = {}
@@ -233,11 +259,29 @@ def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                     "variables": variables,
                     "seed": args.seed,
                     "timeline_limit": args.timeline_limit,
+                    **_interval(args),
                 }
             )
         outcomes = run_points(payloads, jobs=args.parallel, no_sandbox=args.no_sandbox)
         return [result_metrics(value) if kind == "result" else None for kind, value in outcomes]
 
+    return _search(args, setup, evaluate, list(axes), stdout, stderr)
+
+
+def _interval(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the payload's `uncertainty` where the command asked for an interval."""
+    return {} if args.uncertainty is None else {"uncertainty": uncertainty_options(args)}
+
+
+def _search(
+    args: argparse.Namespace,
+    setup: StudySetup,
+    evaluate: Evaluate,
+    axes: Sequence[str],
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """Run the study and print its trials (a table, or JSON), the best marked."""
     bar = ProgressBar(stderr, "searching")
     try:
         study = run_study(
@@ -264,7 +308,9 @@ def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         write_json(document, args.json, stdout)
     if args.json != "-":
         metrics = [o.metric for o in setup.objectives]
-        headers = ["trial", *axes, *metrics, "state", "best"]
+        # why a trial made no run (a plan that cannot run), where any has a reason
+        reasons = ["error"] if any(row.get("error") for row in rows) else []
+        headers = ["trial", *axes, *metrics, "state", "best", *reasons]
         lines = [
             [
                 row["number"],
@@ -272,6 +318,7 @@ def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
                 *(row["metrics"].get(metric) for metric in metrics),
                 row["state"],
                 "*" if index in best else "",
+                *([one_line(row.get("error") or "")] if reasons else []),
             ]
             for index, row in enumerate(rows)
         ]
@@ -281,3 +328,60 @@ def command_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         message = CLI_MESSAGES["study_failed"].format(failed=failed, total=len(rows))
         stderr.write(f"note: {message}\n")
     return EXIT_ERROR if failed == len(rows) else 0
+
+
+def command_workload_study(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Search a training workload's plan axes (`--workload`, simulator.cli.workload_points):
+    each trial one plan, run as a workload sweep's point; a plan that cannot run is a
+    failed trial whose error is its field and reason, and the sampler learns nothing from
+    it."""
+    refuse_others(args)
+    spec = parse_workload_spec(args.workload)
+    axes: dict[str, object] = {}
+    for name, text in (split_pair("--axis", text) for text in args.axis):
+        if name in axes:
+            raise CliError(f"--axis: {name!r} is given twice")
+        axes[name] = study_axis(text)
+    known = known_metrics()
+    try:
+        dimensions = search_space(axes, field="--axis")
+        setup = StudySetup(
+            dimensions=tuple(dimensions),
+            objectives=tuple(parse_objectives(_objectives(args.objective, "step_time_s"), known)),
+            constraints=tuple(parse_constraints(list(args.constraint), known)),
+            sampler=check_sampler(args.sampler),
+            seed=args.study_seed,
+        )
+    except StudyError as error:
+        field = error.field.replace("--axis.", "--axis ", 1)
+        field = field.replace("objectives", "--objective").replace("constraints", "--constraint")
+        raise CliError(f"{field}: {error.message}") from error
+    check_axes(spec, {d.name: d.probe() for d in dimensions})
+    interval = _interval(args).get("uncertainty")
+
+    def evaluate(points: Sequence[Mapping[str, object]]) -> list[Outcome]:
+        made = [
+            workload_points(
+                spec,
+                {name: [value] for name, value in point.items()},
+                seed=args.seed,
+                uncertainty=interval,
+            )[0]
+            for point in points
+        ]
+        payloads = [m.payload for m in made if m.payload is not None]
+        outcomes = iter(run_points(payloads, jobs=args.parallel, no_sandbox=args.no_sandbox))
+        answers: list[Outcome] = []
+        for point in made:
+            if point.invalid is not None:
+                invalid = point.invalid
+                answers.append(f"invalid plan ({invalid['field']}): {invalid['reason']}")
+                continue
+            kind, value = next(outcomes)
+            if kind == "result" and point.basis is not None:
+                answers.append(workload_metrics(point.basis, value))
+            else:  # the run failed: a failed trial, its error in the run's outcome
+                answers.append(None)
+        return answers
+
+    return _search(args, setup, evaluate, list(axes), stdout, stderr)

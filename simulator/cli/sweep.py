@@ -32,6 +32,16 @@ from simulator.cli.common import (
     var_pair,
     write_json,
 )
+from simulator.cli.workload_points import (
+    TABLE_METRICS,
+    check_axes,
+    known_metrics,
+    parse_workload_spec,
+    refuse_others,
+    require_system,
+    workload_metrics,
+    workload_points,
+)
 from simulator.cpus import usable_cpus
 from simulator.errors import SimulationError
 from simulator.model_validity import with_recommended_model
@@ -74,7 +84,15 @@ def _builtin_model(name: str) -> tuple[str, dict[str, Any]] | None:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `sweep` command to the command line's subparsers."""
     sweep = subparsers.add_parser("sweep", help="simulate the product of variables and hardware")
-    add_common(sweep, sweep=True)
+    add_common(sweep, sweep=True, workload=True)
+    sweep.add_argument(
+        "--workload",
+        metavar="SPEC",
+        help="sweep a training workload's plans instead of a system and application: SPEC is "
+        'a JSON object (or a file of one) as POST /api/workloads/sweep/ takes, e.g. \'{"model": '
+        '"llama3-70b", "gbs": 512, "recompute": "full"}\', and each --axis a plan axis (tp, pp, '
+        "dp, gpus, cp, vp, ep, mbs, gbs, seq, data_parallel, recompute, precision, system)",
+    )
     sweep.add_argument(
         "--hardware",
         action="append",
@@ -252,9 +270,20 @@ def _flag_points(
         metrics = result_metrics(entry["result"]) if "result" in entry else {}
         rows.append({**{name: values.get(name) for name in axes}, **metrics})
     known = list(dict.fromkeys([*axes, *SUMMARY_METRICS, *(k for r in rows for k in r)]))
+    return flag_rows(runs, rows, known, pareto or "overall_time_s,energy_j", constraints)
+
+
+def flag_rows(
+    runs: list[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    known: Sequence[str],
+    pareto: str,
+    constraints: Sequence[str],
+) -> bool:
+    """Flag each run `feasible` and `pareto` by its row of figures (simulator.pareto)."""
     objectives: list[tuple[str, str]] = []
     try:
-        for part in (pareto or "overall_time_s,energy_j").split(","):
+        for part in pareto.split(","):
             metric, _, direction = part.strip().partition(":")
             objectives.append((check_metric(metric, known), check_direction(direction, metric)))
         if len(objectives) != 2:
@@ -270,6 +299,9 @@ def _flag_points(
 
 def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Run the product of swept variables and hardware; print a table or JSON."""
+    if args.workload is not None:
+        return command_workload_sweep(args, stdout, stderr)
+    require_system(args)
     snapshot, app_source = load_inputs(args)
     labels = parse_labels(args.labels)
     axes: dict[str, list[object]] = {}
@@ -395,3 +427,96 @@ def command_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         )
         return EXIT_ERROR
     return 0
+
+
+def command_workload_sweep(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run the plans of a training workload (`--workload`, simulator.cli.workload_points)
+    over its plan axes; print a table (a plan that cannot run with its field and reason)
+    or JSON ({"runs": [{point, result, metrics} or {point, invalid} or {point, error}]})."""
+    refuse_others(args)
+    spec = parse_workload_spec(args.workload)
+    raw: dict[str, list[object]] = {}
+    for name, text in (split_pair("--axis", spec_text) for spec_text in args.axis):
+        if name in raw:
+            raise CliError(CLI_MESSAGES["repeated"].format(option="--axis", name=name))
+        raw[name] = expand_values(text)
+    axes = check_axes(spec, raw)
+    too_many = size_error(math.prod(len(values) for values in axes.values()), args.max_points)
+    if too_many is not None:
+        raise CliError(too_many)
+    interval = uncertainty_options(args) if args.uncertainty is not None else None
+    points = workload_points(spec, axes, seed=args.seed, uncertainty=interval)
+    valid = [p for p in points if p.payload is not None]
+    bar = ProgressBar(stderr, "sweeping")
+    try:
+        outcomes = run_points(
+            [p.payload for p in valid if p.payload is not None],
+            jobs=args.jobs,
+            no_sandbox=args.no_sandbox,
+            progress=bar,
+        )
+    finally:
+        bar.close()
+    by_point = {id(point): outcome for point, outcome in zip(valid, outcomes, strict=True)}
+    runs: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    failed = 0
+    for point in points:
+        entry: dict[str, Any] = {"point": point.point}
+        metrics: dict[str, Any] = {}
+        if point.invalid is not None:
+            entry["invalid"] = point.invalid
+        else:
+            kind, value = by_point[id(point)]
+            entry[kind] = value
+            failed += kind == "error"
+            if kind == "result" and point.basis is not None:
+                metrics = workload_metrics(point.basis, value)
+                entry["metrics"] = metrics
+        runs.append(entry)
+        rows.append({**point.point, **metrics})
+    flagged = False
+    if args.pareto is not None or args.constraint:
+        known = list(dict.fromkeys([*axes, *known_metrics()]))
+        pareto = args.pareto or "step_time_s,cost_per_step_usd"
+        flagged = flag_rows(runs, rows, known, pareto, args.constraint)
+    if args.json is not None:
+        write_json({"runs": runs}, args.json, stdout)
+    if args.json != "-":
+        columns = list(TABLE_METRICS)
+        if interval is not None:
+            columns += [f"step_time_s_{end}" for end in ("low", "high")]
+            columns += [f"cost_per_step_usd_{end}" for end in ("low", "high")]
+        notes = ["interval_note"] if interval else []
+        headers = [*axes, *columns, *notes]
+        headers += ["feasible", "pareto"] if flagged else []
+        lines: list[list[object]] = []
+        for entry in runs:
+            line: list[object] = [entry["point"][name] for name in axes]
+            if "metrics" in entry:
+                metrics = entry["metrics"]
+                line += [metrics.get(c) for c in columns]
+                line += [_interval_note(metrics)] if interval else []
+            else:
+                problem = entry.get("invalid") or {}
+                text = (
+                    f"invalid ({problem['field']}): {problem['reason']}"
+                    if "invalid" in entry
+                    else "error: " + one_line(entry["error"]["message"])
+                )
+                line += [one_line(text), *[None] * (len(headers) - len(axes) - 1 - 2 * flagged)]
+            line += [entry["feasible"], entry["pareto"]] if flagged else []
+            lines.append(line)
+        stdout.write(table(headers, lines) + "\n")
+    if failed:
+        message = CLI_MESSAGES["sweep_failed"].format(failed=failed, total=len(runs))
+        stderr.write(f"error: {message}\n")
+        return EXIT_ERROR
+    return 0
+
+
+def _interval_note(metrics: Mapping[str, Any]) -> str:
+    """Return what a point's interval rests on where not on its GPU's measurements: a
+    spec-mode error on other GPUs, or no interval at all (simulator.uncertainty)."""
+    parts = [metrics.get("interval_from_spec"), metrics.get("interval_unmeasured")]
+    return "; ".join(str(part) for part in parts if part)

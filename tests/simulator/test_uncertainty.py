@@ -22,12 +22,15 @@ from simulator.snapshot import load_snapshot
 from simulator.uncertainty import (
     COMMITTED_TABLE,
     MAX_SAMPLES,
+    NO_MEASUREMENT,
     SPEED_ATTRIBUTES,
     UncertaintyOptions,
     check_uncertainty,
+    from_spec_mode,
     interval,
     propagate,
     uncertain_sources,
+    unmeasured,
 )
 from tests.simulator.test_current_gpu_example import APP, snapshot
 from validation.analyze import load_record
@@ -219,3 +222,56 @@ def test_the_command_line_prints_the_interval(system: dict[str, Any], tmp_path: 
         stderr.getvalue()
     )
     assert "overall_time_s_low" in stdout.getvalue().splitlines()[0]
+
+
+def test_a_gpu_never_measured_takes_the_model_s_spec_mode_error_labelled_as_such(
+    system: dict[str, Any],
+) -> None:
+    loaded = load_snapshot(system)
+    key = next(k for k, h in loaded.hardware.items() if h.name == "H100 SXM5 80GB")
+    name = "GPU kernel (current architectures)"
+    spec = COMMITTED_TABLE["spec_mode"][name]
+    # the same snapshot with the measured GPU's record renamed: a GPU the kit never measured
+    renamed = {**system, "hardware": {**system["hardware"]}}
+    renamed["hardware"][key] = {**system["hardware"][key], "name": "Unmeasured GPU"}
+    unknown = load_snapshot(renamed)
+    sources = [s for s in uncertain_sources(unknown, COMMITTED_TABLE) if s.hardware == key]
+    label = f"{spec['label']}, not a Unmeasured GPU measurement"
+    assert [(s.kind, s.name, s.log_sd, s.label) for s in sources] == [
+        ("spec_mode", name, spec["log_sd"], label)
+    ]
+    assert set(sources[0].attributes) <= set(SPEED_ATTRIBUTES)
+    options = UncertaintyOptions(samples=12, seed=1)
+
+    def simulate(variant: Any) -> tuple[float, float]:
+        result = run_simulation(variant, APP, labels=LABELS, variables=VARIABLES, seed=3)
+        return result["overall_time_s"], result["energy_j"]["total"]
+
+    result = propagate(simulate, unknown, options)
+    assert result["unmeasured"] == []
+    assert result["from_spec_mode"] == [{"record": "Unmeasured GPU", "label": label}]
+    assert result["overall_time_s"]["high"] > result["overall_time_s"]["low"]
+    # without a spec-mode error for its model, the GPU has no interval and says why
+    bare = propagate(simulate, unknown, options, table={"records": COMMITTED_TABLE["records"]})
+    assert bare["from_spec_mode"] == []
+    assert bare["unmeasured"] == [{"record": "Unmeasured GPU", "label": NO_MEASUREMENT}]
+    assert all(p["record"] != "Unmeasured GPU" for p in bare["perturbed"])  # the link's only
+
+
+def test_the_spec_mode_error_is_at_least_each_measured_gpu_s_model_residual() -> None:
+    name = "GPU kernel (current architectures)"
+    spec = COMMITTED_TABLE["spec_mode"][name]
+    assert spec["gpus"] == sorted(spec["per_gpu"]) and len(spec["gpus"]) >= 2
+    assert spec["log_sd"] == max(spec["per_gpu"].values())
+    for gpu in spec["gpus"]:
+        assert spec["log_sd"] >= COMMITTED_TABLE["records"][gpu]["models"][name]["log_sd"]
+
+
+def test_a_gpu_whose_model_has_no_spec_mode_error_has_no_interval() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "merpsys_gtx970"
+    loaded = load_snapshot(json.loads((example / "snapshot.json").read_text(encoding="utf-8")))
+    gpus = [h.name for h in loaded.hardware.values() if h.type == "GPU"]
+    assert from_spec_mode(loaded, COMMITTED_TABLE) == []
+    assert unmeasured(loaded, COMMITTED_TABLE) == [
+        {"record": name, "label": NO_MEASUREMENT} for name in gpus
+    ]

@@ -49,6 +49,7 @@ from simulator.pareto import (
     parse_constraint,
 )
 from simulator.result_metrics import (
+    COST_INTERVAL_METRICS,
     INTERVAL_METRICS,
     SUMMARY_METRICS,
     gpu_names,
@@ -541,6 +542,19 @@ def study_trials(*, study: Study) -> list[dict[str, Any]]:
     return study_trials_counted(study=study)[1]
 
 
+# The figures a workload study may optimise or constrain: its runs' (the run is one step:
+# `overall_time_s` is the step's time, `cost_per_step_usd` its cost) and their interval's
+# where the spec asks for one (time and cost, from the same samples).
+WORKLOAD_METRICS = (*SUMMARY_METRICS, *INTERVAL_METRICS, *COST_INTERVAL_METRICS)
+
+
+def known_metrics(frozen: Mapping[str, Any]) -> list[str]:
+    """Return the metrics a stored study may optimise or constrain (its `frozen`)."""
+    if frozen.get("workload"):
+        return list(WORKLOAD_METRICS)
+    return study_metrics(frozen["snapshot"])
+
+
 def study_trials_counted(*, study: Study) -> tuple[int, list[dict[str, Any]]]:
     """Return the optimiser's count of the study's trials and every trial by number: its number, state ("running", "complete",
     "fail"), point, metrics, error, run (`simulation` id and `simulation_status`) and flags
@@ -553,7 +567,7 @@ def study_trials_counted(*, study: Study) -> tuple[int, list[dict[str, Any]]]:
     only the trials that failed without a run (a point refused, a run lost) are read from
     the optimiser's storage, with its count of trials.
     """
-    known = study_metrics(study.frozen["snapshot"])
+    known = known_metrics(study.frozen)
     objectives = parse_objectives(study.objectives, known)
     constraints = parse_constraints(study.constraints, known)
     choices = _hardware_choices(study.frozen.get("hardware_options") or [])
@@ -798,8 +812,8 @@ def sweep_points(*, sweep: Sweep) -> tuple[list[str], list[dict[str, Any]]]:
 
 def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """Return the sweep table's columns: identity, variables, the run-wide figures, then the
-    per-node figures any row has (in first-seen order), the prediction interval's figures when
-    any row has them (simulator.uncertainty), the power warning, the energy's
+    per-node figures any row has (in first-seen order), the prediction interval's figures (time, energy and
+    cost) when any row has them (simulator.uncertainty), the power warning, the energy's
     accounting and estimated states (issue 45) and the error."""
     fixed = [
         "simulation",
@@ -817,7 +831,14 @@ def sweep_columns(axes: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> lis
     energy = ["energy_accounting", "energy_estimated"]
     flags = [key for key in ("feasible", "pareto") if any(key in row for row in rows)]
     interval = [
-        key for key in (*INTERVAL_METRICS, "interval_unmeasured") if any(key in row for row in rows)
+        key
+        for key in (
+            *INTERVAL_METRICS,
+            *COST_INTERVAL_METRICS,
+            "interval_unmeasured",
+            "interval_from_spec",
+        )
+        if any(key in row for row in rows)
     ]
     return [
         *fixed,
@@ -844,6 +865,7 @@ NOT_METRICS = frozenset(
         "power_missing",
         "model_warnings",
         "interval_unmeasured",
+        "interval_from_spec",
         "error",
         "feasible",
         "pareto",

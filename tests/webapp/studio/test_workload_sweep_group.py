@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from simulator.uncertainty import COMMITTED_TABLE
 from simulator.workloads.cluster import TEMPLATES
 from tests.hwdb.factories import seeded_gpu
 from tests.webapp.studio.test_tasks import run_eagerly
@@ -76,11 +77,26 @@ def test_the_cheapest_plan_under_a_step_time_target_is_flagged_and_shared(
     for row in rows:
         expected = row["gpus"] * row["overall_time_s"] / 3600 * rental[row["system"]]
         assert row["cost_per_step_usd"] == pytest.approx(expected)
-        # H100's interval comes from its measured kernel-model residual; B200 has none
+        # H100's interval comes from its measured kernel-model residual; B200's, never
+        # measured, from the model's spec-mode error on the measured GPUs, and says so
         width = row["overall_time_s_high"] - row["overall_time_s_low"]
-        assert (width > 0) == (row["system"] == "dgx-h100"), row
-        no_spread = "B200 SXM 180GB: no interval: no measurement"
-        assert row["interval_unmeasured"] == (no_spread if row["system"] == "dgx-b200" else "")
+        assert width > 0, row
+        assert row["interval_unmeasured"] == ""
+        from_spec = row["interval_from_spec"]
+        if row["system"] == "dgx-b200":
+            assert from_spec.startswith("B200 SXM 180GB: from spec-mode error on other GPUs (")
+            assert from_spec.endswith("not a B200 SXM 180GB measurement")
+        else:
+            assert from_spec == ""
+        # the cost's interval is the time's, priced (the rental is linear in the time)
+        price = row["cost_per_step_usd"] / row["overall_time_s"]
+        assert row["cost_per_step_usd_low"] == pytest.approx(row["overall_time_s_low"] * price)
+        assert row["cost_per_step_usd_high"] == pytest.approx(row["overall_time_s_high"] * price)
+
+    # the CSV carries the same intervals and what the B200's rests on
+    header = client.get(f"/api/sweeps/{sweep.pk}/results.csv").content.decode().splitlines()[0]
+    for column in ("overall_time_s_high", "cost_per_step_usd_low", "interval_from_spec"):
+        assert column in header.split(","), header
 
     # the target: the median of the successful steps' times, so some plans miss it
     times = sorted(r["overall_time_s"] for r in rows)
@@ -110,7 +126,7 @@ def test_the_cheapest_plan_under_a_step_time_target_is_flagged_and_shared(
     assert client_for(other_user).post(f"/api/sweeps/{sweep.pk}/cancel/").status_code == 404
 
 
-def test_a_b200_interval_says_it_has_no_measurement(
+def test_a_b200_interval_comes_from_the_spec_mode_error_on_the_measured_gpus(
     client: APIClient, sent: list[list[int]], django_capture_on_commit_callbacks: Any
 ) -> None:
     body = {
@@ -120,15 +136,28 @@ def test_a_b200_interval_says_it_has_no_measurement(
     answer = _launch(client, django_capture_on_commit_callbacks, body)
     b200, h200 = (Simulation.objects.get(pk=p["simulation"]) for p in answer["points"])
     b200, h200 = run_eagerly(b200), run_eagerly(h200)
-    unmeasured = b200.result["uncertainty"]["unmeasured"]
-    assert unmeasured == [{"record": "B200 SXM 180GB", "label": "no interval: no measurement"}]
-    assert b200.result["uncertainty"]["perturbed"] == []
+    interval = b200.result["uncertainty"]
+    assert interval["unmeasured"] == []
+    spec = COMMITTED_TABLE["spec_mode"]["GPU kernel (current architectures)"]
+    label = f"{spec['label']}, not a B200 SXM 180GB measurement"
+    assert interval["from_spec_mode"] == [{"record": "B200 SXM 180GB", "label": label}]
+    (perturbed,) = interval["perturbed"]  # one term: no attribute of the B200 was measured
+    assert (perturbed["kind"], perturbed["record"]) == ("spec_mode", "B200 SXM 180GB")
+    assert perturbed["log_sd"] == spec["log_sd"] and perturbed["label"] == label
+    # at least the kernel-model residual measured on each GPU the error was taken from
+    for record in spec["gpus"]:
+        assert (
+            spec["log_sd"]
+            >= COMMITTED_TABLE["records"][record]["models"][perturbed["name"]]["log_sd"]
+        )
+    assert interval["overall_time_s"]["high"] > interval["overall_time_s"]["low"]
     # the H200's kernel times carry the kernel model's residual measured on the H200
     models = [p for p in h200.result["uncertainty"]["perturbed"] if p["kind"] == "model"]
     assert [(p["record"], p["name"]) for p in models] == [
         ("H200 SXM 141GB", "GPU kernel (current architectures)")
     ]
     assert h200.result["uncertainty"]["unmeasured"] == []
+    assert h200.result["uncertainty"]["from_spec_mode"] == []
 
 
 def test_a_sweep_whose_every_plan_is_refused_is_finished_at_launch(

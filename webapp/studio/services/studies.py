@@ -20,6 +20,11 @@ Django transaction (webapp.studio.study_storage):
    until `parallel` are in flight, each stored as a run and sent;
 3. with none in flight, a study whose budget is spent finishes.
 
+A study of a training workload's plans (`spec` a plan sweep's, `kind` "train") searches
+its plan axes instead (`_workload_study_launch`): each trial's run is made by the plan
+sweep's code (services.workloads.workload_child), and a plan that cannot run is a failed
+trial whose error names the field and the reason, no run made.
+
 Stopping asks for no more trials (its runs in flight finish and are told); resuming runs
 step 1 and goes on from Optuna's storage, so a study outlives a restart of every worker.
 """
@@ -29,6 +34,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +43,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 
+from hwdb.selectors import gpu_catalogue
+from simulator.errors import LaunchError
+from simulator.gpu_catalogue import GpuNotFound
 from simulator.result_metrics import result_metrics
 from simulator.study import (
     Dimension,
@@ -53,6 +62,9 @@ from simulator.study import (
     trial_count,
     unfinished_trials,
 )
+from simulator.sweep import AxisError
+from simulator.uncertainty import check_uncertainty
+from simulator.workloads.plan_axes import parse_plan_axes, plan_points
 from webapp.studio import dispatch
 from webapp.studio.models import (
     Simulation,
@@ -62,7 +74,13 @@ from webapp.studio.models import (
     Sweep,
     SweepStatus,
 )
-from webapp.studio.selectors import active_run_count, sweep_aggregate
+from webapp.studio.selectors import (
+    WORKLOAD_METRICS,
+    active_run_count,
+    known_metrics,
+    sweep_aggregate,
+)
+from webapp.studio.services import workloads as workload_services
 from webapp.studio.services.common import MESSAGES, check_name, current_time, field_error
 from webapp.studio.services.launch import LaunchPlan, check_active_runs, check_snapshot, launch_plan
 from webapp.studio.services.sweeps import (
@@ -112,6 +130,7 @@ STUDY_MESSAGES = {
     "not_running": "The study is {status}; only a running study can be stopped.",
     "not_stopped": "The study is {status}; only a stopped study can be resumed.",
     "lost": "The trial's run was never stored (its advance stopped); counted as failed.",
+    "dp_gpus": "A dp axis sets the GPUs (dp x tp x pp x cp): leave gpus out.",
 }
 
 
@@ -179,7 +198,7 @@ def _dimensions(spec: Mapping[str, Any], hardware: list[dict[str, Any]]) -> list
 
 def _setup(study: Study, dimensions: list[Dimension] | None = None) -> StudySetup:
     """Return the optimiser's setup of a stored study (checked at launch)."""
-    known = study_metrics(study.frozen["snapshot"])
+    known = known_metrics(study.frozen)
     hardware = study.frozen.get("hardware_options") or []
     return StudySetup(
         dimensions=tuple(dimensions or _dimensions(study.sweep.spec, hardware)),
@@ -218,6 +237,18 @@ def study_launch(
     reject_nul(spec, field="spec")
     reject_nul([objectives, constraints], field="objectives")
     study_name = check_name(name) if name not in (None, "") else "study"
+    if "kind" in spec:  # a training workload's plans (a plan sweep's spec)
+        return _workload_study_launch(
+            user=user,
+            name=study_name,
+            spec=spec,
+            objectives=objectives,
+            constraints=constraints,
+            sampler=sampler,
+            seed=seed,
+            budget=budget,
+            parallel=parallel,
+        )
     sweep_size(spec)  # the axes' shapes, by the sweep's rule and messages
     try:
         plan = launch_plan(
@@ -255,7 +286,44 @@ def study_launch(
             for value in dimension.probe():
                 point = {**first, dimension.name: value}
                 builder.child(point, sweep=probe_sweep, sweep_name="")
-    known = study_metrics(plan.snapshot)
+    settings_ = _check_settings(
+        user, study_metrics(plan.snapshot), objectives, constraints, sampler, seed, budget, parallel
+    )
+    return _create(
+        user=user,
+        name=study_name,
+        spec=spec,
+        frozen={**_frozen(plan), "hardware_options": hardware},
+        axes={**variables, **others},
+        settings_=settings_,
+        system_model=plan.system_model,
+        application=plan.application,
+    )
+
+
+@dataclass(frozen=True)
+class _Settings:
+    objectives: list[Any]
+    constraints: list[Any]
+    sampler: str
+    seed: int
+    runs: int
+    wall_s: int | None
+    parallel: int
+
+
+def _check_settings(
+    user: User,
+    known: list[str],
+    objectives: object,
+    constraints: object,
+    sampler: object,
+    seed: object,
+    budget: object,
+    parallel: object,
+) -> _Settings:
+    """Return a study's checked settings besides its spec; raise ValidationError naming
+    the first bad field."""
     try:
         parse_objectives(objectives, known)
         parse_constraints(constraints, known)
@@ -273,28 +341,120 @@ def study_launch(
         raise field_error("parallel", STUDY_MESSAGES["parallel"].format(limit=limit))
     assert isinstance(seed, int)
     check_active_runs(user, adding=parallel, field="parallel")
-    sweep = Sweep.objects.create(owner=user, name=study_name, spec=dict(spec))
-    study = Study.objects.create(
-        owner=user,
-        name=study_name,
-        sweep=sweep,
-        system_model=plan.system_model,
-        application=plan.application,
-        frozen={**_frozen(plan), "hardware_options": hardware},
-        axes={**variables, **others},
+    return _Settings(
         objectives=list(objectives),  # type: ignore[call-overload]
         constraints=list(constraints or []),  # type: ignore[call-overload]
         sampler=sampler_name,
         seed=seed,
-        max_runs=runs,
-        max_wall_s=wall_s,
+        runs=runs,
+        wall_s=wall_s,
         parallel=parallel,
+    )
+
+
+def _create(
+    *,
+    user: User,
+    name: str,
+    spec: Mapping[str, Any],
+    frozen: dict[str, Any],
+    axes: dict[str, object],
+    settings_: _Settings,
+    system_model: Any = None,
+    application: Any = None,
+) -> Study:
+    """Store the study and its sweep; its first trials are asked for once committed."""
+    sweep = Sweep.objects.create(owner=user, name=name, spec=dict(spec))
+    study = Study.objects.create(
+        owner=user,
+        name=name,
+        sweep=sweep,
+        system_model=system_model,
+        application=application,
+        frozen=frozen,
+        axes=axes,
+        objectives=settings_.objectives,
+        constraints=settings_.constraints,
+        sampler=settings_.sampler,
+        seed=settings_.seed,
+        max_runs=settings_.runs,
+        max_wall_s=settings_.wall_s,
+        parallel=settings_.parallel,
         optuna_name=f"parasim-study-{uuid.uuid4().hex}",
     )
     sweep.aggregate = sweep_aggregate(sweep=sweep)
     sweep.save(update_fields=["aggregate"])
     transaction.on_commit(lambda: dispatch.advance_study(study.pk))
     return study
+
+
+# A workload study's spec: a plan sweep's (POST /api/workloads/sweep/) without `launch`;
+# these of its fields are no plan field.
+WORKLOAD_RUN_FIELDS = ("axes", "launch", "name", "queue", "uncertainty")
+
+
+def _workload_study_launch(
+    *,
+    user: User,
+    name: str,
+    spec: Mapping[str, Any],
+    objectives: object,
+    constraints: object,
+    sampler: object,
+    seed: object,
+    budget: object,
+    parallel: object,
+) -> Study:
+    """Return a new running study of a training workload's plans (`spec` a plan sweep's:
+    kind "train", model, system, the plan's fields, `axes` of plan axes, each a list, a
+    range or one value; `uncertainty`, `queue`). The axes are checked by the plan sweep's
+    rule (simulator.workloads.plan_axes) on the values each dimension can take, the model
+    and system on the first point; a point whose plan cannot run is, when asked for, a
+    failed trial whose error is the field and reason (`_WorkloadBuilder`)."""
+    if spec.get("kind") != "train":
+        raise field_error("spec.kind", workload_services.MSG_SWEEP_KIND)
+    raw = spec.get("axes")
+    if not isinstance(raw, Mapping) or not raw:
+        raise field_error("spec.axes", workload_services.MSG_SWEEP_AXES)
+    try:
+        dimensions = search_space(dict(raw), field="spec.axes")
+    except StudyError as error:
+        raise _study_error(error) from error
+    probes = {d.name: d.probe() for d in dimensions}
+    try:
+        parse_plan_axes(probes, field="spec.axes")
+    except AxisError as error:
+        raise field_error(error.field, error.message) from error
+    base = {k: v for k, v in spec.items() if k not in WORKLOAD_RUN_FIELDS}
+    for field, also in (("gpus", "dp"), ("gbs", None)):
+        if field not in base and field not in raw and (also is None or also not in raw):
+            raise field_error(f"spec.{field}", MESSAGES["required"])
+    if "dp" in raw and "gpus" in base:
+        raise field_error("spec.gpus", STUDY_MESSAGES["dp_gpus"])
+    workload_services.workload_queue(spec.get("queue"))
+    uncertainty = spec.get("uncertainty")
+    if uncertainty is not None:
+        try:
+            check_uncertainty(uncertainty)
+        except LaunchError as error:
+            raise field_error("spec.uncertainty", str(error)) from error
+    first = {name: values[0] for name, values in probes.items()}
+    point, fields = plan_points(base, {k: [v] for k, v in first.items()})[0]
+    try:  # a model or system no plan could fix is refused; a plan that cannot run is not
+        workload_services.check_point(user, point, fields)
+    except GpuNotFound as error:
+        raise field_error("spec.system", str(error)) from error
+    except ValidationError as error:
+        raise ValidationError(
+            {f"spec.{field}": messages for field, messages in error.message_dict.items()}
+        ) from error
+    settings_ = _check_settings(
+        user, list(WORKLOAD_METRICS), objectives, constraints, sampler, seed, budget, parallel
+    )
+    frozen = {"workload": True, "snapshot": {}, "system_name": "", "application_name": ""}
+    return _create(
+        user=user, name=name, spec=spec, frozen=frozen, axes=dict(raw), settings_=settings_
+    )
 
 
 def _check_budget(budget: object) -> tuple[int, int | None]:
@@ -383,6 +543,51 @@ class _Builders:
         return self.made[index], rest
 
 
+class _WorkloadBuilder:
+    """The point builder of a workload study's trials: each point's plan checked as a plan
+    sweep's, its run made by the plan sweep's code (services.workloads.workload_child)."""
+
+    def __init__(self, study: Study) -> None:
+        self.study = study
+        self.spec = study.sweep.spec
+        self.base = {k: v for k, v in self.spec.items() if k not in WORKLOAD_RUN_FIELDS}
+
+    def for_point(self, point: Mapping[str, object]) -> tuple[_WorkloadBuilder, dict[str, object]]:
+        return self, dict(point)
+
+    def child(
+        self,
+        point: Mapping[str, object],
+        *,
+        sweep: Sweep,
+        sweep_name: str,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Simulation:
+        """Return the unsaved run of `point`; raise ValidationError (`invalid plan (FIELD)`:
+        the reason) for a plan that cannot run."""
+        owner = self.study.owner
+        point, fields = plan_points(self.base, {k: [v] for k, v in point.items()})[0]
+        try:
+            answer = workload_services.check_point(owner, point, fields)
+        except GpuNotFound as error:  # the template's GPU is no record the owner sees
+            raise field_error("system", str(error)) from error
+        if "invalid" in answer:
+            invalid = answer["invalid"]
+            raise field_error(f"invalid plan ({invalid['field']})", invalid["reason"])
+        return workload_services.workload_child(
+            user=owner,
+            sweep=sweep,
+            sweep_name=sweep_name,
+            point=point,
+            fields=fields,
+            basis=answer["basis"],
+            catalogue=gpu_catalogue(user=owner),
+            queue=workload_services.workload_queue(self.spec.get("queue")),
+            uncertainty=self.spec.get("uncertainty"),
+            extra=extra,
+        )
+
+
 def _take_lease(study_id: int) -> datetime | None:
     """Return this advance's lease of the study (its expiry, which releases it), or None
     when another advance holds one."""
@@ -453,7 +658,9 @@ def study_advance(*, study_id: int) -> Study | None:
         if study.status == StudyStatus.RUNNING and not _budget_spent(study, asked):
             room = int(settings.PARASIM_MAX_ACTIVE_RUNS) - active_run_count(owner_id=study.owner_id)
             wanted = max(0, min(study.parallel - in_flight, study.max_runs - asked, room))
-        builders = _Builders(study, setup)
+        builders: _Builders | _WorkloadBuilder = (
+            _WorkloadBuilder(study) if study.frozen.get("workload") else _Builders(study, setup)
+        )
         for _ in range(wanted):
             number, point = ask_point(optuna_study, setup)
             try:

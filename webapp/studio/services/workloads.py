@@ -500,41 +500,29 @@ def workload_sweep_launch(
     spec["kind"] = "train"
     sweep = Sweep.objects.create(owner=user, name=sweep_name, spec=spec)
     catalogue = gpu_catalogue(user=user)
-    queue = _queue(data.get("queue"))
+    queue = workload_queue(data.get("queue"))
     children: list[Simulation] = []
     for answer, (point, fields) in zip(checked, points, strict=True):
-        label = ", ".join(f"{k}={v}" for k, v in point.items())
-        sweep_point = {"variables": {}, "hardware": None, "axes": dict(point)}
         if "invalid" in answer:
+            label = ", ".join(f"{k}={v}" for k, v in point.items())
+            sweep_point = {"variables": {}, "hardware": None, "axes": dict(point)}
             children.append(
                 _failed_point(user, sweep, f"{sweep_name}: {label}", sweep_point, answer, queue)
             )
             continue
-        config, plan, system = workload_plan(fields)
-        try:
-            snapshot, source, labels = training_files(config, plan, system, catalogue=catalogue)
-        except PlanError as error:
-            raise _plan_error(error) from error
-        try:
-            launch = launch_plan(
+        children.append(
+            workload_child(
                 user=user,
-                name=f"{sweep_name}: {label}",
-                snapshot=snapshot,
-                app_source=source,
-                labels=labels,
-                variables={"steps": 1, "tokens": int(answer["basis"]["tokens"])},
+                sweep=sweep,
+                sweep_name=sweep_name,
+                point=point,
+                fields=fields,
+                basis=answer["basis"],
+                catalogue=catalogue,
                 queue=queue,
-                timeline_limit=0,
                 uncertainty=data.get("uncertainty"),
             )
-        except ValidationError as error:
-            field, messages = next(iter(error.message_dict.items()))
-            if field.startswith("uncertainty") or field == "queue":
-                raise
-            raise field_error(f"axes ({label})", messages[0]) from error
-        child = new_simulation(launch, sweep=sweep, sweep_point=sweep_point)
-        child.workload = {"kind": "train", "basis": answer["basis"]}
-        children.append(child)
+        )
     queued = [child for child in children if child.status != SimulationStatus.FAILED]
     check_active_runs(user, adding=len(queued), field="queue")
     Simulation.objects.bulk_create(children)
@@ -549,7 +537,60 @@ def workload_sweep_launch(
     return sweep
 
 
-def _queue(value: object) -> str:
+def workload_child(
+    *,
+    user: User,
+    sweep: Sweep,
+    sweep_name: str,
+    point: Mapping[str, object],
+    fields: Mapping[str, Any],
+    basis: Mapping[str, Any],
+    catalogue: Any,
+    queue: str,
+    uncertainty: object,
+    extra: Mapping[str, Any] | None = None,
+) -> Simulation:
+    """Return the unsaved run of a valid plan's point (its `fields`, checked: `basis`) in a
+    plan sweep or a workload study: one training step of every rank with the launch
+    variables `steps` 1 and `tokens` its tokens per step, its `sweep_point` axes the point
+    (and `extra`: a study's trial number)."""
+    label = ", ".join(f"{k}={v}" for k, v in point.items())
+    config, plan, system = workload_plan(fields)
+    try:
+        snapshot, source, labels = training_files(config, plan, system, catalogue=catalogue)
+    except PlanError as error:
+        raise _plan_error(error) from error
+    try:
+        launch = launch_plan(
+            user=user,
+            name=f"{sweep_name}: {label}",
+            snapshot=snapshot,
+            app_source=source,
+            labels=labels,
+            variables={"steps": 1, "tokens": int(basis["tokens"])},
+            queue=queue,
+            timeline_limit=0,
+            uncertainty=uncertainty,
+        )
+    except ValidationError as error:
+        field, messages = next(iter(error.message_dict.items()))
+        if field.startswith("uncertainty") or field == "queue":
+            raise
+        raise field_error(f"axes ({label})", messages[0]) from error
+    sweep_point = {"variables": {}, "hardware": None, "axes": dict(point), **(extra or {})}
+    child = new_simulation(launch, sweep=sweep, sweep_point=sweep_point)
+    child.workload = {"kind": "train", "basis": dict(basis)}
+    return child
+
+
+def check_point(user: User, point: dict[str, object], fields: dict[str, Any]) -> dict[str, Any]:
+    """Return the point's answer: {point, basis}, or {point, invalid: {field, reason}} for a
+    plan that cannot run; raise ValidationError for a model or system no plan could fix."""
+    return _checked_points(user, [(point, fields)])[0]
+
+
+def workload_queue(value: object) -> str:
+    """Return the queue of a plan sweep's or workload study's runs (default: the first)."""
     known = list(settings.PARASIM_QUEUES)
     if value in (None, ""):
         return known[0]

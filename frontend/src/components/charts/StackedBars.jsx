@@ -16,7 +16,9 @@ export function StackedBars({
 }) {
   const [box, width] = useChartWidth(preferred);
   if (!stacks.length) return <p className="muted">No finished points yet.</p>;
-  const xs = [...new Set(stacks.map((s) => s.x))].sort((a, b) => a - b);
+  // numbers in order; text values (a categorical axis) as the stacks give them
+  const xs = [...new Set(stacks.map((s) => s.x))];
+  if (xs.every((v) => typeof v === "number")) xs.sort((a, b) => a - b);
   const names = [...new Set(stacks.map((s) => s.series))];
   const segments = stacks[0].segments.map((s) => ({ key: s.key, label: s.label }));
   const totals = stacks.map((s) => s.segments.reduce((sum, g) => sum + g.value, 0));

@@ -1,10 +1,11 @@
 // The run page's prediction interval section (docs/uncertainty.md): nothing for a run that
 // asked for none.
 import { fmtEnergy, fmtTime } from "../../lib/format.js";
+import { fmtCost } from "../sweeps/sweeps.js";
 import { intervalSummary } from "./interval.js";
 
 export function Interval({ interval }) {
-  const summary = intervalSummary(interval, fmtTime, fmtEnergy);
+  const summary = intervalSummary(interval, fmtTime, fmtEnergy, fmtCost);
   if (!summary) return null;
   return (
     <section aria-labelledby="run-interval-title">

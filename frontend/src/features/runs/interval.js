@@ -11,7 +11,7 @@ export function intervalNote(interval, figure, format) {
 
 // Return {title, lines, sources}: the interval's samples and medians, and each perturbed
 // quantity with its spread and source; null when the run asked for no interval.
-export function intervalSummary(interval, formatTime, formatEnergy) {
+export function intervalSummary(interval, formatTime, formatEnergy, formatCost = String) {
   if (!interval) return null;
   const perturbed = interval.perturbed || [];
   const title = `Prediction interval (${interval.samples} samples, seed ${interval.seed}${
@@ -21,6 +21,21 @@ export function intervalSummary(interval, formatTime, formatEnergy) {
     `Time: median ${formatTime(interval.overall_time_s?.median)}, ${intervalNote(interval, "overall_time_s", formatTime)}`,
     `Energy: median ${formatEnergy(interval.energy_j?.median)}, ${intervalNote(interval, "energy_j", formatEnergy)}`,
   ];
+  // the cost's interval: the same samples' costs (their times and energies, priced)
+  const costs = [
+    ["Cost", interval.cost_usd],
+    ...Object.entries(interval.cost_per_unit || {}).map(([unit, ends]) => [
+      `Cost per ${unit}`,
+      ends,
+    ]),
+  ];
+  costs.forEach(([what, ends]) => {
+    if (!ends || typeof ends.low !== "number") return;
+    const note = intervalNote({ ...interval, figure: ends }, "figure", formatCost);
+    lines.push(`${what}: median ${formatCost(ends.median)}, ${note}`);
+  });
+  (interval.from_spec_mode || []).forEach((u) => lines.push(`${u.record}: ${u.label}`));
+  (interval.unmeasured || []).forEach((u) => lines.push(`${u.record}: ${u.label}`));
   if (!perturbed.length)
     lines.push("No record of this system has a measured spread: every sample is the plain run.");
   const sources = perturbed.map((p) => ({

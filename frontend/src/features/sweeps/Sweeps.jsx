@@ -36,11 +36,13 @@ import {
   PHASES_METRIC,
   modelWarning,
   unmeasuredIntervals,
+  specIntervals,
   powerWarning,
   swappedModels,
   sweepOutcome,
   sweepAxes,
   sweepSeries,
+  xCategories,
   tradeoffOptions,
   sampledCaption,
   sweepDetailQuery,
@@ -430,9 +432,12 @@ export function SweepDetail({ id }) {
     unit: "time",
   };
   const stacked = metric === PHASES_METRIC;
+  const categories = useMemo(() => xCategories(points, x), [points, x]);
+  // a text axis (e.g. the cluster template) is categorical: no log scale along it
+  const xKind = categories ? "linear" : xScale;
   const plotted = useMemo(
-    () => keepPlottable(sweepSeries(points, metric, x, varying), xScale, yScale),
-    [points, metric, x, varying, xScale, yScale],
+    () => keepPlottable(sweepSeries(points, metric, x, varying), xKind, yScale),
+    [points, metric, x, varying, xKind, yScale],
   );
   const stacks = useMemo(() => phaseStacks(points, x, varying), [points, x, varying]);
   const warning = useMemo(() => powerWarning(points), [points]);
@@ -440,6 +445,7 @@ export function SweepDetail({ id }) {
   const outside = useMemo(() => modelWarning(points), [points]);
   const swapped = useMemo(() => swappedModels(points), [points]);
   const unmeasured = useMemo(() => unmeasuredIntervals(points), [points]);
+  const fromSpec = useMemo(() => specIntervals(points), [points]);
   const choices = useMemo(
     () => tradeoffOptions(points, axes, nodeNames),
     [points, axes, nodeNames],
@@ -541,6 +547,13 @@ export function SweepDetail({ id }) {
           lines={outside.lines}
         />
       )}
+      {fromSpec.length > 0 && (
+        <div className="notice" role="note" aria-label="Intervals from spec-mode error">
+          <strong>Intervals from spec-mode error.</strong> No kit run measured these GPUs; their
+          error bars are the model&apos;s error predicting the measured GPUs from their spec
+          records: {fromSpec.join("; ")}.
+        </div>
+      )}
       {unmeasured.length > 0 && (
         <div className="notice" role="note" aria-label="Intervals without a measurement">
           <strong>Zero-width intervals.</strong> No kit measurement gives these GPUs a spread, so
@@ -595,7 +608,7 @@ export function SweepDetail({ id }) {
               <select
                 aria-label="X axis scale"
                 value={xScale}
-                disabled={stacked}
+                disabled={stacked || Boolean(categories)}
                 onChange={(e) => setXScale(e.target.value)}
               >
                 {SCALES.map((s) => (
@@ -638,8 +651,9 @@ export function SweepDetail({ id }) {
                 xLabel={x}
                 yLabel={chosen.label}
                 yFormat={format}
-                xScale={xScale}
+                xScale={xKind}
                 yScale={yScale}
+                xCategories={categories}
               />
             </>
           )}

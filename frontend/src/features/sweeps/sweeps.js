@@ -31,6 +31,13 @@ const SUMMARY = [
   { key: "energy_j_median", label: "energy, interval median", unit: "energy" },
   { key: "energy_j_low", label: "energy, 5th percentile", unit: "energy" },
   { key: "energy_j_high", label: "energy, 95th percentile", unit: "energy" },
+  // the cost's interval, from the same samples' times and energies (docs/uncertainty.md)
+  { key: "cost_usd_low", label: "cost per run, 5th percentile", unit: "cost" },
+  { key: "cost_usd_high", label: "cost per run, 95th percentile", unit: "cost" },
+  { key: "cost_per_step_usd_low", label: "cost per step, 5th percentile", unit: "cost" },
+  { key: "cost_per_step_usd_high", label: "cost per step, 95th percentile", unit: "cost" },
+  { key: "cost_per_token_usd_low", label: "cost per token, 5th percentile", unit: "cost" },
+  { key: "cost_per_token_usd_high", label: "cost per token, 95th percentile", unit: "cost" },
   { key: "p_success", label: "reliability (P success)", unit: "number" },
   { key: "events", label: "engine events", unit: "number" },
   { key: "wall_s", label: "wall time of the run", unit: "time" },
@@ -58,6 +65,7 @@ const NOT_METRICS = new Set([
   "power_missing",
   "model_warnings",
   "interval_unmeasured",
+  "interval_from_spec",
   "energy_accounting",
   "energy_estimated",
   "feasible",
@@ -217,34 +225,59 @@ export function seriesName(point, x, varying) {
 
 // The figures a prediction interval covers (simulator.uncertainty): the sweep's columns of
 // its 5th and 95th percentiles.
-export const INTERVAL_BOUNDS = {
-  overall_time_s: ["overall_time_s_low", "overall_time_s_high"],
-  energy_j: ["energy_j_low", "energy_j_high"],
-};
+export const INTERVAL_BOUNDS = Object.fromEntries(
+  [
+    "overall_time_s",
+    "energy_j",
+    // a cost's interval is its time's (and energy's): the same samples, priced
+    "cost_usd",
+    "cost_per_step_usd",
+    "cost_per_token_usd",
+  ].map((figure) => [figure, [`${figure}_low`, `${figure}_high`]]),
+);
+
+// Return the values of a text x axis (a cluster template `system`, a hardware name) in the
+// order the succeeded points first give them, or null where every value is a number: a text
+// axis is categorical, its values evenly spaced along x in that order.
+export function xCategories(points, x) {
+  const values = points
+    .filter((p) => p.status === "succeeded" && p[x] !== undefined && p[x] !== null)
+    .map((p) => p[x]);
+  if (!values.length || values.every((v) => typeof v === "number")) return null;
+  return [...new Set(values.map(String))];
+}
 
 // Return one series per line name: [{name, points: [[x, metric], ...]}], succeeded points
-// with a number on both axes only. A point whose run has a prediction interval of the metric
-// is [x, metric, low, high]: the chart draws the band.
+// with a number on both axes only; on a text axis (xCategories) x is the value's place in
+// that list. A point whose run has a prediction interval of the metric is
+// [x, metric, low, high]: the chart draws the band (error bars on a text axis).
 export function sweepSeries(points, metric, x, varying) {
   const groups = new Map();
   const bounds = INTERVAL_BOUNDS[metric];
+  const categories = xCategories(points, x);
   points.forEach((p) => {
-    if (p.status !== "succeeded" || typeof p[metric] !== "number" || typeof p[x] !== "number")
-      return;
+    const at = categories ? categories.indexOf(String(p[x])) : p[x];
+    if (p.status !== "succeeded" || typeof p[metric] !== "number") return;
+    if (categories ? at < 0 : typeof at !== "number") return;
     const name = seriesName(p, x, varying);
     if (!groups.has(name)) groups.set(name, []);
     const [low, high] = bounds ? bounds.map((k) => p[k]) : [];
     const banded = typeof low === "number" && typeof high === "number";
-    groups.get(name).push(banded ? [p[x], p[metric], low, high] : [p[x], p[metric]]);
+    groups.get(name).push(banded ? [at, p[metric], low, high] : [at, p[metric]]);
   });
   return [...groups].map(([name, pts]) => ({ name, points: pts }));
 }
 
-// Return the per-phase stacks: [{x, series, segments: [{key, label, value}]}] ordered by x,
-// then by line name, for each succeeded point with a numeric x.
+// Return the per-phase stacks: [{x, series, segments: [{key, label, value}]}] ordered by x
+// (a text axis's values in xCategories' order), then by line name, for each succeeded point
+// with a value of x.
 export function phaseStacks(points, x, varying) {
+  const categories = xCategories(points, x);
+  const place = (value) => (categories ? categories.indexOf(String(value)) : value);
   return points
-    .filter((p) => p.status === "succeeded" && typeof p[x] === "number")
+    .filter(
+      (p) => p.status === "succeeded" && (categories ? place(p[x]) >= 0 : typeof p[x] === "number"),
+    )
     .map((p) => ({
       x: p[x],
       series: seriesName(p, x, varying),
@@ -254,7 +287,7 @@ export function phaseStacks(points, x, varying) {
         value: typeof p[ph.key] === "number" ? p[ph.key] : 0,
       })),
     }))
-    .sort((a, b) => a.x - b.x || a.series.localeCompare(b.series));
+    .sort((a, b) => place(a.x) - place(b.x) || a.series.localeCompare(b.series));
 }
 
 // Return the energy warning of the points: {points, of, lines} (lines: the distinct
@@ -280,6 +313,14 @@ export function modelWarning(points) {
 
 // Return the distinct "<GPU record>: no interval: no measurement" texts of the finished
 // points whose interval has no spread for their GPU (simulator.uncertainty), each once.
+// Return the distinct "<GPU record>: from spec-mode error on other GPUs (...), not a <GPU
+// record> measurement" texts of the finished points whose interval rests on the model's error
+// predicting the measured GPUs from their spec records (simulator.uncertainty), each once.
+export function specIntervals(points) {
+  const done = points.filter((p) => p.status === "succeeded" && p.interval_from_spec);
+  return [...new Set(done.flatMap((p) => p.interval_from_spec.split("; ")))];
+}
+
 export function unmeasuredIntervals(points) {
   const done = points.filter((p) => p.status === "succeeded" && p.interval_unmeasured);
   return [...new Set(done.flatMap((p) => p.interval_unmeasured.split("; ")))];

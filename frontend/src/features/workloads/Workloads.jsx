@@ -481,8 +481,8 @@ function CompareSweep({ form, systems, onError }) {
       <p className="muted">
         The plan above on each template, GPU count, TP and PP; the sweep page shows step time
         against cost per step (from the GPU records&apos; prices) with the Pareto front and
-        constraints. A GPU whose record has no kit measurement gets no interval (&quot;no interval:
-        no measurement&quot;).
+        constraints. A GPU the kit never measured (B200) gets the interval of the model&apos;s
+        spec-mode error on the measured GPUs, labelled so, never as a measurement of its own.
       </p>
       <fieldset className="form-row">
         <legend>Templates</legend>
