@@ -468,9 +468,21 @@ def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterato
     are taken (a heap of the member's messages, each at its next piece), so a call's pieces
     need no memory of their own. `most`: `pieces`'s."""
     counts = {pieces(size, chunk, most) for _, _, _, size, _ in messages}
-    if len(counts) == 1 and min(counts) > 1:  # every message as many pieces, several
+    if counts == {1}:  # every message whole (unpipelined)
+        return _whole_program(messages)
+    if len(counts) == 1:  # every message as many pieces, several
         return _uniform_program(messages, chunk, most, counts.pop())
     return _heap_program(messages, chunk, most)
+
+
+def _whole_program(messages: Sequence[Message]) -> Iterator[Operation]:
+    """`program`'s order when every message travels whole: diagonal s holds step s alone,
+    so the order is the messages' by step, sends first, then by place in `messages` (the
+    heap's order, one sort instead of a heap operation per message)."""
+    order = sorted(range(len(messages)), key=lambda n: (messages[n][0], messages[n][1], n))
+    for number in order:
+        step, what, peer, size, reduced = messages[number]
+        yield what, peer, size, reduced, (step, 0)
 
 
 def _heap_program(messages: Sequence[Message], chunk: float, most: int) -> Iterator[Operation]:

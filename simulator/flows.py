@@ -310,14 +310,13 @@ class FlowNetwork:
     ) -> FlowLink:
         """Return the constraint of `node`'s `instance` for travel from one neighbour to
         another: one per instance when shared, one per direction when full duplex."""
-        if sharing == "shared":
-            key = (node, instance, "", "")
-            link_id = f"{node}[{instance}]"
-        else:
-            key = (node, instance, came_from, going_to)
-            link_id = f"{node}[{instance}] {came_from}->{going_to}"
+        shared = sharing == "shared"
+        key = (node, instance, "", "") if shared else (node, instance, came_from, going_to)
         link = self.links.get(key)
-        if link is None:
+        if link is None:  # its name made once, when it is first crossed
+            link_id = f"{node}[{instance}]"
+            if not shared:
+                link_id += f" {came_from}->{going_to}"
             link = self.links[key] = FlowLink(node, instance, link_id, sharing)
         return link
 
@@ -328,15 +327,19 @@ class FlowNetwork:
         (simulator.topology.SWITCH_ROLES): for a flow `entering` the switch from it, or
         leaving to it; one per port and direction when full duplex, one per port when
         shared."""
-        name = f"{node}[{instance}]"
-        if sharing == "shared":
-            key: tuple[object, ...] = ("port", node, instance, neighbour)
-            link_id = f"{name} {neighbour}<->"
-        else:
-            key = ("port", node, instance, neighbour, "in" if entering else "out")
-            link_id = f"{name} {neighbour}->" if entering else f"{name} ->{neighbour}"
+        shared = sharing == "shared"
+        key: tuple[object, ...] = (
+            ("port", node, instance, neighbour)
+            if shared
+            else ("port", node, instance, neighbour, "in" if entering else "out")
+        )
         link = self.links.get(key)
-        if link is None:
+        if link is None:  # its name made once, when it is first crossed
+            name = f"{node}[{instance}]"
+            if shared:
+                link_id = f"{name} {neighbour}<->"
+            else:
+                link_id = f"{name} {neighbour}->" if entering else f"{name} ->{neighbour}"
             link = self.links[key] = FlowLink(node, instance, link_id, sharing)
         return link
 
