@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections.abc import Callable, Iterator, Sequence
 
 Transfer = tuple[int, int, float, bool]  # source, target, bytes, whether the target reduces
@@ -467,10 +468,24 @@ def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterato
     piece its sender sends on the same diagonal, so no member waits for ever. Made as they
     are taken (a heap of the member's messages, each at its next piece), so a call's pieces
     need no memory of their own. `most`: `pieces`'s."""
-    counts = {pieces(size, chunk, most) for _, _, _, size, _ in messages}
-    if len(counts) == 1 and min(counts) > 1:  # every message as many pieces, several
+    counts = {pieces(size, chunk, most) for size in {message[3] for message in messages}}
+    if counts == {1}:  # every message whole (unpipelined)
+        return _whole_program(messages)
+    if len(counts) == 1:  # every message as many pieces, several
         return _uniform_program(messages, chunk, most, counts.pop())
     return _heap_program(messages, chunk, most)
+
+
+def _whole_program(messages: Sequence[Message]) -> Iterator[Operation]:
+    """`program`'s order when every message travels whole: diagonal s holds step s alone,
+    so the order is the messages' by step, sends first, then by place in `messages` (the
+    heap's order, one sort instead of a heap operation per message)."""
+    for step, what, peer, size, reduced in sorted(messages, key=_STEP_WHAT):  # a stable sort
+        yield what, peer, size, reduced, (step, 0)
+
+
+_STEP_WHAT = operator.itemgetter(0, 1)
+_WHAT_STEP = operator.itemgetter(1, 0)
 
 
 def _heap_program(messages: Sequence[Message], chunk: float, most: int) -> Iterator[Operation]:
@@ -500,14 +515,12 @@ def _uniform_program(
     by step then by the message's place in `messages` (the heap's order, without a heap).
     `chunk` and `most` as `program`'s."""
     groups: list[list[tuple[int, int, float, bool]]] = [[], []]
-    order = sorted(range(len(messages)), key=lambda n: (messages[n][1], messages[n][0], n))
-    for number in order:
-        step, what, peer, size, reduced = messages[number]
+    for step, what, peer, size, reduced in sorted(messages, key=_WHAT_STEP):  # a stable sort
         groups[what].append((step, peer, size / count, reduced))
     if not messages:
         return
-    first = min(message[0] for message in messages)
-    last = max(message[0] for message in messages) + count - 1
+    first = min(group[0][0] for group in groups if group)  # each group is in step order
+    last = max(group[-1][0] for group in groups if group) + count - 1
     # per kind, the window of messages whose pieces are on the diagonal: from its first
     # message of a step > diagonal - count to after its last of a step <= diagonal
     sends, receives = groups

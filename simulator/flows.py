@@ -304,20 +304,21 @@ class FlowNetwork:
         # the flow paths made so far, per run of flow links, size, direction and host memory
         # (simulator.platform `_RouteTransfer._flow_start`)
         self.paths: dict[tuple[object, ...], FlowPath] = {}
+        # `_solve_uniform`'s figures per (links, weight, bound, flow count): `_uniform_state`
+        self._uniform_states: dict[tuple[int, float, float, int], tuple[Any, ...]] = {}
 
     def link(
         self, node: str, instance: int, sharing: str, came_from: str, going_to: str
     ) -> FlowLink:
         """Return the constraint of `node`'s `instance` for travel from one neighbour to
         another: one per instance when shared, one per direction when full duplex."""
-        if sharing == "shared":
-            key = (node, instance, "", "")
-            link_id = f"{node}[{instance}]"
-        else:
-            key = (node, instance, came_from, going_to)
-            link_id = f"{node}[{instance}] {came_from}->{going_to}"
+        shared = sharing == "shared"
+        key = (node, instance, "", "") if shared else (node, instance, came_from, going_to)
         link = self.links.get(key)
-        if link is None:
+        if link is None:  # its name made once, when it is first crossed
+            link_id = f"{node}[{instance}]"
+            if not shared:
+                link_id += f" {came_from}->{going_to}"
             link = self.links[key] = FlowLink(node, instance, link_id, sharing)
         return link
 
@@ -328,15 +329,19 @@ class FlowNetwork:
         (simulator.topology.SWITCH_ROLES): for a flow `entering` the switch from it, or
         leaving to it; one per port and direction when full duplex, one per port when
         shared."""
-        name = f"{node}[{instance}]"
-        if sharing == "shared":
-            key: tuple[object, ...] = ("port", node, instance, neighbour)
-            link_id = f"{name} {neighbour}<->"
-        else:
-            key = ("port", node, instance, neighbour, "in" if entering else "out")
-            link_id = f"{name} {neighbour}->" if entering else f"{name} ->{neighbour}"
+        shared = sharing == "shared"
+        key: tuple[object, ...] = (
+            ("port", node, instance, neighbour)
+            if shared
+            else ("port", node, instance, neighbour, "in" if entering else "out")
+        )
         link = self.links.get(key)
-        if link is None:
+        if link is None:  # its name made once, when it is first crossed
+            name = f"{node}[{instance}]"
+            if shared:
+                link_id = f"{name} {neighbour}<->"
+            else:
+                link_id = f"{name} {neighbour}->" if entering else f"{name} ->{neighbour}"
             link = self.links[key] = FlowLink(node, instance, link_id, sharing)
         return link
 
@@ -582,35 +587,39 @@ class FlowNetwork:
         (`_repeated_sum`, in the same order, hence the same bits) and one round of it fixes
         them all. A component that this does not fit (a link with no cost, an odd weight)
         takes `_solve`'s general course."""
-        first = flows[0] if flows else None
-        for link in links:
-            link.advance(now)
-            link.used = 0.0
-            link.byte_rate = 0.0
-        if first is None:
+        if not flows:
             for link in links:
+                link.advance(now)
+                link.used = 0.0
+                link.byte_rate = 0.0
                 link.mark(now)
             return links
+        first = flows[0]
         weight, bound, count = first.weight, first.bound, len(flows)
-        # the level of the filling's first round: each link's capacity over its flows' sum
-        # of a_{f,l} w_f (module docstring), then the flows' common bound
-        level = math.inf
-        for _link, a in hops:
-            usage = _repeated_sum(a * weight, count)
-            if not usage > 0.0:  # a link without cost or a NaN: the general course
-                return self._solve_component(flows, links, now)
-            share = 1.0 / usage
-            if share < level:
-                level = share
-        if bound != math.inf and bound / weight < level:
-            level = bound / weight
-        if level == math.inf:
+        key = (id(hops), weight, bound, count)
+        state = self._uniform_states.get(key)
+        if state is None or state[0] is not hops:
+            if len(self._uniform_states) >= _SUMS_KEPT:  # bounded, as `_repeated_sum`'s
+                self._uniform_states.clear()
+            state = self._uniform_states[key] = self._uniform_state(hops, weight, bound, count)
+        if state[1] is None:  # a link without cost, a NaN or no limit: the general course
             return self._solve_component(flows, links, now)
-        x = min(level * weight, bound)
-        rate = x * self.model.bandwidth_factor
-        for link, a in hops:
-            link.used = _repeated_sum(a * x, count)
-            link.byte_rate = _repeated_sum(rate, count)
+        _, x, rate, figures = state
+        # each link: `advance(now)` inline, then its new use, peak and change point; a
+        # link's own steps in `_solve_component`'s order (links do not depend on each other)
+        for link, used, byte_rate in figures:
+            elapsed = now - link.since
+            if elapsed > 0.0:
+                link.bytes += link.byte_rate * elapsed
+                link.used_s += link.used * elapsed
+                if link.used >= SATURATED:
+                    link.saturated_s += elapsed
+            link.since = now
+            link.used = used
+            link.byte_rate = byte_rate
+            if used > link.peak:
+                link.peak = used
+            link.mark(now)
         schedule, finish = self.engine.schedule, self._finish
         for flow in flows:
             flow.x = x
@@ -626,11 +635,39 @@ class FlowNetwork:
                 remaining = flow.remaining if flow.remaining > 0.0 else 0.0
                 flow.pending = True
                 schedule(remaining / rate, finish, (flow, flow.version))
-        for link in links:
-            if link.used > link.peak:
-                link.peak = link.used
-            link.mark(now)
         return links
+
+    def _uniform_state(
+        self, hops: tuple[tuple[FlowLink, float], ...], weight: float, bound: float, count: int
+    ) -> tuple[
+        tuple[tuple[FlowLink, float], ...],
+        float | None,
+        float,
+        tuple[tuple[FlowLink, float, float], ...],
+    ]:
+        """Return what `_solve_uniform` sets for `count` flows of `weight` and `bound` over
+        `hops`, the same whenever they come back (a ring step's pieces between two ranks,
+        thousands of times): (hops, x, the rate, per link from the last to the first: the
+        link, its use and its byte rate); x None when the general course must solve it."""
+        # the level of the filling's first round: each link's capacity over its flows' sum
+        # of a_{f,l} w_f (module docstring), then the flows' common bound
+        level = math.inf
+        for _link, a in hops:
+            usage = _repeated_sum(a * weight, count)
+            if not usage > 0.0:  # a link without cost or a NaN
+                return hops, None, 0.0, ()
+            share = 1.0 / usage
+            if share < level:
+                level = share
+        if bound != math.inf and bound / weight < level:
+            level = bound / weight
+        if level == math.inf:
+            return hops, None, 0.0, ()
+        x = min(level * weight, bound)
+        rate = x * self.model.bandwidth_factor
+        byte_rate = _repeated_sum(rate, count)
+        figures = tuple((link, _repeated_sum(a * x, count), byte_rate) for link, a in hops)
+        return hops, x, rate, figures[::-1]
 
     def _solve_general(
         self, flows: list[Flow], links: list[FlowLink], now: float

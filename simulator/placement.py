@@ -110,11 +110,16 @@ def instance_across(instance: int, count: int, other: int) -> int:
     return -(-instance * other // count)
 
 
+TREE_ENTRIES_KEPT = 1 << 22
+"""`Routes._tree`s kept at most (as node entries, a tree holding every node), so memory stays
+bounded on a system of very many nodes."""
+
+
 class Routes:
     """Shortest paths of edges between nodes, computed on demand and cached; with topology
     templates (simulator.topology), routes between instances too (`instance_path`)."""
 
-    __slots__ = ("_cache", "_counts", "_neighbours", "_plans", "_titles", "topologies")
+    __slots__ = ("_cache", "_counts", "_neighbours", "_plans", "_titles", "_trees", "topologies")
 
     def __init__(self, snapshot: SystemSnapshot) -> None:
         neighbours: dict[str, list[str]] = {node_id: [] for node_id in snapshot.nodes}
@@ -125,6 +130,7 @@ class Routes:
         # Messages name nodes by their names; the ids stay in the paths.
         self._titles = {node.id: node.name or node.id for node in snapshot.nodes.values()}
         self._cache: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._trees: dict[str, dict[str, str | None]] = {}  # per source: `_tree`
         self.topologies = snapshot.topologies
         self._counts = {node.id: node.count for node in snapshot.nodes.values()}
         self._plans: dict[
@@ -217,14 +223,11 @@ class Routes:
         if source == target:
             result: tuple[str, ...] = (source,)
         else:
-            previous: dict[str, str | None] = {source: None}
-            frontier = deque([source])
-            while frontier and target not in previous:
-                here = frontier.popleft()
-                for there in self._neighbours[here]:
-                    if there not in previous:
-                        previous[there] = here
-                        frontier.append(there)
+            previous = self._trees.get(source)
+            if previous is None:
+                if len(self._trees) * len(self._neighbours) > TREE_ENTRIES_KEPT:
+                    self._trees.clear()  # bounded memory; a tree is made again if needed
+                previous = self._trees[source] = self._tree(source)
             if target not in previous:
                 raise LaunchError(
                     "edges",
@@ -241,3 +244,19 @@ class Routes:
             result = tuple(reversed(hops))
         self._cache[key] = result
         return result
+
+    def _tree(self, source: str) -> dict[str, str | None]:
+        """Return each node's predecessor on its path from `source` (None: the source): one
+        breadth-first walk for every target, which gives each node the predecessor that a
+        walk stopped at that target gives it (nodes are reached in the same order), so a
+        star of n hosts costs n walks rather than one per pair."""
+        previous: dict[str, str | None] = {source: None}
+        frontier = deque([source])
+        neighbours = self._neighbours
+        while frontier:
+            here = frontier.popleft()
+            for there in neighbours[here]:
+                if there not in previous:
+                    previous[there] = here
+                    frontier.append(there)
+        return previous

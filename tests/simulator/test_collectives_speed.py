@@ -26,7 +26,7 @@ def _schedules() -> list[tuple[str, str, int, float]]:
 
 @pytest.mark.parametrize("chunk,most", [(512 * 1024, 64), (100000, 0), (0, 0), (1e6, 3)])
 def test_the_uniform_program_is_the_heap_program(chunk: float, most: int) -> None:
-    checked = 0
+    checked = whole = 0
     for kind, algorithm, shape, size in _schedules():
         p, per_host = divmod(shape, 100)
         hosts = [i // per_host for i in range(p)]
@@ -39,10 +39,16 @@ def test_the_uniform_program_is_the_heap_program(chunk: float, most: int) -> Non
             assert list(collectives.program(messages, chunk, most)) == reference
             counts = {collectives.pieces(m[3], chunk, most) for m in messages}
             if len(counts) == 1:  # the uniform order itself, one piece each included
-                uniform = collectives._uniform_program(messages, chunk, most, counts.pop())
+                count = counts.pop()
+                uniform = collectives._uniform_program(messages, chunk, most, count)
                 assert list(uniform) == reference
+                if count == 1:  # and the order of whole messages
+                    assert list(collectives._whole_program(messages)) == reference
+                    whole += 1
             checked += 1
     assert checked > 1000
+    if chunk == 0:
+        assert whole > 100
 
 
 def test_a_program_of_pieces_of_different_counts_takes_the_heap() -> None:
@@ -120,6 +126,7 @@ sim.allreduce(16 * 1024 * 1024)
 sim.alltoall(2 * 1024 * 1024, algorithm='pairwise')
 sim.allgather(1024 * 1024, algorithm='ring', chunk=100000)
 sim.allreduce(8 * 1024 * 1024, algorithm='double_binary_tree')
+sim.allreduce(4 * 1024 * 1024, algorithm='ring', chunk=0)
 """
 CLUSTER = Path(__file__).resolve().parents[2] / "examples" / "dgx_h100_cluster_4" / "snapshot.json"
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+from collections import deque
 from typing import Any
 
 import pytest
@@ -104,6 +107,50 @@ def test_routes_prefer_fewer_hops_over_edge_order() -> None:
         [["a", "s1"], ["s1", "s2"], ["s2", "b"], ["a", "b"]],
     )
     assert Routes(system).path("a", "b") == ("a", "b")
+
+
+def _stopping_walk(edges: list[list[str]], source: str, target: str) -> tuple[str, ...] | None:
+    """The walk as `Routes.path` made it per pair before its trees: stopped at `target`."""
+    neighbours: dict[str, list[str]] = {}
+    for a, b in edges:
+        neighbours.setdefault(a, []).append(b)
+        neighbours.setdefault(b, []).append(a)
+    previous: dict[str, str | None] = {source: None}
+    frontier = deque([source])
+    while frontier and target not in previous:
+        here = frontier.popleft()
+        for there in neighbours.get(here, []):
+            if there not in previous:
+                previous[there] = here
+                frontier.append(there)
+    if target not in previous:
+        return None
+    hops: list[str] = []
+    step: str | None = target
+    while step is not None:
+        hops.append(step)
+        step = previous[step]
+    return tuple(reversed(hops))
+
+
+def test_routes_from_one_walk_per_source_are_the_walks_stopped_at_each_target() -> None:
+    rng = random.Random(3)
+    for _ in range(30):
+        names = [f"n{i}" for i in range(rng.randint(2, 14))]
+        edges = [list(pair) for pair in itertools.combinations(names, 2) if rng.random() < 0.25]
+        rng.shuffle(edges)
+        nodes = [{"id": name, "hardware": "cpu", "labels": {"P": 1}} for name in names]
+        routes = Routes(_system(nodes, edges))
+        for source in names:
+            for target in names:
+                expected = _stopping_walk(edges, source, target) if source != target else None
+                if source == target:
+                    assert routes.path(source, target) == (source,)
+                elif expected is None:
+                    with pytest.raises(LaunchError):
+                        routes.path(source, target)
+                else:
+                    assert routes.path(source, target) == expected
 
 
 def test_it_reports_nodes_no_path_joins(cluster: Any) -> None:
