@@ -946,9 +946,9 @@ class Sim(_SimCore, _SimCalls):
             figures.wait_s += engine.now - started
             engine.pause(model_seconds)
             figures.comm_s += model_seconds
-        if layer is not None:  # NCCL's per-call latency, before any data moves
-            engine.pause(layer[1])
-            figures.comm_s += layer[1]
+        if layer is not None:  # NCCL's per-call latency and launch, before any data moves
+            engine.pause(layer[1] + layer[2])
+            figures.comm_s += layer[1] + layer[2]
             return self._collective_nccl(
                 kind,
                 op,
@@ -1091,10 +1091,11 @@ class Sim(_SimCore, _SimCalls):
         list[list[collectives.Message]],
         Callable[[object, float], dict[str, Any]],
         float | None,
-        tuple[str, float] | None,
+        tuple[str, float, float] | None,
     ]:
         """Return the algorithm, every member's messages, the call's record maker and, under
-        NCCL's cost layer, (the protocol, its per-call latency in s) of a collective, made
+        NCCL's cost layer, (the protocol, its per-call latency, the launch cost, in s) of a
+        collective, made
         once per run for its arguments (every member asks)."""
         world = self._world
         key = ("plan", kind, size, names, root, algorithm, chunk, most, protocol)
@@ -1120,7 +1121,7 @@ class Sim(_SimCore, _SimCalls):
                 raise ApiUsageError(str(error)) from None
         messages, wire = collectives.wire_figures(steps)
         operations = collectives.messages_by_member(steps, len(members))
-        layer: tuple[str, float] | None = None
+        layer: tuple[str, float, float] | None = None
         if protocol != "ideal" and steps:
             crossing: dict[tuple[int, int], bool] = {}  # per pair: whether it leaves a host
 
@@ -1146,7 +1147,11 @@ class Sim(_SimCore, _SimCalls):
             if protocol == "nccl":
                 factor = collectives.BUS_FACTORS[kind](len(members))
                 chosen_protocol = nccl_model.choose(chosen, size, factor, step_hw, rate)
-            layer = (chosen_protocol, nccl_model.latency_s(chosen, chosen_protocol, step_hw))
+            layer = (
+                chosen_protocol,
+                nccl_model.latency_s(chosen, chosen_protocol, step_hw),
+                nccl_model.LAUNCH_US * 1e-6,
+            )
         records: dict[object, dict[str, Any]] = {}
 
         def record_of(channel: object, now: float) -> dict[str, Any]:
@@ -1165,6 +1170,7 @@ class Sim(_SimCore, _SimCalls):
                     "most_pieces": most or None,
                     "protocol": protocol if layer is None else layer[0],
                     "protocol_latency_s": None if layer is None else layer[1],
+                    "launch_s": None if layer is None else layer[2],
                     "steps": len(steps),
                     "messages": messages,
                     "wire_bytes": wire,

@@ -2,8 +2,8 @@
 
 A collective run with `protocol="nccl"` (or a named protocol, "LL", "LL128", "Simple") adds
 to the simulator's transfers what NCCL's tuning model charges and the flow model does not
-(docs/collectives.md, "NCCL's cost layer"). Every constant below is restated from NVIDIA's
-NCCL source, not fitted to any measurement in this repository:
+(docs/collectives.md, "NCCL's cost layer"). Every constant below but `LAUNCH_US` is restated
+from NVIDIA's NCCL source, not fitted to any measurement in this repository:
 
 - NVIDIA/nccl, commit 5067397c2676d5aed50042fc39e5c8ee96eb0027 (NCCL 2.30.7,
   makefiles/version.mk), src/graph/tuning.cc (last changed by 50bf0bca1a6b88b2a3e3cebf41f3b827fc9fb19e):
@@ -15,6 +15,10 @@ NCCL source, not fitted to any measurement in this repository:
   NVLink of an SM90 GPU; NVLink 4 signals 25 GB/s per link and direction: 18 links = 450 GB/s,
   NVIDIA's H100 datasheet), so NCCL's Simple bus bandwidth on an NVLink 4 link is 20.6 / 25 of
   the link's rate.
+
+One constant is not NCCL's: `LAUNCH_US`, the per-call host cost (enqueue and kernel launch)
+that NCCL's model leaves out, measured as what CUDA-graph capture removes from an nccl-tests
+call (its docstring gives the runs).
 
 The layer uses NCCL's Hopper (SM90) values and one node's NVLink as the intra-node hardware;
 it does not model NCCL's channel counts (the LL128 per-channel cap), the tree's own
@@ -63,6 +67,18 @@ NVLINK_SIMPLE_EFFICIENCY = 20.6 / 25.0
 """topo.h line 22: the bandwidth NCCL counts per NVLink 4 link (SM90_NVLINK_BW, 20.6 GB/s)
 over the link's 25 GB/s per direction; NCCL's network bandwidth is the NIC's as reported
 (efficiency 1)."""
+
+LAUNCH_US = 8.67
+"""The per-call cost NCCL's tuning model leaves out and every eager call pays: the host-side
+enqueue and kernel launch (NCCL's latencies rank algorithms and protocols, and this cost is
+the same for all of them). Measured, not restated from NCCL's source: the median over 8 B -
+2 KiB of nccl-tests' eager minus CUDA-graph out-of-place all_reduce time (a graph's replay
+has no host launch) on 4 H100 SXM on NVSwitch, NCCL 2.29.2, nccl-tests 2.18.3 `-G 0` and
+`-G 1`: waynehacking8/nccl-collectives-bench @207ff7554708070b28cf999aa103162ea1fe537f,
+results/symmetric/all_reduce_reg0_graph0.txt and all_reduce_reg0_graph1.txt (transcribed in
+validation/network/nccl/h100_nvswitch.json, "launch"). Those two runs are not among the
+tables the validation scores; nccl-tests drives the 4 GPUs from one thread there, so the cost
+is that of one process launching a call on 4 GPUs."""
 
 TREE_ALGORITHMS = frozenset({"tree", "double_binary_tree"})
 """The simulator's algorithms charged NCCL's tree latencies; every other one its ring's."""

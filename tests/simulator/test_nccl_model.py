@@ -45,6 +45,17 @@ def test_small_messages_pay_nccl_s_latency_floor() -> None:
     assert ideal["protocol"] == "ideal" and ideal["protocol_latency_s"] is None
 
 
+def test_a_call_under_the_layer_pays_the_launch_cost_once() -> None:
+    # the host's enqueue and launch (nccl_model.LAUNCH_US), on top of NCCL's model latency
+    ll = _call("sim.allreduce(64, algorithm='ring', protocol='LL')\n")
+    ideal = _call("sim.allreduce(64, algorithm='ring')\n")
+    assert ll["launch_s"] == pytest.approx(nccl_model.LAUNCH_US * 1e-6)
+    assert ideal["launch_s"] is None
+    assert ll["time_s"] == pytest.approx(
+        ideal["time_s"] + ll["protocol_latency_s"] + ll["launch_s"], rel=1e-4
+    )
+
+
 def test_the_protocol_is_chosen_by_size_as_nccl_s_tuner_does() -> None:
     chosen = [
         _call(f"sim.allreduce({size}, algorithm='ring', protocol='nccl')\n")["protocol"]
