@@ -209,7 +209,7 @@ RING_PLATEAU = 1.4
 newer ("plateau effect of ring")."""
 
 NET_OVERHEAD_US = 1.0
-"""tuning.cc lines 225-233: NCCL's network post overhead on an Intel (or unknown) host, 1 us;
+"""tuning.cc lines 225-233: NCCL's network post overhead on an Intel (or unknown) host (us);
 lines 404-410 make a multi-node ring's intra-node step cost at least it (x 3 for Simple)."""
 
 

@@ -170,3 +170,32 @@ def test_ring_versus_tree_over_four_nodes_answers_as_nccl_s_model_mostly() -> No
     assert versus[0]["faster"] == versus[0]["nccl_choice"] == "tree"
     assert versus[-1]["faster"] == versus[-1]["nccl_choice"] == "ring"
     assert sum(row["faster"] == row["nccl_choice"] for row in versus) >= len(versus) - 1
+
+
+def test_every_dgx_h100_figure_names_its_source_and_nvls_is_listed_unmodelled(
+    rows: list[nccl_tests.Row],
+) -> None:
+    # NVIDIA's figures for one DGX H100, the rows the former collectives-dgx-h100 report had
+    figures = nccl_tests.figures()
+    assert {f["collective"] for f in figures} == {
+        "allreduce",
+        "allgather",
+        "reduceScatter",
+        "alltoall",
+    }
+    for figure in figures:
+        assert figure["source"]["url"].startswith("https://github.com/NVIDIA/nccl-tests/issues/")
+        assert figure["source"]["where"] and figure["busbw_gbps"] > 0
+    dgx = [r for r in rows if r.table.startswith("dgx-h100-")]
+    assert {r.table for r in dgx} == {nccl_tests.figure_id(f) for f in figures}
+    nvls = [r for r in dgx if "-nvls-" in r.table]
+    assert len(nvls) == 2 * 2 and {r.verdict for r in nvls} == {"not modelled"}
+    ring = [r for r in dgx if r.algorithm is not None]
+    assert len(ring) == 4 * 2 and {r.nccl_verdict for r in ring} == {"within"}
+
+
+def test_the_one_report_replaces_the_dgx_h100_report() -> None:
+    root = nccl_tests.ROOT
+    assert not (root / "docs" / "validation" / "collectives-dgx-h100.md").exists()
+    index = (root / "docs" / "validation" / "README.md").read_text()
+    assert "(nccl-tests.md)" in index and "collectives-dgx-h100" not in index

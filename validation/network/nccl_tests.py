@@ -1,4 +1,4 @@
-"""Published nccl-tests tables against the simulator's collectives on the ready DGX H100.
+"""Published nccl-tests figures against the simulator's collectives: the one comparison.
 
     .venv/bin/python -m validation.network.nccl_tests --report docs/validation/nccl-tests.md
 
@@ -7,8 +7,11 @@ validation/network/nccl/README.md) were taken on 2, 4 and 6 GPUs of one 8 x H100
 NVSwitch; each row runs here on the ready system examples/dgx_h100/snapshot.json (8 x H100
 SXM on one NVSwitch at NVLink 4's 450 GB/s per direction and GPU, 1 us, the datasheet's
 values) with `labels={"GPU": n}`, the table's algorithm and nothing fitted. NVIDIA's 8-GPU
-plateau figures (370 GB/s busbw for Ring and non-allreduce operations, nccl-tests#212), kept in
-validation/data/nccl-tests-dgx-h100.json, are compared the same way at 1 GiB and 8 GiB.
+plateau figures (370 GB/s busbw for Ring and non-allreduce operations, nccl-tests#212; the
+NVLS allreduce's 476-480 GB/s, listed without a simulated figure), kept in
+validation/data/nccl-tests-dgx-h100.json, are compared the same way at 1 GiB and 8 GiB. Ring
+versus tree over several nodes runs on examples/dgx_h100_cluster_4 against NCCL's own model's
+choice (no published multi-node tree table was found).
 
 busbw is nccl-tests' (doc/PERFORMANCE.md): algbw x 2(n-1)/n for allreduce, x (n-1)/n for
 allgather, reduce-scatter and alltoall (`simulator.collectives.BUS_FACTORS`). The published
@@ -258,20 +261,38 @@ def _table_rows(table: dict[str, Any]) -> Iterator[Row]:
         )
 
 
+def figures() -> list[dict[str, Any]]:
+    """Return NVIDIA's published figures for one DGX H100 (8 GPUs), each with its source."""
+    return list(json.loads(FIGURES.read_text())["figures"])
+
+
+def figure_id(figure: dict[str, Any]) -> str:
+    """Return a figure's table id: `dgx-h100-<collective>-nvidia` for the modelled ones, the
+    NVLS figures by the nccl-tests issue that states them."""
+    if figure.get("modelled", True):
+        return f"dgx-h100-{figure['collective']}-nvidia"
+    issue = figure["source"]["url"].rstrip("/").rsplit("/", 1)[1]
+    return f"dgx-h100-{figure['collective']}-nvls-{issue}"
+
+
 def _figure_rows() -> Iterator[Row]:
-    """Yield NVIDIA's 8-GPU plateau figures (one busbw for every large size) as rows."""
+    """Yield NVIDIA's 8-GPU plateau figures (one busbw for every large size) as rows, the
+    NVLS ones without a simulated figure."""
     gpus = 8
-    for figure in json.loads(FIGURES.read_text())["figures"]:
-        if not figure.get("modelled", True):
-            continue
+    for figure in figures():
         collective = figure["collective"]
-        algorithm = FIGURE_ALGORITHMS[collective]
+        modelled = figure.get("modelled", True)
+        algorithm = FIGURE_ALGORITHMS[collective] if modelled else None
         factor = BUS_FACTORS[collective](gpus)
         for size in FIGURE_SIZES:
-            time_us, busbw, _ = simulate(collective, gpus, size, algorithm)
-            nccl_us, nccl_busbw, protocol = simulate(collective, gpus, size, algorithm, "nccl")
+            if size < figure["compared_from_bytes"]:
+                continue
+            simulated: tuple[Any, ...] = (None, None, None, None, None)
+            if algorithm:
+                ideal = simulate(collective, gpus, size, algorithm)
+                simulated = (*ideal[:2], *simulate(collective, gpus, size, algorithm, "nccl"))
             yield Row(
-                f"dgx-h100-{collective}-nvidia",
+                figure_id(figure),
                 collective,
                 gpus,
                 size,
@@ -279,11 +300,7 @@ def _figure_rows() -> Iterator[Row]:
                 size / (figure["busbw_gbps"] * 1e9 / factor) * 1e6,
                 float(figure["busbw_gbps"]),
                 algorithm,
-                time_us,
-                busbw,
-                nccl_us,
-                nccl_busbw,
-                protocol,
+                *simulated,
             )
 
 
@@ -361,20 +378,22 @@ def _pct(value: float | None) -> str:
 def report(rows: list[Row]) -> str:
     """Return the Markdown report of `comparison`'s rows."""
     source = {t["id"]: t for t in tables()}
-    figures = {
-        f"dgx-h100-{f['collective']}-nvidia": f
-        for f in json.loads(FIGURES.read_text())["figures"]
-        if f.get("modelled", True)
-    }
+    published = {figure_id(f): f for f in figures()}
     lines = [
-        "# Collectives against published nccl-tests tables (H100 SXM on NVSwitch)",
+        "# Collectives against published nccl-tests figures: H100 SXM on NVSwitch, one DGX H100, "
+        "a DGX H100 cluster",
         "",
         "Written by `.venv/bin/python -m validation.network.nccl_tests --report "
-        "docs/validation/nccl-tests.md`; do not edit.",
+        "docs/validation/nccl-tests.md`; do not edit. The one report of the collectives "
+        "against nccl-tests (it replaces `collectives-dgx-h100.md`, whose DGX H100 figures are "
+        "the `dgx-h100-*` rows here).",
         "",
-        "The published rows are transcribed in `validation/network/nccl/h100_nvswitch.json`, "
-        "their sources (URL, commit, system, NCCL version, environment) in "
-        "`validation/network/nccl/README.md`; the simulator runs each row on the ready DGX H100 "
+        "The published rows are the per-size tables of 2, 4 and 6 H100 SXM on NVSwitch "
+        "transcribed in `validation/network/nccl/h100_nvswitch.json` (their sources, URL, "
+        "commit, system, NCCL version and environment, in `validation/network/nccl/README.md`) "
+        "and NVIDIA's plateau figures for one DGX H100 (8 GPUs) in "
+        "`validation/data/nccl-tests-dgx-h100.json` (below); the simulator runs each row on the "
+        "ready DGX H100 "
         "(`examples/dgx_h100/snapshot.json`, datasheet values, nothing fitted) with the "
         "table's GPU count and algorithm (`validation/network/nccl_tests.py`). busbw follows "
         "nccl-tests' doc/PERFORMANCE.md (allreduce algbw x 2(n-1)/n; allgather, reduce-scatter, "
@@ -406,7 +425,7 @@ def report(rows: list[Row]) -> str:
         mine = [r for r in rows if r.table == table_id]
         cells = [f"`{table_id}`", str(mine[0].gpus)]
         meta = source.get(table_id)
-        cells.append((meta or figures[table_id])["nccl_algorithm"].split(" (")[0])
+        cells.append((meta or published[table_id])["nccl_algorithm"].split(" (")[0])
         cells.append(mine[0].algorithm or "not modelled")
         for name in ("plateau", "latency"):
             judged = [r for r in mine if r.region == name and r.error is not None]
@@ -449,6 +468,21 @@ def report(rows: list[Row]) -> str:
     lines += ["", "## Why rows miss: nccl (NCCL's cost layer)", ""]
     for (table_id, name), reason in nccl_misses.items():
         lines.append(f"- `{table_id}`, {name}: {reason or 'no reason recorded'}.")
+    lines += [
+        "",
+        "## NVIDIA's figures for one DGX H100",
+        "",
+        "The `dgx-h100-*` rows: one busbw a figure states for large messages on 8 H100 SXM, "
+        "compared at 1 GiB and 8 GiB, by ring (the alltoall by its direct sends, NCCL's "
+        "point-to-point); the NVLS ones are listed without a simulated figure:",
+        "",
+    ]
+    for table_id, figure in published.items():
+        where = figure["source"]["where"]
+        lines.append(
+            f"- `{table_id}`: {figure['nccl_algorithm']}, {figure['busbw_gbps']} GB/s "
+            f"busbw; {figure['source']['url']}, {where}."
+        )
     lines += [
         "",
         "## Ring versus tree over several nodes",
