@@ -1101,8 +1101,8 @@ class Sim(_SimCore, _SimCalls):
         """`_collective_nccl`'s loop for NCCL's tree allreduce: the member's streams
         (`collectives.tree_streams`: per tree its reduction and its broadcast) run side by
         side in this one process, each in its order: a stream goes on while its next receive
-        is in; when none is, the process waits for whichever of the streams' next pieces
-        comes first. A connection (a peer, in one tree) carries its pieces one after another
+        is in; when none is, the process takes the call's next piece that comes in, keeps it
+        for its stream and runs that stream if it waited for it. A connection (a peer, in one tree) carries its pieces one after another
         at its route's rate alone, as NCCL's chunks go through a peer's buffer, while the
         process goes on with the other streams; the links share what the pieces of several
         connections put on them at once. A piece's reduction overlaps its transfer as in
@@ -1119,6 +1119,7 @@ class Sim(_SimCore, _SimCalls):
         streams = collectives.tree_streams(operations[index], chunk, most, tree[2])
         at = [0] * len(streams)  # each stream's next operation
         pending: dict[tuple[object, ProcessState], int] = {}  # awaited piece: its stream
+        arrived: dict[tuple[object, ProcessState], Message] = {}  # in, not yet taken
         reducer_free = engine.now  # when this process's last reduction ends
         started = engine.now
         computing = 0.0
@@ -1152,7 +1153,7 @@ class Sim(_SimCore, _SimCalls):
                     at[number] += 1
                     continue
                 key = ((channel, tag), members[peer])
-                message = mailbox.take(_PieceOf(key))
+                message = arrived.pop(key, None)
                 if message is None:
                     pending[key] = number
                     return False
@@ -1168,14 +1169,15 @@ class Sim(_SimCore, _SimCalls):
                         computing += reducer_free - now
             return True
 
-        live = [number for number in range(len(streams)) if not step(number)]
-        data = f"the {kind}'s data"
-        while live:
-            message = mailbox.get(lambda m: (m.channel, m.source) in pending, data)
-            number = pending.pop((message.channel, message.source))
-            mailbox.put(message)  # `step` takes it, as any piece it finds in
-            if step(number):
-                live.remove(number)
+        left = sum(1 for number in range(len(streams)) if not step(number))
+        of_call, data = _OfCall(channel), f"the {kind}'s data"
+        while left:  # every piece of the call that comes in, kept for its stream
+            message = mailbox.get(of_call, data)
+            key = (message.channel, message.source)
+            arrived[key] = message
+            number = pending.pop(key, None)
+            if number is not None and step(number):
+                left -= 1
         figures.compute_s += computing
         figures.comm_s += engine.now - started - computing
 
@@ -1398,16 +1400,17 @@ class Sim(_SimCore, _SimCalls):
         return self._barrier_wait(*waiting, started)
 
 
-class _PieceOf:
-    """A mailbox filter: the message of one channel and tag from one sender."""
+class _OfCall:
+    """A mailbox filter: any piece of one collective call (its channel, any tag)."""
 
-    __slots__ = ("key",)
+    __slots__ = ("channel",)
 
-    def __init__(self, key: tuple[object, ProcessState]) -> None:
-        self.key = key
+    def __init__(self, channel: object) -> None:
+        self.channel = channel
 
     def __call__(self, message: Message) -> bool:
-        return (message.channel, message.source) == self.key
+        tagged = message.channel
+        return tagged.__class__ is tuple and len(tagged) == 2 and tagged[0] == self.channel
 
 
 def _send_later(call: tuple[World, tuple[Any, ...]]) -> None:
