@@ -1102,11 +1102,11 @@ class Sim(_SimCore, _SimCalls):
         (`collectives.tree_streams`: per tree its reduction and its broadcast) run side by
         side in this one process, each in its order: a stream goes on while its next receive
         is in; when none is, the process takes the call's next piece that comes in, keeps it
-        for its stream and runs that stream if it waited for it. A connection (a peer, in one tree) carries its pieces one after another
-        at its route's rate alone, as NCCL's chunks go through a peer's buffer, while the
-        process goes on with the other streams; the links share what the pieces of several
-        connections put on them at once. A piece's reduction overlaps its transfer as in
-        `_collective_nccl`."""
+        for its stream and runs that stream if it waited for it. A connection (a peer, in
+        one stream) carries its pieces one after another at its route's rate alone, as
+        NCCL's chunks go through a peer's buffer, while the process goes on with the other
+        streams; the links share what the pieces of several connections put on them at once.
+        A piece's reduction overlaps its transfer as in `_collective_nccl`."""
         world, engine, state = self._world, self._engine, self._state
         figures, mailbox = state.figures, state.mailbox
         hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]

@@ -421,8 +421,8 @@ def report(rows: list[Row]) -> str:
         "",
         "Two simulated columns: **ideal**, the default model (no protocol cost), and **nccl**, "
         'the same call with `protocol="nccl"`: NCCL\'s own cost layer '
-        "(`simulator/nccl_model.py`, docs/collectives.md), per-call launch cost and latency base + one "
-        "hardware latency per step, the protocol's bandwidth efficiency, the protocol chosen "
+        "(`simulator/nccl_model.py`, docs/collectives.md), per-call launch cost and latency "
+        "base + one hardware latency per step, the protocol's bandwidth efficiency, the protocol chosen "
         "by size as NCCL's tuner does, and each piece's reduction overlapped with its "
         "transfer. **Its constants come from NCCL's source** (NVIDIA/nccl commit "
         "5067397c2676d5aed50042fc39e5c8ee96eb0027, NCCL 2.30.7, src/graph/tuning.cc and "
