@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     from simulator.results import ProcessFigures, Timeline, Usage
 
     _Route = tuple[ProcessState, Sequence[Hop]]  # a send's target and the hops to it
+    # NCCL's tree allreduce of a call: its nodes, its bytes, its trees' spans of steps
+    NcclTree = tuple[int, float, list[collectives.TreeSpan]]
 
 _INF = math.inf
 API_MESSAGES = {
@@ -946,9 +948,9 @@ class Sim(_SimCore, _SimCalls):
             figures.wait_s += engine.now - started
             engine.pause(model_seconds)
             figures.comm_s += model_seconds
-        if layer is not None:  # NCCL's per-call latency, before any data moves
-            engine.pause(layer[1])
-            figures.comm_s += layer[1]
+        if layer is not None:  # NCCL's per-call latency and launch, before any data moves
+            engine.pause(layer[1] + layer[2])
+            figures.comm_s += layer[1] + layer[2]
             return self._collective_nccl(
                 kind,
                 op,
@@ -959,6 +961,7 @@ class Sim(_SimCore, _SimCalls):
                 most,
                 channel,
                 layer[0],
+                layer[3],
                 (started, record, chosen, size_b),
             )
         routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
@@ -1029,6 +1032,7 @@ class Sim(_SimCore, _SimCalls):
         most: int,
         channel: object,
         protocol: str,
+        tree: NcclTree | None,
         call: tuple[float, dict[str, Any], str, float],
     ) -> None:
         """`_collective`'s loop under NCCL's cost layer (simulator.nccl_model): each piece
@@ -1036,6 +1040,13 @@ class Sim(_SimCore, _SimCalls):
         received piece's reduction runs while the piece streams in, as NCCL's fused kernels
         reduce (the process waits only for what the reduction takes beyond the transfer,
         the reductions of one process one after another)."""
+        if tree is not None:
+            self._collective_nccl_tree(
+                kind, op, members, index, operations, chunk, most, channel, protocol, tree
+            )
+            started, record, chosen, size_b = call
+            self._collective_done(started, record, kind, chosen, size_b)
+            return
         world, engine, state = self._world, self._engine, self._state
         figures, mailbox = state.figures, state.mailbox
         hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
@@ -1074,6 +1085,102 @@ class Sim(_SimCore, _SimCalls):
         started, record, chosen, size_b = call
         self._collective_done(started, record, kind, chosen, size_b)
 
+    def _collective_nccl_tree(
+        self,
+        kind: str,
+        op: object,
+        members: list[ProcessState],
+        index: int,
+        operations: list[list[collectives.Message]],
+        chunk: float,
+        most: int,
+        channel: object,
+        protocol: str,
+        tree: NcclTree,
+    ) -> None:
+        """`_collective_nccl`'s loop for NCCL's tree allreduce: the member's streams
+        (`collectives.tree_streams`: per tree its reduction and its broadcast) run side by
+        side in this one process, each in its order: a stream goes on while its next receive
+        is in; when none is, the process takes the call's next piece that comes in, keeps it
+        for its stream and runs that stream if it waited for it. A connection (a peer, in
+        one stream) carries its pieces one after another at its route's rate alone, as
+        NCCL's chunks go through a peer's buffer, while the process goes on with the other
+        streams; the links share what the pieces of several connections put on them at once.
+        A piece's reduction overlaps its transfer as in `_collective_nccl`."""
+        world, engine, state = self._world, self._engine, self._state
+        figures, mailbox = state.figures, state.mailbox
+        hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
+        slot = state.slot
+        usage = world.nodes[slot.node].usages[slot.instance]
+        shape = tree[:2]
+        wire: dict[int, tuple[Sequence[Hop], float, float]] = {}  # per peer: hops, wire
+        # bytes per byte, seconds a wire byte holds the connection (the route's rate alone)
+        busy: dict[tuple[int, int], float] = {}  # per (stream, peer): when it frees
+        streams = collectives.tree_streams(operations[index], chunk, most, tree[2])
+        at = [0] * len(streams)  # each stream's next operation
+        pending: dict[tuple[object, ProcessState], int] = {}  # awaited piece: its stream
+        arrived: dict[tuple[object, ProcessState], Message] = {}  # in, not yet taken
+        reducer_free = engine.now  # when this process's last reduction ends
+        started = engine.now
+        computing = 0.0
+
+        def step(number: int) -> bool:
+            """Run stream `number` while it can; return whether it is finished."""
+            nonlocal reducer_free, computing
+            stream = streams[number]
+            while at[number] < len(stream):
+                what, peer, piece, reduced, tag = stream[at[number]]
+                if what == collectives.SEND:
+                    route = wire.get(peer)
+                    if route is None:
+                        hops = world.hops(slot, members[peer].slot)
+                        crosses = _leaves_host(hops, hosts[index] != hosts[peer])
+                        rate = _route_rate(hops)
+                        share = nccl_model.efficiency(
+                            protocol, nccl_model.hardware(crosses), rate, shape
+                        )
+                        route = wire[peer] = (hops, 1.0 / share, 1.0 / rate if rate > 0 else 0.0)
+                    size = piece * route[1]
+                    sending = (state, members[peer], size, None, (channel, tag), None, route[0])
+                    now = engine.now
+                    free = busy.get((number, peer), now)
+                    begin = free if free > now else now
+                    busy[number, peer] = begin + size * route[2]
+                    if begin > now:
+                        engine.schedule(begin - now, _send_later, (world, sending))
+                    else:
+                        world.send(*sending)
+                    at[number] += 1
+                    continue
+                key = ((channel, tag), members[peer])
+                message = arrived.pop(key, None)
+                if message is None:
+                    pending[key] = number
+                    return False
+                at[number] += 1
+                if reduced:
+                    now = engine.now
+                    seconds = self._reduce_piece(kind, piece, op)
+                    reducer_free = max(reducer_free, message.sent_at) + seconds
+                    if reducer_free > now:  # the reduction outlasts the piece's transfer
+                        usage.start(now)
+                        engine.pause(reducer_free - now)
+                        usage.stop(engine.now)
+                        computing += reducer_free - now
+            return True
+
+        left = sum(1 for number in range(len(streams)) if not step(number))
+        of_call, data = _OfCall(channel), f"the {kind}'s data"
+        while left:  # every piece of the call that comes in, kept for its stream
+            message = mailbox.get(of_call, data)
+            key = (message.channel, message.source)
+            arrived[key] = message
+            number = pending.pop(key, None)
+            if number is not None and step(number):
+                left -= 1
+        figures.compute_s += computing
+        figures.comm_s += engine.now - started - computing
+
     def _collective_plan(
         self,
         call: str,
@@ -1091,10 +1198,11 @@ class Sim(_SimCore, _SimCalls):
         list[list[collectives.Message]],
         Callable[[object, float], dict[str, Any]],
         float | None,
-        tuple[str, float] | None,
+        tuple[str, float, float, NcclTree | None] | None,
     ]:
         """Return the algorithm, every member's messages, the call's record maker and, under
-        NCCL's cost layer, (the protocol, its per-call latency in s) of a collective, made
+        NCCL's cost layer, (the protocol, its per-call latency, the launch cost, in s, and
+        NCCL's tree allreduce's (nodes, bytes, spans) or None) of a collective, made
         once per run for its arguments (every member asks)."""
         world = self._world
         key = ("plan", kind, size, names, root, algorithm, chunk, most, protocol)
@@ -1110,43 +1218,67 @@ class Sim(_SimCore, _SimCalls):
             params = {"participants": len(members), "collective": kind}
             model_seconds = model.functions.call(f"{kind}Time", size, params=params)
             steps: collectives.Schedule = []
-        else:
-            chosen = (
-                collectives.choose(kind, size, hosts) if algorithm == "auto" else str(algorithm)
-            )
+        crossing: dict[tuple[int, int], bool] = {}  # per pair: whether it leaves a host
+
+        def crosses(a: int, b: int) -> bool:
+            known = crossing.get((a, b))
+            if known is None:
+                hops = world.hops(members[a].slot, members[b].slot)
+                known = crossing[a, b] = _leaves_host(hops, hosts[a] != hosts[b])
+            return known
+
+        if model is None:
+            if algorithm != "auto":
+                chosen = str(algorithm)
+            elif protocol == "nccl" and kind == "allreduce" and len(members) > 1:
+                chosen = self._nccl_algorithm(size, members, _nccl_nodes(len(members), crosses))
+            else:
+                chosen = collectives.choose(kind, size, hosts)
             try:
                 steps = collectives.schedule(kind, chosen, size, hosts, root, call)
             except collectives.ScheduleError as error:
                 raise ApiUsageError(str(error)) from None
+        tree: tuple[int, float] | None = None  # NCCL's tree allreduce: (nodes, bytes)
+        spans: list[collectives.TreeSpan] = []  # its trees' steps (`collectives.tree_streams`)
+        if protocol != "ideal" and kind == "allreduce" and chosen in nccl_model.TREE_ALGORITHMS:
+            nodes = _nccl_nodes(len(members), crosses)
+            steps, spans = collectives.nccl_tree(size, nodes)
+            tree = (len(nodes), size)
+        elif protocol != "ideal" and chosen == "ring" and kind in collectives.NCCL_RING_KINDS:
+            nodes = _nccl_nodes(len(members), crosses)
+            if len(nodes) > 1:  # NCCL's rings, a channel through each member's link
+                steps = collectives.nccl_ring(kind, size, nodes)
+        step_count = spans[0][2] if spans else len(steps)  # trees run side by side
         messages, wire = collectives.wire_figures(steps)
         operations = collectives.messages_by_member(steps, len(members))
-        layer: tuple[str, float] | None = None
+        layer: tuple[str, float, float, NcclTree | None] | None = None
         if protocol != "ideal" and steps:
-            crossing: dict[tuple[int, int], bool] = {}  # per pair: whether it leaves a host
-
-            def crosses(a: int, b: int) -> bool:
-                known = crossing.get((a, b))
-                if known is None:
-                    hops = world.hops(members[a].slot, members[b].slot)
-                    known = crossing[a, b] = _leaves_host(hops, hosts[a] != hosts[b])
-                return known
-
-            # each step's hardware along one piece's path (NCCL counts a ring's steps so): the
-            # transfer that forwards what the previous step delivered, else the step's first
-            step_hw = []
-            at = -1
-            for step in steps:
-                pick = next((t for t in step if t[0] == at), step[0])
-                step_hw.append(nccl_model.hardware(crosses(pick[0], pick[1])))
-                at = pick[1]
-            rate = min(  # the first step's slowest route: the bus NCCL's model divides by
-                _route_rate(world.hops(members[a].slot, members[b].slot)) for a, b, _, _ in steps[0]
+            if tree is None:
+                # each step's hardware along one piece's path (NCCL counts a ring's steps so):
+                # the transfer that forwards what the previous step delivered, else the first
+                step_hw = []
+                at = -1
+                for step in steps:
+                    pick = next((t for t in step if t[0] == at), step[0])
+                    step_hw.append(nccl_model.hardware(crosses(pick[0], pick[1])))
+                    at = pick[1]
+                pairs = {(a, b) for a, b, _, _ in steps[0]}  # the first step's: NCCL's bus
+            else:
+                step_hw = nccl_model.tree_steps(len(members) // tree[0], tree[0])
+                pairs = {(a, b) for step in steps for a, b, _, _ in step}  # the whole tree's
+            rate = min(  # the slowest of these routes: the bus NCCL's model divides by
+                _route_rate(world.hops(members[a].slot, members[b].slot)) for a, b in pairs
             )
             chosen_protocol = protocol
             if protocol == "nccl":
                 factor = collectives.BUS_FACTORS[kind](len(members))
-                chosen_protocol = nccl_model.choose(chosen, size, factor, step_hw, rate)
-            layer = (chosen_protocol, nccl_model.latency_s(chosen, chosen_protocol, step_hw))
+                chosen_protocol = nccl_model.choose(chosen, size, factor, step_hw, rate, tree)
+            layer = (
+                chosen_protocol,
+                nccl_model.latency_s(chosen, chosen_protocol, step_hw),
+                nccl_model.LAUNCH_US * 1e-6,
+                None if tree is None else (*tree, spans),
+            )
         records: dict[object, dict[str, Any]] = {}
 
         def record_of(channel: object, now: float) -> dict[str, Any]:
@@ -1165,7 +1297,8 @@ class Sim(_SimCore, _SimCalls):
                     "most_pieces": most or None,
                     "protocol": protocol if layer is None else layer[0],
                     "protocol_latency_s": None if layer is None else layer[1],
-                    "steps": len(steps),
+                    "launch_s": None if layer is None else layer[2],
+                    "steps": step_count,
                     "messages": messages,
                     "wire_bytes": wire,
                     "start_s": now,
@@ -1181,6 +1314,29 @@ class Sim(_SimCore, _SimCalls):
 
         plan = world.collectives[key] = (chosen, operations, record_of, model_seconds, layer)
         return plan
+
+    def _nccl_algorithm(
+        self, size: float, members: list[ProcessState], nodes: list[list[int]]
+    ) -> str:
+        """Return the allreduce algorithm NCCL's model picks ("ring" or "tree",
+        `nccl_model.choose_algorithm`) for these members grouped into `nodes`: the bus is a
+        node's NVLink at NCCL's Simple share, over several nodes at most a channel per member
+        crossing at its route's rate (the channels of `collectives.nccl_ring`/`nccl_tree`)."""
+        world = self._world
+
+        def rate(a: int, b: int) -> float:
+            return _route_rate(world.hops(members[a].slot, members[b].slot))
+
+        first = nodes[0]
+        bus = (
+            rate(first[0], first[1]) * nccl_model.link_efficiency("nvlink")
+            if len(first) > 1
+            else 0.0
+        )
+        if len(nodes) > 1:
+            across = rate(first[0], nodes[1][0]) * min(len(node) for node in nodes)
+            bus = min(bus, across) if bus > 0 else across
+        return nccl_model.choose_algorithm(size, len(members), len(nodes), bus)
 
     def _collective_model(self, kind: str, members: list[ProcessState]) -> NodeRuntime | None:
         """Return the node whose model gives the time of the whole call (MERPSYS's
@@ -1242,6 +1398,40 @@ class Sim(_SimCore, _SimCalls):
         if waiting is None:  # the last to arrive: nobody waits any more
             return None
         return self._barrier_wait(*waiting, started)
+
+
+class _OfCall:
+    """A mailbox filter: any piece of one collective call (its channel, any tag)."""
+
+    __slots__ = ("channel",)
+
+    def __init__(self, channel: object) -> None:
+        self.channel = channel
+
+    def __call__(self, message: Message) -> bool:
+        tagged = message.channel
+        return tagged.__class__ is tuple and len(tagged) == 2 and tagged[0] == self.channel
+
+
+def _send_later(call: tuple[World, tuple[Any, ...]]) -> None:
+    """Send, from an engine event, a message `_collective_nccl` held back for its connection."""
+    world, sending = call
+    world.send(*sending)
+
+
+def _nccl_nodes(count: int, crosses: Callable[[int, int], bool]) -> list[list[int]]:
+    """Return the members 0..count-1 grouped into NCCL's nodes: those whose routes to each
+    other stay inside a host (`crosses` False: one NVLink fabric), in member order; a member
+    is tried against the newest node first, so that ranks numbered node by node cost one
+    route each."""
+    nodes: list[list[int]] = []
+    for member in range(count):
+        home = next((node for node in reversed(nodes) if not crosses(node[0], member)), None)
+        if home is None:
+            nodes.append([member])
+        else:
+            home.append(member)
+    return nodes
 
 
 def _leaves_host(hops: Sequence[Hop], other_host: bool) -> bool:

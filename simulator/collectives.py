@@ -18,6 +18,7 @@ alltoall (size / p to each rank). Nothing here depends on the engine.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
@@ -417,6 +418,134 @@ def schedule(
         if algorithm == "bruck":
             return _bruck(members, size / p)
     raise ScheduleError(f"{call}: {kind} has no algorithm {algorithm!r}")  # checked by callers
+
+
+def nccl_ring(kind: str, size: float, nodes: Sequence[Sequence[int]]) -> Schedule:
+    """Return NCCL's rings for `kind` (allreduce, allgather, reduceScatter) of `size` bytes
+    over members grouped by node, several nodes: a channel per member place (as many as the
+    smallest node has members), each a ring through every node in turn with size / channels
+    of the data, channel c entering each node at its member c (the node's members from c
+    on, then those before), so that the channels cross between nodes through every member's
+    link, as NCCL's rings spread over a node's NICs (NCCL's logs: `Channel 00/16 : 0 7 6 13
+    12 ...`); the channels run side by side, step by step."""
+    channels = min(len(node) for node in nodes)
+    p = sum(len(node) for node in nodes)
+    block = size / (channels * p)
+    rings = []
+    for c in range(channels):
+        order = [m for node in nodes for m in list(node[c:]) + list(node[:c])]
+        if kind == "allreduce":
+            rings.append(_ring(order, block, True) + _ring(order, block, False))
+        else:
+            rings.append(_ring(order, block, kind == "reduceScatter"))
+    return _merge(*rings)
+
+
+NCCL_RING_KINDS = frozenset({"allreduce", "allgather", "reduceScatter"})
+"""The collectives `nccl_ring` schedules."""
+
+TreeSpan = tuple[int, int, int]  # a tree's first step, its steps up, its steps in all
+
+
+def nccl_tree(size: float, nodes: Sequence[Sequence[int]]) -> tuple[Schedule, list[TreeSpan]]:
+    """Return NCCL's allreduce tree (NCCL_ALGO=Tree) of `size` bytes over members grouped by
+    node (`nodes`: each node's member indices, in order), and each tree's span of steps.
+
+    Within a node a chain, each member's parent the one before it (NCCL's intra-node tree:
+    `Trees [0] 2/-1/-1->1->0` in its logs); across nodes NCCL's double binary tree over the
+    chains' heads, two trees with half the data each (the second the first shifted by one
+    node, as `double_binary_tree`). Over several nodes a channel per member place (as many as
+    the smallest node has members), channel c's chains headed by each node's member c, so
+    that the trees' network traffic leaves every node through all its members' links, as
+    NCCL's channels spread it over a node's NICs; one node: one chain, as NCCL's logs show
+    every channel's chain alike. The trees follow one another in the schedule, each its own
+    span of steps, for `tree_streams`, which runs them side by side."""
+    p = sum(len(node) for node in nodes)
+    members = list(range(p))
+    if p < 2:
+        return [], []
+
+    def parents_of(channel: int, across: Sequence[int]) -> list[int]:
+        parents = [-1] * p
+        heads = []
+        for node in nodes:
+            chain = list(node[channel:]) + list(node[:channel])
+            heads.append(chain[0])
+            for before, member in itertools.pairwise(chain):
+                parents[member] = before
+        for index, parent in enumerate(across):
+            if parent >= 0:
+                parents[heads[index]] = heads[parent]
+        return parents
+
+    if len(nodes) == 1:
+        trees, part = [parents_of(0, [-1])], size
+    else:
+        count = len(nodes)
+        first = _in_order_tree(count)
+        second = [first[(r - 1) % count] for r in range(count)]
+        second = [-1 if q < 0 else (q + 1) % count for q in second]
+        channels = min(len(node) for node in nodes)
+        trees = [parents_of(c, across) for c in range(channels) for across in (first, second)]
+        part = size / (2 * channels)
+    schedule: Schedule = []
+    spans: list[TreeSpan] = []
+    for parents in trees:
+        up = _tree_up(members, parents, part)
+        spans.append((len(schedule), len(up), 2 * len(up)))
+        schedule += up + _tree_down(members, parents, part)
+    return schedule, spans
+
+
+def tree_streams(
+    messages: Sequence[Message], chunk: float, most: int, spans: Sequence[TreeSpan]
+) -> list[list[Operation]]:
+    """Return a member's operations of `nccl_tree`'s schedule as streams that run side by
+    side, each in its order: NCCL's tree kernel gives its reduction and its broadcast
+    threads of their own (NCCL's runTreeSplit), and each channel its own, so a member's
+    pieces go up without waiting for those coming down. Per tree: the reduction (piece by
+    piece, the receives from the children, then the send to the parent) and the broadcast
+    (the receive from the parent, then the sends to the children); the root's one stream
+    receives a piece from its children, then sends it down. A leaf, which receives nothing
+    on the way up, sends piece c + w up only once piece c came back down (w: twice its depth
+    and two, more than a piece's round trip), as NCCL's connections hold a sender to the
+    buffer slots its receiver has freed: without it a leaf's pieces would crowd its parent's
+    link without bound. `chunk` and `most` as `program`'s."""
+    by_tree: dict[int, list[Message]] = {}
+    for message in messages:
+        tree = next(t for t, (first, _, length) in enumerate(spans) if message[0] < first + length)
+        by_tree.setdefault(tree, []).append(message)
+    streams: list[list[Operation]] = []
+    for tree, mine in sorted(by_tree.items()):
+        first, up_steps = spans[tree][:2]
+        up = [m for m in mine if m[0] - first < up_steps]
+        down = [m for m in mine if m[0] - first >= up_steps]
+        from_above = [m for m in down if m[1] == RECEIVE]
+        leaf = not any(m[1] == RECEIVE for m in up)
+        if not from_above:  # the root: a piece from its children, then down
+            parts = [(up + down, 0)]
+        elif leaf:  # NCCL's credits: a piece up once the one `window` before came back down
+            depth = from_above[0][0] - first - up_steps + 1
+            parts = [(up + down, 2 * depth + 2)]
+        else:
+            parts = [(up, 0), (down, 0)]
+        for part, window in parts:
+            # in a piece: receives before sends, each by step; a leaf's receive `window` late
+            ops = []
+            for step, what, peer, size, reduced in part:
+                n = pieces(size, chunk, most)
+                late = window if what == RECEIVE else 0
+                ops += [
+                    (
+                        (c + late, what != RECEIVE, step, peer),
+                        (what, peer, size / n, reduced, (step, c)),
+                    )
+                    for c in range(n)
+                ]
+            ops.sort(key=lambda op: op[0])
+            if ops:
+                streams.append([op[1] for op in ops])
+    return streams
 
 
 def _ancestor(parents: Sequence[int], ancestor: int, node: int) -> bool:

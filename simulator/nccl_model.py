@@ -2,8 +2,8 @@
 
 A collective run with `protocol="nccl"` (or a named protocol, "LL", "LL128", "Simple") adds
 to the simulator's transfers what NCCL's tuning model charges and the flow model does not
-(docs/collectives.md, "NCCL's cost layer"). Every constant below is restated from NVIDIA's
-NCCL source, not fitted to any measurement in this repository:
+(docs/collectives.md, "NCCL's cost layer"). Every constant below but `LAUNCH_US` is restated
+from NVIDIA's NCCL source, not fitted to any measurement in this repository:
 
 - NVIDIA/nccl, commit 5067397c2676d5aed50042fc39e5c8ee96eb0027 (NCCL 2.30.7,
   makefiles/version.mk), src/graph/tuning.cc (last changed by 50bf0bca1a6b88b2a3e3cebf41f3b827fc9fb19e):
@@ -16,10 +16,15 @@ NCCL source, not fitted to any measurement in this repository:
   NVIDIA's H100 datasheet), so NCCL's Simple bus bandwidth on an NVLink 4 link is 20.6 / 25 of
   the link's rate.
 
+One constant is not NCCL's: `LAUNCH_US`, the per-call host cost (enqueue and kernel launch)
+that NCCL's model leaves out, measured as what CUDA-graph capture removes from an nccl-tests
+call (its docstring gives the runs).
+
 The layer uses NCCL's Hopper (SM90) values and one node's NVLink as the intra-node hardware;
-it does not model NCCL's channel counts (the LL128 per-channel cap), the tree's own
-bandwidth refinements (a tree moves at the ring's protocol efficiencies here) and correction
-factors, the multi-node ring "plateau" latency factor, NVLS, CollNet or PAT.
+it does not model NCCL's channel counts (the LL128 per-channel cap, the tree's per-channel
+caps), the tree's balanced-pattern factor, the multi-node ring "plateau" latency factor,
+NVLS, CollNet or PAT. An allreduce by a tree runs NCCL's tree (a chain in each node, a double
+binary tree across nodes) with its bandwidth refinements, correction by size and latency.
 """
 
 from __future__ import annotations
@@ -64,8 +69,75 @@ NVLINK_SIMPLE_EFFICIENCY = 20.6 / 25.0
 over the link's 25 GB/s per direction; NCCL's network bandwidth is the NIC's as reported
 (efficiency 1)."""
 
+LAUNCH_US = 8.67
+"""The per-call cost NCCL's tuning model leaves out and every eager call pays: the host-side
+enqueue and kernel launch (NCCL's latencies rank algorithms and protocols, and this cost is
+the same for all of them). Measured, not restated from NCCL's source: the median over 8 B -
+2 KiB of nccl-tests' eager minus CUDA-graph out-of-place all_reduce time (a graph's replay
+has no host launch) on 4 H100 SXM on NVSwitch, NCCL 2.29.2, nccl-tests 2.18.3 `-G 0` and
+`-G 1`: waynehacking8/nccl-collectives-bench @207ff7554708070b28cf999aa103162ea1fe537f,
+results/symmetric/all_reduce_reg0_graph0.txt and all_reduce_reg0_graph1.txt (transcribed in
+validation/network/nccl/h100_nvswitch.json, "launch"). Those two runs are not among the
+tables the validation scores; nccl-tests drives the 4 GPUs from one thread there, so the cost
+is that of one process launching a call on 4 GPUs."""
+
 TREE_ALGORITHMS = frozenset({"tree", "double_binary_tree"})
-"""The simulator's algorithms charged NCCL's tree latencies; every other one its ring's."""
+"""The simulator's algorithms charged NCCL's tree latencies; every other one its ring's. An
+allreduce by either runs NCCL's own tree under the layer (`simulator.collectives.nccl_tree`)."""
+
+TREE_FACTOR = {"LL": 0.92 / 3.8, "LL128": 0.92, "Simple": 0.92}
+"""tuning.cc lines 330-335, NCCL's tree allreduce refinements of its bus bandwidth: x 0.92 for
+every protocol, then LL x 1/3.8 and LL128 x 7/9 in one node (x 120/128 over several: see
+`tree_factor`); the per-channel caps are left out, as the ring's are."""
+
+TREE_LL128_ONE_NODE = 7.0 / 9.0
+TREE_LL128_NODES = 120.0 / 128.0
+"""tuning.cc line 335: LL128's share on a tree in one node and over several."""
+
+# fmt: off
+TREE_CORRECTION = {
+    "LL": (
+        1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5,
+        0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0,
+    ),
+    "LL128": (
+        1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6,
+        0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0,
+    ),
+    "Simple": (
+        0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5,
+        0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9, 0.9,
+    ),
+}
+# fmt: on
+"""tuning.cc lines 620-628, treeCorrectionFactor[protocol][log2(bytes / 64)]: NCCL's own
+correction of its tree allreduce's bandwidth by size ("trees are not perfectly sticking to the
+model for medium sizes"); lines 639-642 apply it for log2(bytes / 64) in 0..22 only."""
+
+TREE_ALGBW_RATIO = 0.5
+"""tuning.cc line 380: a tree allreduce's algorithm bandwidth is half its bus bandwidth (the
+data goes up and comes down each link)."""
+
+
+def tree_factor(protocol: str, nodes: int) -> float:
+    """Return NCCL's tree allreduce share of the link for `protocol` over `nodes` nodes
+    (`TREE_FACTOR`, LL128's by the node count)."""
+    if protocol == "LL128":
+        return TREE_FACTOR[protocol] * (TREE_LL128_ONE_NODE if nodes == 1 else TREE_LL128_NODES)
+    return TREE_FACTOR[protocol]
+
+
+def tree_correction(protocol: str, size: float) -> float:
+    """Return `TREE_CORRECTION`'s factor for an allreduce of `size` bytes (1 outside its range)."""
+    log_size = (int(size) >> 6).bit_length() - 1
+    return TREE_CORRECTION[protocol][log_size] if 0 <= log_size < 23 else 1.0
+
+
+def tree_steps(per_node: int, nodes: int) -> list[str]:
+    """Return the hardware of NCCL's tree allreduce's latency steps (tuning.cc line 416:
+    2 ((ranks per node - 1) intra-node + log2(nodes) inter-node), log2 rounded down)."""
+    across = nodes.bit_length() - 1 if nodes > 0 else 0
+    return ["nvlink"] * (2 * (per_node - 1)) + ["net"] * (2 * across)
 
 
 def hardware(crosses_hosts: bool) -> str:
@@ -78,13 +150,20 @@ def link_efficiency(hw: str) -> float:
     return NVLINK_SIMPLE_EFFICIENCY if hw == "nvlink" else 1.0
 
 
-def efficiency(protocol: str, hw: str, link_bytes_per_s: float) -> float:
+def efficiency(
+    protocol: str, hw: str, link_bytes_per_s: float, tree: tuple[int, float] | None = None
+) -> float:
     """Return the share of a link of `link_bytes_per_s` that `protocol` moves data at on
     hardware `hw` (the bytes on the wire are the data's / this): NCCL's bus bandwidth for the
-    protocol (tuning.cc lines 327-329) over the link's rate; LL capped at `LL_MAX_BUS_GBPS`."""
-    share = link_efficiency(hw) * PROTOCOL_FACTOR[protocol]
+    protocol (tuning.cc lines 327-329) over the link's rate; LL capped at `LL_MAX_BUS_GBPS`.
+    `tree`: (nodes, bytes) of a call of NCCL's tree allreduce, whose share is the tree's
+    (`tree_factor`), corrected by size (`tree_correction`)."""
+    factor = PROTOCOL_FACTOR[protocol] if tree is None else tree_factor(protocol, tree[0])
+    share = link_efficiency(hw) * factor
     if protocol == "LL" and link_bytes_per_s > 0:
         share = min(share, LL_MAX_BUS_GBPS * 1e9 / link_bytes_per_s)
+    if tree is not None:
+        share *= tree_correction(protocol, tree[1])
     return share
 
 
@@ -105,16 +184,72 @@ def choose(
     bus_factor: float,
     step_hardware: Sequence[str],
     link_bytes_per_s: float,
+    tree: tuple[int, float] | None = None,
 ) -> str:
     """Return the protocol NCCL's model picks for a call of `size` bytes: the least
     latency + size / algbw (ncclTopoGetAlgoTime, tuning.cc lines 630-655), algbw being the
-    protocol's bus bandwidth over the collective's bus factor (lines 376-382 for a ring)."""
+    protocol's bus bandwidth over the collective's bus factor (lines 376-382 for a ring), or
+    half of it for NCCL's tree allreduce (`tree`: `efficiency`'s)."""
     hw = "net" if "net" in step_hardware else "nvlink"
     best, best_time = "Simple", float("inf")
     for protocol in PROTOCOLS:
-        bus = efficiency(protocol, hw, link_bytes_per_s) * link_bytes_per_s
-        algbw = bus / bus_factor if bus_factor > 0 else bus
+        bus = efficiency(protocol, hw, link_bytes_per_s, tree) * link_bytes_per_s
+        if tree is not None:
+            algbw = bus * TREE_ALGBW_RATIO
+        else:
+            algbw = bus / bus_factor if bus_factor > 0 else bus
         time = latency_s(algorithm, protocol, step_hardware) + (size / algbw if algbw else 0.0)
         if time < best_time:
             best, best_time = protocol, time
+    return best
+
+
+RING_PLATEAU = 1.4
+"""tuning.cc lines 647-650: a multi-node ring allreduce's Simple latency x 1.4 on SM80 and
+newer ("plateau effect of ring")."""
+
+NET_OVERHEAD_US = 1.0
+"""tuning.cc lines 225-233: NCCL's network post overhead on an Intel (or unknown) host (us);
+lines 404-410 make a multi-node ring's intra-node step cost at least it (x 3 for Simple)."""
+
+
+def algorithm_time_s(
+    algorithm: str, protocol: str, size: float, ranks: int, nodes: int, bus_bytes_per_s: float
+) -> float:
+    """Return NCCL's model time (ncclTopoGetAlgoTime, tuning.cc lines 630-655) of an
+    allreduce of `size` bytes by `algorithm` ("ring" or "tree") and `protocol` over `ranks`
+    GPUs on `nodes` nodes whose bus moves `bus_bytes_per_s` (NCCL's channels x per-channel
+    bandwidth), with the latencies of lines 384-416 and the bandwidth refinements above."""
+    per_node = max(ranks // max(nodes, 1), 1)
+    if algorithm == "ring":
+        steps = 2 * (ranks - 1)
+        across = 2 * (nodes - 1) if nodes > 1 else 0
+        intra = HW_LATENCY_US["nvlink"]["ring"][protocol]
+        if nodes > 1:
+            intra = max(intra, NET_OVERHEAD_US * (3 if protocol == "Simple" else 1))
+        latency = BASE_LATENCY_US["ring"][protocol] + (steps - across) * intra
+        latency += across * HW_LATENCY_US["net"]["ring"][protocol]
+        if protocol == "Simple" and nodes > 1:
+            latency *= RING_PLATEAU
+        algbw = efficiency(protocol, "net", bus_bytes_per_s) * bus_bytes_per_s * ranks / steps
+    else:
+        levels = nodes.bit_length() - 1
+        latency = BASE_LATENCY_US["tree"][protocol] + 2 * (
+            (per_node - 1) * HW_LATENCY_US["nvlink"]["tree"][protocol]
+            + levels * HW_LATENCY_US["net"]["tree"][protocol]
+        )
+        share = efficiency(protocol, "net", bus_bytes_per_s, (nodes, size))
+        algbw = share * bus_bytes_per_s * TREE_ALGBW_RATIO
+    return latency * 1e-6 + (size / algbw if algbw > 0 else 0.0)
+
+
+def choose_algorithm(size: float, ranks: int, nodes: int, bus_bytes_per_s: float) -> str:
+    """Return the allreduce algorithm NCCL's model picks, "ring" or "tree": the one whose best
+    protocol takes the least model time (`algorithm_time_s`)."""
+    best, best_time = "ring", float("inf")
+    for algorithm in ("ring", "tree"):
+        for protocol in PROTOCOLS:
+            time = algorithm_time_s(algorithm, protocol, size, ranks, nodes, bus_bytes_per_s)
+            if time < best_time:
+                best, best_time = algorithm, time
     return best

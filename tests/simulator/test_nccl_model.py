@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from simulator import nccl_model
+from simulator import collectives, nccl_model
 from simulator.collectives import ALGORITHMS
 from simulator.runner import run_simulation
 
@@ -43,6 +43,17 @@ def test_small_messages_pay_nccl_s_latency_floor() -> None:
     assert nccl["protocol_latency_s"] == pytest.approx(10.2e-6)
     assert nccl["time_s"] >= ideal["time_s"] + 10.2e-6 * (1 - 1e-9)
     assert ideal["protocol"] == "ideal" and ideal["protocol_latency_s"] is None
+
+
+def test_a_call_under_the_layer_pays_the_launch_cost_once() -> None:
+    # the host's enqueue and launch (nccl_model.LAUNCH_US), on top of NCCL's model latency
+    ll = _call("sim.allreduce(64, algorithm='ring', protocol='LL')\n")
+    ideal = _call("sim.allreduce(64, algorithm='ring')\n")
+    assert ll["launch_s"] == pytest.approx(nccl_model.LAUNCH_US * 1e-6)
+    assert ideal["launch_s"] is None
+    assert ll["time_s"] == pytest.approx(
+        ideal["time_s"] + ll["protocol_latency_s"] + ll["launch_s"], rel=1e-4
+    )
 
 
 def test_the_protocol_is_chosen_by_size_as_nccl_s_tuner_does() -> None:
@@ -134,3 +145,101 @@ def test_every_algorithm_runs_under_the_layer_and_pays_its_latency(
     call = _call(f"sim.{kind}(1048576{root}, algorithm='{algorithm}', protocol='nccl')\n")
     assert call["protocol"] in nccl_model.PROTOCOLS
     assert call["time_s"] > call["protocol_latency_s"] > 0
+
+
+CLUSTER = Path(SYSTEM).parents[1] / "dgx_h100_cluster_4" / "snapshot.json"
+
+
+def _cluster_call(program: str, gpus: int) -> dict[str, Any]:
+    result = run_simulation(
+        json.loads(CLUSTER.read_text()), program, labels={"GPU": gpus}, variables={}
+    )
+    (call,) = result["collectives"]
+    return dict(call)
+
+
+def test_nccl_s_tree_is_a_chain_in_a_node_and_a_double_binary_tree_across_nodes() -> None:
+    # one node: one chain, NCCL's "Trees [0] 2/-1/-1->1->0"; up 3 -> 2 -> 1 -> 0, then down
+    steps, spans = collectives.nccl_tree(8.0, [[0, 1, 2, 3]])
+    assert spans == [(0, 3, 6)]
+    assert [[(a, b) for a, b, _, _ in step] for step in steps] == [
+        [(3, 2)],
+        [(2, 1)],
+        [(1, 0)],
+        [(0, 1)],
+        [(1, 2)],
+        [(2, 3)],
+    ]
+    # four nodes of two: two channels (heads: member 0 of each node, then member 1), two
+    # trees each (the second the first shifted by a node), a quarter of the data in each
+    steps, spans = collectives.nccl_tree(16.0, [[0, 1], [2, 3], [4, 5], [6, 7]])
+    assert len(spans) == 4 and {t[2] for t in spans} == {2 * spans[0][1]}
+    sends = {(a, b) for step in steps for a, b, size, _ in step if size == 4.0}
+    assert (1, 0) in sends and (0, 1) in sends  # each channel's chain inside a node
+    heads = {(a, b) for a, b in sends if a // 2 != b // 2}
+    assert {a % 2 for a, _ in heads} == {0, 1}  # both members' links cross between nodes
+    up = sum(1 for step in steps for t in step if t[3])
+    assert up == 4 * 7  # every tree reduces over its 8 members: 7 sends up
+
+
+def test_nccl_s_tree_latency_is_tuning_cc_s() -> None:
+    # tuning.cc line 416: base + 2 ((ranks per node - 1) intra + log2(nodes) inter)
+    assert nccl_model.tree_steps(8, 4) == ["nvlink"] * 14 + ["net"] * 4
+    call = _cluster_call("sim.allreduce(65536, algorithm='tree', protocol='LL')\n", 32)
+    assert call["protocol_latency_s"] == pytest.approx((6.8 + 2 * (7 * 0.6 + 2 * 5.0)) * 1e-6)
+    assert call["steps"] == 2 * (7 + 2)
+
+
+def test_the_tree_s_bandwidth_is_nccl_s_refined_share_corrected_by_size() -> None:
+    # tuning.cc: x 0.92 for a tree allreduce, LL x 1/3.8, LL128 x 7/9 in one node (120/128
+    # over several); treeCorrectionFactor by log2(bytes / 64), 0..22 only
+    assert nccl_model.efficiency("Simple", "net", 50e9, (2, 1 << 30)) == pytest.approx(0.92)
+    assert nccl_model.efficiency("LL", "net", 50e9, (2, 1 << 30)) == pytest.approx(0.92 / 3.8)
+    assert nccl_model.tree_factor("LL128", 1) == pytest.approx(0.92 * 7 / 9)
+    assert nccl_model.tree_factor("LL128", 4) == pytest.approx(0.92 * 120 / 128)
+    assert nccl_model.tree_correction("Simple", 256 << 20) == 0.9  # log2(4 Mi) = 22
+    assert nccl_model.tree_correction("Simple", 1 << 30) == 1.0  # beyond the table
+    assert nccl_model.tree_correction("LL", 32) == 1.0  # under 64 bytes
+
+
+def test_nccl_s_tree_on_one_node_carries_a_stream_up_and_one_down_per_port() -> None:
+    # a middle GPU of the chain sends up and down at once through its one NVSwitch port:
+    # the tree's busbw on 4 GPUs is at most 3/4 of NCCL's tree share of NVLink, and it
+    # comes within the pipeline's fill of it (the reduction and broadcast overlap)
+    call = _call("sim.allreduce(1073741824, algorithm='tree', protocol='Simple')\n")
+    bound = 0.75 * 450e9 * 20.6 / 25 * 0.92
+    assert 0.8 * bound < call["busbw"] <= bound * (1 + 1e-9)
+    ideal = _call("sim.allreduce(1073741824, algorithm='tree')\n")
+    assert call["busbw"] > ideal["busbw"]
+
+
+def test_nccl_s_rings_cross_between_nodes_through_every_nic() -> None:
+    # one ring alone crosses each node boundary through one NIC (50 GB/s); NCCL's rings, a
+    # channel per member place, cross through all eight
+    alone = _cluster_call("sim.allgather(268435456, algorithm='ring')\n", 16)
+    nccl = _cluster_call("sim.allgather(268435456, algorithm='ring', protocol='Simple')\n", 16)
+    assert alone["busbw"] < 55e9
+    assert nccl["busbw"] > 4 * alone["busbw"]
+
+
+def test_auto_under_the_layer_picks_as_nccl_s_model_does() -> None:
+    # tree for a small allreduce over 4 nodes (its latency grows with log2 nodes, the ring's
+    # with the ranks), ring for a large one (the tree moves at 0.92 of the bus bandwidth)
+    small = _cluster_call("sim.allreduce(1048576, protocol='nccl')\n", 32)
+    large = _cluster_call("sim.allreduce(4294967296 // 4, protocol='nccl')\n", 32)
+    assert (small["algorithm"], large["algorithm"]) == ("tree", "ring")
+    assert nccl_model.choose_algorithm(1 << 20, 32, 4, 400e9) == "tree"
+    assert nccl_model.choose_algorithm(1 << 30, 32, 4, 400e9) == "ring"
+    # one node, 4 GPUs: NCCL's model keeps the ring at every size here
+    assert nccl_model.choose_algorithm(1 << 30, 4, 1, 370e9) == "ring"
+    # the default "auto" is unchanged
+    assert _call("sim.allreduce(1048576)\n")["algorithm"] == "ring"
+
+
+def test_a_tree_stream_waits_for_no_piece_that_comes_later() -> None:
+    # every member's streams together receive exactly what the others send, so none waits
+    # for ever (a run that deadlocked would raise)
+    call = _cluster_call(
+        "sim.allreduce(8388608, algorithm='tree', protocol='nccl', chunk=65536)\n", 16
+    )
+    assert call["time_s"] > 0 and call["algorithm"] == "tree"
