@@ -18,7 +18,7 @@
 #define PROGRAM_OPS(X)                                                                         \
     X(CONST) X(PARAM) X(PARAM_OR) X(LOAD) X(STORE) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(NEG)   \
     X(LT) X(GT) X(LE) X(GE) X(EQ) X(NE) X(NOT) X(TRUTHY) X(JUMP_IF_FALSE) X(JUMP) X(MIN)       \
-    X(MAX) X(ABS) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(SIGN) X(SQRT) X(RETURN)
+    X(MAX) X(ABS) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(SIGN) X(SQRT) X(RETURN) X(DECLINE)
 #define PROGRAM_ENUM(op) OP_##op,
 enum { PROGRAM_OPS(PROGRAM_ENUM) OP_COUNT };
 
@@ -142,7 +142,7 @@ program_value(PyObject *program, PyObject *params, double *out)
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD: case OP_LT:
         case OP_GT: case OP_LE: case OP_GE: case OP_EQ: case OP_NE: takes = 2; gives = 1; break;
         case OP_MIN: case OP_MAX: takes = arg; gives = 1; break;
-        case OP_JUMP: break;
+        case OP_JUMP: case OP_DECLINE: break;
         default: takes = 1; gives = 1; break; /* the unary operations */
         }
         if (op >= OP_COUNT || depth < takes || depth - takes + gives > PROGRAM_STACK ||
@@ -233,6 +233,7 @@ program_value(PyObject *program, PyObject *params, double *out)
                 *top = *top > 0 ? 1.0 : -1.0;
             break;
         case OP_SQRT: *top = *top != *top || *top < 0 ? NAN : sqrt(*top); break;
+        case OP_DECLINE: return 0; /* a `throw`: V8 throws it, on the usual path */
         case OP_RETURN: {
             double result = stack[--depth];
             /* NaN fails both: simulator.errors.model_seconds's rule */

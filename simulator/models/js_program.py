@@ -8,12 +8,14 @@ simulator.hotpath, whose Python reference is `evaluate_python` here). It returns
 other model, which keeps the compiled Python (simulator.models.js_compiler) and V8.
 
 The subset: top-level function declarations only; in a function, `var`/`let`/`const` with a
-value, `if`/`else`, `return`, blocks; numbers, `Infinity`, `NaN`; `+ - * / %`, unary `- + !`,
-`< > <= >= == != === !==`, `&&`/`||` of comparisons, the ternary; `params.get(name)`,
-`params.get(name, number)`, `params.name`, `params[name]` (a string literal); the numeric
-attribute globals and `hw.name`; helper functions called by name with as many arguments as
-they have parameters (inlined); `Math.abs floor ceil round trunc sign sqrt min max` and the
-Math constants. A name is read only where it is bound on every path to the read, every name
+value, `if`/`else`, `return`, `throw` (the call declines: V8 throws it), blocks; numbers,
+`Infinity`, `NaN`; `+ - * / %`, unary `- + !`, `< > <= >= == != === !==`, `&&`/`||` of
+comparisons, the ternary; `params.get(name)`, `params.get(name, constant)`, `params.name`,
+`params[name]` (a string literal); the numeric attribute globals and `hw.name`, and
+`hw.name === undefined` (or `!==`, `==`, `!=`), which the record decides (the dead branch is
+not compiled); helper functions called by name with as many arguments as they have
+parameters (inlined); `Math.abs floor ceil round trunc sign sqrt min max`, the Math
+constants, and `Math.pow` of constants (computed once, as the compiled model computes it). A name is read only where it is bound on every path to the read, every name
 is declared once, nothing is assigned after its declaration, and every path returns a number:
 so a program has no loop and no state, and runs in a time its length bounds.
 
@@ -47,6 +49,7 @@ from simulator.models.js_compiler import (
     _parsed,
     _round,
     _sign,
+    js_pow,
 )
 
 __all__ = ["OPS", "Program", "evaluate", "evaluate_python", "program_of"]
@@ -86,6 +89,7 @@ OPS = {
     "SIGN": 28,
     "SQRT": 29,
     "RETURN": 30,  # pop: the value
+    "DECLINE": 31,  # a `throw`: the call is left to the usual path (V8 throws it)
 }
 _OP_NAMES = {code: name for name, code in OPS.items()}
 
@@ -288,9 +292,20 @@ class _Compiler:
                     raise Refusal("a block's let or const read after the block")
                 self.statements(list(inner) + rest, scope, ret, types)
                 return
+            if kind == "throw":
+                self.emit("DECLINE")
+                return
             if kind == "if":
                 _, test, then, other, _ = statement
                 rest = body[at + 1 :]
+                known = self.known_condition(test, scope)
+                if known is not None:  # a test of the hardware record: one branch is dead
+                    taken = then if known else other
+                    taken_body = [] if taken is None else [taken]
+                    if taken is None or not _returns(taken):
+                        taken_body += rest
+                    self.statements(taken_body, scope, ret, types)
+                    return
                 self.condition(test, scope)
                 skip = self.emit("JUMP_IF_FALSE", 0, -1)
                 depth = self.depth
@@ -332,6 +347,10 @@ class _Compiler:
                 self.emit(_ARITHMETIC[operator], 0, -1)
                 return _NUM
             if operator in _COMPARISONS:
+                known = self.known_condition(node, scope)
+                if known is not None:
+                    self.constant(1.0 if known else 0.0)
+                    return _BOOL
                 self.expect(self.expression(left, scope), _NUM)
                 self.expect(self.expression(right, scope), _NUM)
                 self.emit(_COMPARISONS[operator], 0, -1)
@@ -372,6 +391,9 @@ class _Compiler:
             raise Refusal(f"the operator {operator}")
         if kind == "cond":
             _, test, then, other, _ = node
+            known = self.known_condition(test, scope)
+            if known is not None:
+                return self.expression(then if known else other, scope)
             self.condition(test, scope)
             skip = self.emit("JUMP_IF_FALSE", 0, -1)
             first = self.expression(then, scope)
@@ -436,7 +458,7 @@ class _Compiler:
         if callee[0] == "member" and callee[2][0] == "str":
             obj, method = callee[1], callee[2][1]
             if obj[0] == "id" and obj[1] == scope.params_name and method == "get":
-                return self.params_get(args)
+                return self.params_get(args, scope)
             if obj[0] == "id" and obj[1] == "Math" and "Math" not in scope.declared:
                 return self.math(method, args, scope)
             raise Refusal("a method call")
@@ -464,16 +486,73 @@ class _Compiler:
         self.depth = depth + 1
         return kind
 
-    def params_get(self, args: list[tuple]) -> str:
+    def known_number(self, node: tuple, scope: _Scope) -> float | None:
+        """The value of a constant: a number, its negation, a Math constant, a numeric
+        attribute (a global or `hw.name`), `Math.pow` of constants; else None."""
+        kind = node[0]
+        if kind == "num":
+            return float(node[1])
+        if kind == "unary" and node[1] == "-":
+            value = self.known_number(node[2], scope)
+            return None if value is None else -value
+        if kind == "id" and node[1] not in scope.declared:
+            value = self.attributes.get(node[1])
+            if node[1] in self.global_names and type(value) in (int, float):
+                return self.attribute(node[1], True)
+            return None
+        if kind == "member" and node[1][0] == "id" and node[2][0] == "str":
+            name, key = node[1][1], node[2][1]
+            if name == "Math" and "Math" not in scope.declared:
+                return _MATH_CONSTANTS.get(key)
+            numeric = type(self.attributes.get(key)) in (int, float)
+            if name == "hw" and numeric and not self.local_or_attribute("hw", scope):
+                return self.attribute(key, True)
+            return None
+        if kind == "call" and node[1][0] == "member" and len(node[2]) == 2:
+            obj, key = node[1][1], node[1][2]
+            if obj[0] == "id" and obj[1] == "Math" and key == ("str", "pow", key[-1]):
+                base = self.known_number(node[2][0], scope)
+                exponent = self.known_number(node[2][1], scope)
+                if base is not None and exponent is not None and "Math" not in scope.declared:
+                    return js_pow(base, exponent)
+        return None
+
+    def known_condition(self, node: tuple, scope: _Scope) -> bool | None:
+        """The value of a test the hardware record decides: `hw.name === undefined` (and
+        `!==`, `==`, `!=`, either side), its negation; else None."""
+        if node[0] == "unary" and node[1] == "!":
+            inner = self.known_condition(node[2], scope)
+            return None if inner is None else not inner
+        if node[0] != "binary" or node[1] not in ("===", "!==", "==", "!="):
+            return None
+        _, operator, left, right, _ = node
+        if left[0] == "id" and left[1] == "undefined":
+            left, right = right, left
+        if right[0] != "id" or right[1] != "undefined" or "undefined" in scope.declared:
+            return None
+        if left[0] != "member" or left[1][0] != "id" or left[1][1] != "hw" or left[2][0] != "str":
+            return None
+        if self.local_or_attribute("hw", scope):
+            return None
+        key = left[2][1]
+        if key not in self.attributes:
+            absent = True
+        elif type(self.attributes[key]) in (int, float):
+            absent = False
+        else:
+            return None  # null is == undefined; other values are left to the compiled model
+        return absent if operator in ("===", "==") else not absent
+
+    def params_get(self, args: list[tuple], scope: _Scope) -> str:
         if not args or args[0][0] != "str":
             raise Refusal("params.get of other than a name")
         if len(args) == 1:
             self.emit("PARAM", self.name(args[0][1]), 1)
-        elif len(args) == 2 and args[1][0] == "num":
-            self.constant(float(args[1][1]))
+        elif len(args) == 2 and (fallback := self.known_number(args[1], scope)) is not None:
+            self.constant(fallback)
             self.emit("PARAM_OR", self.name(args[0][1]))
         else:
-            raise Refusal("params.get with a fallback other than a number")
+            raise Refusal("params.get with a fallback other than a constant")
         return _NUM
 
     def math(self, method: str, args: list[tuple], scope: _Scope) -> str:
@@ -484,6 +563,12 @@ class _Compiler:
             if len(args) > 1:
                 raise Refusal(f"Math.{method} with more than one argument")
             self.emit(_MATH_UNARY[method])
+            return _NUM
+        if method == "pow" and len(args) == 2:
+            base, exponent = self.known_number(args[0], scope), self.known_number(args[1], scope)
+            if base is None or exponent is None:
+                raise Refusal("Math.pow of other than constants")
+            self.constant(js_pow(base, exponent))  # the compiled model's (V8's) pow, once
             return _NUM
         if method in ("min", "max") and 1 <= len(args) <= MAX_STACK:
             for arg in args:
@@ -545,7 +630,7 @@ def _returns(statement: tuple | None) -> bool:
     if statement is None:
         return False
     kind = statement[0]
-    if kind == "return":
+    if kind in ("return", "throw"):
         return True
     if kind == "block":
         return any(_returns(s) for s in statement[1])
@@ -693,6 +778,8 @@ def evaluate_python(program: Program, params: Mapping[str, object]) -> float | N
             values = stack[len(stack) - arg :]
             del stack[len(stack) - arg :]
             stack.append((_math_min if name == "MIN" else _math_max)(*values))
+        elif name == "DECLINE":
+            return None
         elif name == "RETURN":
             value = stack.pop()
             return value if 0.0 <= value <= _LARGEST else None

@@ -17,6 +17,7 @@ import os
 import struct
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +30,8 @@ from simulator.models.js_program import OPS, Program, evaluate_python, program_o
 from simulator.runner import run_simulation
 from simulator.shallow import ShallowFunctions
 from tests.simulator.models.v8_outcomes import outcome
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 C_CORE = hotpath.speedups
@@ -111,6 +114,9 @@ def test_the_user_s_models_become_programs_and_other_models_do_not() -> None:
         "function computationTime(p) { return p.t || 0.5; }",
         "function computationTime(p) { return Math.pow(p.t, 2); }",
         "function computationTime(p, q) { return p.t; }",
+        "function computationTime(p) { return hw.label === undefined ? 1 : 2; }",
+        "function computationTime(p) { return p.get('t', p.u); }",
+        "function computationTime(p) { if (p.t > 1) throw new Error('x'); else throw 1; }",
     ]
     for source in refused:
         assert program(source) is None, source
@@ -163,7 +169,20 @@ def test_divisions_by_zero_decline_as_the_compiled_model_does_and_the_rest_is_ie
 NUMBERS = st.sampled_from(["0", "1", "2.5", "1e9", "0.1", "3", "Infinity", "NaN", "1e-300"])
 
 
-MAIN_LEAVES = ["t", "u", "k", "n", "hw.k", "hw.n", "Math.PI", "params.t", "params.get('v', 0.5)"]
+MAIN_LEAVES = [
+    "t",
+    "u",
+    "k",
+    "n",
+    "hw.k",
+    "hw.n",
+    "Math.PI",
+    "params.t",
+    "params.get('v', 0.5)",
+    "params.get('v', -hw.n)",
+    "(hw.k !== undefined ? Math.pow(k, 0.5) : hw.gone)",
+    "(undefined == hw.gone ? Math.pow(2, -n) : hw.gone)",
+]
 HELPER_LEAVES = ["a", "b", "k", "hw.n", "Math.E"]
 
 
@@ -215,6 +234,7 @@ def models(draw: st.DrawFn) -> str:
     then = draw(numeric(2, MAIN_LEAVES))
     rest = draw(numeric(2, MAIN_LEAVES))
     helper = draw(numeric(2, HELPER_LEAVES, calls=False))
+    refuse = draw(condition(0, MAIN_LEAVES))
     return (
         "// a random model of the program subset\n"
         f"function helper(a, b) {{ var c = a - b; return {helper} + c; }}\n"
@@ -222,6 +242,7 @@ def models(draw: st.DrawFn) -> str:
         "  var t = params.get('t');\n"
         "  let u = params.get('u', 2);\n"
         f"  const w = {first};\n"
+        f"  if ({refuse}) throw new Error('refused');\n"
         f"  if ({test}) {{ return {then}; }}\n"
         f"  return {rest} + w;\n"
         "}\n"
@@ -264,6 +285,50 @@ def test_a_random_program_gives_v8_s_value_or_declines(
     twin = ShallowFunctions(model_key="m", source=source, attributes={"k": 2.5, "n": 3})._twin
     assert twin is not None
     assert bits(twin.call("computationTime", (), params)) == bits(value)
+
+
+SHIPPED = {
+    "simulator/models/js/cpu.js": {"cores": 8, "coreClock": 2000.0, "flopsPerCycle": 16},
+    "examples/merpsys_gtx970/gpu_model.js": json.loads(
+        (PROJECT_ROOT / "examples/merpsys_gtx970/snapshot.json").read_text()
+    )["hardware"]["gtx970"]["attributes"],
+}
+GPU_PARAMS = st.fixed_dictionaries(
+    {
+        name: st.one_of(st.integers(0, 10**7), st.floats(0, 1e7))
+        for name in (
+            "gridSize",
+            "blockSize",
+            "CUDACoreInstructions",
+            "issuedInstructions",
+            "GMEMBytesTransferred",
+            "occupancy",
+            "latencyBound",
+            "kernelExecutionLambda",
+        )
+    }
+)
+CPU_PARAMS = st.fixed_dictionaries(
+    {"flops": st.floats(-1, 1e15)},
+    optional={"threads": st.integers(-2, 20), "efficiency": st.floats(-0.5, 2)},
+)
+
+
+@SETTINGS
+@given(path=st.sampled_from(sorted(SHIPPED)), gpu=GPU_PARAMS, cpu=CPU_PARAMS)
+def test_the_cpu_model_and_the_merpsys_gpu_model_run_as_programs_with_v8_s_values(
+    path: str, gpu: dict[str, object], cpu: dict[str, object]
+) -> None:
+    source = (PROJECT_ROOT / path).read_text()
+    attributes = SHIPPED[path]
+    compiled = program(source, attributes)
+    assert compiled is not None, path  # a throw, hw.x !== undefined, Math.pow of constants
+    params = gpu if "gpu" in path else cpu
+    value = both(compiled, params)
+    if value is None:
+        return
+    in_v8 = ShallowFunctions(model_key="m", source=source, attributes=attributes, twin=False)
+    assert outcome(in_v8, "computationTime", params=params) == repr(value)
 
 
 # -- the hot path: a run with the C core and with the Python references --------------------------
