@@ -496,8 +496,8 @@ class _Compiler:
             value = self.known_number(node[2], scope)
             return None if value is None else -value
         if kind == "id" and node[1] not in scope.declared:
-            value = self.attributes.get(node[1])
-            if node[1] in self.global_names and type(value) in (int, float):
+            attribute = self.attributes.get(node[1])
+            if node[1] in self.global_names and type(attribute) in (int, float):
                 return self.attribute(node[1], True)
             return None
         if kind == "member" and node[1][0] == "id" and node[2][0] == "str":
