@@ -7,6 +7,9 @@ Each round runs every checkout once, in a fresh process with that checkout first
 - `miss <model>`: the hot path's memo miss (key, lookup, `computation_missed`) over 20,000
   distinct params, for bench_userpath's EDITED_MODEL (a helper and a conditional) and
   bench_compiled_model's SOURCE (attribute globals, two `params.get`);
+- `program <model>`: the same params run by the model's program of doubles where the checkout
+  has one (simulator.models.js_program `evaluate`: the C core's, what its hot path runs before
+  the memo);
 - `run <scenario>`: `run_simulation` of bench_userpath's compute-edited, compute-distinct and
   compute (the repeating workload: memo hits),
   1,000 processes x 20 computations, per computation (the memos emptied first).
@@ -57,6 +60,18 @@ def measure(checkout: Path) -> dict[str, float]:
                     missed(key, params)
             times.append(time.process_time() - started)
         figures[f"miss {name}"] = statistics.median(times) / CALLS * 1e6
+        program = getattr(functions.computation_memo, "program", None)
+        if program is not None:  # a checkout with programs (simulator.models.js_program)
+            from simulator.models.js_program import evaluate
+
+            times = []
+            for round_ in range(5):
+                batch = [{parameter: 0.5 + (round_ * CALLS + i) * 1e-7} for i in range(CALLS)]
+                started = time.process_time()
+                for params in batch:
+                    evaluate(program, params)
+                times.append(time.process_time() - started)
+            figures[f"program {name}"] = statistics.median(times) / CALLS * 1e6
     for scenario in ("compute-edited", "compute-distinct", "compute"):
         case = compute_case(1000, 20, 0, scenario=scenario)
         times = []
@@ -92,10 +107,21 @@ def main() -> None:
             results[path].append(json.loads(output.stdout))
     print(f"{options.rounds} interleaved rounds, load average {os.getloadavg()}, us of CPU time")
     first = options.checkouts[0]
-    for figure in results[first][0]:
+    figures = list(dict.fromkeys(name for path in options.checkouts for name in results[path][0]))
+    for figure in figures:
+        if figure not in results[first][0]:
+            cells = [
+                f"{path}: {statistics.median(r[figure] for r in results[path]):.2f}"
+                for path in options.checkouts
+                if figure in results[path][0]
+            ]
+            print(f"{figure:22s} " + "  ".join(cells))
+            continue
         base = statistics.median(r[figure] for r in results[first])
         cells = []
         for path in options.checkouts:
+            if figure not in results[path][0]:
+                continue
             median = statistics.median(r[figure] for r in results[path])
             cells.append(f"{path}: {median:.2f} ({base / median:.2f}x)")
         print(f"{figure:22s} " + "  ".join(cells))

@@ -27,7 +27,8 @@
  * allocator hook), _speedups_loop.c (the event loop), _speedups_usage.c (a component's usage),
  * _speedups_sim.c (sim calls), _speedups_stackless.c (stackless processes),
  * _speedups_transfer.c (a message's hops, mailboxes and FIFOs), _speedups_messages.c (filters,
- * receive, send, collectives), _speedups_guard.c (the attribute guard). This file keeps what
+ * receive, send, collectives), _speedups_guard.c (the attribute guard), _speedups_program.c (a
+ * model's computationTime as a program of doubles). This file keeps what
  * Python hands the core at start-up and the module's definition.
  */
 #include "_speedups.h"
@@ -40,6 +41,7 @@
 #include "_speedups_transfer.c"
 #include "_speedups_messages.c"
 #include "_speedups_guard.c"
+#include "_speedups_program.c"
 
 /* -- what Python hands the core at start-up ------------------------------------------------ */
 
@@ -175,6 +177,7 @@ static const ContractName contract_names[] = {
     {"wait_s", &str_wait_s},
     {"comm_s", &str_comm_s},
     {"index_room", &str_index_room},
+    {"program", &str_program},
     {"targets", &str_targets},
     {"state", &str_state},
     {"p2p_send_fallback", &str_p2p_send_fallback},
@@ -324,6 +327,9 @@ static PyMethodDef module_methods[] = {
      "Tell guarded_mul the Python guard it defers to and the bits an int product may have."},
     {"guarded_mul", (PyCFunction)(void (*)(void))guarded_mul, METH_FASTCALL,
      "left * right for application models: the Python guard's rules."},
+    {"evaluate_program", (PyCFunction)(void (*)(void))evaluate_program, METH_FASTCALL,
+     "A js_program.Program's value for params (a dict), or None where it declines."},
+    {"program_ops", program_ops, METH_NOARGS, "The program opcodes by name (js_program.OPS)."},
     {NULL},
 };
 

@@ -25,7 +25,7 @@ static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str
                 *str_size = NULL, *str_collectives = NULL, *str_barrier = NULL, *one_int = NULL,
                 *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL,
                 *str_index_room = NULL, *str_targets = NULL, *str_state = NULL,
-                *str_p2p_send_fallback = NULL, *str_missed = NULL;
+                *str_p2p_send_fallback = NULL, *str_missed = NULL, *str_program = NULL;
 
 /* -- a `__slots__` attribute read and written without the attribute protocol's lookups -------- */
 
@@ -93,7 +93,7 @@ static SlotCache compute_s_slot = {&str_compute_s}, full_slot = {&str_full},
                  sent_at_slot = {&str_sent_at}, wait_s_slot = {&str_wait_s},
                  comm_s_slot = {&str_comm_s}, index_room_slot = {&str_index_room},
                  targets_slot = {&str_targets}, state_slot = {&str_state},
-                 missed_slot = {&str_missed};
+                 missed_slot = {&str_missed}, program_slot = {&str_program};
 
 /* -- the memo's index: a computation's duration found from its params without a key --------- */
 
@@ -436,6 +436,8 @@ pause_held(PyObject *engine, PyObject *usage, PyObject *figures, PyObject *durat
     return add_to_attribute(figures, &compute_s_slot, duration_obj);
 }
 
+static int program_value(PyObject *program, PyObject *params, double *out); /* _program.c */
+
 /* The memoized computation: `duration`, or NULL without an error when the Python code must
  * answer (not plain params, no memo, a detail to add, a value not known). A value not known
  * under a key built here leaves the key in `*missed` (a new reference; else NULL), and in
@@ -461,6 +463,22 @@ memoized_duration(SimCore *self, PyObject *params, PyObject **missed, int *plain
         return NULL;
     PyObject *index = NULL; /* the memo's index, when it has one (simulator.shallow.Memo) */
     if (Py_TYPE(memo) == memo_type) {
+        /* the model as a program of doubles (Memo.program), when it is one: its value needs
+         * no key and no memo (_speedups_program.c) */
+        PyObject *program = slot_get(memo, &program_slot);
+        if (program == NULL)
+            return NULL;
+        if (program != Py_None) {
+            double value;
+            int status = program_value(program, params, &value);
+            Py_DECREF(program);
+            if (status < 0)
+                return NULL;
+            if (status > 0)
+                return PyFloat_FromDouble(value);
+        }
+        else
+            Py_DECREF(program);
         index = slot_get(memo, &index_slot);
         if (index == NULL)
             return NULL;

@@ -468,6 +468,11 @@ class _PythonSimCore(_SimCalls):
             memo = self._memo
             if memo is _MEMO_UNKNOWN:
                 memo = self._memo = self._computation_memo()
+            # The C core first runs the model's program of doubles where the memo has one
+            # (Memo.program, simulator.models.js_program): it answers only what the
+            # compiled model below answers, with the same double, and keeps nothing, so this
+            # reference leaves it out (interpreted in Python it costs more than the miss);
+            # tests/simulator/models/test_js_program.py checks both and the runs equal.
             if memo is not None:
                 try:
                     items = tuple(params.items())

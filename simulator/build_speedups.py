@@ -94,6 +94,7 @@ SPEEDUPS = Extension(
                 "transfer",
                 "messages",
                 "guard",
+                "program",
             )
         ),
     ),

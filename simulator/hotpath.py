@@ -7,7 +7,8 @@ runs everywhere, and a C copy that gives the same results faster where it is bui
     C module                   what it serves                      Python reference
     simulator._speedups        the engine's core, mailboxes,       simulator.engine, api,
                                FIFOs, sim calls, messages, usage,  platform, results,
-                               the attribute and multiply guards   sandbox.restricted
+                               the attribute and multiply guards,  sandbox.restricted,
+                               a model's program of doubles        models.js_program
     simulator._cachesim        the cache chain and tree            simulator.models.cache,
                                                                    models.coherence
     simulator._v8results       V8's results handed back            simulator.shallow
@@ -130,6 +131,7 @@ NAMES: dict[str, Name] = {
     "cuda_core_instructions": Name(KERNEL_MARKER, "simulator.models.roofline:KERNEL_INPUTS"),
     "index": Name("index", "simulator.shallow:Memo"),
     "index_room": Name("index_room", "simulator.shallow:Memo"),
+    "program": Name("program", "simulator.shallow:Memo"),
     # a process's figures, the timeline and a component's usage
     "compute_s": Name("compute_s", _FIGURES),
     "comm_s": Name("comm_s", _FIGURES),

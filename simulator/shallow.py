@@ -64,6 +64,7 @@ from simulator.models.js_compiler import (
     numeric_attributes,
     referenced_names,
 )
+from simulator.models.js_program import Program, program_of
 from simulator.models.js_twins import Decline, JsTwin
 
 # V8's results handed back in C (`_Isolate`) where simulator.hotpath chose the extension,
@@ -462,14 +463,17 @@ class Memo(dict[object, float]):
     `computationTime(params)` values by params' items in turn, which the C core's hot path
     (simulator/_speedups.c `index_lookup`) reads without building the memo's key. The C core
     fills it from the memo (params looked up a second time), so it holds only what the memo
-    holds, empties with it, and makes at most `index_room` more dicts."""
+    holds, empties with it, and makes at most `index_room` more dicts. `program`: the model's
+    computationTime as a program of doubles (simulator.models.js_program) when it is one,
+    which the hot path runs before it looks anything up (its value needs no key), else None."""
 
-    __slots__ = ("index", "index_room")
+    __slots__ = ("index", "index_room", "program")
 
     def __init__(self) -> None:
         super().__init__()
         self.index: dict[object, object] = {}
         self.index_room = MEMO_INDEX_DICTS
+        self.program: Program | None = None
 
     def clear(self) -> None:
         """Empty the memo and its index."""
@@ -594,6 +598,9 @@ class ShallowFunctions:
             self._memo = _memos.setdefault(
                 (source_hash, self._attributes_json, self._twin is not None), Memo()
             )
+        if isinstance(self._twin, CompiledTwin):
+            # the same source and attributes give the same program (the memo's key)
+            self._memo.program = program_of(source, self.attributes, self._twin_globals)
         self._cached_context: _ModelContext | None = None
         self._details: dict[object, dict[str, object]] = {}
         # what the hot path calls on a memo miss (`computation_missed`): where a bound twin
@@ -631,6 +638,7 @@ class ShallowFunctions:
             for name in _global_names(self.attributes, self.source)
             if name not in JS_GLOBAL_NAMES
         )
+        self._twin_globals = names
         model = compile_model(self.source, names, numeric_attributes(self.attributes))
         if isinstance(model, Refusal):
             self.fallback = str(model)
