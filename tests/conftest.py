@@ -17,9 +17,16 @@ them would keep a worker busy long after the other has emptied the queue.
 
 Each worker has its own test database (pytest-django adds the worker's name) and its own key
 prefix in the broker's Redis database (webapp/settings/test.py).
+
+With `--durations` (`./studio test` asks for it), the summary also lists the files whose tests
+took longest, setup and teardown included, summed over the workers: the suite's time is
+spent there, and a file that grows shows up in CI's log. It reports and never fails a run.
 """
 
 from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
 
 import pytest
 
@@ -53,3 +60,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = _group_of(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+SLOWEST_FILES_SHOWN = 15
+_file_seconds: defaultdict[str, float] = defaultdict(float)
+
+
+def file_totals(reports: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Return (file, seconds) for each file of the (node id, duration) `reports`, its
+    phases summed, slowest first (ties by name)."""
+    totals: defaultdict[str, float] = defaultdict(float)
+    for nodeid, duration in reports:
+        totals[nodeid.split("::", 1)[0]] += duration
+    return sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # On a parallel run the controller gets every worker's reports, each phase with its time.
+    _file_seconds[report.nodeid] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    config = terminalreporter.config
+    if config.option.durations is None or hasattr(config, "workerinput") or not _file_seconds:
+        return
+    totals = file_totals(_file_seconds.items())
+    whole = sum(seconds for _, seconds in totals)
+    terminalreporter.write_sep("=", f"slowest {min(SLOWEST_FILES_SHOWN, len(totals))} files")
+    terminalreporter.write_line(
+        f"{whole:.1f} s in all, summed over the test processes (setup, call and teardown)"
+    )
+    for path, seconds in totals[:SLOWEST_FILES_SHOWN]:
+        terminalreporter.write_line(f"{seconds:8.1f} s {100 * seconds / whole:5.1f} %  {path}")

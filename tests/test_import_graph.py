@@ -13,9 +13,12 @@ re-export that closes a circle is found too.
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("simulator", "hwdb", "webapp", "validation", "restapi")
@@ -126,6 +129,29 @@ DYNAMIC_IMPORTS_IN = {
 }
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """Return the syntax tree of the file at `path`, parsed once for all the checks (they
+    read it and never change it)."""
+    return ast.parse(path.read_text(), str(path))
+
+
+@functools.cache
+def walked(path: Path) -> tuple[ast.AST, ...]:
+    """Return every node of the file at `path` (`ast.walk` of its tree), listed once."""
+    return tuple(ast.walk(parsed(path)))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _parsed_once() -> Iterator[None]:
+    """Keep this file's checks on one test process (tests/conftest.py groups a file with a
+    module fixture), so that each file of the repository is parsed and walked once; the
+    trees are let go after the last check."""
+    yield
+    walked.cache_clear()
+    parsed.cache_clear()
+
+
 def source_files() -> Iterator[Path]:
     """Yield every Python file of the packages, migrations left out."""
     for package in PACKAGES:
@@ -212,7 +238,7 @@ def import_graph(
     `from results_block import ...`, as Python runs a script with its directory first on the
     path) names that module."""
     paths = list(source_files() if files is None else files)
-    trees = {module_name(path): (path, ast.parse(path.read_text(), str(path))) for path in paths}
+    trees = {module_name(path): (path, parsed(path)) for path in paths}
     graph: dict[str, set[str]] = {}
     for module, (path, tree) in trees.items():
         is_package = path.name == "__init__.py"
@@ -248,10 +274,9 @@ def type_checking_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]
 def every_import(path: Path) -> Iterator[tuple[int, str]]:
     """Yield (line, module) for every import of the file at `path`: at load time, in a
     function or for the type checker alike."""
-    tree = ast.parse(path.read_text(), str(path))
     module = module_name(path)
     is_package = path.name == "__init__.py"
-    for node in ast.walk(tree):
+    for node in walked(path):
         if isinstance(node, ast.Import | ast.ImportFrom):
             for name in imported_modules(node, module, is_package):
                 yield node.lineno, name
@@ -283,11 +308,10 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def function_local_imports() -> Iterator[tuple[str, int, str]]:
     """Yield (file, line, module) for every import inside a function of the packages."""
     for path in source_files():
-        tree = ast.parse(path.read_text(), str(path))
         module = module_name(path)
         is_package = path.name == "__init__.py"
         seen: set[int] = set()
-        for function in ast.walk(tree):
+        for function in walked(path):
             if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for node in ast.walk(function):
@@ -421,7 +445,7 @@ def test_every_import_of_the_project_names_a_module_that_exists() -> None:
     ]
     missing = []
     for path in files:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in walked(path):
             if isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 modules = [node.module]
             elif isinstance(node, ast.Import):
@@ -438,7 +462,7 @@ def test_modules_named_at_run_time_are_imported_only_where_documented() -> None:
     found = []
     for path in source_files():
         file = str(path.relative_to(ROOT))
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in walked(path):
             dynamic = (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)

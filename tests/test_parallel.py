@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _group_of, pytest_collection_modifyitems
+from tests.conftest import _group_of, file_totals, pytest_collection_modifyitems
 
 MADE: list[int] = []
 
@@ -82,3 +82,14 @@ class FakeItem:
 
     def add_marker(self, marker: Any) -> None:
         self.markers.append(marker.args)
+
+
+def test_the_slowest_files_sum_their_tests_phases_slowest_first() -> None:
+    reports = [
+        ("tests/a.py::test_one", 1.0),
+        ("tests/b.py::test_two[x]", 0.5),
+        ("tests/a.py::test_one", 0.25),  # its teardown
+        ("tests/b.py::test_two[y]", 1.0),
+        ("tests/c.py::Case::test_three", 0.5),
+    ]
+    assert file_totals(reports) == [("tests/b.py", 1.5), ("tests/a.py", 1.25), ("tests/c.py", 0.5)]

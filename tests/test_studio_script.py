@@ -47,6 +47,10 @@ def wait_until(condition: object, timeout: float = 20) -> bool:
     return False
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Run:
     """`./studio run` in a stand-in project under `directory`."""
 
@@ -69,6 +73,9 @@ class Run:
             cwd=directory,
             env=environment,
             stderr=self.errors.open("w"),
+            # Ctrl-C as in a terminal: a shell started with SIGINT ignored (pytest itself run
+            # in the background by a script) may not trap it, and the script would never see it.
+            preexec_fn=_default_sigint,
         )
         started = wait_until(
             lambda: (self.data / "server.pid").exists() or self.process.poll() is not None

@@ -59,14 +59,18 @@ def test_the_example_in_the_detailed_mode_keeps_the_papers_kernel_time_within_th
 
 
 def test_more_kernel_workers_change_nothing_but_the_workers_count() -> None:
-    one = run_simulation(snapshot(kernelMode="detailed"), APP, labels=LABELS, variables=VARIABLES)
+    # A tenth of the example's elements: 38 waves with a partial last one, every SM in use,
+    # which is what the split over workers (by SM) has to get right.
+    variables = {**VARIABLES, "N": 10**6}
+    one = run_simulation(snapshot(kernelMode="detailed"), APP, labels=LABELS, variables=variables)
     two = run_simulation(
-        snapshot(kernelMode="detailed", kernelWorkers=2), APP, labels=LABELS, variables=VARIABLES
+        snapshot(kernelMode="detailed", kernelWorkers=2), APP, labels=LABELS, variables=variables
     )
     (first,) = kernel_entries(one)
     (second,) = kernel_entries(two)
     assert second["detail"].pop("workers") == 2 and first["detail"].pop("workers") == 1
     assert first == second
+    assert (first["detail"]["waves"], first["detail"]["tailBlocks"]) == (38, 3907 % 104)
     assert one["overall_time_s"] == two["overall_time_s"]
 
 

@@ -72,3 +72,24 @@ def test_a_connection_the_server_ended_is_unusable_and_replaced() -> None:
     with connection.cursor() as cursor:  # the health check replaces the connection
         cursor.execute("SELECT pg_backend_pid()")
         assert cursor.fetchone()[0] != backend_pid
+
+
+def test_a_transactional_tests_flush_deletes_the_rows_referencing_ones_first_or_not() -> None:
+    """The flush after a transactional test deletes (conftest.py's `_flush_by_delete`): a
+    table is emptied before the one whose rows point at it, in one transaction, and neither
+    keeps a row; a flush that resets sequences still truncates."""
+    from django.contrib.auth import get_user_model
+    from django.core.management.color import no_style
+
+    from tests.webapp.studio.factories import SimulationFactory
+    from webapp.studio.models import Simulation
+
+    users = get_user_model()
+    SimulationFactory.create_batch(2)
+    tables = [users._meta.db_table, Simulation._meta.db_table]  # the referenced one first
+    statements = connection.ops.sql_flush(no_style(), tables)
+    assert [s.split()[:2] for s in statements] == [["DELETE", "FROM"]] * 2
+    connection.ops.execute_sql_flush(statements)
+    assert (users.objects.count(), Simulation.objects.count()) == (0, 0)
+    resetting = connection.ops.sql_flush(no_style(), tables, reset_sequences=True)
+    assert resetting[0].startswith("TRUNCATE")

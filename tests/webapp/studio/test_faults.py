@@ -94,9 +94,10 @@ class Redis:
 
 
 class Postgres:
-    """A throwaway PostgreSQL cluster in a temporary directory (run as `postgres` by root)."""
+    """A throwaway PostgreSQL cluster in a temporary directory (run as `postgres` by root):
+    a new one, or a copy of the stopped cluster `template` (its files, owners kept)."""
 
-    def __init__(self) -> None:
+    def __init__(self, template: Postgres | None = None) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="parasim-faults-pg-"))
         self.port = free_port()
         self.url = f"postgres://postgres@127.0.0.1:{self.port}/parasim_faults"
@@ -105,7 +106,11 @@ class Postgres:
             shutil.chown(self.directory, user="postgres")
             self.as_owner = ["runuser", "-u", "postgres", "--"]
         data = str(self.directory / "data")
-        self.run("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+        if template is None:
+            initdb = ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"]
+            self.run("initdb", *initdb)
+        else:
+            subprocess.run(["cp", "-a", template.data, data], check=True, capture_output=True)
         self.data = data
 
     def run(self, program: str, *arguments: str) -> None:
@@ -209,18 +214,34 @@ class Servers:
         pytest.fail(f"after {timeout} s, not final: {stragglers}\n{logs}")
 
 
-@pytest.fixture
-def servers(tmp_path: Path) -> Iterator[Servers]:
-    """Start a throwaway Redis and PostgreSQL (migrated, with an owner); remove them after."""
+@pytest.fixture(scope="module")
+def migrated(real_services: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgres]:
+    """Return a stopped PostgreSQL cluster whose database is migrated, with the runs' owner:
+    made once, copied by each test (`servers`)."""
     postgres = Postgres()
-    redis = Redis(tmp_path)
+    redis = Redis(tmp_path_factory.mktemp("template-redis"))
     try:
         postgres.start()
         postgres.create_database()
         redis.start()
-        servers = Servers(redis=redis, postgres=postgres, directory=tmp_path)
-        servers.faultctl("migrate")
-        yield servers
+        Servers(redis=redis, postgres=postgres, directory=redis.directory).faultctl("migrate")
+        redis.stop()
+        postgres.stop()
+        yield postgres
+    finally:
+        redis.stop()
+        postgres.destroy()
+
+
+@pytest.fixture
+def servers(tmp_path: Path, migrated: Postgres) -> Iterator[Servers]:
+    """Start a throwaway Redis and PostgreSQL (a copy of `migrated`); remove them after."""
+    postgres = Postgres(template=migrated)
+    redis = Redis(tmp_path)
+    try:
+        postgres.start()
+        redis.start()
+        yield Servers(redis=redis, postgres=postgres, directory=tmp_path)
     finally:
         redis.stop()
         postgres.destroy()

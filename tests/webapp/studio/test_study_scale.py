@@ -8,6 +8,7 @@ through its own connection)."""
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -84,6 +85,9 @@ def store_trials(study: Study) -> set[int]:
     time x energy = 100, every other complete one is worse in both than one of them."""
     runs = []
     front = set()
+    # One run made by the factory, the others copied from it with their own fields: the same
+    # rows, without the factory's work ten thousand times.
+    prototype = SimulationFactory.build(owner=study.owner, sweep=study.sweep)
     for number in range(TRIALS):
         on_front = number % 200 == 7
         status = SimulationStatus.SUCCEEDED
@@ -98,21 +102,18 @@ def store_trials(study: Study) -> set[int]:
             energy, time_s = energy * (1.1 + number % 7 / 10), time_s * (1.1 + number % 5 / 10)
         if on_front and status == SimulationStatus.SUCCEEDED:
             front.add(number)
-        runs.append(
-            SimulationFactory.build(
-                owner=study.owner,
-                sweep=study.sweep,
-                sweep_point={"variables": {"steps": number + 1, "ops": 1e9}, "trial": number},
-                status=status,
-                result=(
-                    {"overall_time_s": time_s, "energy_j": {"total": energy}}
-                    if status == SimulationStatus.SUCCEEDED
-                    else None
-                ),
-                error={"message": "boom"} if status == SimulationStatus.FAILED else None,
-                celery_task_id=f"task-{number}",
-            )
+        run = copy.copy(prototype)
+        run.name = f"Run {number}"
+        run.sweep_point = {"variables": {"steps": number + 1, "ops": 1e9}, "trial": number}
+        run.status = status
+        run.result = (
+            {"overall_time_s": time_s, "energy_j": {"total": energy}}
+            if status == SimulationStatus.SUCCEEDED
+            else None
         )
+        run.error = {"message": "boom"} if status == SimulationStatus.FAILED else None
+        run.celery_task_id = f"task-{number}"
+        runs.append(run)
     Simulation.objects.bulk_create(runs, batch_size=1000)
     return front
 
