@@ -101,6 +101,26 @@ def test_a_workload_study_runs_plans_and_fails_the_impossible_ones_with_their_re
     assert {t["metrics"]["cost_per_step_usd"] for t in best} == {cheapest}
 
 
+def test_a_round_of_plans_that_cannot_run_asks_again_until_the_budget_is_spent(
+    client: APIClient, eager: None
+) -> None:
+    """Every plan here is refused before it runs (neither 3 nor 5 divides 8 GPUs): each
+    round's trials fail at once with no run, so the advance must go on asking within the
+    same call, or the study would stay running with nothing in flight to advance it."""
+    spec = {**SPEC, "axes": {"tp": [3, 5]}}
+    response = client.post(
+        "/api/studies/", body(spec=spec, budget={"runs": 5}, parallel=2), format="json"
+    )
+    assert response.status_code == 201, response.json()
+    detail = client.get(f"/api/studies/{response.json()['id']}/").json()
+    assert detail["status"] == "finished", detail
+    trials = detail["progress"]["trials"]
+    assert len(trials) == 5
+    assert all(t["state"] == "fail" and t["simulation"] is None for t in trials)
+    assert all(t["error"].startswith("invalid plan (gpus):") for t in trials)
+    assert Simulation.objects.count() == 0
+
+
 @pytest.mark.parametrize(
     ("spec", "field", "words"),
     [

@@ -661,8 +661,11 @@ def study_advance(*, study_id: int) -> Study | None:
         builders: _Builders | _WorkloadBuilder = (
             _WorkloadBuilder(study) if study.frozen.get("workload") else _Builders(study, setup)
         )
-        for _ in range(wanted):
+        # A trial refused before it runs (a plan that cannot run) takes no run's place: ask
+        # again within the budget, or a round of refusals would leave nothing to advance it.
+        while len(children) < wanted and not _budget_spent(study, asked):
             number, point = ask_point(optuna_study, setup)
+            asked += 1
             try:
                 builder, point = builders.for_point(point)
                 child = builder.child(
