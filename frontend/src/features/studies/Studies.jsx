@@ -1,6 +1,7 @@
 // Studies: an optimiser's search over a sweep's axes (docs/contracts.md, "Studies"): the list,
 // and one study's live progress, best trials, trade-off chart of two objectives and trials,
-// with Stop and Resume; the new-study form (the sweep's launch form with the study's fields).
+// with Stop and Resume; the new-study form (an application's sweep form or a training
+// workload's plans, with the study's fields).
 // A big study's page shows its best trials and a sample of the rest (progress.shown).
 import { useState } from "react";
 import { get, post } from "../../lib/api.js";
@@ -15,6 +16,7 @@ import { useApiGet } from "../../hooks/useApiGet.js";
 import { usePolling } from "../../hooks/usePolling.js";
 import { SweepNew } from "../sweeps/Sweeps.jsx";
 import { TradeoffChart } from "../sweeps/TradeoffChart.jsx";
+import { WorkloadStudyNew } from "./WorkloadStudyNew.jsx";
 import {
   bestFirst,
   shownCaption,
@@ -26,9 +28,41 @@ import {
   tradeoffPoints,
 } from "./studies.js";
 
-// The new-study form: the sweep's launch form with the study's fields.
+// The new-study form: what to search first, an application on a system (the sweep's launch
+// form with the study's fields) or a training workload's plans (WorkloadStudyNew).
 export function StudyNew() {
-  return <SweepNew study />;
+  const [kind, setKind] = useState("application");
+  const choice = <StudyKind kind={kind} onChange={setKind} />;
+  return kind === "train" ? (
+    <WorkloadStudyNew choice={choice} />
+  ) : (
+    <SweepNew study choice={choice} />
+  );
+}
+
+function StudyKind({ kind, onChange }) {
+  const option = (value, text) => (
+    <label className="check">
+      <input
+        type="radio"
+        name="study-kind"
+        value={value}
+        checked={kind === value}
+        onChange={() => onChange(value)}
+      />{" "}
+      {text}
+    </label>
+  );
+  return (
+    <fieldset className="form-row">
+      <legend>What to search</legend>
+      {option("application", "An application on a system (its variables, labels, hardware)")}
+      {option(
+        "train",
+        "A training workload's plans (model, system templates, TP, PP, micro-batch)",
+      )}
+    </fieldset>
+  );
 }
 
 export function StudyList() {

@@ -123,8 +123,9 @@ export function otherAxes(text, labels) {
 }
 
 // The launch form of a sweep, or with `study` of a study: the same spec (its axes searched
-// instead of run as a grid) and the study's fields (StudyFields), posted to /api/studies/.
-export function SweepNew({ study = false }) {
+// instead of run as a grid) and the study's fields (StudyFields), posted to /api/studies/;
+// `choice` (a study's) is shown under the heading.
+export function SweepNew({ study = false, choice = null }) {
   const { query } = useLocation();
   const c = useLaunchChoices(query);
   const [name, setName] = useState("");
@@ -234,6 +235,7 @@ export function SweepNew({ study = false }) {
       <header className="page-head">
         <h1 id="sweepnew-title">{study ? "New study" : "New sweep"}</h1>
       </header>
+      {choice}
       <ErrorSummary
         error={shownError}
         names={(path) => (study && studyFieldName(path)) || sweepFieldName(path, choiceNames)}

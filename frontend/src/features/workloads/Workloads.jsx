@@ -23,9 +23,11 @@ import {
   SERVE_FIELDS,
   compareBody,
   memoryRows,
+  modelText,
   percentileRows,
   planBody,
   serveBody,
+  systemText,
 } from "./workloads.js";
 
 const SWEEP_TP = [1, 2, 4, 8];
@@ -104,7 +106,7 @@ export function Workloads() {
             <select aria-label="Model" value={form.model} onChange={set("model")}>
               {models.map((m) => (
                 <option key={m.name} value={m.name}>
-                  {m.name} ({fmt(m.params / 1e9, 3)} B)
+                  {modelText(m)}
                 </option>
               ))}
               <option value="custom">custom config…</option>
@@ -114,7 +116,7 @@ export function Workloads() {
             <select aria-label="System" value={form.system} onChange={set("system")}>
               {systems.map((s) => (
                 <option key={s.name} value={s.name}>
-                  {s.name} ({s.gpu}, {fmtBytes(s.gpu_memory_bytes)})
+                  {systemText(s)}
                 </option>
               ))}
             </select>

@@ -1,4 +1,15 @@
 // The Workloads page's request and figures (webapp/studio/services/workloads.py).
+import { fmt, fmtBytes } from "../../lib/format.js";
+
+// How a shipped model config and a cluster template of GET /api/workloads/presets/ read in
+// a picker (the Workloads page's and the new-study form's).
+export function modelText(model) {
+  return `${model.name} (${fmt(model.params / 1e9, 3)} B)`;
+}
+
+export function systemText(system) {
+  return `${system.name} (${system.gpu}, ${fmtBytes(system.gpu_memory_bytes)})`;
+}
 
 export const PLAN_FIELDS = [
   ["gpus", "GPUs"],
