@@ -187,3 +187,49 @@ def test_a_plan_sweep_s_spec_is_searched_as_a_study_as_its_page_asks(
     assert response.status_code == 201, response.json()
     study = Study.objects.get(pk=response.json()["id"])
     assert study.frozen["workload"] is True and study.axes == axes
+
+
+def test_the_new_study_form_s_workload_body_is_a_workload_study(
+    client: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body the Studies page's New study form posts for a training workload's plans
+    (frontend WorkloadStudyNew, as StudyNew.test.jsx expects it): several templates the
+    axis `system`, a range of GPUs, a list of TP values, the precision and data-parallel
+    choices as plan fields, an interval of 4 samples."""
+    monkeypatch.setattr(dispatch, "advance_study", lambda pk, countdown=None: None)
+    spec = {
+        "kind": "train",
+        "model": "gpt3-5b",
+        "precision": "fp8",
+        "data_parallel": "zero1",
+        "recompute": "selective",
+        "gbs": 256,
+        "axes": {
+            "system": ["dgx-h100", "dgx-h200", "dgx-b200"],
+            "gpus": {"start": 64, "stop": 512, "step": 64},
+            "tp": [2, 4, 8],
+            "pp": [1, 2, 4, 8],
+        },
+        "uncertainty": {"samples": 4},
+    }
+    form = {
+        "name": "which GPU",
+        "spec": spec,
+        "objectives": [{"metric": "cost_per_step_usd", "direction": "min"}],
+        "constraints": ["overall_time_s_high <= 5"],
+        "sampler": "auto",
+        "seed": 0,
+        "budget": {"runs": 30, "wall_s": None},
+        "parallel": 2,
+    }
+    response = client.post("/api/studies/", form, format="json")
+    assert response.status_code == 201, response.json()
+    study = Study.objects.get(pk=response.json()["id"])
+    assert study.frozen["workload"] is True and study.axes == spec["axes"]
+    refused = client.post(
+        "/api/studies/",
+        {**form, "spec": {**spec, "axes": {**spec["axes"], "tp": [1, 0]}}},
+        format="json",
+    )
+    assert refused.status_code == 400
+    assert list(refused.json()) == ["spec.axes.tp[1]"]
