@@ -91,9 +91,9 @@ NEMO_REASONS = {
     "dp": "predicted below published: the step is bound by the data-parallel gradient "
     "reduction (BF16 gradients over one 400 Gb/s adapter per GPU), which the model overlaps "
     "only with the last micro-batch's backward pass",
-    "memory": "predicted below published: the memory estimate refuses selective "
-    "recomputation for this plan (FP8 activations are counted as BF16), so full "
-    "recomputation is charged",
+    "memory": "predicted below published: the memory estimate refuses the plan without "
+    "full recomputation, so a forward pass per micro-batch is charged that the recipe may "
+    "not run (NeMo's GPT3-175B recipe, nemo/collections/llm/recipes/gpt3_175b.py, sets none)",
     "fp8": "predicted above published: the step's kernels alone (no communication, no "
     "bubble: the kernels-alone error) are already faster than the published step, on this "
     "row as on every FP8 row run without full recomputation, so the gap is in the per-GPU "

@@ -137,13 +137,63 @@ def stage_params(model: ModelConfig, plan: ParallelPlan) -> float:
     return layers * per_layer + embedding
 
 
+def activation_bytes_per_token(model: ModelConfig, plan: ParallelPlan, seq: int) -> float:
+    """Bytes one layer keeps for the backward pass per token of a micro-batch, before the
+    split over TP (sequence parallelism splits every term by t). Korthikanti et al.
+    (arXiv:2205.05198, section 4.1) count 34 h + 5 a s per token in BF16 for a GELU MLP of
+    4h: the two norms' inputs 4h, the QKV GEMM's input 2h, Q, K and V 6h, the attention
+    output (the projection's input) 2h, two dropout masks 2h, the first MLP GEMM's input 2h,
+    the GELU's input 8h and the second MLP GEMM's input 8h, and with the scores written to
+    memory (`attention` "unfused") the softmax output, its dropout mask and the dropout's
+    output, 5 a s. Here K and V take the KV heads' width, the MLP terms its width (a SwiGLU
+    keeps both halves of its first GEMM's output), and:
+    - FP8 (Transformer Engine): each FP8 GEMM keeps its input as an FP8 copy, 1 byte, not
+      the BF16 tensor (NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py,
+      layernorm_linear.py and layernorm_mlp.py, whose forward saves `inputmat_t`/`ln_out`/
+      `gelu_out` cast to FP8 and `inputmat` (the norm's input), `fc1_out` (the activation's
+      input), in the activation dtype). So the QKV, projection and both MLP GEMM inputs
+      drop to 1 byte; the norms' inputs, Q, K, V, the activation's input and the masks stay
+      BF16 (attention runs in BF16: no FP8 attention is modelled).
+    - FlashAttention (`attention` "flash", cuDNN's fused attention alike) keeps no scores:
+      it saves Q, K, V, its output and the softmax's log-sum-exp (FP32, 4 a bytes per
+      token) instead of the 5 a s. Its output is kept by the attention itself, so under FP8
+      the projection's FP8 copy (1 h) comes on top of the BF16 output (2 h).
+    Selective recomputation reruns the core attention, dropping the a-terms; full
+    recomputation is charged by the caller."""
+    h = model.hidden
+    kv = 2 * model.kv_heads * model.head_dim
+    ffn = model.ffn * model.top_k
+    gemm_input = 1.0 if plan.precision == "fp8" else 2.0
+    flash = plan.attention == "flash"
+    norms = 2 * 2.0 * h
+    qkv_input = gemm_input * h
+    qkv = 2.0 * (h + kv)
+    # the projection's input: the GEMM's own copy; with FlashAttention also the attention's
+    # BF16 output, one tensor with the GEMM's copy in BF16 and a second one in FP8
+    attention_out = gemm_input * h
+    if flash and plan.precision == "fp8":
+        attention_out += 2.0 * h
+    elif flash:
+        attention_out = 2.0 * h
+    masks = 2 * 1.0 * h
+    fc1_input = gemm_input * h
+    activation_input = 2.0 * ffn * (2 if model.gated else 1)
+    fc2_input = gemm_input * ffn
+    per_token = (
+        norms + qkv_input + qkv + attention_out + masks + fc1_input + activation_input + fc2_input
+    )
+    if plan.recompute == "none":
+        per_token += 4.0 * model.heads if flash else 5.0 * model.heads * seq
+    return per_token
+
+
 def training_memory(model: ModelConfig, plan: ParallelPlan) -> Memory:
     """Bytes per GPU (first pipeline stage): BF16 weights (FP8 runs keep BF16 weights too),
     FP32 gradients, Adam's FP32 master weights and two moments (12 bytes per weight), sharded
-    over DP by ZeRO-1 (optimizer) and FSDP (all three); activations per Korthikanti et al.
-    (arXiv:2205.05198, eq. 2 with sequence parallelism: s b h (34 + 5 a s / h) / t per layer,
-    the attention term dropped with selective recomputation, 2 s b h / t per layer with full
-    recomputation), the first stage holding pp micro-batches in flight under 1F1B."""
+    over DP by ZeRO-1 (optimizer) and FSDP (all three); activations per layer from
+    `activation_bytes_per_token` over TP (sequence parallelism), 2 s b h / t per layer with
+    full recomputation (Korthikanti et al., arXiv:2205.05198: the layer's input alone), the
+    first stage holding pp micro-batches in flight under 1F1B."""
     params = stage_params(model, plan)
     shard = plan.dp * plan.cp
     weights = 2.0 * params
@@ -155,14 +205,11 @@ def training_memory(model: ModelConfig, plan: ParallelPlan) -> Memory:
         weights /= shard
         gradients /= shard
     seq = (plan.seq or model.seq) // plan.cp
-    s, b, h, a = seq, plan.mbs, model.hidden, model.heads
-    ffn_scale = model.ffn * model.top_k * (1.5 if model.gated else 1.0) / (4 * h)
+    tokens = seq * plan.mbs
     if plan.recompute == "full":
-        per_layer = 2.0 * s * b * h / plan.tp
+        per_layer = 2.0 * tokens * model.hidden / plan.tp
     else:
-        per_layer = s * b * h * (10 + 24 * ffn_scale) / plan.tp
-        if plan.recompute == "none":
-            per_layer += 5.0 * a * s * s * b / plan.tp
+        per_layer = tokens * activation_bytes_per_token(model, plan, seq) / plan.tp
     layers = math.ceil(model.layers / plan.pp)
     in_flight = plan.pp if plan.pp > 1 else 1
     if plan.vp > 1:

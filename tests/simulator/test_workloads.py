@@ -12,7 +12,13 @@ import pytest
 
 from simulator.workloads import training
 from simulator.workloads.config import PRESETS, ModelConfig, load_model
-from simulator.workloads.plan import ParallelPlan, PlanError
+from simulator.workloads.plan import (
+    ParallelPlan,
+    PlanError,
+    activation_bytes_per_token,
+    check_memory,
+    training_memory,
+)
 from simulator.workloads.training import simulate_training
 
 TINY = ModelConfig("tiny", 4, 1024, 4096, 16, 4, 32000, 1024)
@@ -101,6 +107,57 @@ def test_a_plan_that_does_not_fit_is_refused_with_the_figure() -> None:
     plan = ParallelPlan(gpus=8, tp=8, pp=1, mbs=1, gbs=8)
     with pytest.raises(PlanError, match=r"needs \d+\.\d GiB per GPU .* 80\.0 GiB"):
         simulate_training(PRESETS["llama3-70b"], plan, "dgx-h100")
+
+
+@pytest.mark.parametrize(
+    ("precision", "attention", "recompute", "per_h", "per_as"),
+    [
+        # Korthikanti et al. (arXiv:2205.05198) section 4.1: 34 s b h + 5 a s^2 b per layer
+        ("bf16", "unfused", "none", 34, 5),
+        ("bf16", "unfused", "selective", 34, 0),
+        ("bf16", "flash", "selective", 34, 0),
+        # FP8: the QKV, projection, FC1 (1 h each) and FC2 (4 h) inputs kept as FP8 copies
+        ("fp8", "unfused", "selective", 27, 0),
+        # FlashAttention keeps its BF16 output besides the projection's FP8 copy
+        ("fp8", "flash", "selective", 29, 0),
+    ],
+)
+def test_activation_bytes_follow_korthikanti_and_transformer_engines_fp8_copies(
+    precision: str, attention: str, recompute: str, per_h: int, per_as: int
+) -> None:
+    model = PRESETS["gpt3-175b"]  # GELU MLP of 4h, as many KV heads as heads: the paper's layer
+    plan = ParallelPlan(
+        gpus=8,
+        precision=precision,
+        attention=attention,
+        recompute=recompute,  # type: ignore[arg-type]
+    )
+    seq = 2048
+    expected = per_h * model.hidden + per_as * model.heads * seq
+    assert activation_bytes_per_token(model, plan, seq) == expected
+
+
+def test_nemos_gpt3_175b_plan_fits_in_fp8_without_recomputation() -> None:
+    """NeMo 24.12 ran GPT3-175B on 512 H100s (TP 4 PP 8 VP 6, mbs 2, the distributed
+    optimizer) with no recomputation: its recipe (nemo/collections/llm/recipes/gpt3_175b.py)
+    sets none. With FP8 activations counted as Transformer Engine keeps them it fits the
+    80 GB; the same plan in BF16 does not."""
+    plan = ParallelPlan(
+        gpus=512,
+        tp=4,
+        pp=8,
+        vp=6,
+        mbs=2,
+        gbs=2048,
+        seq=2048,
+        data_parallel="zero1",
+        precision="fp8",
+    )
+    capacity = 80 * 2**30
+    check_memory(training_memory(PRESETS["gpt3-175b"], plan), capacity)
+    bf16 = dataclasses.replace(plan, precision="bf16")
+    with pytest.raises(PlanError, match="GiB per GPU"):
+        check_memory(training_memory(PRESETS["gpt3-175b"], bf16), capacity)
 
 
 def test_the_generated_model_is_readable_python_with_the_collectives() -> None:
