@@ -322,10 +322,14 @@ class _Daemon:
             return
         bound = os.stat(self.path).st_ino  # removed at exit unless another daemon replaced it
         self.listeners.append(listener)
-        serving = _listen(served_socket(self.path)) if self.entry == DEFAULT_ENTRY else None
+        serving = None
+        if self.entry == DEFAULT_ENTRY:
+            # Prepared before its socket exists: whoever sees the socket finds the daemon
+            # ready (its imports made, the allocator hook installed).
+            _prepare_to_serve()
+            serving = _listen(served_socket(self.path))
         served_bound = -1
         if serving is not None:
-            _prepare_to_serve()
             served_bound = os.stat(served_socket(self.path)).st_ino
             self.listeners.append(serving)
         wakeup_read, wakeup_write = self.wakeup = os.pipe()
