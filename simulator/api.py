@@ -1111,7 +1111,15 @@ class Sim(_SimCore, _SimCalls):
         one stream) carries its pieces one after another at its route's rate alone, as
         NCCL's chunks go through a peer's buffer, while the process goes on with the other
         streams; the links share what the pieces of several connections put on them at once.
-        A piece's reduction overlaps its transfer as in `_collective_nccl`."""
+        A piece's reduction overlaps its transfer as in `_collective_nccl`. Without the
+        call's `chunk` (`most` > 0) a piece is NCCL's tree chunk for the protocol, a tree
+        standing for a channel (`nccl_model.tree_chunk_bytes`), at most
+        `nccl_model.TREE_MOST_PIECES` a tree."""
+        if most > 0:
+            chunk = float(
+                nccl_model.tree_chunk_bytes(protocol, tree[1], len(tree[2]), len(members), tree[0])
+            )
+            most = nccl_model.TREE_MOST_PIECES
         world, engine, state = self._world, self._engine, self._state
         figures, mailbox = state.figures, state.mailbox
         hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]

@@ -11,6 +11,10 @@ from NVIDIA's NCCL source, not fitted to any measurement in this repository:
   326-329 (the ring's LL and LL128 bandwidth refinements), 376-382 (bus to algorithm
   bandwidth), 384-412 (latency: base + nsteps x per-step hardware latency), 630-655
   (ncclTopoGetAlgoTime: a call's time is its latency plus its bytes over its algbw).
+- src/enqueue.cc at the same commit (last changed by a3ce94021e982212cc9c5af7fe74979ac77eddf5),
+  lines 2222-2227, 2286-2294 and 2361-2362 (calcCollChunking: the tree's chunk per protocol and
+  channel), with src/init.cc lines 810-813 and src/include/device.h lines 26, 97-98, 111-115
+  (the protocols' buffers): `tree_chunk_bytes`.
 - src/graph/topo.h at the same commit, line 22: SM90_NVLINK_BW 20.6 (GB/s NCCL counts per
   NVLink of an SM90 GPU; NVLink 4 signals 25 GB/s per link and direction: 18 links = 450 GB/s,
   NVIDIA's H100 datasheet), so NCCL's Simple bus bandwidth on an NVLink 4 link is 20.6 / 25 of
@@ -131,6 +135,42 @@ def tree_correction(protocol: str, size: float) -> float:
     """Return `TREE_CORRECTION`'s factor for an allreduce of `size` bytes (1 outside its range)."""
     log_size = (int(size) >> 6).bit_length() - 1
     return TREE_CORRECTION[protocol][log_size] if 0 <= log_size < 23 else 1.0
+
+
+TREE_CHUNK_BYTES = {"LL": 32768, "LL128": 576000, "Simple": 524288}
+"""The data bytes of one chunk of NCCL's tree per protocol before the LL128 tree's tuning
+(`tree_chunk_bytes`): enqueue.cc (last changed by a3ce94021e982212cc9c5af7fe74979ac77eddf5)
+lines 2222-2227 in calcCollChunking, a step of the protocol's buffer (buffSizes / NCCL_STEPS,
+device.h line 26: 8 steps; the tree takes one step a chunk), LL half of it (a flag per data
+word), LL128 15 of its 16 words a line; the buffers from init.cc lines 810-813: LL 8 lines
+x 512 threads x 8 steps x 16 B, LL128 120 words x 640 threads x 8 steps x 8 B, Simple 4 MiB
+(device.h lines 97-98, 111-115)."""
+
+TREE_MOST_PIECES = 512
+"""At most this many pieces a simulated tree carries (a larger chunk beyond it): simulating a
+call costs events in proportion to its pieces and its members, and NCCL's Simple chunk over a
+many-GiB message would give thousands a channel. At this cap a pipeline of S stages pays
+(S - 1) / 512 of a message's time for its fill beyond NCCL's own chunking."""
+
+
+def tree_chunk_bytes(protocol: str, size: float, channels: int, ranks: int, nodes: int) -> int:
+    """Return the bytes of one chunk of NCCL's tree allreduce of `size` bytes over `channels`
+    channels, `ranks` GPUs on `nodes` nodes: `TREE_CHUNK_BYTES`, and for LL128 halved while a
+    channel would carry fewer chunks than its pipeline wants (enqueue.cc lines 2286-2294:
+    nsteps = 1 + log2(nodes) + ranks per node / 10, then at least nsteps x 64 / ppn chunks
+    a channel above 128 KiB and nsteps x 16 / ppn above 32 KiB, the count rounded down as
+    NCCL's integer division). A channel's data moves in its chunks one after another
+    (enqueue.cc lines 2361-2362: ceil(bytes / (channels x chunk)) loops)."""
+    chunk = TREE_CHUNK_BYTES[protocol]
+    if protocol == "LL128":
+        ppn = ranks / max(nodes, 1)
+        nsteps = 1 + (max(nodes, 1).bit_length() - 1) + 0.1 * ppn
+        per_loop = max(channels, 1)
+        while int(size) // (per_loop * chunk) < nsteps * 64 / ppn and chunk > 131072:
+            chunk //= 2
+        while int(size) // (per_loop * chunk) < nsteps * 16 / ppn and chunk > 32768:
+            chunk //= 2
+    return chunk
 
 
 def tree_steps(per_node: int, nodes: int) -> list[str]:

@@ -202,6 +202,25 @@ def test_the_tree_s_bandwidth_is_nccl_s_refined_share_corrected_by_size() -> Non
     assert nccl_model.tree_correction("LL", 32) == 1.0  # under 64 bytes
 
 
+def test_the_tree_s_chunk_is_nccl_s_and_pieces_the_simulated_tree() -> None:
+    # enqueue.cc calcCollChunking: a step of the protocol's buffer (Simple 4 MiB / 8; LL
+    # 512 KiB / 8, half of it data; LL128 4800 KiB / 8, 15 of 16 words data); LL128's tree
+    # halves it while a channel has under nsteps x 64 / ppn chunks (above 128 KiB), then under
+    # nsteps x 16 / ppn (above 32 KiB); 4 nodes of 8: nsteps = 1 + 2 + 0.8 = 3.8
+    assert nccl_model.tree_chunk_bytes("Simple", 128 << 20, 16, 32, 4) == 524288
+    assert nccl_model.tree_chunk_bytes("LL", 128 << 20, 16, 32, 4) == 32768
+    assert nccl_model.tree_chunk_bytes("LL128", 8 << 30, 16, 32, 4) == 576000
+    assert nccl_model.tree_chunk_bytes("LL128", 128 << 20, 16, 32, 4) == 144000  # 58 >= 30.4
+    assert nccl_model.tree_chunk_bytes("LL128", 1 << 20, 16, 32, 4) == 18000
+    # the simulated tree travels in these chunks: the same call with them as its `chunk`
+    # takes the same time; in the 512 KiB pieces of the ring's default it fills its pipeline
+    # over 16 pieces a tree and takes longer
+    program = "sim.allreduce(134217728, algorithm='tree', protocol='LL128'{})\n"
+    default = _cluster_call(program.format(""), 32)["time_s"]
+    assert _cluster_call(program.format(", chunk=144000"), 32)["time_s"] == default
+    assert _cluster_call(program.format(", chunk=524288"), 32)["time_s"] > 1.2 * default
+
+
 def test_nccl_s_tree_on_one_node_carries_a_stream_up_and_one_down_per_port() -> None:
     # a middle GPU of the chain sends up and down at once through its one NVSwitch port:
     # the tree's busbw on 4 GPUs is at most 3/4 of NCCL's tree share of NVLink, and it

@@ -170,9 +170,12 @@ def test_ring_versus_tree_over_four_nodes_answers_as_nccl_s_model_mostly() -> No
     assert versus[0]["faster"] == versus[0]["nccl_choice"] == "tree"
     assert versus[-1]["faster"] == versus[-1]["nccl_choice"] == "ring"
     assert sum(row["faster"] == row["nccl_choice"] for row in versus) >= len(versus) - 1
-    for row in versus:  # where they differ, finer pieces bring NCCL's pick closer
+    for row in versus:  # where they differ, NCCL's pick is close behind, and in NCCL's own
+        # tree chunks its pipeline's fill is no longer what parts them
         if row["faster"] != row["nccl_choice"]:
-            assert row["fine_us"] < row[row["nccl_choice"]]["time_us"]
+            assert 0 < nccl_tests._gap(row) < 0.1
+            picked = row[row["nccl_choice"]]["time_us"]
+            assert abs(row["fine_us"] / picked - 1) < nccl_tests.FILL_SHARE
 
 
 def test_every_dgx_h100_figure_names_its_source_and_nvls_is_listed_unmodelled(
