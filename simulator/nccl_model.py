@@ -146,11 +146,11 @@ word), LL128 15 of its 16 words a line; the buffers from init.cc lines 810-813: 
 x 512 threads x 8 steps x 16 B, LL128 120 words x 640 threads x 8 steps x 8 B, Simple 4 MiB
 (device.h lines 97-98, 111-115)."""
 
-TREE_MOST_PIECES = 512
+TREE_MOST_PIECES = 64
 """At most this many pieces a simulated tree carries (a larger chunk beyond it): simulating a
 call costs events in proportion to its pieces and its members, and NCCL's Simple chunk over a
 many-GiB message would give thousands a channel. At this cap a pipeline of S stages pays
-(S - 1) / 512 of a message's time for its fill beyond NCCL's own chunking."""
+(S - 1) / 64 of a message's time for its fill beyond NCCL's own chunking."""
 
 
 def tree_chunk_bytes(protocol: str, size: float, channels: int, ranks: int, nodes: int) -> int:

@@ -105,7 +105,7 @@ NCCL_GAPS: dict[tuple[str, str], str] = {
         "middle GPU's NVSwitch port carries a stream up and one down, at NCCL's tree share of "
         "NVLink (20.6 of 25 GB/s per link x 0.92, tuning.cc); at 256 MiB NCCL's own tree "
         "correction by size (0.9 for Simple, treeCorrectionFactor) takes 10 % more off, and "
-        "that row lands 18 % under the measurement, the 1 GiB and 8 GiB rows within 15 %"
+        "that row lands 17 % under the measurement, the 1 GiB and 8 GiB rows within 15 %"
     ),
 }
 """Why a row of the NCCL-like column (protocol="nccl") misses, per table and region."""
