@@ -75,6 +75,12 @@ TRTLLM_REASON = (
 # 'if args.compute_dtype.lower() == "fp8": ... recipe.trainer.plugins.grad_reduce_in_fp32 =
 # False'; taken for every row of the table (its FP8 runs), an assumption for 24.12's.
 NEMO_GRAD_REDUCE_BYTES = 2
+# NeMo 24.12 trains through Megatron-core's Transformer Engine layers, whose
+# DotProductAttention prefers cuDNN's fused attention (FusedAttention) over FlashAttention on
+# Hopper (transformer_engine/pytorch/attention.py, get_attention_backend: "Disabling
+# FlashAttention to give FusedAttention preference on Hopper+ for performance reasons"):
+# attention is timed at the cuDNN bars of FlashAttention-3's figures (plan.attention "cudnn").
+NEMO_ATTENTION = "cudnn"
 # The table's model names and the shipped configs (simulator.workloads.config.PRESETS).
 NEMO_MODELS = {
     "GPT3-5B": "gpt3-5b",
@@ -102,11 +108,12 @@ NEMO_REASONS = {
     "data-parallel reduction ran as a flat ring through one NIC per node). Checked and not "
     "the cause: the FP8 GEMM rate (the model's at 8192^3 is within 7 % of TileLang's "
     "published FP8 matmul on the same die: docs/gemm-model.md), the gradient reduction and "
-    "optimizer (hidden or short), "
+    "optimizer (hidden or short), attention (timed at cuDNN's published fused-attention "
+    "rates, what Transformer Engine runs on Hopper, a few per cent below FlashAttention-3's), "
     "the weights' FP8 casts (once per step: Megatron-core's forward_step calls "
     "set_is_first_microbatch and Transformer Engine caches them). Left, none measured: the "
     "host-side dispatch of Transformer Engine's FP8 modules and of eager PyTorch kernels, "
-    "cuDNN's fused attention below FlashAttention-3's rates, Transformer Engine's "
+    "Transformer Engine's "
     "cast-transpose and norm kernels below the stream rate, and the clock an 8-GPU chassis "
     "holds under sustained FP8 load; the same BF16 plan of Llama 2 7B is also predicted "
     "above what BF16 training reaches (docs/workloads.md)",
@@ -213,6 +220,7 @@ def _nemo_plan(row: list[Any], recompute: Recompute) -> ParallelPlan:
         grad_reduce_bytes=NEMO_GRAD_REDUCE_BYTES,
         recompute=recompute,
         precision="fp8",
+        attention=NEMO_ATTENTION,
     )
 
 

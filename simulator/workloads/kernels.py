@@ -95,13 +95,19 @@ class FlashAttentionTable:
         return at(lo) + t * (at(hi) - at(lo))
 
 
+# The published attention kernels by plan.attention: "flash" FlashAttention-3's bars, "cudnn"
+# the cuDNN bars of the same figures (the fused attention Transformer Engine runs on Hopper).
+ATTENTION_TABLES = {"flash": "tables", "cudnn": "cudnn_tables"}
+
+
 @cache
-def flash_attention_table() -> FlashAttentionTable:
+def flash_attention_table(kernel: str = "flash") -> FlashAttentionTable:
+    """The published efficiency of `kernel` ("flash" or "cudnn", ATTENTION_TABLES)."""
     data = json.loads(FLASH_ATTENTION_DATA.read_text(encoding="utf-8"))
     peak = float(data["peak_tflops"])
     efficiency = {
         (t["pass"], bool(t["causal"]), int(t["head_dim"])): tuple(v / peak for v in t["tflops"])
-        for t in data["tables"]
+        for t in data[ATTENTION_TABLES[kernel]]
     }
     return FlashAttentionTable(peak, tuple(int(s) for s in data["seq_lens"]), efficiency)
 
@@ -164,6 +170,7 @@ class KernelTimer:
         head_dim: int,
         backward: bool,
         causal: bool = True,
+        kernel: str = "flash",
     ) -> Kernel:
         work = attention_work(
             batch_heads=batch_heads,
@@ -191,7 +198,7 @@ class KernelTimer:
         seconds: float = estimate.time_s
         bound: str = estimate.bound
         published = self.published_attention_s(
-            batch_heads, seq_q, seq_k, head_dim, backward, causal
+            batch_heads, seq_q, seq_k, head_dim, backward, causal, kernel
         )
         if published is not None and published > seconds:
             seconds, bound = published, "tensor_published"
@@ -205,9 +212,11 @@ class KernelTimer:
         head_dim: int,
         backward: bool,
         causal: bool,
+        kernel: str = "flash",
     ) -> float | None:
         """Attention's time at FlashAttention-3's published efficiency (FlashAttentionTable),
-        for Hopper and later; None for earlier GPUs. The FLOPs are counted as the published
+        or cuDNN's from the same figures with `kernel` "cudnn", for Hopper and later; None
+        for earlier GPUs. The FLOPs are counted as the published
         figures count them: 4 Sq Sk d per head forward, halved with the causal mask (with
         context parallelism Sq = Sk / cp and the mask covers half of all ranks' scores),
         five halves of that for backward; the efficiency is looked up at Sk, the keys each query tile runs
@@ -233,7 +242,7 @@ class KernelTimer:
         peak *= self.gpu.base.sm_clock_hz
         if peak <= 0:
             return None
-        table = flash_attention_table()
+        table = flash_attention_table(kernel)
         efficiency = table.lookup("backward" if backward else "forward", causal, head_dim, seq_k)
         flops = 4.0 * batch_heads * seq_q * seq_k * head_dim * (0.5 if causal else 1.0)
         if backward:
@@ -297,7 +306,15 @@ def layer_kernels(
         kernels += unfused_attention(timer, heads, seq, seq * plan.cp, model.head_dim, backward)
     else:
         kernels.append(
-            timer.attention("attention", heads, seq, seq * plan.cp, model.head_dim, backward)
+            timer.attention(
+                "attention",
+                heads,
+                seq,
+                seq * plan.cp,
+                model.head_dim,
+                backward,
+                kernel=plan.attention,
+            )
         )
     ffn_local = model.ffn * model.top_k / tp
     stream = [

@@ -16,8 +16,11 @@ PRECISIONS = ("bf16", "fp8")
 # How a layer's attention runs: "flash" one fused FlashAttention-2 kernel (scores kept on
 # chip), "unfused" Megatron-LM's 2021 path (Narayanan et al., SC'21, section 4.2): the scores
 # Q K^T and their product with V as two batched GEMMs, the scale, causal mask and softmax as
-# one fused kernel and the attention dropout as another, over scores written to memory.
-ATTENTION_KERNELS = ("flash", "unfused")
+# one fused kernel and the attention dropout as another, over scores written to memory;
+# "cudnn" cuDNN's fused attention, what Transformer Engine's DotProductAttention runs on
+# Hopper (it gives FusedAttention preference over FlashAttention there), kept on chip as
+# "flash" is and timed at cuDNN's published rates (simulator/workloads/kernels.py).
+ATTENTION_KERNELS = ("flash", "cudnn", "unfused")
 
 
 class PlanError(ValueError):
@@ -164,7 +167,7 @@ def activation_bytes_per_token(model: ModelConfig, plan: ParallelPlan, seq: int)
     kv = 2 * model.kv_heads * model.head_dim
     ffn = model.ffn * model.top_k
     gemm_input = 1.0 if plan.precision == "fp8" else 2.0
-    flash = plan.attention == "flash"
+    flash = plan.attention in ("flash", "cudnn")
     norms = 2 * 2.0 * h
     qkv_input = gemm_input * h
     qkv = 2.0 * (h + kv)

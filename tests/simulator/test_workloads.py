@@ -491,6 +491,58 @@ def test_h100_attention_runs_at_the_published_flash_attention_3_rate() -> None:
     assert not timer.notes
 
 
+def _published_cudnn(pass_: str, causal: bool, head_dim: int) -> list[float]:
+    from simulator.workloads.kernels import FLASH_ATTENTION_DATA
+
+    data = json.loads(FLASH_ATTENTION_DATA.read_text(encoding="utf-8"))
+    (table,) = [
+        t
+        for t in data["cudnn_tables"]
+        if (t["pass"], t["causal"], t["head_dim"]) == (pass_, causal, head_dim)
+    ]
+    return [float(v) for v in table["tflops"]]
+
+
+def test_cudnn_attention_runs_at_the_published_cudnn_rate_and_plans_accept_it() -> None:
+    """plan.attention "cudnn" (Transformer Engine's fused attention on Hopper) times the
+    figures' own shape at the cuDNN bars of FlashAttention-3's Figures 5 and 6, each below
+    FlashAttention-3's bar there; a training plan's layer uses it, keeping no scores in
+    memory as FlashAttention does."""
+    from simulator.workloads.kernels import KernelTimer, gpu_record, layer_kernels
+    from simulator.workloads.plan import training_memory
+
+    timer = KernelTimer(gpu_record("H100 SXM5 80GB"))
+    heads, seq, d = 4 * 16, 4096, 128
+    for backward, causal, published in (
+        (False, False, _published_cudnn("forward", False, 128)[3]),
+        (False, True, _published_cudnn("forward", True, 128)[3]),
+        (True, False, _published_cudnn("backward", False, 128)[3]),
+    ):
+        cudnn = timer.attention("attention", heads, seq, seq, d, backward, causal, "cudnn")
+        flash = timer.attention("attention", heads, seq, seq, d, backward, causal)
+        flops = 4.0 * heads * seq * seq * d * (0.5 if causal else 1.0) * (2.5 if backward else 1)
+        assert flops / cudnn.seconds / 1e12 == pytest.approx(published, rel=0.02)
+        assert cudnn.seconds > flash.seconds
+    model = PRESETS["llama3-8b"]
+    plans = {
+        kind: ParallelPlan(gpus=8, mbs=1, gbs=8, seq=4096, precision="fp8", attention=kind)
+        for kind in ("flash", "cudnn")
+    }
+    times = {}
+    for kind, plan in plans.items():
+        plan.check(model)
+        (kernel,) = [
+            k for k in layer_kernels(timer, model, plan, backward=True) if k.name == "attention"
+        ]
+        times[kind] = kernel.seconds
+    assert times["cudnn"] > times["flash"]
+    assert (
+        training_memory(model, plans["cudnn"]).total == training_memory(model, plans["flash"]).total
+    )
+    with pytest.raises(PlanError, match="attention"):
+        ParallelPlan(gpus=8, gbs=8, attention="sdpa").check(model)
+
+
 def test_attention_before_hopper_keeps_the_tile_model_and_blackwell_says_its_rule() -> None:
     from simulator.workloads.kernels import KernelTimer, gpu_record
 
