@@ -66,6 +66,7 @@ from simulator.sandbox.restricted import (
 )
 from simulator.sandbox.stackless import (
     FAST_CALLS,
+    guard_parameters,
     module_error,
     parameters,
     process_function,
@@ -592,6 +593,10 @@ def _simulate(
     # a stackless model that never names `tag` or `labels` gets neither (made per process)
     referenced = referenced_names(stackless) if stackless is not None else PROCESS_NAMES
     with_tag, with_labels = "tag" in referenced, "labels" in referenced
+    # the guards a stackless process's function reads as its parameters: the builtins'
+    guards = (
+        {} if stackless is None else {name: builtins[name] for name in guard_parameters(stackless)}
+    )
     for number, state in enumerate(states):
         slot = state.slot
         sim = sim_class(world, state, label_counts)
@@ -608,7 +613,7 @@ def _simulate(
         if stackless is None:
             process = engine.spawn(state.name, _run_application, code, namespace, state.name)
         else:
-            generator = FunctionType(stackless, namespace)(*values)
+            generator = FunctionType(stackless, namespace)(*values, **guards)
             process = engine.spawn_stackless(state.name, generator, sim)
             process.on_error = _reported  # _run_application's reporting
             cast(StacklessSim, sim)._stackless = process

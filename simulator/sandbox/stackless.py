@@ -76,6 +76,41 @@ class _ProcessFunctionTransformer(_ApplicationTransformer):
             return bound_names(node)
         return bound_names(ast.Module(body=function.body, type_ignores=[]))
 
+    def visit_Module(self, node: ast.Module) -> ast.AST | None:
+        visited = super().visit_Module(node)
+        if isinstance(visited, ast.Module) and isinstance(visited.body[0], ast.FunctionDef):
+            _guards_as_parameters(visited.body[0])
+        return visited
+
+
+def _guards_as_parameters(function: ast.FunctionDef) -> None:
+    """Make the guards that the restricted compiler put in `function` (`_mul_`,
+    `_getiter_`...: names no model can write, since the compiler refuses every name that
+    starts with "_") its keyword-only parameters, which the run binds to the same objects
+    as its builtins (`guard_parameters`). A global read in a process's function misses
+    CPython's cache whenever the process before it had other globals (every process has
+    its own), so a guard read per loop turn costs a dictionary search; a parameter is a
+    fast local. Added after the restricted compiler checked the function's parameters:
+    they are its own names, not the model's."""
+    names = sorted(
+        {
+            node.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and _is_guard_name(node.id)
+        }
+    )
+    function.args.kwonlyargs.extend(
+        ast.copy_location(ast.arg(arg=name), function) for name in names
+    )
+    function.args.kw_defaults.extend(None for _ in names)
+
+
+def _is_guard_name(name: str) -> bool:
+    """Whether `name` is one of the restricted compiler's guards (`_<word>_`)."""
+    return len(name) > 2 and name.startswith("_") and name.endswith("_") and "__" not in name
+
 
 class _Refused(Exception):
     """The model cannot run stackless (the reason, for tests and debugging)."""
@@ -262,7 +297,8 @@ def process_function(
     `arguments` are the per-process names the run can pass as arguments (the others stay
     in the process's globals); `shared`, the names of the run's builtins (a model that binds
     one keeps it global). Call the function with the process's globals
-    (types.FunctionType) and the values of its parameters (`parameters`), in order.
+    (types.FunctionType), the values of its parameters (`parameters`), in order, and its
+    guards by name (`guard_parameters`).
     """
     try:
         return _process_function(source, filename, calls, arguments, shared)
@@ -273,6 +309,12 @@ def process_function(
 def parameters(code: types.CodeType) -> tuple[str, ...]:
     """Return the names `process_function`'s function takes as arguments, in order."""
     return code.co_varnames[: code.co_argcount]
+
+
+def guard_parameters(code: types.CodeType) -> tuple[str, ...]:
+    """Return the guards `process_function`'s function takes as keyword arguments: pass
+    each the run's builtin of that name (simulator.sandbox.restricted's guard)."""
+    return code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
 
 
 def referenced_names(code: types.CodeType) -> frozenset[str]:

@@ -21,7 +21,13 @@ from simulator import engine as engine_module
 from simulator import runner
 from simulator.errors import DeadlockError, UserCodeError
 from simulator.runner import run_simulation
-from simulator.sandbox.stackless import parameters, process_function, referenced_names, refusal
+from simulator.sandbox.stackless import (
+    guard_parameters,
+    parameters,
+    process_function,
+    referenced_names,
+    refusal,
+)
 from tests.simulator.test_api import host_bus_device
 from tests.simulator.test_hot_path import (
     APP,
@@ -521,3 +527,29 @@ TWO_HOSTS_AND_A_SWITCH_P: dict[str, Any] = {
     "nodes": [{"id": "h", "hardware": "host", "model": "pause", "count": 3, "labels": {"P": 1}}],
     "edges": [],
 }
+
+
+def test_the_guards_are_the_functions_parameters_and_still_refuse() -> None:
+    # `rank * steps` and the helper's `x * rank` go through the multiplication guard, the
+    # loop through the iteration guard: keyword-only parameters the run binds, not global
+    # reads; the guard still refuses the product over MAX_INT_BITS, as on greenlets
+    app = (
+        "def scaled(x):\n    return x * rank\n"
+        "big = 1 << 600000\n"
+        "for step in range(rank * steps):\n"
+        "    sim.computation({'t': scaled(step + 1) / 7})\n"
+        "    if step == 2:\n        big = big * big\n"
+    )
+    code = process_function(app, FILENAME, arguments=frozenset({"sim", "rank", "steps"}))
+    assert code is not None
+    assert {"_mul_", "_getiter_"} <= set(guard_parameters(code))
+    assert not any(name.startswith("_") for name in code.co_names)
+    assert not any(name.startswith("_") for name in parameters(code))
+    greenlets, stackless = run_both(app, {"CPU": 2}, variables={"steps": 3})
+    assert stackless == greenlets
+    assert stackless[0].startswith("UserCodeError: application model, line 7: *: the integer")
+    # the same model without the refused product runs alike on both
+    fine = app.replace("big = big * big", "big = big + 1")
+    greenlets, stackless = run_both(fine, {"CPU": 2}, variables={"steps": 3})
+    assert stackless == greenlets
+    assert "UserCodeError" not in str(stackless)
