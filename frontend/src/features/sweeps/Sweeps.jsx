@@ -150,9 +150,14 @@ export function SweepNew({ study = false, choice = null }) {
         Object.fromEntries((c.app.variables || []).map((v) => [v.name, String(v.default ?? "")])),
       );
   }, [c.app]);
+  // The counts start afresh only when the system changes: the component list arriving later
+  // must not wipe counts the user has typed meanwhile.
+  useEffect(() => {
+    if (c.system)
+      setLabels(Object.fromEntries(Object.keys(graphLabels(c.system.graph)).map((l) => [l, "1"])));
+  }, [c.system]);
   useEffect(() => {
     if (c.system) {
-      setLabels(Object.fromEntries(Object.keys(graphLabels(c.system.graph)).map((l) => [l, "1"])));
       const gpuNode = (c.system.graph?.nodes || []).find(
         (n) => !n.group && components.find((x) => x.id === n.hardware)?.type === "GPU",
       );
