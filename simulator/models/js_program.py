@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 from simulator import hotpath
 from simulator.models.js_compiler import (
+    _MATH_CONSTANTS,
     JS_GLOBAL_NAMES,
     Refusal,
     _math_max,
@@ -98,16 +99,6 @@ MAX_STACK = 32  # the C core's stack of doubles
 MAX_SLOTS = 64  # its local variables
 MAX_INLINE_DEPTH = 16
 
-_MATH_CONSTANTS = {
-    "PI": math.pi,
-    "E": math.e,
-    "LN2": 0.6931471805599453,
-    "LN10": 2.302585092994046,
-    "LOG2E": 1.4426950408889634,
-    "LOG10E": 0.4342944819032518,
-    "SQRT2": 1.4142135623730951,
-    "SQRT1_2": 0.7071067811865476,
-}
 _MATH_UNARY = {
     "abs": "ABS",
     "floor": "FLOOR",
