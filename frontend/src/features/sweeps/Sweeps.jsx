@@ -1,6 +1,6 @@
 // Sweeps: variable ranges x GPUs; a chart of any metric against a variable (linear or log
 // axes), one line per GPU, or the time per phase stacked; the energy warning.
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { get, post } from "../../lib/api.js";
 import { fmtEnergy, fmtTime } from "../../lib/format.js";
 import { Link, navigate, useLocation, useToast } from "../../lib/router.jsx";
@@ -156,8 +156,14 @@ export function SweepNew({ study = false, choice = null }) {
     if (c.system)
       setLabels(Object.fromEntries(Object.keys(graphLabels(c.system.graph)).map((l) => [l, "1"])));
   }, [c.system]);
+  // The node to swap defaults to the system's GPU node, which needs the component list; a node
+  // the user picked before that list arrived stays, and a new system starts afresh.
+  const hwNodePicked = useRef(false);
   useEffect(() => {
-    if (c.system) {
+    hwNodePicked.current = false;
+  }, [c.system]);
+  useEffect(() => {
+    if (c.system && !hwNodePicked.current) {
       const gpuNode = (c.system.graph?.nodes || []).find(
         (n) => !n.group && components.find((x) => x.id === n.hardware)?.type === "GPU",
       );
@@ -292,6 +298,7 @@ export function SweepNew({ study = false, choice = null }) {
                 aria-label="Node to swap"
                 value={hwNode}
                 onChange={(e) => {
+                  hwNodePicked.current = true;
                   setHwNode(e.target.value);
                   setGpus([]);
                 }}

@@ -53,4 +53,24 @@ describe("SweepNew's process counts", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(screen.getByLabelText("Processes with label GPU").value).toBe("99");
   });
+
+  it("keeps a node to swap picked before the component list arrives", async () => {
+    const release = server();
+    render(<SweepNew />);
+    const node = await screen.findByLabelText("Node to swap");
+    fireEvent.change(node, { target: { value: "cpu0" } });
+    release();
+    // The list's arrival would pick the GPU node by default; the user's pick stays.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(screen.getByLabelText("Node to swap").value).toBe("cpu0");
+  });
+
+  it("picks the system's GPU node once the component list arrives", async () => {
+    const release = server();
+    render(<SweepNew />);
+    const node = await screen.findByLabelText("Node to swap");
+    expect(node.value).toBe("");
+    release();
+    await waitFor(() => expect(screen.getByLabelText("Node to swap").value).toBe("gpu0"));
+  });
 });
