@@ -48,7 +48,7 @@ static double flow_saturated = 0.0;
 static Py_ssize_t flow_series_points = 0;
 static int flow_constants_set = 0;
 
-/* -- reading and writing a float slot ---------------------------------------------------------- */
+/* -- reading and writing a float slot --------------------------------------------------------- */
 
 /* `*out = float(owner.<slot>)`; -1 on error. */
 static int
@@ -91,7 +91,10 @@ typedef struct {
 static inline size_t
 index_map_hash(PyObject *key, size_t mask)
 {
-    return (size_t)(((uintptr_t)key >> 4) * (uintptr_t)0x9E3779B97F4A7C15ULL) & mask;
+    /* the address's high bits folded into the low ones the mask keeps */
+    uint64_t bits = (uint64_t)(uintptr_t)key >> 4;
+    bits *= 0x9E3779B97F4A7C15ULL;
+    return (size_t)(bits ^ (bits >> 32)) & mask;
 }
 
 /* The index of `key`, or -1 when absent. */
@@ -158,7 +161,7 @@ index_map_put(IndexMap *map, PyObject *key, Py_ssize_t value)
     return 0;
 }
 
-/* -- a flow's hops --------------------------------------------------------------------------- */
+/* -- a flow's hops ---------------------------------------------------------------------------- */
 
 /* `flow.links` as a tuple or list (a new reference; PySequence_Fast), or NULL with an error. */
 static PyObject *
@@ -201,7 +204,7 @@ link_flows(PyObject *link)
     return flows;
 }
 
-/* -- the component (flows.component) ----------------------------------------------------------- */
+/* -- the component (flows.component) ---------------------------------------------------------- */
 
 /* Append `item` to `list` and map it to its index there; -1 on error. */
 static int
@@ -298,7 +301,7 @@ done:
     return status;
 }
 
-/* -- the filling (flows.solve_max_min) on arrays ------------------------------------------------ */
+/* -- the filling (flows.solve_max_min) on arrays ---------------------------------------------- */
 
 typedef struct {
     double weight, bound, x;
@@ -325,7 +328,7 @@ typedef struct {
 static int
 fill(Component *c, int *general)
 {
-    const double inf = Py_HUGE_VAL;
+    const double inf = INFINITY;
     int unbounded = 1;
     for (Py_ssize_t f = 0; f < c->flows; f++)
         if (c->flow[f].bound != inf) {
@@ -540,9 +543,10 @@ component_free(Component *c)
 
 /* -- a link's accounting (FlowLink.advance and mark) ------------------------------------------ */
 
-/* FlowLink.advance(now): the time since the last change accounted at the current use. */
+/* FlowLink.advance(now): the time since the last change accounted at the current use (`now`
+ * is `now_value`'s float). */
 static int
-link_advance(PyObject *link, double now)
+link_advance(PyObject *link, PyObject *now_value, double now)
 {
     double since, byte_rate, used, bytes, used_s, saturated_s;
     if (flow_read(link, &link_since_slot, &since) < 0)
@@ -561,7 +565,7 @@ link_advance(PyObject *link, double now)
              flow_write(link, &link_saturated_s_slot, saturated_s + elapsed) < 0))
             return -1;
     }
-    return flow_write(link, &link_since_slot, now);
+    return slot_set(link, &link_since_slot, now_value);
 }
 
 /* The float at `list[index]`; -1 with an error when it is not one (or absent). */
@@ -631,7 +635,7 @@ done:
     return status;
 }
 
-/* -- the re-solve (flows.solve_from) ----------------------------------------------------------- */
+/* -- the re-solve (flows.solve_from) ---------------------------------------------------------- */
 
 /* Write the filling's results back: each flow's x (and open), each link's left and usage. */
 static int
@@ -682,7 +686,7 @@ component_store_rates(Component *c, PyObject *flows, PyObject *links, PyObject *
 {
     int one_link = c->links == 1;
     Py_ssize_t *first = c->work, nfirst = 0; /* on one link: the flows that end first */
-    double first_delay = Py_HUGE_VAL;
+    double first_delay = INFINITY;
     for (Py_ssize_t l = 0; l < c->links; l++)
         c->link[l].used = c->link[l].byte_rate = 0.0;
     for (Py_ssize_t f = 0; f < c->flows; f++) {
@@ -761,8 +765,8 @@ static PyObject *
 flow_solve_from(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError,
-                        "flow_solve_from(changed, now, factor, schedule, finish) takes 5 arguments");
+        PyErr_SetString(PyExc_TypeError, "flow_solve_from(changed, now, factor, schedule, "
+                                         "finish) takes 5 arguments");
         return NULL;
     }
     if (!flow_constants_set) {
@@ -782,7 +786,7 @@ flow_solve_from(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         component_load(&c, flows, links, &flow_index, &link_index) < 0)
         goto done;
     for (Py_ssize_t l = 0; l < c.links; l++)
-        if (link_advance(PyList_GET_ITEM(links, l), now) < 0)
+        if (link_advance(PyList_GET_ITEM(links, l), args[1], now) < 0)
             goto done;
     if (fill(&c, &general) < 0 || component_store_filling(&c, flows, links, general) < 0 ||
         component_store_rates(&c, flows, links, args[1], now, factor, args[3], args[4]) < 0)
