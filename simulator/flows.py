@@ -149,7 +149,7 @@ class FlowLink:
         self.series_u: list[float] = [0.0]
         self.left = 0.0  # capacity left and unfixed flows' usage in solve_max_min
         self.usage = 0.0
-        self.multi = 0  # the flows on it that cross other links too (`_component`)
+        self.multi = 0  # the flows on it that cross other links too (`component`)
 
     def mark(self, now: float) -> None:
         """Note the utilisation `used` from `now` on (after a solve of its component)."""
@@ -432,7 +432,7 @@ class FlowNetwork:
         hops = changed.links
         if len(hops) == 1:
             link = hops[0][0]
-            if not link.multi:  # every flow on it crosses it alone (`_component`)
+            if not link.multi:  # every flow on it crosses it alone (`component`)
                 return self._solve_link(link, now)
         else:
             uniform = _uniform_component(changed)
@@ -441,7 +441,7 @@ class FlowNetwork:
         return self._solve_from(changed, now)
 
     def _solve_link(self, link: FlowLink, now: float) -> list[FlowLink]:
-        """`_solve_component` of a link whose flows cross it alone, in one pass when none has
+        """`solve_from` of a link whose flows cross it alone, in one pass when none has
         a bound: `solve_max_min`'s one-link step (the shares are the weights') and the
         one-link scheduling (only the first to end gets its end event), the same sums in the
         same order. With a bound, the general course."""
@@ -532,7 +532,7 @@ class FlowNetwork:
             return self._solve_from(first, now)  # the walk from any of them gives these
         _, x, rate, figures = state
         # each link: `advance(now)` inline, then its new use, peak and change point; a
-        # link's own steps in `_solve_component`'s order (links do not depend on each other)
+        # link's own steps in `solve_from`'s order (links do not depend on each other)
         for link, used, byte_rate in figures:
             elapsed = now - link.since
             if elapsed > 0.0:
@@ -773,7 +773,7 @@ def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
 
 
 def _uniform_component(flow: Flow) -> tuple[list[Flow], list[FlowLink]] | None:
-    """Return `FlowNetwork._component(flow)` when every flow on `flow`'s links (two or more)
+    """Return `component(flow)` when every flow on `flow`'s links (two or more)
     crosses exactly those links with the same a_{f,l}, weight and bound, in the walk's own
     order (its flows as the last link holds them, its links from the last to the first);
     None otherwise. A flow joins all its links at once, so they hold its flows in one order;
