@@ -28,7 +28,8 @@
  * _speedups_sim.c (sim calls), _speedups_stackless.c (stackless processes),
  * _speedups_transfer.c (a message's hops, mailboxes and FIFOs), _speedups_messages.c (filters,
  * receive, send, collectives), _speedups_guard.c (the attribute guard), _speedups_program.c (a
- * model's computationTime as a program of doubles). This file keeps what
+ * model's computationTime as a program of doubles), _speedups_flows.c (the flow network's
+ * max-min re-solve). This file keeps what
  * Python hands the core at start-up and the module's definition.
  */
 #include "_speedups.h"
@@ -42,6 +43,7 @@
 #include "_speedups_messages.c"
 #include "_speedups_guard.c"
 #include "_speedups_program.c"
+#include "_speedups_flows.c"
 
 /* -- what Python hands the core at start-up ------------------------------------------------ */
 
@@ -226,6 +228,30 @@ static const ContractName contract_names[] = {
     {"entry_size", &str_entry_size},
     {"entry_direction", &str_entry_direction},
     {"entry_to", &str_entry_to},
+    {"flow_links", &str_flow_links},
+    {"flow_weight", &str_flow_weight},
+    {"flow_bound", &str_flow_bound},
+    {"flow_x", &str_flow_x},
+    {"flow_rate", &str_flow_rate},
+    {"flow_remaining", &str_flow_remaining},
+    {"flow_updated", &str_flow_updated},
+    {"flow_version", &str_flow_version},
+    {"flow_pending", &str_flow_pending},
+    {"flow_open", &str_flow_open},
+    {"link_flows", &str_link_flows},
+    {"link_multi", &str_link_multi},
+    {"link_used", &str_link_used},
+    {"link_byte_rate", &str_link_byte_rate},
+    {"link_since", &str_link_since},
+    {"link_bytes", &str_link_bytes},
+    {"link_used_s", &str_link_used_s},
+    {"link_saturated_s", &str_link_saturated_s},
+    {"link_peak", &str_link_peak},
+    {"link_series_t", &str_link_series_t},
+    {"link_series_u", &str_link_series_u},
+    {"link_left", &str_link_left},
+    {"link_usage", &str_link_usage},
+    {"link_merge", &str_link_merge},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -330,6 +356,10 @@ static PyMethodDef module_methods[] = {
     {"evaluate_program", (PyCFunction)(void (*)(void))evaluate_program, METH_FASTCALL,
      "A js_program.Program's value for params (a dict), or None where it declines."},
     {"program_ops", program_ops, METH_NOARGS, "The program opcodes by name (js_program.OPS)."},
+    {"set_flow_constants", (PyCFunction)(void (*)(void))set_flow_constants, METH_FASTCALL,
+     "Tell flow_solve_from simulator.flows' SATURATED and SERIES_POINTS; once, before use."},
+    {"flow_solve_from", (PyCFunction)(void (*)(void))flow_solve_from, METH_FASTCALL,
+     "flow_solve_from(changed, now, factor, schedule, finish): simulator.flows.solve_from."},
     {NULL},
 };
 

@@ -39,7 +39,9 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-COMPILE_ARGS = ("-O2", "-Wall", "-Werror=implicit-function-declaration")
+# -ffp-contract=off: no fused multiply-add, so that a C core's floats are its Python
+# reference's bits (a fused a * b + c rounds once, Python rounds twice)
+COMPILE_ARGS = ("-O2", "-Wall", "-Werror=implicit-function-declaration", "-ffp-contract=off")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ SPEEDUPS = Extension(
                 "messages",
                 "guard",
                 "program",
+                "flows",
             )
         ),
     ),

@@ -40,6 +40,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from simulator import hotpath
+
 SHARING_POLICIES = ("fifo", "shared", "full-duplex")
 """A network node's `sharing`: "fifo" (store and forward, one message at a time per travel
 direction: the default), "shared" (one flow constraint per instance for every direction,
@@ -147,7 +149,7 @@ class FlowLink:
         self.series_u: list[float] = [0.0]
         self.left = 0.0  # capacity left and unfixed flows' usage in solve_max_min
         self.usage = 0.0
-        self.multi = 0  # the flows on it that cross other links too (`_component`)
+        self.multi = 0  # the flows on it that cross other links too (`component`)
 
     def mark(self, now: float) -> None:
         """Note the utilisation `used` from `now` on (after a solve of its component)."""
@@ -424,52 +426,22 @@ class FlowNetwork:
                 continue
             solved.update(self._solve(flow, now))
 
-    def _component(self, flow: Flow) -> tuple[list[Flow], list[FlowLink]]:
-        """Return the flows and links connected to `flow`'s links (the flow itself only when
-        it still crosses them). Flows and links hash by identity."""
-        if len(flow.links) == 1:
-            link = flow.links[0][0]
-            if not link.multi:  # every flow on it crosses it alone: the walk's answer
-                return list(link.flows), [link]
-        links: list[FlowLink] = []
-        flows: list[Flow] = []
-        seen_links: set[FlowLink] = set()
-        seen_flows: set[Flow] = set()
-        stack = [link for link, _ in flow.links]
-        while stack:
-            link = stack.pop()
-            if link in seen_links:
-                continue
-            seen_links.add(link)
-            links.append(link)
-            for other in link.flows:
-                if other not in seen_flows:
-                    seen_flows.add(other)
-                    flows.append(other)
-                    hops = other.links
-                    if len(hops) > 1:
-                        for hop, _ in hops:
-                            if hop not in seen_links:
-                                stack.append(hop)
-        return flows, links
-
     def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
         """Re-solve the component of `changed` at `now` and reschedule its flows' ends;
         return the component's links."""
         hops = changed.links
         if len(hops) == 1:
             link = hops[0][0]
-            if not link.multi:  # every flow on it crosses it alone (`_component`)
+            if not link.multi:  # every flow on it crosses it alone (`component`)
                 return self._solve_link(link, now)
         else:
             uniform = _uniform_component(changed)
             if uniform is not None:
                 return self._solve_uniform(uniform[0], uniform[1], hops, now)
-        flows, links = self._component(changed)
-        return self._solve_component(flows, links, now)
+        return self._solve_from(changed, now)
 
     def _solve_link(self, link: FlowLink, now: float) -> list[FlowLink]:
-        """`_solve_component` of a link whose flows cross it alone, in one pass when none has
+        """`solve_from` of a link whose flows cross it alone, in one pass when none has
         a bound: `solve_max_min`'s one-link step (the shares are the weights') and the
         one-link scheduling (only the first to end gets its end event), the same sums in the
         same order. With a bound, the general course."""
@@ -477,8 +449,8 @@ class FlowNetwork:
         total = 0.0
         inf = math.inf
         for flow, a in on.items():
-            if flow.bound != inf:
-                return self._solve_component(list(on), [link], now)
+            if flow.bound != inf:  # its component is the link's flows: `component`
+                return self._solve_from(flow, now)
             total += a * flow.weight
         elapsed = now - link.since  # `link.advance(now)`, inline (once per solve)
         if elapsed > 0.0:
@@ -522,57 +494,11 @@ class FlowNetwork:
         link.mark(now)
         return [link]
 
-    def _solve_component(
-        self, flows: list[Flow], links: list[FlowLink], now: float
-    ) -> list[FlowLink]:
-        """`_solve` of the component of `flows` over `links`, by the general filling."""
-        for link in links:
-            link.advance(now)
-            link.used = 0.0
-            link.byte_rate = 0.0
-        solve_max_min(flows, links)
-        factor = self.model.bandwidth_factor
-        schedule, finish = self.engine.schedule, self._finish
-        # One link: every change to these flows' rates comes through this link (a flow
-        # joining it, or one of them ending), so only the first to end needs its end event;
-        # the others get theirs when it ends and the link is solved again. Otherwise each
-        # flow whose rate changed, or that has no end event, gets a new one.
-        one_link = len(links) == 1
-        first: list[Flow] = []  # on one link: the flows that end first (ties end together)
-        first_delay = math.inf
-        for flow in flows:
-            x = flow.x
-            rate = x * factor
-            for link, a in flow.links:
-                link.used += a * x
-                link.byte_rate += rate
-            old = flow.rate
-            flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
-            flow.updated = now
-            if rate == old and flow.pending and not one_link:  # its end event stands
-                continue
-            flow.rate = rate
-            flow.version += 1
-            flow.pending = False
-            if rate > 0.0:
-                remaining = flow.remaining if flow.remaining > 0.0 else 0.0
-                delay = remaining / rate
-                if one_link:
-                    if delay < first_delay:
-                        first, first_delay = [flow], delay
-                    elif delay == first_delay:
-                        first.append(flow)
-                else:
-                    flow.pending = True
-                    schedule(delay, finish, (flow, flow.version))
-        for flow in first:
-            flow.pending = True
-            schedule(first_delay, finish, (flow, flow.version))
-        for link in links:
-            if link.used > link.peak:
-                link.peak = link.used
-            link.mark(now)
-        return links
+    def _solve_from(self, changed: Flow, now: float) -> list[FlowLink]:
+        """`_solve`'s general course: `solve_from`, in C where it is built."""
+        return _solve_from(
+            changed, now, self.model.bandwidth_factor, self.engine.schedule, self._finish
+        )
 
     def _solve_uniform(
         self,
@@ -603,10 +529,10 @@ class FlowNetwork:
                 self._uniform_states.clear()
             state = self._uniform_states[key] = self._uniform_state(hops, weight, bound, count)
         if state[1] is None:  # a link without cost, a NaN or no limit: the general course
-            return self._solve_component(flows, links, now)
+            return self._solve_from(first, now)  # the walk from any of them gives these
         _, x, rate, figures = state
         # each link: `advance(now)` inline, then its new use, peak and change point; a
-        # link's own steps in `_solve_component`'s order (links do not depend on each other)
+        # link's own steps in `solve_from`'s order (links do not depend on each other)
         for link, used, byte_rate in figures:
             elapsed = now - link.since
             if elapsed > 0.0:
@@ -669,13 +595,6 @@ class FlowNetwork:
         figures = tuple((link, _repeated_sum(a * x, count), byte_rate) for link, a in hops)
         return hops, x, rate, figures[::-1]
 
-    def _solve_general(
-        self, flows: list[Flow], links: list[FlowLink], now: float
-    ) -> list[FlowLink]:
-        """`_solve`'s general course for a component `_solve_uniform` handed back (its links
-        already advanced and cleared, which doing again leaves as they are)."""
-        return self._solve_component(flows, links, now)
-
     def result(self, overall_s: float) -> list[dict[str, Any]]:
         """Return every flow link's figures, in the order they were first crossed."""
         figures = []
@@ -683,6 +602,101 @@ class FlowNetwork:
             link.advance(overall_s)
             figures.append(link.result(overall_s))
         return figures
+
+
+def component(flow: Flow) -> tuple[list[Flow], list[FlowLink]]:
+    """Return the flows and links connected to `flow`'s links (the flow itself only when
+    it still crosses them). Flows and links hash by identity."""
+    if len(flow.links) == 1:
+        link = flow.links[0][0]
+        if not link.multi:  # every flow on it crosses it alone: the walk's answer
+            return list(link.flows), [link]
+    links: list[FlowLink] = []
+    flows: list[Flow] = []
+    seen_links: set[FlowLink] = set()
+    seen_flows: set[Flow] = set()
+    stack = [link for link, _ in flow.links]
+    while stack:
+        link = stack.pop()
+        if link in seen_links:
+            continue
+        seen_links.add(link)
+        links.append(link)
+        for other in link.flows:
+            if other not in seen_flows:
+                seen_flows.add(other)
+                flows.append(other)
+                hops = other.links
+                if len(hops) > 1:
+                    for hop, _ in hops:
+                        if hop not in seen_links:
+                            stack.append(hop)
+    return flows, links
+
+
+def solve_from(
+    changed: Flow,
+    now: float,
+    factor: float,
+    schedule: Callable[[float, Callable[[tuple[Flow, int]], None], tuple[Flow, int]], object],
+    finish: Callable[[tuple[Flow, int]], None],
+) -> list[FlowLink]:
+    """Re-solve at `now` the component of `changed` (`component`) by the general filling
+    (`solve_max_min`) and return its links: each link's use is accounted up to `now`
+    (`FlowLink.advance`) and from it (`used`, `byte_rate`, `peak`, `mark`); each flow gets
+    the rate x_f * `factor` (phi_B, F2), is charged the bytes it moved at its old rate and,
+    unless its end event stands, a new `version` and `schedule(delay, finish, (flow,
+    version))` for its end. The general course of `FlowNetwork._solve`.
+
+    simulator/_speedups_flows.c is its C copy (`hotpath.flow_solver` chooses): the same
+    float operations in the same order, so the same bits, and the same calls to `schedule`
+    in the same order (tests/simulator/test_flow_solver.py)."""
+    flows, links = component(changed)
+    for link in links:
+        link.advance(now)
+        link.used = 0.0
+        link.byte_rate = 0.0
+    solve_max_min(flows, links)
+    # One link: every change to these flows' rates comes through this link (a flow
+    # joining it, or one of them ending), so only the first to end needs its end event;
+    # the others get theirs when it ends and the link is solved again. Otherwise each
+    # flow whose rate changed, or that has no end event, gets a new one.
+    one_link = len(links) == 1
+    first: list[Flow] = []  # on one link: the flows that end first (ties end together)
+    first_delay = math.inf
+    for flow in flows:
+        x = flow.x
+        rate = x * factor
+        for link, a in flow.links:
+            link.used += a * x
+            link.byte_rate += rate
+        old = flow.rate
+        flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
+        flow.updated = now
+        if rate == old and flow.pending and not one_link:  # its end event stands
+            continue
+        flow.rate = rate
+        flow.version += 1
+        flow.pending = False
+        if rate > 0.0:
+            remaining = flow.remaining if flow.remaining > 0.0 else 0.0
+            delay = remaining / rate
+            if one_link:
+                if delay < first_delay:
+                    first, first_delay = [flow], delay
+                elif delay == first_delay:
+                    first.append(flow)
+            else:
+                flow.pending = True
+                schedule(delay, finish, (flow, flow.version))
+    for flow in first:
+        flow.pending = True
+        schedule(first_delay, finish, (flow, flow.version))
+    for link in links:
+        if link.used > link.peak:
+            link.peak = link.used
+        link.mark(now)
+    return links
 
 
 def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
@@ -759,7 +773,7 @@ def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
 
 
 def _uniform_component(flow: Flow) -> tuple[list[Flow], list[FlowLink]] | None:
-    """Return `FlowNetwork._component(flow)` when every flow on `flow`'s links (two or more)
+    """Return `component(flow)` when every flow on `flow`'s links (two or more)
     crosses exactly those links with the same a_{f,l}, weight and bound, in the walk's own
     order (its flows as the last link holds them, its links from the last to the first);
     None otherwise. A flow joins all its links at once, so they hold its flows in one order;
@@ -802,3 +816,7 @@ def _repeated_sum(value: float, count: int) -> float:
             total += value
         _SUMS[key] = total
     return total
+
+
+_solve_from = hotpath.flow_solver(solve_from, SATURATED, SERIES_POINTS)
+"""`solve_from`, or its C copy where the C core is in use (`FlowNetwork._solve_from`)."""

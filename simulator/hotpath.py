@@ -8,7 +8,8 @@ runs everywhere, and a C copy that gives the same results faster where it is bui
     simulator._speedups        the engine's core, mailboxes,       simulator.engine, api,
                                FIFOs, sim calls, messages, usage,  platform, results,
                                the attribute and multiply guards,  sandbox.restricted,
-                               a model's program of doubles        models.js_program
+                               a model's program of doubles,       models.js_program,
+                               the flow network's max-min re-solve flows.solve_from
     simulator._cachesim        the cache chain and tree            simulator.models.cache,
                                                                    models.coherence
     simulator._v8results       V8's results handed back            simulator.shallow
@@ -45,6 +46,7 @@ __all__ = [
     "choose",
     "choose_in",
     "core_of",
+    "flow_solver",
     "hand_types",
     "handed_types",
     "memo_key",
@@ -93,6 +95,8 @@ _NODE = "simulator.platform:NodeRuntime"
 _TIMELINE = "simulator.results:Timeline"
 _FIGURES = "simulator.results:ProcessFigures"
 _ENTRY = "simulator.results:TimelineEntry"
+_FLOW = "simulator.flows:Flow"
+_FLOW_LINK = "simulator.flows:FlowLink"
 
 NAMES: dict[str, Name] = {
     # a process and the engine
@@ -176,6 +180,31 @@ NAMES: dict[str, Name] = {
     "id": Name("id", _NODE),
     "transfer_time": Name("transfer_time", _NODE),
     "transfer_times": Name("_transfer_times", _NODE),
+    # the flow network's re-solve (simulator.flows.solve_from): a flow and a flow link
+    "flow_links": Name("links", _FLOW),
+    "flow_weight": Name("weight", _FLOW),
+    "flow_bound": Name("bound", _FLOW),
+    "flow_x": Name("x", _FLOW),
+    "flow_rate": Name("rate", _FLOW),
+    "flow_remaining": Name("remaining", _FLOW),
+    "flow_updated": Name("updated", _FLOW),
+    "flow_version": Name("version", _FLOW),
+    "flow_pending": Name("pending", _FLOW),
+    "flow_open": Name("open", _FLOW),
+    "link_flows": Name("flows", _FLOW_LINK),
+    "link_multi": Name("multi", _FLOW_LINK),
+    "link_used": Name("used", _FLOW_LINK),
+    "link_byte_rate": Name("byte_rate", _FLOW_LINK),
+    "link_since": Name("since", _FLOW_LINK),
+    "link_bytes": Name("bytes", _FLOW_LINK),
+    "link_used_s": Name("used_s", _FLOW_LINK),
+    "link_saturated_s": Name("saturated_s", _FLOW_LINK),
+    "link_peak": Name("peak", _FLOW_LINK),
+    "link_series_t": Name("series_t", _FLOW_LINK),
+    "link_series_u": Name("series_u", _FLOW_LINK),
+    "link_left": Name("left", _FLOW_LINK),
+    "link_usage": Name("usage", _FLOW_LINK),
+    "link_merge": Name("_merge", _FLOW_LINK),
 }
 """Every name the C core (simulator._speedups) uses, by the key it knows it by (its
 `ContractName` table, simulator/_speedups.c): it receives them at start-up (`set_names`) and
@@ -303,3 +332,15 @@ def multiply_guard(reference: Any, max_int_bits: int) -> Any:
         return reference
     speedups.set_multiply_guard(reference, max_int_bits)
     return speedups.guarded_mul
+
+
+def flow_solver(reference: _T, saturated: float, series_points: int) -> _T:
+    """Return the flow network's re-solve of a component (`reference`, simulator.flows
+    `solve_from`): the C core's copy when the core is in use, told once the constants it
+    shares with the reference (a link's saturation fraction and its kept change points),
+    else `reference`."""
+    if speedups is None:
+        return reference
+    speedups.set_flow_constants(saturated, series_points)
+    solver: _T = speedups.flow_solve_from
+    return solver

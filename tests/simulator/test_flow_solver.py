@@ -1,0 +1,204 @@
+"""The flow network's re-solve in C (simulator/_speedups_flows.c, `flow_solve_from`) against
+its Python reference (simulator.flows `solve_from`): on random components the two leave every
+flow and link with the same bits and schedule the same end events in the same order, and
+whole runs over flow links give the same results with either."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator import flows, hotpath
+from simulator.flows import Flow, FlowLink
+from simulator.runner import run_simulation
+from simulator.snapshot import load_snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+C_SOLVER: Any = getattr(hotpath.speedups, "flow_solve_from", None)
+
+needs_c = pytest.mark.skipif(C_SOLVER is None, reason="the C core is not in use")
+
+FLOW_SLOTS = ("x", "rate", "remaining", "updated", "version", "pending", "open")
+LINK_SLOTS = (
+    "used",
+    "byte_rate",
+    "since",
+    "bytes",
+    "used_s",
+    "saturated_s",
+    "peak",
+    "left",
+    "usage",
+    "series_t",
+    "series_u",
+)
+
+
+def _bits(value: object) -> object:
+    """`value` with each float as its bits (NaN equals NaN, -0.0 differs from 0.0)."""
+    if isinstance(value, float):
+        return ("float", struct.pack("<d", value))
+    if isinstance(value, list):
+        return [_bits(item) for item in value]
+    return (type(value).__name__, value)
+
+
+def _state(network: tuple[list[Flow], list[FlowLink]]) -> list[object]:
+    flow_list, links = network
+    return [[_bits(getattr(flow, slot)) for slot in FLOW_SLOTS] for flow in flow_list] + [
+        [_bits(getattr(link, slot)) for slot in LINK_SLOTS] for link in links
+    ]
+
+
+def _solve(
+    solver: Any, network: tuple[list[Flow], list[FlowLink]], changed: int, now: float
+) -> tuple[list[object], list[tuple[object, int, int]], list[int]]:
+    """Run `solver` from flow `changed`; return the state after it, the end events it
+    scheduled (delay bits, flow index, version) and the indices of the links it returned."""
+    flow_list, links = network
+    events: list[tuple[object, int, int]] = []
+
+    def schedule(delay: float, finish: object, arg: tuple[Flow, int]) -> None:
+        assert finish is _finish
+        events.append((_bits(delay), flow_list.index(arg[0]), arg[1]))
+
+    returned = solver(flow_list[changed], now, 0.97, schedule, _finish)
+    return _state(network), events, [links.index(link) for link in returned]
+
+
+def _finish(arg: tuple[Flow, int]) -> None:
+    raise AssertionError("the solvers only schedule ends")
+
+
+AS = st.one_of(
+    st.sampled_from([0.0, 1e-9, 2.5e-10, 1.0, math.inf]),
+    st.floats(min_value=1e-12, max_value=10.0),
+)
+FLOATS = st.floats(min_value=0.0, max_value=1e3, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def networks(draw: st.DrawFn) -> tuple[tuple[list[Flow], list[FlowLink]], int, float]:
+    """A random set of links and flows over them, each with a history (rates, pending ends,
+    series near their cap), a flow to re-solve from and the time."""
+    link_count = draw(st.integers(1, 7))
+    links = [FlowLink("n", i, f"n[{i}]", "shared") for i in range(link_count)]
+    now = draw(st.sampled_from([0.0, 1.0, 2.5, 1e-6, 123.456]))
+    for link in links:
+        link.since = draw(st.sampled_from([0.0, now, now / 3]))
+        link.used = draw(st.sampled_from([0.0, 0.5, 1.0, 1.0 - 1e-10, 0.3]))
+        link.byte_rate = draw(FLOATS)
+        link.peak = draw(st.sampled_from([0.0, 0.7, 2.0]))
+        if draw(st.booleans()):  # a series at its cap: the next change point merges
+            link.series_t = [i * 1e-3 for i in range(flows.SERIES_POINTS)] + [link.since]
+            link.series_u = [float(i % 3) / 3 for i in range(flows.SERIES_POINTS + 1)]
+        else:
+            link.series_t = [0.0, link.since] if link.since > 0.0 else [0.0]
+            link.series_u = [0.25, link.used] if link.since > 0.0 else [link.used]
+    flow_list = []
+    for _ in range(draw(st.integers(1, 9))):
+        hops = draw(st.lists(st.integers(0, link_count - 1), min_size=1, max_size=4))
+        crossing = [(links[i], draw(AS)) for i in hops]
+        weight = draw(st.one_of(st.just(1.0), st.floats(1e-3, 1e3)))
+        bound = draw(st.sampled_from([math.inf, math.inf, 0.25, 1.0, 1e6]))
+        size = draw(st.one_of(st.sampled_from([1.0, 0.0, 7]), st.floats(1e-3, 1e10)))
+        flow = Flow(crossing, size, weight, bound, lambda now: None)
+        flow.rate = draw(st.one_of(st.sampled_from([0.0, 0.97]), st.floats(1e-3, 1e9)))
+        flow.updated = draw(st.sampled_from([0.0, now, now / 3, now * 0.7]))
+        flow.pending = draw(st.booleans())
+        flow.version = draw(st.integers(0, 5))
+        for link, a in crossing:
+            link.flows[flow] = a
+        if len(crossing) > 1:
+            for link, _ in crossing:
+                link.multi += 1
+        flow_list.append(flow)
+    changed = draw(st.integers(0, len(flow_list) - 1))
+    return (flow_list, links), changed, now
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(networks())
+def test_the_c_solver_leaves_the_same_bits_and_events_as_the_python_reference(
+    drawn: tuple[tuple[list[Flow], list[FlowLink]], int, float],
+) -> None:
+    network, changed, now = drawn
+    python_side = copy.deepcopy(network)
+    c_side = copy.deepcopy(network)
+
+    expected = _solve(flows.solve_from, python_side, changed, now)
+    got = _solve(C_SOLVER, c_side, changed, now)
+
+    assert got == expected
+
+
+@needs_c
+def test_the_c_solver_walks_the_whole_component_and_only_it() -> None:
+    a, b, c, far = (FlowLink("n", i, f"n[{i}]", "full-duplex") for i in range(4))
+    chained = []
+    for hops in ([(a, 0.1), (b, 0.2)], [(b, 0.2), (c, 0.3)], [(c, 0.3)], [(far, 1.0)]):
+        flow = Flow(hops, 10.0, 1.0, math.inf, lambda now: None)
+        for link, cost in hops:
+            link.flows[flow] = cost
+            link.multi += len(hops) > 1
+        chained.append(flow)
+    network = ([*chained], [a, b, c, far])
+
+    _, events, returned = _solve(C_SOLVER, network, 2, 0.0)
+
+    assert returned == [2, 1, 0]  # the walk's order: the changed flow's link first
+    assert sorted(index for _, index, _ in events) == [0, 1, 2]
+    assert chained[3].version == 0 and far.used == 0.0  # another component: untouched
+    assert (chained[0].x, chained[1].x, chained[2].x) == pytest.approx((10 / 3, 5 / 3, 5 / 3))
+
+
+@needs_c
+def test_the_c_solver_refuses_a_flow_outside_its_component() -> None:
+    a, b = FlowLink("n", 0, "a", "shared"), FlowLink("n", 1, "b", "shared")
+    inside = Flow([(a, 1.0)], 1.0, 1.0, math.inf, lambda now: None)
+    a.flows[inside] = 1.0
+    # a flow held by `a` that says it crosses only `b`: not a component the walk can make
+    stray = Flow([(b, 1.0)], 1.0, 1.0, math.inf, lambda now: None)
+    a.flows[stray] = 1.0
+
+    with pytest.raises(ValueError, match="outside its component"):
+        C_SOLVER(inside, 0.0, 1.0, lambda *args: None, _finish)
+
+
+def _run_cluster(solver: Any, monkeypatch: pytest.MonkeyPatch, app: str) -> dict[str, Any]:
+    monkeypatch.setattr(flows, "_solve_from", solver)
+    system = load_snapshot(
+        json.loads((ROOT / "examples" / "dgx_h100_cluster_4" / "snapshot.json").read_text())
+    )
+    result = run_simulation(system, app, labels={"GPU": 16}, variables={})
+    result.pop("stats", None)
+    return json.loads(json.dumps(result))
+
+
+@needs_c
+@pytest.mark.parametrize(
+    "app",
+    [
+        "sim.allreduce(4e8, algorithm='ring')\n",
+        "sim.allreduce(4e8, algorithm='tree')\n",
+        "sim.alltoall(1e6, algorithm='pairwise')\n",
+    ],
+)
+def test_a_run_over_flow_links_gives_the_same_result_with_either_solver(
+    app: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patch:
+        expected = _run_cluster(flows.solve_from, patch, app)
+    got = _run_cluster(C_SOLVER, monkeypatch, app)
+
+    assert got == expected
+    assert got["overall_time_s"] > 0.0
