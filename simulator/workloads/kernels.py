@@ -41,6 +41,19 @@ UNFUSED_SOFTMAX_BYTES = 4.0
 TE_CAST_BYTES = 4.0
 UNFUSED_SOFTMAX_BWD_BYTES = 6.0
 UNFUSED_DROPOUT_BYTES = 5.0
+# The MLP activation's elementwise kernels by ModelConfig.activation, each with the BF16
+# tensors of the FFN's width it reads and writes (backward moves twice the forward's bytes,
+# as every streaming kernel here). "swiglu" one fused kernel reading the gate and up halves
+# and writing their product (3); "gelu" one fused bias-GELU (2); "squared-relu" as NeMo's
+# Nemotron runs it, torch.pow(torch.relu(x), 2) (nemo/collections/llm/fn/activation.py) in
+# eager PyTorch: NemotronConfig does not set Megatron-core's bias_activation_fusion (its
+# fusion covers GELU and SwiGLU only), so a ReLU kernel and a square kernel, each reading and
+# writing the whole tensor (2 + 2).
+ACTIVATION_KERNELS: dict[str, tuple[tuple[str, int], ...]] = {
+    "swiglu": (("activation", 3),),
+    "gelu": (("activation", 2),),
+    "squared-relu": (("activation_relu", 2), ("activation_square", 2)),
+}
 
 
 # FlashAttention-3's published BF16 forward and backward TFLOPs/s on an H100 SXM5 by head dim,
@@ -320,7 +333,10 @@ def layer_kernels(
     stream = [
         ("norms", 2 * 2 * act / (tp if tp > 1 else 1) + 0.0),
         ("residual", 2 * 3 * act),
-        ("activation", (3 if model.gated else 2) * 2.0 * tokens * ffn_local),
+        *(
+            (name, tensors * 2.0 * tokens * ffn_local)
+            for name, tensors in ACTIVATION_KERNELS[model.activation]
+        ),
         ("rope", 2 * 2.0 * tokens * model.qkv_out / tp),
     ]
     factor = 2.0 if backward else 1.0

@@ -161,6 +161,9 @@ def activation_bytes_per_token(model: ModelConfig, plan: ParallelPlan, seq: int)
       it saves Q, K, V, its output and the softmax's log-sum-exp (FP32, 4 a bytes per
       token) instead of the 5 a s. Its output is kept by the attention itself, so under FP8
       the projection's FP8 copy (1 h) comes on top of the BF16 output (2 h).
+    - The activation keeps one BF16 tensor of the FFN's width (a SwiGLU two: its gate and
+      up halves): GELU its input; squared ReLU, relu(x)^2 in eager PyTorch, the ReLU's
+      output, which the ReLU's backward and the square's both read.
     Selective recomputation reruns the core attention, dropping the a-terms; full
     recomputation is charged by the caller."""
     h = model.hidden

@@ -46,13 +46,83 @@ def test_presets_have_the_published_sizes(name: str, billions: float) -> None:
     assert model.params() / 1e9 == pytest.approx(billions, rel=0.04)
 
 
+@pytest.mark.parametrize(
+    ("name", "billions"),
+    [
+        # the sizes NVIDIA names them by (Nemotron-3 8B and 22B, Nemotron-4 15B and 340B)
+        ("nemotron3-8b", 8.0),
+        ("nemotron3-22b", 22.0),
+        ("nemotron4-15b", 15.0),
+        ("nemotron4-340b", 340.0),
+    ],
+)
+def test_nemotron_presets_are_nemos_squared_relu_configs(name: str, billions: float) -> None:
+    model = PRESETS[name]
+    assert "nemotron.py" in model.source and model.activation == "squared-relu"
+    assert model.mlp_matrices == 2 and not model.gated
+    assert model.params() / 1e9 == pytest.approx(billions, rel=0.07)
+
+
+def test_the_activation_sets_the_mlps_gemms_flops_memory_and_kernels() -> None:
+    """A squared-ReLU MLP has two matrices, as GELU, where SwiGLU has three: its first GEMM
+    has ffn columns (not 2 ffn), it counts 2 x 2 h f FLOPs per token, keeps one FFN-wide
+    tensor for backward, and runs the ReLU and the square as two elementwise kernels."""
+    swiglu = TINY
+    relu2 = dataclasses.replace(TINY, activation="squared-relu")
+    gelu = dataclasses.replace(TINY, activation="gelu")
+    h, f = TINY.hidden, TINY.ffn
+    assert swiglu.layer_params() - relu2.layer_params() == h * f
+    per_layer = (swiglu.forward_flops_per_token() - relu2.forward_flops_per_token()) / TINY.layers
+    assert per_layer == 2.0 * h * f
+    assert relu2.forward_flops_per_token() == gelu.forward_flops_per_token()
+    plan = ParallelPlan(gpus=1, gbs=1)
+    seq = TINY.seq
+    saved = activation_bytes_per_token(swiglu, plan, seq) - activation_bytes_per_token(
+        relu2, plan, seq
+    )
+    assert saved == 2.0 * f
+    record = training.gpu_record("H100 SXM5 80GB")
+    timer = training.KernelTimer(record)
+    kernels = {
+        model.activation: training.layer_kernels(timer, model, plan, backward=False)
+        for model in (swiglu, relu2, gelu)
+    }
+    fc1 = {name: next(k for k in ks if k.name == "fc1") for name, ks in kernels.items()}
+    assert fc1["swiglu"].flops == 2 * fc1["squared-relu"].flops == 2 * fc1["gelu"].flops
+    names = {
+        name: [k.name for k in ks if k.name.startswith("activation")]
+        for name, ks in kernels.items()
+    }
+    assert names == {
+        "swiglu": ["activation"],
+        "gelu": ["activation"],
+        "squared-relu": ["activation_relu", "activation_square"],
+    }
+    with pytest.raises(ValueError, match="activation"):
+        dataclasses.replace(TINY, activation="relu")
+
+
+def test_a_model_file_may_still_say_gated(tmp_path: Any) -> None:
+    fields = {"layers": 2, "hidden": 64, "ffn": 256, "heads": 4, "kv_heads": 4, "vocab": 100}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(fields | {"seq": 32, "gated": False}))
+    assert load_model(str(path)).activation == "gelu"
+    path.write_text(json.dumps(fields | {"seq": 32, "activation": "squared-relu"}))
+    assert load_model(str(path)).activation == "squared-relu"
+    path.write_text(json.dumps(fields | {"seq": 32, "gated": True, "activation": "gelu"}))
+    with pytest.raises(ValueError, match="not both"):
+        load_model(str(path))
+
+
 def test_mixtral_active_parameters() -> None:
     assert PRESETS["mixtral-8x7b"].params(active=True) / 1e9 == pytest.approx(13.0, rel=0.04)
 
 
 def test_flops_per_token_is_megatron_eq3_without_recomputation() -> None:
     layers, h, s, v = 96, 16384, 2048, 51200
-    model = ModelConfig("gpt", layers, h, 4 * h, 128, 128, v, s, gated=False, tied_embeddings=True)
+    model = ModelConfig(
+        "gpt", layers, h, 4 * h, 128, 128, v, s, activation="gelu", tied_embeddings=True
+    )
     eq3_no_recompute = 72.0 * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
     assert 3 * model.forward_flops_per_token() * s == pytest.approx(eq3_no_recompute, rel=1e-12)
 
