@@ -464,6 +464,12 @@ def test_simulator_command_line_workload(capsys: pytest.CaptureFixture[str]) -> 
     assert "GiB per GPU" in capsys.readouterr().err
     assert main(["workload", "train", "--model", "nope", "--gpus", "8", "--gbs", "8"]) == 2
     capsys.readouterr()
+    gather = ["workload", "train", "--model", "nemotron3-8b", "--gpus", "8", "--tp", "8"]
+    gather += ["--gbs", "8", "--seq", "1024", "--zero1", "--fp8-param-gather", "--json", "-"]
+    assert main(gather) == 2
+    assert "fp8_param_gather needs precision fp8" in capsys.readouterr().err
+    assert main([*gather, "--precision", "fp8"]) == 0
+    assert json.loads(capsys.readouterr().out)["plan"]["fp8_param_gather"] is True
     steps = {}
     for attention in ("flash", "unfused"):
         argv = ["workload", "train", "--model", "llama3-8b", "--gpus", "8", "--tp", "8"]
