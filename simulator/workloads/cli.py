@@ -67,6 +67,11 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     train.add_argument("--overlap-grad-reduce", action="store_true")
     train.add_argument(
+        "--fp8-param-gather",
+        action="store_true",
+        help="with --precision fp8 and --zero1: gather the layers' weights in FP8 (Megatron's)",
+    )
+    train.add_argument(
         "--attention",
         choices=ATTENTION_KERNELS,
         default="flash",
@@ -196,6 +201,7 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
             recompute=args.recompute,
             precision=args.precision,
             overlap_grad_reduce=args.overlap_grad_reduce,
+            fp8_param_gather=args.fp8_param_gather,
             attention=args.attention,
         )
         if args.axis:

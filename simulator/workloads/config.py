@@ -6,13 +6,22 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
+
+# The MLP's activation (ModelConfig.activation) and the weight matrices it takes:
+# "swiglu" a gated MLP, silu(X W_gate) * (X W_up) W_down (Llama, Mixtral): three matrices,
+# the first two fused into one GEMM of 2 ffn columns; "gelu" gelu(X W_1) W_2 (GPT-3,
+# Megatron-LM): two; "squared-relu" relu(X W_1)^2 W_2 (Nemotron: NeMo's NemotronConfig sets
+# activation_func = squared_relu, nemo/collections/llm/fn/activation.py, torch.pow(relu(x), 2),
+# no gate): two.
+ACTIVATIONS = {"swiglu": 3, "gelu": 2, "squared-relu": 2}
 
 
 @dataclass(frozen=True)
 class ModelConfig:
     """A decoder-only transformer. `ffn` is one expert's (or the dense MLP's) hidden size;
-    `gated` a SwiGLU MLP (three matrices) instead of GELU (two); `experts` > 1 a
-    mixture-of-experts MLP of which each token takes `top_k`."""
+    `activation` the MLP's (ACTIVATIONS: "swiglu" three matrices, "gelu" and "squared-relu"
+    two); `experts` > 1 a mixture-of-experts MLP of which each token takes `top_k`."""
 
     name: str
     layers: int
@@ -22,7 +31,7 @@ class ModelConfig:
     kv_heads: int
     vocab: int
     seq: int
-    gated: bool = True
+    activation: str = "swiglu"
     experts: int = 1
     top_k: int = 1
     tied_embeddings: bool = False
@@ -37,6 +46,9 @@ class ModelConfig:
             raise ValueError(f"model {self.name!r}: hidden must be a multiple of heads")
         if self.heads % self.kv_heads:
             raise ValueError(f"model {self.name!r}: heads must be a multiple of kv_heads")
+        if self.activation not in ACTIVATIONS:
+            known = ", ".join(ACTIVATIONS)
+            raise ValueError(f"model {self.name!r}: activation must be one of {known}")
         if not 1 <= self.top_k <= self.experts:
             raise ValueError(f"model {self.name!r}: top_k must lie between 1 and experts")
 
@@ -50,8 +62,13 @@ class ModelConfig:
         return self.hidden + 2 * self.kv_heads * self.head_dim
 
     @property
+    def gated(self) -> bool:
+        """A gated MLP: its first GEMM gives the gate and the up projection (2 ffn columns)."""
+        return self.activation == "swiglu"
+
+    @property
     def mlp_matrices(self) -> int:
-        return 3 if self.gated else 2
+        return ACTIVATIONS[self.activation]
 
     def layer_params(self, *, active: bool = False) -> int:
         """Weights of one layer (norms included); `active`: only the experts a token takes."""
@@ -70,7 +87,11 @@ class ModelConfig:
     def forward_flops_per_token(self, seq: int | None = None) -> float:
         """Forward FLOPs of one token: 2 per active weight of the matrix products, the
         attention scores and their product with V (4 s h per layer over the whole sequence,
-        as Narayanan et al. count it, SC'21 eq. 3) and the logits (2 h V)."""
+        as Narayanan et al. count it, SC'21 eq. 3) and the logits (2 h V). Per layer:
+        2 (h q + h h + m h f k) + 4 s h, with q the QKV projection's columns, f the FFN size,
+        k the experts a token takes and m the MLP's matrices (3 for "swiglu", 2 for "gelu"
+        and "squared-relu"); the activation's own elementwise work is not counted, as the
+        published formulas do not count it."""
         s = self.seq if seq is None else seq
         matmul = self.layer_params(active=True) - 2 * self.hidden
         per_layer = 2.0 * matmul + 4.0 * s * self.hidden
@@ -93,7 +114,7 @@ def _gpt(name: str, layers: int, hidden: int, heads: int, source: str) -> ModelC
         heads,
         51200,
         2048,
-        gated=False,
+        activation="gelu",
         tied_embeddings=True,
         source=source,
     )
@@ -206,7 +227,16 @@ _NEMO_GPT = (
     "(github.com/NVIDIA/NeMo-Framework-Launcher): GPT-2 BPE vocabulary padded to 50,304"
 )
 PRESETS["gpt3-5b"] = ModelConfig(
-    "gpt3-5b", 24, 4096, 16384, 32, 32, 50304, 2048, gated=False, source=_NEMO_GPT.format(size="5b")
+    "gpt3-5b",
+    24,
+    4096,
+    16384,
+    32,
+    32,
+    50304,
+    2048,
+    activation="gelu",
+    source=_NEMO_GPT.format(size="5b"),
 )
 PRESETS["gpt3-20b"] = ModelConfig(
     "gpt3-20b",
@@ -217,10 +247,59 @@ PRESETS["gpt3-20b"] = ModelConfig(
     48,
     50304,
     2048,
-    gated=False,
+    activation="gelu",
     source=_NEMO_GPT.format(size="20b"),
 )
 PRESETS["llama3-405b"] = PRESETS["llama3.1-405b"]
+# Nemotron: NVIDIA NeMo, nemo/collections/llm/gpt/model/nemotron.py at commit
+# c341fb3801651311be46332d6af106bd2c2f37e6 (2024-12-31, github.com/NVIDIA/NeMo; the sizes
+# unchanged at 8cfedd7203462cb251a914e700e5605444277561, 2025-09-20): NemotronConfig's
+# squared-ReLU MLP without a gate, no biases, untied embeddings, LayerNorm, RoPE on half of
+# each head; num_query_groups None is one KV head per head. The vocabulary, 256,000, is what
+# NeMo's performance scripts train them with (scripts/performance/llm/pretrain_nemotron3_8b.py,
+# pretrain_nemotron3_22b.py, pretrain_nemotron4_15b.py, pretrain_nemotron4_340b.py at
+# 8cfedd72: NullTokenizer, vocab_size=256000).
+_NEMOTRON = (
+    "NVIDIA NeMo nemo/collections/llm/gpt/model/nemotron.py, {cls}, commit "
+    "c341fb3801651311be46332d6af106bd2c2f37e6; vocabulary 256,000 from "
+    "scripts/performance/llm/pretrain_{script}.py at 8cfedd7203462cb251a914e700e5605444277561"
+)
+for _name, _cls, _layers, _hidden, _ffn, _heads, _kv in (
+    ("nemotron3-8b", "Nemotron3Config8B", 32, 4096, 16384, 32, 32),
+    ("nemotron3-22b", "Nemotron3Config22B", 40, 6144, 24576, 48, 48),
+    ("nemotron4-15b", "Nemotron4Config15B", 32, 6144, 24576, 48, 8),
+    ("nemotron4-340b", "Nemotron4Config340B", 96, 18432, 73728, 96, 8),
+):
+    PRESETS[_name] = ModelConfig(
+        _name,
+        _layers,
+        _hidden,
+        _ffn,
+        _heads,
+        _kv,
+        256000,
+        4096,
+        activation="squared-relu",
+        source=_NEMOTRON.format(cls=_cls, script=_name.replace("-", "_")),
+    )
+
+
+def model_from_fields(data: dict[str, Any]) -> ModelConfig:
+    """A ModelConfig from its fields (a JSON file's or a request's). `gated`, the field
+    `activation` replaced, is still read: true is "swiglu", false "gelu"."""
+    data = dict(data)
+    if "gated" in data:
+        gated = data.pop("gated")
+        if not isinstance(gated, bool):
+            raise ValueError("gated must be true or false")
+        if "activation" in data:
+            raise ValueError("give activation or gated, not both")
+        data["activation"] = "swiglu" if gated else "gelu"
+    allowed = {field.name for field in fields(ModelConfig)}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ValueError(f"unknown fields {unknown}")
+    return ModelConfig(**data)
 
 
 def load_model(name_or_path: str) -> ModelConfig:
@@ -239,9 +318,8 @@ def load_model(name_or_path: str) -> ModelConfig:
         raise ValueError(f"model file {path}: not a JSON config ({error})") from error
     if not isinstance(data, dict):
         raise ValueError(f"model file {path}: expected an object of the config's fields")
-    allowed = {field.name for field in fields(ModelConfig)}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise ValueError(f"model file {path}: unknown fields {unknown}")
     data.setdefault("name", path.stem)
-    return ModelConfig(**data)
+    try:
+        return model_from_fields(data)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"model file {path}: {error}") from error

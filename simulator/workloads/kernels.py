@@ -41,6 +41,43 @@ UNFUSED_SOFTMAX_BYTES = 4.0
 TE_CAST_BYTES = 4.0
 UNFUSED_SOFTMAX_BWD_BYTES = 6.0
 UNFUSED_DROPOUT_BYTES = 5.0
+# The MLP activation's elementwise kernels by ModelConfig.activation, each with the BF16
+# tensors of the FFN's width it reads and writes (backward moves twice the forward's bytes,
+# as every streaming kernel here). "swiglu" one fused kernel reading the gate and up halves
+# and writing their product (3); "gelu" one fused bias-GELU (2); "squared-relu" as NeMo's
+# Nemotron runs it, torch.pow(torch.relu(x), 2) (nemo/collections/llm/fn/activation.py) in
+# eager PyTorch: NemotronConfig does not set Megatron-core's bias_activation_fusion (its
+# fusion covers GELU and SwiGLU only), so a ReLU kernel and a square kernel, each reading and
+# writing the whole tensor (2 + 2).
+ACTIVATION_KERNELS: dict[str, tuple[tuple[str, int], ...]] = {
+    "swiglu": (("activation", 3),),
+    "gelu": (("activation", 2),),
+    "squared-relu": (("activation_relu", 2), ("activation_square", 2)),
+}
+
+
+# Every GEMM's tile (rows, columns, depth): CUTLASS-style 256 x 128 x 64 (KernelTimer).
+GEMM_TILE = (256, 128, 64)
+# FP8 GEMMs against BF16 GEMMs as Transformer Engine measured them, kernels alone (inputs
+# pre-quantized: the casts are kernels of their own here, TE_CAST_BYTES), on a Hopper and a
+# Blackwell GPU (the file gives the source): the datasheets' FP8 rate is twice BF16's, the
+# kernels gain 1.90 (H200 NVL) and 1.92 (B300). An FP8 GEMM's tensor term runs at the
+# record's sustained fraction eta (measured in BF16, docs/gemm-model.md) times the measured
+# gain over the peak ratio, so that FP8 over BF16 is the measured ratio, not the datasheet's.
+FP8_GEMM_SPEEDUP_DATA = (
+    Path(__file__).resolve().parents[1] / "models" / "data" / "fp8_gemm_speedup.json"
+)
+
+
+@cache
+def fp8_gemm_speedup() -> dict[int, float]:
+    """The measured FP8 over BF16 GEMM time ratio by compute capability major version:
+    each GPU's per-layer BF16 GEMM time over its FP8 one (FP8_GEMM_SPEEDUP_DATA)."""
+    data = json.loads(FP8_GEMM_SPEEDUP_DATA.read_text(encoding="utf-8"))
+    return {
+        int(g["compute_capability_major"]): g["bf16_ms"]["layer"] / g["fp8_ms"]["layer"]
+        for g in data["gpus"]
+    }
 
 
 # FlashAttention-3's published BF16 forward and backward TFLOPs/s on an H100 SXM5 by head dim,
@@ -151,14 +188,33 @@ class KernelTimer:
             n=n,
             k=k,
             precision=precision,
-            tile_m=256,
-            tile_n=128,
-            tile_k=64,
+            tile_m=GEMM_TILE[0],
+            tile_n=GEMM_TILE[1],
+            tile_k=GEMM_TILE[2],
             cluster_m=self.cluster,
             output_bytes=2,
         )
-        estimate = estimate_tiled(self.gpu, work, **self.sustained)
+        sustained = self.sustained
+        if precision == "fp8":
+            sustained = {**sustained, "tensor_efficiency": self.fp8_efficiency()}
+        estimate = estimate_tiled(self.gpu, work, **sustained)
         return Kernel(name, estimate.time_s, 2.0 * m * n * k, estimate.bound)
+
+    def fp8_efficiency(self) -> float:
+        """The FP8 GEMMs' eta: BF16's times the measured FP8 gain over the record's FP8 to
+        BF16 peak ratio (fp8_gemm_speedup), for the measured architectures; BF16's eta (the
+        datasheet ratio) elsewhere, and the result says so."""
+        eta = float(self.sustained["tensor_efficiency"] or 1.0)
+        fp8 = self.gpu.tensor_rates.get(TENSOR_PRECISIONS["fp8"][0], 0.0)
+        bf16 = self.gpu.tensor_rates.get(TENSOR_PRECISIONS["bf16"][0], 0.0)
+        measured = fp8_gemm_speedup().get(int(self.attributes.get("computeCapability", 0.0)))
+        if measured is None or fp8 <= 0 or bf16 <= 0:
+            self.notes.add(
+                "FP8 GEMMs run at the datasheet's FP8 peak over BF16's: no measured FP8 GEMM "
+                "gain is committed for this architecture"
+            )
+            return eta
+        return min(1.0, eta * measured / (fp8 / bf16))
 
     @cache  # noqa: B019
     def attention(
@@ -320,7 +376,10 @@ def layer_kernels(
     stream = [
         ("norms", 2 * 2 * act / (tp if tp > 1 else 1) + 0.0),
         ("residual", 2 * 3 * act),
-        ("activation", (3 if model.gated else 2) * 2.0 * tokens * ffn_local),
+        *(
+            (name, tensors * 2.0 * tokens * ffn_local)
+            for name, tensors in ACTIVATION_KERNELS[model.activation]
+        ),
         ("rope", 2 * 2.0 * tokens * model.qkv_out / tp),
     ]
     factor = 2.0 if backward else 1.0

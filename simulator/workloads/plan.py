@@ -44,6 +44,12 @@ class ParallelPlan:
     overlap_grad_reduce: bool = False
     grad_reduce_bytes: int = 4
     attention: str = "flash"
+    # FP8 only: the distributed optimizer gathers the layers' weights as FP8, 1 byte each
+    # (Megatron-core's --fp8-param-gather; NeMo's bf16_with_fp8_mixed sets fp8_params=True,
+    # which turns it on: nemo/collections/llm/recipes/precision/mixed_precision.py and
+    # nemo/lightning/pytorch/plugins/mixed_precision.py at commit c341fb38, 2024-12-31); the
+    # embedding and output layer, not Transformer Engine modules, stay BF16
+    fp8_param_gather: bool = False
 
     @property
     def dp(self) -> int:
@@ -64,6 +70,8 @@ class ParallelPlan:
             raise PlanError(f"seq must be a positive integer, not {self.seq!r}")
         if self.precision not in PRECISIONS:
             raise PlanError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
+        if self.fp8_param_gather and self.precision != "fp8":
+            raise PlanError("fp8_param_gather needs precision fp8")
         if self.attention not in ATTENTION_KERNELS:
             raise PlanError(f"attention must be one of {ATTENTION_KERNELS}, not {self.attention!r}")
         model_ranks = self.tp * self.pp * self.cp
@@ -161,6 +169,9 @@ def activation_bytes_per_token(model: ModelConfig, plan: ParallelPlan, seq: int)
       it saves Q, K, V, its output and the softmax's log-sum-exp (FP32, 4 a bytes per
       token) instead of the 5 a s. Its output is kept by the attention itself, so under FP8
       the projection's FP8 copy (1 h) comes on top of the BF16 output (2 h).
+    - The activation keeps one BF16 tensor of the FFN's width (a SwiGLU two: its gate and
+      up halves): GELU its input; squared ReLU, relu(x)^2 in eager PyTorch, the ReLU's
+      output, which the ReLU's backward and the square's both read.
     Selective recomputation reruns the core attention, dropping the a-terms; full
     recomputation is charged by the caller."""
     h = model.hidden
@@ -200,7 +211,9 @@ def training_memory(model: ModelConfig, plan: ParallelPlan) -> Memory:
     params = stage_params(model, plan)
     shard = plan.dp * plan.cp
     weights = 2.0 * params
-    gradients = 4.0 * params
+    # the gradient buffer is the reduction's dtype: Megatron-core's DDP keeps main grads in
+    # FP32 with grad_reduce_in_fp32, else in the weights' BF16 (grad_reduce_bytes)
+    gradients = float(plan.grad_reduce_bytes) * params
     optimizer = 12.0 * params
     if plan.data_parallel in ("zero1", "fsdp"):
         optimizer /= shard

@@ -67,7 +67,7 @@ FSDP_BYTES = {fsdp_bytes}
 ACTIVATION_BYTES = {activation}
 # per stage: the gradients one rank reduces
 GRADIENT_BYTES = {gradient}
-# per stage: the BF16 weights one rank holds
+# per stage: the weights one rank holds, as the ZeRO-1 gather sends them
 WEIGHT_BYTES = {weights}
 # per stage: Adam over the rank's (shard of) weights
 OPTIMIZER_S = {optimizer}
@@ -223,16 +223,20 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
     embedding = model.vocab * model.hidden / plan.tp
     fsdp_bytes = [2.0 * n * per_layer_params for n in layers]
     stage_weights = []
+    weights_b = []
+    # the layers' weights as the ZeRO-1 gather sends them: FP8 with fp8_param_gather
+    layer_bytes = 1.0 if plan.fp8_param_gather else 2.0
     for stage in range(plan.pp):
-        weights = per_layer_params * sum(layers[stage :: plan.pp])
+        layer_weights = per_layer_params * sum(layers[stage :: plan.pp])
+        weights = layer_weights
         if stage == 0:
             weights += embedding
         if stage == plan.pp - 1 and (plan.pp > 1 or not model.tied_embeddings):
             weights += embedding  # the output layer (a copy of tied embeddings when pp > 1)
         stage_weights.append(weights)
+        weights_b.append(layer_bytes * layer_weights + 2.0 * (weights - layer_weights))
     shard = plan.dp * plan.cp if plan.data_parallel != "ddp" else 1
     gradient = [plan.grad_reduce_bytes * w for w in stage_weights]
-    weights_b = [2.0 * w for w in stage_weights]
     optimizer = [optimizer_kernel(timer, w / shard).seconds for w in stage_weights]
     kernels: dict[str, dict[str, Any]] = {}
     for pass_name, group in (("forward", fwd_layer), ("backward", bwd_layer)):

@@ -392,3 +392,27 @@ def test_a_checking_plan_sweep_is_not_a_launch_and_a_launching_one_is(
     ]
     assert [r.status_code for r in launches] == [201, 429]
     cache.clear()
+
+
+def test_a_custom_config_names_its_activation_and_gated_is_still_read(client: APIClient) -> None:
+    """A squared-ReLU MLP (two matrices) holds fewer weights than the SwiGLU default (three);
+    an unknown activation is refused naming the field."""
+    model = {"name": "m", "layers": 4, "hidden": 512, "ffn": 2048, "heads": 8}
+    model |= {"kv_heads": 8, "vocab": 1000, "seq": 256}
+    plan = {"system": "dgx-a100", "gpus": 2, "tp": 2, "gbs": 2}
+    weights = {}
+    for name, extra in (
+        ("swiglu", {}),
+        ("squared-relu", {"activation": "squared-relu"}),
+        ("gelu", {"gated": False}),
+    ):
+        answer = client.post(
+            "/api/workloads/check/", plan | {"model": model | extra}, format="json"
+        )
+        assert answer.status_code == 200, answer.content
+        weights[name] = answer.json()["memory"]["weights"]
+    assert weights["squared-relu"] == weights["gelu"] < weights["swiglu"]
+    bad = client.post(
+        "/api/workloads/check/", plan | {"model": model | {"activation": "relu"}}, format="json"
+    )
+    assert bad.status_code == 400 and "squared-relu" in bad.json()["model.activation"][0]

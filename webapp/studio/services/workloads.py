@@ -33,7 +33,7 @@ from simulator import ENGINE_VERSION
 from simulator.gpu_catalogue import GpuNotFound
 from simulator.sweep import AxisError, size_error
 from simulator.workloads.cluster import TEMPLATES
-from simulator.workloads.config import PRESETS, ModelConfig
+from simulator.workloads.config import ACTIVATIONS, PRESETS, ModelConfig, model_from_fields
 from simulator.workloads.inference import (
     InferencePlan,
     inference_basis,
@@ -165,12 +165,19 @@ def _model(value: object) -> ModelConfig:
             raise field_error(f"model.{name}", "This field is required.")
         fields[name] = _integer(value, name, default, f"model.{name}")
     for name in ("gated", "tied_embeddings"):
-        flag = value.get(name, name == "gated")
+        if name not in value:
+            continue
+        flag = value[name]
         if not isinstance(flag, bool):
             raise field_error(f"model.{name}", "Expected true or false.")
         fields[name] = flag
+    if "activation" in value:
+        activation = value["activation"]
+        if activation not in ACTIVATIONS:
+            raise field_error("model.activation", MSG_CHOICE.format(choices=", ".join(ACTIVATIONS)))
+        fields["activation"] = activation
     try:
-        return ModelConfig(**fields)
+        return model_from_fields(fields)
     except ValueError as error:
         raise field_error("model", str(error)) from error
 
