@@ -58,6 +58,13 @@ class ModelFunctions(Protocol):
         """Return `call`'s value for a caller that keeps its own memo of the values."""
         ...
 
+    def evaluator(
+        self, function: str
+    ) -> Callable[[tuple[object, ...], Mapping[str, object]], float]:
+        """Return `(args, params) -> evaluate(function, *args, params=params)`, made once for
+        a caller that evaluates `function` many times."""
+        ...
+
     def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
         """Return `function(params)` as a flat object (see ShallowFunctions.call_detail)."""
         ...
@@ -68,6 +75,7 @@ class NodeRuntime:
 
     __slots__ = (
         "_links",
+        "_p2p_time",
         "_transfer_times",
         "engine",
         "functions",
@@ -107,6 +115,10 @@ class NodeRuntime:
         self.model_key = model_key
         self.functions = functions
         self.has_p2p = functions is not None and functions.has("p2pTime")
+        # what a transfer time the node's memo lacks evaluates (_transfer_time)
+        self._p2p_time = (
+            functions.evaluator("p2pTime") if functions is not None and self.has_p2p else None
+        )
         self.has_detail = functions is not None and functions.has("computationDetail")
         self.usages = [Usage(node_id, instance, capacity) for instance in range(count)]
         self._links: dict[tuple[int, str, str], Resource] = {}
@@ -164,11 +176,11 @@ class NodeRuntime:
             params["direction"] = direction
         if host_memory is not None:
             params["hostMemory"] = host_memory
-        functions = self.functions
-        if functions is None or not self.has_p2p:  # `_time` says what is missing
+        p2p_time = self._p2p_time
+        if p2p_time is None:  # `_time` says what is missing
             return self._time("p2pTime", size, params=params)
         # kept per arguments by `transfer_time`: the twin's value needs no second memo
-        return functions.evaluate("p2pTime", size, params=params)
+        return p2p_time((size,), params)
 
 
 class Message:
