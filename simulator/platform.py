@@ -618,16 +618,28 @@ class World:
         """Return the hops of a route crossing each (network node, instance, neighbour it
         comes from, neighbour it goes to) of `crossed`: a plain tuple when every hop is a
         FIFO, a FlowRoute (simulator.flows) when any is a flow link."""
+        network = self.network
+        if network is None:  # no flow link in the run: every hop is its FIFO
+            return tuple(
+                [
+                    (
+                        node,
+                        instance,
+                        node.link(instance, came_from, going_to),
+                        node.usages[instance],
+                    )
+                    for node, instance, came_from, going_to in crossed
+                ]
+            )
         hops: list[Hop] = []
         links: list[FlowLink | None] = []
         exits: list[FlowLink | None] = []
-        network = self.network
         ports = self._port_switches
         for node, instance, came_from, going_to in crossed:
             hops.append(
                 (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
             )
-            if node.sharing not in FLOW_SHARING or network is None:
+            if node.sharing not in FLOW_SHARING:
                 links.append(None)
                 exits.append(None)
             elif node.id in ports:
