@@ -878,7 +878,10 @@ SimCore_computation(SimCore *self, PyObject *const *args, size_t nargsf, PyObjec
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *duration = NULL;
-    if (nargs == 1 && kwnames == NULL) {
+    /* params, software_stack, optimization given by position (MERPSYS's Listing 5 passes all
+     * three): the last two do not change the computation, as in the Python reference; memory
+     * (a fourth) and keywords are Python's */
+    if (nargs >= 1 && nargs <= 3 && kwnames == NULL) {
         PyObject *missed = NULL;
         int plain = 0;
         duration = memoized_duration(self, args[0], &missed, &plain);

@@ -58,6 +58,13 @@ class ModelFunctions(Protocol):
         """Return `call`'s value for a caller that keeps its own memo of the values."""
         ...
 
+    def evaluator(
+        self, function: str
+    ) -> Callable[[tuple[object, ...], Mapping[str, object]], float]:
+        """Return `(args, params) -> evaluate(function, *args, params=params)`, made once for
+        a caller that evaluates `function` many times."""
+        ...
+
     def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
         """Return `function(params)` as a flat object (see ShallowFunctions.call_detail)."""
         ...
@@ -68,6 +75,7 @@ class NodeRuntime:
 
     __slots__ = (
         "_links",
+        "_p2p_time",
         "_transfer_times",
         "engine",
         "functions",
@@ -107,6 +115,10 @@ class NodeRuntime:
         self.model_key = model_key
         self.functions = functions
         self.has_p2p = functions is not None and functions.has("p2pTime")
+        # what a transfer time the node's memo lacks evaluates (_transfer_time)
+        self._p2p_time = (
+            functions.evaluator("p2pTime") if functions is not None and self.has_p2p else None
+        )
         self.has_detail = functions is not None and functions.has("computationDetail")
         self.usages = [Usage(node_id, instance, capacity) for instance in range(count)]
         self._links: dict[tuple[int, str, str], Resource] = {}
@@ -164,11 +176,11 @@ class NodeRuntime:
             params["direction"] = direction
         if host_memory is not None:
             params["hostMemory"] = host_memory
-        functions = self.functions
-        if functions is None or not self.has_p2p:  # `_time` says what is missing
+        p2p_time = self._p2p_time
+        if p2p_time is None:  # `_time` says what is missing
             return self._time("p2pTime", size, params=params)
         # kept per arguments by `transfer_time`: the twin's value needs no second memo
-        return functions.evaluate("p2pTime", size, params=params)
+        return p2p_time((size,), params)
 
 
 class Message:
@@ -606,16 +618,28 @@ class World:
         """Return the hops of a route crossing each (network node, instance, neighbour it
         comes from, neighbour it goes to) of `crossed`: a plain tuple when every hop is a
         FIFO, a FlowRoute (simulator.flows) when any is a flow link."""
+        network = self.network
+        if network is None:  # no flow link in the run: every hop is its FIFO
+            return tuple(
+                [
+                    (
+                        node,
+                        instance,
+                        node.link(instance, came_from, going_to),
+                        node.usages[instance],
+                    )
+                    for node, instance, came_from, going_to in crossed
+                ]
+            )
         hops: list[Hop] = []
         links: list[FlowLink | None] = []
         exits: list[FlowLink | None] = []
-        network = self.network
         ports = self._port_switches
         for node, instance, came_from, going_to in crossed:
             hops.append(
                 (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
             )
-            if node.sharing not in FLOW_SHARING or network is None:
+            if node.sharing not in FLOW_SHARING:
                 links.append(None)
                 exits.append(None)
             elif node.id in ports:

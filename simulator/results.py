@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from time import perf_counter
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from simulator import hotpath
@@ -478,15 +479,19 @@ def assemble_result(
     components: Iterable[tuple[ComponentFigures, Sequence[Usage]]],
     timeline: Timeline,
     events: int,
-    wall_s: float,
+    wall_start: float,
     seed: int,
     memory: dict[str, Any] | None = None,
     warnings: Sequence[Mapping[str, Any]] = (),
     collectives: Sequence[Mapping[str, Any]] = (),
+    links: list[dict[str, Any]] | None = None,
 ) -> Result:
     """Return the result (DESIGN.md "Result") of a finished run; `memory`, the memory
     hierarchy's figures (simulator.memsys), when the system has one; `warnings`, what the
-    run's figures should be read with (simulator.model_validity)."""
+    run's figures should be read with (simulator.model_validity); `links`, the flow links'
+    figures (simulator.flows), when the run has any. `stats.wall_s` is the time from
+    `wall_start` (time.perf_counter) to the result's completion: its assembly is part of
+    the run the user waits for."""
     component_rows: list[ComponentRow] = []
     per_component: dict[str, float] = {}
     per_component_000: dict[str, float] = {}
@@ -580,6 +585,14 @@ def assemble_result(
         }
         for p in processes
     ]
+    # its wall time is taken last (below), once everything else of the result is made
+    stats: EngineStats = {
+        "events": events,
+        "wall_s": 0.0,
+        "events_per_s": 0.0,
+        "processes": len(processes),
+        "seed": seed,
+    }
     result: Result = {
         "status": "finished",
         "overall_time_s": overall_time_s,
@@ -595,13 +608,7 @@ def assemble_result(
         "timeline_dropped": timeline.dropped,
         "resource_timeline": timeline.busy,
         "resource_timeline_dropped": timeline.busy_dropped,
-        "stats": {
-            "events": events,
-            "wall_s": wall_s,
-            "events_per_s": events / wall_s if wall_s > 0 else 0.0,
-            "processes": len(processes),
-            "seed": seed,
-        },
+        "stats": stats,
         "power_missing": power_missing,
         "energy_accounting": accounting_rows,
         "energy_alternatives": {
@@ -641,6 +648,11 @@ def assemble_result(
             {key: value for key, value in call.items() if not key.startswith("_")}
             for call in collectives
         ]
+    if links is not None:
+        result["links"] = links
+    wall_s = perf_counter() - wall_start
+    stats["wall_s"] = wall_s
+    stats["events_per_s"] = events / wall_s if wall_s > 0 else 0.0
     return result
 
 

@@ -660,14 +660,13 @@ def _simulate(
         components=components,
         timeline=timeline,
         events=engine.events,
-        wall_s=time.perf_counter() - wall_start,
+        wall_start=wall_start,
         seed=seed,
         memory=active_memory.result(overall) if active_memory is not None else None,
         warnings=[*architecture_warnings(system), *_javascript_warnings(system, functions_by_pair)],
         collectives=world.collective_calls,
+        links=network.result(overall) if network is not None else None,
     )
-    if network is not None:
-        result["links"] = network.result(overall)
     return result
 
 

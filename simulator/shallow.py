@@ -735,6 +735,22 @@ class ShallowFunctions:
         value = self._twin_answer(function, args, params)
         return self.call(function, *args, params=params) if value is None else value
 
+    def evaluator(
+        self, function: str
+    ) -> Callable[[tuple[object, ...], Mapping[str, object]], float]:
+        """Return `(args, params) -> evaluate(function, *args, params=params)`: where a
+        compiled model answers, its `answer_caller` (its value checked in the same frame,
+        whatever it declines left to `evaluate`), else `evaluate` itself."""
+
+        def general(args: tuple[object, ...], params: Mapping[str, object]) -> float:
+            return self.evaluate(function, *args, params=params)
+
+        if isinstance(self._twin, CompiledTwin):
+            answer = self._twin.answer_caller(function, general)
+            if answer is not None:
+                return answer
+        return general
+
     def _call_uncached(
         self, function: str, args: tuple[object, ...], params: Mapping[str, object]
     ) -> float:

@@ -2735,6 +2735,52 @@ class CompiledTwin(JsTwin):
 
         return missed
 
+    def answer_caller(
+        self,
+        function: str,
+        general: Callable[[tuple[object, ...], Mapping[str, object]], float],
+    ) -> Callable[[tuple[object, ...], Mapping[str, object]], float] | None:
+        """Return `(args, params) -> seconds`, `function(*args, params)` for a caller that
+        keeps its own memo of the values (a node's transfer times): the compiled model's value
+        when it is a model's time (simulator.errors.model_seconds's rule, as in
+        `missed_caller`), anything else `general(args, params)`'s, which asks again the way
+        every call did before (the twin, its declines counted there, then V8). None when the
+        top level runs per call (not `once`) or the source does not define `function`.
+
+        The twin's `call` and the check of its value written out in one frame: a p2pTime
+        evaluated for every distinct message size comes here."""
+        bound = self._bound
+        if bound is None:
+            return None
+        exports, budget = bound
+        fn = exports.get(function)
+        if fn is None:
+            return None
+        plain = _PLAIN_TYPES
+        largest = sys.float_info.max
+
+        def answer(args: tuple[object, ...], params: Mapping[str, object]) -> float:
+            try:
+                if type(params) is dict and "__proto__" not in params:
+                    for name, item in params.items():
+                        if type(name) is not str or type(item) not in plain:
+                            values = call_params(params)
+                            break
+                    else:
+                        values = JSParams(params)
+                else:
+                    values = call_params(params)
+                budget[0] = STEP_BUDGET
+                value = fn(*[arg if type(arg) is float else js_value(arg) for arg in args], values)
+            except Exception:  # Decline, an ArithmeticError, the budget: the general path's
+                return general(args, params)
+            # NaN fails both comparisons; anything else is the general path's to tell
+            if type(value) is float and 0.0 <= value <= largest:
+                return value
+            return general(args, params)
+
+        return answer
+
     def detail(self, function: str, params: Mapping[str, object]) -> dict[str, object]:
         value = self._run(function, (), params)
         if type(value) is not JSObject or len(value) > 16:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from simulator.errors import ModelEvaluationError
@@ -68,6 +68,12 @@ class KernelModeFunctions(ABC):
         if function == "computationTime":
             return self.call(function, *args, params=params)
         return self._inner(function).evaluate(function, *args, params=params)
+
+    def evaluator(
+        self, function: str
+    ) -> Callable[[tuple[object, ...], Mapping[str, object]], float]:
+        """Return `(args, params) -> evaluate(function, *args, params=params)`."""
+        return lambda args, params: self.evaluate(function, *args, params=params)
 
     def call_detail(self, function: str, *, params: Mapping[str, object]) -> dict[str, object]:
         """Return the mode's figures for computationDetail, else the node model's."""

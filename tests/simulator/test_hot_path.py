@@ -822,6 +822,42 @@ def test_a_bad_collective_size_after_good_calls_is_told_as_the_pure_python_core_
     assert "line 2" in python.stdout
 
 
+# MERPSYS's Listing 5 calls sim.computation(params, SoftwareStack..., OptimizationType...):
+# params given with one or two more positional arguments are the hot path's too.
+POSITIONAL_APP = """\
+for step in range(rounds):
+    p = HashMap()
+    p.put("t", 0.001 * (1 + rank + step))
+    sim.computation(p, SoftwareStack.Undefined, OptimizationType.None_)
+    sim.computation({"t": 0.002 * (1 + step % 2)}, SoftwareStack.Undefined)
+    sim.computation({"t": 0.003}, SoftwareStack.Undefined, OptimizationType.None_, None)
+"""
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("timeline_limit", [0, 10_000])
+def test_params_with_positional_merpsys_arguments_stay_on_the_c_hot_path(
+    timeline_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from simulator.api import StacklessSim
+
+    python_calls: list[int] = []
+    for sim_class in (Sim, StacklessSim):  # whichever runs the processes
+        fallback = sim_class.__dict__["_computation_fallback"]
+
+        def counted(self: Any, *args: Any, _call: Any = fallback, **kwargs: Any) -> Any:
+            python_calls.append(len(args))
+            return _call(self, *args, **kwargs)
+
+        monkeypatch.setattr(sim_class, "_computation_fallback", counted)
+
+    result = run_here(POSITIONAL_APP, timeline_limit)
+
+    assert comparable(result) == comparable(run_pure_python(POSITIONAL_APP, timeline_limit))
+    # 7 processes, 4 rounds: only the calls with a fourth argument (memory) went to Python
+    assert python_calls == [4] * (7 * 4)
+
+
 # Every computation's params distinct (no memo hit): each is a miss, which the core answers by
 # one call to the model's evaluation under the key it built (Sim._missed).
 DISTINCT_APP = """\

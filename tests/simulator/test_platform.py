@@ -28,6 +28,9 @@ class CountingModel:
 
     evaluate = call  # the node keeps its own memo of transfer times
 
+    def evaluator(self, function: str) -> Any:
+        return lambda args, params: self.evaluate(function, *args, params=params)
+
     def call_detail(self, function: str, *, params: Any) -> dict[str, object]:
         raise AssertionError("not used")
 
@@ -114,3 +117,67 @@ def test_the_one_rule_of_a_model_time_says_what_was_returned(value: object, mess
         model_seconds(value)
     assert model_seconds(2) == 2.0
     assert type(model_seconds(2)) is float
+
+
+# A link model with every outcome a transfer time can have: a value, a value the one rule
+# refuses (negative), an error the model throws, and a branch on a string parameter.
+LINK = """\
+function p2pTime(size, params) {
+  if (size > 1e9) { throw new Error('too big: ' + size); }
+  if (size === 7) { return -1; }
+  var rate = params.get('direction') === 'HostToDevice' ? bandwidth * 0.7 : bandwidth;
+  return latency + size / rate;
+}
+"""
+LINK_ATTRIBUTES = {"latency": 2e-6, "bandwidth": 1.5e10}
+
+
+def _link_node() -> NodeRuntime:
+    functions = shallow.ShallowFunctions(model_key="m", source=LINK, attributes=LINK_ATTRIBUTES)
+    return NodeRuntime(
+        Engine(), "bus", count=1, capacity=1, is_network=True, model_key="m", functions=functions
+    )
+
+
+def _outcome(evaluate: Any, size: float, direction: str | None) -> object:
+    try:
+        return evaluate(size, direction)
+    except ModelEvaluationError as error:
+        return (error.detail, error.line, error.function)
+
+
+def test_a_compiled_link_model_answers_as_the_general_path_and_leaves_it_only_its_refusals(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shallow.clear_caches()
+    cases = [
+        (float(size), direction)
+        for size in (0, 1, 7, 4096, 3.5e8, 2e9)
+        for direction in ("HostToDevice", "DeviceToHost", None)
+    ]
+    general = _link_node().functions
+    assert general is not None
+
+    def by_evaluate(size: float, direction: str | None) -> object:
+        params = {} if direction is None else {"direction": direction}
+        return general.evaluate("p2pTime", size, params=params)
+
+    expected = [_outcome(by_evaluate, size, direction) for size, direction in cases]
+
+    shallow.clear_caches()
+    node = _link_node()
+    evaluated: list[tuple[object, ...]] = []
+    evaluate = shallow.ShallowFunctions.evaluate
+
+    def counted(self: Any, function: str, *args: object, params: Any) -> float:
+        evaluated.append(args)
+        return evaluate(self, function, *args, params=params)
+
+    monkeypatch.setattr(shallow.ShallowFunctions, "evaluate", counted)
+    got = [_outcome(node.transfer_time, size, direction) for size, direction in cases]
+
+    assert got == expected
+    assert any(isinstance(value, tuple) for value in got)  # the refusals were told
+    # the compiled model answered every transfer time it decides; the general path had only
+    # the negative value and the thrown error
+    assert sorted(evaluated) == sorted([(7.0,)] * 3 + [(2e9,)] * 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import textwrap
+import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from typing import Any
@@ -125,6 +126,21 @@ def test_the_result_carries_engine_statistics() -> None:
     assert stats["wall_s"] > 0
     assert stats["events_per_s"] == pytest.approx(stats["events"] / stats["wall_s"])
     assert result["status"] == "finished"
+
+
+def test_the_wall_time_covers_the_result_s_assembly(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simulator import results
+
+    power_series = results.power_series
+
+    def slow_power_series(*args: Any) -> Any:
+        time.sleep(0.3)  # a result that takes long to assemble: the user waits for it too
+        return power_series(*args)
+
+    monkeypatch.setattr(results, "power_series", slow_power_series)
+    stats = run('sim.computation({"seconds": 1})', machine(), {"P": 2})["stats"]
+    assert stats["wall_s"] >= 0.3
+    assert stats["events_per_s"] == pytest.approx(stats["events"] / stats["wall_s"])
 
 
 def test_progress_reaches_one_and_the_overall_time_when_every_process_finished() -> None:
