@@ -99,6 +99,11 @@ def snapshot(ranks: int) -> dict[str, object]:
     }
 
 
+CHILD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+"""The CLI's environment: its modules' bytecode cached as an installed checkout has it (with
+PYTHONDONTWRITEBYTECODE set, every run would compile the modules changed since the last
+cache was written); `warm_up` writes it before the timed rounds."""
+
 Figures = tuple[float, float, float]
 """A run's wall seconds, simulated seconds and CPU seconds of its process (SimGrid's CPU
 includes its platform's loading, which its wall time leaves out)."""
@@ -124,9 +129,17 @@ def parasim_cli(
         for variable in variables:
             command += ["--var", variable]
         started, cpu = time.perf_counter(), child_cpu()
-        subprocess.run(command, check=True, cwd=root, capture_output=True)
+        subprocess.run(command, check=True, cwd=root, capture_output=True, env=CHILD_ENV)
         wall, cpu = time.perf_counter() - started, child_cpu() - cpu
         return wall, float(json.loads(out.read_text())["overall_time_s"]), cpu
+
+
+def warm_up(roots: list[Path], directory: Path) -> None:
+    """Run each checkout's CLI once, untimed, on a small star: its bytecode cache written."""
+    system = directory / "warm.json"
+    system.write_text(json.dumps(snapshot(4)))
+    for root in roots:
+        parasim_cli(system, APPS["ring"], "r=4", ["SIZE=1e6", "CALLS=1"], root)
 
 
 def in_turns(roots: list[Path], repeat: int, run: Callable[[Path], Figures]) -> list[list[Figures]]:
@@ -216,6 +229,7 @@ def main() -> int:
         if spec
     ]
     with tempfile.TemporaryDirectory(prefix="parasim-bench-") as directory:
+        warm_up(roots, Path(directory))
         for kind, ranks, calls in specs:
             system = Path(directory) / f"star{ranks}.json"
             if not system.exists():
