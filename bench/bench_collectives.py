@@ -11,7 +11,8 @@ workloads of 100,000 messages and more:
 
     --kinds pairs:1000:100,pairwise:256:2,ring:1024:1 --simgrid-timeout 900
 
-A SimGrid run past `--simgrid-timeout` seconds is killed and shown as "> S s".
+A SimGrid run past `--simgrid-timeout` seconds of wall time is killed and shown with its
+figures as lower bounds ("> S s" wall, "> C s" the CPU it had used).
 
 ParaSim's time is the whole CLI command (interpreter start, snapshot checked, models
 compiled, processes run), `--no-sandbox`; SimGrid's is measured inside its process from the
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -154,10 +156,12 @@ def in_turns(roots: list[Path], repeat: int, run: Callable[[Path], Figures]) -> 
     return results
 
 
-def simgrid(kind: str, ranks: int, size: float, calls: int, timeout: float) -> Figures | None:
+def simgrid(kind: str, ranks: int, size: float, calls: int, timeout: float) -> Figures:
     """Return the figures of one SimGrid run (wall and CPU: its own timing, from the actors'
-    creation to the end of `Engine.run()`); None when it ran past `timeout` seconds."""
+    creation to the end of `Engine.run()`). A run past `timeout` seconds of wall time is
+    killed: simulated NaN, wall `timeout` and the CPU its process had used, lower bounds."""
     args = {"ranks": ranks, "size": size, "kind": kind, "bandwidth": BANDWIDTH, "calls": calls}
+    cpu = child_cpu()
     try:
         child = subprocess.run(
             [
@@ -172,10 +176,15 @@ def simgrid(kind: str, ranks: int, size: float, calls: int, timeout: float) -> F
             cwd=HERE,
             timeout=timeout,
         )
-    except subprocess.TimeoutExpired:
-        return None
+    except subprocess.TimeoutExpired:  # killed and waited for: its CPU is counted
+        return timeout, math.nan, child_cpu() - cpu
     figures = json.loads(child.stdout.strip().splitlines()[-1])
     return float(figures["wall_s"]), float(figures["simulated_s"]), float(figures["cpu_s"])
+
+
+def shown(value: float, cut: bool) -> str:
+    """Return a figure, marked as a lower bound ("> ") when its run was cut."""
+    return f"> {value:.2f}" if cut else f"{value:.2f}"
 
 
 def median_of(figures: list[Figures], index: int) -> float:
@@ -235,7 +244,7 @@ def main() -> int:
             if not system.exists():
                 system.write_text(json.dumps(snapshot(ranks)))
             variables = [f"SIZE={size}", f"CALLS={calls}", f"BLOCK={int(size / ranks)}"]
-            theirs: list[Figures | None] = []
+            theirs: list[Figures] = []
 
             def run(
                 root: Path,
@@ -244,7 +253,7 @@ def main() -> int:
                 calls: int = calls,
                 system: Path = system,
                 variables: list[str] = variables,
-                theirs: list[Figures | None] = theirs,
+                theirs: list[Figures] = theirs,
             ) -> Figures:
                 figures = parasim_cli(system, APPS[kind], f"r={ranks}", variables, root)
                 if root == roots[-1] and not arguments.no_simgrid:  # once a round, at its end
@@ -257,7 +266,7 @@ def main() -> int:
                 f"{messages(kind, ranks, calls):,} messages (load {os.getloadavg()[0]:.2f})"
             )
             ours = in_turns(roots, arguments.repeat, run)
-            finished = [figures for figures in theirs if figures is not None]
+            finished = [figures for figures in theirs if not math.isnan(figures[1])]
             for name, figures in zip(names, ours, strict=False):
                 walls = ", ".join(f"{wall:.2f}" for wall, _, _ in figures)
                 cpus = ", ".join(f"{cpu:.2f}" for _, _, cpu in figures)
@@ -272,26 +281,22 @@ def main() -> int:
                     status = 1
             if arguments.no_simgrid:
                 continue
-            cut = len(theirs) - len(finished)
-            walls = ", ".join(f"{row[0]:.2f}" if row else f"> {timeout:g}" for row in theirs)
-            cpus = ", ".join(f"{row[2]:.2f}" if row else f"> {timeout:g}" for row in theirs)
+            # a cut run's figures are lower bounds, so the median is one when any run was cut
+            cut = len(finished) < len(theirs)
+            walls = ", ".join(shown(row[0], math.isnan(row[1])) for row in theirs)
+            cpus = ", ".join(shown(row[2], math.isnan(row[1])) for row in theirs)
             print(f"  SimGrid (CM02): wall {walls} s, CPU {cpus} s (its run, platform not loaded)")
             ours_wall, ours_cpu = median_of(ours[0], 0), median_of(ours[0], 2)
-            if cut > len(theirs) // 2:  # the median run was cut: a lower bound
-                print(
-                    f"  ratio SimGrid / ParaSim (medians): > {timeout / ours_wall:.2f} wall, "
-                    f"> {timeout / ours_cpu:.2f} CPU (SimGrid cut at {timeout:g} s)"
-                )
-            else:
-                rows = finished + [(timeout, 0.0, timeout)] * cut  # a cut run as its floor
-                print(
-                    f"  SimGrid median: wall {median_of(rows, 0):.3f} s, CPU "
-                    f"{median_of(rows, 2):.3f} s, simulated {finished[0][1]!r} s"
-                )
-                print(
-                    f"  ratio SimGrid / ParaSim (medians): {median_of(rows, 0) / ours_wall:.2f} "
-                    f"wall, {median_of(rows, 2) / ours_cpu:.2f} CPU"
-                )
+            theirs_wall, theirs_cpu = median_of(theirs, 0), median_of(theirs, 2)
+            bound = "> " if cut else ""
+            print(
+                f"  SimGrid median: wall {bound}{theirs_wall:.3f} s, CPU {bound}{theirs_cpu:.3f} s"
+                + (f", simulated {finished[0][1]!r} s" if finished else "")
+            )
+            print(
+                f"  ratio SimGrid / ParaSim (medians): {bound}{theirs_wall / ours_wall:.2f} wall, "
+                f"{bound}{theirs_cpu / ours_cpu:.2f} CPU"
+            )
     for gpus in [int(count) for count in arguments.cluster_gpus.split(",") if count]:
         app = "sim.allreduce(2**30, algorithm='ring')\n"
 
