@@ -160,14 +160,14 @@ def scenario_master_worker(engine: Engine, args: dict[str, Any], counter: list[i
         Actor.create(f"worker{index}", Host.by_name(f"node-{index + 1}"), worker, index)
 
 
-def star_platform(hosts: int, bandwidth: float) -> str:
-    """Return `hosts` hosts whose every route crosses one shared link, the switch."""
+def star_platform(hosts: int, bandwidth: float, kind: str = "pairwise") -> str:
+    """Return `hosts` hosts whose every route crosses one shared link, the switch; only the
+    routes `kind` uses are declared (a ring's to the next rank, pairs' within a pair), so a
+    ring over 1,024 ranks does not load a million routes."""
     names = "".join(f'<host id="h{i}" speed="1Gf"/>\n' for i in range(hosts))
     routes = "".join(
         f'<route src="h{i}" dst="h{j}" symmetrical="NO"><link_ctn id="switch"/></route>\n'
-        for i in range(hosts)
-        for j in range(hosts)
-        if i != j
+        for i, j in collective_routes(hosts, kind)
     )
     link = f'<link id="switch" bandwidth="{bandwidth}Bps" latency="0s" sharing_policy="SHARED"/>\n'
     return (
@@ -180,24 +180,49 @@ def star_platform(hosts: int, bandwidth: float) -> str:
     )
 
 
+def collective_routes(hosts: int, kind: str) -> list[tuple[int, int]]:
+    """Return the (source, destination) routes the scenario `kind` sends over."""
+    if kind == "ring":
+        return [(i, (i + 1) % hosts) for i in range(hosts)]
+    if kind == "pairs":
+        return [(i, i ^ 1) for i in range(hosts)]
+    return [(i, j) for i in range(hosts) for j in range(hosts) if i != j]
+
+
 def scenario_collective(engine: Engine, args: dict[str, Any], counter: list[int]) -> None:
     """A ring allreduce (2(p-1) steps to the next rank) or a pairwise alltoall (p-1 steps,
     step s to rank + s) of `size` bytes over `ranks` actors, unpipelined: in each step a rank
-    sends its block and receives its predecessor's, as simulator.collectives schedules it."""
+    sends its block and receives its predecessor's, as simulator.collectives schedules it;
+    `calls` times over. Or `pairs`: rank 2k and 2k + 1 play ping-pong `calls` times with
+    messages of a block (`size / ranks` bytes), the even one sending first."""
     ranks, size, kind = args["ranks"], float(args["size"]), args["kind"]
+    calls = int(args.get("calls", 1))
     steps = [1] * (2 * (ranks - 1)) if kind == "ring" else list(range(1, ranks))
     block = int(size / ranks)
 
     def rank(i: int) -> None:
-        for shift in steps:
-            target, source = (i + shift) % ranks, (i - shift) % ranks
-            comm = Mailbox.by_name(f"{i}-{target}").put_async(i, block)
-            Mailbox.by_name(f"{source}-{i}").get()
+        for _ in range(calls):
+            for shift in steps:
+                target, source = (i + shift) % ranks, (i - shift) % ranks
+                comm = Mailbox.by_name(f"{i}-{target}").put_async(i, block)
+                Mailbox.by_name(f"{source}-{i}").get()
+                counter[0] += 1
+                comm.wait()
+
+    def pair(i: int) -> None:
+        peer = i ^ 1
+        mine, theirs = Mailbox.by_name(f"{peer}-{i}"), Mailbox.by_name(f"{i}-{peer}")
+        for _ in range(calls):
+            if i % 2 == 0:
+                theirs.put(i, block)
+                mine.get()
+            else:
+                mine.get()
+                theirs.put(i, block)
             counter[0] += 1
-            comm.wait()
 
     for i in range(ranks):
-        Actor.create(f"r{i}", Host.by_name(f"h{i}"), rank, i)
+        Actor.create(f"r{i}", Host.by_name(f"h{i}"), pair if kind == "pairs" else rank, i)
 
 
 SCENARIOS: dict[str, tuple[Callable[[dict[str, Any]], str], Callable[..., None]]] = {
@@ -207,7 +232,10 @@ SCENARIOS: dict[str, tuple[Callable[[dict[str, Any]], str], Callable[..., None]]
         lambda a: cluster_platform(a["hosts"], a["bandwidth"], a["latency"]),
         scenario_master_worker,
     ),
-    "collective": (lambda a: star_platform(a["ranks"], a["bandwidth"]), scenario_collective),
+    "collective": (
+        lambda a: star_platform(a["ranks"], a["bandwidth"], a["kind"]),
+        scenario_collective,
+    ),
 }
 
 

@@ -111,6 +111,10 @@ def instance_across(instance: int, count: int, other: int) -> int:
 
 
 TREE_ENTRIES_KEPT = 1 << 22
+SEARCHES_BEFORE_TREE = 4
+"""Paths a source gets by a walk that stops at its target (`Routes._search`) before its whole
+tree is made (`Routes._tree`): a source that sends to one peer (pairs, a ring's neighbour)
+then costs no walk over every node, one that sends to many one walk for all of them."""
 """`Routes._tree`s kept at most (as node entries, a tree holding every node), so memory stays
 bounded on a system of very many nodes."""
 
@@ -119,7 +123,17 @@ class Routes:
     """Shortest paths of edges between nodes, computed on demand and cached; with topology
     templates (simulator.topology), routes between instances too (`instance_path`)."""
 
-    __slots__ = ("_cache", "_counts", "_neighbours", "_plans", "_titles", "_trees", "topologies")
+    __slots__ = (
+        "_adjacent",
+        "_cache",
+        "_counts",
+        "_neighbours",
+        "_plans",
+        "_searches",
+        "_titles",
+        "_trees",
+        "topologies",
+    )
 
     def __init__(self, snapshot: SystemSnapshot) -> None:
         neighbours: dict[str, list[str]] = {node_id: [] for node_id in snapshot.nodes}
@@ -127,6 +141,8 @@ class Routes:
             neighbours[a].append(b)
             neighbours[b].append(a)
         self._neighbours = neighbours
+        self._adjacent = {node_id: frozenset(near) for node_id, near in neighbours.items()}
+        self._searches: dict[str, int] = {}  # per source without a tree: `_search`es made
         # Messages name nodes by their names; the ids stay in the paths.
         self._titles = {node.id: node.name or node.id for node in snapshot.nodes.values()}
         self._cache: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -224,11 +240,19 @@ class Routes:
             result: tuple[str, ...] = (source,)
         else:
             previous = self._trees.get(source)
+            found: tuple[str, ...] | None = None
             if previous is None:
-                if len(self._trees) * len(self._neighbours) > TREE_ENTRIES_KEPT:
-                    self._trees.clear()  # bounded memory; a tree is made again if needed
-                previous = self._trees[source] = self._tree(source)
-            if target not in previous:
+                searches = self._searches.get(source, 0)
+                if searches < SEARCHES_BEFORE_TREE:
+                    self._searches[source] = searches + 1
+                    found = self._search(source, target)
+                else:
+                    if len(self._trees) * len(self._neighbours) > TREE_ENTRIES_KEPT:
+                        self._trees.clear()  # bounded memory; a tree is made again if needed
+                    previous = self._trees[source] = self._tree(source)
+            if found is not None:
+                result = found
+            elif previous is None or target not in previous:
                 raise LaunchError(
                     "edges",
                     LAUNCH_MESSAGES["no_route"].format(
@@ -236,14 +260,38 @@ class Routes:
                         target=self._titles.get(target, target),
                     ),
                 )
-            hops: list[str] = []
-            step: str | None = target
-            while step is not None:
-                hops.append(step)
-                step = previous[step]
-            result = tuple(reversed(hops))
+            else:
+                hops: list[str] = []
+                step: str | None = target
+                while step is not None:
+                    hops.append(step)
+                    step = previous[step]
+                result = tuple(reversed(hops))
         self._cache[key] = result
         return result
+
+    def _search(self, source: str, target: str) -> tuple[str, ...] | None:
+        """Return `_tree(source)`'s path to `target` (None: none joins them) by its walk
+        stopped when it reaches `target`: the walk gives `target` the first node it expands
+        that neighbours it, so that node is checked before its neighbours are listed, and
+        the path to it is the tree's so far (a star's hosts: two steps, not every host)."""
+        previous: dict[str, str | None] = {source: None}
+        frontier = deque([source])
+        neighbours, adjacent = self._neighbours, self._adjacent
+        while frontier:
+            here = frontier.popleft()
+            if target in adjacent[here]:
+                hops = [target]
+                step: str | None = here
+                while step is not None:
+                    hops.append(step)
+                    step = previous[step]
+                return tuple(reversed(hops))
+            for there in neighbours[here]:
+                if there not in previous:
+                    previous[there] = here
+                    frontier.append(there)
+        return None
 
     def _tree(self, source: str) -> dict[str, str | None]:
         """Return each node's predecessor on its path from `source` (None: the source): one

@@ -536,6 +536,8 @@ class World:
         self._hops: dict[tuple[str, int, str, int], tuple[Hop, ...]] = {}
         self._plans: dict[tuple[str, str], tuple[tuple[NodeRuntime, int, str, str], ...]] = {}
         self._hop_tuples: dict[tuple[tuple[str, str], tuple[int, ...]], tuple[Hop, ...]] = {}
+        # per crossing of flow constraints and FIFO hops: its one FlowRoute (`_route`)
+        self._flow_routes: dict[tuple[tuple[object, ...], ...], FlowRoute] = {}
         self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
         # per source a receive names (label, rank, type of rank): its message filter and what
         # a receive from it waits for, the same for every process (simulator.api Sim._receiver)
@@ -631,14 +633,10 @@ class World:
                     for node, instance, came_from, going_to in crossed
                 ]
             )
-        hops: list[Hop] = []
         links: list[FlowLink | None] = []
         exits: list[FlowLink | None] = []
         ports = self._port_switches
         for node, instance, came_from, going_to in crossed:
-            hops.append(
-                (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
-            )
             if node.sharing not in FLOW_SHARING:
                 links.append(None)
                 exits.append(None)
@@ -653,13 +651,34 @@ class World:
             else:
                 links.append(network.link(node.id, instance, node.sharing, came_from, going_to))
                 exits.append(None)
-        if any(link is not None for link in links):
-            route = FlowRoute(hops)
+        if all(link is None for link in links):
+            return tuple(
+                (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
+                for node, instance, came_from, going_to in crossed
+            )
+        # Routes between other pairs that cross the same flow constraints (and the same FIFO
+        # hops) are one route: a flow hop's FIFO is never requested, and its node and
+        # instance, which its usage and timeline entries charge, are in the key. So an
+        # alltoall's or pairs' routes through one switch share one route and its flow paths.
+        key = tuple(
+            (node, instance, link, exit_port)
+            if link is not None
+            else (node, instance, came_from, going_to)
+            for (node, instance, came_from, going_to), link, exit_port in zip(
+                crossed, links, exits, strict=True
+            )
+        )
+        route = self._flow_routes.get(key)
+        if route is None:
+            route = FlowRoute(
+                (node, instance, node.link(instance, came_from, going_to), node.usages[instance])
+                for node, instance, came_from, going_to in crossed
+            )
             route.links = tuple(links)
             route.exits = tuple(exits)
             route.paths = {}
-            return route
-        return tuple(hops)
+            self._flow_routes[key] = route
+        return route
 
     def _plan(self, source: str, target: str) -> tuple[tuple[NodeRuntime, int, str, str], ...]:
         """Return the charging hops of a message from node `source` to node `target`: each

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from simulator import flows
+from simulator import flows, platform
 from simulator.engine import Engine
 from simulator.errors import ModelEvaluationError, SnapshotError
 from simulator.flows import (
@@ -305,3 +307,108 @@ def test_a_link_re_solved_in_one_instant_keeps_one_change_point() -> None:
     link.used = 1.0
     link.mark(2.0)
     assert link.series(4.0, bins=4) == [0.0, 0.0, 1.0, 1.0]
+
+
+SHARED_ROUTES_APP = """\
+for target, size in SENDS.get(rank, []):
+    sim.p2pCommunicationSend(size, "r", None, target)
+for source in RECEIVES.get(rank, []):
+    sim.p2pCommunicationReceive("r", source)
+sim.alltoall(ALL, algorithm="pairwise", chunk=CHUNK)
+sim.allreduce(ALL, algorithm="ring", chunk=CHUNK)
+"""
+
+
+def _two_switches(hosts: int, split: int, sharings: tuple[str, str, str], model: str) -> Any:
+    """`hosts` hosts (label r), the first `split` on switch s0, the others on s1, the two
+    switches joined by a trunk; each network node's sharing from `sharings`."""
+    system = _two_hosts(None, model=model)
+    system["hardware"]["wire"]["attributes"]["latency"] = 0.0
+    host = {"hardware": "host", "labels": {"r": 1}}
+    names = [f"h{i}" for i in range(hosts)]
+    system["nodes"] = [{"id": name, **host} for name in names] + [
+        {"id": node, "hardware": "wire", "model": "link", "sharing": sharing}
+        for node, sharing in zip(("s0", "s1", "trunk"), sharings, strict=True)
+    ]
+    system["edges"] = [[name, "s0" if i < split else "s1"] for i, name in enumerate(names)]
+    system["edges"] += [["s0", "trunk"], ["trunk", "s1"]]
+    return system
+
+
+@given(
+    hosts=st.integers(3, 7),
+    split=st.integers(1, 6),
+    sharings=st.tuples(*[st.sampled_from(("shared", "full-duplex", "fifo"))] * 3),
+    model=st.sampled_from(sorted(NETWORK_MODELS)),
+    messages=st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 6), st.sampled_from((1e3, 2.5e5, 1e6))),
+        max_size=14,
+    ),
+    chunk=st.sampled_from((0, 1e5)),
+)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_routes_over_the_same_constraints_share_one_route_with_the_same_results(
+    hosts: int,
+    split: int,
+    sharings: tuple[str, str, str],
+    model: str,
+    messages: list[tuple[int, int, float]],
+    chunk: float,
+) -> None:
+    """Pairs whose routes cross the same flow constraints and FIFO hops get one FlowRoute
+    (World._route): the run's result, every completion time in its timeline, is the one
+    with a route made for each pair."""
+    system = _two_switches(hosts, min(split, hosts - 1), sharings, model)
+    sends: dict[int, list[tuple[int, float]]] = {}
+    receives: dict[int, list[int]] = {}
+    for source, target, size in messages:
+        source, target = source % hosts, target % hosts
+        if source != target:
+            sends.setdefault(source, []).append((target, size))
+            receives.setdefault(target, []).append(source)
+    app = f"SENDS = {sends!r}\nRECEIVES = {receives!r}\n" + SHARED_ROUTES_APP
+    variables = {"ALL": 3e6, "CHUNK": chunk}
+    original = platform.World._route
+    made: list[object] = []
+
+    def recorded(self: platform.World, crossed: Any) -> Any:
+        route = original(self, crossed)
+        made.append(route)
+        return route
+
+    def unshared(self: platform.World, crossed: Any) -> Any:
+        self._flow_routes.clear()  # each pair its own route, as before routes were shared
+        return original(self, crossed)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(platform.World, "_route", recorded)
+        shared = run_simulation(system, app, labels={"r": hosts}, variables=variables)
+        patch.setattr(platform.World, "_route", unshared)
+        alone = run_simulation(system, app, labels={"r": hosts}, variables=variables)
+    shared.pop("stats", None)
+    alone.pop("stats", None)
+    assert shared == alone
+    assert shared["overall_time_s"] > 0
+
+
+def test_an_alltoall_through_one_shared_switch_makes_one_route() -> None:
+    """Every pair of an alltoall crosses the one constraint of a shared switch: one route."""
+    system = _two_switches(6, 6, ("shared", "shared", "shared"), "CM02")
+    system["edges"] = [edge for edge in system["edges"] if "s1" not in edge]
+    made: list[object] = []
+    original = platform.World._route
+
+    def recorded(self: platform.World, crossed: Any) -> Any:
+        made.append(original(self, crossed))
+        return made[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(platform.World, "_route", recorded)
+        run_simulation(
+            system,
+            'sim.alltoall(6e6, algorithm="pairwise", chunk=0)\n',
+            labels={"r": 6},
+            variables={},
+        )
+    assert len(made) == 30
+    assert len({id(route) for route in made}) == 1

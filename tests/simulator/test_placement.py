@@ -153,6 +153,35 @@ def test_routes_from_one_walk_per_source_are_the_walks_stopped_at_each_target() 
                     assert routes.path(source, target) == expected
 
 
+def test_a_source_with_few_targets_is_searched_without_its_tree() -> None:
+    """A source's first paths come from walks stopped at each target (no walk over every
+    node), later ones from its tree: both the reference walk's, in any order of asking,
+    unreachable targets included."""
+    rng = random.Random(11)
+    for _ in range(40):
+        names = [f"n{i}" for i in range(rng.randint(2, 16))]
+        edges = [list(pair) for pair in itertools.combinations(names, 2) if rng.random() < 0.2]
+        rng.shuffle(edges)
+        nodes = [{"id": name, "hardware": "cpu", "labels": {"P": 1}} for name in names]
+        routes = Routes(_system(nodes, edges))
+        asked = [(rng.choice(names), rng.choice(names)) for _ in range(3 * len(names))]
+        for source, target in asked:
+            expected = _stopping_walk(edges, source, target) if source != target else (source,)
+            if expected is None:
+                with pytest.raises(LaunchError):
+                    routes.path(source, target)
+            else:
+                assert routes.path(source, target) == expected
+    hosts = [f"h{i}" for i in range(200)]
+    star = [[host, "switch"] for host in hosts]
+    nodes = [{"id": host, "hardware": "cpu", "labels": {"P": 1}} for host in hosts]
+    routes = Routes(_system([*nodes, {"id": "switch", "hardware": "net"}], star))
+    for i, host in enumerate(hosts):  # pairs and a ring: one peer per source
+        assert routes.path(host, hosts[i ^ 1]) == (host, "switch", hosts[i ^ 1])
+        assert routes.path(host, hosts[i - 1]) == (host, "switch", hosts[i - 1])
+    assert not routes._trees  # no source walked the whole star
+
+
 def test_it_reports_nodes_no_path_joins(cluster: Any) -> None:
     system = _system(
         [
