@@ -946,6 +946,25 @@ class Sim(_SimCore, _SimCalls):
         record = record_of(channel, started)
         figures = state.figures
         mailbox = state.mailbox
+        symmetry = world.symmetry
+        if (
+            symmetry is not None
+            and model_seconds is None
+            and layer is None
+            and symmetry.collective(
+                self,
+                kind,
+                op,
+                members,
+                index,
+                operations,
+                chunk_b,
+                most,
+                channel,
+                (started, record, chosen, size_b),
+            )
+        ):  # simulated by the call's representatives (simulator.symmetry)
+            return None
         if model_seconds is not None:  # the model's time for the whole call, once all came
             waiting = world.arrive((f"{kind}Time", *map(str, channel)), len(members))
             if waiting is not None:

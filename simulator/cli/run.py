@@ -57,6 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_uncertainty(run)
     run.add_argument(
+        "--symmetry",
+        action="store_true",
+        help="simulate a collective whose ranks a rotation of the platform and the traffic "
+        "relates once per orbit of ranks, where that is proven to give the full simulation's "
+        "answer (docs/collectives.md, Symmetry); the result's `symmetry` says where",
+    )
+    run.add_argument(
         "--trace",
         metavar="FILE",
         help="also write the run as a Chrome trace (Perfetto, chrome://tracing) to FILE",
@@ -81,6 +88,8 @@ def command_run(
         "seed": args.seed,
         "timeline_limit": args.timeline_limit,
     }
+    if args.symmetry:
+        payload["symmetry"] = True
     if args.uncertainty is not None:
         payload["uncertainty"] = uncertainty_options(args)
     if args.inject_failures is not None:
