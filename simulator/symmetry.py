@@ -295,6 +295,7 @@ class RotationSymmetry:
             else:  # its change points were merged meanwhile: those from the start on
                 first = bisect.bisect_left(times, start)
             new_t, new_u = times[first:], values[first:]
+            before_t, before_u = times[:first], values[:first]
             for image in orbit[1:]:
                 image.advance(now)
                 image.bytes += link.bytes - bytes_
@@ -302,6 +303,10 @@ class RotationSymmetry:
                 image.saturated_s += link.saturated_s - saturated_s
                 if call_peak > image.peak:
                     image.peak = call_peak
+                if image.series_t == before_t and image.series_u == before_u:
+                    # the same steps before the call (both idle, mostly): the same after
+                    image.series_t, image.series_u = times.copy(), values.copy()
+                    continue
                 for at, value in zip(new_t, new_u, strict=True):
                     image.used = value
                     image.mark(at)
