@@ -74,6 +74,7 @@ class _Call:
         self,
         period: int,
         members: list[ProcessState],
+        messages: list[list[collectives.Message]],
         routes: dict[tuple[int, int], tuple[ProcessState, ProcessState, Sequence[Hop]]],
         link_orbits: list[list[FlowLink]],
         usage_orbits: list[list[Any]],
@@ -81,6 +82,7 @@ class _Call:
     ) -> None:
         self.period = period
         self.members = members
+        self.messages = messages  # the representatives' messages (`_messages`)
         # per (representative, peer): the message's target (the peer's representative),
         # the source it names (the image of the sender) and the hops (orbits' representatives)
         self.routes = routes
@@ -118,7 +120,7 @@ class RotationSymmetry:
         op: object,
         members: list[ProcessState],
         index: int,
-        operations: list[list[collectives.Message]],
+        operations: Sequence[list[collectives.Message]],
         chunk: float,
         most: int,
         channel: object,
@@ -129,7 +131,8 @@ class RotationSymmetry:
         world = self.world
         engine = world.engine
         if channel not in self.calls:
-            self.calls[channel] = self._prove(members, operations)
+            steps = getattr(operations, "steps", None)  # collectives.MemberMessages's
+            self.calls[channel] = None if steps is None else self._prove(members, steps)
         state = self.calls[channel]
         if state is None:
             return False
@@ -153,7 +156,7 @@ class RotationSymmetry:
             return False
         period = state.period
         if index < period:
-            self._representative(sim, kind, op, state, index, operations, chunk, most, channel)
+            self._representative(sim, kind, op, state, index, chunk, most, channel)
         else:
             self._image(sim, state, index % period)
         started, record, chosen, size = call
@@ -193,7 +196,6 @@ class RotationSymmetry:
         op: object,
         state: _Call,
         index: int,
-        operations: list[list[collectives.Message]],
         chunk: float,
         most: int,
         channel: object,
@@ -216,7 +218,9 @@ class RotationSymmetry:
         send_kind, data = collectives.SEND, f"the {kind}'s data"
         reduce_seconds: dict[float, float] = {}
         members = state.members
-        for what, peer, piece, reduced, tag in collectives.program(operations[index], chunk, most):
+        for what, peer, piece, reduced, tag in collectives.program(
+            state.messages[index], chunk, most
+        ):
             if what == send_kind:
                 target, source, hops = routes[index, peer]
                 send(source, target, piece, None, (channel, tag), None, hops)
@@ -336,9 +340,7 @@ class RotationSymmetry:
 
     # -- the proof ---------------------------------------------------------------------------
 
-    def _prove(
-        self, members: list[ProcessState], operations: list[list[collectives.Message]]
-    ) -> _Call | None:
+    def _prove(self, members: list[ProcessState], steps: collectives.Schedule) -> _Call | None:
         """Return the call's symmetric simulation when a rotation passes the module
         docstring's checks that can be made now, else None."""
         world = self.world
@@ -350,21 +352,21 @@ class RotationSymmetry:
         slots = {(m.slot.node, m.slot.instance) for m in members}
         if len(slots) != p:
             return None
-        programs = [_program_order(messages) for messages in operations]
+        runs, tables = _schedule_tables(steps, p)
+        pairs = _pairs(tables, p)
         for period in range(1, p):
             if p % period:
                 continue
             if any(members[i].slot.node != members[(i + period) % p].slot.node for i in range(p)):
                 continue
-            if not _schedule_invariant(programs, period):
-                continue
-            made = self._routes(members, programs, period)
-            if made is not None:
-                return _Call(period, members, *made, world.engine.now)
+            made = self._routes(members, pairs, period)
+            if made is not None and _schedule_invariant(tables, period):
+                messages = _messages(runs, tables, period)
+                return _Call(period, members, messages, *made, world.engine.now)
         return None
 
     def _routes(
-        self, members: list[ProcessState], programs: list[list[collectives.Message]], period: int
+        self, members: list[ProcessState], pairs: list[tuple[int, int]], period: int
     ) -> (
         tuple[
             dict[tuple[int, int], tuple[ProcessState, ProcessState, Sequence[Hop]]],
@@ -377,13 +379,6 @@ class RotationSymmetry:
         routes are invariant under the rotation by `period` (module docstring), else None."""
         world = self.world
         p = len(members)
-        pairs: list[tuple[int, int]] = []
-        for i, messages in enumerate(programs):
-            seen: set[int] = set()
-            for _, what, peer, _, _ in messages:
-                if what == collectives.SEND and peer not in seen:
-                    seen.add(peer)
-                    pairs.append((i, peer))
         hops = {(i, j): world.hops(members[i].slot, members[j].slot) for i, j in pairs}
         link_map: dict[FlowLink, FlowLink] = {}
         usage_map: dict[Any, Any] = {}
@@ -483,37 +478,82 @@ def _orbit(start: Any, mapping: dict[Any, Any]) -> list[Any] | None:
     return orbit
 
 
-def _program_order(messages: Sequence[collectives.Message]) -> list[collectives.Message]:
-    """A member's messages in the order every form of `collectives.program` takes them:
-    by step, sends before receives, then in their order (a stable sort)."""
-    return sorted(messages, key=_STEP_WHAT)
+Table = list[list[tuple[int, float, bool]]]
+"""Per member, its peers, bytes and whether reduced, in the order of a step's transfers."""
 
 
-def _step_what(message: collectives.Message) -> tuple[int, int]:
-    return message[0], message[1]
+def _schedule_tables(
+    steps: collectives.Schedule, p: int
+) -> tuple[list[tuple[int, int]], list[tuple[Table, Table]]]:
+    """Return the schedule's runs of equal steps (first step, count) and, per run, each
+    member's sends and receives in one of its steps, in the step's order: what
+    `collectives.messages_by_member` makes of each step, which a member's program takes by
+    step, sends first, each in this order (a stable sort)."""
+    runs: list[tuple[int, int]] = []
+    tables: list[tuple[Table, Table]] = []
+    count = len(steps)
+    first = 0
+    while first < count:
+        step = steps[first]
+        end = first + 1
+        while end < count and (steps[end] is step or steps[end] == step):
+            end += 1
+        runs.append((first, end - first))
+        sends: Table = [[] for _ in range(p)]
+        receives: Table = [[] for _ in range(p)]
+        for source, target, size, reduced in step:
+            sends[source].append((target, size, reduced))
+            receives[target].append((source, size, reduced))
+        tables.append((sends, receives))
+        first = end
+    return runs, tables
 
 
-_STEP_WHAT = _step_what
+def _pairs(tables: list[tuple[Table, Table]], p: int) -> list[tuple[int, int]]:
+    """Each (member, peer) that a message goes between, member by member, in the order the
+    member first sends to the peer."""
+    pairs: list[tuple[int, int]] = []
+    for member in range(p):
+        seen: set[int] = set()
+        for sends, _ in tables:
+            for peer, _, _ in sends[member]:
+                if peer not in seen:
+                    seen.add(peer)
+                    pairs.append((member, peer))
+    return pairs
 
 
-def _schedule_invariant(programs: list[list[collectives.Message]], period: int) -> bool:
-    """Whether member i + period's messages are member i's with every peer shifted by
-    `period` (indices mod p), for every member."""
-    p = len(programs)
-    for i, mine in enumerate(programs):
-        theirs = programs[(i + period) % p]
-        if len(mine) != len(theirs):
-            return False
-        for a, b in zip(mine, theirs, strict=True):
-            if (
-                a[0] != b[0]
-                or a[1] != b[1]
-                or (a[2] + period) % p != b[2]
-                or a[3] != b[3]
-                or a[4] != b[4]
-            ):
+def _schedule_invariant(tables: list[tuple[Table, Table]], period: int) -> bool:
+    """Whether member i + period's sends and receives are member i's with every peer
+    shifted by `period` (indices mod p), in every run of steps, for every member."""
+    for table in (table for pair in tables for table in pair):
+        p = len(table)
+        for i, mine in enumerate(table):
+            theirs = table[(i + period) % p]
+            if len(mine) != len(theirs):
                 return False
+            for (peer, size, reduced), other in zip(mine, theirs, strict=True):
+                if other != ((peer + period) % p, size, reduced):
+                    return False
     return True
+
+
+def _messages(
+    runs: list[tuple[int, int]], tables: list[tuple[Table, Table]], period: int
+) -> list[list[collectives.Message]]:
+    """Return members 0..period-1's messages, step by step, sends first: their programs'
+    order (`_schedule_tables`)."""
+    made: list[list[collectives.Message]] = []
+    send, receive = collectives.SEND, collectives.RECEIVE
+    for member in range(period):
+        messages: list[collectives.Message] = []
+        for (first, count), (sends, receives) in zip(runs, tables, strict=True):
+            mine = [(send, peer, size, reduced) for peer, size, reduced in sends[member]]
+            mine += [(receive, peer, size, reduced) for peer, size, reduced in receives[member]]
+            for step in range(first, first + count):
+                messages += [(step, *entry) for entry in mine]
+        made.append(messages)
+    return made
 
 
 def _flat(channel: object) -> tuple[object, ...]:

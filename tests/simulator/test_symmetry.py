@@ -11,7 +11,7 @@ import pytest
 
 from simulator import collectives
 from simulator.runner import run_simulation
-from simulator.symmetry import _program_order, _schedule_invariant
+from simulator.symmetry import _messages, _schedule_invariant, _schedule_tables
 
 CLUSTER = Path(__file__).resolve().parents[2] / "examples" / "dgx_h100_cluster_128"
 RELATIVE = 1e-12
@@ -209,13 +209,28 @@ def test_schedule_invariance() -> None:
     none."""
     hosts = [0] * 16
 
-    def programs(kind: str, algorithm: str) -> list[list[collectives.Message]]:
+    def tables(kind: str, algorithm: str) -> Any:
         steps = collectives.schedule(kind, algorithm, 2**20, hosts)
-        return [_program_order(m) for m in collectives.messages_by_member(steps, 16)]
+        return _schedule_tables(steps, 16)
 
-    ring = programs("allreduce", "ring")
+    runs, ring = tables("allreduce", "ring")
+    assert runs == [(0, 15), (15, 15)]  # reduce-scatter steps, then allgather steps
     assert all(_schedule_invariant(ring, d) for d in (1, 2, 4, 8))
-    doubling = programs("allreduce", "recursive_doubling")
+    _, doubling = tables("allreduce", "recursive_doubling")
     assert [d for d in (1, 2, 4, 8) if _schedule_invariant(doubling, d)] == [8]
-    tree = programs("allreduce", "tree")
+    _, tree = tables("allreduce", "tree")
     assert not any(_schedule_invariant(tree, d) for d in (1, 2, 4, 8))
+
+
+def test_representatives_messages_are_the_programs() -> None:
+    """The representatives' messages made from the runs of steps are what
+    `messages_by_member` gives them, in their programs' order (by step, sends first)."""
+    hosts = [0] * 16
+    for kind, algorithm in (("allreduce", "ring"), ("alltoall", "pairwise")):
+        steps = collectives.schedule(kind, algorithm, 2**20, hosts)
+        runs, tables = _schedule_tables(steps, 16)
+        made = _messages(runs, tables, 8)
+        full = collectives.messages_by_member(steps, 16)
+        for member in range(8):
+            ordered = sorted(full[member], key=lambda m: (m[0], m[1]))
+            assert made[member] == ordered
