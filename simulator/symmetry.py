@@ -67,6 +67,10 @@ class SymmetryBroken(SimulationError):
     be simulated again without symmetry (the runner does)."""
 
 
+_Taken = tuple[float, float, float, list[tuple[float, float]], float, float]
+"""A representative's figures over the call (`_Call.figures`)."""
+
+
 class _Call:
     """One collective call simulated by its representatives (module docstring)."""
 
@@ -92,10 +96,9 @@ class _Call:
         self.arrived = 0
         self.symmetric = True  # False: the last arrival found other activity; run in full
         self.done: list[EventCount | None] = [None] * period
-        # per representative: its figures' increments and its processor's busy intervals
-        self.figures: list[tuple[float, float, float, list[tuple[float, float]]] | None] = [
-            None
-        ] * period
+        # per representative: its figures' increments, its processor's busy periods and
+        # the increments of its busy time and load integral
+        self.figures: list[_Taken | None] = [None] * period
         self.left = period  # representatives still running
         self.snapshot: list[tuple[float, float, float, float, int]] = []
         self.usage_snapshot: list[tuple[float, float]] = []
@@ -212,6 +215,7 @@ class RotationSymmetry:
         before = (figures.wait_s, figures.comm_s, figures.compute_s)
         slot = member.slot
         usage = world.nodes[slot.node].usages[slot.instance]
+        used = (usage.busy_s, usage.load_s)
         busy: list[tuple[float, float]] = []
         routes = state.routes
         send, get = world.send, mailbox.get
@@ -242,13 +246,18 @@ class RotationSymmetry:
                     usage.start(begin)
                     engine.pause(seconds)
                     usage.stop(engine.now)
-                    busy.append((begin, engine.now))
+                    if busy and busy[-1][1] == begin:  # one busy period goes on
+                        busy[-1] = (busy[-1][0], engine.now)
+                    else:
+                        busy.append((begin, engine.now))
                     figures.compute_s += seconds
         state.figures[index] = (
             figures.wait_s - before[0],
             figures.comm_s - before[1],
             figures.compute_s - before[2],
             busy,
+            usage.busy_s - used[0],
+            usage.load_s - used[1],
         )
         state.left -= 1
         if state.left == 0:
@@ -269,17 +278,32 @@ class RotationSymmetry:
             done.await_(1)
         taken = state.figures[representative]
         assert taken is not None
-        wait_s, comm_s, compute_s, busy = taken
+        wait_s, comm_s, compute_s, busy, busy_s, load_s = taken
         member = sim._state
         figures = member.figures
         figures.wait_s += wait_s
         figures.comm_s += comm_s
         figures.compute_s += compute_s
+        if not busy:
+            return
         slot = member.slot
         usage = world.nodes[slot.node].usages[slot.instance]
-        for begin, end in busy:
-            usage.start(begin)
-            usage.stop(end)
+        track = usage.track
+        if track is not None and len(track.busy) < track.limit:
+            for begin, end in busy:  # the periods, recorded as they would be
+                usage.start(begin)
+                usage.stop(end)
+            return
+        # the periods as `Usage.start`/`stop` would leave them, without a call per period:
+        # the first one ends the period before it; each later one records the one before
+        # (only counted: the track is full); the last stays open
+        busy_before, load_before = usage.busy_s, usage.load_s
+        usage.start(busy[0][0])
+        usage.stop(busy[0][1])
+        usage.busy_s, usage.load_s = busy_before + busy_s, load_before + load_s
+        if track is not None:
+            track.busy_dropped += len(busy) - 1
+        usage._busy_from, usage._busy_to = busy[-1]
 
     def _finish(self, state: _Call) -> None:
         """Give every other link and usage of an orbit what its representative accumulated
