@@ -3,6 +3,7 @@ the full simulation's answer, and a call the proof does not cover is simulated i
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from simulator import collectives
+from simulator.cli import main
 from simulator.runner import run_simulation
 from simulator.symmetry import _messages, _schedule_invariant, _schedule_tables
 
@@ -267,3 +269,21 @@ def test_representatives_messages_are_the_programs() -> None:
         for member in range(8):
             ordered = sorted(full[member], key=lambda m: (m[0], m[1]))
             assert made[member] == ordered
+
+
+def test_command_line(tmp_path: Path) -> None:
+    """`run --symmetry` asks for it; the JSON says it was used, and the same time as without."""
+    app = tmp_path / "app.py"
+    app.write_text("sim.allreduce(2**24, algorithm='ring')\n")
+    times = []
+    for options in (["--symmetry"], []):
+        out = tmp_path / "out.json"
+        argv = ["run", "--no-sandbox", "--system", str(CLUSTER / "snapshot.json")]
+        argv += ["--app", str(app), "--labels", "GPU=16", "--json", str(out), *options]
+        assert main(argv, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+        result = json.loads(out.read_text())
+        assert ("symmetry" in result) == bool(options)
+        if options:
+            assert result["symmetry"]["used"]
+        times.append(result["overall_time_s"])
+    assert close(times[0], times[1])
