@@ -383,8 +383,10 @@ class RotationSymmetry:
                 continue
             if any(members[i].slot.node != members[(i + period) % p].slot.node for i in range(p)):
                 continue
+            if not _schedule_invariant(tables, period):
+                continue
             made = self._routes(members, pairs, period)
-            if made is not None and _schedule_invariant(tables, period):
+            if made is not None:
                 messages = _messages(runs, tables, period)
                 return _Call(period, members, messages, *made, world.engine.now)
         return None
