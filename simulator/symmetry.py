@@ -47,13 +47,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from simulator import collectives
+from simulator.api import _message_filter
+from simulator.engine import EventCount
 from simulator.errors import SimulationError
 from simulator.flows import SERIES_POINTS, FlowLink
 from simulator.platform import FlowRoute
 
 if TYPE_CHECKING:
     from simulator.api import Sim
-    from simulator.engine import EventCount
     from simulator.platform import Hop, ProcessState, World
 
 SYMMETRY_MESSAGES = {
@@ -205,8 +206,6 @@ class RotationSymmetry:
     ) -> None:
         """`Sim._collective`'s loop for representative `index`: a send goes to the
         representative of its receiver, over the representatives of its route's links."""
-        from simulator.api import _message_filter  # the api imports this module
-
         world = self.world
         engine = world.engine
         member = state.members[index]
@@ -268,8 +267,6 @@ class RotationSymmetry:
 
     def _image(self, sim: Sim, state: _Call, representative: int) -> None:
         """Wait until `representative` is done, then take its figures as this member's."""
-        from simulator.engine import EventCount
-
         world = self.world
         if state.figures[representative] is None:
             done = state.done[representative]
