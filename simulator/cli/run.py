@@ -196,6 +196,18 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
                 calls,
             )
         )
+    symmetry = result.get("symmetry")
+    if symmetry is not None:  # asked for (`--symmetry`): where it was used, or why not
+        lines.append("")
+        if symmetry["used"]:
+            periods = ", ".join(
+                f"{call['simulated_members']} of {call['members']}" for call in symmetry["calls"]
+            )
+            lines.append(f"Symmetry:     used; members simulated per call: {periods}")
+        elif symmetry["redone"]:
+            lines.append(f"Symmetry:     not used ({symmetry['redone']})")
+        else:
+            lines.append("Symmetry:     not used (no call was proven symmetric)")
     stats = result["stats"]
     lines.append("")
     lines.append(

@@ -287,3 +287,7 @@ def test_command_line(tmp_path: Path) -> None:
             assert result["symmetry"]["used"]
         times.append(result["overall_time_s"])
     assert close(times[0], times[1])
+    printed = io.StringIO()
+    argv = ["run", "--no-sandbox", "--system", str(CLUSTER / "snapshot.json"), "--app", str(app)]
+    assert main([*argv, "--labels", "GPU=16", "--symmetry"], stdout=printed) == 0
+    assert "Symmetry:     used; members simulated per call: 8 of 16" in printed.getvalue()
