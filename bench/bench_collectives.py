@@ -25,11 +25,13 @@ whole.
 one, from its own directory) in the same rounds, the order of the two turning each round, and
 `--cluster-gpus` takes several counts (comma separated), each run `--repeat` times in turns.
 `--no-simgrid` leaves SimGrid out (a machine without its bindings): the checkouts alone,
-their simulated times checked against each other.
+their simulated times checked against each other. `--symmetry` also runs the cluster's ring
+with `run --symmetry` (simulator.symmetry) in the same rounds, its simulated time checked
+against the full runs'.
 
     .venv/bin/python bench/bench_collectives.py [--ranks 256] [--calls 1] [--repeat 2]
         [--kinds ring,pairwise] [--simgrid-timeout 600] [--cluster-gpus 0]
-        [--baseline /tmp/before] [--no-simgrid]
+        [--baseline /tmp/before] [--no-simgrid] [--symmetry]
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -118,16 +121,22 @@ def child_cpu() -> float:
 
 
 def parasim_cli(
-    system: Path, app: str, labels: str, variables: list[str], root: Path = ROOT
+    system: Path,
+    app: str,
+    labels: str,
+    variables: list[str],
+    root: Path = ROOT,
+    options: tuple[str, ...] = (),
 ) -> Figures:
-    """Return the figures of one `python -m simulator run` of the checkout at `root`."""
+    """Return the figures of one `python -m simulator run` of the checkout at `root`, with
+    the command's `options` (e.g. "--symmetry")."""
     python = root / ".venv" / "bin" / "python"
     with tempfile.TemporaryDirectory(prefix="parasim-bench-") as directory:
         app_path, out = Path(directory) / "app.py", Path(directory) / "out.json"
         app_path.write_text(app)
         command = [str(python if python.exists() else PYTHON), "-m", "simulator", "run"]
         command += ["--no-sandbox", "--system", str(system), "--app", str(app_path)]
-        command += ["--labels", labels, "--json", str(out)]
+        command += ["--labels", labels, "--json", str(out), *options]
         for variable in variables:
             command += ["--var", variable]
         started, cpu = time.perf_counter(), child_cpu()
@@ -144,7 +153,7 @@ def warm_up(roots: list[Path], directory: Path) -> None:
         parasim_cli(system, APPS["ring"], "r=4", ["SIZE=1e6", "CALLS=1"], root)
 
 
-def in_turns(roots: list[Path], repeat: int, run: Callable[[Path], Figures]) -> list[list[Figures]]:
+def in_turns(roots: list[Any], repeat: int, run: Callable[[Any], Figures]) -> list[list[Figures]]:
     """Return `run(root)` `repeat` times per root, the roots' order turning each round."""
     results: list[list[Figures]] = [[] for _ in roots]
     for round_ in range(repeat):
@@ -227,6 +236,12 @@ def main() -> int:
         action="store_true",
         help="leave SimGrid out (its Python bindings not installed): ParaSim's checkouts only",
     )
+    parser.add_argument(
+        "--symmetry",
+        action="store_true",
+        help="the cluster's ring also with `--symmetry` (simulator.symmetry), in the same "
+        "rounds; the simulated times must agree",
+    )
     arguments = parser.parse_args()
     size, status, timeout = arguments.size, 0, arguments.simgrid_timeout
     roots = [ROOT] + ([arguments.baseline.resolve()] if arguments.baseline else [])
@@ -297,20 +312,29 @@ def main() -> int:
                 f"  ratio SimGrid / ParaSim (medians): {bound}{theirs_wall / ours_wall:.2f} wall, "
                 f"{bound}{theirs_cpu / ours_cpu:.2f} CPU"
             )
+    # (checkout, its name, options): the symmetric run first, of this checkout
+    variants = [(root, name, ()) for root, name in zip(roots, names, strict=False)]
+    if arguments.symmetry:
+        variants.insert(0, (ROOT, "ParaSim CLI --symmetry", ("--symmetry",)))
     for gpus in [int(count) for count in arguments.cluster_gpus.split(",") if count]:
         app = "sim.allreduce(2**30, algorithm='ring')\n"
 
-        def cluster_run(root: Path, gpus: int = gpus, app: str = app) -> Figures:
+        def cluster_run(number: int, gpus: int = gpus, app: str = app) -> Figures:
+            root, _, options = variants[number]
             cluster = root / "examples" / "dgx_h100_cluster_128" / "snapshot.json"
-            return parasim_cli(cluster, app, f"GPU={gpus}", [], root)
+            return parasim_cli(cluster, app, f"GPU={gpus}", [], root, options)
 
         print(f"ring allreduce 1 GiB over {gpus} GPUs (dgx_h100_cluster_128):")
-        for name, figures in zip(
-            names, in_turns(roots, arguments.repeat, cluster_run), strict=False
-        ):
+        numbers = list(range(len(variants)))
+        results = in_turns(numbers, arguments.repeat, cluster_run)
+        for (_, name, _), figures in zip(variants, results, strict=True):
             walls = ", ".join(f"{wall:.2f}" for wall, _, _ in figures)
             cpus = ", ".join(f"{cpu:.2f}" for _, _, cpu in figures)
             print(f"  {name}: {walls} s wall, {cpus} s CPU, simulated {figures[0][1]!r} s")
+        simulated = {figures[0][1] for figures in results}
+        if len(simulated) > 1 and max(simulated) - min(simulated) > AGREE * max(simulated):
+            print("  simulated times differ")
+            status = 1
     print(f"load average at the end: {os.getloadavg()}")
     return status
 

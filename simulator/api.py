@@ -946,6 +946,25 @@ class Sim(_SimCore, _SimCalls):
         record = record_of(channel, started)
         figures = state.figures
         mailbox = state.mailbox
+        symmetry = world.symmetry
+        if (
+            symmetry is not None
+            and model_seconds is None
+            and layer is None
+            and symmetry.collective(
+                self,
+                kind,
+                op,
+                members,
+                index,
+                operations,
+                chunk_b,
+                most,
+                channel,
+                (started, record, chosen, size_b),
+            )
+        ):  # simulated by the call's representatives (simulator.symmetry)
+            return None
         if model_seconds is not None:  # the model's time for the whole call, once all came
             waiting = world.arrive((f"{kind}Time", *map(str, channel)), len(members))
             if waiting is not None:
@@ -1032,7 +1051,7 @@ class Sim(_SimCore, _SimCalls):
         op: object,
         members: list[ProcessState],
         index: int,
-        operations: list[list[collectives.Message]],
+        operations: Sequence[list[collectives.Message]],
         chunk: float,
         most: int,
         channel: object,
@@ -1096,7 +1115,7 @@ class Sim(_SimCore, _SimCalls):
         op: object,
         members: list[ProcessState],
         index: int,
-        operations: list[list[collectives.Message]],
+        operations: Sequence[list[collectives.Message]],
         chunk: float,
         most: int,
         channel: object,
@@ -1208,7 +1227,7 @@ class Sim(_SimCore, _SimCalls):
         protocol: str = "ideal",
     ) -> tuple[
         str,
-        list[list[collectives.Message]],
+        Sequence[list[collectives.Message]],
         Callable[[object, float], dict[str, Any]],
         float | None,
         tuple[str, float, float, NcclTree | None] | None,
@@ -1263,7 +1282,7 @@ class Sim(_SimCore, _SimCalls):
                 steps = collectives.nccl_ring(kind, size, nodes)
         step_count = spans[0][2] if spans else len(steps)  # trees run side by side
         messages, wire = collectives.wire_figures(steps)
-        operations = collectives.messages_by_member(steps, len(members))
+        operations = collectives.MemberMessages(steps, len(members))
         layer: tuple[str, float, float, NcclTree | None] | None = None
         if protocol != "ideal" and steps:
             if tree is None:

@@ -22,6 +22,7 @@ import itertools
 import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
+from typing import overload
 
 Transfer = tuple[int, int, float, bool]  # source, target, bytes, whether the target reduces
 Schedule = list[list[Transfer]]
@@ -131,11 +132,10 @@ def _merge(*schedules: Schedule) -> Schedule:
 
 
 def _ring(group: Sequence[int], block: float, reduced: bool) -> Schedule:
-    """p - 1 steps; in each, every member sends `block` bytes to the next on the ring."""
+    """p - 1 steps; in each, every member sends `block` bytes to the next on the ring (one
+    list for all of them: nothing edits a schedule's steps)."""
     g = len(group)
-    return [
-        [(group[i], group[(i + 1) % g], block, reduced) for i in range(g)] for _ in range(g - 1)
-    ]
+    return [[(group[i], group[(i + 1) % g], block, reduced) for i in range(g)]] * (g - 1)
 
 
 def _direct(group: Sequence[int], block: float, reduced: bool) -> Schedule:
@@ -588,6 +588,29 @@ def messages_by_member(steps: Schedule, members: int) -> list[list[Message]]:
             mine[source].append((index, SEND, target, size, reduced))
             mine[target].append((index, RECEIVE, source, size, reduced))
     return mine
+
+
+class MemberMessages(Sequence[list[Message]]):
+    """`messages_by_member(steps, members)`, made at the first member's look-up: a call
+    simulated by some members only (simulator.symmetry) reads `steps` instead."""
+
+    def __init__(self, steps: Schedule, members: int) -> None:
+        self.steps = steps
+        self.members = members
+        self._made: list[list[Message]] | None = None
+
+    def __len__(self) -> int:
+        return self.members
+
+    @overload
+    def __getitem__(self, index: int) -> list[Message]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[list[Message]]: ...
+    def __getitem__(self, index: int | slice) -> list[Message] | Sequence[list[Message]]:
+        made = self._made
+        if made is None:
+            made = self._made = messages_by_member(self.steps, self.members)
+        return made[index]
 
 
 def program(messages: Sequence[Message], chunk: float, most: int = 0) -> Iterator[Operation]:

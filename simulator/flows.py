@@ -222,8 +222,9 @@ class FlowLink:
                 self.saturated_s += elapsed
         self.since = now
 
-    def result(self, overall_s: float) -> dict[str, Any]:
-        """Return the link's figures for the run's result (`links`)."""
+    def result(self, overall_s: float, series: list[float] | None = None) -> dict[str, Any]:
+        """Return the link's figures for the run's result (`links`); `series`: its
+        `series(overall_s)` when the caller made it already."""
         return {
             "link": self.id,
             "node": self.node,
@@ -233,7 +234,7 @@ class FlowLink:
             "peak_utilisation": self.peak,
             "mean_utilisation": self.used_s / overall_s if overall_s > 0 else 0.0,
             "saturated_s": self.saturated_s,
-            "utilisation_series": self.series(overall_s),
+            "utilisation_series": self.series(overall_s) if series is None else series,
         }
 
 
@@ -596,11 +597,21 @@ class FlowNetwork:
         return hops, x, rate, figures[::-1]
 
     def result(self, overall_s: float) -> list[dict[str, Any]]:
-        """Return every flow link's figures, in the order they were first crossed."""
+        """Return every flow link's figures, in the order they were first crossed. Links
+        whose utilisation stepped alike (a symmetric collective's, simulator.symmetry) share
+        the binning of their steps, made once."""
         figures = []
+        binned: dict[tuple[int, float, float], list[tuple[list[float], list[float], list[float]]]]
+        binned = {}
         for link in self.links.values():
             link.advance(overall_s)
-            figures.append(link.result(overall_s))
+            times, values = link.series_t, link.series_u
+            alike = binned.setdefault((len(times), times[-1], values[-1]), [])
+            series = next((s for t, u, s in alike if t == times and u == values), None)
+            figure = link.result(overall_s, None if series is None else list(series))
+            if series is None:
+                alike.append((times, values, figure["utilisation_series"]))
+            figures.append(figure)
         return figures
 
 

@@ -548,6 +548,9 @@ class World:
         # for every process (simulator.api Sim._rooted: its `_Collective`)
         self.collectives: dict[tuple[object, ...], Any] = {}
         self._channels: dict[tuple[object, ...], tuple[object, ...]] = {}
+        # the run's symmetric collectives (simulator.symmetry.RotationSymmetry), set by the
+        # runner when the run asks for them
+        self.symmetry: Any = None
         # a message's crossing, and a collective root's sends: the C core's when the engine
         # runs on it
         core = hotpath.core_of(engine)

@@ -266,6 +266,8 @@ class Result(_FinishedRun, total=False):
     # simulator.uncertainty: only for a run that asked for a prediction interval
     uncertainty: dict[str, Any]
     collectives: list[dict[str, Any]]
+    # simulator.symmetry: only for a run that asked for symmetric collectives
+    symmetry: dict[str, Any]
 
 
 class PythonUsage:

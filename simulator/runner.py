@@ -75,6 +75,7 @@ from simulator.sandbox.stackless import (
 from simulator.shallow import ShallowFunctions
 from simulator.snapshot import IDENTIFIER, SystemSnapshot, load_snapshot
 from simulator.summary import result_summary
+from simulator.symmetry import SYMMETRY_MESSAGES, RotationSymmetry, SymmetryBroken
 from simulator.uncertainty import check_uncertainty, propagate
 
 if TYPE_CHECKING:
@@ -356,6 +357,7 @@ def run_simulation(
     failures: Mapping[str, Any] | None = None,
     uncertainty: Mapping[str, Any] | None = None,
     summary: Literal[False] = False,
+    symmetry: bool = False,
 ) -> Result: ...
 
 
@@ -372,6 +374,7 @@ def run_simulation(
     failures: Mapping[str, Any] | None = None,
     uncertainty: Mapping[str, Any] | None = None,
     summary: Literal[True],
+    symmetry: bool = False,
 ) -> ResultSummary: ...
 
 
@@ -395,6 +398,7 @@ def run_simulation(
     failures: Mapping[str, Any] | None = None,
     uncertainty: Mapping[str, Any] | None = None,
     summary: bool = False,
+    symmetry: bool = False,
 ) -> Result | ResultSummary:
     """Return the result (DESIGN.md "Result") of running `app_source` on `snapshot`.
 
@@ -411,6 +415,10 @@ def run_simulation(
     ({samples, seed, scale}: simulator.uncertainty), giving `uncertainty`; each sample is one
     more simulation of the same application with the run's seed.
 
+    `symmetry`: simulate a collective call whose ranks are related by a rotation of the
+    platform and the traffic once per orbit of ranks (simulator.symmetry), where it is proven
+    to give the full simulation's answer; the result's `symmetry` says where it was used.
+
     `summary`: return the result's summary instead (`result_summary`: what the command line
     prints by default), which a sandbox child sends without the lists of entries that the
     summary only counts.
@@ -421,7 +429,7 @@ def run_simulation(
     injection = check_failures(failures) if failures is not None else None
     interval_options = check_uncertainty(uncertainty) if uncertainty is not None else None
     with _young_collections.fewer():
-        result = _simulate(
+        result = _simulate_symmetric(
             system,
             app_source,
             labels=labels,
@@ -429,6 +437,7 @@ def run_simulation(
             seed=seed,
             progress=progress,
             timeline_limit=timeline_limit,
+            symmetry=symmetry,
         )
     result["cost"] = run_cost(system, result, variables)
     if injection is not None:
@@ -437,7 +446,7 @@ def run_simulation(
 
         def sample(variant: SystemSnapshot) -> tuple[float, float, CostFigures]:
             with _young_collections.fewer():
-                figures = _simulate(
+                figures = _simulate_symmetric(
                     variant,
                     app_source,
                     labels=labels,
@@ -445,6 +454,7 @@ def run_simulation(
                     seed=seed,
                     progress=None,
                     timeline_limit=0,
+                    symmetry=symmetry,
                 )
             cost = run_cost(variant, figures, variables)
             return figures["overall_time_s"], figures["energy_j"]["total"], cost
@@ -476,6 +486,37 @@ def _javascript_warnings(
     return warnings
 
 
+def _simulate_symmetric(
+    snapshot: SystemSnapshot | Mapping[str, Any],
+    app_source: str,
+    *,
+    labels: Mapping[str, int],
+    variables: Mapping[str, object],
+    seed: int,
+    progress: Progress | None,
+    timeline_limit: int,
+    symmetry: bool,
+) -> Result:
+    """`_simulate` with symmetric collectives when `symmetry` (simulator.symmetry), run again
+    in full when a symmetric call's condition failed on the way; the result's `symmetry`
+    says which calls were simulated by their representatives, or why the run was redone."""
+    arguments: dict[str, Any] = {
+        "labels": labels,
+        "variables": variables,
+        "seed": seed,
+        "progress": progress,
+        "timeline_limit": timeline_limit,
+    }
+    if not symmetry:
+        return _simulate(snapshot, app_source, **arguments)
+    try:
+        result = _simulate(snapshot, app_source, symmetry=True, **arguments)
+    except SymmetryBroken as broken:
+        result = _simulate(snapshot, app_source, **arguments)
+        result["symmetry"] = {"used": False, "calls": [], "redone": broken.message}
+    return result
+
+
 def _simulate(
     snapshot: SystemSnapshot | Mapping[str, Any],
     app_source: str,
@@ -485,6 +526,7 @@ def _simulate(
     seed: int,
     progress: Progress | None,
     timeline_limit: int,
+    symmetry: bool = False,
 ) -> Result:
     """`run_simulation`'s work (it only sets the collector up around it)."""
     wall_start = time.perf_counter()
@@ -587,6 +629,7 @@ def _simulate(
     )
     world = World(engine, nodes, Routes(system), states, timeline, active_memory, network)
     world.hosts = {node.id: node.parent or node.id for node in system.nodes.values()}
+    rotations = world.symmetry = RotationSymmetry(world) if symmetry else None
     label_counts = {label: int(count) for label, count in labels.items()}
     builtins = shared_builtins(API_BUILTINS)  # one table for the run's processes
     sim_class = Sim if stackless is None else StacklessSim
@@ -647,8 +690,17 @@ def _simulate(
     try:
         with _reporting_simulated_time(report, lambda: (finished / total, engine.now)):
             engine.run()
+    except BaseException as error:
+        if rotations is not None and (rotations.broken or rotations.waiting):
+            # a symmetric call's condition failed (or members waited for ever at its start):
+            # the whole run again in full (`_simulate_symmetric`)
+            reason = rotations.broken or "a member never called it"
+            raise SymmetryBroken(SYMMETRY_MESSAGES["broken"].format(reason=reason)) from error
+        raise
     finally:
         engine.close()
+    if rotations is not None and rotations.broken:
+        raise SymmetryBroken(SYMMETRY_MESSAGES["broken"].format(reason=rotations.broken))
 
     overall = engine.now
     for _, usages in components:
@@ -667,6 +719,8 @@ def _simulate(
         collectives=world.collective_calls,
         links=network.result(overall) if network is not None else None,
     )
+    if rotations is not None:
+        result["symmetry"] = {"used": bool(rotations.used), "calls": rotations.used, "redone": None}
     return result
 
 

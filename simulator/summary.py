@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         failure_injection: dict[str, Any]
         uncertainty: dict[str, Any]
         collectives: list[dict[str, Any]]
+        symmetry: dict[str, Any]
 
 
 def result_summary(result: Mapping[str, Any]) -> ResultSummary:
@@ -87,4 +88,6 @@ def result_summary(result: Mapping[str, Any]) -> ResultSummary:
         summary["uncertainty"] = result["uncertainty"]
     if "collectives" in result:
         summary["collectives"] = result["collectives"]
+    if "symmetry" in result:
+        summary["symmetry"] = result["symmetry"]
     return summary

@@ -57,6 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_uncertainty(run)
     run.add_argument(
+        "--symmetry",
+        action="store_true",
+        help="simulate a collective whose ranks a rotation of the platform and the traffic "
+        "relates once per orbit of ranks, where that is proven to give the full simulation's "
+        "answer (docs/collectives.md, Symmetry); the result's `symmetry` says where",
+    )
+    run.add_argument(
         "--trace",
         metavar="FILE",
         help="also write the run as a Chrome trace (Perfetto, chrome://tracing) to FILE",
@@ -81,6 +88,8 @@ def command_run(
         "seed": args.seed,
         "timeline_limit": args.timeline_limit,
     }
+    if args.symmetry:
+        payload["symmetry"] = True
     if args.uncertainty is not None:
         payload["uncertainty"] = uncertainty_options(args)
     if args.inject_failures is not None:
@@ -187,6 +196,18 @@ def format_summary(result: Mapping[str, Any], *, system_name: str = "") -> str:
                 calls,
             )
         )
+    symmetry = result.get("symmetry")
+    if symmetry is not None:  # asked for (`--symmetry`): where it was used, or why not
+        lines.append("")
+        if symmetry["used"]:
+            periods = ", ".join(
+                f"{call['simulated_members']} of {call['members']}" for call in symmetry["calls"]
+            )
+            lines.append(f"Symmetry:     used; members simulated per call: {periods}")
+        elif symmetry["redone"]:
+            lines.append(f"Symmetry:     not used ({symmetry['redone']})")
+        else:
+            lines.append("Symmetry:     not used (no call was proven symmetric)")
     stats = result["stats"]
     lines.append("")
     lines.append(
