@@ -706,3 +706,24 @@ def test_attack_a_model_sharing_the_table_cannot_keep_state_between_processes(
     assert len(_globals_of(generators)) == 1  # the shared table...
     # ...and still every process's computation lasts one second: none saw another's state
     assert [process["finish_s"] for process in result["processes"]] == [1.0, 1.0, 1.0]
+
+
+def test_a_nodes_memos_are_found_once_for_all_its_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # every process's first computation asks for its node's memos: the node keeps what
+    # the first found (the same model, the same memos for all its processes)
+    from simulator import api
+
+    asked: list[object] = []
+    found = api._node_memos
+
+    def counting(node: Any) -> Any:
+        asked.append(node)
+        return found(node)
+
+    monkeypatch.setattr(api, "_node_memos", counting)
+    app = "for step in range(2):\n    sim.computation({'t': 0.5 + rank})\n"
+    result = _run(app, 3)
+    assert len(asked) == 1
+    assert [process["finish_s"] for process in result["processes"]] == [1.0, 3.0, 5.0]
