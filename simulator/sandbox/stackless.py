@@ -335,7 +335,15 @@ def referenced_names(code: types.CodeType) -> frozenset[str]:
 # printing (the print collector keeps its buffer in the printing code's globals:
 # simulator.sandbox.restricted `_print_collector`).
 _GLOBAL_WRITES = frozenset(
-    {"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME", "IMPORT_NAME", "IMPORT_STAR"}
+    dis.opmap[name]
+    for name in (
+        "STORE_GLOBAL",
+        "DELETE_GLOBAL",
+        "STORE_NAME",
+        "DELETE_NAME",
+        "IMPORT_NAME",
+        "IMPORT_STAR",
+    )
 )
 _PRINT_NAMES = frozenset({"_print_", "_print"})
 
@@ -350,7 +358,9 @@ def changes_globals(code: types.CodeType) -> bool:
     through it, anything another did."""
     if _PRINT_NAMES & {*code.co_names, *code.co_varnames}:
         return True
-    if any(instruction.opname in _GLOBAL_WRITES for instruction in dis.get_instructions(code)):
+    # an instruction's opcode is the first of its two bytes (an argument's byte, or a cache
+    # entry's, never stands where an opcode does)
+    if not _GLOBAL_WRITES.isdisjoint(code.co_code[::2]):
         return True
     return any(
         changes_globals(constant)
