@@ -298,18 +298,13 @@ class _SimCalls:
         `_missed` too: what evaluates a value the memo lacks and keeps it there, given the
         key the hot path built (`ShallowFunctions.computation_missed`), so that a miss is
         one call to the model's evaluation, its key built once and its value checked where
-        it is evaluated."""
+        it is evaluated. The node's model and memos are the same for all its processes:
+        found at its first computation, kept on the node for the others."""
         node = self._world.nodes[self._state.slot.node]
-        functions = node.functions
-        if functions is None or not functions.has(COMPUTATION_TIME):
-            return None
-        memo: dict[object, float] | None = getattr(functions, "computation_memo", None)
-        if node.has_detail:
-            self._details = getattr(functions, "detail_memo", None)
-            if self._details is None:
-                return None
-        elif memo is not None:
-            self._missed = getattr(functions, "computation_missed", None)
+        found = node.computation_memos
+        if found is None:
+            found = node.computation_memos = _node_memos(node)
+        memo, self._details, self._missed = found
         return memo
 
     def _pause_computing(
@@ -556,6 +551,22 @@ else:
 # HashMap read as a dict; Memo's `index`: the memo read without building keys; Message and
 # P2P: what SimCore's send makes
 hotpath.hand_types(plain_params=HashMap, memo=Memo, message=Message, p2p=P2P)
+
+
+def _node_memos(node: NodeRuntime) -> tuple[Any, Any, Any]:
+    """Return what `Sim._computation_memo` finds for `node`'s processes: the memo of its
+    `computationTime` values (None: the model is asked every time), the memo of its
+    `computationDetail` objects when it has one, else None, and the miss (None without a
+    memo, or with a detail)."""
+    functions = node.functions
+    if functions is None or not functions.has(COMPUTATION_TIME):
+        return None, None, None
+    memo: dict[object, float] | None = getattr(functions, "computation_memo", None)
+    if node.has_detail:
+        details = getattr(functions, "detail_memo", None)
+        return (None if details is None else memo), details, None
+    missed = getattr(functions, "computation_missed", None) if memo is not None else None
+    return memo, None, missed
 
 
 class Sim(_SimCore, _SimCalls):

@@ -66,6 +66,7 @@ from simulator.sandbox.restricted import (
 )
 from simulator.sandbox.stackless import (
     FAST_CALLS,
+    changes_globals,
     guard_parameters,
     module_error,
     parameters,
@@ -640,26 +641,47 @@ def _simulate(
     guards = (
         {} if stackless is None else {name: builtins[name] for name in guard_parameters(stackless)}
     )
+    shared = _shared_process_function(stackless, arguments, launch_variables, builtins, guards)
+    if shared is not None:
+        # each process's arguments: the launch variables', then its own in their places
+        template = [launch_variables.get(name) for name in arguments]
+        sim_at, rank_at, tag_at, labels_at = (
+            arguments.index(name) if name in arguments else -1
+            for name in ("sim", "rank", "tag", "labels")
+        )
     for number, state in enumerate(states):
         slot = state.slot
         sim = sim_class(world, state, label_counts)
-        names: dict[str, object] = {**launch_variables, "sim": sim, "rank": slot.rank}
-        if with_tag:
-            names["tag"] = Label(slot.label)
-        if with_labels:
-            names["labels"] = dict(label_counts)
-        # a stackless process's function takes some as arguments: its fast locals
-        values = list(map(names.pop, arguments))
-        # every process has the same names: the first one's are checked for all
-        namespace = user_globals(names, builtins, names_checked=number > 0)
         process: Process | StacklessProcess
-        if stackless is None:
-            process = engine.spawn(state.name, _run_application, code, namespace, state.name)
+        if shared is not None:
+            values = template.copy()
+            if sim_at >= 0:
+                values[sim_at] = sim
+            if rank_at >= 0:
+                values[rank_at] = slot.rank
+            if tag_at >= 0:
+                values[tag_at] = Label(slot.label)
+            if labels_at >= 0:
+                values[labels_at] = dict(label_counts)
+            generator = shared(*values)
         else:
+            names: dict[str, object] = {**launch_variables, "sim": sim, "rank": slot.rank}
+            if with_tag:
+                names["tag"] = Label(slot.label)
+            if with_labels:
+                names["labels"] = dict(label_counts)
+            # a stackless process's function takes some as arguments: its fast locals
+            values = list(map(names.pop, arguments))
+            # every process has the same names: the first one's are checked for all
+            namespace = user_globals(names, builtins, names_checked=number > 0)
+            if stackless is None:
+                process = engine.spawn(state.name, _run_application, code, namespace, state.name)
+                process.data = state
+                continue
             generator = FunctionType(stackless, namespace)(*values, **guards)
-            process = engine.spawn_stackless(state.name, generator, sim)
-            process.on_error = _reported  # _run_application's reporting
-            cast(StacklessSim, sim)._stackless = process
+        process = engine.spawn_stackless(state.name, generator, sim)
+        process.on_error = _reported  # _run_application's reporting
+        cast(StacklessSim, sim)._stackless = process
         process.data = state
 
     total = len(states)
@@ -722,6 +744,33 @@ def _simulate(
     if rotations is not None:
         result["symmetry"] = {"used": bool(rotations.used), "calls": rotations.used, "redone": None}
     return result
+
+
+def _shared_process_function(
+    stackless: CodeType | None,
+    arguments: tuple[str, ...],
+    launch_variables: Mapping[str, object],
+    builtins: dict[str, object],
+    guards: dict[str, object],
+) -> FunctionType | None:
+    """Return the one process function of a run whose processes can share their globals, or
+    None when each process needs its own (made per process). They can share when the model
+    cannot change its globals (simulator.sandbox.stackless `changes_globals`) and every name
+    of a process's own that it names (`sim`, `rank`, `tag`, `labels`) is an argument of the
+    function, not a global: the one table then holds what every process's would (the
+    launch variables, the run's builtins), and nothing a process does reaches it. The
+    guards are the function's keyword defaults."""
+    if stackless is None or changes_globals(stackless):
+        return None
+    if (referenced_names(stackless) & PROCESS_NAMES) - set(arguments):
+        return None
+    namespace = user_globals(
+        {name: value for name, value in launch_variables.items() if name not in arguments},
+        builtins,
+    )
+    function = FunctionType(stackless, namespace)
+    function.__kwdefaults__ = guards or None
+    return function
 
 
 def _reduce_bytes_per_s(kind: str, attributes: Mapping[str, Any]) -> float | None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import functools
 import re
 import symtable
@@ -326,6 +327,46 @@ def referenced_names(code: types.CodeType) -> frozenset[str]:
         if isinstance(constant, types.CodeType):
             names |= referenced_names(constant)
     return frozenset(names)
+
+
+# What can write a process's globals: binding or deleting a global (a top-level name that a
+# function, class or comprehension of the model names, or one a `global` statement declares),
+# a class body's or an import's bindings (counted too, not to reason about where they go), and
+# printing (the print collector keeps its buffer in the printing code's globals:
+# simulator.sandbox.restricted `_print_collector`).
+_GLOBAL_WRITES = frozenset(
+    dis.opmap[name]
+    for name in (
+        "STORE_GLOBAL",
+        "DELETE_GLOBAL",
+        "STORE_NAME",
+        "DELETE_NAME",
+        "IMPORT_NAME",
+        "IMPORT_STAR",
+    )
+)
+_PRINT_NAMES = frozenset({"_print_", "_print"})
+
+
+def changes_globals(code: types.CodeType) -> bool:
+    """Return whether `process_function`'s function `code` may change the globals it runs
+    with: False only when neither it nor a function, class, lambda or comprehension in it
+    binds, deletes or imports a name other than a local, or prints. Conservative: anything
+    else counts as a change. Restricted code reaches no globals otherwise (no `globals()`,
+    `vars()`, `__globals__` or frame attributes), so a function that changes none can share
+    one globals table, with the same names, between a run's processes: no process can see,
+    through it, anything another did."""
+    if _PRINT_NAMES & {*code.co_names, *code.co_varnames}:
+        return True
+    # an instruction's opcode is the first of its two bytes (an argument's byte, or a cache
+    # entry's, never stands where an opcode does)
+    if not _GLOBAL_WRITES.isdisjoint(code.co_code[::2]):
+        return True
+    return any(
+        changes_globals(constant)
+        for constant in code.co_consts
+        if isinstance(constant, types.CodeType)
+    )
 
 
 def refusal(source: str, filename: str, *, calls: frozenset[str] | None = FAST_CALLS) -> str:

@@ -22,6 +22,7 @@ from simulator import runner
 from simulator.errors import DeadlockError, UserCodeError
 from simulator.runner import run_simulation
 from simulator.sandbox.stackless import (
+    changes_globals,
     guard_parameters,
     parameters,
     process_function,
@@ -553,3 +554,176 @@ def test_the_guards_are_the_functions_parameters_and_still_refuse() -> None:
     greenlets, stackless = run_both(fine, {"CPU": 2}, variables={"steps": 3})
     assert stackless == greenlets
     assert "UserCodeError" not in str(stackless)
+
+
+# -- one globals table for a run's processes ----------------------------------------------------
+@pytest.mark.parametrize(
+    ("app", "changes"),
+    [
+        ("for step in range(steps):\n    sim.computation({'t': rank + step})\n", False),
+        ("n = 0\nfor step in range(steps):\n    n += 1\n    sim.computation({'t': n})\n", False),
+        ("f = lambda x: x * 2\nsim.computation({'t': f(rank)})\n", False),
+        ("sim.computation({'t': sum([x for x in range(rank)])})\n", False),
+        # a top-level name a function reads is a global the top level binds
+        ("def f(x):\n    return x * 2\nsim.computation({'t': f(rank)})\n", True),
+        ("n = 1\ng = lambda: n\nsim.computation({'t': g()})\n", True),
+        ("def f():\n    global n\n    n = 2\nf()\nsim.computation({'t': 1.0})\n", True),
+        ("def f():\n    global n\n    del n\nsim.computation({'t': 1.0})\n", True),
+        ("class C:\n    x = 1\nsim.computation({'t': C.x})\n", True),
+        ("import math\nsim.computation({'t': math.pi})\n", True),
+        ("print(rank)\nsim.computation({'t': 1.0})\n", True),
+        ("def f():\n    print(rank)\nsim.computation({'t': 1.0})\n", True),
+    ],
+)
+def test_what_may_change_a_processs_globals(app: str, changes: bool) -> None:
+    code = process_function(
+        app, FILENAME, arguments=frozenset({"sim", "rank", "steps"}), shared=frozenset()
+    )
+    assert code is not None
+    assert changes_globals(code) is changes
+
+
+@pytest.fixture
+def generators(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """The globals of the stackless processes a run spawns, in order (their generators'
+    frames are gone once they end)."""
+    made: list[Any] = []
+    spawn_stackless = engine_module.Engine.spawn_stackless
+
+    def keeping(self: Any, name: str, generator: Any, sim: Any = None) -> Any:
+        made.append(generator.gi_frame.f_globals)
+        return spawn_stackless(self, name, generator, sim)
+
+    monkeypatch.setattr(engine_module.Engine, "spawn_stackless", keeping)
+    yield made
+
+
+def _globals_of(generators: list[Any]) -> set[int]:
+    return {id(table) for table in generators}
+
+
+def _run(app: str, processes: int, variables: Mapping[str, object] | None = None) -> Any:
+    return run_simulation(
+        {
+            **TWO_HOSTS_AND_A_SWITCH_P,
+            "nodes": [{**TWO_HOSTS_AND_A_SWITCH_P["nodes"][0], "count": processes}],
+        },
+        textwrap.dedent(app),
+        labels={"P": processes},
+        variables=dict(variables or {}),
+    )
+
+
+def test_a_model_that_cannot_change_its_globals_shares_one_table(
+    generators: list[Any],
+) -> None:
+    # set up once for the run: one function, one globals table (the launch variables the
+    # function does not take, the run's builtins); each process its own arguments
+    app = "for step in range(steps):\n    sim.computation({'t': (rank + 1) * scale})\n"
+    result = _run(app, 3, {"steps": 2, "scale": 0.5, "unused": 7})
+    assert len(generators) == 3
+    assert len(_globals_of(generators)) == 1
+    table = generators[0]
+    assert table["unused"] == 7 and "sim" not in table and "rank" not in table
+    ends = sorted(process["finish_s"] for process in result["processes"])
+    assert ends == [1.0, 2.0, 3.0]
+    greenlets, stackless = run_both(
+        app, {"P": 3}, TWO_HOSTS_AND_A_SWITCH_P, variables={"steps": 2, "scale": 0.5}
+    )
+    assert stackless == greenlets
+
+
+@pytest.mark.parametrize(
+    "app",
+    [
+        # a list bound at the top level that a helper appends to: a global of the process
+        """\
+        seen = []
+        def note(x):
+            seen.append(x)
+            return len(seen)
+        for step in range(steps):
+            sim.computation({'t': float(note(rank))})
+        """,
+        # a counter a function rebinds with `global`
+        """\
+        count = 0
+        def bump():
+            global count
+            count += 1
+            return count
+        for step in range(steps):
+            sim.computation({'t': float(bump())})
+        """,
+        # a name a process binds only when its rank says so, read by a helper
+        """\
+        def mine():
+            return flag if rank == 0 else 0
+        if rank == 0:
+            flag = 5
+        for step in range(steps):
+            sim.computation({'t': float(step + 1 + mine())})
+        """,
+    ],
+)
+def test_a_model_that_changes_its_globals_keeps_them_per_process(
+    app: str, generators: list[Any]
+) -> None:
+    result = _run(app, 3, {"steps": 3})
+    assert len(_globals_of(generators)) == 3  # every process its own table, as on greenlets
+    greenlets, stackless = run_both(app, {"P": 3}, TWO_HOSTS_AND_A_SWITCH_P, variables={"steps": 3})
+    assert stackless == greenlets
+    if "flag" not in app:  # each process counts its own calls: 1 + 2 + 3 seconds each
+        assert [process["finish_s"] for process in result["processes"]] == [6.0, 6.0, 6.0]
+
+
+def test_printed_output_stays_the_processs_own() -> None:
+    # `print` keeps its buffer in the printing code's globals: a model that prints has a
+    # table per process, and `printed` is the process's own output only
+    app = "print(rank)\nsim.computation({'t': float(len(printed))})\n"
+    result = _run(app, 3)
+    assert sorted(process["finish_s"] for process in result["processes"]) == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "app",
+    [
+        # a default list made once... per process: the lambda is made by each process
+        "box = (lambda kept=[]: kept)()\nbox.append(rank)\n"
+        "sim.computation({'t': float(len(box))})\n",
+        # the `labels` dict a process is handed: its own, written or not
+        "labels['P'] = labels['P'] + 10\nsim.computation({'t': labels['P'] - 12.0})\n",
+        # a launch variable is immutable: rebinding it is the process's own local
+        "scale = scale + 1\nsim.computation({'t': float(scale) - 1})\n",
+        # the run's builtins are shared by every process as before: the guards refuse writes
+        "try:\n    HashMap.kept = rank\nexcept Exception:\n    pass\nsim.computation({'t': 1.0})\n",
+    ],
+)
+def test_attack_a_model_sharing_the_table_cannot_keep_state_between_processes(
+    app: str, generators: list[Any]
+) -> None:
+    result = _run(app, 3, {"scale": 1})
+    assert len(_globals_of(generators)) == 1  # the shared table...
+    # ...and still every process's computation lasts one second: none saw another's state
+    assert [process["finish_s"] for process in result["processes"]] == [1.0, 1.0, 1.0]
+
+
+def test_a_nodes_memos_are_found_once_for_all_its_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # every process's first computation asks for its node's memos: the node keeps what
+    # the first found (the same model, the same memos for all its processes)
+    from simulator import api
+
+    asked: list[object] = []
+    found = api._node_memos
+
+    def counting(node: Any) -> Any:
+        asked.append(node)
+        return found(node)
+
+    monkeypatch.setattr(api, "_node_memos", counting)
+    app = "for step in range(2):\n    sim.computation({'t': 0.5 + rank})\n"
+    result = _run(app, 3)
+    assert len(asked) == 1
+    assert [process["finish_s"] for process in result["processes"]] == [1.0, 3.0, 5.0]
