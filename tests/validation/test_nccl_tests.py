@@ -205,3 +205,96 @@ def test_the_one_report_replaces_the_dgx_h100_report() -> None:
     assert not (root / "docs" / "validation" / "collectives-dgx-h100.md").exists()
     index = (root / "docs" / "validation" / "README.md").read_text()
     assert "(nccl-tests.md)" in index and "collectives-dgx-h100" not in index
+
+
+# -- four nodes: 4 x 8 H100 SXM over InfiniBand (validation/network/nccl/h100_ndr_multinode.json)
+
+
+@pytest.fixture(scope="module")
+def multinode() -> list[nccl_tests.Row]:
+    return nccl_tests.multinode_comparison()
+
+
+def test_every_multinode_table_names_its_source_system_and_nccl() -> None:
+    tables = nccl_tests.multinode_tables()
+    assert {t["collective"] for t in tables} == {"allreduce", "allgather"}
+    for table in tables:
+        source = table["source"]
+        assert source["url"] == (
+            f"https://github.com/{source['repository']}/blob/{source['commit']}/{source['path']}"
+        )
+        assert source["commit"] == "b841c5b772e995a514c8c97e4fe590b72fd135ad"
+        assert table["nccl"].startswith("2.24.3") and table["system"] and table["env"]
+        assert (table["gpus"], table["nodes"]) == (32, 4)
+        assert table["rows"][-1][0] == 8 * 2**30
+
+
+def test_the_multinode_busbw_is_nccl_tests_formula_of_the_transcribed_time() -> None:
+    for table in nccl_tests.multinode_tables():
+        sizes = [row[0] for row in table["rows"]]
+        assert sizes == [sizes[0] * 2**i for i in range(len(sizes))]  # none skipped
+        for size, time_us, algbw, busbw in table["rows"]:
+            assert algbw == pytest.approx(size / time_us / 1e3, abs=0.006, rel=5e-4), table["id"]
+            recomputed = nccl_tests.published_busbw(table["collective"], 32, size, time_us)
+            assert busbw == pytest.approx(recomputed, abs=0.011, rel=1e-3), (table["id"], size)
+
+
+def test_the_kept_multinode_figures_are_those_of_the_current_simulator() -> None:
+    # The 4-node figures are simulated once and kept (minutes of CPU); a change to any of
+    # the simulator's sources, the cluster's model or the calls makes them stale.
+    kept = json.loads(nccl_tests.MULTINODE_SIMULATED.read_text())
+    assert kept["digest"] == nccl_tests.multinode_digest(), (
+        f"stale: run `.venv/bin/{kept['command']}` and the report's command"
+    )
+    assert [figure[:4] for figure in kept["figures"]] == [
+        list(call) for call in nccl_tests.multinode_calls()
+    ]
+
+
+def test_the_digest_changes_with_the_simulator_s_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = nccl_tests.multinode_digest()
+    original = nccl_tests.Path.read_bytes
+
+    def edited(path: object) -> bytes:
+        text = original(path)  # type: ignore[arg-type]
+        return text + b"#" if str(path).endswith("simulator/nccl_model.py") else text
+
+    monkeypatch.setattr(nccl_tests.Path, "read_bytes", edited)
+    assert nccl_tests.multinode_digest() != before
+
+
+def test_a_kept_multinode_figure_is_what_the_simulator_gives_now() -> None:
+    # a spot check of the cache against a fresh run: the smallest calls of each table
+    kept = json.loads(nccl_tests.MULTINODE_SIMULATED.read_text())["figures"]
+    for collective, size in (("allreduce", 8), ("allgather", 512)):
+        for figure in (f for f in kept if f[0] == collective and f[1] == size):
+            fresh = nccl_tests.simulate_on_cluster(*figure[:4])
+            assert fresh[0] == pytest.approx(figure[4], rel=1e-9)
+            assert list(fresh[2:]) == figure[6:]
+
+
+def test_every_multinode_row_outside_its_threshold_has_its_reason(
+    multinode: list[nccl_tests.Row],
+) -> None:
+    assert len(multinode) == 31 + 25
+    assert [r for r in multinode if r.verdict == "miss" and r.reason is None] == []
+    assert [r for r in multinode if r.nccl_verdict == "miss" and r.nccl_reason is None] == []
+    for gaps, verdict in (
+        (nccl_tests.MULTINODE_GAPS, "verdict"),
+        (nccl_tests.MULTINODE_NCCL_GAPS, "nccl_verdict"),
+    ):
+        for table, region in gaps:  # a closed gap leaves the report
+            judged = [r for r in multinode if r.table == table and r.region == region]
+            assert any(getattr(r, verdict) == "miss" for r in judged), (table, region)
+
+
+def test_the_multinode_scores_are_the_reported_ones(multinode: list[nccl_tests.Row]) -> None:
+    # (rows, within by default, within under NCCL's layer) per table and judged region: the
+    # report's figures; a model change that moves one shows here
+    allreduce, allgather = "h100x32-ndr-allreduce-default", "h100x32-ndr-allgather-default"
+    assert nccl_tests.multinode_counts(multinode) == {
+        (allreduce, "plateau"): (8, 0, 1),
+        (allreduce, "latency"): (14, 0, 3),
+        (allgather, "plateau"): (8, 0, 2),
+        (allgather, "latency"): (8, 6, 0),
+    }
