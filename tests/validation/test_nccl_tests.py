@@ -164,18 +164,19 @@ def test_nccl_s_tree_holds_the_measured_tree_within_15_percent_at_1_and_8_gib(
         assert abs(row.nccl_error or 0.0) < abs(row.error or 0.0)
 
 
-def test_ring_versus_tree_over_four_nodes_answers_as_nccl_s_model_mostly() -> None:
+def test_ring_versus_tree_over_four_nodes_agrees_with_nccl_s_model_at_the_ends() -> None:
+    # NCCL's rings run as streams side by side, each step's latency once: the simulated
+    # ring is faster than NCCL's model has it at 16 and 128 MiB, where NCCL picks its tree,
+    # by 30-45 %, and finer pieces do not close that gap (it is not the pipeline's fill)
     versus = nccl_tests.ring_versus_tree()
     assert [row["size"] for row in versus] == list(nccl_tests.CLUSTER_SIZES)
     assert versus[0]["faster"] == versus[0]["nccl_choice"] == "tree"
     assert versus[-1]["faster"] == versus[-1]["nccl_choice"] == "ring"
-    assert sum(row["faster"] == row["nccl_choice"] for row in versus) >= len(versus) - 1
-    for row in versus:  # where they differ, NCCL's pick is close behind, and in NCCL's own
-        # tree chunks its pipeline's fill is no longer what parts them
-        if row["faster"] != row["nccl_choice"]:
-            assert 0 < nccl_tests._gap(row) < 0.1
-            picked = row[row["nccl_choice"]]["time_us"]
-            assert abs(row["fine_us"] / picked - 1) < nccl_tests.FILL_SHARE
+    differ = [row for row in versus if row["faster"] != row["nccl_choice"]]
+    assert [(row["size"], row["faster"]) for row in differ] == [(2**24, "ring"), (2**27, "ring")]
+    for row in differ:
+        assert 0.3 < nccl_tests._gap(row) < 0.45
+        assert nccl_tests.fill_closed(row) < nccl_tests.FILL_CLOSES
 
 
 def test_every_dgx_h100_figure_names_its_source_and_nvls_is_listed_unmodelled(
@@ -294,7 +295,21 @@ def test_the_multinode_scores_are_the_reported_ones(multinode: list[nccl_tests.R
     allreduce, allgather = "h100x32-ndr-allreduce-default", "h100x32-ndr-allgather-default"
     assert nccl_tests.multinode_counts(multinode) == {
         (allreduce, "plateau"): (8, 0, 1),
-        (allreduce, "latency"): (14, 0, 3),
-        (allgather, "plateau"): (8, 0, 2),
-        (allgather, "latency"): (8, 6, 0),
+        (allreduce, "latency"): (14, 0, 11),
+        (allgather, "plateau"): (8, 0, 0),
+        (allgather, "latency"): (8, 6, 8),
     }
+
+
+def test_one_node_once_takes_off_what_charging_each_step_once_would(
+    rows: list[nccl_tests.Row],
+) -> None:
+    # the report's counterfactual for one node is `charged_latency_s`'s rule on its rows
+    once = nccl_tests.one_node_once(rows)
+    assert len(once) == 14 + 11 + 11
+    first = next(r for r in rows if r.region == "latency")
+    assert (first.table, first.size, first.nccl_protocol) == ("h100x4-allreduce-default", 8, "LL")
+    whole = nccl_model.latency_s("ring", "LL", ["nvlink"] * 6)
+    charged = nccl_model.charged_latency_s("ring", "LL", ["nvlink"] * 6, [1e-6] * 6)
+    expected = (first.nccl_us or 0.0) - (whole - charged) * 1e6
+    assert once[0] == pytest.approx(expected / first.published_us - 1)
