@@ -66,6 +66,10 @@ if TYPE_CHECKING:
     _Route = tuple[ProcessState, Sequence[Hop]]  # a send's target and the hops to it
     # NCCL's tree allreduce of a call: its nodes, its bytes, its trees' spans of steps
     NcclTree = tuple[int, float, list[collectives.TreeSpan]]
+    NcclLayer = tuple[str, float, float, NcclTree | None, list[collectives.RingSpan] | None, float]
+    """NCCL's cost layer of a call: its protocol, the latency it charges before any data
+    moves and the launch cost (s), NCCL's tree allreduce's (nodes, bytes, spans) or None,
+    the spans of NCCL's rings over several nodes or None, and NCCL's model latency (s)."""
 
 _INF = math.inf
 API_MESSAGES = {
@@ -997,6 +1001,7 @@ class Sim(_SimCore, _SimCalls):
                 channel,
                 layer[0],
                 layer[3],
+                layer[4],
                 (started, record, chosen, size_b),
             )
         routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
@@ -1068,16 +1073,38 @@ class Sim(_SimCore, _SimCalls):
         channel: object,
         protocol: str,
         tree: NcclTree | None,
+        rings: list[collectives.RingSpan] | None,
         call: tuple[float, dict[str, Any], str, float],
     ) -> None:
         """`_collective`'s loop under NCCL's cost layer (simulator.nccl_model): each piece
         goes on the wire as its bytes over the protocol's efficiency on its route, and a
         received piece's reduction runs while the piece streams in, as NCCL's fused kernels
         reduce (the process waits only for what the reduction takes beyond the transfer,
-        the reductions of one process one after another)."""
-        if tree is not None:
-            self._collective_nccl_tree(
-                kind, op, members, index, operations, chunk, most, channel, protocol, tree
+        the reductions of one process one after another). NCCL's tree allreduce (`tree`)
+        and NCCL's rings over several nodes (`rings`: `collectives.nccl_ring`'s spans) run
+        as streams side by side (`_collective_nccl_streams`)."""
+        if tree is not None or rings is not None:
+            if tree is not None:
+                if most > 0:
+                    chunk = float(
+                        nccl_model.tree_chunk_bytes(
+                            protocol, tree[1], len(tree[2]), len(members), tree[0]
+                        )
+                    )
+                    most = nccl_model.TREE_MOST_PIECES
+                streams = collectives.tree_streams(operations[index], chunk, most, tree[2])
+            else:
+                assert rings is not None
+                streams = collectives.ring_streams(operations[index], chunk, most, rings)
+            self._collective_nccl_streams(
+                kind,
+                op,
+                members,
+                index,
+                streams,
+                channel,
+                protocol,
+                None if tree is None else (tree[0], tree[1]),
             )
             started, record, chosen, size_b = call
             self._collective_done(started, record, kind, chosen, size_b)
@@ -1120,46 +1147,37 @@ class Sim(_SimCore, _SimCalls):
         started, record, chosen, size_b = call
         self._collective_done(started, record, kind, chosen, size_b)
 
-    def _collective_nccl_tree(
+    def _collective_nccl_streams(
         self,
         kind: str,
         op: object,
         members: list[ProcessState],
         index: int,
-        operations: Sequence[list[collectives.Message]],
-        chunk: float,
-        most: int,
+        streams: list[list[collectives.Operation]],
         channel: object,
         protocol: str,
-        tree: NcclTree,
+        shape: tuple[int, float] | None,
     ) -> None:
-        """`_collective_nccl`'s loop for NCCL's tree allreduce: the member's streams
-        (`collectives.tree_streams`: per tree its reduction and its broadcast) run side by
-        side in this one process, each in its order: a stream goes on while its next receive
-        is in; when none is, the process takes the call's next piece that comes in, keeps it
-        for its stream and runs that stream if it waited for it. A connection (a peer, in
-        one stream) carries its pieces one after another at its route's rate alone, as
-        NCCL's chunks go through a peer's buffer, while the process goes on with the other
-        streams; the links share what the pieces of several connections put on them at once.
-        A piece's reduction overlaps its transfer as in `_collective_nccl`. Without the
-        call's `chunk` (`most` > 0) a piece is NCCL's tree chunk for the protocol, a tree
-        standing for a channel (`nccl_model.tree_chunk_bytes`), at most
-        `nccl_model.TREE_MOST_PIECES` a tree."""
-        if most > 0:
-            chunk = float(
-                nccl_model.tree_chunk_bytes(protocol, tree[1], len(tree[2]), len(members), tree[0])
-            )
-            most = nccl_model.TREE_MOST_PIECES
+        """`_collective_nccl`'s loop for a member's streams (`collectives.tree_streams`: per
+        tree of NCCL's tree allreduce its reduction and its broadcast; `ring_streams`: one
+        per ring of NCCL's channels over several nodes), run side by side in this one
+        process, each in its order: a stream goes on while its next receive is in; when none
+        is, the process takes the call's next piece that comes in, keeps it for its stream
+        and runs that stream if it waited for it. A connection (a peer, in one stream)
+        carries its pieces one after another at its route's rate alone, as NCCL's chunks go
+        through a peer's buffer, while the process goes on with the other streams; the links
+        share what the pieces of several connections put on them at once. A piece's
+        reduction overlaps its transfer as in `_collective_nccl`. `shape`: (nodes, bytes) of
+        NCCL's tree allreduce, whose share of a link is the tree's (`nccl_model.efficiency`),
+        None for rings."""
         world, engine, state = self._world, self._engine, self._state
         figures, mailbox = state.figures, state.mailbox
         hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
         slot = state.slot
         usage = world.nodes[slot.node].usages[slot.instance]
-        shape = tree[:2]
         wire: dict[int, tuple[Sequence[Hop], float, float]] = {}  # per peer: hops, wire
         # bytes per byte, seconds a wire byte holds the connection (the route's rate alone)
         busy: dict[tuple[int, int], float] = {}  # per (stream, peer): when it frees
-        streams = collectives.tree_streams(operations[index], chunk, most, tree[2])
         at = [0] * len(streams)  # each stream's next operation
         pending: dict[tuple[object, ProcessState], int] = {}  # awaited piece: its stream
         arrived: dict[tuple[object, ProcessState], Message] = {}  # in, not yet taken
@@ -1241,12 +1259,11 @@ class Sim(_SimCore, _SimCalls):
         Sequence[list[collectives.Message]],
         Callable[[object, float], dict[str, Any]],
         float | None,
-        tuple[str, float, float, NcclTree | None] | None,
+        NcclLayer | None,
     ]:
         """Return the algorithm, every member's messages, the call's record maker and, under
-        NCCL's cost layer, (the protocol, its per-call latency, the launch cost, in s, and
-        NCCL's tree allreduce's (nodes, bytes, spans) or None) of a collective, made
-        once per run for its arguments (every member asks)."""
+        NCCL's cost layer, `NcclLayer`, of a collective, made once per run for its arguments
+        (every member asks)."""
         world = self._world
         key = ("plan", kind, size, names, root, algorithm, chunk, most, protocol)
         plan = world.collectives.get(key)
@@ -1283,6 +1300,7 @@ class Sim(_SimCore, _SimCalls):
                 raise ApiUsageError(str(error)) from None
         tree: tuple[int, float] | None = None  # NCCL's tree allreduce: (nodes, bytes)
         spans: list[collectives.TreeSpan] = []  # its trees' steps (`collectives.tree_streams`)
+        rings: list[collectives.RingSpan] | None = None  # NCCL's rings' steps (`ring_streams`)
         if protocol != "ideal" and kind == "allreduce" and chosen in nccl_model.TREE_ALGORITHMS:
             nodes = _nccl_nodes(len(members), crosses)
             steps, spans = collectives.nccl_tree(size, nodes)
@@ -1290,25 +1308,36 @@ class Sim(_SimCore, _SimCalls):
         elif protocol != "ideal" and chosen == "ring" and kind in collectives.NCCL_RING_KINDS:
             nodes = _nccl_nodes(len(members), crosses)
             if len(nodes) > 1:  # NCCL's rings, a channel through each member's link
-                steps = collectives.nccl_ring(kind, size, nodes)
-        step_count = spans[0][2] if spans else len(steps)  # trees run side by side
+                steps, rings = collectives.nccl_ring(kind, size, nodes)
+        # trees and rings run side by side: the call's steps are one tree's or ring's
+        step_count = spans[0][2] if spans else rings[0][1] if rings else len(steps)
         messages, wire = collectives.wire_figures(steps)
         operations = collectives.MemberMessages(steps, len(members))
-        layer: tuple[str, float, float, NcclTree | None] | None = None
+        layer: NcclLayer | None = None
         if protocol != "ideal" and steps:
             if tree is None:
                 # each step's hardware along one piece's path (NCCL counts a ring's steps so):
                 # the transfer that forwards what the previous step delivered, else the first
                 step_hw = []
+                step_route = []  # each step's route latency, which its transfer pays
                 at = -1
-                for step in steps:
+                for step in steps[:step_count]:  # the first ring's, where there are several
                     pick = next((t for t in step if t[0] == at), step[0])
                     step_hw.append(nccl_model.hardware(crosses(pick[0], pick[1])))
+                    step_route.append(
+                        _route_latency(world.hops(members[pick[0]].slot, members[pick[1]].slot))
+                    )
                     at = pick[1]
                 pairs = {(a, b) for a, b, _, _ in steps[0]}  # the first step's: NCCL's bus
             else:
                 step_hw = nccl_model.tree_steps(len(members) // tree[0], tree[0])
                 pairs = {(a, b) for step in steps for a, b, _, _ in step}  # the whole tree's
+                by_hw: dict[str, float] = {}  # the latency of a route of each hardware class
+                for a, b in sorted(pairs):
+                    hw = nccl_model.hardware(crosses(a, b))
+                    if hw not in by_hw:
+                        by_hw[hw] = _route_latency(world.hops(members[a].slot, members[b].slot))
+                step_route = [by_hw[hw] for hw in step_hw]
             rate = min(  # the slowest of these routes: the bus NCCL's model divides by
                 _route_rate(world.hops(members[a].slot, members[b].slot)) for a, b in pairs
             )
@@ -1316,11 +1345,18 @@ class Sim(_SimCore, _SimCalls):
             if protocol == "nccl":
                 factor = collectives.BUS_FACTORS[kind](len(members))
                 chosen_protocol = nccl_model.choose(chosen, size, factor, step_hw, rate, tree)
+            latency = nccl_model.latency_s(chosen, chosen_protocol, step_hw)
+            charged = latency
+            if rings is not None or (tree is not None and tree[0] > 1):
+                # NCCL's channels over several nodes: each step's latency once
+                charged = nccl_model.charged_latency_s(chosen, chosen_protocol, step_hw, step_route)
             layer = (
                 chosen_protocol,
-                nccl_model.latency_s(chosen, chosen_protocol, step_hw),
+                charged,
                 nccl_model.LAUNCH_US * 1e-6,
                 None if tree is None else (*tree, spans),
+                rings,
+                latency,
             )
         records: dict[object, dict[str, Any]] = {}
 
@@ -1339,7 +1375,8 @@ class Sim(_SimCore, _SimCalls):
                     "chunk": chunk,
                     "most_pieces": most or None,
                     "protocol": protocol if layer is None else layer[0],
-                    "protocol_latency_s": None if layer is None else layer[1],
+                    "protocol_latency_s": None if layer is None else layer[5],
+                    "charged_latency_s": None if layer is None else layer[1],
                     "launch_s": None if layer is None else layer[2],
                     "steps": step_count,
                     "messages": messages,
@@ -1482,6 +1519,12 @@ def _leaves_host(hops: Sequence[Hop], other_host: bool) -> bool:
     different hosts, or its hops on more than one network node (a NIC, a switch, beyond the
     one fabric a host's GPUs share: instances of a topology template share one host key)."""
     return other_host or len({hop[0].id for hop in hops}) > 1
+
+
+def _route_latency(hops: Sequence[Hop]) -> float:
+    """Return the seconds a route's hops charge before its first byte arrives: each hop's
+    model time for an empty message."""
+    return sum(hop[0].transfer_time(0.0, None) for hop in hops)
 
 
 def _route_rate(hops: Sequence[Hop]) -> float:

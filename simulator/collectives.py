@@ -420,25 +420,53 @@ def schedule(
     raise ScheduleError(f"{call}: {kind} has no algorithm {algorithm!r}")  # checked by callers
 
 
-def nccl_ring(kind: str, size: float, nodes: Sequence[Sequence[int]]) -> Schedule:
+RingSpan = tuple[int, int]  # a channel's first step, its steps
+
+
+def nccl_ring(
+    kind: str, size: float, nodes: Sequence[Sequence[int]]
+) -> tuple[Schedule, list[RingSpan]]:
     """Return NCCL's rings for `kind` (allreduce, allgather, reduceScatter) of `size` bytes
-    over members grouped by node, several nodes: a channel per member place (as many as the
-    smallest node has members), each a ring through every node in turn with size / channels
-    of the data, channel c entering each node at its member c (the node's members from c
-    on, then those before), so that the channels cross between nodes through every member's
-    link, as NCCL's rings spread over a node's NICs (NCCL's logs: `Channel 00/16 : 0 7 6 13
-    12 ...`); the channels run side by side, step by step."""
+    over members grouped by node, several nodes, and each ring's span of steps: a channel per
+    member place (as many as the smallest node has members), each a ring through every node
+    in turn with size / channels of the data, channel c entering each node at its member c
+    (the node's members from c on, then those before), so that the channels cross between
+    nodes through every member's link, as NCCL's rings spread over a node's NICs (NCCL's
+    logs: `Channel 00/16 : 0 7 6 13 12 ...`). The rings follow one another in the schedule,
+    each its own span of steps, for `ring_streams`, which runs them side by side."""
     channels = min(len(node) for node in nodes)
     p = sum(len(node) for node in nodes)
     block = size / (channels * p)
-    rings = []
+    schedule: Schedule = []
+    spans: list[RingSpan] = []
     for c in range(channels):
         order = [m for node in nodes for m in list(node[c:]) + list(node[:c])]
         if kind == "allreduce":
-            rings.append(_ring(order, block, True) + _ring(order, block, False))
+            ring = _ring(order, block, True) + _ring(order, block, False)
         else:
-            rings.append(_ring(order, block, kind == "reduceScatter"))
-    return _merge(*rings)
+            ring = _ring(order, block, kind == "reduceScatter")
+        spans.append((len(schedule), len(ring)))
+        schedule += ring
+    return schedule, spans
+
+
+def ring_streams(
+    messages: Sequence[Message], chunk: float, most: int, spans: Sequence[RingSpan]
+) -> list[list[Operation]]:
+    """Return a member's operations of `nccl_ring`'s schedule as one stream per ring, each in
+    `program`'s order within its ring, to run side by side: NCCL runs each channel in a
+    CUDA block of its own (NVIDIA/nccl commit 5067397c2676d5aed50042fc39e5c8ee96eb0027,
+    src/device/common.h line 372: block n takes the n-th channel of the mask), each on its
+    own part of the data (src/device/all_reduce.h lines 14-34, `runRing`: `ncclCollCbdPart`
+    gives the channel's `gridOffset` and `channelCount`, and the channel loops over its own
+    part), and the channels meet only when the kernel ends, so a member's piece of one ring
+    never waits for a piece of another.
+    `chunk` and `most` as `program`'s."""
+    by_ring: dict[int, list[Message]] = {}
+    for message in messages:
+        ring = next(r for r, (first, length) in enumerate(spans) if message[0] < first + length)
+        by_ring.setdefault(ring, []).append(message)
+    return [list(program(mine, chunk, most)) for _, mine in sorted(by_ring.items())]
 
 
 NCCL_RING_KINDS = frozenset({"allreduce", "allgather", "reduceScatter"})

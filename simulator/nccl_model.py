@@ -20,6 +20,10 @@ from NVIDIA's NCCL source, not fitted to any measurement in this repository:
   NVIDIA's H100 datasheet), so NCCL's Simple bus bandwidth on an NVLink 4 link is 20.6 / 25 of
   the link's rate.
 
+- src/transport/net_ib/init.cc at the same commit, line 558: InfiniBand reports no network
+  latency of its own (`props->latency = 0`), so NCCL's per-step network latency is the whole
+  step (`charged_latency_s`).
+
 One constant is not NCCL's: `LAUNCH_US`, the per-call host cost (enqueue and kernel launch)
 that NCCL's model leaves out, measured as what CUDA-graph capture removes from an nccl-tests
 call (its docstring gives the runs).
@@ -216,6 +220,32 @@ def latency_s(algorithm: str, protocol: str, step_hardware: Sequence[str]) -> fl
     for hw in step_hardware:
         total += HW_LATENCY_US[hw][family][protocol]
     return total * 1e-6
+
+
+def charged_latency_s(
+    algorithm: str, protocol: str, step_hardware: Sequence[str], step_route_s: Sequence[float]
+) -> float:
+    """Return the part of NCCL's per-call latency (`latency_s`) the layer charges before any
+    data moves where the simulated transfers pay each step's route latency themselves
+    (`step_route_s`, one per step, s): the base latency, and per step only what NCCL's
+    hardware latency exceeds the route's, so that a step's latency is charged once, the
+    larger of the two.
+
+    NCCL's per-step latencies are whole steps: tuning.cc (lines 384-416 at the commit the
+    module cites) adds to a network step only `graphs[a]->latencyInter`, the network's own
+    latency as its transport reports it, which InfiniBand's leaves 0
+    (src/transport/net_ib/init.cc line 558: `props->latency = 0; // Not set`), and to an
+    NVLink step nothing; a step's latency is NCCL's figure, not that figure on top of the
+    wire's. The layer charges this where the simulator runs NCCL's channels over several
+    nodes (`simulator.collectives.nccl_ring` and `nccl_tree` across nodes); on one node it
+    charges `latency_s` whole, on top of the routes' latencies, as the single-node tables
+    were compared (docs/validation/nccl-tests.md says what charging it once there too
+    would move)."""
+    family = "tree" if algorithm in TREE_ALGORITHMS else "ring"
+    total = BASE_LATENCY_US[family][protocol] * 1e-6
+    for hw, route in zip(step_hardware, step_route_s, strict=True):
+        total += max(HW_LATENCY_US[hw][family][protocol] * 1e-6 - route, 0.0)
+    return total
 
 
 def choose(

@@ -262,3 +262,66 @@ def test_a_tree_stream_waits_for_no_piece_that_comes_later() -> None:
         "sim.allreduce(8388608, algorithm='tree', protocol='nccl', chunk=65536)\n", 16
     )
     assert call["time_s"] > 0 and call["algorithm"] == "tree"
+
+
+def test_nccl_s_rings_over_nodes_are_one_span_of_steps_each() -> None:
+    # two nodes of two: two channels, each a whole ring (2 (p - 1) = 6 steps of an
+    # allreduce) entering each node at its member c, a quarter of a channel's half each step
+    steps, spans = collectives.nccl_ring("allreduce", 16.0, [[0, 1], [2, 3]])
+    assert spans == [(0, 6), (6, 6)]
+    first = [(a, b) for a, b, _, _ in steps[0]]
+    second = [(a, b) for a, b, _, _ in steps[6]]
+    assert sorted(first) == [(0, 1), (1, 2), (2, 3), (3, 0)]
+    assert sorted(second) == [(0, 3), (1, 0), (2, 1), (3, 2)]
+    assert {size for step in steps for _, _, size, _ in step} == {16.0 / (2 * 4)}
+
+
+def test_a_member_s_rings_run_as_streams_that_wait_for_no_other_ring() -> None:
+    # each stream is `program`'s order of one ring's messages alone, and the streams
+    # together are the member's operations
+    steps, spans = collectives.nccl_ring("allgather", 8 << 20, [[0, 1], [2, 3]])
+    mine = collectives.messages_by_member(steps, 4)[1]
+    streams = collectives.ring_streams(mine, 65536, 0, spans)
+    assert len(streams) == 2
+    for stream, (first, length) in zip(streams, spans, strict=True):
+        own = [m for m in mine if first <= m[0] < first + length]
+        assert stream == list(collectives.program(own, 65536, 0))
+    together = sorted(op for stream in streams for op in stream)
+    assert together == sorted(collectives.program(mine, 65536, 0))
+
+
+def test_a_step_s_latency_is_charged_once_the_larger_of_nccl_s_and_the_route_s() -> None:
+    # NCCL's per-step latencies are whole steps (its InfiniBand transport reports no latency
+    # of its own), so the layer charges only what they exceed the route's latency by
+    us = 1e-6
+    nvlink, net = 1.0 * us, 3.0 * us  # the routes' latencies
+    assert nccl_model.charged_latency_s("ring", "LL", ["nvlink", "net"], [nvlink, net]) == (
+        pytest.approx(6.6 * us)  # 0.6 < 1, 2.7 < 3: the base alone
+    )
+    assert nccl_model.charged_latency_s(
+        "ring", "Simple", ["nvlink", "net"], [nvlink, net]
+    ) == pytest.approx((8.4 + 2.4 + 11.0) * us)
+    assert nccl_model.charged_latency_s("tree", "LL", ["net"] * 4, [net] * 4) == pytest.approx(
+        (6.8 + 4 * 2.0) * us
+    )
+
+
+def test_over_several_nodes_the_layer_charges_each_step_s_latency_once() -> None:
+    # one node (8 GPUs of the cluster): NCCL's latency whole, on top of the routes' (the
+    # single-node comparison's form); two nodes: NCCL's rings as streams, each step once
+    program = "sim.allgather(512, algorithm='ring', protocol='LL')\n"
+    one = _cluster_call(program, 8)
+    assert (
+        one["charged_latency_s"]
+        == one["protocol_latency_s"]
+        == pytest.approx((6.6 + 7 * 0.6) * 1e-6)
+    )
+    two = _cluster_call(program, 16)
+    # a piece's 15 steps along the first ring cross between the nodes once (7 -> 8)
+    assert two["protocol_latency_s"] == pytest.approx((6.6 + 2.7 + 14 * 0.6) * 1e-6)
+    assert two["charged_latency_s"] == pytest.approx(6.6e-6)  # the routes cover the steps
+    # what is left is one ring's 15 steps of route latency, its longest path 13 NVLink
+    # hops of 1 us and two crossings of about 3 us, not the slowest ring's crossing at
+    # every step (15 x 3 us), as when the rings ran as one schedule
+    transfers = two["time_s"] - two["launch_s"] - two["charged_latency_s"]
+    assert 18e-6 < transfers < 20e-6

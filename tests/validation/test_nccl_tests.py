@@ -164,18 +164,19 @@ def test_nccl_s_tree_holds_the_measured_tree_within_15_percent_at_1_and_8_gib(
         assert abs(row.nccl_error or 0.0) < abs(row.error or 0.0)
 
 
-def test_ring_versus_tree_over_four_nodes_answers_as_nccl_s_model_mostly() -> None:
+def test_ring_versus_tree_over_four_nodes_agrees_with_nccl_s_model_at_the_ends() -> None:
+    # NCCL's rings run as streams side by side, each step's latency once: the simulated
+    # ring is faster than NCCL's model has it at 16 and 128 MiB, where NCCL picks its tree,
+    # by 30-45 %, and finer pieces do not close that gap (it is not the pipeline's fill)
     versus = nccl_tests.ring_versus_tree()
     assert [row["size"] for row in versus] == list(nccl_tests.CLUSTER_SIZES)
     assert versus[0]["faster"] == versus[0]["nccl_choice"] == "tree"
     assert versus[-1]["faster"] == versus[-1]["nccl_choice"] == "ring"
-    assert sum(row["faster"] == row["nccl_choice"] for row in versus) >= len(versus) - 1
-    for row in versus:  # where they differ, NCCL's pick is close behind, and in NCCL's own
-        # tree chunks its pipeline's fill is no longer what parts them
-        if row["faster"] != row["nccl_choice"]:
-            assert 0 < nccl_tests._gap(row) < 0.1
-            picked = row[row["nccl_choice"]]["time_us"]
-            assert abs(row["fine_us"] / picked - 1) < nccl_tests.FILL_SHARE
+    differ = [row for row in versus if row["faster"] != row["nccl_choice"]]
+    assert [(row["size"], row["faster"]) for row in differ] == [(2**24, "ring"), (2**27, "ring")]
+    for row in differ:
+        assert 0.3 < nccl_tests._gap(row) < 0.45
+        assert nccl_tests.fill_closed(row) < nccl_tests.FILL_CLOSES
 
 
 def test_every_dgx_h100_figure_names_its_source_and_nvls_is_listed_unmodelled(
@@ -205,3 +206,110 @@ def test_the_one_report_replaces_the_dgx_h100_report() -> None:
     assert not (root / "docs" / "validation" / "collectives-dgx-h100.md").exists()
     index = (root / "docs" / "validation" / "README.md").read_text()
     assert "(nccl-tests.md)" in index and "collectives-dgx-h100" not in index
+
+
+# -- four nodes: 4 x 8 H100 SXM over InfiniBand (validation/network/nccl/h100_ndr_multinode.json)
+
+
+@pytest.fixture(scope="module")
+def multinode() -> list[nccl_tests.Row]:
+    return nccl_tests.multinode_comparison()
+
+
+def test_every_multinode_table_names_its_source_system_and_nccl() -> None:
+    tables = nccl_tests.multinode_tables()
+    assert {t["collective"] for t in tables} == {"allreduce", "allgather"}
+    for table in tables:
+        source = table["source"]
+        assert source["url"] == (
+            f"https://github.com/{source['repository']}/blob/{source['commit']}/{source['path']}"
+        )
+        assert source["commit"] == "b841c5b772e995a514c8c97e4fe590b72fd135ad"
+        assert table["nccl"].startswith("2.24.3") and table["system"] and table["env"]
+        assert (table["gpus"], table["nodes"]) == (32, 4)
+        assert table["rows"][-1][0] == 8 * 2**30
+
+
+def test_the_multinode_busbw_is_nccl_tests_formula_of_the_transcribed_time() -> None:
+    for table in nccl_tests.multinode_tables():
+        sizes = [row[0] for row in table["rows"]]
+        assert sizes == [sizes[0] * 2**i for i in range(len(sizes))]  # none skipped
+        for size, time_us, algbw, busbw in table["rows"]:
+            assert algbw == pytest.approx(size / time_us / 1e3, abs=0.006, rel=5e-4), table["id"]
+            recomputed = nccl_tests.published_busbw(table["collective"], 32, size, time_us)
+            assert busbw == pytest.approx(recomputed, abs=0.011, rel=1e-3), (table["id"], size)
+
+
+def test_the_kept_multinode_figures_are_those_of_the_current_simulator() -> None:
+    # The 4-node figures are simulated once and kept (minutes of CPU); a change to any of
+    # the simulator's sources, the cluster's model or the calls makes them stale.
+    kept = json.loads(nccl_tests.MULTINODE_SIMULATED.read_text())
+    assert kept["digest"] == nccl_tests.multinode_digest(), (
+        f"stale: run `.venv/bin/{kept['command']}` and the report's command"
+    )
+    assert [figure[:4] for figure in kept["figures"]] == [
+        list(call) for call in nccl_tests.multinode_calls()
+    ]
+
+
+def test_the_digest_changes_with_the_simulator_s_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = nccl_tests.multinode_digest()
+    original = nccl_tests.Path.read_bytes
+
+    def edited(path: object) -> bytes:
+        text = original(path)  # type: ignore[arg-type]
+        return text + b"#" if str(path).endswith("simulator/nccl_model.py") else text
+
+    monkeypatch.setattr(nccl_tests.Path, "read_bytes", edited)
+    assert nccl_tests.multinode_digest() != before
+
+
+def test_a_kept_multinode_figure_is_what_the_simulator_gives_now() -> None:
+    # a spot check of the cache against a fresh run: the smallest calls of each table
+    kept = json.loads(nccl_tests.MULTINODE_SIMULATED.read_text())["figures"]
+    for collective, size in (("allreduce", 8), ("allgather", 512)):
+        for figure in (f for f in kept if f[0] == collective and f[1] == size):
+            fresh = nccl_tests.simulate_on_cluster(*figure[:4])
+            assert fresh[0] == pytest.approx(figure[4], rel=1e-9)
+            assert list(fresh[2:]) == figure[6:]
+
+
+def test_every_multinode_row_outside_its_threshold_has_its_reason(
+    multinode: list[nccl_tests.Row],
+) -> None:
+    assert len(multinode) == 31 + 25
+    assert [r for r in multinode if r.verdict == "miss" and r.reason is None] == []
+    assert [r for r in multinode if r.nccl_verdict == "miss" and r.nccl_reason is None] == []
+    for gaps, verdict in (
+        (nccl_tests.MULTINODE_GAPS, "verdict"),
+        (nccl_tests.MULTINODE_NCCL_GAPS, "nccl_verdict"),
+    ):
+        for table, region in gaps:  # a closed gap leaves the report
+            judged = [r for r in multinode if r.table == table and r.region == region]
+            assert any(getattr(r, verdict) == "miss" for r in judged), (table, region)
+
+
+def test_the_multinode_scores_are_the_reported_ones(multinode: list[nccl_tests.Row]) -> None:
+    # (rows, within by default, within under NCCL's layer) per table and judged region: the
+    # report's figures; a model change that moves one shows here
+    allreduce, allgather = "h100x32-ndr-allreduce-default", "h100x32-ndr-allgather-default"
+    assert nccl_tests.multinode_counts(multinode) == {
+        (allreduce, "plateau"): (8, 0, 1),
+        (allreduce, "latency"): (14, 0, 11),
+        (allgather, "plateau"): (8, 0, 0),
+        (allgather, "latency"): (8, 6, 8),
+    }
+
+
+def test_one_node_once_takes_off_what_charging_each_step_once_would(
+    rows: list[nccl_tests.Row],
+) -> None:
+    # the report's counterfactual for one node is `charged_latency_s`'s rule on its rows
+    once = nccl_tests.one_node_once(rows)
+    assert len(once) == 14 + 11 + 11
+    first = next(r for r in rows if r.region == "latency")
+    assert (first.table, first.size, first.nccl_protocol) == ("h100x4-allreduce-default", 8, "LL")
+    whole = nccl_model.latency_s("ring", "LL", ["nvlink"] * 6)
+    charged = nccl_model.charged_latency_s("ring", "LL", ["nvlink"] * 6, [1e-6] * 6)
+    expected = (first.nccl_us or 0.0) - (whole - charged) * 1e6
+    assert once[0] == pytest.approx(expected / first.published_us - 1)

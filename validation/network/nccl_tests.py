@@ -13,6 +13,14 @@ validation/data/nccl-tests-dgx-h100.json, are compared the same way at 1 GiB and
 versus tree over several nodes runs on examples/dgx_h100_cluster_4 against NCCL's own model's
 choice (no published multi-node tree table was found).
 
+The 4-node tables (validation/network/nccl/h100_ndr_multinode.json: all_reduce and all_gather
+on 4 x 8 H100 SXM over InfiniBand, NCCL 2.24.3) run on examples/dgx_h100_cluster_4 (32 GPUs,
+an NDR NIC per GPU, fat-tree). Simulating them takes minutes, so their figures are kept in
+validation/network/nccl/h100_ndr_multinode_simulated.json with the digest of the simulator's
+sources and the calls (`multinode_digest`; the test fails when it is stale) and made again by
+
+    .venv/bin/python -m validation.network.nccl_tests --simulate-multinode
+
 busbw is nccl-tests' (doc/PERFORMANCE.md): algbw x 2(n-1)/n for allreduce, x (n-1)/n for
 allgather, reduce-scatter and alltoall (`simulator.collectives.BUS_FACTORS`). The published
 busbw is recomputed from the published time (size / time x factor), since nccl-tests prints
@@ -28,6 +36,7 @@ tests/validation/test_nccl_tests.py.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 from collections.abc import Iterator
@@ -109,6 +118,55 @@ NCCL_GAPS: dict[tuple[str, str], str] = {
     ),
 }
 """Why a row of the NCCL-like column (protocol="nccl") misses, per table and region."""
+_ONE_RING = (
+    "by default `auto` runs one ring over the 32 GPUs (a topology template's GPUs share one "
+    "host key, so the simulator's table, docs/collectives.md, does not take them for several "
+    "hosts and never picks its hierarchical form), and one ring crosses each node boundary "
+    "through one NIC: busbw at most one NDR port's 50 GB/s, where NCCL's channels cross "
+    "through all eight"
+)
+_LINE_RATE = (
+    "the simulated rings, eight a node run side by side as NCCL's channels, move at the NICs' "
+    "50 GB/s line rate, so busbw nears 8 x 50 = 400 GB/s, while the measurement levels off at "
+    "323-331 GB/s from 1 GiB, 41 GB/s a NIC (the payload rate these NDR ports reached, which "
+    "neither the template's datasheet values nor NCCL's model records), and below that "
+    "climbs far more slowly than the simulated rings (the algorithm and protocol NCCL ran "
+    "were not recorded)"
+)
+MULTINODE_GAPS: dict[tuple[str, str], str] = {
+    ("h100x32-ndr-allreduce-default", "plateau"): _ONE_RING,
+    ("h100x32-ndr-allgather-default", "plateau"): _ONE_RING,
+    ("h100x32-ndr-allreduce-default", "latency"): (
+        "by default a call is charged its transfers only (no launch, no protocol latency): "
+        "below 10,000 B `auto` runs recursive doubling, 5 steps of about 1-3 us, far under "
+        "NCCL's 37-45 us; from 16 KiB one ring of 62 steps, each paying its route's latency "
+        "(1 us on NVLink, about 3 us across the fat-tree), 31-38 % over the measurement"
+    ),
+    ("h100x32-ndr-allgather-default", "latency"): (
+        "by default a call is charged its transfers only: the one ring's 31 steps' route "
+        "latencies, 39 us, against 50-60 us measured (no launch cost, no protocol latency); "
+        "within 30 % at six sizes, 30-34 % under at 16 KiB and 64 KiB"
+    ),
+}
+"""Why a 4-node row of the default column misses (`multinode_comparison`), per table and
+region; its latency rows without an entry take `LATENCY_GAP`."""
+MULTINODE_NCCL_GAPS: dict[tuple[str, str], str] = {
+    ("h100x32-ndr-allreduce-default", "latency"): (
+        "three rows, 16-64 B: NCCL's model picks its tree (LL), as the simulator under the "
+        "layer does, and each step's latency is charged once, the larger of NCCL's and the "
+        "route's; along the tree's 14 NVLink steps the route's (the template's NVSwitch hop, "
+        "1 us) is the larger (NCCL's LL step on NVLink: 0.6 us), so the simulated 49.5 us "
+        "stands over NCCL's own model's 43.9 us (its 35.2 us latency and the launch); the "
+        "measured 37.2-37.4 us at these sizes are under both, 32-33 % under the simulation"
+    ),
+    ("h100x32-ndr-allreduce-default", "plateau"): (
+        "at 128 MiB NCCL's model picks its tree (LL128), 19 % under; from 256 MiB "
+        + _LINE_RATE
+        + ": +18-42 %, the most at 256 MiB, where the measured all_reduce dips to 240 GB/s"
+    ),
+    ("h100x32-ndr-allgather-default", "plateau"): _LINE_RATE + ": +19-68 %",
+}
+"""Why a 4-node row of the NCCL-like column misses, per table and region."""
 LATENCY_GAP = (
     "by default the simulator charges a collective only its transfers (1 us NVSwitch latency per hop, "
     "pieces at line rate); NCCL's per-call cost (kernel launch, the LL protocol's flag "
@@ -133,6 +191,10 @@ class Row:
     nccl_us: float | None = None
     nccl_busbw: float | None = None
     nccl_protocol: str | None = None
+    ideal_chosen: str | None = None
+    nccl_chosen: str | None = None
+    """The algorithms the two columns ran where the table's is "auto" (the simulator's
+    choice by default, NCCL's model's under the layer), None otherwise."""
 
     @property
     def busbw_error(self) -> float | None:
@@ -186,16 +248,15 @@ class Row:
         """Return why the NCCL-like column misses, None where no reason is recorded."""
         if self.nccl_verdict != "miss":
             return None
-        return NCCL_GAPS.get((self.table, self.region))
+        return (NCCL_GAPS | MULTINODE_NCCL_GAPS).get((self.table, self.region))
 
     @property
     def reason(self) -> str | None:
         """Return why a missed row misses, None where no reason is recorded."""
         if self.verdict != "miss":
             return None
-        if self.region == "latency":
-            return LATENCY_GAP
-        return KNOWN_GAPS.get((self.table, self.region))
+        reason = (KNOWN_GAPS | MULTINODE_GAPS).get((self.table, self.region))
+        return LATENCY_GAP if reason is None and self.region == "latency" else reason
 
 
 def region(size: int) -> str:
@@ -333,6 +394,24 @@ def latency_counts(rows: list[Row]) -> dict[str, int]:
     }
 
 
+def one_node_once(rows: list[Row]) -> list[float]:
+    """Return the time errors the single-node latency rows (all rings) would have if the
+    layer charged each step's latency once on one node too, as it does over several nodes
+    (`simulator.nccl_model.charged_latency_s`): each row's nccl time less, per step of its
+    ring, the smaller of NCCL's NVLink step latency for its protocol and the NVSwitch hop's
+    latency of `SYSTEM`, which the simulated transfer pays already."""
+    hop_s = json.loads(_system())["hardware"]["nvswitch"]["attributes"]["latency"]
+    errors = []
+    for r in rows:
+        if r.region != "latency" or r.nccl_us is None or r.nccl_protocol is None:
+            continue
+        assert r.algorithm == "ring", r
+        steps = 2 * (r.gpus - 1) if r.collective == "allreduce" else r.gpus - 1
+        step_s = nccl_model.HW_LATENCY_US["nvlink"]["ring"][r.nccl_protocol] * 1e-6
+        errors.append((r.nccl_us - steps * min(step_s, hop_s) * 1e6) / r.published_us - 1)
+    return errors
+
+
 CLUSTER = ROOT / "examples" / "dgx_h100_cluster_4" / "snapshot.json"
 CLUSTER_GPUS = 32
 CLUSTER_SIZES = (2**16, 2**20, 2**24, 2**27, 2**30)
@@ -348,14 +427,22 @@ pieces of 512 KiB, at most 64 a message (`simulator.collectives.DEFAULT_CHUNK_BY
 `DEFAULT_MOST_PIECES`)."""
 
 
-FILL_SHARE = 0.01
-"""Where NCCL's pick in `FINE_CHUNK` pieces is within this share of its time by default, the
-report reads the gap as something other than the pipeline's fill."""
+FILL_CLOSES = 0.5
+"""Where NCCL's pick in `FINE_CHUNK` pieces closes at least this share of its gap to the
+simulated faster algorithm (`fill_closed`), the report reads the gap as mostly its pipeline's
+fill; else as something other than the fill."""
 
 
 def _gap(row: dict[str, Any]) -> float:
     """Return how much longer NCCL's pick takes than the simulated faster algorithm (a share)."""
     return row[row["nccl_choice"]]["time_us"] / row[row["faster"]]["time_us"] - 1
+
+
+def fill_closed(row: dict[str, Any]) -> float:
+    """Return the share of the gap between NCCL's pick and the simulated faster algorithm
+    that running the pick in `FINE_CHUNK` pieces closes (negative where it is slower so)."""
+    picked, faster = row[row["nccl_choice"]]["time_us"], row[row["faster"]]["time_us"]
+    return (picked - row["fine_us"]) / (picked - faster)
 
 
 @cache
@@ -398,6 +485,127 @@ def ring_versus_tree() -> list[dict[str, Any]]:
     return rows
 
 
+MULTINODE = ROOT / "validation" / "network" / "nccl" / "h100_ndr_multinode.json"
+MULTINODE_SIMULATED = ROOT / "validation" / "network" / "nccl" / "h100_ndr_multinode_simulated.json"
+MULTINODE_COMMAND = "python -m validation.network.nccl_tests --simulate-multinode"
+"""The 4-node tables (4 x 8 H100 SXM over InfiniBand, NCCL 2.24.3) run on `CLUSTER`; their
+simulated figures take minutes (an 8 GiB call moves thousands of pieces over 32 GPUs), so
+they are kept in `MULTINODE_SIMULATED` with the digest of what made them (`multinode_digest`),
+and this command makes them again."""
+
+MODEL_SOURCES = ("simulator/**/*.py", "simulator/*.c", "simulator/*.h")
+"""The model code whose text goes into `multinode_digest`: every source of the simulator
+package, so that any change to it marks the kept figures stale."""
+
+
+def multinode_tables() -> list[dict[str, Any]]:
+    """Return the transcribed 4-node tables."""
+    return list(json.loads(MULTINODE.read_text())["tables"])
+
+
+def multinode_calls() -> list[tuple[str, int, str, str]]:
+    """Return every call the 4-node comparison simulates: (collective, size, algorithm,
+    protocol), each table row by default ("ideal") and under NCCL's layer ("nccl")."""
+    return [
+        (table["collective"], row[0], table["simulator_algorithm"], protocol)
+        for table in multinode_tables()
+        for row in table["rows"]
+        for protocol in ("ideal", "nccl")
+    ]
+
+
+def multinode_digest() -> str:
+    """Return the SHA-256 of what the kept 4-node figures depend on: the simulator's sources
+    (`MODEL_SOURCES`), the cluster's system model, its GPU count and the calls."""
+    digest = hashlib.sha256()
+    sources = sorted({p for pattern in MODEL_SOURCES for p in ROOT.glob(pattern)})
+    for path in [*sources, CLUSTER]:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(json.dumps([CLUSTER_GPUS, multinode_calls()]).encode())
+    return digest.hexdigest()
+
+
+def simulate_on_cluster(
+    collective: str, size: int, algorithm: str, protocol: str
+) -> tuple[float, float, str, str]:
+    """Return (time in us, busbw in GB/s, protocol, algorithm) of one collective call over
+    the `CLUSTER_GPUS` GPUs of `CLUSTER`, as `simulate` does on one DGX H100."""
+    option = "" if protocol == "ideal" else f", protocol='{protocol}'"
+    result = run_simulation(
+        json.loads(CLUSTER.read_text()),
+        f"sim.{collective}({size}, algorithm='{algorithm}'{option})\n",
+        labels={"GPU": CLUSTER_GPUS},
+        variables={},
+    )
+    (call,) = result["collectives"]
+    return call["time_s"] * 1e6, call["busbw"] / 1e9, call["protocol"], call["algorithm"]
+
+
+def simulate_multinode() -> dict[str, Any]:
+    """Return the kept 4-node figures made afresh: `multinode_digest` and, per call of
+    `multinode_calls`, `simulate_on_cluster`'s figures."""
+    digest = multinode_digest()  # of the sources as the simulation starts
+    figures = [[*call, *simulate_on_cluster(*call)] for call in multinode_calls()]
+    return {
+        "command": MULTINODE_COMMAND,
+        "digest": digest,
+        "columns": [
+            "collective",
+            "size_bytes",
+            "algorithm",
+            "protocol",
+            "time_us",
+            "busbw_gbps",
+            "protocol_run",
+            "algorithm_run",
+        ],
+        "figures": figures,
+    }
+
+
+def write_simulated(kept: dict[str, Any]) -> None:
+    """Write `simulate_multinode`'s figures to `MULTINODE_SIMULATED`, a call a line."""
+    head = {key: value for key, value in kept.items() if key != "figures"}
+    lines = ",\n".join("  " + json.dumps(figure) for figure in kept["figures"])
+    text = json.dumps(head, indent=1)[:-2] + ',\n "figures": [\n' + lines + "\n ]\n}\n"
+    assert json.loads(text) == kept
+    MULTINODE_SIMULATED.write_text(text)
+
+
+def multinode_comparison() -> list[Row]:
+    """Return every 4-node published row beside the kept simulated figures
+    (`MULTINODE_SIMULATED`; whether they are stale is `multinode_digest`'s test)."""
+    kept = json.loads(MULTINODE_SIMULATED.read_text())["figures"]
+    figures = {(c, s, a, p): rest for c, s, a, p, *rest in kept}
+    rows = []
+    for table in multinode_tables():
+        collective, gpus = table["collective"], table["gpus"]
+        algorithm = table["simulator_algorithm"]
+        for size, time_us, _algbw, _busbw in table["rows"]:
+            ideal = figures[collective, size, algorithm, "ideal"]
+            nccl = figures[collective, size, algorithm, "nccl"]
+            rows.append(
+                Row(
+                    table["id"],
+                    collective,
+                    gpus,
+                    size,
+                    region(size),
+                    time_us,
+                    published_busbw(collective, gpus, size, time_us),
+                    algorithm,
+                    ideal[0],
+                    ideal[1],
+                    nccl[0],
+                    nccl[1],
+                    nccl[2],
+                    ideal[3],
+                    nccl[3],
+                )
+            )
+    return rows
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
 
@@ -433,7 +641,8 @@ def report(rows: list[Row]) -> str:
         "Two simulated columns: **ideal**, the default model (no protocol cost), and **nccl**, "
         'the same call with `protocol="nccl"`: NCCL\'s own cost layer '
         "(`simulator/nccl_model.py`, docs/collectives.md), per-call launch cost and latency "
-        "base + one hardware latency per step, the protocol's bandwidth efficiency, the protocol chosen "
+        "base + one hardware latency per step (over several nodes each step's latency once, "
+        "below), the protocol's bandwidth efficiency, the protocol chosen "
         "by size as NCCL's tuner does, and each piece's reduction overlapped with its "
         "transfer. **Its constants come from NCCL's source** (NVIDIA/nccl commit "
         "5067397c2676d5aed50042fc39e5c8ee96eb0027, NCCL 2.30.7, src/graph/tuning.cc and "
@@ -488,6 +697,8 @@ def report(rows: list[Row]) -> str:
     misses = {(r.table, r.region): r.reason for r in rows if r.verdict == "miss"}
     nccl_misses = {(r.table, r.region): r.nccl_reason for r in rows if r.nccl_verdict == "miss"}
     counts = latency_counts(rows)
+    once = one_node_once(rows)
+    now = [r.nccl_error or 0.0 for r in rows if r.region == "latency" and r.nccl_us is not None]
     lines += ["", "## Why rows miss: ideal (the default)", ""]
     for (table_id, name), reason in misses.items():
         closed = "" if (table_id, name) in nccl_misses else " The nccl column closes this gap."
@@ -510,6 +721,7 @@ def report(rows: list[Row]) -> str:
             f"- `{table_id}`: {figure['nccl_algorithm']}, {figure['busbw_gbps']} GB/s "
             f"busbw; {figure['source']['url']}, {where}."
         )
+    lines += multinode_section(multinode_comparison())
     lines += [
         "",
         "## Ring versus tree over several nodes",
@@ -552,7 +764,7 @@ def report(rows: list[Row]) -> str:
             + (
                 "finer pieces than NCCL's own chunks do not close the gap, so what is left "
                 "is not the pipeline's fill."
-                if abs(row["fine_us"] / row[row["nccl_choice"]]["time_us"] - 1) < FILL_SHARE
+                if fill_closed(row) < FILL_CLOSES
                 else "most of the gap is its pipeline's fill, which NCCL's model, a latency "
                 "plus a bandwidth, does not count."
             )
@@ -574,15 +786,114 @@ def report(rows: list[Row]) -> str:
         "with NCCL's model latency alone (the nccl time less the launch cost), "
         f"{counts['nccl']}/{counts['rows']} with the launch cost.",
         "",
+        "## Each step's latency once, and one node",
+        "",
+        "Over several nodes the nccl column charges each step's latency once, the larger of "
+        "NCCL's per-step figure and the simulated route's (`simulator.nccl_model."
+        "charged_latency_s`: NCCL's figures are whole steps, its InfiniBand transport "
+        "reporting no latency of its own); on one node it keeps NCCL's model latency on top "
+        "of the routes' latencies, the form the single-node rows above were compared in. "
+        "Charged once on one node too, each single-node latency row would lose, per step, "
+        "the smaller of NCCL's NVLink step latency and the NVSwitch hop's 1 us "
+        f"(`one_node_once`): {sum(abs(e) <= THRESHOLD['latency'] for e in once)}/{len(once)} "
+        f"within {THRESHOLD['latency']:.0%}, errors {min(once):+.1%} .. {max(once):+.1%}, "
+        f"against {counts['nccl']}/{counts['rows']} and {min(now):+.1%} .. {max(now):+.1%} "
+        "as charged now.",
+        "",
     ]
     return "\n".join(lines)
+
+
+def multinode_counts(rows: list[Row]) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """Return, per (table, region) of the judged regions, (rows, within by default, within
+    under NCCL's layer)."""
+    counts = {}
+    for table in dict.fromkeys(r.table for r in rows):
+        for name in THRESHOLD:
+            judged = [r for r in rows if r.table == table and r.region == name]
+            counts[table, name] = (
+                len(judged),
+                sum(r.verdict == "within" for r in judged),
+                sum(r.nccl_verdict == "within" for r in judged),
+            )
+    return counts
+
+
+def multinode_section(rows: list[Row]) -> list[str]:
+    """Return the report's lines on the 4-node tables (`multinode_comparison`'s rows)."""
+    source = {t["id"]: t for t in multinode_tables()}
+    first = next(iter(source.values()))
+    kept = json.loads(MULTINODE_SIMULATED.read_text())
+    lines = [
+        "",
+        "## Four nodes: 4 x 8 H100 SXM over InfiniBand",
+        "",
+        f"nccl-tests on 4 nodes x 8 H100 80GB HBM3 SXM, 32 ranks, NCCL {first['nccl']}, "
+        f"nccl-tests {first['nccl_tests']}, transcribed in "
+        f"`{MULTINODE.relative_to(ROOT)}` from {first['source']['repository']} at commit "
+        f"`{first['source']['commit']}` (`validation/network/nccl/README.md`: the files, the "
+        "system as its authors describe it, and what they leave unsaid). The simulator runs "
+        f"each row on the ready 4-node DGX H100 cluster (`{CLUSTER.relative_to(ROOT)}`, "
+        f"{CLUSTER_GPUS} GPUs, one NDR 400 Gb/s NIC per GPU on a two-level fat-tree, datasheet "
+        "values, nothing fitted). NCCL's algorithm was not recorded: the allreduce runs as "
+        '`algorithm="auto"` (by default the simulator\'s own table, docs/collectives.md; under '
+        "the layer the one NCCL's model picks, ring or tree: "
+        "`simulator.nccl_model.choose_algorithm`), the allgather by ring, NCCL's one "
+        "allgather over several nodes of several GPUs without CollNet. NVLS and NVLSTree, "
+        "which this NCCL may use for a large allreduce on these nodes, are not modelled. "
+        "Thresholds and regions as above. The simulated figures take minutes to make, so "
+        f"they are kept in `{MULTINODE_SIMULATED.relative_to(ROOT)}` with the digest of the "
+        "simulator's sources and the calls that made them "
+        "(`tests/validation/test_nccl_tests.py` fails when it is stale); "
+        f"`{kept['command']}` makes them again.",
+        "",
+        "| table | region | rows | within, ideal | within, nccl |",
+        "|---|---|---|---|---|",
+    ]
+    for (table, name), (judged, within, nccl) in multinode_counts(rows).items():
+        lines.append(f"| `{table}` | {name} | {judged} | {within}/{judged} | {nccl}/{judged} |")
+    lines += [
+        "",
+        "| table | size (B) | region | published time (us) | published busbw | ideal: algorithm, "
+        "time (us), busbw | error, ideal | verdict, ideal | nccl: algorithm/protocol, time (us), "
+        "busbw | error, nccl | verdict, nccl |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| `{r.table}` | {r.size} | {r.region} | {r.published_us:.2f} | "
+            f"{r.published_busbw:.2f} | {r.ideal_chosen}, {r.simulated_us:.2f}, "
+            f"{r.simulated_busbw:.2f} | {_pct(r.error)} | {r.verdict} | "
+            f"{r.nccl_chosen}/{r.nccl_protocol}, {r.nccl_us:.2f}, {r.nccl_busbw:.2f} | "
+            f"{_pct(r.nccl_error)} | {r.nccl_verdict} |"
+        )
+    for title, verdict, reason in (
+        ("ideal (the default)", "verdict", "reason"),
+        ("nccl (NCCL's cost layer)", "nccl_verdict", "nccl_reason"),
+    ):
+        lines += ["", f"Why 4-node rows miss, {title}:", ""]
+        misses = {
+            (r.table, r.region): getattr(r, reason) for r in rows if getattr(r, verdict) == "miss"
+        }
+        for (table, name), why in misses.items():
+            lines.append(f"- `{table}`, {name}: {why or 'no reason recorded'}.")
+        if not misses:
+            lines.append("- none.")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the report, or write it where `--report` says."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--report", type=Path, help="write the Markdown report here")
+    parser.add_argument(
+        "--simulate-multinode",
+        action="store_true",
+        help=f"simulate the 4-node rows again into {MULTINODE_SIMULATED.relative_to(ROOT)}",
+    )
     args = parser.parse_args(argv)
+    if args.simulate_multinode:
+        write_simulated(simulate_multinode())
     text = report(comparison())
     if args.report:
         args.report.write_text(text)
