@@ -40,6 +40,7 @@ import hashlib
 import json
 import statistics
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -541,11 +542,22 @@ def simulate_on_cluster(
     return call["time_s"] * 1e6, call["busbw"] / 1e9, call["protocol"], call["algorithm"]
 
 
-def simulate_multinode() -> dict[str, Any]:
+def _simulated_call(call: tuple[str, int, str, str]) -> list[Any]:
+    """Return one kept figure: the call, then `simulate_on_cluster`'s figures."""
+    return [*call, *simulate_on_cluster(*call)]
+
+
+def simulate_multinode(jobs: int = 1) -> dict[str, Any]:
     """Return the kept 4-node figures made afresh: `multinode_digest` and, per call of
-    `multinode_calls`, `simulate_on_cluster`'s figures."""
+    `multinode_calls`, `simulate_on_cluster`'s figures, in `jobs` processes (each call is a
+    run of its own, so the figures do not depend on how many), in the calls' order."""
     digest = multinode_digest()  # of the sources as the simulation starts
-    figures = [[*call, *simulate_on_cluster(*call)] for call in multinode_calls()]
+    calls = multinode_calls()
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            figures = list(pool.map(_simulated_call, calls))
+    else:
+        figures = [_simulated_call(call) for call in calls]
     return {
         "command": MULTINODE_COMMAND,
         "digest": digest,
@@ -891,9 +903,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help=f"simulate the 4-node rows again into {MULTINODE_SIMULATED.relative_to(ROOT)}",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="with --simulate-multinode: simulate the calls in this many processes",
+    )
     args = parser.parse_args(argv)
     if args.simulate_multinode:
-        write_simulated(simulate_multinode())
+        write_simulated(simulate_multinode(args.jobs))
     text = report(comparison())
     if args.report:
         args.report.write_text(text)
