@@ -15,8 +15,8 @@ from simulator.models.gemm import (
 )
 from simulator.workloads.kernels import KernelTimer, gpu_record
 
-# Llama 3 70B's weight GEMMs at TP 2 (N x K): fc2, fc1 (gate and up), qkv, and the logits
-DECODE_SHAPES = ((8192, 14336), (28672, 8192), (5120, 8192), (64128, 8192))
+# Llama 3 70B's weight GEMMs at TP 2 (N x K): fc2, fc1 (gate and up), qkv, proj, the logits
+DECODE_SHAPES = ((8192, 14336), (28672, 8192), (5120, 8192), (8192, 4096), (64128, 8192))
 
 
 def _timer(gpu: str) -> KernelTimer:
