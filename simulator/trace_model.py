@@ -11,7 +11,8 @@ rules, in order (each operation's rule is in the report):
    for is timed by the tiled-kernel model (simulator.models.gemm) on the target's attributes,
    with the tile the kernel's name gives (`..._128x128_32x5_...`, `tilesize128x128x32`),
    else 128 x 128 x 32; an unbatched GEMM launched with at least twice as many blocks as
-   output tiles is taken as split-K over blocks / tiles slices (`_split_k`), a heuristic;
+   output tiles is taken as split-K over blocks / tiles slices (`splitK`, gemm-model.md
+   G.8), a heuristic;
 2. `fp32-peak`: an FP32 GEMM on CUDA cores (sgemm, no tensor cores) scales its measured time by
    the ratio of FP32 peaks, SMs x CUDACores x SMCoreClock, measured GPU over target;
 3. `bandwidth`: every other kernel, memset and device-local copy scales its measured time by the
@@ -446,21 +447,6 @@ def collective_algorithm(kind: str, nccl_algorithm: str | None) -> str:
     return "auto"
 
 
-def _split_k(shape: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Return the tiled model's params of a split-K GEMM: S = `splitK` slices of K, each a
-    GEMM of the same tiles over K / S (cuBLAS launches them as grid.z), as S times the tiles
-    (M padded to whole tiles, times S) over ceil(K / S); the B operand's traffic floor then
-    counts one slice's rows only, which leaves it low by K N (S - 1) / S elements."""
-    splits = int(shape.get("splitK", 1))
-    if shape.get("kind") != "gemm" or splits <= 1:
-        return shape
-    tile_m = int(shape.get("tileM", 128))
-    rows = math.ceil(int(shape["M"]) / tile_m) * tile_m * splits
-    params = {key: value for key, value in shape.items() if key != "splitK"}
-    params.update(M=rows, K=math.ceil(int(shape["K"]) / splits))
-    return params
-
-
 def _tiled_us(attributes: Mapping[str, float | str], shape: Mapping[str, Any]) -> float | None:
     """Return the tiled model's time [us], or None when the GPU lacks what it needs (no
     tensor rate of the precision, say)."""
@@ -468,7 +454,7 @@ def _tiled_us(attributes: Mapping[str, float | str], shape: Mapping[str, Any]) -
     if name is None or name not in attributes:
         return None
     try:
-        return computation_estimate(attributes, _split_k(shape)).time_s * 1e6
+        return computation_estimate(attributes, shape).time_s * 1e6
     except (ValueError, KeyError, TypeError, ZeroDivisionError):
         return None
 

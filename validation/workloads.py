@@ -31,7 +31,6 @@ from typing import Any
 
 from simulator.workloads.config import PRESETS, ModelConfig
 from simulator.workloads.inference import InferencePlan, simulate_inference
-from simulator.workloads.kernels import GEMM_TILE
 from simulator.workloads.plan import ParallelPlan, PlanError, Recompute
 from simulator.workloads.serving import LengthSpec, ServingPlan, simulate_serving
 from simulator.workloads.training import simulate_training
@@ -50,9 +49,6 @@ NIM_THRESHOLD = 0.25
 # client (at least 100) so that the closed loop reaches its steady state.
 NIM_ENGINE = ServingPlan(max_batch=256, max_batched_tokens=8192, gpu_memory_utilization=0.9)
 NIM_REQUESTS_PER_CLIENT = 8
-# The rows of the GEMM tile the workloads time every GEMM with: a decode batch below it
-# computes a whole tile.
-GEMM_TILE_ROWS = GEMM_TILE[0]
 # The reasons found for the serving rows that miss (docs/workloads.md "Validation").
 NIM_REASONS = {
     "ttft_client": "predicted below published: the model's time to first token is the "
@@ -66,12 +62,6 @@ NIM_REASONS = {
     "ttft_queue": "predicted off: with more clients than the KV cache holds, the time to "
     "first token is the wait for a running request to finish, set by how many requests the "
     "engine admits (its KV-cache size and admission rule, which the page does not give)",
-    "itl_tile": "predicted above published: a decode step of a few requests is timed "
-    "through the workloads' one GEMM tile of 256 rows, so a GEMM of a few tokens computes a "
-    "whole tile and the model makes the weight GEMMs tensor-bound (8192 x 14336 in FP8: 86 us "
-    "against 43 us to read its weights) where a small-row kernel is bound by reading the "
-    "weights; FP8 GEMMs at Transformer Engine's measured gain (1.905 of BF16, not 2) "
-    "lengthened that tensor time",
     "other": "predicted outside the threshold: not traced to one term",
 }
 # The inference rows that miss are predicted too fast; not traced to one term yet.
@@ -426,9 +416,7 @@ def nim_rows(only: tuple[int, ...] = ()) -> list[dict[str, Any]]:
             within = abs(error) <= NIM_THRESHOLD
             reason = None
             if not within:
-                if metric == "itl_ms" and error > 0 and result["batch"]["mean"] < GEMM_TILE_ROWS:
-                    reason = NIM_REASONS["itl_tile"]
-                elif metric != "ttft_ms":
+                if metric != "ttft_ms":
                     reason = NIM_REASONS["other"]
                 elif queued:
                     reason = NIM_REASONS["ttft_queue"]

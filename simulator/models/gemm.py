@@ -38,11 +38,24 @@ Attention:  (FlashAttention-2 forward, one tile = BM queries of one head against
             Q_tile = (BM d + 2 Sk d) s_in + BM d s_out, Q_min = batch_heads ((Sq + 2 Sk) d s_in
             + Sq d s_out), Sk' = ceil(Sk / BN) BN
 
+A GEMM's tile is picked by its shape as libraries pick it (G.8, `select_gemm_tile`): M <= 64
+rows run 64 x 64 tiles, M <= 128 64 x 128 tiles (vLLM's CUTLASS FP8 dispatch for Hopper),
+larger M the 256 x 128 tile eta is fitted with; a small-M grid with fewer tiles than SMs is
+split along K (serial split-K: S_k slices, each slice after the first reading and writing
+the partial output once more, CUTLASS's SplitKMode::kSerial) into min(floor(S / T),
+ceil(K / BK)) slices:
+
+    T = ceil(M / BM) ceil(N / BN) S_k,  K' = ceil(ceil(K / BK) / S_k) BK,
+    output bytes (2 S_k - 1) M N s_out                                                      (G.8)
+
 Sources: the tile and wave quantisation of NVIDIA's "Matrix Multiplication Background User's
 Guide" (https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/);
 FlashAttention-2's tiling (Dao, 2023, arXiv:2307.08691) and FlashAttention-3's observation
 that an H100's exponentials (3.9 TFLOPS of MUFU) bound attention beside its matmuls (Shah et
-al., 2024, arXiv:2407.08608). What the model leaves out is in docs/gemm-model.md.
+al., 2024, arXiv:2407.08608); the small-M tiles of vLLM's
+csrc/quantization/cutlass_w8a8/c3x/scaled_mm_sm90_fp8_dispatch.cuh (commit 44d638a8) and
+split-K as CUTLASS's examples/06_splitK_gemm describes it. What the model leaves out is in
+docs/gemm-model.md.
 """
 
 from __future__ import annotations
@@ -182,30 +195,79 @@ def gemm_work(
     output_bytes: float | None = None,
     cluster_m: int = 1,
     cluster_n: int = 1,
+    split_k: int = 1,
 ) -> TiledWork:
     """Return the tiles of C (M x N) = A (M x K) B (K x N) and each one's work (G GEMM);
     `cluster_m` x `cluster_n` tiles of a thread-block cluster share their panels by TMA
     multicast (Hopper and later), so each tile reads 1 / cluster_n of its A panel and
-    1 / cluster_m of its B panel from L2."""
+    1 / cluster_m of its B panel from L2. `split_k` > 1 splits K into that many slices, one
+    tile per slice (serial split-K, G.8): each slice but the first reads the partial output
+    and writes it back."""
     _positive(M=m, N=n, K=k, tileM=tile_m, tileN=tile_n, tileK=tile_k)
-    _positive(clusterM=cluster_m, clusterN=cluster_n)
+    _positive(clusterM=cluster_m, clusterN=cluster_n, splitK=split_k)
     s_in, s_out = _element_bytes(precision)
     if output_bytes is not None:
         _positive(outputBytes=output_bytes)
         s_out = output_bytes
-    k_padded = math.ceil(k / tile_k) * tile_k
+    k_blocks = math.ceil(k / tile_k)
+    split = min(split_k, k_blocks)
+    k_padded = math.ceil(k_blocks / split) * tile_k  # the K of one slice
     rows, cols = math.ceil(m / tile_m), math.ceil(n / tile_n)
+    # serial split-K: every slice after the first reads the partial tile and writes it again
+    passes = 2 * split - 1
     return TiledWork(
-        tiles=rows * cols,
-        grid=(rows, cols),
+        tiles=rows * cols * split,
+        grid=(rows, cols * split),
         panel_bytes=(tile_m * k_padded * s_in, tile_n * k_padded * s_in),
-        output_bytes=m * n * s_out,
+        output_bytes=passes * m * n * s_out,
         tile_flops=2.0 * tile_m * tile_n * k_padded,
         tile_bytes=(tile_m / cluster_n + tile_n / cluster_m) * k_padded * s_in
-        + tile_m * tile_n * s_out,
-        minimum_bytes=(m * k + k * n) * s_in + m * n * s_out,
+        + passes / split * tile_m * tile_n * s_out,
+        minimum_bytes=(m * k + k * n) * s_in + passes * m * n * s_out,
         precision=precision,
     )
+
+
+@dataclass(frozen=True)
+class GemmTile:
+    """A GEMM kernel's configuration: its tile (rows, columns, depth), its thread-block
+    cluster (rows, columns) and its split-K slices."""
+
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    cluster_m: int = 1
+    cluster_n: int = 1
+    split_k: int = 1
+
+
+# The tile of a GEMM with more rows than SMALL_M_TILES cover: CUTLASS-style 256 x 128 x 64,
+# in 2 x 1 clusters on Hopper and later (the tile eta is fitted with, docs/gemm-model.md).
+LARGE_M_TILE = GemmTile(256, 128, 64, 2, 1)
+# The tiles a library picks by the number of rows M (G.8): vLLM's CUTLASS FP8 GEMM dispatch
+# for Hopper (csrc/quantization/cutlass_w8a8/c3x/scaled_mm_sm90_fp8_dispatch.cuh, commit
+# 44d638a89638f617e8315b25ad699a5a72e845b9): M in [1, 64] runs 64 x 64 tiles in 1 x 8
+# clusters, M in (64, 128] 64 x 128 tiles in 2 x 1 clusters, larger M its default tile. 64
+# rows is the M of one warpgroup's Hopper MMA (wgmma m64nNk16). Depth 64 as LARGE_M_TILE's.
+SMALL_M_TILES: tuple[tuple[int, GemmTile], ...] = (
+    (64, GemmTile(64, 64, 64, 1, 8)),
+    (128, GemmTile(64, 128, 64, 2, 1)),
+)
+
+
+def select_gemm_tile(m: int, n: int, k: int, *, sms: int, clusters: bool) -> GemmTile:
+    """Return the tile a library runs an M x N x K GEMM with (G.8): by M, SMALL_M_TILES,
+    else LARGE_M_TILE; a small-M grid that leaves SMs idle is split along K (split-K) into
+    as many slices as fill them once, at most one per K block. `clusters` False (before
+    Hopper): no thread-block clusters."""
+    _positive(M=m, N=n, K=k, SMs=sms)
+    tile = next((t for limit, t in SMALL_M_TILES if m <= limit), LARGE_M_TILE)
+    rows, cols = math.ceil(m / tile.tile_m), math.ceil(n / tile.tile_n)
+    cluster_m, cluster_n = (tile.cluster_m, tile.cluster_n) if clusters else (1, 1)
+    split = 1
+    if tile is not LARGE_M_TILE and rows * cols < sms:
+        split = max(1, min(sms // (rows * cols), math.ceil(k / tile.tile_k)))
+    return GemmTile(tile.tile_m, tile.tile_n, tile.tile_k, cluster_m, cluster_n, split)
 
 
 def attention_work(
@@ -350,7 +412,7 @@ def computation_estimate(
     attributes: Mapping[str, float | str], params: Mapping[str, object]
 ) -> TiledEstimate:
     """Return the estimate from a computation's params: `kind` "gemm" (M, N, K, tileM, tileN,
-    tileK, outputBytes, clusterM, clusterN) or "attention" (batchHeads, seqQ, seqK, headDim, tileM, tileN,
+    tileK, outputBytes, clusterM, clusterN, splitK) or "attention" (batchHeads, seqQ, seqK, headDim, tileM, tileN,
     causal), with precision, tilesPerSM and idleBeforeS."""
 
     def number(name: str, default: float | None = None) -> float:
@@ -375,6 +437,7 @@ def computation_estimate(
             output_bytes=None if output is None else float(output),  # type: ignore[arg-type]
             cluster_m=int(number("clusterM", 1)),
             cluster_n=int(number("clusterN", 1)),
+            split_k=int(number("splitK", 1)),
         )
     elif kind == "attention":
         work = attention_work(

@@ -16,7 +16,13 @@ from functools import cache
 from pathlib import Path
 
 from simulator.gpu_catalogue import GpuCatalogue, seed_catalogue
-from simulator.models.gemm import attention_work, estimate_tiled, gemm_work, sustained_terms
+from simulator.models.gemm import (
+    attention_work,
+    estimate_tiled,
+    gemm_work,
+    select_gemm_tile,
+    sustained_terms,
+)
 from simulator.models.gpu_current import TENSOR_PRECISIONS, CurrentGpu
 from simulator.workloads.config import ModelConfig
 from simulator.workloads.plan import ParallelPlan
@@ -56,8 +62,8 @@ ACTIVATION_KERNELS: dict[str, tuple[tuple[str, int], ...]] = {
 }
 
 
-# Every GEMM's tile (rows, columns, depth): CUTLASS-style 256 x 128 x 64 (KernelTimer).
-GEMM_TILE = (256, 128, 64)
+# A GEMM's tile is picked by its shape (simulator.models.gemm.select_gemm_tile, G.8): the
+# small-M tiles and split-K for a few rows (decode), 256 x 128 x 64 for the rest.
 # FP8 GEMMs against BF16 GEMMs as Transformer Engine measured them, kernels alone (inputs
 # pre-quantized: the casts are kernels of their own here, TE_CAST_BYTES), on a Hopper and a
 # Blackwell GPU (the file gives the source): the datasheets' FP8 rate is twice BF16's, the
@@ -166,13 +172,14 @@ class Kernel:
 
 
 class KernelTimer:
-    """Times kernels on one GPU record. Hopper and later run CUTLASS-style 256 x 128 tiles in
-    2 x 1 thread-block clusters (TMA multicast); Ampere the same tile without clusters."""
+    """Times kernels on one GPU record. GEMMs run the tile select_gemm_tile picks for their
+    shape, in thread-block clusters (TMA multicast) on Hopper and later, without on Ampere."""
 
     def __init__(self, attributes: Mapping[str, float]) -> None:
         self.attributes = dict(attributes)
         self.gpu = CurrentGpu.from_attributes(self.attributes)
-        self.cluster = 2 if self.attributes.get("computeCapability", 0) >= 9 else 1
+        # thread-block clusters from Hopper (compute capability 9) on
+        self.clusters = self.attributes.get("computeCapability", 0) >= 9
         per_sm, _ = self.gpu.memory_bandwidth_per_sm(l2_resident=False, footprint_bytes=None)
         self.dram_bytes_per_s = per_sm * self.gpu.base.sms * self.gpu.base.sm_clock_hz
         self.memory_bytes = float(self.attributes["memorySize"])
@@ -183,15 +190,18 @@ class KernelTimer:
 
     @cache  # noqa: B019 - a timer lives as long as its run and shapes repeat per layer
     def gemm(self, name: str, m: int, n: int, k: int, precision: str) -> Kernel:
+        tile = select_gemm_tile(m, n, k, sms=self.gpu.base.sms, clusters=self.clusters)
         work = gemm_work(
             m=m,
             n=n,
             k=k,
             precision=precision,
-            tile_m=GEMM_TILE[0],
-            tile_n=GEMM_TILE[1],
-            tile_k=GEMM_TILE[2],
-            cluster_m=self.cluster,
+            tile_m=tile.tile_m,
+            tile_n=tile.tile_n,
+            tile_k=tile.tile_k,
+            cluster_m=tile.cluster_m,
+            cluster_n=tile.cluster_n,
+            split_k=tile.split_k,
             output_bytes=2,
         )
         sustained = self.sustained

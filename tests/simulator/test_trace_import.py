@@ -19,7 +19,6 @@ from simulator.models.gemm import computation_estimate
 from simulator.runner import run_simulation
 from simulator.trace_import import GpuOp, TraceError, TraceProfile, read_kineto, read_trace
 from simulator.trace_model import (
-    _split_k,
     dram_bandwidth,
     gemm_shape,
     gpu_record,
@@ -396,8 +395,13 @@ def test_split_k_launches_and_a_gemm_operator_s_other_kernels() -> None:
     split = op(name, (1, 1, 216), ((15, 327680), (327680, 72)))
     shape = gemm_shape(split)
     assert shape is not None and shape["splitK"] == 216
-    params = _split_k({**shape, "precision": "tf32"})
-    assert (params["M"], params["K"], params["N"]) == (128 * 216, 1518, 72)  # ceil(327680 / 216)
+    # the tiled model splits K (gemm-model.md G.8): 216 slices of each output tile
+    record = gpu_record("A100 SXM4 40GB").attributes
+    sliced = computation_estimate(record, {**shape, "precision": "tf32"})
+    whole_k = computation_estimate(record, {**shape, "precision": "tf32", "splitK": 1})
+    assert sliced.tiles == 216 * whole_k.tiles
+    assert sliced.flops == pytest.approx(whole_k.flops, rel=0.01)
+    assert sliced.tensor_s < whole_k.tensor_s / 50  # 432 tiles in 4 waves on 108 SMs
     # as many blocks as tiles: no split
     whole = gemm_shape(op(name, (64, 2, 1), ((8192, 1024), (1024, 128))))
     assert whole is not None and "splitK" not in whole

@@ -220,11 +220,10 @@ def test_serving_throughput_stays_within_25_percent_and_misses_carry_a_reason() 
         float(value) for r in data["rows"][: len(NIM_FAST)] for value in (r[3], r[2], r[1])
     ]
     for row in rows:
-        if row["metric"] == "output_tokens_per_s":
+        if row["metric"] in ("output_tokens_per_s", "itl_ms"):
+            # the decode GEMMs of a few requests run small-M tiles and read their weights
+            # (docs/gemm-model.md G.8), so the ITL is met from one client on
             assert row["within"], row
-        if row["metric"] == "itl_ms":
-            # one request's decode step is timed through whole 256-row GEMM tiles (the reason)
-            assert row["within"] or row["reason"] == report.NIM_REASONS["itl_tile"], row
         assert row["within"] or row["reason"] in report.NIM_REASONS.values()
 
 
