@@ -270,6 +270,17 @@ class Routes:
         self._cache[key] = result
         return result
 
+    def last_step(self, source: str, target: str) -> str:
+        """Return the node before `target` on `path(source, target)` (`source` != `target`):
+        its source's tree's entry once the tree is made, without the path's tuple; else the
+        path's. Raise LaunchError when no path joins them."""
+        previous = self._trees.get(source)
+        if previous is not None:
+            before = previous.get(target)
+            if before is not None:
+                return before
+        return self.path(source, target)[-2]
+
     def _search(self, source: str, target: str) -> tuple[str, ...] | None:
         """Return `_tree(source)`'s path to `target` (None: none joins them) by its walk
         stopped when it reaches `target`: the walk gives `target` the first node it expands

@@ -541,6 +541,9 @@ class World:
         self._hops: dict[tuple[str, int, str, int], tuple[Hop, ...]] = {}
         self._plans: dict[tuple[str, str], tuple[tuple[NodeRuntime, int, str, str], ...]] = {}
         self._hop_tuples: dict[tuple[tuple[str, str], tuple[int, ...]], tuple[Hop, ...]] = {}
+        # per source node, its instance and the step before a target: the route shared by
+        # its pairs whose hop there leaves the target out (`hops`)
+        self._via: dict[tuple[str, int, str], tuple[Hop, ...]] = {}
         # per crossing of flow constraints and FIFO hops: its one FlowRoute (`_route`)
         self._flow_routes: dict[tuple[tuple[object, ...], ...], FlowRoute] = {}
         self._barriers: dict[tuple[str, ...], tuple[EventCount, list[int]]] = {}
@@ -586,6 +589,35 @@ class World:
             if path is not None and len(path) > 1:
                 routed = self._hops[key] = self._instance_hops(path)
                 return routed
+        elif self.network is not None and source.node != target.node:
+            # Pairs from one source instance whose paths end with the same step (an alltoall's
+            # through one switch) share their route when that step's hop leaves the target
+            # out: `_planned_hops` of the first, the same route, serves the others
+            before = self.routes.last_step(source.node, target.node)
+            end = self.nodes[target.node]
+            if before != source.node and not (end.is_network and end.has_p2p):
+                via_key = (source.node, source.instance, before)
+                via = self._via.get(via_key)
+                if via is None:
+                    via = self._planned_hops(source, target)
+                    if via.__class__ is FlowRoute and self._leaves_target_out(before):
+                        self._via[via_key] = via
+                self._hops[key] = via
+                return via
+        result = self._hops[key] = self._planned_hops(source, target)
+        return result
+
+    def _leaves_target_out(self, node_id: str) -> bool:
+        """Whether a route's hop at `node_id`, the step before its target, is the same
+        whatever the target (`hops`): no hop at all (not a network node with p2pTime), or a
+        shared flow link's one constraint (a port switch's ports face their neighbours)."""
+        node = self.nodes[node_id]
+        if not (node.is_network and node.has_p2p):
+            return True
+        return node.sharing == "shared" and node_id not in self._port_switches
+
+    def _planned_hops(self, source: Slot, target: Slot) -> tuple[Hop, ...]:
+        """`hops` by the pair's node path (`_plan`), without a topology template's route."""
         nodes = (source.node, target.node)
         plan = self._plans.get(nodes)
         if plan is None:
@@ -606,7 +638,6 @@ class World:
                 ]
             )
             self._hop_tuples[shared] = result
-        self._hops[key] = result
         return result
 
     def _instance_hops(self, path: tuple[tuple[str, int], ...]) -> tuple[Hop, ...]:

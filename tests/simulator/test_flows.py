@@ -410,5 +410,52 @@ def test_an_alltoall_through_one_shared_switch_makes_one_route() -> None:
             labels={"r": 6},
             variables={},
         )
-    assert len(made) == 30
+    assert len(made) == 6  # a route made for each source's first pair only (World.hops)
     assert len({id(route) for route in made}) == 1
+
+
+@given(
+    hosts=st.integers(3, 7),
+    split=st.integers(1, 6),
+    sharings=st.tuples(*[st.sampled_from(("shared", "full-duplex", "fifo"))] * 3),
+    model=st.sampled_from(sorted(NETWORK_MODELS)),
+    order=st.randoms(use_true_random=False),
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_pair_routed_by_its_last_step_gets_its_planned_route(
+    hosts: int, split: int, sharings: tuple[str, str, str], model: str, order: Any
+) -> None:
+    """World.hops gives a pair the route of an earlier pair from the same source instance
+    whose path ends with the same step: the very route `_planned_hops` makes or finds for
+    the pair itself, whatever order the pairs are asked in, and the same results."""
+    system = _two_switches(hosts, min(split, hosts - 1), sharings, model)
+    original = platform.World.hops
+    checked: list[object] = []
+
+    def compared(self: platform.World, source: Any, target: Any) -> Any:
+        route = original(self, source, target)
+        planned = self._planned_hops(source, target)
+        assert route is planned or (route.__class__ is tuple and route == planned)
+        checked.append(route)
+        return route
+
+    app = "PEERS = {peers!r}\nfor peer in PEERS[rank]:\n    sim.p2pCommunicationSend(1e5, 'r', None, peer)\n"
+    app += "for peer in range(len(PEERS)):\n    if rank in PEERS[peer]:\n"
+    app += "        sim.p2pCommunicationReceive('r', peer)\n"
+    app += "sim.alltoall(ALL, algorithm='pairwise', chunk=0)\n"
+    peers = []
+    for rank in range(hosts):
+        others = [peer for peer in range(hosts) if peer != rank]
+        order.shuffle(others)
+        peers.append(others[: order.randint(0, len(others))])
+    app = app.replace("{peers!r}", repr(peers))
+    variables = {"ALL": 3e6}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(platform.World, "hops", compared)
+        fast = run_simulation(system, app, labels={"r": hosts}, variables=variables)
+        patch.setattr(platform.World, "hops", lambda self, s, t: self._planned_hops(s, t))
+        planned = run_simulation(system, app, labels={"r": hosts}, variables=variables)
+    assert checked
+    fast.pop("stats", None)
+    planned.pop("stats", None)
+    assert fast == planned

@@ -182,6 +182,26 @@ def test_a_source_with_few_targets_is_searched_without_its_tree() -> None:
     assert not routes._trees  # no source walked the whole star
 
 
+def test_a_last_step_is_the_node_before_the_target_on_its_path() -> None:
+    """`Routes.last_step` answers from the source's tree once made, else by the path: the
+    reference walk's node before the target, in any order of asking, with path's error."""
+    rng = random.Random(17)
+    for _ in range(40):
+        names = [f"n{i}" for i in range(rng.randint(2, 16))]
+        edges = [list(pair) for pair in itertools.combinations(names, 2) if rng.random() < 0.2]
+        rng.shuffle(edges)
+        nodes = [{"id": name, "hardware": "cpu", "labels": {"P": 1}} for name in names]
+        routes = Routes(_system(nodes, edges))
+        pairs = [(a, b) for a in names for b in names if a != b]
+        for source, target in rng.sample(pairs, min(len(pairs), 4 * len(names))):
+            expected = _stopping_walk(edges, source, target)
+            if expected is None:
+                with pytest.raises(LaunchError):
+                    routes.last_step(source, target)
+            else:
+                assert routes.last_step(source, target) == expected[-2]
+
+
 def test_it_reports_nodes_no_path_joins(cluster: Any) -> None:
     system = _system(
         [
