@@ -421,6 +421,9 @@ class FlowNetwork:
         events (the engine runs same-time events in order)."""
         changed, self._changed = self._changed, []
         now = self.engine.now
+        if len(changed) == 1:  # one flow joined or left (most instants): its component
+            self._solve(changed[0], now)
+            return
         solved: set[FlowLink] = set()
         for flow in changed:
             if flow.links[0][0] in solved:  # its component was solved with an earlier one
@@ -546,7 +549,17 @@ class FlowNetwork:
             link.byte_rate = byte_rate
             if used > link.peak:
                 link.peak = used
-            link.mark(now)
+            times, values = link.series_t, link.series_u  # `link.mark(now)`, inline
+            if times[-1] == now:
+                values[-1] = used
+                if len(values) > 1 and values[-2] == used:
+                    times.pop()
+                    values.pop()
+            elif values[-1] != used:
+                times.append(now)
+                values.append(used)
+                if len(times) > SERIES_POINTS:
+                    link._merge(now)
         schedule, finish = self.engine.schedule, self._finish
         for flow in flows:
             flow.x = x
@@ -790,14 +803,20 @@ def _uniform_component(flow: Flow) -> tuple[list[Flow], list[FlowLink]] | None:
     None otherwise. A flow joins all its links at once, so they hold its flows in one order;
     a link holding as many flows as the last one, each crossing it, holds no other."""
     hops = flow.links
-    last = hops[-1][0]
-    on = last.flows
+    walked = _WALKS.get(id(hops))
+    if walked is None or walked[0] is not hops:  # a route's links, checked once
+        if len(_WALKS) >= _SUMS_KEPT:  # bounded, as `_repeated_sum`'s
+            _WALKS.clear()
+        walk = [link for link, _ in reversed(hops)]
+        walked = _WALKS[id(hops)] = (hops, walk if len(set(walk)) == len(walk) else None)
+    links = walked[1]
+    if links is None:  # a link crossed twice: not the walk's order
+        return None
+    on = links[0].flows
     count = len(on)
-    seen: set[FlowLink] = set()
-    for link, _ in hops:
-        if len(link.flows) != count or link in seen:
+    for link in links:
+        if len(link.flows) != count:
             return None
-        seen.add(link)
     weight = bound = None
     for other in on:
         if other.links is not hops and other.links != hops:
@@ -806,8 +825,12 @@ def _uniform_component(flow: Flow) -> tuple[list[Flow], list[FlowLink]] | None:
             weight, bound = other.weight, other.bound
         elif other.weight != weight or other.bound != bound:
             return None
-    return list(on), [link for link, _ in reversed(hops)]
+    return list(on), links
 
+
+_WALKS: dict[int, tuple[tuple[tuple[FlowLink, float], ...], list[FlowLink] | None]] = {}
+"""`_uniform_component`'s links of a route, from the last to the first (None when a link
+comes twice), by the identity of the route's tuple, which a flow path's flows share."""
 
 _SUMS: dict[tuple[float, int], float] = {}
 _SUMS_KEPT = 1 << 16
