@@ -517,24 +517,23 @@ class FlowNetwork:
         (`_repeated_sum`, in the same order, hence the same bits) and one round of it fixes
         them all. A component that this does not fit (a link with no cost, an odd weight)
         takes `_solve`'s general course."""
-        if not flows:
-            for link in links:
-                link.advance(now)
-                link.used = 0.0
-                link.byte_rate = 0.0
-                link.mark(now)
-            return links
-        first = flows[0]
-        weight, bound, count = first.weight, first.bound, len(flows)
-        key = (id(hops), weight, bound, count)
-        state = self._uniform_states.get(key)
-        if state is None or state[0] is not hops:
-            if len(self._uniform_states) >= _SUMS_KEPT:  # bounded, as `_repeated_sum`'s
-                self._uniform_states.clear()
-            state = self._uniform_states[key] = self._uniform_state(hops, weight, bound, count)
-        if state[1] is None:  # a link without cost, a NaN or no limit: the general course
-            return self._solve_from(first, now)  # the walk from any of them gives these
-        _, x, rate, figures = state
+        figures: Iterable[tuple[FlowLink, float, float]]
+        if flows:
+            first = flows[0]
+            weight, bound, count = first.weight, first.bound, len(flows)
+            key = (id(hops), weight, bound, count)
+            state = self._uniform_states.get(key)
+            if state is None or state[0] is not hops:
+                if len(self._uniform_states) >= _SUMS_KEPT:  # bounded, as `_repeated_sum`'s
+                    self._uniform_states.clear()
+                state = self._uniform_state(hops, weight, bound, count)
+                self._uniform_states[key] = state
+            if state[1] is None:  # a link without cost, a NaN or no limit: the general course
+                return self._solve_from(first, now)  # the walk from any of them gives these
+            _, x, rate, figures = state
+        else:  # the last flow left: the links fall idle
+            x = rate = 0.0
+            figures = [(link, 0.0, 0.0) for link in links]
         # each link: `advance(now)` inline, then its new use, peak and change point; a
         # link's own steps in `solve_from`'s order (links do not depend on each other)
         for link, used, byte_rate in figures:
