@@ -197,16 +197,24 @@ class FlowLink:
         width = overall_s / bins
         sums = [0.0] * bins
         times, values = self.series_t, self.series_u
-        for i, value in enumerate(values):
-            start = times[i]
-            end = times[i + 1] if i + 1 < len(times) else overall_s
+        top = bins - 1
+        ends = times[1:]
+        ends.append(overall_s)
+        # min() and max() written out (the same choice: the first argument on ties)
+        for start, end, value in zip(times, ends, values, strict=True):
             if value == 0.0 or end <= start:
                 continue
-            first = min(int(start / width), bins - 1)
-            last = min(int(end / width), bins - 1)
+            first = int(start / width)
+            if first > top:
+                first = top
+            last = int(end / width)
+            if last > top:
+                last = top
             for b in range(first, last + 1):
-                low = max(start, b * width)
-                high = min(end, (b + 1) * width if b < bins - 1 else overall_s)
+                edge = b * width
+                low = edge if edge > start else start
+                edge = (b + 1) * width if b < top else overall_s
+                high = edge if edge < end else end
                 if high > low:
                     sums[b] += value * (high - low)
         # four decimals: a chart's resolution, and a result a fraction of the size
