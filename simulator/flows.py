@@ -394,11 +394,13 @@ class FlowNetwork:
             return
         flow.updated = now
         links = flow.links
-        for link, a in links:
-            link.flows[flow] = a
         if len(links) > 1:
-            for link, _ in links:
+            for link, a in links:
+                link.flows[flow] = a
                 link.multi += 1
+        else:
+            for link, a in links:
+                link.flows[flow] = a
         changed = self._changed  # re-solved after this instant's other events
         if not changed:
             self.engine.schedule(0.0, self._solve_changed, None)
@@ -411,11 +413,13 @@ class FlowNetwork:
         now = self.engine.now
         flow.remaining = 0.0
         links = flow.links
-        for link, _ in links:
-            del link.flows[flow]
         if len(links) > 1:
             for link, _ in links:
+                del link.flows[flow]
                 link.multi -= 1
+        else:
+            for link, _ in links:
+                del link.flows[flow]
         self.flows_done += 1
         changed = self._changed  # re-solved after this instant's other events
         if not changed:
