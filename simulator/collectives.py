@@ -723,8 +723,13 @@ def _uniform_program(
 
 
 def wire_figures(steps: Schedule) -> tuple[int, float]:
-    """Return the messages (unpipelined) and the bytes a schedule puts on the wire."""
-    return sum(len(step) for step in steps), sum(t[2] for step in steps for t in step)
+    """Return the messages (unpipelined) and the bytes a schedule puts on the wire (the
+    sizes added one by one in the schedule's order)."""
+    sizes = map(_SIZE, itertools.chain.from_iterable(steps))
+    return sum(map(len, steps)), sum(sizes)
+
+
+_SIZE = operator.itemgetter(2)
 
 
 def bus_bandwidth(kind: str, algbw: float, members: int) -> float:

@@ -197,16 +197,24 @@ class FlowLink:
         width = overall_s / bins
         sums = [0.0] * bins
         times, values = self.series_t, self.series_u
-        for i, value in enumerate(values):
-            start = times[i]
-            end = times[i + 1] if i + 1 < len(times) else overall_s
+        top = bins - 1
+        ends = times[1:]
+        ends.append(overall_s)
+        # min() and max() written out (the same choice: the first argument on ties)
+        for start, end, value in zip(times, ends, values, strict=True):
             if value == 0.0 or end <= start:
                 continue
-            first = min(int(start / width), bins - 1)
-            last = min(int(end / width), bins - 1)
+            first = int(start / width)
+            if first > top:
+                first = top
+            last = int(end / width)
+            if last > top:
+                last = top
             for b in range(first, last + 1):
-                low = max(start, b * width)
-                high = min(end, (b + 1) * width if b < bins - 1 else overall_s)
+                edge = b * width
+                low = edge if edge > start else start
+                edge = (b + 1) * width if b < top else overall_s
+                high = edge if edge < end else end
                 if high > low:
                     sums[b] += value * (high - low)
         # four decimals: a chart's resolution, and a result a fraction of the size
@@ -386,11 +394,13 @@ class FlowNetwork:
             return
         flow.updated = now
         links = flow.links
-        for link, a in links:
-            link.flows[flow] = a
         if len(links) > 1:
-            for link, _ in links:
+            for link, a in links:
+                link.flows[flow] = a
                 link.multi += 1
+        else:
+            for link, a in links:
+                link.flows[flow] = a
         changed = self._changed  # re-solved after this instant's other events
         if not changed:
             self.engine.schedule(0.0, self._solve_changed, None)
@@ -403,11 +413,13 @@ class FlowNetwork:
         now = self.engine.now
         flow.remaining = 0.0
         links = flow.links
-        for link, _ in links:
-            del link.flows[flow]
         if len(links) > 1:
             for link, _ in links:
+                del link.flows[flow]
                 link.multi -= 1
+        else:
+            for link, _ in links:
+                del link.flows[flow]
         self.flows_done += 1
         changed = self._changed  # re-solved after this instant's other events
         if not changed:
@@ -421,6 +433,9 @@ class FlowNetwork:
         events (the engine runs same-time events in order)."""
         changed, self._changed = self._changed, []
         now = self.engine.now
+        if len(changed) == 1:  # one flow joined or left (most instants): its component
+            self._solve(changed[0], now)
+            return
         solved: set[FlowLink] = set()
         for flow in changed:
             if flow.links[0][0] in solved:  # its component was solved with an earlier one
@@ -514,24 +529,23 @@ class FlowNetwork:
         (`_repeated_sum`, in the same order, hence the same bits) and one round of it fixes
         them all. A component that this does not fit (a link with no cost, an odd weight)
         takes `_solve`'s general course."""
-        if not flows:
-            for link in links:
-                link.advance(now)
-                link.used = 0.0
-                link.byte_rate = 0.0
-                link.mark(now)
-            return links
-        first = flows[0]
-        weight, bound, count = first.weight, first.bound, len(flows)
-        key = (id(hops), weight, bound, count)
-        state = self._uniform_states.get(key)
-        if state is None or state[0] is not hops:
-            if len(self._uniform_states) >= _SUMS_KEPT:  # bounded, as `_repeated_sum`'s
-                self._uniform_states.clear()
-            state = self._uniform_states[key] = self._uniform_state(hops, weight, bound, count)
-        if state[1] is None:  # a link without cost, a NaN or no limit: the general course
-            return self._solve_from(first, now)  # the walk from any of them gives these
-        _, x, rate, figures = state
+        figures: Iterable[tuple[FlowLink, float, float]]
+        if flows:
+            first = flows[0]
+            weight, bound, count = first.weight, first.bound, len(flows)
+            key = (id(hops), weight, bound, count)
+            state = self._uniform_states.get(key)
+            if state is None or state[0] is not hops:
+                if len(self._uniform_states) >= _SUMS_KEPT:  # bounded, as `_repeated_sum`'s
+                    self._uniform_states.clear()
+                state = self._uniform_state(hops, weight, bound, count)
+                self._uniform_states[key] = state
+            if state[1] is None:  # a link without cost, a NaN or no limit: the general course
+                return self._solve_from(first, now)  # the walk from any of them gives these
+            _, x, rate, figures = state
+        else:  # the last flow left: the links fall idle
+            x = rate = 0.0
+            figures = [(link, 0.0, 0.0) for link in links]
         # each link: `advance(now)` inline, then its new use, peak and change point; a
         # link's own steps in `solve_from`'s order (links do not depend on each other)
         for link, used, byte_rate in figures:
@@ -546,7 +560,17 @@ class FlowNetwork:
             link.byte_rate = byte_rate
             if used > link.peak:
                 link.peak = used
-            link.mark(now)
+            times, values = link.series_t, link.series_u  # `link.mark(now)`, inline
+            if times[-1] == now:
+                values[-1] = used
+                if len(values) > 1 and values[-2] == used:
+                    times.pop()
+                    values.pop()
+            elif values[-1] != used:
+                times.append(now)
+                values.append(used)
+                if len(times) > SERIES_POINTS:
+                    link._merge(now)
         schedule, finish = self.engine.schedule, self._finish
         for flow in flows:
             flow.x = x
@@ -790,14 +814,20 @@ def _uniform_component(flow: Flow) -> tuple[list[Flow], list[FlowLink]] | None:
     None otherwise. A flow joins all its links at once, so they hold its flows in one order;
     a link holding as many flows as the last one, each crossing it, holds no other."""
     hops = flow.links
-    last = hops[-1][0]
-    on = last.flows
+    walked = _WALKS.get(id(hops))
+    if walked is None or walked[0] is not hops:  # a route's links, checked once
+        if len(_WALKS) >= _SUMS_KEPT:  # bounded, as `_repeated_sum`'s
+            _WALKS.clear()
+        walk = [link for link, _ in reversed(hops)]
+        walked = _WALKS[id(hops)] = (hops, walk if len(set(walk)) == len(walk) else None)
+    links = walked[1]
+    if links is None:  # a link crossed twice: not the walk's order
+        return None
+    on = links[0].flows
     count = len(on)
-    seen: set[FlowLink] = set()
-    for link, _ in hops:
-        if len(link.flows) != count or link in seen:
+    for link in links:
+        if len(link.flows) != count:
             return None
-        seen.add(link)
     weight = bound = None
     for other in on:
         if other.links is not hops and other.links != hops:
@@ -806,8 +836,12 @@ def _uniform_component(flow: Flow) -> tuple[list[Flow], list[FlowLink]] | None:
             weight, bound = other.weight, other.bound
         elif other.weight != weight or other.bound != bound:
             return None
-    return list(on), [link for link, _ in reversed(hops)]
+    return list(on), links
 
+
+_WALKS: dict[int, tuple[tuple[tuple[FlowLink, float], ...], list[FlowLink] | None]] = {}
+"""`_uniform_component`'s links of a route, from the last to the first (None when a link
+comes twice), by the identity of the route's tuple, which a flow path's flows share."""
 
 _SUMS: dict[tuple[float, int], float] = {}
 _SUMS_KEPT = 1 << 16

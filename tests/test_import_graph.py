@@ -61,7 +61,6 @@ LAZY_IMPORTS_IN = {
     ("webapp/gunicorn.conf.py", "webapp.celery"): "as above: the Celery app needs settings.",
     ("simulator/cli/common.py", "simulator.runner"): "only `--no-sandbox` runs a simulation in "
     "the CLI's own process; a sandboxed run's parent loads neither runner nor engine.",
-    ("simulator/cli/common.py", "simulator.engine"): "as above.",
     ("simulator/sandbox/wire.py", "orjson"): "loads dataclasses, uuid and enum (about 12 ms): "
     "the command line's parent decodes a large result with it, encodes with it, and no more.",
     ("simulator/sandbox/launch.py", "json"): "`python -m simulator run` imports the launcher "

@@ -154,10 +154,12 @@ def runner(
     each sandboxed run starts the next one's child as it ends (a sweep)."""
     if no_sandbox:
         # Imported here: a sandboxed run's process needs neither the runner nor the engine.
-        from simulator.engine import install_allocator_hook
-        from simulator.runner import run_simulation
+        from simulator.runner import prepare_simulation_process, run_simulation
 
-        install_allocator_hook()  # this process runs simulations now, as a child would
+        # this process runs simulations now, as a child would: the same chunk cache and the
+        # young threshold kept raised, so that no run's end collects all it left on the way
+        # to the result
+        prepare_simulation_process()
 
         def run_in_process(
             payload: Mapping[str, Any], progress: Progress | None

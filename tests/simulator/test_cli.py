@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from simulator import runner
 from simulator.cli import common, main, parser_for, sweep
 from simulator.cli.common import (
     ProgressBar,
@@ -43,6 +46,15 @@ LAUNCH = [
     "--var",
     "occupancy=64",
 ]
+
+
+@pytest.fixture(autouse=True)
+def _collector_thresholds() -> Iterator[None]:
+    """A `--no-sandbox` run raises this process's young threshold for good, as a child's
+    (`common.runner`): put back for the tests that follow."""
+    before = gc.get_threshold()
+    yield
+    gc.set_threshold(*before)
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -138,6 +150,23 @@ def test_the_summary_printed_alone_is_the_one_printed_beside_the_json(
     assert entries > 1
     assert untimed(alone) == untimed(beside)
     assert f"; timeline {entries} entries, 0 dropped\n" in alone
+
+
+def test_a_run_in_this_process_prepares_it_as_a_sandbox_child_is_prepared() -> None:
+    """`--no-sandbox`: the process runs simulations from then on, so the young threshold
+    stays raised after a run (its end collects nothing on the way to the result)."""
+    gc.set_threshold(700, 10, 10)
+    common.runner(True)
+    assert gc.get_threshold() == (runner.RUN_GC_YOUNG_THRESHOLD, 10, 10)
+    snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
+    payload = {
+        "snapshot": snapshot,
+        "app_source": (EXAMPLE / "app.py").read_text(),
+        "labels": {"CPU": 1, "GPU": 1},
+        "variables": {"N": 1000000, "blockSz": 256, "occupancy": 64, "computeIntensity": 1},
+    }
+    assert common.run_once(payload, None, no_sandbox=True)["overall_time_s"] > 0
+    assert gc.get_threshold() == (runner.RUN_GC_YOUNG_THRESHOLD, 10, 10)
 
 
 def test_a_run_asked_for_its_summary_sends_no_lists_of_entries() -> None:
