@@ -23,7 +23,7 @@ from simulator.models.energy import (
     KERNEL_LOAD_000,
     WHOLE_RUN,
     PowerStates,
-    kernel_load_energy,
+    kernel_load_energies,
     power_state_energies,
     whole_run_e1_energy,
 )
@@ -532,10 +532,11 @@ def assemble_result(
             )
         node, name, hardware, kind = figures.node, figures.name, figures.hardware, figures.type
         idle_w, active_w, failure_rate = figures.idle_w, figures.active_w, figures.failure_rate
-        for usage, energy, loaded_s in zip(usages, energies, loaded, strict=True):
+        loads_000 = kernel_load_energies(load_w=active_w, loaded_s=loaded)
+        for usage, energy, load_000 in zip(usages, energies, loads_000, strict=True):
             busy_s = usage.busy_s
             node_energy += energy
-            node_000 += kernel_load_energy(load_w=active_w, loaded_s=loaded_s)
+            node_000 += load_000
             exposures.append((failure_rate, busy_s))
             component_rows.append(
                 {
