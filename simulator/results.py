@@ -467,6 +467,7 @@ class ProcessFigures:
     rank: int
     node: str
     instance: int
+    name: str  # the process's name, e.g. `GPU[0]` (simulator.placement Slot.name)
     compute_s: float = 0.0
     comm_s: float = 0.0
     wait_s: float = 0.0
@@ -575,7 +576,7 @@ def assemble_result(
     figures_of = {figures.node: figures for figures, _ in component_list}
     process_rows: list[ProcessRow] = [
         {
-            "process": f"{p.label}[{p.rank}]",
+            "process": p.name,
             "label": p.label,
             "rank": p.rank,
             "node": p.node,
@@ -677,7 +678,7 @@ def _kernel_blocks(
     }
     if not wanted or timeline.dropped:
         return None
-    where = {f"{p.label}[{p.rank}]": (p.node, p.instance) for p in processes}
+    where = {p.name: (p.node, p.instance) for p in processes}
     blocks: dict[tuple[str, int], float] = {}
     for entry in timeline.entries:
         extra: Mapping[str, Any] = entry
