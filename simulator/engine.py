@@ -483,7 +483,7 @@ class _EngineAPI(_API):
         """Return a new stackless process that starts running `generator` at the current
         time (the C core only: `stackless`); `sim`, the model's sim object, ends its
         computations as it resumes (api.StacklessSim)."""
-        if not self.stackless:
+        if hotpath.core_of(self) is None:  # `stackless`, without its property's call
             raise RuntimeError("stackless processes need the C core (simulator._speedups)")
         proc = StacklessProcess(self, name, generator, sim)  # type: ignore[arg-type]
         self.processes.append(proc)  # type: ignore[arg-type]

@@ -225,8 +225,8 @@ class ProcessState:
     def __init__(self, engine: Engine, slot: Slot) -> None:
         self.engine = engine
         self.slot = slot
-        self.name = slot.name
-        self.figures = ProcessFigures(slot.label, slot.rank, slot.node, slot.instance)
+        self.name = name = slot.name
+        self.figures = ProcessFigures(slot.label, slot.rank, slot.node, slot.instance, name)
 
     def __getattr__(self, name: str) -> Any:
         """Make the mailbox or the collectives' counters at their first use (only an unset

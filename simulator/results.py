@@ -23,7 +23,7 @@ from simulator.models.energy import (
     KERNEL_LOAD_000,
     WHOLE_RUN,
     PowerStates,
-    kernel_load_energy,
+    kernel_load_energies,
     power_state_energies,
     whole_run_e1_energy,
 )
@@ -467,6 +467,7 @@ class ProcessFigures:
     rank: int
     node: str
     instance: int
+    name: str  # the process's name, e.g. `GPU[0]` (simulator.placement Slot.name)
     compute_s: float = 0.0
     comm_s: float = 0.0
     wait_s: float = 0.0
@@ -532,10 +533,11 @@ def assemble_result(
             )
         node, name, hardware, kind = figures.node, figures.name, figures.hardware, figures.type
         idle_w, active_w, failure_rate = figures.idle_w, figures.active_w, figures.failure_rate
-        for usage, energy, loaded_s in zip(usages, energies, loaded, strict=True):
+        loads_000 = kernel_load_energies(load_w=active_w, loaded_s=loaded)
+        for usage, energy, load_000 in zip(usages, energies, loads_000, strict=True):
             busy_s = usage.busy_s
             node_energy += energy
-            node_000 += kernel_load_energy(load_w=active_w, loaded_s=loaded_s)
+            node_000 += load_000
             exposures.append((failure_rate, busy_s))
             component_rows.append(
                 {
@@ -574,7 +576,7 @@ def assemble_result(
     figures_of = {figures.node: figures for figures, _ in component_list}
     process_rows: list[ProcessRow] = [
         {
-            "process": f"{p.label}[{p.rank}]",
+            "process": p.name,
             "label": p.label,
             "rank": p.rank,
             "node": p.node,
@@ -676,7 +678,7 @@ def _kernel_blocks(
     }
     if not wanted or timeline.dropped:
         return None
-    where = {f"{p.label}[{p.rank}]": (p.node, p.instance) for p in processes}
+    where = {p.name: (p.node, p.instance) for p in processes}
     blocks: dict[tuple[str, int], float] = {}
     for entry in timeline.entries:
         extra: Mapping[str, Any] = entry

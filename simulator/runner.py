@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import CodeType, FunctionType
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from greenlet import GreenletExit
 
@@ -681,7 +681,7 @@ def _simulate(
             generator = FunctionType(stackless, namespace)(*values, **guards)
         process = engine.spawn_stackless(state.name, generator, sim)
         process.on_error = _reported  # _run_application's reporting
-        cast(StacklessSim, sim)._stackless = process
+        sim._stackless = process  # type: ignore[attr-defined]  # a StacklessSim (no cast: a call)
         process.data = state
 
     total = len(states)
@@ -699,7 +699,10 @@ def _simulate(
                 last_report = now
                 report(finished / total, engine.now)
 
-    engine.on_process_end = on_process_end
+    # without progress to report, a process's end needs no call as it happens: its finish
+    # time is read from the process once the run is over (`_finish_times`)
+    if report is not None:
+        engine.on_process_end = on_process_end
     # The usage each component row reports (a memory node's comes from the memory system)
     # also records its busy periods: the timeline's resource rows.
     components = [
@@ -724,6 +727,8 @@ def _simulate(
     if rotations is not None and rotations.broken:
         raise SymmetryBroken(SYMMETRY_MESSAGES["broken"].format(reason=rotations.broken))
 
+    if report is None:
+        _finish_times(engine)
     overall = engine.now
     for _, usages in components:
         for usage in usages:
@@ -744,6 +749,15 @@ def _simulate(
     if rotations is not None:
         result["symmetry"] = {"used": bool(rotations.used), "calls": rotations.used, "redone": None}
     return result
+
+
+def _finish_times(engine: Engine) -> None:
+    """Set each finished process's figures' finish time from the process (the engine's
+    `finish_time`, its clock at the process's end: what `on_process_end` sets as it ends);
+    one that never finished keeps none (0.0), as there."""
+    for process in engine.processes:
+        if process.finish_time is not None:
+            process.data.figures.finish_s = process.finish_time
 
 
 def _shared_process_function(

@@ -344,11 +344,17 @@ def power_states(
 
 def kernel_load_energy(*, load_w: float, loaded_s: float) -> float:
     """Return seed 000's figure: load power x the time loaded, nothing while idle."""
-    if load_w < 0:
+    return kernel_load_energies(load_w=load_w, loaded_s=(loaded_s,))[0]
+
+
+def kernel_load_energies(*, load_w: float, loaded_s: Sequence[float]) -> list[float]:
+    """Return `kernel_load_energy` of each of the instances of one component, whose loads'
+    integrals are `loaded_s` (a run's result: one row per instance, one call per component)."""
+    if loaded_s and load_w < 0:  # no instance, no figure to refuse
         raise ValueError(ENERGY_ERRORS["negative_power"])
-    if loaded_s < 0:
+    if any(loaded < 0 for loaded in loaded_s):
         raise ValueError(ENERGY_ERRORS["negative_time"])
-    return load_w * loaded_s
+    return [load_w * loaded for loaded in loaded_s]
 
 
 def whole_run_e1_energy(

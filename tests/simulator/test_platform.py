@@ -181,3 +181,14 @@ def test_a_compiled_link_model_answers_as_the_general_path_and_leaves_it_only_it
     # the compiled model answered every transfer time it decides; the general path had only
     # the negative value and the thrown error
     assert sorted(evaluated) == sorted([(7.0,)] * 3 + [(2e9,)] * 3)
+
+
+def test_a_process_s_figures_carry_its_name_made_once_for_its_result_row() -> None:
+    from simulator.placement import Slot
+    from simulator.platform import ProcessState
+
+    slot = Slot("GPU", 3, "gpu0", 1)
+    state = ProcessState(Engine(), slot)
+    # the result's row names the process from its figures: the placement's name, not a
+    # second formatting of it
+    assert state.figures.name == state.name == slot.name == "GPU[3]"

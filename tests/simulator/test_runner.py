@@ -154,6 +154,27 @@ def test_progress_reaches_one_and_the_overall_time_when_every_process_finished()
     assert seen[-1] == (1.0, result["overall_time_s"]) == (1.0, 2.0)
 
 
+def test_without_progress_a_process_s_end_costs_no_call_and_keeps_its_finish_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from simulator.engine import Engine
+
+    hooks: list[object] = []
+    engine_run = Engine.run
+
+    def spying_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        hooks.append(self.on_process_end)
+        return engine_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "run", spying_run)
+    app = 'sim.computation({"seconds": 1 + rank})'
+    quiet = run(app, machine(), {"P": 2})
+    reported = run(app, machine(), {"P": 2}, progress=lambda fraction, simulated_s=None: None)
+    assert hooks[0] is None and hooks[1] is not None  # the hook only where progress is told
+    finishes = [row["finish_s"] for row in quiet["processes"]]
+    assert finishes == [row["finish_s"] for row in reported["processes"]] == [1.0, 2.0]
+
+
 def test_a_single_long_process_reports_the_simulated_time_it_reached_before_it_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -950,7 +950,9 @@ def test_processes_that_outgrow_the_data_limit_are_reported_as_out_of_memory() -
     # models are answered in Python never loads V8 and has that room too
     in_v8 = "function computationTime(params) { const t = () => params.t; return t(); }"
     app = "sim.computation({'t': 0.5})\nsim.computation({'t': 0.25})\n"
-    payload = many_processes(200_000, app, in_v8)
+    # enough processes that the limit is met with room to spare (200,000 fitted once a
+    # process's result row shared its name with its state)
+    payload = many_processes(300_000, app, in_v8)
     limits = Limits(wall_s=120, cpu_s=60, data_bytes=300 * 1024**2)
     for _ in range(3):  # where the limit is met varies from run to run
         with pytest.raises(SandboxLimitError) as caught:

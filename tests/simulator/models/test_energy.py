@@ -13,6 +13,7 @@ from simulator.models.energy import (
     GPU_IDLE_FRACTION,
     BlockRoundModel,
     kernel_energy,
+    kernel_load_energies,
     kernel_load_energy,
     power_for_state,
     power_state_energies,
@@ -172,6 +173,19 @@ def test_000s_figure_is_load_power_x_loaded_time_only() -> None:
     assert kernel_load_energy(load_w=168.0, loaded_s=0.7596e-3) == pytest.approx(0.1276128)
     with pytest.raises(ValueError, match=ENERGY_ERRORS["negative_time"]):
         kernel_load_energy(load_w=168.0, loaded_s=-1.0)
+
+
+def test_000s_figures_of_a_components_instances_are_each_instances_figure() -> None:
+    # one call per component (the result's rows): the same figure, instance by instance
+    loads = [0.7596e-3, 0.0, 3.1, 1e-9]
+    assert kernel_load_energies(load_w=168.0, loaded_s=loads) == [
+        kernel_load_energy(load_w=168.0, loaded_s=loaded) for loaded in loads
+    ]
+    assert kernel_load_energies(load_w=-1.0, loaded_s=[]) == []  # no instance, nothing refused
+    with pytest.raises(ValueError, match=ENERGY_ERRORS["negative_power"]):
+        kernel_load_energies(load_w=-1.0, loaded_s=[1.0])
+    with pytest.raises(ValueError, match=ENERGY_ERRORS["negative_time"]):
+        kernel_load_energies(load_w=168.0, loaded_s=[1.0, -1.0])
 
 
 def test_whole_run_e1_is_e1_with_the_run_as_its_time() -> None:
