@@ -169,6 +169,15 @@ _message_filter: Callable[..., Callable[[Message], bool]] = hotpath.choose(
 )
 
 
+def charge_receive(figures: ProcessFigures, waited_from: float, sent_at: float, now: float) -> None:
+    """Charge a receive that waited from `waited_from` until `now` for a message sent at
+    `sent_at`: waiting until the message left, communication while it was on its way (the
+    C core's `SimCore._received` charges the same)."""
+    in_flight_from = sent_at if sent_at > waited_from else waited_from
+    figures.wait_s += in_flight_from - waited_from
+    figures.comm_s += now - in_flight_from
+
+
 class ApiUsageError(Exception):
     """The application model called the sim API wrongly; the runner adds the line number."""
 
@@ -497,9 +506,7 @@ class _PythonSimCore(_SimCalls):
         now = self._engine.now
         if now > started:
             figures = self._figures
-            in_flight_from = max(started, message.sent_at)
-            figures.wait_s += in_flight_from - started
-            figures.comm_s += now - in_flight_from
+            charge_receive(figures, started, message.sent_at, now)
             timeline = self._timeline
             if timeline.full:  # counted here: a receive is as frequent as a computation
                 timeline.dropped += 1
@@ -1024,10 +1031,7 @@ class Sim(_SimCore, _SimCalls):
             message = get(_message_filter((channel, tag), peer=members[peer]), data)
             now = engine.now
             if now > waited_from:
-                sent_at = message.sent_at
-                in_flight_from = sent_at if sent_at > waited_from else waited_from
-                figures.wait_s += in_flight_from - waited_from
-                figures.comm_s += now - in_flight_from
+                charge_receive(figures, waited_from, message.sent_at, now)
             if reduced:  # `_reduce_piece`, its seconds kept for the call
                 seconds = reduce_seconds.get(piece)
                 if seconds is None:
@@ -1132,10 +1136,8 @@ class Sim(_SimCore, _SimCalls):
             waited_from = engine.now
             message = mailbox.get(_message_filter((channel, tag), peer=members[peer]), data)
             now = engine.now
-            in_flight_from = max(message.sent_at, waited_from)
             if now > waited_from:
-                figures.wait_s += in_flight_from - waited_from
-                figures.comm_s += now - in_flight_from
+                charge_receive(figures, waited_from, message.sent_at, now)
             if reduced:
                 seconds = self._reduce_piece(kind, piece, op)
                 reducer_free = max(reducer_free, message.sent_at) + seconds

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from simulator import collectives
-from simulator.api import _message_filter
+from simulator.api import _message_filter, charge_receive
 from simulator.engine import EventCount
 from simulator.errors import SimulationError
 from simulator.flows import SERIES_POINTS, FlowLink
@@ -232,10 +232,7 @@ class RotationSymmetry:
             message = get(_message_filter((channel, tag), peer=members[peer]), data)
             now = engine.now
             if now > waited_from:
-                sent_at = message.sent_at
-                in_flight_from = sent_at if sent_at > waited_from else waited_from
-                figures.wait_s += in_flight_from - waited_from
-                figures.comm_s += now - in_flight_from
+                charge_receive(figures, waited_from, message.sent_at, now)
             if reduced:
                 seconds = reduce_seconds.get(piece)
                 if seconds is None:

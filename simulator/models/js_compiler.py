@@ -2696,24 +2696,14 @@ class CompiledTwin(JsTwin):
         fn = exports.get(function)
         if fn is None:
             return None
-        plain = _PLAIN_TYPES
         largest = sys.float_info.max
         unkept = 0  # misses not kept since the memo was last full
 
         def missed(key: object, params: Mapping[str, object], plain_params: bool = False) -> float:
             nonlocal unkept
             try:
-                if plain_params:  # the caller found params a dict of plain values, no __proto__
-                    values = JSParams(params)
-                elif type(params) is dict and "__proto__" not in params:
-                    for name, item in params.items():
-                        if type(name) is not str or type(item) not in plain:
-                            values = call_params(params)
-                            break
-                    else:
-                        values = JSParams(params)
-                else:
-                    values = call_params(params)
+                # plain_params: the caller found params a dict of plain values, no __proto__
+                values = JSParams(params) if plain_params else call_params(params)
                 budget[0] = STEP_BUDGET
                 value = fn(values)
             except Exception:  # Decline, an ArithmeticError, the budget: V8 answers
@@ -2756,20 +2746,11 @@ class CompiledTwin(JsTwin):
         fn = exports.get(function)
         if fn is None:
             return None
-        plain = _PLAIN_TYPES
         largest = sys.float_info.max
 
         def answer(args: tuple[object, ...], params: Mapping[str, object]) -> float:
             try:
-                if type(params) is dict and "__proto__" not in params:
-                    for name, item in params.items():
-                        if type(name) is not str or type(item) not in plain:
-                            values = call_params(params)
-                            break
-                    else:
-                        values = JSParams(params)
-                else:
-                    values = call_params(params)
+                values = call_params(params)
                 budget[0] = STEP_BUDGET
                 value = fn(*[arg if type(arg) is float else js_value(arg) for arg in args], values)
             except Exception:  # Decline, an ArithmeticError, the budget: the general path's
