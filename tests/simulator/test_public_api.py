@@ -53,7 +53,8 @@ def test_a_real_runs_result_has_exactly_the_keys_of_the_result_type() -> None:
 
     # memory: only with a memory hierarchy; cost: every run's since issue 44, optional for
     # the results stored before; failure_injection, uncertainty: only a run asking for it;
-    # links: only a run with flow links; collectives: only a run with sim.allreduce & co
+    # links: only a run with flow links; collectives: only a run with sim.allreduce & co;
+    # symmetry: only a run that asked for symmetric collectives
     optional = Result.__optional_keys__
     assert set(result) == set(Result.__required_keys__) | {"cost"}
     assert optional == {
@@ -63,6 +64,7 @@ def test_a_real_runs_result_has_exactly_the_keys_of_the_result_type() -> None:
         "uncertainty",
         "links",
         "collectives",
+        "symmetry",
     }
     assert set(get_type_hints(Result)) == Result.__required_keys__ | optional
     for process in result["processes"]:
