@@ -91,9 +91,10 @@ QUEUE_GROWTH = 0.05
 # them all), from which GenAI-Perf computes its figures over all of them (genai_perf/
 # profile_data_parser/llm_profile_data_parser.py: TTFT = first response - send, ITL =
 # (latency - TTFT) / (output tokens - 1), output throughput = their tokens / (last response
-# - first send)). GenAI-Perf's --stability-percentage defaults to 999 and
-# --warmup-request-count to 0 (genai_perf/parser.py before commit 00d6a467, the 24.12
-# release's; the same defaults since), so the clients' first requests are measured.
+# - first send)). GenAI-Perf's --stability-percentage defaults to 999, its
+# --warmup-request-count to 0 (so the clients' first requests are measured) and, until
+# commit 00d6a467 (2025-03-21) made a request count the default, its --measurement-interval
+# to 10 s (genai_perf/parser.py at 8b8a8e25, after the 24.12 release).
 MEASUREMENT_WINDOW_FACTOR = 1.2
 MEASUREMENT_STABLE_WINDOWS = 3
 MEASUREMENT_MAX_WINDOWS = 10
