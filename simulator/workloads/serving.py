@@ -30,6 +30,13 @@ blocks of `block_size` tokens.
 
 Pipeline stages run one iteration at a time (no second batch in flight, which vLLM's virtual
 engines would add): with PP > 1 the throughput is a lower bound.
+
+By default every request of the stream is counted. With `measurement_interval_s` the
+figures are those GenAI-Perf reports (NVIDIA's client, which its NIM tables use): its load
+generator, perf_analyzer, measures in consecutive windows from the first send and stops once
+three windows in a row agree (MEASUREMENT_* below); the figures are over every request whose
+last token came within those windows, the clients' first requests included (no warm-up is
+left out), and the simulation stops there.
 """
 
 from __future__ import annotations
@@ -71,6 +78,36 @@ MSG_ITERATIONS = (
 # A request's queueing delay that grows along the stream by more than this share of the
 # stream's duration means the arrivals outrun the service (the queue has no bound).
 QUEUE_GROWTH = 0.05
+# GenAI-Perf's measurement, as its load generator perf_analyzer runs it
+# (triton-inference-server/perf_analyzer, commit 263c5f6e, src/inference_profiler.cc):
+# Measure() sleeps 1.2 x --measurement-interval per window, the windows following one another
+# from the first send; ValidLatencyMeasurement() counts a request in the window in which its
+# last response arrives; ProfileHelper() stops after a window once the last three
+# (stability window 3) each counted a request and their request rates and mean latencies lie
+# within a factor 1 + --stability-percentage / 100 (DetermineStability()), or after
+# --max-trials windows (10, src/command_line_parser.h), when a window of the last three with
+# no request is an error ("No valid requests recorded within time interval"). Every window's
+# requests go to the profile export (CollectData() per window, ProfileDataCollector keeps
+# them all), from which GenAI-Perf computes its figures over all of them (genai_perf/
+# profile_data_parser/llm_profile_data_parser.py: TTFT = first response - send, ITL =
+# (latency - TTFT) / (output tokens - 1), output throughput = their tokens / (last response
+# - first send)). GenAI-Perf's --stability-percentage defaults to 999, its
+# --warmup-request-count to 0 (so the clients' first requests are measured) and, until
+# commit 00d6a467 (2025-03-21) made a request count the default, its --measurement-interval
+# to 10 s (genai_perf/parser.py at 8b8a8e25, after the 24.12 release).
+MEASUREMENT_WINDOW_FACTOR = 1.2
+MEASUREMENT_STABLE_WINDOWS = 3
+MEASUREMENT_MAX_WINDOWS = 10
+MEASUREMENT_STABILITY = 9.99
+MSG_MEASUREMENT_EMPTY = (
+    "measurement_interval_s must be longer: a window of the last {windows} of "
+    "{limit} recorded no completed request (perf_analyzer: no valid requests recorded "
+    "within time interval)"
+)
+MSG_MEASUREMENT_STREAM = (
+    "requests must be more: all {requests} were sent before the measurement ended (its "
+    "window {window} of {limit}, {seconds:g} s each), where the clients would send more"
+)
 
 
 @dataclass(frozen=True)
@@ -142,6 +179,9 @@ class ServingPlan:
     # benchmark --max-concurrency, genai-perf's --concurrency): the next is sent when one
     # completes
     max_concurrency: int | None = None
+    # GenAI-Perf's --measurement-interval in seconds: the figures over the requests its
+    # windows measure (MEASUREMENT_* above); None: over every request of the stream
+    measurement_interval_s: float | None = None
     input_len: LengthSpec = field(default_factory=lambda: LengthSpec("fixed", 1024))
     output_len: LengthSpec = field(default_factory=lambda: LengthSpec("fixed", 128))
     seed: int = 0
@@ -178,6 +218,14 @@ class ServingPlan:
             math.isfinite(self.arrival_rate) and self.arrival_rate > 0
         ):
             raise PlanError(f"arrival_rate must be a positive number, not {self.arrival_rate!r}")
+        interval = self.measurement_interval_s
+        if interval is not None and not (
+            not isinstance(interval, bool)
+            and isinstance(interval, int | float)
+            and math.isfinite(interval)
+            and interval > 0
+        ):
+            raise PlanError(f"measurement_interval_s must be a positive number, not {interval!r}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise PlanError("gpu_memory_utilization must be in (0, 1]")
         if self.arrivals is not None:
@@ -522,6 +570,72 @@ class Scheduler:
         return scheduled
 
 
+class Measurement:
+    """GenAI-Perf's measurement windows over a stream (MEASUREMENT_* above): windows of 1.2 x
+    the interval from `start`, each counting the requests whose last token came in it."""
+
+    def __init__(self, start: float, interval_s: float) -> None:
+        self.start = start
+        self.window = MEASUREMENT_WINDOW_FACTOR * interval_s
+        self.counts: list[int] = []
+        self.latencies: list[float] = []
+        self.closed = 0
+        self.stable = False
+        self.done = False
+
+    @property
+    def end(self) -> float:
+        return self.start + self.closed * self.window
+
+    def record(self, request: Request) -> None:
+        index = int((float(request.finish or 0.0) - self.start) // self.window)
+        while len(self.counts) <= index:
+            self.counts.append(0)
+            self.latencies.append(0.0)
+        self.counts[index] += 1
+        self.latencies[index] += float(request.finish or 0.0) - request.arrival
+
+    def advance(self, now: float) -> bool:
+        """Close the windows that ended by `now`; return True once the measurement stops."""
+        while not self.done and now >= self.start + (self.closed + 1) * self.window:
+            self.closed += 1
+            self._decide()
+        return self.done
+
+    def _decide(self) -> None:
+        if self.closed < MEASUREMENT_STABLE_WINDOWS:
+            return
+        last = range(self.closed - MEASUREMENT_STABLE_WINDOWS, self.closed)
+        counts = [self.counts[i] if i < len(self.counts) else 0 for i in last]
+        if all(counts):
+            # equal windows: their request rates compare as their counts
+            rates = max(counts) / min(counts) <= 1 + MEASUREMENT_STABILITY
+            means = [self.latencies[i] / self.counts[i] for i in last]
+            latency = max(means) / min(means) <= 1 + MEASUREMENT_STABILITY
+            self.stable = rates and latency
+            self.done = self.stable
+            if self.closed >= MEASUREMENT_MAX_WINDOWS and not self.done:
+                # perf_analyzer's asynchronous mode accepts rates that agree alone
+                self.stable = rates
+                self.done = True
+        elif self.closed >= MEASUREMENT_MAX_WINDOWS:
+            raise PlanError(
+                MSG_MEASUREMENT_EMPTY.format(
+                    windows=MEASUREMENT_STABLE_WINDOWS, limit=MEASUREMENT_MAX_WINDOWS
+                )
+            )
+
+    def summary(self, measured: int) -> dict[str, Any]:
+        return {
+            "interval_s": self.window / MEASUREMENT_WINDOW_FACTOR,
+            "window_s": self.window,
+            "windows": self.closed,
+            "stable": self.stable,
+            "requests": measured,
+            "span_s": self.closed * self.window,
+        }
+
+
 def simulate_serving(
     model: ModelConfig,
     plan: ServingPlan,
@@ -534,9 +648,11 @@ def simulate_serving(
     """Serve the plan's request stream (at most `iteration_limit` iterations), the system's
     GPU from `catalogue` (by default the seed; unused with a `timer`); return per-request
     latency percentiles (TTFT, TPOT, end to end), throughput, achieved batch sizes and
-    KV-cache occupancy. Raise PlanError for a plan that does not divide the model, whose
-    weights leave no KV cache, or with a request that could never fit, GpuNotFound for a GPU
-    the catalogue lacks."""
+    KV-cache occupancy; with `plan.measurement_interval_s`, over the requests GenAI-Perf's
+    windows measure (`measurement` tells which). Raise PlanError for a plan that does not
+    divide the model, whose weights leave no KV cache, with a request that could never fit,
+    or whose stream ends before the measurement does, GpuNotFound for a GPU the catalogue
+    lacks."""
     plan.check()
     timer = timer or IterationTimer(model, plan, system, catalogue=catalogue)
     capacity = kv_capacity(model, plan, timer)
@@ -566,6 +682,9 @@ def simulate_serving(
     kv_time = 0.0
     kv_peak = 0
     batch_max = 0
+    meter = None
+    if plan.measurement_interval_s is not None:
+        meter = Measurement(requests[0].arrival, plan.measurement_interval_s)
     while done < len(requests):
         arrived = bisect.bisect_right(arrivals, now)
         while pending < arrived:
@@ -579,6 +698,17 @@ def simulate_serving(
                 request.arrival = now
             scheduler.waiting.append(request)
             pending += 1
+        if meter is not None and pending == len(requests):
+            # the benchmark's clients would go on sending: a stream that ran out would
+            # measure a load falling off
+            raise PlanError(
+                MSG_MEASUREMENT_STREAM.format(
+                    requests=len(requests),
+                    window=meter.closed + 1,
+                    limit=MEASUREMENT_MAX_WINDOWS,
+                    seconds=meter.window,
+                )
+            )
         scheduled = scheduler.schedule(now)
         if not scheduled:
             if pending < len(requests) and not scheduler.running and held <= pending:
@@ -624,6 +754,10 @@ def simulate_serving(
                 scheduler.running.remove(request)
                 scheduler.release(request)
                 done += 1
+                if meter is not None:
+                    meter.record(request)
+        if meter is not None and meter.advance(now):
+            break
     counts = {
         "iterations": iterations,
         "busy": busy,
@@ -634,7 +768,13 @@ def simulate_serving(
         "batch_max": batch_max,
         "preemptions": scheduler.preemptions,
     }
-    return _figures(model, plan, system, requests, capacity, timer, now, counts)
+    if meter is None:
+        return _figures(model, plan, system, requests, capacity, timer, now, counts)
+    measured = [r for r in requests if r.finish is not None and r.finish <= meter.end]
+    end = max(float(r.finish or 0.0) for r in measured)
+    result = _figures(model, plan, system, measured, capacity, timer, end, counts)
+    result["measurement"] = meter.summary(len(measured))
+    return result
 
 
 def _figures(
@@ -655,7 +795,8 @@ def _figures(
         if r.output > 1
     ]
     queued = [float(r.started or 0.0) - r.arrival for r in requests]
-    duration = end - requests[0].arrival
+    # from the first send (a measured subset's earliest, GenAI-Perf's span) to `end`
+    duration = end - min(r.arrival for r in requests)
     generated = sum(r.output for r in requests)
     prompts = sum(r.prompt for r in requests)
     busy = counts["busy"] or 1.0
@@ -672,6 +813,7 @@ def _figures(
             "arrival_rate": plan.arrival_rate,
             "arrivals": "given" if plan.arrivals is not None else None,
             "max_concurrency": plan.max_concurrency,
+            "measurement_interval_s": plan.measurement_interval_s,
             "input_len": plan.input_len.label(),
             "output_len": plan.output_len.label(),
             "seed": plan.seed,
@@ -709,6 +851,7 @@ def _figures(
         "unbounded_queue": growth > QUEUE_GROWTH * duration,
         "single_prefill_s": timer.prefill(requests[0].prompt),
         "notes": sorted(timer.timer.notes),
+        "measurement": None,
     }
 
 
@@ -733,7 +876,9 @@ def saturating_rate(
     batch at the sustainable rate. The system's GPU is `catalogue`'s (by default the seed)."""
     requests = max(plan.requests, 4 * plan.max_batch)
     # an open stream: a client's concurrency limit would hold the queue back at the client
-    plan = _replace(plan, requests=requests, arrivals=None, max_concurrency=None)
+    plan = _replace(
+        plan, requests=requests, arrivals=None, max_concurrency=None, measurement_interval_s=None
+    )
     timer = IterationTimer(model, plan, system, catalogue=catalogue)
     limit = iteration_limit
     burst = simulate_serving(

@@ -280,3 +280,47 @@ def test_the_rate_sweep_serves_an_open_stream_even_from_a_closed_loop_plan() -> 
     sweep = saturating_rate(MODEL, plan, "dgx-h100", steps=1)
     assert sweep["saturating_rate"] is not None
     assert max(p["batch_mean"] for p in sweep["points"]) > 2
+
+
+def _measured(interval: float, requests: int = 4000) -> ServingPlan:
+    return ServingPlan(
+        requests=requests,
+        max_concurrency=8,
+        measurement_interval_s=interval,
+        input_len=LengthSpec("fixed", 4096),
+        output_len=LengthSpec("fixed", 32),
+    )
+
+
+def test_genai_perfs_windows_measure_the_first_requests_and_stop_after_three() -> None:
+    # perf_analyzer sends every client's first request at once and counts it: they queue
+    # behind each other's prefills, and weigh less the longer the windows
+    short = simulate_serving(MODEL, _measured(2.0), "dgx-h100")
+    long = simulate_serving(MODEL, _measured(8.0), "dgx-h100")
+    prefill = IterationTimer(MODEL, _measured(2.0), "dgx-h100").prefill(4096)
+    assert short["ttft_s"]["mean"] > long["ttft_s"]["mean"] > prefill
+    for result, interval in ((short, 2.0), (long, 8.0)):
+        measurement = result["measurement"]
+        # every window counted a request: stable after the first three, 1.2 x the interval
+        assert measurement["windows"] == 3 and measurement["stable"]
+        assert measurement["span_s"] == pytest.approx(3 * 1.2 * interval)
+        # the figures are over the measured requests alone, from the first send
+        assert result["output_tokens_per_s"] * result["duration_s"] == pytest.approx(
+            32 * measurement["requests"]
+        )
+        assert result["duration_s"] <= measurement["span_s"]
+    every = dataclasses.replace(_measured(2.0), requests=64, measurement_interval_s=None)
+    assert simulate_serving(MODEL, every, "dgx-h100")["measurement"] is None
+
+
+def test_a_measurement_the_stream_cannot_fill_is_refused_naming_the_field() -> None:
+    with pytest.raises(PlanError, match="requests must be more"):
+        simulate_serving(MODEL, _measured(8.0, requests=20), "dgx-h100")
+    # windows shorter than a request: never three in a row with a completed request
+    with pytest.raises(PlanError, match="measurement_interval_s must be longer"):
+        simulate_serving(MODEL, _measured(0.01), "dgx-h100")
+    for bad in (0.0, -1.0, float("nan"), True):
+        with pytest.raises(PlanError, match="measurement_interval_s must be a positive"):
+            simulate_serving(
+                MODEL, dataclasses.replace(_measured(1.0), measurement_interval_s=bad), "dgx-h100"
+            )
