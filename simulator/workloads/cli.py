@@ -150,6 +150,13 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
         "completes)",
     )
     stream.add_argument(
+        "--measurement-interval",
+        type=_seconds,
+        metavar="SECONDS",
+        help="measure as GenAI-Perf does (its --measurement-interval): the figures over the "
+        "requests its windows of 1.2 x SECONDS count (default: every request)",
+    )
+    stream.add_argument(
         "--input-len",
         help="prompt tokens: N, uniform:LOW:HIGH, normal:MEAN:STD or exponential:MEAN "
         "(default: --input)",
@@ -170,6 +177,20 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
         type=float,
         help="share of the GPU's memory for weights and KV cache (default 0.9)",
     )
+
+
+def _seconds(text: str) -> float:
+    """Return --measurement-interval's seconds, checked by the plan's rule; argparse names
+    the flag with the message."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    try:
+        ServingPlan(measurement_interval_s=value).check()
+    except PlanError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -366,6 +387,7 @@ STREAM_FLAGS = (
     "arrival_rate",
     "arrivals",
     "max_concurrency",
+    "measurement_interval",
     "input_len",
     "output_len",
     "seed",
@@ -400,6 +422,7 @@ def serving_plan(args: argparse.Namespace) -> ServingPlan:
         arrival_rate=args.arrival_rate,
         arrivals=arrivals,
         max_concurrency=args.max_concurrency,
+        measurement_interval_s=args.measurement_interval,
         input_len=LengthSpec.parse(args.input_len or args.input, "input_len"),
         output_len=LengthSpec.parse(args.output_len or args.output, "output_len"),
         seed=defaults.seed if args.seed is None else args.seed,
@@ -428,6 +451,13 @@ def _write(args: argparse.Namespace, out: TextIO, result: dict[str, Any], kind: 
             )
         out.write(f"{'batch_mean':<30} {result['batch']['mean']:.6g}\n")
         out.write(f"{'kv_cache_peak_occupancy':<30} {result['kv_cache']['peak_occupancy']:.6g}\n")
+        measurement = result.get("measurement")
+        if measurement is not None:
+            out.write(
+                f"measurement: {measurement['requests']} requests in {measurement['windows']} "
+                f"windows of {measurement['window_s']:.6g} s "
+                f"({'stable' if measurement['stable'] else 'not stable'})\n"
+            )
     for key in SUMMARY_KEYS[kind]:
         out.write(f"{key:<30} {result[key]:.6g}\n")
     for key, value in result.get("time_split_s", {}).items():

@@ -324,3 +324,60 @@ def test_a_measurement_the_stream_cannot_fill_is_refused_naming_the_field() -> N
             simulate_serving(
                 MODEL, dataclasses.replace(_measured(1.0), measurement_interval_s=bad), "dgx-h100"
             )
+
+
+MEASURED_FLAGS = [
+    "workload",
+    "infer",
+    "--model",
+    "llama3-8b",
+    "--max-concurrency",
+    "8",
+    "--requests",
+    "4000",
+    "--input",
+    "4096",
+    "--output",
+    "32",
+]
+
+
+def test_the_command_line_measures_as_genai_perf_does(capsys: pytest.CaptureFixture[str]) -> None:
+    from simulator.cli import main
+
+    assert main([*MEASURED_FLAGS, "--measurement-interval", "2", "--json", "-"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result == simulate_serving(MODEL, _measured(2.0), "dgx-h100")
+    assert result["plan"]["measurement_interval_s"] == 2.0
+    measurement = result["measurement"]
+    assert measurement["windows"] == 3 and 0 < measurement["requests"] < 4000
+    assert main([*MEASURED_FLAGS, "--measurement-interval", "2"]) == 0
+    assert (
+        f"measurement: {measurement['requests']} requests in 3 windows of 2.4 s (stable)"
+        in capsys.readouterr().out
+    )
+    # without the flag every request is measured, and the text says nothing of windows
+    assert main([*MEASURED_FLAGS, "--requests", "16"]) == 0
+    assert "measurement:" not in capsys.readouterr().out
+    # the flag alone serves a stream: 200 requests sent at once cannot fill the windows
+    assert main(["workload", "infer", "--model", "llama3-8b", "--measurement-interval", "5"]) == 2
+    assert "requests must be more" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("0", "measurement_interval_s must be a positive number, not 0.0"),
+        ("-1", "measurement_interval_s must be a positive number, not -1.0"),
+        ("nan", "measurement_interval_s must be a positive number, not nan"),
+        ("inf", "measurement_interval_s must be a positive number, not inf"),
+        ("two", "expected a number of seconds, not 'two'"),
+    ],
+)
+def test_a_bad_measurement_interval_is_refused_naming_the_flag(
+    text: str, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from simulator.cli import main
+
+    assert main([*MEASURED_FLAGS, f"--measurement-interval={text}"]) == 2
+    assert f"argument --measurement-interval: {words}" in capsys.readouterr().err

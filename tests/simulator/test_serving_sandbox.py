@@ -99,3 +99,30 @@ def test_a_stream_past_the_limits_is_refused_naming_requests() -> None:
         )
     assert caught.value.field == "requests"
     assert "within the sandbox's limits" in caught.value.message
+
+
+def test_genai_perfs_measurement_reaches_the_child_and_is_checked_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    measured = ServingPlan(
+        requests=4000,
+        max_concurrency=8,
+        measurement_interval_s=2.0,
+        input_len=LengthSpec("fixed", 4096),
+        output_len=LengthSpec("fixed", 32),
+    )
+    expected = simulate_serving(MODEL, measured, "dgx-h100")
+    bad = dataclasses.replace(measured, measurement_interval_s=-1.0)
+    with pytest.raises(PlanError) as here:
+        simulate_serving(MODEL, bad, "dgx-h100")
+    refuse_here(monkeypatch)
+    answer = serve_in_sandbox(
+        model=MODEL, plan=measured, system="dgx-h100", catalogue=seed_catalogue()
+    )
+    assert answer == expected
+    assert answer["measurement"]["windows"] == 3
+    assert answer["plan"]["measurement_interval_s"] == 2.0
+    with pytest.raises(PlanError) as there:
+        serve_in_sandbox(model=MODEL, plan=bad, system="dgx-h100", catalogue=seed_catalogue())
+    assert str(there.value) == str(here.value)
+    assert "measurement_interval_s must be a positive number" in str(there.value)

@@ -286,6 +286,39 @@ def test_the_saturating_rate_comes_with_its_sweep(client: APIClient) -> None:
     assert [p["unbounded_queue"] for p in saturation["points"]][-1] is True
 
 
+# GenAI-Perf's measurement: 8 clients, the figures over the requests its windows count
+MEASURED = {"requests": 2000, "max_concurrency": 8, "input_len": 4096, "output_len": 32}
+MEASURED |= {"measurement_interval_s": 2}
+
+
+def test_genai_perfs_measurement_is_served_as_the_library_measures_it(client: APIClient) -> None:
+    from simulator.workloads.serving import LengthSpec, ServingPlan, simulate_serving
+
+    cache.clear()
+    plan = ServingPlan(
+        requests=2000,
+        arrival_rate=8.0,
+        max_concurrency=8,
+        measurement_interval_s=2.0,
+        input_len=LengthSpec("fixed", 4096),
+        output_len=LengthSpec("fixed", 32),
+        seed=5,
+    )
+    response = client.post("/api/workloads/serve/", STREAM | MEASURED, format="json")
+    assert response.status_code == 200, response.content
+    result = response.json()
+    assert result == simulate_serving(PRESETS["llama3-8b"], plan, "dgx-h100")
+    assert result["plan"]["measurement_interval_s"] == 2.0
+    assert result["measurement"]["windows"] == 3
+    assert 0 < result["measurement"]["requests"] < 2000
+    # left out or null: every request of the stream is measured
+    unmeasured = STREAM | {"measurement_interval_s": None}
+    assert (
+        client.post("/api/workloads/serve/", unmeasured, format="json").json()["measurement"]
+        is None
+    )
+
+
 @pytest.mark.parametrize(
     ("change", "field", "words"),
     [
@@ -294,6 +327,13 @@ def test_the_saturating_rate_comes_with_its_sweep(client: APIClient) -> None:
         ({"arrival_rate": -1}, "arrival_rate", "positive number"),
         ({"input_len": "uniform:9"}, "input_len", "uniform:LOW:HIGH"),
         ({"max_concurrency": 0}, "max_concurrency", "positive whole number"),
+        ({"measurement_interval_s": 0}, "measurement_interval_s", "positive number of seconds"),
+        ({"measurement_interval_s": -2.5}, "measurement_interval_s", "positive number"),
+        ({"measurement_interval_s": "2"}, "measurement_interval_s", "positive number"),
+        ({"measurement_interval_s": True}, "measurement_interval_s", "positive number"),
+        # the simulation's refusals: windows no request completes in, a stream too short
+        (MEASURED | {"measurement_interval_s": 0.01}, "measurement_interval_s", "longer"),
+        ({"measurement_interval_s": 30}, "requests", "requests must be more"),
         ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization", "at most 1"),
         ({"chunked_prefill": "yes"}, "chunked_prefill", "true or false"),
         ({"model": "llama3-70b"}, "memory", "leaving no KV cache"),

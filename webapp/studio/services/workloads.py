@@ -106,6 +106,7 @@ SERVE_INTEGERS = {
 MSG_REQUESTS = f"Expected a whole number of requests from 1 to {SERVE_MAX_REQUESTS:,}."
 MSG_GPUS = f"Expected tp x pp of at most {SERVE_MAX_GPUS} GPUs (one replica) here."
 MSG_RATE = "Expected a positive number of requests per second, or null (all at once)."
+MSG_INTERVAL = "Expected a positive number of seconds, or null (every request measured)."
 MSG_SHARE = "Expected a number above 0 and at most 1."
 MSG_FLAG = "Expected true or false."
 # PlanError's message starts with the field it breaks; a memory refusal names none.
@@ -251,6 +252,14 @@ def serving_plan(data: Mapping[str, Any]) -> tuple[ModelConfig, ServingPlan, str
     if concurrency is not None:
         concurrency = _integer(data, "max_concurrency", None, "max_concurrency")
     fields["max_concurrency"] = concurrency
+    interval = data.get("measurement_interval_s")
+    if interval is not None and (
+        isinstance(interval, bool)
+        or not isinstance(interval, int | float)
+        or not 0 < interval < 1e9
+    ):
+        raise field_error("measurement_interval_s", MSG_INTERVAL)
+    fields["measurement_interval_s"] = None if interval is None else float(interval)
     for name, default in (("input_len", 1024), ("output_len", 128)):
         try:
             fields[name] = LengthSpec.parse(data.get(name, default), name)
@@ -309,6 +318,7 @@ def _plan_error(error: PlanError) -> Exception:
     match = PLAN_FIELD.match(message)
     known = {*PLAN_INTEGERS, *INFER_INTEGERS, *SERVE_INTEGERS, "seq", "system", *CHOICES}
     known |= {"layers", "input_len", "output_len", "max_concurrency", "arrival_rate"}
+    known |= {"measurement_interval_s"}
     if match and match.group(1) in known:
         field = "pp" if match.group(1) == "layers" else match.group(1)
     elif message.startswith("the plan needs"):

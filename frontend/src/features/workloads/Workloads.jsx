@@ -20,7 +20,9 @@ import {
   INITIAL,
   MODEL_FIELDS,
   PLAN_FIELDS,
+  SERVE_DECIMAL,
   SERVE_FIELDS,
+  SERVE_HINTS,
   compareBody,
   memoryRows,
   modelText,
@@ -128,11 +130,25 @@ export function Workloads() {
               <option value="serve">serving a request stream (continuous batching)</option>
             </select>
           </InlineField>
-          {(training ? PLAN_FIELDS : serving ? SERVE_FIELDS : INFER_FIELDS).map(([key, label]) => (
-            <InlineField key={key} label={label} errors={fields} path={key}>
-              <input aria-label={label} inputMode="numeric" value={form[key]} onChange={set(key)} />
-            </InlineField>
-          ))}
+          {(training ? PLAN_FIELDS : serving ? SERVE_FIELDS : INFER_FIELDS).map(([key, label]) => {
+            const hint = serving ? SERVE_HINTS[key] : undefined;
+            return (
+              <InlineField key={key} label={label} errors={fields} path={key}>
+                <input
+                  aria-label={label}
+                  aria-describedby={hint ? `hint-${key}` : undefined}
+                  inputMode={serving && SERVE_DECIMAL.includes(key) ? "decimal" : "numeric"}
+                  value={form[key]}
+                  onChange={set(key)}
+                />
+                {hint && (
+                  <span className="hint" id={`hint-${key}`}>
+                    {hint}
+                  </span>
+                )}
+              </InlineField>
+            );
+          })}
           {training && (
             <InlineField label="Sequence (blank: the model's)" errors={fields} path="seq">
               <input aria-label="Sequence" value={form.seq} onChange={set("seq")} />
@@ -316,6 +332,16 @@ function ServingFigures({ result }) {
     ["Preemptions", String(result.preemptions)],
     ["Queue grows without bound", result.unbounded_queue ? "yes" : "no"],
   ];
+  // GenAI-Perf's measurement: the figures are over the requests its windows counted
+  const measurement = result.measurement;
+  if (measurement) {
+    rows.push([
+      "Measured as GenAI-Perf does",
+      `${measurement.requests} requests in ${measurement.windows} windows of ` +
+        `${fmt(measurement.window_s)} s` +
+        (measurement.stable ? "" : " (not stable)"),
+    ]);
+  }
   const saturation = result.saturation;
   return (
     <section className="panel" aria-labelledby="serving-title">

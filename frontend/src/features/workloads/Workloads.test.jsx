@@ -221,6 +221,51 @@ describe("Workloads serving", () => {
     expect(within(sweep).getByText("grows without bound")).toBeTruthy();
   });
 
+  it("measures as GenAI-Perf does when given an interval, and says what it measured", async () => {
+    const measured = {
+      ...SERVED,
+      plan: { ...SERVED.plan, max_concurrency: 8, measurement_interval_s: 2.5 },
+      measurement: { interval_s: 2.5, window_s: 3, windows: 3, stable: true, requests: 51 },
+    };
+    const fetch = mockFetch(json(200, PRESETS), json(200, measured));
+    render(<Workloads />);
+    fireEvent.change(await screen.findByLabelText("Workload"), { target: { value: "serve" } });
+    const interval = screen.getByLabelText("Measurement interval (s)");
+    expect(interval.value).toBe("");
+    const hint = document.getElementById(interval.getAttribute("aria-describedby"));
+    expect(hint.textContent).toBe("measure as GenAI-Perf does; empty: every request");
+    fireEvent.change(interval, { target: { value: "2.5" } });
+    fireEvent.change(screen.getByLabelText(/^Clients in flight/), { target: { value: "8" } });
+    fireEvent.click(screen.getByRole("button", { name: "Serve the stream" }));
+    const throughput = await screen.findByRole("table", { name: "Serving throughput" });
+    const body = JSON.parse(fetch.mock.calls[1][1].body);
+    expect([body.measurement_interval_s, body.max_concurrency]).toEqual([2.5, 8]);
+    const row = within(throughput).getByText("Measured as GenAI-Perf does").closest("tr");
+    expect(row.textContent).toContain("51 requests in 3 windows of 3 s");
+    expect(row.textContent).not.toContain("not stable");
+  });
+
+  it("leaves the interval out when empty and shows its refusal beside it", async () => {
+    const reason = "Expected a positive number of seconds, or null (every request measured).";
+    const fetch = mockFetch(
+      json(200, PRESETS),
+      json(200, SERVED),
+      json(400, { measurement_interval_s: [reason] }),
+    );
+    render(<Workloads />);
+    fireEvent.change(await screen.findByLabelText("Workload"), { target: { value: "serve" } });
+    fireEvent.click(screen.getByRole("button", { name: "Serve the stream" }));
+    const throughput = await screen.findByRole("table", { name: "Serving throughput" });
+    expect(JSON.parse(fetch.mock.calls[1][1].body)).not.toHaveProperty("measurement_interval_s");
+    expect(within(throughput).queryByText("Measured as GenAI-Perf does")).toBeNull();
+    const interval = screen.getByLabelText("Measurement interval (s)");
+    fireEvent.change(interval, { target: { value: "-1" } });
+    fireEvent.click(screen.getByRole("button", { name: "Serve the stream" }));
+    await waitFor(() => expect(screen.getAllByRole("alert").length).toBeGreaterThan(0));
+    expect(JSON.parse(fetch.mock.calls[2][1].body).measurement_interval_s).toBe(-1);
+    expect(interval.closest("label").textContent).toContain(reason);
+  });
+
   it("shows a refused stream's reason beside its field", async () => {
     const reason = "input_len must be a positive whole number or DIST:ARGS ...";
     mockFetch(json(200, PRESETS), json(400, { input_len: [reason] }));

@@ -38,13 +38,20 @@ export const SERVE_FIELDS = [
   ["requests", "Requests"],
   ["arrival_rate", "Arrival rate (req/s, blank: all at once)"],
   ["max_concurrency", "Clients in flight (blank: no limit)"],
+  ["measurement_interval_s", "Measurement interval (s)"],
   ["input_len", "Input tokens (N or uniform:LOW:HIGH, normal:MEAN:STD, exponential:MEAN)"],
   ["output_len", "Output tokens (as input)"],
   ["seed", "Seed"],
   ["max_batch", "Max batch (running requests)"],
   ["max_batched_tokens", "Max tokens per iteration"],
 ];
-const SERVE_OPTIONAL = ["arrival_rate", "max_concurrency"];
+const SERVE_OPTIONAL = ["arrival_rate", "max_concurrency", "measurement_interval_s"];
+// The stream's fields that take a number with a fraction; the others take whole numbers.
+export const SERVE_DECIMAL = ["arrival_rate", "measurement_interval_s"];
+// A line under a field that its label cannot say.
+export const SERVE_HINTS = {
+  measurement_interval_s: "measure as GenAI-Perf does; empty: every request",
+};
 
 export const MODEL_FIELDS = ["layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq"];
 
@@ -82,6 +89,7 @@ export const INITIAL = {
   requests: "200",
   arrival_rate: "4",
   max_concurrency: "",
+  measurement_interval_s: "",
   seed: "0",
   max_batch: "256",
   max_batched_tokens: "8192",
@@ -121,7 +129,7 @@ export function serveBody(form) {
   for (const name of ["batch", "input_len", "output_len"]) delete body[name];
   for (const [field] of SERVE_FIELDS) {
     if (SERVE_OPTIONAL.includes(field) && !String(form[field]).trim()) continue;
-    body[field] = field === "arrival_rate" ? decimal(form[field]) : number(form[field]);
+    body[field] = SERVE_DECIMAL.includes(field) ? decimal(form[field]) : number(form[field]);
   }
   body.saturate = Boolean(form.saturate);
   return body;

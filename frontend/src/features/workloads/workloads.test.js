@@ -98,6 +98,12 @@ describe("serveBody", () => {
       false,
     ]);
     expect(serveBody({ ...form, arrival_rate: "fast" }).arrival_rate).toBe("fast");
+    const measured = serveBody({ ...form, measurement_interval_s: " 100 " });
+    expect(measured.measurement_interval_s).toBe(100);
+    expect(serveBody({ ...form, measurement_interval_s: "2.5" }).measurement_interval_s).toBe(2.5);
+    expect(serveBody({ ...form, measurement_interval_s: "soon" }).measurement_interval_s).toBe(
+      "soon",
+    );
   });
 });
 
