@@ -360,6 +360,9 @@ static PyMethodDef module_methods[] = {
      "Tell flow_solve_from simulator.flows' SATURATED and SERIES_POINTS; once, before use."},
     {"flow_solve_from", (PyCFunction)(void (*)(void))flow_solve_from, METH_FASTCALL,
      "flow_solve_from(changed, now, factor, schedule, finish): simulator.flows.solve_from."},
+    {"flow_solve_uniform", (PyCFunction)(void (*)(void))flow_solve_uniform, METH_FASTCALL,
+     "flow_solve_uniform(changed, now, states, state_of, schedule, finish): "
+     "simulator.flows.solve_uniform."},
     {NULL},
 };
 
