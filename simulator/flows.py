@@ -433,11 +433,16 @@ class FlowNetwork:
         events (the engine runs same-time events in order)."""
         changed, self._changed = self._changed, []
         now = self.engine.now
-        if len(changed) == 1:  # one flow joined or left (most instants): its component
-            self._solve(changed[0], now)
+        first = self._solve(changed[0], now)
+        if len(changed) == 1:  # one flow joined or left: its component
             return
-        solved: set[FlowLink] = set()
-        for flow in changed:
+        if len(changed) == 2:  # one left and one joined (a ring's pieces), often one component
+            flow = changed[1]
+            if flow.links[0][0] not in first:  # not solved with the first one's
+                self._solve(flow, now)
+            return
+        solved = set(first)
+        for flow in changed[1:]:
             if flow.links[0][0] in solved:  # its component was solved with an earlier one
                 continue
             solved.update(self._solve(flow, now))
