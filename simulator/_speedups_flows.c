@@ -1,7 +1,8 @@
 /* simulator._speedups: the flow network's max-min re-solve of one component (flow_solve_from).
  *
  * Python reference: simulator/flows.py `solve_from` (with `component` and `solve_max_min`);
- * and `solve_uniform` (with `_uniform_component`), flow_solve_uniform at the end.
+ * `solve_uniform` (with `_uniform_component`), flow_solve_uniform; and a flow's start and end
+ * events, `join` and `finish` (flow_join, flow_finish).
  * Differential test: tests/simulator/test_flow_solver.py.
  *
  * The same walk, the same float operations in the same order and the same writes to the flows
@@ -28,7 +29,8 @@ static PyObject *str_flow_links = NULL, *str_flow_weight = NULL, *str_flow_bound
                 *str_link_used = NULL, *str_link_byte_rate = NULL, *str_link_since = NULL,
                 *str_link_bytes = NULL, *str_link_used_s = NULL, *str_link_saturated_s = NULL,
                 *str_link_peak = NULL, *str_link_series_t = NULL, *str_link_series_u = NULL,
-                *str_link_left = NULL, *str_link_usage = NULL, *str_link_merge = NULL;
+                *str_link_left = NULL, *str_link_usage = NULL, *str_link_merge = NULL,
+                *str_flow_done = NULL;
 
 static SlotCache flow_links_slot = {&str_flow_links}, flow_weight_slot = {&str_flow_weight},
                  flow_bound_slot = {&str_flow_bound}, flow_x_slot = {&str_flow_x},
@@ -42,7 +44,7 @@ static SlotCache flow_links_slot = {&str_flow_links}, flow_weight_slot = {&str_f
                  link_saturated_s_slot = {&str_link_saturated_s},
                  link_peak_slot = {&str_link_peak}, link_series_t_slot = {&str_link_series_t},
                  link_series_u_slot = {&str_link_series_u}, link_left_slot = {&str_link_left},
-                 link_usage_slot = {&str_link_usage};
+                 link_usage_slot = {&str_link_usage}, flow_done_slot = {&str_flow_done};
 
 /* simulator.flows SATURATED and SERIES_POINTS, handed over once (set_flow_constants). */
 static double flow_saturated = 0.0;
@@ -1076,6 +1078,162 @@ done:
     Py_XDECREF(bound);
     Py_XDECREF(state);
     Py_XDECREF(zero);
+    return result;
+}
+
+/* -- a flow's start and end events (flows.join and finish) ---------------------------------- */
+
+/* `link.multi += step` (an int). */
+static int
+link_count_flows(PyObject *link, long step)
+{
+    PyObject *multi = slot_get(link, &link_multi_slot);
+    if (multi == NULL)
+        return -1;
+    PyObject *delta = PyLong_FromLong(step);
+    PyObject *next = delta == NULL ? NULL : PyNumber_Add(multi, delta);
+    Py_DECREF(multi);
+    Py_XDECREF(delta);
+    if (next == NULL)
+        return -1;
+    int status = slot_set(link, &link_multi_slot, next);
+    Py_DECREF(next);
+    return status;
+}
+
+/* The flow's component re-solved at the end of the instant: the first flow of an instant to
+ * join or leave schedules `solve_changed` (engine.schedule(0.0, solve_changed, None)); then the
+ * flow is added to `changed`. */
+static int
+flow_changed(Core *core, PyObject *changed, PyObject *solve_changed, PyObject *flow)
+{
+    if (PyList_GET_SIZE(changed) == 0 && core_push(core, core->now + 0.0, solve_changed, Py_None) < 0)
+        return -1;
+    return PyList_Append(changed, flow);
+}
+
+/* `flow.done(now)`. */
+static int
+flow_call_done(PyObject *flow, PyObject *now_value)
+{
+    PyObject *done = slot_get(flow, &flow_done_slot);
+    PyObject *answer = done == NULL ? NULL : PyObject_CallOneArg(done, now_value);
+    Py_XDECREF(done);
+    Py_XDECREF(answer);
+    return answer == NULL ? -1 : 0;
+}
+
+/* The arguments of flow_join and flow_finish: (engine, changed, solve_changed, ...). */
+static int
+flow_event_arguments(const char *name, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "%s(engine, changed, solve_changed, arg) takes 4 arguments",
+                     name);
+        return -1;
+    }
+    if (!PyObject_TypeCheck(args[0], core_type) || !PyList_CheckExact(args[1])) {
+        PyErr_Format(PyExc_TypeError, "%s needs an engine on the C core and a list", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* flow_join(engine, changed, solve_changed, flow): flows.join in C. */
+static PyObject *
+flow_join(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (flow_event_arguments("flow_join", args, nargs) < 0)
+        return NULL;
+    Core *core = (Core *)args[0];
+    PyObject *changed = args[1], *flow = args[3], *result = NULL;
+    double remaining;
+    PyObject *now_value = PyFloat_FromDouble(core->now);
+    PyObject *links = now_value == NULL ? NULL : slot_get(flow, &flow_links_slot);
+    if (links == NULL || flow_read(flow, &flow_remaining_slot, &remaining) < 0)
+        goto done;
+    if (!PyTuple_CheckExact(links)) {
+        PyErr_SetString(PyExc_TypeError, "a flow's links are a tuple");
+        goto done;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(links);
+    if (remaining <= 0.0 || count == 0) {
+        if (flow_call_done(flow, now_value) == 0)
+            result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (slot_set(flow, &flow_updated_slot, now_value) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *hop = PyTuple_GET_ITEM(links, i);
+        if (!PyTuple_CheckExact(hop) || PyTuple_GET_SIZE(hop) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a flow's links are (link, a) pairs");
+            goto done;
+        }
+        PyObject *link = PyTuple_GET_ITEM(hop, 0);
+        PyObject *held = slot_get(link, &link_flows_slot);
+        int status = held == NULL ? -1 : PyObject_SetItem(held, flow, PyTuple_GET_ITEM(hop, 1));
+        Py_XDECREF(held);
+        if (status < 0 || (count > 1 && link_count_flows(link, 1) < 0))
+            goto done;
+    }
+    if (flow_changed(core, changed, args[2], flow) == 0)
+        result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(now_value);
+    Py_XDECREF(links);
+    return result;
+}
+
+/* flow_finish(engine, changed, solve_changed, (flow, version)): flows.finish in C. */
+static PyObject *
+flow_finish(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (flow_event_arguments("flow_finish", args, nargs) < 0)
+        return NULL;
+    PyObject *arg = args[3];
+    if (!PyTuple_CheckExact(arg) || PyTuple_GET_SIZE(arg) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a flow's end event is (flow, version)");
+        return NULL;
+    }
+    PyObject *flow = PyTuple_GET_ITEM(arg, 0);
+    PyObject *version = slot_get(flow, &flow_version_slot);
+    if (version == NULL)
+        return NULL;
+    int stale = PyObject_RichCompareBool(PyTuple_GET_ITEM(arg, 1), version, Py_NE);
+    Py_DECREF(version);
+    if (stale != 0) /* re-solved since: a later event stands for it (or an error) */
+        return stale < 0 ? NULL : Py_NewRef(Py_None);
+    Core *core = (Core *)args[0];
+    PyObject *result = NULL;
+    PyObject *now_value = PyFloat_FromDouble(core->now);
+    PyObject *links = now_value == NULL ? NULL : slot_get(flow, &flow_links_slot);
+    if (links == NULL || flow_write(flow, &flow_remaining_slot, 0.0) < 0)
+        goto done;
+    if (!PyTuple_CheckExact(links)) {
+        PyErr_SetString(PyExc_TypeError, "a flow's links are a tuple");
+        goto done;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(links);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *hop = PyTuple_GET_ITEM(links, i);
+        if (!PyTuple_CheckExact(hop) || PyTuple_GET_SIZE(hop) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a flow's links are (link, a) pairs");
+            goto done;
+        }
+        PyObject *link = PyTuple_GET_ITEM(hop, 0);
+        PyObject *held = slot_get(link, &link_flows_slot);
+        int status = held == NULL ? -1 : PyObject_DelItem(held, flow);
+        Py_XDECREF(held);
+        if (status < 0 || (count > 1 && link_count_flows(link, -1) < 0))
+            goto done;
+    }
+    if (flow_changed(core, args[1], args[2], flow) == 0 &&
+        flow_call_done(flow, now_value) == 0)
+        result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(now_value);
+    Py_XDECREF(links);
     return result;
 }
 

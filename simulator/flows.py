@@ -35,6 +35,7 @@ re-solved; the other flows keep their rates and completion events.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -307,11 +308,14 @@ class FlowNetwork:
         self.engine = engine
         self.model = model
         self.links: dict[tuple[object, ...], FlowLink] = {}
-        self.flows_done = 0
         # flows that joined or left since the last solve, whose components are re-solved
         # once at the end of the instant (_solve_changed): flows that start together, as a
         # collective's pieces do, cost one solve rather than one each
         self._changed: list[Flow] = []
+        # a flow's start and end events (`join`, `finish`)
+        on_join, on_finish = _flow_events(engine)
+        self._join = functools.partial(on_join, engine, self._changed, self._solve_changed)
+        self._finish = functools.partial(on_finish, engine, self._changed, self._solve_changed)
         # the flow paths made so far, per run of flow links, size, direction and host memory
         # (simulator.platform `_RouteTransfer._flow_start`)
         self.paths: dict[tuple[object, ...], FlowPath] = {}
@@ -386,52 +390,12 @@ class FlowNetwork:
         self.engine.schedule(path.delay, self._join, flow)
         return path.delay
 
-    def _join(self, flow: Flow) -> None:
-        now = self.engine.now
-        if flow.remaining <= 0.0 or not flow.links:
-            self.flows_done += 1
-            flow.done(now)
-            return
-        flow.updated = now
-        links = flow.links
-        if len(links) > 1:
-            for link, a in links:
-                link.flows[flow] = a
-                link.multi += 1
-        else:
-            for link, a in links:
-                link.flows[flow] = a
-        changed = self._changed  # re-solved after this instant's other events
-        if not changed:
-            self.engine.schedule(0.0, self._solve_changed, None)
-        changed.append(flow)
-
-    def _finish(self, arg: tuple[Flow, int]) -> None:
-        flow, version = arg
-        if version != flow.version:  # re-solved since: a later event stands for it
-            return
-        now = self.engine.now
-        flow.remaining = 0.0
-        links = flow.links
-        if len(links) > 1:
-            for link, _ in links:
-                del link.flows[flow]
-                link.multi -= 1
-        else:
-            for link, _ in links:
-                del link.flows[flow]
-        self.flows_done += 1
-        changed = self._changed  # re-solved after this instant's other events
-        if not changed:
-            self.engine.schedule(0.0, self._solve_changed, None)
-        changed.append(flow)
-        flow.done(now)
-
     def _solve_changed(self, _: object) -> None:
         """Re-solve, once each, the components of the flows that joined or left: scheduled
         by the first of an instant to join or leave, it runs after that instant's other
         events (the engine runs same-time events in order)."""
-        changed, self._changed = self._changed, []
+        changed = self._changed.copy()  # the list `join` and `finish` add to
+        self._changed.clear()
         now = self.engine.now
         first = self._solve(changed[0], now)
         if len(changed) == 1:  # one flow joined or left: its component
@@ -585,6 +549,73 @@ class FlowNetwork:
                 alike.append((times, values, figure["utilisation_series"]))
             figures.append(figure)
         return figures
+
+
+def join(
+    engine: Any, changed: list[Flow], solve_changed: Callable[[object], None], flow: Flow
+) -> None:
+    """`flow` joins its links after its route's latency (F1), and its component is re-solved
+    at the end of the instant: the first flow of an instant to join or leave (`changed`
+    empty) schedules `solve_changed` (`FlowNetwork._solve_changed`), which runs after that
+    instant's other events; a flow with no bytes or no links is done at once.
+
+    simulator/_speedups_flows.c `flow_join` is its C copy (chosen where the engine runs on
+    the C core, `FlowNetwork.__init__`; tests/simulator/test_flow_solver.py)."""
+    now = engine.now
+    if flow.remaining <= 0.0 or not flow.links:
+        flow.done(now)
+        return
+    flow.updated = now
+    links = flow.links
+    if len(links) > 1:
+        for link, a in links:
+            link.flows[flow] = a
+            link.multi += 1
+    else:
+        for link, a in links:
+            link.flows[flow] = a
+    if not changed:
+        engine.schedule(0.0, solve_changed, None)
+    changed.append(flow)
+
+
+def finish(
+    engine: Any,
+    changed: list[Flow],
+    solve_changed: Callable[[object], None],
+    arg: tuple[Flow, int],
+) -> None:
+    """A flow's end event, (flow, the version it was scheduled for): unless the flow was
+    re-solved since (a later event stands for it), it leaves its links, its component is
+    re-solved as `join` has it, and it is done.
+
+    simulator/_speedups_flows.c `flow_finish` is its C copy (as `join`'s)."""
+    flow, version = arg
+    if version != flow.version:  # re-solved since: a later event stands for it
+        return
+    now = engine.now
+    flow.remaining = 0.0
+    links = flow.links
+    if len(links) > 1:
+        for link, _ in links:
+            del link.flows[flow]
+            link.multi -= 1
+    else:
+        for link, _ in links:
+            del link.flows[flow]
+    if not changed:
+        engine.schedule(0.0, solve_changed, None)
+    changed.append(flow)
+    flow.done(now)
+
+
+def _flow_events(engine: Any) -> tuple[Callable[..., None], Callable[..., None]]:
+    """Return `join` and `finish`, or their C copies where `engine` runs on the C core."""
+    core = hotpath.core_of(engine)
+    return (
+        hotpath.choose_in(core, join, "flow_join"),
+        hotpath.choose_in(core, finish, "flow_finish"),
+    )
 
 
 def component(flow: Flow) -> tuple[list[Flow], list[FlowLink]]:

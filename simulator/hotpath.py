@@ -207,6 +207,7 @@ NAMES: dict[str, Name] = {
     "link_left": Name("left", _FLOW_LINK),
     "link_usage": Name("usage", _FLOW_LINK),
     "link_merge": Name("_merge", _FLOW_LINK),
+    "flow_done": Name("done", _FLOW),
 }
 """Every name the C core (simulator._speedups) uses, by the key it knows it by (its
 `ContractName` table, simulator/_speedups.c): it receives them at start-up (`set_names`) and

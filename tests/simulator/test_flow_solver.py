@@ -1,8 +1,9 @@
 """The flow network's re-solves in C (simulator/_speedups_flows.c, `flow_solve_from` and
 `flow_solve_uniform`) against their Python references (simulator.flows `solve_from` and
 `solve_uniform`): on random components the two leave every flow and link with the same bits
-and schedule the same end events in the same order, and whole runs over flow links give the
-same results with either."""
+and schedule the same end events in the same order; a flow's start and end events
+(`flow_join`, `flow_finish`) leave what `join` and `finish` leave; and whole runs over flow
+links give the same results with either."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator import flows, hotpath
+from simulator.engine import Engine
 from simulator.flows import Flow, FlowLink
 from simulator.runner import run_simulation
 from simulator.snapshot import load_snapshot
@@ -25,6 +27,8 @@ from simulator.snapshot import load_snapshot
 ROOT = Path(__file__).resolve().parents[2]
 C_SOLVER: Any = getattr(hotpath.speedups, "flow_solve_from", None)
 C_UNIFORM: Any = getattr(hotpath.speedups, "flow_solve_uniform", None)
+C_JOIN: Any = getattr(hotpath.speedups, "flow_join", None)
+C_FINISH: Any = getattr(hotpath.speedups, "flow_finish", None)
 
 needs_c = pytest.mark.skipif(C_SOLVER is None, reason="the C core is not in use")
 
@@ -299,11 +303,91 @@ def test_the_uniform_solver_solves_a_uniform_component_and_declines_others() -> 
     assert pieces[0].version == 0  # nothing changed
 
 
+def _flow_event(
+    on_event: Any, case: str, changed_before: int
+) -> tuple[list[object], list[list[tuple[int, float]]], list[int], list[float], int]:
+    """Run `on_event` (a join or a finish) on a fresh network of `case` with `changed_before`
+    flows already changed this instant; return the flows' and links' state, each link's flows
+    and multi, the changed flows (indices), the `done` calls and the re-solves it scheduled."""
+    engine = Engine()
+    a, b = FlowLink("n", 0, "a", "full-duplex"), FlowLink("n", 1, "b", "full-duplex")
+    done: list[float] = []
+    hops = {"two links": [(a, 0.5), (b, 0.25)], "one link": [(a, 0.5)], "no link": []}[
+        case.split(", ")[0]
+    ]
+    flow = Flow(hops, 0.0 if "nothing" in case else 10.0, 1.0, math.inf, done.append)
+    other = Flow([(a, 1.0), (b, 1.0)], 5.0, 1.0, math.inf, done.append)
+    for link, cost in other.links:
+        link.flows[other] = cost
+        link.multi += 1
+    if "leaving" in case:
+        for link, cost in flow.links:
+            link.flows[flow] = cost
+            link.multi += len(flow.links) > 1
+        flow.version = 3
+    changed = [other] * changed_before
+    solves: list[object] = []
+    engine.schedule(0.25, lambda _: None)  # the clock at 0.25 when the event runs
+    engine.run()
+    arg: object = flow
+    if "leaving" in case:
+        arg = (flow, 2 if "stale" in case else 3)
+    on_event(engine, changed, solves.append, arg)
+    engine.run()
+    network = ([flow, other], [a, b])
+    held = [[([flow, other].index(f), cost) for f, cost in link.flows.items()] for link in (a, b)]
+    return (
+        _state(network) + [link.multi for link in (a, b)],
+        held,
+        [[flow, other].index(f) for f in changed],
+        done,
+        len(solves),
+    )
+
+
+FLOW_EVENT_CASES = [
+    "two links",
+    "one link",
+    "no link",
+    "two links, nothing to move",
+    "two links, leaving",
+    "one link, leaving",
+    "two links, leaving, stale",
+]
+
+
+@pytest.mark.skipif(C_JOIN is None, reason="the C core is not in use")
+@pytest.mark.parametrize("case", FLOW_EVENT_CASES)
+@pytest.mark.parametrize("changed_before", [0, 1])
+def test_the_c_flow_events_leave_what_the_python_references_leave(
+    case: str, changed_before: int
+) -> None:
+    python_event = flows.finish if "leaving" in case else flows.join
+    c_event = C_FINISH if "leaving" in case else C_JOIN
+
+    expected = _flow_event(python_event, case, changed_before)
+    got = _flow_event(c_event, case, changed_before)
+
+    assert got == expected
+    _, held, changed, done, solves = got
+    if "stale" in case:  # a later end event stands for it: nothing happens
+        assert (changed, done, solves) == ([1] * changed_before, [], 0)
+    elif "nothing" in case or "no link" in case:  # done at once, nothing to re-solve
+        assert (changed, done, solves) == ([1] * changed_before, [0.25], 0)
+    else:  # changed, and a re-solve scheduled by the instant's first change only
+        assert changed == [1] * changed_before + [0]
+        assert solves == (changed_before == 0)
+        assert done == ([0.25] if "leaving" in case else [])
+        assert [index for index, _ in held[0]] == ([1] if "leaving" in case else [1, 0])
+
+
 def _run_cluster(solver: Any, monkeypatch: pytest.MonkeyPatch, app: str) -> dict[str, Any]:
     monkeypatch.setattr(flows, "_solve_from", solver)
     monkeypatch.setattr(
         flows, "_solve_uniform", flows.solve_uniform if solver is flows.solve_from else C_UNIFORM
     )
+    if solver is flows.solve_from:  # the Python references of the flow events too
+        monkeypatch.setattr(flows, "_flow_events", lambda engine: (flows.join, flows.finish))
     system = load_snapshot(
         json.loads((ROOT / "examples" / "dgx_h100_cluster_4" / "snapshot.json").read_text())
     )
