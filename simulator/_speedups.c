@@ -252,6 +252,7 @@ static const ContractName contract_names[] = {
     {"link_left", &str_link_left},
     {"link_usage", &str_link_usage},
     {"link_merge", &str_link_merge},
+    {"flow_done", &str_flow_done},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -360,6 +361,13 @@ static PyMethodDef module_methods[] = {
      "Tell flow_solve_from simulator.flows' SATURATED and SERIES_POINTS; once, before use."},
     {"flow_solve_from", (PyCFunction)(void (*)(void))flow_solve_from, METH_FASTCALL,
      "flow_solve_from(changed, now, factor, schedule, finish): simulator.flows.solve_from."},
+    {"flow_solve_uniform", (PyCFunction)(void (*)(void))flow_solve_uniform, METH_FASTCALL,
+     "flow_solve_uniform(changed, now, states, state_of, schedule, finish): "
+     "simulator.flows.solve_uniform."},
+    {"flow_join", (PyCFunction)(void (*)(void))flow_join, METH_FASTCALL,
+     "flow_join(engine, changed, solve_changed, flow): simulator.flows.join."},
+    {"flow_finish", (PyCFunction)(void (*)(void))flow_finish, METH_FASTCALL,
+     "flow_finish(engine, changed, solve_changed, (flow, version)): simulator.flows.finish."},
     {NULL},
 };
 

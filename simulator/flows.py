@@ -35,6 +35,7 @@ re-solved; the other flows keep their rates and completion events.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -307,16 +308,19 @@ class FlowNetwork:
         self.engine = engine
         self.model = model
         self.links: dict[tuple[object, ...], FlowLink] = {}
-        self.flows_done = 0
         # flows that joined or left since the last solve, whose components are re-solved
         # once at the end of the instant (_solve_changed): flows that start together, as a
         # collective's pieces do, cost one solve rather than one each
         self._changed: list[Flow] = []
+        # a flow's start and end events (`join`, `finish`)
+        on_join, on_finish = _flow_events(engine)
+        self._join = functools.partial(on_join, engine, self._changed, self._solve_changed)
+        self._finish = functools.partial(on_finish, engine, self._changed, self._solve_changed)
         # the flow paths made so far, per run of flow links, size, direction and host memory
         # (simulator.platform `_RouteTransfer._flow_start`)
         self.paths: dict[tuple[object, ...], FlowPath] = {}
         # `_solve_uniform`'s figures per (links, weight, bound, flow count): `_uniform_state`
-        self._uniform_states: dict[tuple[int, float, float, int], tuple[Any, ...]] = {}
+        self._uniform_states: dict[tuple[int, float, float, int], UniformState] = {}
 
     def link(
         self, node: str, instance: int, sharing: str, came_from: str, going_to: str
@@ -386,58 +390,23 @@ class FlowNetwork:
         self.engine.schedule(path.delay, self._join, flow)
         return path.delay
 
-    def _join(self, flow: Flow) -> None:
-        now = self.engine.now
-        if flow.remaining <= 0.0 or not flow.links:
-            self.flows_done += 1
-            flow.done(now)
-            return
-        flow.updated = now
-        links = flow.links
-        if len(links) > 1:
-            for link, a in links:
-                link.flows[flow] = a
-                link.multi += 1
-        else:
-            for link, a in links:
-                link.flows[flow] = a
-        changed = self._changed  # re-solved after this instant's other events
-        if not changed:
-            self.engine.schedule(0.0, self._solve_changed, None)
-        changed.append(flow)
-
-    def _finish(self, arg: tuple[Flow, int]) -> None:
-        flow, version = arg
-        if version != flow.version:  # re-solved since: a later event stands for it
-            return
-        now = self.engine.now
-        flow.remaining = 0.0
-        links = flow.links
-        if len(links) > 1:
-            for link, _ in links:
-                del link.flows[flow]
-                link.multi -= 1
-        else:
-            for link, _ in links:
-                del link.flows[flow]
-        self.flows_done += 1
-        changed = self._changed  # re-solved after this instant's other events
-        if not changed:
-            self.engine.schedule(0.0, self._solve_changed, None)
-        changed.append(flow)
-        flow.done(now)
-
     def _solve_changed(self, _: object) -> None:
         """Re-solve, once each, the components of the flows that joined or left: scheduled
         by the first of an instant to join or leave, it runs after that instant's other
         events (the engine runs same-time events in order)."""
-        changed, self._changed = self._changed, []
+        changed = self._changed.copy()  # the list `join` and `finish` add to
+        self._changed.clear()
         now = self.engine.now
-        if len(changed) == 1:  # one flow joined or left (most instants): its component
-            self._solve(changed[0], now)
+        first = self._solve(changed[0], now)
+        if len(changed) == 1:  # one flow joined or left: its component
             return
-        solved: set[FlowLink] = set()
-        for flow in changed:
+        if len(changed) == 2:  # one left and one joined (a ring's pieces), often one component
+            flow = changed[1]
+            if flow.links[0][0] not in first:  # not solved with the first one's
+                self._solve(flow, now)
+            return
+        solved = set(first)
+        for flow in changed[1:]:
             if flow.links[0][0] in solved:  # its component was solved with an earlier one
                 continue
             solved.update(self._solve(flow, now))
@@ -451,9 +420,16 @@ class FlowNetwork:
             if not link.multi:  # every flow on it crosses it alone (`component`)
                 return self._solve_link(link, now)
         else:
-            uniform = _uniform_component(changed)
-            if uniform is not None:
-                return self._solve_uniform(uniform[0], uniform[1], hops, now)
+            solved = _solve_uniform(
+                changed,
+                now,
+                self._uniform_states,
+                self._uniform_state,
+                self.engine.schedule,
+                self._finish,
+            )
+            if solved is not None:
+                return solved
         return self._solve_from(changed, now)
 
     def _solve_link(self, link: FlowLink, now: float) -> list[FlowLink]:
@@ -516,87 +492,23 @@ class FlowNetwork:
             changed, now, self.model.bandwidth_factor, self.engine.schedule, self._finish
         )
 
-    def _solve_uniform(
-        self,
-        flows: list[Flow],
-        links: list[FlowLink],
-        hops: tuple[tuple[FlowLink, float], ...],
-        now: float,
-    ) -> list[FlowLink]:
-        """`_solve` of a component whose flows all cross the same links `hops` with one
-        weight and one bound (`_uniform_component`: a ring step's pieces between two ranks):
-        every flow gets one rate, so the filling's sums are one value added once per flow
-        (`_repeated_sum`, in the same order, hence the same bits) and one round of it fixes
-        them all. A component that this does not fit (a link with no cost, an odd weight)
-        takes `_solve`'s general course."""
-        figures: Iterable[tuple[FlowLink, float, float]]
-        if flows:
-            first = flows[0]
-            weight, bound, count = first.weight, first.bound, len(flows)
-            key = (id(hops), weight, bound, count)
-            state = self._uniform_states.get(key)
-            if state is None or state[0] is not hops:
-                if len(self._uniform_states) >= _SUMS_KEPT:  # bounded, as `_repeated_sum`'s
-                    self._uniform_states.clear()
-                state = self._uniform_state(hops, weight, bound, count)
-                self._uniform_states[key] = state
-            if state[1] is None:  # a link without cost, a NaN or no limit: the general course
-                return self._solve_from(first, now)  # the walk from any of them gives these
-            _, x, rate, figures = state
-        else:  # the last flow left: the links fall idle
-            x = rate = 0.0
-            figures = [(link, 0.0, 0.0) for link in links]
-        # each link: `advance(now)` inline, then its new use, peak and change point; a
-        # link's own steps in `solve_from`'s order (links do not depend on each other)
-        for link, used, byte_rate in figures:
-            elapsed = now - link.since
-            if elapsed > 0.0:
-                link.bytes += link.byte_rate * elapsed
-                link.used_s += link.used * elapsed
-                if link.used >= SATURATED:
-                    link.saturated_s += elapsed
-            link.since = now
-            link.used = used
-            link.byte_rate = byte_rate
-            if used > link.peak:
-                link.peak = used
-            times, values = link.series_t, link.series_u  # `link.mark(now)`, inline
-            if times[-1] == now:
-                values[-1] = used
-                if len(values) > 1 and values[-2] == used:
-                    times.pop()
-                    values.pop()
-            elif values[-1] != used:
-                times.append(now)
-                values.append(used)
-                if len(times) > SERIES_POINTS:
-                    link._merge(now)
-        schedule, finish = self.engine.schedule, self._finish
-        for flow in flows:
-            flow.x = x
-            old = flow.rate
-            flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
-            flow.updated = now
-            if rate == old and flow.pending:  # its end event stands
-                continue
-            flow.rate = rate
-            flow.version += 1
-            flow.pending = False
-            if rate > 0.0:
-                remaining = flow.remaining if flow.remaining > 0.0 else 0.0
-                flow.pending = True
-                schedule(remaining / rate, finish, (flow, flow.version))
-        return links
-
     def _uniform_state(
         self, hops: tuple[tuple[FlowLink, float], ...], weight: float, bound: float, count: int
-    ) -> tuple[
-        tuple[tuple[FlowLink, float], ...],
-        float | None,
-        float,
-        tuple[tuple[FlowLink, float, float], ...],
-    ]:
-        """Return what `_solve_uniform` sets for `count` flows of `weight` and `bound` over
+    ) -> UniformState:
+        """Return `_make_uniform_state(hops, weight, bound, count)`, kept in `_uniform_states`
+        under (id(hops), weight, bound, count) for `solve_uniform` to find (a bounded memo,
+        as `_repeated_sum`'s)."""
+        state = self._make_uniform_state(hops, weight, bound, count)
+        states = self._uniform_states
+        if len(states) >= _SUMS_KEPT:
+            states.clear()
+        states[id(hops), weight, bound, count] = state
+        return state
+
+    def _make_uniform_state(
+        self, hops: tuple[tuple[FlowLink, float], ...], weight: float, bound: float, count: int
+    ) -> UniformState:
+        """Return what `solve_uniform` sets for `count` flows of `weight` and `bound` over
         `hops`, the same whenever they come back (a ring step's pieces between two ranks,
         thousands of times): (hops, x, the rate, per link from the last to the first: the
         link, its use and its byte rate); x None when the general course must solve it."""
@@ -637,6 +549,73 @@ class FlowNetwork:
                 alike.append((times, values, figure["utilisation_series"]))
             figures.append(figure)
         return figures
+
+
+def join(
+    engine: Any, changed: list[Flow], solve_changed: Callable[[object], None], flow: Flow
+) -> None:
+    """`flow` joins its links after its route's latency (F1), and its component is re-solved
+    at the end of the instant: the first flow of an instant to join or leave (`changed`
+    empty) schedules `solve_changed` (`FlowNetwork._solve_changed`), which runs after that
+    instant's other events; a flow with no bytes or no links is done at once.
+
+    simulator/_speedups_flows.c `flow_join` is its C copy (chosen where the engine runs on
+    the C core, `FlowNetwork.__init__`; tests/simulator/test_flow_solver.py)."""
+    now = engine.now
+    if flow.remaining <= 0.0 or not flow.links:
+        flow.done(now)
+        return
+    flow.updated = now
+    links = flow.links
+    if len(links) > 1:
+        for link, a in links:
+            link.flows[flow] = a
+            link.multi += 1
+    else:
+        for link, a in links:
+            link.flows[flow] = a
+    if not changed:
+        engine.schedule(0.0, solve_changed, None)
+    changed.append(flow)
+
+
+def finish(
+    engine: Any,
+    changed: list[Flow],
+    solve_changed: Callable[[object], None],
+    arg: tuple[Flow, int],
+) -> None:
+    """A flow's end event, (flow, the version it was scheduled for): unless the flow was
+    re-solved since (a later event stands for it), it leaves its links, its component is
+    re-solved as `join` has it, and it is done.
+
+    simulator/_speedups_flows.c `flow_finish` is its C copy (as `join`'s)."""
+    flow, version = arg
+    if version != flow.version:  # re-solved since: a later event stands for it
+        return
+    now = engine.now
+    flow.remaining = 0.0
+    links = flow.links
+    if len(links) > 1:
+        for link, _ in links:
+            del link.flows[flow]
+            link.multi -= 1
+    else:
+        for link, _ in links:
+            del link.flows[flow]
+    if not changed:
+        engine.schedule(0.0, solve_changed, None)
+    changed.append(flow)
+    flow.done(now)
+
+
+def _flow_events(engine: Any) -> tuple[Callable[..., None], Callable[..., None]]:
+    """Return `join` and `finish`, or their C copies where `engine` runs on the C core."""
+    core = hotpath.core_of(engine)
+    return (
+        hotpath.choose_in(core, join, "flow_join"),
+        hotpath.choose_in(core, finish, "flow_finish"),
+    )
 
 
 def component(flow: Flow) -> tuple[list[Flow], list[FlowLink]]:
@@ -807,6 +786,89 @@ def solve_max_min(flows: list[Flow], links: list[FlowLink]) -> None:
         open_links = [link for link in still_open if link.usage > 1e-300]
 
 
+def solve_uniform(
+    changed: Flow,
+    now: float,
+    states: dict[tuple[int, float, float, int], UniformState],
+    state_of: Callable[[tuple[tuple[FlowLink, float], ...], float, float, int], UniformState],
+    schedule: Callable[[float, Callable[[tuple[Flow, int]], None], tuple[Flow, int]], object],
+    finish: Callable[[tuple[Flow, int]], None],
+) -> list[FlowLink] | None:
+    """Re-solve at `now` the component of `changed` (a flow over two or more links) when its
+    flows all cross the same links with one weight and one bound (`_uniform_component`: a
+    ring step's pieces between two ranks) and return its links; return None, having changed
+    nothing, when `solve_from` must (another component, a link with no cost, an odd weight).
+    Every flow of such a component gets one rate, so the filling's sums are one value added
+    once per flow (`_repeated_sum`, in the same order, hence the same bits) and one round of
+    it fixes them all: what it sets is `states[id(hops), weight, bound, count]`, made by
+    `state_of(hops, weight, bound, count)` (which keeps it there) when absent.
+    Each link is accounted and marked as `solve_from` does (`FlowLink.advance`, `mark`),
+    each flow charged and given its end event as there, in the same order.
+
+    simulator/_speedups_flows.c `flow_solve_uniform` is its C copy (`hotpath.
+    flow_uniform_solver` chooses): the same float operations in the same order and the same
+    calls to `schedule` (tests/simulator/test_flow_solver.py)."""
+    uniform = _uniform_component(changed)
+    if uniform is None:
+        return None
+    flows, links = uniform
+    hops = changed.links
+    figures: Iterable[tuple[FlowLink, float, float]]
+    if flows:
+        first = flows[0]
+        weight, bound, count = first.weight, first.bound, len(flows)
+        state = states.get((id(hops), weight, bound, count))
+        if state is None or state[0] is not hops:
+            state = state_of(hops, weight, bound, count)
+        _, solved_x, rate, figures = state
+        if solved_x is None:  # a link without cost, a NaN or no limit: the general course
+            return None
+        x = solved_x
+    else:  # the last flow left: the links fall idle
+        x = rate = 0.0
+        figures = [(link, 0.0, 0.0) for link in links]
+    # each link: `advance(now)` inline, then its new use, peak and change point; a
+    # link's own steps in `solve_from`'s order (links do not depend on each other)
+    for link, used, byte_rate in figures:
+        elapsed = now - link.since
+        if elapsed > 0.0:
+            link.bytes += link.byte_rate * elapsed
+            link.used_s += link.used * elapsed
+            if link.used >= SATURATED:
+                link.saturated_s += elapsed
+        link.since = now
+        link.used = used
+        link.byte_rate = byte_rate
+        if used > link.peak:
+            link.peak = used
+        times, values = link.series_t, link.series_u  # `link.mark(now)`, inline
+        if times[-1] == now:
+            values[-1] = used
+            if len(values) > 1 and values[-2] == used:
+                times.pop()
+                values.pop()
+        elif values[-1] != used:
+            times.append(now)
+            values.append(used)
+            if len(times) > SERIES_POINTS:
+                link._merge(now)
+    for flow in flows:
+        flow.x = x
+        old = flow.rate
+        flow.remaining -= old * (now - flow.updated)  # the bytes moved at the old rate
+        flow.updated = now
+        if rate == old and flow.pending:  # its end event stands
+            continue
+        flow.rate = rate
+        flow.version += 1
+        flow.pending = False
+        if rate > 0.0:
+            remaining = flow.remaining if flow.remaining > 0.0 else 0.0
+            flow.pending = True
+            schedule(remaining / rate, finish, (flow, flow.version))
+    return links
+
+
 def _uniform_component(flow: Flow) -> tuple[list[Flow], list[FlowLink]] | None:
     """Return `component(flow)` when every flow on `flow`'s links (two or more)
     crosses exactly those links with the same a_{f,l}, weight and bound, in the walk's own
@@ -847,6 +909,15 @@ _SUMS: dict[tuple[float, int], float] = {}
 _SUMS_KEPT = 1 << 16
 
 
+UniformState = tuple[
+    tuple[tuple[FlowLink, float], ...],
+    float | None,
+    float,
+    tuple[tuple[FlowLink, float, float], ...],
+]
+"""`FlowNetwork._make_uniform_state`'s answer: (hops, x, the rate, each link's figures)."""
+
+
 def _repeated_sum(value: float, count: int) -> float:
     """Return 0.0 + value + value + ... (`count` times) added one by one, as a loop over
     `count` equal terms sums them (not value * count, which may round differently);
@@ -865,3 +936,6 @@ def _repeated_sum(value: float, count: int) -> float:
 
 _solve_from = hotpath.flow_solver(solve_from, SATURATED, SERIES_POINTS)
 """`solve_from`, or its C copy where the C core is in use (`FlowNetwork._solve_from`)."""
+
+_solve_uniform = hotpath.flow_uniform_solver(solve_uniform)
+"""`solve_uniform`, or its C copy where the C core is in use (`FlowNetwork._solve`)."""

@@ -9,7 +9,8 @@ runs everywhere, and a C copy that gives the same results faster where it is bui
                                FIFOs, sim calls, messages, usage,  platform, results,
                                the attribute and multiply guards,  sandbox.restricted,
                                a model's program of doubles,       models.js_program,
-                               the flow network's max-min re-solve flows.solve_from
+                               the flow network's max-min          flows.solve_from and
+                               re-solves                           solve_uniform
     simulator._cachesim        the cache chain and tree            simulator.models.cache,
                                                                    models.coherence
     simulator._v8results       V8's results handed back            simulator.shallow
@@ -47,6 +48,7 @@ __all__ = [
     "choose_in",
     "core_of",
     "flow_solver",
+    "flow_uniform_solver",
     "hand_types",
     "handed_types",
     "memo_key",
@@ -205,6 +207,7 @@ NAMES: dict[str, Name] = {
     "link_left": Name("left", _FLOW_LINK),
     "link_usage": Name("usage", _FLOW_LINK),
     "link_merge": Name("_merge", _FLOW_LINK),
+    "flow_done": Name("done", _FLOW),
 }
 """Every name the C core (simulator._speedups) uses, by the key it knows it by (its
 `ContractName` table, simulator/_speedups.c): it receives them at start-up (`set_names`) and
@@ -344,3 +347,10 @@ def flow_solver(reference: _T, saturated: float, series_points: int) -> _T:
     speedups.set_flow_constants(saturated, series_points)
     solver: _T = speedups.flow_solve_from
     return solver
+
+
+def flow_uniform_solver(reference: _T) -> _T:
+    """Return the flow network's re-solve of a uniform component (`reference`,
+    simulator.flows `solve_uniform`): the C core's copy when the core is in use (after
+    `flow_solver`, which told it the constants), else `reference`."""
+    return choose(reference, "flow_solve_uniform")

@@ -229,7 +229,7 @@ class RotationSymmetry:
                 send(source, target, piece, None, (channel, tag), None, hops)
                 continue
             waited_from = engine.now
-            message = get(_message_filter((channel, tag), peer=members[peer]), data)
+            message = get(_message_filter((channel, tag), None, members[peer]), data)
             now = engine.now
             if now > waited_from:
                 charge_receive(figures, waited_from, message.sent_at, now)

@@ -7,6 +7,7 @@ import json
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,22 +148,22 @@ def test_a_run_gives_the_reference_results(
     for node in system["nodes"]:
         if node["id"] != "gpu":
             node["sharing"] = sharing
-    uniform = flows._uniform_component
+    uniform = flows._solve_uniform
     taken = []
 
-    def counted(flow: flows.Flow) -> object:
-        found = uniform(flow)
+    def counted(*args: Any) -> object:
+        found = uniform(*args)
         taken.append(found is not None)
         return found
 
-    monkeypatch.setattr(flows, "_uniform_component", counted)
+    monkeypatch.setattr(flows, "_solve_uniform", counted)
     fast = run_simulation(system, APP, labels={"GPU": 16}, variables={})
     if sharing == "full-duplex":  # a ring's steps between nodes, and other components
         assert any(taken) and not all(taken)
     monkeypatch.setattr(collectives, "program", collectives._heap_program)
     monkeypatch.setattr(flows, "solve_max_min", _reference_max_min)
     monkeypatch.setattr(flows.FlowLink, "multi", property(lambda _: 1, lambda _, __: None))
-    monkeypatch.setattr(flows, "_uniform_component", lambda flow: None)
+    monkeypatch.setattr(flows, "_solve_uniform", lambda *args: None)
     slow = run_simulation(system, APP, labels={"GPU": 16}, variables={})
     for key in ("overall_time_s", "processes", "collectives", "links", "timeline"):
         assert fast.get(key) == slow.get(key), key
