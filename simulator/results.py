@@ -381,8 +381,9 @@ class Timeline:
         # Whether a kept computation carries a detail or a GPU kernel's work: without one,
         # and without a GPU node, the result has no kernel rows (`kernel_rows`).
         self.annotated = False
-        # kernel_inputs(params) by its own items (floats): one dict per distinct kernel
-        self._kernels: dict[tuple[tuple[str, float], ...], dict[str, float]] = {}
+        # kernel_inputs(params) by its own names and values (floats): one dict per distinct
+        # kernel
+        self._kernels: dict[tuple[tuple[str, ...], tuple[float, ...]], dict[str, float]] = {}
 
     def add(self, process: str, kind: str, start_s: float, end_s: float, **extra: Any) -> None:
         """Record one interval of `kind` ("compute", "transfer", "receive", ...) for `process`."""
@@ -432,7 +433,8 @@ class Timeline:
         inputs = kernel_inputs(params)
         if inputs is None:
             return None
-        return self._kernels.setdefault(tuple(inputs.items()), inputs)
+        # its names and its values: the key of its items, without a pair per item
+        return self._kernels.setdefault((tuple(inputs), tuple(inputs.values())), inputs)
 
     def add_busy(self, node: str, instance: int, start_s: float, end_s: float) -> None:
         """Record one busy period of a component instance."""
@@ -541,26 +543,31 @@ def assemble_result(
         node, name, hardware, kind = figures.node, figures.name, figures.hardware, figures.type
         idle_w, active_w, failure_rate = figures.idle_w, figures.active_w, figures.failure_rate
         loads_000 = kernel_load_energies(load_w=active_w, loaded_s=loaded)
+        # the node's figures set once; each instance's row a copy with its own four
+        template: ComponentRow = {
+            "node": node,
+            "name": name,
+            "hardware": hardware,
+            "type": kind,
+            "instance": 0,
+            "busy_s": 0.0,
+            "utilisation": 0.0,
+            "energy_j": 0.0,
+            "power_idle_w": idle_w,
+            "power_active_w": active_w,
+            "failure_rate_per_s": failure_rate,
+        }
         for usage, energy, load_000 in zip(usages, energies, loads_000, strict=True):
             busy_s = usage.busy_s
             node_energy += energy
             node_000 += load_000
             exposures.append((failure_rate, busy_s))
-            component_rows.append(
-                {
-                    "node": node,
-                    "name": name,
-                    "hardware": hardware,
-                    "type": kind,
-                    "instance": usage.instance,
-                    "busy_s": busy_s,
-                    "utilisation": busy_s / overall_time_s if overall_time_s > 0 else 0.0,
-                    "energy_j": energy,
-                    "power_idle_w": idle_w,
-                    "power_active_w": active_w,
-                    "failure_rate_per_s": failure_rate,
-                }
-            )
+            row = template.copy()
+            row["instance"] = usage.instance
+            row["busy_s"] = busy_s
+            row["utilisation"] = busy_s / overall_time_s if overall_time_s > 0 else 0.0
+            row["energy_j"] = energy
+            component_rows.append(row)
         per_component[figures.node] = node_energy
         per_component_000[figures.node] = node_000
         total_energy += node_energy
@@ -802,7 +809,7 @@ def kernel_rows(
         point = kernel_point(inputs, duration, roof) if inputs and roof else None
         _, ops, moved, intensity, ops_per_s, bytes_per_s, roof_ops, fraction = point or _NO_POINT
         occupancy = detail.get("occupancy", (inputs or {}).get("occupancy"))
-        occupancy = float(occupancy) if isinstance(occupancy, int | float) else None
+        occupancy = float(occupancy) if isinstance(occupancy, _NUMBERS) else None
         max_warps = roof.max_warps_per_sm if roof is not None else None
         bound = detail.get("bound")
         rows.append(
@@ -830,6 +837,8 @@ def kernel_rows(
     return rows
 
 
+# What a kernel row's occupancy may be (a tuple: `int | float` makes a union at every row).
+_NUMBERS = (int, float)
 # A kernel row's figures when it has no roofline point (`kernel_point`'s fields, all None).
 _NO_POINT: tuple[None, ...] = (None,) * len(KernelPoint._fields)
 
