@@ -907,20 +907,23 @@ def power_series(
         node, name, idle_w = figures.node, figures.name, figures.idle_w
         span_w = figures.active_w - idle_w
         for usage in usages:
-            points = [[0.0, idle_w]]
+            last = [0.0, idle_w]
+            points = [last]
             steps = changes.get((node, usage.instance))
             if steps:
                 capacity = usage.capacity
                 active = 0
                 for time, step in sorted(steps):
                     active += step
-                    watts = idle_w + span_w * (min(active, capacity) / capacity)
-                    if points[-1][0] == time:
-                        points[-1][1] = watts
-                    elif points[-1][1] != watts:
-                        points.append([time, watts])
-            if points[-1][0] < overall_time_s:  # the level held to the end of the run
-                points.append([overall_time_s, points[-1][1]])
+                    loaded = active if active < capacity else capacity  # min(), without a call
+                    watts = idle_w + span_w * (loaded / capacity)
+                    if last[0] == time:
+                        last[1] = watts
+                    elif last[1] != watts:
+                        last = [time, watts]
+                        points.append(last)
+            if last[0] < overall_time_s:  # the level held to the end of the run
+                points.append([overall_time_s, last[1]])
             series.append(
                 {"node": node, "name": name, "instance": usage.instance, "points": points}
             )
