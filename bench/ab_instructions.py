@@ -18,20 +18,20 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve()
+MERPSYS = ("merpsys", "merpsys-edited")  # their events are the case's, not processes x steps
 TOTAL = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
 def run(checkout: Path, scenario: str, processes: int, steps: int, times: int) -> None:
     """Run `scenario` `times` times in this process (the counted process's body)."""
     sys.path[:0] = [str(checkout), str(checkout / "bench")]
-    from bench_userpath import compute_case
-
     import simulator.shallow as shallow
     from simulator.runner import run_simulation
 
-    case = compute_case(processes, steps, 0, scenario=scenario)
+    case = scenario_case(scenario, processes, steps)
     for _ in range(times):
         shallow._memos.clear()
         run_simulation(
@@ -41,6 +41,16 @@ def run(checkout: Path, scenario: str, processes: int, steps: int, times: int) -
             variables=case.parasim.variables,
             summary=True,
         )
+
+
+def scenario_case(scenario: str, processes: int, steps: int) -> Any:
+    """Return bench_userpath's case of `scenario`: a compute workload at `processes` x
+    `steps`, or the MERPSYS example (`merpsys`, `merpsys-edited`) at its default pairs."""
+    from bench_userpath import Sizes, compute_case, merpsys_case
+
+    if scenario in MERPSYS:
+        return merpsys_case(Sizes(), edited=scenario == "merpsys-edited")
+    return compute_case(processes, steps, 0, scenario=scenario)
 
 
 def counted(checkout: Path, scenario: str, processes: int, steps: int, times: int) -> int:
@@ -86,8 +96,18 @@ def main() -> None:
             options.one,
         )
         return
-    computations = options.processes * options.steps
-    print(f"{options.scenario} {options.processes:,} x {options.steps}: instructions a computation")
+    if options.scenario in MERPSYS:
+        sys.path[:0] = [str(HERE.parent)]
+        from bench_userpath import Sizes, merpsys_case
+
+        computations = merpsys_case(Sizes()).events
+        print(f"{options.scenario}: instructions an event ({computations:,} events) and a run")
+    else:
+        computations = options.processes * options.steps
+        print(
+            f"{options.scenario} {options.processes:,} x {options.steps}: "
+            "instructions a computation"
+        )
     first = None
     for path in options.checkouts:
         checkout = path.resolve()
@@ -95,7 +115,10 @@ def main() -> None:
         thrice = counted(checkout, options.scenario, options.processes, options.steps, 3)
         each = (thrice - once) / 2 / computations
         first = each if first is None else first
-        print(f"{path}: {each:,.0f} ({first / each:.2f}x fewer than the first)")
+        print(
+            f"{path}: {each:,.0f} ({first / each:.2f}x fewer than the first; "
+            f"{(thrice - once) / 2 / 1e6:,.1f} M a run)"
+        )
 
 
 if __name__ == "__main__":

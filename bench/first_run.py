@@ -42,6 +42,7 @@ from simulator.sandbox.child import PRELOAD_MODULES, SPARE_ISOLATES  # noqa: E40
 
 SCENARIOS = {
     "merpsys": lambda sizes: bench_userpath.merpsys_case(sizes),
+    "merpsys-edited": lambda sizes: bench_userpath.merpsys_case(sizes, edited=True),
     "collectives": lambda sizes: bench_userpath.collectives_case(sizes, 0),
     "pairs": lambda sizes: bench_userpath.pairs_case(sizes, 0),
     "master-worker": lambda sizes: bench_userpath.master_worker_case(sizes, 0),

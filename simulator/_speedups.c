@@ -183,6 +183,7 @@ static const ContractName contract_names[] = {
     {"targets", &str_targets},
     {"state", &str_state},
     {"p2p_send_fallback", &str_p2p_send_fallback},
+    {"target", &str_target_method},
     {"receivers", &str_receivers},
     {"collectives", &str_collectives},
     {"broadcast", &str_broadcast},

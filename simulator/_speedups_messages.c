@@ -444,10 +444,13 @@ send_each(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-/* A send of a plain size (a float or int, not a bool, finite and >= 0) without hostMemory to
- * a target this process sent to before (Sim._targets holds its route), on the C core:
- * World.send's message, handed to the first hop's FIFO (or the target's mailbox when the
- * route charges no hop). 1 when sent, 0 when Python must do it (nothing done), -1 on error. */
+/* A send of a plain size (a float or int, not a bool, finite and >= 0) without hostMemory, on
+ * the C core: World.send's message, handed to the first hop's FIFO (or the target's mailbox
+ * when the route charges no hop). The route is Sim._targets' for a target this process sent to
+ * before; for a first send, Sim._target's (the call api._PythonSimCore.p2pCommunicationSend
+ * makes, which checks the target and keeps its route in _targets), so that a process's first
+ * send is not the whole send in Python. 1 when sent, 0 when Python must do it (nothing done),
+ * -1 on error. */
 static int
 p2p_send_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -477,28 +480,35 @@ p2p_send_fast(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_Clear();
         return 0;
     }
-    if (!PyDict_CheckExact(targets)) { /* None: the first send */
-        Py_DECREF(targets);
-        return 0;
-    }
-    /* the key of Sim._targets: (label, rank, type(rank)), so rank 1.0 or True is not 1 */
-    PyObject *key = PyTuple_Pack(3, args[1], rank, (PyObject *)Py_TYPE(rank));
-    if (key == NULL) {
-        Py_DECREF(targets);
-        return -1;
-    }
-    PyObject *route = PyDict_GetItemWithError(targets, key); /* borrowed */
-    Py_DECREF(key);
-    if (route != NULL)
-        Py_INCREF(route);
-    Py_DECREF(targets);
-    if (route == NULL) {
-        if (PyErr_Occurred()) { /* an unhashable label or rank: Python's message */
+    PyObject *route = NULL;
+    if (PyDict_CheckExact(targets)) { /* else None: the process's first send */
+        /* the key of Sim._targets: (label, rank, type(rank)), so rank 1.0 or True is not 1 */
+        PyObject *key = PyTuple_Pack(3, args[1], rank, (PyObject *)Py_TYPE(rank));
+        if (key == NULL) {
+            Py_DECREF(targets);
+            return -1;
+        }
+        route = PyDict_GetItemWithError(targets, key); /* borrowed */
+        Py_DECREF(key);
+        if (route != NULL)
+            Py_INCREF(route);
+        else if (PyErr_Occurred()) { /* an unhashable label or rank: Python's message */
+            Py_DECREF(targets);
             if (!PyErr_ExceptionMatches(PyExc_TypeError))
                 return -1;
             PyErr_Clear();
+            return 0;
         }
-        return 0;
+    }
+    Py_DECREF(targets);
+    if (route == NULL) { /* the first send to this target: Sim._target checks and keeps it */
+        if (str_target_method == NULL)
+            return 0;
+        PyObject *call[] = {(PyObject *)self, args[1], rank};
+        route = PyObject_VectorcallMethod(str_target_method, call,
+                                          3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        if (route == NULL)
+            return -1;
     }
     if (!PyTuple_CheckExact(route) || PyTuple_GET_SIZE(route) != 2 ||
         !PyTuple_CheckExact(PyTuple_GET_ITEM(route, 1))) {

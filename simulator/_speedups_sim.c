@@ -25,7 +25,8 @@ static PyObject *str_process = NULL, *str_kind = NULL, *str_compute = NULL, *str
                 *str_size = NULL, *str_collectives = NULL, *str_barrier = NULL, *one_int = NULL,
                 *str_sent_at = NULL, *str_wait_s = NULL, *str_comm_s = NULL,
                 *str_index_room = NULL, *str_targets = NULL, *str_state = NULL,
-                *str_p2p_send_fallback = NULL, *str_missed = NULL, *str_program = NULL;
+                *str_p2p_send_fallback = NULL, *str_missed = NULL, *str_program = NULL,
+                *str_target_method = NULL;
 
 /* -- a `__slots__` attribute read and written without the attribute protocol's lookups -------- */
 

@@ -548,10 +548,16 @@ class _PythonSimCore(_SimCalls):
         if hostMemory is not None:
             host_memory = self._check_host_memory("sim.p2pCommunicationSend", hostMemory)
         key = (target_label, target_rank, target_rank.__class__)  # rank 1.0 or True: not 1
+        # The C core sends to a target it knows itself: with it, a call here is most often a
+        # process's first send, which must not raise and catch on the way to `_target`.
+        targets = self._targets
         try:
-            target, hops = self._targets[key]  # type: ignore[index]
-        except (KeyError, TypeError):  # the first send to this target (or unhashable)
-            target, hops = self._target(target_label, target_rank)
+            route = None if targets is None else targets.get(key)
+        except TypeError:  # unhashable: `_target` says what is wrong with it
+            route = None
+        if route is None:
+            route = self._target(target_label, target_rank)
+        target, hops = route
         self._world.send(self._state, target, size_b, direction, P2P, host_memory, hops)
 
 

@@ -122,6 +122,7 @@ NAMES: dict[str, Name] = {
     "computation_missed": Name("_missed", _SIM),
     "record_computation": Name("_record_computation", _SIM),
     "p2p_send_fallback": Name("_p2p_send_fallback", _SIM),
+    "target": Name("_target", _SIM),
     "broadcast": Name("broadcast", _SIM),
     "scatter": Name("scatter", _SIM),
     "gather": Name("gather", _SIM),

@@ -631,13 +631,10 @@ class World:
         shared = (nodes, tuple(instances))
         result = self._hop_tuples.get(shared)
         if result is None:
-            result = self._route(
-                [
-                    (node, instances[index], came_from, going_to)
-                    for index, (node, _, came_from, going_to) in enumerate(plan)
-                ]
-            )
-            self._hop_tuples[shared] = result
+            crossed = []
+            for index, (node, _, came_from, going_to) in enumerate(plan):
+                crossed.append((node, instances[index], came_from, going_to))
+            result = self._hop_tuples[shared] = self._route(crossed)
         return result
 
     def _instance_hops(self, path: tuple[tuple[str, int], ...]) -> tuple[Hop, ...]:
@@ -661,17 +658,11 @@ class World:
         FIFO, a FlowRoute (simulator.flows) when any is a flow link."""
         network = self.network
         if network is None:  # no flow link in the run: every hop is its FIFO
-            return tuple(
-                [
-                    (
-                        node,
-                        instance,
-                        node.link(instance, came_from, going_to),
-                        node.usages[instance],
-                    )
-                    for node, instance, came_from, going_to in crossed
-                ]
-            )
+            hops = []  # a loop (a comprehension is a call of its own): a first send's
+            for node, instance, came_from, going_to in crossed:
+                link = node.link(instance, came_from, going_to)
+                hops.append((node, instance, link, node.usages[instance]))
+            return tuple(hops)
         links: list[FlowLink | None] = []
         exits: list[FlowLink | None] = []
         ports = self._port_switches

@@ -28,7 +28,7 @@ from simulator.models.energy import (
     whole_run_e1_energy,
 )
 from simulator.models.reliability import success_probability
-from simulator.models.roofline import Roof, bound_class, kernel_inputs, kernel_point
+from simulator.models.roofline import KernelPoint, Roof, bound_class, kernel_inputs, kernel_point
 
 # Timeline entries a run keeps by default (each of its two lists: processes, busy periods).
 DEFAULT_TIMELINE_LIMIT = 10_000
@@ -381,8 +381,9 @@ class Timeline:
         # Whether a kept computation carries a detail or a GPU kernel's work: without one,
         # and without a GPU node, the result has no kernel rows (`kernel_rows`).
         self.annotated = False
-        # kernel_inputs(params) by its own items (floats): one dict per distinct kernel
-        self._kernels: dict[tuple[tuple[str, float], ...], dict[str, float]] = {}
+        # kernel_inputs(params) by its own names and values (floats): one dict per distinct
+        # kernel
+        self._kernels: dict[tuple[tuple[str, ...], tuple[float, ...]], dict[str, float]] = {}
 
     def add(self, process: str, kind: str, start_s: float, end_s: float, **extra: Any) -> None:
         """Record one interval of `kind` ("compute", "transfer", "receive", ...) for `process`."""
@@ -432,7 +433,8 @@ class Timeline:
         inputs = kernel_inputs(params)
         if inputs is None:
             return None
-        return self._kernels.setdefault(tuple(inputs.items()), inputs)
+        # its names and its values: the key of its items, without a pair per item
+        return self._kernels.setdefault((tuple(inputs), tuple(inputs.values())), inputs)
 
     def add_busy(self, node: str, instance: int, start_s: float, end_s: float) -> None:
         """Record one busy period of a component instance."""
@@ -503,7 +505,14 @@ def assemble_result(
     power_missing: list[PowerMissing] = []
     total_energy = total_000 = 0.0
     component_list = list(components)
-    blocks_of = _kernel_blocks(timeline, processes, component_list)
+    # where each process ran (its node and instance by name), which E.1's blocks, the kernel
+    # rows and the power series read: made once, when one of them reads the timeline
+    where = (
+        {p.name: (p.node, p.instance) for p in processes}
+        if timeline.annotated or any(f.type == "GPU" or draws_power(f) for f, _ in component_list)
+        else None
+    )
+    blocks_of = _kernel_blocks(timeline, processes, component_list, where)
     for figures, usages in component_list:
         node_energy = node_000 = 0.0
         states = figures.states or PowerStates(
@@ -534,26 +543,31 @@ def assemble_result(
         node, name, hardware, kind = figures.node, figures.name, figures.hardware, figures.type
         idle_w, active_w, failure_rate = figures.idle_w, figures.active_w, figures.failure_rate
         loads_000 = kernel_load_energies(load_w=active_w, loaded_s=loaded)
+        # the node's figures set once; each instance's row a copy with its own four
+        template: ComponentRow = {
+            "node": node,
+            "name": name,
+            "hardware": hardware,
+            "type": kind,
+            "instance": 0,
+            "busy_s": 0.0,
+            "utilisation": 0.0,
+            "energy_j": 0.0,
+            "power_idle_w": idle_w,
+            "power_active_w": active_w,
+            "failure_rate_per_s": failure_rate,
+        }
         for usage, energy, load_000 in zip(usages, energies, loads_000, strict=True):
             busy_s = usage.busy_s
             node_energy += energy
             node_000 += load_000
             exposures.append((failure_rate, busy_s))
-            component_rows.append(
-                {
-                    "node": node,
-                    "name": name,
-                    "hardware": hardware,
-                    "type": kind,
-                    "instance": usage.instance,
-                    "busy_s": busy_s,
-                    "utilisation": busy_s / overall_time_s if overall_time_s > 0 else 0.0,
-                    "energy_j": energy,
-                    "power_idle_w": idle_w,
-                    "power_active_w": active_w,
-                    "failure_rate_per_s": failure_rate,
-                }
-            )
+            row = template.copy()
+            row["instance"] = usage.instance
+            row["busy_s"] = busy_s
+            row["utilisation"] = busy_s / overall_time_s if overall_time_s > 0 else 0.0
+            row["energy_j"] = energy
+            component_rows.append(row)
         per_component[figures.node] = node_energy
         per_component_000[figures.node] = node_000
         total_energy += node_energy
@@ -624,7 +638,7 @@ def assemble_result(
             }
         },
         "kernels": kernel_rows(
-            timeline.entries, process_rows, figures_of, annotated=timeline.annotated
+            timeline.entries, process_rows, figures_of, annotated=timeline.annotated, where=where
         ),
         "rooflines": [
             {
@@ -642,7 +656,9 @@ def assemble_result(
             for f in figures_of.values()
             if f.roof is not None
         ],
-        "power": power_series(timeline.entries, process_rows, component_list, overall_time_s),
+        "power": power_series(
+            timeline.entries, process_rows, component_list, overall_time_s, where
+        ),
         "warnings": [dict(warning) for warning in warnings],
     }
     if memory is not None:
@@ -664,11 +680,13 @@ def _kernel_blocks(
     timeline: Timeline,
     processes: Sequence[ProcessFigures],
     components: Sequence[tuple[ComponentFigures, Sequence[Usage]]],
+    where: Mapping[str, tuple[str, int]] | None = None,
 ) -> dict[tuple[str, int], float] | None:
     """Return the blocks of the kernels each GPU instance ran, from the timeline's kernel
     entries (their gridSize, else ceil(N / blockSize)), when a GPU's record gives E.1's energy
     per block; None when none does, or when the timeline dropped entries (the blocks of the
-    dropped kernels are unknown, so E.1 is not used and the load power counts instead)."""
+    dropped kernels are unknown, so E.1 is not used and the load power counts instead).
+    `where`: each process's (node, instance) by name, when the caller made it already."""
     wanted = {
         figures.node
         for figures, _ in components
@@ -678,7 +696,8 @@ def _kernel_blocks(
     }
     if not wanted or timeline.dropped:
         return None
-    where = {p.name: (p.node, p.instance) for p in processes}
+    if where is None:
+        where = {p.name: (p.node, p.instance) for p in processes}
     blocks: dict[tuple[str, int], float] = {}
     for entry in timeline.entries:
         extra: Mapping[str, Any] = entry
@@ -749,72 +768,94 @@ def kernel_rows(
     figures_of: Mapping[str, ComponentFigures],
     *,
     annotated: bool = True,
+    where: Mapping[str, tuple[str, int]] | None = None,
 ) -> list[KernelRow]:
     """Return one row per GPU kernel among the timeline's computations: a computation on a
     GPU node, or one whose params are a kernel's (`kernel_inputs`) or whose model names a
     bound. `annotated` False says that no computation has a detail or a kernel's work
     (`Timeline.annotated`): then only a GPU node's can be a kernel, and without GPU nodes
-    the entries are not read (a pass over them would be most of a small run's result)."""
-    # Where each process ran, made when a kernel is found or a GPU node exists (not for the
-    # rows of a run without either, where making it would dominate the result's cost).
-    where: dict[str, tuple[str, int]] | None = None
+    the entries are not read (a pass over them would be most of a small run's result).
+    `where`: `process_places(processes)` when the caller made it already."""
     on_gpus: set[str] = set()
     gpu_nodes = {node for node, figures in figures_of.items() if figures.type == "GPU"}
     if not gpu_nodes and not annotated:
         return []
     if gpu_nodes:
-        where = {p["process"]: (p["node"], p["instance"]) for p in processes}
+        if where is None:
+            where = process_places(processes)
         on_gpus = {process for process, (node, _) in where.items() if node in gpu_nodes}
     rows: list[KernelRow] = []
     for entry in entries:
         if entry["kind"] != "compute":
             continue
-        if entry["process"] not in on_gpus and "kernel" not in entry and "detail" not in entry:
-            continue  # not a kernel (the test below, in short: it runs for every entry)
-        if where is None:
-            where = {p["process"]: (p["node"], p["instance"]) for p in processes}
-        node, instance = where.get(entry["process"], ("", 0))
-        figures = figures_of.get(node)
         extra: Mapping[str, Any] = entry
+        process = entry["process"]
+        if process not in on_gpus and "kernel" not in extra and "detail" not in extra:
+            continue  # not a kernel (the test below, in short: it runs for every entry)
+        # Where each process ran, made when a kernel is found or a GPU node exists (not for
+        # the rows of a run without either, where making it would dominate the result's cost).
+        if where is None:
+            where = process_places(processes)
+        node, instance = where.get(process, ("", 0))
+        figures = figures_of.get(node)
         detail = extra.get("detail") or {}
         inputs = extra.get("kernel")
         is_gpu = figures is not None and figures.type == "GPU"
         if not (is_gpu or inputs or "bound" in detail):
             continue
-        duration = entry["end_s"] - entry["start_s"]
+        start = entry["start_s"]
+        duration = entry["end_s"] - start
         roof = figures.roof if figures is not None else None
         point = kernel_point(inputs, duration, roof) if inputs and roof else None
+        _, ops, moved, intensity, ops_per_s, bytes_per_s, roof_ops, fraction = point or _NO_POINT
         occupancy = detail.get("occupancy", (inputs or {}).get("occupancy"))
-        occupancy = float(occupancy) if isinstance(occupancy, int | float) else None
+        occupancy = float(occupancy) if isinstance(occupancy, _NUMBERS) else None
         max_warps = roof.max_warps_per_sm if roof is not None else None
         bound = detail.get("bound")
         rows.append(
             {
-                "process": entry["process"],
+                "process": process,
                 "node": node,
                 "instance": instance,
-                "start_s": entry["start_s"],
+                "start_s": start,
                 "duration_s": duration,
                 "bound": bound if isinstance(bound, str) else None,
-                "bound_class": bound_class(bound),
+                "bound_class": None if bound is None else bound_class(bound),
                 "occupancy": occupancy,
                 "occupancy_fraction": (
                     occupancy / max_warps if occupancy is not None and max_warps else None
                 ),
-                "ops": point.ops if point else None,
-                "bytes": point.bytes if point else None,
-                "intensity": point.intensity if point else None,
-                "ops_per_s": point.ops_per_s if point else None,
-                "bytes_per_s": point.bytes_per_s if point else None,
-                "roof_ops_per_s": point.roof_ops_per_s if point else None,
-                "roof_fraction": point.roof_fraction if point else None,
+                "ops": ops,
+                "bytes": moved,
+                "intensity": intensity,
+                "ops_per_s": ops_per_s,
+                "bytes_per_s": bytes_per_s,
+                "roof_ops_per_s": roof_ops,
+                "roof_fraction": fraction,
             }
         )
     return rows
 
 
+# What a kernel row's occupancy may be (a tuple: `int | float` makes a union at every row).
+_NUMBERS = (int, float)
+# A kernel row's figures when it has no roofline point (`kernel_point`'s fields, all None).
+_NO_POINT: tuple[None, ...] = (None,) * len(KernelPoint._fields)
+
+
+def process_places(processes: Sequence[ProcessRow]) -> dict[str, tuple[str, int]]:
+    """Return where each process of the result's rows ran: its (node, instance) by name."""
+    return {p["process"]: (p["node"], p["instance"]) for p in processes}
+
+
 # Nodes whose busy intervals the memory system keeps (simulator.memsys), not the timeline.
 _MEMORY_TYPES = frozenset({"MEMORY", "CACHE", "FABRIC"})
+
+
+def draws_power(figures: ComponentFigures) -> bool:
+    """Whether the node's instances have a power series: power drawn, and not a memory
+    node's (the memory system keeps its busy intervals, not the timeline)."""
+    return figures.type not in _MEMORY_TYPES and (figures.idle_w != 0 or figures.active_w != 0)
 
 
 def power_series(
@@ -822,59 +863,69 @@ def power_series(
     processes: Sequence[ProcessRow],
     components: Sequence[tuple[ComponentFigures, Sequence[Usage]]],
     overall_time_s: float,
+    where: Mapping[str, tuple[str, int]] | None = None,
 ) -> list[PowerSeries]:
     """Return the power over time of every component instance that draws power: idle power
     plus (loaded - idle) x its load, the load being the computations and transfers the
     timeline puts on it over its capacity (the same rule as its energy; the series' integral
     is its energy_j when no timeline entry was dropped, except for a GPU whose kernels E.1
-    counts: its series shows the load power over its kernels, W.1 of docs/energy.md)."""
-    drawing = [
-        (figures, usages)
-        for figures, usages in components
-        if figures.type not in _MEMORY_TYPES and (figures.idle_w != 0 or figures.active_w != 0)
-    ]
+    counts: its series shows the load power over its kernels, W.1 of docs/energy.md).
+    `where`: `process_places(processes)` when the caller made it already."""
+    drawing = [(figures, usages) for figures, usages in components if draws_power(figures)]
     # Only the instances that draw power need the timeline's steps: none, no pass over it
     # (a pass over a large timeline is a large part of its result, issue 16).
     wanted = {(figures.node, usage.instance) for figures, usages in drawing for usage in usages}
     if not wanted:
         return []
-    where = {p["process"]: (p["node"], p["instance"]) for p in processes}
+    if where is None:
+        where = process_places(processes)
     changes: dict[tuple[str, int], list[tuple[float, int]]] = {}
     for entry in entries:
-        extra: Mapping[str, Any] = entry
-        if entry["kind"] == "compute":
+        kind = entry["kind"]
+        if kind == "compute":
             key = where.get(entry["process"])
-        elif entry["kind"] == "transfer" and "node" in extra:
+        elif kind == "transfer":
+            extra: Mapping[str, Any] = entry
+            if "node" not in extra:
+                continue
             key = (extra["node"], int(extra.get("instance", 0)))
         else:
             continue
-        if key not in wanted or entry["end_s"] <= entry["start_s"]:
+        if key not in wanted:
             continue
-        steps = changes.setdefault(key, [])
-        steps.append((entry["start_s"], 1))
-        steps.append((entry["end_s"], -1))
+        start, end = entry["start_s"], entry["end_s"]
+        if end <= start:
+            continue
+        steps = changes.get(key)
+        if steps is None:
+            changes[key] = [(start, 1), (end, -1)]
+        else:
+            steps.append((start, 1))
+            steps.append((end, -1))
     series: list[PowerSeries] = []
     for figures, usages in drawing:
+        node, name, idle_w = figures.node, figures.name, figures.idle_w
+        span_w = figures.active_w - idle_w
         for usage in usages:
-            points = [[0.0, figures.idle_w]]
-            active = 0
-            for time, step in sorted(changes.get((figures.node, usage.instance), ())):
-                active += step
-                load = min(active, usage.capacity) / usage.capacity
-                watts = figures.idle_w + (figures.active_w - figures.idle_w) * load
-                if points[-1][0] == time:
-                    points[-1][1] = watts
-                elif points[-1][1] != watts:
-                    points.append([time, watts])
-            if points[-1][0] < overall_time_s:  # the level held to the end of the run
-                points.append([overall_time_s, points[-1][1]])
+            last = [0.0, idle_w]
+            points = [last]
+            steps = changes.get((node, usage.instance))
+            if steps:
+                capacity = usage.capacity
+                active = 0
+                for time, step in sorted(steps):
+                    active += step
+                    loaded = active if active < capacity else capacity  # min(), without a call
+                    watts = idle_w + span_w * (loaded / capacity)
+                    if last[0] == time:
+                        last[1] = watts
+                    elif last[1] != watts:
+                        last = [time, watts]
+                        points.append(last)
+            if last[0] < overall_time_s:  # the level held to the end of the run
+                points.append([overall_time_s, last[1]])
             series.append(
-                {
-                    "node": figures.node,
-                    "name": figures.name,
-                    "instance": usage.instance,
-                    "points": points,
-                }
+                {"node": node, "name": name, "instance": usage.instance, "points": points}
             )
     return series
 

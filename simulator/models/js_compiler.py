@@ -2752,7 +2752,10 @@ class CompiledTwin(JsTwin):
             try:
                 values = call_params(params)
                 budget[0] = STEP_BUDGET
-                value = fn(*[arg if type(arg) is float else js_value(arg) for arg in args], values)
+                arguments = []  # a loop: a comprehension would be a call of its own, every call
+                for arg in args:
+                    arguments.append(arg if type(arg) is float else js_value(arg))
+                value = fn(*arguments, values)
             except Exception:  # Decline, an ArithmeticError, the budget: the general path's
                 return general(args, params)
             # NaN fails both comparisons; anything else is the general path's to tell

@@ -580,8 +580,9 @@ def test_the_memo_index_makes_no_more_dicts_than_its_room() -> None:
     assert memo.index == {} and memo.index_room == shallow.MEMO_INDEX_DICTS
 
 
-# Sends the C core makes itself (a plain size to a target sent to before, positional) and
-# those it leaves to Python (the first one, keywords, hostMemory).
+# Sends the C core makes itself (a plain size, positional: to a target sent to before, or a
+# first one with the route Sim._target checks) and those it leaves to Python (keywords,
+# hostMemory).
 SENDS_APP = """\
 for step in range(rounds):
     if tag.equals("A"):
@@ -611,6 +612,78 @@ def test_the_c_send_gives_the_pure_python_result_to_the_last_digit(timeline_limi
 
     expected = run_pure_python(SENDS_APP, timeline_limit, TWO_SWITCHES, {"A": 3, "B": 3})
     assert comparable(result) == comparable(expected)
+
+
+FIRST_SENDS_APP = """\
+if tag.equals("A"):
+    sim.p2pCommunicationSend(1e3 * (1 + rank), "B", "HostToDevice", rank)
+    sim.p2pCommunicationSend(2e3, "B")
+    sim.p2pCommunicationReceive("B", rank)
+else:
+    sim.p2pCommunicationReceive("A", rank)
+    sim.p2pCommunicationReceive("A")
+    sim.p2pCommunicationSend(0, "A", None, rank)
+"""
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_a_first_send_is_the_c_core_s_with_the_route_sim_target_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every send here is a process's first to its target: the C core asks Sim._target for the
+    # route (checked, and kept in _targets as Python's send keeps it) and sends it itself.
+    routes: list[tuple[object, object]] = []
+    fallbacks: list[tuple[object, ...]] = []
+    target, fallback = Sim._target, Sim._p2p_send_fallback
+
+    def counted_target(self: Sim, label: object, rank: object) -> Any:
+        routes.append((label, rank))
+        return target(self, label, rank)
+
+    def counted_fallback(self: Sim, *args: Any, **kwargs: Any) -> None:
+        fallbacks.append(args)
+        fallback(self, *args, **kwargs)
+
+    monkeypatch.setattr(Sim, "_target", counted_target)
+    monkeypatch.setattr(Sim, "_p2p_send_fallback", counted_fallback)
+    result = run_simulation(TWO_SWITCHES, FIRST_SENDS_APP, labels={"A": 3, "B": 3}, variables={})
+    monkeypatch.undo()
+
+    assert fallbacks == []
+    firsts = [("B", 0), ("B", 1), ("B", 2), ("B", None), ("B", None), ("B", None)]
+    firsts += [("A", 0), ("A", 1), ("A", 2)]
+    assert sorted(routes, key=repr) == sorted(firsts, key=repr)
+    expected = run_pure_python(FIRST_SENDS_APP, 10_000, TWO_SWITCHES, {"A": 3, "B": 3})
+    assert comparable(result) == comparable(expected)
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize(
+    "call",
+    [
+        'sim.p2pCommunicationSend(1.0, "C")',
+        'sim.p2pCommunicationSend(1.0, "B", None, 7)',
+        'sim.p2pCommunicationSend(1.0, "B", None, 0.0)',
+        'sim.p2pCommunicationSend(1.0, ["B"])',
+        'sim.p2pCommunicationSend(1.0, "B", None, [0])',
+    ],
+)
+def test_a_first_send_to_a_wrong_target_is_told_as_the_pure_python_core_tells_it(
+    call: str,
+) -> None:
+    app = f"{call}\n"
+    with pytest.raises(UserCodeError) as raised:
+        run_simulation(TWO_SWITCHES, app, labels={"A": 1, "B": 1}, variables={})
+    python = subprocess.run(
+        [sys.executable, "-c", ERROR_OF],
+        input=json.dumps([app, TWO_SWITCHES, {"A": 1, "B": 1}]),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PARASIM_PURE_PYTHON": "1"},
+        check=True,
+    )
+    assert str(raised.value) == python.stdout.strip()
+    assert "line 1" in python.stdout
 
 
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
