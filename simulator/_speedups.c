@@ -204,7 +204,7 @@ static const ContractName contract_names[] = {
     {"slot", &str_slot},
     {"label", &str_label},
     {"receive_fallback", &str_receive_fallback},
-    {"end", &str_end},
+    {"on_process_end", &str_on_process_end},
     {"failed", &str_failed},
     {"throw", &str_throw},
     {"transfer_time", &str_transfer_time},

@@ -102,7 +102,7 @@ NAMES: dict[str, Name] = {
     # a process and the engine
     "waiting": Name("waiting", "simulator.engine:Process"),
     "pause": Name("pause", "simulator.engine:Engine"),
-    "end": Name("_end", "simulator.engine:StacklessProcess"),
+    "on_process_end": Name("on_process_end", "simulator.engine:Engine"),
     "failed": Name("_failed", "simulator.engine:StacklessProcess"),
     "throw": Name("throw", "types:GeneratorType"),
     "request": Name("request", "simulator.engine:Resource"),

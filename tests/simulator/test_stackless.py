@@ -372,22 +372,25 @@ def test_a_million_processes_worth_of_memory_is_not_kept_per_waiting_process() -
         return sum(issubclass(type(o), greenlet) for o in gc.get_objects())
 
     seen: list[int] = []
-    real_resume = engine_module.StacklessProcess._end
+    real_init = engine_module.Engine.__init__
 
-    def counting_end(self: Any) -> None:
+    def counting_end(process: Any) -> None:
         if not seen:  # the first process to end: every other one is waiting
             seen.append(greenlets() - before)
-        real_resume(self)
+
+    def counting_engine(self: Any, *args: Any) -> None:
+        real_init(self, *args)
+        self.on_process_end = counting_end  # the run reports no progress: it keeps this one
 
     app = "sim.computation({'seconds': 1})\nsim.computation({'seconds': 1 + rank / 1000})\n"
     system = host_bus_device(host_slots=2_000)
     gc.collect()
     before = greenlets()
     try:
-        engine_module.StacklessProcess._end = counting_end  # type: ignore[method-assign]
+        engine_module.Engine.__init__ = counting_engine  # type: ignore[method-assign]
         result = run_simulation(system, app, labels={"CPU": 2_000}, variables={})
     finally:
-        engine_module.StacklessProcess._end = real_resume  # type: ignore[method-assign]
+        engine_module.Engine.__init__ = real_init  # type: ignore[method-assign]
     assert result["overall_time_s"] == pytest.approx(3.999)
     assert seen and seen[0] < 10  # none of a process (on greenlets: 2,000)
 
