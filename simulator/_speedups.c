@@ -156,7 +156,6 @@ static const ContractName contract_names[] = {
     {"add_busy", &str_add_busy},
     {"computation_time", &str_computation_time},
     {"computation_fallback", &str_computation_fallback},
-    {"computation_memo", &str_computation_memo},
     {"computation_missed", &str_missed},
     {"record_computation", &str_record_computation},
     {"compute_s", &str_compute_s},

@@ -116,7 +116,6 @@ NAMES: dict[str, Name] = {
     "receivers": Name("_receivers", _SIM),
     "collectives_slot": Name("_collectives", _SIM),
     "computation_fallback": Name("_computation_fallback", _SIM),
-    "computation_memo": Name("_computation_memo", _SIM),
     "computation_missed": Name("_missed", _SIM),
     "record_computation": Name("_record_computation", _SIM),
     "p2p_send_fallback": Name("_p2p_send_fallback", _SIM),

@@ -714,8 +714,8 @@ def test_attack_a_model_sharing_the_table_cannot_keep_state_between_processes(
 def test_a_nodes_memos_are_found_once_for_all_its_processes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # every process's first computation asks for its node's memos: the node keeps what
-    # the first found (the same model, the same memos for all its processes)
+    # every process's sim reads its node's memos: the node keeps what the first one found
+    # (the same model, the same memos for all its processes)
     from simulator import api
 
     asked: list[object] = []
