@@ -204,6 +204,7 @@ static const ContractName contract_names[] = {
     {"label", &str_label},
     {"receive_fallback", &str_receive_fallback},
     {"on_process_end", &str_on_process_end},
+    {"processes", &str_processes},
     {"failed", &str_failed},
     {"throw", &str_throw},
     {"transfer_time", &str_transfer_time},

@@ -10,7 +10,8 @@
 
 /* -- stackless processes (simulator/engine.py StacklessProcess subclasses this) -------------- */
 
-static PyObject *str_on_process_end = NULL, *str_failed = NULL, *str_throw = NULL;
+static PyObject *str_on_process_end = NULL, *str_failed = NULL, *str_throw = NULL,
+                *str_processes = NULL;
 
 /* A run makes one per process: its fields are here rather than Python slots of the subclass,
  * so that making one (StacklessCore_init) and ending it (stackless_end) run no Python code. */
@@ -193,16 +194,12 @@ StacklessCore_throw(StacklessCore *self, PyObject *error)
     return stackless_drive(self, PYGEN_ERROR, NULL);
 }
 
-/* StacklessCore(engine, name, generator, sim=None): refused unless `engine` runs on the C core,
- * the only one that resumes stackless processes. */
+/* Set a new process's fields; -1 unless `engine` runs on the C core, the only one that resumes
+ * stackless processes. */
 static int
-StacklessCore_init(StacklessCore *self, PyObject *args, PyObject *kwargs)
+stackless_fill(StacklessCore *self, PyObject *engine, PyObject *name, PyObject *generator,
+               PyObject *sim)
 {
-    static char *keywords[] = {"engine", "name", "generator", "sim", NULL};
-    PyObject *engine, *name, *generator, *sim = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O:StacklessProcess", keywords, &engine,
-                                     &name, &generator, &sim))
-        return -1;
     if (!PyObject_TypeCheck(engine, core_type)) {
         PyErr_SetString(PyExc_RuntimeError,
                         "stackless processes need the C core (simulator._speedups)");
@@ -219,6 +216,49 @@ StacklessCore_init(StacklessCore *self, PyObject *args, PyObject *kwargs)
     Py_XSETREF(self->finish_time, Py_NewRef(Py_None));
     self->finished = 0;
     return 0;
+}
+
+/* StacklessCore(engine, name, generator, sim=None) */
+static int
+StacklessCore_init(StacklessCore *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"engine", "name", "generator", "sim", NULL};
+    PyObject *engine, *name, *generator, *sim = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O:StacklessProcess", keywords, &engine,
+                                     &name, &generator, &sim))
+        return -1;
+    return stackless_fill(self, engine, name, generator, sim);
+}
+
+/* Engine.spawn_stackless(name, generator, sim=None) (simulator/engine.py _PythonCore's): a new
+ * StacklessProcess, made here without its class's call, in the engine's `processes`, one more
+ * alive, started at the current time. */
+static PyObject *
+Core_spawn_stackless(Core *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "spawn_stackless(name, generator, sim=None)");
+        return NULL;
+    }
+    if (stackless_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the stackless process class is not set");
+        return NULL;
+    }
+    PyObject *processes = PyObject_GetAttr((PyObject *)self, str_processes);
+    if (processes == NULL)
+        return NULL;
+    PyObject *proc = stackless_type->tp_alloc(stackless_type, 0);
+    if (proc == NULL ||
+        stackless_fill((StacklessCore *)proc, (PyObject *)self, args[0], args[1],
+                       nargs == 3 ? args[2] : Py_None) < 0 ||
+        PyList_Append(processes, proc) < 0 || core_push(self, self->now, proc, Py_None) < 0) {
+        Py_DECREF(processes);
+        Py_XDECREF(proc);
+        return NULL;
+    }
+    Py_DECREF(processes);
+    self->live += 1;
+    return proc;
 }
 
 #define StacklessCore_FIELDS(X)                                                                   \

@@ -293,6 +293,20 @@ class _PythonCore:
         batch.append(target)
         batch.append(arg)
 
+    def spawn_stackless(
+        self, name: str, generator: Generator[object, object, None], sim: object = None
+    ) -> StacklessProcess:
+        """Return a new stackless process that starts running `generator` at the current
+        time (the C core only: `stackless`; this core's raises); `sim`, the model's sim
+        object, ends its computations as it resumes (api.StacklessSim). The C core's makes
+        the process without its class's call."""
+        # made only on the C core (StacklessCore's constructor refuses another engine)
+        proc = StacklessProcess(self, name, generator, sim)  # type: ignore[arg-type]
+        self.processes.append(proc)  # type: ignore[attr-defined]
+        self._live += 1
+        self._push(self.now, proc, None)
+        return proc
+
     @property
     def pending(self) -> int:
         """Return how many events are scheduled and not yet run."""
@@ -470,19 +484,6 @@ class _EngineAPI(_API):
         if self._loop is not None:
             proc.parent = self._loop
         self.processes.append(proc)
-        self._live += 1
-        self._push(self.now, proc, None)
-        return proc
-
-    def spawn_stackless(
-        self, name: str, generator: Generator[object, object, None], sim: object = None
-    ) -> StacklessProcess:
-        """Return a new stackless process that starts running `generator` at the current
-        time (the C core only: `stackless`); `sim`, the model's sim object, ends its
-        computations as it resumes (api.StacklessSim)."""
-        # made only on the C core (StacklessCore's constructor refuses another engine)
-        proc = StacklessProcess(self, name, generator, sim)  # type: ignore[arg-type]
-        self.processes.append(proc)  # type: ignore[arg-type]
         self._live += 1
         self._push(self.now, proc, None)
         return proc

@@ -103,6 +103,7 @@ NAMES: dict[str, Name] = {
     "waiting": Name("waiting", "simulator.engine:Process"),
     "pause": Name("pause", "simulator.engine:Engine"),
     "on_process_end": Name("on_process_end", "simulator.engine:Engine"),
+    "processes": Name("processes", "simulator.engine:Engine"),
     "failed": Name("_failed", "simulator.engine:StacklessProcess"),
     "throw": Name("throw", "types:GeneratorType"),
     "request": Name("request", "simulator.engine:Resource"),

@@ -599,20 +599,20 @@ def assemble_result(
             )
     figures_of = {figures.node: figures for figures, _ in component_list}
     process_rows: list[ProcessRow] = []
-    add_row = process_rows.append
+    add_process = process_rows.append
     for p in processes:
-        row = _PROCESS_ROW.copy()  # ROW_COPIES
-        row["process"] = p.name
-        row["label"] = p.label
-        row["rank"] = p.rank
-        row["node"] = p.node
-        row["instance"] = p.instance
-        row["compute_s"] = p.compute_s
-        row["comm_s"] = p.comm_s
-        row["wait_s"] = p.wait_s
-        row["memory_s"] = p.memory_s
-        row["finish_s"] = p.finish_s
-        add_row(row)
+        process = _PROCESS_ROW.copy()  # ROW_COPIES
+        process["process"] = p.name
+        process["label"] = p.label
+        process["rank"] = p.rank
+        process["node"] = p.node
+        process["instance"] = p.instance
+        process["compute_s"] = p.compute_s
+        process["comm_s"] = p.comm_s
+        process["wait_s"] = p.wait_s
+        process["memory_s"] = p.memory_s
+        process["finish_s"] = p.finish_s
+        add_process(process)
     # its wall time is taken last (below), once everything else of the result is made
     stats: EngineStats = {
         "events": events,
