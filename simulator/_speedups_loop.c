@@ -592,7 +592,11 @@ Core_dealloc(Core *self)
     Py_DECREF(type);
 }
 
+static PyObject *Core_spawn_stackless(Core *self, PyObject *const *args, Py_ssize_t nargs);
+
 static PyMethodDef Core_methods[] = {
+    {"spawn_stackless", (PyCFunction)(void (*)(void))Core_spawn_stackless, METH_FASTCALL,
+     "Return a new stackless process that starts running `generator` at the current time."},
     {"pause", (PyCFunction)Core_pause, METH_O,
      "Let simulated time pass for the calling process (KnightSim `pause`)."},
     {"suspend", (PyCFunction)Core_suspend, METH_O,

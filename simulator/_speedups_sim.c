@@ -14,7 +14,6 @@
 
 static PyTypeObject *plain_params_type = NULL; /* simulator.api.HashMap, besides dict */
 static PyObject *str_computation_time = NULL, *str_computation_fallback = NULL,
-                *str_computation_memo = NULL,
                 *str_record_computation = NULL, *str_compute_s = NULL, *str_full = NULL,
                 *str_dropped = NULL, *str_pause = NULL, *str_start = NULL, *str_stop = NULL,
                 *empty_tuple = NULL;
@@ -450,16 +449,8 @@ memoized_duration(SimCore *self, PyObject *params, PyObject **missed, int *plain
     if (!PyDict_CheckExact(params) && Py_TYPE(params) != plain_params_type)
         return NULL;
     PyObject *memo = self->memo;
-    if (memo == NULL || memo == Py_None)
+    if (memo == NULL || !is_memo(memo)) /* None: the model is asked every time, in Python */
         return NULL;
-    if (!is_memo(memo)) { /* api._MEMO_UNKNOWN: the process's first computation */
-        memo = PyObject_CallMethodNoArgs((PyObject *)self, str_computation_memo);
-        if (memo == NULL)
-            return NULL;
-        Py_XSETREF(self->memo, memo);
-        if (!is_memo(memo)) /* None: the model is asked every time, in Python */
-            return NULL;
-    }
     if (self->details != NULL && self->details != Py_None)
         return NULL;
     PyObject *index = NULL; /* the memo's index, when it has one (simulator.shallow.Memo) */

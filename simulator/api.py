@@ -219,12 +219,6 @@ class Label(str):
         return str(self) == other
 
 
-class _UnknownMemo(dict[object, float]):
-    """The type of `_MEMO_UNKNOWN`: not a plain dict, so the C hot path knows to look the
-    memo up (`Sim._computation_memo`) at a process's first computation."""
-
-
-_MEMO_UNKNOWN: dict[object, float] = _UnknownMemo()  # Sim._memo before the first computation
 _PLAIN_PARAMS: frozenset[type[object]] = frozenset(
     (dict, HashMap)
 )  # params the hot path reads as they are
@@ -304,22 +298,6 @@ class _SimCalls:
         return route
 
     # -- a computation (the hot path itself: the cores' `computation`) -----------------------------
-    def _computation_memo(self) -> dict[object, float] | None:
-        """Return the memo of this process's node's `computationTime(params)` values, and set
-        the memo of its `computationDetail(params)` objects when the model defines one: when
-        both hold the params, they are the computation's whole story. Without a detail, set
-        `_missed` too: what evaluates a value the memo lacks and keeps it there, given the
-        key the hot path built (`ShallowFunctions.computation_missed`), so that a miss is
-        one call to the model's evaluation, its key built once and its value checked where
-        it is evaluated. The node's model and memos are the same for all its processes:
-        found at its first computation, kept on the node for the others."""
-        node = self._world.nodes[self._state.slot.node]
-        found = node.computation_memos
-        if found is None:
-            found = node.computation_memos = _node_memos(node)
-        memo, self._details, self._missed = found
-        return memo
-
     def _pause_computing(
         self, duration: float, detail: dict[str, object] | None, params: Mapping[str, object]
     ) -> float:
@@ -474,8 +452,6 @@ class _PythonSimCore(_SimCalls):
             # the model already gave for these params, or gives now under the key built here
             # (a miss: `_missed`). The key is hotpath.memo_key's, inlined.
             memo = self._memo
-            if memo is _MEMO_UNKNOWN:
-                memo = self._memo = self._computation_memo()
             # The C core first runs the model's program of doubles where the memo has one
             # (Memo.program, simulator.models.js_program): it answers only what the
             # compiled model below answers, with the same double, and keeps nothing, so this
@@ -571,10 +547,14 @@ hotpath.hand_types(plain_params=HashMap, memo=Memo, message=Message, p2p=P2P)
 
 
 def _node_memos(node: NodeRuntime) -> tuple[Any, Any, Any]:
-    """Return what `Sim._computation_memo` finds for `node`'s processes: the memo of its
-    `computationTime` values (None: the model is asked every time), the memo of its
-    `computationDetail` objects when it has one, else None, and the miss (None without a
-    memo, or with a detail)."""
+    """Return what the computations of `node`'s processes read (a Sim's `_memo`, `_details`
+    and `_missed`): the memo of its `computationTime` values (None: the model is asked every
+    time); the memo of its `computationDetail` objects when the model defines one, else None
+    (when both hold the params, they are the computation's whole story); and the miss, what
+    evaluates a value the memo lacks and keeps it there, given the key the hot path built
+    (`ShallowFunctions.computation_missed`: a miss is one call to the model's evaluation, its
+    key built once and its value checked where it is evaluated), None without a memo or
+    with a detail."""
     functions = node.functions
     if functions is None or not functions.has(COMPUTATION_TIME):
         return None, None, None
@@ -607,13 +587,11 @@ class Sim(_SimCore, _SimCalls):
     _p2p_send_fallback = _PythonSimCore.p2pCommunicationSend  # the same for a send
 
     def __init__(self, world: World, state: ProcessState, labels: Mapping[str, int]) -> None:
+        engine, slot = world.engine, state.slot
         self._world = world
-        self._engine = world.engine
+        self._engine = engine
         self._state = state
         self._labels = labels
-        self._memo = _MEMO_UNKNOWN
-        self._details = None
-        self._missed = None  # set with the memo (`_computation_memo`)
         # per source: the message filter and what a receive from it waits for, the same for
         # every process of the run (the world's, made at the run's first receive from it)
         self._receivers = world.receivers
@@ -624,11 +602,18 @@ class Sim(_SimCore, _SimCalls):
         # for every process of the run (the world's, made at the run's first such call)
         self._collectives: dict[tuple[object, ...], _Collective] = world.collectives
         # what the hot path of `computation` updates, looked up once
-        self._usage = world.nodes[state.slot.node].usages[state.slot.instance]
+        node = world.nodes[slot.node]
+        self._usage = node.usages[slot.instance]
+        # the node's memos and miss (`_node_memos`): the same model for all its processes,
+        # found for the first one made, kept on the node for the others
+        found = node.computation_memos
+        if found is None:
+            found = node.computation_memos = _node_memos(node)
+        self._memo, self._details, self._missed = found
         self._figures = state.figures
         self._process = state.name
         self._timeline = world.timeline
-        self.random = world.engine.random
+        self.random = engine.random
 
     # -- helpers -----------------------------------------------------------------------------------
     def now(self) -> float:

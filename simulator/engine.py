@@ -81,10 +81,30 @@ class Process(greenlet):
 
 
 class _PythonStacklessCore:
-    """What the C core's StacklessCore holds (its stand-in when the C core is not built; the
-    pure-Python core runs no stackless process)."""
+    """What the C core's StacklessCore holds and does (its stand-in when the C core is not
+    built; the pure-Python core runs no stackless process, so one is never made)."""
 
-    __slots__ = ("_sim", "generator")
+    __slots__ = (
+        "_sim",
+        "carrier",
+        "data",
+        "engine",
+        "finish_time",
+        "finished",
+        "generator",
+        "name",
+        "on_error",
+        "waiting",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        name: str,
+        generator: Generator[object, object, None],
+        sim: object = None,
+    ) -> None:
+        raise RuntimeError("stackless processes need the C core (simulator._speedups)")
 
     def _resume(self, value: object) -> None:
         raise RuntimeError("stackless processes need the C core (simulator._speedups)")
@@ -117,34 +137,19 @@ class StacklessProcess(_StacklessCore):
     error itself).
     """
 
-    __slots__ = (
-        "carrier",
-        "data",
-        "engine",
-        "finish_time",
-        "finished",
-        "name",
-        "on_error",
-        "waiting",
-    )
+    __slots__ = ()
 
-    def __init__(
-        self,
-        engine: Engine,
-        name: str,
-        generator: Generator[object, object, None],
-        sim: object = None,
-    ) -> None:
-        self.engine = engine
-        self.name = name
-        self.generator = generator
-        self._sim = sim
-        self.finished = False
-        self.finish_time: float | None = None
-        self.data: Any = None
-        self.carrier: _Carrier | None = None  # the greenlet of a call that blocked
-        self.on_error: Callable[[BaseException, str], BaseException | None] | None = None
-        self.waiting: str | None = None  # what it waits for in a mailbox or an event count
+    if TYPE_CHECKING:  # StacklessCore's fields (made by its constructor, in C)
+        engine: Engine
+        name: str
+        generator: Generator[object, object, None]
+        _sim: object
+        finished: bool
+        finish_time: float | None
+        data: Any
+        carrier: _Carrier | None  # the greenlet of a call that blocked
+        on_error: Callable[[BaseException, str], BaseException | None] | None
+        waiting: str | None  # what it waits for in a mailbox or an event count
 
     def waits_for(self) -> str | None:
         """What the process waits for: in a mailbox or an event count, or in a borrowed
@@ -162,14 +167,6 @@ class StacklessProcess(_StacklessCore):
         if reported is None:
             raise error
         raise reported from None
-
-    def _end(self) -> None:
-        engine = self.engine
-        self.finished = True
-        self.finish_time = engine.now
-        engine._live -= 1
-        if engine.on_process_end is not None:
-            engine.on_process_end(self)  # type: ignore[arg-type]
 
     def call(self, function: Callable[..., object], *args: object, **kwargs: object) -> object:
         """Return `function(*args, **kwargs)`, a call that may block, for this process; WAIT
@@ -295,6 +292,20 @@ class _PythonCore:
                 heappush(self._times, when)
         batch.append(target)
         batch.append(arg)
+
+    def spawn_stackless(
+        self, name: str, generator: Generator[object, object, None], sim: object = None
+    ) -> StacklessProcess:
+        """Return a new stackless process that starts running `generator` at the current
+        time (the C core only: `stackless`; this core's raises); `sim`, the model's sim
+        object, ends its computations as it resumes (api.StacklessSim). The C core's makes
+        the process without its class's call."""
+        # made only on the C core (StacklessCore's constructor refuses another engine)
+        proc = StacklessProcess(self, name, generator, sim)  # type: ignore[arg-type]
+        self.processes.append(proc)  # type: ignore[attr-defined]
+        self._live += 1
+        self._push(self.now, proc, None)
+        return proc
 
     @property
     def pending(self) -> int:
@@ -473,20 +484,6 @@ class _EngineAPI(_API):
         if self._loop is not None:
             proc.parent = self._loop
         self.processes.append(proc)
-        self._live += 1
-        self._push(self.now, proc, None)
-        return proc
-
-    def spawn_stackless(
-        self, name: str, generator: Generator[object, object, None], sim: object = None
-    ) -> StacklessProcess:
-        """Return a new stackless process that starts running `generator` at the current
-        time (the C core only: `stackless`); `sim`, the model's sim object, ends its
-        computations as it resumes (api.StacklessSim)."""
-        if hotpath.core_of(self) is None:  # `stackless`, without its property's call
-            raise RuntimeError("stackless processes need the C core (simulator._speedups)")
-        proc = StacklessProcess(self, name, generator, sim)  # type: ignore[arg-type]
-        self.processes.append(proc)  # type: ignore[arg-type]
         self._live += 1
         self._push(self.now, proc, None)
         return proc

@@ -104,7 +104,8 @@ NAMES: dict[str, Name] = {
     # a process and the engine
     "waiting": Name("waiting", "simulator.engine:Process"),
     "pause": Name("pause", "simulator.engine:Engine"),
-    "end": Name("_end", "simulator.engine:StacklessProcess"),
+    "on_process_end": Name("on_process_end", "simulator.engine:Engine"),
+    "processes": Name("processes", "simulator.engine:Engine"),
     "failed": Name("_failed", "simulator.engine:StacklessProcess"),
     "throw": Name("throw", "types:GeneratorType"),
     "request": Name("request", "simulator.engine:Resource"),
@@ -118,7 +119,6 @@ NAMES: dict[str, Name] = {
     "receivers": Name("_receivers", _SIM),
     "collectives_slot": Name("_collectives", _SIM),
     "computation_fallback": Name("_computation_fallback", _SIM),
-    "computation_memo": Name("_computation_memo", _SIM),
     "computation_missed": Name("_missed", _SIM),
     "record_computation": Name("_record_computation", _SIM),
     "p2p_send_fallback": Name("_p2p_send_fallback", _SIM),

@@ -123,8 +123,8 @@ class NodeRuntime:
         self.has_detail = functions is not None and functions.has("computationDetail")
         self.usages = [Usage(node_id, instance, capacity) for instance in range(count)]
         # what a computation of any process on the node looks its values up in (the memo,
-        # the detail memo, the miss), found at the node's first computation
-        # (simulator.api Sim._computation_memo)
+        # the detail memo, the miss), found as its first process's sim is made
+        # (simulator.api `_node_memos`)
         self.computation_memos: tuple[Any, Any, Any] | None = None
         self._links: dict[tuple[int, str, str], Resource] = {}
         self._transfer_times: dict[tuple[float, str | None, str | None], float] = {}

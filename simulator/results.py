@@ -477,6 +477,24 @@ class ProcessFigures:
     memory_s: float = 0.0  # in sim.memoryAccess (a computation's memory work is compute_s)
 
 
+# ROW_COPIES: a run's result has a row per process and one per component instance, by the
+# thousand; each is made as a copy of a row of the same keys and its values then set. A copy
+# takes the template's key table as it is, where a dict display of ten keys builds a table
+# and inserts every key into it. The template also fixes the keys' order (the JSON's).
+_PROCESS_ROW: ProcessRow = {
+    "process": "",
+    "label": "",
+    "rank": 0,
+    "node": "",
+    "instance": 0,
+    "compute_s": 0.0,
+    "comm_s": 0.0,
+    "wait_s": 0.0,
+    "memory_s": 0.0,
+    "finish_s": 0.0,
+}
+
+
 def assemble_result(
     *,
     overall_time_s: float,
@@ -543,8 +561,8 @@ def assemble_result(
         node, name, hardware, kind = figures.node, figures.name, figures.hardware, figures.type
         idle_w, active_w, failure_rate = figures.idle_w, figures.active_w, figures.failure_rate
         loads_000 = kernel_load_energies(load_w=active_w, loaded_s=loaded)
-        # the node's figures set once; each instance's row a copy with its own four
-        template: ComponentRow = {
+        # each instance's row a copy of the node's (ROW_COPIES), its own four figures set
+        node_row: ComponentRow = {
             "node": node,
             "name": name,
             "hardware": hardware,
@@ -557,17 +575,18 @@ def assemble_result(
             "power_active_w": active_w,
             "failure_rate_per_s": failure_rate,
         }
+        add_row, add_exposure = component_rows.append, exposures.append
         for usage, energy, load_000 in zip(usages, energies, loads_000, strict=True):
             busy_s = usage.busy_s
             node_energy += energy
             node_000 += load_000
-            exposures.append((failure_rate, busy_s))
-            row = template.copy()
+            add_exposure((failure_rate, busy_s))
+            row = node_row.copy()
             row["instance"] = usage.instance
             row["busy_s"] = busy_s
             row["utilisation"] = busy_s / overall_time_s if overall_time_s > 0 else 0.0
             row["energy_j"] = energy
-            component_rows.append(row)
+            add_row(row)
         per_component[figures.node] = node_energy
         per_component_000[figures.node] = node_000
         total_energy += node_energy
@@ -588,21 +607,21 @@ def assemble_result(
                 }
             )
     figures_of = {figures.node: figures for figures, _ in component_list}
-    process_rows: list[ProcessRow] = [
-        {
-            "process": p.name,
-            "label": p.label,
-            "rank": p.rank,
-            "node": p.node,
-            "instance": p.instance,
-            "compute_s": p.compute_s,
-            "comm_s": p.comm_s,
-            "wait_s": p.wait_s,
-            "memory_s": p.memory_s,
-            "finish_s": p.finish_s,
-        }
-        for p in processes
-    ]
+    process_rows: list[ProcessRow] = []
+    add_process = process_rows.append
+    for p in processes:
+        process = _PROCESS_ROW.copy()  # ROW_COPIES
+        process["process"] = p.name
+        process["label"] = p.label
+        process["rank"] = p.rank
+        process["node"] = p.node
+        process["instance"] = p.instance
+        process["compute_s"] = p.compute_s
+        process["comm_s"] = p.comm_s
+        process["wait_s"] = p.wait_s
+        process["memory_s"] = p.memory_s
+        process["finish_s"] = p.finish_s
+        add_process(process)
     # its wall time is taken last (below), once everything else of the result is made
     stats: EngineStats = {
         "events": events,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -372,22 +372,25 @@ def test_a_million_processes_worth_of_memory_is_not_kept_per_waiting_process() -
         return sum(issubclass(type(o), greenlet) for o in gc.get_objects())
 
     seen: list[int] = []
-    real_resume = engine_module.StacklessProcess._end
+    real_init = engine_module.Engine.__init__
 
-    def counting_end(self: Any) -> None:
+    def counting_end(process: Any) -> None:
         if not seen:  # the first process to end: every other one is waiting
             seen.append(greenlets() - before)
-        real_resume(self)
+
+    def counting_engine(self: Any, *args: Any) -> None:
+        real_init(self, *args)
+        self.on_process_end = counting_end  # the run reports no progress: it keeps this one
 
     app = "sim.computation({'seconds': 1})\nsim.computation({'seconds': 1 + rank / 1000})\n"
     system = host_bus_device(host_slots=2_000)
     gc.collect()
     before = greenlets()
     try:
-        engine_module.StacklessProcess._end = counting_end  # type: ignore[method-assign]
+        engine_module.Engine.__init__ = counting_engine  # type: ignore[method-assign,assignment]
         result = run_simulation(system, app, labels={"CPU": 2_000}, variables={})
     finally:
-        engine_module.StacklessProcess._end = real_resume  # type: ignore[method-assign]
+        engine_module.Engine.__init__ = real_init  # type: ignore[method-assign]
     assert result["overall_time_s"] == pytest.approx(3.999)
     assert seen and seen[0] < 10  # none of a process (on greenlets: 2,000)
 
@@ -711,8 +714,8 @@ def test_attack_a_model_sharing_the_table_cannot_keep_state_between_processes(
 def test_a_nodes_memos_are_found_once_for_all_its_processes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # every process's first computation asks for its node's memos: the node keeps what
-    # the first found (the same model, the same memos for all its processes)
+    # every process's sim reads its node's memos: the node keeps what the first one found
+    # (the same model, the same memos for all its processes)
     from simulator import api
 
     asked: list[object] = []
@@ -727,3 +730,45 @@ def test_a_nodes_memos_are_found_once_for_all_its_processes(
     result = _run(app, 3)
     assert len(asked) == 1
     assert [process["finish_s"] for process in result["processes"]] == [1.0, 3.0, 5.0]
+
+
+# -- a process's making and end in C -----------------------------------------------------------
+def test_the_c_cores_spawn_makes_what_the_class_makes_and_ends_it_as_a_greenlets_end() -> None:
+    """`Engine.spawn_stackless` (the C core's, which makes the process without its class's
+    call) gives what the Python reference's steps give (the class's constructor, the
+    engine's processes, one more alive, an event now), and the process's end in C records
+    what a greenlet process's end records (Process.run): finished, its finish time, one
+    alive less, `on_process_end(process)`."""
+
+    def body() -> Generator[object, object, None]:
+        yield None  # a value straight back: no wait
+
+    ended: dict[str, list[tuple[str, float | None]]] = {"c": [], "reference": []}
+    for kind in ("c", "reference"):
+        engine = engine_module.Engine()
+        engine.on_process_end = lambda p, kind=kind: ended[kind].append((p.name, p.finish_time))
+        engine.schedule(1.5, lambda _: None, None)
+        engine.run()  # the clock at 1.5: the processes below start and end then
+        if kind == "c":
+            proc = engine.spawn_stackless("p", body(), None)
+        else:  # _PythonCore.spawn_stackless's steps
+            proc = engine_module.StacklessProcess(engine, "p", body(), None)
+            engine.processes.append(proc)  # type: ignore[arg-type]
+            engine._live += 1
+            engine._push(engine.now, proc, None)
+        assert type(proc) is engine_module.StacklessProcess
+        assert (proc.engine, proc.name, proc.data, proc.on_error) == (engine, "p", None, None)
+        assert (proc.finished, proc.finish_time, proc.carrier, proc.waiting) == (
+            False,
+            None,
+            None,
+            None,
+        )
+        assert engine.processes == [proc] and engine._live == 1 and engine.pending == 1
+        engine.run()
+        assert (proc.finished, proc.finish_time, engine._live) == (True, 1.5, 0)
+    assert ended["c"] == ended["reference"] == [("p", 1.5)]
+    with pytest.raises(RuntimeError, match="need the C core"):
+        engine_module.PythonEngine().spawn_stackless("p", body())
+    with pytest.raises(RuntimeError, match="need the C core"):
+        engine_module.StacklessProcess(engine_module.PythonEngine(), "p", body())  # type: ignore[arg-type]
