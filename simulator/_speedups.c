@@ -29,7 +29,8 @@
  * _speedups_transfer.c (a message's hops, mailboxes and FIFOs), _speedups_messages.c (filters,
  * receive, send, collectives), _speedups_guard.c (the attribute guard), _speedups_program.c (a
  * model's computationTime as a program of doubles), _speedups_flows.c (the flow network's
- * max-min re-solve). This file keeps what
+ * max-min re-solve), _speedups_flows_uniform.c (a uniform component's re-solve and a flow's
+ * start and end events). This file keeps what
  * Python hands the core at start-up and the module's definition.
  */
 #include "_speedups.h"
@@ -44,6 +45,7 @@
 #include "_speedups_guard.c"
 #include "_speedups_program.c"
 #include "_speedups_flows.c"
+#include "_speedups_flows_uniform.c"
 
 /* -- what Python hands the core at start-up ------------------------------------------------ */
 

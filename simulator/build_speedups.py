@@ -98,6 +98,7 @@ SPEEDUPS = Extension(
                 "guard",
                 "program",
                 "flows",
+                "flows_uniform",
             )
         ),
     ),

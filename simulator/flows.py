@@ -559,7 +559,7 @@ def join(
     empty) schedules `solve_changed` (`FlowNetwork._solve_changed`), which runs after that
     instant's other events; a flow with no bytes or no links is done at once.
 
-    simulator/_speedups_flows.c `flow_join` is its C copy (chosen where the engine runs on
+    simulator/_speedups_flows_uniform.c `flow_join` is its C copy (chosen where the engine runs on
     the C core, `FlowNetwork.__init__`; tests/simulator/test_flow_solver.py)."""
     now = engine.now
     if flow.remaining <= 0.0 or not flow.links:
@@ -589,7 +589,7 @@ def finish(
     re-solved since (a later event stands for it), it leaves its links, its component is
     re-solved as `join` has it, and it is done.
 
-    simulator/_speedups_flows.c `flow_finish` is its C copy (as `join`'s)."""
+    simulator/_speedups_flows_uniform.c `flow_finish` is its C copy (as `join`'s)."""
     flow, version = arg
     if version != flow.version:  # re-solved since: a later event stands for it
         return
@@ -805,7 +805,7 @@ def solve_uniform(
     Each link is accounted and marked as `solve_from` does (`FlowLink.advance`, `mark`),
     each flow charged and given its end event as there, in the same order.
 
-    simulator/_speedups_flows.c `flow_solve_uniform` is its C copy (`hotpath.
+    simulator/_speedups_flows_uniform.c `flow_solve_uniform` is its C copy (`hotpath.
     flow_uniform_solver` chooses): the same float operations in the same order and the same
     calls to `schedule` (tests/simulator/test_flow_solver.py)."""
     uniform = _uniform_component(changed)

@@ -80,7 +80,7 @@ MSG_ITERATIONS = (
 QUEUE_GROWTH = 0.05
 # GenAI-Perf's measurement, as its load generator perf_analyzer runs it
 # (triton-inference-server/perf_analyzer, commit 263c5f6e, src/inference_profiler.cc):
-# Measure() sleeps 1.2 x --measurement-interval per window, the windows following one another
+# Measure() sleeps --measurement-interval times 1.2 per window, the windows following one another
 # from the first send; ValidLatencyMeasurement() counts a request in the window in which its
 # last response arrives; ProfileHelper() stops after a window once the last three
 # (stability window 3) each counted a request and their request rates and mean latencies lie
@@ -571,8 +571,8 @@ class Scheduler:
 
 
 class Measurement:
-    """GenAI-Perf's measurement windows over a stream (MEASUREMENT_* above): windows of 1.2 x
-    the interval from `start`, each counting the requests whose last token came in it."""
+    """GenAI-Perf's measurement windows over a stream (MEASUREMENT_* above): windows of the
+    interval times MEASUREMENT_WINDOW_FACTOR from `start`, each counting the requests whose last token came in it."""
 
     def __init__(self, start: float, interval_s: float) -> None:
         self.start = start

@@ -1,5 +1,5 @@
-"""The flow network's re-solves in C (simulator/_speedups_flows.c, `flow_solve_from` and
-`flow_solve_uniform`) against their Python references (simulator.flows `solve_from` and
+"""The flow network's re-solves in C (simulator/_speedups_flows.c `flow_solve_from`,
+_speedups_flows_uniform.c `flow_solve_uniform`) against their Python references (simulator.flows `solve_from` and
 `solve_uniform`): on random components the two leave every flow and link with the same bits
 and schedule the same end events in the same order; a flow's start and end events
 (`flow_join`, `flow_finish`) leave what `join` and `finish` leave; and whole runs over flow
