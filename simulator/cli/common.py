@@ -282,28 +282,28 @@ def write_json(data: object, target: str, stdout: TextIO) -> None:
     and the same run in this process (`--no-sandbox`) writes the same bytes. Indenting ran
     Python's pure-Python encoder, which took most of a large result's time, and `json.dumps`
     is much slower than orjson; `python -m json.tool` or jq indent it for reading."""
-    encoded = data.json if isinstance(data, RawResult) else encode_json(data)
+    # A raw result is written in the pieces it was read in (RawResult says why).
+    pieces = (*data.pieces, b"\n") if isinstance(data, RawResult) else (encode_json(data), b"\n")
     if target == "-":
-        _write_bytes(stdout, encoded)
-        _write_bytes(stdout, b"\n")
+        _write_bytes(stdout, pieces)
         return
     try:
         with open(target, "wb") as handle:
-            handle.write(encoded)
-            handle.write(b"\n")
+            handle.writelines(pieces)
     except OSError as error:
         raise CliError(CLI_MESSAGES["write"].format(path=target, reason=error.strerror)) from None
 
 
-def _write_bytes(stream: TextIO, data: bytes | memoryview) -> None:
-    """Write UTF-8 bytes to a text stream: to its binary buffer when it has one (a 60 MB
-    result is not decoded to be encoded again), else as text (a StringIO in tests)."""
+def _write_bytes(stream: TextIO, pieces: Sequence[bytes | memoryview]) -> None:
+    """Write UTF-8 bytes, given in pieces, to a text stream: to its binary buffer when it has
+    one (a 60 MB result is not decoded to be encoded again), else as text (a StringIO in
+    tests)."""
     buffer = getattr(stream, "buffer", None)
     if buffer is None:
-        stream.write(str(data, "utf-8"))
+        stream.write(str(b"".join(pieces), "utf-8"))
         return
     stream.flush()
-    buffer.write(data)
+    buffer.writelines(pieces)
     buffer.flush()
 
 

@@ -108,12 +108,23 @@ class RawResult:
     """A run's result as the child sent it: its JSON text (UTF-8 bytes, compact, as
     `simulator.sandbox.wire.encode_json` writes it), not parsed. A command that only writes
     the result out (`python -m simulator run --json -`) saves parsing it and writing it again:
-    for a 60 MB result, seconds (issue 16)."""
+    for a 60 MB result, seconds (issue 16).
 
-    __slots__ = ("json",)
+    The text is held in `pieces`, the chunks it was read in (views of them: nothing copied),
+    which the command line writes one after another (simulator.cli.common `write_json`):
+    joining them made a buffer as large as the result, whose fresh pages the command line's
+    process faulted in before writing a byte (a few milliseconds for the MERPSYS example's
+    3.2 MB). `json` joins them for whoever wants the text in one piece."""
 
-    def __init__(self, json: bytes | memoryview) -> None:
-        self.json = json  # a view of the bytes read from the child: a large result is not copied
+    __slots__ = ("pieces",)
+
+    def __init__(self, json: bytes | memoryview, *more: bytes | memoryview) -> None:
+        self.pieces = (json, *more)
+
+    @property
+    def json(self) -> bytes | memoryview:
+        """Return the result's JSON text in one piece."""
+        return self.pieces[0] if len(self.pieces) == 1 else b"".join(self.pieces)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RawResult) and other.json == self.json
@@ -121,7 +132,7 @@ class RawResult:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"RawResult({len(self.json)} bytes)"
+        return f"RawResult({sum(map(len, self.pieces))} bytes)"
 
     def parsed(self) -> dict[str, Any]:
         """Return the result as data (ValueError: not JSON)."""
@@ -303,7 +314,7 @@ class _Run:
         self.child = child
         self.process = child.process
         self.raw_result = raw_result
-        self.final_raw: memoryview | None = None
+        self.final_raw: tuple[bytes | memoryview, ...] | None = None  # RawResult's pieces
         self.limits = limits
         self.result_fd = child.result_fd
         self.pending: list[bytes] = []  # the chunks of a message whose newline has not come
@@ -348,9 +359,15 @@ class _Run:
         # list and joined once its newline came (linear in the result's size: joining the
         # pending bytes on every chunk was quadratic). The lines are read through a view of
         # the joined bytes, which a large result would otherwise be copied from.
-        if data.find(b"\n") < 0:
+        end = data.find(b"\n")
+        if end < 0:
             self.pending.append(data)
             return
+        if self.raw_result and self.pending and self.take_raw_result(data, end):
+            data = data[end + 1 :]  # what follows the result's line (as a rule, nothing)
+            if data.find(b"\n") < 0:
+                self.pending = [data] if data else []
+                return
         joined = b"".join([*self.pending, data])
         view = memoryview(joined)
         start = 0
@@ -364,7 +381,7 @@ class _Run:
                 and line[-1:] == b"}"
             ):
                 # The result's own bytes: not parsed here (RawResult); every other message is.
-                self.final_raw = line[len(RESULT_PREFIX) : -1]  # a view: no copy of it
+                self.final_raw = (line[len(RESULT_PREFIX) : -1],)  # a view: no copy of it
                 continue
             try:
                 message = decode_message(line)
@@ -382,6 +399,23 @@ class _Run:
             else:
                 self.final = message
         self.pending = [joined[start:]] if start < len(joined) else []
+
+    def take_raw_result(self, data: bytes, end: int) -> bool:
+        """Keep the result's line, made of the pending chunks and `data` up to its newline at
+        `end`, as the pieces it came in (`RawResult`), when it is the result's message (what
+        `on_result_bytes` would take from the joined line, without the join); return whether
+        it was. The pending chunks are then taken."""
+        first = self.pending[0]
+        if first[: len(RESULT_PREFIX)] != RESULT_PREFIX or data[end - 1 : end] != b"}":
+            return False  # not the result, or its closing brace in an earlier chunk: joined
+        first_view, last_view = memoryview(first), memoryview(data)
+        self.final_raw = (
+            first_view[len(RESULT_PREFIX) :],
+            *self.pending[1:],
+            last_view[: end - 1],
+        )
+        self.pending = []
+        return True
 
     def on_output_bytes(self, data: bytes) -> None:
         self.output_size += len(data)
@@ -429,7 +463,7 @@ class _Run:
         crash of the simulator (SandboxCrashError).
         """
         if self.final_raw is not None:
-            return RawResult(self.final_raw)
+            return RawResult(*self.final_raw)
         if self.final is not None:
             if "error" in self.final:
                 raise error_from_dict(dict(self.final["error"]))

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -791,3 +792,26 @@ def test_the_command_lines_side_of_a_sandboxed_run_loads_no_orjson_runner_or_chi
     ).stdout
 
     assert loaded.strip() == "[]"
+
+
+def test_a_raw_result_read_in_any_chunks_is_its_bytes_joined_or_not() -> None:
+    """However the pipe cuts the messages (the result's line whole in one read, or across
+    reads kept as pieces without a join, its prefix or its closing brace cut), the raw result
+    is the bytes the child encoded, and the messages around it are read as before."""
+    result = {"status": "finished", "name": 'é\n"q"', "values": [1, 0.5, None]}
+    stream = encode_message({"progress": 0.5}) + encode_message({"result": result})
+    stream += encode_message({"progress": 1.0})
+    child: Any = SimpleNamespace(process=None, result_fd=-1)  # what the reading needs of one
+    for first in range(1, len(stream)):
+        for second in range(first, len(stream)):
+            run = parent._Run(child, LIMITS, raw_result=True)
+            seen: list[float] = []
+            progress = seen.append
+            for chunk in (stream[:first], stream[first:second], stream[second:]):
+                if chunk:
+                    run.on_result_bytes(chunk, lambda fraction, *_, add=progress: add(fraction))
+            raw = run.outcome()
+
+            assert isinstance(raw, parent.RawResult)
+            assert raw.json == encode_json(result) and raw.parsed() == result
+            assert seen == [0.5, 1.0] and run.pending == []
