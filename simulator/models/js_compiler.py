@@ -2806,13 +2806,21 @@ class CompiledTwin(JsTwin):
                 else:
                     values = call_params(params)
                 budget[0] = STEP_BUDGET
-                arguments = []  # a loop: a comprehension would be a call of its own, every call
-                for arg in args:
+                if len(args) == 1:  # p2pTime's size: no list of arguments to build
+                    (arg,) = args
                     kind = type(arg)
-                    arguments.append(
-                        arg if kind is float else float(arg) if kind is int else js_value(arg)
+                    value = fn(
+                        arg if kind is float else float(arg) if kind is int else js_value(arg),
+                        values,
                     )
-                value = fn(*arguments, values)
+                else:
+                    arguments = []  # a loop: a comprehension would be a call of its own
+                    for arg in args:
+                        kind = type(arg)
+                        arguments.append(
+                            arg if kind is float else float(arg) if kind is int else js_value(arg)
+                        )
+                    value = fn(*arguments, values)
             except Exception:  # Decline, an ArithmeticError, the budget: the general path's
                 return general(args, params)
             # NaN fails both comparisons; anything else is the general path's to tell
