@@ -116,7 +116,7 @@ class NodeRuntime:
         self.model_key = model_key
         self.functions = functions
         self.has_p2p = functions is not None and functions.has("p2pTime")
-        # what a transfer time the node's memo lacks evaluates (_transfer_time)
+        # what a transfer time the node's memo lacks evaluates (transfer_time)
         self._p2p_time = (
             functions.evaluator("p2pTime") if functions is not None and self.has_p2p else None
         )
@@ -171,11 +171,9 @@ class NodeRuntime:
         core's hop reads `_transfer_times` itself and calls this only for a time not there."""
         key = (size, direction, host_memory)
         seconds = self._transfer_times.get(key)
-        if seconds is None:
-            seconds = self._transfer_times[key] = self._transfer_time(size, direction, host_memory)
-        return seconds
-
-    def _transfer_time(self, size: float, direction: str | None, host_memory: str | None) -> float:
+        if seconds is not None:
+            return seconds
+        # evaluated here rather than in a helper: every distinct transfer comes this way
         params: dict[str, object] = {}
         if direction is not None:
             params["direction"] = direction
@@ -183,9 +181,12 @@ class NodeRuntime:
             params["hostMemory"] = host_memory
         p2p_time = self._p2p_time
         if p2p_time is None:  # `_time` says what is missing
-            return self._time("p2pTime", size, params=params)
-        # kept per arguments by `transfer_time`: the twin's value needs no second memo
-        return p2p_time((size,), params)
+            seconds = self._time("p2pTime", size, params=params)
+        else:
+            # kept per arguments below: the twin's value needs no second memo
+            seconds = p2p_time((size,), params)
+        self._transfer_times[key] = seconds
+        return seconds
 
 
 class Message:

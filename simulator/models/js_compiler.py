@@ -722,6 +722,12 @@ def method(obj: Any, name: str, *args: Any) -> Any:
     raise Decline
 
 
+# The kinds of a params object's values that `get` answers as they are (JSParams.read), and
+# with undefined: what a compiled `params.get(name)` and `params.name` read from the dict.
+_READ_AS_IS = (float, str, bool, type(None))
+_READ_OR_UNDEFINED = (*_READ_AS_IS, _Undefined)
+
+
 def params_get(obj: Any, name: Any = UNDEF, fallback: Any = UNDEF, *_: Any) -> Any:
     """`obj.get(name, fallback)`: the params object's (`JSParams.read`) without a dispatch."""
     if type(obj) is JSParams:
@@ -949,6 +955,8 @@ RUNTIME: dict[str, object] = {
     "_keys": object_keys,
     "_method": method,
     "_pget": params_get,
+    "_READ_AS_IS": _READ_AS_IS,
+    "_READ_OR_UNDEFINED": _READ_OR_UNDEFINED,
     "_pow": js_pow,
     "_String": js_string,
     "_isNaN": js_is_nan,
@@ -1917,7 +1925,7 @@ class _Writer:
 
     def condition(self, function: _Function, node: tuple) -> str:
         code, kind = self.expression(function, node)
-        return code if kind == "bool" else f"_T({code})"
+        return _truth_code(code, kind)
 
     def arithmetic(
         self, operator: str, left: tuple[str, str], right: tuple[str, str]
@@ -1966,7 +1974,7 @@ class _Writer:
         if kind == "unary":
             code, inner = self.expression(function, node[2])
             if node[1] == "!":
-                return (f"(not {code})" if inner == "bool" else f"(not _T({code}))"), "bool"
+                return f"(not {_truth_code(code, inner)})", "bool"
             number = code if inner == "num" else _number_code(code)
             return (f"(-{number})" if node[1] == "-" else number), "num"
         if kind == "typeof":
@@ -2047,13 +2055,16 @@ class _Writer:
         obj, _ = self.expression(function, owner)
         key_code, _ = self.expression(function, key)
         if key[0] == "str" and key[1] not in _PARAMS_OWN_NAMES and _PYTHON_NAME.fullmatch(obj):
-            # `params.t`: a number read straight from the params object's dict, as `get`
-            # answers for an own property holding a float (JSParams.read); anything else
-            # (another kind of value, a name it lacks, another object) through _get
+            # `params.t`: read straight from the params object's dict where `get` answers the
+            # dict's value itself: an own property holding a float, string, boolean or null
+            # (JSParams.read) or a name it lacks that Object.prototype lacks too (undefined);
+            # anything else (an int, an array or object, a name Object.prototype has, another
+            # object) through _get
             t = self.temp(function)
+            kinds = "_READ_AS_IS" if key[1] in _OBJECT_PROTO else "_READ_OR_UNDEFINED"
             inline = (
                 f"({t} if type({obj}) is JSParams and "
-                f"type({t} := dict.get({obj}, {key_code}, UNDEF)) is float "
+                f"type({t} := dict.get({obj}, {key_code}, UNDEF)) in {kinds} "
                 f"else _get({obj}, {key_code}))"
             )
             return inline, "any"
@@ -2108,14 +2119,22 @@ class _Writer:
                     and key[0] == "str"
                     and key[1] != "__proto__"
                     and _PYTHON_NAME.fullmatch(obj)
+                    and (len(args) < 2 or _pure(args[1], codes[1]))
                 ):
-                    # a number read straight from the params object's dict; anything else
-                    # (another kind of value, another object) through _pget
+                    # read straight from the params object's dict where `get` answers the
+                    # dict's value itself (JSParams.read): an own property holding a float,
+                    # string, boolean or null (a JSON value: never undefined, and the model
+                    # cannot write params), or the fallback of a name it lacks, undefined
+                    # without one; anything else (an int, an array or object, a fallback of
+                    # another kind, another object) through _pget. The fallback appears
+                    # twice: it must be a literal or a name, whose second evaluation does
+                    # nothing.
                     fallback = codes[1] if len(codes) > 1 else "UNDEF"
                     t = self.temp(function)
                     inline = (
                         f"({t} if type({obj}) is JSParams and "
-                        f"type({t} := dict.get({obj}, {codes[0]}, {fallback})) is float "
+                        f"type({t} := dict.get({obj}, {codes[0]}, {fallback})) "
+                        "in _READ_OR_UNDEFINED "
                         f"else _pget({obj}, {codes[0]}, {fallback}))"
                     )
                     return inline, "any"
@@ -2206,6 +2225,12 @@ class _Writer:
             if right == "UNDEF" or left == "UNDEF":
                 other = left if right == "UNDEF" else right
                 return f"({other} is {'not ' if negate else ''}UNDEF)", "bool"
+            if (kl == "num" or kr == "num") and _pure(left_node, left) and _pure(right_node, right):
+                # a number is strictly equal to a float only (strict_equal without a call)
+                other = left if kr == "num" else right
+                if negate:
+                    return f"(type({other}) is not float or {left} != {right})", "bool"
+                return f"(type({other}) is float and {left} == {right})", "bool"
             code = f"_seq({left}, {right})"
             return (f"(not {code})" if negate else code), "bool"
         if operator in ("==", "!="):
@@ -2252,6 +2277,25 @@ class _Writer:
 
 
 _PYTHON_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _truth_code(code: str, kind: str) -> str:
+    """ToBoolean of `code` of `kind`: inline for a name holding a string or a number (truthy
+    without a call), truthy's for anything else."""
+    if kind == "bool":
+        return code
+    if _PYTHON_NAME.fullmatch(code) and code not in ("UNDEF", "None", "True", "False"):
+        return (
+            f"({code} != '' if type({code}) is str else "
+            f"{code} == {code} and {code} != 0.0 if type({code}) is float else _T({code}))"
+        )
+    return f"_T({code})"
+
+
+def _pure(node: tuple, code: str) -> bool:
+    """Whether evaluating `code` (of `node`) again changes nothing and gives the same value:
+    a literal or a name."""
+    return node[0] in ("num", "str", "bool", "null") or _PYTHON_NAME.fullmatch(code) is not None
 
 
 def _number_code(code: str) -> str:
@@ -2747,15 +2791,36 @@ class CompiledTwin(JsTwin):
         if fn is None:
             return None
         largest = sys.float_info.max
+        plain = _PLAIN_TYPES
 
-        def answer(args: tuple[object, ...], params: Mapping[str, object]) -> float:
+        def answer(args: tuple[Any, ...], params: Mapping[str, object]) -> float:
             try:
-                values = call_params(params)
+                # call_params written out for a dict of plain values (a transfer's params)
+                if type(params) is dict and "__proto__" not in params:
+                    for key, item in params.items():
+                        if type(key) is not str or type(item) not in plain:
+                            values = call_params(params)
+                            break
+                    else:
+                        values = JSParams(params)
+                else:
+                    values = call_params(params)
                 budget[0] = STEP_BUDGET
-                arguments = []  # a loop: a comprehension would be a call of its own, every call
-                for arg in args:
-                    arguments.append(arg if type(arg) is float else js_value(arg))
-                value = fn(*arguments, values)
+                if len(args) == 1:  # p2pTime's size: no list of arguments to build
+                    (arg,) = args
+                    kind = type(arg)
+                    value = fn(
+                        arg if kind is float else float(arg) if kind is int else js_value(arg),
+                        values,
+                    )
+                else:
+                    arguments = []  # a loop: a comprehension would be a call of its own
+                    for arg in args:
+                        kind = type(arg)
+                        arguments.append(
+                            arg if kind is float else float(arg) if kind is int else js_value(arg)
+                        )
+                    value = fn(*arguments, values)
             except Exception:  # Decline, an ArithmeticError, the budget: the general path's
                 return general(args, params)
             # NaN fails both comparisons; anything else is the general path's to tell

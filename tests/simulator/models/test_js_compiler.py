@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from simulator.errors import ModelEvaluationError
 from simulator.models import js_compiler
 from simulator.models.js_compiler import CompiledTwin, Refusal, compile_model
 from simulator.models.js_twins import Decline
@@ -668,3 +669,136 @@ def test_a_helper_without_rest_called_from_outside_takes_any_arguments() -> None
     assert "*_rest" not in _def_of(python, "h").splitlines()[0]
     for args in [(), (1.5,), (1.5, 2.0), (1.5, 2.0, 3.0, 4.0)]:
         agree(source, {}, "h", args, {"x": 1.0})
+
+
+# --- params read inline: strings, booleans, null, missing names (issue 41) ---------------------
+
+# every kind of value a params entry holds, strings equal to the compared ones or not
+PARAM_VALUES = ["HtoD", "DtoH", "", "htod", "0", 0, 0.0, -0.0, 1, 2.5, 2**53 + 1, True, False]
+PARAM_VALUES += [None, [], [1], {"a": 1}]
+READS = st.sampled_from(
+    [
+        "params.get('d')",
+        "params.get('d', 'HtoD')",
+        "params.get('d', null)",
+        "params.get('d', 0)",
+        "params.get('d', fallback)",
+        "params.get('d', bump())",
+        "params.d",
+        "params['d']",
+        "params.get('toString')",
+        "params.toString",
+        "params.get('hasOwnProperty', 'x')",
+    ]
+)
+USES = st.sampled_from(
+    [
+        "if (d === 'HtoD') return size + 1;",
+        "if (d == 'HtoD') return size + 2;",
+        "if (d !== 'DtoH') return size + 3;",
+        "if (d === 0) return 4;",
+        "if (0 !== d) return 5;",
+        "if (d === size) return 6;",
+        "if (!d) return 7;",
+        "if (d) return 8;",
+        "if (d === null) return 9;",
+        "if (d === undefined) return 10;",
+        "if (typeof d === 'string') return d.length + 11;",
+        "if (typeof d === 'number') return Math.abs(d) + 12;",
+        "if (size === 0 && !d) return 0;",
+    ]
+)
+
+
+@st.composite
+def string_models(draw: st.DrawFn) -> str:
+    lines = [f"  var d = {draw(READS)};"]
+    lines += [f"  {draw(USES)}" for _ in range(draw(st.integers(1, 3)))]
+    fallback = draw(st.sampled_from(["undefined", "'HtoD'", "2", "null", "{}"]))
+    return (
+        "// edited: a link model reading strings\n"
+        f"var fallback = {fallback};\n"
+        "function p2pTime(size, params) {\n"
+        "  var calls = [0];\n"
+        "  function bump() { calls[0] = calls[0] + 1; return 'DtoH'; }\n"
+        + "\n".join(lines)
+        + "\n  return calls[0] * 100 + 13;\n}\n"
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    source=string_models(),
+    text=st.text(max_size=4),
+    number=st.floats(allow_nan=False, allow_infinity=False),
+    size=st.sampled_from([0, 0.0, -0.0, 1, 2.5, 1e6, 2**53 + 1]),
+)
+def test_params_read_inline_give_v8_s_outcome(source: str, text: str, number: float, size: object):
+    """`params.get` and `params.name` read a string, boolean or null (or a missing name)
+    without a call: the same value as V8's, strings equal or not, missing names, other kinds,
+    a fallback with a side effect evaluated once; the node's evaluator (answer_caller) too."""
+    compiled_ = ShallowFunctions(model_key="m", source=source, attributes={})
+    evaluator = compiled_.evaluator("p2pTime")
+    in_v8 = ShallowFunctions(model_key="m", source=source, attributes={}, twin=False)
+    for params in [{"other": "HtoD"}, *({"d": value} for value in [*PARAM_VALUES, text, number])]:
+        agree(source, {}, "p2pTime", (size,), params)
+        # the memo's key does not tell False from 0 (equal in Python): none kept between
+        in_v8._memo.clear()
+        compiled_._memo.clear()
+        try:
+            expected = repr(in_v8.evaluate("p2pTime", size, params=params))
+        except ModelEvaluationError as error:
+            expected = f"error: {error}"
+        try:
+            got = repr(evaluator((size,), params))
+        except ModelEvaluationError as error:
+            got = f"error: {error}"
+        assert got == expected, (source, size, params)
+
+
+def test_a_string_parameter_is_read_and_compared_without_a_call(monkeypatch: Any):
+    """The MERPSYS link model's common case (a direction given as a string) reads it from the
+    params' dict and compares it inline: no params_get, truthy or strict_equal call."""
+    called: list[str] = []
+    for name in ("_pget", "_T", "_seq", "_get"):
+        real = js_compiler.RUNTIME[name]
+
+        def spy(*args: Any, _real: Any = real, _name: str = name) -> Any:
+            called.append(_name)
+            return _real(*args)
+
+        monkeypatch.setitem(js_compiler.RUNTIME, name, spy)
+    source = (
+        "// edited\n"
+        "function p2pTime(size, params) {\n"
+        "  var direction = params.get('direction');\n"
+        "  var memory = params.get('hostMemory', 'pageable');\n"
+        "  if (size === 0 && !direction) return 0;\n"
+        "  if (direction === 'HostToDevice' && params.kind !== 'x') return 1e-5 + size / 1.2e10;\n"
+        "  if (direction === 'DeviceToHost' && memory === 'pageable') return 2e-5 + size / 1e10;\n"
+        "  throw new Error('direction ' + direction);\n"
+        "}\n"
+    )
+    compiled_ = ShallowFunctions(model_key="m", source=source, attributes={})
+    answer = compiled_.evaluator("p2pTime")
+    assert answer((4096.0,), {"direction": "HostToDevice"}) == 1e-5 + 4096.0 / 1.2e10
+    assert answer((4096,), {"direction": "DeviceToHost"}) == 2e-5 + 4096.0 / 1e10
+    assert called == []
+    assert answer((0.0,), {}) == 0.0  # undefined's truth: truthy's
+    assert called == ["_T"]
+    agree(source, {}, "p2pTime", (4096.0,), {"direction": "DeviceToHost", "hostMemory": "x"})
+
+
+@pytest.mark.parametrize("value", [[1], {"a": 1}, 1, "HtoD", None, False, "missing"])
+def test_a_fallback_with_a_side_effect_runs_once(value: object):
+    """`params.get(name, f())` calls f once, whichever way the compiled read goes."""
+    source = (
+        "function p2pTime(size, params) {\n"
+        "  var calls = [0];\n"
+        "  function bump() { calls[0] = calls[0] + 1; return 'DtoH'; }\n"
+        "  var d = params.get('d', bump());\n"
+        "  return calls[0] * 100 + (typeof d === 'string' ? d.length : 7);\n"
+        "}\n"
+    )
+    params = {} if value == "missing" else {"d": value}
+    assert agree(source, {}, "p2pTime", (1.0,), params)
