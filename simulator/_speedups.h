@@ -45,4 +45,19 @@
         Py_DECREF(type);                                                                       \
     }
 
+/* simulator.hotpath.js_mark, its copy: what tells `value` apart in JavaScript from the values
+ * Python's equality makes it equal to (a memo's key carries it): 1 for a bool (false, true:
+ * never the numbers 0 and 1), 2 for a float -0.0 (-0: never 0), 0 for any other value. */
+#define JS_BOOLEAN 1
+#define JS_NEGATIVE_ZERO 2
+static inline long
+js_mark(PyObject *value)
+{
+    if (PyBool_Check(value))
+        return JS_BOOLEAN;
+    if (PyFloat_Check(value) && PyFloat_AS_DOUBLE(value) == 0.0 && signbit(PyFloat_AS_DOUBLE(value)))
+        return JS_NEGATIVE_ZERO;
+    return 0;
+}
+
 #endif

@@ -20,10 +20,6 @@ from simulator.engine import speedups
 from simulator.runner import run_simulation
 from simulator.shallow import ShallowFunctions
 
-KNOWN = pytest.mark.xfail(
-    strict=True, reason="the memo keys params by Python equality (False == 0 == -0.0)"
-)
-
 # 1 for false, 4 for a negative zero, 8 for true, 2 for any other value
 MODEL = (
     "function computationTime(params) {\n"
@@ -38,7 +34,6 @@ INPUTS: list[object] = [0, False, 0.0, -0.0, 1, True, 1.0, False, -0.0, True]
 EXPECTED = [2.0, 1.0, 2.0, 4.0, 2.0, 8.0, 2.0, 1.0, 4.0, 8.0]
 
 
-@KNOWN
 def test_the_memo_tells_apart_what_javascript_tells_apart() -> None:
     shallow.clear_caches()
     functions = ShallowFunctions(model_key="js-values", source=MODEL, attributes={})
@@ -48,7 +43,6 @@ def test_the_memo_tells_apart_what_javascript_tells_apart() -> None:
     assert values == EXPECTED
 
 
-@KNOWN
 def test_a_memo_key_differs_where_javascript_differs_and_only_there() -> None:
     def key(value: object) -> object:
         return hotpath.memo_key("computationTime", (), {"d": value})
@@ -78,7 +72,6 @@ print(json.dumps(run_simulation(system, app, labels={"P": 1}, variables={})["ove
 """
 
 
-@KNOWN
 @pytest.mark.parametrize("core", ["here", "pure-python"])
 def test_a_run_tells_apart_what_javascript_tells_apart(core: str) -> None:
     if core == "here":
@@ -114,7 +107,6 @@ PROPERTY_MODEL = (
 )
 
 
-@KNOWN
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(PARAM_VALUES, PARAM_VALUES), min_size=1, max_size=6))
 def test_a_memoized_value_is_a_fresh_evaluation(calls: list[tuple[object, object]]) -> None:
@@ -127,3 +119,66 @@ def test_a_memoized_value_is_a_fresh_evaluation(calls: list[tuple[object, object
         alone = ShallowFunctions(model_key="js-values", source=PROPERTY_MODEL, attributes={})
         fresh.append(alone.call("computationTime", params={"a": a, "b": b}))
     assert memoized == fresh
+
+
+LINKED: dict[str, Any] = {
+    "name": "transfer memo of JavaScript values",
+    "hardware": {
+        "host": {"type": "CPU", "name": "host", "attributes": {}},
+        "switch": {"type": "NETWORK", "name": "switch", "attributes": {}},
+    },
+    "models": {
+        "pause": {
+            "language": "javascript",
+            "source": "function computationTime(params) { return 1; }\n",
+        },
+        # -0 bytes take longer than 0 bytes: only a model that divides by the size sees it
+        "link": {
+            "language": "javascript",
+            "source": "function p2pTime(size, params) { return 1 / size < 0 ? 5 : 1; }\n",
+        },
+    },
+    "nodes": [
+        {"id": "root", "hardware": "host", "model": "pause", "labels": {"Root": 1}},
+        {"id": "worker", "hardware": "host", "model": "pause", "labels": {"W": 1}},
+        {"id": "switch", "hardware": "switch", "model": "link"},
+    ],
+    "edges": [["root", "switch"], ["worker", "switch"]],
+}
+TRANSFER_RUN = """\
+import json, sys
+from simulator.runner import run_simulation
+system, app = json.loads(sys.stdin.read())
+result = run_simulation(system, app, labels={"Root": 1, "W": 1}, variables={})
+print(json.dumps(result["overall_time_s"]))
+"""
+
+
+def broadcasts(sizes: list[float]) -> str:
+    return "".join(f"sim.broadcast({size!r}, 'Root', 0)\n" for size in sizes)
+
+
+@pytest.mark.parametrize("core", ["here", "pure-python"])
+def test_a_transfer_of_minus_zero_bytes_is_not_one_of_zero_bytes(core: str) -> None:
+    def overall(sizes: list[float]) -> float:
+        if core == "here":
+            if speedups is None:
+                pytest.skip("the C core is not built")
+            shallow.clear_caches()
+            result = run_simulation(
+                LINKED, broadcasts(sizes), labels={"Root": 1, "W": 1}, variables={}
+            )
+            return float(result["overall_time_s"])
+        done = subprocess.run(
+            [sys.executable, "-c", TRANSFER_RUN],
+            input=json.dumps([LINKED, broadcasts(sizes)]),
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PARASIM_PURE_PYTHON": "1"},
+            check=True,
+        )
+        return float(json.loads(done.stdout))
+
+    both = overall([0.0, -0.0, 0.0, -0.0])
+    assert both == overall([-0.0, 0.0, -0.0, 0.0])
+    assert both > overall([0.0, 0.0, 0.0, 0.0])
