@@ -275,6 +275,12 @@ computation_key(PyObject *params, int *plain)
         if (*plain && !plain_parameter(name, value))
             *plain = 0;
         long mark = js_mark(value);
+        if (mark == JS_MARKED_TUPLE) { /* its marks are a tuple: the Python path keys it */
+            Py_DECREF(items);
+            Py_XDECREF(marks);
+            PyErr_SetString(PyExc_TypeError, "a tuple parameter with marked items");
+            return NULL;
+        }
         if (mark != 0 && index < count) {
             if (marks == NULL) {
                 marks = PyTuple_New(count);

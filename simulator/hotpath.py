@@ -79,19 +79,23 @@ JS_NEGATIVE_ZERO = 2
 """`js_mark` of a float -0.0: JavaScript's -0 (`1 / x` is -Infinity), which equals 0 here."""
 
 
-def js_mark(value: object) -> int:
+def js_mark(value: object) -> int | tuple[object, ...]:
     """Return what tells `value` apart in JavaScript from the values Python's equality (and so
-    a dict's key) makes it equal to: `JS_BOOLEAN`, `JS_NEGATIVE_ZERO`, or 0 for any other
-    (an int and a float of one value are one JavaScript number, as js_value gives them). The
-    C core's `js_mark` (simulator/_speedups.h) is this rule's copy."""
+    a dict's key) makes it equal to: `JS_BOOLEAN`, `JS_NEGATIVE_ZERO`, for a tuple (a
+    JavaScript array) the marks of its items where one is marked, or 0 for any other value (an
+    int and a float of one value are one JavaScript number, as js_value gives them). The C
+    core's `js_mark` (simulator/_speedups.h) is this rule's copy; it leaves a marked tuple's
+    key to this one."""
     if value.__class__ is bool:
         return JS_BOOLEAN
     if isinstance(value, float) and value == 0.0 and math.copysign(1.0, value) < 0.0:
         return JS_NEGATIVE_ZERO
+    if isinstance(value, tuple):
+        return js_marks(value) or 0
     return 0
 
 
-def js_marks(values: Iterable[object]) -> tuple[int, ...] | None:
+def js_marks(values: Iterable[object]) -> tuple[object, ...] | None:
     """Return the `js_mark` of each value, or None when none is marked: a memo's key carries
     them only then, so that values JavaScript tells apart (false, 0, -0; true, 1) never share
     a key, while the common key (plain numbers and strings) stays the plain items."""

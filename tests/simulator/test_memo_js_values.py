@@ -20,18 +20,24 @@ from simulator.engine import speedups
 from simulator.runner import run_simulation
 from simulator.shallow import ShallowFunctions
 
-# 1 for false, 4 for a negative zero, 8 for true, 2 for any other value
+# 1 for false, 4 for a negative zero, 8 for true, 2 for any other value; 16 times that of
+# an array's first item
 MODEL = (
-    "function computationTime(params) {\n"
-    "  var d = params.get('d');\n"
+    "function kind(d) {\n"
     "  if (d === false) return 1;\n"
     "  if (d === true) return 8;\n"
     "  return d === 0 && 1 / d < 0 ? 4 : 2;\n"
     "}\n"
+    "function computationTime(params) {\n"
+    "  var d = params.get('d');\n"
+    "  return Array.isArray(d) ? 16 * kind(d[0]) : kind(d);\n"
+    "}\n"
 )
-# every value equal to 0 or 1 in Python, in the order that fooled the memo
+# every value equal to 0 or 1 in Python, in the order that fooled the memo, and in a tuple
 INPUTS: list[object] = [0, False, 0.0, -0.0, 1, True, 1.0, False, -0.0, True]
+INPUTS += [(0,), (False,), (-0.0,), (True,), (1,), (False,), (-0.0,)]
 EXPECTED = [2.0, 1.0, 2.0, 4.0, 2.0, 8.0, 2.0, 1.0, 4.0, 8.0]
+EXPECTED += [32.0, 16.0, 64.0, 128.0, 32.0, 16.0, 64.0]
 
 
 def test_the_memo_tells_apart_what_javascript_tells_apart() -> None:
@@ -48,6 +54,7 @@ def test_a_memo_key_differs_where_javascript_differs_and_only_there() -> None:
         return hotpath.memo_key("computationTime", (), {"d": value})
 
     assert len({key(value) for value in (0, False, -0.0, True)}) == 4
+    assert len({key(value) for value in ((0,), (False,), (-0.0,), ((False,),), ((0,),))}) == 5
     # the same JavaScript number: one key, and the common float keeps its plain key
     assert key(1) == key(1.0) and key(0) == key(0.0)
     assert key(2.5) == ("computationTime", (), (("d", 2.5),))
@@ -97,6 +104,7 @@ PARAM_VALUES = st.one_of(
     st.booleans(),
     st.sampled_from([0, 1, -1, 0.0, -0.0, 1.0, -1.0, 2]),
     st.floats(allow_nan=False, allow_infinity=False, min_value=-4, max_value=4),
+    st.tuples(st.sampled_from([0, False, 0.0, -0.0, True, 1])),
 )
 PROPERTY_MODEL = (
     "function computationTime(params) {\n"
