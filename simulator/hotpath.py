@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, TypeVar
@@ -95,10 +95,16 @@ def js_mark(value: object) -> int | tuple[object, ...]:
     return 0
 
 
-def js_marks(values: Iterable[object]) -> tuple[object, ...] | None:
+_UNMARKED_KINDS = frozenset((float, int, str))
+"""Kinds of which only a zero (a float -0.0) can be marked: `js_marks` answers them at once."""
+
+
+def js_marks(values: Collection[object]) -> tuple[object, ...] | None:
     """Return the `js_mark` of each value, or None when none is marked: a memo's key carries
     them only then, so that values JavaScript tells apart (false, 0, -0; true, 1) never share
     a key, while the common key (plain numbers and strings) stays the plain items."""
+    if _UNMARKED_KINDS.issuperset(map(type, values)) and 0 not in values:
+        return None  # numbers and strings, no zero among them: the common case, in C loops
     marks = tuple(map(js_mark, values))
     return marks if any(marks) else None
 
