@@ -45,4 +45,29 @@
         Py_DECREF(type);                                                                       \
     }
 
+/* simulator.hotpath.js_mark, its copy: what tells `value` apart in JavaScript from the values
+ * Python's equality makes it equal to (a memo's key carries it): 1 for a bool (false, true:
+ * never the numbers 0 and 1), 2 for a float -0.0 (-0: never 0), JS_MARKED_TUPLE for a tuple
+ * with a marked item at any depth (its marks are a tuple: the Python rule keys it), 0 for any
+ * other value. */
+#define JS_BOOLEAN 1
+#define JS_NEGATIVE_ZERO 2
+#define JS_MARKED_TUPLE 3
+static long
+js_mark(PyObject *value)
+{
+    if (PyBool_Check(value))
+        return JS_BOOLEAN;
+    if (PyFloat_Check(value)) {
+        double number = PyFloat_AS_DOUBLE(value);
+        return number == 0.0 && signbit(number) ? JS_NEGATIVE_ZERO : 0;
+    }
+    if (PyTuple_Check(value)) {
+        for (Py_ssize_t item = 0; item < PyTuple_GET_SIZE(value); item++)
+            if (js_mark(PyTuple_GET_ITEM(value, item)) != 0)
+                return JS_MARKED_TUPLE;
+    }
+    return 0;
+}
+
 #endif

@@ -109,7 +109,8 @@ is_memo(PyObject *memo)
 /* The memo's value for params of `count` items, from its index (simulator.shallow.Memo.index):
  * index[count][name0][value0][name1][value1]... is the value of memo_key("computationTime",
  * (), params), and it holds only keys the memo held (index_insert), so a value found here is
- * the memo's. Returns a borrowed float, or NULL: not indexed (no error), or an error (an
+ * the memo's; params with a value js_mark marks are never in it (their key carries the marks,
+ * a level's dict would not). Returns a borrowed float, or NULL: not indexed (no error), or an error (an
  * unhashable parameter raises TypeError, as the memo's lookup would). */
 static PyObject *
 index_lookup(PyObject *index, PyObject *params)
@@ -122,7 +123,7 @@ index_lookup(PyObject *index, PyObject *params)
     Py_DECREF(count_obj);
     PyObject *name, *value;
     while (level != NULL && PyDict_Next(params, &position, &name, &value)) {
-        if (!PyDict_CheckExact(level))
+        if (!PyDict_CheckExact(level) || js_mark(value) != 0) /* marked: only the memo's key */
             return NULL;
         level = PyDict_GetItemWithError(level, name);
         if (level == NULL)
@@ -158,8 +159,11 @@ index_insert(PyObject *index, PyObject *params, PyObject *duration, Py_ssize_t *
                 if (!PyDict_Next(params, &position, &name, &value))
                     break;
                 next_key = Py_NewRef(name);
-            } else
+            } else {
+                if (js_mark(value) != 0) /* its key carries js_marks: the index has none */
+                    return 0;
                 next_key = Py_NewRef(value);
+            }
             seen++;
             key = next_key;
         }
@@ -255,7 +259,8 @@ plain_parameter(PyObject *name, PyObject *value)
            PyBool_Check(value) || value == Py_None;
 }
 
-/* Return the memo key of computationTime(params) (simulator.shallow.memo_key), or NULL; set
+/* Return the memo key of computationTime(params) (simulator.hotpath.memo_key: the items, and
+ * their js_marks where any value is marked), or NULL; set
  * `*plain` when params is a dict of plain parameters only (plain_parameter). */
 static PyObject *
 computation_key(PyObject *params, int *plain)
@@ -264,25 +269,51 @@ computation_key(PyObject *params, int *plain)
     PyObject *items = PyTuple_New(count);
     if (items == NULL)
         return NULL;
-    PyObject *name, *value;
+    PyObject *name, *value, *marks = NULL; /* js_marks, made at the first marked value */
     *plain = PyDict_CheckExact(params);
     while (PyDict_Next(params, &position, &name, &value)) {
         if (*plain && !plain_parameter(name, value))
             *plain = 0;
+        long mark = js_mark(value);
+        if (mark == JS_MARKED_TUPLE) { /* its marks are a tuple: the Python path keys it */
+            Py_DECREF(items);
+            Py_XDECREF(marks);
+            PyErr_SetString(PyExc_TypeError, "a tuple parameter with marked items");
+            return NULL;
+        }
+        if (mark != 0 && index < count) {
+            if (marks == NULL) {
+                marks = PyTuple_New(count);
+                if (marks == NULL) {
+                    Py_DECREF(items);
+                    return NULL;
+                }
+                for (Py_ssize_t before = 0; before < count; before++)
+                    PyTuple_SET_ITEM(marks, before, PyLong_FromLong(0)); /* small int: no error */
+            }
+            PyObject *unmarked = PyTuple_GET_ITEM(marks, index);
+            PyTuple_SET_ITEM(marks, index, PyLong_FromLong(mark)); /* small int: no error */
+            Py_DECREF(unmarked);
+        }
         if (index == count) { /* cannot happen: nothing runs between here and PyTuple_New */
             Py_DECREF(items);
+            Py_XDECREF(marks);
             PyErr_SetString(PyExc_RuntimeError, "params changed size during the lookup");
             return NULL;
         }
         PyObject *pair = PyTuple_Pack(2, name, value);
         if (pair == NULL) {
             Py_DECREF(items);
+            Py_XDECREF(marks);
             return NULL;
         }
         PyTuple_SET_ITEM(items, index++, pair);
     }
-    PyObject *key = PyTuple_Pack(3, str_computation_time, empty_tuple, items);
+    PyObject *key = marks == NULL
+                        ? PyTuple_Pack(3, str_computation_time, empty_tuple, items)
+                        : PyTuple_Pack(4, str_computation_time, empty_tuple, items, marks);
     Py_DECREF(items);
+    Py_XDECREF(marks);
     return key;
 }
 

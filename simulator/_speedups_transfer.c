@@ -59,13 +59,16 @@ static SlotCache transfer_times_slot = {&str_transfer_times},
                                               {&str_source}};
 
 /* What NodeRuntime.transfer_time(size, direction, memory) returns when it has it in its memo
- * (`_transfer_times`, keyed by its arguments), new; NULL with no error when it has not, or the
- * node keeps no such memo: the method then computes it. */
+ * (`_transfer_times`, keyed by its arguments), new; NULL with no error when it has not, the
+ * node keeps no such memo, or the size is one js_mark marks (the method keys it): the method
+ * then computes it. */
 static PyObject *
 remembered_transfer_time(PyObject *node, PyObject *key)
 {
     PyObject **times = slot_address(node, &transfer_times_slot);
     if (times == NULL || *times == NULL || !PyDict_CheckExact(*times))
+        return NULL;
+    if (js_mark(PyTuple_GET_ITEM(key, 0)) != 0) /* -0 bytes: its key carries the mark */
         return NULL;
     PyObject *seconds = PyDict_GetItemWithError(*times, key); /* borrowed */
     if (seconds == NULL) {

@@ -51,7 +51,7 @@ from greenlet import getcurrent
 
 from simulator import collectives, hotpath, nccl_model
 from simulator.engine import WAIT, Process
-from simulator.hotpath import COMPUTATION_TIME
+from simulator.hotpath import COMPUTATION_TIME, js_marks
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
 from simulator.platform import Message
 from simulator.shallow import Memo
@@ -450,7 +450,7 @@ class _PythonSimCore(_SimCalls):
         if memory is None and params.__class__ in _PLAIN_PARAMS and params is not None:
             # The hot path (one call per computation of a run): a computation whose value
             # the model already gave for these params, or gives now under the key built here
-            # (a miss: `_missed`). The key is hotpath.memo_key's, inlined.
+            # (a miss: `_missed`). The keys are hotpath.memo_key's and detail_key's, inlined.
             memo = self._memo
             # The C core first runs the model's program of doubles where the memo has one
             # (Memo.program, simulator.models.js_program): it answers only what the
@@ -460,7 +460,13 @@ class _PythonSimCore(_SimCalls):
             if memo is not None:
                 try:
                     items = tuple(params.items())
-                    key = (COMPUTATION_TIME, (), items)
+                    marks = js_marks(params.values())
+                    if marks is None:
+                        key: object = (COMPUTATION_TIME, (), items)
+                        detail_key: object = ("computationDetail", items)
+                    else:  # a value JavaScript tells apart from its equals (false, -0)
+                        key = (COMPUTATION_TIME, (), items, marks)
+                        detail_key = ("computationDetail", items, marks)
                     duration = memo.get(key)
                 except TypeError:  # an unhashable parameter (a list): the general path
                     return self._computation(params, memory)
@@ -468,7 +474,7 @@ class _PythonSimCore(_SimCalls):
                 if duration is not None:
                     if details is None:
                         return self._pause_computing(duration, None, params)
-                    detail = details.get(("computationDetail", items))
+                    detail = details.get(detail_key)
                     if detail is not None:  # the model gave the detail too (shallow's key)
                         return self._pause_computing(duration, detail, params)
                 elif details is None and self._missed is not None:

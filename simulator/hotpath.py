@@ -25,13 +25,14 @@ It also holds what the C core and the Python references must agree on, defined o
 `NAMES`, every slot, method and key the C core touches, which it receives at start-up
 (tests/simulator/test_name_contract.py checks each against its class); `TYPES`, the classes
 it recognises, handed over by the modules that define them (`hand_types`); the memo's key
-(`memo_key`, `COMPUTATION_TIME`) and the kernel marker (`KERNEL_MARKER`).
+(`memo_key`, `detail_key`, `js_marks`, `COMPUTATION_TIME`) and the kernel marker (`KERNEL_MARKER`).
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, TypeVar
@@ -47,10 +48,13 @@ __all__ = [
     "choose",
     "choose_in",
     "core_of",
+    "detail_key",
     "flow_solver",
     "flow_uniform_solver",
     "hand_types",
     "handed_types",
+    "js_mark",
+    "js_marks",
     "memo_key",
     "multiply_guard",
     "speedups",
@@ -69,11 +73,59 @@ KERNEL_MARKER = "CUDACoreInstructions"
 """The parameter that makes a computation's params a GPU kernel's (its work is a roofline's)."""
 
 
+JS_BOOLEAN = 1
+"""`js_mark` of a bool: JavaScript's `false`/`true`, never the numbers 0 and 1 it equals here."""
+JS_NEGATIVE_ZERO = 2
+"""`js_mark` of a float -0.0: JavaScript's -0 (`1 / x` is -Infinity), which equals 0 here."""
+
+
+def js_mark(value: object) -> int | tuple[object, ...]:
+    """Return what tells `value` apart in JavaScript from the values Python's equality (and so
+    a dict's key) makes it equal to: `JS_BOOLEAN`, `JS_NEGATIVE_ZERO`, for a tuple (a
+    JavaScript array) the marks of its items where one is marked, or 0 for any other value (an
+    int and a float of one value are one JavaScript number, as js_value gives them). The C
+    core's `js_mark` (simulator/_speedups.h) is this rule's copy; it leaves a marked tuple's
+    key to this one."""
+    if value.__class__ is bool:
+        return JS_BOOLEAN
+    if isinstance(value, float) and value == 0.0 and math.copysign(1.0, value) < 0.0:
+        return JS_NEGATIVE_ZERO
+    if isinstance(value, tuple):
+        return js_marks(value) or 0
+    return 0
+
+
+_UNMARKED_KINDS = frozenset((float, int, str))
+"""Kinds of which only a zero (a float -0.0) can be marked: `js_marks` answers them at once."""
+
+
+def js_marks(values: Collection[object]) -> tuple[object, ...] | None:
+    """Return the `js_mark` of each value, or None when none is marked: a memo's key carries
+    them only then, so that values JavaScript tells apart (false, 0, -0; true, 1) never share
+    a key, while the common key (plain numbers and strings) stays the plain items."""
+    if _UNMARKED_KINDS.issuperset(map(type, values)) and 0 not in values:
+        return None  # numbers and strings, no zero among them: the common case, in C loops
+    marks = tuple(map(js_mark, values))
+    return marks if any(marks) else None
+
+
 def memo_key(function: str, args: tuple[object, ...], params: Mapping[str, object]) -> object:
-    """Return the memo's key of `function(*args, params)` (TypeError: unhashable values).
-    The hot path builds the key of `COMPUTATION_TIME` inline in the same form (simulator.api
-    `_PythonSimCore.computation`, and `computation_key` in simulator/_speedups_sim.c)."""
-    return (function, args, tuple(params.items()))
+    """Return the memo's key of `function(*args, params)` (TypeError: unhashable values):
+    (function, args, items), with the `js_marks` of the args and values last where there are
+    any. The hot path builds the key of `COMPUTATION_TIME` inline in the same form
+    (simulator.api `_PythonSimCore.computation`, and `computation_key` in
+    simulator/_speedups_sim.c)."""
+    items = tuple(params.items())
+    marks = js_marks((*args, *params.values()))
+    return (function, args, items) if marks is None else (function, args, items, marks)
+
+
+def detail_key(function: str, params: Mapping[str, object]) -> object:
+    """Return the detail memo's key of `function(params)` (`computationDetail`): (function,
+    items), with the params' `js_marks` last where there are any (as `memo_key`)."""
+    items = tuple(params.items())
+    marks = js_marks(params.values())
+    return (function, items) if marks is None else (function, items, marks)
 
 
 @dataclass(frozen=True)

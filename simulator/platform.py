@@ -127,7 +127,7 @@ class NodeRuntime:
         # (simulator.api `_node_memos`)
         self.computation_memos: tuple[Any, Any, Any] | None = None
         self._links: dict[tuple[int, str, str], Resource] = {}
-        self._transfer_times: dict[tuple[float, str | None, str | None], float] = {}
+        self._transfer_times: dict[tuple[object, ...], float] = {}
 
     def link(self, instance: int, came_from: str, going_to: str) -> Resource:
         """Return the FIFO of `instance` for messages travelling from one neighbour to another."""
@@ -167,9 +167,12 @@ class NodeRuntime:
         self, size: float, direction: str | None, host_memory: str | None = None
     ) -> float:
         """Return `p2pTime(size, params)` with `params.direction` and `params.hostMemory` set
-        when they were given (remembered per arguments: a model is a function of them). The C
-        core's hop reads `_transfer_times` itself and calls this only for a time not there."""
-        key = (size, direction, host_memory)
+        when they were given (remembered per arguments: a model is a function of them; a size
+        that `hotpath.js_mark` marks has the mark in its key). The C core's hop reads
+        `_transfer_times` itself and calls this only for a time not there (or a marked size)."""
+        key: tuple[object, ...] = (size, direction, host_memory)
+        if size == 0.0 and hotpath.js_mark(size):  # -0 bytes: JavaScript tells it from 0 (1 / size)
+            key = (*key, hotpath.js_mark(size))
         seconds = self._transfer_times.get(key)
         if seconds is not None:
             return seconds

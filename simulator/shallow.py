@@ -676,7 +676,7 @@ class ShallowFunctions:
     @property
     def detail_memo(self) -> dict[object, dict[str, object]]:
         """The memo of `computationDetail(params)` objects (and any other `call_detail`),
-        keyed by (function, tuple(params.items())): the sim API's hot path reads it."""
+        keyed by `hotpath.detail_key`: the sim API's hot path reads it."""
         return self._details
 
     def has(self, function: str) -> bool:
@@ -795,7 +795,7 @@ class ShallowFunctions:
         it is anything else."""
         memo = self._details
         try:
-            key: object = (function, tuple(params.items()))
+            key: object = hotpath.detail_key(function, params)
             value = memo.get(key)
         except TypeError:
             key = (function, json.dumps(params, sort_keys=True, default=repr))
