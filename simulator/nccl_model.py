@@ -366,12 +366,17 @@ def nvls_enabled(ranks: int, nodes: int) -> bool:
 def nvls_channel_gbps(ranks: int, bus_bytes_per_s: float) -> float:
     """Return the per-channel bandwidth (GB/s) NCCL's search gives an NVLS graph of `ranks`
     GPUs on one node whose NVLink moves `bus_bytes_per_s` (NCCL's figure, `link_efficiency`
-    x the link): the fastest of `SM90_SPEEDS_INTRA` that the GPU's link carries, a channel
-    taking its speed once to and from every GPU and twice for its head GPU
-    (search.cc lines 410-440, ncclTopoSearchTryNvls), so (ranks + 1) x speed per GPU and
-    direction; 0 where none fits."""
-    budget = bus_bytes_per_s / 1e9 / (ranks + 1)
-    return next((speed for speed in SM90_SPEEDS_INTRA if speed <= budget), 0.0)
+    x the link): the speed its search starts from (search.cc lines 1163-1172), the fastest
+    of `SM90_SPEEDS_INTRA` within the GPU's NVLink whose channels (one per GPU) fit in that
+    NVLink x ranks / (ranks - 1) (line 1167: patterns other than the ring get that much more);
+    0 where none fits. NCCL 2.29.2's own tuning table on 2, 4 and 6 H100 SXM (the
+    nccl-tests logs of validation/network/nccl/README.md, `g{2,4,6}_auto.log`: NVLS AllReduce
+    102.0, 160.0 and 216.0 GB/s) is this speed's (`nvls_bus_bytes_per_s`)."""
+    link = bus_bytes_per_s / 1e9
+    total = link * ranks / (ranks - 1) if ranks > 1 else link
+    return next(
+        (speed for speed in SM90_SPEEDS_INTRA if speed <= link and speed * ranks <= total), 0.0
+    )
 
 
 def nvls_bus_bytes_per_s(ranks: int, bus_bytes_per_s: float) -> float:
