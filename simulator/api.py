@@ -955,7 +955,7 @@ class Sim(_SimCore, _SimCalls):
         plan = self._collective_plan(
             call, kind, size_b, names, members, root_index, algorithm, chunk_b, most, protocol
         )
-        chosen, operations, record_of, model_seconds, layer = plan
+        chosen, operations, record_of, model_seconds, layer, (chunk_b, most) = plan
         key = world.channel((kind, names, root_name))
         channel = self._collective_channel(key)
         state = self._state
@@ -1115,6 +1115,7 @@ class Sim(_SimCore, _SimCalls):
         hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
         wire: dict[int, tuple[Sequence[Hop], float]] = {}  # per peer: hops, wire bytes per byte
         data = f"the {kind}'s data"
+        nvls = call[2] == "nvls"  # NVLS's share of a link, whatever the route's class
         slot = state.slot
         usage = world.nodes[slot.node].usages[slot.instance]
         reducer_free = engine.now  # when this process's last reduction ends
@@ -1124,7 +1125,11 @@ class Sim(_SimCore, _SimCalls):
                 if route is None:
                     hops = world.hops(slot, members[peer].slot)
                     hw = nccl_model.hardware(_leaves_host(hops, hosts[index] != hosts[peer]))
-                    share = nccl_model.efficiency(protocol, hw, _route_rate(hops))
+                    share = (
+                        nccl_model.nvls_share()
+                        if nvls
+                        else nccl_model.efficiency(protocol, hw, _route_rate(hops))
+                    )
                     route = wire[peer] = (hops, 1.0 / share)
                 world.send(
                     state, members[peer], piece * route[1], None, (channel, tag), None, route[0]
@@ -1259,10 +1264,11 @@ class Sim(_SimCore, _SimCalls):
         Callable[[object, float], dict[str, Any]],
         float | None,
         NcclLayer | None,
+        tuple[float, int],
     ]:
-        """Return the algorithm, every member's messages, the call's record maker and, under
-        NCCL's cost layer, `NcclLayer`, of a collective, made once per run for its arguments
-        (every member asks)."""
+        """Return the algorithm, every member's messages, the call's record maker, under
+        NCCL's cost layer `NcclLayer`, and the (chunk, most pieces) its messages travel by,
+        of a collective, made once per run for its arguments (every member asks)."""
         world = self._world
         key = ("plan", kind, size, names, root, algorithm, chunk, most, protocol)
         plan = world.collectives.get(key)
@@ -1289,14 +1295,34 @@ class Sim(_SimCore, _SimCalls):
         if model is None:
             if algorithm != "auto":
                 chosen = str(algorithm)
+                if chosen == "nvls":
+                    refusal = self._nvls_refusal(members, crosses)
+                    if refusal is not None:
+                        raise ApiUsageError(
+                            collectives.COLLECTIVE_MESSAGES["nvls"].format(call=call, why=refusal)
+                        )
+                    if protocol not in ("ideal", "nccl", nccl_model.NVLS_PROTOCOL):
+                        raise ApiUsageError(
+                            collectives.COLLECTIVE_MESSAGES["nvls_protocol"].format(
+                                call=call, value=protocol
+                            )
+                        )
             elif protocol == "nccl" and kind == "allreduce" and len(members) > 1:
-                chosen = self._nccl_algorithm(size, members, _nccl_nodes(len(members), crosses))
+                chosen = self._nccl_algorithm(
+                    size, members, _nccl_nodes(len(members), crosses), crosses
+                )
             else:
                 chosen = collectives.choose(kind, size, hosts)
             try:
                 steps = collectives.schedule(kind, chosen, size, hosts, root, call)
             except collectives.ScheduleError as error:
                 raise ApiUsageError(str(error)) from None
+        if chosen == "nvls" and most > 0:
+            # without a `chunk` NVLS's messages travel whole: its one step has nothing to
+            # pipeline, and in pieces each piece would wait for every peer's previous one, a
+            # round trip NCCL's NVLS kernel does not make (its pieces stream through the
+            # switch, NCCL_STEPS slots deep); `chunk` given, its pieces are kept
+            chunk, most = 0.0, 0
         tree: tuple[int, float] | None = None  # NCCL's tree allreduce: (nodes, bytes)
         spans: list[collectives.TreeSpan] = []  # its trees' steps (`collectives.tree_streams`)
         rings: list[collectives.RingSpan] | None = None  # NCCL's rings' steps (`ring_streams`)
@@ -1341,7 +1367,9 @@ class Sim(_SimCore, _SimCalls):
                 _route_rate(world.hops(members[a].slot, members[b].slot)) for a, b in pairs
             )
             chosen_protocol = protocol
-            if protocol == "nccl":
+            if chosen == "nvls":
+                chosen_protocol = nccl_model.NVLS_PROTOCOL
+            elif protocol == "nccl":
                 factor = collectives.BUS_FACTORS[kind](len(members))
                 chosen_protocol = nccl_model.choose(chosen, size, factor, step_hw, rate, tree)
             latency = nccl_model.latency_s(chosen, chosen_protocol, step_hw)
@@ -1391,16 +1419,53 @@ class Sim(_SimCore, _SimCalls):
                 world.collective_calls.append(record)
             return record
 
-        plan = world.collectives[key] = (chosen, operations, record_of, model_seconds, layer)
+        plan = world.collectives[key] = (
+            chosen,
+            operations,
+            record_of,
+            model_seconds,
+            layer,
+            (chunk, most),
+        )
         return plan
 
+    def _nvls_refusal(
+        self, members: list[ProcessState], crosses: Callable[[int, int], bool]
+    ) -> str | None:
+        """Return why NVLS cannot run over these members, None where it can: every member on
+        one node (NCCL runs NVLS over several nodes only with CollNet, not modelled), and
+        every route between two members through a switch whose record says it supports
+        NVLink SHARP (`NodeRuntime.nvls`, the hardware attribute `nvls`)."""
+        count = len(members)
+        nodes = _nccl_nodes(count, crosses)
+        if len(nodes) > 1:
+            return f"the participants are on {len(nodes)} nodes (NVLS over several nodes is not modelled)"
+        world = self._world
+        for a in range(count):
+            for b in range(count):
+                if a == b:
+                    continue
+                hops = world.hops(members[a].slot, members[b].slot)
+                if not any(hop[0].is_network and hop[0].nvls for hop in hops):
+                    crossed = ", ".join(dict.fromkeys(hop[0].title for hop in hops)) or "no switch"
+                    return (
+                        f"the route from {members[a].name} to {members[b].name} crosses "
+                        f"{crossed}, none with 'nvls'"
+                    )
+        return None
+
     def _nccl_algorithm(
-        self, size: float, members: list[ProcessState], nodes: list[list[int]]
+        self,
+        size: float,
+        members: list[ProcessState],
+        nodes: list[list[int]],
+        crosses: Callable[[int, int], bool],
     ) -> str:
-        """Return the allreduce algorithm NCCL's model picks ("ring" or "tree",
+        """Return the allreduce algorithm NCCL's model picks ("ring", "tree" or "nvls",
         `nccl_model.choose_algorithm`) for these members grouped into `nodes`: the bus is a
         node's NVLink at NCCL's Simple share, over several nodes at most a channel per member
-        crossing at its route's rate (the channels of `collectives.nccl_ring`/`nccl_tree`)."""
+        crossing at its route's rate (the channels of `collectives.nccl_ring`/`nccl_tree`);
+        NVLS is a candidate where `_nvls_refusal` finds nothing against it."""
         world = self._world
 
         def rate(a: int, b: int) -> float:
@@ -1415,7 +1480,11 @@ class Sim(_SimCore, _SimCalls):
         if len(nodes) > 1:
             across = rate(first[0], nodes[1][0]) * min(len(node) for node in nodes)
             bus = min(bus, across) if bus > 0 else across
-        return nccl_model.choose_algorithm(size, len(members), len(nodes), bus)
+        nvls = (
+            nccl_model.nvls_enabled(len(members), len(nodes))
+            and self._nvls_refusal(members, crosses) is None
+        )
+        return nccl_model.choose_algorithm(size, len(members), len(nodes), bus, nvls)
 
     def _collective_model(self, kind: str, members: list[ProcessState]) -> NodeRuntime | None:
         """Return the node whose model gives the time of the whole call (MERPSYS's

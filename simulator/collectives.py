@@ -48,6 +48,7 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
         "halving_doubling",
         "direct",
         "hierarchical",
+        "nvls",
     ),
     "allgather": ("ring", "tree", "recursive_doubling", "direct", "hierarchical"),
     "reduceScatter": ("ring", "halving_doubling", "direct", "hierarchical"),
@@ -73,6 +74,9 @@ COLLECTIVE_MESSAGES = {
     "participants (got {count})",
     "hosts": "{call}: the hierarchical algorithm needs the same number of participants on every "
     "host (got {counts})",
+    "nvls": "{call}: algorithm 'nvls' needs every participant on one switch whose hardware "
+    "record says it supports NVLink SHARP (attribute 'nvls' = 1); {why}",
+    "nvls_protocol": "{call}: algorithm 'nvls' runs NCCL's Simple protocol only (got {value!r})",
 }
 
 
@@ -143,6 +147,23 @@ def _direct(group: Sequence[int], block: float, reduced: bool) -> Schedule:
     return (
         [[(a, b, block, reduced) for a in group for b in group if a != b]] if len(group) > 1 else []
     )
+
+
+def _nvls(group: Sequence[int], size: float) -> Schedule:
+    """NCCL's NVLS allreduce on one NVSwitch as point-to-point transfers with its bytes on
+    every switch port. NVLS (NVLink SHARP) moves each GPU's data once up to the switch, which
+    reduces it and hands each member its reduced share (multimem ld_reduce: up S, down S/p
+    per member), then each member writes its reduced share once and the switch multicasts
+    it to all (multimem st: up S/p, down S); NCCL pipelines the two (tuning.cc: "AllReduce
+    pipelines two operations"). So each member's port carries S (1 + 1/p) each way, against
+    a ring's 2 (p - 1) / p S. The flow model's flows run between members, not to the switch,
+    so the schedule is one step in which every member sends each other member
+    S (p + 1) / (p (p - 1)) bytes: its port carries S (1 + 1/p) up and down at once, and
+    every flow shares the ports with other traffic. The reduction is the switch's, done as
+    the data streams through it: no member reduces (`reduced` False)."""
+    p = len(group)
+    share = size * (p + 1) / (p * (p - 1))
+    return [[(a, b, share, False) for a in group for b in group if a != b]]
 
 
 def _pairwise(group: Sequence[int], block: float) -> Schedule:
@@ -377,6 +398,8 @@ def schedule(
             return _folded(p, size, lambda g: _recursive_doubling(g, size, True))
         if algorithm == "halving_doubling":
             return _folded(p, size, lambda g: _halving(g, size) + _doubling_gather(g, size))
+        if algorithm == "nvls":
+            return _nvls(members, size)
     elif kind == "allgather":
         if algorithm == "ring":
             return _ring(members, size / p, False)

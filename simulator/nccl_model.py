@@ -31,8 +31,11 @@ call (its docstring gives the runs).
 The layer uses NCCL's Hopper (SM90) values and one node's NVLink as the intra-node hardware;
 it does not model NCCL's channel counts (the LL128 per-channel cap, the tree's per-channel
 caps), the tree's balanced-pattern factor, the multi-node ring "plateau" latency factor,
-NVLS, CollNet or PAT. An allreduce by a tree runs NCCL's tree (a chain in each node, a double
+CollNet or PAT. An allreduce by a tree runs NCCL's tree (a chain in each node, a double
 binary tree across nodes) with its bandwidth refinements, correction by size and latency.
+NCCL's NVLS allreduce (NVLink SHARP, one node) has its efficiency, latency and NCCL's model
+of its bandwidth for the choice of algorithm (`NVLS_EFFICIENCY`, `NVLS_LATENCY_US`,
+`nvls_bus_bytes_per_s`); NVLSTree (NVLS over several nodes) is not modelled.
 """
 
 from __future__ import annotations
@@ -214,7 +217,10 @@ def efficiency(
 def latency_s(algorithm: str, protocol: str, step_hardware: Sequence[str]) -> float:
     """Return NCCL's per-call latency (s) of a schedule whose steps run on `step_hardware`
     (one class per step): base + the sum of each step's hardware latency, as tuning.cc lines
-    384-412 charge a ring (base + (nsteps - nInterSteps) x intra + nInterSteps x inter)."""
+    384-412 charge a ring (base + (nsteps - nInterSteps) x intra + nInterSteps x inter);
+    NVLS's is one figure on one node (`NVLS_LATENCY_US`)."""
+    if algorithm == "nvls":
+        return NVLS_LATENCY_US * 1e-6
     family = "tree" if algorithm in TREE_ALGORITHMS else "ring"
     total = BASE_LATENCY_US[family][protocol]
     for hw in step_hardware:
@@ -313,13 +319,89 @@ def algorithm_time_s(
     return latency * 1e-6 + (size / algbw if algbw > 0 else 0.0)
 
 
-def choose_algorithm(size: float, ranks: int, nodes: int, bus_bytes_per_s: float) -> str:
-    """Return the allreduce algorithm NCCL's model picks, "ring" or "tree": the one whose best
-    protocol takes the least model time (`algorithm_time_s`)."""
+def choose_algorithm(
+    size: float, ranks: int, nodes: int, bus_bytes_per_s: float, nvls: bool = False
+) -> str:
+    """Return the allreduce algorithm NCCL's model picks, "ring", "tree" or "nvls": the one
+    whose best protocol takes the least model time (`algorithm_time_s`, `nvls_time_s`).
+    NVLS is a candidate only where `nvls` says the members' switch supports it and they are
+    on one node (`nvls_enabled`)."""
     best, best_time = "ring", float("inf")
     for algorithm in ("ring", "tree"):
         for protocol in PROTOCOLS:
             time = algorithm_time_s(algorithm, protocol, size, ranks, nodes, bus_bytes_per_s)
             if time < best_time:
                 best, best_time = algorithm, time
+    nvls_time = nvls_time_s(size, ranks, bus_bytes_per_s) if nvls else float("inf")
+    if nvls_enabled(ranks, nodes) and nvls_time < best_time:
+        best = "nvls"
     return best
+
+
+NVLS_EFFICIENCY = 0.85
+"""tuning.cc line 142, nvlsEfficiency[Hopper]: NCCL's "NVLS efficiency factor", the share of
+its NVLink bandwidth an NVLS channel moves (tuning.cc lines 310-312)."""
+
+NVLS_LATENCY_US = 25.0
+"""tuning.cc line 161, hwLatencies[NVLINK][NVLS][Simple] (us); its base latency is 0 (line
+153), and on one node a call's NVLS latency is this one figure, not per step (lines
+424-426: `latencies = intraLat`, the network's added only over several nodes)."""
+
+NVLS_PROTOCOL = "Simple"
+"""tuning.cc line 301: NVLS runs the Simple protocol only (LL and LL128 are skipped)."""
+
+SM90_SPEEDS_INTRA = (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0)
+"""src/graph/search.cc line 1057 at the same commit, sm90SpeedArrayIntra: the per-channel
+bandwidths (GB/s) NCCL's graph search tries on one Hopper node, fastest first."""
+
+
+def nvls_enabled(ranks: int, nodes: int) -> bool:
+    """Return whether NCCL's tuner may pick NVLS for an allreduce over `ranks` GPUs on
+    `nodes` nodes of an NVLS-capable switch: one node (tuning.cc lines 503-506 disable NVLS
+    over several nodes without CollNet) and at least two channels, one per GPU on one node
+    (line 308; search.cc lines 1126-1137: the NVLS graph's channels are its GPUs)."""
+    return nodes == 1 and ranks >= 2
+
+
+def nvls_channel_gbps(ranks: int, bus_bytes_per_s: float) -> float:
+    """Return the per-channel bandwidth (GB/s) NCCL's search gives an NVLS graph of `ranks`
+    GPUs on one node whose NVLink moves `bus_bytes_per_s` (NCCL's figure, `link_efficiency`
+    x the link): the speed its search starts from (search.cc lines 1163-1172), the fastest
+    of `SM90_SPEEDS_INTRA` within the GPU's NVLink whose channels (one per GPU) fit in that
+    NVLink x ranks / (ranks - 1) (line 1167: patterns other than the ring get that much more);
+    0 where none fits. NCCL 2.29.2's own tuning table on 2, 4 and 6 H100 SXM (the
+    nccl-tests logs of validation/network/nccl/README.md, `g{2,4,6}_auto.log`: NVLS AllReduce
+    102.0, 160.0 and 216.0 GB/s) is this speed's (`nvls_bus_bytes_per_s`)."""
+    link = bus_bytes_per_s / 1e9
+    total = link * ranks / (ranks - 1) if ranks > 1 else link
+    return next(
+        (speed for speed in SM90_SPEEDS_INTRA if speed <= link and speed * ranks <= total), 0.0
+    )
+
+
+def nvls_bus_bytes_per_s(ranks: int, bus_bytes_per_s: float) -> float:
+    """Return NCCL's model bus bandwidth (bytes/s) of an NVLS allreduce over `ranks` GPUs on
+    one node (tuning.cc lines 307-324): per channel the smaller of the channel's intra-node
+    figure (speed x `NVLS_EFFICIENCY` x (channels - 1) / channels, x 2 for an allreduce,
+    which pipelines two operations) and its inter-node one (the same speed on one node,
+    search.cc line 1174), times the channels (one per GPU)."""
+    speed = nvls_channel_gbps(ranks, bus_bytes_per_s)
+    channels = ranks
+    intra = speed * NVLS_EFFICIENCY * (channels - 1) / channels * 2.0
+    return channels * min(intra, speed) * 1e9
+
+
+def nvls_time_s(size: float, ranks: int, bus_bytes_per_s: float) -> float:
+    """Return NCCL's model time (ncclTopoGetAlgoTime) of an NVLS allreduce of `size` bytes
+    over `ranks` GPUs on one node: `NVLS_LATENCY_US` + size / algbw, algbw being the bus
+    bandwidth x ranks / (2 (ranks - 1)) (tuning.cc line 379)."""
+    algbw = nvls_bus_bytes_per_s(ranks, bus_bytes_per_s) * ranks / (2 * (ranks - 1))
+    return NVLS_LATENCY_US * 1e-6 + (size / algbw if algbw > 0 else float("inf"))
+
+
+def nvls_share() -> float:
+    """Return the share of an NVLink an NVLS allreduce's transfers move data at under the
+    layer: NCCL's Simple share of the link (`link_efficiency`) x `NVLS_EFFICIENCY`. NCCL's
+    (channels - 1) / channels per-channel term is left out, as the layer leaves out every
+    channel count and per-channel cap (module docstring)."""
+    return link_efficiency("nvlink") * NVLS_EFFICIENCY

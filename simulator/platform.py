@@ -85,6 +85,7 @@ class NodeRuntime:
         "id",
         "is_network",
         "model_key",
+        "nvls",
         "reduce_bytes_per_s",
         "sharing",
         "title",
@@ -104,9 +105,13 @@ class NodeRuntime:
         title: str | None = None,
         sharing: str = "fifo",
         reduce_bytes_per_s: float | None = None,
+        nvls: bool = False,
     ) -> None:
         self.engine = engine
         self.id = node_id
+        # whether the node's record says the switch reduces and multicasts NVLink traffic
+        # (NVLink SHARP), which a collective's algorithm "nvls" needs (simulator.api)
+        self.nvls = nvls
         # the rate at which a collective's reduction streams through the node's memory: a
         # GPU's DRAM roof (simulator.api Sim._reduction_time); None for other hardware
         self.reduce_bytes_per_s = reduce_bytes_per_s

@@ -591,6 +591,7 @@ def _simulate(
             title=node.name or node.id,
             sharing=node.sharing if hardware.type == "NETWORK" else "fifo",
             reduce_bytes_per_s=_reduce_bytes_per_s(hardware.type, hardware.attributes),
+            nvls=hardware.type == "NETWORK" and bool(hardware.attributes.get("nvls", 0)),
         )
         power, failure_rate, power_missing = _node_power_and_failure(
             functions,

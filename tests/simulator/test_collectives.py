@@ -108,6 +108,7 @@ def test_ring_allreduce_puts_2_p_minus_1_over_p_n_per_rank_on_the_wire(p: int) -
         ("allreduce", "direct", 4, 2 * 4 * 3, 2 * 3 / 4),
         ("allreduce", "tree", 7, 2 * 6, 2 * 6 / 7),  # p - 1 edges, n each, up then down
         ("allreduce", "double_binary_tree", 8, 4 * 7, 2 * 7 / 8),  # two trees, n/2 each
+        ("allreduce", "nvls", 8, 8 * 7, 1 + 1 / 8),  # the switch reduces: n (1 + 1/p) a port
         ("allgather", "ring", 5, 4 * 5, 4 / 5),
         ("allgather", "recursive_doubling", 8, 3 * 8, 7 / 8),
         ("allgather", "direct", 4, 4 * 3, 3 / 4),

@@ -13,6 +13,7 @@ import pytest
 
 from simulator import collectives, nccl_model
 from simulator.collectives import ALGORITHMS
+from simulator.errors import UserCodeError
 from simulator.runner import run_simulation
 
 SYSTEM = Path(__file__).resolve().parents[2] / "examples" / "dgx_h100" / "snapshot.json"
@@ -325,3 +326,117 @@ def test_over_several_nodes_the_layer_charges_each_step_s_latency_once() -> None
     # every step (15 x 3 us), as when the rings ran as one schedule
     transfers = two["time_s"] - two["launch_s"] - two["charged_latency_s"]
     assert 18e-6 < transfers < 20e-6
+
+
+# -- NVLS (NVLink SHARP): the NVSwitch reduces and multicasts ------------------------------------
+
+
+def _run(program: str, gpus: int, system: Path = SYSTEM) -> dict[str, Any]:
+    return dict(
+        run_simulation(json.loads(system.read_text()), program, labels={"GPU": gpus}, variables={})
+    )
+
+
+@pytest.mark.parametrize("gpus", [2, 4, 8])
+def test_nvls_puts_s_times_1_plus_1_over_n_on_each_switch_port_each_way(gpus: int) -> None:
+    # multimem ld_reduce: each GPU's data goes up once (S), its reduced share comes down
+    # (S/n); multimem st: its share goes up once (S/n), the switch multicasts every share
+    # down (S): S (1 + 1/n) per port and direction, against the ring's 2 (n - 1) / n S
+    size = 2.0**24
+    result = _run(f"sim.allreduce({size}, algorithm='nvls')\n", gpus)
+    ports = {link["link"]: link["bytes"] for link in result["links"]}
+    assert len(ports) == 2 * gpus
+    assert list(ports.values()) == [pytest.approx(size * (1 + 1 / gpus))] * (2 * gpus)
+    (call,) = result["collectives"]
+    assert call["algorithm"] == "nvls"
+    assert call["wire_bytes"] == pytest.approx(gpus * size * (1 + 1 / gpus))
+    # alone on the switch, the ports move at the link's rate: S (1 + 1/n) / B + the hop
+    hop = json.loads(SYSTEM.read_text())["hardware"]["nvswitch"]["attributes"]
+    expected = size * (1 + 1 / gpus) / hop["bandwidth"] + hop["latency"]
+    assert call["time_s"] == pytest.approx(expected, rel=1e-9)
+    assert all(p["compute_s"] == 0 for p in result["processes"])  # the switch reduces
+
+
+def test_nvls_shares_the_switch_ports_with_other_traffic() -> None:
+    program = "sim.allreduce(2 ** 24, algorithm='nvls')\n"
+    alone = _run(program, 4)["collectives"][0]["time_s"]
+    crowded = _run(
+        "if rank == 0:\n    sim.p2pCommunicationSend(2 ** 24, 'GPU', target_rank=1)\n"
+        + program
+        + "if rank == 1:\n    sim.p2pCommunicationReceive('GPU', 0)\n",
+        4,
+    )["collectives"][0]["time_s"]
+    assert crowded > alone
+
+
+def test_a_switch_whose_record_lacks_nvls_refuses_the_algorithm() -> None:
+    snapshot = json.loads(SYSTEM.read_text())
+    del snapshot["hardware"]["nvswitch"]["attributes"]["nvls"]
+    with pytest.raises(UserCodeError) as error:
+        run_simulation(
+            snapshot, "sim.allreduce(1024, algorithm='nvls')\n", labels={"GPU": 4}, variables={}
+        )
+    assert "sim.allreduce: algorithm 'nvls' needs every participant on one switch" in str(
+        error.value
+    )
+    assert "(attribute 'nvls' = 1)" in str(error.value)
+    assert "none with 'nvls'" in str(error.value)
+    # and NCCL's model does not pick it there
+    snapshot["hardware"]["nvswitch"]["attributes"]["latency"] = 1e-6
+    result = run_simulation(
+        snapshot, "sim.allreduce(2 ** 22, protocol='nccl')\n", labels={"GPU": 8}, variables={}
+    )
+    assert result["collectives"][0]["algorithm"] != "nvls"
+
+
+def test_nvls_over_several_nodes_and_with_ll_is_refused() -> None:
+    with pytest.raises(UserCodeError) as error:
+        _run("sim.allreduce(1024, algorithm='nvls')\n", 16, CLUSTER)
+    assert "the participants are on 2 nodes" in str(error.value)
+    with pytest.raises(UserCodeError) as error:
+        _run("sim.allreduce(1024, algorithm='nvls', protocol='LL')\n", 4)
+    assert "runs NCCL's Simple protocol only (got 'LL')" in str(error.value)
+
+
+def test_nvls_under_the_layer_is_nccl_s_simple_at_its_nvls_efficiency_and_latency() -> None:
+    # tuning.cc: NVLS latency 25 us on one node (hwLatencies[NVLINK][NVLS][Simple], base 0),
+    # Simple only, its share of NVLink 20.6/25 (SM90_NVLINK_BW) x 0.85 (nvlsEfficiency)
+    size, gpus = 2.0**30, 8
+    call = _call(f"sim.allreduce({size}, algorithm='nvls', protocol='nccl')\n", gpus)
+    assert (call["algorithm"], call["protocol"]) == ("nvls", "Simple")
+    assert call["protocol_latency_s"] == pytest.approx(25e-6)
+    hop = json.loads(SYSTEM.read_text())["hardware"]["nvswitch"]["attributes"]
+    share = 20.6 / 25 * 0.85
+    moving = size * (1 + 1 / gpus) / (hop["bandwidth"] * share)
+    expected = 25e-6 + nccl_model.LAUNCH_US * 1e-6 + hop["latency"] + moving
+    assert call["time_s"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_nccl_s_model_of_nvls_and_when_its_tuner_picks_it() -> None:
+    # search.cc: one channel per GPU at the speed the search starts from, the fastest SM90
+    # speed within NCCL's 18 x 20.6 GB/s whose n channels fit in n / (n - 1) of it
+    bus = 18 * 20.6e9
+    speeds = [nccl_model.nvls_channel_gbps(n, bus) for n in (2, 4, 6, 8)]
+    assert speeds == [60.0, 60.0, 60.0, 50.0]
+    # busBw = channels x min(speed x 0.85 x (n-1)/n x 2, speed); algbw = busBw x n / (2(n-1)):
+    # NCCL 2.29.2's own tuning table on 2, 4 and 6 H100 prints NVLS AllReduce 102.0, 160.0
+    # and 216.0 GB/s (results/scaling_attributed/g{2,4,6}_auto.log of the source in
+    # validation/network/nccl/README.md)
+    algbw = [nccl_model.nvls_bus_bytes_per_s(n, bus) * n / (2 * (n - 1)) for n in (2, 4, 6)]
+    assert algbw == [pytest.approx(x * 1e9) for x in (102.0, 160.0, 216.0)]
+    assert nccl_model.nvls_bus_bytes_per_s(8, bus) == pytest.approx(400e9)
+    assert nccl_model.nvls_time_s(2**30, 8, bus) == pytest.approx(25e-6 + 2**30 / (400e9 * 8 / 14))
+    # never over several nodes (no CollNet), never without an NVLS switch
+    assert not nccl_model.nvls_enabled(16, 2)
+    sizes = [2**k for k in range(10, 34)]
+    assert all(nccl_model.choose_algorithm(s, 16, 2, bus, True) != "nvls" for s in sizes)
+    assert all(nccl_model.choose_algorithm(s, 8, 1, bus, False) != "nvls" for s in sizes)
+    # 2 and 4 GPUs: the ring at every size (NCCL's logs of these GPUs: RING from 256 MB up);
+    # 8 GPUs: NVLS from 2 MiB up, the ring's LL and LL128 below
+    for gpus in (2, 4):
+        assert all(nccl_model.choose_algorithm(s, gpus, 1, bus, True) == "ring" for s in sizes)
+    picked = [s for s in sizes if nccl_model.choose_algorithm(s, 8, 1, bus, True) == "nvls"]
+    assert picked == [2**k for k in range(21, 34)]
+    call = _call("sim.allreduce(2 ** 22, protocol='nccl')\n", 8)
+    assert (call["algorithm"], call["protocol"]) == ("nvls", "Simple")
+    assert _call("sim.allreduce(2 ** 22)\n", 8)["algorithm"] == "ring"  # the default: unchanged

@@ -73,16 +73,29 @@ def test_every_recorded_gap_still_misses(rows: list[nccl_tests.Row]) -> None:
 def test_no_simulated_bus_bandwidth_exceeds_a_gpu_s_nvlink(rows: list[nccl_tests.Row]) -> None:
     # busbw is the bandwidth a GPU's link must carry (nccl-tests doc/PERFORMANCE.md), so no
     # collective on the ready DGX H100 can beat NVLink 4's 450 GB/s per GPU and direction,
-    # the alltoall's seven concurrent sends included (a GPU's port into the NVSwitch).
+    # the alltoall's seven concurrent sends included (a GPU's port into the NVSwitch); but
+    # NVLS, whose port carries S (1 + 1/n) where busbw counts 2 (n - 1) / n S, can beat it
+    # by the ratio of the two, as NVIDIA's 476-480 GB/s do
     simulated = [r for r in rows if r.simulated_busbw is not None]
     assert any(r.collective == "alltoall" for r in simulated)
-    assert max(r.simulated_busbw or 0.0 for r in simulated) <= 450.0 * (1 + 1e-9)
+    for r in simulated:
+        ratio = 2 * (r.gpus - 1) / (r.gpus + 1) if r.algorithm == "nvls" else 1.0
+        assert (r.simulated_busbw or 0.0) <= 450.0 * ratio * (1 + 1e-9), r
+    assert max(r.simulated_busbw or 0.0 for r in simulated if r.algorithm == "nvls") > 450
 
 
-def test_nvls_tables_are_listed_without_a_simulated_figure(rows: list[nccl_tests.Row]) -> None:
+def test_the_nvls_tables_are_within_15_percent_under_nccl_s_layer(
+    rows: list[nccl_tests.Row],
+) -> None:
+    # NCCL_ALGO=NVLS on 4 and 6 GPUs, run by algorithm="nvls": within the plateau's 15 %
+    # under protocol="nccl" (NCCL's NVLS efficiency and latency, nothing fitted); by default
+    # (line rate) every row misses, with its reason
     nvls = [r for r in rows if r.table.endswith("-nvls")]
     assert len(nvls) == 3 + 6
-    assert {r.verdict for r in nvls} == {"not modelled"}
+    assert {r.algorithm for r in nvls} == {"nvls"}
+    assert {r.nccl_protocol for r in nvls} == {"Simple"}
+    assert {r.nccl_verdict for r in nvls} == {"within"}
+    assert {r.verdict for r in nvls} == {"miss"} and all(r.reason for r in nvls)
 
 
 def test_the_launch_cost_is_eager_minus_graph_time_of_runs_that_are_not_scored() -> None:
@@ -179,7 +192,7 @@ def test_ring_versus_tree_over_four_nodes_agrees_with_nccl_s_model_at_the_ends()
         assert nccl_tests.fill_closed(row) < nccl_tests.FILL_CLOSES
 
 
-def test_every_dgx_h100_figure_names_its_source_and_nvls_is_listed_unmodelled(
+def test_every_dgx_h100_figure_names_its_source_and_nvls_runs_by_nvls(
     rows: list[nccl_tests.Row],
 ) -> None:
     # NVIDIA's figures for one DGX H100, the rows the former collectives-dgx-h100 report had
@@ -196,8 +209,9 @@ def test_every_dgx_h100_figure_names_its_source_and_nvls_is_listed_unmodelled(
     dgx = [r for r in rows if r.table.startswith("dgx-h100-")]
     assert {r.table for r in dgx} == {nccl_tests.figure_id(f) for f in figures}
     nvls = [r for r in dgx if "-nvls-" in r.table]
-    assert len(nvls) == 2 * 2 and {r.verdict for r in nvls} == {"not modelled"}
-    ring = [r for r in dgx if r.algorithm is not None]
+    assert len(nvls) == 2 * 2 and {r.algorithm for r in nvls} == {"nvls"}
+    assert {r.nccl_verdict for r in nvls} == {"within"}
+    ring = [r for r in dgx if r.algorithm != "nvls"]
     assert len(ring) == 4 * 2 and {r.nccl_verdict for r in ring} == {"within"}
 
 

@@ -8,7 +8,7 @@ NVSwitch; each row runs here on the ready system examples/dgx_h100/snapshot.json
 SXM on one NVSwitch at NVLink 4's 450 GB/s per direction and GPU, 1 us, the datasheet's
 values) with `labels={"GPU": n}`, the table's algorithm and nothing fitted. NVIDIA's 8-GPU
 plateau figures (370 GB/s busbw for Ring and non-allreduce operations, nccl-tests#212; the
-NVLS allreduce's 476-480 GB/s, listed without a simulated figure), kept in
+NVLS allreduce's 476-480 GB/s, run by `algorithm="nvls"`), kept in
 validation/data/nccl-tests-dgx-h100.json, are compared the same way at 1 GiB and 8 GiB. Ring
 versus tree over several nodes runs on examples/dgx_h100_cluster_4 against NCCL's own model's
 choice (no published multi-node tree table was found).
@@ -102,6 +102,23 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
         "per direction together (busbw 437-448 GB/s); as for h100x4-allgather-default, none "
         "of NCCL's protocol overhead is modelled, which NVIDIA's 370 GB/s includes"
     ),
+}
+_NVLS_LINE_RATE = (
+    "by default (protocol='ideal') NVLS moves at NVLink's line rate: each GPU's switch port "
+    "carries S (1 + 1/n) each way at 450 GB/s, a busbw of 2 (n - 1) / (n + 1) x 450 GB/s "
+    "(540 GB/s on 4 GPUs, 643 on 6, 700 on 8), with none of the share of the link NCCL's "
+    "NVLS reaches (its tuner's nvlsEfficiency, 0.85 on Hopper, of its 20.6 of 25 GB/s per "
+    "NVLink: tuning.cc, topo.h), which the nccl column charges; and unlike the ring's, no "
+    "reduction serialised on the GPUs offsets it, since the switch reduces"
+)
+KNOWN_GAPS |= {
+    (table, "plateau"): _NVLS_LINE_RATE
+    for table in (
+        "h100x4-allreduce-nvls",
+        "h100x6-allreduce-nvls",
+        "dgx-h100-allreduce-nvls-212",
+        "dgx-h100-allreduce-nvls-290",
+    )
 }
 NCCL_GAPS: dict[tuple[str, str], str] = {
     ("h100x4-allgather-default", "latency"): (
@@ -328,23 +345,27 @@ def figures() -> list[dict[str, Any]]:
     return list(json.loads(FIGURES.read_text())["figures"])
 
 
+def figure_algorithm(figure: dict[str, Any]) -> str:
+    """Return the simulator's algorithm a figure runs by: its own (`simulator_algorithm`, the
+    NVLS figures'), else its collective's `FIGURE_ALGORITHMS`."""
+    return str(figure.get("simulator_algorithm") or FIGURE_ALGORITHMS[figure["collective"]])
+
+
 def figure_id(figure: dict[str, Any]) -> str:
-    """Return a figure's table id: `dgx-h100-<collective>-nvidia` for the modelled ones, the
-    NVLS figures by the nccl-tests issue that states them."""
-    if figure.get("modelled", True):
+    """Return a figure's table id: `dgx-h100-<collective>-nvidia`, the NVLS figures
+    `dgx-h100-<collective>-nvls-<issue>` by the nccl-tests issue that states them."""
+    if figure_algorithm(figure) != "nvls":
         return f"dgx-h100-{figure['collective']}-nvidia"
     issue = figure["source"]["url"].rstrip("/").rsplit("/", 1)[1]
     return f"dgx-h100-{figure['collective']}-nvls-{issue}"
 
 
 def _figure_rows() -> Iterator[Row]:
-    """Yield NVIDIA's 8-GPU plateau figures (one busbw for every large size) as rows, the
-    NVLS ones without a simulated figure."""
+    """Yield NVIDIA's 8-GPU plateau figures (one busbw for every large size) as rows."""
     gpus = 8
     for figure in figures():
         collective = figure["collective"]
-        modelled = figure.get("modelled", True)
-        algorithm = FIGURE_ALGORITHMS[collective] if modelled else None
+        algorithm = figure_algorithm(figure)
         factor = BUS_FACTORS[collective](gpus)
         for size in FIGURE_SIZES:
             if size < figure["compared_from_bytes"]:
@@ -647,8 +668,8 @@ def report(rows: list[Row]) -> str:
         "alltoall algbw x (n-1)/n), GB/s = 1e9 bytes/s. Plateau (>= 64 MiB): busbw error, "
         f"threshold {THRESHOLD['plateau']:.0%}. Latency range (<= 64 KiB): time error, "
         f"threshold {THRESHOLD['latency']:.0%}. Between: shown, no threshold. Error = "
-        "simulated / published - 1. NVLS (NVLink SHARP) is not modelled; NVLS tables are "
-        "listed without a simulated figure.",
+        "simulated / published - 1. The NVLS tables (NVLink SHARP: the NVSwitch reduces and "
+        'multicasts) run by `algorithm="nvls"` (docs/collectives.md, "NVLS").',
         "",
         "Two simulated columns: **ideal**, the default model (no protocol cost), and **nccl**, "
         'the same call with `protocol="nccl"`: NCCL\'s own cost layer '
@@ -724,7 +745,7 @@ def report(rows: list[Row]) -> str:
         "",
         "The `dgx-h100-*` rows: one busbw a figure states for large messages on 8 H100 SXM, "
         "compared at 1 GiB and 8 GiB, by ring (the alltoall by its direct sends, NCCL's "
-        "point-to-point); the NVLS ones are listed without a simulated figure:",
+        'point-to-point), the NVLS ones by `algorithm="nvls"`:',
         "",
     ]
     for table_id, figure in published.items():
@@ -851,8 +872,11 @@ def multinode_section(rows: list[Row]) -> list[str]:
         '`algorithm="auto"` (by default the simulator\'s own table, docs/collectives.md; under '
         "the layer the one NCCL's model picks, ring or tree: "
         "`simulator.nccl_model.choose_algorithm`), the allgather by ring, NCCL's one "
-        "allgather over several nodes of several GPUs without CollNet. NVLS and NVLSTree, "
-        "which this NCCL may use for a large allreduce on these nodes, are not modelled. "
+        "allgather over several nodes of several GPUs without CollNet. NVLSTree (NVLS in "
+        "each node, a tree across them), which this NCCL may use for a large allreduce on "
+        "these nodes, is not modelled; NCCL runs NVLS itself over several nodes only with "
+        "CollNet (tuning.cc lines 503-506), so neither the simulator nor NCCL's model here "
+        "picks it. "
         "Thresholds and regions as above. The simulated figures take minutes to make, so "
         f"they are kept in `{MULTINODE_SIMULATED.relative_to(ROOT)}` with the digest of the "
         "simulator's sources and the calls that made them "
