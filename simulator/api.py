@@ -1326,6 +1326,7 @@ class Sim(_SimCore, _SimCalls):
         tree: tuple[int, float] | None = None  # NCCL's tree allreduce: (nodes, bytes)
         spans: list[collectives.TreeSpan] = []  # its trees' steps (`collectives.tree_streams`)
         rings: list[collectives.RingSpan] | None = None  # NCCL's rings' steps (`ring_streams`)
+        ring_nodes = 1  # the nodes NCCL's rings cross (`nccl_model.step_latency_us`)
         if protocol != "ideal" and kind == "allreduce" and chosen in nccl_model.TREE_ALGORITHMS:
             nodes = _nccl_nodes(len(members), crosses)
             steps, spans = collectives.nccl_tree(size, nodes)
@@ -1334,6 +1335,7 @@ class Sim(_SimCore, _SimCalls):
             nodes = _nccl_nodes(len(members), crosses)
             if len(nodes) > 1:  # NCCL's rings, a channel through each member's link
                 steps, rings = collectives.nccl_ring(kind, size, nodes)
+                ring_nodes = len(nodes)
         # trees and rings run side by side: the call's steps are one tree's or ring's
         step_count = spans[0][2] if spans else rings[0][1] if rings else len(steps)
         messages, wire = collectives.wire_figures(steps)
@@ -1371,12 +1373,16 @@ class Sim(_SimCore, _SimCalls):
                 chosen_protocol = nccl_model.NVLS_PROTOCOL
             elif protocol == "nccl":
                 factor = collectives.BUS_FACTORS[kind](len(members))
-                chosen_protocol = nccl_model.choose(chosen, size, factor, step_hw, rate, tree)
-            latency = nccl_model.latency_s(chosen, chosen_protocol, step_hw)
+                chosen_protocol = nccl_model.choose(
+                    chosen, size, factor, step_hw, rate, tree, ring_nodes
+                )
+            latency = nccl_model.latency_s(chosen, chosen_protocol, step_hw, ring_nodes)
             charged = latency
             if rings is not None or (tree is not None and tree[0] > 1):
                 # NCCL's channels over several nodes: each step's latency once
-                charged = nccl_model.charged_latency_s(chosen, chosen_protocol, step_hw, step_route)
+                charged = nccl_model.charged_latency_s(
+                    chosen, chosen_protocol, step_hw, step_route, ring_nodes
+                )
             layer = (
                 chosen_protocol,
                 charged,

