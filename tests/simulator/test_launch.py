@@ -386,6 +386,26 @@ def test_the_runners_warm_up_compiles_a_model_and_leaves_no_compiled_function_ca
     assert process_function.cache_info().currsize == 0
 
 
+def test_the_runners_warm_up_prepares_a_run_the_compiled_models_answer_and_keeps_none() -> None:
+    from simulator.models import js_compiler
+    from simulator.sandbox import preparation
+    from simulator.snapshot import SystemSnapshot
+
+    payload = preparation.parse_payload(
+        {"snapshot": runner.WARM_UP_SNAPSHOT, "labels": {"P": 2}, "variables": {}}
+    )
+    # a snapshot that does not parse would be left as it came, warming nothing up
+    assert isinstance(payload["snapshot"], SystemSnapshot)
+    # both models compile (no V8): the warm-up goes through the whole JavaScript compiler
+    assert preparation.needs_v8(payload) == 0
+    assert js_compiler._compiled.cache_info().currsize > 0
+
+    entry_for(DEFAULT_ENTRY).warm()
+
+    assert js_compiler._parsed.cache_info().currsize == 0
+    assert js_compiler._compiled.cache_info().currsize == 0
+
+
 def test_without_a_zygote_a_spare_child_is_started_on_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
