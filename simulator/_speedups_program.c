@@ -195,7 +195,7 @@ program_keep_sound(PyObject *program)
 
 /* The instructions from the first to RETURN or DECLINE, each checked (program_fits) as it
  * comes unless `checked` is 0: a sound program's (program_sound), which cannot fail them. */
-static inline int
+static inline Py_ALWAYS_INLINE int
 program_run(const unsigned char *bytes, Py_ssize_t length, PyObject *constants,
             PyObject *names, long slot_count, PyObject *params, double *out, const int checked)
 {
