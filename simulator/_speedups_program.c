@@ -4,7 +4,9 @@
  * Python reference: simulator/models/js_program.py evaluate_python (the instructions, the
  * parameters it reads, the values it declines), chosen by simulator/hotpath.py.
  * Differential test: tests/simulator/models/test_js_program.py
- *   (test_the_c_core_runs_programs_as_the_python_reference_does and the error cases).
+ *   (test_the_c_core_runs_programs_as_the_python_reference_does and the error cases; a program
+ *   checked whole once runs without the per-instruction checks: the malformed, unsound and
+ *   evicted programs' tests).
  *
  * Compiled as one translation unit: simulator/_speedups.c includes the parts in order, so the
  * compiler still inlines across them; a part uses what the parts before it define.
@@ -87,42 +89,117 @@ program_round(double x)
     return result;
 }
 
-/* Run `program` (a js_program.Program) on `params` (a dict or api.HashMap): 1 with the value
- * in `*out` when it is a model's time (a finite double >= 0), 0 when the program declines (a
- * parameter not plain, missing or not a number, another value), -1 with an error when
- * `program` is not a well-formed program. */
-static int
-program_value(PyObject *program, PyObject *params, double *out)
-{
-    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) != 4) {
-        PyErr_SetString(PyExc_TypeError, "a program is (code, constants, names, slots)");
-        return -1;
-    }
-    PyObject *code_obj = PyTuple_GET_ITEM(program, 0);
-    PyObject *constants = PyTuple_GET_ITEM(program, 1);
-    PyObject *names = PyTuple_GET_ITEM(program, 2);
-    PyObject *slots_obj = PyTuple_GET_ITEM(program, 3);
-    if (!PyBytes_CheckExact(code_obj) || !PyTuple_CheckExact(constants) ||
-        !PyTuple_CheckExact(names) || !PyLong_CheckExact(slots_obj) ||
-        PyBytes_GET_SIZE(code_obj) % 4 != 0) {
-        PyErr_SetString(PyExc_TypeError, "a program is (code, constants, names, slots)");
-        return -1;
-    }
-    long slot_count = PyLong_AsLong(slots_obj);
-    if (slot_count < 0 || slot_count > PROGRAM_SLOTS) {
-        PyErr_SetString(PyExc_ValueError, "a program has at most 64 slots");
-        return -1;
-    }
-    /* the params as the compiled model reads them without a conversion (plain_parameter) */
-    Py_ssize_t position = 0;
-    PyObject *name, *value;
-    while (PyDict_Next(params, &position, &name, &value))
-        if (!plain_parameter(name, value))
-            return 0;
+#define PROGRAM_INSTRUCTIONS 2048 /* js_program.MAX_INSTRUCTIONS */
 
-    const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(code_obj);
-    Py_ssize_t length = PyBytes_GET_SIZE(code_obj) / 4, constant_count = PyTuple_GET_SIZE(constants),
-               name_count = PyTuple_GET_SIZE(names);
+/* Whether instruction (op, arg), the one before `at`, may run with `depth` values on the
+ * stack: a known opcode, as many values as it takes and room for what it leaves, an argument
+ * that names a constant, a parameter or a slot the program has, a forward jump within it, a
+ * Math.min/max of at least one value. Sets what it takes and leaves. */
+static inline int
+program_fits(uint16_t op, uint16_t arg, int depth, Py_ssize_t at, Py_ssize_t length,
+             Py_ssize_t constant_count, Py_ssize_t name_count, long slot_count, int *takes,
+             int *gives)
+{
+    *takes = 0;
+    *gives = 0;
+    switch (op) {
+    case OP_CONST: case OP_PARAM: case OP_LOAD: *gives = 1; break;
+    case OP_PARAM_OR: *takes = 1; *gives = 1; break;
+    case OP_STORE: case OP_JUMP_IF_FALSE: case OP_RETURN: *takes = 1; break;
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD: case OP_LT:
+    case OP_GT: case OP_LE: case OP_GE: case OP_EQ: case OP_NE: *takes = 2; *gives = 1; break;
+    case OP_MIN: case OP_MAX: *takes = arg; *gives = 1; break;
+    case OP_JUMP: case OP_DECLINE: break;
+    default: *takes = 1; *gives = 1; break; /* the unary operations */
+    }
+    return !(op >= OP_COUNT || depth < *takes || depth - *takes + *gives > PROGRAM_STACK ||
+             (op == OP_MIN || op == OP_MAX ? arg == 0 : 0) ||
+             (op == OP_CONST && arg >= constant_count) ||
+             ((op == OP_PARAM || op == OP_PARAM_OR) && arg >= name_count) ||
+             ((op == OP_LOAD || op == OP_STORE) && arg >= slot_count) ||
+             ((op == OP_JUMP || op == OP_JUMP_IF_FALSE) && (arg < at || arg > length)));
+}
+
+/* Whether no run of the program can meet what program_run's checks refuse: every constant a
+ * float, every instruction a path reaches fits (program_fits) with the same depth on every
+ * path to it, and every path ends in RETURN or DECLINE. Jumps go forward (program_fits), so
+ * one pass in order sees an instruction's every predecessor before it. */
+static int
+program_sound(const unsigned char *bytes, Py_ssize_t length, PyObject *constants,
+              Py_ssize_t name_count, long slot_count)
+{
+    Py_ssize_t constant_count = PyTuple_GET_SIZE(constants);
+    if (length == 0 || length > PROGRAM_INSTRUCTIONS)
+        return 0;
+    for (Py_ssize_t index = 0; index < constant_count; index++)
+        if (!PyFloat_CheckExact(PyTuple_GET_ITEM(constants, index)))
+            return 0;
+    signed char depth_at[PROGRAM_INSTRUCTIONS]; /* -1: no path reaches it (yet) */
+    memset(depth_at, -1, (size_t)length);
+    depth_at[0] = 0;
+    for (Py_ssize_t at = 0; at < length; at++) {
+        if (depth_at[at] < 0)
+            continue;
+        uint16_t op, arg;
+        memcpy(&op, bytes + 4 * at, 2);
+        memcpy(&arg, bytes + 4 * at + 2, 2);
+        int takes, gives;
+        if (!program_fits(op, arg, depth_at[at], at + 1, length, constant_count, name_count,
+                          slot_count, &takes, &gives))
+            return 0;
+        Py_ssize_t next[2];
+        int count = 0;
+        if (op == OP_JUMP)
+            next[count++] = arg;
+        else if (op != OP_RETURN && op != OP_DECLINE) {
+            next[count++] = at + 1;
+            if (op == OP_JUMP_IF_FALSE)
+                next[count++] = arg;
+        }
+        int depth = depth_at[at] - takes + gives;
+        for (int index = 0; index < count; index++) {
+            if (next[index] >= length) /* off the end: "ends without RETURN" */
+                return 0;
+            if (depth_at[next[index]] < 0)
+                depth_at[next[index]] = (signed char)depth;
+            else if (depth_at[next[index]] != depth)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The programs found sound (program_sound), each held so that its address stays its own: a
+ * run's models are a few programs, each asked once a computation, checked whole once. */
+#define SOUND_PROGRAMS 16
+static PyObject *sound_programs[SOUND_PROGRAMS];
+static int sound_last;
+
+static int
+program_known_sound(PyObject *program)
+{
+    for (int step = 0; step < SOUND_PROGRAMS; step++) {
+        int index = (sound_last - step + SOUND_PROGRAMS) % SOUND_PROGRAMS;
+        if (sound_programs[index] == program)
+            return 1;
+    }
+    return 0;
+}
+
+static void
+program_keep_sound(PyObject *program)
+{
+    sound_last = (sound_last + 1) % SOUND_PROGRAMS;
+    Py_XSETREF(sound_programs[sound_last], Py_NewRef(program));
+}
+
+/* The instructions from the first to RETURN or DECLINE, each checked (program_fits) as it
+ * comes unless `checked` is 0: a sound program's (program_sound), which cannot fail them. */
+static inline Py_ALWAYS_INLINE int
+program_run(const unsigned char *bytes, Py_ssize_t length, PyObject *constants,
+            PyObject *names, long slot_count, PyObject *params, double *out, const int checked)
+{
+    Py_ssize_t constant_count = PyTuple_GET_SIZE(constants), name_count = PyTuple_GET_SIZE(names);
     double stack[PROGRAM_STACK], slots[PROGRAM_SLOTS];
     for (long index = 0; index < slot_count; index++)
         slots[index] = 0.0;
@@ -133,24 +210,9 @@ program_value(PyObject *program, PyObject *params, double *out)
         memcpy(&op, bytes + 4 * at, 2);
         memcpy(&arg, bytes + 4 * at + 2, 2);
         at++;
-        /* what each instruction takes from the stack and leaves on it, checked first */
-        int takes = 0, gives = 0;
-        switch (op) {
-        case OP_CONST: case OP_PARAM: case OP_LOAD: gives = 1; break;
-        case OP_PARAM_OR: takes = 1; gives = 1; break;
-        case OP_STORE: case OP_JUMP_IF_FALSE: case OP_RETURN: takes = 1; break;
-        case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD: case OP_LT:
-        case OP_GT: case OP_LE: case OP_GE: case OP_EQ: case OP_NE: takes = 2; gives = 1; break;
-        case OP_MIN: case OP_MAX: takes = arg; gives = 1; break;
-        case OP_JUMP: case OP_DECLINE: break;
-        default: takes = 1; gives = 1; break; /* the unary operations */
-        }
-        if (op >= OP_COUNT || depth < takes || depth - takes + gives > PROGRAM_STACK ||
-            (op == OP_MIN || op == OP_MAX ? arg == 0 : 0) ||
-            (op == OP_CONST && arg >= constant_count) ||
-            ((op == OP_PARAM || op == OP_PARAM_OR) && arg >= name_count) ||
-            ((op == OP_LOAD || op == OP_STORE) && arg >= slot_count) ||
-            ((op == OP_JUMP || op == OP_JUMP_IF_FALSE) && (arg < at || arg > length))) {
+        int takes, gives;
+        if (checked && !program_fits(op, arg, depth, at, length, constant_count, name_count,
+                                     slot_count, &takes, &gives)) {
             PyErr_SetString(PyExc_ValueError, "not a well-formed program");
             return -1;
         }
@@ -158,7 +220,7 @@ program_value(PyObject *program, PyObject *params, double *out)
         switch (op) {
         case OP_CONST: {
             PyObject *constant = PyTuple_GET_ITEM(constants, arg);
-            if (!PyFloat_CheckExact(constant)) {
+            if (checked && !PyFloat_CheckExact(constant)) {
                 PyErr_SetString(PyExc_TypeError, "a program's constants are floats");
                 return -1;
             }
@@ -246,6 +308,51 @@ program_value(PyObject *program, PyObject *params, double *out)
     }
     PyErr_SetString(PyExc_ValueError, "a program that ends without RETURN");
     return -1;
+}
+
+/* Run `program` (a js_program.Program) on `params` (a dict or api.HashMap): 1 with the value
+ * in `*out` when it is a model's time (a finite double >= 0), 0 when the program declines (a
+ * parameter not plain, missing or not a number, another value), -1 with an error when
+ * `program` is not a well-formed program. */
+static int
+program_value(PyObject *program, PyObject *params, double *out)
+{
+    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) != 4) {
+        PyErr_SetString(PyExc_TypeError, "a program is (code, constants, names, slots)");
+        return -1;
+    }
+    PyObject *code_obj = PyTuple_GET_ITEM(program, 0);
+    PyObject *constants = PyTuple_GET_ITEM(program, 1);
+    PyObject *names = PyTuple_GET_ITEM(program, 2);
+    PyObject *slots_obj = PyTuple_GET_ITEM(program, 3);
+    if (!PyBytes_CheckExact(code_obj) || !PyTuple_CheckExact(constants) ||
+        !PyTuple_CheckExact(names) || !PyLong_CheckExact(slots_obj) ||
+        PyBytes_GET_SIZE(code_obj) % 4 != 0) {
+        PyErr_SetString(PyExc_TypeError, "a program is (code, constants, names, slots)");
+        return -1;
+    }
+    long slot_count = PyLong_AsLong(slots_obj);
+    if (slot_count < 0 || slot_count > PROGRAM_SLOTS) {
+        PyErr_SetString(PyExc_ValueError, "a program has at most 64 slots");
+        return -1;
+    }
+    /* the params as the compiled model reads them without a conversion (plain_parameter) */
+    Py_ssize_t position = 0;
+    PyObject *name, *value;
+    while (PyDict_Next(params, &position, &name, &value))
+        if (!plain_parameter(name, value))
+            return 0;
+
+    const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(code_obj);
+    Py_ssize_t length = PyBytes_GET_SIZE(code_obj) / 4;
+    int sound = program_known_sound(program);
+    if (!sound && program_sound(bytes, length, constants, PyTuple_GET_SIZE(names), slot_count)) {
+        program_keep_sound(program);
+        sound = 1;
+    }
+    if (sound)
+        return program_run(bytes, length, constants, names, slot_count, params, out, 0);
+    return program_run(bytes, length, constants, names, slot_count, params, out, 1);
 }
 
 /* evaluate_program(program, params): the program's value for params, or None where it

@@ -43,6 +43,7 @@ from simulator.failure_injection import check_failures, inject_failures
 from simulator.flows import NETWORK_MODELS, FlowNetwork
 from simulator.model_validity import architecture_warnings
 from simulator.models.energy import PowerStates, power_states
+from simulator.models.js_compiler import clear_compiled_models
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.models.roofline import gpu_roof
 from simulator.placement import Routes, place_processes
@@ -335,14 +336,81 @@ for step in range(steps):
 """
 
 
+# What a sandbox child waiting for its run parses and asks its preparation hooks about
+# (`warm_up_compiler`): a system as a user makes one, a computational model with a helper
+# function, a conditional and a comment, and a network's p2pTime. The snapshot loader and the
+# JavaScript compiler have work of their own on their first use in a process (tables read and
+# made once), which a child forked by the zygote otherwise does on its run's clock.
+WARM_UP_SNAPSHOT: dict[str, Any] = {
+    "name": "warm-up",
+    "hardware": {
+        "host": {"type": "CPU", "name": "host", "attributes": {"gflops": 10.0}},
+        "switch": {
+            "type": "NETWORK",
+            "name": "switch",
+            "attributes": {"latency": 1e-6, "bandwidth": 1e9},
+        },
+    },
+    "models": {
+        "compute": {
+            "language": "javascript",
+            "source": """\
+// a bounded computation time
+function bounded(t, low, high) {
+  return t < low ? low : (t > high ? high : t);
+}
+function computationTime(params) {
+  var t = params.get('flops') / (gflops * 1e9) + params.t;
+  if (t > 1e9) {
+    return 1e9;
+  }
+  return bounded(t, 0, Math.max(1, t));
+}
+""",
+        },
+        "link": {
+            "language": "javascript",
+            "source": "function p2pTime(size, params) { return latency + size / bandwidth; }\n",
+        },
+    },
+    "nodes": [
+        {
+            "id": "hosts",
+            "name": "hosts",
+            "hardware": "host",
+            "model": "compute",
+            "count": 2,
+            "labels": {"P": 1},
+        },
+        {"id": "net", "name": "net", "hardware": "switch", "model": "link"},
+    ],
+    "edges": [["hosts", "net"]],
+}
+
+
 def warm_up_compiler() -> None:
     """Compile WARM_UP_APP as a run compiles its application model (`_stackless_function`,
-    else `compile_user_code`): a child forked by the zygote then owns the compiler's pages
-    before its run comes (simulator.sandbox.child `_warm_up_while_idle`). Nothing of it
-    reaches a run: the compiled function's cache is emptied after."""
+    else `compile_user_code`), and prepare a run of WARM_UP_SNAPSHOT as the sandbox child
+    prepares its run (the snapshot parsed, its models compiled by the preparation hooks): a
+    child forked by the zygote then owns the compilers' and the loader's pages, and has
+    their first-use work done, before its run comes (simulator.sandbox.child
+    `_warm_up_while_idle`). Nothing of it reaches a run: the compiled functions' and models'
+    caches are emptied after."""
     _stackless_function(WARM_UP_APP, ("steps",))
     compile_user_code(WARM_UP_APP, APP_FILENAME, trusted_sim=True)
+    payload = preparation.parse_payload(
+        {
+            "snapshot": WARM_UP_SNAPSHOT,
+            "app_source": WARM_UP_APP,
+            "labels": {"P": 2},
+            "variables": {"steps": 1},
+        }
+    )
+    address_space_reserved(payload)
+    preparation.needs_v8(payload)
+    preparation.modules_needed(payload)
     process_function.cache_clear()
+    clear_compiled_models()
 
 
 @overload

@@ -62,7 +62,6 @@ from simulator.models.js_compiler import (
     Refusal,
     compile_model,
     numeric_attributes,
-    referenced_names,
 )
 from simulator.models.js_program import Program, program_of
 from simulator.models.js_twins import Decline, JsTwin
@@ -550,12 +549,32 @@ def _twins_enabled() -> bool:
     return _TWINS_AT_IMPORT if value is None else value != "0"
 
 
-def has_twin(source: str) -> bool:
-    """Return whether compiled Python answers the model `source` (when twins are on): its
-    source is in the subset simulator.models.js_compiler covers, whatever its globals."""
+def twin_compiles(source: str, attributes: Mapping[str, object]) -> bool:
+    """Return whether compiled Python answers the model `source` bound to a hardware record's
+    `attributes` (when twins are on): its source is in the subset simulator.models.js_compiler
+    covers, compiled as a run compiles it (`ShallowFunctions`), which then finds it compiled."""
     if not _twins_enabled():
         return False
-    return not isinstance(compile_model(source, referenced_names(source)), Refusal)
+    arguments = _twin_arguments(source, attributes)
+    return arguments is not None and not isinstance(compile_model(source, *arguments), Refusal)
+
+
+def _twin_arguments(
+    source: str, attributes: Mapping[str, object]
+) -> tuple[frozenset[str], frozenset[str]] | None:
+    """Return what the model `source` is compiled with for a record's `attributes`: the
+    attribute globals `__parasim_bind` defines (not a builtin's name) and the attributes
+    whose values are numbers; None for a record whose model V8 evaluates whatever it is.
+
+    An attribute named like the prelude's own globals (`__parasim_call`) would break V8's
+    context, so such a record keeps V8's behaviour (its error) rather than a twin's answer.
+    """
+    if any(key.startswith("__parasim") for key in attributes):
+        return None
+    names = frozenset(
+        name for name in _global_names(attributes, source) if name not in JS_GLOBAL_NAMES
+    )
+    return names, numeric_attributes(attributes)
 
 
 class ShallowFunctions:
@@ -623,23 +642,15 @@ class ShallowFunctions:
 
     def _bound_twin(self, source_hash: str) -> JsTwin | None:
         """Return the model compiled to Python (simulator.models.js_compiler) and bound to the
-        attributes, else None (V8 evaluates every call; `fallback` says why).
-
-        An attribute named like the prelude's own globals (`__parasim_call`) would break V8's
-        context, so such a record keeps V8's behaviour (its error) rather than a twin's answer.
+        attributes, else None (V8 evaluates every call; `fallback` says why: `_twin_arguments`).
         """
         del source_hash
-        if any(key.startswith("__parasim") for key in self.attributes):
+        arguments = _twin_arguments(self.source, self.attributes)
+        if arguments is None:
             self.fallback = "an attribute is named like the sandbox's own globals"
             return None
-        # the attribute globals __parasim_bind defines: not a builtin's name
-        names = frozenset(
-            name
-            for name in _global_names(self.attributes, self.source)
-            if name not in JS_GLOBAL_NAMES
-        )
-        self._twin_globals = names
-        model = compile_model(self.source, names, numeric_attributes(self.attributes))
+        self._twin_globals = arguments[0]
+        model = compile_model(self.source, *arguments)
         if isinstance(model, Refusal):
             self.fallback = str(model)
             return None

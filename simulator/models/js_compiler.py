@@ -57,6 +57,7 @@ __all__ = [
     "CompiledModel",
     "CompiledTwin",
     "Refusal",
+    "clear_compiled_models",
     "compile_model",
     "referenced_names",
 ]
@@ -2536,6 +2537,12 @@ def _compiled(
         return refusal
     except RecursionError:
         return Refusal("nested too deep")
+
+
+def clear_compiled_models() -> None:
+    """Empty the caches of parsed and compiled sources (a warm-up's, simulator.runner)."""
+    _parsed.cache_clear()
+    _compiled.cache_clear()
 
 
 def referenced_names(source: str) -> frozenset[str]:

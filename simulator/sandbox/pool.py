@@ -97,6 +97,25 @@ _TAKEN = struct.Struct("i")  # the waiting copy's word that it took a command li
 # they start) before the daemon stops forking them: a copy that cannot wait must not make
 # the daemon fork one after another.
 MAX_WAITING_DEATHS = 3
+# The words of a typical served command line (`python -m simulator run`), parsed once in the
+# daemon and once in each copy forked ahead while it waits (`_warm_up_parse`): argparse
+# compiles the regular expressions it matches words with on a parser's first use (kept in
+# `re`'s cache, which the copies then inherit), and a copy's first parse writes to the
+# parser's pages, which a forked copy copies one by one on first write.
+WARM_UP_ARGV = (
+    "run",
+    "--system",
+    "system.json",
+    "--app",
+    "app.py",
+    "--labels",
+    "P=1",
+    "--var",
+    "steps=1",
+    "--json",
+    "-",
+    "--no-sandbox",
+)
 
 
 class _PooledProcess:
@@ -560,6 +579,8 @@ class _Daemon:
         serving.setblocking(False)
         watch = _watcher()
         child = _take_child(self.path, self.entry)
+        if not select.select([serving.fileno()], [], [], 0)[0]:  # no command line yet
+            _warm_up_parse()
         while True:
             ready, _, _ = select.select([serving.fileno(), alive], [], [])
             if alive in ready:  # the daemon is gone
@@ -687,7 +708,8 @@ def _ended(pid: int) -> bool:
 def _prepare_to_serve() -> None:
     """Import what serving a command line uses, once in the daemon, so that every copy it
     forks starts with it (`_serve_command_line`): the command line and its `run` parser
-    (`parser_for`: built once, not by each copy), the sandbox's parent side, threading, and
+    (`parser_for`: built once, not by each copy, and used once: `_warm_up_parse`), the
+    sandbox's parent side, threading, and
     orjson, which reads a result of 64 KiB or more for the summary a `run` prints without
     `--json -` (`decode_message`; its import brings uuid, dataclasses, inspect and
     platform). The objects are then left out of the collector's
@@ -703,10 +725,17 @@ def _prepare_to_serve() -> None:
     install_allocator_hook()
     import orjson  # noqa: F401 - imported for the copies (`decode_message`)
 
+    _warm_up_parse()
+    gc.freeze()
+
+
+def _warm_up_parse() -> None:
+    """Parse WARM_UP_ARGV with the `run` parser a copy serves command lines with; the parse
+    has no effect beyond its caches and the pages it writes to (a failed one is let go)."""
     from simulator.cli import parser_for
 
-    parser_for("run")
-    gc.freeze()
+    with contextlib.suppress(Exception, SystemExit):
+        parser_for("run").parse_args(WARM_UP_ARGV)
 
 
 def _take_request(

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from simulator.engine import ARENA_REGION_BYTES, STACKLESS_CORE
-from simulator.shallow import MAX_CONTEXTS, has_twin
+from simulator.shallow import MAX_CONTEXTS, twin_compiles
 from simulator.snapshot import SystemSnapshot, load_snapshot
 
 __all__ = [
@@ -135,12 +135,20 @@ def needs_v8(payload: Mapping[str, Any]) -> int:
     answers (the runner makes one per pair; a model no node uses is never evaluated). The
     sandbox child loads V8 before it drops privileges when this is not 0, and keeps as many
     of the isolates it made ahead (simulator.sandbox.child). A twin that declines an input
-    later makes its context then."""
+    later makes its context then. Each pair's model is compiled as the run compiles it for
+    that record (`twin_compiles`), and only the models a node uses: the run then finds them
+    compiled."""
     system = _parsed(payload.get("snapshot"))
     if system is None:
         return 1  # a snapshot the run will refuse
-    twinned = {key for key, model in system.models.items() if has_twin(model.source)}
-    untwinned = sum(1 for model, _ in _contexts(system) if model not in twinned)
+    untwinned = sum(
+        1
+        for model, hardware in _contexts(system)
+        if not twin_compiles(
+            system.models[model].source,
+            system.hardware[hardware].attributes if hardware is not None else {},
+        )
+    )
     return min(untwinned, MAX_CONTEXTS)
 
 

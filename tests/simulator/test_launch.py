@@ -158,6 +158,25 @@ def test_a_run_asks_for_one_v8_context_per_node_model_and_hardware_no_twin_answe
     assert preparation.needs_v8({"snapshot": {"models": {}}}) == 1  # a snapshot the run refuses
 
 
+def test_the_childs_preparation_compiles_only_the_nodes_models_and_as_their_run_does() -> None:
+    from simulator.models import js_compiler
+
+    snapshot = json.loads(json.dumps(runner.WARM_UP_SNAPSHOT))
+    unused = "function computationTime(params) { return params.t * 3; } // no node's\n"
+    snapshot["models"]["unused"] = {"language": "javascript", "source": unused}
+    app = "for step in range(steps):\n    sim.computation({'t': 0.5 + rank + step, 'flops': 1e9})\n"
+    js_compiler.clear_compiled_models()
+    payload = preparation.parse_payload({"snapshot": snapshot})
+
+    assert preparation.needs_v8(payload) == 0
+    prepared = js_compiler._compiled.cache_info()
+    assert prepared.currsize == 2  # the hosts' model and the network's, not the unused one
+    result = run_simulation(payload["snapshot"], app, labels={"P": 2}, variables={"steps": 3})
+
+    assert result["status"] == "finished" and not result["warnings"]  # the twins answered
+    assert js_compiler._compiled.cache_info().misses == prepared.misses  # nothing compiled again
+
+
 def test_a_runs_child_parses_its_snapshot_once_and_prepares_from_the_parsed_one() -> None:
     entry = entry_for(entry_address(run_simulation))
     snapshot = json.loads((EXAMPLE / "snapshot.json").read_text())
@@ -384,6 +403,26 @@ def test_the_runners_warm_up_compiles_a_model_and_leaves_no_compiled_function_ca
     entry_for(DEFAULT_ENTRY).warm()
 
     assert process_function.cache_info().currsize == 0
+
+
+def test_the_runners_warm_up_prepares_a_run_the_compiled_models_answer_and_keeps_none() -> None:
+    from simulator.models import js_compiler
+    from simulator.sandbox import preparation
+    from simulator.snapshot import SystemSnapshot
+
+    payload = preparation.parse_payload(
+        {"snapshot": runner.WARM_UP_SNAPSHOT, "labels": {"P": 2}, "variables": {}}
+    )
+    # a snapshot that does not parse would be left as it came, warming nothing up
+    assert isinstance(payload["snapshot"], SystemSnapshot)
+    # both models compile (no V8): the warm-up goes through the whole JavaScript compiler
+    assert preparation.needs_v8(payload) == 0
+    assert js_compiler._compiled.cache_info().currsize > 0
+
+    entry_for(DEFAULT_ENTRY).warm()
+
+    assert js_compiler._parsed.cache_info().currsize == 0
+    assert js_compiler._compiled.cache_info().currsize == 0
 
 
 def test_without_a_zygote_a_spare_child_is_started_on_its_own(

@@ -139,6 +139,15 @@ def taken(entry: str) -> PooledChild:
     return wait_until(lambda: pool_child(entry), "a child from the pool")
 
 
+def test_the_words_a_copy_warms_up_with_are_a_sandboxed_run_as_the_command_line_parses_it() -> None:
+    from simulator.cli import parser_for
+
+    args = parser_for("run").parse_args(pool_module.WARM_UP_ARGV)
+
+    assert (args.command, args.json, args.labels, args.no_sandbox) == ("run", "-", "P=1", True)
+    pool_module._warm_up_parse()  # and the warm-up itself raises nothing
+
+
 def test_a_pooled_child_is_the_daemons_and_runs_the_payload_it_is_given(runtime: Path) -> None:
     daemon = daemon_for(ENTRY_PID)
     child = taken(ENTRY_PID)

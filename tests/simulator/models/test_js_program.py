@@ -82,6 +82,73 @@ def test_the_c_core_numbers_the_instructions_as_the_reference_does() -> None:
     assert C_CORE.program_ops() == OPS
 
 
+def code(*instructions: tuple[str, int]) -> bytes:
+    """A program's code: (opcode name, argument) pairs as js_program writes them."""
+    return b"".join(struct.pack("=HH", OPS[name], argument) for name, argument in instructions)
+
+
+@needs_c
+def test_the_c_core_refuses_a_malformed_instruction_where_a_run_reaches_it() -> None:
+    malformed = [
+        (Program(code(("ADD", 0), ("RETURN", 0)), (), (), 0), ValueError),  # an empty stack
+        (Program(code(("CONST", 0), ("JUMP", 0)), (1.0,), (), 0), ValueError),  # backward
+        (Program(code(("LOAD", 1), ("RETURN", 0)), (), (), 1), ValueError),  # no such slot
+        (Program(code(("PARAM", 1), ("RETURN", 0)), (), ("t",), 0), ValueError),
+        (Program(code(("CONST", 0)), (1.0,), (), 0), ValueError),  # no RETURN
+        (Program(code(("CONST", 0), ("RETURN", 0)), (1,), (), 0), TypeError),  # an int constant
+    ]
+    for compiled, error in malformed:
+        for _ in range(2):  # and again: what was refused is never taken for sound
+            with pytest.raises(error):
+                C_CORE.evaluate_program(compiled, {"t": 1.0})
+    # malformed only where no run goes: the run answers, as the reference does
+    unreached = Program(code(("CONST", 0), ("RETURN", 0), ("ADD", 0)), (2.0,), (), 0)
+    assert both(unreached, {}) == 2.0
+    # malformed on the path a true t takes: answered while t is false, refused once it is not
+    one_path = Program(
+        code(("PARAM", 0), ("JUMP_IF_FALSE", 3), ("ADD", 0), ("CONST", 0), ("RETURN", 0)),
+        (1.0,),
+        ("t",),
+        0,
+    )
+    assert C_CORE.evaluate_program(one_path, {"t": 0.0}) == 1.0
+    with pytest.raises(ValueError, match="well-formed"):
+        C_CORE.evaluate_program(one_path, {"t": 1.0})
+
+
+@needs_c
+def test_a_program_whose_paths_meet_at_other_depths_runs_checked_with_the_references_values() -> (
+    None
+):
+    # at 4 the stack holds nothing (t is 0) or two values (t is not): no single depth
+    joined = Program(
+        code(
+            ("PARAM", 0),
+            ("JUMP_IF_FALSE", 4),
+            ("CONST", 0),
+            ("CONST", 0),
+            ("CONST", 1),
+            ("RETURN", 0),
+        ),
+        (1.0, 2.5),
+        ("t",),
+        0,
+    )
+    assert both(joined, {"t": 0.0}) == 2.5
+    assert both(joined, {"t": 3.0}) == 2.5
+
+
+@needs_c
+def test_programs_beyond_those_the_c_core_keeps_checked_give_the_references_values() -> None:
+    programs = [
+        Program(code(("PARAM", 0), ("CONST", 0), ("MUL", 0), ("RETURN", 0)), (float(k),), ("t",), 0)
+        for k in range(40)
+    ]
+    for _ in range(3):
+        for k, compiled in enumerate(programs):
+            assert both(compiled, {"t": 1.5}) == 1.5 * k
+
+
 def test_the_user_s_models_become_programs_and_other_models_do_not() -> None:
     assert program("function computationTime(params) { return params.t; }") is not None
     assert program(EDITED) is not None
