@@ -400,16 +400,23 @@ class FlowNetwork:
         first = self._solve(changed[0], now)
         if len(changed) == 1:  # one flow joined or left: its component
             return
+        # A flow's links are one component while it crosses them, but one that left may
+        # have joined links that are now apart (a piece from one switch port to another):
+        # its component is solved already only when every link of it was, or the links
+        # left out would keep the rate and the bytes of the flow that left
         if len(changed) == 2:  # one left and one joined (a ring's pieces), often one component
             flow = changed[1]
-            if flow.links[0][0] not in first:  # not solved with the first one's
-                self._solve(flow, now)
+            for link, _ in flow.links:
+                if link not in first:  # not solved with the first one's
+                    self._solve(flow, now)
+                    return
             return
         solved = set(first)
         for flow in changed[1:]:
-            if flow.links[0][0] in solved:  # its component was solved with an earlier one
-                continue
-            solved.update(self._solve(flow, now))
+            for link, _ in flow.links:
+                if link not in solved:
+                    solved.update(self._solve(flow, now))
+                    break
 
     def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
         """Re-solve the component of `changed` at `now` and reschedule its flows' ends;
