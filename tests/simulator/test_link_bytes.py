@@ -46,10 +46,34 @@ def solvers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 def _run(snapshot: Path, app: str, gpus: int) -> tuple[dict[str, Any], dict[str, float]]:
     """Run `app` on `gpus` GPUs of `snapshot`; return its result and the bytes of the flows
-    started over each link (by the link's name). Every flow has ended when the run does:
-    checks that each link is left idle (no flow, no use, no byte rate)."""
+    started over each link (by the link's name). Checks, after each instant's re-solves,
+    that every flow moves at the max-min rate of its component as solved afresh and that a
+    link without flows is idle, and that every link is left idle when the run ends."""
     crossed: dict[flows.FlowLink, float] = {}
     start_path: Callable[..., float] = flows.FlowNetwork.start_path
+    solve_changed: Callable[[flows.FlowNetwork, object], None] = flows.FlowNetwork._solve_changed
+    unfair: list[tuple[float, str, float, float]] = []  # when, a link of the flow, held, fair
+    checked = [0]
+
+    def solving(network: flows.FlowNetwork, arg: object) -> None:
+        solve_changed(network, arg)
+        now, factor = network.engine.now, network.model.bandwidth_factor
+        seen: set[flows.Flow] = set()
+        for link in network.links.values():
+            if not link.flows and (link.used, link.byte_rate) != (0.0, 0.0):
+                unfair.append((now, link.id, link.byte_rate, 0.0))
+            for flow in link.flows:
+                if flow in seen:
+                    continue
+                on, links = flows.component(flow)
+                held = {other: (other.x, other.rate) for other in on}
+                flows.solve_max_min(on, links)  # a dry run: only x (and scratch) changes
+                for other, (x, rate) in held.items():
+                    seen.add(other)
+                    checked[0] += 1
+                    if other.x * factor != pytest.approx(rate, rel=1e-9):
+                        unfair.append((now, other.links[0][0].id, rate, other.x * factor))
+                    other.x = x
 
     def counting(
         network: flows.FlowNetwork,
@@ -63,9 +87,12 @@ def _run(snapshot: Path, app: str, gpus: int) -> tuple[dict[str, Any], dict[str,
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(flows.FlowNetwork, "start_path", counting)
+        patch.setattr(flows.FlowNetwork, "_solve_changed", solving)
         result = run_simulation(
             json.loads(snapshot.read_text()), app + "\n", labels={"GPU": gpus}, variables={}
         )
+    assert unfair[:5] == []
+    assert checked[0] > 0
     idle = [(link.id, len(link.flows), link.used, link.byte_rate) for link in crossed]
     assert idle == [(link.id, 0, 0.0, 0.0) for link in crossed]
     by_name = {link.id: total for link, total in crossed.items()}
