@@ -30,7 +30,8 @@ the level lambda = min over links of (remaining capacity / sum of a_{f,l} w_f ov
 flows) and over unfixed flows' bounds b_f / w_f; the flows at that level are fixed at
 x_f = lambda w_f and their links' remaining capacity reduced. Whenever a flow starts moving or
 ends, only its connected component (flows and links reachable through shared links) is
-re-solved; the other flows keep their rates and completion events.
+re-solved, for a flow that ended that of every link it left (`FlowNetwork._solve_changed`);
+the other flows keep their rates and completion events.
 """
 
 from __future__ import annotations
