@@ -131,19 +131,19 @@ def test_each_links_bytes_are_those_of_the_flows_that_crossed_it(
 
 
 def test_the_16_mib_direct_allreduce_puts_its_bytes_on_every_port() -> None:
-    """4 GPUs of one NVSwitch, direct: each GPU sends its 3 quarters of 16 MiB to each of
-    the 3 others, so every port in and out carries 3 x 3 x 4 MiB / 1.5 = 25.2 MB (the
-    member's 3 pieces of n/4 to each of 3 peers, twice: reduce-scatter and allgather)."""
+    """4 GPUs of one NVSwitch, direct: a reduce-scatter, then an allgather, in each of
+    which every GPU sends its quarter of 16 MiB to each of the 3 others, so every port in
+    and out carries 2 x 3 x 4 MiB = 25.2 MB (the outgoing ones reported 29.5-33.8 MB)."""
     result, _ = _run(DGX, f"sim.allreduce({16 * MIB}, algorithm='direct')", 4)
     expected = 2 * 3 * (16 * MIB / 4)
     assert [link["bytes"] for link in result["links"]] == pytest.approx([expected] * 8, rel=1e-12)
 
 
-def test_a_tree_over_four_dgx_nodes_frees_the_links_a_piece_leaves() -> None:
+def test_a_tree_over_four_dgx_nodes_frees_the_links_a_piece_leaves(solvers: str) -> None:
     """Across nodes a tree's pieces cross NICs and fabric switches: a link left by a piece
     whose other links were re-solved already must be re-solved too (its flows take the
     freed share), so its bytes and its flows' times are the max-min model's."""
-    result, crossed = _run(CLUSTER, f"sim.allreduce({64 * MIB}, algorithm='tree')", 32)
+    result, crossed = _run(CLUSTER, f"sim.allreduce({8 * MIB}, algorithm='tree')", 32)
     _assert_links_carry_their_flows(result, crossed)
 
 
