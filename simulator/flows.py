@@ -401,23 +401,40 @@ class FlowNetwork:
         first = self._solve(changed[0], now)
         if len(changed) == 1:  # one flow joined or left: its component
             return
-        # A flow's links are one component while it crosses them, but one that left may
-        # have joined links that are now apart (a piece from one switch port to another):
-        # its component is solved already only when every link of it was, or the links
-        # left out would keep the rate and the bytes of the flow that left
         if len(changed) == 2:  # one left and one joined (a ring's pieces), often one component
             flow = changed[1]
-            for link, _ in flow.links:
-                if link not in first:  # not solved with the first one's
-                    self._solve(flow, now)
-                    return
+            hop = flow.links[0][0]
+            if hop not in first:  # not solved with the first one's
+                self._solve(flow, now)
+            elif len(flow.links) > 1 and flow not in hop.flows:  # it left: `_solve_left`
+                self._solve_left(flow, now, set(first))
             return
         solved = set(first)
         for flow in changed[1:]:
-            for link, _ in flow.links:
-                if link not in solved:
-                    solved.update(self._solve(flow, now))
-                    break
+            hop = flow.links[0][0]
+            if hop not in solved:
+                solved.update(self._solve(flow, now))
+            elif len(flow.links) > 1 and flow not in hop.flows:  # it left: `_solve_left`
+                self._solve_left(flow, now, solved)
+
+    def _solve_left(self, flow: Flow, now: float, solved: set[FlowLink]) -> None:
+        """Re-solve the links `flow` left that are not in `solved` (its first link is). A
+        flow that crosses its links makes them one component, so its first link's component
+        holds them all; once it has left, nothing may join them (a piece from one switch port
+        to another), and a link left unsolved would keep its share, bytes and use. Each such
+        link is solved from a flow still on it, or falls idle when none is."""
+        for link, _ in flow.links:
+            if link in solved:
+                continue
+            on = link.flows
+            if on:
+                solved.update(self._solve(next(iter(on)), now))
+            else:  # the last flow on it left: idle from now on
+                link.advance(now)
+                link.used = 0.0
+                link.byte_rate = 0.0
+                link.mark(now)
+                solved.add(link)
 
     def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
         """Re-solve the component of `changed` at `now` and reschedule its flows' ends;
