@@ -403,10 +403,13 @@ class FlowNetwork:
             return
         if len(changed) == 2:  # one left and one joined (a ring's pieces), often one component
             flow = changed[1]
-            hop = flow.links[0][0]
+            hops = flow.links
+            if hops is changed[0].links:  # the first one's links (one flow path): solved
+                return
+            hop = hops[0][0]
             if hop not in first:  # not solved with the first one's
                 self._solve(flow, now)
-            elif len(flow.links) > 1 and flow not in hop.flows:  # it left: `_solve_left`
+            elif len(hops) > 1 and flow not in hop.flows:  # it left: `_solve_left`
                 self._solve_left(flow, now, set(first))
             return
         solved = set(first)
