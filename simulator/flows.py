@@ -30,7 +30,8 @@ the level lambda = min over links of (remaining capacity / sum of a_{f,l} w_f ov
 flows) and over unfixed flows' bounds b_f / w_f; the flows at that level are fixed at
 x_f = lambda w_f and their links' remaining capacity reduced. Whenever a flow starts moving or
 ends, only its connected component (flows and links reachable through shared links) is
-re-solved; the other flows keep their rates and completion events.
+re-solved, for a flow that ended that of every link it left (`FlowNetwork._solve_changed`);
+the other flows keep their rates and completion events.
 """
 
 from __future__ import annotations
@@ -402,14 +403,41 @@ class FlowNetwork:
             return
         if len(changed) == 2:  # one left and one joined (a ring's pieces), often one component
             flow = changed[1]
-            if flow.links[0][0] not in first:  # not solved with the first one's
+            hops = flow.links
+            if hops is changed[0].links:  # the first one's links (one flow path): solved
+                return
+            hop = hops[0][0]
+            if hop not in first:  # not solved with the first one's
                 self._solve(flow, now)
+            elif len(hops) > 1 and flow not in hop.flows:  # it left: `_solve_left`
+                self._solve_left(flow, now, set(first))
             return
         solved = set(first)
         for flow in changed[1:]:
-            if flow.links[0][0] in solved:  # its component was solved with an earlier one
+            hop = flow.links[0][0]
+            if hop not in solved:
+                solved.update(self._solve(flow, now))
+            elif len(flow.links) > 1 and flow not in hop.flows:  # it left: `_solve_left`
+                self._solve_left(flow, now, solved)
+
+    def _solve_left(self, flow: Flow, now: float, solved: set[FlowLink]) -> None:
+        """Re-solve the links `flow` left that are not in `solved` (its first link is). A
+        flow that crosses its links makes them one component, so its first link's component
+        holds them all; once it has left, nothing may join them (a piece from one switch port
+        to another), and a link left unsolved would keep its share, bytes and use. Each such
+        link is solved from a flow still on it, or falls idle when none is."""
+        for link, _ in flow.links:
+            if link in solved:
                 continue
-            solved.update(self._solve(flow, now))
+            on = link.flows
+            if on:
+                solved.update(self._solve(next(iter(on)), now))
+            else:  # the last flow on it left: idle from now on
+                link.advance(now)
+                link.used = 0.0
+                link.byte_rate = 0.0
+                link.mark(now)
+                solved.add(link)
 
     def _solve(self, changed: Flow, now: float) -> list[FlowLink]:
         """Re-solve the component of `changed` at `now` and reschedule its flows' ends;
