@@ -113,7 +113,7 @@ HOPPER = Architecture(
     speeds_intra=(60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),  # search.cc
     # line 1057, sm90SpeedArrayIntra
 )
-"""NCCL's Hopper (SM90, compute capability 9.x) constants."""
+"""NCCL's Hopper (SM90) constants: compute capability from 9.0, below 10.0."""
 
 BLACKWELL = Architecture(
     name="Blackwell",
@@ -127,7 +127,7 @@ BLACKWELL = Architecture(
     speeds_intra=(90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
     # search.cc line 1063, sm100SpeedArrayIntra
 )
-"""NCCL's Blackwell (SM100, compute capability 10.x and up) constants."""
+"""NCCL's Blackwell (SM100) constants: compute capability from 10.0."""
 
 
 def architecture(compute_capability: float | None) -> Architecture:
