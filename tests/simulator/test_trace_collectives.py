@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from simulator.cli import main
+from simulator.errors import UserCodeError
 from simulator.runner import run_simulation
 from simulator.trace_import import collective_kind, nccl_name_parts, read_kineto
 from simulator.trace_model import (
@@ -246,3 +247,14 @@ def test_an_nvls_all_reduce_on_a_switch_without_nvls_falls_back_with_a_note() ->
     over_two, result = replay("dgx-h100", 16)
     assert "16 ranks are on 2 dgx-h100 nodes" in next(iter(over_two.report["collectives"]["notes"]))
     assert all(call["algorithm"] != "nvls" for call in result["collectives"])
+
+
+def test_a_model_made_for_an_nvls_switch_is_refused_on_a_switch_without_it() -> None:
+    h100 = gpu_record("H100 SXM5 80GB")
+    imported = import_trace(read_kineto(nvls_trace()), measured=h100, target=h100, ranks=2)
+    snapshot = imported.snapshot
+    del snapshot["hardware"]["nvswitch"]["attributes"]["nvls"]
+    with pytest.raises(UserCodeError) as error:
+        run_simulation(snapshot, imported.app_source, labels=imported.labels, variables={})
+    assert "algorithm 'nvls' needs every participant on one switch" in str(error.value)
+    assert "(attribute 'nvls' = 1)" in str(error.value)
