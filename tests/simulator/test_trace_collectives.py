@@ -258,3 +258,14 @@ def test_a_model_made_for_an_nvls_switch_is_refused_on_a_switch_without_it() -> 
         run_simulation(snapshot, imported.app_source, labels=imported.labels, variables={})
     assert "algorithm 'nvls' needs every participant on one switch" in str(error.value)
     assert "(attribute 'nvls' = 1)" in str(error.value)
+
+
+def test_the_command_line_prints_why_an_nvls_call_falls_back(tmp_path: Path) -> None:
+    source = tmp_path / "nvls.json"
+    source.write_text(json.dumps(nvls_trace()))
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["import-trace", str(source), "-o", str(tmp_path / "app.py"), "--ranks", "2",
+            "--target-gpu", "H100 SXM5 80GB", "--system", "dgx-a100"]  # fmt: skip
+    assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
+    note = MSG_NVLS_FALLBACK.format(why="dgx-a100 NVSwitch has no NVLink SHARP ('nvls')")
+    assert f"  note: 1 x {note}" in out.getvalue()
