@@ -66,10 +66,19 @@ if TYPE_CHECKING:
     _Route = tuple[ProcessState, Sequence[Hop]]  # a send's target and the hops to it
     # NCCL's tree allreduce of a call: its nodes, its bytes, its trees' spans of steps
     NcclTree = tuple[int, float, list[collectives.TreeSpan]]
-    NcclLayer = tuple[str, float, float, NcclTree | None, list[collectives.RingSpan] | None, float]
+    NcclLayer = tuple[
+        str,
+        float,
+        float,
+        NcclTree | None,
+        list[collectives.RingSpan] | None,
+        float,
+        nccl_model.Architecture,
+    ]
     """NCCL's cost layer of a call: its protocol, the latency it charges before any data
     moves and the launch cost (s), NCCL's tree allreduce's (nodes, bytes, spans) or None,
-    the spans of NCCL's rings over several nodes or None, and NCCL's model latency (s)."""
+    the spans of NCCL's rings over several nodes or None, NCCL's model latency (s), and
+    NCCL's constants for the members' GPUs (`Sim._nccl_architecture`)."""
 
 _INF = math.inf
 API_MESSAGES = {
@@ -1007,6 +1016,7 @@ class Sim(_SimCore, _SimCalls):
                 layer[3],
                 layer[4],
                 (started, record, chosen, size_b),
+                layer[6],
             )
         routes: dict[int, Sequence[Hop]] = {}  # per peer this process sends to: the hops
         # the loop runs once per piece: what it calls is bound once
@@ -1076,6 +1086,7 @@ class Sim(_SimCore, _SimCalls):
         tree: NcclTree | None,
         rings: list[collectives.RingSpan] | None,
         call: tuple[float, dict[str, Any], str, float],
+        arch: nccl_model.Architecture,
     ) -> None:
         """`_collective`'s loop under NCCL's cost layer (simulator.nccl_model): each piece
         goes on the wire as its bytes over the protocol's efficiency on its route, and a
@@ -1106,6 +1117,7 @@ class Sim(_SimCore, _SimCalls):
                 channel,
                 protocol,
                 None if tree is None else (tree[0], tree[1]),
+                arch,
             )
             started, record, chosen, size_b = call
             self._collective_done(started, record, kind, chosen, size_b)
@@ -1126,9 +1138,9 @@ class Sim(_SimCore, _SimCalls):
                     hops = world.hops(slot, members[peer].slot)
                     hw = nccl_model.hardware(_leaves_host(hops, hosts[index] != hosts[peer]))
                     share = (
-                        nccl_model.nvls_share()
+                        nccl_model.nvls_share(arch)
                         if nvls
-                        else nccl_model.efficiency(protocol, hw, _route_rate(hops))
+                        else nccl_model.efficiency(protocol, hw, _route_rate(hops), None, arch)
                     )
                     route = wire[peer] = (hops, 1.0 / share)
                 world.send(
@@ -1161,6 +1173,7 @@ class Sim(_SimCore, _SimCalls):
         channel: object,
         protocol: str,
         shape: tuple[int, float] | None,
+        arch: nccl_model.Architecture,
     ) -> None:
         """`_collective_nccl`'s loop for a member's streams (`collectives.tree_streams`: per
         tree of NCCL's tree allreduce its reduction and its broadcast; `ring_streams`: one
@@ -1173,7 +1186,7 @@ class Sim(_SimCore, _SimCalls):
         share what the pieces of several connections put on them at once. A piece's
         reduction overlaps its transfer as in `_collective_nccl`. `shape`: (nodes, bytes) of
         NCCL's tree allreduce, whose share of a link is the tree's (`nccl_model.efficiency`),
-        None for rings."""
+        None for rings; `arch`: NCCL's constants for the members' GPUs."""
         world, engine, state = self._world, self._engine, self._state
         figures, mailbox = state.figures, state.mailbox
         hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
@@ -1202,7 +1215,7 @@ class Sim(_SimCore, _SimCalls):
                         crosses = _leaves_host(hops, hosts[index] != hosts[peer])
                         rate = _route_rate(hops)
                         share = nccl_model.efficiency(
-                            protocol, nccl_model.hardware(crosses), rate, shape
+                            protocol, nccl_model.hardware(crosses), rate, shape, arch
                         )
                         route = wire[peer] = (hops, 1.0 / share, 1.0 / rate if rate > 0 else 0.0)
                     size = piece * route[1]
@@ -1292,6 +1305,7 @@ class Sim(_SimCore, _SimCalls):
                 known = crossing[a, b] = _leaves_host(hops, hosts[a] != hosts[b])
             return known
 
+        arch = self._nccl_architecture(members)
         if model is None:
             if algorithm != "auto":
                 chosen = str(algorithm)
@@ -1309,7 +1323,7 @@ class Sim(_SimCore, _SimCalls):
                         )
             elif protocol == "nccl" and kind == "allreduce" and len(members) > 1:
                 chosen = self._nccl_algorithm(
-                    size, members, _nccl_nodes(len(members), crosses), crosses
+                    size, members, _nccl_nodes(len(members), crosses), crosses, arch
                 )
             else:
                 chosen = collectives.choose(kind, size, hosts)
@@ -1374,7 +1388,7 @@ class Sim(_SimCore, _SimCalls):
             elif protocol == "nccl":
                 factor = collectives.BUS_FACTORS[kind](len(members))
                 chosen_protocol = nccl_model.choose(
-                    chosen, size, factor, step_hw, rate, tree, ring_nodes
+                    chosen, size, factor, step_hw, rate, tree, ring_nodes, arch
                 )
             latency = nccl_model.latency_s(chosen, chosen_protocol, step_hw, ring_nodes)
             charged = latency
@@ -1390,6 +1404,7 @@ class Sim(_SimCore, _SimCalls):
                 None if tree is None else (*tree, spans),
                 rings,
                 latency,
+                arch,
             )
         records: dict[object, dict[str, Any]] = {}
 
@@ -1466,12 +1481,14 @@ class Sim(_SimCore, _SimCalls):
         members: list[ProcessState],
         nodes: list[list[int]],
         crosses: Callable[[int, int], bool],
+        arch: nccl_model.Architecture,
     ) -> str:
         """Return the allreduce algorithm NCCL's model picks ("ring", "tree" or "nvls",
         `nccl_model.choose_algorithm`) for these members grouped into `nodes`: the bus is a
         node's NVLink at NCCL's Simple share, over several nodes at most a channel per member
         crossing at its route's rate (the channels of `collectives.nccl_ring`/`nccl_tree`);
-        NVLS is a candidate where `_nvls_refusal` finds nothing against it."""
+        NVLS is a candidate where `_nvls_refusal` finds nothing against it; `arch`: NCCL's
+        constants for the members' GPUs."""
         world = self._world
 
         def rate(a: int, b: int) -> float:
@@ -1479,7 +1496,7 @@ class Sim(_SimCore, _SimCalls):
 
         first = nodes[0]
         bus = (
-            rate(first[0], first[1]) * nccl_model.link_efficiency("nvlink")
+            rate(first[0], first[1]) * nccl_model.link_efficiency("nvlink", arch)
             if len(first) > 1
             else 0.0
         )
@@ -1490,7 +1507,19 @@ class Sim(_SimCore, _SimCalls):
             nccl_model.nvls_enabled(len(members), len(nodes))
             and self._nvls_refusal(members, crosses) is None
         )
-        return nccl_model.choose_algorithm(size, len(members), len(nodes), bus, nvls)
+        return nccl_model.choose_algorithm(size, len(members), len(nodes), bus, nvls, arch)
+
+    def _nccl_architecture(self, members: list[ProcessState]) -> nccl_model.Architecture:
+        """Return NCCL's constants for these members' GPUs: by the smallest compute
+        capability among their nodes' records, as NCCL takes its communicator's
+        (`nccl_model.architecture`; a node whose record gives none does not count)."""
+        nodes = self._world.nodes
+        known = [
+            capability
+            for node in dict.fromkeys(m.slot.node for m in members)
+            if (capability := nodes[node].compute_capability) is not None
+        ]
+        return nccl_model.architecture(min(known) if known else None)
 
     def _collective_model(self, kind: str, members: list[ProcessState]) -> NodeRuntime | None:
         """Return the node whose model gives the time of the whole call (MERPSYS's

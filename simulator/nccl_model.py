@@ -15,10 +15,11 @@ from NVIDIA's NCCL source, not fitted to any measurement in this repository:
   lines 2222-2227, 2286-2294 and 2361-2362 (calcCollChunking: the tree's chunk per protocol and
   channel), with src/init.cc lines 810-813 and src/include/device.h lines 26, 97-98, 111-115
   (the protocols' buffers): `tree_chunk_bytes`.
-- src/graph/topo.h at the same commit, line 22: SM90_NVLINK_BW 20.6 (GB/s NCCL counts per
-  NVLink of an SM90 GPU; NVLink 4 signals 25 GB/s per link and direction: 18 links = 450 GB/s,
-  NVIDIA's H100 datasheet), so NCCL's Simple bus bandwidth on an NVLink 4 link is 20.6 / 25 of
-  the link's rate.
+- src/graph/topo.h at the same commit, lines 22 and 24: SM90_NVLINK_BW 20.6 and
+  SM100_NVLINK_BW 40.1 (GB/s NCCL counts per NVLink of a Hopper and a Blackwell GPU; NVLink 4
+  signals 25 GB/s per link and direction, 18 links = 450 GB/s, NVIDIA's H100 datasheet;
+  NVLink 5 50 GB/s, 18 links = 900 GB/s), so NCCL's Simple bus bandwidth on an NVLink is
+  20.6 / 25 of the link's rate on Hopper and 40.1 / 50 on Blackwell (`Architecture`).
 
 - src/transport/net_ib/init.cc at the same commit, line 558: InfiniBand reports no network
   latency of its own (`props->latency = 0`), so NCCL's per-step network latency is the whole
@@ -28,19 +29,22 @@ One constant is not NCCL's: `LAUNCH_US`, the per-call host cost (enqueue and ker
 that NCCL's model leaves out, measured as what CUDA-graph capture removes from an nccl-tests
 call (its docstring gives the runs).
 
-The layer uses NCCL's Hopper (SM90) values and one node's NVLink as the intra-node hardware;
+The layer takes NCCL's per-generation values (`Architecture`: Hopper or Blackwell, by the
+participants' smallest `computeCapability`, as NCCL's compCapIndex) and one node's NVLink as
+the intra-node hardware;
 it does not model NCCL's channel counts (the LL128 per-channel cap, the tree's per-channel
 caps), the tree's balanced-pattern factor, the multi-node ring "plateau" latency factor,
 CollNet or PAT. An allreduce by a tree runs NCCL's tree (a chain in each node, a double
 binary tree across nodes) with its bandwidth refinements, correction by size and latency.
 NCCL's NVLS allreduce (NVLink SHARP, one node) has its efficiency, latency and NCCL's model
-of its bandwidth for the choice of algorithm (`NVLS_EFFICIENCY`, `NVLS_LATENCY_US`,
-`nvls_bus_bytes_per_s`); NVLSTree (NVLS over several nodes) is not modelled.
+of its bandwidth for the choice of algorithm (`Architecture.nvls_efficiency`,
+`NVLS_LATENCY_US`, `nvls_bus_bytes_per_s`); NVLSTree (NVLS over several nodes) is not modelled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 """NCCL's protocols, in its order."""
@@ -68,17 +72,73 @@ HW_LATENCY_US = {
 """tuning.cc lines 156-176, hwLatencies[NVLINK | NET][Tree | Ring][protocol] (us per step);
 NCCL's PCI row is left out: a host's links are taken as NVLink (`hardware`)."""
 
-LL_MAX_BUS_GBPS = 141.0
-"""tuning.cc line 181, llMaxBws[Hopper][one node]: the LL protocol's bus bandwidth cap (GB/s)."""
-
 PROTOCOL_FACTOR = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
 """tuning.cc lines 327-329 (NCCL 2.30's ring): LL moves half its bus bandwidth (a 4-byte flag
 per 4 data bytes), LL128 0.92 (120 of 128 bytes), Simple the whole."""
 
-NVLINK_SIMPLE_EFFICIENCY = 20.6 / 25.0
-"""topo.h line 22: the bandwidth NCCL counts per NVLink 4 link (SM90_NVLINK_BW, 20.6 GB/s)
-over the link's 25 GB/s per direction; NCCL's network bandwidth is the NIC's as reported
-(efficiency 1)."""
+
+@dataclass(frozen=True)
+class Architecture:
+    """NCCL's constants that depend on the GPU's generation (its compute capability: NCCL's
+    compCapIndex, tuning.cc lines 263-266, and search.cc lines 1156-1157 and topo.h lines
+    275-276 by the smallest compute capability of the communicator). Every other constant
+    of the module is the same for every generation at the cited commit."""
+
+    name: str
+    nvlink_gbps: float
+    """topo.h: the bandwidth NCCL counts per NVLink (GB/s)."""
+    nvlink_signal_gbps: float
+    """The link's own rate per direction (GB/s), per NVIDIA's datasheet of the generation."""
+    ll_max_bus_gbps: float
+    """tuning.cc lines 177-183, llMaxBws[generation][one node]: LL's bus bandwidth cap (GB/s)."""
+    nvls_efficiency: float
+    """tuning.cc lines 138-144, nvlsEfficiency[generation]: NCCL's "NVLS efficiency factor",
+    the share of its NVLink bandwidth an NVLS channel moves (tuning.cc lines 310-312)."""
+    speeds_intra: tuple[float, ...]
+    """search.cc: the per-channel bandwidths (GB/s) NCCL's graph search tries on one node,
+    fastest first."""
+
+    @property
+    def nvlink_simple_efficiency(self) -> float:
+        """NCCL's Simple share of an NVLink: its counted bandwidth over the link's rate."""
+        return self.nvlink_gbps / self.nvlink_signal_gbps
+
+
+HOPPER = Architecture(
+    name="Hopper",
+    nvlink_gbps=20.6,  # topo.h line 22, SM90_NVLINK_BW
+    nvlink_signal_gbps=25.0,  # NVLink 4: 18 links = 450 GB/s per direction (H100 datasheet)
+    ll_max_bus_gbps=141.0,  # tuning.cc line 181, llMaxBws[Hopper][N1]
+    nvls_efficiency=0.85,  # tuning.cc line 142, nvlsEfficiency[Hopper]
+    speeds_intra=(60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),  # search.cc
+    # line 1057, sm90SpeedArrayIntra
+)
+"""NCCL's Hopper (SM90) constants: compute capability from 9.0, below 10.0."""
+
+BLACKWELL = Architecture(
+    name="Blackwell",
+    nvlink_gbps=40.1,  # topo.h line 24, SM100_NVLINK_BW
+    # NVLink 5: 18 links of 100 GB/s bidirectional, 50 GB/s per direction (NVIDIA NVLink page,
+    # https://www.nvidia.com/en-us/data-center/nvlink/: "18 NVLink 100 gigabyte-per-second
+    # (GB/s) connections for a total bandwidth of 1.8 terabytes per second")
+    nvlink_signal_gbps=50.0,
+    ll_max_bus_gbps=2 * 141.0,  # tuning.cc line 182, llMaxBws[Blackwell][N1]
+    nvls_efficiency=0.74,  # tuning.cc line 143, nvlsEfficiency[Blackwell]
+    speeds_intra=(90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
+    # search.cc line 1063, sm100SpeedArrayIntra
+)
+"""NCCL's Blackwell (SM100) constants: compute capability from 10.0."""
+
+
+def architecture(compute_capability: float | None) -> Architecture:
+    """Return NCCL's constants for GPUs whose smallest compute capability is
+    `compute_capability` (NCCL's choice, tuning.cc lines 263-266: Blackwell from 10.0, Hopper
+    from 9.0). A GPU below 9.0, or one whose record gives none, gets Hopper's: the layer
+    models Hopper and Blackwell only (NCCL runs no NVLS below 9.0, search.cc line 1124)."""
+    if compute_capability is not None and compute_capability >= 10.0:
+        return BLACKWELL
+    return HOPPER
+
 
 LAUNCH_US = 8.67
 """The per-call cost NCCL's tuning model leaves out and every eager call pays: the host-side
@@ -192,23 +252,29 @@ def hardware(crosses_hosts: bool) -> str:
     return "net" if crosses_hosts else "nvlink"
 
 
-def link_efficiency(hw: str) -> float:
-    """Return the share of a link's rate NCCL's Simple protocol moves on hardware `hw`."""
-    return NVLINK_SIMPLE_EFFICIENCY if hw == "nvlink" else 1.0
+def link_efficiency(hw: str, arch: Architecture = HOPPER) -> float:
+    """Return the share of a link's rate NCCL's Simple protocol moves on hardware `hw` with
+    GPUs of `arch` (`Architecture.nvlink_simple_efficiency`); NCCL's network bandwidth is the
+    NIC's as reported (efficiency 1)."""
+    return arch.nvlink_simple_efficiency if hw == "nvlink" else 1.0
 
 
 def efficiency(
-    protocol: str, hw: str, link_bytes_per_s: float, tree: tuple[int, float] | None = None
+    protocol: str,
+    hw: str,
+    link_bytes_per_s: float,
+    tree: tuple[int, float] | None = None,
+    arch: Architecture = HOPPER,
 ) -> float:
     """Return the share of a link of `link_bytes_per_s` that `protocol` moves data at on
     hardware `hw` (the bytes on the wire are the data's / this): NCCL's bus bandwidth for the
-    protocol (tuning.cc lines 327-329) over the link's rate; LL capped at `LL_MAX_BUS_GBPS`.
-    `tree`: (nodes, bytes) of a call of NCCL's tree allreduce, whose share is the tree's
-    (`tree_factor`), corrected by size (`tree_correction`)."""
+    protocol (tuning.cc lines 327-329) over the link's rate; LL capped at `arch`'s
+    `ll_max_bus_gbps`. `tree`: (nodes, bytes) of a call of NCCL's tree allreduce, whose share
+    is the tree's (`tree_factor`), corrected by size (`tree_correction`)."""
     factor = PROTOCOL_FACTOR[protocol] if tree is None else tree_factor(protocol, tree[0])
-    share = link_efficiency(hw) * factor
+    share = link_efficiency(hw, arch) * factor
     if protocol == "LL" and link_bytes_per_s > 0:
-        share = min(share, LL_MAX_BUS_GBPS * 1e9 / link_bytes_per_s)
+        share = min(share, arch.ll_max_bus_gbps * 1e9 / link_bytes_per_s)
     if tree is not None:
         share *= tree_correction(protocol, tree[1])
     return share
@@ -278,15 +344,17 @@ def choose(
     link_bytes_per_s: float,
     tree: tuple[int, float] | None = None,
     nodes: int = 1,
+    arch: Architecture = HOPPER,
 ) -> str:
     """Return the protocol NCCL's model picks for a call of `size` bytes: the least
     latency + size / algbw (ncclTopoGetAlgoTime, tuning.cc lines 630-655), algbw being the
     protocol's bus bandwidth over the collective's bus factor (lines 376-382 for a ring), or
-    half of it for NCCL's tree allreduce (`tree`: `efficiency`'s), over `nodes` nodes."""
+    half of it for NCCL's tree allreduce (`tree`: `efficiency`'s), over `nodes` nodes of
+    GPUs of `arch`."""
     hw = "net" if "net" in step_hardware else "nvlink"
     best, best_time = "Simple", float("inf")
     for protocol in PROTOCOLS:
-        bus = efficiency(protocol, hw, link_bytes_per_s, tree) * link_bytes_per_s
+        bus = efficiency(protocol, hw, link_bytes_per_s, tree, arch) * link_bytes_per_s
         if tree is not None:
             algbw = bus * TREE_ALGBW_RATIO
         else:
@@ -308,7 +376,13 @@ lines 404-410 make a multi-node ring's intra-node step cost at least it (x 3 for
 
 
 def algorithm_time_s(
-    algorithm: str, protocol: str, size: float, ranks: int, nodes: int, bus_bytes_per_s: float
+    algorithm: str,
+    protocol: str,
+    size: float,
+    ranks: int,
+    nodes: int,
+    bus_bytes_per_s: float,
+    arch: Architecture = HOPPER,
 ) -> float:
     """Return NCCL's model time (ncclTopoGetAlgoTime, tuning.cc lines 630-655) of an
     allreduce of `size` bytes by `algorithm` ("ring" or "tree") and `protocol` over `ranks`
@@ -323,52 +397,51 @@ def algorithm_time_s(
         latency += across * HW_LATENCY_US["net"]["ring"][protocol]
         if protocol == "Simple" and nodes > 1:
             latency *= RING_PLATEAU
-        algbw = efficiency(protocol, "net", bus_bytes_per_s) * bus_bytes_per_s * ranks / steps
+        share = efficiency(protocol, "net", bus_bytes_per_s, None, arch)
+        algbw = share * bus_bytes_per_s * ranks / steps
     else:
         levels = nodes.bit_length() - 1
         latency = BASE_LATENCY_US["tree"][protocol] + 2 * (
             (per_node - 1) * HW_LATENCY_US["nvlink"]["tree"][protocol]
             + levels * HW_LATENCY_US["net"]["tree"][protocol]
         )
-        share = efficiency(protocol, "net", bus_bytes_per_s, (nodes, size))
+        share = efficiency(protocol, "net", bus_bytes_per_s, (nodes, size), arch)
         algbw = share * bus_bytes_per_s * TREE_ALGBW_RATIO
     return latency * 1e-6 + (size / algbw if algbw > 0 else 0.0)
 
 
 def choose_algorithm(
-    size: float, ranks: int, nodes: int, bus_bytes_per_s: float, nvls: bool = False
+    size: float,
+    ranks: int,
+    nodes: int,
+    bus_bytes_per_s: float,
+    nvls: bool = False,
+    arch: Architecture = HOPPER,
 ) -> str:
     """Return the allreduce algorithm NCCL's model picks, "ring", "tree" or "nvls": the one
-    whose best protocol takes the least model time (`algorithm_time_s`, `nvls_time_s`).
-    NVLS is a candidate only where `nvls` says the members' switch supports it and they are
-    on one node (`nvls_enabled`)."""
+    whose best protocol takes the least model time (`algorithm_time_s`, `nvls_time_s`) on
+    GPUs of `arch`. NVLS is a candidate only where `nvls` says the members' switch supports
+    it and they are on one node (`nvls_enabled`)."""
     best, best_time = "ring", float("inf")
     for algorithm in ("ring", "tree"):
         for protocol in PROTOCOLS:
-            time = algorithm_time_s(algorithm, protocol, size, ranks, nodes, bus_bytes_per_s)
+            time = algorithm_time_s(algorithm, protocol, size, ranks, nodes, bus_bytes_per_s, arch)
             if time < best_time:
                 best, best_time = algorithm, time
-    nvls_time = nvls_time_s(size, ranks, bus_bytes_per_s) if nvls else float("inf")
+    nvls_time = nvls_time_s(size, ranks, bus_bytes_per_s, arch) if nvls else float("inf")
     if nvls_enabled(ranks, nodes) and nvls_time < best_time:
         best = "nvls"
     return best
 
 
-NVLS_EFFICIENCY = 0.85
-"""tuning.cc line 142, nvlsEfficiency[Hopper]: NCCL's "NVLS efficiency factor", the share of
-its NVLink bandwidth an NVLS channel moves (tuning.cc lines 310-312)."""
-
 NVLS_LATENCY_US = 25.0
-"""tuning.cc line 161, hwLatencies[NVLINK][NVLS][Simple] (us); its base latency is 0 (line
+"""tuning.cc line 161, hwLatencies[NVLINK][NVLS][Simple] (us), one figure for every GPU
+generation (the tuner constants are not per compute capability); its base latency is 0 (line
 153), and on one node a call's NVLS latency is this one figure, not per step (lines
 424-426: `latencies = intraLat`, the network's added only over several nodes)."""
 
 NVLS_PROTOCOL = "Simple"
 """tuning.cc line 301: NVLS runs the Simple protocol only (LL and LL128 are skipped)."""
-
-SM90_SPEEDS_INTRA = (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0)
-"""src/graph/search.cc line 1057 at the same commit, sm90SpeedArrayIntra: the per-channel
-bandwidths (GB/s) NCCL's graph search tries on one Hopper node, fastest first."""
 
 
 def nvls_enabled(ranks: int, nodes: int) -> bool:
@@ -379,11 +452,12 @@ def nvls_enabled(ranks: int, nodes: int) -> bool:
     return nodes == 1 and ranks >= 2
 
 
-def nvls_channel_gbps(ranks: int, bus_bytes_per_s: float) -> float:
+def nvls_channel_gbps(ranks: int, bus_bytes_per_s: float, arch: Architecture = HOPPER) -> float:
     """Return the per-channel bandwidth (GB/s) NCCL's search gives an NVLS graph of `ranks`
-    GPUs on one node whose NVLink moves `bus_bytes_per_s` (NCCL's figure, `link_efficiency`
-    x the link): the speed its search starts from (search.cc lines 1163-1172), the fastest
-    of `SM90_SPEEDS_INTRA` within the GPU's NVLink whose channels (one per GPU) fit in that
+    GPUs of `arch` on one node whose NVLink moves `bus_bytes_per_s` (NCCL's figure,
+    `link_efficiency` x the link): the speed its search starts from (search.cc lines
+    1163-1172), the fastest of `arch`'s `speeds_intra` (search.cc lines 1156-1157) within the
+    GPU's NVLink whose channels (one per GPU) fit in that
     NVLink x ranks / (ranks - 1) (line 1167: patterns other than the ring get that much more);
     0 where none fits. NCCL 2.29.2's own tuning table on 2, 4 and 6 H100 SXM (the
     nccl-tests logs of validation/network/nccl/README.md, `g{2,4,6}_auto.log`: NVLS AllReduce
@@ -391,33 +465,36 @@ def nvls_channel_gbps(ranks: int, bus_bytes_per_s: float) -> float:
     link = bus_bytes_per_s / 1e9
     total = link * ranks / (ranks - 1) if ranks > 1 else link
     return next(
-        (speed for speed in SM90_SPEEDS_INTRA if speed <= link and speed * ranks <= total), 0.0
+        (speed for speed in arch.speeds_intra if speed <= link and speed * ranks <= total), 0.0
     )
 
 
-def nvls_bus_bytes_per_s(ranks: int, bus_bytes_per_s: float) -> float:
-    """Return NCCL's model bus bandwidth (bytes/s) of an NVLS allreduce over `ranks` GPUs on
-    one node (tuning.cc lines 307-324): per channel the smaller of the channel's intra-node
-    figure (speed x `NVLS_EFFICIENCY` x (channels - 1) / channels, x 2 for an allreduce,
+def nvls_bus_bytes_per_s(ranks: int, bus_bytes_per_s: float, arch: Architecture = HOPPER) -> float:
+    """Return NCCL's model bus bandwidth (bytes/s) of an NVLS allreduce over `ranks` GPUs of
+    `arch` on one node (tuning.cc lines 307-324): per channel the smaller of the channel's
+    intra-node figure (speed x `arch.nvls_efficiency` x (channels - 1) / channels, x 2 for an
+    allreduce,
     which pipelines two operations) and its inter-node one (the same speed on one node,
     search.cc line 1174), times the channels (one per GPU)."""
-    speed = nvls_channel_gbps(ranks, bus_bytes_per_s)
+    speed = nvls_channel_gbps(ranks, bus_bytes_per_s, arch)
     channels = ranks
-    intra = speed * NVLS_EFFICIENCY * (channels - 1) / channels * 2.0
+    intra = speed * arch.nvls_efficiency * (channels - 1) / channels * 2.0
     return channels * min(intra, speed) * 1e9
 
 
-def nvls_time_s(size: float, ranks: int, bus_bytes_per_s: float) -> float:
+def nvls_time_s(
+    size: float, ranks: int, bus_bytes_per_s: float, arch: Architecture = HOPPER
+) -> float:
     """Return NCCL's model time (ncclTopoGetAlgoTime) of an NVLS allreduce of `size` bytes
-    over `ranks` GPUs on one node: `NVLS_LATENCY_US` + size / algbw, algbw being the bus
-    bandwidth x ranks / (2 (ranks - 1)) (tuning.cc line 379)."""
-    algbw = nvls_bus_bytes_per_s(ranks, bus_bytes_per_s) * ranks / (2 * (ranks - 1))
+    over `ranks` GPUs of `arch` on one node: `NVLS_LATENCY_US` + size / algbw, algbw being
+    the bus bandwidth x ranks / (2 (ranks - 1)) (tuning.cc line 379)."""
+    algbw = nvls_bus_bytes_per_s(ranks, bus_bytes_per_s, arch) * ranks / (2 * (ranks - 1))
     return NVLS_LATENCY_US * 1e-6 + (size / algbw if algbw > 0 else float("inf"))
 
 
-def nvls_share() -> float:
+def nvls_share(arch: Architecture = HOPPER) -> float:
     """Return the share of an NVLink an NVLS allreduce's transfers move data at under the
-    layer: NCCL's Simple share of the link (`link_efficiency`) x `NVLS_EFFICIENCY`. NCCL's
-    (channels - 1) / channels per-channel term is left out, as the layer leaves out every
-    channel count and per-channel cap (module docstring)."""
-    return link_efficiency("nvlink") * NVLS_EFFICIENCY
+    layer on GPUs of `arch`: NCCL's Simple share of the link (`link_efficiency`) x
+    `arch.nvls_efficiency`. NCCL's (channels - 1) / channels per-channel term is left out, as
+    the layer leaves out every channel count and per-channel cap (module docstring)."""
+    return link_efficiency("nvlink", arch) * arch.nvls_efficiency

@@ -78,6 +78,7 @@ class NodeRuntime:
         "_p2p_time",
         "_transfer_times",
         "computation_memos",
+        "compute_capability",
         "engine",
         "functions",
         "has_detail",
@@ -106,9 +107,13 @@ class NodeRuntime:
         sharing: str = "fifo",
         reduce_bytes_per_s: float | None = None,
         nvls: bool = False,
+        compute_capability: float | None = None,
     ) -> None:
         self.engine = engine
         self.id = node_id
+        # a GPU's record's `computeCapability`, which picks NCCL's per-generation constants
+        # (simulator.nccl_model.architecture); None for other hardware or where not given
+        self.compute_capability = compute_capability
         # whether the node's record says the switch reduces and multicasts NVLink traffic
         # (NVLink SHARP), which a collective's algorithm "nvls" needs (simulator.api)
         self.nvls = nvls

@@ -660,6 +660,7 @@ def _simulate(
             sharing=node.sharing if hardware.type == "NETWORK" else "fifo",
             reduce_bytes_per_s=_reduce_bytes_per_s(hardware.type, hardware.attributes),
             nvls=hardware.type == "NETWORK" and bool(hardware.attributes.get("nvls", 0)),
+            compute_capability=_compute_capability(hardware.type, hardware.attributes),
         )
         power, failure_rate, power_missing = _node_power_and_failure(
             functions,
@@ -854,6 +855,13 @@ def _shared_process_function(
     function = FunctionType(stackless, namespace)
     function.__kwdefaults__ = guards or None
     return function
+
+
+def _compute_capability(kind: str, attributes: Mapping[str, Any]) -> float | None:
+    """Return a GPU record's `computeCapability` as a number, None for other hardware or a
+    record without one."""
+    value = attributes.get("computeCapability") if kind == "GPU" else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _reduce_bytes_per_s(kind: str, attributes: Mapping[str, Any]) -> float | None:

@@ -25,8 +25,9 @@ rules, in order (each operation's rule is in the report):
    the next rank and a receive from the previous) and whose size the trace gives (PyTorch's
    `In msg nelems`, `Out msg nelems`, `dtype`, on the kernel or on the record_param_comms
    that launched it) runs as that call among its stream's processes, with the algorithm its
-   kernel's name gives (RING: ring; TREE: double binary tree), timed by the snapshot's
-   network (`map_collective`);
+   kernel's name gives (RING: ring; TREE: double binary tree; an allreduce's NVLS: nvls
+   where the replay's NVSwitch supports NVLink SHARP and the ranks are on one node, else the
+   simulator's choice, with a note), timed by the snapshot's network (`map_collective`);
 5. `measured`: any other NCCL call (no size recorded, a barrier, one rank), and any scaled
    operation when the measured GPU has no record, keeps its measured time; the report lists
    the calls and why;
@@ -154,6 +155,9 @@ MSG_NO_CALL = "no simulator call for the collective {kind!r}: its measured time 
 MSG_NO_SIZE = "the trace gives no message size (In msg nelems and dtype): its measured time is kept"
 MSG_ALGORITHM = (
     "NCCL's {algorithm} algorithm has no counterpart for {kind}: the simulator picks one"
+)
+MSG_NVLS_FALLBACK = (
+    "NCCL's NVLS ran on the traced system, but the replay's {why}: the simulator picks one"
 )
 
 
@@ -358,10 +362,14 @@ def short_name(name: str) -> str:
 
 # -- mapping -------------------------------------------------------------------------------------
 def map_ops(
-    profile: TraceProfile, measured: GpuRecord | None, target: GpuRecord | None
+    profile: TraceProfile,
+    measured: GpuRecord | None,
+    target: GpuRecord | None,
+    nvls: str | None = None,
 ) -> list[MappedOp]:
     """Return each operation of `profile` with its rule and, given a target, its predicted
-    time (module docstring, rules 1-5)."""
+    time (module docstring, rules 1-5). `nvls`: why the replay cannot run NCCL's NVLS
+    (`nvls_refusal`), None where it can."""
     bandwidth_ratio = fp32_ratio = None
     if measured is not None and target is not None:
         ours, theirs = dram_bandwidth(measured.attributes), dram_bandwidth(target.attributes)
@@ -373,7 +381,7 @@ def map_ops(
     mapped: list[MappedOp] = []
     for op in profile.ops:
         if op.kind == "collective":
-            mapped.append(map_collective(op, target))
+            mapped.append(map_collective(op, target, nvls))
             continue
         if op.kind == "memcpy" and op.direction in ("HtoD", "DtoH"):
             mapped.append(MappedOp(op, "link"))
@@ -413,11 +421,14 @@ def map_ops(
     return mapped
 
 
-def map_collective(op: GpuOp, target: GpuRecord | None) -> MappedOp:
+def map_collective(op: GpuOp, target: GpuRecord | None, nvls: str | None = None) -> MappedOp:
     """Return a collective with its rule: `network` (the replay calls the simulator's
     collective of that kind, sized and with the algorithm the kernel's name gives, which the
     snapshot's network times) where the kind has a call and the trace gives the message's
-    size, else `measured`, with the reason in the shape's `unmapped`."""
+    size, else `measured`, with the reason in the shape's `unmapped`. An NVLS allreduce
+    where the replay cannot run NVLS (`nvls`: why) is the simulator's choice, with a note:
+    NCCL itself runs another algorithm where NVLS is not available, and a trace replayed on
+    another system should run there, not stop at its first NVLS call."""
     kind = op.collective or ""
     if kind not in NETWORK_COLLECTIVES:
         reason = MSG_NO_CALL.format(kind=kind or "?")
@@ -426,7 +437,10 @@ def map_collective(op: GpuOp, target: GpuRecord | None) -> MappedOp:
     else:
         algorithm = collective_algorithm(kind, op.algorithm)
         shape: dict[str, Any] = {"kind": "collective", "algorithm": algorithm}
-        if op.algorithm and algorithm == "auto" and kind in collectives.ALGORITHMS:
+        if algorithm == "nvls" and nvls is not None:
+            shape["algorithm"] = "auto"
+            shape["note"] = MSG_NVLS_FALLBACK.format(why=nvls)
+        elif op.algorithm and algorithm == "auto" and kind in collectives.ALGORITHMS:
             shape["note"] = MSG_ALGORITHM.format(algorithm=op.algorithm, kind=kind)
         return MappedOp(op, "network", shape=shape)
     return MappedOp(op, "measured", op.dur_us if target else None, shape={"unmapped": reason})
@@ -435,11 +449,15 @@ def map_collective(op: GpuOp, target: GpuRecord | None) -> MappedOp:
 def collective_algorithm(kind: str, nccl_algorithm: str | None) -> str:
     """Return the simulator's algorithm (simulator.collectives.ALGORITHMS) for NCCL's, as
     its kernel names it: RING is the ring; TREE is NCCL's double binary tree (for the
-    collectives that have one, else the tree); others (NVLS, CollNet, PAT), and a broadcast
-    or a send, "auto"."""
+    collectives that have one, else the tree); NVLS is the allreduce's "nvls" (NCCL's NVLS
+    on one NVSwitch); others, and a broadcast or a send, "auto": NVLS_TREE (NVLS in each
+    node, a tree across nodes) is not modelled, nor NVLS's allgather and reduce-scatter,
+    CollNet or PAT."""
     known = collectives.ALGORITHMS.get(kind, ())
     if nccl_algorithm == "RING" and "ring" in known:
         return "ring"
+    if nccl_algorithm == "NVLS" and "nvls" in known:
+        return "nvls"
     if nccl_algorithm == "TREE":
         for name in ("double_binary_tree", "tree"):
             if name in known:
@@ -486,7 +504,8 @@ def import_trace(
         raise TraceImportError(f"ranks must be a whole number >= 1, got {ranks}")
     if not profile.ops:
         raise TraceImportError(f"{source_name}: the trace holds no GPU kernel, copy or memset")
-    mapped = map_ops(profile, measured, target)
+    fabric = _fabric(system, target or measured)
+    mapped = map_ops(profile, measured, target, nvls_refusal(fabric, ranks))
     devices = len({op.device for op in profile.ops})
     by_stream: dict[str, list[MappedOp]] = defaultdict(list)
     for entry in mapped:
@@ -497,10 +516,22 @@ def import_trace(
         labels[label] = ranks
         labels[host_label(label)] = ranks
     app = _app_source(profile, by_stream, order, measured, target, source_name, devices, ranks)
-    fabric = _fabric(system, target or measured)
     snapshot = _snapshot(profile, measured, target, order, ranks, fabric)
     report = _report(profile, mapped, measured, target, labels, ranks, fabric)
     return ImportedTrace(app, snapshot, labels, report)
+
+
+def nvls_refusal(fabric: ClusterTemplate, ranks: int) -> str | None:
+    """Return why a replay over `ranks` ranks of `fabric` cannot run NCCL's NVLS (as
+    simulator.api refuses `algorithm="nvls"`), None where it can: the template's NVSwitch
+    supports NVLink SHARP (`ClusterTemplate.nvls`, the snapshot's `nvls` attribute) and the
+    ranks fit on one of its nodes."""
+    if not fabric.nvls:
+        return f"{fabric.name} NVSwitch has no NVLink SHARP ('nvls')"
+    if ranks > fabric.gpus_per_node:
+        nodes = -(-ranks // fabric.gpus_per_node)
+        return f"{ranks} ranks are on {nodes} {fabric.name} nodes (NVLS over several nodes is not modelled)"
+    return None
 
 
 def _fmt(us: float, digits: int = 10) -> str:
@@ -810,6 +841,7 @@ def _snapshot(
                 "attributes": {
                     "latency": fabric.nvlink_latency_s,
                     "bandwidth": fabric.nvlink_bytes_per_s,
+                    **({"nvls": 1} if fabric.nvls else {}),
                 },
             },
             "ib": {
@@ -840,12 +872,15 @@ def _collectives_report(
     the replay's `ranks` processes do not match."""
     calls = [entry for entry in mapped if entry.op.kind == "collective"]
     mapped_calls: Counter[str] = Counter()
+    notes: Counter[str] = Counter()  # why a call runs another algorithm than the trace's
     unmapped: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     groups: Counter[int] = Counter()
     for entry in calls:
         op = entry.op
         if entry.rule == "network":
             mapped_calls[f"{op.collective} {entry.shape['algorithm']}"] += 1
+            if entry.shape.get("note"):
+                notes[str(entry.shape["note"])] += 1
         else:
             row = unmapped[(short_name(op.name), str(entry.shape.get("unmapped", "")))]
             row[0] += 1
@@ -861,6 +896,8 @@ def _collectives_report(
         ],
         "fabric": fabric.name if ranks > 1 else None,
     }
+    if notes:
+        report["notes"] = dict(notes)
     if ranks == 1 and mapped_calls:
         report["note"] = (
             "one rank: every collective takes its measured time (give --ranks to run them "

@@ -168,6 +168,8 @@ def format_report(report: Mapping[str, Any]) -> str:
             f"NCCL calls: {calls['count']}; as collectives over "
             f"{calls['fabric'] or 'no network (one rank)'}: {network or 'none'}"
         )
+        for note, count in calls.get("notes", {}).items():
+            lines.append(f"  note: {count} x {note}")
         for row in calls["unmapped"]:
             lines.append(f"  kept measured: {row['count']} x {row['name'][:60]}: {row['reason']}")
     unmapped = report["unmapped"]

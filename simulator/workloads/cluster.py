@@ -42,6 +42,15 @@ class ClusterTemplate:
     network_bytes_per_s: float
     network_latency_s: float
     source: str
+    nvls: bool = False
+    """Whether the node's NVSwitch supports NVLink SHARP (the snapshot's `nvls`, which the
+    simulator's `algorithm="nvls"` needs): NVIDIA's third-generation NVSwitch (H100, H200)
+    "incorporates hardware acceleration for collective operations with multicast and ...
+    SHARP in-network reductions" (https://developer.nvidia.com/blog/upgrading-multi-gpu-interconnectivity-with-the-third-generation-nvidia-nvswitch/),
+    as each fifth-generation NVLink Switch (B200) "has engines for ... SHARP for in-network
+    reductions and multicast acceleration" (https://www.nvidia.com/en-us/data-center/nvlink/);
+    not the A100's (NCCL runs no NVLS below compute capability 9.0: NVIDIA/nccl
+    @5067397c2676d5aed50042fc39e5c8ee96eb0027 src/graph/search.cc line 1124)."""
 
 
 TEMPLATES: dict[str, ClusterTemplate] = {
@@ -66,6 +75,7 @@ TEMPLATES: dict[str, ClusterTemplate] = {
         5e-6,
         "NVIDIA DGX H100 user guide: 8 H100 on four NVSwitches, NVLink 4 at 900 GB/s per GPU "
         "both directions together; eight 400 Gb/s NDR ConnectX-7 adapters (one per GPU)",
+        nvls=True,
     ),
     "dgx-h200": ClusterTemplate(
         "dgx-h200",
@@ -78,6 +88,7 @@ TEMPLATES: dict[str, ClusterTemplate] = {
         "NVIDIA DGX H200 datasheet "
         "(https://resources.nvidia.com/en-us-dgx-systems/dgx-h200-datasheet): 8 H200 on four NVSwitches, NVLink 4 at 900 GB/s per GPU both directions together; "
         "eight 400 Gb/s ConnectX-7 adapters (one per GPU)",
+        nvls=True,
     ),
     "dgx-b200": ClusterTemplate(
         "dgx-b200",
@@ -89,6 +100,7 @@ TEMPLATES: dict[str, ClusterTemplate] = {
         5e-6,
         "NVIDIA DGX B200 datasheet: 8 B200, NVLink 5 at 1.8 TB/s per GPU both directions "
         "together; eight 400 Gb/s ConnectX-7 adapters",
+        nvls=True,
     ),
 }
 

@@ -463,3 +463,70 @@ def test_nccl_s_model_of_nvls_and_when_its_tuner_picks_it() -> None:
     call = _call("sim.allreduce(2 ** 22, protocol='nccl')\n", 8)
     assert (call["algorithm"], call["protocol"]) == ("nvls", "Simple")
     assert _call("sim.allreduce(2 ** 22)\n", 8)["algorithm"] == "ring"  # the default: unchanged
+
+
+B200 = Path(__file__).resolve().parents[2] / "examples" / "dgx_b200" / "snapshot.json"
+
+
+def test_the_layer_takes_nccl_s_constants_by_the_gpus_compute_capability() -> None:
+    # tuning.cc lines 263-266: Blackwell from compute capability 10.0, Hopper from 9.0 (and
+    # the layer's Hopper values for a GPU below it or a record without one)
+    assert nccl_model.architecture(10.0) is nccl_model.BLACKWELL
+    assert nccl_model.architecture(9.0) is nccl_model.HOPPER
+    assert nccl_model.architecture(None) is nccl_model.HOPPER
+    # topo.h SM90_NVLINK_BW 20.6 of NVLink 4's 25 GB/s, SM100_NVLINK_BW 40.1 of NVLink 5's 50
+    assert nccl_model.link_efficiency("nvlink") == 20.6 / 25
+    assert nccl_model.link_efficiency("nvlink", nccl_model.BLACKWELL) == 40.1 / 50
+    # tuning.cc lines 142-143 (nvlsEfficiency), 181-182 (llMaxBws, one node)
+    assert nccl_model.nvls_share(nccl_model.BLACKWELL) == 40.1 / 50 * 0.74
+    assert nccl_model.efficiency("LL", "nvlink", 900e9, None, nccl_model.BLACKWELL) == (
+        2 * 141e9 / 900e9
+    )
+
+
+def test_nccl_s_model_of_nvls_on_blackwell() -> None:
+    # search.cc line 1063 (sm100SpeedArrayIntra 90, 80, ...): the fastest within NCCL's
+    # 18 x 40.1 GB/s whose n channels fit in n / (n - 1) of it is 90 GB/s for 2 to 8 GPUs;
+    # busBw = n x min(90 x 0.74 x (n-1)/n x 2, 90) (tuning.cc lines 307-324)
+    bus = 18 * 40.1e9
+    arch = nccl_model.BLACKWELL
+    assert [nccl_model.nvls_channel_gbps(n, bus, arch) for n in (2, 4, 8)] == [90.0] * 3
+    expected = [n * min(90 * 0.74 * (n - 1) / n * 2, 90) * 1e9 for n in (2, 4, 8)]
+    assert expected == [pytest.approx(x * 1e9) for x in (133.2, 360.0, 720.0)]
+    got = [nccl_model.nvls_bus_bytes_per_s(n, bus, arch) for n in (2, 4, 8)]
+    assert got == [pytest.approx(x) for x in expected]
+    # Hopper's 0.85 and SM90 speeds would give 2 x 51 = 102 GB/s on 2 GPUs: not these
+    assert nccl_model.nvls_bus_bytes_per_s(2, bus) != pytest.approx(expected[0])
+    assert nccl_model.nvls_time_s(2**30, 8, bus, arch) == pytest.approx(
+        25e-6 + 2**30 / (720e9 * 8 / 14)
+    )
+
+
+def test_an_nvls_allreduce_on_a_dgx_b200_runs_with_blackwell_s_constants() -> None:
+    # the B200 record's computeCapability 10.0 picks NCCL's Blackwell constants: latency
+    # 25 us (tuning.cc line 161, every generation), the ports at NVLink 5's 900 GB/s x
+    # 40.1/50 (SM100_NVLINK_BW) x 0.74 (nvlsEfficiency[Blackwell])
+    size, gpus = 2.0**30, 8
+    snapshot = json.loads(B200.read_text())
+    assert snapshot["hardware"]["gpu"]["attributes"]["computeCapability"] == 10.0
+    result = run_simulation(
+        snapshot,
+        f"sim.allreduce({size}, algorithm='nvls', protocol='nccl')\n",
+        labels={"GPU": gpus},
+        variables={},
+    )
+    (call,) = result["collectives"]
+    assert (call["algorithm"], call["protocol"]) == ("nvls", "Simple")
+    assert call["protocol_latency_s"] == pytest.approx(25e-6)
+    hop = snapshot["hardware"]["nvswitch"]["attributes"]
+    assert hop["bandwidth"] == 900e9 and hop["nvls"] == 1
+    moving = size * (1 + 1 / gpus) / (900e9 * 40.1 / 50 * 0.74)
+    time = 25e-6 + nccl_model.LAUNCH_US * 1e-6 + hop["latency"] + moving
+    assert call["time_s"] == pytest.approx(time, rel=1e-9)
+    # nccl-tests' bus bandwidth: S x 2 (n - 1) / n over the time
+    assert call["busbw"] == pytest.approx(size * 2 * (gpus - 1) / gpus / time, rel=1e-9)
+    # and NCCL's tuner on these GPUs picks NVLS for it
+    auto = run_simulation(
+        snapshot, f"sim.allreduce({size}, protocol='nccl')\n", labels={"GPU": gpus}, variables={}
+    )
+    assert auto["collectives"][0]["algorithm"] == "nvls"

@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from simulator.cli import main
+from simulator.errors import UserCodeError
 from simulator.runner import run_simulation
 from simulator.trace_import import collective_kind, nccl_name_parts, read_kineto
 from simulator.trace_model import (
     MSG_NO_CALL,
     MSG_NO_SIZE,
+    MSG_NVLS_FALLBACK,
     collective_algorithm,
     gpu_record,
     import_trace,
@@ -79,7 +81,9 @@ def test_nccl_names_give_the_kind_algorithm_protocol_and_type() -> None:
         "allgather", "reduceScatter", "alltoall", "sendrecv", "allreduce", "allreduce", None]  # fmt: skip
     assert collective_algorithm("allreduce", "TREE") == "double_binary_tree"
     assert collective_algorithm("allgather", "RING") == "ring"
-    assert collective_algorithm("allgather", "NVLS") == "auto"
+    assert collective_algorithm("allgather", "NVLS") == "auto"  # NVLS's allgather: not modelled
+    assert collective_algorithm("allreduce", "NVLS") == "nvls"
+    assert collective_algorithm("allreduce", "NVLS_TREE") == "auto"  # NVLS over nodes: neither
 
 
 def test_each_call_gets_its_kind_size_and_algorithm_from_the_kernel_or_its_operator() -> None:
@@ -183,3 +187,85 @@ def test_the_command_line_takes_the_system_and_reports_the_calls(tmp_path: Path)
     assert system["hardware"]["nvswitch"]["attributes"]["bandwidth"] == 900e9
     assert main([*argv, "--system", "dgx-z"], stdout=out, stderr=err) == 2
     assert "no cluster template 'dgx-z'" in err.getvalue()
+
+
+ALLREDUCE_NVLS = "ncclDevKernel_AllReduce_Sum_bf16_NVLS(ncclDevComm*, unsigned long, ncclWork*)"
+ALLREDUCE_NVLS_TREE = "ncclDevKernel_AllReduce_Sum_bf16_NVLS_TREE(ncclDevComm*, unsigned long)"
+
+
+def nvls_trace() -> dict[str, Any]:
+    """An H100 rank's two all-reduces of 8 MiB BF16: one by NCCL's NVLS, one by NVLS_TREE."""
+    return {
+        "deviceProperties": [{"name": "NVIDIA H100 80GB HBM3"}],
+        "traceEvents": [
+            event("kernel", ALLREDUCE_NVLS, 0, 40, **comms("allreduce", 1 << 22, 1 << 22, "BFloat16")),
+            event("kernel", ALLREDUCE_NVLS_TREE, 50, 40,
+                  **comms("allreduce", 1 << 22, 1 << 22, "BFloat16")),
+        ],
+    }  # fmt: skip
+
+
+def replay(system: str, ranks: int = 2) -> tuple[Any, dict[str, Any]]:
+    h100 = gpu_record("H100 SXM5 80GB")
+    imported = import_trace(
+        read_kineto(nvls_trace()), measured=h100, target=h100, ranks=ranks, system=system
+    )
+    result = run_simulation(
+        imported.snapshot, imported.app_source, labels=imported.labels, variables={}
+    )
+    return imported, dict(result)
+
+
+def test_an_nvls_all_reduce_replays_as_nvls_where_the_switch_supports_it() -> None:
+    assert nccl_name_parts(ALLREDUCE_NVLS) == ("NVLS", None, 2)
+    assert nccl_name_parts(ALLREDUCE_NVLS_TREE)[0] == "NVLS_TREE"
+    for system in ("dgx-h100", "dgx-b200"):
+        imported, result = replay(system)
+        assert "collective('allreduce', 8388608, 2, 40, 'nvls')" in imported.app_source
+        assert imported.snapshot["hardware"]["nvswitch"]["attributes"]["nvls"] == 1
+        # NVLS_TREE (multi-node NVLS) is not modelled: the simulator picks, and says why
+        assert "collective('allreduce', 8388608, 2, 40, 'auto')  # NCCL's NVLS_TREE" in (
+            imported.app_source
+        )
+        report = imported.report["collectives"]
+        assert report["network"] == {"allreduce nvls": 1, "allreduce auto": 1}
+        assert not any("NVLS ran" in note for note in report["notes"])
+        # the replay runs NCCL's NVLS, and the simulator's choice (ideal: the ring) for the other
+        algorithms = [call["algorithm"] for call in result["collectives"]]
+        assert algorithms == ["nvls", "ring"]
+
+
+def test_an_nvls_all_reduce_on_a_switch_without_nvls_falls_back_with_a_note() -> None:
+    # replayed on a DGX A100 (no NVLink SHARP) or over two nodes: it runs, as NCCL would run
+    # another algorithm there, and the model's line and the report say why
+    a100, result = replay("dgx-a100")
+    assert "nvls" not in a100.snapshot["hardware"]["nvswitch"]["attributes"]
+    note = MSG_NVLS_FALLBACK.format(why="dgx-a100 NVSwitch has no NVLink SHARP ('nvls')")
+    assert f"collective('allreduce', 8388608, 2, 40, 'auto')  # {note}" in a100.app_source
+    assert a100.report["collectives"]["notes"][note] == 1
+    assert [call["algorithm"] for call in result["collectives"]] == ["ring", "ring"]
+    over_two, result = replay("dgx-h100", 16)
+    assert "16 ranks are on 2 dgx-h100 nodes" in next(iter(over_two.report["collectives"]["notes"]))
+    assert all(call["algorithm"] != "nvls" for call in result["collectives"])
+
+
+def test_a_model_made_for_an_nvls_switch_is_refused_on_a_switch_without_it() -> None:
+    h100 = gpu_record("H100 SXM5 80GB")
+    imported = import_trace(read_kineto(nvls_trace()), measured=h100, target=h100, ranks=2)
+    snapshot = imported.snapshot
+    del snapshot["hardware"]["nvswitch"]["attributes"]["nvls"]
+    with pytest.raises(UserCodeError) as error:
+        run_simulation(snapshot, imported.app_source, labels=imported.labels, variables={})
+    assert "algorithm 'nvls' needs every participant on one switch" in str(error.value)
+    assert "(attribute 'nvls' = 1)" in str(error.value)
+
+
+def test_the_command_line_prints_why_an_nvls_call_falls_back(tmp_path: Path) -> None:
+    source = tmp_path / "nvls.json"
+    source.write_text(json.dumps(nvls_trace()))
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["import-trace", str(source), "-o", str(tmp_path / "app.py"), "--ranks", "2",
+            "--target-gpu", "H100 SXM5 80GB", "--system", "dgx-a100"]  # fmt: skip
+    assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
+    note = MSG_NVLS_FALLBACK.format(why="dgx-a100 NVSwitch has no NVLink SHARP ('nvls')")
+    assert f"  note: 1 x {note}" in out.getvalue()
