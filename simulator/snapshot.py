@@ -33,6 +33,10 @@ MAX_KERNEL_WORKERS = 256
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 NODE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
+# Attributes that are a yes or no, each with what 1 means: any other number is refused rather
+# than read as true.
+FLAG_ATTRIBUTES = {"nvls": "1: the switch supports NVLink SHARP, which algorithm 'nvls' needs"}
+
 MESSAGES = {
     "object": "Expected an object.",
     "list": "Expected a list.",
@@ -44,6 +48,7 @@ MESSAGES = {
     "too_large": f"Ensure this value is less than or equal to {MAX_COUNT}.",
     "boolean": "Expected true or false.",
     "number": "Expected a finite number.",
+    "flag": "Expected 0 or 1 ({meaning}).",
     "node_id": "Node ids are letters, digits, '_', '.' or '-', not starting with '.' or '-'.",
     "duplicate_id": "Node id {id!r} is already used by node {other!r}.",
     "too_many_nodes": f"A system holds at most {MAX_NODES} nodes.",
@@ -518,6 +523,13 @@ def _validate_hardware(data: object, errors: Errors) -> dict[str, Hardware]:
                 number_ok = isinstance(value, int | float) and not isinstance(value, bool)
                 if not number_ok or not math.isfinite(value):
                     _add(errors, f"{path}.attributes.{name}", MESSAGES["number"])
+                elif name in FLAG_ATTRIBUTES and value not in (0, 1):
+                    meaning = FLAG_ATTRIBUTES[name]
+                    _add(
+                        errors,
+                        f"{path}.attributes.{name}",
+                        MESSAGES["flag"].format(meaning=meaning),
+                    )
                 else:
                     values[str(name)] = value
         if kind in ("CACHE", "FABRIC") and sum(len(v) for v in errors.values()) == before:

@@ -181,3 +181,19 @@ def test_a_node_with_a_bad_id_and_a_parent_reports_the_id_only():
     errors = errors_of(data)
     assert errors["nodes[1].id"] == [MESSAGES["node_id"]]
     assert "nodes[1].parent" not in errors
+
+
+@pytest.mark.parametrize("value", [0.5, 2, -1])
+def test_a_flag_attribute_is_0_or_1_and_named_when_not(value):
+    # `nvls` is read as yes or no (the NVSwitch's NVLink SHARP): 0.5 must not pass as true
+    data = copy.deepcopy(VALID)
+    data["hardware"]["gtx970"]["attributes"]["nvls"] = value
+    message = errors_of(data)["hardware.gtx970.attributes.nvls"][0]
+    assert message.startswith("Expected 0 or 1") and "NVLink SHARP" in message
+
+
+@pytest.mark.parametrize("value", [0, 1, 1.0])
+def test_a_flag_attribute_of_0_or_1_is_kept(value):
+    data = copy.deepcopy(VALID)
+    data["hardware"]["gtx970"]["attributes"]["nvls"] = value
+    assert load_snapshot(data).hardware["gtx970"].attributes["nvls"] == value
