@@ -53,7 +53,7 @@ from simulator import collectives, hotpath, nccl_model
 from simulator.engine import WAIT, Process
 from simulator.hotpath import COMPUTATION_TIME, js_marks
 from simulator.models.host_memory import HOST_MEMORY_ERROR, host_memory_kind
-from simulator.platform import Message
+from simulator.platform import FlowRoute, Message
 from simulator.shallow import Memo
 
 if TYPE_CHECKING:
@@ -1181,9 +1181,11 @@ class Sim(_SimCore, _SimCalls):
         process, each in its order: a stream goes on while its next receive is in; when none
         is, the process takes the call's next piece that comes in, keeps it for its stream
         and runs that stream if it waited for it. A connection (a peer, in one stream)
-        carries its pieces one after another at its route's rate alone, as NCCL's chunks go
-        through a peer's buffer, while the process goes on with the other streams; the links
-        share what the pieces of several connections put on them at once. A piece's
+        carries its pieces one after another, as NCCL's chunks go through a peer's buffer,
+        while the process goes on with the other streams: over flow links each once the one
+        before it arrived (`_Connection`), over store-and-forward hops each at its route's
+        rate alone after the one before; the links share what the pieces of several
+        connections put on them at once. A piece's
         reduction overlaps its transfer as in `_collective_nccl`. `shape`: (nodes, bytes) of
         NCCL's tree allreduce, whose share of a link is the tree's (`nccl_model.efficiency`),
         None for rings; `arch`: NCCL's constants for the members' GPUs."""
@@ -1192,9 +1194,11 @@ class Sim(_SimCore, _SimCalls):
         hosts = [world.hosts.get(m.slot.node, m.slot.node) for m in members]
         slot = state.slot
         usage = world.nodes[slot.node].usages[slot.instance]
-        wire: dict[int, tuple[Sequence[Hop], float, float]] = {}  # per peer: hops, wire
-        # bytes per byte, seconds a wire byte holds the connection (the route's rate alone)
-        busy: dict[tuple[int, int], float] = {}  # per (stream, peer): when it frees
+        wire: dict[int, tuple[Sequence[Hop], float, float, bool]] = {}  # per peer: hops,
+        # wire bytes per byte, seconds a wire byte holds the connection (the route's rate
+        # alone), whether the route is flow links only (its connection a `_Connection`)
+        busy: dict[tuple[int, int], float] = {}  # per (stream, peer) over FIFO hops: when it frees
+        connections: dict[tuple[int, int], _Connection] = {}  # per (stream, peer), over flows
         at = [0] * len(streams)  # each stream's next operation
         pending: dict[tuple[object, ProcessState], int] = {}  # awaited piece: its stream
         arrived: dict[tuple[object, ProcessState], Message] = {}  # in, not yet taken
@@ -1217,8 +1221,23 @@ class Sim(_SimCore, _SimCalls):
                         share = nccl_model.efficiency(
                             protocol, nccl_model.hardware(crosses), rate, shape, arch
                         )
-                        route = wire[peer] = (hops, 1.0 / share, 1.0 / rate if rate > 0 else 0.0)
+                        flows_only = isinstance(hops, FlowRoute) and None not in hops.links
+                        route = wire[peer] = (
+                            hops,
+                            1.0 / share,
+                            1.0 / rate if rate > 0 else 0.0,
+                            flows_only,
+                        )
                     size = piece * route[1]
+                    if route[3]:
+                        connection = connections.get((number, peer))
+                        if connection is None:
+                            connection = connections[number, peer] = _Connection(
+                                world, state, members[peer], route[0]
+                            )
+                        connection.send(size, (channel, tag))
+                        at[number] += 1
+                        continue
                     sending = (state, members[peer], size, None, (channel, tag), None, route[0])
                     now = engine.now
                     free = busy.get((number, peer), now)
@@ -1594,6 +1613,54 @@ class _OfCall:
     def __call__(self, message: Message) -> bool:
         tagged = message.channel
         return tagged.__class__ is tuple and len(tagged) == 2 and tagged[0] == self.channel
+
+
+class _Connection:
+    """A connection of `Sim._collective_nccl_streams` (a peer, in one stream) over a route
+    of flow links: its pieces cross one at a time, in order, each once the one before it has
+    arrived, a piece that was ready before then joining the wire right behind that one
+    (`World.send`'s `ready_at`). NCCL moves a connection's data so: its threads write slice
+    after slice, waiting for each slot of the peer's buffer and posting the step before the
+    next (NVIDIA/nccl commit 5067397c2676d5aed50042fc39e5c8ee96eb0027,
+    src/device/prims_simple.h lines 101-160, waitPeer, and 165-167, postPeer, in the loop of
+    lines 218-281), so the data of a connection is one stream at whatever rate the links give
+    it. Pieces sent side by side as flows of their own would each take a share of a link
+    they cross, a connection with several pieces in flight taking several shares against
+    another's one, and each piece would arrive later than in order, delaying what its
+    receiver forwards."""
+
+    __slots__ = ("held", "hops", "moving", "source", "target", "world")
+
+    def __init__(
+        self, world: World, source: ProcessState, target: ProcessState, hops: Sequence[Hop]
+    ) -> None:
+        self.world = world
+        self.source = source
+        self.target = target
+        self.hops = hops
+        self.moving = False  # whether a piece of it is on its way
+        self.held: list[tuple[float, object, float]] = []  # waiting: bytes, channel, when ready
+
+    def send(self, size: float, channel: object) -> None:
+        """Send a piece of `size` bytes on `channel` now, or after those on their way."""
+        if self.moving:
+            self.held.append((size, channel, self.world.engine.now))
+            return
+        self.moving = True
+        self.world.send(
+            self.source, self.target, size, None, channel, None, self.hops, self._arrived
+        )
+
+    def _arrived(self) -> None:
+        """The piece on its way arrived: the next held one follows it."""
+        held = self.held
+        if held:
+            size, channel, ready = held.pop(0)
+            self.world.send(
+                self.source, self.target, size, None, channel, None, self.hops, self._arrived, ready
+            )
+        else:
+            self.moving = False
 
 
 def _send_later(call: tuple[World, tuple[Any, ...]]) -> None:

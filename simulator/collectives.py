@@ -560,8 +560,9 @@ def tree_streams(
     receives a piece from its children, then sends it down. A leaf, which receives nothing
     on the way up, sends piece c + w up only once piece c came back down (w: twice its depth
     and two, more than a piece's round trip), as NCCL's connections hold a sender to the
-    buffer slots its receiver has freed: without it a leaf's pieces would crowd its parent's
-    link without bound. `chunk` and `most` as `program`'s."""
+    buffer slots its receiver has freed: without it a leaf would run ahead of its parent by
+    all its pieces. A connection's pieces cross one at a time (`simulator.api._Connection`).
+    `chunk` and `most` as `program`'s."""
     by_tree: dict[int, list[Message]] = {}
     for message in messages:
         tree = next(t for t, (first, _, length) in enumerate(spans) if message[0] < first + length)

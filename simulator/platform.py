@@ -352,11 +352,13 @@ class _RouteTransfer:
     links from the flow's start to its last byte's arrival."""
 
     __slots__ = (
+        "delivered",
         "end",
         "engine",
         "index",
         "message",
         "network",
+        "ready_at",
         "route",
         "start",
         "target",
@@ -381,6 +383,8 @@ class _RouteTransfer:
         self.index = 0
         self.start = 0.0
         self.end = 0  # the index after the flow stage under way
+        self.delivered: Callable[[], None] | None = None  # `World.send`'s
+        self.ready_at: float | None = None  # `World.send`'s, until its first flow stage starts
 
     def go(self) -> None:
         """Start the stage at `index`, or deliver the message after the last one."""
@@ -388,6 +392,8 @@ class _RouteTransfer:
         index = self.index
         if index == len(route):
             self.target.mailbox.put(self.message)
+            if self.delivered is not None:
+                self.delivered()
         elif route.links[index] is None:
             route[index][2].request(self._hop_start, None)
         else:
@@ -422,6 +428,8 @@ class _RouteTransfer:
             path, self.end, usages = made
             for usage in usages:
                 usage.start(now)
+            if self.ready_at is not None:
+                path = self._following(path)
             self.network.start_path(path, size, self._flow_end)
             return
         links = route.links
@@ -443,6 +451,8 @@ class _RouteTransfer:
             route.paths[key] = (shared, end, usages)
             for usage in usages:
                 usage.start(now)
+            if self.ready_at is not None:
+                shared = self._following(shared)
             self.network.start_path(shared, size, self._flow_end)
             return
         end = start
@@ -469,7 +479,20 @@ class _RouteTransfer:
             end += 1
         path = self.network.paths[shared_key] = self.network.path(crossings)
         route.paths[key] = (path, end, usages)
+        if self.ready_at is not None:
+            path = self._following(path)
         self.network.start_path(path, size, self._flow_end)
+
+    def _following(self, path: FlowPath) -> FlowPath:
+        """Return `path` for a message that was ready to leave at `ready_at` and held since
+        behind the message before it on its connection, which has just arrived (`World.send`):
+        its first byte left right behind that message's last, so it joins its links at
+        `ready_at` + the route's latency or now, whichever is later, not the latency from now.
+        The same links, weight and bound: it shares them as any other flow of its path."""
+        ready, self.ready_at = self.ready_at, None
+        assert ready is not None
+        delay = ready + path.delay - self.engine.now
+        return FlowPath(path.links, path.weight, path.bound, delay if delay > 0.0 else 0.0)
 
     def _flow_end(self, now: float) -> None:
         """The flow stage from `index` to `end` ended at `now`: its links' usage and
@@ -489,6 +512,8 @@ class _RouteTransfer:
         self.index = end
         if end == len(route):  # `go`'s delivery, inline: most routes are one flow stage
             self.target.mailbox.put(self.message)
+            if self.delivered is not None:
+                self.delivered()
         else:
             self.go()
 
@@ -752,9 +777,15 @@ class World:
         channel: object,
         host_memory: str | None = None,
         hops: Sequence[Hop] | None = None,
+        delivered: Callable[[], None] | None = None,
+        ready_at: float | None = None,
     ) -> None:
         """Start a message on its way; it lands in the target's mailbox when it arrives.
-        `hops`: `self.hops(source.slot, target.slot)` when the caller kept them."""
+        `hops`: `self.hops(source.slot, target.slot)` when the caller kept them. Over a
+        route of flow links only (a `FlowRoute`): `delivered`, called once the message is in
+        the target's mailbox; `ready_at`, when the message was ready to leave, held since
+        behind its connection's previous message, which has just arrived (`delivered`): it
+        joins the wire right behind that one (`_RouteTransfer._following`)."""
         message = Message(source, size, direction, channel, self.engine.now, host_memory)
         if hops is None:
             hops = self.hops(source.slot, target.slot)
@@ -763,6 +794,8 @@ class World:
             transfer = _RouteTransfer(
                 self.engine, self.timeline, self.network, message, hops, target
             )
+            transfer.delivered = delivered
+            transfer.ready_at = ready_at
             if hops.links[0] is None:  # `go`, its first stage known: a FIFO hop or a flow
                 transfer.go()
             else:

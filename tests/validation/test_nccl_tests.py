@@ -174,30 +174,28 @@ def test_nccl_s_tree_is_closer_to_the_measured_tree_than_the_default_s(
     rows: list[nccl_tests.Row],
 ) -> None:
     # NCCL_ALGO=Tree on 4 GPUs (a chain): under the layer the simulator runs NCCL's tree,
-    # the default its binary heap tree; 1 GiB within 15 %, 256 MiB and 8 GiB recorded misses
-    # of under 17 % (their reason: the streams' contention moves with the hop's latency)
+    # the default its binary heap tree; each middle GPU's port carries a stream up and one
+    # down, each connection one flow at a time (api._Connection), so the chain runs near
+    # 2 S / B at NCCL's tree share B: every row within 10 %
     tree = {r.size: r for r in rows if r.table == "h100x4-allreduce-tree"}
-    assert [tree[size].nccl_verdict for size in (1 << 28, 1 << 30, 1 << 33)] == [
-        "miss",
-        "within",
-        "miss",
-    ]
+    assert [tree[size].nccl_verdict for size in (1 << 28, 1 << 30, 1 << 33)] == ["within"] * 3
     for row in tree.values():
-        assert abs(row.nccl_error or 0.0) < min(abs(row.error or 0.0), 0.17)
+        assert abs(row.nccl_error or 0.0) < min(abs(row.error or 0.0), 0.1)
 
 
 def test_ring_versus_tree_over_four_nodes_agrees_with_nccl_s_model_at_the_ends() -> None:
-    # NCCL's rings run as streams side by side, each step's latency once: the simulated
-    # ring is faster than NCCL's model has it at 16 and 128 MiB, where NCCL picks its tree,
-    # by 20-45 %, and finer pieces do not close that gap (it is not the pipeline's fill)
+    # NCCL's rings and trees run as streams side by side, each step's latency once, each
+    # connection one flow at a time: the simulated faster algorithm is NCCL's pick but at
+    # 16 MiB, where NCCL picks its tree and the simulated ring is faster by under 5 %, and
+    # finer pieces do not close that gap (it is not the pipeline's fill)
     versus = nccl_tests.ring_versus_tree()
     assert [row["size"] for row in versus] == list(nccl_tests.CLUSTER_SIZES)
     assert versus[0]["faster"] == versus[0]["nccl_choice"] == "tree"
     assert versus[-1]["faster"] == versus[-1]["nccl_choice"] == "ring"
     differ = [row for row in versus if row["faster"] != row["nccl_choice"]]
-    assert [(row["size"], row["faster"]) for row in differ] == [(2**24, "ring"), (2**27, "ring")]
+    assert [(row["size"], row["faster"]) for row in differ] == [(2**24, "ring")]
     for row in differ:
-        assert 0.2 < nccl_tests._gap(row) < 0.45
+        assert 0.0 < nccl_tests._gap(row) < 0.05
         assert nccl_tests.fill_closed(row) < nccl_tests.FILL_CLOSES
 
 

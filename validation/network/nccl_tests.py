@@ -127,16 +127,6 @@ NCCL_GAPS: dict[tuple[str, str], str] = {
         "and 24.64 us (16 KiB); the source's README names it a launch jitter spike at one "
         "small size. Every other latency row of the table is within the threshold"
     ),
-    ("h100x4-allreduce-tree", "plateau"): (
-        "under the layer the simulator runs NCCL's tree (a chain on one node, its reduction "
-        "and broadcast at once: simulator.collectives.nccl_tree and tree_streams), so each "
-        "middle GPU's NVSwitch port carries a stream up and one down, at NCCL's tree share of "
-        "NVLink (20.6 of 25 GB/s per link x 0.92, tuning.cc); at 256 MiB NCCL's own tree "
-        "correction by size (0.9 for Simple, treeCorrectionFactor) takes 10 % more off. "
-        "The streams up and down contend for those ports in a phase that the pieces' route "
-        "latencies set, so the rows move either way with the NVSwitch hop's latency: "
-        "16.5 % under at 256 MiB and 15.6 % at 8 GiB, 14.5 % at 1 GiB"
-    ),
 }
 """Why a row of the NCCL-like column (protocol="nccl") misses, per table and region."""
 _ONE_RING = (
