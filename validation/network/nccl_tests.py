@@ -164,7 +164,7 @@ MULTINODE_GAPS: dict[tuple[str, str], str] = {
 region; its latency rows without an entry take `LATENCY_GAP`."""
 MULTINODE_NCCL_GAPS: dict[tuple[str, str], str] = {
     ("h100x32-ndr-allreduce-default", "plateau"): (
-        "at 128 MiB NCCL's model picks its tree (LL128), 17 % under; from 256 MiB "
+        "from 256 MiB "
         + _LINE_RATE
         + ": +18-40 %, the most at 256 MiB, where the measured all_reduce dips to 240 GB/s"
     ),
