@@ -414,13 +414,13 @@ def warm_up_compiler() -> None:
     clear_compiled_models()
 
 
-# The object arenas a sandbox child waiting for its run faults in ahead (`warm_up_child`): as
-# many as one region of the allocator hook holds (simulator/_speedups_memory.c,
-# ARENA_REGION_BYTES / ARENA_BYTES), of which it carves those its zygote left (no new mapping).
-# A 1,000-process run's child then had 13 kept at its start and made about 250-480 minor
-# faults in its run, not 740 (bench/RESULTS.md, the user's path); the waiting child holds them
-# resident meanwhile.
-PREFAULT_ARENAS = 16
+# The object arenas a sandbox child waiting for its run faults in ahead (`warm_up_child`), of
+# those left in the allocator hook's region (simulator/_speedups_memory.c; no new mapping). A
+# 1,000 x 20 run's child (bench_userpath.py compute-distinct) then made about 490 minor faults
+# in its run, not 740, the same with 4, 8 or 16 (a throwaway count by getrusage, median of 4-8
+# runs each): it takes one or two arenas beyond those its warm-up freed. The waiting child
+# holds them resident meanwhile (4 MiB).
+PREFAULT_ARENAS = 4
 
 
 def warm_up_child() -> None:
