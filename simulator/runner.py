@@ -417,10 +417,10 @@ def warm_up_compiler() -> None:
 # The object arenas a sandbox child waiting for its run faults in ahead (`warm_up_child`), of
 # those left in the allocator hook's region (simulator/_speedups_memory.c; no new mapping). A
 # 1,000 x 20 run's child (bench_userpath.py compute-distinct) then made about 490 minor faults
-# in its run, not 740, the same with 4, 8 or 16 (a throwaway count by getrusage, median of 4-8
-# runs each): it takes one or two arenas beyond those its warm-up freed. The waiting child
-# holds them resident meanwhile (4 MiB).
-PREFAULT_ARENAS = 4
+# in its run, not 740, the same with 2, 4, 8 or 16 (a throwaway count by getrusage, median of
+# 4-8 runs each): it takes one or two arenas beyond those its warm-up freed. The waiting child
+# faults them in while idle and holds them resident meanwhile (2 MiB).
+PREFAULT_ARENAS = 2
 
 
 def warm_up_child() -> None:
