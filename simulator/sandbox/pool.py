@@ -77,6 +77,7 @@ from simulator.sandbox.served import (
     socket_path,
     with_huge_pages,
 )
+from simulator.sandbox.wire import RESULT_PIPE_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -746,8 +747,6 @@ def _warm_up_reads() -> None:
     shared with the copy since the fork or fresh pages, is faulted in a page at a time while
     the result arrives, on the command's path (a result of two pipe buffers: about 385 minor
     faults a run, 118 with this; bench/RESULTS.md)."""
-    from simulator.sandbox.wire import RESULT_PIPE_BYTES
-
     # bytearray: its bytes are written (zeroed) as it is made, as a read writes its buffer
     buffers = [bytearray(RESULT_PIPE_BYTES) for _ in range(2)]
     del buffers
