@@ -338,6 +338,9 @@ static PyMethodDef module_methods[] = {
      "which the greenlet it borrows for a call that blocks."},
     {"install_chunk_cache", install_chunk_cache, METH_NOARGS,
      "Keep freed 16 KiB frame-stack chunks for the next greenlet instead of unmapping them."},
+    {"prefault_arenas", prefault_arenas, METH_O,
+     "Carve up to `count` object arenas ahead, fault their pages in, keep them for the next "
+     "objects; return how many are kept (none without install_chunk_cache)."},
     {"chunk_cache_stats", chunk_cache_stats, METH_NOARGS,
      "Return the chunk cache's state: installed, cached, hits, capacity."},
     {"set_plain_params_type", set_plain_params_type, METH_O,

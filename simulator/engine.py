@@ -458,6 +458,16 @@ def install_allocator_hook() -> bool:
     return True
 
 
+def prefault_arenas(count: int) -> int:
+    """Fault in up to `count` object arenas ahead, from the region the allocator hook has
+    mapped, and keep them for the next objects (the C core's `prefault_arenas`); return how
+    many freed or prefaulted arenas are kept. Nothing without the hook (`install_allocator_hook`)
+    or the C core: CPython's own allocator maps arenas as objects need them."""
+    if speedups is None:
+        return 0
+    return int(speedups.prefault_arenas(count))
+
+
 if TYPE_CHECKING:
     _Core = _PythonCore
     _API = _PythonCore

@@ -124,6 +124,9 @@ RECURSION_LIMIT = 1000
 STACK_BYTES_PER_LEVEL = 8 * 1024
 # A result is written to its pipe in parts of at least this size (its pipe's buffer).
 WRITE_AT_BYTES = 64 * 1024
+# The most pieces one `os.writev` is given: within every Linux kernel's IOV_MAX (1,024,
+# uio.h UIO_MAXIOV), which a write of many small pieces would pass.
+WRITEV_PIECES = 512
 PEER_CREDENTIALS = struct.Struct("3i")  # SO_PEERCRED: the daemon's pid, uid, gid
 # How long a forked child waits for the first fork's exit to make it the daemon's child.
 REPARENT_TIMEOUT_S = 5.0
@@ -155,7 +158,7 @@ class _Channel:
             # (/proc/sys/fs/pipe-user-pages-soft), and the pipe closes as the child exits
             with contextlib.suppress(OSError):
                 fcntl.fcntl(self.fd, fcntl.F_SETPIPE_SZ, RESULT_PIPE_BYTES)
-            ready: list[bytes] = []
+            ready: list[bytes | memoryview] = []
             size = 0
             sent = False
             try:
@@ -164,9 +167,9 @@ class _Channel:
                     size += len(piece)
                     if size >= WRITE_AT_BYTES:
                         sent = True
-                        self._write(b"".join(ready))
+                        self._write_pieces(ready)
                         ready, size = [], 0
-                self._write(b"".join(ready))
+                self._write_pieces(ready)
             except BaseException:
                 if sent:
                     with contextlib.suppress(OSError):
@@ -178,6 +181,21 @@ class _Channel:
         while view:
             written = os.write(self.fd, view)
             view = view[written:]
+
+    def _write_pieces(self, pieces: list[bytes | memoryview]) -> None:
+        """Write `pieces` in order, gathered by the kernel (`os.writev`) rather than joined
+        into one buffer first: a joined buffer is a copy of the result, and its pages are
+        new memory the child faults in."""
+        start = 0
+        while start < len(pieces):
+            batch = pieces[start : start + WRITEV_PIECES]
+            written = os.writev(self.fd, batch)
+            for piece in batch:  # a pipe may take part of a batch: go on from there
+                if written < len(piece):
+                    pieces[start] = memoryview(piece)[written:]
+                    break
+                written -= len(piece)
+                start += 1
 
     def progress(self, fraction: float, simulated_s: float | None = None, /) -> None:
         now = time.monotonic()

@@ -69,27 +69,32 @@ def encode_message(message: dict[str, Any]) -> bytes:
     return encode_json(message) + b"\n"
 
 
-def result_message_pieces(result: dict[str, Any]) -> Iterator[bytes]:
+def result_message_pieces(result: dict[str, Any]) -> Iterator[bytes | memoryview]:
     """Yield the bytes of `encode_message({"result": result})` in pieces, so that the child
     writes the first while it encodes the next and its reader reads them meanwhile, and no
     buffer holds the whole message twice (bench/RESULTS.md, the "large result" rows of
     bench_userpath.py's table).
     A list of more than RESULT_PIECE_ITEMS items (the timeline) is encoded in slices of as
     many, joined as orjson joins a list's items; any other value whole. Each piece goes
-    through `encode_json`, so a value that orjson refuses is still written (by `json`)."""
+    through `encode_json`, so a value that orjson refuses is still written (by `json`).
+    A slice's piece is a view of what orjson wrote, its brackets left out, and the small
+    pieces between them are pieces of their own: the writer gathers them (`os.writev`), so no
+    byte of the result is copied on its way to the pipe."""
     yield b'{"result":{'
     separator = b""
     for key, value in result.items():
         head = separator + encode_json(key) + b":"
         separator = b","
         if not isinstance(value, list) or len(value) <= RESULT_PIECE_ITEMS:
-            yield head + encode_json(value)
+            yield head
+            yield encode_json(value)
             continue
-        opening = head + b"["
+        yield head + b"["
         for start in range(0, len(value), RESULT_PIECE_ITEMS):
             # "[a,b]" without its brackets; slices after the first follow a comma
-            items = encode_json(value[start : start + RESULT_PIECE_ITEMS])[1:-1]
-            yield (opening if start == 0 else b",") + items
+            if start:
+                yield b","
+            yield memoryview(encode_json(value[start : start + RESULT_PIECE_ITEMS]))[1:-1]
         yield b"]"
     yield b"}}\n"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from simulator import runner
 from simulator.engine import (
     NOT_IN_PROCESS,
     Engine,
@@ -27,6 +28,8 @@ from simulator.engine import (
     speedups,
 )
 from simulator.errors import DeadlockError
+from simulator.sandbox import entry_for
+from simulator.sandbox.served import DEFAULT_ENTRY
 from tests.simulator.huge_pages import KERNEL_HUGE_PAGES
 
 # Every test runs on both cores: the pure-Python reference and the C core when it is built.
@@ -530,6 +533,47 @@ def test_object_arenas_come_from_regions_advised_for_huge_pages() -> None:
     assert start % (2 * 1024**2) == 0
     assert " hg" in flags
     assert after["arenas_kept"] > 0  # freed arenas wait for the next objects
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_prefaulted_arenas_come_from_the_mapped_region_and_go_to_the_next_objects() -> None:
+    code = (
+        "import json\n"
+        "from simulator import engine\n"
+        "unhooked = engine.prefault_arenas(4)\n"  # CPython's own allocator: nothing made
+        "engine.install_allocator_hook()\n"
+        "before = engine.speedups.chunk_cache_stats()\n"
+        "kept = engine.prefault_arenas(4)\n"
+        "prefaulted = engine.speedups.chunk_cache_stats()\n"
+        "all_of_it = engine.prefault_arenas(1000)\n"  # no further region is mapped for it
+        "rest = engine.speedups.chunk_cache_stats()\n"
+        "objects = [(index, str(index)) for index in range(100_000)]\n"
+        "after = engine.speedups.chunk_cache_stats()\n"
+        "print(json.dumps([unhooked, before, kept, prefaulted, all_of_it, rest, after]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    unhooked, before, kept, prefaulted, all_of_it, rest, after = json.loads(done.stdout)
+
+    assert unhooked == 0 and before["arenas_kept"] == 0
+    assert kept == prefaulted["arenas_kept"] == 4
+    assert prefaulted["arenas_carved"] == before["arenas_carved"] + 4
+    assert prefaulted["arena_regions"] == rest["arena_regions"] == before["arena_regions"]
+    assert (
+        all_of_it == rest["arenas_kept"] == 4 + rest["arenas_carved"] - prefaulted["arenas_carved"]
+    )
+    assert after["arenas_kept"] < rest["arenas_kept"]  # the objects took kept arenas first
+
+
+def test_a_waiting_child_warms_up_the_compilers_then_its_arenas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(runner, "warm_up_compiler", lambda: calls.append("compilers"))
+    monkeypatch.setattr(runner, "prefault_arenas", calls.append)
+
+    entry_for(DEFAULT_ENTRY).warm()  # what a sandbox child waiting for its run calls
+
+    assert calls == ["compilers", runner.PREFAULT_ARENAS]
 
 
 def test_the_c_core_is_built_where_required() -> None:

@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -660,6 +661,47 @@ def test_a_result_written_in_pieces_reads_back_as_one_message_raw_or_parsed() ->
     assert isinstance(raw, parent.RawResult) and len(raw.json) > 2 * WRITE_AT_BYTES
     assert raw.json == encode_json(parsed)
     assert raw.parsed() == parsed == {"status": "finished", **payload}
+
+
+def test_a_result_written_a_few_bytes_at_a_time_reads_back_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The child gathers the result's pieces into each write (`os.writev`); a pipe that
+    takes part of a write (as a signal can make it) gets the rest next, in order, whichever
+    piece the write ended in."""
+    result = {
+        "status": "finished",
+        "timeline": [{"process": f"P[{i}]", "start_s": i / 7} for i in range(2500)],
+        "empty": [],
+    }
+    real_writev = os.writev
+    counts = iter([1, 0, 7, 3, 100_000] * 1000)
+
+    def writev_partly(fd: int, buffers: list[bytes | memoryview]) -> int:
+        # a part of the first few buffers, cut anywhere (at a piece's end too)
+        whole = b"".join(buffers)
+        return real_writev(fd, [whole[: max(1, next(counts))]])
+
+    monkeypatch.setattr(os, "writev", writev_partly)
+    read, write = os.pipe()
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            reader = pool.submit(_read_all, read)
+            try:
+                child._Channel(write).send_result(result)
+            finally:
+                os.close(write)  # the reader's end of file
+            line = reader.result(timeout=30)
+    finally:
+        os.close(read)
+    assert line == encode_message({"result": result})
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def test_a_result_is_written_into_its_pipe_grown_to_a_mebibyte_where_the_kernel_allows() -> None:

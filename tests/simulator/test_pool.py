@@ -139,6 +139,15 @@ def taken(entry: str) -> PooledChild:
     return wait_until(lambda: pool_child(entry), "a child from the pool")
 
 
+def test_a_copy_warms_up_buffers_as_large_as_those_it_reads_a_result_into() -> None:
+    from simulator.sandbox import parent
+    from simulator.sandbox.wire import RESULT_PIPE_BYTES
+
+    # `_warm_up_reads` makes buffers of RESULT_PIPE_BYTES: the size the copy's reads ask for
+    assert parent._READ_CHUNK == RESULT_PIPE_BYTES
+    pool_module._warm_up_reads()  # and the warm-up itself raises nothing
+
+
 def test_the_words_a_copy_warms_up_with_are_a_sandboxed_run_as_the_command_line_parses_it() -> None:
     from simulator.cli import parser_for
 
