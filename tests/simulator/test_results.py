@@ -287,3 +287,113 @@ def test_a_cpu_only_run_lists_the_kernels_its_computations_describe(
     result = run_simulation(system, f"sim.computation({params!r})\n", labels={"P": 2}, variables={})
     assert len(result["kernels"]) == rows
     assert all(row["node"] == "cpu0" for row in result["kernels"])
+
+
+def test_kernel_rows_give_kernel_point_s_figures_for_random_kernels() -> None:
+    """kernel_rows computes a row's roofline figures itself: they are `kernel_point`'s, bit for
+    bit, whatever the inputs, the duration (none, a negative one) and the GPU record."""
+    import random
+
+    from simulator.models.roofline import KernelPoint, bound_class, gpu_roof, kernel_point
+    from simulator.results import ComponentFigures, kernel_rows
+
+    draw = random.Random(41)
+    roofs = [
+        gpu_roof({"SMs": 13, "SMCoreClock": 1253, "CUDACores": 128, "GMEMThroughput": 13.78}),
+        gpu_roof(
+            {
+                "SMs": 132,
+                "SMCoreClock": 1980,
+                "CUDACores": 128,
+                "GMEMThroughput": 3.1,
+                "warpSize": 16,
+                "maxWarpsPerSM": 64,
+            }
+        ),
+    ]
+    figures_of = {
+        f"gpu{index}": ComponentFigures(
+            f"gpu{index}", "GPU", "gpu", "GPU", 1.0, 2.0, 0.0, roof=roof
+        )
+        for index, roof in enumerate(roofs)
+    }
+    figures_of["cpu"] = ComponentFigures("cpu", "CPU", "host", "CPU", 1.0, 2.0, 0.0)
+    where: dict[str, tuple[str, int]] = {}
+    entries: list[Any] = []
+    for index in range(400):
+        node = draw.choice(sorted(figures_of))
+        process = f"P[{index}]"
+        where[process] = (node, index % 3)
+        start = draw.uniform(0, 1)
+        entry: dict[str, Any] = {
+            "process": process,
+            "kind": "compute",
+            "start_s": start,
+            "end_s": start + draw.choice([0.0, -1e-6, draw.uniform(1e-9, 1e-2)]),
+        }
+        if draw.random() < 0.9:
+            inputs = {
+                "CUDACoreInstructions": float(draw.randint(1, 400)),
+                "GMEMBytesTransferred": draw.uniform(1, 1e4),
+                "blockSize": float(draw.choice([32, 96, 100, 256, 1024])),
+                "occupancy": float(draw.randint(1, 64)),
+            }
+            if draw.random() < 0.5:
+                inputs["gridSize"] = float(draw.randint(1, 10**6))
+            else:
+                inputs["N"] = float(draw.randint(1, 10**8))
+            entry["kernel"] = inputs
+        if draw.random() < 0.3:
+            entry["detail"] = {"bound": draw.choice(["l2", "latency", 3, None, "other"]),
+                               "occupancy": draw.choice([12, 7.5, "x", True])}  # fmt: skip
+        entries.append(entry)
+        entries.append({"process": process, "kind": "receive", "start_s": 0.0, "end_s": 1.0})
+
+    rows = kernel_rows(entries, [], figures_of, where=where)
+
+    kernels = [e for e in entries if e["kind"] == "compute"]
+    kernels = [
+        e for e in kernels
+        if figures_of[where[e["process"]][0]].type == "GPU" or e.get("kernel")
+        or "bound" in e.get("detail", {})
+    ]  # fmt: skip
+    assert len(rows) == len(kernels)
+    for row, entry in zip(rows, kernels, strict=True):
+        figures = figures_of[where[entry["process"]][0]]
+        duration = entry["end_s"] - entry["start_s"]
+        kernel: Any = entry.get("kernel")
+        point = kernel_point(kernel, duration, figures.roof) if kernel and figures.roof else None
+        expected: Any = point or KernelPoint._make((None,) * len(KernelPoint._fields))
+        detail = entry.get("detail") or {}
+        occupancy = detail.get("occupancy", (kernel or {}).get("occupancy"))
+        occupancy = float(occupancy) if isinstance(occupancy, int | float) else None
+        max_warps = figures.roof.max_warps_per_sm if figures.roof else None
+        bound = detail.get("bound")
+        assert row == {
+            "process": entry["process"],
+            "node": figures.node,
+            "instance": where[entry["process"]][1],
+            "start_s": entry["start_s"],
+            "duration_s": duration,
+            "bound": bound if isinstance(bound, str) else None,
+            "bound_class": None if bound is None else bound_class(bound),
+            "occupancy": occupancy,
+            "occupancy_fraction": (
+                occupancy / max_warps if occupancy is not None and max_warps else None
+            ),
+            "ops": expected.ops,
+            "bytes": expected.bytes,
+            "intensity": expected.intensity,
+            "ops_per_s": expected.ops_per_s,
+            "bytes_per_s": expected.bytes_per_s,
+            "roof_ops_per_s": expected.roof_ops_per_s,
+            "roof_fraction": expected.roof_fraction,
+        }
+        assert list(row) == list(KERNEL_ROW_KEYS)
+
+
+KERNEL_ROW_KEYS = (
+    "process", "node", "instance", "start_s", "duration_s", "bound", "bound_class", "occupancy",
+    "occupancy_fraction", "ops", "bytes", "intensity", "ops_per_s", "bytes_per_s",
+    "roof_ops_per_s", "roof_fraction",
+)  # fmt: skip
