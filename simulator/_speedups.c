@@ -39,6 +39,7 @@
 #include "_speedups_loop.c"
 #include "_speedups_usage.c"
 #include "_speedups_sim.c"
+#include "_speedups_kernel.c"
 #include "_speedups_stackless.c"
 #include "_speedups_transfer.c"
 #include "_speedups_messages.c"
@@ -256,6 +257,14 @@ static const ContractName contract_names[] = {
     {"link_usage", &str_link_usage},
     {"link_merge", &str_link_merge},
     {"flow_done", &str_flow_done},
+    {"kernel_gmem", &str_kernel_gmem},
+    {"kernel_grid", &str_kernel_grid},
+    {"kernel_n", &str_kernel_n},
+    {"kernel_block", &str_kernel_block},
+    {"kernel_occupancy", &str_kernel_occupancy},
+    {"kernels", &str_kernels},
+    {"annotated", &str_annotated},
+    {"kernel_key", &str_kernel_key},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -297,6 +306,9 @@ set_names(PyObject *module, PyObject *names)
     transfer_keys = PyTuple_Pack(5, str_entry_node, str_entry_instance, str_entry_size,
                                  str_entry_direction, str_entry_to);
     if (transfer_keys == NULL)
+        return NULL;
+    kernel_keys = PyTuple_Pack(1, str_kernel_key);
+    if (kernel_keys == NULL)
         return NULL;
     names_set = 1;
     Py_RETURN_NONE;

@@ -92,6 +92,7 @@ SPEEDUPS = Extension(
                 "loop",
                 "usage",
                 "sim",
+                "kernel",
                 "stackless",
                 "transfer",
                 "messages",

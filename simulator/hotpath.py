@@ -188,6 +188,15 @@ NAMES: dict[str, Name] = {
     # the memo and the model's values
     "computation_time": Name(COMPUTATION_TIME, "simulator.shallow:WELL_KNOWN_FUNCTIONS"),
     "cuda_core_instructions": Name(KERNEL_MARKER, "simulator.models.roofline:KERNEL_INPUTS"),
+    # a kernel's timeline entry: kernel_inputs' further names, in KERNEL_INPUTS' order
+    "kernel_gmem": Name("GMEMBytesTransferred", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernel_grid": Name("gridSize", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernel_n": Name("N", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernel_block": Name("blockSize", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernel_occupancy": Name("occupancy", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernels": Name("_kernels", _TIMELINE),
+    "annotated": Name("annotated", _TIMELINE),
+    "kernel_key": Name("kernel", "simulator.results"),
     "index": Name("index", "simulator.shallow:Memo"),
     "index_room": Name("index_room", "simulator.shallow:Memo"),
     "program": Name("program", "simulator.shallow:Memo"),

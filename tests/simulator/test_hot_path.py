@@ -295,6 +295,69 @@ def test_a_kept_timeline_with_details_and_kernels_is_the_pure_python_one(
         assert {row["bound"] for row in result["kernels"]} == {"memory", None}
 
 
+# What a kernel's input may be: missing (left out of the params), None, a bool, a number kept or
+# left out (not positive, not finite), or a value the C core leaves to Python (a str).
+KERNEL_VALUES = (
+    "MISSING", "None", "True", "False", "0", "-3", "7", "2 ** 40", "0.0", "-1.5", "3.25",
+    "float('nan')", "float('inf')", "'12'",
+)  # fmt: skip
+
+
+def random_kernels_app(seed: int, count: int) -> str:
+    """Return an application whose CPU processes compute `count` times with params naming
+    CUDACoreInstructions and random kernel inputs, some repeated, as dicts and HashMaps."""
+    draw = random.Random(seed)
+    names = ("CUDACoreInstructions", "GMEMBytesTransferred", "gridSize", "N", "blockSize",
+             "occupancy", "t")  # fmt: skip
+    lines = ["if tag.equals('CPU'):"]
+    made: list[str] = []
+    for index in range(count):
+        if made and draw.random() < 0.25:  # the same inputs again: one dict on the timeline
+            lines.append(f"    sim.computation({draw.choice(made)})")
+            continue
+        items = {"CUDACoreInstructions": draw.choice(("40.0", "27", "0.5", "True"))}
+        for name in draw.sample(names[1:], len(names) - 1):  # any order: the dict's is kept
+            value = draw.choice(KERNEL_VALUES[:1] + KERNEL_VALUES[6:] * 3 + KERNEL_VALUES[1:6])
+            if value != "MISSING":
+                items[name] = value if name != "t" else f"0.001 * {index % 3 + 1}"
+        text = "{" + ", ".join(f"{name!r}: {value}" for name, value in items.items()) + "}"
+        made.append(text)
+        if draw.random() < 0.5:
+            lines.append(f"    sim.computation({text})")
+        else:
+            lines.append(f"    p = HashMap({text})")
+            lines.append("    sim.computation(p)")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("seed", range(4))
+def test_a_kernel_s_inputs_on_the_timeline_are_the_pure_python_ones(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = random_kernels_app(seed, 60)
+    handed = []  # the kernels the C core handed to Python (a str among the inputs)
+    python_record = _PythonSimCore._record_computation
+
+    def record(self: Any, *arguments: Any) -> None:
+        handed.append(arguments)
+        python_record(self, *arguments)
+
+    monkeypatch.setattr(Sim, "_record_computation", record)
+    result = run_simulation(
+        CPUS_AND_A_GPU, app, labels=KERNEL_LABELS, variables={"rounds": 1}, timeline_limit=10_000
+    )
+
+    pure = run_pure_python(app, 10_000, CPUS_AND_A_GPU, KERNEL_LABELS)
+    assert json.dumps(result["timeline"]) == json.dumps(pure["timeline"])  # keys in order too
+    assert comparable(result) == comparable(pure)
+    # kernels of equal inputs share one dict (Timeline.kernel_inputs), as in Python
+    kernels = [entry["kernel"] for entry in result["timeline"] if "kernel" in entry]
+    distinct = {(tuple(inputs), tuple(inputs.values())) for inputs in kernels}
+    assert len({id(inputs) for inputs in kernels}) == len(distinct)
+    assert 0 < len(handed) < len(result["timeline"])  # the C core kept most entries itself
+
+
 @pytest.mark.parametrize("limit", [5, 500])  # 5: busy periods past the limit are counted
 @pytest.mark.parametrize("usage_class", USAGES)
 def test_both_usages_account_a_random_workload_identically(
