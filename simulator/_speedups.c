@@ -265,6 +265,9 @@ static const ContractName contract_names[] = {
     {"kernels", &str_kernels},
     {"annotated", &str_annotated},
     {"kernel_key", &str_kernel_key},
+    {"usages", &str_usages},
+    {"links", &str_links},
+    {"link", &str_link},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -360,6 +363,8 @@ static PyMethodDef module_methods[] = {
      "Tell SimCore which dict subclass is a memo with an `index` slot (shallow.Memo)."},
     {"send_each", (PyCFunction)(void (*)(void))send_each, METH_FASTCALL,
      "send_each(engine, timeline, source, size, channel, routes): World.send_each in C."},
+    {"fifo_hops", (PyCFunction)(void (*)(void))fifo_hops, METH_FASTCALL,
+     "fifo_hops(plan, nodes, source, target, hop_tuples): platform.fifo_hops in C."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,
      "Tell guarded_getattr the Python guard it defers to and the inspection attributes."},
     {"guarded_getattr", (PyCFunction)(void (*)(void))guarded_getattr,

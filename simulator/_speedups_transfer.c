@@ -1,8 +1,10 @@
-/* simulator._speedups: a message crossing its hops (Transfer) and the mailbox and FIFO cores.
+/* simulator._speedups: a message crossing its hops (Transfer), the mailbox and FIFO cores, and a
+ * route's FIFO hops (fifo_hops).
  *
- * Python reference: simulator/platform.py _Transfer; simulator/engine.py Mailbox and Resource.
- * Differential test: tests/simulator/test_hot_path.py (test_the_c_message_path_...),
- *   tests/simulator/test_engine.py.
+ * Python reference: simulator/platform.py _Transfer, fifo_hops; simulator/engine.py Mailbox and
+ * Resource.
+ * Differential test: tests/simulator/test_hot_path.py (test_the_c_message_path_...,
+ *   test_a_route_s_fifo_hops_are_the_pure_python_ones), tests/simulator/test_engine.py.
  *
  * Compiled as one translation unit: simulator/_speedups.c includes the parts in order, so the
  * compiler still inlines across them; a part uses what the parts before it define.
@@ -569,3 +571,105 @@ mailbox_put(PyObject *mailbox, PyObject *item)
 static PyTypeObject *mailbox_core_type = NULL; /* MailboxCore, made at import */
 static PyObject *str_receivers = NULL, *str_receive_fallback = NULL;
 static SlotCache receivers_slot = {&str_receivers};
+
+/* -- a route's FIFO hops (simulator/platform.py `fifo_hops`, its Python reference) ---------- */
+
+static PyObject *str_usages = NULL, *str_links = NULL, *str_link = NULL;
+static SlotCache usages_slot = {&str_usages}, links_slot = {&str_links};
+
+/* The instance of a plan's hop (World._plan): the sender's (end 0), the receiver's (1), or for
+ * a node between them the sender's wrapped to the node's instances (`source % len(usages)`);
+ * a new reference, NULL on error. */
+static PyObject *
+hop_instance(PyObject *node, PyObject *end, PyObject *source, PyObject *target)
+{
+    long which = PyLong_AsLong(end);
+    if (which == -1 && PyErr_Occurred())
+        return NULL;
+    if (which == 0 || which == 1) /* `ends[end]`: the instance object itself */
+        return Py_NewRef(which == 0 ? source : target);
+    PyObject *usages = slot_get(node, &usages_slot);
+    Py_ssize_t count = usages == NULL ? -1 : PyObject_Size(usages);
+    Py_XDECREF(usages);
+    PyObject *count_obj = count < 0 ? NULL : PyLong_FromSsize_t(count);
+    PyObject *instance = count_obj == NULL ? NULL : PyNumber_Remainder(source, count_obj);
+    Py_XDECREF(count_obj);
+    return instance;
+}
+
+/* One hop (node, instance, its FIFO from `came_from` to `going_to`, the instance's usage): the
+ * FIFO the node keeps in `_links`, else the one `node.link(...)` makes; NULL on error. */
+static PyObject *
+fifo_hop(PyObject *node, PyObject *instance, PyObject *came_from, PyObject *going_to)
+{
+    PyObject *links = slot_get(node, &links_slot);
+    if (links == NULL)
+        return NULL;
+    PyObject *key = PyTuple_Pack(3, instance, came_from, going_to);
+    PyObject *link = key == NULL || !PyDict_CheckExact(links)
+                         ? NULL
+                         : Py_XNewRef(PyDict_GetItemWithError(links, key));
+    Py_XDECREF(key);
+    Py_DECREF(links);
+    if (link == NULL && !PyErr_Occurred()) { /* a new FIFO (or links not a dict): link's own */
+        PyObject *call[] = {node, instance, came_from, going_to};
+        link = PyObject_VectorcallMethod(str_link, call, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    PyObject *usages = link == NULL ? NULL : slot_get(node, &usages_slot);
+    PyObject *usage = usages == NULL ? NULL : PyObject_GetItem(usages, instance);
+    PyObject *hop = usage == NULL ? NULL : PyTuple_Pack(4, node, instance, link, usage);
+    Py_XDECREF(usage);
+    Py_XDECREF(usages);
+    Py_XDECREF(link);
+    return hop;
+}
+
+/* fifo_hops(plan, nodes, source, target, hop_tuples): platform.fifo_hops in C. */
+static PyObject *
+fifo_hops(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_CheckExact(args[0]) || !PyDict_CheckExact(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fifo_hops(plan: tuple, nodes, source, target, hop_tuples: dict)");
+        return NULL;
+    }
+    PyObject *plan = args[0], *hop_tuples = args[4];
+    Py_ssize_t count = PyTuple_GET_SIZE(plan);
+    PyObject *instances = PyTuple_New(count);
+    if (instances == NULL)
+        return NULL;
+    for (Py_ssize_t index = 0; index < count; index++) {
+        PyObject *step = PyTuple_GET_ITEM(plan, index);
+        PyObject *instance = NULL;
+        if (!PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 4)
+            PyErr_SetString(PyExc_TypeError, "a plan's hop is (node, end, from, to)");
+        else
+            instance = hop_instance(PyTuple_GET_ITEM(step, 0), PyTuple_GET_ITEM(step, 1), args[2],
+                                    args[3]);
+        if (instance == NULL) {
+            Py_DECREF(instances);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(instances, index, instance);
+    }
+    /* pairs whose hops charge the same instances share one tuple (World._hop_tuples) */
+    PyObject *shared = PyTuple_Pack(2, args[1], instances);
+    PyObject *hops = shared == NULL ? NULL : Py_XNewRef(PyDict_GetItemWithError(hop_tuples, shared));
+    if (hops == NULL && shared != NULL && !PyErr_Occurred()) {
+        hops = PyTuple_New(count);
+        for (Py_ssize_t index = 0; hops != NULL && index < count; index++) {
+            PyObject *step = PyTuple_GET_ITEM(plan, index);
+            PyObject *hop = fifo_hop(PyTuple_GET_ITEM(step, 0), PyTuple_GET_ITEM(instances, index),
+                                     PyTuple_GET_ITEM(step, 2), PyTuple_GET_ITEM(step, 3));
+            if (hop == NULL)
+                Py_CLEAR(hops);
+            else
+                PyTuple_SET_ITEM(hops, index, hop);
+        }
+        if (hops != NULL && PyDict_SetItem(hop_tuples, shared, hops) < 0)
+            Py_CLEAR(hops);
+    }
+    Py_XDECREF(shared);
+    Py_DECREF(instances);
+    return hops;
+}

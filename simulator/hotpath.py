@@ -244,6 +244,9 @@ NAMES: dict[str, Name] = {
     "id": Name("id", _NODE),
     "transfer_time": Name("transfer_time", _NODE),
     "transfer_times": Name("_transfer_times", _NODE),
+    "usages": Name("usages", _NODE),
+    "links": Name("_links", _NODE),
+    "link": Name("link", _NODE),
     # the flow network's re-solve (simulator.flows.solve_from): a flow and a flow link
     "flow_links": Name("links", _FLOW),
     "flow_weight": Name("weight", _FLOW),

@@ -689,6 +689,74 @@ else:
 """
 
 
+def random_fifo_routes(
+    make: Callable[..., tuple[Any, ...]], seed: int
+) -> tuple[list[tuple[Any, ...]], dict[Any, Any], list[NodeRuntime]]:
+    """Return the routes `make` (platform.fifo_hops or the C core's) gives for random plans
+    between random instances, with the hop tuples it kept and the nodes it made FIFOs on."""
+    draw = random.Random(seed)
+    engine = Engine(0)
+    nodes = [
+        NodeRuntime(
+            engine,
+            f"n{index}",
+            count=draw.randint(1, 5),
+            capacity=1,
+            is_network=True,
+            model_key=None,
+            functions=None,
+        )
+        for index in range(4)
+    ]
+    plans = []
+    for _ in range(6):
+        steps = draw.sample(nodes, draw.randint(0, 3))
+        ends = ["a", *(node.id for node in steps), "b"]
+        plans.append(
+            tuple(
+                (node, draw.choice((0, 1, 2)), ends[index], ends[index + 2])
+                for index, node in enumerate(steps)
+            )
+        )
+    hop_tuples: dict[Any, Any] = {}
+    routes = []
+    for _ in range(200):
+        index = draw.randrange(len(plans))
+        plan = plans[index]
+        # an end's instance is valid on each node that charges it: below the smallest count
+        smallest = min((len(step[0].usages) for step in plan), default=5)
+        source, target = draw.randrange(smallest), draw.randrange(smallest)
+        routes.append(make(plan, ("a", f"b{index}"), source, target, hop_tuples))
+    return routes, hop_tuples, nodes
+
+
+def described(routes: list[tuple[Any, ...]], nodes: list[NodeRuntime]) -> list[Any]:
+    """Return `routes` as names and numbers, each FIFO and usage by its name and its place
+    among the objects met so far (so that the same object twice reads the same)."""
+    seen: dict[int, int] = {}
+    result = []
+    for route in routes:
+        hops = []
+        for node, instance, link, usage in route:
+            place = seen.setdefault(id(link), len(seen))
+            hops.append((node.id, instance, link.name, place, usage is node.usages[instance]))
+        result.append((seen.setdefault(id(route), len(seen)), hops))
+    return [result, [sorted(node._links) for node in nodes]]
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("seed", range(5))
+def test_a_route_s_fifo_hops_are_the_pure_python_ones(seed: int) -> None:
+    from simulator.platform import fifo_hops
+
+    python = random_fifo_routes(fifo_hops, seed)
+    c_core = random_fifo_routes(speedups.fifo_hops, seed)
+
+    assert described(c_core[0], c_core[2]) == described(python[0], python[2])
+    assert [(nodes, instances) for nodes, instances in c_core[1]] == list(python[1])
+    assert all(type(route) is tuple for route in c_core[0])
+
+
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
 def test_a_first_send_is_the_c_core_s_with_the_route_sim_target_checked(
     monkeypatch: pytest.MonkeyPatch,
