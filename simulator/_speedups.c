@@ -268,6 +268,7 @@ static const ContractName contract_names[] = {
     {"usages", &str_usages},
     {"links", &str_links},
     {"link", &str_link},
+    {"node_engine", &str_node_engine},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -365,6 +366,8 @@ static PyMethodDef module_methods[] = {
      "send_each(engine, timeline, source, size, channel, routes): World.send_each in C."},
     {"fifo_hops", (PyCFunction)(void (*)(void))fifo_hops, METH_FASTCALL,
      "fifo_hops(plan, nodes, source, target, hop_tuples): platform.fifo_hops in C."},
+    {"set_resource_type", set_resource_type, METH_O,
+     "Tell the core which class a node's FIFO is (engine.Resource: NodeRuntime.link's)."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,
      "Tell guarded_getattr the Python guard it defers to and the inspection attributes."},
     {"guarded_getattr", (PyCFunction)(void (*)(void))guarded_getattr,

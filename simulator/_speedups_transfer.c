@@ -574,8 +574,49 @@ static SlotCache receivers_slot = {&str_receivers};
 
 /* -- a route's FIFO hops (simulator/platform.py `fifo_hops`, its Python reference) ---------- */
 
-static PyObject *str_usages = NULL, *str_links = NULL, *str_link = NULL;
-static SlotCache usages_slot = {&str_usages}, links_slot = {&str_links};
+static PyObject *str_usages = NULL, *str_links = NULL, *str_link = NULL, *str_node_engine = NULL;
+static SlotCache usages_slot = {&str_usages}, links_slot = {&str_links},
+                 node_engine_slot = {&str_node_engine}, node_id_slot = {&str_id};
+static PyObject *resource_type = NULL; /* simulator.engine.Resource, set by set_resource_type */
+/* a FIFO's name's literal parts ("link ", "[", "] ", "->") and "", made with resource_type */
+static PyObject *link_parts[5] = {NULL};
+
+/* A node's new FIFO from `came_from` to `going_to` kept in its `links` under `key` (of hash
+ * `hash`), made as NodeRuntime.link makes it (a Resource named "link <node>[<instance>]
+ * <from>-><to>" on the node's engine); without the Resource class handed over, `node.link(...)`
+ * itself. */
+static PyObject *
+new_link(PyObject *node, PyObject *links, PyObject *key, Py_hash_t hash, PyObject *instance,
+         PyObject *came_from, PyObject *going_to)
+{
+    if (resource_type == NULL) {
+        PyObject *call[] = {node, instance, came_from, going_to};
+        return PyObject_VectorcallMethod(str_link, call, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                         NULL);
+    }
+    PyObject *node_id = slot_get(node, &node_id_slot);
+    PyObject *engine = node_id == NULL ? NULL : slot_get(node, &node_engine_slot);
+    /* the f-string's parts joined as it joins them; `{}` is str() of a str or an int */
+    PyObject *number = engine == NULL ? NULL : PyObject_Str(instance);
+    PyObject *name = NULL;
+    if (number != NULL && link_parts[0] != NULL) {
+        PyObject *parts[] = {link_parts[0], node_id,       link_parts[1], number,
+                             link_parts[2], came_from,     link_parts[3], going_to};
+        name = _PyUnicode_JoinArray(link_parts[4], parts, 8);
+    }
+    Py_XDECREF(number);
+    PyObject *link = NULL;
+    if (name != NULL) {
+        PyObject *call[] = {engine, name};
+        link = PyObject_Vectorcall(resource_type, call, 2, NULL);
+    }
+    if (link != NULL && _PyDict_SetItem_KnownHash(links, key, link, hash) < 0)
+        Py_CLEAR(link);
+    Py_XDECREF(name);
+    Py_XDECREF(engine);
+    Py_XDECREF(node_id);
+    return link;
+}
 
 /* The instance of a plan's hop (World._plan): the sender's (end 0), the receiver's (1), or for
  * a node between them the sender's wrapped to the node's instances (`source % len(usages)`);
@@ -598,7 +639,8 @@ hop_instance(PyObject *node, PyObject *end, PyObject *source, PyObject *target)
 }
 
 /* One hop (node, instance, its FIFO from `came_from` to `going_to`, the instance's usage): the
- * FIFO the node keeps in `_links`, else the one `node.link(...)` makes; NULL on error. */
+ * FIFO the node keeps in `_links`, else a new one made as `node.link(...)` makes it; NULL on
+ * error. */
 static PyObject *
 fifo_hop(PyObject *node, PyObject *instance, PyObject *came_from, PyObject *going_to)
 {
@@ -606,15 +648,21 @@ fifo_hop(PyObject *node, PyObject *instance, PyObject *came_from, PyObject *goin
     if (links == NULL)
         return NULL;
     PyObject *key = PyTuple_Pack(3, instance, came_from, going_to);
-    PyObject *link = key == NULL || !PyDict_CheckExact(links)
+    Py_hash_t hash = key == NULL ? -1 : PyObject_Hash(key); /* once: the look-up's and the set's */
+    PyObject *link = hash == -1 || !PyDict_CheckExact(links)
                          ? NULL
-                         : Py_XNewRef(PyDict_GetItemWithError(links, key));
+                         : Py_XNewRef(_PyDict_GetItem_KnownHash(links, key, hash));
+    if (link == NULL && hash != -1 && !PyErr_Occurred()) { /* a new FIFO */
+        if (PyDict_CheckExact(links))
+            link = new_link(node, links, key, hash, instance, came_from, going_to);
+        else { /* not a dict: link's own */
+            PyObject *call[] = {node, instance, came_from, going_to};
+            link = PyObject_VectorcallMethod(str_link, call, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                             NULL);
+        }
+    }
     Py_XDECREF(key);
     Py_DECREF(links);
-    if (link == NULL && !PyErr_Occurred()) { /* a new FIFO (or links not a dict): link's own */
-        PyObject *call[] = {node, instance, came_from, going_to};
-        link = PyObject_VectorcallMethod(str_link, call, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-    }
     PyObject *usages = link == NULL ? NULL : slot_get(node, &usages_slot);
     PyObject *usage = usages == NULL ? NULL : PyObject_GetItem(usages, instance);
     PyObject *hop = usage == NULL ? NULL : PyTuple_Pack(4, node, instance, link, usage);
@@ -654,8 +702,10 @@ fifo_hops(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     /* pairs whose hops charge the same instances share one tuple (World._hop_tuples) */
     PyObject *shared = PyTuple_Pack(2, args[1], instances);
-    PyObject *hops = shared == NULL ? NULL : Py_XNewRef(PyDict_GetItemWithError(hop_tuples, shared));
-    if (hops == NULL && shared != NULL && !PyErr_Occurred()) {
+    Py_hash_t hash = shared == NULL ? -1 : PyObject_Hash(shared);
+    PyObject *hops = hash == -1 ? NULL
+                                : Py_XNewRef(_PyDict_GetItem_KnownHash(hop_tuples, shared, hash));
+    if (hops == NULL && hash != -1 && !PyErr_Occurred()) {
         hops = PyTuple_New(count);
         for (Py_ssize_t index = 0; hops != NULL && index < count; index++) {
             PyObject *step = PyTuple_GET_ITEM(plan, index);
@@ -666,10 +716,26 @@ fifo_hops(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             else
                 PyTuple_SET_ITEM(hops, index, hop);
         }
-        if (hops != NULL && PyDict_SetItem(hop_tuples, shared, hops) < 0)
+        if (hops != NULL && _PyDict_SetItem_KnownHash(hop_tuples, shared, hops, hash) < 0)
             Py_CLEAR(hops);
     }
     Py_XDECREF(shared);
     Py_DECREF(instances);
     return hops;
+}
+
+static PyObject *
+set_resource_type(PyObject *module, PyObject *type)
+{
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "set_resource_type expects a class");
+        return NULL;
+    }
+    const char *texts[5] = {"link ", "[", "] ", "->", ""};
+    for (int index = 0; index < 5; index++)
+        if (link_parts[index] == NULL &&
+            (link_parts[index] = PyUnicode_InternFromString(texts[index])) == NULL)
+            return NULL;
+    Py_XSETREF(resource_type, Py_NewRef(type));
+    Py_RETURN_NONE;
 }

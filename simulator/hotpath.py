@@ -247,6 +247,7 @@ NAMES: dict[str, Name] = {
     "usages": Name("usages", _NODE),
     "links": Name("_links", _NODE),
     "link": Name("link", _NODE),
+    "node_engine": Name("engine", _NODE),
     # the flow network's re-solve (simulator.flows.solve_from): a flow and a flow link
     "flow_links": Name("links", _FLOW),
     "flow_weight": Name("weight", _FLOW),
@@ -345,6 +346,7 @@ TYPES: dict[str, str] = {
     "memo": "simulator.shallow:Memo",
     "message": "simulator.platform:Message",
     "p2p": "simulator.api:P2P",
+    "resource": "simulator.engine:Resource",
 }
 """The Python classes the C core recognises by identity (and the channel of a send), by key,
 with where each is defined: that module hands it over as it defines it (`hand_types`); the
@@ -356,7 +358,7 @@ _handed: dict[str, object] = {}
 def hand_types(**types: object) -> None:
     """Hand the C core, when it is in use, the classes of TYPES that the caller defines (its
     module imports this one, so this one cannot import them): `process` with `stackless` and
-    `carrier`, `plain_params`, `memo`, `message` with `p2p`."""
+    `carrier`, `plain_params`, `memo`, `message` with `p2p`, `resource`."""
     unknown = sorted(set(types) - set(TYPES))
     if unknown:
         raise TypeError(f"hand_types: unknown keys {unknown} (simulator.hotpath.TYPES)")
@@ -373,6 +375,8 @@ def hand_types(**types: object) -> None:
         speedups.set_memo_type(types["memo"])
     if "message" in types:
         speedups.set_message_type(types["message"], types["p2p"])
+    if "resource" in types:
+        speedups.set_resource_type(types["resource"])
 
 
 def handed_types() -> dict[str, object]:
