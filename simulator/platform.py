@@ -651,6 +651,14 @@ class World:
                         self._via[via_key] = via
                 self._hops[key] = via
                 return via
+        elif self.network is None:  # every hop its FIFO: `_planned_hops`' first case, inline
+            nodes = (source.node, target.node)
+            plan = self._plans.get(nodes)
+            if plan is None:
+                plan = self._plans[nodes] = self._plan(source.node, target.node)
+            hops = self._fifo_hops(plan, nodes, source.instance, target.instance, self._hop_tuples)
+            self._hops[key] = hops
+            return hops
         result = self._hops[key] = self._planned_hops(source, target)
         return result
 
