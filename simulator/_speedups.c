@@ -48,6 +48,11 @@
 #include "_speedups_flows.c"
 #include "_speedups_flows_uniform.c"
 
+/* A transfer's timeline entry's further keys, in Timeline.add's order (`transfer_keys`). */
+static PyObject *str_entry_node = NULL, *str_entry_instance = NULL, *str_entry_size = NULL,
+                *str_entry_direction = NULL, *str_entry_to = NULL;
+#include "_speedups_power.c"
+
 /* -- what Python hands the core at start-up ------------------------------------------------ */
 
 static PyObject *
@@ -142,9 +147,6 @@ set_stackless_types(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* -- the name contract: the Python names the core reads, writes and calls ------------------- */
 
-/* A transfer's timeline entry's further keys, in Timeline.add's order (`transfer_keys`). */
-static PyObject *str_entry_node = NULL, *str_entry_instance = NULL, *str_entry_size = NULL,
-                *str_entry_direction = NULL, *str_entry_to = NULL;
 
 /* Every name the core uses, by its key in simulator.hotpath.NAMES, which gives the Python name
  * (and the class it belongs to) at start-up: set_names. A rename on the Python side is one edit
@@ -269,6 +271,16 @@ static const ContractName contract_names[] = {
     {"links", &str_links},
     {"link", &str_link},
     {"node_engine", &str_node_engine},
+    {"series_node", &str_series_node},
+    {"series_name", &str_series_name},
+    {"series_instance", &str_series_instance},
+    {"series_points", &str_series_points},
+    {"figures_node", &str_figures_node},
+    {"figures_name", &str_figures_name},
+    {"idle_w", &str_idle_w},
+    {"active_w", &str_active_w},
+    {"usage_instance", &str_usage_instance},
+    {"usage_capacity", &str_usage_capacity},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -366,6 +378,8 @@ static PyMethodDef module_methods[] = {
      "send_each(engine, timeline, source, size, channel, routes): World.send_each in C."},
     {"fifo_hops", (PyCFunction)(void (*)(void))fifo_hops, METH_FASTCALL,
      "fifo_hops(plan, nodes, source, target, hop_tuples): platform.fifo_hops in C."},
+    {"power_series_of", (PyCFunction)(void (*)(void))power_series_of, METH_FASTCALL,
+     "power_series_of(entries, where, drawing, wanted, overall_time_s): results' in C."},
     {"set_resource_type", set_resource_type, METH_O,
      "Tell the core which class a node's FIFO is (engine.Resource: NodeRuntime.link's)."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,

@@ -100,6 +100,7 @@ SPEEDUPS = Extension(
                 "program",
                 "flows",
                 "flows_uniform",
+                "power",
             )
         ),
     ),

@@ -248,6 +248,17 @@ NAMES: dict[str, Name] = {
     "links": Name("_links", _NODE),
     "link": Name("link", _NODE),
     "node_engine": Name("engine", _NODE),
+    # the result's power series (simulator.results power_series_of)
+    "series_node": Name("node", "simulator.results:PowerSeries"),
+    "series_name": Name("name", "simulator.results:PowerSeries"),
+    "series_instance": Name("instance", "simulator.results:PowerSeries"),
+    "series_points": Name("points", "simulator.results:PowerSeries"),
+    "figures_node": Name("node", "simulator.results:ComponentFigures"),
+    "figures_name": Name("name", "simulator.results:ComponentFigures"),
+    "idle_w": Name("idle_w", "simulator.results:ComponentFigures"),
+    "active_w": Name("active_w", "simulator.results:ComponentFigures"),
+    "usage_instance": Name("instance", "simulator.results:PythonUsage"),
+    "usage_capacity": Name("capacity", "simulator.results:PythonUsage"),
     # the flow network's re-solve (simulator.flows.solve_from): a flow and a flow link
     "flow_links": Name("links", _FLOW),
     "flow_weight": Name("weight", _FLOW),

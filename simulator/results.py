@@ -10,7 +10,7 @@ time the instance was busy (MODELS.md 6).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -948,6 +948,23 @@ def power_series(
         return []
     if where is None:
         where = process_places(processes)
+    series = _power_series_of(entries, where, drawing, wanted, overall_time_s)
+    if series is NotImplemented:  # a value the C core leaves to Python
+        series = power_series_of(entries, where, drawing, wanted, overall_time_s)
+    return series
+
+
+def power_series_of(
+    entries: Sequence[TimelineEntry],
+    where: Mapping[str, tuple[str, int]],
+    drawing: Sequence[tuple[ComponentFigures, Sequence[Usage]]],
+    wanted: set[tuple[str, int]],
+    overall_time_s: float,
+) -> list[PowerSeries]:
+    """Return `power_series`' series of the nodes of `drawing` (those that draw power, with
+    their usages), `wanted` their (node, instance) pairs, from the timeline's `entries`. The
+    C core's `power_series_of` (simulator/_speedups_power.c) does the same in C where every
+    value is a plain one, and gives NotImplemented where one is not."""
     # a transfer on a node that draws no power (a bus, a link without a record's power) is
     # passed over by its node, before its key is made
     drawing_nodes = {figures.node for figures, _ in drawing}
@@ -1002,6 +1019,11 @@ def power_series(
                 points.append([overall_time_s, last[1]])
             add_series({"node": node, "name": name, "instance": instance, "points": points})
     return series
+
+
+# power_series_of: the C core's where it is in use (NotImplemented for a value it leaves to
+# Python), else the Python reference
+_power_series_of: Callable[..., Any] = hotpath.choose(power_series_of, "power_series_of")
 
 
 MEMORY_COLUMNS = (

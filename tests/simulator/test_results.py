@@ -397,3 +397,73 @@ KERNEL_ROW_KEYS = (
     "occupancy_fraction", "ops", "bytes", "intensity", "ops_per_s", "bytes_per_s",
     "roof_ops_per_s", "roof_fraction",
 )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_c_power_series_are_the_python_ones_for_random_timelines(seed: int) -> None:
+    """The C core's power_series_of gives the Python reference's series (simulator/results.py
+    `power_series_of`) for random timelines: computations and transfers on nodes that draw
+    power or not, overlapping, empty or reversed intervals, ties, capacities above one; and
+    NotImplemented, for Python to compute, where a value is not a plain one."""
+    import json
+    import random
+
+    from simulator.engine import speedups
+    from simulator.results import ComponentFigures, PythonUsage, power_series, power_series_of
+
+    if speedups is None:
+        pytest.skip("the C core is not built")
+    draw = random.Random(seed)
+    components = []
+    for index in range(4):
+        usages = [PythonUsage(f"n{index}", i, draw.choice([1, 1, 2, 3])) for i in range(3)]
+        idle = draw.choice([0.0, 12.5, 30.25])
+        figures = ComponentFigures(
+            f"n{index}", f"N{index}", "hw", draw.choice(["GPU", "CPU", "NETWORK"]), idle,
+            idle + draw.choice([0.0, 100.0, 0.1]), 0.0,
+        )  # fmt: skip
+        components.append((figures, usages))
+    where = {f"P[{rank}]": (f"n{rank % 5}", rank % 3) for rank in range(12)}  # n4: no component
+    times = [draw.choice([0.0, 0.5, 1.0]) + draw.random() for _ in range(10)] + [0.25, 0.75]
+    entries: list[Any] = []
+    for _ in range(120):
+        start, end = draw.choice(times), draw.choice(times)
+        process = draw.choice(sorted(where))
+        kind = draw.choice(["compute", "transfer", "receive", "transfer"])
+        entry: dict[str, Any] = {"process": process, "kind": kind, "start_s": start, "end_s": end}
+        if kind == "transfer" and draw.random() < 0.9:
+            entry["node"] = f"n{draw.randrange(5)}"
+            if draw.random() < 0.8:
+                entry["instance"] = draw.randrange(3)
+        entries.append(entry)
+    overall = max(times) + draw.choice([0.0, 1.0])
+    drawing = [(f, u) for f, u in components if f.idle_w != 0 or f.active_w != 0]
+    wanted = {(f.node, u.instance) for f, usages in drawing for u in usages}
+
+    def both(entries: list[Any], overall: float = overall) -> tuple[Any, Any]:
+        c_core = speedups.power_series_of(entries, where, drawing, wanted, overall)
+        python = power_series_of(entries, where, drawing, wanted, overall)
+        return c_core, python
+
+    c_core, python = both(entries)
+    assert json.dumps(c_core) == json.dumps(python)  # keys and points in order, to the digit
+    assert c_core == power_series(entries, [], components, overall, where)
+    # not plain values: an int time, a bool instance, an int run time; Python computes them
+    for changed in (
+        [*entries, {"process": "P[0]", "kind": "compute", "start_s": 0, "end_s": 1.5}],
+        [
+            *entries,
+            {
+                "process": "P[1]",
+                "kind": "transfer",
+                "start_s": 0.0,
+                "end_s": 1.5,
+                "node": "n0",
+                "instance": True,
+            },
+        ],
+    ):
+        c_core, python = both(changed)
+        assert c_core is NotImplemented
+        assert power_series(changed, [], components, overall, where) == python
+    assert both(entries, 2)[0] is NotImplemented
