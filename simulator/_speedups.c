@@ -281,6 +281,7 @@ static const ContractName contract_names[] = {
     {"active_w", &str_active_w},
     {"usage_instance", &str_usage_instance},
     {"usage_capacity", &str_usage_capacity},
+    {"resource_name", &str_resource_name},
     {NULL, NULL},
 };
 static int names_set = 0;

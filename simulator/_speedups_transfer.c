@@ -580,6 +580,42 @@ static SlotCache usages_slot = {&str_usages}, links_slot = {&str_links},
 static PyObject *resource_type = NULL; /* simulator.engine.Resource, set by set_resource_type */
 /* a FIFO's name's literal parts ("link ", "[", "] ", "->") and "", made with resource_type */
 static PyObject *link_parts[5] = {NULL};
+static PyObject *deque_type = NULL; /* collections.deque, a FIFO's queue */
+static PyObject *str_resource_name = NULL;
+static SlotCache resource_name_slot = {&str_resource_name};
+/* resource_type's version tag when set_resource_type found it made as `resource_made` needs
+ * (0: never, or not so): a change to the class since (its __init__ replaced, say) changes the
+ * tag, and FIFOs are then made by calling the class. */
+static unsigned int resource_version = 0;
+
+/* Resource(engine, name) made as its __init__ makes it (capacity 1, no user, an empty deque,
+ * the name in its slot) without the call of that Python function, while the class is as
+ * set_resource_type found it; NULL with no error when it is not, NULL with an error on one. */
+static PyObject *
+resource_made(PyObject *engine, PyObject *name)
+{
+    PyTypeObject *type = (PyTypeObject *)resource_type;
+    if (resource_version == 0 || type->tp_version_tag != resource_version ||
+        !(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return NULL;
+    PyObject *queue = PyObject_CallNoArgs(deque_type);
+    PyObject *made = queue == NULL ? NULL : type->tp_alloc(type, 0);
+    PyObject **slot = made == NULL ? NULL : slot_address(made, &resource_name_slot);
+    if (slot == NULL) {
+        if (made != NULL && !PyErr_Occurred())
+            resource_version = 0; /* not the class it was: call it from now on */
+        Py_XDECREF(made);
+        Py_XDECREF(queue);
+        return NULL;
+    }
+    ResourceCore *core = (ResourceCore *)made;
+    core->engine = Py_NewRef(engine);
+    core->queue = queue;
+    core->capacity = 1;
+    core->users = 0;
+    Py_XSETREF(*slot, Py_NewRef(name));
+    return made;
+}
 
 /* A node's new FIFO from `came_from` to `going_to` kept in its `links` under `key` (of hash
  * `hash`), made as NodeRuntime.link makes it (a Resource named "link <node>[<instance>]
@@ -605,8 +641,8 @@ new_link(PyObject *node, PyObject *links, PyObject *key, Py_hash_t hash, PyObjec
         name = _PyUnicode_JoinArray(link_parts[4], parts, 8);
     }
     Py_XDECREF(number);
-    PyObject *link = NULL;
-    if (name != NULL) {
+    PyObject *link = name == NULL ? NULL : resource_made(engine, name);
+    if (link == NULL && name != NULL && !PyErr_Occurred()) {
         PyObject *call[] = {engine, name};
         link = PyObject_Vectorcall(resource_type, call, 2, NULL);
     }
@@ -736,6 +772,29 @@ set_resource_type(PyObject *module, PyObject *type)
         if (link_parts[index] == NULL &&
             (link_parts[index] = PyUnicode_InternFromString(texts[index])) == NULL)
             return NULL;
+    if (deque_type == NULL) {
+        PyObject *collections = PyImport_ImportModule("collections");
+        deque_type = collections == NULL ? NULL : PyObject_GetAttrString(collections, "deque");
+        Py_XDECREF(collections);
+        if (deque_type == NULL)
+            return NULL;
+    }
     Py_XSETREF(resource_type, Py_NewRef(type));
+    /* Made without its __init__ call (`resource_made`) only a class made as Resource is: its
+     * own __init__ (a Python function) on ResourceCore's new, no __dict__, `name` its slot. */
+    PyTypeObject *made = (PyTypeObject *)type;
+    resource_version = 0;
+    PyObject *init = PyDict_GetItemWithError(made->tp_dict, str___init__); /* borrowed */
+    if (init == NULL && PyErr_Occurred())
+        return NULL;
+    PyObject *name = _PyType_Lookup(made, str_resource_name);
+    if (init != NULL && PyFunction_Check(init) && made->tp_base == resource_core_type &&
+        made->tp_new == PyType_GenericNew && made->tp_alloc == PyType_GenericAlloc &&
+        made->tp_dictoffset == 0 && name != NULL && Py_IS_TYPE(name, &PyMemberDescr_Type) &&
+        ((PyMemberDescrObject *)name)->d_common.d_type == made) {
+        _PyType_Lookup(made, str___init__); /* gives the class its version tag */
+        if (made->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)
+            resource_version = made->tp_version_tag;
+    }
     Py_RETURN_NONE;
 }

@@ -248,6 +248,7 @@ NAMES: dict[str, Name] = {
     "links": Name("_links", _NODE),
     "link": Name("link", _NODE),
     "node_engine": Name("engine", _NODE),
+    "resource_name": Name("name", "simulator.engine:Resource"),
     # the result's power series (simulator.results power_series_of)
     "series_node": Name("node", "simulator.results:PowerSeries"),
     "series_name": Name("name", "simulator.results:PowerSeries"),

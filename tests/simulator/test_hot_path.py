@@ -739,7 +739,9 @@ def described(routes: list[tuple[Any, ...]], nodes: list[NodeRuntime]) -> list[A
         hops = []
         for node, instance, link, usage in route:
             place = seen.setdefault(id(link), len(seen))
-            hops.append((node.id, instance, link.name, place, usage is node.usages[instance]))
+            fifo = (type(link), link.name, link.capacity, link.users, list(link._queue))
+            made = (link.engine is node.engine, usage is node.usages[instance])
+            hops.append((node.id, instance, fifo, place, made))
         result.append((seen.setdefault(id(route), len(seen)), hops))
     return [result, [sorted(node._links) for node in nodes]]
 
@@ -755,6 +757,28 @@ def test_a_route_s_fifo_hops_are_the_pure_python_ones(seed: int) -> None:
     assert described(c_core[0], c_core[2]) == described(python[0], python[2])
     assert [(nodes, instances) for nodes, instances in c_core[1]] == list(python[1])
     assert all(type(route) is tuple for route in c_core[0])
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_a_route_s_fifo_is_made_by_resource_s_init_once_it_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from simulator.platform import fifo_hops
+
+    made = []
+    init = Resource.__init__
+
+    def counted(self: Resource, *arguments: Any, **keywords: Any) -> None:
+        made.append(arguments)
+        init(self, *arguments, **keywords)
+
+    monkeypatch.setattr(Resource, "__init__", counted)
+    python = random_fifo_routes(fifo_hops, 7)
+    in_python = len(made)
+    c_core = random_fifo_routes(speedups.fifo_hops, 7)
+
+    assert len(made) == 2 * in_python > 0  # the C core called the class, and so its __init__
+    assert described(c_core[0], c_core[2]) == described(python[0], python[2])
 
 
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
