@@ -282,6 +282,8 @@ static const ContractName contract_names[] = {
     {"usage_instance", &str_usage_instance},
     {"usage_capacity", &str_usage_capacity},
     {"resource_name", &str_resource_name},
+    {"slot_node", &str_slot_node},
+    {"slot_instance", &str_slot_instance},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -379,6 +381,8 @@ static PyMethodDef module_methods[] = {
      "send_each(engine, timeline, source, size, channel, routes): World.send_each in C."},
     {"fifo_hops", (PyCFunction)(void (*)(void))fifo_hops, METH_FASTCALL,
      "fifo_hops(plan, nodes, source, target, hop_tuples): platform.fifo_hops in C."},
+    {"fifo_route", (PyCFunction)(void (*)(void))fifo_route, METH_FASTCALL,
+     "fifo_route(cache, plans, plan_of, hop_tuples, source, target): platform.fifo_route in C."},
     {"power_series_of", (PyCFunction)(void (*)(void))power_series_of, METH_FASTCALL,
      "power_series_of(entries, where, drawing, wanted, overall_time_s): results' in C."},
     {"set_resource_type", set_resource_type, METH_O,

@@ -798,3 +798,59 @@ set_resource_type(PyObject *module, PyObject *type)
     }
     Py_RETURN_NONE;
 }
+
+/* -- a FIFO-only run's route (simulator/platform.py `fifo_route`, its Python reference) ------ */
+
+static PyObject *str_slot_node = NULL, *str_slot_instance = NULL;
+
+/* fifo_route(cache, plans, plan_of, hop_tuples, source, target): platform.fifo_route in C. */
+static PyObject *
+fifo_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyDict_CheckExact(args[0]) || !PyDict_CheckExact(args[1]) ||
+        !PyDict_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "fifo_route(cache: dict, plans: dict, plan_of, "
+                                         "hop_tuples: dict, source, target)");
+        return NULL;
+    }
+    PyObject *cache = args[0], *plans = args[1];
+    PyObject *ends[4] = {NULL, NULL, NULL, NULL}; /* source node, instance, target node, instance */
+    PyObject *key = NULL, *nodes = NULL, *plan = NULL, *hops = NULL;
+    Py_hash_t hash = -1;
+    for (int index = 0; index < 4; index++) {
+        ends[index] = PyObject_GetAttr(args[4 + index / 2],
+                                       index % 2 == 0 ? str_slot_node : str_slot_instance);
+        if (ends[index] == NULL)
+            goto done;
+    }
+    /* the hops kept per pair of instances (World._hops) */
+    key = PyTuple_Pack(4, ends[0], ends[1], ends[2], ends[3]);
+    hash = key == NULL ? -1 : PyObject_Hash(key);
+    if (hash == -1)
+        goto done;
+    hops = Py_XNewRef(_PyDict_GetItem_KnownHash(cache, key, hash));
+    if (hops != NULL || PyErr_Occurred())
+        goto done;
+    /* the plan of the pair of nodes (World._plans, made by World._plan) */
+    nodes = PyTuple_Pack(2, ends[0], ends[2]);
+    plan = nodes == NULL ? NULL : Py_XNewRef(PyDict_GetItemWithError(plans, nodes));
+    if (plan == NULL && nodes != NULL && !PyErr_Occurred()) {
+        PyObject *call[] = {ends[0], ends[2]};
+        plan = PyObject_Vectorcall(args[2], call, 2, NULL);
+        if (plan != NULL && PyDict_SetItem(plans, nodes, plan) < 0)
+            Py_CLEAR(plan);
+    }
+    if (plan == NULL)
+        goto done;
+    PyObject *made[] = {plan, nodes, ends[1], ends[3], args[3]};
+    hops = fifo_hops(module, made, 5);
+    if (hops != NULL && _PyDict_SetItem_KnownHash(cache, key, hops, hash) < 0)
+        Py_CLEAR(hops);
+done:
+    for (int index = 0; index < 4; index++)
+        Py_XDECREF(ends[index]);
+    Py_XDECREF(key);
+    Py_XDECREF(nodes);
+    Py_XDECREF(plan);
+    return hops;
+}

@@ -249,6 +249,8 @@ NAMES: dict[str, Name] = {
     "link": Name("link", _NODE),
     "node_engine": Name("engine", _NODE),
     "resource_name": Name("name", "simulator.engine:Resource"),
+    "slot_node": Name("node", "simulator.placement:Slot"),
+    "slot_instance": Name("instance", "simulator.placement:Slot"),
     # the result's power series (simulator.results power_series_of)
     "series_node": Name("node", "simulator.results:PowerSeries"),
     "series_name": Name("name", "simulator.results:PowerSeries"),

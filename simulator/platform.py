@@ -545,6 +545,30 @@ def fifo_hops(
     return result
 
 
+def fifo_route(
+    cache: dict[tuple[str, int, str, int], tuple[Hop, ...]],
+    plans: dict[tuple[str, str], tuple[tuple[NodeRuntime, int, str, str], ...]],
+    plan_of: Callable[[str, str], tuple[tuple[NodeRuntime, int, str, str], ...]],
+    hop_tuples: dict[tuple[tuple[str, str], tuple[int, ...]], tuple[Hop, ...]],
+    source: Slot,
+    target: Slot,
+) -> tuple[Hop, ...]:
+    """Return World.hops of a run whose every hop is its FIFO (no flow link, no topology
+    template): the hops kept in `cache` per pair of instances, else made by `fifo_hops` from
+    the plan of the pair's nodes (kept in `plans`, made by `plan_of`: World._plan). The C
+    core's `fifo_route` (simulator/_speedups_transfer.c) does the same in C."""
+    key = (source.node, source.instance, target.node, target.instance)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    nodes = (source.node, target.node)
+    plan = plans.get(nodes)
+    if plan is None:
+        plan = plans[nodes] = plan_of(source.node, target.node)
+    hops = cache[key] = fifo_hops(plan, nodes, source.instance, target.instance, hop_tuples)
+    return hops
+
+
 class World:
     """Everything the processes of one run share: engine, nodes, routes, processes, timeline."""
 
@@ -616,6 +640,12 @@ class World:
         self._fifo_hops: Callable[..., tuple[Hop, ...]] = hotpath.choose_in(
             core, fifo_hops, "fifo_hops"
         )
+        # a run whose every hop is its FIFO (no flow link, no topology template): its routes
+        # are `fifo_route`'s (`hops`)
+        self._fifo_only = network is None and not routes.topologies
+        self._fifo_route: Callable[..., tuple[Hop, ...]] = hotpath.choose_in(
+            core, fifo_route, "fifo_route"
+        )
 
     def channel(self, key: tuple[object, ...]) -> tuple[object, ...]:
         """Return the run's one object equal to `key` (a collective's kind, participants and
@@ -625,6 +655,10 @@ class World:
     def hops(self, source: Slot, target: Slot) -> tuple[Hop, ...]:
         """Return the charging hops of a message from `source` to `target` (cached per pair
         of instances; pairs whose hops charge the same instances share one tuple)."""
+        if self._fifo_only:
+            return self._fifo_route(
+                self._hops, self._plans, self._plan, self._hop_tuples, source, target
+            )
         key = (source.node, source.instance, target.node, target.instance)
         cached = self._hops.get(key)
         if cached is not None:
@@ -651,14 +685,6 @@ class World:
                         self._via[via_key] = via
                 self._hops[key] = via
                 return via
-        elif self.network is None:  # every hop its FIFO: `_planned_hops`' first case, inline
-            nodes = (source.node, target.node)
-            plan = self._plans.get(nodes)
-            if plan is None:
-                plan = self._plans[nodes] = self._plan(source.node, target.node)
-            hops = self._fifo_hops(plan, nodes, source.instance, target.instance, self._hop_tuples)
-            self._hops[key] = hops
-            return hops
         result = self._hops[key] = self._planned_hops(source, target)
         return result
 

@@ -760,6 +760,47 @@ def test_a_route_s_fifo_hops_are_the_pure_python_ones(seed: int) -> None:
 
 
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("seed", range(3))
+def test_a_fifo_only_run_s_routes_are_the_pure_python_ones(seed: int) -> None:
+    from simulator.platform import fifo_hops, fifo_route
+
+    def routes(route: Callable[..., Any]) -> tuple[Any, ...]:
+        """Ask `route` for random pairs' hops, their plans made by a plan_of that counts its
+        calls, on the plans of random_fifo_routes' first seed."""
+        draw = random.Random(seed)
+        made_plans = []
+        plans_of = {}
+
+        def keep(plan: Any, nodes: Any, source: int, target: int, hop_tuples: Any) -> Any:
+            plans_of[nodes] = plan
+            return fifo_hops(plan, nodes, source, target, hop_tuples)
+
+        random_fifo_routes(keep, seed)  # its plans, by a pair of node names
+        pairs = sorted(plans_of)
+
+        def plan_of(source: str, target: str) -> Any:
+            made_plans.append((source, target))
+            return plans_of[source, target]
+
+        cache: dict[Any, Any] = {}
+        plans: dict[Any, Any] = {}
+        hop_tuples: dict[Any, Any] = {}
+        found = []
+        for _ in range(150):
+            source_node, target_node = draw.choice(pairs)
+            # an end's instance is valid on each node that charges it
+            plan = plans_of[source_node, target_node]
+            smallest = min((len(step[0].usages) for step in plan), default=5)
+            source = Slot("A", draw.randrange(3), source_node, draw.randrange(smallest))
+            target = Slot("B", draw.randrange(3), target_node, draw.randrange(smallest))
+            found.append(route(cache, plans, plan_of, hop_tuples, source, target))
+        nodes = [step[0] for plan in plans_of.values() for step in plan]
+        return described(found, nodes), list(cache), list(plans), list(hop_tuples), made_plans
+
+    assert routes(speedups.fifo_route) == routes(fifo_route)
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
 def test_a_route_s_fifo_is_made_by_resource_s_init_once_it_is_replaced(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
