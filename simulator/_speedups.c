@@ -52,6 +52,7 @@
 static PyObject *str_entry_node = NULL, *str_entry_instance = NULL, *str_entry_size = NULL,
                 *str_entry_direction = NULL, *str_entry_to = NULL;
 #include "_speedups_power.c"
+#include "_speedups_kernel_rows.c"
 
 /* -- what Python hands the core at start-up ------------------------------------------------ */
 
@@ -284,6 +285,23 @@ static const ContractName contract_names[] = {
     {"resource_name", &str_resource_name},
     {"slot_node", &str_slot_node},
     {"slot_instance", &str_slot_instance},
+    {"row_node", &str_row_node},
+    {"row_instance", &str_row_instance},
+    {"row_duration", &str_row_duration},
+    {"row_bound", &str_row_bound},
+    {"row_bound_class", &str_row_bound_class},
+    {"row_occupancy", &str_row_occupancy},
+    {"row_fraction", &str_row_fraction},
+    {"row_ops", &str_row_ops},
+    {"row_bytes", &str_row_bytes},
+    {"row_intensity", &str_row_intensity},
+    {"row_ops_per_s", &str_row_ops_per_s},
+    {"row_bytes_per_s", &str_row_bytes_per_s},
+    {"row_roof_ops", &str_row_roof_ops},
+    {"row_roof_fraction", &str_row_roof_fraction},
+    {"detail", &str_detail},
+    {"bound", &str_bound},
+    {"detail_occupancy", &str_detail_occupancy},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -385,6 +403,9 @@ static PyMethodDef module_methods[] = {
      "fifo_route(cache, plans, plan_of, hop_tuples, source, target): platform.fifo_route in C."},
     {"power_series_of", (PyCFunction)(void (*)(void))power_series_of, METH_FASTCALL,
      "power_series_of(entries, where, drawing, wanted, overall_time_s): results' in C."},
+    {"kernel_rows_of", (PyCFunction)(void (*)(void))kernel_rows_of, METH_FASTCALL,
+     "kernel_rows_of(entries, where, on_gpus, nodes, no_node, bound_classes, template): "
+     "results.kernel_rows' loop in C."},
     {"set_resource_type", set_resource_type, METH_O,
      "Tell the core which class a node's FIFO is (engine.Resource: NodeRuntime.link's)."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,

@@ -101,6 +101,7 @@ SPEEDUPS = Extension(
                 "flows",
                 "flows_uniform",
                 "power",
+                "kernel_rows",
             )
         ),
     ),

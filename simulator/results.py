@@ -797,8 +797,8 @@ def kernel_rows(
     `where`: `process_places(processes)` when the caller made it already.
 
     A row's roofline figures are `kernel_point`'s, computed here in the same operations and
-    order (a call and a named tuple per kernel otherwise; tests/simulator/test_kernels.py
-    compares the two)."""
+    order (a call and a named tuple per kernel otherwise; tests/simulator/test_results.py
+    compares the two). The C core's `kernel_rows_of` runs this loop where it is in use."""
     on_gpus: set[str] = set()
     gpu_nodes = {node for node, figures in figures_of.items() if figures.type == "GPU"}
     if not gpu_nodes and not annotated:
@@ -807,6 +807,13 @@ def kernel_rows(
         if where is None:
             where = process_places(processes)
         on_gpus = {process for process, (node, _) in where.items() if node in gpu_nodes}
+    if where is not None:  # the C core's loop where it is in use and every value is plain
+        nodes_of = {node: _kernel_node(figures) for node, figures in figures_of.items()}
+        made = _kernel_rows_of(
+            entries, where, on_gpus, nodes_of, _NOT_A_NODE, BOUND_CLASSES, _KERNEL_ROW
+        )
+        if made is not NotImplemented:
+            return made
     rows: list[KernelRow] = []
     add_row = rows.append
     # per node: its figures, whether it is a GPU, its roof and the roof's figures a row
@@ -910,6 +917,18 @@ def _kernel_node(figures: ComponentFigures | None) -> _KernelNode:
 
 # What a kernel row's occupancy may be (a tuple: `int | float` makes a union at every row).
 _NUMBERS = (int, float)
+# what kernel_rows reads of a node that is not a component (`_kernel_node(None)`)
+_NOT_A_NODE = _kernel_node(None)
+
+
+def _python_kernel_rows_of(*arguments: object) -> object:
+    """Without the C core: NotImplemented, and kernel_rows' own loop makes the rows."""
+    return NotImplemented
+
+
+# kernel_rows' loop: the C core's `kernel_rows_of` (simulator/_speedups_kernel_rows.c) where it
+# is in use (NotImplemented where a value is not a plain one), else kernel_rows' own loop
+_kernel_rows_of: Callable[..., Any] = hotpath.choose(_python_kernel_rows_of, "kernel_rows_of")
 
 
 def process_places(processes: Sequence[ProcessRow]) -> dict[str, tuple[str, int]]:

@@ -467,3 +467,76 @@ def test_the_c_power_series_are_the_python_ones_for_random_timelines(seed: int) 
         assert c_core is NotImplemented
         assert power_series(changed, [], components, overall, where) == python
     assert both(entries, 2)[0] is NotImplemented
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_c_kernel_rows_are_the_python_ones_for_random_timelines(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The C core's kernel_rows_of gives kernel_rows' own loop's rows for random timelines:
+    kernels on GPUs and elsewhere, details of every kind, plain and odd values (ints, bools,
+    None, a str, a missing place, a zero size); where a value is not a plain one it gives
+    NotImplemented and the loop makes the rows."""
+    import json
+    import random
+
+    from simulator import results
+    from simulator.engine import speedups
+    from simulator.models.roofline import gpu_roof
+    from simulator.results import ComponentFigures, kernel_rows
+
+    if speedups is None:
+        pytest.skip("the C core is not built")
+    draw = random.Random(seed)
+    roof = gpu_roof({"SMs": 13, "SMCoreClock": 1253, "CUDACores": 128, "GMEMThroughput": 13.78,
+                     "maxWarpsPerSM": draw.choice([64, 48])})  # fmt: skip
+    figures_of = {
+        "gpu": ComponentFigures("gpu", "GPU", "gpu", "GPU", 1.0, 2.0, 0.0, roof=roof),
+        "bare": ComponentFigures("bare", "GPU", "gpu", "GPU", 1.0, 2.0, 0.0),
+        "cpu": ComponentFigures("cpu", "CPU", "host", "CPU", 1.0, 2.0, 0.0),
+    }
+    where = {f"P[{rank}]": (draw.choice(["gpu", "bare", "cpu", "none"]), rank) for rank in range(9)}
+    values = [1.0, 256.0, 0.0, 3.5, 2.0**60, float("nan"), 7, True, None, "x"]
+    entries: list[Any] = []
+    for _ in range(150):
+        start = draw.random()
+        entry: dict[str, Any] = {
+            "process": draw.choice(sorted(where)),
+            "kind": draw.choice(["compute", "compute", "transfer"]),
+            "start_s": start,
+            "end_s": start + draw.choice([0.0, -0.5, 1e-3, draw.random()]),
+        }
+        if draw.random() < 0.7:
+            plain = draw.random() < 0.8
+            inputs = {
+                name: draw.choice(values[:6] if plain else values)
+                for name in ("CUDACoreInstructions", "GMEMBytesTransferred", "gridSize", "N",
+                             "blockSize", "occupancy")
+                if draw.random() < 0.9
+            }  # fmt: skip
+            entry["kernel"] = draw.choice([inputs, inputs, {}, None])
+        if draw.random() < 0.5:
+            detail: Any = {
+                key: draw.choice(["l2", "latency", "other", 3, None, 12, 7.5, True])
+                for key in ("bound", "occupancy")
+                if draw.random() < 0.7
+            }
+            entry["detail"] = draw.choice([detail, detail, None, {}])
+        entries.append(entry)
+
+    def rows(use_c: bool, entries: list[Any]) -> str:
+        if not use_c:
+            monkeypatch.setattr(results, "_kernel_rows_of", results._python_kernel_rows_of)
+        try:
+            return json.dumps(kernel_rows(entries, [], figures_of, where=where))
+        except (KeyError, ZeroDivisionError, OverflowError, ValueError, TypeError) as error:
+            return repr(error)
+        finally:
+            monkeypatch.undo()
+
+    for count in (10, 40, 150):  # shorter timelines: fewer odd values among them
+        assert rows(True, entries[:count]) == rows(False, entries[:count])
+    plain = [
+        e for e in entries if all(isinstance(v, float) for v in (e.get("kernel") or {}).values())
+    ]
+    assert rows(True, plain) == rows(False, plain)
