@@ -101,6 +101,8 @@ kernel_row(PyObject *rows, PyObject *entry, PyObject *const *args)
     PyObject *kind = entry_item(entry, str_kind);
     if (kind == NULL)
         return -1;
+    if (kind == str_receive || kind == str_transfer) /* the run's own interned kinds: at once */
+        return 1;
     if (kind != str_compute) {
         int is_compute = PyObject_RichCompareBool(kind, str_compute, Py_EQ);
         if (is_compute <= 0)
