@@ -39,6 +39,7 @@
 #include "_speedups_loop.c"
 #include "_speedups_usage.c"
 #include "_speedups_sim.c"
+#include "_speedups_kernel.c"
 #include "_speedups_stackless.c"
 #include "_speedups_transfer.c"
 #include "_speedups_messages.c"
@@ -46,6 +47,12 @@
 #include "_speedups_program.c"
 #include "_speedups_flows.c"
 #include "_speedups_flows_uniform.c"
+
+/* A transfer's timeline entry's further keys, in Timeline.add's order (`transfer_keys`). */
+static PyObject *str_entry_node = NULL, *str_entry_instance = NULL, *str_entry_size = NULL,
+                *str_entry_direction = NULL, *str_entry_to = NULL;
+#include "_speedups_power.c"
+#include "_speedups_kernel_rows.c"
 
 /* -- what Python hands the core at start-up ------------------------------------------------ */
 
@@ -141,9 +148,6 @@ set_stackless_types(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* -- the name contract: the Python names the core reads, writes and calls ------------------- */
 
-/* A transfer's timeline entry's further keys, in Timeline.add's order (`transfer_keys`). */
-static PyObject *str_entry_node = NULL, *str_entry_instance = NULL, *str_entry_size = NULL,
-                *str_entry_direction = NULL, *str_entry_to = NULL;
 
 /* Every name the core uses, by its key in simulator.hotpath.NAMES, which gives the Python name
  * (and the class it belongs to) at start-up: set_names. A rename on the Python side is one edit
@@ -256,6 +260,48 @@ static const ContractName contract_names[] = {
     {"link_usage", &str_link_usage},
     {"link_merge", &str_link_merge},
     {"flow_done", &str_flow_done},
+    {"kernel_gmem", &str_kernel_gmem},
+    {"kernel_grid", &str_kernel_grid},
+    {"kernel_n", &str_kernel_n},
+    {"kernel_block", &str_kernel_block},
+    {"kernel_occupancy", &str_kernel_occupancy},
+    {"kernels", &str_kernels},
+    {"annotated", &str_annotated},
+    {"kernel_key", &str_kernel_key},
+    {"usages", &str_usages},
+    {"links", &str_links},
+    {"link", &str_link},
+    {"node_engine", &str_node_engine},
+    {"series_node", &str_series_node},
+    {"series_name", &str_series_name},
+    {"series_instance", &str_series_instance},
+    {"series_points", &str_series_points},
+    {"figures_node", &str_figures_node},
+    {"figures_name", &str_figures_name},
+    {"idle_w", &str_idle_w},
+    {"active_w", &str_active_w},
+    {"usage_instance", &str_usage_instance},
+    {"usage_capacity", &str_usage_capacity},
+    {"resource_name", &str_resource_name},
+    {"slot_node", &str_slot_node},
+    {"slot_instance", &str_slot_instance},
+    {"row_node", &str_row_node},
+    {"row_instance", &str_row_instance},
+    {"row_duration", &str_row_duration},
+    {"row_bound", &str_row_bound},
+    {"row_bound_class", &str_row_bound_class},
+    {"row_occupancy", &str_row_occupancy},
+    {"row_fraction", &str_row_fraction},
+    {"row_ops", &str_row_ops},
+    {"row_bytes", &str_row_bytes},
+    {"row_intensity", &str_row_intensity},
+    {"row_ops_per_s", &str_row_ops_per_s},
+    {"row_bytes_per_s", &str_row_bytes_per_s},
+    {"row_roof_ops", &str_row_roof_ops},
+    {"row_roof_fraction", &str_row_roof_fraction},
+    {"detail", &str_detail},
+    {"bound", &str_bound},
+    {"detail_occupancy", &str_detail_occupancy},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -297,6 +343,9 @@ set_names(PyObject *module, PyObject *names)
     transfer_keys = PyTuple_Pack(5, str_entry_node, str_entry_instance, str_entry_size,
                                  str_entry_direction, str_entry_to);
     if (transfer_keys == NULL)
+        return NULL;
+    kernel_keys = PyTuple_Pack(1, str_kernel_key);
+    if (kernel_keys == NULL)
         return NULL;
     names_set = 1;
     Py_RETURN_NONE;
@@ -351,6 +400,17 @@ static PyMethodDef module_methods[] = {
      "Tell SimCore which dict subclass is a memo with an `index` slot (shallow.Memo)."},
     {"send_each", (PyCFunction)(void (*)(void))send_each, METH_FASTCALL,
      "send_each(engine, timeline, source, size, channel, routes): World.send_each in C."},
+    {"fifo_hops", (PyCFunction)(void (*)(void))fifo_hops, METH_FASTCALL,
+     "fifo_hops(plan, nodes, source, target, hop_tuples): platform.fifo_hops in C."},
+    {"fifo_route", (PyCFunction)(void (*)(void))fifo_route, METH_FASTCALL,
+     "fifo_route(cache, plans, plan_of, hop_tuples, source, target): platform.fifo_route in C."},
+    {"power_series_of", (PyCFunction)(void (*)(void))power_series_of, METH_FASTCALL,
+     "power_series_of(entries, where, drawing, wanted, overall_time_s): results' in C."},
+    {"kernel_rows_of", (PyCFunction)(void (*)(void))kernel_rows_of, METH_FASTCALL,
+     "kernel_rows_of(entries, where, on_gpus, nodes, no_node, bound_classes, template): "
+     "results.kernel_rows' loop in C."},
+    {"set_resource_type", set_resource_type, METH_O,
+     "Tell the core which class a node's FIFO is (engine.Resource: NodeRuntime.link's)."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,
      "Tell guarded_getattr the Python guard it defers to and the inspection attributes."},
     {"guarded_getattr", (PyCFunction)(void (*)(void))guarded_getattr,

@@ -556,6 +556,8 @@ memoized_duration(SimCore *self, PyObject *params, PyObject **missed, int *plain
 
 static int keep_entry_with(PyObject *timeline, PyObject *process, PyObject *kind, double start,
                            double end, PyObject *keys, PyObject *const *values);
+static int keep_kernel(SimCore *self, PyObject *timeline, PyObject *params, double start,
+                       double end);
 
 /* `Timeline.add(process, kind, start, end)` on a timeline that is not full: append the entry
  * and note whether the timeline is now full; -1 on error. */
@@ -631,7 +633,8 @@ counted_as_dropped(PyObject *timeline)
 
 /* Put the memoized computation that ran from `start` to `end` on the timeline (not full): here
  * when its params cannot be a GPU kernel's (no CUDACoreInstructions, `kernel_inputs`'s own
- * first test), else through `_PythonSimCore._record_computation`. */
+ * first test) or their kernel inputs are plain numbers (`keep_kernel`), else through
+ * `_PythonSimCore._record_computation`. */
 static int
 record_computation(SimCore *self, PyObject *timeline, PyObject *params, double start, double end)
 {
@@ -642,6 +645,9 @@ record_computation(SimCore *self, PyObject *timeline, PyObject *params, double s
             return -1;
         if (!is_kernel)
             return keep_entry(timeline, self->process, str_compute, start, end);
+        int kept = keep_kernel(self, timeline, params, start, end); /* _speedups_kernel.c */
+        if (kept != 0)
+            return kept < 0 ? -1 : 0;
     }
     PyObject *start_obj = PyFloat_FromDouble(start);
     if (start_obj == NULL)

@@ -1,8 +1,10 @@
-/* simulator._speedups: a message crossing its hops (Transfer) and the mailbox and FIFO cores.
+/* simulator._speedups: a message crossing its hops (Transfer), the mailbox and FIFO cores, and a
+ * route's FIFO hops (fifo_hops).
  *
- * Python reference: simulator/platform.py _Transfer; simulator/engine.py Mailbox and Resource.
- * Differential test: tests/simulator/test_hot_path.py (test_the_c_message_path_...),
- *   tests/simulator/test_engine.py.
+ * Python reference: simulator/platform.py _Transfer, fifo_hops; simulator/engine.py Mailbox and
+ * Resource.
+ * Differential test: tests/simulator/test_hot_path.py (test_the_c_message_path_...,
+ *   test_a_route_s_fifo_hops_are_the_pure_python_ones), tests/simulator/test_engine.py.
  *
  * Compiled as one translation unit: simulator/_speedups.c includes the parts in order, so the
  * compiler still inlines across them; a part uses what the parts before it define.
@@ -569,3 +571,286 @@ mailbox_put(PyObject *mailbox, PyObject *item)
 static PyTypeObject *mailbox_core_type = NULL; /* MailboxCore, made at import */
 static PyObject *str_receivers = NULL, *str_receive_fallback = NULL;
 static SlotCache receivers_slot = {&str_receivers};
+
+/* -- a route's FIFO hops (simulator/platform.py `fifo_hops`, its Python reference) ---------- */
+
+static PyObject *str_usages = NULL, *str_links = NULL, *str_link = NULL, *str_node_engine = NULL;
+static SlotCache usages_slot = {&str_usages}, links_slot = {&str_links},
+                 node_engine_slot = {&str_node_engine}, node_id_slot = {&str_id};
+static PyObject *resource_type = NULL; /* simulator.engine.Resource, set by set_resource_type */
+/* a FIFO's name's literal parts ("link ", "[", "] ", "->") and "", made with resource_type */
+static PyObject *link_parts[5] = {NULL};
+static PyObject *deque_type = NULL; /* collections.deque, a FIFO's queue */
+static PyObject *str_resource_name = NULL;
+static SlotCache resource_name_slot = {&str_resource_name};
+/* resource_type's version tag when set_resource_type found it made as `resource_made` needs
+ * (0: never, or not so): a change to the class since (its __init__ replaced, say) changes the
+ * tag, and FIFOs are then made by calling the class. */
+static unsigned int resource_version = 0;
+
+/* Resource(engine, name) made as its __init__ makes it (capacity 1, no user, an empty deque,
+ * the name in its slot) without the call of that Python function, while the class is as
+ * set_resource_type found it; NULL with no error when it is not, NULL with an error on one. */
+static PyObject *
+resource_made(PyObject *engine, PyObject *name)
+{
+    PyTypeObject *type = (PyTypeObject *)resource_type;
+    if (resource_version == 0 || type->tp_version_tag != resource_version ||
+        !(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return NULL;
+    PyObject *queue = PyObject_CallNoArgs(deque_type);
+    PyObject *made = queue == NULL ? NULL : type->tp_alloc(type, 0);
+    PyObject **slot = made == NULL ? NULL : slot_address(made, &resource_name_slot);
+    if (slot == NULL) {
+        if (made != NULL && !PyErr_Occurred())
+            resource_version = 0; /* not the class it was: call it from now on */
+        Py_XDECREF(made);
+        Py_XDECREF(queue);
+        return NULL;
+    }
+    ResourceCore *core = (ResourceCore *)made;
+    core->engine = Py_NewRef(engine);
+    core->queue = queue;
+    core->capacity = 1;
+    core->users = 0;
+    Py_XSETREF(*slot, Py_NewRef(name));
+    return made;
+}
+
+/* A node's new FIFO from `came_from` to `going_to` kept in its `links` under `key` (of hash
+ * `hash`), made as NodeRuntime.link makes it (a Resource named "link <node>[<instance>]
+ * <from>-><to>" on the node's engine); without the Resource class handed over, `node.link(...)`
+ * itself. */
+static PyObject *
+new_link(PyObject *node, PyObject *links, PyObject *key, Py_hash_t hash, PyObject *instance,
+         PyObject *came_from, PyObject *going_to)
+{
+    if (resource_type == NULL) {
+        PyObject *call[] = {node, instance, came_from, going_to};
+        return PyObject_VectorcallMethod(str_link, call, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                         NULL);
+    }
+    PyObject *node_id = slot_get(node, &node_id_slot);
+    PyObject *engine = node_id == NULL ? NULL : slot_get(node, &node_engine_slot);
+    /* the f-string's parts joined as it joins them; `{}` is str() of a str or an int */
+    PyObject *number = engine == NULL ? NULL : PyObject_Str(instance);
+    PyObject *name = NULL;
+    if (number != NULL && link_parts[0] != NULL) {
+        PyObject *parts[] = {link_parts[0], node_id,       link_parts[1], number,
+                             link_parts[2], came_from,     link_parts[3], going_to};
+        name = _PyUnicode_JoinArray(link_parts[4], parts, 8);
+    }
+    Py_XDECREF(number);
+    PyObject *link = name == NULL ? NULL : resource_made(engine, name);
+    if (link == NULL && name != NULL && !PyErr_Occurred()) {
+        PyObject *call[] = {engine, name};
+        link = PyObject_Vectorcall(resource_type, call, 2, NULL);
+    }
+    if (link != NULL && _PyDict_SetItem_KnownHash(links, key, link, hash) < 0)
+        Py_CLEAR(link);
+    Py_XDECREF(name);
+    Py_XDECREF(engine);
+    Py_XDECREF(node_id);
+    return link;
+}
+
+/* The instance of a plan's hop (World._plan): the sender's (end 0), the receiver's (1), or for
+ * a node between them the sender's wrapped to the node's instances (`source % len(usages)`);
+ * a new reference, NULL on error. */
+static PyObject *
+hop_instance(PyObject *node, PyObject *end, PyObject *source, PyObject *target)
+{
+    long which = PyLong_AsLong(end);
+    if (which == -1 && PyErr_Occurred())
+        return NULL;
+    if (which == 0 || which == 1) /* `ends[end]`: the instance object itself */
+        return Py_NewRef(which == 0 ? source : target);
+    PyObject *usages = slot_get(node, &usages_slot);
+    Py_ssize_t count = usages == NULL ? -1 : PyObject_Size(usages);
+    Py_XDECREF(usages);
+    PyObject *count_obj = count < 0 ? NULL : PyLong_FromSsize_t(count);
+    PyObject *instance = count_obj == NULL ? NULL : PyNumber_Remainder(source, count_obj);
+    Py_XDECREF(count_obj);
+    return instance;
+}
+
+/* One hop (node, instance, its FIFO from `came_from` to `going_to`, the instance's usage): the
+ * FIFO the node keeps in `_links`, else a new one made as `node.link(...)` makes it; NULL on
+ * error. */
+static PyObject *
+fifo_hop(PyObject *node, PyObject *instance, PyObject *came_from, PyObject *going_to)
+{
+    PyObject *links = slot_get(node, &links_slot);
+    if (links == NULL)
+        return NULL;
+    PyObject *key = PyTuple_Pack(3, instance, came_from, going_to);
+    Py_hash_t hash = key == NULL ? -1 : PyObject_Hash(key); /* once: the look-up's and the set's */
+    PyObject *link = hash == -1 || !PyDict_CheckExact(links)
+                         ? NULL
+                         : Py_XNewRef(_PyDict_GetItem_KnownHash(links, key, hash));
+    if (link == NULL && hash != -1 && !PyErr_Occurred()) { /* a new FIFO */
+        if (PyDict_CheckExact(links))
+            link = new_link(node, links, key, hash, instance, came_from, going_to);
+        else { /* not a dict: link's own */
+            PyObject *call[] = {node, instance, came_from, going_to};
+            link = PyObject_VectorcallMethod(str_link, call, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                             NULL);
+        }
+    }
+    Py_XDECREF(key);
+    Py_DECREF(links);
+    PyObject *usages = link == NULL ? NULL : slot_get(node, &usages_slot);
+    PyObject *usage = usages == NULL ? NULL : PyObject_GetItem(usages, instance);
+    PyObject *hop = usage == NULL ? NULL : PyTuple_Pack(4, node, instance, link, usage);
+    Py_XDECREF(usage);
+    Py_XDECREF(usages);
+    Py_XDECREF(link);
+    return hop;
+}
+
+/* fifo_hops(plan, nodes, source, target, hop_tuples): platform.fifo_hops in C. */
+static PyObject *
+fifo_hops(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_CheckExact(args[0]) || !PyDict_CheckExact(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fifo_hops(plan: tuple, nodes, source, target, hop_tuples: dict)");
+        return NULL;
+    }
+    PyObject *plan = args[0], *hop_tuples = args[4];
+    Py_ssize_t count = PyTuple_GET_SIZE(plan);
+    PyObject *instances = PyTuple_New(count);
+    if (instances == NULL)
+        return NULL;
+    for (Py_ssize_t index = 0; index < count; index++) {
+        PyObject *step = PyTuple_GET_ITEM(plan, index);
+        PyObject *instance = NULL;
+        if (!PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 4)
+            PyErr_SetString(PyExc_TypeError, "a plan's hop is (node, end, from, to)");
+        else
+            instance = hop_instance(PyTuple_GET_ITEM(step, 0), PyTuple_GET_ITEM(step, 1), args[2],
+                                    args[3]);
+        if (instance == NULL) {
+            Py_DECREF(instances);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(instances, index, instance);
+    }
+    /* pairs whose hops charge the same instances share one tuple (World._hop_tuples) */
+    PyObject *shared = PyTuple_Pack(2, args[1], instances);
+    Py_hash_t hash = shared == NULL ? -1 : PyObject_Hash(shared);
+    PyObject *hops = hash == -1 ? NULL
+                                : Py_XNewRef(_PyDict_GetItem_KnownHash(hop_tuples, shared, hash));
+    if (hops == NULL && hash != -1 && !PyErr_Occurred()) {
+        hops = PyTuple_New(count);
+        for (Py_ssize_t index = 0; hops != NULL && index < count; index++) {
+            PyObject *step = PyTuple_GET_ITEM(plan, index);
+            PyObject *hop = fifo_hop(PyTuple_GET_ITEM(step, 0), PyTuple_GET_ITEM(instances, index),
+                                     PyTuple_GET_ITEM(step, 2), PyTuple_GET_ITEM(step, 3));
+            if (hop == NULL)
+                Py_CLEAR(hops);
+            else
+                PyTuple_SET_ITEM(hops, index, hop);
+        }
+        if (hops != NULL && _PyDict_SetItem_KnownHash(hop_tuples, shared, hops, hash) < 0)
+            Py_CLEAR(hops);
+    }
+    Py_XDECREF(shared);
+    Py_DECREF(instances);
+    return hops;
+}
+
+static PyObject *
+set_resource_type(PyObject *module, PyObject *type)
+{
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "set_resource_type expects a class");
+        return NULL;
+    }
+    const char *texts[5] = {"link ", "[", "] ", "->", ""};
+    for (int index = 0; index < 5; index++)
+        if (link_parts[index] == NULL &&
+            (link_parts[index] = PyUnicode_InternFromString(texts[index])) == NULL)
+            return NULL;
+    if (deque_type == NULL) {
+        PyObject *collections = PyImport_ImportModule("collections");
+        deque_type = collections == NULL ? NULL : PyObject_GetAttrString(collections, "deque");
+        Py_XDECREF(collections);
+        if (deque_type == NULL)
+            return NULL;
+    }
+    Py_XSETREF(resource_type, Py_NewRef(type));
+    /* Made without its __init__ call (`resource_made`) only a class made as Resource is: its
+     * own __init__ (a Python function) on ResourceCore's new, no __dict__, `name` its slot. */
+    PyTypeObject *made = (PyTypeObject *)type;
+    resource_version = 0;
+    PyObject *init = PyDict_GetItemWithError(made->tp_dict, str___init__); /* borrowed */
+    if (init == NULL && PyErr_Occurred())
+        return NULL;
+    PyObject *name = _PyType_Lookup(made, str_resource_name);
+    if (init != NULL && PyFunction_Check(init) && made->tp_base == resource_core_type &&
+        made->tp_new == PyType_GenericNew && made->tp_alloc == PyType_GenericAlloc &&
+        made->tp_dictoffset == 0 && name != NULL && Py_IS_TYPE(name, &PyMemberDescr_Type) &&
+        ((PyMemberDescrObject *)name)->d_common.d_type == made) {
+        _PyType_Lookup(made, str___init__); /* gives the class its version tag */
+        if (made->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)
+            resource_version = made->tp_version_tag;
+    }
+    Py_RETURN_NONE;
+}
+
+/* -- a FIFO-only run's route (simulator/platform.py `fifo_route`, its Python reference) ------ */
+
+static PyObject *str_slot_node = NULL, *str_slot_instance = NULL;
+
+/* fifo_route(cache, plans, plan_of, hop_tuples, source, target): platform.fifo_route in C. */
+static PyObject *
+fifo_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyDict_CheckExact(args[0]) || !PyDict_CheckExact(args[1]) ||
+        !PyDict_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "fifo_route(cache: dict, plans: dict, plan_of, "
+                                         "hop_tuples: dict, source, target)");
+        return NULL;
+    }
+    PyObject *cache = args[0], *plans = args[1];
+    PyObject *ends[4] = {NULL, NULL, NULL, NULL}; /* source node, instance, target node, instance */
+    PyObject *key = NULL, *nodes = NULL, *plan = NULL, *hops = NULL;
+    Py_hash_t hash = -1;
+    for (int index = 0; index < 4; index++) {
+        ends[index] = PyObject_GetAttr(args[4 + index / 2],
+                                       index % 2 == 0 ? str_slot_node : str_slot_instance);
+        if (ends[index] == NULL)
+            goto done;
+    }
+    /* the hops kept per pair of instances (World._hops) */
+    key = PyTuple_Pack(4, ends[0], ends[1], ends[2], ends[3]);
+    hash = key == NULL ? -1 : PyObject_Hash(key);
+    if (hash == -1)
+        goto done;
+    hops = Py_XNewRef(_PyDict_GetItem_KnownHash(cache, key, hash));
+    if (hops != NULL || PyErr_Occurred())
+        goto done;
+    /* the plan of the pair of nodes (World._plans, made by World._plan) */
+    nodes = PyTuple_Pack(2, ends[0], ends[2]);
+    plan = nodes == NULL ? NULL : Py_XNewRef(PyDict_GetItemWithError(plans, nodes));
+    if (plan == NULL && nodes != NULL && !PyErr_Occurred()) {
+        PyObject *call[] = {ends[0], ends[2]};
+        plan = PyObject_Vectorcall(args[2], call, 2, NULL);
+        if (plan != NULL && PyDict_SetItem(plans, nodes, plan) < 0)
+            Py_CLEAR(plan);
+    }
+    if (plan == NULL)
+        goto done;
+    PyObject *made[] = {plan, nodes, ends[1], ends[3], args[3]};
+    hops = fifo_hops(module, made, 5);
+    if (hops != NULL && _PyDict_SetItem_KnownHash(cache, key, hops, hash) < 0)
+        Py_CLEAR(hops);
+done:
+    for (int index = 0; index < 4; index++)
+        Py_XDECREF(ends[index]);
+    Py_XDECREF(key);
+    Py_XDECREF(nodes);
+    Py_XDECREF(plan);
+    return hops;
+}

@@ -296,7 +296,12 @@ class _SimCalls:
         to it, checked once and kept for the next send to it."""
         call = "sim.p2pCommunicationSend"
         if target_rank is None:
-            peers = self._peers(call, target_label)
+            # `_peers`' look-up of a plain label inline (every process's first send comes here);
+            # any other label, or none found, goes there for its check and message
+            by_label = self._world.by_label
+            peers = by_label.get(target_label) if target_label.__class__ is str else None
+            if not peers:
+                peers = self._peers(call, target_label)
             target = peers[self._state.slot.rank % len(peers)]
         else:
             target = self._peer(call, target_label, target_rank)

@@ -92,6 +92,7 @@ SPEEDUPS = Extension(
                 "loop",
                 "usage",
                 "sim",
+                "kernel",
                 "stackless",
                 "transfer",
                 "messages",
@@ -99,6 +100,8 @@ SPEEDUPS = Extension(
                 "program",
                 "flows",
                 "flows_uniform",
+                "power",
+                "kernel_rows",
             )
         ),
     ),

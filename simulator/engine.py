@@ -790,3 +790,8 @@ class Resource(_ResourceCore):
         proc = self.engine.current
         self._queue.append((self.engine.wake, proc))
         self.engine.suspend(f"{self.name} (FIFO, {len(self._queue)} queued)")
+
+
+# A node's FIFOs are made by the C core's route (simulator/_speedups_transfer.c `new_link`) as
+# NodeRuntime.link makes them: it needs the class
+hotpath.hand_types(resource=Resource)

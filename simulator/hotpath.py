@@ -188,6 +188,15 @@ NAMES: dict[str, Name] = {
     # the memo and the model's values
     "computation_time": Name(COMPUTATION_TIME, "simulator.shallow:WELL_KNOWN_FUNCTIONS"),
     "cuda_core_instructions": Name(KERNEL_MARKER, "simulator.models.roofline:KERNEL_INPUTS"),
+    # a kernel's timeline entry: kernel_inputs' further names, in KERNEL_INPUTS' order
+    "kernel_gmem": Name("GMEMBytesTransferred", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernel_grid": Name("gridSize", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernel_n": Name("N", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernel_block": Name("blockSize", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernel_occupancy": Name("occupancy", "simulator.models.roofline:KERNEL_INPUTS"),
+    "kernels": Name("_kernels", _TIMELINE),
+    "annotated": Name("annotated", _TIMELINE),
+    "kernel_key": Name("kernel", "simulator.results"),
     "index": Name("index", "simulator.shallow:Memo"),
     "index_room": Name("index_room", "simulator.shallow:Memo"),
     "program": Name("program", "simulator.shallow:Memo"),
@@ -235,6 +244,43 @@ NAMES: dict[str, Name] = {
     "id": Name("id", _NODE),
     "transfer_time": Name("transfer_time", _NODE),
     "transfer_times": Name("_transfer_times", _NODE),
+    "usages": Name("usages", _NODE),
+    "links": Name("_links", _NODE),
+    "link": Name("link", _NODE),
+    "node_engine": Name("engine", _NODE),
+    "resource_name": Name("name", "simulator.engine:Resource"),
+    "slot_node": Name("node", "simulator.placement:Slot"),
+    "slot_instance": Name("instance", "simulator.placement:Slot"),
+    # the result's kernel rows (simulator.results kernel_rows): a row's keys, and what an
+    # entry's detail names
+    "row_node": Name("node", "simulator.results:KernelRow"),
+    "row_instance": Name("instance", "simulator.results:KernelRow"),
+    "row_duration": Name("duration_s", "simulator.results:KernelRow"),
+    "row_bound": Name("bound", "simulator.results:KernelRow"),
+    "row_bound_class": Name("bound_class", "simulator.results:KernelRow"),
+    "row_occupancy": Name("occupancy", "simulator.results:KernelRow"),
+    "row_fraction": Name("occupancy_fraction", "simulator.results:KernelRow"),
+    "row_ops": Name("ops", "simulator.results:KernelRow"),
+    "row_bytes": Name("bytes", "simulator.results:KernelRow"),
+    "row_intensity": Name("intensity", "simulator.results:KernelRow"),
+    "row_ops_per_s": Name("ops_per_s", "simulator.results:KernelRow"),
+    "row_bytes_per_s": Name("bytes_per_s", "simulator.results:KernelRow"),
+    "row_roof_ops": Name("roof_ops_per_s", "simulator.results:KernelRow"),
+    "row_roof_fraction": Name("roof_fraction", "simulator.results:KernelRow"),
+    "detail": Name("detail", "simulator.results"),
+    "bound": Name("bound", "simulator.results"),
+    "detail_occupancy": Name("occupancy", "simulator.results"),
+    # the result's power series (simulator.results power_series_of)
+    "series_node": Name("node", "simulator.results:PowerSeries"),
+    "series_name": Name("name", "simulator.results:PowerSeries"),
+    "series_instance": Name("instance", "simulator.results:PowerSeries"),
+    "series_points": Name("points", "simulator.results:PowerSeries"),
+    "figures_node": Name("node", "simulator.results:ComponentFigures"),
+    "figures_name": Name("name", "simulator.results:ComponentFigures"),
+    "idle_w": Name("idle_w", "simulator.results:ComponentFigures"),
+    "active_w": Name("active_w", "simulator.results:ComponentFigures"),
+    "usage_instance": Name("instance", "simulator.results:PythonUsage"),
+    "usage_capacity": Name("capacity", "simulator.results:PythonUsage"),
     # the flow network's re-solve (simulator.flows.solve_from): a flow and a flow link
     "flow_links": Name("links", _FLOW),
     "flow_weight": Name("weight", _FLOW),
@@ -333,6 +379,7 @@ TYPES: dict[str, str] = {
     "memo": "simulator.shallow:Memo",
     "message": "simulator.platform:Message",
     "p2p": "simulator.api:P2P",
+    "resource": "simulator.engine:Resource",
 }
 """The Python classes the C core recognises by identity (and the channel of a send), by key,
 with where each is defined: that module hands it over as it defines it (`hand_types`); the
@@ -344,7 +391,7 @@ _handed: dict[str, object] = {}
 def hand_types(**types: object) -> None:
     """Hand the C core, when it is in use, the classes of TYPES that the caller defines (its
     module imports this one, so this one cannot import them): `process` with `stackless` and
-    `carrier`, `plain_params`, `memo`, `message` with `p2p`."""
+    `carrier`, `plain_params`, `memo`, `message` with `p2p`, `resource`."""
     unknown = sorted(set(types) - set(TYPES))
     if unknown:
         raise TypeError(f"hand_types: unknown keys {unknown} (simulator.hotpath.TYPES)")
@@ -361,6 +408,8 @@ def hand_types(**types: object) -> None:
         speedups.set_memo_type(types["memo"])
     if "message" in types:
         speedups.set_message_type(types["message"], types["p2p"])
+    if "resource" in types:
+        speedups.set_resource_type(types["resource"])
 
 
 def handed_types() -> dict[str, object]:

@@ -541,6 +541,59 @@ class _RouteTransfer:
 _SOURCE, _TARGET, _BETWEEN = 0, 1, 2
 
 
+def fifo_hops(
+    plan: tuple[tuple[NodeRuntime, int, str, str], ...],
+    nodes: tuple[str, str],
+    source: int,
+    target: int,
+    hop_tuples: dict[tuple[tuple[str, str], tuple[int, ...]], tuple[Hop, ...]],
+) -> tuple[Hop, ...]:
+    """Return the hops of `plan` (World._plan, between the nodes `nodes`) from instance `source`
+    to instance `target` when every hop is its FIFO (no flow link in the run): each hop's node,
+    the instance it charges, its FIFO (`NodeRuntime.link`) and its usage. Pairs whose hops
+    charge the same instances share one tuple, kept in `hop_tuples`. The C core's `fifo_hops`
+    (simulator/_speedups_transfer.c) does the same in C: every process's first send comes here."""
+    ends = (source, target)
+    # the instance each hop charges (loops, not generators: a comprehension is a call)
+    instances = []
+    for node, end, _, _ in plan:
+        instances.append(ends[end] if end != _BETWEEN else source % len(node.usages))
+    shared = (nodes, tuple(instances))
+    result = hop_tuples.get(shared)
+    if result is None:
+        hops = []
+        for index, (node, _, came_from, going_to) in enumerate(plan):
+            instance = instances[index]
+            link = node.link(instance, came_from, going_to)
+            hops.append((node, instance, link, node.usages[instance]))
+        result = hop_tuples[shared] = tuple(hops)
+    return result
+
+
+def fifo_route(
+    cache: dict[tuple[str, int, str, int], tuple[Hop, ...]],
+    plans: dict[tuple[str, str], tuple[tuple[NodeRuntime, int, str, str], ...]],
+    plan_of: Callable[[str, str], tuple[tuple[NodeRuntime, int, str, str], ...]],
+    hop_tuples: dict[tuple[tuple[str, str], tuple[int, ...]], tuple[Hop, ...]],
+    source: Slot,
+    target: Slot,
+) -> tuple[Hop, ...]:
+    """Return World.hops of a run whose every hop is its FIFO (no flow link, no topology
+    template): the hops kept in `cache` per pair of instances, else made by `fifo_hops` from
+    the plan of the pair's nodes (kept in `plans`, made by `plan_of`: World._plan). The C
+    core's `fifo_route` (simulator/_speedups_transfer.c) does the same in C."""
+    key = (source.node, source.instance, target.node, target.instance)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    nodes = (source.node, target.node)
+    plan = plans.get(nodes)
+    if plan is None:
+        plan = plans[nodes] = plan_of(source.node, target.node)
+    hops = cache[key] = fifo_hops(plan, nodes, source.instance, target.instance, hop_tuples)
+    return hops
+
+
 class World:
     """Everything the processes of one run share: engine, nodes, routes, processes, timeline."""
 
@@ -608,6 +661,16 @@ class World:
         self._send_each: Any = hotpath.choose_in(
             core if network is None else None, None, "send_each"
         )
+        # a route's FIFO hops without flow links in the run (`_planned_hops`)
+        self._fifo_hops: Callable[..., tuple[Hop, ...]] = hotpath.choose_in(
+            core, fifo_hops, "fifo_hops"
+        )
+        # a run whose every hop is its FIFO (no flow link, no topology template): its routes
+        # are `fifo_route`'s (`hops`)
+        self._fifo_only = network is None and not routes.topologies
+        self._fifo_route: Callable[..., tuple[Hop, ...]] = hotpath.choose_in(
+            core, fifo_route, "fifo_route"
+        )
 
     def channel(self, key: tuple[object, ...]) -> tuple[object, ...]:
         """Return the run's one object equal to `key` (a collective's kind, participants and
@@ -617,6 +680,10 @@ class World:
     def hops(self, source: Slot, target: Slot) -> tuple[Hop, ...]:
         """Return the charging hops of a message from `source` to `target` (cached per pair
         of instances; pairs whose hops charge the same instances share one tuple)."""
+        if self._fifo_only:
+            return self._fifo_route(
+                self._hops, self._plans, self._plan, self._hop_tuples, source, target
+            )
         key = (source.node, source.instance, target.node, target.instance)
         cached = self._hops.get(key)
         if cached is not None:
@@ -661,6 +728,8 @@ class World:
         plan = self._plans.get(nodes)
         if plan is None:
             plan = self._plans[nodes] = self._plan(source.node, target.node)
+        if self.network is None:  # every hop its FIFO: `fifo_hops` (the C core's where it runs)
+            return self._fifo_hops(plan, nodes, source.instance, target.instance, self._hop_tuples)
         ends = (source.instance, target.instance)
         # a hop between the ends charges the instance of the sender's index, wrapped (loops,
         # not generators: every process's first send comes here)

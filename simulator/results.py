@@ -10,7 +10,7 @@ time the instance was busy (MODELS.md 6).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -28,7 +28,7 @@ from simulator.models.energy import (
     whole_run_e1_energy,
 )
 from simulator.models.reliability import success_probability
-from simulator.models.roofline import KernelPoint, Roof, bound_class, kernel_inputs, kernel_point
+from simulator.models.roofline import BOUND_CLASSES, Roof, kernel_inputs
 
 # Timeline entries a run keeps by default (each of its two lists: processes, busy periods).
 DEFAULT_TIMELINE_LIMIT = 10_000
@@ -794,7 +794,11 @@ def kernel_rows(
     bound. `annotated` False says that no computation has a detail or a kernel's work
     (`Timeline.annotated`): then only a GPU node's can be a kernel, and without GPU nodes
     the entries are not read (a pass over them would be most of a small run's result).
-    `where`: `process_places(processes)` when the caller made it already."""
+    `where`: `process_places(processes)` when the caller made it already.
+
+    A row's roofline figures are `kernel_point`'s, computed here in the same operations and
+    order (a call and a named tuple per kernel otherwise; tests/simulator/test_results.py
+    compares the two). The C core's `kernel_rows_of` runs this loop where it is in use."""
     on_gpus: set[str] = set()
     gpu_nodes = {node for node, figures in figures_of.items() if figures.type == "GPU"}
     if not gpu_nodes and not annotated:
@@ -803,7 +807,18 @@ def kernel_rows(
         if where is None:
             where = process_places(processes)
         on_gpus = {process for process, (node, _) in where.items() if node in gpu_nodes}
+    if where is not None:  # the C core's loop where it is in use and every value is plain
+        nodes_of = {node: _kernel_node(figures) for node, figures in figures_of.items()}
+        made = _kernel_rows_of(
+            entries, where, on_gpus, nodes_of, _NOT_A_NODE, BOUND_CLASSES, _KERNEL_ROW
+        )
+        if made is not NotImplemented:
+            return made
     rows: list[KernelRow] = []
+    add_row = rows.append
+    # per node: its figures, whether it is a GPU, its roof and the roof's figures a row
+    # reads, looked up once
+    nodes: dict[str, _KernelNode] = {}
     for entry in entries:
         if entry["kind"] != "compute":
             continue
@@ -816,50 +831,104 @@ def kernel_rows(
         if where is None:
             where = process_places(processes)
         node, instance = where.get(process, ("", 0))
-        figures = figures_of.get(node)
+        known = nodes.get(node)
+        if known is None:
+            known = nodes[node] = _kernel_node(figures_of.get(node))
+        is_gpu, roof, warp_size, peak_ops, peak_bytes, max_warps = known
         detail = extra.get("detail") or {}
         inputs = extra.get("kernel")
-        is_gpu = figures is not None and figures.type == "GPU"
         if not (is_gpu or inputs or "bound" in detail):
             continue
         start = entry["start_s"]
         duration = entry["end_s"] - start
-        roof = figures.roof if figures is not None else None
-        point = kernel_point(inputs, duration, roof) if inputs and roof else None
-        _, ops, moved, intensity, ops_per_s, bytes_per_s, roof_ops, fraction = point or _NO_POINT
-        occupancy = detail.get("occupancy", (inputs or {}).get("occupancy"))
-        occupancy = float(occupancy) if isinstance(occupancy, _NUMBERS) else None
-        max_warps = roof.max_warps_per_sm if roof is not None else None
+        row = _KERNEL_ROW.copy()  # ROW_COPIES: every figure None until set
+        row["process"] = process
+        row["node"] = node
+        row["instance"] = instance
+        row["start_s"] = start
+        row["duration_s"] = duration
         bound = detail.get("bound")
-        rows.append(
-            {
-                "process": process,
-                "node": node,
-                "instance": instance,
-                "start_s": start,
-                "duration_s": duration,
-                "bound": bound if isinstance(bound, str) else None,
-                "bound_class": None if bound is None else bound_class(bound),
-                "occupancy": occupancy,
-                "occupancy_fraction": (
-                    occupancy / max_warps if occupancy is not None and max_warps else None
-                ),
-                "ops": ops,
-                "bytes": moved,
-                "intensity": intensity,
-                "ops_per_s": ops_per_s,
-                "bytes_per_s": bytes_per_s,
-                "roof_ops_per_s": roof_ops,
-                "roof_fraction": fraction,
-            }
-        )
+        if isinstance(bound, str):
+            row["bound"] = bound
+            row["bound_class"] = BOUND_CLASSES.get(bound)  # bound_class(bound)
+        occupancy = detail.get("occupancy", (inputs or {}).get("occupancy"))
+        if isinstance(occupancy, _NUMBERS):
+            occupancy = row["occupancy"] = float(occupancy)
+            if max_warps:
+                row["occupancy_fraction"] = occupancy / max_warps
+        if inputs and roof and not duration <= 0:  # kernel_point(inputs, duration, roof)
+            block = inputs["blockSize"]
+            grid = inputs.get("gridSize") or math.ceil(inputs["N"] / block)
+            warps = grid * math.ceil(block / warp_size)  # W_L (4.2)
+            row["ops"] = ops = warps * warp_size * inputs[KERNEL_MARKER]
+            row["bytes"] = moved = warps * inputs["GMEMBytesTransferred"]
+            row["intensity"] = intensity = ops / moved
+            row["ops_per_s"] = ops_per_s = ops / duration
+            row["bytes_per_s"] = moved / duration
+            roof_ops = intensity * peak_bytes
+            if not roof_ops < peak_ops:  # Roof.attainable's min(peak_ops, ...), without a call
+                roof_ops = peak_ops
+            row["roof_ops_per_s"] = roof_ops
+            row["roof_fraction"] = ops_per_s / roof_ops
+        add_row(row)
     return rows
+
+
+# A kernel row's keys in the result's order, every figure None (ROW_COPIES).
+_KERNEL_ROW: KernelRow = {
+    "process": "",
+    "node": "",
+    "instance": 0,
+    "start_s": 0.0,
+    "duration_s": 0.0,
+    "bound": None,
+    "bound_class": None,
+    "occupancy": None,
+    "occupancy_fraction": None,
+    "ops": None,
+    "bytes": None,
+    "intensity": None,
+    "ops_per_s": None,
+    "bytes_per_s": None,
+    "roof_ops_per_s": None,
+    "roof_fraction": None,
+}
+
+# A node's figures as kernel_rows reads them: whether it is a GPU, its roof (or None), and the
+# roof's warp size, peaks and maxWarpsPerSM (or None)
+_KernelNode = tuple[bool, Roof | None, float, float, float, float | None]
+
+
+def _kernel_node(figures: ComponentFigures | None) -> _KernelNode:
+    """Return what kernel_rows reads of a node's `figures` (None: not a component)."""
+    roof = figures.roof if figures is not None else None
+    is_gpu = figures is not None and figures.type == "GPU"
+    if roof is None:
+        return is_gpu, None, 0.0, 0.0, 0.0, None
+    return (
+        is_gpu,
+        roof,
+        roof.warp_size,
+        roof.peak_ops_per_s,
+        roof.peak_bytes_per_s,
+        roof.max_warps_per_sm,
+    )
 
 
 # What a kernel row's occupancy may be (a tuple: `int | float` makes a union at every row).
 _NUMBERS = (int, float)
-# A kernel row's figures when it has no roofline point (`kernel_point`'s fields, all None).
-_NO_POINT: tuple[None, ...] = (None,) * len(KernelPoint._fields)
+# what kernel_rows reads of a node that is not a component (`_kernel_node(None)`)
+_NOT_A_NODE = _kernel_node(None)
+
+
+def _python_kernel_rows_of(*arguments: object) -> object:
+    """Without the C core: NotImplemented, and kernel_rows' own loop makes the rows."""
+    return NotImplemented
+
+
+# kernel_rows' loop: the C core's `kernel_rows_of` (simulator/_speedups_kernel_rows.c) where it
+# is in use (NotImplemented where a value is not a plain one), else kernel_rows' own loop
+_kernel_rows_of: Callable[..., Any] = hotpath.choose(_python_kernel_rows_of, "kernel_rows_of")
 
 
 def process_places(processes: Sequence[ProcessRow]) -> dict[str, tuple[str, int]]:
@@ -898,6 +967,26 @@ def power_series(
         return []
     if where is None:
         where = process_places(processes)
+    series = _power_series_of(entries, where, drawing, wanted, overall_time_s)
+    if series is NotImplemented:  # a value the C core leaves to Python
+        series = power_series_of(entries, where, drawing, wanted, overall_time_s)
+    return series
+
+
+def power_series_of(
+    entries: Sequence[TimelineEntry],
+    where: Mapping[str, tuple[str, int]],
+    drawing: Sequence[tuple[ComponentFigures, Sequence[Usage]]],
+    wanted: set[tuple[str, int]],
+    overall_time_s: float,
+) -> list[PowerSeries]:
+    """Return `power_series`' series of the nodes of `drawing` (those that draw power, with
+    their usages), `wanted` their (node, instance) pairs, from the timeline's `entries`. The
+    C core's `power_series_of` (simulator/_speedups_power.c) does the same in C where every
+    value is a plain one, and gives NotImplemented where one is not."""
+    # a transfer on a node that draws no power (a bus, a link without a record's power) is
+    # passed over by its node, before its key is made
+    drawing_nodes = {figures.node for figures, _ in drawing}
     changes: dict[tuple[str, int], list[tuple[float, int]]] = {}
     for entry in entries:
         kind = entry["kind"]
@@ -905,9 +994,10 @@ def power_series(
             key = where.get(entry["process"])
         elif kind == "transfer":
             extra: Mapping[str, Any] = entry
-            if "node" not in extra:
+            node = extra.get("node")  # None when the transfer charged no node
+            if node not in drawing_nodes:
                 continue
-            key = (extra["node"], int(extra.get("instance", 0)))
+            key = (node, int(extra.get("instance", 0)))
         else:
             continue
         if key not in wanted:
@@ -922,17 +1012,20 @@ def power_series(
             steps.append((start, 1))
             steps.append((end, -1))
     series: list[PowerSeries] = []
+    add_series = series.append
     for figures, usages in drawing:
         node, name, idle_w = figures.node, figures.name, figures.idle_w
         span_w = figures.active_w - idle_w
         for usage in usages:
+            instance = usage.instance
             last = [0.0, idle_w]
             points = [last]
-            steps = changes.get((node, usage.instance))
+            steps = changes.get((node, instance))
             if steps:
                 capacity = usage.capacity
                 active = 0
-                for time, step in sorted(steps):
+                steps.sort()  # the list is this function's own: sorted in place, not copied
+                for time, step in steps:
                     active += step
                     loaded = active if active < capacity else capacity  # min(), without a call
                     watts = idle_w + span_w * (loaded / capacity)
@@ -943,10 +1036,13 @@ def power_series(
                         points.append(last)
             if last[0] < overall_time_s:  # the level held to the end of the run
                 points.append([overall_time_s, last[1]])
-            series.append(
-                {"node": node, "name": name, "instance": usage.instance, "points": points}
-            )
+            add_series({"node": node, "name": name, "instance": instance, "points": points})
     return series
+
+
+# power_series_of: the C core's where it is in use (NotImplemented for a value it leaves to
+# Python), else the Python reference
+_power_series_of: Callable[..., Any] = hotpath.choose(power_series_of, "power_series_of")
 
 
 MEMORY_COLUMNS = (

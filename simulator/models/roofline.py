@@ -176,8 +176,9 @@ def kernel_inputs(params: Mapping[str, object]) -> dict[str, float] | None:
 
 
 class KernelPoint(NamedTuple):
-    """One kernel's work and where it sits under the roof (a named tuple: a result's kernel
-    rows unpack one per kernel, made and read faster than a frozen dataclass)."""
+    """One kernel's work and where it sits under the roof (a named tuple, made and read faster
+    than a frozen dataclass). A result's kernel rows compute the same figures in the same
+    operations inline (simulator.results.kernel_rows)."""
 
     warps: float
     ops: float

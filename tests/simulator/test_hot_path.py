@@ -295,6 +295,69 @@ def test_a_kept_timeline_with_details_and_kernels_is_the_pure_python_one(
         assert {row["bound"] for row in result["kernels"]} == {"memory", None}
 
 
+# What a kernel's input may be: missing (left out of the params), None, a bool, a number kept or
+# left out (not positive, not finite), or a value the C core leaves to Python (a str).
+KERNEL_VALUES = (
+    "MISSING", "None", "True", "False", "0", "-3", "7", "2 ** 40", "0.0", "-1.5", "3.25",
+    "float('nan')", "float('inf')", "'12'",
+)  # fmt: skip
+
+
+def random_kernels_app(seed: int, count: int) -> str:
+    """Return an application whose CPU processes compute `count` times with params naming
+    CUDACoreInstructions and random kernel inputs, some repeated, as dicts and HashMaps."""
+    draw = random.Random(seed)
+    names = ("CUDACoreInstructions", "GMEMBytesTransferred", "gridSize", "N", "blockSize",
+             "occupancy", "t")  # fmt: skip
+    lines = ["if tag.equals('CPU'):"]
+    made: list[str] = []
+    for index in range(count):
+        if made and draw.random() < 0.25:  # the same inputs again: one dict on the timeline
+            lines.append(f"    sim.computation({draw.choice(made)})")
+            continue
+        items = {"CUDACoreInstructions": draw.choice(("40.0", "27", "0.5", "True"))}
+        for name in draw.sample(names[1:], len(names) - 1):  # any order: the dict's is kept
+            value = draw.choice(KERNEL_VALUES[:1] + KERNEL_VALUES[6:] * 3 + KERNEL_VALUES[1:6])
+            if value != "MISSING":
+                items[name] = value if name != "t" else f"0.001 * {index % 3 + 1}"
+        text = "{" + ", ".join(f"{name!r}: {value}" for name, value in items.items()) + "}"
+        made.append(text)
+        if draw.random() < 0.5:
+            lines.append(f"    sim.computation({text})")
+        else:
+            lines.append(f"    p = HashMap({text})")
+            lines.append("    sim.computation(p)")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("seed", range(4))
+def test_a_kernel_s_inputs_on_the_timeline_are_the_pure_python_ones(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = random_kernels_app(seed, 60)
+    handed = []  # the kernels the C core handed to Python (a str among the inputs)
+    python_record = _PythonSimCore._record_computation
+
+    def record(self: Any, *arguments: Any) -> None:
+        handed.append(arguments)
+        python_record(self, *arguments)
+
+    monkeypatch.setattr(Sim, "_record_computation", record)
+    result = run_simulation(
+        CPUS_AND_A_GPU, app, labels=KERNEL_LABELS, variables={"rounds": 1}, timeline_limit=10_000
+    )
+
+    pure = run_pure_python(app, 10_000, CPUS_AND_A_GPU, KERNEL_LABELS)
+    assert json.dumps(result["timeline"]) == json.dumps(pure["timeline"])  # keys in order too
+    assert comparable(result) == comparable(pure)
+    # kernels of equal inputs share one dict (Timeline.kernel_inputs), as in Python
+    kernels = [entry["kernel"] for entry in result["timeline"] if "kernel" in entry]
+    distinct = {(tuple(inputs), tuple(inputs.values())) for inputs in kernels}
+    assert len({id(inputs) for inputs in kernels}) == len(distinct)
+    assert 0 < len(handed) < len(result["timeline"])  # the C core kept most entries itself
+
+
 @pytest.mark.parametrize("limit", [5, 500])  # 5: busy periods past the limit are counted
 @pytest.mark.parametrize("usage_class", USAGES)
 def test_both_usages_account_a_random_workload_identically(
@@ -624,6 +687,139 @@ else:
     sim.p2pCommunicationReceive("A")
     sim.p2pCommunicationSend(0, "A", None, rank)
 """
+
+
+def random_fifo_routes(
+    make: Callable[..., tuple[Any, ...]], seed: int
+) -> tuple[list[tuple[Any, ...]], dict[Any, Any], list[NodeRuntime]]:
+    """Return the routes `make` (platform.fifo_hops or the C core's) gives for random plans
+    between random instances, with the hop tuples it kept and the nodes it made FIFOs on."""
+    draw = random.Random(seed)
+    engine = Engine(0)
+    nodes = [
+        NodeRuntime(
+            engine,
+            f"n{index}",
+            count=draw.randint(1, 5),
+            capacity=1,
+            is_network=True,
+            model_key=None,
+            functions=None,
+        )
+        for index in range(4)
+    ]
+    plans = []
+    for _ in range(6):
+        steps = draw.sample(nodes, draw.randint(0, 3))
+        ends = ["a", *(node.id for node in steps), "b"]
+        plans.append(
+            tuple(
+                (node, draw.choice((0, 1, 2)), ends[index], ends[index + 2])
+                for index, node in enumerate(steps)
+            )
+        )
+    hop_tuples: dict[Any, Any] = {}
+    routes = []
+    for _ in range(200):
+        index = draw.randrange(len(plans))
+        plan = plans[index]
+        # an end's instance is valid on each node that charges it: below the smallest count
+        smallest = min((len(step[0].usages) for step in plan), default=5)
+        source, target = draw.randrange(smallest), draw.randrange(smallest)
+        routes.append(make(plan, ("a", f"b{index}"), source, target, hop_tuples))
+    return routes, hop_tuples, nodes
+
+
+def described(routes: list[tuple[Any, ...]], nodes: list[NodeRuntime]) -> list[Any]:
+    """Return `routes` as names and numbers, each FIFO and usage by its name and its place
+    among the objects met so far (so that the same object twice reads the same)."""
+    seen: dict[int, int] = {}
+    result = []
+    for route in routes:
+        hops = []
+        for node, instance, link, usage in route:
+            place = seen.setdefault(id(link), len(seen))
+            fifo = (type(link), link.name, link.capacity, link.users, list(link._queue))
+            made = (link.engine is node.engine, usage is node.usages[instance])
+            hops.append((node.id, instance, fifo, place, made))
+        result.append((seen.setdefault(id(route), len(seen)), hops))
+    return [result, [sorted(node._links) for node in nodes]]
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("seed", range(5))
+def test_a_route_s_fifo_hops_are_the_pure_python_ones(seed: int) -> None:
+    from simulator.platform import fifo_hops
+
+    python = random_fifo_routes(fifo_hops, seed)
+    c_core = random_fifo_routes(speedups.fifo_hops, seed)
+
+    assert described(c_core[0], c_core[2]) == described(python[0], python[2])
+    assert [(nodes, instances) for nodes, instances in c_core[1]] == list(python[1])
+    assert all(type(route) is tuple for route in c_core[0])
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+@pytest.mark.parametrize("seed", range(3))
+def test_a_fifo_only_run_s_routes_are_the_pure_python_ones(seed: int) -> None:
+    from simulator.platform import fifo_hops, fifo_route
+
+    def routes(route: Callable[..., Any]) -> tuple[Any, ...]:
+        """Ask `route` for random pairs' hops, their plans made by a plan_of that counts its
+        calls, on the plans of random_fifo_routes' first seed."""
+        draw = random.Random(seed)
+        made_plans = []
+        plans_of = {}
+
+        def keep(plan: Any, nodes: Any, source: int, target: int, hop_tuples: Any) -> Any:
+            plans_of[nodes] = plan
+            return fifo_hops(plan, nodes, source, target, hop_tuples)
+
+        random_fifo_routes(keep, seed)  # its plans, by a pair of node names
+        pairs = sorted(plans_of)
+
+        def plan_of(source: str, target: str) -> Any:
+            made_plans.append((source, target))
+            return plans_of[source, target]
+
+        cache: dict[Any, Any] = {}
+        plans: dict[Any, Any] = {}
+        hop_tuples: dict[Any, Any] = {}
+        found = []
+        for _ in range(150):
+            source_node, target_node = draw.choice(pairs)
+            # an end's instance is valid on each node that charges it
+            plan = plans_of[source_node, target_node]
+            smallest = min((len(step[0].usages) for step in plan), default=5)
+            source = Slot("A", draw.randrange(3), source_node, draw.randrange(smallest))
+            target = Slot("B", draw.randrange(3), target_node, draw.randrange(smallest))
+            found.append(route(cache, plans, plan_of, hop_tuples, source, target))
+        nodes = [step[0] for plan in plans_of.values() for step in plan]
+        return described(found, nodes), list(cache), list(plans), list(hop_tuples), made_plans
+
+    assert routes(speedups.fifo_route) == routes(fifo_route)
+
+
+@pytest.mark.skipif(speedups is None, reason="the C core is not built")
+def test_a_route_s_fifo_is_made_by_resource_s_init_once_it_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from simulator.platform import fifo_hops
+
+    made = []
+    init = Resource.__init__
+
+    def counted(self: Resource, *arguments: Any, **keywords: Any) -> None:
+        made.append(arguments)
+        init(self, *arguments, **keywords)
+
+    monkeypatch.setattr(Resource, "__init__", counted)
+    python = random_fifo_routes(fifo_hops, 7)
+    in_python = len(made)
+    c_core = random_fifo_routes(speedups.fifo_hops, 7)
+
+    assert len(made) == 2 * in_python > 0  # the C core called the class, and so its __init__
+    assert described(c_core[0], c_core[2]) == described(python[0], python[2])
 
 
 @pytest.mark.skipif(speedups is None, reason="the C core is not built")
