@@ -49,11 +49,10 @@ from simulator.errors import SandboxLimitError, SimulationError, UserCodeError
 from simulator.sandbox import ChildEntry, entry_for
 from simulator.sandbox.entries import Payload
 from simulator.sandbox.network import MSG_NO_NETWORK, cut_off_network
-from simulator.sandbox.served import LOAD_V8_AHEAD, ZYGOTE
+from simulator.sandbox.served import LOAD_V8_AHEAD, RESULT_PIPE_BYTES, ZYGOTE
 from simulator.sandbox.wire import (
     ABANDONED,
     FORK_REPLY,
-    RESULT_PIPE_BYTES,
     WALL_DUMP_SIGNAL,
     encode_message,
     result_message_pieces,

@@ -39,10 +39,10 @@ from simulator.sandbox.launch import (
     SpareChild,
     StartedChild,
 )
+from simulator.sandbox.served import RESULT_PIPE_BYTES
 from simulator.sandbox.wire import (
     ABANDONED,
     DEFAULT_FILENAME,
-    RESULT_PIPE_BYTES,
     WALL_DUMP_SIGNAL,
     decode_message,
 )

@@ -69,6 +69,7 @@ from simulator.sandbox.served import (
     PROJECT_ROOT,
     REQUEST_HEADER_BYTES,
     REQUEST_STREAMS,
+    RESULT_PIPE_BYTES,
     asks_for_a_child,
     decode_request,
     pool_enabled,
@@ -77,7 +78,6 @@ from simulator.sandbox.served import (
     socket_path,
     with_huge_pages,
 )
-from simulator.sandbox.wire import RESULT_PIPE_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -22,6 +22,12 @@ TYPE_CHECKING = False  # `typing.TYPE_CHECKING` without importing `typing` (mypy
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+# The result pipe's buffer while the child writes a run's result (fcntl F_SETPIPE_SZ, where the
+# kernel grants it: up to /proc/sys/fs/pipe-max-size, 1 MiB by default, within its user's
+# quota of pipe buffers), so that it writes 1 MB as it encodes it instead of waiting for its
+# reader to empty 64 KiB each time; the parent reads as much at a time, and the pool's copy
+# warms buffers of this size (simulator.sandbox.pool `_warm_up_reads`).
+RESULT_PIPE_BYTES = 1 << 20
 DEFAULT_ENTRY = "simulator.runner:run_simulation"  # a registered child entry's address
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 # glibc's malloc advises huge pages for its heap (glibc 2.35 and later; older ones ignore it),

@@ -37,11 +37,6 @@ LARGE_MESSAGE_BYTES = 64 * 1024
 # (`result_message_pieces`): about 70 KB of timeline entries, a pipe buffer's worth.
 RESULT_PIECE_ITEMS = 1000
 
-# The result pipe's buffer while the child writes a run's result (fcntl F_SETPIPE_SZ, where the
-# kernel grants it: up to /proc/sys/fs/pipe-max-size, 1 MiB by default, within its user's
-# quota of pipe buffers), so that it writes 1 MB as it encodes it instead of waiting for its
-# reader to empty 64 KiB each time; the parent reads as much at a time.
-RESULT_PIPE_BYTES = 1 << 20
 
 # How the child ends a message it could not finish (a part of a result that failed to
 # encode after others were written): a NUL, which no JSON text holds outside a string, and

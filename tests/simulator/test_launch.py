@@ -45,8 +45,8 @@ from simulator.sandbox.launch import (
     start_child,
     start_child_for,
 )
-from simulator.sandbox.served import ZYGOTE
-from simulator.sandbox.wire import RESULT_PIPE_BYTES, encode_json, encode_message
+from simulator.sandbox.served import RESULT_PIPE_BYTES, ZYGOTE
+from simulator.sandbox.wire import encode_json, encode_message
 from simulator.snapshot import SystemSnapshot, load_snapshot
 from tests.simulator.huge_pages import MALLOC_HUGE_PAGES
 

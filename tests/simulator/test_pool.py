@@ -141,7 +141,7 @@ def taken(entry: str) -> PooledChild:
 
 def test_a_copy_warms_up_buffers_as_large_as_those_it_reads_a_result_into() -> None:
     from simulator.sandbox import parent
-    from simulator.sandbox.wire import RESULT_PIPE_BYTES
+    from simulator.sandbox.served import RESULT_PIPE_BYTES
 
     # `_warm_up_reads` makes buffers of RESULT_PIPE_BYTES: the size the copy's reads ask for
     assert parent._READ_CHUNK == RESULT_PIPE_BYTES
