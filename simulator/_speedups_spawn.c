@@ -1,0 +1,250 @@
+/* simulator._speedups: a run's processes' records and sim objects made without their Python
+ * initialisers (one C call a run instead of three Python frames a process).
+ *
+ * Python reference: simulator/runner.py _python_states_made and _python_sims_made (the
+ * classes' own __init__: simulator/platform.py ProcessState, simulator/results.py
+ * ProcessFigures, simulator/api.py Sim).
+ * Differential test: tests/simulator/test_spawn.py.
+ *
+ * Compiled as one translation unit: simulator/_speedups.c includes the parts in order; this part
+ * uses the names the contract's table sets (simulator/hotpath.py NAMES) and the SimCore struct
+ * and the slot caches of _speedups_sim.c. Each function makes its objects only while every
+ * class is as its Python reference expects (made by `type(...)` as object's or SimCore's new
+ * followed by the very __init__ handed in, slots where the class declares them); otherwise it
+ * returns NotImplemented and the caller calls the classes.
+ */
+
+static PyObject *str_state_engine = NULL, *str_state_figures = NULL, *str_process_label = NULL,
+                *str_process_rank = NULL, *str_process_node = NULL,
+                *str_process_instance = NULL, *str_process_name = NULL, *str_finish_s = NULL,
+                *str_memory_s = NULL, *str_sim_world = NULL, *str_sim_labels = NULL,
+                *str_sim_random = NULL, *str_computation_memos = NULL;
+
+/* The offset of the member slot `name` that `type` declares or inherits: a plain writable
+ * object slot set by the generic attribute protocol; -1 (no error) when it is not one. */
+static Py_ssize_t
+spawn_slot_offset(PyTypeObject *type, PyObject *name)
+{
+    if (type->tp_setattro != PyObject_GenericSetAttr || name == NULL)
+        return -1;
+    PyObject *descriptor = _PyType_Lookup(type, name); /* borrowed */
+    if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type))
+        return -1;
+    PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+    if (member->type != T_OBJECT_EX || (member->flags & READONLY))
+        return -1;
+    return member->offset;
+}
+
+/* Whether `type(...)` of `type` is its tp_new `new` then the Python function `init`, which
+ * the caller's reference is: a plain class (no metaclass of its own, the generic allocation
+ * and attribute writes), `init` the __init__ its instances find. */
+static int
+spawn_made_as(PyTypeObject *type, newfunc new, PyObject *init)
+{
+    if (Py_TYPE(type) != &PyType_Type || type->tp_new != new ||
+        type->tp_alloc != PyType_GenericAlloc || type->tp_setattro != PyObject_GenericSetAttr ||
+        !PyFunction_Check(init))
+        return 0;
+    return _PyType_Lookup(type, str___init__) == init;
+}
+
+/* Set the slot at `offset` of the new object `made` to a new reference of `value`. */
+static inline void
+spawn_set(PyObject *made, Py_ssize_t offset, PyObject *value)
+{
+    PyObject **slot = (PyObject **)((char *)made + offset);
+    Py_XSETREF(*slot, Py_NewRef(value));
+}
+
+/* states_made(engine, slots, state_type, state_init, figures_type, figures_init, slot_type,
+ * zero): [ProcessState(engine, slot) for slot in slots], each with its ProcessFigures(label,
+ * rank, node, instance, name) (its other five figures `zero`, their default) and its name
+ * f"{label}[{rank}]" (Slot.name); NotImplemented where a class or a slot is not as expected. */
+static PyObject *
+states_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyList_CheckExact(args[1]) || !PyType_Check(args[2]) ||
+        !PyType_Check(args[4]) || !PyType_Check(args[6]) || !PyFloat_CheckExact(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "states_made(engine, slots: list, state_type, state_init, figures_type, "
+                        "figures_init, slot_type, zero: float)");
+        return NULL;
+    }
+    PyObject *engine = args[0], *slots = args[1], *zero = args[7];
+    PyTypeObject *state_type = (PyTypeObject *)args[2], *figures_type = (PyTypeObject *)args[4];
+    PyTypeObject *slot_type = (PyTypeObject *)args[6];
+    if (!spawn_made_as(state_type, PyBaseObject_Type.tp_new, args[3]) ||
+        !spawn_made_as(figures_type, PyBaseObject_Type.tp_new, args[5]))
+        Py_RETURN_NOTIMPLEMENTED;
+    /* ProcessState's engine, slot, name, figures; ProcessFigures' label, rank, node, instance,
+     * name, then the five figures of default `zero` */
+    PyObject *state_names[4] = {str_state_engine, str_slot, str_name, str_state_figures};
+    PyObject *figure_names[10] = {str_process_label, str_process_rank, str_process_node,
+                                  str_process_instance, str_process_name, str_compute_s,
+                                  str_comm_s, str_wait_s, str_finish_s, str_memory_s};
+    Py_ssize_t state_at[4], figure_at[10];
+    for (int index = 0; index < 4; index++)
+        if ((state_at[index] = spawn_slot_offset(state_type, state_names[index])) < 0)
+            Py_RETURN_NOTIMPLEMENTED;
+    for (int index = 0; index < 10; index++)
+        if ((figure_at[index] = spawn_slot_offset(figures_type, figure_names[index])) < 0)
+            Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t count = PyList_GET_SIZE(slots);
+    /* every slot a Slot (a named tuple of label, rank, node, instance) whose name is the
+     * f-string's join of an exact str and an exact int, checked before anything is made */
+    for (Py_ssize_t at = 0; at < count; at++) {
+        PyObject *slot = PyList_GET_ITEM(slots, at);
+        if (Py_TYPE(slot) != slot_type || PyTuple_GET_SIZE(slot) != 4 ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0)) ||
+            !PyLong_CheckExact(PyTuple_GET_ITEM(slot, 1)))
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *open = PyUnicode_InternFromString("[");
+    PyObject *close = open == NULL ? NULL : PyUnicode_InternFromString("]");
+    PyObject *empty = close == NULL ? NULL : PyUnicode_New(0, 0);
+    PyObject *states = empty == NULL ? NULL : PyList_New(count);
+    for (Py_ssize_t at = 0; states != NULL && at < count; at++) {
+        PyObject *slot = PyList_GET_ITEM(slots, at);
+        PyObject *label = PyTuple_GET_ITEM(slot, 0), *rank = PyTuple_GET_ITEM(slot, 1);
+        PyObject *number = PyObject_Str(rank);
+        PyObject *name = NULL;
+        if (number != NULL) {
+            PyObject *parts[] = {label, open, number, close};
+            name = _PyUnicode_JoinArray(empty, parts, 4);
+            Py_DECREF(number);
+        }
+        PyObject *figures = name == NULL ? NULL : figures_type->tp_alloc(figures_type, 0);
+        PyObject *state = figures == NULL ? NULL : state_type->tp_alloc(state_type, 0);
+        if (state == NULL) {
+            Py_XDECREF(figures);
+            Py_XDECREF(name);
+            Py_CLEAR(states);
+            break;
+        }
+        PyObject *figure_values[5] = {label, rank, PyTuple_GET_ITEM(slot, 2),
+                                      PyTuple_GET_ITEM(slot, 3), name};
+        for (int index = 0; index < 10; index++)
+            spawn_set(figures, figure_at[index], index < 5 ? figure_values[index] : zero);
+        PyObject *state_values[4] = {engine, slot, name, figures};
+        for (int index = 0; index < 4; index++)
+            spawn_set(state, state_at[index], state_values[index]);
+        Py_DECREF(figures);
+        Py_DECREF(name);
+        PyList_SET_ITEM(states, at, state);
+    }
+    Py_XDECREF(empty);
+    Py_XDECREF(close);
+    Py_XDECREF(open);
+    return states;
+}
+
+/* sims_made(sim_class, sim_init, world, states, labels, state_type, slot_type, node_memos,
+ * engine, nodes, receivers, collectives, timeline, random): [sim_class(world, state, labels) for state in
+ * states] as Sim.__init__ makes each (the world's values read once by the caller: its engine,
+ * nodes, receivers, collectives and timeline, and the engine's random); a node's memos found
+ * by `node_memos(node)` for its first process and kept on it; NotImplemented where a class or a
+ * state is not as expected. */
+static PyObject *
+sims_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 14 || !PyType_Check(args[0]) || !PyList_CheckExact(args[3]) ||
+        !PyType_Check(args[5]) || !PyType_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "sims_made(sim_class, sim_init, world, states: list, labels, state_type, "
+                        "slot_type, node_memos, engine, nodes: dict, receivers, collectives, "
+                        "timeline, random)");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)args[0], *state_type = (PyTypeObject *)args[5];
+    PyTypeObject *slot_type = (PyTypeObject *)args[6];
+    PyObject *world = args[2], *states = args[3], *labels = args[4], *node_memos = args[7];
+    PyObject *engine = args[8], *nodes = args[9], *receivers = args[10], *collectives = args[11];
+    PyObject *timeline = args[12], *random = args[13];
+    if (!PyDict_CheckExact(nodes) || sim_core_type == NULL ||
+        !PyType_IsSubtype(type, sim_core_type) ||
+        !spawn_made_as(type, sim_core_type->tp_new, args[1]))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *sim_names[8] = {str_sim_world, str_state, str_sim_labels, str_receivers,
+                              str_targets, str_collectives_slot, str_missed, str_sim_random};
+    Py_ssize_t sim_at[8], state_slot_at, state_figures_at, state_name_at;
+    for (int index = 0; index < 8; index++)
+        if ((sim_at[index] = spawn_slot_offset(type, sim_names[index])) < 0)
+            Py_RETURN_NOTIMPLEMENTED;
+    if ((state_slot_at = spawn_slot_offset(state_type, str_slot)) < 0 ||
+        (state_figures_at = spawn_slot_offset(state_type, str_state_figures)) < 0 ||
+        (state_name_at = spawn_slot_offset(state_type, str_name)) < 0)
+        Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t count = PyList_GET_SIZE(states);
+    for (Py_ssize_t at = 0; at < count; at++) {
+        PyObject *state = PyList_GET_ITEM(states, at);
+        if (Py_TYPE(state) != state_type)
+            Py_RETURN_NOTIMPLEMENTED;
+        PyObject *slot = *(PyObject **)((char *)state + state_slot_at);
+        if (slot == NULL || Py_TYPE(slot) != slot_type || PyTuple_GET_SIZE(slot) != 4 ||
+            *(PyObject **)((char *)state + state_figures_at) == NULL ||
+            *(PyObject **)((char *)state + state_name_at) == NULL)
+            Py_RETURN_NOTIMPLEMENTED; /* Sim.__init__ would read them as attributes */
+    }
+    PyObject *sims = PyList_New(count);
+    PyObject *node = NULL; /* the last process's node and its memos, kept while it repeats */
+    PyObject *node_id = NULL, *usages = NULL, *memos = NULL;
+    for (Py_ssize_t at = 0; sims != NULL && at < count; at++) {
+        PyObject *state = PyList_GET_ITEM(states, at);
+        PyObject *slot = *(PyObject **)((char *)state + state_slot_at);
+        PyObject *id = PyTuple_GET_ITEM(slot, 2);
+        if (node == NULL || id != node_id) {
+            Py_CLEAR(usages);
+            Py_CLEAR(memos);
+            node = PyDict_GetItemWithError(nodes, id); /* borrowed: the dict keeps it */
+            if (node == NULL) {
+                if (!PyErr_Occurred())
+                    _PyErr_SetKeyError(id);
+                Py_CLEAR(sims);
+                break;
+            }
+            node_id = id;
+            usages = PyObject_GetAttr(node, str_usages);
+            memos = usages == NULL ? NULL : PyObject_GetAttr(node, str_computation_memos);
+            if (memos == Py_None) {
+                Py_SETREF(memos, PyObject_CallOneArg(node_memos, node));
+                if (memos != NULL && PyObject_SetAttr(node, str_computation_memos, memos) < 0)
+                    Py_CLEAR(memos);
+            }
+            if (memos != NULL && (!PyTuple_CheckExact(memos) || PyTuple_GET_SIZE(memos) != 3)) {
+                PyErr_SetString(PyExc_ValueError, "a node's memos are (memo, details, missed)");
+                Py_CLEAR(memos);
+            }
+            if (memos == NULL) {
+                node = NULL;
+                Py_CLEAR(sims);
+                break;
+            }
+        }
+        PyObject *usage = PyObject_GetItem(usages, PyTuple_GET_ITEM(slot, 3));
+        PyObject *made = usage == NULL ? NULL : type->tp_alloc(type, 0);
+        if (made == NULL) {
+            Py_XDECREF(usage);
+            Py_CLEAR(sims);
+            break;
+        }
+        SimCore *core = (SimCore *)made;
+        PyObject *figures = *(PyObject **)((char *)state + state_figures_at);
+        PyObject *name = *(PyObject **)((char *)state + state_name_at);
+        PyObject *values[8] = {world,       state,       labels, receivers,
+                               Py_None,     collectives, PyTuple_GET_ITEM(memos, 2), random};
+        for (int index = 0; index < 8; index++)
+            spawn_set(made, sim_at[index], values[index]);
+        core->engine = Py_NewRef(engine);
+        core->usage = usage;
+        core->memo = Py_NewRef(PyTuple_GET_ITEM(memos, 0));
+        core->details = Py_NewRef(PyTuple_GET_ITEM(memos, 1));
+        core->figures = Py_NewRef(figures);
+        core->process = Py_NewRef(name);
+        core->timeline = Py_NewRef(timeline);
+        PyList_SET_ITEM(sims, at, made);
+    }
+    Py_XDECREF(usages);
+    Py_XDECREF(memos);
+    return sims;
+}
