@@ -431,6 +431,9 @@ static PyMethodDef module_methods[] = {
      "sims_made(sim_class, sim_init, world, states, labels, state_type, slot_type, node_memos, "
      "engine, nodes, receivers, collectives, timeline, random): runner._python_sims_made in C, "
      "or NotImplemented."},
+    {"process_rows_of", (PyCFunction)(void (*)(void))process_rows_of, METH_FASTCALL,
+     "process_rows_of(processes, template, figures_type, fields): the result's process rows "
+     "(results.assemble_result's loop) in C, or NotImplemented."},
     {"set_resource_type", set_resource_type, METH_O,
      "Tell the core which class a node's FIFO is (engine.Resource: NodeRuntime.link's)."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,

@@ -1,9 +1,11 @@
 /* simulator._speedups: a run's processes' records and sim objects made without their Python
- * initialisers (one C call a run instead of three Python frames a process).
+ * initialisers (one C call a run instead of three Python frames a process), and the result's
+ * process rows made from the records.
  *
  * Python reference: simulator/runner.py _python_states_made and _python_sims_made (the
  * classes' own __init__: simulator/platform.py ProcessState, simulator/results.py
- * ProcessFigures, simulator/api.py Sim).
+ * ProcessFigures, simulator/api.py Sim); simulator/results.py assemble_result (its loop over
+ * the processes' figures).
  * Differential test: tests/simulator/test_spawn.py.
  *
  * Compiled as one translation unit: simulator/_speedups.c includes the parts in order; this part
@@ -247,4 +249,65 @@ sims_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_XDECREF(usages);
     Py_XDECREF(memos);
     return sims;
+}
+
+/* process_rows_of(processes, template, figures_type, fields): the result's process rows (the
+ * loop of simulator/results.py assemble_result, its Python reference): for each ProcessFigures
+ * a copy of `template` (ROW_COPIES), its value of each (key, attribute) pair of `fields` set
+ * from the figures' slot of that attribute; NotImplemented where `processes` is not a list of
+ * exact `figures_type` instances or an attribute is not a plain slot of it. */
+static PyObject *
+process_rows_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyDict_CheckExact(args[1]) || !PyType_Check(args[2]) ||
+        !PyTuple_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "process_rows_of(processes, template: dict, "
+                                         "figures_type, fields: tuple of (key, attribute))");
+        return NULL;
+    }
+    PyObject *processes = args[0], *template = args[1], *fields = args[3];
+    PyTypeObject *type = (PyTypeObject *)args[2];
+    Py_ssize_t width = PyTuple_GET_SIZE(fields);
+    if (!PyList_CheckExact(processes) || type->tp_getattro != PyObject_GenericGetAttr ||
+        width > 16)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *keys[16];
+    Py_ssize_t at_offset[16];
+    for (Py_ssize_t index = 0; index < width; index++) {
+        PyObject *field = PyTuple_GET_ITEM(fields, index);
+        if (!PyTuple_CheckExact(field) || PyTuple_GET_SIZE(field) != 2 ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(field, 1)))
+            Py_RETURN_NOTIMPLEMENTED;
+        keys[index] = PyTuple_GET_ITEM(field, 0);
+        /* a slot the class declares, read as its descriptor reads it (unset: its error) */
+        if ((at_offset[index] = spawn_slot_offset(type, PyTuple_GET_ITEM(field, 1))) < 0)
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(processes);
+    for (Py_ssize_t at = 0; at < count; at++)
+        if (Py_TYPE(PyList_GET_ITEM(processes, at)) != type)
+            Py_RETURN_NOTIMPLEMENTED;
+    PyObject *rows = PyList_New(count);
+    for (Py_ssize_t at = 0; rows != NULL && at < count; at++) {
+        PyObject *figures = PyList_GET_ITEM(processes, at);
+        PyObject *row = PyDict_Copy(template);
+        for (Py_ssize_t index = 0; row != NULL && index < width; index++) {
+            PyObject *value = *(PyObject **)((char *)figures + at_offset[index]);
+            if (value == NULL) {
+                PyObject *field = PyTuple_GET_ITEM(fields, index);
+                Py_XDECREF(PyObject_GetAttr(figures, PyTuple_GET_ITEM(field, 1))); /* its error */
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_AttributeError, "a process's figure is unset");
+                Py_CLEAR(row);
+            }
+            else if (PyDict_SetItem(row, keys[index], value) < 0)
+                Py_CLEAR(row);
+        }
+        if (row == NULL) {
+            Py_CLEAR(rows);
+            break;
+        }
+        PyList_SET_ITEM(rows, at, row);
+    }
+    return rows;
 }

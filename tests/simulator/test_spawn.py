@@ -188,3 +188,48 @@ def test_the_c_sims_are_refused_for_a_sim_class_of_its_own_init() -> None:
         Sim, Sim.__init__, None, [], {}, ProcessState, Slot, None, engine, {}, {}, {}, None, None
     )
     assert made == []
+
+
+@needs_c
+@pytest.mark.parametrize("seed", range(3))
+def test_the_c_process_rows_are_the_python_ones(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """assemble_result's process rows from the C core's `process_rows_of` equal its own loop's
+    for random figures (their keys in the same order, the same objects); a record that is
+    not a plain ProcessFigures gets NotImplemented."""
+    from simulator import results
+
+    draw = random.Random(seed)
+    figures = []
+    for rank in range(30):
+        one = ProcessFigures("P", rank, draw.choice(["a", "b"]), draw.randrange(4), f"P[{rank}]")
+        one.compute_s, one.comm_s = draw.random(), draw.choice([0.0, -0.0, draw.random()])
+        one.wait_s, one.finish_s, one.memory_s = draw.random(), draw.random(), 1e300
+        figures.append(one)
+    made = speedups.process_rows_of(
+        figures, results._PROCESS_ROW, ProcessFigures, results._PROCESS_ROW_FIELDS
+    )
+    monkeypatch.setattr(results, "_process_rows_of", results._python_process_rows_of)
+    reference = results.assemble_result(
+        overall_time_s=1.0,
+        processes=figures,
+        components=[],
+        timeline=results.Timeline(0),
+        events=0,
+        wall_start=0.0,
+        seed=0,
+    )["processes"]
+    assert [list(row.items()) for row in made] == [list(row.items()) for row in reference]
+    for row, other in zip(made, reference, strict=True):
+        assert all(a is b for a, b in zip(row.values(), other.values(), strict=True))
+
+    @dataclasses.dataclass(slots=True)
+    class Other(ProcessFigures):
+        pass
+
+    odd = [*figures[:2], Other("P", 9, "a", 0, "P[9]")]
+    assert (
+        speedups.process_rows_of(
+            odd, results._PROCESS_ROW, ProcessFigures, results._PROCESS_ROW_FIELDS
+        )
+        is NotImplemented
+    )
