@@ -317,6 +317,11 @@ static const ContractName contract_names[] = {
     {"sim_labels", &str_sim_labels},
     {"sim_random", &str_sim_random},
     {"computation_memos", &str_computation_memos},
+    {"slot_rank", &str_slot_rank},
+    {"spawn_stackless", &str_spawn_stackless},
+    {"process_data", &str_process_data},
+    {"process_on_error", &str_process_on_error},
+    {"sim_stackless", &str_sim_stackless},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -434,6 +439,9 @@ static PyMethodDef module_methods[] = {
     {"process_rows_of", (PyCFunction)(void (*)(void))process_rows_of, METH_FASTCALL,
      "process_rows_of(processes, template, figures_type, fields): the result's process rows "
      "(results.assemble_result's loop) in C, or NotImplemented."},
+    {"stackless_spawned", (PyCFunction)(void (*)(void))stackless_spawned, METH_FASTCALL,
+     "stackless_spawned(engine, states, sims, shared, template, places, label_counts, on_error, "
+     "label_type): runner._python_stackless_spawned in C, or NotImplemented."},
     {"set_resource_type", set_resource_type, METH_O,
      "Tell the core which class a node's FIFO is (engine.Resource: NodeRuntime.link's)."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,

@@ -311,3 +311,105 @@ process_rows_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     return rows;
 }
+
+static PyObject *str_slot_rank = NULL, *str_spawn_stackless = NULL, *str_process_data = NULL,
+                *str_process_on_error = NULL, *str_sim_stackless = NULL;
+
+/* stackless_spawned(engine, states, sims, shared, template, places, label_counts, on_error,
+ * label_type): each process of a run whose processes share one stackless function spawned as
+ * the runner's loop spawns it (simulator/runner.py _python_stackless_spawned, its Python
+ * reference): its arguments `template`'s, its sim, rank, tag (label_type(slot.label)) and
+ * labels (a copy of `label_counts`) at `places` (four indices, -1: not an argument), its
+ * generator `shared(*arguments)` given to the engine's spawn_stackless under the state's name,
+ * the process's on_error, data and its sim's `_stackless` then set; None, or NotImplemented
+ * (nothing spawned) where the engine's spawn_stackless is not the C core's. */
+static PyObject *
+stackless_spawned(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9 || !PyList_CheckExact(args[1]) || !PyList_CheckExact(args[2]) ||
+        !PyList_CheckExact(args[4]) || !PyTuple_CheckExact(args[5]) ||
+        PyTuple_GET_SIZE(args[5]) != 4 || !PyDict_CheckExact(args[6]) ||
+        PyList_GET_SIZE(args[1]) != PyList_GET_SIZE(args[2]) || PyList_GET_SIZE(args[4]) > 64) {
+        PyErr_SetString(PyExc_TypeError,
+                        "stackless_spawned(engine, states: list, sims: list of as many, shared, "
+                        "template: list, places: 4 ints, label_counts: dict, on_error, "
+                        "label_type)");
+        return NULL;
+    }
+    PyObject *engine = args[0], *states = args[1], *sims = args[2], *shared = args[3];
+    PyObject *template = args[4], *label_counts = args[6], *on_error = args[7];
+    PyObject *label_type = args[8];
+    if (!PyObject_TypeCheck(engine, core_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *spawn = _PyType_Lookup(Py_TYPE(engine), str_spawn_stackless); /* borrowed */
+    if (spawn == NULL || !Py_IS_TYPE(spawn, &PyMethodDescr_Type) ||
+        ((PyMethodDescrObject *)spawn)->d_method->ml_meth !=
+            (PyCFunction)(void (*)(void))Core_spawn_stackless)
+        Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t places[4];
+    for (int index = 0; index < 4; index++) {
+        places[index] = PyLong_AsSsize_t(PyTuple_GET_ITEM(args[5], index));
+        if (places[index] == -1 && PyErr_Occurred())
+            return NULL;
+        if (places[index] >= PyList_GET_SIZE(template)) {
+            PyErr_SetString(PyExc_IndexError, "an argument's place beyond the template");
+            return NULL;
+        }
+    }
+    Py_ssize_t width = PyList_GET_SIZE(template), count = PyList_GET_SIZE(states);
+    for (Py_ssize_t at = 0; at < count; at++) {
+        PyObject *state = PyList_GET_ITEM(states, at), *sim = PyList_GET_ITEM(sims, at);
+        PyObject *values[64];
+        PyObject *owned[2] = {NULL, NULL}; /* the tag and the labels made for this process */
+        PyObject *slot = PyObject_GetAttr(state, str_slot);
+        PyObject *name = slot == NULL ? NULL : PyObject_GetAttr(state, str_name);
+        int failed = name == NULL;
+        for (Py_ssize_t index = 0; index < width; index++)
+            values[index] = PyList_GET_ITEM(template, index);
+        if (!failed && places[0] >= 0)
+            values[places[0]] = sim;
+        PyObject *rank = NULL;
+        if (!failed && places[1] >= 0) {
+            rank = PyObject_GetAttr(slot, str_slot_rank);
+            failed = rank == NULL;
+            if (!failed)
+                values[places[1]] = rank;
+        }
+        if (!failed && places[2] >= 0) {
+            PyObject *label = PyObject_GetAttr(slot, str_label);
+            owned[0] = label == NULL ? NULL : PyObject_CallOneArg(label_type, label);
+            Py_XDECREF(label);
+            failed = owned[0] == NULL;
+            if (!failed)
+                values[places[2]] = owned[0];
+        }
+        if (!failed && places[3] >= 0) {
+            owned[1] = PyDict_Copy(label_counts);
+            failed = owned[1] == NULL;
+            if (!failed)
+                values[places[3]] = owned[1];
+        }
+        PyObject *generator = failed ? NULL : PyObject_Vectorcall(shared, values, width, NULL);
+        PyObject *process = NULL;
+        if (generator != NULL) {
+            PyObject *call[] = {name, generator, sim};
+            process = Core_spawn_stackless((Core *)engine, call, 3);
+        }
+        int status = process == NULL ||
+                             PyObject_SetAttr(process, str_process_on_error, on_error) < 0 ||
+                             PyObject_SetAttr(sim, str_sim_stackless, process) < 0 ||
+                             PyObject_SetAttr(process, str_process_data, state) < 0
+                         ? -1
+                         : 0;
+        Py_XDECREF(process);
+        Py_XDECREF(generator);
+        Py_XDECREF(owned[1]);
+        Py_XDECREF(owned[0]);
+        Py_XDECREF(rank);
+        Py_XDECREF(name);
+        Py_XDECREF(slot);
+        if (status < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}

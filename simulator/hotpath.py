@@ -281,8 +281,8 @@ NAMES: dict[str, Name] = {
     "active_w": Name("active_w", "simulator.results:ComponentFigures"),
     "usage_instance": Name("instance", "simulator.results:PythonUsage"),
     "usage_capacity": Name("capacity", "simulator.results:PythonUsage"),
-    # a run's processes' records and sim objects made in C (simulator.runner states_made,
-    # sims_made): the slots their __init__ sets
+    # a run's processes' records and sim objects made, and its stackless processes spawned, in
+    # C (simulator.runner states_made, sims_made, stackless_spawned): the slots they set
     "state_engine": Name("engine", _STATE),
     "state_figures": Name("figures", _STATE),
     "process_label": Name("label", _FIGURES),
@@ -296,6 +296,11 @@ NAMES: dict[str, Name] = {
     "sim_labels": Name("_labels", _SIM),
     "sim_random": Name("random", _SIM),
     "computation_memos": Name("computation_memos", _NODE),
+    "slot_rank": Name("rank", "simulator.placement:Slot"),
+    "spawn_stackless": Name("spawn_stackless", "simulator.engine:Engine"),
+    "process_data": Name("data", "simulator.engine:StacklessProcess"),
+    "process_on_error": Name("on_error", "simulator.engine:StacklessProcess"),
+    "sim_stackless": Name("_stackless", _SIM),
     # the flow network's re-solve (simulator.flows.solve_from): a flow and a flow link
     "flow_links": Name("links", _FLOW),
     "flow_weight": Name("weight", _FLOW),

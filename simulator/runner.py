@@ -742,21 +742,20 @@ def _simulate(
             for name in ("sim", "rank", "tag", "labels")
         )
     sims = _made_sims(sim_class, world, states, label_counts)
-    for number, (state, sim) in enumerate(zip(states, sims, strict=True)):
-        slot = state.slot
-        process: Process | StacklessProcess
-        if shared is not None:
-            values = template.copy()
-            if sim_at >= 0:
-                values[sim_at] = sim
-            if rank_at >= 0:
-                values[rank_at] = slot.rank
-            if tag_at >= 0:
-                values[tag_at] = Label(slot.label)
-            if labels_at >= 0:
-                values[labels_at] = dict(label_counts)
-            generator = shared(*values)
-        else:
+    if shared is not None:
+        # every process's generator from the one shared function (`_stackless_spawned`)
+        places = (sim_at, rank_at, tag_at, labels_at)
+        spawned = _stackless_spawned(
+            engine, states, sims, shared, template, places, label_counts, _reported, Label
+        )
+        if spawned is NotImplemented:
+            _python_stackless_spawned(
+                engine, states, sims, shared, template, places, label_counts, _reported, Label
+            )
+    else:
+        for number, (state, sim) in enumerate(zip(states, sims, strict=True)):
+            slot = state.slot
+            process: Process | StacklessProcess
             names: dict[str, object] = {**launch_variables, "sim": sim, "rank": slot.rank}
             if with_tag:
                 names["tag"] = Label(slot.label)
@@ -771,10 +770,10 @@ def _simulate(
                 process.data = state
                 continue
             generator = FunctionType(stackless, namespace)(*values, **guards)
-        process = engine.spawn_stackless(state.name, generator, sim)
-        process.on_error = _reported  # _run_application's reporting
-        sim._stackless = process  # type: ignore[attr-defined]  # a StacklessSim (no cast: a call)
-        process.data = state
+            process = engine.spawn_stackless(state.name, generator, sim)
+            process.on_error = _reported  # _run_application's reporting
+            sim._stackless = process  # type: ignore[attr-defined]  # a StacklessSim (no cast: a call)
+            process.data = state
 
     total = len(states)
     finished = 0
@@ -912,6 +911,46 @@ def _made_sims(
     if made is NotImplemented:
         made = _python_sims_made(sim_class, Sim.__init__, world, states, labels)
     return cast("list[Sim]", made)
+
+
+def _python_stackless_spawned(
+    engine: Engine,
+    states: list[ProcessState],
+    sims: list[Sim],
+    shared: Callable[..., Any],
+    template: list[object],
+    places: tuple[int, int, int, int],
+    label_counts: dict[str, int],
+    on_error: Callable[..., Any],
+    label_type: type[Label],
+) -> object:
+    """Spawn each process of a run whose processes share one stackless function: its
+    arguments `template`'s (the launch variables), its sim, rank, tag and labels in their
+    `places` (-1: not an argument), its generator the shared function's (the C core's
+    `stackless_spawned` spawns the same)."""
+    sim_at, rank_at, tag_at, labels_at = places
+    for state, sim in zip(states, sims, strict=True):
+        slot = state.slot
+        values = template.copy()
+        if sim_at >= 0:
+            values[sim_at] = sim
+        if rank_at >= 0:
+            values[rank_at] = slot.rank
+        if tag_at >= 0:
+            values[tag_at] = label_type(slot.label)
+        if labels_at >= 0:
+            values[labels_at] = dict(label_counts)
+        generator = shared(*values)
+        process = engine.spawn_stackless(state.name, generator, sim)
+        process.on_error = on_error  # _run_application's reporting
+        sim._stackless = process  # type: ignore[attr-defined]  # a StacklessSim (no cast: a call)
+        process.data = state
+    return None
+
+
+_stackless_spawned: Callable[..., Any] = hotpath.choose(
+    _python_stackless_spawned, "stackless_spawned"
+)
 
 
 def _finish_times(engine: Engine) -> None:

@@ -233,3 +233,56 @@ def test_the_c_process_rows_are_the_python_ones(seed: int, monkeypatch: pytest.M
         )
         is NotImplemented
     )
+
+
+LABELS_APP = """
+sim.computation({"seconds": 1 + rank + labels["Q"] + len(tag)})
+if tag == "P" and rank == 0:
+    sim.p2pCommunicationSend(1000, "Q", None, 1)
+if tag == "Q" and rank == 1:
+    sim.p2pCommunicationReceive("P")
+"""
+
+
+@needs_c
+@pytest.mark.parametrize("app", [APP, LABELS_APP])
+def test_the_c_spawned_processes_are_the_python_ones(
+    app: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The C core's `stackless_spawned` spawns what the runner's loop does: the same
+    processes (names, data, on_error, their sims') and the same result (apart from its
+    stats); an engine whose spawn_stackless is its own gets NotImplemented."""
+    seen: list[object] = []
+    spawned_in_c = runner._stackless_spawned
+
+    def recorded(engine: Engine, states: list[ProcessState], sims: list[Sim], *rest: Any) -> object:
+        answer = spawned_in_c(engine, states, sims, *rest)
+        seen.append(answer)
+        for process, state, sim in zip(engine.processes, states, sims, strict=True):
+            assert process.name == state.name
+            assert process.data is state
+            assert process.on_error is runner._reported
+            assert sim._stackless is process  # type: ignore[attr-defined]
+        return answer
+
+    monkeypatch.setattr(runner, "_stackless_spawned", recorded)
+
+    def result() -> dict[str, Any]:
+        made: dict[str, Any] = dict(
+            runner.run_simulation(
+                system(), textwrap.dedent(app), labels={"P": 2, "Q": 2}, variables={}, seed=3
+            )
+        )
+        made.pop("stats")
+        return made
+
+    in_c = result()
+    assert seen == [None]
+    monkeypatch.setattr(runner, "_stackless_spawned", runner._python_stackless_spawned)
+    assert json.dumps(in_c, sort_keys=True) == json.dumps(result(), sort_keys=True)
+
+    class Own(Engine):
+        def spawn_stackless(self, *arguments: Any) -> Any:
+            return super().spawn_stackless(*arguments)
+
+    assert spawned_in_c(Own(), [], [], None, [], (-1, -1, -1, -1), {}, None, str) is NotImplemented
