@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from greenlet import GreenletExit
 
-from simulator import hotpath
+from simulator import api, hotpath
 from simulator.api import (
     RUNTIME_GLOBALS,
     ApiUsageError,
@@ -31,7 +31,6 @@ from simulator.api import (
     Sim,
     SoftwareStack,
     StacklessSim,
-    _node_memos,
 )
 from simulator.cost import CostFigures, run_cost
 from simulator.engine import (
@@ -900,7 +899,7 @@ def _made_sims(
         labels,
         ProcessState,
         Slot,
-        _node_memos,
+        api._node_memos,  # read here: the module's, as Sim.__init__ reads it
         engine,
         world.nodes,
         world.receivers,
