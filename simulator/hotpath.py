@@ -10,7 +10,8 @@ runs everywhere, and a C copy that gives the same results faster where it is bui
                                the attribute and multiply guards,  sandbox.restricted,
                                a model's program of doubles,       models.js_program,
                                the flow network's max-min          flows.solve_from and
-                               re-solves                           solve_uniform
+                               re-solves, a run's process records  solve_uniform, runner
+                               and sims, their spawn and rows
     simulator._cachesim        the cache chain and tree            simulator.models.cache,
                                                                    models.coherence
     simulator._v8results       V8's results handed back            simulator.shallow
