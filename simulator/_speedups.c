@@ -30,8 +30,9 @@
  * receive, send, collectives), _speedups_guard.c (the attribute guard), _speedups_program.c (a
  * model's computationTime as a program of doubles), _speedups_flows.c (the flow network's
  * max-min re-solve), _speedups_flows_uniform.c (a uniform component's re-solve and a flow's
- * start and end events). This file keeps what
- * Python hands the core at start-up and the module's definition.
+ * start and end events), _speedups_power.c and _speedups_kernel_rows.c (the result's power
+ * series and kernel rows), _speedups_spawn.c (a run's process records and sim objects). This
+ * file keeps what Python hands the core at start-up and the module's definition.
  */
 #include "_speedups.h"
 
@@ -53,6 +54,7 @@ static PyObject *str_entry_node = NULL, *str_entry_instance = NULL, *str_entry_s
                 *str_entry_direction = NULL, *str_entry_to = NULL;
 #include "_speedups_power.c"
 #include "_speedups_kernel_rows.c"
+#include "_speedups_spawn.c"
 
 /* -- what Python hands the core at start-up ------------------------------------------------ */
 
@@ -302,6 +304,24 @@ static const ContractName contract_names[] = {
     {"detail", &str_detail},
     {"bound", &str_bound},
     {"detail_occupancy", &str_detail_occupancy},
+    {"state_engine", &str_state_engine},
+    {"state_figures", &str_state_figures},
+    {"process_label", &str_process_label},
+    {"process_rank", &str_process_rank},
+    {"process_node", &str_process_node},
+    {"process_instance", &str_process_instance},
+    {"process_name", &str_process_name},
+    {"finish_s", &str_finish_s},
+    {"memory_s", &str_memory_s},
+    {"sim_world", &str_sim_world},
+    {"sim_labels", &str_sim_labels},
+    {"sim_random", &str_sim_random},
+    {"computation_memos", &str_computation_memos},
+    {"slot_rank", &str_slot_rank},
+    {"spawn_stackless", &str_spawn_stackless},
+    {"process_data", &str_process_data},
+    {"process_on_error", &str_process_on_error},
+    {"sim_stackless", &str_sim_stackless},
     {NULL, NULL},
 };
 static int names_set = 0;
@@ -409,6 +429,19 @@ static PyMethodDef module_methods[] = {
     {"kernel_rows_of", (PyCFunction)(void (*)(void))kernel_rows_of, METH_FASTCALL,
      "kernel_rows_of(entries, where, on_gpus, nodes, no_node, bound_classes, template): "
      "results.kernel_rows' loop in C."},
+    {"states_made", (PyCFunction)(void (*)(void))states_made, METH_FASTCALL,
+     "states_made(engine, slots, state_type, state_init, figures_type, figures_init, slot_type, "
+     "zero): runner._python_states_made in C, or NotImplemented."},
+    {"sims_made", (PyCFunction)(void (*)(void))sims_made, METH_FASTCALL,
+     "sims_made(sim_class, sim_init, world, states, labels, state_type, slot_type, node_memos, "
+     "engine, nodes, receivers, collectives, timeline, random): runner._python_sims_made in C, "
+     "or NotImplemented."},
+    {"process_rows_of", (PyCFunction)(void (*)(void))process_rows_of, METH_FASTCALL,
+     "process_rows_of(processes, template, figures_type, fields): the result's process rows "
+     "(results.assemble_result's loop) in C, or NotImplemented."},
+    {"stackless_spawned", (PyCFunction)(void (*)(void))stackless_spawned, METH_FASTCALL,
+     "stackless_spawned(engine, states, sims, shared, template, places, label_counts, on_error, "
+     "label_type): runner._python_stackless_spawned in C, or NotImplemented."},
     {"set_resource_type", set_resource_type, METH_O,
      "Tell the core which class a node's FIFO is (engine.Resource: NodeRuntime.link's)."},
     {"set_attribute_guard", (PyCFunction)(void (*)(void))set_attribute_guard, METH_FASTCALL,

@@ -102,6 +102,7 @@ SPEEDUPS = Extension(
                 "flows_uniform",
                 "power",
                 "kernel_rows",
+                "spawn",
             )
         ),
     ),

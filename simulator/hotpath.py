@@ -10,7 +10,8 @@ runs everywhere, and a C copy that gives the same results faster where it is bui
                                the attribute and multiply guards,  sandbox.restricted,
                                a model's program of doubles,       models.js_program,
                                the flow network's max-min          flows.solve_from and
-                               re-solves                           solve_uniform
+                               re-solves, a run's process records  solve_uniform, runner
+                               and sims, their spawn and rows
     simulator._cachesim        the cache chain and tree            simulator.models.cache,
                                                                    models.coherence
     simulator._v8results       V8's results handed back            simulator.shallow
@@ -281,6 +282,26 @@ NAMES: dict[str, Name] = {
     "active_w": Name("active_w", "simulator.results:ComponentFigures"),
     "usage_instance": Name("instance", "simulator.results:PythonUsage"),
     "usage_capacity": Name("capacity", "simulator.results:PythonUsage"),
+    # a run's processes' records and sim objects made, and its stackless processes spawned, in
+    # C (simulator.runner states_made, sims_made, stackless_spawned): the slots they set
+    "state_engine": Name("engine", _STATE),
+    "state_figures": Name("figures", _STATE),
+    "process_label": Name("label", _FIGURES),
+    "process_rank": Name("rank", _FIGURES),
+    "process_node": Name("node", _FIGURES),
+    "process_instance": Name("instance", _FIGURES),
+    "process_name": Name("name", _FIGURES),
+    "finish_s": Name("finish_s", _FIGURES),
+    "memory_s": Name("memory_s", _FIGURES),
+    "sim_world": Name("_world", _SIM),
+    "sim_labels": Name("_labels", _SIM),
+    "sim_random": Name("random", _SIM),
+    "computation_memos": Name("computation_memos", _NODE),
+    "slot_rank": Name("rank", "simulator.placement:Slot"),
+    "spawn_stackless": Name("spawn_stackless", "simulator.engine:Engine"),
+    "process_data": Name("data", "simulator.engine:StacklessProcess"),
+    "process_on_error": Name("on_error", "simulator.engine:StacklessProcess"),
+    "sim_stackless": Name("_stackless", _SIM),
     # the flow network's re-solve (simulator.flows.solve_from): a flow and a flow link
     "flow_links": Name("links", _FLOW),
     "flow_weight": Name("weight", _FLOW),

@@ -45,6 +45,9 @@ class Slot(NamedTuple):
         return f"{self.label}[{self.rank}]"
 
 
+_new_tuple = tuple.__new__
+
+
 def label_capacities(snapshot: SystemSnapshot) -> dict[str, int]:
     """Return each label's capacity: the sum of multiplicity x count over its nodes."""
     capacities: dict[str, int] = {}
@@ -89,7 +92,9 @@ def place_processes(snapshot: SystemSnapshot, labels: Mapping[str, object]) -> l
                 for _ in range(multiplicity):
                     if rank == value:
                         break
-                    slots.append(Slot(label, rank, node.id, instance))
+                    # what Slot(label, rank, node.id, instance) makes, without the named
+                    # tuple's __new__ (a Python function) between: a call per process
+                    slots.append(_new_tuple(Slot, (label, rank, node.id, instance)))
                     rank += 1
             if rank == value:
                 break

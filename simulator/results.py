@@ -494,6 +494,18 @@ _PROCESS_ROW: ProcessRow = {
     "finish_s": 0.0,
 }
 
+# each key of a process row and the ProcessFigures attribute it holds, in the row's order: what
+# the C core's `process_rows_of` (simulator/_speedups_spawn.c) sets, as assemble_result's loop
+_PROCESS_ROW_FIELDS = tuple((key, "name" if key == "process" else key) for key in _PROCESS_ROW)
+
+
+def _python_process_rows_of(*arguments: object) -> object:
+    """Without the C core: NotImplemented, and assemble_result's own loop makes the rows."""
+    return NotImplemented
+
+
+_process_rows_of: Callable[..., Any] = hotpath.choose(_python_process_rows_of, "process_rows_of")
+
 
 def assemble_result(
     *,
@@ -607,21 +619,27 @@ def assemble_result(
                 }
             )
     figures_of = {figures.node: figures for figures, _ in component_list}
-    process_rows: list[ProcessRow] = []
-    add_process = process_rows.append
-    for p in processes:
-        process = _PROCESS_ROW.copy()  # ROW_COPIES
-        process["process"] = p.name
-        process["label"] = p.label
-        process["rank"] = p.rank
-        process["node"] = p.node
-        process["instance"] = p.instance
-        process["compute_s"] = p.compute_s
-        process["comm_s"] = p.comm_s
-        process["wait_s"] = p.wait_s
-        process["memory_s"] = p.memory_s
-        process["finish_s"] = p.finish_s
-        add_process(process)
+    # the C core's rows where it is in use (NotImplemented where a record is not a plain
+    # ProcessFigures), else this loop
+    process_rows: list[ProcessRow] = _process_rows_of(
+        processes, _PROCESS_ROW, ProcessFigures, _PROCESS_ROW_FIELDS
+    )
+    if process_rows is NotImplemented:
+        process_rows = []
+        add_process = process_rows.append
+        for p in processes:
+            process = _PROCESS_ROW.copy()  # ROW_COPIES
+            process["process"] = p.name
+            process["label"] = p.label
+            process["rank"] = p.rank
+            process["node"] = p.node
+            process["instance"] = p.instance
+            process["compute_s"] = p.compute_s
+            process["comm_s"] = p.comm_s
+            process["wait_s"] = p.wait_s
+            process["memory_s"] = p.memory_s
+            process["finish_s"] = p.finish_s
+            add_process(process)
     # its wall time is taken last (below), once everything else of the result is made
     stats: EngineStats = {
         "events": events,

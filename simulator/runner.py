@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import CodeType, FunctionType
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from greenlet import GreenletExit
 
+from simulator import api, hotpath
 from simulator.api import (
     RUNTIME_GLOBALS,
     ApiUsageError,
@@ -47,12 +48,13 @@ from simulator.models.energy import PowerStates, power_states
 from simulator.models.js_compiler import clear_compiled_models
 from simulator.models.reliability import failure_rate_from_attributes
 from simulator.models.roofline import gpu_roof
-from simulator.placement import Routes, place_processes
+from simulator.placement import Routes, Slot, place_processes
 from simulator.platform import ModelFunctions, NodeRuntime, ProcessState, World
 from simulator.results import (
     DEFAULT_TIMELINE_LIMIT,
     POWER_ATTRIBUTES,
     ComponentFigures,
+    ProcessFigures,
     Result,
     Timeline,
     assemble_result,
@@ -710,7 +712,7 @@ def _simulate(
         memory = MemorySystem(engine, system)
     active_memory = memory if memory is not None and memory.active else None
     timeline = Timeline(timeline_limit)
-    states = [ProcessState(engine, slot) for slot in slots]
+    states = _made_states(engine, slots)
     # a network of flow links when a network node shares its bandwidth (simulator.flows)
     network = (
         FlowNetwork(engine, NETWORK_MODELS[system.network_model])
@@ -738,22 +740,21 @@ def _simulate(
             arguments.index(name) if name in arguments else -1
             for name in ("sim", "rank", "tag", "labels")
         )
-    for number, state in enumerate(states):
-        slot = state.slot
-        sim = sim_class(world, state, label_counts)
-        process: Process | StacklessProcess
-        if shared is not None:
-            values = template.copy()
-            if sim_at >= 0:
-                values[sim_at] = sim
-            if rank_at >= 0:
-                values[rank_at] = slot.rank
-            if tag_at >= 0:
-                values[tag_at] = Label(slot.label)
-            if labels_at >= 0:
-                values[labels_at] = dict(label_counts)
-            generator = shared(*values)
-        else:
+    sims = _made_sims(sim_class, world, states, label_counts)
+    if shared is not None:
+        # every process's generator from the one shared function (`_stackless_spawned`)
+        places = (sim_at, rank_at, tag_at, labels_at)
+        spawned = _stackless_spawned(
+            engine, states, sims, shared, template, places, label_counts, _reported, Label
+        )
+        if spawned is NotImplemented:
+            _python_stackless_spawned(
+                engine, states, sims, shared, template, places, label_counts, _reported, Label
+            )
+    else:
+        for number, (state, sim) in enumerate(zip(states, sims, strict=True)):
+            slot = state.slot
+            process: Process | StacklessProcess
             names: dict[str, object] = {**launch_variables, "sim": sim, "rank": slot.rank}
             if with_tag:
                 names["tag"] = Label(slot.label)
@@ -768,10 +769,10 @@ def _simulate(
                 process.data = state
                 continue
             generator = FunctionType(stackless, namespace)(*values, **guards)
-        process = engine.spawn_stackless(state.name, generator, sim)
-        process.on_error = _reported  # _run_application's reporting
-        sim._stackless = process  # type: ignore[attr-defined]  # a StacklessSim (no cast: a call)
-        process.data = state
+            process = engine.spawn_stackless(state.name, generator, sim)
+            process.on_error = _reported  # _run_application's reporting
+            sim._stackless = process  # type: ignore[attr-defined]  # a StacklessSim (no cast: a call)
+            process.data = state
 
     total = len(states)
     finished = 0
@@ -838,6 +839,117 @@ def _simulate(
     if rotations is not None:
         result["symmetry"] = {"used": bool(rotations.used), "calls": rotations.used, "redone": None}
     return result
+
+
+def _python_states_made(engine: Engine, slots: list[Slot], *_classes: object) -> list[ProcessState]:
+    """Return a run's process records, one a slot, each made by its class (the C core's
+    `states_made` makes the same without their Python initialisers)."""
+    return [ProcessState(engine, slot) for slot in slots]
+
+
+def _python_sims_made(
+    sim_class: type[Sim],
+    _init: object,
+    world: World,
+    states: list[ProcessState],
+    labels: Mapping[str, int],
+    *_read: object,
+) -> list[Sim]:
+    """Return the run's processes' sim objects, one a record, each made by its class (the C
+    core's `sims_made` makes the same without Sim's Python initialiser)."""
+    return [sim_class(world, state, labels) for state in states]
+
+
+# the C core's (simulator/_speedups_spawn.c) where it is in use, else the references above; C's
+# answers NotImplemented where a class is not as its reference makes it (the reference then)
+_states_made: Callable[..., Any] = hotpath.choose(_python_states_made, "states_made")
+_sims_made: Callable[..., Any] = hotpath.choose(_python_sims_made, "sims_made")
+# the default of ProcessFigures' five figures, which a record made in C is given too
+_FIGURE_DEFAULT = ProcessFigures.__dataclass_fields__["compute_s"].default
+
+
+def _made_states(engine: Engine, slots: list[Slot]) -> list[ProcessState]:
+    """Return `ProcessState(engine, slot)` for each slot (`_states_made`)."""
+    made = _states_made(
+        engine,
+        slots,
+        ProcessState,
+        ProcessState.__init__,
+        ProcessFigures,
+        ProcessFigures.__init__,
+        Slot,
+        _FIGURE_DEFAULT,
+    )
+    if made is NotImplemented:
+        made = _python_states_made(engine, slots)
+    return cast("list[ProcessState]", made)
+
+
+def _made_sims(
+    sim_class: type[Sim], world: World, states: list[ProcessState], labels: Mapping[str, int]
+) -> list[Sim]:
+    """Return `sim_class(world, state, labels)` for each state (`_sims_made`), the world's
+    values read once."""
+    engine = world.engine
+    made = _sims_made(
+        sim_class,
+        Sim.__init__,
+        world,
+        states,
+        labels,
+        ProcessState,
+        Slot,
+        api._node_memos,  # read here: the module's, as Sim.__init__ reads it
+        engine,
+        world.nodes,
+        world.receivers,
+        world.collectives,
+        world.timeline,
+        engine.random,
+    )
+    if made is NotImplemented:
+        made = _python_sims_made(sim_class, Sim.__init__, world, states, labels)
+    return cast("list[Sim]", made)
+
+
+def _python_stackless_spawned(
+    engine: Engine,
+    states: list[ProcessState],
+    sims: list[Sim],
+    shared: Callable[..., Any],
+    template: list[object],
+    places: tuple[int, int, int, int],
+    label_counts: dict[str, int],
+    on_error: Callable[..., Any],
+    label_type: type[Label],
+) -> object:
+    """Spawn each process of a run whose processes share one stackless function: its
+    arguments `template`'s (the launch variables), its sim, rank, tag and labels in their
+    `places` (-1: not an argument), its generator the shared function's (the C core's
+    `stackless_spawned` spawns the same)."""
+    sim_at, rank_at, tag_at, labels_at = places
+    for state, sim in zip(states, sims, strict=True):
+        slot = state.slot
+        values = template.copy()
+        if sim_at >= 0:
+            values[sim_at] = sim
+        if rank_at >= 0:
+            values[rank_at] = slot.rank
+        if tag_at >= 0:
+            values[tag_at] = label_type(slot.label)
+        if labels_at >= 0:
+            values[labels_at] = dict(label_counts)
+        generator = shared(*values)
+        process = engine.spawn_stackless(state.name, generator, sim)
+        process.on_error = on_error  # _run_application's reporting
+        sim._stackless = process  # type: ignore[attr-defined]  # a StacklessSim (no cast: a call)
+        process.data = state
+    return None
+
+
+_stackless_spawned: Callable[..., Any] = hotpath.choose(
+    _python_stackless_spawned, "stackless_spawned"
+)
 
 
 def _finish_times(engine: Engine) -> None:

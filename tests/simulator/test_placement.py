@@ -58,6 +58,9 @@ def test_it_fills_instances_in_order(cluster: Any) -> None:
         Slot("M", 0, "small", 0),
     ]
     assert slots[0].name == "W[0]"
+    # Slots, not tuples that equal them (placement makes them by tuple.__new__)
+    assert all(type(slot) is Slot for slot in slots)
+    assert slots[4].node == "small" and slots[4].instance == 0
 
 
 def test_it_rejects_more_processes_than_label_capacity(cluster: Any) -> None:
