@@ -325,7 +325,15 @@ add_to_attribute(PyObject *owner, SlotCache *cache, PyObject *value)
     PyObject *old = slot_get(owner, cache);
     if (old == NULL)
         return -1;
-    PyObject *sum = PyNumber_Add(old, value);
+    /* two floats (a time) or an int and one_int (a count): float_add's and long_add's very
+     * sums, without the number protocol's dispatch; any other pair through it */
+    long long count = PyLong_CheckExact(old) && value == one_int ? PyLong_AsLongLong(old) : -1;
+    if (count == -1)
+        PyErr_Clear(); /* an int beyond long long: PyNumber_Add's */
+    PyObject *sum = PyFloat_CheckExact(old) && PyFloat_CheckExact(value)
+                        ? PyFloat_FromDouble(PyFloat_AS_DOUBLE(old) + PyFloat_AS_DOUBLE(value))
+                    : count >= 0 && count < LLONG_MAX ? PyLong_FromLongLong(count + 1)
+                                                      : PyNumber_Add(old, value);
     Py_DECREF(old);
     if (sum == NULL)
         return -1;
@@ -625,10 +633,7 @@ counted_as_dropped(PyObject *timeline)
     Py_XDECREF(full);
     if (is_full <= 0)
         return is_full;
-    PyObject *one = PyLong_FromLong(1);
-    int status = one == NULL ? -1 : add_to_attribute(timeline, &dropped_slot, one);
-    Py_XDECREF(one);
-    return status < 0 ? -1 : 1;
+    return add_to_attribute(timeline, &dropped_slot, one_int) < 0 ? -1 : 1;
 }
 
 /* Put the memoized computation that ran from `start` to `end` on the timeline (not full): here
