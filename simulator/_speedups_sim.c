@@ -438,7 +438,7 @@ pause_held(PyObject *engine, PyObject *usage, PyObject *figures, PyObject *durat
            double *start, double *end)
 {
     double duration = PyFloat_AS_DOUBLE(duration_obj);
-    int is_core = PyObject_TypeCheck(engine, core_type);
+    int is_core = IS_CORE(engine);
     int is_usage = Py_TYPE(usage) == usage_type;
     double now;
     if (is_core)
@@ -686,7 +686,7 @@ stackless_on_process(void)
 static PyObject *
 start_stackless(SimCore *self, PyObject *duration, PyObject *params, PyObject *detail)
 {
-    if (self->engine == NULL || !PyObject_TypeCheck(self->engine, core_type) ||
+    if (self->engine == NULL || !IS_CORE(self->engine) ||
         self->usage == NULL || Py_TYPE(self->usage) != usage_type || self->pending != NULL) {
         Py_DECREF(duration);
         PyErr_SetString(PyExc_RuntimeError, "sim.computation: the stackless process is not set up");
@@ -765,7 +765,7 @@ received(SimCore *self, double started, PyObject *message)
         return -1;
     }
     double now;
-    if (PyObject_TypeCheck(self->engine, core_type))
+    if (IS_CORE(self->engine))
         now = ((Core *)self->engine)->now;
     else {
         PyObject *clock = PyObject_GetAttrString(self->engine, "now");
@@ -999,7 +999,7 @@ SimCore_barrier_waited(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "_barrier_waited(started, value=None)");
         return NULL;
     }
-    if (self->engine == NULL || !PyObject_TypeCheck(self->engine, core_type) ||
+    if (self->engine == NULL || !IS_CORE(self->engine) ||
         self->figures == NULL || self->timeline == NULL || self->process == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "a barrier: the process is not set up");
         return NULL;
