@@ -164,6 +164,30 @@ heap_sift_down(Entry *heap, Py_ssize_t size, Entry item)
     heap[pos] = item;
 }
 
+/* heap_sift_down for the heap's last entry, put at the top once the top is taken: a leaf, so
+ * usually among the latest and due near the bottom again. Down to a leaf along the earlier
+ * children without comparing them with it, then up to its place: about half the comparisons
+ * (as CPython's heapq does). The order of (when, seq) is total, so the pops are the same. */
+static inline void
+heap_sift_last(Entry *heap, Py_ssize_t size, Entry item)
+{
+    Py_ssize_t pos = 0, child;
+    while ((child = 2 * pos + 1) < size) {
+        if (child + 1 < size && entry_before(&heap[child + 1], &heap[child]))
+            child++;
+        heap[pos] = heap[child];
+        pos = child;
+    }
+    while (pos > 0) {
+        Py_ssize_t parent = (pos - 1) >> 1;
+        if (!entry_before(&item, &heap[parent]))
+            break;
+        heap[pos] = heap[parent];
+        pos = parent;
+    }
+    heap[pos] = item;
+}
+
 /* Steals nothing: takes new references to target and arg. */
 static int
 core_push(Core *self, double when, PyObject *target, PyObject *arg)
@@ -221,7 +245,7 @@ core_pop(Core *self)
     chain_give_back(self, top.chain);
     Entry last = heap[--self->size];
     if (self->size > 0)
-        heap_sift_down(heap, self->size, last);
+        heap_sift_last(heap, self->size, last);
     return top;
 }
 

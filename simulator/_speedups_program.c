@@ -195,9 +195,15 @@ program_keep_sound(PyObject *program)
 
 /* The instructions from the first to RETURN or DECLINE, each checked (program_fits) as it
  * comes unless `checked` is 0: a sound program's (program_sound), which cannot fail them. */
+/* The parameters a program reads that params' walk (program_value) met under their very name
+ * object (the names are interned, as an application's literal keys are): each read then takes
+ * its value without a dict lookup; an equal key of another object, or none, is looked up. */
+#define PROGRAM_KNOWN 8
+
 static inline Py_ALWAYS_INLINE int
 program_run(const unsigned char *bytes, Py_ssize_t length, PyObject *constants,
-            PyObject *names, long slot_count, PyObject *params, double *out, const int checked)
+            PyObject *names, long slot_count, PyObject *params, PyObject *const *known,
+            double *out, const int checked)
 {
     Py_ssize_t constant_count = PyTuple_GET_SIZE(constants), name_count = PyTuple_GET_SIZE(names);
     double stack[PROGRAM_STACK], slots[PROGRAM_SLOTS];
@@ -230,7 +236,9 @@ program_run(const unsigned char *bytes, Py_ssize_t length, PyObject *constants,
         case OP_PARAM:
         case OP_PARAM_OR: {
             PyObject *key = PyTuple_GET_ITEM(names, arg);
-            PyObject *found = PyDict_GetItemWithError(params, key); /* borrowed */
+            PyObject *found = arg < PROGRAM_KNOWN ? known[arg] : NULL; /* borrowed */
+            if (found == NULL)
+                found = PyDict_GetItemWithError(params, key); /* borrowed */
             if (found == NULL) {
                 if (PyErr_Occurred())
                     return -1;
@@ -337,11 +345,17 @@ program_value(PyObject *program, PyObject *params, double *out)
         return -1;
     }
     /* the params as the compiled model reads them without a conversion (plain_parameter) */
-    Py_ssize_t position = 0;
+    PyObject *known[PROGRAM_KNOWN] = {NULL};
+    Py_ssize_t position = 0, name_count = PyTuple_GET_SIZE(names);
+    Py_ssize_t known_count = name_count < PROGRAM_KNOWN ? name_count : PROGRAM_KNOWN;
     PyObject *name, *value;
-    while (PyDict_Next(params, &position, &name, &value))
+    while (PyDict_Next(params, &position, &name, &value)) {
         if (!plain_parameter(name, value))
             return 0;
+        for (Py_ssize_t index = 0; index < known_count; index++)
+            if (PyTuple_GET_ITEM(names, index) == name)
+                known[index] = value;
+    }
 
     const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(code_obj);
     Py_ssize_t length = PyBytes_GET_SIZE(code_obj) / 4;
@@ -351,8 +365,8 @@ program_value(PyObject *program, PyObject *params, double *out)
         sound = 1;
     }
     if (sound)
-        return program_run(bytes, length, constants, names, slot_count, params, out, 0);
-    return program_run(bytes, length, constants, names, slot_count, params, out, 1);
+        return program_run(bytes, length, constants, names, slot_count, params, known, out, 0);
+    return program_run(bytes, length, constants, names, slot_count, params, known, out, 1);
 }
 
 /* evaluate_program(program, params): the program's value for params, or None where it

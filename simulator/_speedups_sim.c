@@ -325,7 +325,15 @@ add_to_attribute(PyObject *owner, SlotCache *cache, PyObject *value)
     PyObject *old = slot_get(owner, cache);
     if (old == NULL)
         return -1;
-    PyObject *sum = PyNumber_Add(old, value);
+    /* two floats (a time) or an int and one_int (a count): float_add's and long_add's very
+     * sums, without the number protocol's dispatch; any other pair through it */
+    long long count = PyLong_CheckExact(old) && value == one_int ? PyLong_AsLongLong(old) : -1;
+    if (count == -1)
+        PyErr_Clear(); /* an int beyond long long: PyNumber_Add's */
+    PyObject *sum = PyFloat_CheckExact(old) && PyFloat_CheckExact(value)
+                        ? PyFloat_FromDouble(PyFloat_AS_DOUBLE(old) + PyFloat_AS_DOUBLE(value))
+                    : count >= 0 && count < LLONG_MAX ? PyLong_FromLongLong(count + 1)
+                                                      : PyNumber_Add(old, value);
     Py_DECREF(old);
     if (sum == NULL)
         return -1;
@@ -430,7 +438,7 @@ pause_held(PyObject *engine, PyObject *usage, PyObject *figures, PyObject *durat
            double *start, double *end)
 {
     double duration = PyFloat_AS_DOUBLE(duration_obj);
-    int is_core = PyObject_TypeCheck(engine, core_type);
+    int is_core = IS_CORE(engine);
     int is_usage = Py_TYPE(usage) == usage_type;
     double now;
     if (is_core)
@@ -625,10 +633,7 @@ counted_as_dropped(PyObject *timeline)
     Py_XDECREF(full);
     if (is_full <= 0)
         return is_full;
-    PyObject *one = PyLong_FromLong(1);
-    int status = one == NULL ? -1 : add_to_attribute(timeline, &dropped_slot, one);
-    Py_XDECREF(one);
-    return status < 0 ? -1 : 1;
+    return add_to_attribute(timeline, &dropped_slot, one_int) < 0 ? -1 : 1;
 }
 
 /* Put the memoized computation that ran from `start` to `end` on the timeline (not full): here
@@ -681,7 +686,7 @@ stackless_on_process(void)
 static PyObject *
 start_stackless(SimCore *self, PyObject *duration, PyObject *params, PyObject *detail)
 {
-    if (self->engine == NULL || !PyObject_TypeCheck(self->engine, core_type) ||
+    if (self->engine == NULL || !IS_CORE(self->engine) ||
         self->usage == NULL || Py_TYPE(self->usage) != usage_type || self->pending != NULL) {
         Py_DECREF(duration);
         PyErr_SetString(PyExc_RuntimeError, "sim.computation: the stackless process is not set up");
@@ -760,7 +765,7 @@ received(SimCore *self, double started, PyObject *message)
         return -1;
     }
     double now;
-    if (PyObject_TypeCheck(self->engine, core_type))
+    if (IS_CORE(self->engine))
         now = ((Core *)self->engine)->now;
     else {
         PyObject *clock = PyObject_GetAttrString(self->engine, "now");
@@ -994,7 +999,7 @@ SimCore_barrier_waited(SimCore *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "_barrier_waited(started, value=None)");
         return NULL;
     }
-    if (self->engine == NULL || !PyObject_TypeCheck(self->engine, core_type) ||
+    if (self->engine == NULL || !IS_CORE(self->engine) ||
         self->figures == NULL || self->timeline == NULL || self->process == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "a barrier: the process is not set up");
         return NULL;

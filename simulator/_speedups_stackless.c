@@ -62,7 +62,7 @@ prefetch_next_events(const Core *self)
     }
     if (Py_TYPE(next) == stackless_type) {
         PyObject *sim = ((const StacklessCore *)next)->sim;
-        if (sim != NULL && PyObject_TypeCheck(sim, sim_core_type)) {
+        if (sim != NULL && IS_SIM_CORE(sim)) {
             const SimCore *core = (const SimCore *)sim;
             if (core->usage != NULL) {
                 __builtin_prefetch(core->usage);
@@ -152,7 +152,7 @@ stackless_resume(PyObject *target, PyObject *value)
         return NULL;
     }
     PyObject *given;
-    if (self->sim != NULL && PyObject_TypeCheck(self->sim, sim_core_type)) {
+    if (self->sim != NULL && IS_SIM_CORE(self->sim)) {
         given = SimCore_resumed((SimCore *)self->sim, value);
         if (given == NULL)
             return NULL;
@@ -200,7 +200,7 @@ static int
 stackless_fill(StacklessCore *self, PyObject *engine, PyObject *name, PyObject *generator,
                PyObject *sim)
 {
-    if (!PyObject_TypeCheck(engine, core_type)) {
+    if (!IS_CORE(engine)) {
         PyErr_SetString(PyExc_RuntimeError,
                         "stackless processes need the C core (simulator._speedups)");
         return -1;

@@ -13,6 +13,27 @@
 
 static PyTypeObject *core_type = NULL;  /* Core, made at import */
 static PyTypeObject *sim_core_type = NULL; /* SimCore, made at import */
+
+/* PyObject_TypeCheck(obj, type) for the classes met at every event (an Engine, a Sim: Python
+ * subclasses of Core and SimCore): the last subclass found is kept, with a reference so that
+ * its address stays its own, and then needs no walk of its bases. A subclass of a C class
+ * cannot lose it from its bases (CPython refuses a `__bases__` of another layout). */
+static inline int
+instance_of(PyObject *obj, PyTypeObject *type, PyTypeObject **seen)
+{
+    PyTypeObject *actual = Py_TYPE(obj);
+    if (actual == type || actual == *seen)
+        return 1;
+    if (!PyType_IsSubtype(actual, type))
+        return 0;
+    PyTypeObject *old = *seen;
+    *seen = (PyTypeObject *)Py_NewRef(actual);
+    Py_XDECREF(old);
+    return 1;
+}
+static PyTypeObject *core_seen = NULL, *sim_core_seen = NULL;
+#define IS_CORE(obj) instance_of((obj), core_type, &core_seen)
+#define IS_SIM_CORE(obj) instance_of((obj), sim_core_type, &sim_core_seen)
 static PyTypeObject *usage_type = NULL; /* Usage, made at import */
 static PyObject *str_add_busy = NULL;
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -219,7 +220,8 @@ class _Compiler:
         if not _PARAMETER_NAME.fullmatch(text) or text in _NOT_PARAMETERS:
             raise Refusal(f"the parameter name {text!r}")
         if text not in self.names:
-            self.names.append(text)
+            # interned, as the application's literal keys are: a lookup finds the key by identity
+            self.names.append(sys.intern(text))
         return self.names.index(text)
 
     # -- functions and statements ------------------------------------------------------------
@@ -665,8 +667,143 @@ def _program(
         raise Refusal("a function named like an attribute")
     compiler = _Compiler(functions, attributes, global_names)
     compiler.function(function, [], None)
-    code = b"".join(struct.pack("=HH", op, arg) for op, arg in compiler.code)
-    return Program(code, tuple(compiler.constants), tuple(compiler.names), compiler.slots)
+    instructions, slots = _optimized(compiler.code, compiler.slots)
+    code = b"".join(struct.pack("=HH", op, arg) for op, arg in instructions)
+    return Program(code, tuple(compiler.constants), tuple(compiler.names), slots)
+
+
+# --- Fewer instructions on a run's path, every value the same ----------------------------------
+# What inlining leaves: a helper's arguments stored in slots of their own (a constant or another
+# variable copied), the ternary's and the call's jumps to a jump or to the RETURN. A program has
+# no loop (jumps go forward) and its slots are written once each, so a slot that copies a
+# constant or a slot written before it can be read from its source instead; a jump to a jump
+# goes to where that one goes; a jump to RETURN or DECLINE is that instruction.
+
+_JUMPS = (OPS["JUMP"], OPS["JUMP_IF_FALSE"])
+_SIMPLE_PUSH = (OPS["CONST"], OPS["LOAD"])
+_PUSHES = (OPS["CONST"], OPS["LOAD"], OPS["PARAM"])  # each one value more, nothing taken
+
+
+def _stored_on_every_path(code: list[list[int]]) -> list[frozenset[int] | None]:
+    """The slots stored on every path to each instruction (None: no path reaches it)."""
+    before: list[frozenset[int] | None] = [None] * (len(code) + 1)
+    before[0] = frozenset()
+    for at, (op, arg) in enumerate(code):
+        here = before[at]
+        if here is None:
+            continue
+        after = here | {arg} if op == OPS["STORE"] else here
+        targets = []
+        if op in _JUMPS:
+            targets.append(arg)
+        if op not in (OPS["JUMP"], OPS["RETURN"], OPS["DECLINE"]):
+            targets.append(at + 1)
+        for target in targets:
+            known = before[target]
+            before[target] = after if known is None else known & after
+    return before[: len(code)]
+
+
+def _without(code: list[list[int]], removed: set[int]) -> list[list[int]]:
+    """`code` less the instructions at `removed`, a jump to one of them going to the next kept."""
+    new_index = []
+    kept = 0
+    for at in range(len(code) + 1):
+        new_index.append(kept)
+        if at < len(code) and at not in removed:
+            kept += 1
+    return [
+        [op, new_index[arg] if op in _JUMPS else arg]
+        for at, (op, arg) in enumerate(code)
+        if at not in removed
+    ]
+
+
+def _forward_slots(code: list[list[int]]) -> list[list[int]]:
+    """A slot stored once from a constant or an earlier-stored slot, read where that store
+    reaches every read: the reads take the source, the push and the store go."""
+    stores = [at for at, (op, _) in enumerate(code) if op == OPS["STORE"]]
+    store_of: dict[int, int] = {}
+    for at in stores:
+        slot = code[at][1]
+        store_of[slot] = -1 if slot in store_of else at  # -1: stored more than once
+    targets = {arg for op, arg in code if op in _JUMPS}
+    stored = _stored_on_every_path(code)
+    source: dict[int, tuple[int, int]] = {}
+    removed: set[int] = set()
+    for at in stores:
+        slot = code[at][1]
+        if store_of[slot] != at:
+            continue
+        # the push whose value this store pops: the run of stores ending here pairs with the
+        # instructions before the run, innermost first
+        first = at
+        while first > 0 and code[first - 1][0] == OPS["STORE"]:
+            first -= 1
+        push = first - 1 - (at - first)
+        if (
+            push < 0
+            or code[push][0] not in _SIMPLE_PUSH
+            or any(code[position][0] not in _PUSHES for position in range(push, first))
+            or any(position in targets for position in range(push + 1, at + 1))
+        ):
+            continue
+        op, arg = code[push]
+        if op == OPS["LOAD"]:
+            op, arg = source.get(arg, (op, arg))
+            if op == OPS["LOAD"] and not 0 <= store_of.get(arg, -1) < push:
+                continue  # a slot stored after the push, or more than once, may differ later
+        reads = [stored[r] for r, (o, a) in enumerate(code) if o == OPS["LOAD"] and a == slot]
+        if any(known is not None and slot not in known for known in reads):
+            continue  # a read on a path without the store: it reads 0.0
+        source[slot] = (op, arg)
+        removed.update((push, at))
+    if not removed:
+        return code
+    forwarded = [
+        list(source.get(arg, (op, arg))) if op == OPS["LOAD"] else [op, arg] for op, arg in code
+    ]
+    return _without(forwarded, removed)
+
+
+def _threaded(code: list[list[int]]) -> list[list[int]]:
+    """Jumps to a jump taken to its end; a JUMP to RETURN or DECLINE is that instruction; a
+    JUMP to the next instruction and what no path reaches go."""
+    code = [list(instruction) for instruction in code]
+    for instruction in code:
+        if instruction[0] in _JUMPS:
+            target = instruction[1]
+            while target < len(code) and code[target][0] == OPS["JUMP"]:
+                target = code[target][1]
+            instruction[1] = target
+            if (
+                instruction[0] == OPS["JUMP"]
+                and target < len(code)
+                and code[target][0] in (OPS["RETURN"], OPS["DECLINE"])
+            ):
+                instruction[:] = [code[target][0], 0]
+    stored = _stored_on_every_path(code)
+    removed = {at for at in range(len(code)) if stored[at] is None}
+    removed |= {
+        at
+        for at, (op, arg) in enumerate(code)
+        if op == OPS["JUMP"] and at not in removed and arg == at + 1
+    }
+    return _without(code, removed) if removed else code
+
+
+def _optimized(code: list[list[int]], slots: int) -> tuple[list[list[int]], int]:
+    """`code` with fewer instructions on its paths (above), its slots numbered again from 0;
+    and how many it uses."""
+    code = _threaded(_forward_slots(code))
+    numbers: dict[int, int] = {}
+    for op, arg in code:
+        if op in (OPS["LOAD"], OPS["STORE"]) and arg not in numbers:
+            numbers[arg] = len(numbers)
+    code = [
+        [op, numbers[arg]] if op in (OPS["LOAD"], OPS["STORE"]) else [op, arg] for op, arg in code
+    ]
+    return code, len(numbers)
 
 
 # --- The Python reference of `_speedups.evaluate_program` -------------------------------------

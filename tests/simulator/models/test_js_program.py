@@ -354,6 +354,91 @@ def test_a_random_program_gives_v8_s_value_or_declines(
     assert bits(twin.call("computationTime", (), params)) == bits(value)
 
 
+# -- the program's shortening (js_program._optimized) against the program as compiled ----------
+GLOBAL_COPIED = ["k", "hw.n", "0", "2.5", "1e9", "NaN", "-0"]
+BEFORE_W = st.sampled_from(["t", "u", *GLOBAL_COPIED])
+COPIED = st.sampled_from(["t", "u", "w", *GLOBAL_COPIED])
+
+
+@st.composite
+def models_with_copies(draw: st.DrawFn) -> str:
+    """Models whose helpers take constants and variables (the copies the shortening removes),
+    nested calls and ternaries (jumps to jumps and to the RETURN)."""
+    a, b, c = (draw(BEFORE_W) for _ in range(3))
+    d, f, g = (draw(COPIED) for _ in range(3))
+    e = draw(st.sampled_from(GLOBAL_COPIED))  # pick's body sees no variable of the caller
+    inner = draw(numeric(1, ["a", "b", "c"], calls=False))
+    test = draw(condition(1, MAIN_LEAVES, calls=False))
+    return (
+        "function clamp(a, b, c) { return a < b ? b : (a > c ? c : " + inner + "); }\n"
+        "function pick(a, b) { var z = a; return z > b ? clamp(z, b, " + e + ") : b; }\n"
+        "function computationTime(params) {\n"
+        "  var t = params.get('t');\n"
+        "  let u = params.get('u', 2);\n"
+        f"  const w = clamp({a}, {b}, {c});\n"
+        f"  if ({test}) {{ return pick({d}, w); }}\n"
+        f"  return {test} ? clamp(w, {f}, {g}) : pick(t, u);\n"
+        "}\n"
+    )
+
+
+@SETTINGS
+@given(source=models_with_copies(), t=PARAMETER, u=st.one_of(PARAMETER, st.none()))
+def test_a_shortened_program_gives_the_compiled_program_s_values_with_fewer_steps(
+    source: str, t: object, u: object
+) -> None:
+    from unittest import mock
+
+    from simulator.models import js_program
+
+    shortened = program(source, {"k": 2.5, "n": 3})
+    with mock.patch.object(js_program, "_optimized", lambda code, slots: (code, slots)):
+        compiled = program(source, {"k": 2.5, "n": 3})
+    assert shortened is not None and compiled is not None, source
+    assert len(shortened.code) <= len(compiled.code) and shortened.slots <= compiled.slots
+    params: dict[str, object] = {"t": t}
+    if u is not None:
+        params["u"] = u
+    assert bits(both(shortened, params)) == bits(both(compiled, params)), source
+
+
+def test_the_edited_model_s_helper_reads_its_arguments_where_they_are() -> None:
+    from simulator.models.js_program import _OP_NAMES
+
+    compiled = program(EDITED)
+    assert compiled is not None
+    words = struct.unpack(f"={len(compiled.code) // 2}H", compiled.code)
+    ops = [_OP_NAMES[op] for op in words[::2]]
+    # the helper's three arguments are not copied into slots, and no jump leads to a jump or
+    # to the RETURN: 22 instructions, 16 of them on a call's path, not 29 and 25
+    assert ops.count("STORE") == 1 and "JUMP" not in ops and compiled.slots == 1
+    assert len(ops) == 22
+    expected = {0.5: 0.5, 1.49: 1.49, -1.0: 0.0, 0.0: 0.0, 2e9: 1e9, math.inf: 1e9, 3: 3.0}
+    for t, value in [*expected.items(), (-0.0, -0.0), (math.nan, None)]:
+        assert bits(both(compiled, {"t": t})) == bits(value), t
+
+
+def test_a_parameter_under_an_equal_name_of_another_object_reads_the_same() -> None:
+    # the C core takes a parameter met in params' walk under the program's very name object,
+    # and looks up any other: a key made at run time is an equal str of another object
+    compiled = program(
+        "function computationTime(params) {\n"
+        "  return params.get('flops') / 1e9 + params.get('bytes', 2) + params.missing_one;\n"
+        "}\n"
+    )
+    assert compiled is not None
+    made = "".join(["fl", "ops"])
+    assert made == "flops" and made is not compiled.names[0]
+    cases: list[tuple[dict[str, object], float | None]] = [
+        ({"flops": 3e9, "bytes": 1.0, "missing_one": 0.5}, 4.5),
+        ({made: 3e9, "".join(["by", "tes"]): 1, "".join(["missing", "_one"]): 0.5}, 4.5),
+        ({made: 3e9, "missing_one": 0.5}, 5.5),
+        ({"flops": 3e9, "bytes": 1.0}, None),  # params.missing_one: V8 says what follows
+    ]
+    for params, value in cases:
+        assert bits(both(compiled, params)) == bits(value), params
+
+
 SHIPPED = {
     "simulator/models/js/cpu.js": {"cores": 8, "coreClock": 2000.0, "flopsPerCycle": 16},
     "examples/merpsys_gtx970/gpu_model.js": json.loads(
