@@ -30,8 +30,9 @@ spawn_slot_offset(PyTypeObject *type, PyObject *name)
     if (type->tp_setattro != PyObject_GenericSetAttr || name == NULL)
         return -1;
     PyObject *descriptor = _PyType_Lookup(type, name); /* borrowed */
-    if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type))
-        return -1;
+    if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type) ||
+        !PyType_IsSubtype(type, ((PyMemberDescrObject *)descriptor)->d_common.d_type))
+        return -1; /* a member of another class's layout (Python's descriptor refuses it) */
     PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
     if (member->type != T_OBJECT_EX || (member->flags & READONLY))
         return -1;
@@ -67,10 +68,11 @@ static PyObject *
 states_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 8 || !PyList_CheckExact(args[1]) || !PyType_Check(args[2]) ||
-        !PyType_Check(args[4]) || !PyType_Check(args[6]) || !PyFloat_CheckExact(args[7])) {
+        !PyType_Check(args[4]) || !PyType_Check(args[6]) || !PyFloat_CheckExact(args[7]) ||
+        !PyType_IsSubtype((PyTypeObject *)args[6], &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError,
                         "states_made(engine, slots: list, state_type, state_init, figures_type, "
-                        "figures_init, slot_type, zero: float)");
+                        "figures_init, slot_type: a tuple class, zero: float)");
         return NULL;
     }
     PyObject *engine = args[0], *slots = args[1], *zero = args[7];
@@ -151,10 +153,12 @@ static PyObject *
 sims_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 14 || !PyType_Check(args[0]) || !PyList_CheckExact(args[3]) ||
-        !PyType_Check(args[5]) || !PyType_Check(args[6])) {
+        !PyType_Check(args[5]) || !PyType_Check(args[6]) ||
+        !PyType_IsSubtype((PyTypeObject *)args[6], &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError,
                         "sims_made(sim_class, sim_init, world, states: list, labels, state_type, "
-                        "slot_type, node_memos, engine, nodes: dict, receivers, collectives, "
+                        "slot_type: a tuple class, node_memos, engine, nodes: dict, receivers, "
+                        "collectives, "
                         "timeline, random)");
         return NULL;
     }
@@ -224,6 +228,14 @@ sims_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
         PyObject *usage = PyObject_GetItem(usages, PyTuple_GET_ITEM(slot, 3));
+        /* read after the calls above, which run Python code: a slot emptied since is an error,
+         * not a NULL taken */
+        PyObject *figures = *(PyObject **)((char *)state + state_figures_at);
+        PyObject *name = *(PyObject **)((char *)state + state_name_at);
+        if (usage != NULL && (figures == NULL || name == NULL)) {
+            PyErr_SetString(PyExc_AttributeError, "a process record lost its figures or name");
+            Py_CLEAR(usage);
+        }
         PyObject *made = usage == NULL ? NULL : type->tp_alloc(type, 0);
         if (made == NULL) {
             Py_XDECREF(usage);
@@ -231,8 +243,6 @@ sims_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             break;
         }
         SimCore *core = (SimCore *)made;
-        PyObject *figures = *(PyObject **)((char *)state + state_figures_at);
-        PyObject *name = *(PyObject **)((char *)state + state_name_at);
         PyObject *values[8] = {world,       state,       labels, receivers,
                                Py_None,     collectives, PyTuple_GET_ITEM(memos, 2), random};
         for (int index = 0; index < 8; index++)

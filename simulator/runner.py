@@ -866,19 +866,31 @@ _states_made: Callable[..., Any] = hotpath.choose(_python_states_made, "states_m
 _sims_made: Callable[..., Any] = hotpath.choose(_python_sims_made, "sims_made")
 # the default of ProcessFigures' five figures, which a record made in C is given too
 _FIGURE_DEFAULT = ProcessFigures.__dataclass_fields__["compute_s"].default
+# What the C core makes its records and sims as: the initialisers and the slot's name as this
+# module found them. The C core answers NotImplemented where a class's __init__ is no longer
+# the one handed to it, so one replaced since (a wrapper, a test double) is run by the
+# references; the name is built in C as Slot.name builds it, so a replaced one is too.
+_STATE_INIT = ProcessState.__init__
+_FIGURES_INIT = ProcessFigures.__init__
+_SIM_INIT = Sim.__init__
+_SLOT_NAME = Slot.__dict__["name"]
 
 
 def _made_states(engine: Engine, slots: list[Slot]) -> list[ProcessState]:
     """Return `ProcessState(engine, slot)` for each slot (`_states_made`)."""
-    made = _states_made(
-        engine,
-        slots,
-        ProcessState,
-        ProcessState.__init__,
-        ProcessFigures,
-        ProcessFigures.__init__,
-        Slot,
-        _FIGURE_DEFAULT,
+    made = (
+        _states_made(
+            engine,
+            slots,
+            ProcessState,
+            _STATE_INIT,
+            ProcessFigures,
+            _FIGURES_INIT,
+            Slot,
+            _FIGURE_DEFAULT,
+        )
+        if Slot.__dict__.get("name") is _SLOT_NAME
+        else NotImplemented
     )
     if made is NotImplemented:
         made = _python_states_made(engine, slots)
@@ -893,7 +905,7 @@ def _made_sims(
     engine = world.engine
     made = _sims_made(
         sim_class,
-        Sim.__init__,
+        _SIM_INIT,
         world,
         states,
         labels,

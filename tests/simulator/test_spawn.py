@@ -288,3 +288,58 @@ def test_the_c_spawned_processes_are_the_python_ones(
             return super().spawn_stackless(*arguments)
 
     assert spawned_in_c(Own(), [], [], None, [], (-1, -1, -1, -1), {}, None, str) is NotImplemented
+
+
+def test_an_initialiser_or_slot_name_replaced_since_import_is_honoured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the C core makes its records as the initialisers the runner found at import; one replaced
+    # since (a wrapper, a test double) must run, as it runs under the Python references
+    calls = {"state": 0, "figures": 0, "sim": 0}
+    state_init, figures_init, sim_init = (
+        ProcessState.__init__,
+        ProcessFigures.__init__,
+        Sim.__init__,
+    )
+
+    def state(self: Any, *args: Any) -> None:
+        calls["state"] += 1
+        state_init(self, *args)
+
+    def figures(self: Any, *args: Any) -> None:
+        calls["figures"] += 1
+        figures_init(self, *args)
+
+    def sim(self: Any, *args: Any) -> None:
+        calls["sim"] += 1
+        sim_init(self, *args)
+
+    monkeypatch.setattr(ProcessState, "__init__", state)
+    monkeypatch.setattr(ProcessFigures, "__init__", figures)
+    monkeypatch.setattr(Sim, "__init__", sim)
+    result = run()
+    assert len(result["processes"]) == 4
+    assert calls == {"state": 4, "figures": 4, "sim": 4}
+    monkeypatch.undo()
+    monkeypatch.setattr(Slot, "name", property(lambda s: f"{s.label}#{s.rank}"))
+    slots = [Slot("GPU", 0, "a", 0)]
+    assert runner._made_states(Engine(), slots)[0].name == "GPU#0"
+
+
+@needs_c
+def test_the_c_records_refuse_a_slot_class_that_is_no_tuple_and_a_foreign_member() -> None:
+    with pytest.raises(TypeError, match="slot_type: a tuple class"):
+        states([b"abcd"], slot=bytes)
+
+    class Other:
+        __slots__ = ("engine", "figures", "name", "slot")
+
+    class State:  # ProcessState's __init__, but its slots are Other's descriptors
+        __slots__ = ("engine_", "figures_", "name_", "slot_")
+        __init__ = ProcessState.__init__
+        engine = Other.engine  # type: ignore[attr-defined]
+        slot = Other.slot  # type: ignore[attr-defined]
+        name = Other.name  # type: ignore[attr-defined]
+        figures = Other.figures  # type: ignore[attr-defined]
+
+    assert states([Slot("GPU", 0, "a", 0)], state=State) is NotImplemented
