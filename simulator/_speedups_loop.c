@@ -164,6 +164,20 @@ heap_sift_down(Entry *heap, Py_ssize_t size, Entry item)
     heap[pos] = item;
 }
 
+/* Put `item` at `pos` of the heap or above it: up past every parent it comes before. */
+static inline void
+heap_sift_up(Entry *heap, Py_ssize_t pos, Entry item)
+{
+    while (pos > 0) {
+        Py_ssize_t parent = (pos - 1) >> 1;
+        if (!entry_before(&item, &heap[parent]))
+            break;
+        heap[pos] = heap[parent];
+        pos = parent;
+    }
+    heap[pos] = item;
+}
+
 /* heap_sift_down for the heap's last entry, put at the top once the top is taken: a leaf, so
  * usually among the latest and due near the bottom again. Down to a leaf along the earlier
  * children without comparing them with it, then up to its place: about half the comparisons
@@ -178,14 +192,7 @@ heap_sift_last(Entry *heap, Py_ssize_t size, Entry item)
         heap[pos] = heap[child];
         pos = child;
     }
-    while (pos > 0) {
-        Py_ssize_t parent = (pos - 1) >> 1;
-        if (!entry_before(&item, &heap[parent]))
-            break;
-        heap[pos] = heap[parent];
-        pos = parent;
-    }
-    heap[pos] = item;
+    heap_sift_up(heap, pos, item);
 }
 
 /* Steals nothing: takes new references to target and arg. */
@@ -215,14 +222,7 @@ core_push(Core *self, double when, PyObject *target, PyObject *arg)
     Entry item = {when, self->seq++, Py_NewRef(target), Py_NewRef(arg), chain};
     Entry *heap = self->heap;
     Py_ssize_t pos = self->size++;
-    while (pos > 0) {
-        Py_ssize_t parent = (pos - 1) >> 1;
-        if (!entry_before(&item, &heap[parent]))
-            break;
-        heap[pos] = heap[parent];
-        pos = parent;
-    }
-    heap[pos] = item;
+    heap_sift_up(heap, pos, item);
     return 0;
 }
 
