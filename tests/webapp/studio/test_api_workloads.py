@@ -39,6 +39,14 @@ def test_presets_list_the_shipped_models_and_clusters(client: APIClient) -> None
     systems = {system["name"]: system for system in answer["systems"]}
     assert systems["dgx-h100"]["gpu_memory_bytes"] == 80 * 2**30
     assert systems["dgx-b200"]["gpu"] == "B200 SXM 180GB"
+    # the links name the seed records they are read from, with their figures
+    links = systems["dgx-h100"]["links"]
+    assert links["nvlink"]["records"] == ["NVSwitch (HGX H100, NVLink 4)"]
+    assert links["nvlink"]["bytes_per_s"] == TEMPLATES["dgx-h100"].nvlink_bytes_per_s
+    assert links["network"]["records"][0] == "InfiniBand NDR 400 Gb/s (ConnectX-7)"
+    assert "Quantum-2" in links["network"]["records"][1]
+    assert links["network"]["latency_s"] == pytest.approx(2.99e-6)
+    assert len(systems["dgx-a100"]["links"]["network"]["records"]) == 1  # no switch record
     assert answer["choices"]["recompute"] == ["none", "selective", "full"]
 
 

@@ -117,8 +117,9 @@ UNSAFE_NAME = re.compile(r"[^\w.+ -]")
 
 
 def workload_presets(*, user: User | None = None) -> dict[str, Any]:
-    """The shipped model configs and cluster templates, with their sources and each GPU's
-    memory (its record as `user` sees it)."""
+    """The shipped model configs and cluster templates, with their sources, each GPU's
+    memory (its record as `user` sees it) and the seed records the template's links are read
+    from, with their rate per direction and latency."""
     catalogue = gpu_catalogue(user=user)
     models = [
         dataclasses.asdict(config) | {"params": config.params()}
@@ -138,6 +139,19 @@ def workload_presets(*, user: User | None = None) -> dict[str, Any]:
                 "gpus_per_node": template.gpus_per_node,
                 "gpu_memory_bytes": float(record["memorySize"]),
                 "source": template.source,
+                "links": {
+                    "nvlink": {
+                        "records": [template.nvswitch],
+                        "bytes_per_s": template.nvlink_bytes_per_s,
+                        "latency_s": template.nvlink_latency_s,
+                    },
+                    "network": {
+                        "records": [template.nic]
+                        + ([template.switch] if template.switch is not None else []),
+                        "bytes_per_s": template.network_bytes_per_s,
+                        "latency_s": template.network_latency_s,
+                    },
+                },
             }
         )
     return {"models": models, "systems": systems, "choices": CHOICES}

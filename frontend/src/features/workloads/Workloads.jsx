@@ -29,6 +29,7 @@ import {
   percentileRows,
   planBody,
   serveBody,
+  systemLinksText,
   systemText,
 } from "./workloads.js";
 
@@ -115,13 +116,21 @@ export function Workloads() {
             </select>
           </InlineField>
           <InlineField label="System" errors={fields} path="system">
-            <select aria-label="System" value={form.system} onChange={set("system")}>
+            <select
+              aria-label="System"
+              aria-describedby="hint-system"
+              value={form.system}
+              onChange={set("system")}
+            >
               {systems.map((s) => (
                 <option key={s.name} value={s.name}>
                   {systemText(s)}
                 </option>
               ))}
             </select>
+            <span className="hint" id="hint-system">
+              {systemLinksText(systems.find((s) => s.name === form.system) || {})}
+            </span>
           </InlineField>
           <InlineField label="Workload" errors={fields} path="kind">
             <select aria-label="Workload" value={form.kind} onChange={set("kind")}>

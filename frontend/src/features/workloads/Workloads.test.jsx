@@ -12,7 +12,19 @@ const GIB = 2 ** 30;
 const PRESETS = {
   models: [{ name: "llama3-70b", params: 70.6e9, layers: 80 }],
   systems: [
-    { name: "dgx-h100", gpu: "H100 SXM5 80GB", gpu_memory_bytes: 80 * GIB },
+    {
+      name: "dgx-h100",
+      gpu: "H100 SXM5 80GB",
+      gpu_memory_bytes: 80 * GIB,
+      links: {
+        nvlink: { records: ["NVSwitch (HGX H100, NVLink 4)"], bytes_per_s: 450e9, latency_s: 6e-7 },
+        network: {
+          records: ["InfiniBand NDR 400 Gb/s (ConnectX-7)", "Quantum-2 QM9700 port"],
+          bytes_per_s: 50e9,
+          latency_s: 2.99e-6,
+        },
+      },
+    },
     { name: "dgx-b200", gpu: "B200 SXM 180GB", gpu_memory_bytes: 180 * GIB },
   ],
   choices: {
@@ -70,6 +82,19 @@ describe("Workloads", () => {
     expect(within(memory).getByText("Activations").closest("tr").textContent).toContain("7.5 %");
     expect(within(memory).getByText("Total").closest("tr").textContent).toContain("20 GiB");
     expect(screen.getByTestId("workload-status").textContent).toBe("succeeded");
+  });
+
+  it("names the seed records the chosen template's links are read from", async () => {
+    mockFetch(json(200, PRESETS));
+    render(<Workloads />);
+    const system = await screen.findByLabelText("System");
+    const hint = document.getElementById(system.getAttribute("aria-describedby"));
+    expect(hint.textContent).toBe(
+      "NVLink: NVSwitch (HGX H100, NVLink 4), 450 GB/s, 0.600 µs; network: InfiniBand NDR " +
+        "400 Gb/s (ConnectX-7) + Quantum-2 QM9700 port, 50 GB/s, 2.990 µs (seed records)",
+    );
+    fireEvent.change(system, { target: { value: "dgx-b200" } });
+    expect(hint.textContent).toBe(""); // a template the answer gives no links for
   });
 
   it("shows a refused plan's reason beside its field", async () => {

@@ -1,5 +1,5 @@
 // The Workloads page's request and figures (webapp/studio/services/workloads.py).
-import { fmt, fmtBytes } from "../../lib/format.js";
+import { fmt, fmtBytes, fmtTime } from "../../lib/format.js";
 
 // How a shipped model config and a cluster template of GET /api/workloads/presets/ read in
 // a picker (the Workloads page's and the new-study form's).
@@ -9,6 +9,17 @@ export function modelText(model) {
 
 export function systemText(system) {
   return `${system.name} (${system.gpu}, ${fmtBytes(system.gpu_memory_bytes)})`;
+}
+
+// The seed records a template's links are read from, with their rate per direction and
+// latency: "NVLink: NVSwitch (HGX H100, NVLink 4), 450 GB/s, 0.600 µs; network: ...".
+export function systemLinksText(system) {
+  const links = system.links;
+  if (!links) return "";
+  const part = (name, link) =>
+    `${name}: ${link.records.join(" + ")}, ${fmt(link.bytes_per_s / 1e9)} GB/s, ` +
+    fmtTime(link.latency_s);
+  return `${part("NVLink", links.nvlink)}; ${part("network", links.network)} (seed records)`;
 }
 
 export const PLAN_FIELDS = [
