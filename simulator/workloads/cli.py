@@ -72,6 +72,12 @@ def add_workload_commands(parser: argparse.ArgumentParser, parser_class: Any = N
         help="with --precision fp8 and --zero1: gather the layers' weights in FP8 (Megatron's)",
     )
     train.add_argument(
+        "--no-sequence-parallel",
+        action="store_true",
+        help="with TP: run the norms and residual adds on the whole sequence on every rank "
+        "and keep their activations whole (Megatron-LM before --sequence-parallel)",
+    )
+    train.add_argument(
         "--attention",
         choices=ATTENTION_KERNELS,
         default="flash",
@@ -224,6 +230,7 @@ def run_workload(args: argparse.Namespace, out: TextIO) -> int:
             overlap_grad_reduce=args.overlap_grad_reduce,
             fp8_param_gather=args.fp8_param_gather,
             attention=args.attention,
+            sequence_parallel=not args.no_sequence_parallel,
         )
         if args.axis:
             return _plan_sweep(args, out, model, plan)

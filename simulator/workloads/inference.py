@@ -115,6 +115,13 @@ def inference_memory(model: ModelConfig, plan: InferencePlan) -> dict[str, float
     return {"weights": weights, "kv_cache": kv, "total": weights + kv}
 
 
+# An inference engine's row-parallel GEMMs all-reduce their output to every TP rank, so the
+# norms and residual adds run on the whole activation on each (vLLM's RowParallelLinear,
+# reduce_results=True by default: vllm/model_executor/layers/linear.py at commit 0036d38d):
+# no sequence parallelism.
+SEQUENCE_PARALLEL = False
+
+
 def _as_training(model: ModelConfig, plan: InferencePlan) -> ParallelPlan:
     return ParallelPlan(
         gpus=plan.gpus,
@@ -124,6 +131,7 @@ def _as_training(model: ModelConfig, plan: InferencePlan) -> ParallelPlan:
         gbs=plan.batch,
         seq=plan.input_len,
         precision=plan.precision,
+        sequence_parallel=SEQUENCE_PARALLEL,
     )
 
 
@@ -139,6 +147,7 @@ def _tables(model: ModelConfig, plan: InferencePlan, timer: KernelTimer) -> dict
         gbs=plan.batch,
         seq=1,
         precision=plan.precision,
+        sequence_parallel=SEQUENCE_PARALLEL,
     )
     layers = chunk_layers(model, prefill_plan)
     prefill_layer = sum(

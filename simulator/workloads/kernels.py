@@ -383,9 +383,11 @@ def layer_kernels(
             )
         )
     ffn_local = model.ffn * model.top_k / tp
+    # the norms and residual adds run on the rank's share of the sequence: 1/t of it with
+    # sequence parallelism, all of it without (ParallelPlan.sequence_parallel)
     stream = [
-        ("norms", 2 * 2 * act / (tp if tp > 1 else 1) + 0.0),
-        ("residual", 2 * 3 * act),
+        ("norms", 2 * 2 * act / plan.split_sequence),
+        ("residual", 2 * 3 * act / plan.split_sequence),
         *(
             (name, tensors * 2.0 * tokens * ffn_local)
             for name, tensors in ACTIVATION_KERNELS[model.activation]

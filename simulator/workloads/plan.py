@@ -50,6 +50,20 @@ class ParallelPlan:
     # nemo/lightning/pytorch/plugins/mixed_precision.py at commit c341fb38, 2024-12-31); the
     # embedding and output layer, not Transformer Engine modules, stay BF16
     fp8_param_gather: bool = False
+    # Sequence parallelism (Korthikanti et al., arXiv:2205.05198, section 4.2.2): with TP,
+    # the norms, dropouts and residual adds run on each rank's 1/t of the sequence and
+    # keep 1/t of their activations. Megatron-LM's --sequence-parallel, NeMo's recipes'
+    # default (nemo/collections/llm/recipes/llama3_70b.py at commit 0189a3b3:
+    # trainer(sequence_parallelism=True)); off, each TP rank runs those kernels on the
+    # whole activation, as Megatron-LM did before 2022 (SC'21) and as inference engines do
+    # (their row-parallel GEMMs all-reduce their output to every rank)
+    sequence_parallel: bool = True
+
+    @property
+    def split_sequence(self) -> int:
+        """The share of the sequence each rank's norms, dropouts and residual adds run on:
+        t with sequence parallelism over TP, else 1."""
+        return self.tp if self.sequence_parallel else 1
 
     @property
     def dp(self) -> int:
@@ -149,8 +163,10 @@ def stage_params(model: ModelConfig, plan: ParallelPlan) -> float:
 
 
 def activation_bytes_per_token(model: ModelConfig, plan: ParallelPlan, seq: int) -> float:
-    """Bytes one layer keeps for the backward pass per token of a micro-batch, before the
-    split over TP (sequence parallelism splits every term by t). Korthikanti et al.
+    """Bytes one layer keeps for the backward pass per token of a micro-batch and GPU.
+    TP splits every term by t with sequence parallelism; without it (eq. 1 of the paper
+    below: s b h (10 + 24 / t + 5 a s / (h t))) the norms' inputs, the QKV and first MLP
+    GEMMs' inputs and the two dropout masks stay whole on every rank. Korthikanti et al.
     (arXiv:2205.05198, section 4.1) count 34 h + 5 a s per token in BF16 for a GELU MLP of
     4h: the two norms' inputs 4h, the QKV GEMM's input 2h, Q, K and V 6h, the attention
     output (the projection's input) 2h, two dropout masks 2h, the first MLP GEMM's input 2h,
@@ -193,21 +209,20 @@ def activation_bytes_per_token(model: ModelConfig, plan: ParallelPlan, seq: int)
     fc1_input = gemm_input * h
     activation_input = 2.0 * ffn * (2 if model.gated else 1)
     fc2_input = gemm_input * ffn
-    per_token = (
-        norms + qkv_input + qkv + attention_out + masks + fc1_input + activation_input + fc2_input
-    )
+    whole = norms + qkv_input + masks + fc1_input  # on every TP rank without SP
+    split = qkv + attention_out + activation_input + fc2_input
     if plan.recompute == "none":
-        per_token += 4.0 * model.heads if flash else 5.0 * model.heads * seq
-    return per_token
+        split += 4.0 * model.heads if flash else 5.0 * model.heads * seq
+    return whole / plan.split_sequence + split / plan.tp
 
 
 def training_memory(model: ModelConfig, plan: ParallelPlan) -> Memory:
     """Bytes per GPU (first pipeline stage): BF16 weights (FP8 runs keep BF16 weights too),
     FP32 gradients, Adam's FP32 master weights and two moments (12 bytes per weight), sharded
     over DP by ZeRO-1 (optimizer) and FSDP (all three); activations per layer from
-    `activation_bytes_per_token` over TP (sequence parallelism), 2 s b h / t per layer with
-    full recomputation (Korthikanti et al., arXiv:2205.05198: the layer's input alone), the
-    first stage holding pp micro-batches in flight under 1F1B."""
+    `activation_bytes_per_token`, 2 s b h / t per layer with full recomputation and sequence
+    parallelism, 2 s b h without it (Korthikanti et al., arXiv:2205.05198: the layer's input
+    alone), the first stage holding pp micro-batches in flight under 1F1B."""
     params = stage_params(model, plan)
     shard = plan.dp * plan.cp
     weights = 2.0 * params
@@ -223,9 +238,9 @@ def training_memory(model: ModelConfig, plan: ParallelPlan) -> Memory:
     seq = (plan.seq or model.seq) // plan.cp
     tokens = seq * plan.mbs
     if plan.recompute == "full":
-        per_layer = 2.0 * tokens * model.hidden / plan.tp
+        per_layer = 2.0 * tokens * model.hidden / plan.split_sequence
     else:
-        per_layer = tokens * activation_bytes_per_token(model, plan, seq) / plan.tp
+        per_layer = tokens * activation_bytes_per_token(model, plan, seq)
     layers = math.ceil(model.layers / plan.pp)
     in_flight = plan.pp if plan.pp > 1 else 1
     if plan.vp > 1:

@@ -58,6 +58,7 @@ from simulator.workloads.cluster import TEMPLATES, cluster_snapshot, rank_label
 from simulator.workloads.config import ModelConfig
 from simulator.workloads.inference import (
     DECODE_ATTENTION,
+    SEQUENCE_PARALLEL,
     InferencePlan,
     inference_app,
     inference_memory,
@@ -331,6 +332,7 @@ class IterationTimer:
             gbs=1,
             seq=tokens,
             precision=self.plan.precision,
+            sequence_parallel=SEQUENCE_PARALLEL,
         )
 
     def _transfers(self) -> tuple[float, float]:

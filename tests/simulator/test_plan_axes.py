@@ -157,3 +157,17 @@ def test_a_system_axis_names_the_templates() -> None:
         parse_plan_axes({"system": ["dgx-h100", "dgx-z9"]})
     assert caught.value.field == "axes.system[1]"
     assert "dgx-h200" in caught.value.message
+
+
+def test_no_sequence_parallel_keeps_the_activations_whole_on_every_tp_rank(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = [*BASE, "--tp", "4", "--recompute", "full", "--json", "-"]
+    assert main(args) == 0
+    split = json.loads(capsys.readouterr().out)
+    assert main([*args, "--no-sequence-parallel"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert (split["plan"]["sequence_parallel"], whole["plan"]["sequence_parallel"]) == (True, False)
+    # full recomputation keeps each layer's input: 1/4 of it a rank, or all of it
+    assert whole["memory"]["activations"] == pytest.approx(4 * split["memory"]["activations"])
+    assert whole["step_time_s"] > split["step_time_s"]  # the norms and residuals run whole

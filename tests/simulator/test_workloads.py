@@ -700,3 +700,45 @@ def test_data_parallel_collectives_over_nodes_use_every_nic_of_the_group() -> No
     one_nic = (plan.dp - 1) / plan.dp * tables.gradient[0] / 50e9
     assert ring == pytest.approx(one_nic, rel=0.1)
     assert grouped < 0.5 * ring
+
+
+@pytest.mark.parametrize("sequence_parallel", [True, False])
+def test_activation_bytes_over_tp_follow_korthikanti_with_and_without_sequence_parallelism(
+    sequence_parallel: bool,
+) -> None:
+    # arXiv:2205.05198: per layer, eq. 2 s b h (34 / t + 5 a s / (h t)) with sequence
+    # parallelism, eq. 1 s b h (10 + 24 / t + 5 a s / (h t)) without
+    model = PRESETS["gpt3-175b"]
+    plan = ParallelPlan(gpus=8, tp=8, attention="unfused", sequence_parallel=sequence_parallel)
+    seq, h, t = 2048, model.hidden, 8
+    scores = 5 * model.heads * seq / t
+    expected = (34 * h / t if sequence_parallel else 10 * h + 24 * h / t) + scores
+    assert activation_bytes_per_token(model, plan, seq) == pytest.approx(expected, rel=1e-12)
+    # with full recomputation a layer keeps its input: 2 s b h / t, or 2 s b h on every rank
+    full = dataclasses.replace(plan, recompute="full", gbs=1)
+    per_layer = training_memory(model, full).activations / math.ceil(model.layers)
+    assert per_layer == 2.0 * seq * h / (t if sequence_parallel else 1)
+
+
+def test_without_sequence_parallelism_each_tp_rank_runs_the_norms_and_residuals_whole() -> None:
+    timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
+
+    def streams(plan: ParallelPlan) -> dict[str, float]:
+        kernels = training.layer_kernels(timer, TINY, plan, backward=False)
+        return {k.name: k.seconds for k in kernels if k.name in ("norms", "residual")}
+
+    one = streams(ParallelPlan(gpus=1))
+    split = streams(ParallelPlan(gpus=4, tp=4))
+    whole = streams(ParallelPlan(gpus=4, tp=4, sequence_parallel=False))
+    assert whole == one and set(one) == {"norms", "residual"}
+    launch = timer.streaming("empty", 0.0).seconds  # each kernel's launch, not split
+    assert split == pytest.approx({n: (s - launch) / 4 + launch for n, s in one.items()})
+
+
+def test_inference_runs_no_sequence_parallelism() -> None:
+    # an engine's row-parallel GEMMs all-reduce their output: every TP rank has the whole
+    # activation (simulator.workloads.inference.SEQUENCE_PARALLEL)
+    from simulator.workloads import inference
+
+    plan = inference.InferencePlan(tp=2, batch=8, input_len=128, output_len=8)
+    assert inference._as_training(TINY, plan).sequence_parallel is False
