@@ -194,6 +194,23 @@ def kernels_only_error(predicted: float, published: float, result: dict[str, Any
     return predicted * result["step_time_s"] / split["compute"] / published - 1.0
 
 
+def training_figures(
+    predicted: float, published: float, threshold: float, result: dict[str, Any]
+) -> dict[str, Any]:
+    """A training row's figures: the prediction against the published value (error, within
+    the table's threshold), the step and its split, and the kernels-alone error."""
+    error = (predicted - published) / published
+    return {
+        "predicted": predicted,
+        "error": error,
+        "within": abs(error) <= threshold,
+        "step_time_s": result["step_time_s"],
+        "simulation_wall_s": result["simulation_wall_s"],
+        "time_split_s": result["time_split_s"],
+        "kernels_only_error": kernels_only_error(predicted, published, result),
+    }
+
+
 def megatron_flops(batch: int, seq: int, layers: int, hidden: int, vocab: int) -> float:
     """Narayanan et al. eq. 3: FLOPs of one iteration with activation recomputation."""
     h, s, v = hidden, seq, vocab
@@ -245,18 +262,8 @@ def megatron_rows(limit: int | None = None) -> list[dict[str, Any]]:
             continue
         flops = megatron_flops(batch, 2048, layers, hidden, 51200)
         predicted = flops / result["step_time_s"] / gpus / 1e12
-        error = (predicted - published) / published
-        within = abs(error) <= MEGATRON_THRESHOLD
-        entry |= {
-            "predicted": predicted,
-            "error": error,
-            "within": within,
-            "step_time_s": result["step_time_s"],
-            "simulation_wall_s": result["simulation_wall_s"],
-            "time_split_s": result["time_split_s"],
-            "kernels_only_error": kernels_only_error(predicted, published, result),
-            "reason": None if within else MISS_REASON,
-        }
+        figures = training_figures(predicted, published, MEGATRON_THRESHOLD, result)
+        entry |= figures | {"reason": None if figures["within"] else MISS_REASON}
         out.append(entry)
     return out
 
@@ -326,11 +333,12 @@ def nemo_rows(limit: int | None = None, only: tuple[int, ...] = ()) -> list[dict
             entry |= {"predicted": None, "error": None, "within": False, "reason": refusal}
             out.append(entry)
             continue
-        predicted = result["tokens_per_s_per_gpu"]
-        error = (predicted - published) / published
-        within = abs(error) <= NEMO_THRESHOLD
+        figures = training_figures(
+            result["tokens_per_s_per_gpu"], published, NEMO_THRESHOLD, result
+        )
+        error = figures["error"]
         reason = None
-        if not within:
+        if not figures["within"]:
             if entry["recompute"] == "full":
                 reason = NEMO_REASONS["memory"]
             elif error > 0:
@@ -342,16 +350,7 @@ def nemo_rows(limit: int | None = None, only: tuple[int, ...] = ()) -> list[dict
                 reason = NEMO_REASONS["dp"]
             else:
                 reason = NEMO_REASONS["other"]
-        entry |= {
-            "predicted": predicted,
-            "error": error,
-            "within": within,
-            "step_time_s": result["step_time_s"],
-            "simulation_wall_s": result["simulation_wall_s"],
-            "time_split_s": result["time_split_s"],
-            "kernels_only_error": kernels_only_error(predicted, published, result),
-            "reason": reason,
-        }
+        entry |= figures | {"reason": reason}
         out.append(entry)
     return out
 
@@ -641,16 +640,15 @@ def mpt_rows(only: tuple[int, ...] = ()) -> list[dict[str, Any]]:
             entry |= {"predicted": None, "error": None, "within": False, "reason": str(refused)}
             out.append(entry)
             continue
-        predicted = result["tokens_per_s_per_gpu"]
-        published = entry["published"]
-        error = (predicted - published) / published
-        within = abs(error) <= MPT_THRESHOLD
-        alone = kernels_only_error(predicted, published, result)
+        figures = training_figures(
+            result["tokens_per_s_per_gpu"], entry["published"], MPT_THRESHOLD, result
+        )
+        error, alone = figures["error"], figures["kernels_only_error"]
         shares = _kernel_shares(result)
         if values["gpu"] == "a100_80gb":
             a100_alone[(values["model"], values["seq"])] = alone
         reason = None
-        if not within:
+        if not figures["within"]:
             a100 = a100_kernels_only(values["model"], values["seq"])
             if error < 0:
                 reason = MPT_REASONS["other"]
@@ -668,14 +666,7 @@ def mpt_rows(only: tuple[int, ...] = ()) -> list[dict[str, Any]]:
                 )
             else:
                 reason = MPT_REASONS["other"]
-        entry |= {
-            "predicted": predicted,
-            "error": error,
-            "within": within,
-            "step_time_s": result["step_time_s"],
-            "simulation_wall_s": result["simulation_wall_s"],
-            "time_split_s": result["time_split_s"],
-            "kernels_only_error": alone,
+        entry |= figures | {
             "kernel_shares": shares,
             "model": values["model"],
             "seq": values["seq"],
