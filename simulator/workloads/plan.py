@@ -84,6 +84,10 @@ class ParallelPlan:
             raise PlanError(f"seq must be a positive integer, not {self.seq!r}")
         if self.precision not in PRECISIONS:
             raise PlanError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
+        if not isinstance(self.sequence_parallel, bool):
+            raise PlanError(
+                f"sequence_parallel must be true or false, not {self.sequence_parallel!r}"
+            )
         if self.fp8_param_gather and self.precision != "fp8":
             raise PlanError("fp8_param_gather needs precision fp8")
         if self.attention not in ATTENTION_KERNELS:

@@ -742,3 +742,9 @@ def test_inference_runs_no_sequence_parallelism() -> None:
 
     plan = inference.InferencePlan(tp=2, batch=8, input_len=128, output_len=8)
     assert inference._as_training(TINY, plan).sequence_parallel is False
+
+
+def test_a_sequence_parallel_that_is_not_a_boolean_is_refused_by_name() -> None:
+    plan = ParallelPlan(gpus=4, tp=4, sequence_parallel="yes")  # type: ignore[arg-type]
+    with pytest.raises(PlanError, match="sequence_parallel must be true or false"):
+        plan.check(TINY)
