@@ -555,11 +555,11 @@ def mpt_plan(values: dict[str, Any]) -> ParallelPlan:
     """A row's plan: FSDP full shard over its GPUs, its micro-batch and gradient accumulation,
     full recomputation where llm-foundry checkpointed activations (per block: every layer's
     forward rerun in its backward). Composer's amp_bf16 with FSDP mixed precision DEFAULT
-    computes and gathers in BF16; the model's FSDP reduce-scatter is FP32, where Composer's
-    DEFAULT sets no reduce_dtype (composer/trainer/mosaic_fsdp_utils.py, get_mixed_precision),
-    which PyTorch's FSDP takes as the BF16 parameter dtype (torch/distributed/fsdp/
-    flat_param.py, "Special case: infer gradient reduction mixed precision"): the model
-    charges that reduction twice its bytes, on the rows where it is exposed."""
+    computes and gathers in BF16, and reduce-scatters the gradients in BF16 too
+    (`grad_reduce_bytes` 2): Composer's DEFAULT sets no reduce_dtype
+    (composer/trainer/mosaic_fsdp_utils.py, get_mixed_precision), which PyTorch's FSDP takes
+    as the BF16 parameter dtype (torch/distributed/fsdp/flat_param.py, "Special case: infer
+    gradient reduction mixed precision")."""
     return ParallelPlan(
         gpus=values["gpus"],
         mbs=values["mbs"],
@@ -568,6 +568,7 @@ def mpt_plan(values: dict[str, Any]) -> ParallelPlan:
         data_parallel="fsdp",
         recompute="full" if values["activation_checkpointing"] else "none",
         precision="bf16",
+        grad_reduce_bytes=2,
         attention=MPT_ATTENTION,
     )
 

@@ -63,6 +63,7 @@ CP_BYTES = {cp_bytes}
 EP_BYTES = {ep_bytes}
 # the chunk's BF16 weights gathered per use
 FSDP_BYTES = {fsdp_bytes}
+FSDP_GRADIENT_BYTES = {fsdp_gradient_bytes}
 # sent to the next stage per micro-batch
 ACTIVATION_BYTES = {activation}
 # per stage: the gradients one rank reduces
@@ -148,7 +149,7 @@ def run_chunk(kind, chunk):
         tp_bytes = TP_BYTES if kind == "F" else TP_BACKWARD_BYTES
         sim.allreduce(tp_bytes[index], tp_group, "ring", 0)
     if DATA_PARALLEL == "fsdp" and DP > 1 and kind == "B":
-        sim.reduceScatter(2 * FSDP_BYTES[index], dp_group, DP_ALGORITHM, 0)
+        sim.reduceScatter(FSDP_GRADIENT_BYTES[index], dp_group, DP_ALGORITHM, 0)
     target = neighbour(chunk, 1 if kind == "F" else -1)
     if target is not None:
         sim.p2pCommunicationSend(ACTIVATION_BYTES, target, None, 0)
@@ -178,6 +179,8 @@ class StepTables:
     cp_bytes: list[float]
     ep_bytes: list[float]
     fsdp_bytes: list[float]
+    fsdp_gradient_bytes: list[float]
+    """A chunk's gradients as FSDP reduce-scatters them: grad_reduce_bytes per weight."""
     activation: float
     gradient: list[float]
     weights: list[float]
@@ -254,6 +257,7 @@ def step_tables(model: ModelConfig, plan: ParallelPlan, timer: KernelTimer) -> S
         cp_bytes,
         ep_bytes,
         fsdp_bytes,
+        [plan.grad_reduce_bytes * n * per_layer_params for n in layers],
         act / plan.tp,
         gradient,
         weights_b,
@@ -294,6 +298,7 @@ def training_app(
         cp_bytes=numbers(tables.cp_bytes),
         ep_bytes=numbers(tables.ep_bytes),
         fsdp_bytes=numbers(tables.fsdp_bytes),
+        fsdp_gradient_bytes=numbers(tables.fsdp_gradient_bytes),
         activation=f"{tables.activation:.9g}",
         gradient=numbers(tables.gradient),
         weights=numbers(tables.weights),

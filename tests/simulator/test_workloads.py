@@ -748,3 +748,14 @@ def test_a_sequence_parallel_that_is_not_a_boolean_is_refused_by_name() -> None:
     plan = ParallelPlan(gpus=4, tp=4, sequence_parallel="yes")  # type: ignore[arg-type]
     with pytest.raises(PlanError, match="sequence_parallel must be true or false"):
         plan.check(TINY)
+
+
+def test_fsdp_reduce_scatters_the_gradients_in_their_reduction_bytes() -> None:
+    # FSDP_GRADIENT_BYTES: grad_reduce_bytes a weight (4: FP32; 2: a BF16 reduction, as
+    # PyTorch's FSDP infers from a mixed precision without reduce_dtype)
+    timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
+    plan = ParallelPlan(gpus=8, mbs=1, gbs=8, data_parallel="fsdp")
+    fp32 = training.step_tables(TINY, plan, timer)
+    bf16 = training.step_tables(TINY, dataclasses.replace(plan, grad_reduce_bytes=2), timer)
+    assert fp32.fsdp_gradient_bytes == [2 * b for b in fp32.fsdp_bytes]  # BF16 weights
+    assert bf16.fsdp_gradient_bytes == fp32.fsdp_bytes
