@@ -200,6 +200,16 @@ class Servers:
         runs = self.runs(ids) or {}
         return sum(run["status"] in FINAL for run in runs.values())
 
+    def in_progress(self, ids: list[int], worker: Worker) -> bool:
+        """Whether a sandbox of the worker is busy and the database then says one of the runs
+        is running: a busy sandbox alone may be the spare child warming up after the last run
+        while no run is in progress. The database is asked last, as close to a kill as can
+        be, since the sandbox's look takes a while and its run may end meanwhile."""
+        if not worker.busy_pool_process():
+            return False
+        runs = (self.runs(ids) or {}).values()
+        return any(run["status"] == "running" for run in runs)
+
     def all_final(self, ids: list[int], *, timeout: float, workers: list[Worker]) -> dict:
         """Return the runs once all are final; fail with the stragglers and the logs."""
         deadline = time.monotonic() + timeout
@@ -322,7 +332,7 @@ def test_a_worker_killed_mid_burst_leaves_its_runs_to_another(servers: Servers) 
         # queue's own cost) fits all_final's 90 s on a loaded 2-core CI machine; 200 did not.
         ids = servers.faultctl("launch", "80", "--queue", "gajgerqueue", "--busy", "2000000")
         wait_for(
-            lambda: servers.finished(ids) >= 20 and doomed.busy_pool_process(),
+            lambda: servers.finished(ids) >= 20 and servers.in_progress(ids, doomed),
             timeout=60,
             what="20 runs to finish and another to be in progress",
         )
@@ -357,16 +367,9 @@ def test_a_worker_killed_and_restarted_under_its_hostname_reruns_its_runs(
     doomed = servers.worker("doomed", queues=["gajgerqueue"])
     reborn = None
     try:
-
-        def in_progress() -> bool:
-            # A busy sandbox may also be the spare child warming up after a run: ask the
-            # database as well.
-            runs = (servers.runs(ids) or {}).values()
-            return any(run["status"] == "running" for run in runs) and bool(
-                doomed.busy_pool_process()
-            )
-
-        wait_for(in_progress, timeout=60, what="a run to be in progress")
+        wait_for(
+            lambda: servers.in_progress(ids, doomed), timeout=60, what="a run to be in progress"
+        )
         doomed.kill()
         before = servers.runs(ids) or {}
         interrupted = {pk for pk, run in before.items() if run["status"] == "running"}
