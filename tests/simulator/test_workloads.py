@@ -15,6 +15,7 @@ from simulator.workloads.config import PRESETS, ModelConfig, load_model
 from simulator.workloads.plan import (
     ParallelPlan,
     PlanError,
+    Recompute,
     activation_bytes_per_token,
     check_memory,
     training_memory,
@@ -377,7 +378,8 @@ def test_fp8_param_gather_sends_the_layers_weights_in_fp8_and_grads_follow_their
 def test_full_recomputation_reruns_the_forwards_tp_allreduces() -> None:
     timer = training.KernelTimer(training.gpu_record("H100 SXM5 80GB"))
     plan = ParallelPlan(gpus=8, tp=2, mbs=1, gbs=8)
-    for recompute, rerun in (("none", 1), ("selective", 1), ("full", 2)):
+    reruns: tuple[tuple[Recompute, int], ...] = (("none", 1), ("selective", 1), ("full", 2))
+    for recompute, rerun in reruns:
         tables = training.step_tables(TINY, dataclasses.replace(plan, recompute=recompute), timer)
         assert tables.tp_bytes[0] > 0
         assert tables.tp_backward_bytes == [rerun * b for b in tables.tp_bytes]
