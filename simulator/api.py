@@ -1334,7 +1334,7 @@ class Sim(_SimCore, _SimCalls):
             if algorithm != "auto":
                 chosen = str(algorithm)
                 if chosen == "nvls":
-                    refusal = self._nvls_refusal(members, crosses)
+                    refusal = self._nvls_refusal(members, crosses, arch)
                     if refusal is not None:
                         raise ApiUsageError(
                             collectives.COLLECTIVE_MESSAGES["nvls"].format(call=call, why=refusal)
@@ -1475,12 +1475,18 @@ class Sim(_SimCore, _SimCalls):
         return plan
 
     def _nvls_refusal(
-        self, members: list[ProcessState], crosses: Callable[[int, int], bool]
+        self,
+        members: list[ProcessState],
+        crosses: Callable[[int, int], bool],
+        arch: nccl_model.Architecture,
     ) -> str | None:
-        """Return why NVLS cannot run over these members, None where it can: every member on
-        one node (NCCL runs NVLS over several nodes only with CollNet, not modelled), and
-        every route between two members through a switch whose record says it supports
-        NVLink SHARP (`NodeRuntime.nvls`, the hardware attribute `nvls`)."""
+        """Return why NVLS cannot run over these members, None where it can: GPUs of a
+        generation NCCL runs NVLS on (`arch`, from Hopper), every member on one node (NCCL
+        runs NVLS over several nodes only with CollNet, not modelled), and every route
+        between two members through a switch whose record says it supports NVLink SHARP
+        (`NodeRuntime.nvls`, the hardware attribute `nvls`)."""
+        if arch.nvls_efficiency == 0:
+            return f"NCCL runs no NVLS on {arch.name} GPUs (compute capability below 9.0)"
         count = len(members)
         nodes = _nccl_nodes(count, crosses)
         if len(nodes) > 1:
@@ -1529,7 +1535,7 @@ class Sim(_SimCore, _SimCalls):
             bus = min(bus, across) if bus > 0 else across
         nvls = (
             nccl_model.nvls_enabled(len(members), len(nodes))
-            and self._nvls_refusal(members, crosses) is None
+            and self._nvls_refusal(members, crosses, arch) is None
         )
         return nccl_model.choose_algorithm(size, len(members), len(nodes), bus, nvls, arch)
 

@@ -29,8 +29,9 @@ One constant is not NCCL's: `LAUNCH_US`, the per-call host cost (enqueue and ker
 that NCCL's model leaves out, measured as what CUDA-graph capture removes from an nccl-tests
 call (its docstring gives the runs).
 
-The layer takes NCCL's per-generation values (`Architecture`: Hopper or Blackwell, by the
-participants' smallest `computeCapability`, as NCCL's compCapIndex) and one node's NVLink as
+The layer takes NCCL's per-generation values (`Architecture`: Pascal, Volta, Ampere (the
+GA10x parts' narrower NVLink apart), Hopper or Blackwell, by the participants' smallest
+`computeCapability`, as NCCL's compCapIndex and ncclTopoNVLinkBw) and one node's NVLink as
 the intra-node hardware;
 it does not model NCCL's channel counts (the LL128 per-channel cap, the tree's per-channel
 caps), the tree's balanced-pattern factor, the multi-node ring "plateau" latency factor,
@@ -104,6 +105,65 @@ class Architecture:
         return self.nvlink_gbps / self.nvlink_signal_gbps
 
 
+SPEEDS_INTRA = (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0)
+"""search.cc line 1051, speedArrayIntra: the per-channel bandwidths NCCL tries on one node of
+GPUs below compute capability 9.0 (search.cc line 1157)."""
+
+# Below Hopper NCCL has no NVLS (nvlsEfficiency 0, tuning.cc lines 140-141; search.cc line
+# 1124), and LL's one-node cap is its compCapIndex's row of llMaxBws: Volta's for every GPU
+# below 8.0 (tuning.cc lines 263-266), Ampere's from 8.0.
+PASCAL = Architecture(
+    name="Pascal",
+    nvlink_gbps=18.0,  # topo.h line 19, SM60_NVLINK_BW
+    # NVLink 1: four links, 160 GB/s bidirectional, 20 GB/s per link and direction (NVIDIA
+    # Tesla P100 whitepaper, WP-08019-001, "NVLink: Extraordinary Bandwidth")
+    nvlink_signal_gbps=20.0,
+    ll_max_bus_gbps=39.0,  # tuning.cc line 179, llMaxBws[Volta][N1]
+    nvls_efficiency=0.0,
+    speeds_intra=SPEEDS_INTRA,
+)
+"""NCCL's constants for compute capability 6.x (and, as NCCL does, nothing else below 7.0 has
+NVLink): the NVLink count of SM60, Volta's row of the tables."""
+
+VOLTA = Architecture(
+    name="Volta",
+    nvlink_gbps=20.0,  # topo.h line 20, SM70_NVLINK_BW
+    # NVLink 2: six links, 300 GB/s bidirectional, 25 GB/s per link and direction (NVIDIA
+    # Tesla V100 whitepaper, WP-08608-001, "Second-Generation NVLink")
+    nvlink_signal_gbps=25.0,
+    ll_max_bus_gbps=39.0,  # tuning.cc line 179, llMaxBws[Volta][N1]
+    nvls_efficiency=0.0,
+    speeds_intra=SPEEDS_INTRA,
+)
+"""NCCL's Volta constants: compute capability 7.x (and below 6.0, whose NVLink NCCL counts
+as SM80's 20 GB/s, topo.h line 281)."""
+
+AMPERE = Architecture(
+    name="Ampere",
+    nvlink_gbps=20.0,  # topo.h line 21, SM80_NVLINK_BW
+    # NVLink 3: twelve links, 600 GB/s bidirectional, 25 GB/s per link and direction (NVIDIA
+    # A100 Tensor Core GPU Architecture whitepaper, "Third-Generation NVLink")
+    nvlink_signal_gbps=25.0,
+    ll_max_bus_gbps=87.7,  # tuning.cc line 180, llMaxBws[Ampere][N1]
+    nvls_efficiency=0.0,
+    speeds_intra=SPEEDS_INTRA,
+)
+"""NCCL's Ampere constants: compute capability 8.x but 8.6 (A100's 8.0; Ada's 8.9, which
+NCCL counts as Ampere, has no NVLink)."""
+
+AMPERE_GA10X = Architecture(
+    name="Ampere (GA10x)",
+    nvlink_gbps=12.0,  # topo.h line 23, SM86_NVLINK_BW
+    # GA102's NVLink 3: four x4 links of 14.0625 GB/s per direction, 112.5 GB/s in all
+    # between two GPUs (NVIDIA Ampere GA102 GPU Architecture whitepaper, "Third-Generation
+    # NVLink"; the A40 product brief's "NVLink 112.5 GB/s (bidirectional)")
+    nvlink_signal_gbps=14.0625,
+    ll_max_bus_gbps=87.7,  # tuning.cc line 180, llMaxBws[Ampere][N1]
+    nvls_efficiency=0.0,
+    speeds_intra=SPEEDS_INTRA,
+)
+"""NCCL's constants for compute capability 8.6 exactly (RTX 3090, A40: topo.h line 277)."""
+
 HOPPER = Architecture(
     name="Hopper",
     nvlink_gbps=20.6,  # topo.h line 22, SM90_NVLINK_BW
@@ -132,12 +192,24 @@ BLACKWELL = Architecture(
 
 def architecture(compute_capability: float | None) -> Architecture:
     """Return NCCL's constants for GPUs whose smallest compute capability is
-    `compute_capability` (NCCL's choice, tuning.cc lines 263-266: Blackwell from 10.0, Hopper
-    from 9.0). A GPU below 9.0, or one whose record gives none, gets Hopper's: the layer
-    models Hopper and Blackwell only (NCCL runs no NVLS below 9.0, search.cc line 1124)."""
-    if compute_capability is not None and compute_capability >= 10.0:
+    `compute_capability`, as NCCL chooses its tables (tuning.cc lines 263-266: Blackwell from
+    10.0, Hopper from 9.0, Ampere from 8.0, Volta below) and its NVLink count (topo.h lines
+    275-281: 8.6 its own, 6.x Pascal's). A record that gives none gets Hopper's, the
+    generation of the seeded clusters."""
+    if compute_capability is None:
+        return HOPPER
+    tenths = round(compute_capability * 10)
+    if tenths >= 100:
         return BLACKWELL
-    return HOPPER
+    if tenths >= 90:
+        return HOPPER
+    if tenths == 86:
+        return AMPERE_GA10X
+    if tenths >= 80:
+        return AMPERE
+    if 60 <= tenths < 70:
+        return PASCAL
+    return VOLTA
 
 
 LAUNCH_US = 8.67

@@ -504,11 +504,42 @@ B200 = Path(__file__).resolve().parents[2] / "examples" / "dgx_b200" / "snapshot
 
 
 def test_the_layer_takes_nccl_s_constants_by_the_gpus_compute_capability() -> None:
-    # tuning.cc lines 263-266: Blackwell from compute capability 10.0, Hopper from 9.0 (and
-    # the layer's Hopper values for a GPU below it or a record without one)
-    assert nccl_model.architecture(10.0) is nccl_model.BLACKWELL
-    assert nccl_model.architecture(9.0) is nccl_model.HOPPER
+    # tuning.cc lines 263-266: Blackwell from compute capability 10.0, Hopper from 9.0,
+    # Ampere from 8.0, Volta below; topo.h lines 275-281: 8.6's NVLink and 6.x's their own
+    # (and Hopper's values for a record without one)
+    chosen = {cc: nccl_model.architecture(cc).name for cc in (12.0, 10.0, 9.0, 8.9, 8.6, 8.0)}
+    assert chosen == {
+        12.0: "Blackwell",
+        10.0: "Blackwell",
+        9.0: "Hopper",
+        8.9: "Ampere",
+        8.6: "Ampere (GA10x)",
+        8.0: "Ampere",
+    }
+    older = {cc: nccl_model.architecture(cc).name for cc in (7.5, 7.0, 6.1, 6.0, 5.2)}
+    assert older == {7.5: "Volta", 7.0: "Volta", 6.1: "Pascal", 6.0: "Pascal", 5.2: "Volta"}
     assert nccl_model.architecture(None) is nccl_model.HOPPER
+    # topo.h lines 19-23 over each NVLink generation's rate per link and direction
+    shares = {
+        arch.name: nccl_model.link_efficiency("nvlink", arch)
+        for arch in (
+            nccl_model.PASCAL,
+            nccl_model.VOLTA,
+            nccl_model.AMPERE,
+            nccl_model.AMPERE_GA10X,
+        )
+    }
+    assert shares == {
+        "Pascal": 18.0 / 20,
+        "Volta": 20.0 / 25,
+        "Ampere": 20.0 / 25,
+        "Ampere (GA10x)": 12.0 / 14.0625,
+    }
+    # tuning.cc lines 179-180, llMaxBws[Volta | Ampere][N1]; lines 140-141, no NVLS
+    assert nccl_model.efficiency("LL", "nvlink", 300e9, None, nccl_model.AMPERE) == 87.7 / 300
+    assert nccl_model.efficiency("LL", "nvlink", 150e9, None, nccl_model.VOLTA) == 39.0 / 150
+    older_archs = (nccl_model.PASCAL, nccl_model.VOLTA, nccl_model.AMPERE)
+    assert {nccl_model.nvls_share(arch) for arch in older_archs} == {0.0}
     # topo.h SM90_NVLINK_BW 20.6 of NVLink 4's 25 GB/s, SM100_NVLINK_BW 40.1 of NVLink 5's 50
     assert nccl_model.link_efficiency("nvlink") == 20.6 / 25
     assert nccl_model.link_efficiency("nvlink", nccl_model.BLACKWELL) == 40.1 / 50
@@ -565,3 +596,45 @@ def test_an_nvls_allreduce_on_a_dgx_b200_runs_with_blackwell_s_constants() -> No
         snapshot, f"sim.allreduce({size}, protocol='nccl')\n", labels={"GPU": gpus}, variables={}
     )
     assert auto["collectives"][0]["algorithm"] == "nvls"
+
+
+def _a100(program: str, gpus: int = 8) -> dict[str, Any]:
+    """Run `program` on the DGX H100 system made an A100's: compute capability 8.0 and
+    NVLink 3's 300 GB/s a GPU and direction (12 links of 25 GB/s, the A100 whitepaper), its
+    switch left without NVLink SHARP as the A100 seed record is."""
+    system = json.loads(SYSTEM.read_text())
+    system["hardware"]["gpu"]["attributes"]["computeCapability"] = 8.0
+    switch = system["hardware"]["nvswitch"]["attributes"]
+    switch["bandwidth"] = 300e9
+    switch.pop("nvls", None)
+    result = run_simulation(system, program, labels={"GPU": gpus}, variables={})
+    (call,) = result["collectives"]
+    return dict(call)
+
+
+def test_an_a100_system_runs_nccl_s_ampere_constants() -> None:
+    # Simple moves 20 of NVLink 3's 25 GB/s (SM80_NVLINK_BW), not Hopper's 20.6
+    simple = _a100("sim.allgather(1073741824, algorithm='ring', protocol='Simple')\n")
+    assert simple["busbw"] == pytest.approx(300e9 * 20.0 / 25, rel=0.05)
+    assert simple["busbw"] < 300e9 * 20.6 / 25 * 0.99
+    # LL is capped at Ampere's 87.7 GB/s bus (Hopper's 141 would be above LL's half of 240)
+    ll = _a100("sim.allgather(67108864, algorithm='ring', protocol='LL')\n")
+    assert ll["busbw"] < 87.7e9
+
+
+def test_nvls_is_refused_below_hopper_whatever_the_switch_says() -> None:
+    # search.cc line 1124: NCCL builds no NVLS graph below compute capability 9.0
+    system = json.loads(SYSTEM.read_text())
+    system["hardware"]["gpu"]["attributes"]["computeCapability"] = 8.0
+    assert system["hardware"]["nvswitch"]["attributes"]["nvls"] == 1
+    with pytest.raises(UserCodeError, match="no NVLS on Ampere GPUs"):
+        run_simulation(
+            system,
+            "sim.allreduce(2 ** 30, algorithm='nvls', protocol='nccl')\n",
+            labels={"GPU": 8},
+            variables={},
+        )
+    auto = run_simulation(
+        system, "sim.allreduce(2 ** 30, protocol='nccl')\n", labels={"GPU": 8}, variables={}
+    )
+    assert auto["collectives"][0]["algorithm"] != "nvls"
