@@ -24,11 +24,16 @@ ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "hwdb" / "seed" / "hardware.json"
 
 H100 = "H100 SXM5 80GB"
+A100 = "A100 SXM4 80GB"
 B200 = "B200 SXM 180GB"
 GH200 = "GH200 Grace Hopper (H100 96GB HBM3)"
 H100_PCIE = "H100 PCIe 80GB"
 NVSWITCH_H100 = "NVSwitch (HGX H100, NVLink 4)"
 NVSWITCH_B200 = "NVSwitch (HGX B200, NVLink 5)"
+# The seed has no record of the HGX A100's NVSwitch: the A100's NVLink 3 record stands for it,
+# its rate per GPU (the DGX A100's six NVSwitches give each GPU all 12 of its links) and its
+# latency NCCL's NVLink step, as the workloads' dgx-a100 cluster takes it.
+NVLINK_A100 = "NVLink 3 (A100 SXM4, 12 links)"
 C2C = "NVLink-C2C (Grace Hopper)"
 GRACE = "NVIDIA Grace CPU (GH200 superchip)"
 PCIE5 = "PCIe 5.0 x16"
@@ -264,6 +269,14 @@ def systems() -> dict[str, dict[str, Any]]:
             "DGX H100 (8 x H100 SXM on NVSwitch, NVLink 4)",
             "One DGX H100: 8 H100 SXM GPUs on third-generation NVSwitch, NVLink 4 at 450 GB/s "
             "per direction per GPU (its 8 ConnectX-7 NDR ports are in the cluster models).",
+        ),
+        "dgx_a100": dgx(
+            A100,
+            NVLINK_A100,
+            "DGX A100 (8 x A100 SXM4 on NVSwitch, NVLink 3)",
+            "One DGX A100: 8 A100 SXM4 80GB GPUs on second-generation NVSwitch, NVLink 3 at "
+            "300 GB/s per direction per GPU (the switch is the A100's NVLink 3 record: the "
+            "seed has none of the HGX A100's NVSwitch).",
         ),
         "dgx_b200": dgx(
             B200,

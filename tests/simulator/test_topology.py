@@ -287,6 +287,7 @@ def test_a_p2p_message_on_the_4_node_cluster_crosses_nic_leaf_spine_leaf_nic(sha
     ("folder", "labels", "app", "hops"),
     [
         ("dgx_h100", {"GPU": 8}, P2P, [("nvswitch", 0)]),
+        ("dgx_a100", {"GPU": 8}, P2P, [("nvswitch", 0)]),
         ("dgx_b200", {"GPU": 8}, P2P, [("nvswitch", 0)]),
         ("pcie_workstation_4gpu", {"GPU": 4}, P2P, [("pcie", 0)]),
         ("dgx_h100_cluster_32", {"GPU": 256}, P2P, None),

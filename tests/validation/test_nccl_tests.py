@@ -42,7 +42,8 @@ def test_every_ring_plateau_row_is_within_15_percent_unless_its_gap_is_recorded(
     rows: list[nccl_tests.Row],
 ) -> None:
     plateau = [r for r in rows if r.region == "plateau" and r.algorithm == "ring"]
-    assert len(plateau) == 8 * 3 + 6 * 3 + 2 * 3
+    # the per-size tables' rows, three H100 figures at two sizes, the A100 figure at one
+    assert len(plateau) == 8 * 3 + 6 * 3 + 2 * 3 + 1
     for row in plateau:
         if (row.table, row.region) in nccl_tests.KNOWN_GAPS:
             continue
@@ -146,7 +147,7 @@ def test_the_nccl_column_holds_every_ring_and_alltoall_plateau_row(
     # protocol overhead (allgather, alltoall) and of the serialised reduction (reduce-scatter)
     # of the default column close.
     plateau = [r for r in rows if r.region == "plateau" and r.algorithm in ("ring", "direct")]
-    assert len(plateau) == 8 * 3 + 6 * 3 + 2 * 3 + 2
+    assert len(plateau) == 8 * 3 + 6 * 3 + 2 * 3 + 2 + 1
     assert {r.nccl_verdict for r in plateau} == {"within"}
     assert {r.nccl_protocol for r in plateau} == {"Simple"}
 
@@ -203,7 +204,7 @@ def test_every_dgx_h100_figure_names_its_source_and_nvls_runs_by_nvls(
     rows: list[nccl_tests.Row],
 ) -> None:
     # NVIDIA's figures for one DGX H100, the rows the former collectives-dgx-h100 report had
-    figures = nccl_tests.figures()
+    figures = [f for f in nccl_tests.figures() if f["system"] == "dgx_h100"]
     assert {f["collective"] for f in figures} == {
         "allreduce",
         "allgather",
@@ -220,6 +221,27 @@ def test_every_dgx_h100_figure_names_its_source_and_nvls_runs_by_nvls(
     assert {r.nccl_verdict for r in nvls} == {"within"}
     ring = [r for r in dgx if r.algorithm != "nvls"]
     assert len(ring) == 4 * 2 and {r.nccl_verdict for r in ring} == {"within"}
+
+
+def test_nvidia_s_a100_figure_runs_on_the_dgx_a100_with_nccl_s_ampere_constants(
+    rows: list[nccl_tests.Row],
+) -> None:
+    (figure,) = [f for f in nccl_tests.figures() if f["system"] == "dgx_a100"]
+    assert figure["source"]["url"] == "https://github.com/NVIDIA/nccl-tests/issues/149"
+    assert "limits it to ~230GB/s" in figure["source"]["where"]
+    assert (figure["collective"], figure["busbw_gbps"]) == ("allreduce", 230)
+    snapshot = json.loads((nccl_tests.ROOT / "examples" / "dgx_a100" / "snapshot.json").read_text())
+    assert snapshot["hardware"]["gpu"]["attributes"]["computeCapability"] == 8.0
+    assert snapshot["hardware"]["nvswitch"]["attributes"]["bandwidth"] == 300e9
+    assert "nvls" not in snapshot["hardware"]["nvswitch"]["attributes"]
+    (row,) = [r for r in rows if r.table == nccl_tests.figure_id(figure)]
+    # the size the source names (512 MiB 'still increasing', 1 GiB too small), by NCCL's ring
+    assert (row.table, row.size, row.algorithm) == ("dgx-a100-allreduce-nvidia", 2**33, "ring")
+    assert row.nccl_protocol == "Simple" and row.nccl_verdict == "within"
+    # NCCL's Ampere share of NVLink 3, 20 of 25 GB/s (topo.h SM80_NVLINK_BW): at most 240 GB/s,
+    # where Hopper's 20.6 would give 247 GB/s
+    assert row.nccl_busbw is not None and 230 < row.nccl_busbw <= 300 * 20 / 25
+    assert row.nccl_error == pytest.approx(row.nccl_busbw / 230 - 1)
 
 
 def test_the_one_report_replaces_the_dgx_h100_report() -> None:

@@ -56,6 +56,8 @@ from simulator.runner import run_simulation
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "validation" / "network" / "nccl" / "h100_nvswitch.json"
 FIGURES = ROOT / "validation" / "data" / "nccl-tests-dgx-h100.json"
+A100_FIGURES = ROOT / "validation" / "data" / "nccl-tests-dgx-a100.json"
+"""NVIDIA's figure for one 8-GPU A100 system: NCCL's Ampere constants on the ready DGX A100."""
 SYSTEM = ROOT / "examples" / "dgx_h100" / "snapshot.json"
 
 PLATEAU_FROM = 64 * 2**20
@@ -283,20 +285,26 @@ def region(size: int) -> str:
 
 
 @cache
-def _system() -> str:
-    return SYSTEM.read_text()
+def _system(folder: str) -> str:
+    return (SYSTEM.parents[1] / folder / "snapshot.json").read_text()
 
 
 @cache
 def simulate(
-    collective: str, gpus: int, size: int, algorithm: str, protocol: str = "ideal"
+    collective: str,
+    gpus: int,
+    size: int,
+    algorithm: str,
+    protocol: str = "ideal",
+    system: str = "dgx_h100",
 ) -> tuple[float, float, str]:
-    """Return (time in us, busbw in GB/s, protocol) of one collective call on the ready DGX
-    H100; `protocol` "ideal" is the default model, "nccl" adds NCCL's own cost layer
+    """Return (time in us, busbw in GB/s, protocol) of one collective call on a ready system
+    (`system`, its folder under examples/: the DGX H100 unless a figure names another);
+    `protocol` "ideal" is the default model, "nccl" adds NCCL's own cost layer
     (simulator.nccl_model)."""
     option = "" if protocol == "ideal" else f", protocol='{protocol}'"
     result = run_simulation(
-        json.loads(_system()),
+        json.loads(_system(system)),
         f"sim.{collective}({size}, algorithm='{algorithm}'{option})\n",
         labels={"GPU": gpus},
         variables={},
@@ -337,8 +345,14 @@ def _table_rows(table: dict[str, Any]) -> Iterator[Row]:
 
 
 def figures() -> list[dict[str, Any]]:
-    """Return NVIDIA's published figures for one DGX H100 (8 GPUs), each with its source."""
-    return list(json.loads(FIGURES.read_text())["figures"])
+    """Return NVIDIA's published figures for one 8-GPU node, each with its source and the
+    ready system it runs on (`system`: the file's, the DGX H100 where the file names none)."""
+    found = []
+    for path in (FIGURES, A100_FIGURES):
+        data = json.loads(path.read_text())
+        system = data.get("system", "dgx_h100")
+        found += [{**figure, "system": system} for figure in data["figures"]]
+    return found
 
 
 def figure_algorithm(figure: dict[str, Any]) -> str:
@@ -348,12 +362,14 @@ def figure_algorithm(figure: dict[str, Any]) -> str:
 
 
 def figure_id(figure: dict[str, Any]) -> str:
-    """Return a figure's table id: `dgx-h100-<collective>-nvidia`, the NVLS figures
-    `dgx-h100-<collective>-nvls-<issue>` by the nccl-tests issue that states them."""
+    """Return a figure's table id: `<system>-<collective>-nvidia` (`dgx-h100-allgather-nvidia`),
+    the NVLS figures `<system>-<collective>-nvls-<issue>` by the nccl-tests issue that states
+    them."""
+    system = figure.get("system", "dgx_h100").replace("_", "-")
     if figure_algorithm(figure) != "nvls":
-        return f"dgx-h100-{figure['collective']}-nvidia"
+        return f"{system}-{figure['collective']}-nvidia"
     issue = figure["source"]["url"].rstrip("/").rsplit("/", 1)[1]
-    return f"dgx-h100-{figure['collective']}-nvls-{issue}"
+    return f"{system}-{figure['collective']}-nvls-{issue}"
 
 
 def _figure_rows() -> Iterator[Row]:
@@ -368,8 +384,10 @@ def _figure_rows() -> Iterator[Row]:
                 continue
             simulated: tuple[Any, ...] = (None, None, None, None, None)
             if algorithm:
-                ideal = simulate(collective, gpus, size, algorithm)
-                simulated = (*ideal[:2], *simulate(collective, gpus, size, algorithm, "nccl"))
+                system = figure["system"]
+                ideal = simulate(collective, gpus, size, algorithm, "ideal", system)
+                nccl = simulate(collective, gpus, size, algorithm, "nccl", system)
+                simulated = (*ideal[:2], *nccl)
             yield Row(
                 figure_id(figure),
                 collective,
@@ -414,7 +432,7 @@ def latency_counts(rows: list[Row]) -> dict[str, int]:
 
 def nvswitch_hop_s() -> float:
     """Return the latency of `SYSTEM`'s NVSwitch hop (s), as its record gives it."""
-    return float(json.loads(_system())["hardware"]["nvswitch"]["attributes"]["latency"])
+    return float(json.loads(_system("dgx_h100"))["hardware"]["nvswitch"]["attributes"]["latency"])
 
 
 def one_node_once(rows: list[Row]) -> list[float]:
@@ -688,7 +706,7 @@ def report(rows: list[Row]) -> str:
     published = {figure_id(f): f for f in figures()}
     lines = [
         "# Collectives against published nccl-tests figures: H100 SXM on NVSwitch, one DGX H100, "
-        "a DGX H100 cluster",
+        "one DGX A100, a DGX H100 cluster",
         "",
         "Written by `.venv/bin/python -m validation.network.nccl_tests --report "
         "docs/validation/nccl-tests.md`; do not edit. The one report of the collectives "
@@ -699,9 +717,11 @@ def report(rows: list[Row]) -> str:
         "transcribed in `validation/network/nccl/h100_nvswitch.json` (their sources, URL, "
         "commit, system, NCCL version and environment, in `validation/network/nccl/README.md`) "
         "and NVIDIA's plateau figures for one DGX H100 (8 GPUs) in "
-        "`validation/data/nccl-tests-dgx-h100.json` (below); the simulator runs each row on the "
+        "`validation/data/nccl-tests-dgx-h100.json` and for one 8-GPU A100 system in "
+        "`validation/data/nccl-tests-dgx-a100.json` (below); the simulator runs each row on the "
         "ready DGX H100 "
-        "(`examples/dgx_h100/snapshot.json`, datasheet values, nothing fitted) with the "
+        "(`examples/dgx_h100/snapshot.json`, datasheet values, nothing fitted), the A100 "
+        "figure on the ready DGX A100 (`examples/dgx_a100/snapshot.json`), with the "
         "table's GPU count and algorithm (`validation/network/nccl_tests.py`). busbw follows "
         "nccl-tests' doc/PERFORMANCE.md (allreduce algbw x 2(n-1)/n; allgather, reduce-scatter, "
         "alltoall algbw x (n-1)/n), GB/s = 1e9 bytes/s. Plateau (>= 64 MiB): busbw error, "
@@ -780,11 +800,14 @@ def report(rows: list[Row]) -> str:
         lines.append(f"- `{table_id}`, {name}: {reason or 'no reason recorded'}.")
     lines += [
         "",
-        "## NVIDIA's figures for one DGX H100",
+        "## NVIDIA's figures for one DGX H100 and one DGX A100",
         "",
         "The `dgx-h100-*` rows: one busbw a figure states for large messages on 8 H100 SXM, "
         "compared at 1 GiB and 8 GiB, by ring (the alltoall by its direct sends, NCCL's "
-        'point-to-point), the NVLS ones by `algorithm="nvls"`:',
+        'point-to-point), the NVLS ones by `algorithm="nvls"`. The `dgx-a100-*` row: the '
+        "same on 8 A100 SXM4, at 8 GiB, the size its source names; NCCL runs no NVLS below "
+        "Hopper, so it is a ring, and under the layer it runs NCCL's Ampere constants (NVLink "
+        "3 counted at 20 of 25 GB/s a link: `simulator.nccl_model.AMPERE`):",
         "",
     ]
     for table_id, figure in published.items():
