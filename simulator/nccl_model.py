@@ -122,8 +122,8 @@ PASCAL = Architecture(
     nvls_efficiency=0.0,
     speeds_intra=SPEEDS_INTRA,
 )
-"""NCCL's constants for compute capability 6.x (and, as NCCL does, nothing else below 7.0 has
-NVLink): the NVLink count of SM60, Volta's row of the tables."""
+"""NCCL's constants for compute capability from 6.0, below 7.0 (and, as NCCL does, nothing
+else below 7.0 has NVLink): the NVLink count of SM60, Volta's row of the tables."""
 
 VOLTA = Architecture(
     name="Volta",
@@ -135,8 +135,8 @@ VOLTA = Architecture(
     nvls_efficiency=0.0,
     speeds_intra=SPEEDS_INTRA,
 )
-"""NCCL's Volta constants: compute capability 7.x (and below 6.0, whose NVLink NCCL counts
-as SM80's 20 GB/s, topo.h line 281)."""
+"""NCCL's Volta constants: compute capability from 7.0, below 8.0 (and below 6.0, whose
+NVLink NCCL counts as SM80's 20 GB/s, topo.h line 281)."""
 
 AMPERE = Architecture(
     name="Ampere",
@@ -148,8 +148,8 @@ AMPERE = Architecture(
     nvls_efficiency=0.0,
     speeds_intra=SPEEDS_INTRA,
 )
-"""NCCL's Ampere constants: compute capability 8.x but 8.6 (A100's 8.0; Ada's 8.9, which
-NCCL counts as Ampere, has no NVLink)."""
+"""NCCL's Ampere constants: compute capability from 8.0, below 9.0, but 8.6 (A100's 8.0;
+Ada's 8.9, which NCCL counts as Ampere, has no NVLink)."""
 
 AMPERE_GA10X = Architecture(
     name="Ampere (GA10x)",
@@ -194,7 +194,7 @@ def architecture(compute_capability: float | None) -> Architecture:
     """Return NCCL's constants for GPUs whose smallest compute capability is
     `compute_capability`, as NCCL chooses its tables (tuning.cc lines 263-266: Blackwell from
     10.0, Hopper from 9.0, Ampere from 8.0, Volta below) and its NVLink count (topo.h lines
-    275-281: 8.6 its own, 6.x Pascal's). A record that gives none gets Hopper's, the
+    275-281: 8.6 its own, 6.0 to 6.9 Pascal's). A record that gives none gets Hopper's, the
     generation of the seeded clusters."""
     if compute_capability is None:
         return HOPPER
